@@ -1,0 +1,97 @@
+// capsgen golden: one inference through the bit-exact fixed-point golden model and the float
+// reference, with a per-tensor report.
+#include <fmt/format.h>
+
+#include <chrono>
+
+#include "cli/args.hpp"
+#include "cli/commands.hpp"
+#include "core/atomic_file.hpp"
+#include "core/input_error.hpp"
+#include "golden/fixed_model.hpp"
+#include "golden/float_model.hpp"
+#include "golden/report.hpp"
+#include "golden/workload.hpp"
+#include "weights/npy.hpp"
+
+namespace capsgen::cli {
+
+int cmd_golden(const std::vector<std::string>& argv) {
+  Args args("golden", "--config PRESET.yaml --model NET.yaml [options]",
+            "Quantizes the network for the preset (per-layer formats from calibration images), runs one\n"
+            "inference through the fixed-point golden model and the float reference, and prints every\n"
+            "intermediate tensor's format, range, checksum and error against float, the class norms and\n"
+            "the prediction. Without --weights, seeded random weights are used; without --input, a seeded\n"
+            "synthetic stroke image.");
+  args.option("config", "FILE", "accelerator preset", "configs/capsacc-16x16.yaml")
+      .option("model", "FILE", "network description", "models/capsnet-mnist.yaml")
+      .option("weights", "FILE", "float weights (.npz, docs/weights.md)")
+      .option("seed", "N", "seed of the random weights and the synthetic input", "1")
+      .option("input", "FILE", "input images (.npy, [N,C,H,W] or [N,H,W], values in [0,1])")
+      .option("index", "K", "which image of --input to run", "0")
+      .option("label", "L", "true class of the input, printed beside the prediction")
+      .option("calib", "FILE", "calibration images (.npy); default: synthetic images")
+      .option("calib-count", "N", "number of calibration images", "4")
+      .option("report", "FILE", "also write the report as Markdown to FILE")
+      .option("json", "FILE", "also write the report as JSON to FILE")
+      .option("dump", "FILE", "write every intermediate tensor (codes) to an .npz")
+      .flag("quiet", "print only the prediction line");
+  if (!args.parse(argv)) {
+    fmt::print("{}", args.help());
+    return 0;
+  }
+  if (!args.positional().empty())
+    throw InputError("capsgen golden", 0, 0, args.positional().front(), "unexpected argument");
+
+  WorkloadSpec spec;
+  spec.config_path = args.get("config");
+  spec.model_path = args.get("model");
+  spec.weights_path = args.get_opt("weights");
+  spec.seed = std::uint64_t(args.get_int("seed", 0, (1LL << 62)));
+  spec.calib_path = args.get_opt("calib");
+  spec.calib_count = int(args.get_int("calib-count", 1, 100000));
+  const auto t0 = std::chrono::steady_clock::now();
+  const Workload w = prepare_workload(spec);
+
+  GoldenRun run;
+  run.workload = &w;
+  FloatTensor input;
+  if (auto path = args.get_opt("input")) {
+    const auto images = load_inputs(*path, w.net);
+    const long long idx = args.get_int("index", 0, (long long)images.size() - 1);
+    input = images[std::size_t(idx)];
+    run.input_source = fmt::format("{}[{}]", *path, idx);
+  } else {
+    input = random_input(w.net, spec.seed);
+    run.input_source = fmt::format("synthetic(seed={})", spec.seed);
+  }
+  if (args.has("label")) run.label = int(args.get_int("label", 0, 1 << 20));
+  const IntTensor codes = quantize_input(w.cfg, w.qm, w.net, input);
+  const auto t1 = std::chrono::steady_clock::now();
+  run.fixed = run_golden(w.cfg, w.net, w.qm, codes, &run.stats);
+  const auto t2 = std::chrono::steady_clock::now();
+  run.flt = run_float(w.net, w.weights, input);
+
+  if (args.has("quiet")) {
+    fmt::print("prediction {} (float {}){}\n", run.fixed.prediction, run.flt.prediction,
+               run.label >= 0 ? fmt::format(", label {}", run.label) : "");
+  } else {
+    fmt::print("{}", golden_report_markdown(run));
+    fmt::print("\ntime: prepare+calibrate {:.2f} s, golden inference {:.3f} s\n",
+               std::chrono::duration<double>(t1 - t0).count(), std::chrono::duration<double>(t2 - t1).count());
+  }
+  if (auto path = args.get_opt("report")) write_file_atomic(*path, golden_report_markdown(run));
+  if (auto path = args.get_opt("json")) write_file_atomic(*path, golden_report_json(run));
+  if (auto path = args.get_opt("dump")) {
+    std::map<std::string, FloatTensor> arrays;
+    for (const auto& [name, t] : run.fixed.tensors) {
+      FloatTensor f(t.shape);
+      for (std::size_t i = 0; i < t.size(); ++i) f[i] = float(t[i]);
+      arrays[name] = std::move(f);
+    }
+    write_npz(*path, arrays);
+  }
+  return 0;
+}
+
+}  // namespace capsgen::cli

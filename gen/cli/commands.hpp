@@ -1,0 +1,20 @@
+// The capsgen subcommands. Each lives in its own cmd_<name>.cpp and is listed in main.cpp.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace capsgen::cli {
+
+using CommandFn = int (*)(const std::vector<std::string>& argv);
+
+struct Command {
+  const char* name;
+  const char* summary;
+  CommandFn run;
+};
+
+int cmd_validate(const std::vector<std::string>& argv);
+int cmd_golden(const std::vector<std::string>& argv);
+
+}  // namespace capsgen::cli

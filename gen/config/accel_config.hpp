@@ -1,0 +1,112 @@
+// Accelerator preset: everything a configs/<preset>.yaml describes.
+// Parsed and validated by load_accel_config(); every field documented in docs/config.md.
+#pragma once
+
+#include <map>
+#include <string>
+
+namespace capsgen {
+
+struct ArrayConfig {
+  int rows = 16;             // PE rows: the reduction dimension of one pass
+  int cols = 16;             // PE columns: independent outputs per cycle
+  bool pe_pipeline = false;  // extra register between multiplier and adder in each PE
+};
+
+struct WidthConfig {
+  int data = 8;     // signed data entering the array from the left
+  int weight = 8;   // signed weights entering from the top
+  int psum = 25;    // signed partial sums in the array and the accumulators (saturating in the accumulator)
+  int act = 8;      // signed activation outputs (== data: activations are the next layer's data)
+};
+
+struct NormConfig {
+  int sqrt_in_bits = 12;   // sqrt LUT address width (sum of squares after rounding shift, saturated)
+  int sqrt_out_bits = 8;   // sqrt LUT output width (unsigned norm code)
+};
+
+struct SquashConfig {
+  int elem_bits = 6;    // squash LUT element address (top bits of the act-width element)
+  int norm_bits = 5;    // squash LUT norm address (top bits of the norm code)
+  int out_bits = 8;     // squash output width, format Q0.(out_bits-1)
+  int in_frac = 5;      // fraction bits of the act-width squash input s
+  int norm_shift = 2;   // even right shift of the sum of squares before the sqrt LUT
+};
+
+struct SoftmaxConfig {
+  int exp_in_bits = 8;   // exp LUT address width (top bits of the act-width logit b)
+  int exp_out_bits = 8;  // exp LUT output width (unsigned)
+  int in_frac = 5;       // fraction bits of the act-width logits b
+};
+
+struct AccumulatorConfig {
+  int depth = 256;  // partial-sum entries per column accumulator (FIFO/RAM)
+};
+
+enum class SpmOrganization { Sep, Smp, Hy };
+
+const char* to_string(SpmOrganization org);  // "sep", "smp", "hy"
+
+// One on-chip memory: banks x sectors of behavioral RAM.
+struct MemoryConfig {
+  bool present = false;
+  int size_kib = 0;     // total capacity in KiB (1024 bytes)
+  int banks = 1;        // independently addressable banks
+  int sectors = 1;      // power-gating sectors per bank (one sleep signal per sector index)
+  int width_bits = 64;  // word width of one bank
+};
+
+struct ScratchpadConfig {
+  SpmOrganization organization = SpmOrganization::Sep;
+  MemoryConfig data;    // SEP / HY
+  MemoryConfig weight;  // SEP / HY
+  MemoryConfig acc;     // SEP / HY
+  MemoryConfig shared;  // SMP / HY
+  bool power_gating = true;
+  int wakeup_cycles = 4;  // sleep-acknowledge to usable, in clock cycles
+};
+
+struct OffchipConfig {
+  int bus_bits = 64;        // data width of the valid/ready burst port
+  int max_burst = 16;       // beats per burst
+  int latency_cycles = 20;  // default latency of the testbench memory model
+};
+
+struct ClockConfig {
+  double target_mhz = 250.0;
+};
+
+// 1-based position of a field in the preset file (0 = unknown).
+struct SourceLocation {
+  int line = 0;
+  int column = 0;
+};
+
+struct AccelConfig {
+  std::string name;
+  std::string description;
+  std::string source_path;  // file it was loaded from ("" for built-in defaults)
+  // Where each field was read, keyed by dotted path ("widths.psum", "scratchpad.data"), so that
+  // validate_accel_config() can point at the right line. Empty for configs built in code.
+  std::map<std::string, SourceLocation> locations;
+  ArrayConfig array;
+  WidthConfig widths;
+  NormConfig norm;
+  SquashConfig squash;
+  SoftmaxConfig softmax;
+  AccumulatorConfig accumulator;
+  ScratchpadConfig scratchpad;
+  OffchipConfig offchip;
+  ClockConfig clock;
+};
+
+// Loads and validates a preset. Throws InputError naming file, line and field.
+AccelConfig load_accel_config(const std::string& path);
+
+// Same, from YAML text (file name used in messages only).
+AccelConfig parse_accel_config(const std::string& yaml_text, const std::string& file_name);
+
+// Cross-field checks (also run by the loaders). Throws InputError naming the field.
+void validate_accel_config(const AccelConfig& cfg);
+
+}  // namespace capsgen

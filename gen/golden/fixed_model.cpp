@@ -1,0 +1,217 @@
+#include "golden/fixed_model.hpp"
+
+#include <fmt/format.h>
+
+#include <stdexcept>
+
+#include "numerics/activation.hpp"
+#include "numerics/fixed.hpp"
+
+namespace capsgen {
+namespace {
+
+// Dot product under the accumulation contract (fx::ChunkedAccumulator): chunks of `chunk` terms
+// summed exactly, then added to the accumulator (which starts at `init`) with saturation.
+// Written out here rather than calling ChunkedAccumulator per term, because it runs ~2e8 times per
+// full CapsNet inference; tests check both agree.
+inline std::int64_t dot_chunked(const std::int32_t* a, const std::int32_t* b, int n, int chunk, int psum_bits,
+                                std::int64_t init, GoldenStats& st) {
+  std::int64_t acc = fx::sat_s(init, psum_bits);
+  for (int base = 0; base < n; base += chunk) {
+    const int end = std::min(n, base + chunk);
+    std::int64_t part = 0;
+    for (int k = base; k < end; ++k) part += std::int64_t(a[k]) * b[k];
+    const std::int64_t sum = acc + part;
+    if (!fx::fits_s(sum, psum_bits)) ++st.psum_saturations;
+    acc = fx::sat_s(sum, psum_bits);
+  }
+  st.macs += n;
+  return acc;
+}
+
+inline std::int32_t reduce_out(std::int64_t acc, int shift, int bits, GoldenStats& st) {
+  const std::int64_t r = fx::round_shift(acc, shift);
+  if (!fx::fits_s(r, bits)) ++st.output_saturations;
+  return std::int32_t(fx::sat_s(r, bits));
+}
+
+// Convolution, output [K, Ho, Wo] of act codes (no activation applied). Reduction index order
+// r = (c*KH + ky)*KW + kx; zero padding contributes zero terms (they still occupy array rows).
+IntTensor conv_fixed(const AccelConfig& cfg, const Layer& L, const LayerQuant& q, const IntTensor& in, int Ho, int Wo,
+                     GoldenStats& st) {
+  const int C = L.in.channels, H = L.in.height, W = L.in.width, KH = L.kernel_h, KW = L.kernel_w;
+  const int K = q.weight.shape[0];
+  const int R = C * KH * KW;
+  IntTensor out({std::size_t(K), std::size_t(Ho), std::size_t(Wo)});
+  std::vector<std::int32_t> patch(static_cast<std::size_t>(R));
+  for (int y = 0; y < Ho; ++y)
+    for (int x = 0; x < Wo; ++x) {
+      std::size_t r = 0;
+      for (int c = 0; c < C; ++c)
+        for (int ky = 0; ky < KH; ++ky)
+          for (int kx = 0; kx < KW; ++kx) {
+            const int iy = y * L.stride + ky - L.padding, ix = x * L.stride + kx - L.padding;
+            patch[r++] = (iy < 0 || iy >= H || ix < 0 || ix >= W) ? 0 : in[(std::size_t(c) * H + iy) * W + ix];
+          }
+      for (int k = 0; k < K; ++k) {
+        const std::int64_t init = q.bias.empty() ? 0 : q.bias[std::size_t(k)];
+        const std::int64_t acc = dot_chunked(patch.data(), &q.weight[std::size_t(k) * R], R, cfg.array.rows,
+                                             cfg.widths.psum, init, st);
+        out[(std::size_t(k) * Ho + y) * Wo + x] = reduce_out(acc, q.shift, cfg.widths.act, st);
+      }
+    }
+  return out;
+}
+
+}  // namespace
+
+FixedTrace run_golden(const AccelConfig& cfg, const Network& net, const QuantizedModel& qm, const IntTensor& input,
+                      GoldenStats* stats_out) {
+  if (qm.layers.size() != net.layers.size()) throw std::logic_error("run_golden: model/network mismatch");
+  GoldenStats st;
+  FixedTrace tr;
+  const fx::ActParams& ap = qm.act;
+  const int A = cfg.widths.act, P = cfg.widths.psum, rows = cfg.array.rows;
+  tr.add("input", input);
+  IntTensor x = input;
+
+  for (std::size_t li = 0; li < net.layers.size(); ++li) {
+    const Layer& L = net.layers[li];
+    const LayerQuant& q = qm.layers[li];
+    switch (L.kind) {
+      case LayerKind::Conv2d: {
+        x = conv_fixed(cfg, L, q, x, L.out.height, L.out.width, st);
+        if (L.activation == Activation::Relu)
+          for (auto& v : x.data) v = std::int32_t(fx::relu(v));
+        tr.add(L.name + ".out", x);
+        break;
+      }
+      case LayerKind::PrimaryCaps: {
+        const int Ho = (L.in.height + 2 * L.padding - L.kernel_h) / L.stride + 1;
+        const int Wo = (L.in.width + 2 * L.padding - L.kernel_w) / L.stride + 1;
+        const IntTensor conv = conv_fixed(cfg, L, q, x, Ho, Wo, st);
+        const int T = L.capsule_types, D = L.capsule_dim;
+        IntTensor s({std::size_t(T) * Ho * Wo, std::size_t(D)});
+        for (int t = 0; t < T; ++t)
+          for (int y = 0; y < Ho; ++y)
+            for (int xx = 0; xx < Wo; ++xx)
+              for (int d = 0; d < D; ++d)
+                s[((std::size_t(t) * Ho + y) * Wo + xx) * D + d] = conv[((std::size_t(t) * D + d) * Ho + y) * Wo + xx];
+        tr.add(L.name + ".s", s);
+        IntTensor u(s.shape);
+        std::vector<std::int64_t> in(static_cast<std::size_t>(D)), o(static_cast<std::size_t>(D));
+        for (std::size_t i = 0; i < s.shape[0]; ++i) {
+          for (int d = 0; d < D; ++d) in[std::size_t(d)] = s[i * D + d];
+          fx::squash(ap, qm.sqrt_lut, qm.squash_lut, in.data(), D, o.data());
+          for (int d = 0; d < D; ++d) u[i * D + d] = std::int32_t(o[std::size_t(d)]);
+        }
+        x = u;
+        tr.add(L.name + ".out", x);
+        break;
+      }
+      case LayerKind::ClassCaps: {
+        const int I = int(x.shape[0]), Din = int(x.shape[1]), J = L.num_capsules, D = L.capsule_dim;
+        // Prediction vectors u_hat[i][j] = W[i][j] (D x Din) . u_i, reduced over Din.
+        IntTensor uhat({std::size_t(I), std::size_t(J), std::size_t(D)});
+        for (int i = 0; i < I; ++i)
+          for (int j = 0; j < J; ++j)
+            for (int d = 0; d < D; ++d) {
+              const std::int64_t acc = dot_chunked(&q.weight[((std::size_t(i) * J + j) * D + d) * Din],
+                                                   &x[std::size_t(i) * Din], Din, rows, P, 0, st);
+              uhat[(std::size_t(i) * J + j) * D + d] = reduce_out(acc, q.shift, A, st);
+            }
+        tr.add(L.name + ".u_hat", uhat);
+
+        IntTensor b({std::size_t(I), std::size_t(J)}, 0), c({std::size_t(I), std::size_t(J)});
+        IntTensor s({std::size_t(J), std::size_t(D)}), v({std::size_t(J), std::size_t(D)});
+        std::vector<std::int64_t> vin(std::size_t(std::max(J, D))), vout(vin.size());
+        // CapsAcc's shortcut: with b = 0 the first softmax is the same for every input capsule, so the
+        // accelerator loads it as a constant instead of computing it. It is the softmax unit's output
+        // for an all-zero vector, so the shortcut is exact.
+        std::vector<std::int64_t> zeros(static_cast<std::size_t>(J), 0), c_init(static_cast<std::size_t>(J));
+        fx::softmax(ap, qm.exp_lut, zeros.data(), J, c_init.data());
+        // Transposed u_hat (per j, d: the I predictions) so that s is a contiguous reduction over i.
+        std::vector<std::int32_t> ucol(static_cast<std::size_t>(I)), ccol(static_cast<std::size_t>(I));
+        for (int r = 0; r < L.routing_iterations; ++r) {
+          for (int i = 0; i < I; ++i) {
+            if (r == 0) {
+              for (int j = 0; j < J; ++j) c[std::size_t(i) * J + j] = std::int32_t(c_init[std::size_t(j)]);
+            } else {
+              for (int j = 0; j < J; ++j) vin[std::size_t(j)] = b[std::size_t(i) * J + j];
+              fx::softmax(ap, qm.exp_lut, vin.data(), J, vout.data());
+              for (int j = 0; j < J; ++j) c[std::size_t(i) * J + j] = std::int32_t(vout[std::size_t(j)]);
+            }
+          }
+          tr.add(fmt::format("{}.iter{}.c", L.name, r), c);
+          // s_j = sum_i c_ij * u_hat_j|i, reduced over i in index order.
+          for (int j = 0; j < J; ++j) {
+            for (int i = 0; i < I; ++i) ccol[std::size_t(i)] = c[std::size_t(i) * J + j];
+            for (int d = 0; d < D; ++d) {
+              for (int i = 0; i < I; ++i) ucol[std::size_t(i)] = uhat[(std::size_t(i) * J + j) * D + d];
+              const std::int64_t acc = dot_chunked(ccol.data(), ucol.data(), I, rows, P, 0, st);
+              s[std::size_t(j) * D + d] = reduce_out(acc, q.s_shift, A, st);
+            }
+          }
+          tr.add(fmt::format("{}.iter{}.s", L.name, r), s);
+          for (int j = 0; j < J; ++j) {
+            for (int d = 0; d < D; ++d) vin[std::size_t(d)] = s[std::size_t(j) * D + d];
+            fx::squash(ap, qm.sqrt_lut, qm.squash_lut, vin.data(), D, vout.data());
+            for (int d = 0; d < D; ++d) v[std::size_t(j) * D + d] = std::int32_t(vout[std::size_t(d)]);
+          }
+          tr.add(fmt::format("{}.iter{}.v", L.name, r), v);
+          if (r + 1 < L.routing_iterations) {
+            // b_ij += u_hat_j|i . v_j: the accumulator is loaded with b_ij << b_shift, then reduced.
+            for (int i = 0; i < I; ++i)
+              for (int j = 0; j < J; ++j) {
+                const std::int64_t init = std::int64_t(b[std::size_t(i) * J + j]) << q.b_shift;
+                const std::int64_t acc = dot_chunked(&uhat[(std::size_t(i) * J + j) * D], &v[std::size_t(j) * D], D,
+                                                     rows, P, init, st);
+                b[std::size_t(i) * J + j] = reduce_out(acc, q.b_shift, A, st);
+              }
+            tr.add(fmt::format("{}.iter{}.b", L.name, r), b);
+          }
+        }
+        x = v;
+        tr.add(L.name + ".out", x);
+        IntTensor norms({std::size_t(J)});
+        tr.class_norms.assign(std::size_t(J), 0.0);
+        int best = 0;
+        for (int j = 0; j < J; ++j) {
+          for (int d = 0; d < D; ++d) vin[std::size_t(d)] = v[std::size_t(j) * D + d];
+          const fx::NormResult nr = fx::norm(ap, qm.sqrt_lut, vin.data(), D, q.norm_shift);
+          norms[std::size_t(j)] = std::int32_t(nr.norm);
+          tr.class_norms[std::size_t(j)] = fx::dequantize(nr.norm, q.norm_frac);
+          if (nr.norm > norms[std::size_t(best)]) best = j;  // ties: lowest class index
+        }
+        tr.add(L.name + ".norm", norms);
+        tr.prediction = best;
+        break;
+      }
+    }
+  }
+  if (stats_out) *stats_out = st;
+  return tr;
+}
+
+int trace_frac(const Network& net, const QuantizedModel& qm, const std::string& name) {
+  if (name == "input") return qm.input_frac;
+  for (std::size_t li = 0; li < net.layers.size(); ++li) {
+    const Layer& L = net.layers[li];
+    const LayerQuant& q = qm.layers[li];
+    if (name.rfind(L.name + ".", 0) != 0) continue;
+    const std::string t = name.substr(L.name.size() + 1);
+    if (L.kind == LayerKind::Conv2d) return q.out_frac;
+    if (L.kind == LayerKind::PrimaryCaps) return t == "s" ? q.out_frac : qm.act.squash_out_frac();
+    if (t == "u_hat") return q.u_frac;
+    if (t == "norm") return q.norm_frac;
+    if (t == "out") return qm.act.squash_out_frac();
+    const char k = t.back();
+    if (k == 'c') return qm.act.coupling_frac();
+    if (k == 's') return qm.act.sq_in_frac;
+    if (k == 'v') return qm.act.squash_out_frac();
+    if (k == 'b') return qm.act.sm_in_frac;
+  }
+  throw std::out_of_range("trace_frac: unknown tensor '" + name + "'");
+}
+
+}  // namespace capsgen

@@ -1,0 +1,79 @@
+// Network descriptions (models/<net>.yaml): a list of layers with their shapes.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace capsgen {
+
+enum class LayerKind { Conv2d, PrimaryCaps, ClassCaps };
+enum class Activation { None, Relu, Squash };
+
+const char* to_string(LayerKind k);
+const char* to_string(Activation a);
+
+// Shape of a layer's output: a feature map [channels, height, width], or capsules [count, dim].
+struct TensorShape {
+  bool capsules = false;
+  int channels = 0, height = 0, width = 0;  // feature map
+  int count = 0, dim = 0;                   // capsules
+  // Capsule tensors that came from a primary_caps layer keep their grid (types x height x width).
+  int grid_types = 0;
+
+  std::string str() const;
+  long long elements() const;
+};
+
+struct Layer {
+  std::string name;
+  LayerKind kind = LayerKind::Conv2d;
+  int line = 0;  // line in the description file (for messages)
+
+  // conv2d and primary_caps
+  int out_channels = 0;  // conv2d only; primary_caps: capsule_types * capsule_dim
+  int kernel_h = 0, kernel_w = 0;
+  int stride = 1;
+  int padding = 0;
+  bool bias = true;
+  Activation activation = Activation::None;
+
+  // primary_caps: capsule_types x capsule_dim output channels, o = t*capsule_dim + d
+  int capsule_types = 0;
+  int capsule_dim = 0;  // primary_caps and class_caps
+
+  // class_caps
+  int num_capsules = 0;
+  int routing_iterations = 3;
+
+  TensorShape in;   // filled by shape inference
+  TensorShape out;  // filled by shape inference
+};
+
+struct Network {
+  std::string name;
+  std::string description;
+  std::string source_path;
+  TensorShape input;  // feature map
+  std::vector<Layer> layers;
+
+  const Layer* find(const std::string& layer_name) const;
+};
+
+// One weight tensor a network expects, keyed "<layer>.<param>" (docs/weights.md).
+struct WeightSpec {
+  std::string key;
+  std::vector<std::size_t> shape;
+  const Layer* layer = nullptr;
+};
+
+std::vector<WeightSpec> expected_weights(const Network& net);
+
+// Loads, validates and runs shape inference. Throws InputError naming file, line and layer/field.
+Network load_network(const std::string& path);
+Network parse_network(const std::string& yaml_text, const std::string& file_name);
+
+// Shape inference alone (run by the loaders): fills Layer::in/out, checks consecutive layers fit.
+void infer_shapes(Network& net);
+
+}  // namespace capsgen

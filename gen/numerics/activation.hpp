@@ -1,0 +1,90 @@
+// Bit-exact emulators of the activation unit's operators (ReLU, Norm, Squash, Softmax) and the
+// builders of their LUT ROMs. The golden model computes with these; the RTL emitter writes its
+// ROM contents from the same builders but implements the surrounding arithmetic on its own.
+// docs/numerics.md gives the formulas, formats and error bounds.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace capsgen {
+struct AccelConfig;
+}
+
+namespace capsgen::fx {
+
+// Widths and fixed formats of the activation unit, taken from one preset.
+struct ActParams {
+  int act_bits = 8;        // width of every activation value (signed)
+  int sqrt_in_bits = 12;   // sqrt LUT address
+  int sqrt_out_bits = 8;   // sqrt LUT output = norm code (unsigned)
+  int sq_elem_bits = 6;    // squash LUT element address
+  int sq_norm_bits = 5;    // squash LUT norm address
+  int sq_out_bits = 8;     // squash output, Q0.(sq_out_bits-1)
+  int sq_in_frac = 5;      // fraction bits of the squash input s
+  int sq_norm_shift = 2;   // rounding shift of the sum of squares before the sqrt LUT (even)
+  int exp_in_bits = 8;     // exp LUT address
+  int exp_out_bits = 8;    // exp LUT output (unsigned)
+  int sm_in_frac = 5;      // fraction bits of the softmax input (routing logits b)
+
+  static ActParams from_config(const AccelConfig& cfg);
+
+  // Derived formats (see docs/numerics.md).
+  int sqrt_frac() const;        // fraction bits of the sqrt LUT output relative to sqrt(address)
+  int norm_frac(int in_frac, int norm_shift) const;  // fraction bits of the norm code
+  int squash_out_frac() const { return sq_out_bits - 1; }
+  int exp_frac() const;         // fraction bits of the exp LUT output
+  int coupling_frac() const { return act_bits - 1; }  // softmax output c, Q0.(act_bits-1)
+};
+
+// ---- LUT builders (ROM contents, address -> value) ----
+
+// sqrt LUT: out[a] = min(2^out_bits - 1, round(sqrt(a) * 2^sqrt_frac)), a in [0, 2^in_bits).
+std::vector<std::uint32_t> build_sqrt_lut(const ActParams& p);
+
+// Squash LUT, address = (element_code << sq_norm_bits) | norm_code, element_code as a
+// sq_elem_bits two's-complement pattern. Value: Q0.(out-1) code of x*n/(1+n^2), saturated, with
+// x = element/2^elem_frac and n = norm/2^norm_frac as docs/numerics.md derives them from the
+// preset. Stored as the out_bits two's-complement pattern.
+std::vector<std::uint32_t> build_squash_lut(const ActParams& p);
+
+// exp LUT, address = exp_in_bits two's-complement pattern of the input code x:
+// out = min(2^exp_out_bits - 1, round(exp(x / 2^in_frac) * 2^exp_frac)).
+std::vector<std::uint32_t> build_exp_lut(const ActParams& p);
+
+// ---- Operator emulators ----
+
+// ReLU on an activation code.
+inline std::int64_t relu(std::int64_t x) { return x < 0 ? 0 : x; }
+
+// Norm unit: sumsq = sum x^2 (exact), addr = sat_u(round_shift(sumsq, shift), sqrt_in_bits),
+// result = sqrt_lut[addr]. `shift` must be even.
+struct NormResult {
+  std::int64_t sumsq = 0;
+  std::int64_t addr = 0;
+  std::int64_t norm = 0;  // sqrt_out_bits unsigned code
+};
+NormResult norm(const ActParams& p, const std::vector<std::uint32_t>& sqrt_lut,
+                const std::int64_t* x, int n, int shift);
+
+// Squash unit on one capsule (n elements, format Q.sq_in_frac of act_bits):
+// norm with sq_norm_shift, then per element out = squash_lut[(e << norm_bits) | m] with
+// e = sat_s(round_shift(x, act_bits - elem_bits), elem_bits), m = sat_u(round_shift(norm,
+// sqrt_out_bits - norm_bits), norm_bits). Output codes are Q0.(sq_out_bits-1).
+void squash(const ActParams& p, const std::vector<std::uint32_t>& sqrt_lut,
+            const std::vector<std::uint32_t>& squash_lut, const std::int64_t* x, int n, std::int64_t* out);
+
+// Softmax unit on n logits (format Q.sm_in_frac of act_bits): e_k = exp_lut[addr(x_k)],
+// sum = sum e_k, c_k = sum == 0 ? 0 : min(2^(act-1) - 1, floor((e_k * 2^(act-1) + floor(sum/2)) / sum)).
+void softmax(const ActParams& p, const std::vector<std::uint32_t>& exp_lut, const std::int64_t* x, int n,
+             std::int64_t* out);
+
+// The divider of the softmax unit on its own: round-half-up quotient of num * 2^frac / den,
+// saturated to `sat_max`; den == 0 gives 0.
+std::int64_t softmax_divide(std::int64_t num, std::int64_t den, int frac, std::int64_t sat_max);
+
+// Helpers to view LUT contents as signed values / to form addresses.
+std::int64_t sign_extend(std::uint64_t pattern, int bits);
+std::uint32_t to_pattern(std::int64_t value, int bits);
+
+}  // namespace capsgen::fx

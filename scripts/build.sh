@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# Configures and builds capsgen in build/ (Release, Ninja). Extra arguments go to `cmake --build`.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+jobs="${CAPSGEN_JOBS:-$(nproc)}"
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build build -j "$jobs" "$@"
