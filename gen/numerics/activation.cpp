@@ -1,5 +1,6 @@
 #include "numerics/activation.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
@@ -32,12 +33,10 @@ int ActParams::norm_frac(int in_frac, int norm_shift) const {
   return in_frac + sqrt_frac() - norm_shift / 2;
 }
 
-int ActParams::exp_frac() const {
-  const int addr_frac = sm_in_frac - (act_bits - exp_in_bits);
-  const double x_max = std::ldexp(static_cast<double>(smax(exp_in_bits)), -addr_frac);
-  // Largest k with exp(x_max) * 2^k <= 2^out - 1: the biggest input still fits without saturation.
-  return static_cast<int>(std::floor(std::log2(static_cast<double>(umax(exp_out_bits))) - x_max / std::log(2.0)));
-}
+// exp(0) = 1 maps to 2^out (saturating to 2^out - 1): inputs are <= 0 after max subtraction.
+int ActParams::exp_frac() const { return exp_out_bits; }
+
+int ActParams::exp_addr_frac() const { return sm_in_frac - (act_bits - exp_in_bits); }
 
 std::int64_t sign_extend(std::uint64_t pattern, int bits) {
   const std::uint64_t mask = (std::uint64_t{1} << bits) - 1;
@@ -77,12 +76,10 @@ std::vector<std::uint32_t> build_squash_lut(const ActParams& p) {
 }
 
 std::vector<std::uint32_t> build_exp_lut(const ActParams& p) {
-  const int addr_frac = p.sm_in_frac - (p.act_bits - p.exp_in_bits);
-  const int ef = p.exp_frac();
   std::vector<std::uint32_t> lut(std::size_t{1} << p.exp_in_bits);
   for (std::uint32_t a = 0; a < lut.size(); ++a) {
-    const double x = std::ldexp(static_cast<double>(sign_extend(a, p.exp_in_bits)), -addr_frac);
-    lut[a] = static_cast<std::uint32_t>(sat_u(std::llround(std::ldexp(std::exp(x), ef)), p.exp_out_bits));
+    const double x = -std::ldexp(static_cast<double>(a), -p.exp_addr_frac());
+    lut[a] = static_cast<std::uint32_t>(sat_u(std::llround(std::ldexp(std::exp(x), p.exp_frac())), p.exp_out_bits));
   }
   return lut;
 }
@@ -116,11 +113,14 @@ std::int64_t softmax_divide(std::int64_t num, std::int64_t den, int frac, std::i
 
 void softmax(const ActParams& p, const std::vector<std::uint32_t>& exp_lut, const std::int64_t* x, int n,
              std::int64_t* out) {
+  std::int64_t mx = x[0];
+  for (int i = 1; i < n; ++i) mx = std::max(mx, x[i]);
   std::int64_t sum = 0;
   std::vector<std::int64_t> e(static_cast<std::size_t>(n));
   for (int i = 0; i < n; ++i) {
-    const std::int64_t a = sat_s(round_shift(x[i], p.act_bits - p.exp_in_bits), p.exp_in_bits);
-    e[static_cast<std::size_t>(i)] = exp_lut.at(to_pattern(a, p.exp_in_bits));
+    // max - x is a non-negative difference of two act-bit codes (< 2^act); the LUT sees its top exp_in_bits.
+    const std::int64_t a = sat_u(round_shift(mx - x[i], p.act_bits - p.exp_in_bits), p.exp_in_bits);
+    e[static_cast<std::size_t>(i)] = exp_lut.at(static_cast<std::size_t>(a));
     sum += e[static_cast<std::size_t>(i)];
   }
   for (int i = 0; i < n; ++i)

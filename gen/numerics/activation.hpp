@@ -33,7 +33,8 @@ struct ActParams {
   int sqrt_frac() const;        // fraction bits of the sqrt LUT output relative to sqrt(address)
   int norm_frac(int in_frac, int norm_shift) const;  // fraction bits of the norm code
   int squash_out_frac() const { return sq_out_bits - 1; }
-  int exp_frac() const;         // fraction bits of the exp LUT output
+  int exp_frac() const;         // fraction bits of the exp LUT output (== exp_out_bits)
+  int exp_addr_frac() const;    // fraction bits of the exp LUT address (max - x, unsigned)
   int coupling_frac() const { return act_bits - 1; }  // softmax output c, Q0.(act_bits-1)
 };
 
@@ -48,8 +49,8 @@ std::vector<std::uint32_t> build_sqrt_lut(const ActParams& p);
 // preset. Stored as the out_bits two's-complement pattern.
 std::vector<std::uint32_t> build_squash_lut(const ActParams& p);
 
-// exp LUT, address = exp_in_bits two's-complement pattern of the input code x:
-// out = min(2^exp_out_bits - 1, round(exp(x / 2^in_frac) * 2^exp_frac)).
+// exp LUT for the max-subtracted softmax: address a (unsigned, exp_in_bits) stands for the
+// non-negative difference d = max - x = a / 2^exp_addr_frac; out = min(2^out - 1, round(exp(-d) * 2^out)).
 std::vector<std::uint32_t> build_exp_lut(const ActParams& p);
 
 // ---- Operator emulators ----
@@ -74,8 +75,9 @@ NormResult norm(const ActParams& p, const std::vector<std::uint32_t>& sqrt_lut,
 void squash(const ActParams& p, const std::vector<std::uint32_t>& sqrt_lut,
             const std::vector<std::uint32_t>& squash_lut, const std::int64_t* x, int n, std::int64_t* out);
 
-// Softmax unit on n logits (format Q.sm_in_frac of act_bits): e_k = exp_lut[addr(x_k)],
-// sum = sum e_k, c_k = sum == 0 ? 0 : min(2^(act-1) - 1, floor((e_k * 2^(act-1) + floor(sum/2)) / sum)).
+// Softmax unit on n logits (format Q.sm_in_frac of act_bits), with max subtraction:
+// m = max x, e_k = exp_lut[sat_u(round_shift(m - x_k, act - exp_in_bits), exp_in_bits)],
+// sum = sum e_k (>= exp_lut[0] > 0), c_k = min(2^(act-1) - 1, floor((e_k * 2^(act-1) + floor(sum/2)) / sum)).
 void softmax(const ActParams& p, const std::vector<std::uint32_t>& exp_lut, const std::int64_t* x, int n,
              std::int64_t* out);
 
