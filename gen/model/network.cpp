@@ -1,0 +1,313 @@
+#include "model/network.hpp"
+
+#include <climits>
+#include <map>
+#include <string_view>
+
+#include <fmt/format.h>
+
+#include "config/yaml_util.hpp"
+#include "core/input_error.hpp"
+
+namespace capsgen {
+namespace {
+
+const std::vector<std::string_view> kKindNames{"conv2d", "primary_caps", "class_caps"};
+
+// Keys each layer type accepts (besides name and type).
+std::vector<std::string_view> allowed_keys(LayerKind kind) {
+  switch (kind) {
+    case LayerKind::Conv2d:
+      return {"name", "type", "out_channels", "kernel", "stride", "padding", "bias", "activation"};
+    case LayerKind::PrimaryCaps:
+      return {"name", "type", "capsule_types", "capsule_dim", "kernel", "stride", "padding", "bias", "activation"};
+    case LayerKind::ClassCaps:
+      return {"name", "type", "num_capsules", "capsule_dim", "routing_iterations"};
+  }
+  return {};
+}
+
+bool is_network_name(std::string_view s) {
+  if (s.empty()) return false;
+  for (char c : s) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+                    c == '.' || c == '-';
+    if (!ok) return false;
+  }
+  return true;
+}
+
+// Layer names become weight keys and Verilog/C identifiers: [a-z_][a-z0-9_]*.
+bool is_layer_name(std::string_view s) {
+  if (s.empty() || (s[0] >= '0' && s[0] <= '9')) return false;
+  for (char c : s) {
+    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_')) return false;
+  }
+  return true;
+}
+
+void parse_kernel(const yaml::Value& v, Layer& layer) {
+  if (v.is_seq()) {
+    const std::vector<yaml::Value> dims = v.as_seq();
+    if (dims.size() != 2) v.fail(fmt::format("expected an integer or a list [kh, kw], got a list of {}", dims.size()));
+    layer.kernel_h = dims[0].as_int(1);
+    layer.kernel_w = dims[1].as_int(1);
+  } else if (v.is_scalar()) {
+    layer.kernel_h = layer.kernel_w = v.as_int(1);
+  } else {
+    v.fail("expected an integer or a list [kh, kw], got " + v.describe());
+  }
+}
+
+// The convolution part shared by conv2d and primary_caps.
+void parse_conv_fields(const yaml::MapReader& m, Layer& layer) {
+  parse_kernel(m.get("kernel"), layer);
+  layer.stride = m.get_int("stride", 1, INT_MAX, 1);
+  layer.padding = m.get_int("padding", 0, INT_MAX, 0);
+  layer.bias = m.get_bool("bias", true);
+}
+
+Layer parse_layer(const yaml::Value& v) {
+  const yaml::MapReader m = v.as_map();
+  Layer layer;
+  layer.line = m.where().line;
+  layer.kind = static_cast<LayerKind>(m.get("type").as_enum(kKindNames));
+  m.allow_only(allowed_keys(layer.kind));
+
+  const yaml::Value name = m.get("name");
+  layer.name = name.as_string();
+  if (!is_layer_name(layer.name)) {
+    name.fail(fmt::format("expected a lower-case identifier ([a-z_][a-z0-9_]*), got '{}'", layer.name));
+  }
+
+  switch (layer.kind) {
+    case LayerKind::Conv2d: {
+      layer.out_channels = m.get_int("out_channels", 1);
+      parse_conv_fields(m, layer);
+      layer.activation = Activation::Relu;
+      if (auto act = m.find("activation")) {
+        layer.activation = act->as_enum({"none", "relu"}) == 0 ? Activation::None : Activation::Relu;
+      }
+      break;
+    }
+    case LayerKind::PrimaryCaps: {
+      layer.capsule_types = m.get_int("capsule_types", 1);
+      const yaml::Value dim = m.get("capsule_dim");
+      layer.capsule_dim = dim.as_int(1);
+      const long long channels = static_cast<long long>(layer.capsule_types) * layer.capsule_dim;
+      if (channels > INT_MAX) dim.fail(fmt::format("capsule_types x capsule_dim = {} is too large", channels));
+      layer.out_channels = static_cast<int>(channels);
+      parse_conv_fields(m, layer);
+      // The key exists only so a description can say so explicitly.
+      if (auto act = m.find("activation")) {
+        if (!act->is_scalar() || act->node().Scalar() != "squash") {
+          act->fail("primary_caps layers always squash; expected 'squash', got " + act->describe());
+        }
+      }
+      layer.activation = Activation::Squash;
+      break;
+    }
+    case LayerKind::ClassCaps: {
+      layer.num_capsules = m.get_int("num_capsules", 1);
+      layer.capsule_dim = m.get_int("capsule_dim", 1);
+      layer.routing_iterations = m.get_int("routing_iterations", 1, INT_MAX, 3);
+      layer.activation = Activation::Squash;
+      break;
+    }
+  }
+  return layer;
+}
+
+}  // namespace
+
+const char* to_string(LayerKind k) {
+  switch (k) {
+    case LayerKind::Conv2d:
+      return "conv2d";
+    case LayerKind::PrimaryCaps:
+      return "primary_caps";
+    case LayerKind::ClassCaps:
+      return "class_caps";
+  }
+  return "?";
+}
+
+const char* to_string(Activation a) {
+  switch (a) {
+    case Activation::None:
+      return "none";
+    case Activation::Relu:
+      return "relu";
+    case Activation::Squash:
+      return "squash";
+  }
+  return "?";
+}
+
+std::string TensorShape::str() const {
+  if (!capsules) return fmt::format("{}x{}x{}", channels, height, width);
+  std::string s = fmt::format("{} capsules x {}-D", count, dim);
+  if (grid_types > 0) s += fmt::format(" ({} types x {}x{})", grid_types, height, width);
+  return s;
+}
+
+long long TensorShape::elements() const {
+  if (capsules) return static_cast<long long>(count) * dim;
+  return static_cast<long long>(channels) * height * width;
+}
+
+const Layer* Network::find(const std::string& layer_name) const {
+  for (const Layer& l : layers) {
+    if (l.name == layer_name) return &l;
+  }
+  return nullptr;
+}
+
+std::vector<WeightSpec> expected_weights(const Network& net) {
+  std::vector<WeightSpec> out;
+  for (const Layer& l : net.layers) {
+    const auto in_ch = static_cast<std::size_t>(l.in.channels);
+    const auto kh = static_cast<std::size_t>(l.kernel_h);
+    const auto kw = static_cast<std::size_t>(l.kernel_w);
+    switch (l.kind) {
+      case LayerKind::Conv2d:
+      case LayerKind::PrimaryCaps: {
+        const auto oc = static_cast<std::size_t>(l.out_channels);
+        out.push_back({l.name + ".weight", {oc, in_ch, kh, kw}, &l});
+        if (l.bias) out.push_back({l.name + ".bias", {oc}, &l});
+        break;
+      }
+      case LayerKind::ClassCaps:
+        out.push_back({l.name + ".W",
+                       {static_cast<std::size_t>(l.in.count), static_cast<std::size_t>(l.num_capsules),
+                        static_cast<std::size_t>(l.capsule_dim), static_cast<std::size_t>(l.in.dim)},
+                       &l});
+        break;
+    }
+  }
+  return out;
+}
+
+Network load_network(const std::string& path) { return parse_network(yaml::read_file(path), path); }
+
+Network parse_network(const std::string& yaml_text, const std::string& file_name) {
+  Network net;
+  net.source_path = file_name;
+  const YAML::Node doc = yaml::parse(yaml_text, file_name);
+  const yaml::MapReader top = yaml::MapReader::root(doc, file_name);
+  top.allow_only({"name", "description", "input", "layers"});
+
+  const yaml::Value name = top.get("name");
+  net.name = name.as_string();
+  if (!is_network_name(net.name)) {
+    name.fail(fmt::format("expected letters, digits, '_', '.' or '-' only, got '{}'", net.name));
+  }
+  net.description = top.get_string("description", "");
+
+  const yaml::MapReader in = top.get_map("input");
+  in.allow_only({"channels", "height", "width"});
+  net.input.capsules = false;
+  net.input.channels = in.get_int("channels", 1);
+  net.input.height = in.get_int("height", 1);
+  net.input.width = in.get_int("width", 1);
+
+  const yaml::Value layers = top.get("layers");
+  const std::vector<yaml::Value> items = layers.as_seq();
+  if (items.empty()) layers.fail("expected a non-empty list of layers");
+  std::map<std::string, std::size_t> seen;
+  for (const yaml::Value& item : items) {
+    Layer layer = parse_layer(item);
+    if (auto it = seen.find(layer.name); it != seen.end()) {
+      const Layer& first = net.layers[it->second];
+      item.as_map().fail("name", fmt::format("duplicate layer name '{}' (first used by layers[{}] at line {})",
+                                              layer.name, it->second, first.line));
+    }
+    seen.emplace(layer.name, net.layers.size());
+    net.layers.push_back(std::move(layer));
+  }
+
+  infer_shapes(net);
+  return net;
+}
+
+void infer_shapes(Network& net) {
+  const std::string& file = net.source_path;
+  if (net.layers.empty()) throw InputError(file, 0, 0, "layers", "expected a non-empty list of layers");
+  const TensorShape& input = net.input;
+  if (input.capsules || input.channels < 1 || input.height < 1 || input.width < 1) {
+    throw InputError(file, 0, 0, "input", "expected a feature map with channels, height and width >= 1, got " +
+                                              input.str());
+  }
+
+  TensorShape cur = input;
+  std::string producer = "the network input";
+  for (std::size_t i = 0; i < net.layers.size(); ++i) {
+    Layer& l = net.layers[i];
+    const std::string field = fmt::format("layers[{}]", i);
+    auto fail = [&](std::string_view sub, const std::string& message) {
+      throw InputError(file, l.line, 0, field + std::string(sub), fmt::format("layer '{}': {}", l.name, message));
+    };
+    l.in = cur;
+    switch (l.kind) {
+      case LayerKind::Conv2d:
+      case LayerKind::PrimaryCaps: {
+        if (cur.capsules) {
+          fail(".type", fmt::format("a {} layer needs a feature map, but {} outputs {}; convolutions cannot "
+                                    "follow capsule layers",
+                                    to_string(l.kind), producer, cur.str()));
+        }
+        if (l.kernel_h < 1 || l.kernel_w < 1) fail(".kernel", "kernel sizes must be >= 1");
+        if (l.stride < 1) fail(".stride", "stride must be >= 1");
+        if (l.padding < 0) fail(".padding", "padding must be >= 0");
+        const long long span_h = static_cast<long long>(cur.height) + 2LL * l.padding - l.kernel_h;
+        const long long span_w = static_cast<long long>(cur.width) + 2LL * l.padding - l.kernel_w;
+        if (span_h < 0 || span_w < 0) {
+          fail(".kernel", fmt::format("kernel {}x{} does not fit its {}x{} input from {} (padding {})", l.kernel_h,
+                                      l.kernel_w, cur.height, cur.width, producer, l.padding));
+        }
+        const int ho = static_cast<int>(span_h / l.stride + 1);
+        const int wo = static_cast<int>(span_w / l.stride + 1);
+        TensorShape out;
+        if (l.kind == LayerKind::Conv2d) {
+          if (l.out_channels < 1) fail(".out_channels", "out_channels must be >= 1");
+          out.channels = l.out_channels;
+          out.height = ho;
+          out.width = wo;
+        } else {
+          if (l.capsule_types < 1 || l.capsule_dim < 1) fail(".capsule_types", "capsule_types and capsule_dim must be >= 1");
+          const long long count = static_cast<long long>(l.capsule_types) * ho * wo;
+          if (count > INT_MAX) fail(".capsule_types", fmt::format("{} capsules are too many", count));
+          l.out_channels = l.capsule_types * l.capsule_dim;
+          out.capsules = true;
+          out.count = static_cast<int>(count);
+          out.dim = l.capsule_dim;
+          out.grid_types = l.capsule_types;
+          out.height = ho;
+          out.width = wo;
+        }
+        l.out = out;
+        break;
+      }
+      case LayerKind::ClassCaps: {
+        if (!cur.capsules) {
+          fail(".type", fmt::format("class_caps needs capsules, but {} outputs a feature map {} (put a "
+                                    "primary_caps layer before it)",
+                                    producer, cur.str()));
+        }
+        if (l.num_capsules < 1) fail(".num_capsules", "num_capsules must be >= 1");
+        if (l.capsule_dim < 1) fail(".capsule_dim", "capsule_dim must be >= 1");
+        if (l.routing_iterations < 1) fail(".routing_iterations", "routing_iterations must be >= 1");
+        TensorShape out;
+        out.capsules = true;
+        out.count = l.num_capsules;
+        out.dim = l.capsule_dim;
+        l.out = out;
+        break;
+      }
+    }
+    cur = l.out;
+    producer = fmt::format("layer '{}'", l.name);
+  }
+}
+
+}  // namespace capsgen
