@@ -1,33 +1,36 @@
 #include "core/atomic_file.hpp"
 
-#include <unistd.h>
+#include <fmt/format.h>
 
-#include <cstdio>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <stdexcept>
 #include <system_error>
+
+#include "core/input_error.hpp"
 
 namespace capsgen {
 
 void write_file_atomic(const std::string& path, const std::string& content) {
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  const std::string tmp = path + ".tmp";
+  std::error_code ignored;
   {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    if (!f) throw std::runtime_error("cannot write " + path + " (cannot create " + tmp + ")");
-    f.write(content.data(), std::streamsize(content.size()));
-    f.flush();
-    if (!f) {
-      f.close();
-      std::remove(tmp.c_str());
-      throw std::runtime_error("cannot write " + path + " (write failed)");
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) throw InputError(path, 0, 0, "", fmt::format("cannot create {}: {}", tmp, std::strerror(errno)));
+    out.write(content.data(), static_cast<std::streamsize>(content.size()));
+    out.close();
+    if (!out) {
+      const int err = errno;
+      std::filesystem::remove(tmp, ignored);
+      throw InputError(path, 0, 0, "", fmt::format("cannot write {}: {}", tmp, std::strerror(err)));
     }
   }
   std::error_code ec;
   std::filesystem::rename(tmp, path, ec);
   if (ec) {
-    std::remove(tmp.c_str());
-    throw std::runtime_error("cannot write " + path + ": " + ec.message());
+    std::filesystem::remove(tmp, ignored);
+    throw InputError(path, 0, 0, "", fmt::format("cannot rename {} to it: {}", tmp, ec.message()));
   }
 }
 
