@@ -13,20 +13,35 @@ namespace {
 // Dot product under the accumulation contract (fx::ChunkedAccumulator): chunks of `chunk` terms
 // summed exactly, then added to the accumulator (which starts at `init`) with saturation.
 // Written out here rather than calling ChunkedAccumulator per term, because it runs ~2e8 times per
-// full CapsNet inference; tests check both agree.
-inline std::int64_t dot_chunked(const std::int32_t* a, const std::int32_t* b, int n, int chunk, int psum_bits,
-                                std::int64_t init, GoldenStats& st) {
+// full CapsNet inference; tests check both agree. T is the code type, P the chunk-sum type: the
+// int16/int32 instance lets the compiler vectorize the chunk sums (pmaddwd).
+template <typename T, typename P>
+inline std::int64_t dot_chunked(const T* a, const T* b, int n, int chunk, int psum_bits, std::int64_t init,
+                                GoldenStats& st) {
   std::int64_t acc = fx::sat_s(init, psum_bits);
   for (int base = 0; base < n; base += chunk) {
-    const int end = std::min(n, base + chunk);
-    std::int64_t part = 0;
-    for (int k = base; k < end; ++k) part += std::int64_t(a[k]) * b[k];
+    const int len = std::min(n - base, chunk);
+    P part = 0;
+    for (int k = 0; k < len; ++k) part += P(a[base + k]) * P(b[base + k]);
     const std::int64_t sum = acc + part;
     if (!fx::fits_s(sum, psum_bits)) ++st.psum_saturations;
     acc = fx::sat_s(sum, psum_bits);
   }
   st.macs += n;
   return acc;
+}
+
+inline std::int64_t dot_chunked(const std::int32_t* a, const std::int32_t* b, int n, int chunk, int psum_bits,
+                                std::int64_t init, GoldenStats& st) {
+  return dot_chunked<std::int32_t, std::int64_t>(a, b, n, chunk, psum_bits, init, st);
+}
+
+// The int16/int32 fast path is exact when codes fit 16 bits and a chunk sum fits 31 bits.
+bool fits_fast_path(const AccelConfig& cfg) {
+  const int prod_bits = cfg.widths.data + cfg.widths.weight - 1;  // |a*b| <= 2^(d+w-2)
+  int chunk_bits = 0;
+  while ((1 << chunk_bits) < cfg.array.rows) ++chunk_bits;
+  return cfg.widths.data <= 16 && cfg.widths.weight <= 16 && prod_bits + chunk_bits <= 31;
 }
 
 inline std::int32_t reduce_out(std::int64_t acc, int shift, int bits, GoldenStats& st) {
@@ -37,13 +52,15 @@ inline std::int32_t reduce_out(std::int64_t acc, int shift, int bits, GoldenStat
 
 // Convolution, output [K, Ho, Wo] of act codes (no activation applied). Reduction index order
 // r = (c*KH + ky)*KW + kx; zero padding contributes zero terms (they still occupy array rows).
-IntTensor conv_fixed(const AccelConfig& cfg, const Layer& L, const LayerQuant& q, const IntTensor& in, int Ho, int Wo,
-                     GoldenStats& st) {
+template <typename T, typename P>
+IntTensor conv_fixed_t(const AccelConfig& cfg, const Layer& L, const LayerQuant& q, const IntTensor& in, int Ho, int Wo,
+                       GoldenStats& st) {
   const int C = L.in.channels, H = L.in.height, W = L.in.width, KH = L.kernel_h, KW = L.kernel_w;
-  const int K = q.weight.shape[0];
+  const int K = int(q.weight.shape[0]);
   const int R = C * KH * KW;
   IntTensor out({std::size_t(K), std::size_t(Ho), std::size_t(Wo)});
-  std::vector<std::int32_t> patch(static_cast<std::size_t>(R));
+  const std::vector<T> w(q.weight.data.begin(), q.weight.data.end());
+  std::vector<T> patch(static_cast<std::size_t>(R));
   for (int y = 0; y < Ho; ++y)
     for (int x = 0; x < Wo; ++x) {
       std::size_t r = 0;
@@ -51,16 +68,24 @@ IntTensor conv_fixed(const AccelConfig& cfg, const Layer& L, const LayerQuant& q
         for (int ky = 0; ky < KH; ++ky)
           for (int kx = 0; kx < KW; ++kx) {
             const int iy = y * L.stride + ky - L.padding, ix = x * L.stride + kx - L.padding;
-            patch[r++] = (iy < 0 || iy >= H || ix < 0 || ix >= W) ? 0 : in[(std::size_t(c) * H + iy) * W + ix];
+            patch[r++] = (iy < 0 || iy >= H || ix < 0 || ix >= W) ? T(0) : T(in[(std::size_t(c) * H + iy) * W + ix]);
           }
       for (int k = 0; k < K; ++k) {
         const std::int64_t init = q.bias.empty() ? 0 : q.bias[std::size_t(k)];
-        const std::int64_t acc = dot_chunked(patch.data(), &q.weight[std::size_t(k) * R], R, cfg.array.rows,
-                                             cfg.widths.psum, init, st);
+        const std::int64_t acc = dot_chunked<T, P>(patch.data(), &w[std::size_t(k) * R], R, cfg.array.rows,
+                                                   cfg.widths.psum, init, st);
         out[(std::size_t(k) * Ho + y) * Wo + x] = reduce_out(acc, q.shift, cfg.widths.act, st);
       }
     }
   return out;
+}
+
+// Convolution, output [K, Ho, Wo] of act codes (no activation applied). Reduction index order
+// r = (c*KH + ky)*KW + kx; zero padding contributes zero terms (they still occupy array rows).
+IntTensor conv_fixed(const AccelConfig& cfg, const Layer& L, const LayerQuant& q, const IntTensor& in, int Ho, int Wo,
+                     GoldenStats& st) {
+  if (fits_fast_path(cfg)) return conv_fixed_t<std::int16_t, std::int32_t>(cfg, L, q, in, Ho, Wo, st);
+  return conv_fixed_t<std::int32_t, std::int64_t>(cfg, L, q, in, Ho, Wo, st);
 }
 
 }  // namespace
