@@ -161,6 +161,13 @@ TEST(GoldenConv, MatchesTermByTermReference) {
     AccelConfig cfg = test::preset("small-4x4");
     cfg.array.rows = int(rng.range(1, 20));
     cfg.widths.psum = int(rng.range(16 + 5, 25));
+    // Every fourth trial uses 16-bit codes: the golden model's int64 path instead of int16/int32.
+    const bool wide = trial % 4 == 3;
+    if (wide) {
+      cfg.widths.data = cfg.widths.weight = cfg.widths.act = 16;
+      cfg.widths.psum = int(rng.range(32 + 5, 40));
+    }
+    const std::int64_t cmax = wide ? 32767 : 127;
     const int C = int(rng.range(1, 4)), Hh = int(rng.range(3, 9)), k = int(rng.range(1, 3)), s = int(rng.range(1, 2));
     const int pad = int(rng.range(0, 1));
     const std::string yaml = "name: r\ninput: {channels: " + std::to_string(C) + ", height: " + std::to_string(Hh) +
@@ -173,12 +180,12 @@ TEST(GoldenConv, MatchesTermByTermReference) {
     LayerQuant q;
     q.name = "c";
     q.weight = IntTensor(specs[0].shape);
-    for (auto& w : q.weight.data) w = std::int32_t(rng.range(-128, 127));
+    for (auto& w : q.weight.data) w = std::int32_t(rng.range(-cmax - 1, cmax));
     for (std::size_t i = 0; i < specs[1].shape[0]; ++i) q.bias.push_back(rng.range(-(1 << 20), 1 << 20));
     q.shift = int(rng.range(0, 12));
     qm.layers.push_back(q);
     IntTensor in({std::size_t(C), std::size_t(Hh), std::size_t(Hh + 1)});
-    for (auto& v : in.data) v = std::int32_t(rng.range(-128, 127));
+    for (auto& v : in.data) v = std::int32_t(rng.range(-cmax - 1, cmax));
     const FixedTrace tr = run_golden(cfg, net, qm, in);
     ASSERT_EQ(tr.get("c.out").data, reference_conv(cfg, net.layers[0], q, in).data) << "trial " << trial << "\n" << yaml;
   }
