@@ -1,0 +1,410 @@
+#include "compiler/compiler.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+
+#include "numerics/activation.hpp"
+
+namespace capsgen {
+namespace {
+
+using isa::Activate;
+using isa::Fill;
+using isa::Gemm;
+
+int ceil_div(long long a, long long b) { return int((a + b - 1) / b); }
+
+class Allocator {
+ public:
+  explicit Allocator(isa::Program& p) : p_(p) {}
+  std::int64_t add(const std::string& name, std::vector<std::size_t> shape, int bits) {
+    const std::int64_t base = p_.size;
+    p_.size += std::int64_t(shape_size(shape));
+    p_.regions.push_back({name, base, std::move(shape), bits});
+    return base;
+  }
+  void alias(const std::string& name, const std::string& of) {
+    const isa::Region* r = p_.region(of);
+    if (!r) throw std::logic_error("alias of unknown region " + of);
+    isa::Region a = *r;
+    a.name = name;
+    p_.regions.push_back(a);
+  }
+
+ private:
+  isa::Program& p_;
+};
+
+// Vectors per accumulator block: the loop order (block, chunk, tile) keeps block x tiles partial
+// sums per column resident.
+int block_size(const AccelConfig& cfg, int m_total, int n_tiles) {
+  return std::max(1, std::min(m_total, cfg.accumulator.depth / std::max(1, n_tiles)));
+}
+
+// Conv2d and the convolution of a primary_caps layer: tiles are filters (rows = reduction index
+// (c,ky,kx), cols = output channels), data vectors are im2col patches, one per output position.
+Gemm conv_gemm(const AccelConfig& cfg, const Layer& L, std::int64_t in_base, std::int64_t w_base,
+               std::int64_t bias_base, int out_h, int out_w) {
+  const int rows = cfg.array.rows, cols = cfg.array.cols;
+  const int R = L.in.channels * L.kernel_h * L.kernel_w;
+  const int K = L.out_channels;
+  Gemm g;
+  g.m_total = out_h * out_w;
+  g.k_chunks = ceil_div(R, rows);
+  g.n_tiles = ceil_div(K, cols);
+  g.m_block = block_size(cfg, g.m_total, g.n_tiles);
+  g.r_total = R;
+  g.n_total = K;
+  g.tile = {w_base, 0, rows, std::int64_t(cols) * R, 1, R, 1};
+  g.data.kind = isa::DataSource::Kind::kConv;
+  g.data.base = in_base;
+  g.data.channels = L.in.channels;
+  g.data.height = L.in.height;
+  g.data.width = L.in.width;
+  g.data.kernel_h = L.kernel_h;
+  g.data.kernel_w = L.kernel_w;
+  g.data.stride = L.stride;
+  g.data.padding = L.padding;
+  g.data.out_w = out_w;
+  if (bias_base >= 0) g.init = {isa::AccInit::Kind::kPerColumn, bias_base, 0, 0, 0};
+  return g;
+}
+
+}  // namespace
+
+isa::Program compile_program(const AccelConfig& cfg, const Network& net, const QuantizedModel& qm) {
+  if (qm.layers.size() != net.layers.size()) throw std::logic_error("compile_program: model/network mismatch");
+  const int rows = cfg.array.rows, cols = cfg.array.cols;
+  isa::Program p;
+  p.network = net.name;
+  p.preset = cfg.name;
+  Allocator mem(p);
+  const int A = cfg.widths.act;
+  std::int64_t cur = mem.add("input", {std::size_t(net.input.channels), std::size_t(net.input.height),
+                                       std::size_t(net.input.width)}, A);
+
+  for (std::size_t li = 0; li < net.layers.size(); ++li) {
+    const Layer& L = net.layers[li];
+    const LayerQuant& q = qm.layers[li];
+    if (L.kind == LayerKind::Conv2d || L.kind == LayerKind::PrimaryCaps) {
+      const int Ho = (L.in.height + 2 * L.padding - L.kernel_h) / L.stride + 1;
+      const int Wo = (L.in.width + 2 * L.padding - L.kernel_w) / L.stride + 1;
+      const std::int64_t w = mem.add(L.name + ".weight", q.weight.shape, cfg.widths.weight);
+      const std::int64_t b = q.bias.empty() ? -1 : mem.add(L.name + ".bias", {q.bias.size()}, cfg.widths.psum);
+      Gemm g = conv_gemm(cfg, L, cur, w, b, Ho, Wo);
+      g.shift = q.shift;
+      if (L.kind == LayerKind::Conv2d) {
+        g.name = L.name;
+        g.relu = L.activation == Activation::Relu;
+        const std::int64_t out = mem.add(L.name + ".out", {std::size_t(L.out_channels), std::size_t(Ho), std::size_t(Wo)}, A);
+        g.out = {out, 0, 1, std::int64_t(Ho) * Wo, 0, 1, 0};
+        p.instrs.push_back(g);
+        cur = out;
+      } else {
+        // Output channel o = t*D + d at position m goes to capsule t*Ho*Wo + m, element d.
+        const int D = L.capsule_dim, N = L.capsule_types * Ho * Wo;
+        g.name = L.name + "/conv";
+        const std::int64_t s = mem.add(L.name + ".s", {std::size_t(N), std::size_t(D)}, A);
+        g.out = {s, 0, D, std::int64_t(Ho) * Wo * D, 1, D, 0};
+        p.instrs.push_back(g);
+        const std::int64_t u = mem.add(L.name + ".out", {std::size_t(N), std::size_t(D)}, A);
+        Activate sq;
+        sq.name = L.name + "/squash";
+        sq.func = Activate::Func::kSquash;
+        sq.count = N;
+        sq.n = D;
+        sq.in_base = s;
+        sq.in_s_v = D;
+        sq.out_base = u;
+        sq.out_s_v = D;
+        p.instrs.push_back(sq);
+        cur = u;
+      }
+      continue;
+    }
+
+    // class_caps: predictions, then the routing iterations.
+    const int I = L.in.count, Din = L.in.dim, J = L.num_capsules, D = L.capsule_dim, JD = J * D;
+    const std::int64_t wW = mem.add(L.name + ".W", q.weight.shape, cfg.widths.weight);
+    const std::int64_t uh = mem.add(L.name + ".u_hat", {std::size_t(I), std::size_t(J), std::size_t(D)}, A);
+    {
+      // G predictions per vector: the tile holds u_i block-diagonally in G columns, the data vector
+      // G rows of W_i side by side (docs/accelerator.md). G divides J*D so every vector is full.
+      int G = 1;
+      if (Din <= rows)
+        for (int g = std::min(rows / Din, cols); g >= 1; --g)
+          if (JD % g == 0) {
+            G = g;
+            break;
+          }
+      Gemm g;
+      g.name = L.name + "/predict";
+      g.batch = I;
+      g.shift = q.shift;
+      if (G > 1) {
+        g.m_total = JD / G;
+        g.k_chunks = 1;
+        g.n_tiles = 1;
+        g.r_total = Din;
+        g.n_total = G;
+        g.tile = {cur, Din, 0, 0, 1, 0, G};
+        g.data = {isa::DataSource::Kind::kAffine, wW, std::int64_t(JD) * Din, std::int64_t(G) * Din, 0, 1};
+        g.out = {uh, JD, G, 1, 0, 1, 0};
+      } else {
+        g.m_total = JD;
+        g.k_chunks = ceil_div(Din, rows);
+        g.n_tiles = 1;
+        g.r_total = Din;
+        g.n_total = 1;
+        g.tile = {cur, Din, rows, 0, 1, 0, 1};
+        g.data = {isa::DataSource::Kind::kAffine, wW, std::int64_t(JD) * Din, Din, rows, 1};
+        g.out = {uh, JD, 1, 1, 0, 1, 0};
+      }
+      g.m_block = block_size(cfg, g.m_total, g.n_tiles);
+      p.instrs.push_back(g);
+    }
+
+    std::vector<std::int64_t> zeros(static_cast<std::size_t>(J), 0), c_init(static_cast<std::size_t>(J));
+    fx::softmax(qm.act, qm.exp_lut, zeros.data(), J, c_init.data());
+    std::int64_t b_prev = -1;
+    std::int64_t v = -1;
+    for (int r = 0; r < L.routing_iterations; ++r) {
+      const std::string it = fmt::format("{}.iter{}", L.name, r);
+      const std::int64_t c = mem.add(it + ".c", {std::size_t(I), std::size_t(J)}, A);
+      if (r == 0) {
+        // CapsAcc's shortcut: b = 0, so every input capsule's coefficients are softmax(0).
+        Fill f;
+        f.name = fmt::format("{}/iter{}.c", L.name, r);
+        f.base = c;
+        f.count = std::int64_t(I) * J;
+        f.period = J;
+        f.table = c_init;
+        p.instrs.push_back(f);
+      } else {
+        Activate sm;
+        sm.name = fmt::format("{}/iter{}.softmax", L.name, r);
+        sm.func = Activate::Func::kSoftmax;
+        sm.count = I;
+        sm.n = J;
+        sm.in_base = b_prev;
+        sm.in_s_v = J;
+        sm.out_base = c;
+        sm.out_s_v = J;
+        p.instrs.push_back(sm);
+      }
+      // s_j = sum_i c_ij u_hat_j|i: tiles of u_hat (rows = i, cols = d), data vector c_.j.
+      const std::int64_t s = mem.add(it + ".s", {std::size_t(J), std::size_t(D)}, A);
+      Gemm sum;
+      sum.name = fmt::format("{}/iter{}.sum", L.name, r);
+      sum.batch = J;
+      sum.m_total = 1;
+      sum.m_block = 1;
+      sum.k_chunks = ceil_div(I, rows);
+      sum.n_tiles = ceil_div(D, cols);
+      sum.r_total = I;
+      sum.n_total = D;
+      sum.tile = {uh, D, std::int64_t(rows) * JD, cols, JD, 1, 1};
+      sum.data = {isa::DataSource::Kind::kAffine, c, 1, 0, std::int64_t(rows) * J, J};
+      sum.out = {s, D, 0, 1, 0, 1, 0};
+      sum.shift = q.s_shift;
+      p.instrs.push_back(sum);
+      v = mem.add(it + ".v", {std::size_t(J), std::size_t(D)}, A);
+      Activate sq;
+      sq.name = fmt::format("{}/iter{}.squash", L.name, r);
+      sq.func = Activate::Func::kSquash;
+      sq.count = J;
+      sq.n = D;
+      sq.in_base = s;
+      sq.in_s_v = D;
+      sq.out_base = v;
+      sq.out_s_v = D;
+      p.instrs.push_back(sq);
+      if (r + 1 < L.routing_iterations) {
+        // b_ij = reduce((b_ij << b_shift) + u_hat_j|i . v_j): tile = v_0..v_{J-1} in columns,
+        // data vector m = i*J + j is u_hat_j|i, and only column j of vector m is kept.
+        const std::int64_t b = mem.add(it + ".b", {std::size_t(I), std::size_t(J)}, A);
+        Gemm up;
+        up.name = fmt::format("{}/iter{}.update", L.name, r);
+        up.m_total = I * J;
+        up.k_chunks = ceil_div(D, rows);
+        up.n_tiles = ceil_div(J, cols);
+        up.m_block = block_size(cfg, up.m_total, up.n_tiles);
+        up.r_total = D;
+        up.n_total = J;
+        up.tile = {v, 0, rows, std::int64_t(cols) * D, 1, D, 1};
+        up.data = {isa::DataSource::Kind::kAffine, uh, 0, D, rows, 1};
+        if (b_prev >= 0) up.init = {isa::AccInit::Kind::kPerOutput, b_prev, 0, 1, q.b_shift};
+        up.out = {b, 0, 1, 0, 0, 1, J};
+        up.shift = q.b_shift;
+        p.instrs.push_back(up);
+        b_prev = b;
+      }
+    }
+    mem.alias(L.name + ".out", fmt::format("{}.iter{}.v", L.name, L.routing_iterations - 1));
+    const std::int64_t nrm = mem.add(L.name + ".norm", {std::size_t(J)}, A);
+    Activate an;
+    an.name = L.name + "/norm";
+    an.func = Activate::Func::kNorm;
+    an.count = J;
+    an.n = D;
+    an.in_base = v;
+    an.in_s_v = D;
+    an.out_base = nrm;
+    an.out_s_v = 1;
+    an.norm_shift = q.norm_shift;
+    p.instrs.push_back(an);
+    cur = v;
+  }
+  return p;
+}
+
+std::vector<std::int32_t> build_image(const isa::Program& prog, const Network& net, const QuantizedModel& qm,
+                                      const IntTensor& input) {
+  std::vector<std::int32_t> mem(std::size_t(prog.size), 0);
+  auto place = [&](const std::string& name, const auto& values) {
+    const isa::Region* r = prog.region(name);
+    if (!r) throw std::logic_error("build_image: no region " + name);
+    if (shape_size(r->shape) != values.size()) throw std::logic_error("build_image: size mismatch for " + name);
+    std::copy(values.begin(), values.end(), mem.begin() + r->base);
+  };
+  place("input", input.data);
+  for (std::size_t li = 0; li < net.layers.size(); ++li) {
+    const Layer& L = net.layers[li];
+    const LayerQuant& q = qm.layers[li];
+    place(L.name + (L.kind == LayerKind::ClassCaps ? ".W" : ".weight"), q.weight.data);
+    if (!q.bias.empty()) {
+      std::vector<std::int32_t> b(q.bias.begin(), q.bias.end());
+      place(L.name + ".bias", b);
+    }
+  }
+  return mem;
+}
+
+// Cycle model v0 (until the RTL measures it): a tile load takes `rows` cycles and overlaps the
+// previous tile's stream, so one (chunk, tile) costs max(vectors, rows); the array pipeline adds
+// rows + cols cycles per Gemm. An activation pass handles cols vectors in parallel, n + 2 cycles
+// each (norm n + 1, one more for the LUT). A fill writes cols elements per cycle.
+std::vector<OpStats> analyze_program(const AccelConfig& cfg, const isa::Program& prog) {
+  const long long rows = cfg.array.rows, cols = cfg.array.cols;
+  std::vector<OpStats> out;
+  auto stats_for = [&](const isa::Instr& in) -> OpStats& {
+    const std::string name = isa::Program::op_name(in);
+    if (out.empty() || out.back().name != name) out.push_back(OpStats{name});
+    return out.back();
+  };
+  for (const auto& in : prog.instrs) {
+    OpStats& s = stats_for(in);
+    if (const auto* g = std::get_if<isa::Gemm>(&in)) {
+      const long long blocks = (g->m_total + g->m_block - 1) / g->m_block;
+      long long cyc = 0;
+      for (long long blk = 0; blk < blocks; ++blk) {
+        const long long m = std::min<long long>(g->m_block, g->m_total - blk * g->m_block);
+        cyc += g->k_chunks * g->n_tiles * std::max(m, rows);
+      }
+      s.cycles += g->batch * cyc + rows + cols;
+      const long long vec = (long long)g->batch * g->m_total * g->k_chunks * g->n_tiles;
+      s.vectors += vec;
+      s.issued_macs += vec * rows * cols;
+      s.tile_loads += (long long)g->batch * blocks * g->k_chunks * g->n_tiles;
+      const bool diag = g->tile.diag_groups > 1;
+      const long long outputs_used = g->out.select_mod > 0 ? (long long)g->m_total : (long long)g->m_total * g->n_total;
+      s.useful_macs += (long long)g->batch * outputs_used * g->r_total;
+      // A gathered block is reused by every tile; a block-diagonal tile reads u_i once.
+      s.data_reads += (long long)g->batch * g->m_total * (diag ? (long long)g->r_total * g->n_total : g->r_total);
+      s.tile_reads += (long long)g->batch * blocks * (diag ? g->r_total : (long long)g->r_total * g->n_total);
+      if (g->init.kind == isa::AccInit::Kind::kPerColumn) s.init_reads += (long long)g->batch * blocks * g->n_total;
+      if (g->init.kind == isa::AccInit::Kind::kPerOutput) s.init_reads += (long long)g->batch * g->m_total;
+      s.writes += (long long)g->batch * outputs_used;
+      s.acc_entries = std::max<long long>(s.acc_entries, (long long)g->m_block * g->n_tiles * cols);
+    } else if (const auto* a = std::get_if<isa::Activate>(&in)) {
+      s.cycles += (a->count + cols - 1) / cols * (a->n + 2);
+      s.data_reads += (long long)a->count * a->n;
+      s.writes += a->func == isa::Activate::Func::kNorm ? a->count : (long long)a->count * a->n;
+    } else if (const auto* f = std::get_if<isa::Fill>(&in)) {
+      s.cycles += (f->count + cols - 1) / cols;
+      s.writes += f->count;
+    }
+  }
+  return out;
+}
+
+std::string stats_json(const AccelConfig& cfg, const isa::Program& prog, const std::vector<OpStats>& stats) {
+  nlohmann::ordered_json j;
+  j["network"] = prog.network;
+  j["preset"] = cfg.name;
+  j["array"] = {{"rows", cfg.array.rows}, {"cols", cfg.array.cols}};
+  j["clock_mhz"] = cfg.clock.target_mhz;
+  j["cycle_model"] = "v0 (docs/compiler.md)";
+  long long cycles = 0, macs = 0;
+  for (const auto& s : stats) {
+    cycles += s.cycles;
+    macs += s.useful_macs;
+    j["operations"].push_back({{"name", s.name},
+                               {"cycles", s.cycles},
+                               {"useful_macs", s.useful_macs},
+                               {"issued_macs", s.issued_macs},
+                               {"utilization", s.issued_macs ? double(s.useful_macs) / double(s.issued_macs) : 0.0},
+                               {"vectors", s.vectors},
+                               {"tile_loads", s.tile_loads},
+                               {"data_reads", s.data_reads},
+                               {"tile_reads", s.tile_reads},
+                               {"init_reads", s.init_reads},
+                               {"writes", s.writes},
+                               {"acc_entries", s.acc_entries}});
+  }
+  j["total_cycles"] = cycles;
+  j["useful_macs"] = macs;
+  j["inferences_per_second"] = cycles ? cfg.clock.target_mhz * 1e6 / double(cycles) : 0.0;
+  j["array_utilization"] = cycles ? double(macs) / (double(cycles) * cfg.array.rows * cfg.array.cols) : 0.0;
+  return j.dump(2) + "\n";
+}
+
+}  // namespace capsgen
+
+namespace capsgen {
+
+std::string program_json(const isa::Program& prog) {
+  nlohmann::ordered_json j;
+  j["network"] = prog.network;
+  j["preset"] = prog.preset;
+  j["address_space_elements"] = prog.size;
+  for (const auto& r : prog.regions) j["regions"].push_back({{"name", r.name}, {"base", r.base}, {"shape", r.shape}, {"bits", r.bits}});
+  for (const auto& in : prog.instrs) {
+    nlohmann::ordered_json d;
+    if (const auto* g = std::get_if<isa::Gemm>(&in)) {
+      d = {{"op", "gemm"}, {"name", g->name}, {"batch", g->batch}, {"m_total", g->m_total}, {"m_block", g->m_block},
+           {"k_chunks", g->k_chunks}, {"n_tiles", g->n_tiles}, {"r_total", g->r_total}, {"n_total", g->n_total},
+           {"shift", g->shift}, {"relu", g->relu}};
+      d["tile"] = {{"base", g->tile.base}, {"s_b", g->tile.s_b}, {"s_k", g->tile.s_k}, {"s_n", g->tile.s_n},
+                   {"s_r", g->tile.s_r}, {"s_c", g->tile.s_c}, {"diag_groups", g->tile.diag_groups}};
+      if (g->data.kind == isa::DataSource::Kind::kConv)
+        d["data"] = {{"kind", "conv"}, {"base", g->data.base}, {"channels", g->data.channels}, {"height", g->data.height},
+                     {"width", g->data.width}, {"kernel", {g->data.kernel_h, g->data.kernel_w}}, {"stride", g->data.stride},
+                     {"padding", g->data.padding}, {"out_w", g->data.out_w}};
+      else
+        d["data"] = {{"kind", "affine"}, {"base", g->data.base}, {"s_b", g->data.s_b}, {"s_m", g->data.s_m},
+                     {"s_k", g->data.s_k}, {"s_r", g->data.s_r}};
+      static const char* kInit[] = {"zero", "per_column", "per_output"};
+      d["init"] = {{"kind", kInit[int(g->init.kind)]}, {"base", g->init.base}, {"s_b", g->init.s_b}, {"s_m", g->init.s_m},
+                   {"shift", g->init.shift}};
+      d["out"] = {{"base", g->out.base}, {"s_b", g->out.s_b}, {"s_m", g->out.s_m}, {"s_o1", g->out.s_o1},
+                  {"s_o2", g->out.s_o2}, {"o_div", g->out.o_div}, {"select_mod", g->out.select_mod}};
+    } else if (const auto* a = std::get_if<isa::Activate>(&in)) {
+      static const char* kFunc[] = {"squash", "softmax", "norm"};
+      d = {{"op", "activate"}, {"name", a->name}, {"func", kFunc[int(a->func)]}, {"count", a->count}, {"n", a->n},
+           {"in", {a->in_base, a->in_s_v, a->in_s_e}}, {"out", {a->out_base, a->out_s_v, a->out_s_e}},
+           {"norm_shift", a->norm_shift}};
+    } else if (const auto* f = std::get_if<isa::Fill>(&in)) {
+      d = {{"op", "fill"}, {"name", f->name}, {"base", f->base}, {"count", f->count}, {"stride", f->stride}};
+      if (f->period > 0) d["table"] = f->table;
+      else d["value"] = f->value;
+    }
+    j["program"].push_back(d);
+  }
+  return j.dump(2) + "\n";
+}
+
+}  // namespace capsgen

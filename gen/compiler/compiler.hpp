@@ -1,0 +1,50 @@
+// capsgen compile: network + preset + quantized model -> the accelerator program, the memory image
+// and analytic statistics per operation (docs/accelerator.md, docs/compiler.md).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "config/accel_config.hpp"
+#include "core/tensor.hpp"
+#include "golden/quant.hpp"
+#include "isa/program.hpp"
+#include "model/network.hpp"
+
+namespace capsgen {
+
+// Maps every layer onto array passes (Gemm), activation passes and fills, and places every tensor
+// (weights, biases, input, each intermediate the golden model exposes) in the address space.
+isa::Program compile_program(const AccelConfig& cfg, const Network& net, const QuantizedModel& qm);
+
+// The initial memory image: weight and bias codes and the input image at their regions, zero
+// elsewhere. One int32 per element (the executor's view; the DRAM image packs them by width).
+std::vector<std::int32_t> build_image(const isa::Program& prog, const Network& net, const QuantizedModel& qm,
+                                      const IntTensor& input);
+
+// Analytic statistics of one operation (instructions sharing the name prefix before '/').
+struct OpStats {
+  std::string name;
+  long long cycles = 0;         // cycle model (docs/compiler.md)
+  long long useful_macs = 0;    // multiply-accumulates the network needs
+  long long issued_macs = 0;    // rows x cols x vectors streamed (array occupancy)
+  long long vectors = 0;        // data vectors streamed into the array
+  long long tile_loads = 0;     // stationary tiles loaded
+  long long data_reads = 0;     // elements read for data vectors (padding excluded)
+  long long tile_reads = 0;     // elements read for tiles
+  long long init_reads = 0;     // accumulator init values read (bias, logits)
+  long long writes = 0;         // elements written (outputs, fills)
+  long long acc_entries = 0;    // partial sums resident in the accumulators (A_i, per array)
+};
+
+std::vector<OpStats> analyze_program(const AccelConfig& cfg, const isa::Program& prog);
+
+std::string stats_json(const AccelConfig& cfg, const isa::Program& prog, const std::vector<OpStats>& stats);
+
+}  // namespace capsgen
+
+namespace capsgen {
+// The program as JSON: every descriptor with its fields, and the region map.
+std::string program_json(const isa::Program& prog);
+}  // namespace capsgen
