@@ -93,6 +93,7 @@ IntTensor conv_fixed(const AccelConfig& cfg, const Layer& L, const LayerQuant& q
 FixedTrace run_golden(const AccelConfig& cfg, const Network& net, const QuantizedModel& qm, const IntTensor& input,
                       GoldenStats* stats_out) {
   if (qm.layers.size() != net.layers.size()) throw std::logic_error("run_golden: model/network mismatch");
+  require_capsnet_layers(net, "the golden model");
   GoldenStats st;
   FixedTrace tr;
   const fx::ActParams& ap = qm.act;
@@ -104,6 +105,8 @@ FixedTrace run_golden(const AccelConfig& cfg, const Network& net, const Quantize
     const Layer& L = net.layers[li];
     const LayerQuant& q = qm.layers[li];
     switch (L.kind) {
+      default:  // pools, fc, grouped conv2d: rejected by require_capsnet_layers() above
+        break;
       case LayerKind::Conv2d: {
         x = conv_fixed(cfg, L, q, x, L.out.height, L.out.width, st);
         if (L.activation == Activation::Relu)

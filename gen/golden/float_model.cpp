@@ -61,6 +61,7 @@ FloatTensor to_capsules(const FloatTensor& conv, int types, int dim) {
 FloatTrace run_float(const Network& net, const WeightSet& weights, const FloatTensor& input_raw,
                      const FloatOptions& opt) {
   FloatTrace tr;
+  require_capsnet_layers(net, "the float model");
   FloatTensor x = input_raw;
   if (x.shape.size() == 2) x.shape.insert(x.shape.begin(), 1);
   const Shape want{std::size_t(net.input.channels), std::size_t(net.input.height), std::size_t(net.input.width)};
@@ -72,6 +73,8 @@ FloatTrace run_float(const Network& net, const WeightSet& weights, const FloatTe
 
   for (const Layer& L : net.layers) {
     switch (L.kind) {
+      default:  // pools, fc, grouped conv2d: rejected by require_capsnet_layers() above
+        break;
       case LayerKind::Conv2d: {
         const FloatTensor* b = (L.bias && opt.use_bias) ? &w(L, "bias") : nullptr;
         x = conv2d(L, x, w(L, "weight"), b);

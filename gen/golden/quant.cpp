@@ -55,6 +55,7 @@ double max_abs_of(const FloatTensor& t) {
 QuantizedModel quantize_model(const AccelConfig& cfg, const Network& net, const WeightSet& weights,
                               const CalibrationStats& stats) {
   QuantizedModel qm;
+  require_capsnet_layers(net, "the quantizer");
   qm.act = fx::ActParams::from_config(cfg);
   qm.sqrt_lut = fx::build_sqrt_lut(qm.act);
   qm.squash_lut = fx::build_squash_lut(qm.act);
@@ -77,6 +78,8 @@ QuantizedModel quantize_model(const AccelConfig& cfg, const Network& net, const 
     // Output formats: largest fraction that holds the calibrated maximum, but no left shift.
     const int lo = acc_frac - (P - 1);
     switch (L.kind) {
+      default:  // pools, fc, grouped conv2d: rejected by require_capsnet_layers() above
+        break;
       case LayerKind::Conv2d:
         q.out_frac = choose_frac(stats.get(L.name + ".out"), A, lo, acc_frac);
         break;

@@ -1,10 +1,12 @@
 #include "model/network.hpp"
 
+#include <algorithm>
 #include <climits>
 #include <map>
 #include <string_view>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "config/yaml_util.hpp"
 #include "core/input_error.hpp"
@@ -12,13 +14,33 @@
 namespace capsgen {
 namespace {
 
-const std::vector<std::string_view> kKindNames{"conv2d", "primary_caps", "class_caps"};
+// YAML names of the layer kinds: the capsule-network kinds, then the CNN kinds of the DRAM exploration.
+const std::vector<std::string_view> kCapsKindNames{"conv2d", "primary_caps", "class_caps"};
+const std::vector<std::string_view> kCnnKindNames{"max_pool", "avg_pool", "fc"};
+
+LayerKind parse_kind(const yaml::Value& v) {
+  static const LayerKind caps[] = {LayerKind::Conv2d, LayerKind::PrimaryCaps, LayerKind::ClassCaps};
+  static const LayerKind cnn[] = {LayerKind::MaxPool, LayerKind::AvgPool, LayerKind::FullyConnected};
+  if (v.is_scalar()) {
+    for (std::size_t i = 0; i < kCapsKindNames.size(); ++i)
+      if (v.node().Scalar() == kCapsKindNames[i]) return caps[i];
+    for (std::size_t i = 0; i < kCnnKindNames.size(); ++i)
+      if (v.node().Scalar() == kCnnKindNames[i]) return cnn[i];
+  }
+  v.fail(fmt::format("expected one of {}, got {} (CNN layers for the analytic tools: {})",
+                     fmt::join(kCapsKindNames, ", "), v.describe(), fmt::join(kCnnKindNames, ", ")));
+}
 
 // Keys each layer type accepts (besides name and type).
 std::vector<std::string_view> allowed_keys(LayerKind kind) {
   switch (kind) {
     case LayerKind::Conv2d:
-      return {"name", "type", "out_channels", "kernel", "stride", "padding", "bias", "activation"};
+      return {"name", "type", "out_channels", "kernel", "stride", "padding", "groups", "bias", "activation"};
+    case LayerKind::MaxPool:
+    case LayerKind::AvgPool:
+      return {"name", "type", "kernel", "stride", "padding"};
+    case LayerKind::FullyConnected:
+      return {"name", "type", "out_features", "bias", "activation"};
     case LayerKind::PrimaryCaps:
       return {"name", "type", "capsule_types", "capsule_dim", "kernel", "stride", "padding", "bias", "activation"};
     case LayerKind::ClassCaps:
@@ -71,7 +93,7 @@ Layer parse_layer(const yaml::Value& v) {
   const yaml::MapReader m = v.as_map();
   Layer layer;
   layer.line = m.where().line;
-  layer.kind = static_cast<LayerKind>(m.get("type").as_enum(kKindNames));
+  layer.kind = parse_kind(m.get("type"));
   m.allow_only(allowed_keys(layer.kind));
 
   const yaml::Value name = m.get("name");
@@ -84,6 +106,39 @@ Layer parse_layer(const yaml::Value& v) {
     case LayerKind::Conv2d: {
       layer.out_channels = m.get_int("out_channels", 1);
       parse_conv_fields(m, layer);
+      layer.groups = m.get_int("groups", 1, INT_MAX, 1);
+      layer.activation = Activation::Relu;
+      if (auto act = m.find("activation")) {
+        layer.activation = act->as_enum({"none", "relu"}) == 0 ? Activation::None : Activation::Relu;
+      }
+      break;
+    }
+    case LayerKind::MaxPool:
+    case LayerKind::AvgPool: {
+      const yaml::Value kernel = m.get("kernel");
+      parse_kernel(kernel, layer);
+      if (auto stride = m.find("stride")) {
+        layer.stride = stride->as_int(1);
+      } else if (layer.kernel_h == layer.kernel_w) {
+        layer.stride = layer.kernel_h;  // non-overlapping windows
+      } else {
+        kernel.fail(fmt::format("a {}x{} pooling window needs an explicit stride (the default is the kernel size "
+                                "of square windows)",
+                                layer.kernel_h, layer.kernel_w));
+      }
+      layer.padding = m.get_int("padding", 0, INT_MAX, 0);
+      if (2LL * layer.padding > std::min(layer.kernel_h, layer.kernel_w)) {
+        m.fail("padding", fmt::format("padding {} is more than half the {}x{} window", layer.padding, layer.kernel_h,
+                                      layer.kernel_w));
+      }
+      layer.bias = false;
+      layer.activation = Activation::None;
+      break;
+    }
+    case LayerKind::FullyConnected: {
+      layer.out_channels = m.get_int("out_features", 1);
+      layer.kernel_h = layer.kernel_w = 1;
+      layer.bias = m.get_bool("bias", true);
       layer.activation = Activation::Relu;
       if (auto act = m.find("activation")) {
         layer.activation = act->as_enum({"none", "relu"}) == 0 ? Activation::None : Activation::Relu;
@@ -128,6 +183,12 @@ const char* to_string(LayerKind k) {
       return "primary_caps";
     case LayerKind::ClassCaps:
       return "class_caps";
+    case LayerKind::MaxPool:
+      return "max_pool";
+    case LayerKind::AvgPool:
+      return "avg_pool";
+    case LayerKind::FullyConnected:
+      return "fc";
   }
   return "?";
 }
@@ -173,10 +234,19 @@ std::vector<WeightSpec> expected_weights(const Network& net) {
       case LayerKind::Conv2d:
       case LayerKind::PrimaryCaps: {
         const auto oc = static_cast<std::size_t>(l.out_channels);
-        out.push_back({l.name + ".weight", {oc, in_ch, kh, kw}, &l});
+        out.push_back({l.name + ".weight", {oc, in_ch / static_cast<std::size_t>(l.groups), kh, kw}, &l});
         if (l.bias) out.push_back({l.name + ".bias", {oc}, &l});
         break;
       }
+      case LayerKind::FullyConnected: {
+        const auto oc = static_cast<std::size_t>(l.out_channels);
+        out.push_back({l.name + ".weight", {oc, static_cast<std::size_t>(l.in.elements())}, &l});
+        if (l.bias) out.push_back({l.name + ".bias", {oc}, &l});
+        break;
+      }
+      case LayerKind::MaxPool:
+      case LayerKind::AvgPool:
+        break;
       case LayerKind::ClassCaps:
         out.push_back({l.name + ".W",
                        {static_cast<std::size_t>(l.in.count), static_cast<std::size_t>(l.num_capsules),
@@ -186,6 +256,34 @@ std::vector<WeightSpec> expected_weights(const Network& net) {
     }
   }
   return out;
+}
+
+bool is_capsnet_layer(const Layer& l) {
+  switch (l.kind) {
+    case LayerKind::Conv2d:
+      return l.groups == 1;
+    case LayerKind::PrimaryCaps:
+    case LayerKind::ClassCaps:
+      return true;
+    case LayerKind::MaxPool:
+    case LayerKind::AvgPool:
+    case LayerKind::FullyConnected:
+      return false;
+  }
+  return false;
+}
+
+void require_capsnet_layers(const Network& net, const std::string& who) {
+  for (std::size_t i = 0; i < net.layers.size(); ++i) {
+    const Layer& l = net.layers[i];
+    if (is_capsnet_layer(l)) continue;
+    const std::string what = l.kind == LayerKind::Conv2d ? fmt::format("grouped conv2d (groups {})", l.groups)
+                                                         : fmt::format("'{}'", to_string(l.kind));
+    throw InputError(net.source_path, l.line, 0, fmt::format("layers[{}].type", i),
+                     fmt::format("layer '{}': {} runs conv2d (groups 1), primary_caps and class_caps layers only, not "
+                                 "{} layers (those are for the analytic tools, e.g. capsgen dse dram)",
+                                 l.name, who, what));
+  }
 }
 
 Network load_network(const std::string& path) { return parse_network(yaml::read_file(path), path); }
@@ -270,6 +368,12 @@ void infer_shapes(Network& net) {
         TensorShape out;
         if (l.kind == LayerKind::Conv2d) {
           if (l.out_channels < 1) fail(".out_channels", "out_channels must be >= 1");
+          if (l.groups < 1) fail(".groups", "groups must be >= 1");
+          if (cur.channels % l.groups != 0 || l.out_channels % l.groups != 0) {
+            fail(".groups", fmt::format("groups {} must divide the {} input channels from {} and the {} output "
+                                        "channels",
+                                        l.groups, cur.channels, producer, l.out_channels));
+          }
           out.channels = l.out_channels;
           out.height = ho;
           out.width = wo;
@@ -285,6 +389,43 @@ void infer_shapes(Network& net) {
           out.height = ho;
           out.width = wo;
         }
+        l.out = out;
+        break;
+      }
+      case LayerKind::MaxPool:
+      case LayerKind::AvgPool: {
+        if (cur.capsules) {
+          fail(".type", fmt::format("a {} layer needs a feature map, but {} outputs {}", to_string(l.kind), producer,
+                                    cur.str()));
+        }
+        if (l.kernel_h < 1 || l.kernel_w < 1) fail(".kernel", "kernel sizes must be >= 1");
+        if (l.stride < 1) fail(".stride", "stride must be >= 1");
+        if (l.padding < 0) fail(".padding", "padding must be >= 0");
+        const long long span_h = static_cast<long long>(cur.height) + 2LL * l.padding - l.kernel_h;
+        const long long span_w = static_cast<long long>(cur.width) + 2LL * l.padding - l.kernel_w;
+        if (span_h < 0 || span_w < 0) {
+          fail(".kernel", fmt::format("window {}x{} does not fit its {}x{} input from {} (padding {})", l.kernel_h,
+                                      l.kernel_w, cur.height, cur.width, producer, l.padding));
+        }
+        TensorShape out;
+        out.channels = cur.channels;
+        out.height = static_cast<int>(span_h / l.stride + 1);
+        out.width = static_cast<int>(span_w / l.stride + 1);
+        l.out_channels = cur.channels;
+        l.out = out;
+        break;
+      }
+      case LayerKind::FullyConnected: {
+        if (cur.capsules) {
+          fail(".type", fmt::format("an fc layer needs a feature map (it flattens C x H x W), but {} outputs {}",
+                                    producer, cur.str()));
+        }
+        if (l.out_channels < 1) fail(".out_features", "out_features must be >= 1");
+        if (cur.elements() > INT_MAX) fail(".type", fmt::format("{} input features are too many", cur.elements()));
+        TensorShape out;
+        out.channels = l.out_channels;
+        out.height = 1;
+        out.width = 1;
         l.out = out;
         break;
       }

@@ -7,7 +7,10 @@
 
 namespace capsgen {
 
-enum class LayerKind { Conv2d, PrimaryCaps, ClassCaps };
+// conv2d, primary_caps and class_caps make up capsule networks (golden models, accelerator). max_pool,
+// avg_pool, fc and grouped conv2d describe the CNNs of the DRAM exploration (AlexNet, VGG-16,
+// MobileNet, docs/romanet.md); the golden models reject them (require_capsnet_layers()).
+enum class LayerKind { Conv2d, PrimaryCaps, ClassCaps, MaxPool, AvgPool, FullyConnected };
 enum class Activation { None, Relu, Squash };
 
 const char* to_string(LayerKind k);
@@ -30,12 +33,13 @@ struct Layer {
   LayerKind kind = LayerKind::Conv2d;
   int line = 0;  // line in the description file (for messages)
 
-  // conv2d and primary_caps
-  int out_channels = 0;  // conv2d only; primary_caps: capsule_types * capsule_dim
+  // conv2d and primary_caps (kernel, stride and padding also for max_pool/avg_pool)
+  int out_channels = 0;  // conv2d; primary_caps: capsule_types * capsule_dim; fc: out_features
   int kernel_h = 0, kernel_w = 0;
   int stride = 1;
   int padding = 0;
-  bool bias = true;
+  int groups = 1;  // conv2d: in and out channels split into groups (depthwise: groups == in channels)
+  bool bias = true;  // conv2d, primary_caps, fc (false for pools)
   Activation activation = Activation::None;
 
   // primary_caps: capsule_types x capsule_dim output channels, o = t*capsule_dim + d
@@ -68,6 +72,13 @@ struct WeightSpec {
 };
 
 std::vector<WeightSpec> expected_weights(const Network& net);
+
+// True for conv2d (groups 1), primary_caps and class_caps: the layers the golden models and the
+// accelerator run. Pools, fc and grouped convolutions exist for the analytic tools (capsgen dse dram).
+bool is_capsnet_layer(const Layer& l);
+// Throws InputError naming file, line and the first layer that is not a capsnet layer; `who` says
+// what cannot run it ("the golden model").
+void require_capsnet_layers(const Network& net, const std::string& who);
 
 // Loads, validates and runs shape inference. Throws InputError naming file, line and layer/field.
 Network load_network(const std::string& path);

@@ -85,7 +85,8 @@ WeightSet random_weights(const Network& net, std::uint64_t seed) {
       const double I = double(spec.shape[0]), J = double(spec.shape[1]), D = double(spec.shape[2]);
       sigma = 0.5 * J / (std::sqrt(I) * 0.5 * std::sqrt(D));
     } else {
-      const double fan_in = double(spec.shape[1] * spec.shape[2] * spec.shape[3]);
+      double fan_in = 1.0;  // conv [out, in, kh, kw] and fc [out, in] weights
+      for (std::size_t d = 1; d < spec.shape.size(); ++d) fan_in *= double(spec.shape[d]);
       sigma = std::sqrt(2.0 / fan_in);
     }
     for (auto& v : t.data) v = float(sigma * rng.normal());
