@@ -16,5 +16,9 @@ struct Command {
 
 int cmd_validate(const std::vector<std::string>& argv);
 int cmd_golden(const std::vector<std::string>& argv);
+int cmd_generate(const std::vector<std::string>& argv);
+int cmd_synth(const std::vector<std::string>& argv);
+int cmd_compile(const std::vector<std::string>& argv);
+int cmd_dse(const std::vector<std::string>& argv);
 
 }  // namespace capsgen::cli

@@ -17,6 +17,10 @@ const std::vector<Command>& commands() {
   static const std::vector<Command> list = {
       {"validate", "check an accelerator preset and/or a network description", capsgen::cli::cmd_validate},
       {"golden", "run the bit-exact fixed-point golden model (and the float reference)", capsgen::cli::cmd_golden},
+      {"generate", "write the RTL (Verilog, file list) of an accelerator preset", capsgen::cli::cmd_generate},
+      {"synth", "ASIC (OSU018 area, timing) and FPGA (iCE40, Xilinx) flows and RTL checks", capsgen::cli::cmd_synth},
+      {"compile", "map a network onto a preset: program, address map, statistics per operation", capsgen::cli::cmd_compile},
+      {"dse", "design-space explorations: dram (ROMANet DRAM mapping and scheduling)", capsgen::cli::cmd_dse},
   };
   return list;
 }

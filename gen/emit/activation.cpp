@@ -1,0 +1,519 @@
+#include "emit/activation.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "emit/activation_internal.hpp"
+
+namespace capsgen::emit {
+
+using detail::bits;
+using detail::lit;
+using detail::sext;
+using detail::zext;
+
+ActGeometry act_geometry(const AccelConfig& cfg) {
+  ActGeometry g;
+  g.psum = cfg.widths.psum;
+  g.act = cfg.widths.act;
+  g.max_len = std::max({32, cfg.array.rows, cfg.array.cols});
+  g.len_bits = clog2(g.max_len + 1);
+  g.shift_bits = clog2(g.psum + 1);
+  g.sum_bits = 2 * g.act - 1 + clog2(g.max_len);
+  g.nshift_bits = clog2(g.sum_bits + 1);
+  g.sqrt_in = cfg.norm.sqrt_in_bits;
+  g.sqrt_out = cfg.norm.sqrt_out_bits;
+  g.sq_elem = cfg.squash.elem_bits;
+  g.sq_norm = cfg.squash.norm_bits;
+  g.sq_out = cfg.squash.out_bits;
+  g.exp_in = cfg.softmax.exp_in_bits;
+  g.exp_out = cfg.softmax.exp_out_bits;
+  g.exp_sum_bits = g.exp_out + clog2(g.max_len);
+  g.out_bits = std::max(g.act, g.sqrt_out);
+  g.fifo_depth = g.max_len + 8;
+  g.desc_bits = std::max(g.act, g.sq_norm);
+  g.div_stages = g.act;
+  g.sqrt_computed = g.sqrt_in > kCaseRomMaxAddrBits;
+  if (g.act < 2 || g.psum <= g.act || g.sq_elem > g.act || g.sq_elem < 2 || g.sq_norm > g.sqrt_out ||
+      g.sq_out > g.act || g.exp_in > g.act || g.sq_elem + g.sq_norm > kCaseRomMaxAddrBits ||
+      g.exp_in > kCaseRomMaxAddrBits)
+    throw std::logic_error("emit_activation: widths outside the validated ranges (config not validated?)");
+  return g;
+}
+
+Module build_activation(const AccelConfig& cfg) {
+  const ActGeometry g = act_geometry(cfg);
+  const int P = g.psum, A = g.act, LB = g.len_bits, SB = g.shift_bits, NSB = g.nshift_bits, SUM = g.sum_bits;
+  const int SI = g.sqrt_in, SO = g.sqrt_out, EB = g.sq_elem, NB = g.sq_norm, QO = g.sq_out, EI = g.exp_in,
+            EO = g.exp_out, ES = g.exp_sum_bits, OB = g.out_bits, DB = g.desc_bits;
+  Module m(kActivationModule,
+           fmt::format(
+               "Activation unit of one array column (CapsAcc Fig. 11d-g). Every element is first reduced from\n"
+               "{0} to {1} bits: a = sat(round_half_up(in >> shift)) (fx::reduce). func selects the output:\n"
+               "  0 identity, 1 ReLU: one output per element, 2 cycles after it;\n"
+               "  2 Norm: one output per vector of len elements: sqrt_lut[sat(round(sum a^2 >> norm_shift))];\n"
+               "  3 Squash: len outputs, squash_lut[top bits of a, top bits of the norm] (fx::squash);\n"
+               "  4 Softmax: len outputs, fx::softmax (max subtraction, exp LUT, sum, divider).\n"
+               "func, len (1..{2}, 0 counts as 1), shift and norm_shift are sampled with the first element of\n"
+               "each vector; elements may arrive back to back, vectors too. func may change only while busy_o\n"
+               "is low. Timing contract (latency, queueing of Squash/Softmax vectors): docs/rtl-activation.md.",
+               P, A, g.max_len));
+  m.clock_and_reset()
+      .input("in_valid_i", "1", "an element this cycle")
+      .input("in_data_i", str(P), "element: accumulator output", true)
+      .input("func_i", "3", "0 identity, 1 ReLU, 2 Norm, 3 Squash, 4 Softmax (first element of a vector)")
+      .input("len_i", str(LB), fmt::format("vector length 1..{} (first element of a vector)", g.max_len))
+      .input("shift_i", str(SB), "reduction right shift (first element of a vector)")
+      .input("norm_shift_i", str(NSB), "even right shift of the sum of squares (Norm, Squash)")
+      .output("out_valid_o", "1", "out_data_o holds a result")
+      .output("out_last_o", "1", "last result of a vector (always 1 for identity, ReLU and Norm)")
+      .output("out_data_o", str(OB),
+              "result: signed, sign-extended; Norm: unsigned " + std::to_string(SO) + "-bit code, zero-extended")
+      .output("busy_o", "1", "an accepted element has not produced its result yet")
+      .output("err_o", "1", "sticky: an internal queue overflowed (contract violated, e.g. len > max)");
+
+  // ---------------- declarations ----------------
+  m.comment("Vector framing and per-vector controls.");
+  m.reg("cnt_q", str(LB), "elements of the current vector received");
+  m.reg("func_q", "3", "function of the current vector");
+  m.reg("len_q", str(LB));
+  m.reg("shift_q", str(SB));
+  m.reg("nshift_q", str(NSB));
+  m.wire("first", "1", "this element opens a vector");
+  m.wire("cur_func", "3");
+  m.wire("len_in", str(LB), "len_i, 0 read as 1");
+  m.wire("cur_len", str(LB));
+  m.wire("cur_shift", str(SB));
+  m.wire("cur_nshift", str(NSB));
+  m.wire("cur_vec", "1", "Norm, Squash or Softmax: a vector of len elements");
+  m.wire("in_last", "1", "this element closes its vector");
+  m.comment("Reduction psum -> act (fx::reduce).");
+  m.wire("red_shr", str(P), "in >>> shift", true);
+  m.wire("red_rbsrc", str(P + 1), "{in, 0}: bit s is the rounding bit in[s-1]");
+  m.wire("red_rb", "1", "rounding bit (half up)");
+  m.wire("red_round", str(P + 1), "round_shift(in, shift)", true);
+  m.wire("red_act", str(A), "saturated to act bits", true);
+  m.reg("a_q", str(A), "reduced element", true);
+  m.reg("a_valid_q", "1");
+  m.reg("a_first_q", "1");
+  m.reg("a_last_q", "1");
+  m.reg("a_nshift_q", str(NSB));
+  m.wire("f_relu", "1");
+  m.wire("f_norm", "1");
+  m.wire("f_squash", "1");
+  m.wire("f_softmax", "1");
+  m.wire("f_elem", "1", "identity or ReLU (codes 5..7 act as identity)");
+  m.wire("elem_valid", "1");
+  m.wire("elem_val", str(A), "identity / ReLU result", true);
+  m.comment("Norm: square, accumulate, round-shift, saturate, sqrt ROM.");
+  m.wire("sq_full", str(2 * A - 1), "a^2 (exact, non-negative)");
+  m.reg("sq_q", str(2 * A - 1));
+  m.reg("sq_valid_q", "1");
+  m.reg("sq_first_q", "1");
+  m.reg("sq_last_q", "1");
+  m.reg("sq_nshift_q", str(NSB));
+  m.wire("sum_next", str(SUM));
+  m.reg("sum_q", str(SUM), "running sum of squares");
+  m.reg("tot_q", str(SUM), "sum of squares of a finished vector");
+  m.reg("tot_valid_q", "1");
+  m.reg("tot_nshift_q", str(NSB));
+  m.wire("nrm_shr", str(SUM));
+  m.wire("nrm_rbsrc", str(SUM + 1));
+  m.wire("nrm_rb", "1");
+  m.wire("nrm_round", str(SUM), "round_shift(sum, norm_shift)");
+  m.wire("nrm_addr", str(SI), "saturated sqrt ROM address");
+  m.reg("addr_q", str(SI));
+  m.reg("addr_valid_q", "1");
+  m.wire("sqrt_data", str(SO), "norm code (sqrt ROM output)");
+  m.reg("nv_q", "1", "sqrt_data holds a vector's norm");
+  m.wire("sq_m", str(NB), "squash ROM norm address: sat(round(norm >> " + std::to_string(SO - NB) + "))");
+  if (SO > NB) m.wire("m_round", str(NB + 1));
+  m.comment("Softmax: running maximum.");
+  m.reg("mx_q", str(A), "", true);
+  m.wire("mx_next", str(A), "max including this element", true);
+  m.comment("Queues: elements (with last flag) and per-vector descriptors (Squash: norm address m;\n"
+            "Softmax: maximum), consumed in order by the stream engine.");
+  m.wire("elem_push", "1");
+  m.wire("elem_empty", "1");
+  m.wire("elem_head", str(A + 1));
+  m.wire("elem_err", "1");
+  m.wire("elem_last", "1");
+  m.wire("elem_x", str(A), "", true);
+  m.wire("desc_push_sq", "1");
+  m.wire("desc_push_sm", "1");
+  m.wire("desc_push", "1");
+  m.wire("desc_in", str(DB));
+  m.wire("desc_fifo_push", "1", "not taken directly by an idle engine (Squash bypass)");
+  m.wire("desc_empty", "1");
+  m.wire("desc_fifo_head", str(DB));
+  m.wire("desc_err", "1");
+  m.wire("desc_avail", "1");
+  m.wire("desc_head", str(DB));
+  m.wire("desc_pop", "1");
+  m.reg("eng_busy_q", "1", "stream engine inside a vector");
+  m.reg("eng_desc_q", str(DB), "its descriptor");
+  m.wire("eng_start", "1");
+  m.wire("eng_proc", "1", "stream engine consumes an element this cycle");
+  m.wire("eng_desc", str(DB));
+  m.comment("Squash lookup.");
+  m.wire("sq_e", str(EB), "squash ROM element address: sat(round(a >> " + std::to_string(A - EB) + "))", true);
+  if (A > EB) m.wire("sqe_round", str(EB + 1), "", true);
+  m.wire("sq_addr", str(EB + NB));
+  m.wire("squash_data", str(QO));
+  m.reg("sqo_valid_q", "1");
+  m.reg("sqo_last_q", "1");
+  m.comment("Softmax exp pass.");
+  if (A - EI >= 2)
+    m.lint_off("UNUSEDSIGNAL", "bits of max - x below the rounding bit do not change round-half-up (fx::round_shift).");
+  m.wire("sm_d", str(A), "max - x (0 .. 2^act - 1)");
+  if (A - EI >= 2) m.lint_on("UNUSEDSIGNAL");
+  if (A > EI) m.wire("sm_round", str(EI + 1));
+  m.wire("sm_addr", str(EI), "exp ROM address: sat(round((max - x) >> " + std::to_string(A - EI) + "))");
+  m.wire("exp_data", str(EO));
+  m.reg("ex_valid_q", "1");
+  m.reg("ex_first_q", "1");
+  m.reg("ex_last_q", "1");
+  m.reg("esum_q", str(ES), "running sum of exp values");
+  m.wire("esum_next", str(ES));
+  m.wire("ef_empty", "1");
+  m.wire("ef_head", str(EO + 1));
+  m.wire("ef_err", "1");
+  m.wire("sf_empty", "1");
+  m.wire("sf_head", str(ES));
+  m.wire("sf_err", "1");
+  m.comment("Softmax divide pass.");
+  m.reg("c_busy_q", "1");
+  m.reg("c_den_q", str(ES));
+  m.wire("c_start", "1");
+  m.wire("c_proc", "1");
+  m.wire("c_den", str(ES));
+  m.wire("div_valid", "1");
+  m.wire("div_last", "1");
+  m.wire("div_quot", str(A));
+  m.wire("div_busy", "1");
+  m.comment("Output register.");
+  m.reg("out_valid_q", "1");
+  m.reg("out_last_q", "1");
+  m.reg("out_data_q", str(OB));
+  m.reg("err_q", "1");
+
+  // ---------------- stage A: framing and reduction ----------------
+  m.blank();
+  m.assign("first", fmt::format("cnt_q == {}", lit(LB, 0)));
+  m.assign("cur_func", "first ? func_i : func_q");
+  m.assign("len_in", fmt::format("(len_i == {}) ? {} : len_i", lit(LB, 0), lit(LB, 1)));
+  m.assign("cur_len", "first ? len_in : len_q");
+  m.assign("cur_shift", "first ? shift_i : shift_q");
+  m.assign("cur_nshift", "first ? norm_shift_i : nshift_q");
+  m.assign("cur_vec", "(cur_func == 3'd2) | (cur_func == 3'd3) | (cur_func == 3'd4)");
+  m.assign("in_last", fmt::format("~cur_vec | (cnt_q + {} == cur_len)", lit(LB, 1)));
+  m.assign("red_shr", "in_data_i >>> cur_shift");
+  m.assign("red_rbsrc", "{in_data_i, 1'b0}");
+  if ((1 << SB) - 1 > P)
+    m.assign("red_rb", fmt::format("(cur_shift > {}) ? in_data_i[{}] : red_rbsrc[cur_shift]", lit(SB, P), P - 1));
+  else
+    m.assign("red_rb", "red_rbsrc[cur_shift]");
+  m.assign("red_round", fmt::format("{{red_shr[{}], red_shr}} + {}", P - 1, zext("red_rb", 1, P + 1)));
+  m.assign("red_act", detail::sat_s("red_round", P + 1, A));
+  m.always_ff_reset({nb("cnt_q", lit(LB, 0)), nb("func_q", "3'd0"), nb("a_valid_q", "1'b0")},
+                    {nb("a_valid_q", "in_valid_i"),
+                     if_("in_valid_i", {nb("cnt_q", fmt::format("in_last ? {} : cnt_q + {}", lit(LB, 0), lit(LB, 1))),
+                                        if_("first", {nb("func_q", "func_i")})})});
+  m.always_ff({if_("in_valid_i", {nb("a_q", "red_act"), nb("a_first_q", "first"), nb("a_last_q", "in_last"),
+                                  nb("a_nshift_q", "cur_nshift")}),
+               if_("in_valid_i & first",
+                   {nb("len_q", "len_in"), nb("shift_q", "shift_i"), nb("nshift_q", "norm_shift_i")})});
+  m.assign("f_relu", "func_q == 3'd1");
+  m.assign("f_norm", "func_q == 3'd2");
+  m.assign("f_squash", "func_q == 3'd3");
+  m.assign("f_softmax", "func_q == 3'd4");
+  m.assign("f_elem", "~(f_norm | f_squash | f_softmax)");
+  m.assign("elem_valid", "a_valid_q & f_elem");
+  m.assign("elem_val", fmt::format("(f_relu & a_q[{}]) ? {} : a_q", A - 1, lit(A, 0)));
+
+  // ---------------- Norm ----------------
+  m.blank();
+  m.comment("Norm pipeline: a_q (t+1) -> sq_q (t+2) -> tot_q (t+3) -> addr_q (t+4) -> sqrt_data (t+5).");
+  m.assign("sq_full", fmt::format("{} * {}", sext("a_q", A, 2 * A - 1), sext("a_q", A, 2 * A - 1)));
+  m.assign("sum_next", fmt::format("sq_first_q ? {0} : sum_q + {0}", zext("sq_q", 2 * A - 1, SUM)));
+  m.assign("nrm_shr", "tot_q >> tot_nshift_q");
+  m.assign("nrm_rbsrc", "{tot_q, 1'b0}");
+  if ((1 << NSB) - 1 > SUM)
+    m.assign("nrm_rb", fmt::format("(tot_nshift_q > {}) ? 1'b0 : nrm_rbsrc[tot_nshift_q]", lit(NSB, SUM)));
+  else
+    m.assign("nrm_rb", "nrm_rbsrc[tot_nshift_q]");
+  m.assign("nrm_round", fmt::format("nrm_shr + {}", zext("nrm_rb", 1, SUM)));
+  m.assign("nrm_addr", detail::sat_u("nrm_round", SUM, SI));
+  m.always_ff_reset({nb("sq_valid_q", "1'b0"), nb("tot_valid_q", "1'b0"), nb("addr_valid_q", "1'b0"), nb("nv_q", "1'b0")},
+                    {nb("sq_valid_q", "a_valid_q & (f_norm | f_squash)"), nb("tot_valid_q", "sq_valid_q & sq_last_q"),
+                     nb("addr_valid_q", "tot_valid_q"), nb("nv_q", "addr_valid_q")});
+  m.always_ff({if_("a_valid_q", {nb("sq_q", "sq_full"), nb("sq_first_q", "a_first_q"), nb("sq_last_q", "a_last_q"),
+                                 nb("sq_nshift_q", "a_nshift_q")}),
+               if_("sq_valid_q", {nb("sum_q", "sum_next")}),
+               if_("sq_valid_q & sq_last_q", {nb("tot_q", "sum_next"), nb("tot_nshift_q", "sq_nshift_q")}),
+               if_("tot_valid_q", {nb("addr_q", "nrm_addr")})});
+  m.instance(kActSqrtRomModule, "u_sqrt_rom")
+      .connect("clk_i", "clk_i")
+      .connect("addr_i", "addr_q")
+      .connect("data_o", "sqrt_data");
+  if (SO > NB) {
+    const int k = SO - NB;
+    m.assign("m_round", fmt::format("{{1'b0, {}}} + {}", bits("sqrt_data", SO - 1, k),
+                                    zext(fmt::format("sqrt_data[{}]", k - 1), 1, NB + 1)));
+    m.assign("sq_m", detail::sat_u("m_round", NB + 1, NB));
+  } else {
+    m.assign("sq_m", "sqrt_data");
+  }
+
+  // ---------------- Softmax max ----------------
+  m.blank();
+  m.assign("mx_next", "(a_first_q | (a_q > mx_q)) ? a_q : mx_q");
+  m.always_ff({if_("a_valid_q & f_softmax", {nb("mx_q", "mx_next")})});
+
+  // ---------------- queues and stream engine ----------------
+  m.blank();
+  m.comment("Stream engine: takes the vectors in order; a vector starts when its descriptor is available\n"
+            "(Squash: norm known, t_last + 5, taken directly when the engine is idle; Softmax: max known,\n"
+            "t_last + 2) and the previous vector has been streamed; then one element per cycle.");
+  m.assign("elem_push", "a_valid_q & (f_squash | f_softmax)");
+  m.instance(kActFifoModule, "u_elem_fifo")
+      .param("Width", str(A + 1))
+      .connect("clk_i", "clk_i")
+      .connect("rst_ni", "rst_ni")
+      .connect("push_i", "elem_push")
+      .connect("data_i", "{a_last_q, a_q}")
+      .connect("pop_i", "eng_proc")
+      .connect("empty_o", "elem_empty")
+      .connect("head_o", "elem_head")
+      .connect("err_o", "elem_err");
+  m.assign("elem_last", fmt::format("elem_head[{}]", A));
+  m.assign("elem_x", bits("elem_head", A - 1, 0));
+  m.assign("desc_push_sq", "nv_q & f_squash");
+  m.assign("desc_push_sm", "a_valid_q & f_softmax & a_last_q");
+  m.assign("desc_push", "desc_push_sq | desc_push_sm");
+  m.assign("desc_in", fmt::format("f_squash ? {} : {}", zext("sq_m", NB, DB), sext("mx_next", A, DB)));
+  m.instance(kActFifoModule, "u_desc_fifo")
+      .param("Width", str(DB))
+      .connect("clk_i", "clk_i")
+      .connect("rst_ni", "rst_ni")
+      .connect("push_i", "desc_fifo_push")
+      .connect("data_i", "desc_in")
+      .connect("pop_i", "desc_pop")
+      .connect("empty_o", "desc_empty")
+      .connect("head_o", "desc_fifo_head")
+      .connect("err_o", "desc_err");
+  m.assign("desc_avail", "~desc_empty | desc_push_sq");
+  m.assign("desc_head", "desc_empty ? desc_in : desc_fifo_head");
+  m.assign("eng_start", "~eng_busy_q & desc_avail");
+  m.assign("eng_proc", "eng_busy_q | eng_start");
+  m.assign("eng_desc", "eng_busy_q ? eng_desc_q : desc_head");
+  m.assign("desc_pop", "eng_start & ~desc_empty");
+  m.assign("desc_fifo_push", "desc_push & ~(eng_start & desc_empty)");
+  m.always_ff_reset({nb("eng_busy_q", "1'b0")}, {nb("eng_busy_q", "eng_proc & ~elem_last")});
+  m.always_ff({if_("eng_start", {nb("eng_desc_q", "desc_head")})});
+
+  // Squash lookup.
+  m.blank();
+  if (A > EB) {
+    const int k = A - EB;
+    m.assign("sqe_round", fmt::format("{{elem_x[{}], {}}} + {}", A - 1, bits("elem_x", A - 1, k),
+                                      zext(fmt::format("elem_x[{}]", k - 1), 1, EB + 1)));
+    m.assign("sq_e", detail::sat_s("sqe_round", EB + 1, EB));
+  } else {
+    m.assign("sq_e", "elem_x");
+  }
+  m.assign("sq_addr", fmt::format("{{sq_e, {}}}", bits("eng_desc", NB - 1, 0)));
+  m.instance(kActSquashRomModule, "u_squash_rom")
+      .connect("clk_i", "clk_i")
+      .connect("addr_i", "sq_addr")
+      .connect("data_o", "squash_data");
+
+  // Softmax exp pass.
+  m.blank();
+  m.assign("sm_d", fmt::format("{} - elem_x", bits("eng_desc", A - 1, 0)));
+  if (A > EI) {
+    const int k = A - EI;
+    m.assign("sm_round", fmt::format("{{1'b0, {}}} + {}", bits("sm_d", A - 1, k),
+                                     zext(fmt::format("sm_d[{}]", k - 1), 1, EI + 1)));
+    m.assign("sm_addr", detail::sat_u("sm_round", EI + 1, EI));
+  } else {
+    m.assign("sm_addr", "sm_d");
+  }
+  m.instance(kActExpRomModule, "u_exp_rom")
+      .connect("clk_i", "clk_i")
+      .connect("addr_i", "sm_addr")
+      .connect("data_o", "exp_data");
+  m.always_ff_reset({nb("sqo_valid_q", "1'b0"), nb("ex_valid_q", "1'b0")},
+                    {nb("sqo_valid_q", "eng_proc & f_squash"), nb("ex_valid_q", "eng_proc & f_softmax")});
+  m.always_ff({if_("eng_proc", {nb("sqo_last_q", "elem_last"), nb("ex_first_q", "eng_start"),
+                                nb("ex_last_q", "elem_last")})});
+  m.assign("esum_next", fmt::format("ex_first_q ? {0} : esum_q + {0}", zext("exp_data", EO, ES)));
+  m.always_ff({if_("ex_valid_q", {nb("esum_q", "esum_next")})});
+  m.instance(kActFifoModule, "u_exp_fifo")
+      .param("Width", str(EO + 1))
+      .connect("clk_i", "clk_i")
+      .connect("rst_ni", "rst_ni")
+      .connect("push_i", "ex_valid_q")
+      .connect("data_i", "{ex_last_q, exp_data}")
+      .connect("pop_i", "c_proc")
+      .connect("empty_o", "ef_empty")
+      .connect("head_o", "ef_head")
+      .connect("err_o", "ef_err");
+  m.instance(kActFifoModule, "u_sum_fifo")
+      .param("Width", str(ES))
+      .connect("clk_i", "clk_i")
+      .connect("rst_ni", "rst_ni")
+      .connect("push_i", "ex_valid_q & ex_last_q")
+      .connect("data_i", "esum_next")
+      .connect("pop_i", "c_start")
+      .connect("empty_o", "sf_empty")
+      .connect("head_o", "sf_head")
+      .connect("err_o", "sf_err");
+
+  // Softmax divide pass.
+  m.blank();
+  m.comment("Divide pass: vector by vector in order, once its sum is known; one division per cycle.");
+  m.assign("c_start", "~c_busy_q & ~sf_empty");
+  m.assign("c_proc", "c_busy_q | c_start");
+  m.assign("c_den", "c_busy_q ? c_den_q : sf_head");
+  m.always_ff_reset({nb("c_busy_q", "1'b0")}, {nb("c_busy_q", fmt::format("c_proc & ~ef_head[{}]", EO))});
+  m.always_ff({if_("c_start", {nb("c_den_q", "sf_head")})});
+  m.instance(kActDividerModule, "u_div")
+      .connect("clk_i", "clk_i")
+      .connect("rst_ni", "rst_ni")
+      .connect("in_valid_i", "c_proc")
+      .connect("in_last_i", fmt::format("ef_head[{}]", EO))
+      .connect("num_i", bits("ef_head", EO - 1, 0))
+      .connect("den_i", "c_den")
+      .connect("out_valid_o", "div_valid")
+      .connect("out_last_o", "div_last")
+      .connect("quot_o", "div_quot")
+      .connect("busy_o", "div_busy");
+
+  // ---------------- output ----------------
+  m.blank();
+  m.comment("Output register: one function is active at a time, so at most one source is valid.");
+  m.always_ff_reset({nb("out_valid_q", "1'b0"), nb("err_q", "1'b0")},
+                    {nb("out_valid_q", "elem_valid | (nv_q & f_norm) | sqo_valid_q | div_valid"),
+                     if_("elem_err | desc_err | ef_err | sf_err", {nb("err_q", "1'b1")})});
+  m.always_ff({if_("elem_valid", {nb("out_data_q", sext("elem_val", A, OB)), nb("out_last_q", "1'b1")},
+                   {if_("nv_q & f_norm", {nb("out_data_q", zext("sqrt_data", SO, OB)), nb("out_last_q", "1'b1")},
+                        {if_("sqo_valid_q", {nb("out_data_q", sext("squash_data", QO, OB)), nb("out_last_q", "sqo_last_q")},
+                             {if_("div_valid", {nb("out_data_q", zext("div_quot", A, OB)), nb("out_last_q", "div_last")})})})})});
+  m.assign("out_valid_o", "out_valid_q");
+  m.assign("out_last_o", "out_last_q");
+  m.assign("out_data_o", "out_data_q");
+  m.assign("busy_o", fmt::format("(cnt_q != {}) | a_valid_q | sq_valid_q | tot_valid_q | addr_valid_q | nv_q |\n"
+                                 "                  ~elem_empty | ~desc_empty | eng_busy_q | sqo_valid_q | ex_valid_q |\n"
+                                 "                  ~ef_empty | ~sf_empty | c_busy_q | div_busy",
+                                 lit(LB, 0)));
+  m.assign("err_o", "err_q");
+  return m;
+}
+
+Module build_activation_bank(const AccelConfig& cfg) {
+  const ActGeometry g = act_geometry(cfg);
+  const int cols = cfg.array.cols;
+  Module m(kActivationBankModule,
+           fmt::format("Bank of {} activation units, one per array column, sharing the control inputs: column c takes\n"
+                       "in_data_i bits [c*{} +: {}] and drives out_data_o bits [c*{} +: {}]. Contract as in {}.",
+                       cols, g.psum, g.psum, g.out_bits, g.out_bits, kActivationModule));
+  m.clock_and_reset()
+      .input("in_valid_i", "1", "an element per column this cycle")
+      .input("in_data_i", str(cols * g.psum), "elements, column c in bits [c*" + str(g.psum) + " +: " + str(g.psum) + "]")
+      .input("func_i", "3", "0 identity, 1 ReLU, 2 Norm, 3 Squash, 4 Softmax")
+      .input("len_i", str(g.len_bits), "vector length")
+      .input("shift_i", str(g.shift_bits), "reduction right shift")
+      .input("norm_shift_i", str(g.nshift_bits), "sum-of-squares right shift")
+      .output("out_valid_o", "1", "out_data_o holds results")
+      .output("out_last_o", "1", "last results of a vector")
+      .output("out_data_o", str(cols * g.out_bits),
+              "results, column c in bits [c*" + str(g.out_bits) + " +: " + str(g.out_bits) + "]")
+      .output("busy_o", "1", "elements in flight")
+      .output("err_o", "1", "sticky: a column's queue overflowed");
+  if (cols > 1) {
+    m.lint_off("UNUSEDSIGNAL",
+               "every column computes the same valid/last/busy outputs; column 0 drives the bank's,\n"
+               "synthesis merges the others away.");
+    for (int c = 1; c < cols; ++c) {
+      m.wire(fmt::format("out_valid_c{}", c), "1");
+      m.wire(fmt::format("out_last_c{}", c), "1");
+      m.wire(fmt::format("busy_c{}", c), "1");
+    }
+    m.lint_on("UNUSEDSIGNAL");
+  }
+  m.wire("err_c", str(cols), "per-column error flags");
+  for (int c = 0; c < cols; ++c) {
+    m.instance(kActivationModule, fmt::format("u_act_c{}", c))
+        .connect("clk_i", "clk_i")
+        .connect("rst_ni", "rst_ni")
+        .connect("in_valid_i", "in_valid_i")
+        .connect("in_data_i", expr_slice("in_data_i", c, str(g.psum)))
+        .connect("func_i", "func_i")
+        .connect("len_i", "len_i")
+        .connect("shift_i", "shift_i")
+        .connect("norm_shift_i", "norm_shift_i")
+        .connect("out_valid_o", c == 0 ? "out_valid_o" : fmt::format("out_valid_c{}", c))
+        .connect("out_last_o", c == 0 ? "out_last_o" : fmt::format("out_last_c{}", c))
+        .connect("out_data_o", expr_slice("out_data_o", c, str(g.out_bits)))
+        .connect("busy_o", c == 0 ? "busy_o" : fmt::format("busy_c{}", c))
+        .connect("err_o", cols == 1 ? "err_c" : fmt::format("err_c[{}]", c));
+  }
+  m.assign("err_o", "|err_c");
+  return m;
+}
+
+std::string activation_summary(const AccelConfig& cfg) {
+  const ActGeometry g = act_geometry(cfg);
+  std::string s = file_header(cfg, "Activation unit: preset values and generator choices, read by tb/activation_tb.cpp.", "#");
+  auto kv = [&s](const char* k, long long v) { s += fmt::format("{} {}\n", k, v); };
+  kv("cols", cfg.array.cols);
+  kv("psum_bits", cfg.widths.psum);
+  kv("act_bits", cfg.widths.act);
+  kv("sqrt_in_bits", cfg.norm.sqrt_in_bits);
+  kv("sqrt_out_bits", cfg.norm.sqrt_out_bits);
+  kv("squash_elem_bits", cfg.squash.elem_bits);
+  kv("squash_norm_bits", cfg.squash.norm_bits);
+  kv("squash_out_bits", cfg.squash.out_bits);
+  kv("squash_in_frac", cfg.squash.in_frac);
+  kv("squash_norm_shift", cfg.squash.norm_shift);
+  kv("exp_in_bits", cfg.softmax.exp_in_bits);
+  kv("exp_out_bits", cfg.softmax.exp_out_bits);
+  kv("softmax_in_frac", cfg.softmax.in_frac);
+  kv("max_len", g.max_len);
+  kv("sqrt_computed", g.sqrt_computed ? 1 : 0);
+  return s;
+}
+
+void emit_activation(const AccelConfig& cfg, Design& design) {
+  const ActGeometry g = act_geometry(cfg);
+  const auto sqrt_t = act_sqrt_table(cfg);
+  const auto squash_t = act_squash_table(cfg);
+  const auto exp_t = act_exp_table(cfg);
+  if (g.sqrt_computed)
+    design.add_module(build_act_sqrt_computed(cfg));
+  else
+    design.add_module(build_act_rom(kActSqrtRomModule,
+                                    "sqrt ROM of the Norm unit: norm code = round(sqrt(addr) * 2^sqrt_frac), saturated.",
+                                    sqrt_t, g.sqrt_in, g.sqrt_out));
+  design.add_module(build_act_rom(kActSquashRomModule,
+                                  "Squash ROM: address {element, norm}, value x*n/(1+n^2) as a Q0." +
+                                      std::to_string(g.sq_out - 1) + " two's-complement code.",
+                                  squash_t, g.sq_elem + g.sq_norm, g.sq_out));
+  design.add_module(build_act_rom(kActExpRomModule,
+                                  "exp ROM of the Softmax unit: address = rounded (max - x), value = exp(-d) in Q0." +
+                                      std::to_string(g.exp_out) + ", saturated.",
+                                  exp_t, g.exp_in, g.exp_out));
+  design.add_module(build_act_fifo(cfg));
+  design.add_module(build_act_divider(cfg));
+  design.add_module(build_activation(cfg));
+  design.add_module(build_activation_bank(cfg));
+  design.add_data_file(std::string(kActSqrtRomModule) + ".hex", rom_hex(sqrt_t, g.sqrt_out));
+  design.add_data_file(std::string(kActSquashRomModule) + ".hex", rom_hex(squash_t, g.sq_out));
+  design.add_data_file(std::string(kActExpRomModule) + ".hex", rom_hex(exp_t, g.exp_out));
+  design.add_other_file(kActivationSummaryName, activation_summary(cfg));
+}
+
+}  // namespace capsgen::emit

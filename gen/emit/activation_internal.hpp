@@ -1,0 +1,53 @@
+// Verilog expression helpers shared by the activation-unit emitters (activation*.cpp) and the
+// scratchpad emitter. Widths are numbers here: these blocks are specialized to one preset (their
+// ROM contents and unrolled pipelines depend on it), so they carry no overridable parameters.
+#pragma once
+
+#include <fmt/format.h>
+
+#include <stdexcept>
+#include <string>
+
+namespace capsgen::emit::detail {
+
+inline std::string lit(int width, long long value) { return fmt::format("{}'d{}", width, value); }
+
+// All-ones constant of `width` bits.
+inline std::string ones(int width) { return fmt::format("{{{}{{1'b1}}}}", width); }
+
+// Zero extension of an unsigned `from`-bit expression to `to` bits.
+inline std::string zext(const std::string& v, int from, int to) {
+  if (to < from) throw std::logic_error("zext: narrowing");
+  if (to == from) return v;
+  return fmt::format("{{{}'d0, {}}}", to - from, v);
+}
+
+// Sign extension of a signed `from`-bit expression (a plain name) to `to` bits.
+inline std::string sext(const std::string& name, int from, int to) {
+  if (to < from) throw std::logic_error("sext: narrowing");
+  if (to == from) return name;
+  if (from == 1) return fmt::format("{{{}{{{}}}}}", to, name);
+  return fmt::format("{{{{{}{{{}[{}]}}}}, {}}}", to - from, name, from - 1, name);
+}
+
+// Bits [hi:lo] of a plain name (a single bit when hi == lo).
+inline std::string bits(const std::string& name, int hi, int lo) {
+  return hi == lo ? fmt::format("{}[{}]", name, hi) : fmt::format("{}[{}:{}]", name, hi, lo);
+}
+
+// fx::sat_s of a signed `from`-bit name to `to` bits (from >= to >= 2).
+inline std::string sat_s(const std::string& name, int from, int to) {
+  if (from < to || to < 2) throw std::logic_error("sat_s: bad widths");
+  if (from == to) return name;
+  const std::string hi = bits(name, from - 1, to - 1);
+  return fmt::format("((&{0}) | ~(|{0})) ? {1} : {{{2}[{3}], {{{4}{{~{2}[{3}]}}}}}}", hi, bits(name, to - 1, 0), name,
+                     from - 1, to - 1);
+}
+
+// fx::sat_u of an unsigned `from`-bit name to `to` bits (zero extension when from <= to).
+inline std::string sat_u(const std::string& name, int from, int to) {
+  if (from <= to) return zext(name, from, to);
+  return fmt::format("(|{}) ? {} : {}", bits(name, from - 1, to), ones(to), bits(name, to - 1, 0));
+}
+
+}  // namespace capsgen::emit::detail

@@ -1,0 +1,65 @@
+// The set of files one `capsgen generate` run writes, and the registry of block emitters.
+//
+// To add a block (activation unit, scratchpad, controller, ...): write emit/<block>.{hpp,cpp} with a
+// function `void emit_<block>(const AccelConfig&, Design&)` that adds its modules (and data files,
+// e.g. LUT ROM .hex/.mem contents), then append one line to block_emitters() in emit/registry.cpp,
+// after the blocks it instantiates. Nothing else needs to change: generate_rtl() runs the emitters
+// in that order and writes files.f in the order modules were added (dependencies first).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "config/accel_config.hpp"
+#include "emit/vast.hpp"
+
+namespace capsgen::emit {
+
+struct OutputFile {
+  enum class Kind { kVerilog, kData, kOther };
+  std::string name;  // file name relative to the output directory (no directories)
+  std::string contents;
+  Kind kind = Kind::kOther;
+};
+
+class Design {
+ public:
+  explicit Design(const AccelConfig& cfg) : cfg_(cfg) {}
+
+  const AccelConfig& config() const { return cfg_; }
+
+  // Adds <module name>.v holding the standard file header and the printed module.
+  void add_module(const Module& m);
+  // Adds a data file (e.g. a LUT ROM image for $readmemh); `comment_prefix` starts the header lines
+  // ("//" for .hex/.mem read by $readmemh); empty: no header.
+  void add_data_file(const std::string& name, const std::string& contents, const std::string& comment_prefix = "//");
+  // Adds any other file verbatim (documentation, scripts).
+  void add_other_file(const std::string& name, const std::string& contents);
+
+  bool has_module(const std::string& name) const;
+  const std::vector<OutputFile>& files() const { return files_; }
+  // Verilog files in dependency order (the order added).
+  std::vector<std::string> verilog_files() const;
+
+ private:
+  void add(OutputFile f);
+  const AccelConfig& cfg_;
+  std::vector<OutputFile> files_;
+};
+
+// The header on every generated file: generator version, config name and source path, no timestamp.
+std::string file_header(const AccelConfig& cfg, const std::string& what, const std::string& prefix = "//");
+
+struct BlockEmitter {
+  const char* name;
+  void (*emit)(const AccelConfig&, Design&);
+};
+
+// The registered block emitters, in dependency order.
+const std::vector<BlockEmitter>& block_emitters();
+
+// Common helpers for emitters.
+int clog2(long long n);  // ceil(log2(n)), 0 for n <= 1
+inline std::string str(long long v) { return std::to_string(v); }
+
+}  // namespace capsgen::emit

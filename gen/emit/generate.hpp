@@ -1,0 +1,27 @@
+// `capsgen generate`: all RTL of one accelerator config, written atomically.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "config/accel_config.hpp"
+#include "emit/design.hpp"
+
+namespace capsgen::emit {
+
+// Runs every registered block emitter and adds the file list (files.f) and config.txt.
+Design build_design(const AccelConfig& cfg);
+
+// Writes build_design(cfg) into out_dir and returns the file names written (relative to out_dir),
+// in the order written. Atomic: everything goes into a temporary sibling directory that is renamed
+// into place at the end; on any error nothing is left behind and an existing out_dir is unchanged.
+// An existing out_dir is only replaced if it is empty or an earlier capsgen output (has files.f
+// starting with the capsgen header); otherwise InputError (field "--out").
+std::vector<std::string> generate_rtl(const AccelConfig& cfg, const std::filesystem::path& out_dir);
+
+// Name of the file list, and of the key/value description of the generated RTL for testbenches.
+inline constexpr const char* kFileListName = "files.f";
+inline constexpr const char* kConfigSummaryName = "config.txt";
+
+}  // namespace capsgen::emit

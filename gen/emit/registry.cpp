@@ -1,0 +1,23 @@
+// The block emitters generate_rtl() runs, in dependency order (a block after the blocks it
+// instantiates). Add new blocks here: one line each.
+#include "emit/accumulator.hpp"
+#include "emit/activation.hpp"
+#include "emit/design.hpp"
+#include "emit/pe.hpp"
+#include "emit/scratchpad.hpp"
+#include "emit/systolic_array.hpp"
+
+namespace capsgen::emit {
+
+const std::vector<BlockEmitter>& block_emitters() {
+  static const std::vector<BlockEmitter> list = {
+      {"pe", emit_pe},
+      {"systolic_array", emit_systolic_array},
+      {"accumulator", emit_accumulator},
+      {"activation", emit_activation},
+      {"scratchpad", emit_scratchpad},
+  };
+  return list;
+}
+
+}  // namespace capsgen::emit

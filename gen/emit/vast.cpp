@@ -1,0 +1,366 @@
+#include "emit/vast.hpp"
+
+#include <fmt/format.h>
+
+#include <cctype>
+#include <stdexcept>
+
+namespace capsgen::emit {
+namespace {
+
+bool is_number(const std::string& s) {
+  if (s.empty()) return false;
+  for (char c : s)
+    if (!std::isdigit(static_cast<unsigned char>(c))) return false;
+  return true;
+}
+
+bool is_simple_operand(const std::string& s) {
+  for (char c : s)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_')) return false;
+  return !s.empty();
+}
+
+// Splits text into lines and prefixes each with `prefix`.
+void append_comment_lines(std::string& out, const std::string& indent, const std::string& text) {
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t end = text.find('\n', start);
+    const std::string line = text.substr(start, end == std::string::npos ? std::string::npos : end - start);
+    out += line.empty() ? indent + "//\n" : indent + "// " + line + "\n";
+    if (end == std::string::npos) break;
+    start = end + 1;
+  }
+}
+
+std::string trailing_comment(const std::string& c) { return c.empty() ? "" : "  // " + c; }
+
+void print_stmts(std::string& out, const Stmts& stmts, int depth);
+
+void print_stmt(std::string& out, const Stmt& s, int depth) {
+  const std::string ind(static_cast<std::size_t>(depth) * 2, ' ');
+  switch (s.kind) {
+    case Stmt::Kind::kNonBlocking:
+      out += fmt::format("{}{} <= {};\n", ind, s.lhs, s.rhs);
+      break;
+    case Stmt::Kind::kBlocking:
+      out += fmt::format("{}{} = {};\n", ind, s.lhs, s.rhs);
+      break;
+    case Stmt::Kind::kComment:
+      append_comment_lines(out, ind, s.lhs);
+      break;
+    case Stmt::Kind::kIf: {
+      out += fmt::format("{}if ({}) begin\n", ind, s.lhs);
+      print_stmts(out, s.then_body, depth + 1);
+      const Stmt* e = &s;
+      // else-if chains print flat.
+      while (e->else_body.size() == 1 && e->else_body[0].kind == Stmt::Kind::kIf) {
+        e = &e->else_body[0];
+        out += fmt::format("{}end else if ({}) begin\n", ind, e->lhs);
+        print_stmts(out, e->then_body, depth + 1);
+      }
+      if (!e->else_body.empty()) {
+        out += ind + "end else begin\n";
+        print_stmts(out, e->else_body, depth + 1);
+      }
+      out += ind + "end\n";
+      break;
+    }
+    case Stmt::Kind::kCase:
+      out += fmt::format("{}case ({})\n", ind, s.lhs);
+      for (const auto& [label, body] : s.cases) {
+        out += fmt::format("{}  {}: begin\n", ind, label);
+        print_stmts(out, body, depth + 2);
+        out += ind + "  end\n";
+      }
+      out += ind + "endcase\n";
+      break;
+  }
+}
+
+void print_stmts(std::string& out, const Stmts& stmts, int depth) {
+  for (const Stmt& s : stmts) print_stmt(out, s, depth);
+}
+
+std::string net_type(bool is_reg, bool is_signed, const std::string& width) {
+  std::string t = is_reg ? "reg" : "wire";
+  if (is_signed) t += " signed";
+  const std::string r = range_of(width);
+  if (!r.empty()) t += " " + r;
+  return t;
+}
+
+}  // namespace
+
+bool is_snake_case(const std::string& s) {
+  if (s.empty() || !(s[0] >= 'a' && s[0] <= 'z')) return false;
+  for (char c : s)
+    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_')) return false;
+  return s.find("__") == std::string::npos && s.back() != '_';
+}
+
+bool is_upper_camel_case(const std::string& s) {
+  if (s.empty() || !(s[0] >= 'A' && s[0] <= 'Z')) return false;
+  for (char c : s)
+    if (!std::isalnum(static_cast<unsigned char>(c))) return false;
+  return true;
+}
+
+std::string range_of(const std::string& width) {
+  if (width.empty()) throw std::logic_error("vast: empty width");
+  if (is_number(width)) {
+    const long long w = std::stoll(width);
+    if (w < 1) throw std::logic_error("vast: width < 1: " + width);
+    return w == 1 ? "" : fmt::format("[{}:0]", w - 1);
+  }
+  return is_simple_operand(width) ? fmt::format("[{}-1:0]", width) : fmt::format("[({})-1:0]", width);
+}
+
+std::string expr_slice(const std::string& name, int index, const std::string& width) {
+  if (is_number(width)) {
+    const long long w = std::stoll(width);
+    const long long lo = static_cast<long long>(index) * w;
+    return w == 1 ? fmt::format("{}[{}]", name, lo) : fmt::format("{}[{}:{}]", name, lo + w - 1, lo);
+  }
+  const std::string w = is_simple_operand(width) ? width : "(" + width + ")";
+  return index == 0 ? fmt::format("{}[0 +: {}]", name, w) : fmt::format("{}[{}*{} +: {}]", name, index, w, w);
+}
+
+std::string expr_sext(const std::string& value, const std::string& from, const std::string& to) {
+  if (is_number(from) && is_number(to)) {
+    const long long f = std::stoll(from), t = std::stoll(to);
+    if (f < 2 || t < f) throw std::logic_error("vast: bad sign extension");
+    if (t == f) return value;
+    return fmt::format("{{{{{}{{{}[{}]}}}}, {}}}", t - f, value, f - 1, value);
+  }
+  return fmt::format("{{{{({}-{}+1){{{}[{}-1]}}}}, {}[{}-2:0]}}", to, from, value, from, value, from);
+}
+
+std::string expr_zero(const std::string& width) {
+  if (is_number(width)) return width + "'d0";
+  return fmt::format("{{{}{{1'b0}}}}", width);
+}
+
+Stmt nb(std::string lhs, std::string rhs) {
+  Stmt s;
+  s.kind = Stmt::Kind::kNonBlocking;
+  s.lhs = std::move(lhs);
+  s.rhs = std::move(rhs);
+  return s;
+}
+
+Stmt blk(std::string lhs, std::string rhs) {
+  Stmt s;
+  s.kind = Stmt::Kind::kBlocking;
+  s.lhs = std::move(lhs);
+  s.rhs = std::move(rhs);
+  return s;
+}
+
+Stmt if_(std::string cond, Stmts then_body, Stmts else_body) {
+  Stmt s;
+  s.kind = Stmt::Kind::kIf;
+  s.lhs = std::move(cond);
+  s.then_body = std::move(then_body);
+  s.else_body = std::move(else_body);
+  return s;
+}
+
+Stmt case_(std::string selector, std::vector<std::pair<std::string, Stmts>> cases) {
+  Stmt s;
+  s.kind = Stmt::Kind::kCase;
+  s.lhs = std::move(selector);
+  s.cases = std::move(cases);
+  return s;
+}
+
+Stmt stmt_comment(std::string text) {
+  Stmt s;
+  s.kind = Stmt::Kind::kComment;
+  s.lhs = std::move(text);
+  return s;
+}
+
+Module::Module(std::string name, std::string description)
+    : name_(std::move(name)), description_(std::move(description)) {
+  if (!is_snake_case(name_)) throw std::logic_error("vast: module name not lower_snake_case: " + name_);
+}
+
+Module& Module::parameter(std::string name, std::string value, std::string comment) {
+  if (!is_upper_camel_case(name)) throw std::logic_error("vast: parameter not UpperCamelCase: " + name);
+  params_.push_back({std::move(name), std::move(value), std::move(comment)});
+  return *this;
+}
+
+Module& Module::input(std::string name, std::string width, std::string comment, bool is_signed) {
+  check_signal(name);
+  if (name != "rst_ni" && !(name.size() > 2 && name.compare(name.size() - 2, 2, "_i") == 0))
+    throw std::logic_error("vast: input port must end in _i: " + name);
+  ports_.push_back({PortDir::kInput, std::move(name), std::move(width), is_signed, std::move(comment)});
+  return *this;
+}
+
+Module& Module::output(std::string name, std::string width, std::string comment, bool is_signed) {
+  check_signal(name);
+  if (!(name.size() > 2 && name.compare(name.size() - 2, 2, "_o") == 0))
+    throw std::logic_error("vast: output port must end in _o: " + name);
+  ports_.push_back({PortDir::kOutput, std::move(name), std::move(width), is_signed, std::move(comment)});
+  return *this;
+}
+
+Module& Module::clock_and_reset() {
+  input("clk_i", "1", "clock, all registers on its rising edge");
+  input("rst_ni", "1", "asynchronous reset, active low (control registers only)");
+  return *this;
+}
+
+void Module::check_signal(const std::string& name) const {
+  if (!is_snake_case(name)) throw std::logic_error("vast: signal not lower_snake_case: " + name + " in " + name_);
+  for (const Port& p : ports_)
+    if (p.name == name) throw std::logic_error("vast: duplicate name " + name + " in " + name_);
+}
+
+void Module::blank() { items_.emplace_back(ItemBlank{}); }
+void Module::comment(std::string text) { items_.emplace_back(ItemComment{std::move(text)}); }
+
+void Module::localparam(std::string name, std::string value, std::string comment) {
+  if (!is_upper_camel_case(name)) throw std::logic_error("vast: localparam not UpperCamelCase: " + name);
+  items_.emplace_back(ItemLocalparam{std::move(name), std::move(value), std::move(comment)});
+}
+
+void Module::wire(std::string name, std::string width, std::string comment, bool is_signed) {
+  check_signal(name);
+  items_.emplace_back(ItemNet{false, is_signed, std::move(name), std::move(width), std::move(comment), ""});
+}
+
+void Module::reg(std::string name, std::string width, std::string comment, bool is_signed) {
+  check_signal(name);
+  items_.emplace_back(ItemNet{true, is_signed, std::move(name), std::move(width), std::move(comment), ""});
+}
+
+void Module::memory(std::string name, std::string width, std::string depth, std::string comment) {
+  check_signal(name);
+  items_.emplace_back(ItemNet{true, false, std::move(name), std::move(width), std::move(comment), std::move(depth)});
+}
+
+void Module::assign(std::string lhs, std::string rhs) { items_.emplace_back(ItemAssign{std::move(lhs), std::move(rhs)}); }
+
+void Module::always_ff(Stmts body) { items_.emplace_back(ItemAlways{ItemAlways::Kind::kFlop, {}, std::move(body)}); }
+
+void Module::always_ff_reset(Stmts reset_body, Stmts body) {
+  items_.emplace_back(ItemAlways{ItemAlways::Kind::kFlopAsyncReset, std::move(reset_body), std::move(body)});
+}
+
+void Module::always_comb(Stmts body) { items_.emplace_back(ItemAlways{ItemAlways::Kind::kComb, {}, std::move(body)}); }
+
+Instance& Module::instance(std::string module, std::string name) {
+  if (!is_snake_case(name)) throw std::logic_error("vast: instance name not lower_snake_case: " + name);
+  Instance inst;
+  inst.module = std::move(module);
+  inst.name = std::move(name);
+  items_.emplace_back(std::move(inst));
+  return std::get<Instance>(items_.back());
+}
+
+void Module::lint_off(std::string rule, std::string reason) {
+  if (reason.empty()) throw std::logic_error("vast: lint waiver without a reason");
+  items_.emplace_back(ItemLint{true, std::move(rule), std::move(reason)});
+}
+
+void Module::lint_on(std::string rule) { items_.emplace_back(ItemLint{false, std::move(rule), ""}); }
+
+std::string print_module(const Module& m) {
+  std::string out;
+  append_comment_lines(out, "", m.description());
+  out += "module " + m.name();
+  if (!m.parameters().empty()) {
+    out += " #(\n";
+    for (std::size_t i = 0; i < m.parameters().size(); ++i) {
+      const Parameter& p = m.parameters()[i];
+      out += fmt::format("  parameter integer {} = {}{}{}\n", p.name, p.value, i + 1 < m.parameters().size() ? "," : "",
+                         trailing_comment(p.comment));
+    }
+    out += ")";
+  }
+  out += " (\n";
+  for (std::size_t i = 0; i < m.ports().size(); ++i) {
+    const Port& p = m.ports()[i];
+    out += fmt::format("  {} {} {}{}{}\n", p.dir == PortDir::kInput ? "input " : "output",
+                       net_type(false, p.is_signed, p.width), p.name, i + 1 < m.ports().size() ? "," : "",
+                       trailing_comment(p.comment));
+  }
+  out += ");\n";
+
+  for (const Item& item : m.items()) {
+    std::visit(
+        [&out](const auto& it) {
+          using T = std::decay_t<decltype(it)>;
+          if constexpr (std::is_same_v<T, ItemBlank>) {
+            out += "\n";
+          } else if constexpr (std::is_same_v<T, ItemComment>) {
+            append_comment_lines(out, "  ", it.text);
+          } else if constexpr (std::is_same_v<T, ItemLocalparam>) {
+            out += fmt::format("  localparam integer {} = {};{}\n", it.name, it.value, trailing_comment(it.comment));
+          } else if constexpr (std::is_same_v<T, ItemNet>) {
+            if (it.depth.empty()) {
+              out += fmt::format("  {} {};{}\n", net_type(it.is_reg, it.is_signed, it.width), it.name,
+                                 trailing_comment(it.comment));
+            } else {
+              const std::string hi = is_number(it.depth) ? std::to_string(std::stoll(it.depth) - 1)
+                                                         : (is_simple_operand(it.depth) ? it.depth + "-1"
+                                                                                        : "(" + it.depth + ")-1");
+              out += fmt::format("  {} {} [0:{}];{}\n", net_type(true, false, it.width), it.name, hi,
+                                 trailing_comment(it.comment));
+            }
+          } else if constexpr (std::is_same_v<T, ItemAssign>) {
+            out += fmt::format("  assign {} = {};\n", it.lhs, it.rhs);
+          } else if constexpr (std::is_same_v<T, ItemAlways>) {
+            switch (it.kind) {
+              case ItemAlways::Kind::kFlop:
+                out += "  always @(posedge clk_i) begin\n";
+                print_stmts(out, it.body, 2);
+                out += "  end\n";
+                break;
+              case ItemAlways::Kind::kFlopAsyncReset:
+                out += "  always @(posedge clk_i or negedge rst_ni) begin\n    if (!rst_ni) begin\n";
+                print_stmts(out, it.reset_body, 3);
+                out += "    end else begin\n";
+                print_stmts(out, it.body, 3);
+                out += "    end\n  end\n";
+                break;
+              case ItemAlways::Kind::kComb:
+                out += "  always @* begin\n";
+                print_stmts(out, it.body, 2);
+                out += "  end\n";
+                break;
+            }
+          } else if constexpr (std::is_same_v<T, Instance>) {
+            out += "  " + it.module;
+            if (!it.params.empty()) {
+              out += " #(\n";
+              for (std::size_t i = 0; i < it.params.size(); ++i)
+                out += fmt::format("    .{}({}){}\n", it.params[i].first, it.params[i].second,
+                                   i + 1 < it.params.size() ? "," : "");
+              out += "  )";
+            }
+            out += " " + it.name + " (\n";
+            for (std::size_t i = 0; i < it.ports.size(); ++i)
+              out += fmt::format("    .{}({}){}\n", it.ports[i].first, it.ports[i].second,
+                                 i + 1 < it.ports.size() ? "," : "");
+            out += "  );\n";
+          } else if constexpr (std::is_same_v<T, ItemLint>) {
+            if (it.off) {
+              append_comment_lines(out, "  ", "Lint waiver: " + it.reason);
+              out += "  // verilator lint_off " + it.rule + "\n";
+            } else {
+              out += "  // verilator lint_on " + it.rule + "\n";
+            }
+          }
+        },
+        item);
+  }
+  out += "endmodule\n";
+  return out;
+}
+
+}  // namespace capsgen::emit

@@ -1,0 +1,122 @@
+// A small reader of Liberty (.lib) standard-cell libraries: enough for the flows to take cell
+// areas, pin directions, logic functions and flip-flop/latch behaviour from the library itself
+// (kGE normalization, gate-level simulation models, area cross-checks) instead of typing them in.
+//
+// Liberty syntax: groups `name (args) { ... }`, simple attributes `name : value ;` and complex
+// attributes `name (args) ;`, C comments, backslash line continuations. Boolean functions
+// ("(!(A B))", "((A^B)^C)") are parsed by BoolExpr.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace capsgen::synth {
+
+// ---- generic Liberty syntax tree ----
+struct LibGroup {
+  std::string type;               // "library", "cell", "pin", "ff", ...
+  std::vector<std::string> args;  // "(NAND2X1)" -> {"NAND2X1"}
+  std::vector<std::pair<std::string, std::string>> attrs;  // simple attributes, quotes removed
+  std::vector<std::pair<std::string, std::vector<std::string>>> complex_attrs;
+  std::vector<LibGroup> groups;
+  int line = 0;
+
+  const std::string* attr(const std::string& name) const;  // first simple attribute of that name
+  std::vector<const LibGroup*> children(const std::string& type) const;
+};
+
+// Parses Liberty text. Throws InputError(file, line) on syntax errors.
+LibGroup parse_liberty_text(const std::string& text, const std::string& file_name);
+
+// ---- Boolean functions ----
+// Liberty operators, from loosest to tightest binding: '+' '|' (or), '*' '&' and juxtaposition
+// (and), '^' (xor), prefix '!' and postfix '\'' (not); constants 0 and 1.
+class BoolExpr {
+ public:
+  enum class Op { kVar, kConst, kNot, kAnd, kOr, kXor };
+
+  static BoolExpr parse(const std::string& text);  // throws std::invalid_argument
+
+  Op op() const { return op_; }
+  const std::string& var() const { return var_; }
+  bool value() const { return value_; }
+  const std::vector<BoolExpr>& operands() const { return args_; }
+
+  // Evaluates with the given variable values; throws std::out_of_range for an unknown variable.
+  bool eval(const std::map<std::string, bool>& env) const;
+  // Variables in order of first appearance.
+  std::vector<std::string> variables() const;
+  // Verilog expression ("~", "&", "|", "^", fully parenthesized); `rename` maps variable names.
+  std::string to_verilog(const std::map<std::string, std::string>& rename = {}) const;
+  // If the expression is a single variable or its negation: that variable and whether negated.
+  std::optional<std::pair<std::string, bool>> as_literal() const;
+
+ private:
+  Op op_ = Op::kConst;
+  std::string var_;
+  bool value_ = false;
+  std::vector<BoolExpr> args_;
+  friend class BoolParser;
+  void collect(std::vector<std::string>& out) const;
+};
+
+// ---- standard cells ----
+struct LibPin {
+  std::string name;
+  std::string direction;  // "input", "output", "inout", "internal"
+  std::optional<BoolExpr> function;     // outputs
+  std::optional<BoolExpr> three_state;  // output is high-impedance when true
+  double capacitance = 0;
+  bool is_clock = false;
+};
+
+// Sequential element of a cell: ff or latch group.
+struct LibState {
+  enum class Kind { kFlipFlop, kLatch };
+  Kind kind = Kind::kFlipFlop;
+  std::string iq, iqn;                 // internal state variable names used by pin functions
+  std::optional<BoolExpr> next_state;  // ff: data; latch: data_in
+  std::optional<BoolExpr> clocked_on;  // ff: edge (0->1) of this expression; latch: enable (level)
+  std::optional<BoolExpr> clear;       // asynchronous, active when true
+  std::optional<BoolExpr> preset;
+  char clear_preset_var1 = 'X';  // iq when clear and preset are both active: L, H, N, T, X
+  char clear_preset_var2 = 'X';  // iqn likewise
+};
+
+struct LibCell {
+  std::string name;
+  double area = 0;
+  std::vector<LibPin> pins;  // in library order
+  std::optional<LibState> state;
+  bool dont_use = false;
+
+  const LibPin* pin(const std::string& name) const;
+  std::vector<const LibPin*> inputs() const;
+  std::vector<const LibPin*> outputs() const;
+  bool is_sequential() const { return state.has_value(); }
+  bool has_three_state() const;
+};
+
+struct Library {
+  std::string name;
+  std::string file;
+  std::string time_unit;         // e.g. "1ns"
+  std::string capacitive_unit;   // e.g. "1pf"
+  std::string area_unit = "um^2";  // Liberty has no area unit attribute; by convention square microns
+  std::vector<LibCell> cells;
+
+  const LibCell* cell(const std::string& name) const;
+  // Area of a cell; throws std::out_of_range naming the cell when it is not in the library.
+  double area(const std::string& cell_name) const;
+  // Time unit in nanoseconds (1 for "1ns", 0.001 for "1ps").
+  double time_unit_ns() const;
+};
+
+Library load_liberty(const std::string& path);  // throws InputError
+Library parse_liberty(const std::string& text, const std::string& file_name);
+
+}  // namespace capsgen::synth

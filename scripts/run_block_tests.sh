@@ -1,0 +1,119 @@
+#!/usr/bin/env bash
+# Block tests of the generated datapath RTL for one accelerator config:
+#   1. capsgen generate (a preset, or a seeded random config written to YAML first)
+#   2. verilator --lint-only -Wall on every generated module (must be clean)
+#   3. configure + build the Verilator testbench project tb/ against that RTL
+#   4. run the PE, accumulator, array, activation and scratchpad block tests
+#   5. optionally (--icarus) replay the array and activation tests under Icarus Verilog and compare
+#
+# usage: run_block_tests.sh --capsgen BIN --work DIR (--config YAML | --random SEED)
+#                           [--seed N] [--scale X] [--icarus | --icarus-only] [--jobs N] [--no-trace]
+# --icarus-only reuses the RTL and build of an earlier run in DIR (CTest fixture); --jobs defaults
+# to $CAPSGEN_RTL_JOBS or 2; --no-trace builds the models without FST support (faster builds).
+# Exit status 0 only if every step passed. Nothing outside DIR is written.
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+root="$(cd "$here/.." && pwd)"
+capsgen="" work="" config="" random="" seed=1 scale=1 icarus=0 icarus_only=0 jobs="${CAPSGEN_RTL_JOBS:-2}" trace=ON
+
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --capsgen) capsgen="$2"; shift 2 ;;
+    --work) work="$2"; shift 2 ;;
+    --config) config="$2"; shift 2 ;;
+    --random) random="$2"; shift 2 ;;
+    --seed) seed="$2"; shift 2 ;;
+    --scale) scale="$2"; shift 2 ;;
+    --icarus) icarus=1; shift ;;
+    --icarus-only) icarus=1; icarus_only=1; shift ;;
+    --jobs) jobs="$2"; shift 2 ;;
+    --no-trace) trace=OFF; shift ;;
+    *) echo "run_block_tests.sh: unknown argument '$1'" >&2; exit 2 ;;
+  esac
+done
+if [[ -z "$capsgen" || -z "$work" || ( -z "$config" && -z "$random" ) ]]; then
+  echo "usage: run_block_tests.sh --capsgen BIN --work DIR (--config YAML | --random SEED) [--seed N] [--scale X] [--icarus] [--jobs N]" >&2
+  exit 2
+fi
+mkdir -p "$work"
+work="$(cd "$work" && pwd)"
+rtl="$work/rtl"
+step() { printf '== %s\n' "$*"; }
+t0=$SECONDS
+
+if [[ "$icarus_only" == 1 ]]; then
+  # Reuse the RTL and testbench build of an earlier run in the same --work directory.
+  [[ -x "$work/build/tb_blocks" && -f "$rtl/files.f" ]] || { echo "FAIL: no earlier build in $work"; exit 1; }
+  mapfile -t sources < <(grep -v '^//' "$rtl/files.f" | sed '/^$/d')
+  tbx="$work/build/tb_blocks"
+else
+# 1. generate
+if [[ -n "$random" ]]; then
+  config="$work/random-$random.yaml"
+  step "generate random config $random -> $config"
+  "$capsgen" generate --random-config "$random" --config "$config" --out "$rtl"
+else
+  step "generate $config"
+  "$capsgen" generate --config "$config" --out "$rtl"
+fi
+grep -E '^(rows|cols|pe_pipeline|data_bits|weight_bits|psum_bits|acc_depth) ' "$rtl/config.txt" | tr '\n' ' '; echo
+
+# 2. lint every module on its own (-Wall, no waivers beyond the commented ones in the RTL)
+step "lint"
+mapfile -t sources < <(grep -v '^//' "$rtl/files.f" | sed '/^$/d')
+for f in "${sources[@]}"; do
+  top="${f%.v}"
+  (cd "$rtl" && verilator --lint-only -Wall -F files.f --top-module "$top") || { echo "FAIL lint $top"; exit 1; }
+done
+echo "verilator lint clean: ${#sources[@]} modules"
+# Yosys 0.23 must accept the same files (read, hierarchy check, processes).
+if command -v yosys > /dev/null; then
+  srcs=()
+  for f in "${sources[@]}"; do srcs+=("$rtl/$f"); done
+  yosys -q -p "read_verilog ${srcs[*]}; hierarchy -check; proc" > "$work/yosys.log" 2>&1 \
+    || { cat "$work/yosys.log"; echo "FAIL yosys"; exit 1; }
+  echo "yosys read/hierarchy/proc clean"
+fi
+
+# 3. build the testbenches
+step "build testbenches"
+cmake -S "$root/tb" -B "$work/build" -G Ninja -DCAPSGEN_RTL_DIR="$rtl" -DCMAKE_BUILD_TYPE=Release -DCAPSGEN_TB_TRACE="$trace" > "$work/configure.log" 2>&1 \
+  || { cat "$work/configure.log"; echo "FAIL configure"; exit 1; }
+cmake --build "$work/build" -j "$jobs" > "$work/build.log" 2>&1 || { tail -50 "$work/build.log"; echo "FAIL build"; exit 1; }
+echo "built in $((SECONDS - t0)) s"
+
+# 4. run
+tbx="$work/build/tb_blocks"
+for block in pe accumulator array activation scratchpad; do
+  step "$block (seed $seed)"
+  "$tbx" "$block" --rtl "$rtl" --seed "$seed" --scale "$scale"
+done
+fi
+
+# 5. Icarus cross-check of the array and activation tests
+if [[ "$icarus" == 1 ]]; then
+  step "icarus array cross-check"
+  vec="$work/vectors"
+  rm -rf "$vec" && mkdir -p "$vec"
+  "$tbx" array --rtl "$rtl" --seed "$seed" --mode icarus --vectors "$vec" | tail -1
+  srcs=()
+  for f in "${sources[@]}"; do srcs+=("$rtl/$f"); done
+  # shellcheck disable=SC2046
+  iverilog -g2012 $(cat "$vec/params.txt") -Ptb_array.VectorDir=\""$vec"\" -o "$vec/tb_array.vvp" \
+    "$root/tb/icarus/tb_array.v" "${srcs[@]}"
+  out="$(vvp -n "$vec/tb_array.vvp")" || true
+  echo "$out" | tail -12
+  grep -q '^PASS tb_array' <<< "$out" || { echo "FAIL icarus"; exit 1; }
+  step "icarus activation cross-check"
+  vec="$work/vectors_activation"
+  rm -rf "$vec" && mkdir -p "$vec"
+  "$tbx" activation --rtl "$rtl" --seed "$seed" --mode icarus --vectors "$vec" | tail -1
+  # shellcheck disable=SC2046
+  iverilog -g2012 -s tb_activation $(cat "$vec/params.txt") -Ptb_activation.VectorDir=\""$vec"\" \
+    -o "$vec/tb_activation.vvp" "$root/tb/icarus/tb_activation.v" "${srcs[@]}"
+  out="$(vvp -n "$vec/tb_activation.vvp")" || true
+  echo "$out" | tail -12
+  grep -q '^PASS tb_activation' <<< "$out" || { echo "FAIL icarus activation"; exit 1; }
+fi
+echo "ALL PASS ($((SECONDS - t0)) s)"

@@ -1,0 +1,271 @@
+// Simulation control shared by all block testbenches: command line, the generated RTL's
+// config.txt, clock/reset stepping of one or more Verilated models, a run-until watchdog, optional
+// FST tracing (--trace file.fst) and mismatch reporting.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <memory>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "verilated.h"
+#if VM_TRACE_FST
+#include "verilated_fst_c.h"
+#else
+class VerilatedFstC;  // tracing not built in (CAPSGEN_TB_TRACE=OFF)
+#endif
+
+namespace tb {
+
+struct Args {
+  std::uint64_t seed = 1;
+  std::string rtl_dir;      // directory of the generated RTL (for config.txt)
+  std::string trace;        // FST file, empty: no tracing
+  std::string vectors;      // directory for Icarus vector files, empty: none
+  std::string json;         // benchmark output, empty: none
+  double scale = 1.0;       // multiplies the amount of random stimulus
+  std::string mode;         // testbench-specific
+  int max_errors = 10;
+
+  static Args parse(int argc, char** argv, const char* usage) {
+    Args a;
+    for (int i = 1; i < argc; ++i) {
+      const std::string s = argv[i];
+      auto value = [&]() -> std::string {
+        if (i + 1 >= argc) throw std::runtime_error("missing value for " + s);
+        return argv[++i];
+      };
+      if (s == "--seed") a.seed = std::stoull(value());
+      else if (s == "--rtl") a.rtl_dir = value();
+      else if (s == "--trace") a.trace = value();
+      else if (s == "--vectors") a.vectors = value();
+      else if (s == "--json") a.json = value();
+      else if (s == "--scale") a.scale = std::stod(value());
+      else if (s == "--mode") a.mode = value();
+      else if (s == "--max-errors") a.max_errors = std::stoi(value());
+      else if (s.rfind("+verilator", 0) == 0) continue;
+      else {
+        std::fprintf(stderr, "usage: %s --rtl DIR [--seed N] [--trace file.fst] [--scale X] %s\n", argv[0], usage);
+        std::exit(2);
+      }
+    }
+    if (a.rtl_dir.empty()) {
+      std::fprintf(stderr, "%s: --rtl DIR (generated RTL with config.txt) is required\n", argv[0]);
+      std::exit(2);
+    }
+    return a;
+  }
+};
+
+// config.txt written by `capsgen generate` (key value lines, # comments).
+struct RtlConfig {
+  std::string name;
+  int rows = 0, cols = 0, pe_pipeline = 0, data_bits = 0, weight_bits = 0, psum_bits = 0, act_bits = 0,
+      acc_depth = 0;
+
+  static RtlConfig load(const std::string& dir) {
+    std::ifstream in(dir + "/config.txt");
+    if (!in) throw std::runtime_error("cannot read " + dir + "/config.txt");
+    std::map<std::string, std::string> kv;
+    std::string line;
+    while (std::getline(in, line)) {
+      if (line.empty() || line[0] == '#') continue;
+      std::istringstream ls(line);
+      std::string k, v;
+      ls >> k >> v;
+      kv[k] = v;
+    }
+    auto num = [&kv](const char* k) {
+      auto it = kv.find(k);
+      if (it == kv.end()) throw std::runtime_error(std::string("config.txt: missing ") + k);
+      return std::stoi(it->second);
+    };
+    RtlConfig c;
+    c.name = kv["name"];
+    c.rows = num("rows");
+    c.cols = num("cols");
+    c.pe_pipeline = num("pe_pipeline");
+    c.data_bits = num("data_bits");
+    c.weight_bits = num("weight_bits");
+    c.psum_bits = num("psum_bits");
+    c.act_bits = num("act_bits");
+    c.acc_depth = num("acc_depth");
+    return c;
+  }
+  int acc_addr_bits() const {
+    int k = 0;
+    while ((1LL << k) < acc_depth) ++k;
+    return k < 1 ? 1 : k;
+  }
+  // The array's documented latency (docs/rtl-datapath.md), computed here independently of the emitter.
+  int array_latency() const { return rows + cols + pe_pipeline; }
+};
+
+// Counts and prints mismatches; the first max_errors are printed in full.
+class Report {
+ public:
+  Report(std::string block, int max_errors) : block_(std::move(block)), max_(max_errors) {}
+  void mismatch(std::uint64_t cycle, const std::string& where, long long expected, long long actual) {
+    if (++errors_ <= max_)
+      std::fprintf(stderr, "MISMATCH block=%s %s expected=%lld actual=%lld cycle=%llu\n", block_.c_str(),
+                   where.c_str(), expected, actual, static_cast<unsigned long long>(cycle));
+  }
+  void check(std::uint64_t cycle, const std::string& where, long long expected, long long actual) {
+    ++checks_;
+    if (expected != actual) mismatch(cycle, where, expected, actual);
+  }
+  void fail(std::uint64_t cycle, const std::string& what) {
+    if (++errors_ <= max_)
+      std::fprintf(stderr, "FAIL block=%s %s cycle=%llu\n", block_.c_str(), what.c_str(),
+                   static_cast<unsigned long long>(cycle));
+  }
+  long long errors() const { return errors_; }
+  long long checks() const { return checks_; }
+  bool too_many() const { return errors_ > max_; }
+  // Prints the summary; returns the process exit code.
+  int summary(const std::string& extra = "") const {
+    std::printf("%s %s: %lld checks, %lld errors%s%s\n", errors_ ? "FAIL" : "PASS", block_.c_str(), checks_, errors_,
+                extra.empty() ? "" : ", ", extra.c_str());
+    return errors_ ? 1 : 0;
+  }
+
+ private:
+  std::string block_;
+  int max_;
+  long long errors_ = 0;
+  long long checks_ = 0;
+};
+
+class Sim {
+ public:
+  explicit Sim(const Args& args) : args_(args), ctx_(std::make_unique<VerilatedContext>()) {
+    ctx_->randReset(0);  // registers start at 0 (the testbenches only check values marked valid)
+    if (!args.trace.empty()) ctx_->traceEverOn(true);
+  }
+  // Call finish() before the models are destroyed (it runs their final()).
+  ~Sim() = default;
+
+  VerilatedContext* context() { return ctx_.get(); }
+
+  // Registers a model with clk_i and rst_ni ports. Call open_trace() after adding all models.
+  template <class M>
+  void add(M& m) {
+    Hooks h;
+    h.clk = &m.clk_i;
+    h.rst = &m.rst_ni;
+    h.eval = [&m] { m.eval(); };
+#if VM_TRACE_FST
+    h.trace = [&m](VerilatedFstC* t) { m.trace(t, 99); };
+#endif
+    h.final = [&m] { m.final(); };
+    models_.push_back(std::move(h));
+  }
+
+  void open_trace() {
+    if (args_.trace.empty() || fst_) return;
+#if !VM_TRACE_FST
+    throw std::runtime_error("--trace: this testbench was built without tracing (configure tb/ with "
+                             "-DCAPSGEN_TB_TRACE=ON)");
+#else
+    fst_ = std::make_unique<VerilatedFstC>();
+    for (auto& h : models_) h.trace(fst_.get());
+    fst_->open(args_.trace.c_str());
+#endif
+  }
+
+  // Holds rst_ni low for `cycles` clock cycles, then releases it; cycle() restarts at 0.
+  void reset(int cycles = 3) {
+    for (auto& h : models_) *h.rst = 0;
+    for (int i = 0; i < cycles; ++i) edge();
+    for (auto& h : models_) *h.rst = 1;
+    for (auto& h : models_) h.eval();
+    cycle_ = 0;
+  }
+
+  // One clock cycle: the inputs set for cycle() are sampled at the rising edge; afterwards the
+  // outputs show the state of cycle()+1.
+  void step() {
+    if (profile_) {
+      const auto t0 = std::chrono::steady_clock::now();
+      edge();
+      model_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    } else {
+      edge();
+    }
+    ++cycle_;
+    if (cycle_ > watchdog_) throw std::runtime_error("watchdog: simulation exceeded " + std::to_string(watchdog_) +
+                                                     " cycles");
+  }
+
+  // Steps until pred() holds (checked before each step); false on timeout.
+  template <class Pred>
+  bool run_until(Pred pred, std::uint64_t timeout) {
+    for (std::uint64_t i = 0; i < timeout; ++i) {
+      if (pred()) return true;
+      step();
+    }
+    return pred();
+  }
+
+  std::uint64_t cycle() const { return cycle_; }
+  // Time spent in the models' eval() (and tracing), measured when profiling is on.
+  void set_profile(bool on) { profile_ = on; }
+  double model_seconds() const { return model_seconds_; }
+  void set_watchdog(std::uint64_t cycles) { watchdog_ = cycles; }
+
+  void finish() {
+    if (finished_) return;
+    finished_ = true;
+    for (auto& h : models_) h.final();
+#if VM_TRACE_FST
+    if (fst_) fst_->close();
+#endif
+  }
+
+ private:
+  struct Hooks {
+    CData* clk;
+    CData* rst;
+    std::function<void()> eval;
+    std::function<void(VerilatedFstC*)> trace;
+    std::function<void()> final;
+  };
+  void edge() {
+    for (auto& h : models_) *h.clk = 1;
+    for (auto& h : models_) h.eval();
+    ctx_->timeInc(1);
+#if VM_TRACE_FST
+    if (fst_) fst_->dump(ctx_->time());
+#endif
+    for (auto& h : models_) *h.clk = 0;
+    for (auto& h : models_) h.eval();
+    ctx_->timeInc(1);
+#if VM_TRACE_FST
+    if (fst_) fst_->dump(ctx_->time());
+#endif
+  }
+
+  Args args_;
+  std::unique_ptr<VerilatedContext> ctx_;
+#if VM_TRACE_FST
+  std::unique_ptr<VerilatedFstC> fst_;
+#else
+  void* fst_ = nullptr;  // never set: tracing not built in
+#endif
+  std::vector<Hooks> models_;
+  std::uint64_t cycle_ = 0;
+  std::uint64_t watchdog_ = 500'000'000;
+  bool finished_ = false;
+  bool profile_ = false;
+  double model_seconds_ = 0;
+};
+
+}  // namespace tb
