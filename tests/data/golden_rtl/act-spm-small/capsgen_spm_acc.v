@@ -89,7 +89,7 @@ module capsgen_spm_acc (
     .AddrWidth(7)
   ) u_ram_b0_s0 (
     .clk_i(clk_i),
-    .sleep_i(sleep_ack_q),
+    .sleep_i(sleep_req_i),
     .p0_en_i(b0_p0_ok),
     .p0_we_i(b0_p0_we),
     .p0_addr_i(b0_p0_off),
@@ -112,7 +112,7 @@ module capsgen_spm_acc (
     .AddrWidth(7)
   ) u_ram_b1_s0 (
     .clk_i(clk_i),
-    .sleep_i(sleep_ack_q),
+    .sleep_i(sleep_req_i),
     .p0_en_i(b1_p0_ok),
     .p0_we_i(b1_p0_we),
     .p0_addr_i(b1_p0_off),

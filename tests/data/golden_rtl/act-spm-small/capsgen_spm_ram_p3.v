@@ -7,15 +7,16 @@
 // Same-cycle writes to one word: the highest port wins. A read sees the word
 // before the writes of its cycle.
 // FPGA tools infer block RAM only for up to 2 ports (this one becomes LUT RAM/registers); an ASIC flow replaces this module by an SRAM macro wrapper
-// and connects sleep_i to the macro's power switch (the behavioral model ignores it: the
-// memory that instantiates it blocks accesses to sleeping sectors).
+// that drives the macro's power switch from sleep_i (the sector's sleep request). The
+// behavioral model ignores it: the memory that instantiates it models the wake-up time and
+// blocks accesses to sleeping sectors.
 module capsgen_spm_ram_p3 #(
   parameter integer Width = 64,  // word bits
   parameter integer Depth = 256,  // words
   parameter integer AddrWidth = 8  // address bits
 ) (
   input  wire clk_i,  // clock
-  input  wire sleep_i,  // sector power switch off (for SRAM macros; unused here)
+  input  wire sleep_i,  // the sector's sleep request: power-switch control for SRAM macros (unused here)
   input  wire p0_en_i,  // port 0 access
   input  wire p0_we_i,  // write (1) or read (0)
   input  wire [AddrWidth-1:0] p0_addr_i,  // word address (< Depth)

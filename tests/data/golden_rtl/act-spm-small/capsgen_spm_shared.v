@@ -192,7 +192,7 @@ module capsgen_spm_shared (
     .AddrWidth(8)
   ) u_ram_b0_s0 (
     .clk_i(clk_i),
-    .sleep_i(sleep_ack_q[0]),
+    .sleep_i(sleep_req_i[0]),
     .p0_en_i(b0_p0_ok & (b0_p0_sec == 1'd0)),
     .p0_we_i(b0_p0_we),
     .p0_addr_i(b0_p0_off),
@@ -215,7 +215,7 @@ module capsgen_spm_shared (
     .AddrWidth(8)
   ) u_ram_b0_s1 (
     .clk_i(clk_i),
-    .sleep_i(sleep_ack_q[1]),
+    .sleep_i(sleep_req_i[1]),
     .p0_en_i(b0_p0_ok & (b0_p0_sec == 1'd1)),
     .p0_we_i(b0_p0_we),
     .p0_addr_i(b0_p0_off),
@@ -267,7 +267,7 @@ module capsgen_spm_shared (
     .AddrWidth(8)
   ) u_ram_b1_s0 (
     .clk_i(clk_i),
-    .sleep_i(sleep_ack_q[0]),
+    .sleep_i(sleep_req_i[0]),
     .p0_en_i(b1_p0_ok & (b1_p0_sec == 1'd0)),
     .p0_we_i(b1_p0_we),
     .p0_addr_i(b1_p0_off),
@@ -290,7 +290,7 @@ module capsgen_spm_shared (
     .AddrWidth(8)
   ) u_ram_b1_s1 (
     .clk_i(clk_i),
-    .sleep_i(sleep_ack_q[1]),
+    .sleep_i(sleep_req_i[1]),
     .p0_en_i(b1_p0_ok & (b1_p0_sec == 1'd1)),
     .p0_we_i(b1_p0_we),
     .p0_addr_i(b1_p0_off),
