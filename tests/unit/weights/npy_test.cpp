@@ -14,17 +14,13 @@
 
 #include "core/input_error.hpp"
 
+#include "fixtures.hpp"
+
 namespace capsgen {
 namespace {
 
-std::string fixture(const std::string& name) { return std::string(CAPSGEN_TEST_DATA) + "/npy/" + name; }
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using test::fixture;
+using test::slurp;
 
 // Builds a .npy file from a raw header text (padding it as NumPy does) and raw data bytes.
 std::string make_npy(const std::string& header, const std::string& data, int version = 1) {

@@ -14,19 +14,15 @@
 #include "core/input_error.hpp"
 #include "weights/npy.hpp"
 
+#include "fixtures.hpp"
+
 namespace capsgen {
 namespace {
 
 namespace fs = std::filesystem;
 
-std::string fixture(const std::string& name) { return std::string(CAPSGEN_TEST_DATA) + "/npy/" + name; }
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using test::fixture;
+using test::slurp;
 
 // A fresh directory per test, removed afterwards.
 class NpyWriteTest : public ::testing::Test {

@@ -14,17 +14,13 @@
 #include "core/input_error.hpp"
 #include "weights/npy.hpp"
 
+#include "fixtures.hpp"
+
 namespace capsgen {
 namespace {
 
-std::string fixture(const std::string& name) { return std::string(CAPSGEN_TEST_DATA) + "/npy/" + name; }
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using test::fixture;
+using test::slurp;
 
 template <typename F>
 void expect_input_error(F f, std::initializer_list<std::string> parts) {
