@@ -54,22 +54,8 @@ struct ActConfig {
       sq_norm_shift = 0, exp_in = 0, exp_out = 0, sm_in_frac = 0, max_len = 0, sqrt_computed = 0;
 
   static ActConfig load(const std::string& dir) {
-    std::ifstream in(dir + "/activation.txt");
-    if (!in) throw std::runtime_error("cannot read " + dir + "/activation.txt");
-    std::map<std::string, std::string> kv;
-    std::string line;
-    while (std::getline(in, line)) {
-      if (line.empty() || line[0] == '#') continue;
-      std::istringstream ls(line);
-      std::string k, v;
-      ls >> k >> v;
-      kv[k] = v;
-    }
-    auto num = [&kv](const char* k) {
-      auto it = kv.find(k);
-      if (it == kv.end()) throw std::runtime_error(std::string("activation.txt: missing ") + k);
-      return std::stoi(it->second);
-    };
+    const tb::KeyValueFile kv(dir + "/activation.txt");
+    auto num = [&kv](const char* k) { return kv.num(k); };
     ActConfig c;
     c.cols = num("cols");
     c.psum = num("psum_bits");

@@ -65,6 +65,33 @@ struct Args {
   }
 };
 
+// A generated "key value" description file (# comments), e.g. config.txt or activation.txt.
+class KeyValueFile {
+ public:
+  explicit KeyValueFile(const std::string& path) : path_(path) {
+    std::ifstream in(path);
+    if (!in) throw std::runtime_error("cannot read " + path);
+    std::string line;
+    while (std::getline(in, line)) {
+      if (line.empty() || line[0] == '#') continue;
+      std::istringstream ls(line);
+      std::string k, v;
+      ls >> k >> v;
+      kv_[k] = v;
+    }
+  }
+  int num(const char* key) const { return std::stoi(str(key)); }
+  std::string str(const char* key) const {
+    auto it = kv_.find(key);
+    if (it == kv_.end()) throw std::runtime_error(path_ + ": missing " + key);
+    return it->second;
+  }
+
+ private:
+  std::string path_;
+  std::map<std::string, std::string> kv_;
+};
+
 // config.txt written by `capsgen generate` (key value lines, # comments).
 struct RtlConfig {
   std::string name;
@@ -72,24 +99,10 @@ struct RtlConfig {
       acc_depth = 0;
 
   static RtlConfig load(const std::string& dir) {
-    std::ifstream in(dir + "/config.txt");
-    if (!in) throw std::runtime_error("cannot read " + dir + "/config.txt");
-    std::map<std::string, std::string> kv;
-    std::string line;
-    while (std::getline(in, line)) {
-      if (line.empty() || line[0] == '#') continue;
-      std::istringstream ls(line);
-      std::string k, v;
-      ls >> k >> v;
-      kv[k] = v;
-    }
-    auto num = [&kv](const char* k) {
-      auto it = kv.find(k);
-      if (it == kv.end()) throw std::runtime_error(std::string("config.txt: missing ") + k);
-      return std::stoi(it->second);
-    };
+    const KeyValueFile kv(dir + "/config.txt");
+    auto num = [&kv](const char* k) { return kv.num(k); };
     RtlConfig c;
-    c.name = kv["name"];
+    c.name = kv.str("name");
     c.rows = num("rows");
     c.cols = num("cols");
     c.pe_pipeline = num("pe_pipeline");
