@@ -48,7 +48,7 @@ echo "netlists in $net ($((SECONDS - t0)) s)"
 
 step "build the block testbenches on the netlists"
 cmake -S "$root/tb" -B "$work/tb-build" -G Ninja -DCAPSGEN_RTL_DIR="$net" -DCMAKE_BUILD_TYPE=Release \
-  -DCAPSGEN_TB_TRACE=OFF > "$work/configure.log" 2>&1 || { cat "$work/configure.log"; echo "FAIL configure"; exit 1; }
+  -DCAPSGEN_TB_TRACE=OFF -DCAPSGEN_VERILATOR_EXTRA_ARGS=-fno-gate > "$work/configure.log" 2>&1 || { cat "$work/configure.log"; echo "FAIL configure"; exit 1; }
 cmake --build "$work/tb-build" -j "$jobs" > "$work/build.log" 2>&1 || { tail -50 "$work/build.log"; echo "FAIL build"; exit 1; }
 echo "built in $((SECONDS - t0)) s"
 
