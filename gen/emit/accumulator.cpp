@@ -48,15 +48,12 @@ Module build_accumulator(const AccelConfig& cfg) {
   m.reg("s1_psum_q", "PsumWidth", "", true);
   m.reg("s1_bias_q", "PsumWidth", "", true);
   m.reg("s1_rd_q", "1", "read-out request in flight");
-  m.reg("fwd_valid_q", "1", "the RAM write of the previous cycle (forwarded to a read of the same entry)");
-  m.reg("fwd_addr_q", "AddrWidth");
-  m.reg("fwd_data_q", "PsumWidth", "", true);
+  m.reg("fwd_hit_q", "1", "the stage-1 input accumulates onto the entry written last cycle (RAM data stale)");
+  m.reg("fwd_data_q", "PsumWidth", "the value written last cycle", true);
   m.reg("out_valid_q", "1");
   m.reg("out_addr_q", "AddrWidth");
   m.reg("out_data_q", "PsumWidth", "", true);
-  m.wire("fwd_hit", "1", "RAM read data is stale: take the value written last cycle");
-  m.wire("entry", "PsumWidth", "current entry value", true);
-  m.wire("operand", "PsumWidth", "entry (accumulate) or bias (load)", true);
+  m.wire("operand", "PsumWidth", "entry (accumulate, forwarded or from the RAM) or bias (load)", true);
   m.wire("sum_wide", "PsumWidth + 1", "exact sum", true);
   m.wire("overflow", "1");
   m.wire("sum_sat", "PsumWidth", "sum saturated to PsumWidth bits", true);
@@ -66,21 +63,22 @@ Module build_accumulator(const AccelConfig& cfg) {
   m.assign("ram_raddr", "acc_read ? in_addr_i : rd_addr_i");
   m.always_ff({if_("ram_re", {nb("ram_rdata_q", "mem[ram_raddr]")}), if_("s1_valid_q", {nb("mem[s1_addr_q]", "sum_sat")})});
   m.blank();
-  m.comment("Stage 2: add and saturate, write back.");
-  m.assign("fwd_hit", "fwd_valid_q & (fwd_addr_q == s1_addr_q)");
-  m.assign("entry", "fwd_hit ? fwd_data_q : ram_rdata_q");
-  m.assign("operand", "s1_acc_q ? entry : s1_bias_q");
+  m.comment("Stage 2: add and saturate, write back. The forwarding decision was registered in stage 1 (the\n"
+            "entry written at the end of this cycle's predecessor is the one in stage 1 then), so only\n"
+            "the operand multiplexer, the adder and the saturation sit on the path to the RAM write data.");
+  m.assign("operand", "fwd_hit_q ? fwd_data_q : (s1_acc_q ? ram_rdata_q : s1_bias_q)");
   m.assign("sum_wide", "{operand[PsumWidth-1], operand} + {s1_psum_q[PsumWidth-1], s1_psum_q}");
   m.assign("overflow", "sum_wide[PsumWidth] ^ sum_wide[PsumWidth-1]");
   m.assign("sum_sat",
            "overflow ? {sum_wide[PsumWidth], {(PsumWidth-1){~sum_wide[PsumWidth]}}} : sum_wide[PsumWidth-1:0]");
   m.blank();
-  m.always_ff_reset({nb("s1_valid_q", "1'b0"), nb("s1_rd_q", "1'b0"), nb("fwd_valid_q", "1'b0"),
+  m.always_ff_reset({nb("s1_valid_q", "1'b0"), nb("s1_rd_q", "1'b0"), nb("fwd_hit_q", "1'b0"),
                      nb("out_valid_q", "1'b0")},
                     {nb("s1_valid_q", "in_valid_i"), nb("s1_rd_q", "rd_en_i & ~acc_read"),
-                     nb("fwd_valid_q", "s1_valid_q"), nb("out_valid_q", "s1_valid_q & s1_last_q")});
+                     nb("fwd_hit_q", "acc_read & s1_valid_q & (s1_addr_q == in_addr_i)"),
+                     nb("out_valid_q", "s1_valid_q & s1_last_q")});
   m.always_ff({nb("s1_acc_q", "in_accumulate_i"), nb("s1_last_q", "in_last_i"), nb("s1_addr_q", "in_addr_i"),
-               nb("s1_psum_q", "in_psum_i"), nb("s1_bias_q", "in_bias_i"), nb("fwd_addr_q", "s1_addr_q"),
+               nb("s1_psum_q", "in_psum_i"), nb("s1_bias_q", "in_bias_i"),
                nb("fwd_data_q", "sum_sat"), nb("out_addr_q", "s1_addr_q"), nb("out_data_q", "sum_sat")});
   m.blank();
   m.assign("out_valid_o", "out_valid_q");

@@ -81,6 +81,7 @@ Module build_activation(const AccelConfig& cfg) {
   m.reg("len_q", str(LB));
   m.reg("shift_q", str(SB));
   m.reg("nshift_q", str(NSB));
+  m.reg("first_q", "1", "next element opens a vector (cnt_q == 0, registered: off the reduction path)");
   m.wire("first", "1", "this element opens a vector");
   m.wire("cur_func", "3");
   m.wire("len_in", str(LB), "len_i, 0 read as 1");
@@ -201,7 +202,7 @@ Module build_activation(const AccelConfig& cfg) {
 
   // ---------------- stage A: framing and reduction ----------------
   m.blank();
-  m.assign("first", fmt::format("cnt_q == {}", lit(LB, 0)));
+  m.assign("first", "first_q");
   m.assign("cur_func", "first ? func_i : func_q");
   m.assign("len_in", fmt::format("(len_i == {}) ? {} : len_i", lit(LB, 0), lit(LB, 1)));
   m.assign("cur_len", "first ? len_in : len_q");
@@ -217,10 +218,10 @@ Module build_activation(const AccelConfig& cfg) {
     m.assign("red_rb", "red_rbsrc[cur_shift]");
   m.assign("red_round", fmt::format("{{red_shr[{}], red_shr}} + {}", P - 1, zext("red_rb", 1, P + 1)));
   m.assign("red_act", detail::sat_s("red_round", P + 1, A));
-  m.always_ff_reset({nb("cnt_q", lit(LB, 0)), nb("func_q", "3'd0"), nb("a_valid_q", "1'b0")},
+  m.always_ff_reset({nb("cnt_q", lit(LB, 0)), nb("first_q", "1'b1"), nb("func_q", "3'd0"), nb("a_valid_q", "1'b0")},
                     {nb("a_valid_q", "in_valid_i"),
                      if_("in_valid_i", {nb("cnt_q", fmt::format("in_last ? {} : cnt_q + {}", lit(LB, 0), lit(LB, 1))),
-                                        if_("first", {nb("func_q", "func_i")})})});
+                                        nb("first_q", "in_last"), if_("first", {nb("func_q", "func_i")})})});
   m.always_ff({if_("in_valid_i", {nb("a_q", "red_act"), nb("a_first_q", "first"), nb("a_last_q", "in_last"),
                                   nb("a_nshift_q", "cur_nshift")}),
                if_("in_valid_i & first",

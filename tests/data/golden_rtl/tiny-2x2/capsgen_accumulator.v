@@ -43,15 +43,12 @@ module capsgen_accumulator #(
   reg signed [PsumWidth-1:0] s1_psum_q;
   reg signed [PsumWidth-1:0] s1_bias_q;
   reg s1_rd_q;  // read-out request in flight
-  reg fwd_valid_q;  // the RAM write of the previous cycle (forwarded to a read of the same entry)
-  reg [AddrWidth-1:0] fwd_addr_q;
-  reg signed [PsumWidth-1:0] fwd_data_q;
+  reg fwd_hit_q;  // the stage-1 input accumulates onto the entry written last cycle (RAM data stale)
+  reg signed [PsumWidth-1:0] fwd_data_q;  // the value written last cycle
   reg out_valid_q;
   reg [AddrWidth-1:0] out_addr_q;
   reg signed [PsumWidth-1:0] out_data_q;
-  wire fwd_hit;  // RAM read data is stale: take the value written last cycle
-  wire signed [PsumWidth-1:0] entry;  // current entry value
-  wire signed [PsumWidth-1:0] operand;  // entry (accumulate) or bias (load)
+  wire signed [PsumWidth-1:0] operand;  // entry (accumulate, forwarded or from the RAM) or bias (load)
   wire signed [(PsumWidth + 1)-1:0] sum_wide;  // exact sum
   wire overflow;
   wire signed [PsumWidth-1:0] sum_sat;  // sum saturated to PsumWidth bits
@@ -68,10 +65,10 @@ module capsgen_accumulator #(
     end
   end
 
-  // Stage 2: add and saturate, write back.
-  assign fwd_hit = fwd_valid_q & (fwd_addr_q == s1_addr_q);
-  assign entry = fwd_hit ? fwd_data_q : ram_rdata_q;
-  assign operand = s1_acc_q ? entry : s1_bias_q;
+  // Stage 2: add and saturate, write back. The forwarding decision was registered in stage 1 (the
+  // entry written at the end of this cycle's predecessor is the one in stage 1 then), so only
+  // the operand multiplexer, the adder and the saturation sit on the path to the RAM write data.
+  assign operand = fwd_hit_q ? fwd_data_q : (s1_acc_q ? ram_rdata_q : s1_bias_q);
   assign sum_wide = {operand[PsumWidth-1], operand} + {s1_psum_q[PsumWidth-1], s1_psum_q};
   assign overflow = sum_wide[PsumWidth] ^ sum_wide[PsumWidth-1];
   assign sum_sat = overflow ? {sum_wide[PsumWidth], {(PsumWidth-1){~sum_wide[PsumWidth]}}} : sum_wide[PsumWidth-1:0];
@@ -80,12 +77,12 @@ module capsgen_accumulator #(
     if (!rst_ni) begin
       s1_valid_q <= 1'b0;
       s1_rd_q <= 1'b0;
-      fwd_valid_q <= 1'b0;
+      fwd_hit_q <= 1'b0;
       out_valid_q <= 1'b0;
     end else begin
       s1_valid_q <= in_valid_i;
       s1_rd_q <= rd_en_i & ~acc_read;
-      fwd_valid_q <= s1_valid_q;
+      fwd_hit_q <= acc_read & s1_valid_q & (s1_addr_q == in_addr_i);
       out_valid_q <= s1_valid_q & s1_last_q;
     end
   end
@@ -95,7 +92,6 @@ module capsgen_accumulator #(
     s1_addr_q <= in_addr_i;
     s1_psum_q <= in_psum_i;
     s1_bias_q <= in_bias_i;
-    fwd_addr_q <= s1_addr_q;
     fwd_data_q <= sum_sat;
     out_addr_q <= s1_addr_q;
     out_data_q <= sum_sat;

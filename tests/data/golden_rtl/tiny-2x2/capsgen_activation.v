@@ -32,6 +32,7 @@ module capsgen_activation (
   reg [5:0] len_q;
   reg [4:0] shift_q;
   reg [4:0] nshift_q;
+  reg first_q;  // next element opens a vector (cnt_q == 0, registered: off the reduction path)
   wire first;  // this element opens a vector
   wire [2:0] cur_func;
   wire [5:0] len_in;  // len_i, 0 read as 1
@@ -146,7 +147,7 @@ module capsgen_activation (
   reg [7:0] out_data_q;
   reg err_q;
 
-  assign first = cnt_q == 6'd0;
+  assign first = first_q;
   assign cur_func = first ? func_i : func_q;
   assign len_in = (len_i == 6'd0) ? 6'd1 : len_i;
   assign cur_len = first ? len_in : len_q;
@@ -162,12 +163,14 @@ module capsgen_activation (
   always @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       cnt_q <= 6'd0;
+      first_q <= 1'b1;
       func_q <= 3'd0;
       a_valid_q <= 1'b0;
     end else begin
       a_valid_q <= in_valid_i;
       if (in_valid_i) begin
         cnt_q <= in_last ? 6'd0 : cnt_q + 6'd1;
+        first_q <= in_last;
         if (first) begin
           func_q <= func_i;
         end
