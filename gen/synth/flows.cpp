@@ -590,7 +590,9 @@ json run_xilinx(const Ctx& c, const std::vector<std::string>& tops) {
     c.progress(fmt::format("{}: synth_xilinx -family {}", top, c.opt.xilinx_family));
     const ToolRun r = run_yosys(c, sp, tdir / "synth.yosys.log");
     const YosysStat st = parse_yosys_stat_json(read_text(out + ".stat.json"));
-    const auto& counts = st.modules.count(top) ? st.modules.at(top) : st.design;
+    // The hierarchy is kept (flows/yosys/xilinx.ys): the "design" section sums it under the top.
+    static const std::map<std::string, long long> kNone;
+    const auto& counts = st.has_design ? st.design : st.modules.count(top) ? st.modules.at(top) : kNone;
     long long lut = 0, ff = 0, carry = 0, dsp = 0, bram18 = 0, bram36 = 0, lutram = 0, srl = 0, muxf = 0, other = 0;
     static const std::regex lut_re("^LUT[1-6]$");
     json cells = json::object();
