@@ -184,6 +184,16 @@ class Bench {
     return sim_.cycle() - start;
   }
 
+  // After the last descriptor: no further done pulse, idle, nothing requested.
+  void idle_check(int cycles) {
+    for (int i = 0; i < cycles; ++i) {
+      sim_.step();
+      report_.check(sim_.cycle(), "idle done_o", 0, dut_.done_o);
+      report_.check(sim_.cycle(), "idle busy_o", 0, dut_.busy_o);
+      report_.check(sim_.cycle(), "idle requests", 0, dut_.req_valid_o | dut_.spm_req_o | dut_.wr_valid_o);
+    }
+  }
+
   tb::Report& report() { return report_; }
   tb::Sim& sim() { return sim_; }
   capsgen::dram::DramModel& dram_model() { return dram_model_; }
@@ -243,13 +253,22 @@ class Bench {
     std::deque<WrBurst> wr;
     bool rvalid_pending = false;
     Word rdata_pending;
-    bool accepted = false, done = false;
+    bool accepted = false;
     int dones = 0;
     const std::uint64_t deadline = sim_.cycle() + 200000 + 50ull * el.size();
-    while (!done) {
+    while (true) {
       if (sim_.cycle() > deadline) {
         report_.fail(sim_.cycle(), where(static_cast<int>(spm_i), "timeout"));
         break;
+      }
+      // done_o is a register output: seen at the start of the cycle. The next descriptor is offered
+      // in this same cycle (back to back: desc_ready_o is high with done_o).
+      if (dut_.done_o) {
+        if (accepted) {
+          ++dones;
+          break;
+        }
+        if (sim_.cycle() != last_done_cycle_) report_.fail(sim_.cycle(), where(0, "done before acceptance"));
       }
       // --- tb inputs for this cycle (the DUT's outputs depend on its registers only) ---
       const bool desc_fire = dut_.desc_valid_i && dut_.desc_ready_o;
@@ -271,10 +290,6 @@ class Bench {
 
       // --- handshakes of this cycle ---
       const std::uint64_t cyc = sim_.cycle();
-      if (dut_.done_o) {
-        ++dones;
-        if (!accepted) report_.fail(cyc, where(0, "done before acceptance"));
-      }
       if (desc_fire) {
         if (accepted) report_.fail(cyc, where(0, "descriptor accepted twice"));
         accepted = true;
@@ -357,12 +372,12 @@ class Bench {
         }
         ++spm_i;
       }
-      if (accepted && dut_.done_o) done = true;
       sim_.step();
       if (desc_fire) dut_.desc_valid_i = 0;
       if (rd_taken) dut_.rd_valid_i = 0;
     }
-    // End-of-descriptor checks.
+    // End-of-descriptor checks (in the done_o cycle).
+    last_done_cycle_ = sim_.cycle();
     report_.check(sim_.cycle(), where(-1, "done_pulses"), 1, dones);
     report_.check(sim_.cycle(), where(-1, "bursts"), static_cast<long long>(bursts.size()), static_cast<long long>(burst_i));
     report_.check(sim_.cycle(), where(-1, "spm_accesses"), static_cast<long long>(el.size()), static_cast<long long>(spm_i));
@@ -402,6 +417,7 @@ class Bench {
   std::map<std::uint32_t, std::uint8_t> prev_written_;
   std::vector<Word> spm_;
   std::uint64_t beats_ = 0;
+  std::uint64_t last_done_cycle_ = ~std::uint64_t{0};
   int desc_no_ = 0;
 };
 
@@ -516,6 +532,7 @@ int dma_tb_main(int argc, char** argv) {
   const std::uint64_t store_cycles = bench.run({contiguous(true, 0x200000, 0, n_long, 0)}, {none});
   const std::uint64_t tp_beats = bench.beats() - b0;
 
+  bench.idle_check(8);
   bench.dram_model().finish();
   bench.sim().finish();
   const auto& ds = bench.dram_model().stats();
