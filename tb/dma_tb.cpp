@@ -523,7 +523,7 @@ int dma_tb_main(int argc, char** argv) {
   }
   const std::uint64_t func_cycles = bench.run(list, stalls);
   const std::uint64_t func_beats = bench.beats();
-  const auto func_stats = bench.dram_model().stats();
+  const capsgen::dram::DramStats func_stats = bench.dram_model().stats();
 
   // ---- throughput: long contiguous load and store, no stalls, DRAM-model timing ----
   const std::uint32_t n_long = std::min<std::uint32_t>(spm_words, 2048);
@@ -531,6 +531,7 @@ int dma_tb_main(int argc, char** argv) {
   const std::uint64_t load_cycles = bench.run({contiguous(false, 0x100000, 0, n_long, 0)}, {none});
   const std::uint64_t store_cycles = bench.run({contiguous(true, 0x200000, 0, n_long, 0)}, {none});
   const std::uint64_t tp_beats = bench.beats() - b0;
+  const capsgen::dram::DramStats tp = capsgen::dram::stats_delta(bench.dram_model().stats(), func_stats);
 
   bench.idle_check(8);
   bench.dram_model().finish();
@@ -546,8 +547,14 @@ int dma_tb_main(int argc, char** argv) {
               n_long, static_cast<unsigned long long>(load_cycles), double(n_long) / double(load_cycles), n_long,
               static_cast<unsigned long long>(store_cycles), double(n_long) / double(store_cycles),
               double(n_long) * wb / (double(load_cycles) / info.clock_mhz), info.clock_mhz, wb * info.clock_mhz);
+  const double tp_ns = static_cast<double>(tp.cycles()) * bench.dram_model().spec().timing.tck_ns;
+  std::printf("dma: DRAM model, throughput runs only: %llu bytes in %.0f ns = %.3f GB/s (%.1f%% of the device peak), "
+              "row hits %llu, misses %llu, conflicts %llu\n",
+              static_cast<unsigned long long>(tp.bytes()), tp_ns, tp_ns > 0 ? double(tp.bytes()) / tp_ns : 0.0,
+              tp_ns > 0 ? 100.0 * double(tp.bytes()) / tp_ns / bench.dram_model().spec().peak_gbps() : 0.0,
+              static_cast<unsigned long long>(tp.hits), static_cast<unsigned long long>(tp.misses),
+              static_cast<unsigned long long>(tp.conflicts));
   (void)tp_beats;
-  (void)func_stats;
   std::printf("dma: DRAM model (%s): %llu reads, %llu writes (column accesses), row hits %llu, misses %llu, conflicts %llu "
               "(hit rate %.1f%%)\n",
               bench.dram_model().spec().name.c_str(), static_cast<unsigned long long>(ds.reads),
