@@ -200,6 +200,7 @@ class Bench {
   capsgen::dram::DramModel& dram_model() { return dram_model_; }
   std::uint64_t beats() const { return beats_; }
   int descs() const { return desc_no_; }
+  std::size_t max_in_flight() const { return max_in_flight_; }
 
  private:
   // One check of a whole word; a mismatch prints the first differing 64-bit chunk.
@@ -309,6 +310,10 @@ class Bench {
           report_.check(cyc, where(static_cast<int>(burst_i), "burst_len"), bursts[burst_i].len, len);
           report_.check(cyc, where(static_cast<int>(burst_i), "burst_write"), d.store, w);
         }
+        // No more bursts in flight than the DMA's burst-length FIFO holds (dma.txt outstanding).
+        report_.check(cyc, where(static_cast<int>(burst_i), "in_flight"), 1,
+                      static_cast<long long>(rd.size() + wr.size()) < info_.outstanding);
+        max_in_flight_ = std::max<std::size_t>(max_in_flight_, rd.size() + wr.size() + 1);
         ++burst_i;
         const std::uint64_t cap = spec_.org.capacity_bytes();
         if (len >= 1) {
@@ -422,6 +427,7 @@ class Bench {
   std::vector<Word> spm_;
   std::uint64_t beats_ = 0;
   std::uint64_t last_done_cycle_ = ~std::uint64_t{0};
+  std::size_t max_in_flight_ = 0;
   int desc_no_ = 0;
 };
 
@@ -560,6 +566,7 @@ int dma_tb_main(int argc, char** argv) {
               static_cast<unsigned long long>(tp.hits), static_cast<unsigned long long>(tp.misses),
               static_cast<unsigned long long>(tp.conflicts));
   (void)tp_beats;
+  std::printf("dma: at most %zu bursts in flight (limit %d)\n", bench.max_in_flight(), info.outstanding);
   std::printf("dma: DRAM model (%s): %llu reads, %llu writes (column accesses), row hits %llu, misses %llu, conflicts %llu "
               "(hit rate %.1f%%)\n",
               bench.dram_model().spec().name.c_str(), static_cast<unsigned long long>(ds.reads),

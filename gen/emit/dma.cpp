@@ -24,6 +24,9 @@ DmaGeometry dma_geometry(const AccelConfig& cfg) {
   g.word_bytes = g.data_bits / 8;
   g.max_burst = cfg.offchip.max_burst;
   g.len_bits = clog2(static_cast<long long>(g.max_burst) + 1);
+  // Enough bursts in flight to keep the data channel busy over twice the nominal off-chip latency.
+  const long long need = (2LL * cfg.offchip.latency_cycles + g.max_burst - 1) / g.max_burst + 1;
+  g.outstanding = std::clamp(1 << clog2(need), kDmaMinOutstanding, kDmaMaxOutstanding);
   return g;
 }
 
@@ -31,7 +34,7 @@ Module build_dma(const AccelConfig& cfg) {
   const DmaGeometry g = dma_geometry(cfg);
   const int W = g.data_bits, SA = g.spm_addr_bits, DA = kDmaDramAddrBits, CW = kDmaCountBits, LW = g.len_bits;
   const int WS = clog2(g.word_bytes), MB = g.max_burst, KB = kDmaCounterBits;
-  const int OUT = kDmaOutstanding, PB = clog2(OUT), CB = PB + 1;
+  const int OUT = g.outstanding, PB = clog2(OUT), CB = PB + 1;
   const int FD = kDmaFifoDepth, FB = clog2(FD), FCB = FB + 1;
   if (DA < LW + WS || CW < LW) throw std::logic_error("emit_dma: widths too small");
 
@@ -329,7 +332,7 @@ std::string dma_summary(const AccelConfig& cfg) {
   s += fmt::format("count_bits {}\n", kDmaCountBits);
   s += fmt::format("len_bits {}\n", g.len_bits);
   s += fmt::format("max_burst {}\n", g.max_burst);
-  s += fmt::format("outstanding {}\n", kDmaOutstanding);
+  s += fmt::format("outstanding {}\n", g.outstanding);
   s += fmt::format("fifo_depth {}\n", kDmaFifoDepth);
   s += fmt::format("latency_cycles {}\n", cfg.offchip.latency_cycles);
   s += fmt::format("clock_mhz {}\n", cfg.clock.target_mhz);

@@ -1,6 +1,6 @@
 // DMA engine between the off-chip memory port and the scratchpad (issue 4, docs/rtl-dma.md):
 // one descriptor at a time (valid/ready), a 3-level address pattern walked twice (burst requests on
-// the DRAM side, one word per beat on the SPM side), up to kDmaOutstanding bursts in flight so the
+// the DRAM side, one word per beat on the SPM side), up to DmaGeometry::outstanding bursts in flight so the
 // next request overlaps the previous burst's data (prefetch), busy/done and beat counters.
 // One beat = one scratchpad word (the widest bank word of the organization).
 #pragma once
@@ -15,7 +15,8 @@ namespace capsgen::emit {
 inline constexpr const char* kDmaModule = "capsgen_dma";
 // Key/value description of the DMA's widths for the block testbench.
 inline constexpr const char* kDmaSummaryName = "dma.txt";
-inline constexpr int kDmaOutstanding = 8;  // bursts in flight (burst-length FIFO depth), a power of 2
+inline constexpr int kDmaMinOutstanding = 8;   // bursts in flight (burst-length FIFO depth): at least 8,
+inline constexpr int kDmaMaxOutstanding = 64;  // more when short bursts must cover a long latency
 inline constexpr int kDmaFifoDepth = 4;    // data FIFO words, a power of 2
 inline constexpr int kDmaCountBits = 16;   // per-level element counts
 inline constexpr int kDmaDramAddrBits = 32;  // DRAM byte address and DRAM strides
@@ -27,6 +28,7 @@ struct DmaGeometry {
   int spm_addr_bits = 0;  // flat SPM word address (largest memory of the organization)
   int len_bits = 0;       // burst length field: 1..max_burst beats
   int max_burst = 0;
+  int outstanding = 0;    // bursts in flight, a power of 2: covers 2 x latency_cycles of max_burst beats
 };
 
 DmaGeometry dma_geometry(const AccelConfig& cfg);

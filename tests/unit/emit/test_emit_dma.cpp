@@ -55,6 +55,15 @@ TEST(EmitDma, GeometryFollowsTheScratchpad) {
   EXPECT_EQ(dma_geometry(c).len_bits, 9);
   c.offchip.max_burst = 1;
   EXPECT_EQ(dma_geometry(c).len_bits, 1);
+  // Bursts in flight: at least 8, enough for 2 x latency of max_burst beats, at most 64.
+  EXPECT_EQ(t.outstanding, 8);
+  EXPECT_EQ(s.outstanding, 8);  // 2*20/16 + 1 = 4 -> 8
+  c.offchip.latency_cycles = 20;
+  EXPECT_EQ(dma_geometry(c).outstanding, 64);  // 41 -> 64
+  c.offchip.max_burst = 4;
+  EXPECT_EQ(dma_geometry(c).outstanding, 16);  // 10 + 1 = 11 -> 16
+  c.offchip.latency_cycles = 200;
+  EXPECT_EQ(dma_geometry(c).outstanding, 64);  // capped
 }
 
 TEST(EmitDma, RegisteredAfterTheScratchpad) {
