@@ -171,8 +171,12 @@ Module build_dma(const AccelConfig& cfg) {
   m.assign("desc_ready_o", "~busy_q");
   m.assign("desc_fire", "desc_valid_i & ~busy_q");
   m.assign("desc_empty", fmt::format("(desc_count0_i == {0}) | (desc_count1_i == {0}) | (desc_count2_i == {0})", lit(CW, 0)));
-  m.assign("desc_limit",
-           fmt::format("((desc_burst_i == {0}) | (desc_burst_i > {1})) ? {1} : desc_burst_i", lit(LW, 0), lit(LW, MB)));
+  // desc_burst_i > max_burst is impossible (and a constant comparison for lint) when max_burst = 2^LW - 1.
+  if ((1LL << LW) - 1 > MB)
+    m.assign("desc_limit",
+             fmt::format("((desc_burst_i == {0}) | (desc_burst_i > {1})) ? {1} : desc_burst_i", lit(LW, 0), lit(LW, MB)));
+  else
+    m.assign("desc_limit", fmt::format("(desc_burst_i == {0}) ? {1} : desc_burst_i", lit(LW, 0), lit(LW, MB)));
   m.assign("count0_last", fmt::format("count0_q - {}", lit(CW, 1)));
   m.assign("count1_last", fmt::format("count1_q - {}", lit(CW, 1)));
   m.assign("count2_last", fmt::format("count2_q - {}", lit(CW, 1)));

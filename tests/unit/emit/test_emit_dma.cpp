@@ -105,6 +105,19 @@ TEST(EmitDma, PortsAndWidths) {
   EXPECT_NE(w.find("{22'd0, rq_len, 5'd0}"), std::string::npos);  // burst bytes = len * 32
 }
 
+// max_burst = 2^k - 1 fills the length field: no (constant, lint-failing) "> max_burst" comparison.
+TEST(EmitDma, BurstLimitComparisonOnlyWhenReachable) {
+  AccelConfig c = preset("tiny-2x2");
+  c.offchip.max_burst = 7;
+  EXPECT_NE(print_module(build_dma(c)).find("assign desc_limit = (desc_burst_i == 3'd0) ? 3'd7 : desc_burst_i;"),
+            std::string::npos);
+  c.offchip.max_burst = 1;
+  EXPECT_NE(print_module(build_dma(c)).find("assign desc_limit = (desc_burst_i == 1'd0) ? 1'd1 : desc_burst_i;"),
+            std::string::npos);
+  c.offchip.max_burst = 8;
+  EXPECT_NE(print_module(build_dma(c)).find("(desc_burst_i > 4'd8)"), std::string::npos);
+}
+
 TEST(EmitDma, SynthesizableOnlyAcrossConfigs) {
   std::vector<AccelConfig> cfgs = {preset("tiny-2x2"), preset("small-4x4"), preset("capsacc-16x16")};
   for (std::uint64_t seed : {1, 2, 3, 4, 5, 6}) cfgs.push_back(parse_accel_config(random_accel_config_yaml(seed), "random"));
