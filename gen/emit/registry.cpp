@@ -3,6 +3,7 @@
 #include "emit/accumulator.hpp"
 #include "emit/activation.hpp"
 #include "emit/design.hpp"
+#include "emit/dma.hpp"
 #include "emit/pe.hpp"
 #include "emit/scratchpad.hpp"
 #include "emit/systolic_array.hpp"
@@ -16,6 +17,7 @@ const std::vector<BlockEmitter>& block_emitters() {
       {"accumulator", emit_accumulator},
       {"activation", emit_activation},
       {"scratchpad", emit_scratchpad},
+      {"dma", emit_dma},
   };
   return list;
 }

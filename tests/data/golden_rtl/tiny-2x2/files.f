@@ -16,3 +16,4 @@ capsgen_spm_ram_p1.v
 capsgen_spm_data.v
 capsgen_spm_weight.v
 capsgen_spm_acc.v
+capsgen_dma.v

@@ -1,0 +1,351 @@
+#include "emit/dma.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "emit/activation_internal.hpp"
+#include "emit/scratchpad.hpp"
+
+namespace capsgen::emit {
+
+using detail::lit;
+using detail::zext;
+
+DmaGeometry dma_geometry(const AccelConfig& cfg) {
+  DmaGeometry g;
+  for (const SpmGeometry& m : spm_memories(cfg)) {
+    g.data_bits = std::max(g.data_bits, m.mem.width_bits);
+    const long long words = static_cast<long long>(m.mem.banks) * m.mem.sectors * m.words_per_sector;
+    g.spm_addr_bits = std::max(g.spm_addr_bits, std::max(1, clog2(words)));
+  }
+  if (g.data_bits < 8 || g.data_bits % 8) throw std::logic_error("emit_dma: no scratchpad word width");
+  g.word_bytes = g.data_bits / 8;
+  g.max_burst = cfg.offchip.max_burst;
+  g.len_bits = clog2(static_cast<long long>(g.max_burst) + 1);
+  // Enough bursts in flight to keep the data channel busy over twice the nominal off-chip latency.
+  const long long need = (2LL * cfg.offchip.latency_cycles + g.max_burst - 1) / g.max_burst + 1;
+  g.outstanding = std::clamp(1 << clog2(need), kDmaMinOutstanding, kDmaMaxOutstanding);
+  return g;
+}
+
+Module build_dma(const AccelConfig& cfg) {
+  const DmaGeometry g = dma_geometry(cfg);
+  const int W = g.data_bits, SA = g.spm_addr_bits, DA = kDmaDramAddrBits, CW = kDmaCountBits, LW = g.len_bits;
+  const int WS = clog2(g.word_bytes), MB = g.max_burst, KB = kDmaCounterBits;
+  const int OUT = g.outstanding, PB = clog2(OUT), CB = PB + 1;
+  const int FD = kDmaFifoDepth, FB = clog2(FD), FCB = FB + 1;
+  if (DA < LW + WS || CW < LW) throw std::logic_error("emit_dma: widths too small");
+
+  Module m(kDmaModule,
+           fmt::format(
+               "DMA engine between the off-chip burst port and a scratchpad port (docs/rtl-dma.md).\n"
+               "One descriptor at a time: desc_store_i = 0 loads DRAM -> SPM, 1 stores SPM -> DRAM. Element\n"
+               "(i2, i1, i0), i0 innermost, i_k < count_k, moves one {}-bit word between DRAM byte address\n"
+               "dram_addr + i0*ds0 + i1*ds1 + i2*ds2 and SPM word address spm_addr + i0*ss0 + i1*ss1 + i2*ss2\n"
+               "(both modulo their width). When ds0 = {} bytes (one word), runs of the inner level become bursts of\n"
+               "up to min(desc_burst_i, {}) beats (desc_burst_i = 0: {}); otherwise every element is a 1-beat burst.\n"
+               "A count of 0 ends the descriptor at once (done_o, no transfers).\n"
+               "Off-chip port: burst requests (req_*) run ahead of the data by up to {} bursts (prefetch);\n"
+               "read data (rd_*) and write data (wr_*, wr_last_o on each burst's final beat) follow the\n"
+               "requests in order. Write data of a burst is sent after its request was accepted.\n"
+               "SPM port: one word per accepted request (spm_req_o & spm_gnt_i); read data returns on\n"
+               "spm_rvalid_i/spm_rdata_i (1 cycle later for capsgen_spm_*; any latency works). The top level\n"
+               "lowers spm_gnt_i while the addressed sector sleeps (capsgen_spm_* refuses such accesses).\n"
+               "done_o pulses for one cycle when the last word of a descriptor has been written (SPM) or\n"
+               "accepted (off-chip); desc_ready_o is high from that cycle on. beats_*_o count since reset.",
+               W, g.word_bytes, MB, MB, OUT));
+  m.clock_and_reset()
+      .input("desc_valid_i", "1", "descriptor valid")
+      .output("desc_ready_o", "1", "descriptor accepted when valid (idle)")
+      .input("desc_store_i", "1", "0: DRAM -> SPM load, 1: SPM -> DRAM store")
+      .input("desc_dram_addr_i", str(DA), "DRAM byte base address")
+      .input("desc_spm_addr_i", str(SA), "SPM word base address");
+  for (int k = 0; k < 3; ++k) m.input(fmt::format("desc_count{}_i", k), str(CW), fmt::format("level {} element count", k));
+  for (int k = 0; k < 3; ++k)
+    m.input(fmt::format("desc_dram_stride{}_i", k), str(DA), fmt::format("level {} DRAM stride, bytes (mod 2^{})", k, DA));
+  for (int k = 0; k < 3; ++k)
+    m.input(fmt::format("desc_spm_stride{}_i", k), str(SA), fmt::format("level {} SPM stride, words (mod 2^{})", k, SA));
+  m.input("desc_burst_i", str(LW), fmt::format("burst length limit in beats (0 or > {}: {})", MB, MB))
+      .output("busy_o", "1", "a descriptor is running")
+      .output("done_o", "1", "one-cycle pulse: the descriptor has finished")
+      .output("req_valid_o", "1", "off-chip burst request")
+      .input("req_ready_i", "1", "request accepted")
+      .output("req_addr_o", str(DA), "burst byte address")
+      .output("req_len_o", str(LW), fmt::format("burst length in beats (1..{})", MB))
+      .output("req_write_o", "1", "1: write burst, 0: read burst")
+      .input("rd_valid_i", "1", "read data beat valid")
+      .output("rd_ready_o", "1", "read data beat accepted")
+      .input("rd_data_i", str(W), "read data beat")
+      .output("wr_valid_o", "1", "write data beat valid")
+      .input("wr_ready_i", "1", "write data beat accepted")
+      .output("wr_data_o", str(W), "write data beat")
+      .output("wr_last_o", "1", "final beat of its burst")
+      .output("spm_req_o", "1", "SPM access")
+      .input("spm_gnt_i", "1", "SPM access accepted this cycle")
+      .output("spm_we_o", "1", "1: write, 0: read")
+      .output("spm_addr_o", str(SA), "SPM word address")
+      .output("spm_wdata_o", str(W), "SPM write data")
+      .input("spm_rvalid_i", "1", "SPM read data of an earlier accepted read")
+      .input("spm_rdata_i", str(W), "SPM read data")
+      .output("beats_read_o", str(KB), "read beats accepted since reset (wraps)")
+      .output("beats_written_o", str(KB), "write beats accepted since reset (wraps)");
+
+  // ---- declarations ----
+  m.comment("Descriptor registers.");
+  m.reg("busy_q", "1");
+  m.reg("done_q", "1");
+  m.reg("store_q", "1");
+  m.reg("contig_q", "1", "ds0 is one word: inner runs form bursts");
+  m.reg("limit_q", str(LW), "burst length limit (1..max)");
+  for (int k = 0; k < 3; ++k) m.reg(fmt::format("count{}_q", k), str(CW));
+  for (int k = 0; k < 3; ++k) m.reg(fmt::format("ds{}_q", k), str(DA));
+  for (int k = 0; k < 3; ++k) m.reg(fmt::format("ss{}_q", k), str(SA));
+  m.wire("desc_fire", "1");
+  m.wire("desc_empty", "1", "a count is 0");
+  m.wire("desc_limit", str(LW));
+  m.wire("count1_last", str(CW));
+  m.wire("count2_last", str(CW));
+  m.comment("Request side: walks the pattern burst by burst.");
+  m.reg("rq_active_q", "1", "requests remain");
+  m.reg("rq_j_q", str(CW), "inner index of the next burst's first element");
+  m.reg("rq_i1_q", str(CW));
+  m.reg("rq_i2_q", str(CW));
+  m.reg("rq_ptr_q", str(DA), "DRAM address of the next burst");
+  m.reg("rq_row1_q", str(DA), "DRAM address of the current level-1 row");
+  m.reg("rq_row2_q", str(DA), "DRAM address of the current level-2 plane");
+  m.wire("rq_rem", str(CW), "elements left in the inner run");
+  m.wire("rq_len", str(LW));
+  m.wire("rq_j_next", str(CW));
+  m.wire("rq_step", str(DA));
+  m.wire("rq_row1_next", str(DA));
+  m.wire("rq_row2_next", str(DA));
+  m.wire("req_fire", "1");
+  m.comment(fmt::format("Burst-length FIFO: the lengths of the {} bursts in flight at most.", OUT));
+  m.memory("lq_mem", str(LW), str(OUT));
+  m.reg("lq_wp_q", str(PB));
+  m.reg("lq_rp_q", str(PB));
+  m.reg("lq_cnt_q", str(CB));
+  m.wire("lq_full", "1");
+  m.wire("lq_empty", "1");
+  m.wire("lq_head", str(LW), "length of the burst whose data streams now");
+  m.wire("lq_pop", "1");
+  m.reg("bt_q", str(LW), "beats of the head burst done");
+  m.wire("bt_inc", str(LW));
+  m.wire("beat_last", "1");
+  m.wire("beat_fire", "1");
+  m.wire("rd_fire", "1");
+  m.wire("wr_fire", "1");
+  m.comment(fmt::format("Data FIFO ({} words): read beats -> SPM writes (load), SPM reads -> write beats (store).", FD));
+  m.memory("df_mem", str(W), str(FD));
+  m.reg("df_wp_q", str(FB));
+  m.reg("df_rp_q", str(FB));
+  m.reg("df_cnt_q", str(FCB));
+  m.wire("df_push", "1");
+  m.wire("df_pop", "1");
+  m.wire("df_wdata", str(W));
+  m.wire("df_full", "1");
+  m.wire("df_empty", "1");
+  m.wire("df_used", str(FCB + 1), "FIFO words plus SPM reads in flight");
+  m.comment("SPM side: walks the pattern word by word.");
+  m.reg("sp_active_q", "1", "SPM accesses remain");
+  m.reg("sp_i0_q", str(CW));
+  m.reg("sp_i1_q", str(CW));
+  m.reg("sp_i2_q", str(CW));
+  m.reg("sp_ptr_q", str(SA));
+  m.reg("sp_row1_q", str(SA));
+  m.reg("sp_row2_q", str(SA));
+  m.reg("sp_inf_q", str(FCB), "SPM reads in flight");
+  m.wire("sp_row1_next", str(SA));
+  m.wire("sp_row2_next", str(SA));
+  m.wire("count0_last", str(CW));
+  m.wire("spm_fire", "1");
+  m.wire("sp_ret", "1", "SPM read data returns");
+  m.wire("finish", "1");
+  m.reg("beats_rd_q", str(KB));
+  m.reg("beats_wr_q", str(KB));
+
+  // ---- descriptor ----
+  m.blank();
+  m.assign("desc_ready_o", "~busy_q");
+  m.assign("desc_fire", "desc_valid_i & ~busy_q");
+  m.assign("desc_empty", fmt::format("(desc_count0_i == {0}) | (desc_count1_i == {0}) | (desc_count2_i == {0})", lit(CW, 0)));
+  // desc_burst_i > max_burst is impossible (and a constant comparison for lint) when max_burst = 2^LW - 1.
+  if ((1LL << LW) - 1 > MB)
+    m.assign("desc_limit",
+             fmt::format("((desc_burst_i == {0}) | (desc_burst_i > {1})) ? {1} : desc_burst_i", lit(LW, 0), lit(LW, MB)));
+  else
+    m.assign("desc_limit", fmt::format("(desc_burst_i == {0}) ? {1} : desc_burst_i", lit(LW, 0), lit(LW, MB)));
+  m.assign("count0_last", fmt::format("count0_q - {}", lit(CW, 1)));
+  m.assign("count1_last", fmt::format("count1_q - {}", lit(CW, 1)));
+  m.assign("count2_last", fmt::format("count2_q - {}", lit(CW, 1)));
+  m.assign("finish", fmt::format("busy_q & ~rq_active_q & ~sp_active_q & lq_empty & df_empty & (sp_inf_q == {})", lit(FCB, 0)));
+  {
+    Stmts reset = {nb("busy_q", "1'b0"), nb("done_q", "1'b0"), nb("store_q", "1'b0"), nb("contig_q", "1'b0"),
+                   nb("limit_q", lit(LW, 1))};
+    for (int k = 0; k < 3; ++k) {
+      reset.push_back(nb(fmt::format("count{}_q", k), lit(CW, 0)));
+      reset.push_back(nb(fmt::format("ds{}_q", k), lit(DA, 0)));
+      reset.push_back(nb(fmt::format("ss{}_q", k), lit(SA, 0)));
+    }
+    Stmts accept = {nb("busy_q", "~desc_empty"), nb("done_q", "desc_empty"), nb("store_q", "desc_store_i"),
+                    nb("contig_q", fmt::format("desc_dram_stride0_i == {}", lit(DA, g.word_bytes))),
+                    nb("limit_q", "desc_limit")};
+    for (int k = 0; k < 3; ++k) {
+      accept.push_back(nb(fmt::format("count{}_q", k), fmt::format("desc_count{}_i", k)));
+      accept.push_back(nb(fmt::format("ds{}_q", k), fmt::format("desc_dram_stride{}_i", k)));
+      accept.push_back(nb(fmt::format("ss{}_q", k), fmt::format("desc_spm_stride{}_i", k)));
+    }
+    m.always_ff_reset(reset, {nb("done_q", "1'b0"), if_("desc_fire", accept),
+                              if_("finish", {nb("busy_q", "1'b0"), nb("done_q", "1'b1")})});
+  }
+
+  // ---- request side ----
+  m.blank();
+  m.comment("Request side: burst length, next position, request handshake.");
+  m.assign("rq_rem", "count0_q - rq_j_q");
+  m.assign("rq_len", fmt::format("~contig_q ? {0} : (rq_rem > {1}) ? limit_q : rq_rem[{2}:0]", lit(LW, 1),
+                                 zext("limit_q", LW, CW), LW - 1));
+  m.assign("rq_j_next", fmt::format("rq_j_q + {}", zext("rq_len", LW, CW)));
+  {
+    const std::string len_bytes =
+        WS == 0 ? zext("rq_len", LW, DA)
+                : (DA - LW - WS > 0 ? fmt::format("{{{}'d0, rq_len, {}'d0}}", DA - LW - WS, WS)
+                                    : fmt::format("{{rq_len, {}'d0}}", WS));
+    m.assign("rq_step", fmt::format("contig_q ? {} : ds0_q", len_bytes));
+  }
+  m.assign("rq_row1_next", "rq_row1_q + ds1_q");
+  m.assign("rq_row2_next", "rq_row2_q + ds2_q");
+  m.assign("req_valid_o", "rq_active_q & ~lq_full");
+  m.assign("req_addr_o", "rq_ptr_q");
+  m.assign("req_len_o", "rq_len");
+  m.assign("req_write_o", "store_q");
+  m.assign("req_fire", "rq_active_q & ~lq_full & req_ready_i");
+  m.always_ff_reset(
+      {nb("rq_active_q", "1'b0"), nb("rq_j_q", lit(CW, 0)), nb("rq_i1_q", lit(CW, 0)), nb("rq_i2_q", lit(CW, 0)),
+       nb("rq_ptr_q", lit(DA, 0)), nb("rq_row1_q", lit(DA, 0)), nb("rq_row2_q", lit(DA, 0))},
+      {if_("desc_fire",
+           {nb("rq_active_q", "~desc_empty"), nb("rq_j_q", lit(CW, 0)), nb("rq_i1_q", lit(CW, 0)),
+            nb("rq_i2_q", lit(CW, 0)), nb("rq_ptr_q", "desc_dram_addr_i"), nb("rq_row1_q", "desc_dram_addr_i"),
+            nb("rq_row2_q", "desc_dram_addr_i")},
+           {if_("req_fire",
+                {if_("rq_j_next != count0_q", {nb("rq_j_q", "rq_j_next"), nb("rq_ptr_q", "rq_ptr_q + rq_step")},
+                     {if_("rq_i1_q != count1_last",
+                          {nb("rq_j_q", lit(CW, 0)), nb("rq_i1_q", fmt::format("rq_i1_q + {}", lit(CW, 1))),
+                           nb("rq_row1_q", "rq_row1_next"), nb("rq_ptr_q", "rq_row1_next")},
+                          {if_("rq_i2_q != count2_last",
+                               {nb("rq_j_q", lit(CW, 0)), nb("rq_i1_q", lit(CW, 0)),
+                                nb("rq_i2_q", fmt::format("rq_i2_q + {}", lit(CW, 1))), nb("rq_row2_q", "rq_row2_next"),
+                                nb("rq_row1_q", "rq_row2_next"), nb("rq_ptr_q", "rq_row2_next")},
+                               {nb("rq_active_q", "1'b0")})})})})})});
+
+  // ---- burst-length FIFO and beat counting ----
+  m.blank();
+  m.comment("Bursts in flight: pushed with the request, popped with the burst's final data beat.");
+  m.assign("lq_full", fmt::format("lq_cnt_q == {}", lit(CB, OUT)));
+  m.assign("lq_empty", fmt::format("lq_cnt_q == {}", lit(CB, 0)));
+  m.assign("lq_head", "lq_mem[lq_rp_q]");
+  m.assign("rd_fire", "rd_valid_i & rd_ready_o");
+  m.assign("wr_fire", "wr_valid_o & wr_ready_i");
+  m.assign("beat_fire", "store_q ? wr_fire : rd_fire");
+  m.assign("bt_inc", fmt::format("bt_q + {}", lit(LW, 1)));
+  m.assign("beat_last", "bt_inc == lq_head");
+  m.assign("lq_pop", "beat_fire & beat_last");
+  m.always_ff({if_("req_fire", {nb("lq_mem[lq_wp_q]", "rq_len")})});
+  m.always_ff_reset(
+      {nb("lq_wp_q", lit(PB, 0)), nb("lq_rp_q", lit(PB, 0)), nb("lq_cnt_q", lit(CB, 0)), nb("bt_q", lit(LW, 0))},
+      {if_("req_fire", {nb("lq_wp_q", fmt::format("lq_wp_q + {}", lit(PB, 1)))}),
+       if_("lq_pop", {nb("lq_rp_q", fmt::format("lq_rp_q + {}", lit(PB, 1)))}),
+       if_("req_fire & ~lq_pop", {nb("lq_cnt_q", fmt::format("lq_cnt_q + {}", lit(CB, 1)))}),
+       if_("lq_pop & ~req_fire", {nb("lq_cnt_q", fmt::format("lq_cnt_q - {}", lit(CB, 1)))}),
+       if_("beat_fire", {nb("bt_q", fmt::format("beat_last ? {} : bt_inc", lit(LW, 0)))})});
+
+  // ---- data FIFO ----
+  m.blank();
+  m.comment("Data FIFO.");
+  m.assign("df_full", fmt::format("df_cnt_q == {}", lit(FCB, FD)));
+  m.assign("df_empty", fmt::format("df_cnt_q == {}", lit(FCB, 0)));
+  m.assign("df_used", fmt::format("{} + {}", zext("df_cnt_q", FCB, FCB + 1), zext("sp_inf_q", FCB, FCB + 1)));
+  m.assign("sp_ret", "spm_rvalid_i & busy_q & store_q");
+  m.assign("df_push", "store_q ? sp_ret : rd_fire");
+  m.assign("df_wdata", "store_q ? spm_rdata_i : rd_data_i");
+  m.assign("df_pop", "store_q ? wr_fire : spm_fire");
+  m.always_ff({if_("df_push", {nb("df_mem[df_wp_q]", "df_wdata")})});
+  m.always_ff_reset(
+      {nb("df_wp_q", lit(FB, 0)), nb("df_rp_q", lit(FB, 0)), nb("df_cnt_q", lit(FCB, 0))},
+      {if_("df_push", {nb("df_wp_q", fmt::format("df_wp_q + {}", lit(FB, 1)))}),
+       if_("df_pop", {nb("df_rp_q", fmt::format("df_rp_q + {}", lit(FB, 1)))}),
+       if_("df_push & ~df_pop", {nb("df_cnt_q", fmt::format("df_cnt_q + {}", lit(FCB, 1)))}),
+       if_("df_pop & ~df_push", {nb("df_cnt_q", fmt::format("df_cnt_q - {}", lit(FCB, 1)))})});
+  m.assign("rd_ready_o", "busy_q & ~store_q & ~lq_empty & ~df_full");
+  m.assign("wr_valid_o", "busy_q & store_q & ~lq_empty & ~df_empty");
+  m.assign("wr_data_o", "df_mem[df_rp_q]");
+  m.assign("wr_last_o", "beat_last");
+
+  // ---- SPM side ----
+  m.blank();
+  m.comment("SPM side: a load writes the FIFO head; a store reads ahead while the FIFO has room.");
+  m.assign("spm_req_o", fmt::format("busy_q & (store_q ? (sp_active_q & (df_used < {})) : ~df_empty)", lit(FCB + 1, FD)));
+  m.assign("spm_we_o", "~store_q");
+  m.assign("spm_addr_o", "sp_ptr_q");
+  m.assign("spm_wdata_o", "df_mem[df_rp_q]");
+  m.assign("spm_fire", "spm_req_o & spm_gnt_i");
+  m.assign("sp_row1_next", "sp_row1_q + ss1_q");
+  m.assign("sp_row2_next", "sp_row2_q + ss2_q");
+  m.always_ff_reset(
+      {nb("sp_active_q", "1'b0"), nb("sp_i0_q", lit(CW, 0)), nb("sp_i1_q", lit(CW, 0)), nb("sp_i2_q", lit(CW, 0)),
+       nb("sp_ptr_q", lit(SA, 0)), nb("sp_row1_q", lit(SA, 0)), nb("sp_row2_q", lit(SA, 0)), nb("sp_inf_q", lit(FCB, 0))},
+      {if_("desc_fire",
+           {nb("sp_active_q", "~desc_empty"), nb("sp_i0_q", lit(CW, 0)), nb("sp_i1_q", lit(CW, 0)),
+            nb("sp_i2_q", lit(CW, 0)), nb("sp_ptr_q", "desc_spm_addr_i"), nb("sp_row1_q", "desc_spm_addr_i"),
+            nb("sp_row2_q", "desc_spm_addr_i")},
+           {if_("spm_fire",
+                {if_("sp_i0_q != count0_last",
+                     {nb("sp_i0_q", fmt::format("sp_i0_q + {}", lit(CW, 1))), nb("sp_ptr_q", "sp_ptr_q + ss0_q")},
+                     {if_("sp_i1_q != count1_last",
+                          {nb("sp_i0_q", lit(CW, 0)), nb("sp_i1_q", fmt::format("sp_i1_q + {}", lit(CW, 1))),
+                           nb("sp_row1_q", "sp_row1_next"), nb("sp_ptr_q", "sp_row1_next")},
+                          {if_("sp_i2_q != count2_last",
+                               {nb("sp_i0_q", lit(CW, 0)), nb("sp_i1_q", lit(CW, 0)),
+                                nb("sp_i2_q", fmt::format("sp_i2_q + {}", lit(CW, 1))), nb("sp_row2_q", "sp_row2_next"),
+                                nb("sp_row1_q", "sp_row2_next"), nb("sp_ptr_q", "sp_row2_next")},
+                               {nb("sp_active_q", "1'b0")})})})})}),
+       if_("spm_fire & store_q & ~sp_ret", {nb("sp_inf_q", fmt::format("sp_inf_q + {}", lit(FCB, 1)))}),
+       if_("sp_ret & ~(spm_fire & store_q)", {nb("sp_inf_q", fmt::format("sp_inf_q - {}", lit(FCB, 1)))})});
+
+  // ---- status ----
+  m.blank();
+  m.comment("Status and beat counters.");
+  m.always_ff_reset({nb("beats_rd_q", lit(KB, 0)), nb("beats_wr_q", lit(KB, 0))},
+                    {if_("rd_fire", {nb("beats_rd_q", fmt::format("beats_rd_q + {}", lit(KB, 1)))}),
+                     if_("wr_fire", {nb("beats_wr_q", fmt::format("beats_wr_q + {}", lit(KB, 1)))})});
+  m.assign("busy_o", "busy_q");
+  m.assign("done_o", "done_q");
+  m.assign("beats_read_o", "beats_rd_q");
+  m.assign("beats_written_o", "beats_wr_q");
+  return m;
+}
+
+std::string dma_summary(const AccelConfig& cfg) {
+  const DmaGeometry g = dma_geometry(cfg);
+  std::string s = file_header(cfg, "DMA engine: widths and limits, read by tb/dma_tb.cpp.", "#");
+  s += fmt::format("data_bits {}\n", g.data_bits);
+  s += fmt::format("spm_addr_bits {}\n", g.spm_addr_bits);
+  s += fmt::format("dram_addr_bits {}\n", kDmaDramAddrBits);
+  s += fmt::format("count_bits {}\n", kDmaCountBits);
+  s += fmt::format("len_bits {}\n", g.len_bits);
+  s += fmt::format("max_burst {}\n", g.max_burst);
+  s += fmt::format("outstanding {}\n", g.outstanding);
+  s += fmt::format("fifo_depth {}\n", kDmaFifoDepth);
+  s += fmt::format("latency_cycles {}\n", cfg.offchip.latency_cycles);
+  s += fmt::format("clock_mhz {}\n", cfg.clock.target_mhz);
+  return s;
+}
+
+void emit_dma(const AccelConfig& cfg, Design& design) {
+  design.add_module(build_dma(cfg));
+  design.add_other_file(kDmaSummaryName, dma_summary(cfg));
+}
+
+}  // namespace capsgen::emit

@@ -1,0 +1,39 @@
+// DMA engine between the off-chip memory port and the scratchpad (issue 4, docs/rtl-dma.md):
+// one descriptor at a time (valid/ready), a 3-level address pattern walked twice (burst requests on
+// the DRAM side, one word per beat on the SPM side), up to DmaGeometry::outstanding bursts in flight so the
+// next request overlaps the previous burst's data (prefetch), busy/done and beat counters.
+// One beat = one scratchpad word (the widest bank word of the organization).
+#pragma once
+
+#include <string>
+
+#include "config/accel_config.hpp"
+#include "emit/design.hpp"
+
+namespace capsgen::emit {
+
+inline constexpr const char* kDmaModule = "capsgen_dma";
+// Key/value description of the DMA's widths for the block testbench.
+inline constexpr const char* kDmaSummaryName = "dma.txt";
+inline constexpr int kDmaMinOutstanding = 8;   // bursts in flight (burst-length FIFO depth): at least 8,
+inline constexpr int kDmaMaxOutstanding = 64;  // more when short bursts must cover a long latency
+inline constexpr int kDmaFifoDepth = 4;    // data FIFO words, a power of 2
+inline constexpr int kDmaCountBits = 16;   // per-level element counts
+inline constexpr int kDmaDramAddrBits = 32;  // DRAM byte address and DRAM strides
+inline constexpr int kDmaCounterBits = 32;   // beat counters
+
+struct DmaGeometry {
+  int data_bits = 0;      // beat = SPM word
+  int word_bytes = 0;
+  int spm_addr_bits = 0;  // flat SPM word address (largest memory of the organization)
+  int len_bits = 0;       // burst length field: 1..max_burst beats
+  int max_burst = 0;
+  int outstanding = 0;    // bursts in flight, a power of 2: covers 2 x latency_cycles of max_burst beats
+};
+
+DmaGeometry dma_geometry(const AccelConfig& cfg);
+Module build_dma(const AccelConfig& cfg);
+std::string dma_summary(const AccelConfig& cfg);
+void emit_dma(const AccelConfig& cfg, Design& design);
+
+}  // namespace capsgen::emit

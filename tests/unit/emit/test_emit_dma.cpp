@@ -1,0 +1,137 @@
+// Emitter tests of the DMA engine (gen/emit/dma.cpp): geometry derived from the scratchpad and the
+// off-chip config, registration (capsgen_dma.v after the scratchpad in files.f, dma.txt), the port
+// list (lowRISC names, widths), synthesizable-only text, and a golden file for the tiny preset
+// (tests/data/golden_rtl/tiny-2x2/capsgen_dma.v, compared by test_emit's EmitGolden.Tiny2x2;
+// regenerate with CAPSGEN_UPDATE_GOLDEN=1 ./test_emit). The behaviour is tested in Verilator by
+// tb/dma_tb.cpp (scripts/run_block_tests.sh).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <sstream>
+#include <string>
+
+#include "config/accel_config.hpp"
+#include "emit/design.hpp"
+#include "emit/dma.hpp"
+#include "emit/generate.hpp"
+#include "emit/random_config.hpp"
+#include "emit/vast.hpp"
+
+using namespace capsgen;
+using namespace capsgen::emit;
+
+namespace {
+
+AccelConfig preset(const std::string& name) {
+  AccelConfig cfg = load_accel_config(std::string(CAPSGEN_REPO_ROOT) + "/configs/" + name + ".yaml");
+  cfg.source_path = "configs/" + name + ".yaml";
+  return cfg;
+}
+
+const OutputFile* find(const Design& d, const std::string& name) {
+  for (const OutputFile& f : d.files())
+    if (f.name == name) return &f;
+  return nullptr;
+}
+
+}  // namespace
+
+TEST(EmitDma, GeometryFollowsTheScratchpad) {
+  // tiny-2x2: data/weight 16-bit words, acc 32-bit: the beat is the widest word; the weight memory
+  // (4 KiB = 2048 16-bit words) has the longest flat address.
+  const DmaGeometry t = dma_geometry(preset("tiny-2x2"));
+  EXPECT_EQ(t.data_bits, 32);
+  EXPECT_EQ(t.word_bytes, 4);
+  EXPECT_EQ(t.spm_addr_bits, 11);
+  EXPECT_EQ(t.max_burst, 8);
+  EXPECT_EQ(t.len_bits, 4);
+  // small-4x4: all 32-bit, weight 8 KiB = 2048 words; max_burst 16 needs 5 length bits.
+  const DmaGeometry s = dma_geometry(preset("small-4x4"));
+  EXPECT_EQ(s.data_bits, 32);
+  EXPECT_EQ(s.spm_addr_bits, 11);
+  EXPECT_EQ(s.len_bits, 5);
+  AccelConfig c = preset("small-4x4");
+  c.offchip.max_burst = 256;
+  EXPECT_EQ(dma_geometry(c).len_bits, 9);
+  c.offchip.max_burst = 1;
+  EXPECT_EQ(dma_geometry(c).len_bits, 1);
+  // Bursts in flight: at least 8, enough for 2 x latency of max_burst beats, at most 64.
+  EXPECT_EQ(t.outstanding, 8);
+  EXPECT_EQ(s.outstanding, 8);  // 2*20/16 + 1 = 4 -> 8
+  c.offchip.latency_cycles = 20;
+  EXPECT_EQ(dma_geometry(c).outstanding, 64);  // 41 -> 64
+  c.offchip.max_burst = 4;
+  EXPECT_EQ(dma_geometry(c).outstanding, 16);  // 10 + 1 = 11 -> 16
+  c.offchip.latency_cycles = 200;
+  EXPECT_EQ(dma_geometry(c).outstanding, 64);  // capped
+}
+
+TEST(EmitDma, RegisteredAfterTheScratchpad) {
+  const Design d = build_design(preset("tiny-2x2"));
+  const auto v = d.verilog_files();
+  const auto pos = [&v](const std::string& n) { return std::find(v.begin(), v.end(), n) - v.begin(); };
+  ASSERT_LT(pos("capsgen_dma.v"), static_cast<long>(v.size()));
+  EXPECT_LT(pos("capsgen_spm_data.v"), pos("capsgen_dma.v"));
+  const OutputFile* txt = find(d, kDmaSummaryName);
+  ASSERT_NE(txt, nullptr);
+  EXPECT_NE(txt->contents.find("\ndata_bits 32\n"), std::string::npos);
+  EXPECT_NE(txt->contents.find("\nmax_burst 8\n"), std::string::npos);
+  EXPECT_NE(txt->contents.find("\nlatency_cycles 8\n"), std::string::npos);
+}
+
+TEST(EmitDma, PortsAndWidths) {
+  const std::string text = print_module(build_dma(preset("small-4x4")));
+  EXPECT_NE(text.find("module capsgen_dma"), std::string::npos);
+  for (const char* p : {"input  wire clk_i", "input  wire rst_ni", "input  wire desc_valid_i", "output wire desc_ready_o",
+                        "input  wire [31:0] desc_dram_addr_i", "input  wire [10:0] desc_spm_addr_i",
+                        "input  wire [15:0] desc_count2_i", "input  wire [31:0] desc_dram_stride2_i",
+                        "input  wire [10:0] desc_spm_stride1_i", "input  wire [4:0] desc_burst_i",
+                        "output wire [4:0] req_len_o", "input  wire [31:0] rd_data_i", "output wire [31:0] wr_data_o",
+                        "output wire wr_last_o", "output wire [10:0] spm_addr_o", "input  wire spm_gnt_i",
+                        "output wire [31:0] beats_read_o", "output wire done_o", "output wire busy_o"})
+    EXPECT_NE(text.find(p), std::string::npos) << p;
+  // Every port follows the naming rules: clk_i, rst_ni, then *_i / *_o.
+  const Module m = build_dma(preset("small-4x4"));
+  for (const Port& p : m.ports()) {
+    const bool in = p.dir == PortDir::kInput;
+    const std::string suffix = p.name.substr(p.name.size() - 2);
+    EXPECT_TRUE(p.name == "rst_ni" || suffix == (in ? "_i" : "_o")) << p.name;
+  }
+  // Wide scratchpad words (256-bit banks) widen the data channels.
+  AccelConfig wide = preset("small-4x4");
+  wide.scratchpad.weight.width_bits = 256;
+  const std::string w = print_module(build_dma(wide));
+  EXPECT_NE(w.find("input  wire [255:0] rd_data_i"), std::string::npos);
+  EXPECT_NE(w.find("{22'd0, rq_len, 5'd0}"), std::string::npos);  // burst bytes = len * 32
+}
+
+// max_burst = 2^k - 1 fills the length field: no (constant, lint-failing) "> max_burst" comparison.
+TEST(EmitDma, BurstLimitComparisonOnlyWhenReachable) {
+  AccelConfig c = preset("tiny-2x2");
+  c.offchip.max_burst = 7;
+  EXPECT_NE(print_module(build_dma(c)).find("assign desc_limit = (desc_burst_i == 3'd0) ? 3'd7 : desc_burst_i;"),
+            std::string::npos);
+  c.offchip.max_burst = 1;
+  EXPECT_NE(print_module(build_dma(c)).find("assign desc_limit = (desc_burst_i == 1'd0) ? 1'd1 : desc_burst_i;"),
+            std::string::npos);
+  c.offchip.max_burst = 8;
+  EXPECT_NE(print_module(build_dma(c)).find("(desc_burst_i > 4'd8)"), std::string::npos);
+}
+
+TEST(EmitDma, SynthesizableOnlyAcrossConfigs) {
+  std::vector<AccelConfig> cfgs = {preset("tiny-2x2"), preset("small-4x4"), preset("capsacc-16x16")};
+  for (std::uint64_t seed : {1, 2, 3, 4, 5, 6}) cfgs.push_back(parse_accel_config(random_accel_config_yaml(seed), "random"));
+  for (const AccelConfig& cfg : cfgs) {
+    const Design d = build_design(cfg);
+    const OutputFile* f = find(d, "capsgen_dma.v");
+    ASSERT_NE(f, nullptr) << cfg.name;
+    EXPECT_EQ(f->contents.find('$'), std::string::npos) << cfg.name << ": system task in synthesizable RTL";
+    EXPECT_EQ(f->contents.find("initial"), std::string::npos) << cfg.name;
+    EXPECT_EQ(f->contents.find("`"), std::string::npos) << cfg.name;  // no `define / `include
+    const DmaGeometry g = dma_geometry(cfg);
+    EXPECT_GE(g.data_bits, 8);
+    EXPECT_LE(g.data_bits, 256);
+    EXPECT_GE(g.len_bits, 1);
+    EXPECT_LT(cfg.offchip.max_burst, 1 << g.len_bits);
+  }
+}
