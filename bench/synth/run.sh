@@ -36,6 +36,13 @@ mkdir -p "$out"
 cd "$root"
 dirs=()
 for p in $presets; do
+  # The datapath blocks the table covers: array, accumulator bank, activation bank and the memories
+  # of the scratchpad organization (not the DMA engine, docs/rtl-dma.md, nor the blocks' submodules).
+  "$capsgen" generate --config "configs/$p.yaml" --out "$out/$p-rtl" --quiet
+  tops="capsgen_systolic_array,capsgen_accumulator_bank,capsgen_activation_bank"
+  for m in $(grep -o '^capsgen_spm_[a-z]*\.v' "$out/$p-rtl/files.f" | grep -v '^capsgen_spm_ram' | sed 's/\.v$//'); do
+    tops="$tops,$m"
+  done
   for v in off on; do
     d="$out/$p-pipe-$v"
     targets="asic-osu018 xilinx-estimate"
@@ -51,7 +58,7 @@ for p in $presets; do
         "$capsgen" synth --config "configs/$p.yaml" --pe-pipeline "$v" --target ice40 --top capsgen_systolic_array \
           --out "$d" --quiet || echo "   (ice40 run failed, see $d/ice40)"
       else
-        "$capsgen" synth --config "configs/$p.yaml" --pe-pipeline "$v" --target "$t" --out "$d" --quiet
+        "$capsgen" synth --config "configs/$p.yaml" --pe-pipeline "$v" --target "$t" --top "$tops" --out "$d" --quiet
       fi
     done
     dirs+=("$d")

@@ -1,6 +1,6 @@
 // synth_table: the README table of area, Fmax and FPGA resources, from `capsgen synth` reports.
 //
-//   synth_table [--md FILE] [--json FILE] [--update FILE] RUN_DIR...
+//   synth_table [--md FILE] [--json FILE] [--update FILE]... RUN_DIR...
 //
 // Each RUN_DIR is a `capsgen synth --out` directory of one preset (and pe_pipeline variant) holding
 // asic-osu018/report.json and optionally ice40/ and xilinx-estimate/ reports. Every number comes from
@@ -184,7 +184,8 @@ std::string table(const std::vector<Row>& rows) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string md_path, json_path, update_path;
+  std::string md_path, json_path;
+  std::vector<std::string> update_paths;  // --update may be given more than once
   std::vector<fs::path> dirs;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -197,14 +198,14 @@ int main(int argc, char** argv) {
     };
     if (a == "--md") md_path = value();
     else if (a == "--json") json_path = value();
-    else if (a == "--update") update_path = value();
+    else if (a == "--update") update_paths.push_back(value());
     else if (a == "--help" || a == "-h") {
-      std::printf("usage: synth_table [--md FILE] [--json FILE] [--update FILE] RUN_DIR...\n");
+      std::printf("usage: synth_table [--md FILE] [--json FILE] [--update FILE]... RUN_DIR...\n");
       return 0;
     } else dirs.emplace_back(a);
   }
   if (dirs.empty()) {
-    std::fprintf(stderr, "usage: synth_table [--md FILE] [--json FILE] [--update FILE] RUN_DIR...\n");
+    std::fprintf(stderr, "usage: synth_table [--md FILE] [--json FILE] [--update FILE]... RUN_DIR...\n");
     return 2;
   }
   try {
@@ -225,7 +226,7 @@ int main(int argc, char** argv) {
     std::printf("%s", block.c_str());
     if (!md_path.empty()) std::ofstream(md_path) << block;
     if (!json_path.empty()) std::ofstream(json_path) << doc.dump(2) << "\n";
-    if (!update_path.empty()) {
+    for (const std::string& update_path : update_paths) {
       std::string text = read(update_path);
       const std::string b = "<!-- synth-table:begin -->", e = "<!-- synth-table:end -->";
       const auto pb = text.find(b), pe = text.find(e);
