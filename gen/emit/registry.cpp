@@ -5,6 +5,7 @@
 #include "emit/design.hpp"
 #include "emit/dma.hpp"
 #include "emit/pe.hpp"
+#include "emit/pmu.hpp"
 #include "emit/scratchpad.hpp"
 #include "emit/systolic_array.hpp"
 
@@ -17,6 +18,7 @@ const std::vector<BlockEmitter>& block_emitters() {
       {"accumulator", emit_accumulator},
       {"activation", emit_activation},
       {"scratchpad", emit_scratchpad},
+      {"pmu", emit_pmu},
       {"dma", emit_dma},
   };
   return list;

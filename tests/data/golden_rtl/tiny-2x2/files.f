@@ -16,4 +16,7 @@ capsgen_spm_ram_p1.v
 capsgen_spm_data.v
 capsgen_spm_weight.v
 capsgen_spm_acc.v
+capsgen_pmu_data.v
+capsgen_pmu_weight.v
+capsgen_pmu_acc.v
 capsgen_dma.v
