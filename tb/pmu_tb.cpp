@@ -239,8 +239,10 @@ class PmuBench {
     return accepted;
   }
 
+  // Cycles without a command; cmd_awake_i and cmd_wait_i carry random don't-care values (a PMU
+  // must ignore them while cmd_valid_i is low; cmd_ready_o still follows them).
   void idle(int n) {
-    for (int i = 0; i < n; ++i) tick(false, 0, false);
+    for (int i = 0; i < n; ++i) tick(false, rng_.next() & all_, rng_.chance(50));
   }
 
   // Presents a command until it is accepted; returns the cycles it waited (0: accepted at once).
@@ -330,7 +332,7 @@ class PmuBench {
   void negative() {
     issue(0, false);
     idle(2);
-    for (int i = 0; i < 8; ++i) tick(false, 0, false, true);
+    for (int i = 0; i < 8; ++i) tick(false, rng_.next() & all_, rng_.chance(50), true);
     idle(1);
     if (neg_sent_ == 0 || neg_flagged_ != 8)
       report_.fail(sim_.cycle(), where("spm err_sleep_o") + ": " + std::to_string(8 - neg_flagged_) +
