@@ -1,5 +1,5 @@
 // tb_blocks: all block testbenches in one executable (the Verilator runtime is compiled once).
-//   tb_blocks pe|accumulator|array|activation|scratchpad|dma|pmu --rtl DIR [--seed N] [--trace file.fst] [--scale X] ...
+//   tb_blocks pe|accumulator|array|activation|scratchpad|dma|pmu|gather --rtl DIR [--seed N] [--trace file.fst] [--scale X] ...
 #include <cstdio>
 #include <cstring>
 #include <exception>
@@ -11,6 +11,7 @@ int activation_tb_main(int argc, char** argv);
 int scratchpad_tb_main(int argc, char** argv);
 int dma_tb_main(int argc, char** argv);
 int pmu_tb_main(int argc, char** argv);
+int gather_tb_main(int argc, char** argv);
 
 int main(int argc, char** argv) {
   struct Entry {
@@ -23,7 +24,8 @@ int main(int argc, char** argv) {
                        {"activation", activation_tb_main},
                        {"scratchpad", scratchpad_tb_main},
                        {"dma", dma_tb_main},
-                       {"pmu", pmu_tb_main}};
+                       {"pmu", pmu_tb_main},
+                       {"gather", gather_tb_main}};
   if (argc >= 2) {
     for (const Entry& e : tbs) {
       if (std::strcmp(argv[1], e.name) != 0) continue;
@@ -35,6 +37,6 @@ int main(int argc, char** argv) {
       }
     }
   }
-  std::fprintf(stderr, "usage: %s pe|accumulator|array|activation|scratchpad|dma|pmu --rtl DIR [--seed N] [--trace file.fst] [--scale X]\n", argv[0]);
+  std::fprintf(stderr, "usage: %s pe|accumulator|array|activation|scratchpad|dma|pmu|gather --rtl DIR [--seed N] [--trace file.fst] [--scale X]\n", argv[0]);
   return 2;
 }

@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 
+#include "isa/gather.hpp"
 #include "numerics/activation.hpp"
 #include "numerics/fixed.hpp"
 
@@ -23,19 +24,6 @@ class Memory {
  private:
   std::vector<std::int32_t>& m_;
 };
-
-// Element r of the data vector (b, m) in chunk k; 0 outside the reduction or the feature map.
-std::int64_t data_element(const isa::DataSource& d, const Memory& mem, int rows, int r_valid, int b, int m, int k, int r) {
-  const int R = k * rows + r;
-  if (R >= r_valid) return 0;
-  if (d.kind == isa::DataSource::Kind::kAffine)
-    return mem.read(d.base + b * d.s_b + std::int64_t(m) * d.s_m + std::int64_t(k) * d.s_k + std::int64_t(r) * d.s_r);
-  const int kx = R % d.kernel_w, ky = (R / d.kernel_w) % d.kernel_h, c = R / (d.kernel_w * d.kernel_h);
-  const int y = m / d.out_w, x = m % d.out_w;
-  const int iy = y * d.stride + ky - d.padding, ix = x * d.stride + kx - d.padding;
-  if (iy < 0 || iy >= d.height || ix < 0 || ix >= d.width) return 0;
-  return mem.read(d.base + b * d.s_b + (std::int64_t(c) * d.height + iy) * d.width + ix);
-}
 
 void run_gemm(const AccelConfig& cfg, const isa::Gemm& g, Memory& mem, ExecStats& st) {
   const int rows = cfg.array.rows, cols = cfg.array.cols, P = cfg.widths.psum, A = cfg.widths.act;
@@ -63,17 +51,10 @@ void run_gemm(const AccelConfig& cfg, const isa::Gemm& g, Memory& mem, ExecStats
             }
           for (int mi = 0; mi < mb; ++mi) {
             const int m = m0 + mi;
+            // Which element each row receives (affine, conv, diag groups): gen/isa/gather.hpp.
             for (int r = 0; r < rows; ++r) {
-              if (G > 1) {
-                // Row r belongs to group r / group_rows; its element r' is the (g*r_total + r')-th
-                // of the packed data vector (G rows of W side by side).
-                const int grp = r / group_rows, rp = r % group_rows;
-                x[std::size_t(r)] = (grp < G && rp < g.r_total)
-                                        ? data_element(g.data, mem, rows, G * g.r_total, b, m, 0, grp * g.r_total + rp)
-                                        : 0;
-              } else {
-                x[std::size_t(r)] = data_element(g.data, mem, rows, g.r_total, b, m, k, r);
-              }
+              const auto a = isa::data_element_address(g, rows, b, m, k, r);
+              x[std::size_t(r)] = a ? mem.read(*a) : 0;
             }
             ++st.vectors;
             for (int c = 0; c < cols; ++c) {

@@ -4,6 +4,7 @@
 #include "emit/activation.hpp"
 #include "emit/design.hpp"
 #include "emit/dma.hpp"
+#include "emit/gather.hpp"
 #include "emit/pe.hpp"
 #include "emit/pmu.hpp"
 #include "emit/scratchpad.hpp"
@@ -20,6 +21,7 @@ const std::vector<BlockEmitter>& block_emitters() {
       {"scratchpad", emit_scratchpad},
       {"pmu", emit_pmu},
       {"dma", emit_dma},
+      {"gather", emit_gather},
   };
   return list;
 }

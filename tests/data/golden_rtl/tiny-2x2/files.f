@@ -20,3 +20,4 @@ capsgen_pmu_data.v
 capsgen_pmu_weight.v
 capsgen_pmu_acc.v
 capsgen_dma.v
+capsgen_gather.v
