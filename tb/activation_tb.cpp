@@ -34,11 +34,7 @@ namespace fx = capsgen::fx;
 
 namespace {
 
-int clog2(long long n) {
-  int k = 0;
-  while ((1LL << k) < n) ++k;
-  return k;
-}
+using tb::clog2;
 
 enum Func { kNone = 0, kRelu = 1, kNorm = 2, kSquash = 3, kSoftmax = 4 };
 const char* func_name(int f) {

@@ -44,11 +44,7 @@
 
 namespace {
 
-int clog2(long long n) {
-  int k = 0;
-  while ((1LL << k) < n) ++k;
-  return k;
-}
+using tb::clog2;
 
 // One PMU (pmu.txt) and the geometry of its memory (scratchpad.txt).
 struct PmuInfo {

@@ -38,11 +38,7 @@
 
 namespace {
 
-int clog2(long long n) {
-  int k = 0;
-  while ((1LL << k) < n) ++k;
-  return k;
-}
+using tb::clog2;
 
 struct MemInfo {
   std::string name;

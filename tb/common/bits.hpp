@@ -10,6 +10,13 @@
 
 namespace tb {
 
+// Bits to index n things (ceil(log2 n); 0 for n <= 1), as the emitters size their fields.
+inline int clog2(long long n) {
+  int k = 0;
+  while ((1LL << k) < n) ++k;
+  return k;
+}
+
 inline std::uint64_t mask64(int width) { return width >= 64 ? ~std::uint64_t{0} : ((std::uint64_t{1} << width) - 1); }
 
 inline std::int64_t sign_extend(std::uint64_t v, int width) {

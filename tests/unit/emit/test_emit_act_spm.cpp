@@ -22,10 +22,13 @@
 #include "emit/scratchpad.hpp"
 #include "emit/vast.hpp"
 #include "numerics/activation.hpp"
+#include "emit_fixtures.hpp"
 
 namespace fs = std::filesystem;
 using namespace capsgen;
 using namespace capsgen::emit;
+using capsgen::emit::test::find;
+using capsgen::emit::test::preset;
 
 namespace {
 
@@ -34,12 +37,6 @@ std::string read(const fs::path& p) {
   std::ostringstream s;
   s << in.rdbuf();
   return s.str();
-}
-
-AccelConfig preset(const std::string& name) {
-  AccelConfig cfg = load_accel_config(std::string(CAPSGEN_REPO_ROOT) + "/configs/" + name + ".yaml");
-  cfg.source_path = "configs/" + name + ".yaml";
-  return cfg;
 }
 
 // A small config that exercises the uncommon paths: act 6 (every shift non-zero), a hybrid
@@ -91,12 +88,6 @@ void compare_with_golden(const Design& d, const std::string& subdir) {
   std::size_t golden_files = 0;
   for ([[maybe_unused]] const auto& e : fs::directory_iterator(dir)) ++golden_files;
   EXPECT_EQ(golden_files, d.files().size()) << "stale files in " << dir;
-}
-
-const OutputFile* find(const Design& d, const std::string& name) {
-  for (const OutputFile& f : d.files())
-    if (f.name == name) return &f;
-  return nullptr;
 }
 
 // Contents of an emitted case ROM: address -> value, from the line pairs
@@ -276,8 +267,9 @@ TEST(EmitActSpm, SynthesizableOnlyAndOrdered) {
       std::istringstream lines(f.contents);
       for (std::string line; std::getline(lines, line);) {
         const std::size_t b = line.find_first_not_of(' ');
-        if (b != std::string::npos && line.compare(b, 2, "//") != 0)
+        if (b != std::string::npos && line.compare(b, 2, "//") != 0) {
           EXPECT_NE(line.compare(b, 7, "initial"), 0) << f.name << ": " << line;
+        }
       }
       EXPECT_EQ(f.contents.find("`"), std::string::npos) << f.name << ": compiler directive";
     }

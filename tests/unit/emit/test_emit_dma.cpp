@@ -16,25 +16,12 @@
 #include "emit/generate.hpp"
 #include "emit/random_config.hpp"
 #include "emit/vast.hpp"
+#include "emit_fixtures.hpp"
 
 using namespace capsgen;
 using namespace capsgen::emit;
-
-namespace {
-
-AccelConfig preset(const std::string& name) {
-  AccelConfig cfg = load_accel_config(std::string(CAPSGEN_REPO_ROOT) + "/configs/" + name + ".yaml");
-  cfg.source_path = "configs/" + name + ".yaml";
-  return cfg;
-}
-
-const OutputFile* find(const Design& d, const std::string& name) {
-  for (const OutputFile& f : d.files())
-    if (f.name == name) return &f;
-  return nullptr;
-}
-
-}  // namespace
+using capsgen::emit::test::find;
+using capsgen::emit::test::preset;
 
 TEST(EmitDma, GeometryFollowsTheScratchpad) {
   // tiny-2x2: data/weight 16-bit words, acc 32-bit: the beat is the widest word; the weight memory

@@ -16,19 +16,12 @@
 #include "emit/generate.hpp"
 #include "emit/vast.hpp"
 #include "isa/gather.hpp"
+#include "emit_fixtures.hpp"
 
 using namespace capsgen;
 using namespace capsgen::emit;
-
-namespace {
-
-AccelConfig preset(const std::string& name) {
-  AccelConfig cfg = load_accel_config(std::string(CAPSGEN_REPO_ROOT) + "/configs/" + name + ".yaml");
-  cfg.source_path = "configs/" + name + ".yaml";
-  return cfg;
-}
-
-}  // namespace
+using capsgen::emit::test::find;
+using capsgen::emit::test::preset;
 
 TEST(EmitGather, OneModuleRegisteredAfterTheDma) {
   const Design d = build_design(preset("tiny-2x2"));

@@ -16,23 +16,14 @@
 #include "emit/pmu.hpp"
 #include "emit/scratchpad.hpp"
 #include "emit/vast.hpp"
+#include "emit_fixtures.hpp"
 
 using namespace capsgen;
 using namespace capsgen::emit;
+using capsgen::emit::test::find;
+using capsgen::emit::test::preset;
 
 namespace {
-
-AccelConfig preset(const std::string& name) {
-  AccelConfig cfg = load_accel_config(std::string(CAPSGEN_REPO_ROOT) + "/configs/" + name + ".yaml");
-  cfg.source_path = "configs/" + name + ".yaml";
-  return cfg;
-}
-
-const OutputFile* find(const Design& d, const std::string& name) {
-  for (const OutputFile& f : d.files())
-    if (f.name == name) return &f;
-  return nullptr;
-}
 
 std::vector<std::string> pmu_modules(const AccelConfig& cfg) {
   Design d(cfg);
