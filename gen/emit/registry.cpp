@@ -8,6 +8,7 @@
 #include "emit/pe.hpp"
 #include "emit/pmu.hpp"
 #include "emit/scratchpad.hpp"
+#include "emit/staging.hpp"
 #include "emit/systolic_array.hpp"
 
 namespace capsgen::emit {
@@ -22,6 +23,7 @@ const std::vector<BlockEmitter>& block_emitters() {
       {"pmu", emit_pmu},
       {"dma", emit_dma},
       {"gather", emit_gather},
+      {"staging", emit_staging},
   };
   return list;
 }

@@ -21,3 +21,5 @@ capsgen_pmu_weight.v
 capsgen_pmu_acc.v
 capsgen_dma.v
 capsgen_gather.v
+capsgen_staging_ram.v
+capsgen_staging.v
