@@ -123,6 +123,7 @@ int dse_memory(const std::vector<std::string>& argv_in) {
       .option("out", "DIR", "output directory", "build/dse-memory")
       .option("jobs", "N", "threads (also -j N)", "1")
       .option("max-sectors", "N", "largest sector count explored (power of two >= 2)", "512")
+      .option("extra-sizes", "KIB,...", "sizes acceptable besides powers of two (DESCNet's; 'none')", "25,108,450,460")
       .option("seed", "N", "seed of the random weights used for quantization", "1")
       .flag("no-csv", "do not write configs.csv.gz")
       .flag("quiet", "no progress");
@@ -151,6 +152,19 @@ int dse_memory(const std::vector<std::string>& argv_in) {
   DseOptions opt;
   opt.banks = w.cfg.scratchpad.data.present ? w.cfg.scratchpad.data.banks : w.cfg.array.rows;
   opt.max_sectors = int(max_sc);
+  if (const std::string ex = args.get("extra-sizes"); ex != "none") {
+    std::size_t pos = 0;
+    while (pos <= ex.size()) {
+      const std::size_t comma = std::min(ex.find(',', pos), ex.size());
+      const std::string item = ex.substr(pos, comma - pos);
+      char* end = nullptr;
+      const long long v = std::strtoll(item.c_str(), &end, 10);
+      if (item.empty() || *end || v < 1 || v > (1LL << 30))
+        throw InputError(kWho, 0, 0, "--extra-sizes", fmt::format("expected KiB values in [1, 2^30], got '{}'", item));
+      opt.extra_sizes.push_back(v * 1024);
+      pos = comma + 1;
+    }
+  }
   opt.threads = int(args.get_int("jobs", 1, 256));
   opt.clock_mhz = w.cfg.clock.target_mhz;
   if (!cacti.empty()) opt.cacti = &cacti;
@@ -214,6 +228,7 @@ int dse_memory(const std::vector<std::string>& argv_in) {
   j["cacti"] = args.get_opt("cacti").value_or("");
   j["banks"] = opt.banks;
   j["max_sectors"] = opt.max_sectors;
+  for (long long e : opt.extra_sizes) j["extra_sizes_kib"].push_back(e / 1024);
   j["threads"] = opt.threads;
   j["configurations"] = r.evaluated;
   for (int o = 0; o < kOptions; ++o) j["configurations_per_option"][option_name(o)] = r.per_option[std::size_t(o)];

@@ -39,6 +39,13 @@ long long pow2_size(long long x) {
   return p;
 }
 
+long long fit_size(long long x, const std::vector<long long>& extra) {
+  long long s = pow2_size(x);
+  for (long long e : extra)
+    if (x > 0 && e >= x && e < s) s = e;
+  return s;
+}
+
 std::vector<int> sector_pool(long long bytes, int max_sectors) {
   std::vector<int> out;
   for (long long sc = 2; sc <= bytes / 128 && sc <= max_sectors; sc *= 2) out.push_back(int(sc));
@@ -96,7 +103,7 @@ MemEval eval_mem(const std::vector<OpProfile>& ops, const TechParams& tech, cons
                  long long bytes, int ports, int sectors) {
   MemEval e;
   e.fig = evaluate_sram(tech, SramSpec{bytes, opt.banks, ports, sectors}, opt.cacti);
-  const long long sector_bytes = bytes / sectors;
+  const long long sector_bytes = (bytes + sectors - 1) / sectors;
   int prev_on = 0;
   for (std::size_t i = 0; i < ops.size(); ++i) {
     // A sector index spans all banks; an operation needs ceil(usage / sector) of them ON.
@@ -116,7 +123,7 @@ MemEval eval_mem(const std::vector<OpProfile>& ops, const TechParams& tech, cons
 
 int ports_of(int m) { return m == kShared ? 3 : 1; }
 
-std::vector<long long> size_range(const std::vector<OpProfile>& ops, int k) {
+std::vector<long long> size_range(const std::vector<OpProfile>& ops, int k, const std::vector<long long>& extra) {
   long long lo = 0, hi = 0;
   for (const auto& o : ops)
     if (o.usage[k] > 0) {
@@ -125,7 +132,13 @@ std::vector<long long> size_range(const std::vector<OpProfile>& ops, int k) {
     }
   std::vector<long long> out;
   if (hi == 0) return {0};
-  for (long long s = pow2_size(lo); s <= pow2_size(hi); s *= 2) out.push_back(s);
+  const long long a = fit_size(lo, extra), b = fit_size(hi, extra);
+  for (long long s = pow2_size(lo); s <= b; s *= 2)
+    if (s >= a) out.push_back(s);
+  for (long long e : extra)
+    if (e >= a && e <= b && (e & (e - 1))) out.push_back(e);
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
   return out;
 }
 
@@ -137,12 +150,13 @@ std::vector<Job> make_jobs(const std::vector<OpProfile>& ops, const DseOptions& 
     for (int k = kData; k <= kAcc; ++k) sep[k] = std::max(sep[k], o.usage[k]);
     smp = std::max(smp, o.usage[kData] + o.usage[kWeight] + o.usage[kAcc]);
   }
-  for (int k = kData; k <= kAcc; ++k) sep[k] = pow2_size(sep[k]);
+  const auto& ex = opt.extra_sizes;
+  for (int k = kData; k <= kAcc; ++k) sep[k] = fit_size(sep[k], ex);
   for (int pg = 0; pg < 2; ++pg) {
     jobs.push_back(Job{kSep + pg, sep});
-    jobs.push_back(Job{kSmp + pg, {pow2_size(smp), 0, 0, 0}});
+    jobs.push_back(Job{kSmp + pg, {fit_size(smp, ex), 0, 0, 0}});
   }
-  const auto rd = size_range(ops, kData), rw = size_range(ops, kWeight), ra = size_range(ops, kAcc);
+  const auto rd = size_range(ops, kData, ex), rw = size_range(ops, kWeight, ex), ra = size_range(ops, kAcc, ex);
   for (long long d : rd)
     for (long long w : rw)
       for (long long a : ra) {
@@ -154,7 +168,7 @@ std::vector<Job> make_jobs(const std::vector<OpProfile>& ops, const DseOptions& 
           worst = std::max(worst, over);
         }
         if (worst == 0) continue;  // no shared memory needed: that is SEP
-        for (int pg = 0; pg < 2; ++pg) jobs.push_back(Job{kHy + pg, {pow2_size(worst), d, w, a}});
+        for (int pg = 0; pg < 2; ++pg) jobs.push_back(Job{kHy + pg, {fit_size(worst, ex), d, w, a}});
       }
   std::stable_sort(jobs.begin(), jobs.end(), [](const Job& x, const Job& y) { return x.option < y.option; });
   long long id = 0;

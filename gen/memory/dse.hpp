@@ -38,6 +38,8 @@ std::vector<OpProfile> profiles_from(const std::vector<OpStats>& stats);
 struct DseOptions {
   int banks = 16;            // per memory (DESCNet: one per array row/column)
   int max_sectors = 512;     // cap on sigma(s)
+  // Sizes (bytes) acceptable besides the powers of two; DESCNet adds 25, 108, 450 and 460 KiB.
+  std::vector<long long> extra_sizes;
   int threads = 1;
   double clock_mhz = 250;
   const CactiTable* cacti = nullptr;
@@ -80,6 +82,8 @@ struct DseResult {
 std::vector<int> sector_pool(long long bytes, int max_sectors);
 // The smallest power of two >= x (x <= 0 gives 0), at least 1 KiB.
 long long pow2_size(long long x);
+// The smallest acceptable size >= x: pow2_size(x) or a smaller extra size >= x (DESCNet footnote 12).
+long long fit_size(long long x, const std::vector<long long>& extra);
 
 // Number of configurations the exploration will evaluate (without evaluating them).
 long long count_configs(const std::vector<OpProfile>& ops, const DseOptions& opt);

@@ -125,3 +125,25 @@ TEST(Dse, SameResultOnAnyThreadCount) {
 
 }  // namespace
 }  // namespace capsgen::memory
+
+namespace capsgen::memory {
+namespace {
+
+TEST(Dse, ExtraSizes) {
+  const std::vector<long long> ex{25 * 1024, 108 * 1024};
+  EXPECT_EQ(fit_size(23040, ex), 25 * 1024);  // DESCNet's 25 KiB data memory
+  EXPECT_EQ(fit_size(26000, ex), 32 * 1024);
+  EXPECT_EQ(fit_size(100000, ex), 108 * 1024);
+  EXPECT_EQ(fit_size(0, ex), 0);
+  DseOptions opt;
+  opt.max_sectors = 4;
+  opt.extra_sizes = {3 * 1024};
+  // Data range now 1, 2, 3 (extra), 4 KiB; 3 KiB leaves 3000 - 3072 < 0: no shared memory, skipped.
+  // SEP data: 3000 B -> 3 KiB; sigma(3 KiB) = {2, 4} (24 >= 4).
+  const DseResult r = run_dse(two_ops(), tech(), opt);
+  EXPECT_EQ(r.best[kSep].bytes[kData], 3 * 1024);
+  EXPECT_EQ(r.per_option[kHy], 2);
+}
+
+}  // namespace
+}  // namespace capsgen::memory
