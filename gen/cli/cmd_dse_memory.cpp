@@ -274,12 +274,16 @@ int dse_memory(const std::vector<std::string>& argv_in) {
   std::vector<std::vector<bool>> on;
   for (const auto& d : best) {
     if (!option_pg(d.point.option) || d.point.option == kSmpPg) continue;
-    for (int m = 0; m < kMems; ++m)
-      for (int s = 0; d.point.bytes[m] && s < d.point.sectors[m]; ++s) {
-        rows.push_back(fmt::format("{} {} s{}", option_name(d.point.option), mem_name(m), s));
+    for (int m = 0; m < kMems; ++m) {
+      // At most 16 rows per memory: with more sectors a row stands for a group, ON if any is.
+      const int sc = d.point.sectors[m], group = std::max(1, sc / 16);
+      for (int s = 0; d.point.bytes[m] && s < sc; s += group) {
+        rows.push_back(group == 1 ? fmt::format("{} {} s{}", option_name(d.point.option), mem_name(m), s)
+                                  : fmt::format("{} {} s{}-{}", option_name(d.point.option), mem_name(m), s, s + group - 1));
         on.emplace_back();
         for (std::size_t i = 0; i < ops.size(); ++i) on.back().push_back(s < d.sectors_on[i][m]);
       }
+    }
   }
   write_file_atomic(dir + "/sectors.svg", svg_grid("Sectors ON per operation (best SEP-PG, HY-PG)", rows, names, on));
 
