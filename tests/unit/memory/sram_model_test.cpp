@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <fmt/format.h>
 
 #include "core/input_error.hpp"
 #include "memory/sram_model.hpp"
@@ -28,6 +29,7 @@ TEST(SramModel, AreaMatchesTableIII) {
       {25, 1, 2, 0.173, 0.15}, {64, 1, 8, 0.469, 0.15}, {32, 1, 2, 0.200, 0.15}, {108, 3, 2, 2.958, 0.15}};
   for (const auto& r : rows) {
     const double a = fig(r.kib, r.ports, r.sectors).area_mm2;
+    ::testing::Test::RecordProperty(fmt::format("area_{}k_{}p_{}s", r.kib, r.ports, r.sectors), fmt::format("{:.3f}", a));
     EXPECT_NEAR(a / r.mm2, 1.0, r.tol) << r.kib << " KiB, " << r.ports << " ports, " << r.sectors << " sectors: " << a;
   }
 }
@@ -36,11 +38,16 @@ TEST(SramModel, LeakageMatchesTableIII) {
   // Static energy without gating over one inference (mJ).
   const struct { long long kib; int ports; double mj; } rows[] = {
       {25, 1, 0.188}, {64, 1, 0.501}, {32, 1, 0.238}, {108, 3, 1.529}, {25, 3, 0.348}};
-  for (const auto& r : rows) EXPECT_NEAR(fig(r.kib, r.ports).leak_mw * kSeconds / r.mj, 1.0, 0.06) << r.kib;
+  for (const auto& r : rows) {
+    const double mj = fig(r.kib, r.ports).leak_mw * kSeconds;
+    ::testing::Test::RecordProperty(fmt::format("static_mj_{}k_{}p", r.kib, r.ports), fmt::format("{:.3f}", mj));
+    EXPECT_NEAR(mj / r.mj, 1.0, 0.06) << r.kib;
+  }
 }
 
 TEST(SramModel, WakeupOfTheSmpPgSector) {
   // SMP-PG: 0.352 nJ for waking one of two sectors of 108 KiB (Table III), within 10%.
+  ::testing::Test::RecordProperty("wake_nj_108k_3p_2s", fmt::format("{:.3f}", fig(108, 3, 2).wake_nj_per_sector));
   EXPECT_NEAR(fig(108, 3, 2).wake_nj_per_sector / 0.352, 1.0, 0.10);
   EXPECT_DOUBLE_EQ(fig(64, 1, 8).wake_latency_ns, 0.072);
 }
