@@ -82,6 +82,16 @@ std::string best_markdown(const std::vector<OpProfile>& ops, const std::vector<C
       if (d.point.bytes[m])
         o += fmt::format("| {} | {} | {:.3f} | {:.3f} | {:.4f} | {:.4f} | {:.3f} |\n", option_name(d.point.option),
                          mem_name(m), d.area[m], d.figures[m].pg_area_mm2, d.dynamic[m], d.leak[m], d.wakeup[m] * 1e6);
+  o += "\n## On-chip energy per operation, mJ (DESCNet Fig. 19d; dynamic + static, wake-up left out)\n\n| operation |";
+  for (const auto& d : best) o += fmt::format(" {} |", option_name(d.point.option));
+  o += "\n|---|";
+  for (std::size_t k = 0; k < best.size(); ++k) o += "---|";
+  o += "\n";
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    o += "| " + ops[i].name + " |";
+    for (const auto& d : best) o += fmt::format(" {:.4f} |", d.op_energy_mj[i]);
+    o += "\n";
+  }
   o += fmt::format("\nOff-chip DRAM energy (same for every configuration): {:.4f} mJ per inference.\n", offchip_mj);
   o += "\n## Operations (usage in bytes; accesses in bytes)\n\n"
        "| operation | cycles | D_i | W_i | A_i | data rd/wr | weight rd/wr | acc rd/wr | off-chip rd/wr |\n"
