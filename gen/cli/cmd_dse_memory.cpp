@@ -25,29 +25,46 @@ namespace {
 using namespace capsgen::memory;
 const char* kWho = "capsgen dse memory";
 
-// Gzipped CSV of every configuration, streamed to <path>.tmp and renamed when complete.
+// One gzip member of `text`. configs.csv.gz is a concatenation of members (RFC 1952 allows it; gzip,
+// zcat and zlib read it as one stream), so each job's rows are compressed on its worker thread.
+std::string gzip_member(const std::string& text) {
+  z_stream z{};
+  if (deflateInit2(&z, 1, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) throw std::runtime_error("zlib init");
+  std::string out(deflateBound(&z, uLong(text.size())) + 32, '\0');
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(text.data()));
+  z.avail_in = uInt(text.size());
+  z.next_out = reinterpret_cast<Bytef*>(out.data());
+  z.avail_out = uInt(out.size());
+  const int rc = deflate(&z, Z_FINISH);
+  out.resize(z.total_out);
+  deflateEnd(&z);
+  if (rc != Z_STREAM_END) throw std::runtime_error("zlib deflate");
+  return out;
+}
+
+// configs.csv.gz, streamed to <path>.tmp and renamed when complete.
 class GzCsv {
  public:
   explicit GzCsv(std::string path) : path_(std::move(path)), tmp_(path_ + ".tmp") {
-    f_ = gzopen(tmp_.c_str(), "wb1");
+    f_ = std::fopen(tmp_.c_str(), "wb");
     if (!f_) throw InputError(path_, 0, 0, "--out", "cannot create file");
   }
   ~GzCsv() {
     if (f_) {
-      gzclose(f_);
+      std::fclose(f_);
       std::remove(tmp_.c_str());
     }
   }
-  void write(const std::string& s) {
-    if (!s.empty() && gzwrite(f_, s.data(), unsigned(s.size())) != int(s.size()))
+  void write(const std::string& gz) {
+    if (!gz.empty() && std::fwrite(gz.data(), 1, gz.size(), f_) != gz.size())
       throw InputError(path_, 0, 0, "--out", "write failed");
   }
   void commit() {
-    const int rc = gzclose(f_);
+    const int rc = std::fclose(f_);
     f_ = nullptr;
     std::error_code ec;
-    if (rc == Z_OK) std::filesystem::rename(tmp_, path_, ec);
-    if (rc != Z_OK || ec) {
+    if (rc == 0) std::filesystem::rename(tmp_, path_, ec);
+    if (rc != 0 || ec) {
       std::remove(tmp_.c_str());
       throw InputError(path_, 0, 0, "--out", "cannot write file");
     }
@@ -55,7 +72,7 @@ class GzCsv {
 
  private:
   std::string path_, tmp_;
-  gzFile f_ = nullptr;
+  std::FILE* f_ = nullptr;
 };
 
 std::string kib(long long b) { return b ? fmt::format("{} KiB", b / 1024) : "-"; }
@@ -196,8 +213,9 @@ int dse_memory(const std::vector<std::string>& argv_in) {
   std::unique_ptr<GzCsv> gz;
   if (!args.has("no-csv")) {
     gz = std::make_unique<GzCsv>(dir + "/configs.csv.gz");
-    gz->write(csv_header());
+    gz->write(gzip_member(csv_header()));
     opt.csv_sink = [&](const std::string& s) { gz->write(s); };
+    opt.csv_transform = [](const std::string& s) { return s.empty() ? s : gzip_member(s); };
   }
   if (!quiet) fmt::print("{} on {}: {} operations, {} configurations, {} threads\n", w.net.name, w.cfg.name, ops.size(), total, opt.threads);
   const auto t1 = std::chrono::steady_clock::now();

@@ -289,6 +289,7 @@ DseResult run_dse(const std::vector<OpProfile>& ops, const TechParams& tech, con
         std::string* out = opt.csv_sink ? &csv[k - w0] : nullptr;
         if (out) out->clear();
         run_job(jobs[k], locals[std::size_t(t)], out);
+        if (out && opt.csv_transform) *out = opt.csv_transform(*out);
       }
     };
     std::vector<std::thread> pool;

@@ -47,6 +47,8 @@ struct DseOptions {
   std::function<void(long long, long long)> progress;
   // Receives the CSV rows of all configurations in id order (none if empty).
   std::function<void(const std::string&)> csv_sink;
+  // Applied to each job's CSV text on the worker thread before csv_sink (e.g. compression).
+  std::function<std::string(const std::string&)> csv_transform;
   long long sample_every = 0;  // keep every n-th configuration in DseResult::sample (0: none)
 };
 
