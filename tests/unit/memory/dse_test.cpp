@@ -147,3 +147,60 @@ TEST(Dse, ExtraSizes) {
 
 }  // namespace
 }  // namespace capsgen::memory
+
+namespace capsgen::memory {
+namespace {
+
+// Algorithms 1-2 on a profile with wider ranges: every HY shared memory holds each operation's
+// overflow and is the smallest acceptable size that does; every sector count is in sigma(s).
+TEST(Dse, AlgorithmBounds) {
+  std::vector<OpProfile> ops(3);
+  const long long u[3][3] = {{700, 9000, 0}, {20000, 300, 5000}, {3000, 0, 40000}};
+  for (int i = 0; i < 3; ++i) {
+    ops[std::size_t(i)].name = "op" + std::to_string(i);
+    ops[std::size_t(i)].cycles = 1000 * (i + 1);
+    for (int k = 0; k < 3; ++k) ops[std::size_t(i)].usage[std::size_t(k + 1)] = u[i][k];
+  }
+  DseOptions opt;
+  opt.max_sectors = 16;
+  opt.sample_every = 1;
+  const DseResult r = run_dse(ops, tech(), opt);
+  EXPECT_EQ(r.evaluated, (long long)r.sample.size());
+  EXPECT_EQ(count_configs(ops, opt), r.evaluated);
+  long long hy = 0;
+  for (const auto& p : r.sample) {
+    for (int m = 0; m < kMems; ++m) {
+      if (p.bytes[m] == 0) continue;
+      if (!option_pg(p.option)) {
+        EXPECT_EQ(p.sectors[m], 1);
+      } else {
+        const auto pool = sector_pool(p.bytes[m], opt.max_sectors);
+        EXPECT_NE(std::find(pool.begin(), pool.end(), p.sectors[m]), pool.end()) << p.id;
+        EXPECT_LE(p.sectors[m], std::min<long long>(16, p.bytes[m] / 128));
+      }
+    }
+    if (p.option != kHy) continue;
+    ++hy;
+    long long worst = 0;
+    for (const auto& o : ops) {
+      long long over = 0;
+      for (int k = kData; k <= kAcc; ++k) over += std::max(0LL, o.usage[k] - p.bytes[k]);
+      worst = std::max(worst, over);
+    }
+    EXPECT_GE(p.bytes[kShared], worst);
+    EXPECT_LT(p.bytes[kShared] / 2, std::max(worst, 1024LL));  // the next power of two down is too small
+    for (int k = kData; k <= kAcc; ++k) {
+      long long lo = 1LL << 62, hi = 0;
+      for (const auto& o : ops)
+        if (o.usage[k] > 0) lo = std::min(lo, o.usage[k]), hi = std::max(hi, o.usage[k]);
+      EXPECT_GE(p.bytes[k], pow2_size(lo));
+      EXPECT_LE(p.bytes[k], pow2_size(hi));
+    }
+  }
+  // Data 1..32 KiB (6 sizes), weight 1..16 KiB (5), acc 8..64 KiB (4): 120 tuples minus those
+  // needing no shared memory (data 32 KiB, weight 16 KiB, acc 64 KiB: 1).
+  EXPECT_EQ(hy, 6 * 5 * 4 - 1);
+}
+
+}  // namespace
+}  // namespace capsgen::memory
