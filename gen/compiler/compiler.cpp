@@ -287,12 +287,33 @@ std::vector<std::int32_t> build_image(const isa::Program& prog, const Network& n
 // previous tile's stream, so one (chunk, tile) costs max(vectors, rows); the array pipeline adds
 // rows + cols cycles per Gemm. An activation pass handles cols vectors in parallel, n + 2 cycles
 // each (norm n + 1, one more for the LUT). A fill writes cols elements per cycle.
+bool starts_descnet_row(const std::string& prev_instr, const std::string& instr) {
+  const auto layer = [](const std::string& n) { return n.substr(0, n.find('/')); };
+  if (prev_instr.empty() || layer(prev_instr) != layer(instr)) return true;
+  const auto slash = instr.find('/');
+  if (slash == std::string::npos) return true;
+  const std::string suffix = instr.substr(slash + 1);
+  const auto dot = suffix.rfind('.');
+  const std::string kind = dot == std::string::npos ? suffix : suffix.substr(dot + 1);
+  return kind == "sum" || kind == "update";
+}
+
 std::vector<OpStats> analyze_program(const AccelConfig& cfg, const isa::Program& prog) {
   const long long rows = cfg.array.rows, cols = cfg.array.cols;
+  // Bytes per element in each memory: data and weight codes, and partial sums (bias and logit
+  // codes live at psum width too).
+  const long long db = (cfg.widths.data + 7) / 8, wb = (cfg.widths.weight + 7) / 8, pb = (cfg.widths.psum + 7) / 8;
   std::vector<OpStats> out;
+  std::string prev;
   auto stats_for = [&](const isa::Instr& in) -> OpStats& {
-    const std::string name = isa::Program::op_name(in);
-    if (out.empty() || out.back().name != name) out.push_back(OpStats{name});
+    const std::string& name = isa::instr_name(in);
+    if (out.empty() || starts_descnet_row(prev, name)) {
+      out.push_back(OpStats{name});
+    } else {
+      const auto slash = name.find('/');
+      out.back().name += "+" + (slash == std::string::npos ? name : name.substr(slash + 1));
+    }
+    prev = name;
     return out.back();
   };
   for (const auto& in : prog.instrs) {
@@ -313,19 +334,63 @@ std::vector<OpStats> analyze_program(const AccelConfig& cfg, const isa::Program&
       const long long outputs_used = g->out.select_mod > 0 ? (long long)g->m_total : (long long)g->m_total * g->n_total;
       s.useful_macs += (long long)g->batch * outputs_used * g->r_total;
       // A gathered block is reused by every tile; a block-diagonal tile reads u_i once.
-      s.data_reads += (long long)g->batch * g->m_total * (diag ? (long long)g->r_total * g->n_total : g->r_total);
-      s.tile_reads += (long long)g->batch * blocks * (diag ? g->r_total : (long long)g->r_total * g->n_total);
-      if (g->init.kind == isa::AccInit::Kind::kPerColumn) s.init_reads += (long long)g->batch * blocks * g->n_total;
-      if (g->init.kind == isa::AccInit::Kind::kPerOutput) s.init_reads += (long long)g->batch * g->m_total;
-      s.writes += (long long)g->batch * outputs_used;
-      s.acc_entries = std::max<long long>(s.acc_entries, (long long)g->m_block * g->n_tiles * cols);
+      const long long data_reads =
+          (long long)g->batch * g->m_total * (diag ? (long long)g->r_total * g->n_total : g->r_total);
+      const long long tile_reads = (long long)g->batch * blocks * (diag ? g->r_total : (long long)g->r_total * g->n_total);
+      long long init_reads = 0;
+      if (g->init.kind == isa::AccInit::Kind::kPerColumn) init_reads = (long long)g->batch * blocks * g->n_total;
+      if (g->init.kind == isa::AccInit::Kind::kPerOutput) init_reads = (long long)g->batch * g->m_total;
+      const long long writes = (long long)g->batch * outputs_used;
+      s.data_reads += data_reads;
+      s.tile_reads += tile_reads;
+      s.init_reads += init_reads;
+      s.writes += writes;
+      const long long entries = (long long)g->m_block * g->n_tiles * cols;
+      s.acc_entries = std::max<long long>(s.acc_entries, entries);
+
+      // Usage (docs/dse-memory.md): the data memory holds the current block's vectors for two
+      // chunks (one streaming, one prefetched) and the block's outputs; the weight memory the
+      // tiles of two chunks; the accumulators every partial sum of the block. Never more than
+      // the whole operand.
+      const long long out_cols = g->out.select_mod > 0 ? 1 : g->n_total;
+      const long long m_blk = std::min<long long>(g->m_block, g->m_total);
+      const long long vec_len = diag ? (long long)g->r_total * g->n_total / std::max(1, g->k_chunks) : rows;
+      const long long d_in = std::min<long long>(2 * m_blk * vec_len, data_reads / g->batch);
+      const long long w_tiles = std::min<long long>(2 * rows * g->n_tiles * cols, tile_reads / g->batch / blocks);
+      s.usage_data = std::max(s.usage_data, (d_in + m_blk * out_cols) * db);
+      s.usage_weight = std::max(s.usage_weight, w_tiles * wb);
+      s.usage_acc = std::max(s.usage_acc, entries * pb);
+      // Accesses: every streamed vector reads and writes a column of partial sums (the last
+      // chunk's reduction reads them once more), tiles come from off-chip through the weight
+      // memory, the operand's distinct elements from off-chip through the data memory, and
+      // outputs go to the data memory and off-chip (write-through).
+      const long long in_elems = g->data.kind == isa::DataSource::Kind::kConv
+                                     ? std::min<long long>(data_reads, (long long)g->batch * g->data.channels *
+                                                                           g->data.height * g->data.width)
+                                     : data_reads;
+      s.data_rd += data_reads * db + init_reads * pb;
+      s.data_wr += in_elems * db + writes * db;
+      s.weight_rd += tile_reads * wb;
+      s.weight_wr += tile_reads * wb;
+      s.acc_rd += (vec * cols + (long long)g->batch * g->m_total * g->n_tiles * cols) * pb;
+      s.acc_wr += vec * cols * pb;
+      s.offchip_rd += tile_reads * wb + in_elems * db + init_reads * pb;
+      s.offchip_wr += writes * db;
     } else if (const auto* a = std::get_if<isa::Activate>(&in)) {
       s.cycles += (a->count + cols - 1) / cols * (a->n + 2);
-      s.data_reads += (long long)a->count * a->n;
-      s.writes += a->func == isa::Activate::Func::kNorm ? a->count : (long long)a->count * a->n;
+      const long long rd = (long long)a->count * a->n;
+      const long long wr = a->func == isa::Activate::Func::kNorm ? a->count : (long long)a->count * a->n;
+      s.data_reads += rd;
+      s.writes += wr;
+      // Vectors stay on chip: the input and output tensors are resident in the data memory.
+      s.usage_data = std::max(s.usage_data, (rd + wr) * db);
+      s.data_rd += rd * db;
+      s.data_wr += wr * db;
     } else if (const auto* f = std::get_if<isa::Fill>(&in)) {
       s.cycles += (f->count + cols - 1) / cols;
       s.writes += f->count;
+      s.usage_data = std::max(s.usage_data, f->count * db);
+      s.data_wr += f->count * db;
     }
   }
   return out;
@@ -353,7 +418,13 @@ std::string stats_json(const AccelConfig& cfg, const isa::Program& prog, const s
                                {"tile_reads", s.tile_reads},
                                {"init_reads", s.init_reads},
                                {"writes", s.writes},
-                               {"acc_entries", s.acc_entries}});
+                               {"acc_entries", s.acc_entries},
+                               {"usage_bytes", {{"data", s.usage_data}, {"weight", s.usage_weight}, {"acc", s.usage_acc}}},
+                               {"onchip_bytes",
+                                {{"data", {{"read", s.data_rd}, {"write", s.data_wr}}},
+                                 {"weight", {{"read", s.weight_rd}, {"write", s.weight_wr}}},
+                                 {"acc", {{"read", s.acc_rd}, {"write", s.acc_wr}}}}},
+                               {"offchip_bytes", {{"read", s.offchip_rd}, {"write", s.offchip_wr}}}});
   }
   j["total_cycles"] = cycles;
   j["useful_macs"] = macs;

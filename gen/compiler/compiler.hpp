@@ -23,7 +23,9 @@ isa::Program compile_program(const AccelConfig& cfg, const Network& net, const Q
 std::vector<std::int32_t> build_image(const isa::Program& prog, const Network& net, const QuantizedModel& qm,
                                       const IntTensor& input);
 
-// Analytic statistics of one operation (instructions sharing the name prefix before '/').
+// Analytic statistics of one operation, grouped as DESCNet's Fig. 1/10 rows: one row per layer
+// (conv, primary conv+squash, class-capsule predictions) and per routing step (sum+squash,
+// update+softmax); see descnet_group().
 struct OpStats {
   std::string name;
   long long cycles = 0;         // cycle model (docs/compiler.md)
@@ -36,7 +38,18 @@ struct OpStats {
   long long init_reads = 0;     // accumulator init values read (bias, logits)
   long long writes = 0;         // elements written (outputs, fills)
   long long acc_entries = 0;    // partial sums resident in the accumulators (A_i, per array)
+  // DESCNet on-chip usage in bytes (docs/dse-memory.md section 1): what the data, weight and
+  // accumulator memories must hold at once for this operation (max over its instructions).
+  long long usage_data = 0, usage_weight = 0, usage_acc = 0;
+  // On-chip accesses in bytes per memory, and off-chip traffic in bytes.
+  long long data_rd = 0, data_wr = 0, weight_rd = 0, weight_wr = 0, acc_rd = 0, acc_wr = 0;
+  long long offchip_rd = 0, offchip_wr = 0;
 };
+
+// The DESCNet row an instruction belongs to. A new row starts at each layer and at every
+// instruction named <layer>/iterR.sum or <layer>/iterR.update; the others (squash, softmax, the
+// first iteration's coupling fill, the class norms) join the row before them.
+bool starts_descnet_row(const std::string& prev_instr, const std::string& instr);
 
 std::vector<OpStats> analyze_program(const AccelConfig& cfg, const isa::Program& prog);
 

@@ -87,7 +87,10 @@ TEST(Compiler, CapsNetMnistCycleModel) {
   const auto stats = analyze_program(w.cfg, prog);
   std::vector<std::string> names;
   for (const auto& s : stats) names.push_back(s.name);
-  EXPECT_EQ(names, (std::vector<std::string>{"conv1", "primary", "classcaps"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"conv1", "primary/conv+squash", "classcaps/predict+iter0.c",
+                                             "classcaps/iter0.sum+iter0.squash", "classcaps/iter0.update+iter1.softmax",
+                                             "classcaps/iter1.sum+iter1.squash", "classcaps/iter1.update+iter2.softmax",
+                                             "classcaps/iter2.sum+iter2.squash+norm"}));
   long long macs = 0;
   for (const auto& s : stats) macs += s.useful_macs;
   EXPECT_EQ(macs, 8294400LL + 191102976LL + 1474560LL + 3 * 184320LL + 2 * 184320LL);

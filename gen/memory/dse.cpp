@@ -1,0 +1,356 @@
+#include "memory/dse.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <fmt/format.h>
+#include <thread>
+
+namespace capsgen::memory {
+
+const char* mem_name(int m) {
+  static const char* n[] = {"shared", "data", "weight", "acc"};
+  return n[m];
+}
+const char* option_name(int o) {
+  static const char* n[] = {"SEP", "SEP-PG", "SMP", "SMP-PG", "HY", "HY-PG"};
+  return n[o];
+}
+
+std::vector<OpProfile> profiles_from(const std::vector<OpStats>& stats) {
+  std::vector<OpProfile> out;
+  for (const auto& s : stats) {
+    OpProfile p;
+    p.name = s.name;
+    p.cycles = s.cycles;
+    p.usage = {0, s.usage_data, s.usage_weight, s.usage_acc};
+    p.reads = {0, s.data_rd, s.weight_rd, s.acc_rd};
+    p.writes = {0, s.data_wr, s.weight_wr, s.acc_wr};
+    p.offchip_rd = s.offchip_rd;
+    p.offchip_wr = s.offchip_wr;
+    out.push_back(p);
+  }
+  return out;
+}
+
+long long pow2_size(long long x) {
+  if (x <= 0) return 0;
+  long long p = 1024;
+  while (p < x) p *= 2;
+  return p;
+}
+
+long long fit_size(long long x, const std::vector<long long>& extra) {
+  long long s = pow2_size(x);
+  for (long long e : extra)
+    if (x > 0 && e >= x && e < s) s = e;
+  return s;
+}
+
+std::vector<int> sector_pool(long long bytes, int max_sectors) {
+  std::vector<int> out;
+  for (long long sc = 2; sc <= bytes / 128 && sc <= max_sectors; sc *= 2) out.push_back(int(sc));
+  return out;
+}
+
+namespace {
+
+// What one memory of a configuration sees per operation.
+struct MemLoad {
+  std::vector<long long> usage;
+  std::vector<double> reads, writes;
+};
+
+struct Job {
+  int option = 0;
+  std::array<long long, kMems> bytes{};
+  long long first_id = 0, count = 0;
+};
+
+// Placement (docs/dse-memory.md section 3): SMP puts everything in the shared memory; SEP each kind in
+// its own; HY fills the separate memory first and puts the overflow in the shared one (DESCNet
+// Fig. 29), with the accesses split in the same proportion.
+std::array<MemLoad, kMems> place(const std::vector<OpProfile>& ops, int option, const std::array<long long, kMems>& bytes) {
+  std::array<MemLoad, kMems> l;
+  for (auto& m : l) {
+    m.usage.assign(ops.size(), 0);
+    m.reads.assign(ops.size(), 0);
+    m.writes.assign(ops.size(), 0);
+  }
+  for (std::size_t i = 0; i < ops.size(); ++i)
+    for (int k = kData; k <= kAcc; ++k) {
+      const long long u = ops[i].usage[k];
+      double sep_frac = 1.0;
+      if (option == kSmp || option == kSmpPg) sep_frac = 0.0;
+      else if (option == kHy || option == kHyPg) sep_frac = u > 0 ? double(std::min(u, bytes[k])) / double(u) : (bytes[k] > 0 ? 1.0 : 0.0);
+      const long long u_sep = (long long)(sep_frac * double(u) + 0.5);
+      l[k].usage[i] += u_sep;
+      l[kShared].usage[i] += u - u_sep;
+      l[k].reads[i] += sep_frac * double(ops[i].reads[k]);
+      l[k].writes[i] += sep_frac * double(ops[i].writes[k]);
+      l[kShared].reads[i] += (1 - sep_frac) * double(ops[i].reads[k]);
+      l[kShared].writes[i] += (1 - sep_frac) * double(ops[i].writes[k]);
+    }
+  return l;
+}
+
+struct MemEval {
+  SramFigures fig;
+  double dynamic = 0, leak = 0, wakeup = 0;  // mJ
+  std::vector<int> on;
+};
+
+MemEval eval_mem(const std::vector<OpProfile>& ops, const TechParams& tech, const DseOptions& opt, const MemLoad& l,
+                 long long bytes, int ports, int sectors) {
+  MemEval e;
+  e.fig = evaluate_sram(tech, SramSpec{bytes, opt.banks, ports, sectors}, opt.cacti);
+  const long long sector_bytes = (bytes + sectors - 1) / sectors;
+  int prev_on = 0;
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    // A sector index spans all banks; an operation needs ceil(usage / sector) of them ON.
+    const int on = sectors == 1 ? 1 : int(std::min<long long>(sectors, (l.usage[i] + sector_bytes - 1) / sector_bytes));
+    e.on.push_back(on);
+    const double seconds = double(ops[i].cycles) / (opt.clock_mhz * 1e6);
+    const double frac_on = sectors == 1 ? 1.0 : (on + (sectors - on) * tech.off_leak_fraction) / sectors;
+    e.leak += e.fig.leak_mw * frac_on * seconds;  // mW * s = mJ
+    e.dynamic += (l.reads[i] * e.fig.read_pj_per_byte + l.writes[i] * e.fig.write_pj_per_byte) * 1e-9;
+    // Sectors are woken ahead of the operation that needs them (latency hidden, DESCNet V-B); the
+    // energy is paid per OFF->ON transition, counting the first power-up.
+    if (sectors > 1 && on > prev_on) e.wakeup += (on - prev_on) * e.fig.wake_nj_per_sector * 1e-6;
+    prev_on = on;
+  }
+  return e;
+}
+
+int ports_of(int m) { return m == kShared ? 3 : 1; }
+
+std::vector<long long> size_range(const std::vector<OpProfile>& ops, int k, const std::vector<long long>& extra) {
+  long long lo = 0, hi = 0;
+  for (const auto& o : ops)
+    if (o.usage[k] > 0) {
+      lo = lo == 0 ? o.usage[k] : std::min(lo, o.usage[k]);
+      hi = std::max(hi, o.usage[k]);
+    }
+  std::vector<long long> out;
+  if (hi == 0) return {0};
+  const long long a = fit_size(lo, extra), b = fit_size(hi, extra);
+  for (long long s = pow2_size(lo); s <= b; s *= 2)
+    if (s >= a) out.push_back(s);
+  for (long long e : extra)
+    if (e >= a && e <= b && (e & (e - 1))) out.push_back(e);
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+std::vector<Job> make_jobs(const std::vector<OpProfile>& ops, const DseOptions& opt) {
+  std::vector<Job> jobs;
+  std::array<long long, kMems> sep{};
+  long long smp = 0;
+  for (const auto& o : ops) {
+    for (int k = kData; k <= kAcc; ++k) sep[k] = std::max(sep[k], o.usage[k]);
+    smp = std::max(smp, o.usage[kData] + o.usage[kWeight] + o.usage[kAcc]);
+  }
+  const auto& ex = opt.extra_sizes;
+  for (int k = kData; k <= kAcc; ++k) sep[k] = fit_size(sep[k], ex);
+  for (int pg = 0; pg < 2; ++pg) {
+    jobs.push_back(Job{kSep + pg, sep});
+    jobs.push_back(Job{kSmp + pg, {fit_size(smp, ex), 0, 0, 0}});
+  }
+  const auto rd = size_range(ops, kData, ex), rw = size_range(ops, kWeight, ex), ra = size_range(ops, kAcc, ex);
+  for (long long d : rd)
+    for (long long w : rw)
+      for (long long a : ra) {
+        const std::array<long long, kMems> b{0, d, w, a};
+        long long worst = 0;  // Algorithm 1
+        for (const auto& o : ops) {
+          long long over = 0;
+          for (int k = kData; k <= kAcc; ++k) over += std::max(0LL, o.usage[k] - b[k]);
+          worst = std::max(worst, over);
+        }
+        if (worst == 0) continue;  // no shared memory needed: that is SEP
+        for (int pg = 0; pg < 2; ++pg) jobs.push_back(Job{kHy + pg, {fit_size(worst, ex), d, w, a}});
+      }
+  std::stable_sort(jobs.begin(), jobs.end(), [](const Job& x, const Job& y) { return x.option < y.option; });
+  long long id = 0;
+  for (auto& j : jobs) {
+    j.count = 1;
+    if (option_pg(j.option))
+      for (int m = 0; m < kMems; ++m)
+        if (j.bytes[m] > 0) j.count *= std::max<long long>(1, (long long)sector_pool(j.bytes[m], opt.max_sectors).size());
+    j.first_id = id;
+    id += j.count;
+  }
+  return jobs;
+}
+
+// Keeps the non-dominated points of a growing candidate set.
+void prune(std::vector<ConfigPoint>& v) { v = pareto_front(std::move(v)); }
+
+bool better(const ConfigPoint& a, const ConfigPoint& b) {
+  if (a.energy_mj() != b.energy_mj()) return a.energy_mj() < b.energy_mj();
+  if (a.area_mm2 != b.area_mm2) return a.area_mm2 < b.area_mm2;
+  return a.id < b.id;
+}
+
+}  // namespace
+
+std::vector<ConfigPoint> pareto_front(std::vector<ConfigPoint> pts) {
+  std::sort(pts.begin(), pts.end(), [](const ConfigPoint& a, const ConfigPoint& b) {
+    if (a.area_mm2 != b.area_mm2) return a.area_mm2 < b.area_mm2;
+    if (a.energy_mj() != b.energy_mj()) return a.energy_mj() < b.energy_mj();
+    return a.id < b.id;
+  });
+  std::vector<ConfigPoint> out;
+  for (const auto& p : pts)
+    if (out.empty() || p.energy_mj() < out.back().energy_mj()) out.push_back(p);
+  return out;
+}
+
+std::string csv_header() {
+  return "id,option,shared_kib,shared_sectors,data_kib,data_sectors,weight_kib,weight_sectors,acc_kib,acc_sectors,"
+         "area_mm2,dynamic_mj,static_mj,wakeup_nj,energy_mj\n";
+}
+
+std::string csv_row(const ConfigPoint& p) {
+  std::string s = fmt::format("{},{}", p.id, option_name(p.option));
+  for (int m = 0; m < kMems; ++m) s += fmt::format(",{},{}", p.bytes[m] / 1024, p.bytes[m] ? p.sectors[m] : 0);
+  s += fmt::format(",{:.6f},{:.6f},{:.6f},{:.4f},{:.6f}\n", p.area_mm2, p.dynamic_mj, p.static_mj, p.wakeup_mj * 1e6,
+                   p.energy_mj());
+  return s;
+}
+
+long long count_configs(const std::vector<OpProfile>& ops, const DseOptions& opt) {
+  const auto jobs = make_jobs(ops, opt);
+  return jobs.empty() ? 0 : jobs.back().first_id + jobs.back().count;
+}
+
+DseResult run_dse(const std::vector<OpProfile>& ops, const TechParams& tech, const DseOptions& opt) {
+  const std::vector<Job> jobs = make_jobs(ops, opt);
+  const long long total = jobs.empty() ? 0 : jobs.back().first_id + jobs.back().count;
+  const int nthreads = std::max(1, opt.threads);
+  struct Local {
+    std::vector<ConfigPoint> cand, sample;
+    std::array<ConfigPoint, kOptions> best{};
+    std::array<bool, kOptions> has{};
+    std::array<long long, kOptions> count{};
+  };
+  std::vector<Local> locals(static_cast<std::size_t>(nthreads));
+  const std::size_t window = 64;
+  std::vector<std::string> csv(window);
+
+  auto run_job = [&](const Job& j, Local& L, std::string* out) {
+    const auto loads = place(ops, j.option, j.bytes);
+    // Each memory's figures per sector count, then every combination is a sum (Algorithm 2).
+    std::array<std::vector<int>, kMems> pools;
+    std::array<std::vector<MemEval>, kMems> evals;
+    for (int m = 0; m < kMems; ++m) {
+      if (j.bytes[m] == 0) {
+        pools[m] = {0};
+        evals[m] = {MemEval{}};
+        continue;
+      }
+      pools[m] = option_pg(j.option) ? sector_pool(j.bytes[m], opt.max_sectors) : std::vector<int>{1};
+      if (pools[m].empty()) pools[m] = {1};
+      for (int sc : pools[m]) evals[m].push_back(eval_mem(ops, tech, opt, loads[m], j.bytes[m], ports_of(m), sc));
+    }
+    std::array<std::size_t, kMems> idx{};
+    for (long long n = 0; n < j.count; ++n) {
+      ConfigPoint p;
+      p.id = j.first_id + n;
+      p.option = j.option;
+      p.bytes = j.bytes;
+      for (int m = 0; m < kMems; ++m) {
+        const MemEval& e = evals[m][idx[m]];
+        p.sectors[m] = pools[m][idx[m]];
+        p.area_mm2 += e.fig.area_mm2;
+        p.dynamic_mj += e.dynamic;
+        p.static_mj += e.leak;
+        p.wakeup_mj += e.wakeup;
+      }
+      for (int m = kMems - 1; m >= 0; --m) {  // mixed-radix increment, last memory fastest
+        if (++idx[m] < pools[m].size()) break;
+        idx[m] = 0;
+      }
+      L.count[p.option]++;
+      if (!L.has[p.option] || better(p, L.best[p.option])) L.best[p.option] = p, L.has[p.option] = true;
+      L.cand.push_back(p);
+      if (opt.sample_every > 0 && p.id % opt.sample_every == 0) L.sample.push_back(p);
+      if (L.cand.size() > 65536) prune(L.cand);
+      if (out) *out += csv_row(p);
+    }
+  };
+
+  long long done = 0;
+  for (std::size_t w0 = 0; w0 < jobs.size(); w0 += window) {
+    const std::size_t w1 = std::min(jobs.size(), w0 + window);
+    std::atomic<std::size_t> next{w0};
+    auto worker = [&](int t) {
+      for (std::size_t k; (k = next.fetch_add(1)) < w1;) {
+        std::string* out = opt.csv_sink ? &csv[k - w0] : nullptr;
+        if (out) out->clear();
+        run_job(jobs[k], locals[std::size_t(t)], out);
+        if (out && opt.csv_transform) *out = opt.csv_transform(*out);
+      }
+    };
+    std::vector<std::thread> pool;
+    for (int t = 1; t < nthreads; ++t) pool.emplace_back(worker, t);
+    worker(0);
+    for (auto& th : pool) th.join();
+    for (std::size_t k = w0; k < w1; ++k) {
+      done += jobs[k].count;
+      if (opt.csv_sink) opt.csv_sink(csv[k - w0]);
+    }
+    if (opt.progress) opt.progress(done, total);
+  }
+
+  DseResult r;
+  std::vector<ConfigPoint> all;
+  for (auto& L : locals) {
+    prune(L.cand);
+    all.insert(all.end(), L.cand.begin(), L.cand.end());
+    r.sample.insert(r.sample.end(), L.sample.begin(), L.sample.end());
+    for (int o = 0; o < kOptions; ++o) {
+      r.per_option[std::size_t(o)] += L.count[std::size_t(o)];
+      if (L.has[std::size_t(o)] && (!r.has_best[std::size_t(o)] || better(L.best[std::size_t(o)], r.best[std::size_t(o)])))
+        r.best[std::size_t(o)] = L.best[std::size_t(o)], r.has_best[std::size_t(o)] = true;
+    }
+  }
+  r.pareto = pareto_front(std::move(all));
+  std::sort(r.sample.begin(), r.sample.end(), [](const ConfigPoint& a, const ConfigPoint& b) { return a.id < b.id; });
+  r.evaluated = total;
+  return r;
+}
+
+ConfigDetail evaluate_config(const std::vector<OpProfile>& ops, const TechParams& tech, const DseOptions& opt,
+                             const ConfigPoint& cfg) {
+  ConfigDetail d;
+  d.point = cfg;
+  d.point.area_mm2 = d.point.dynamic_mj = d.point.static_mj = d.point.wakeup_mj = 0;
+  const auto loads = place(ops, cfg.option, cfg.bytes);
+  d.sectors_on.assign(ops.size(), {});
+  d.op_energy_mj.assign(ops.size(), 0.0);
+  for (int m = 0; m < kMems; ++m) {
+    if (cfg.bytes[m] == 0) continue;
+    const MemEval e = eval_mem(ops, tech, opt, loads[m], cfg.bytes[m], ports_of(m), cfg.sectors[m]);
+    d.figures[m] = e.fig;
+    d.area[m] = e.fig.area_mm2;
+    d.dynamic[m] = e.dynamic;
+    d.leak[m] = e.leak;
+    d.wakeup[m] = e.wakeup;
+    d.point.area_mm2 += e.fig.area_mm2;
+    d.point.dynamic_mj += e.dynamic;
+    d.point.static_mj += e.leak;
+    d.point.wakeup_mj += e.wakeup;
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      d.sectors_on[i][m] = e.on[i];
+      // Per-operation share: its accesses and its leakage (wake-up energy is small and left out).
+      MemEval one = eval_mem({ops[i]}, tech, opt,
+                             MemLoad{{loads[m].usage[i]}, {loads[m].reads[i]}, {loads[m].writes[i]}}, cfg.bytes[m],
+                             ports_of(m), cfg.sectors[m]);
+      d.op_energy_mj[i] += one.dynamic + one.leak;
+    }
+  }
+  return d;
+}
+
+}  // namespace capsgen::memory

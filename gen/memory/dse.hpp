@@ -1,0 +1,105 @@
+// DESCNet memory design-space exploration (Marchisio et al., DESCNet, Section V; docs/dse-memory.md):
+// the organizations SMP (one shared 3-port memory), SEP (separate data, weight and accumulator
+// memories) and HY (a shared memory beside smaller separate ones), each without and with sector
+// power gating, sized from the compiler's per-operation usage (Eq. 1-2, Algorithm 1) with sector
+// counts from sigma(s) (Algorithm 2), evaluated for area and on-chip energy over one inference.
+#pragma once
+
+#include <array>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "compiler/compiler.hpp"
+#include "memory/sram_model.hpp"
+
+namespace capsgen::memory {
+
+enum Mem { kShared = 0, kData = 1, kWeight = 2, kAcc = 3 };
+constexpr int kMems = 4;
+const char* mem_name(int m);  // "shared", "data", "weight", "acc"
+
+// The six design options, in DESCNet's order.
+enum Option { kSep = 0, kSepPg, kSmp, kSmpPg, kHy, kHyPg };
+constexpr int kOptions = 6;
+const char* option_name(int o);  // "SEP", "SEP-PG", ...
+inline bool option_pg(int o) { return o % 2 == 1; }
+
+// One operation as the exploration sees it: cycles, usage and on-chip accesses (bytes) of the data
+// (1), weight (2) and accumulator (3) memories; index 0 unused.
+struct OpProfile {
+  std::string name;
+  long long cycles = 0;
+  std::array<long long, kMems> usage{}, reads{}, writes{};
+  long long offchip_rd = 0, offchip_wr = 0;
+};
+std::vector<OpProfile> profiles_from(const std::vector<OpStats>& stats);
+
+struct DseOptions {
+  int banks = 16;            // per memory (DESCNet: one per array row/column)
+  int max_sectors = 512;     // cap on sigma(s)
+  // Sizes (bytes) acceptable besides the powers of two; DESCNet adds 25, 108, 450 and 460 KiB.
+  std::vector<long long> extra_sizes;
+  int threads = 1;
+  double clock_mhz = 250;
+  const CactiTable* cacti = nullptr;
+  // Called after each batch of configurations with (evaluated, total).
+  std::function<void(long long, long long)> progress;
+  // Receives the CSV rows of all configurations in id order (none if empty).
+  std::function<void(const std::string&)> csv_sink;
+  // Applied to each job's CSV text on the worker thread before csv_sink (e.g. compression).
+  std::function<std::string(const std::string&)> csv_transform;
+  long long sample_every = 0;  // keep every n-th configuration in DseResult::sample (0: none)
+};
+
+// One configuration: sizes (bytes, 0 = absent) and sectors per memory, and its figures.
+struct ConfigPoint {
+  long long id = 0;
+  int option = 0;
+  std::array<long long, kMems> bytes{};
+  std::array<int, kMems> sectors{};
+  double area_mm2 = 0, dynamic_mj = 0, static_mj = 0, wakeup_mj = 0;
+  double energy_mj() const { return dynamic_mj + static_mj + wakeup_mj; }
+};
+
+// Everything about one configuration, for reports and plots.
+struct ConfigDetail {
+  ConfigPoint point;
+  std::array<SramFigures, kMems> figures{};
+  std::array<double, kMems> area{}, dynamic{}, leak{}, wakeup{};  // mm2, mJ
+  std::vector<std::array<int, kMems>> sectors_on;                  // per operation
+  std::vector<double> op_energy_mj;                                // per operation, all memories
+};
+
+struct DseResult {
+  long long evaluated = 0;
+  std::array<long long, kOptions> per_option{};
+  std::vector<ConfigPoint> pareto;  // ascending area, strictly descending energy
+  std::array<ConfigPoint, kOptions> best{};  // lowest energy (then area) per option
+  std::array<bool, kOptions> has_best{};
+  std::vector<ConfigPoint> sample;  // every sample_every-th configuration, by id
+};
+
+// sigma(s): the powers of two in [2, s/128], at most max_sectors (DESCNet footnote 11).
+std::vector<int> sector_pool(long long bytes, int max_sectors);
+// The smallest power of two >= x (x <= 0 gives 0), at least 1 KiB.
+long long pow2_size(long long x);
+// The smallest acceptable size >= x: pow2_size(x) or a smaller extra size >= x (DESCNet footnote 12).
+long long fit_size(long long x, const std::vector<long long>& extra);
+
+// Number of configurations the exploration will evaluate (without evaluating them).
+long long count_configs(const std::vector<OpProfile>& ops, const DseOptions& opt);
+
+DseResult run_dse(const std::vector<OpProfile>& ops, const TechParams& tech, const DseOptions& opt);
+
+ConfigDetail evaluate_config(const std::vector<OpProfile>& ops, const TechParams& tech, const DseOptions& opt,
+                             const ConfigPoint& cfg);
+
+// Pareto filter (minimize area and energy): ascending area, strictly descending energy; ties keep the
+// lowest id.
+std::vector<ConfigPoint> pareto_front(std::vector<ConfigPoint> pts);
+
+std::string csv_header();
+std::string csv_row(const ConfigPoint& p);
+
+}  // namespace capsgen::memory
