@@ -17,6 +17,7 @@
 #include <cstdio>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "Vstaging.h"
@@ -77,13 +78,13 @@ class StagingBench {
 
   void apply(const In& in) {
     dut_->wr_en_i = in.wr_en;
-    dut_->wr_row_i = static_cast<decltype(dut_->wr_row_i)>(in.wr_row);
-    dut_->wr_vec_i = static_cast<decltype(dut_->wr_vec_i)>(in.wr_vec);
+    dut_->wr_row_i = static_cast<std::remove_reference_t<decltype(dut_->wr_row_i)>>(in.wr_row);
+    dut_->wr_vec_i = static_cast<std::remove_reference_t<decltype(dut_->wr_vec_i)>>(in.wr_vec);
     dut_->wr_zero_i = in.wr_zero;
-    dut_->wr_data_i = static_cast<decltype(dut_->wr_data_i)>(static_cast<std::uint64_t>(in.wr_data) & tb::mask64(D_));
+    dut_->wr_data_i = static_cast<std::remove_reference_t<decltype(dut_->wr_data_i)>>(static_cast<std::uint64_t>(in.wr_data) & tb::mask64(D_));
     dut_->wr_commit_i = in.wr_commit;
     dut_->rd_en_i = in.rd_en;
-    dut_->rd_vec_i = static_cast<decltype(dut_->rd_vec_i)>(in.rd_vec);
+    dut_->rd_vec_i = static_cast<std::remove_reference_t<decltype(dut_->rd_vec_i)>>(in.rd_vec);
     dut_->rd_release_i = in.rd_release;
   }
 
