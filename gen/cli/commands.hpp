@@ -20,5 +20,6 @@ int cmd_generate(const std::vector<std::string>& argv);
 int cmd_synth(const std::vector<std::string>& argv);
 int cmd_compile(const std::vector<std::string>& argv);
 int cmd_dse(const std::vector<std::string>& argv);
+int cmd_accuracy(const std::vector<std::string>& argv);
 
 }  // namespace capsgen::cli
