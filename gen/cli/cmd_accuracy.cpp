@@ -17,13 +17,46 @@
 
 namespace capsgen::cli {
 
-int auto_squash_in_frac(const Workload& w) {
+int maxabs_squash_in_frac(const Workload& w) {
   double m = 0;
   for (const auto& [name, v] : w.stats.max_abs) {
     const bool squash_in = (name.size() > 2 && name.compare(name.size() - 2, 2, ".s") == 0);
     if (squash_in) m = std::max(m, v);
   }
   return choose_frac(m, w.cfg.widths.act, 0, w.cfg.widths.act + 8);
+}
+
+int auto_squash_in_frac(const Workload& w, std::string* why) {
+  std::vector<FloatTrace> ref;
+  for (const auto& img : w.calib) ref.push_back(run_float(w.net, w.weights, img));
+  const int lo = maxabs_squash_in_frac(w);
+  int best = lo, best_agree = -1;
+  double best_err = 0;
+  for (int f = lo; f <= std::min(lo + 4, w.cfg.widths.act + 8); ++f) {
+    AccelConfig cfg = w.cfg;
+    cfg.squash.in_frac = f;
+    QuantizedModel qm;
+    try {
+      qm = quantize_model(cfg, w.net, w.weights, w.stats);
+    } catch (const InputError&) {
+      continue;  // no format fits this squash input
+    }
+    int agree = 0;
+    double err = 0;
+    for (std::size_t k = 0; k < w.calib.size(); ++k) {
+      const FixedTrace t = run_golden(cfg, w.net, qm, quantize_input(cfg, qm, w.net, w.calib[k]), nullptr);
+      agree += t.prediction == ref[k].prediction;
+      for (std::size_t j = 0; j < t.class_norms.size(); ++j) err += std::fabs(t.class_norms[j] - ref[k].class_norms[j]);
+    }
+    err /= double(std::max<std::size_t>(1, w.calib.size()));
+    if (why) *why += fmt::format("{}{}: {}/{} agree, class-norm error {:.3f}", why->empty() ? "" : "; ", f, agree, w.calib.size(), err);
+    if (agree > best_agree || (agree == best_agree && err < best_err)) {
+      best = f;
+      best_agree = agree;
+      best_err = err;
+    }
+  }
+  return best;
 }
 
 Workload prepare_dataset_workload(const DatasetWorkloadSpec& spec, std::string* note) {
@@ -37,8 +70,11 @@ Workload prepare_dataset_workload(const DatasetWorkloadSpec& spec, std::string* 
   const int preset_frac = cfg.squash.in_frac;
   Workload w = prepare_workload(std::move(cfg), std::move(net), std::move(weights), spec.weights_path, std::move(calib));
   int frac = preset_frac;
+  std::string why;
   if (spec.squash_in_frac == "auto") {
-    frac = auto_squash_in_frac(w);
+    frac = auto_squash_in_frac(w, &why);
+  } else if (spec.squash_in_frac == "maxabs") {
+    frac = maxabs_squash_in_frac(w);
   } else if (spec.squash_in_frac != "preset") {
     try {
       std::size_t pos = 0;
@@ -46,7 +82,7 @@ Workload prepare_dataset_workload(const DatasetWorkloadSpec& spec, std::string* 
       if (pos != spec.squash_in_frac.size()) throw std::invalid_argument("");
     } catch (const std::exception&) {
       throw InputError("capsgen", 0, 0, "--squash-in-frac",
-                       fmt::format("expected preset, auto or an integer, got '{}'", spec.squash_in_frac));
+                       fmt::format("expected preset, auto, maxabs or an integer, got '{}'", spec.squash_in_frac));
     }
     if (frac < 0 || frac > w.cfg.widths.act + 8)
       throw InputError("capsgen", 0, 0, "--squash-in-frac",
@@ -57,8 +93,9 @@ Workload prepare_dataset_workload(const DatasetWorkloadSpec& spec, std::string* 
     w.qm = quantize_model(w.cfg, w.net, w.weights, w.stats);
   }
   if (note)
-    *note = fmt::format("calibration: {} images of {}/train; squash in_frac {} ({}{})", n, spec.dataset, frac,
-                        spec.squash_in_frac, frac != preset_frac ? fmt::format(", preset has {}", preset_frac) : "");
+    *note = fmt::format("calibration: {} images of {}/train; squash in_frac {} ({}{}){}", n, spec.dataset, frac,
+                        spec.squash_in_frac, frac != preset_frac ? fmt::format(", preset has {}", preset_frac) : "",
+                        why.empty() ? "" : " [candidates " + why + "]");
   return w;
 }
 
@@ -85,7 +122,7 @@ int cmd_accuracy(const std::vector<std::string>& argv_in) {
       .option("data-dir", "DIR", "where the data set's files are (default: where bootstrap installs them)")
       .option("limit", "N", "only the first N test images (0 = all)", "0")
       .option("calib-count", "N", "training images used for calibration", "32")
-      .option("squash-in-frac", "F", "squash input fraction bits: preset, auto (from calibration) or an integer", "preset")
+      .option("squash-in-frac", "F", "squash input fraction bits: preset, auto (best agreement with float on the calibration images), maxabs (largest calibrated squash input fits) or an integer", "preset")
       .option("j", "N", "threads (also -j N)", "1")
       .option("report", "FILE", "also write the result as Markdown")
       .option("json", "FILE", "also write the result as JSON");

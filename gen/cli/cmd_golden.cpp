@@ -32,7 +32,7 @@ int cmd_golden(const std::vector<std::string>& argv) {
       .option("index", "K", "which image of --input (or of the --dataset test split) to run", "0")
       .option("dataset", "NAME", "run test image --index of mnist or fashion (label printed); with --weights, calibrate on its training split")
       .option("data-dir", "DIR", "where the --dataset files are (default: where bootstrap installs them)")
-      .option("squash-in-frac", "F", "with --dataset and --weights: preset, auto (from calibration) or an integer", "preset")
+      .option("squash-in-frac", "F", "with --dataset and --weights: preset, auto or maxabs (from calibration, see accuracy --help) or an integer", "preset")
       .option("label", "L", "true class of the input, printed beside the prediction")
       .option("calib", "FILE", "calibration images (.npy); default: synthetic images")
       .option("calib-count", "N", "number of calibration images (default 4; 32 with --dataset)")
