@@ -24,8 +24,9 @@ Workload prepare_dataset_workload(const DatasetWorkloadSpec& spec, std::string* 
 // The squash input format from calibration, "maxabs": the largest fraction bit count such that the
 // largest squash input seen (primary capsules and every routing iteration) fits widths.act bits.
 int maxabs_squash_in_frac(const Workload& w);
-// "auto": of maxabs .. maxabs+4, the format whose fixed-point model agrees with the float model on
-// the most calibration images, ties broken by the smallest mean class-norm error. *why lists them.
+// "auto": of maxabs .. maxabs+4, the format whose fixed-point class norms are closest to the float
+// model's (mean over the calibration images of the summed |difference|). *why lists the candidates
+// with that error and their agreement with the float prediction.
 int auto_squash_in_frac(const Workload& w, std::string* why);
 
 }  // namespace capsgen::cli
