@@ -38,7 +38,7 @@ Module build_staging_ram() {
 
 Module build_staging(const AccelConfig& cfg) {
   const int R = cfg.array.rows, D = cfg.widths.data, N = cfg.accumulator.depth;
-  const int RB = std::max(1, clog2(R)), VB = staging_vec_bits(cfg), AB = clog2(2LL * N) < 1 ? 1 : clog2(2LL * N);
+  const int RB = std::max(1, clog2(R)), VB = staging_vec_bits(cfg), AB = clog2(2LL * N);  // >= 1: N >= 1
   if (R < 1 || D < 2 || N < 1) throw std::logic_error("build_staging: bad config");
   const bool row_check = (1 << RB) != R, vec_check = (1LL << VB) != N;
 
