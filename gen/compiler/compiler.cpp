@@ -26,6 +26,15 @@ class Allocator {
     p_.regions.push_back({name, base, std::move(shape), bits});
     return base;
   }
+  // A stationary operand stored tile-major (isa::Region::tile_rows).
+  std::int64_t add_tiled(const std::string& name, std::vector<std::size_t> shape, int bits, int rows, int cols) {
+    isa::Region r{name, p_.size, std::move(shape), bits};
+    r.tile_rows = rows;
+    r.tile_cols = cols;
+    p_.size += r.stored_size();
+    p_.regions.push_back(std::move(r));
+    return p_.regions.back().base;
+  }
   void alias(const std::string& name, const std::string& of) {
     const isa::Region* r = p_.region(of);
     if (!r) throw std::logic_error("alias of unknown region " + of);
@@ -58,7 +67,8 @@ Gemm conv_gemm(const AccelConfig& cfg, const Layer& L, std::int64_t in_base, std
   g.m_block = block_size(cfg, g.m_total, g.n_tiles);
   g.r_total = R;
   g.n_total = K;
-  g.tile = {w_base, 0, rows, std::int64_t(cols) * R, 1, R, 1};
+  // Filters stored tile-major (Allocator::add_tiled): a tile row is `cols` consecutive elements.
+  g.tile = {w_base, 0, std::int64_t(g.n_tiles) * rows * cols, std::int64_t(rows) * cols, cols, 1, 1};
   g.data.kind = isa::DataSource::Kind::kConv;
   g.data.base = in_base;
   g.data.channels = L.in.channels;
@@ -92,7 +102,7 @@ isa::Program compile_program(const AccelConfig& cfg, const Network& net, const Q
     if (L.kind == LayerKind::Conv2d || L.kind == LayerKind::PrimaryCaps) {
       const int Ho = (L.in.height + 2 * L.padding - L.kernel_h) / L.stride + 1;
       const int Wo = (L.in.width + 2 * L.padding - L.kernel_w) / L.stride + 1;
-      const std::int64_t w = mem.add(L.name + ".weight", q.weight.shape, cfg.widths.weight);
+      const std::int64_t w = mem.add_tiled(L.name + ".weight", q.weight.shape, cfg.widths.weight, rows, cols);
       const std::int64_t b = q.bias.empty() ? -1 : mem.add(L.name + ".bias", {q.bias.size()}, cfg.widths.psum);
       Gemm g = conv_gemm(cfg, L, cur, w, b, Ho, Wo);
       g.shift = q.shift;
@@ -268,7 +278,8 @@ std::vector<std::int32_t> build_image(const isa::Program& prog, const Network& n
     const isa::Region* r = prog.region(name);
     if (!r) throw std::logic_error("build_image: no region " + name);
     if (shape_size(r->shape) != values.size()) throw std::logic_error("build_image: size mismatch for " + name);
-    std::copy(values.begin(), values.end(), mem.begin() + r->base);
+    for (std::size_t i = 0; i < values.size(); ++i)
+      mem[std::size_t(r->base + r->offset_of(std::int64_t(i)))] = std::int32_t(values[i]);
   };
   place("input", input.data);
   for (std::size_t li = 0; li < net.layers.size(); ++li) {
@@ -442,7 +453,11 @@ std::string program_json(const isa::Program& prog) {
   j["network"] = prog.network;
   j["preset"] = prog.preset;
   j["address_space_elements"] = prog.size;
-  for (const auto& r : prog.regions) j["regions"].push_back({{"name", r.name}, {"base", r.base}, {"shape", r.shape}, {"bits", r.bits}});
+  for (const auto& r : prog.regions) {
+    nlohmann::json jr = {{"name", r.name}, {"base", r.base}, {"shape", r.shape}, {"bits", r.bits}};
+    if (r.tile_rows > 0) jr["tiles"] = {{"rows", r.tile_rows}, {"cols", r.tile_cols}, {"size", r.stored_size()}};
+    j["regions"].emplace_back(std::move(jr));
+  }
   for (const auto& in : prog.instrs) {
     nlohmann::ordered_json d;
     if (const auto* g = std::get_if<isa::Gemm>(&in)) {

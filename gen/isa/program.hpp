@@ -108,6 +108,21 @@ struct Region {
   std::int64_t base = 0;  // element address
   std::vector<std::size_t> shape;
   int bits = 8;           // code width (8 for activations and weights, psum for biases)
+  // Tiled stationary operand (tile_rows > 0): the tensor's first dimension is the output index o
+  // (K outputs), the others flattened are the reduction index R. It is stored tile-major, the order
+  // the tile reader loads it (docs/accelerator.md 8.1): element (o, R) with R = k*tile_rows + r and
+  // o = n*tile_cols + c lives at base + ((k*n_tiles + n)*tile_rows + r)*tile_cols + c, and the
+  // padding of the last chunk and tile holds zeros. A tile row is then tile_cols consecutive
+  // elements (one wide scratchpad access).
+  int tile_rows = 0, tile_cols = 0;
+
+  std::int64_t outputs() const;    // K (tiled)
+  std::int64_t reduction() const;  // R (tiled)
+  std::int64_t k_chunks() const;   // ceil(R / tile_rows) (tiled)
+  std::int64_t n_tiles() const;    // ceil(K / tile_cols) (tiled)
+  std::int64_t stored_size() const;  // elements the region occupies
+  // Address offset of tensor element `flat` (row-major index into shape).
+  std::int64_t offset_of(std::int64_t flat) const;
 };
 
 struct Program {

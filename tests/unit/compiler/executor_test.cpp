@@ -99,5 +99,44 @@ TEST(Compiler, CapsNetMnistCycleModel) {
   EXPECT_GT(j["inferences_per_second"].get<double>(), 100.0);
 }
 
+// Conv filters are stored tile-major (docs/accelerator.md 8.1): a tile row is `cols` consecutive
+// elements, padding rows and columns are zero, and each filter element sits where the tile reader
+// expects it.
+TEST(Compiler, ConvWeightsAreStoredTileMajor) {
+  const AccelConfig cfg = preset("small-4x4");
+  const Network net = model("capsnet-tiny");
+  const Workload w = prepare_workload(cfg, net, random_weights(net, 3), "random", {random_input(net, 3)});
+  const isa::Program prog = compile_program(w.cfg, w.net, w.qm);
+  const auto mem = build_image(prog, w.net, w.qm, quantize_input(w.cfg, w.qm, w.net, random_input(w.net, 3)));
+  const int rows = w.cfg.array.rows, cols = w.cfg.array.cols;
+  const isa::Region* reg = prog.region("conv1.weight");
+  ASSERT_NE(reg, nullptr);
+  EXPECT_EQ(reg->tile_rows, rows);
+  EXPECT_EQ(reg->tile_cols, cols);
+  const IntTensor& wt = w.qm.layers[0].weight;
+  const std::int64_t K = std::int64_t(wt.shape[0]), R = std::int64_t(wt.data.size()) / K;
+  const std::int64_t kc = (R + rows - 1) / rows, nt = (K + cols - 1) / cols;
+  EXPECT_EQ(reg->stored_size(), kc * nt * rows * cols);
+  std::int64_t nonzero_pad = 0;
+  for (std::int64_t k = 0; k < kc; ++k)
+    for (std::int64_t n = 0; n < nt; ++n)
+      for (int r = 0; r < rows; ++r)
+        for (int c = 0; c < cols; ++c) {
+          const std::int64_t red = k * rows + r, o = n * cols + c;
+          const std::int32_t v = mem[std::size_t(reg->base + ((k * nt + n) * rows + r) * cols + c)];
+          if (red < R && o < K)
+            EXPECT_EQ(v, wt.data[std::size_t(o * R + red)]) << "o=" << o << " R=" << red;
+          else if (v != 0)
+            ++nonzero_pad;
+        }
+  EXPECT_EQ(nonzero_pad, 0);
+  // The gemm's tile pattern walks the same layout.
+  const auto& g = std::get<isa::Gemm>(prog.instrs[0]);
+  EXPECT_EQ(g.tile.s_c, 1);
+  EXPECT_EQ(g.tile.s_r, cols);
+  EXPECT_EQ(g.tile.s_n, std::int64_t(rows) * cols);
+  EXPECT_EQ(g.tile.s_k, nt * rows * cols);
+}
+
 }  // namespace
 }  // namespace capsgen
