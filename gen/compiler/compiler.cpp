@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
+#include "isa/engine.hpp"
 #include "numerics/activation.hpp"
 
 namespace capsgen {
@@ -47,40 +48,23 @@ class Allocator {
   isa::Program& p_;
 };
 
-// Vectors per accumulator block: the loop order (block, chunk, tile) keeps block x tiles partial
-// sums per column resident.
 int block_size(const AccelConfig& cfg, int m_total, int n_tiles) {
-  return std::max(1, std::min(m_total, cfg.accumulator.depth / std::max(1, n_tiles)));
+  return isa::block_size(cfg.accumulator.depth, m_total, n_tiles);
 }
 
-// Conv2d and the convolution of a primary_caps layer: tiles are filters (rows = reduction index
-// (c,ky,kx), cols = output channels), data vectors are im2col patches, one per output position.
+// Conv2d and the convolution of a primary_caps layer (isa::conv_gemm).
 Gemm conv_gemm(const AccelConfig& cfg, const Layer& L, std::int64_t in_base, std::int64_t w_base,
-               std::int64_t bias_base, int out_h, int out_w) {
-  const int rows = cfg.array.rows, cols = cfg.array.cols;
-  const int R = L.in.channels * L.kernel_h * L.kernel_w;
-  const int K = L.out_channels;
-  Gemm g;
-  g.m_total = out_h * out_w;
-  g.k_chunks = ceil_div(R, rows);
-  g.n_tiles = ceil_div(K, cols);
-  g.m_block = block_size(cfg, g.m_total, g.n_tiles);
-  g.r_total = R;
-  g.n_total = K;
-  // Filters stored tile-major (Allocator::add_tiled): a tile row is `cols` consecutive elements.
-  g.tile = {w_base, 0, std::int64_t(g.n_tiles) * rows * cols, std::int64_t(rows) * cols, cols, 1, 1};
-  g.data.kind = isa::DataSource::Kind::kConv;
-  g.data.base = in_base;
-  g.data.channels = L.in.channels;
-  g.data.height = L.in.height;
-  g.data.width = L.in.width;
-  g.data.kernel_h = L.kernel_h;
-  g.data.kernel_w = L.kernel_w;
-  g.data.stride = L.stride;
-  g.data.padding = L.padding;
-  g.data.out_w = out_w;
-  if (bias_base >= 0) g.init = {isa::AccInit::Kind::kPerColumn, bias_base, 0, 0, 0};
-  return g;
+               std::int64_t bias_base) {
+  isa::ConvShape s;
+  s.channels = L.in.channels;
+  s.height = L.in.height;
+  s.width = L.in.width;
+  s.out_channels = L.out_channels;
+  s.kernel_h = L.kernel_h;
+  s.kernel_w = L.kernel_w;
+  s.stride = L.stride;
+  s.padding = L.padding;
+  return isa::conv_gemm(s, cfg.array.rows, cfg.array.cols, cfg.accumulator.depth, in_base, w_base, bias_base);
 }
 
 }  // namespace
@@ -104,13 +88,13 @@ isa::Program compile_program(const AccelConfig& cfg, const Network& net, const Q
       const int Wo = (L.in.width + 2 * L.padding - L.kernel_w) / L.stride + 1;
       const std::int64_t w = mem.add_tiled(L.name + ".weight", q.weight.shape, cfg.widths.weight, rows, cols);
       const std::int64_t b = q.bias.empty() ? -1 : mem.add(L.name + ".bias", {q.bias.size()}, cfg.widths.psum);
-      Gemm g = conv_gemm(cfg, L, cur, w, b, Ho, Wo);
+      Gemm g = conv_gemm(cfg, L, cur, w, b);
       g.shift = q.shift;
       if (L.kind == LayerKind::Conv2d) {
         g.name = L.name;
         g.relu = L.activation == Activation::Relu;
         const std::int64_t out = mem.add(L.name + ".out", {std::size_t(L.out_channels), std::size_t(Ho), std::size_t(Wo)}, A);
-        g.out = {out, 0, 1, std::int64_t(Ho) * Wo, 0, 1, 0};
+        g.out = isa::map_output(out, std::int64_t(Ho) * Wo);
         p.instrs.push_back(g);
         cur = out;
       } else {
@@ -118,7 +102,7 @@ isa::Program compile_program(const AccelConfig& cfg, const Network& net, const Q
         const int D = L.capsule_dim, N = L.capsule_types * Ho * Wo;
         g.name = L.name + "/conv";
         const std::int64_t s = mem.add(L.name + ".s", {std::size_t(N), std::size_t(D)}, A);
-        g.out = {s, 0, D, std::int64_t(Ho) * Wo * D, 1, D, 0};
+        g.out = isa::capsule_output(s, std::int64_t(Ho) * Wo, D);
         p.instrs.push_back(g);
         const std::int64_t u = mem.add(L.name + ".out", {std::size_t(N), std::size_t(D)}, A);
         Activate sq;

@@ -1,0 +1,64 @@
+// The compute engine's descriptor (capsgen_engine, docs/rtl-engine.md): one Gemm as the engine's
+// ports take it, with the derived fields that spare the hardware multipliers and dividers, and the
+// Gemm builders for convolutions that the compiler and the engine's block test share.
+#pragma once
+
+#include <cstdint>
+
+#include "isa/gather.hpp"
+#include "isa/program.hpp"
+
+namespace capsgen::isa {
+
+// Geometry of a convolution (Conv1, the convolution of a primary-capsule layer).
+struct ConvShape {
+  int channels = 1, height = 1, width = 1;  // input map
+  int out_channels = 1;
+  int kernel_h = 1, kernel_w = 1, stride = 1, padding = 0;
+  int out_h() const { return (height + 2 * padding - kernel_h) / stride + 1; }
+  int out_w() const { return (width + 2 * padding - kernel_w) / stride + 1; }
+};
+
+// The Gemm of a convolution on a rows x cols array with `acc_depth` accumulator entries: tiles are
+// filters stored tile-major at w_base (Region::tile_rows; rows = reduction index (c, ky, kx), cols =
+// output channels), data vectors are im2col patches of the map at in_base (one per output position),
+// biases (psum codes) at bias_base or none when bias_base < 0. The output target is left empty.
+Gemm conv_gemm(const ConvShape& s, int rows, int cols, int acc_depth, std::int64_t in_base, std::int64_t w_base,
+               std::int64_t bias_base);
+// Vectors per accumulator block: the loop order (block, chunk, tile) keeps block x tiles partial sums
+// per column resident.
+int block_size(int acc_depth, int m_total, int n_tiles);
+// Output targets of the compiler's conv layers: a [channels, positions] map (o -> base + o*positions
+// + m), and capsules (channel o = t*dim + d at position m -> capsule t*positions + m, element d).
+OutTarget map_output(std::int64_t base, std::int64_t positions);
+OutTarget capsule_output(std::int64_t base, std::int64_t positions, int dim);
+
+// What capsgen_engine's descriptor ports take (names as the ports without desc_ and _i). Addresses
+// and strides are 32-bit two's complement. Derived fields:
+//   t_top   = (rows - 1) * tile.s_r                      (offset of the bottom tile row, loaded first)
+//   t_gtop  = (rows - 1) / group_rows, t_etop = (rows - 1) % group_rows     (diag: group, element)
+//   t_dtop  = t_etop * tile.s_r, t_dwrap = (group_rows - 1) * tile.s_r        (diag)
+//   o_wrap  = out.s_o1 - (out.o_div - 1) * out.s_o2      (output offset step when o % o_div wraps)
+struct EngineDescriptor {
+  GatherDescriptor gather;  // data source and the shared counts (batch, m_total, m_block, k_chunks, r_total)
+  std::uint16_t n_tiles = 0, n_total = 0;
+  std::uint32_t t_base = 0, t_s_b = 0, t_s_k = 0, t_s_n = 0, t_s_r = 0, t_top = 0;
+  bool t_diag = false;
+  std::uint16_t t_gtop = 0, t_etop = 0;
+  std::uint32_t t_dtop = 0, t_dwrap = 0;
+  bool init_bias = false;  // AccInit::kPerColumn
+  std::uint32_t init_base = 0;
+  std::uint32_t o_base = 0, o_s_b = 0, o_s_m = 0, o_s_o2 = 0, o_wrap = 0;
+  std::uint16_t o_div = 1;
+  std::uint8_t shift = 0;
+  bool relu = false;
+};
+
+// Encodes g for a rows x cols array with acc_depth accumulator entries. Throws std::invalid_argument
+// naming the field when the engine cannot run g: counts outside [1, 65535], m_block * n_tiles >
+// acc_depth, tile rows not contiguous (tile.s_c != 1 without diag groups), AccInit::kPerOutput or
+// out.select_mod (the class-capsule dataflows of docs/accelerator.md section 8, step 3), o_div < 1,
+// shift outside [0, 31], and everything encode_gather rejects.
+EngineDescriptor encode_engine(const Gemm& g, int rows, int cols, int acc_depth);
+
+}  // namespace capsgen::isa

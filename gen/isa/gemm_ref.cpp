@@ -1,0 +1,86 @@
+#include "isa/gemm_ref.hpp"
+
+#include <algorithm>
+#include <vector>
+
+#include "isa/gather.hpp"
+#include "numerics/activation.hpp"
+#include "numerics/fixed.hpp"
+
+namespace capsgen::isa {
+
+void run_gemm_reference(const Gemm& g, const GemmShape& s, const ReadFn& read, const WriteFn& write,
+                        GemmCounters* counters) {
+  GemmCounters local;
+  GemmCounters& st = counters ? *counters : local;
+  const int rows = s.rows, cols = s.cols, P = s.psum_bits, A = s.act_bits;
+  const int G = g.tile.diag_groups, group_rows = rows / std::max(1, G);
+  std::vector<std::int64_t> tile(static_cast<std::size_t>(rows) * cols), x(static_cast<std::size_t>(rows));
+  for (int b = 0; b < g.batch; ++b)
+    for (int m0 = 0; m0 < g.m_total; m0 += g.m_block) {
+      const int mb = std::min(g.m_block, g.m_total - m0);
+      // The accumulators of this block: mb vectors x n_tiles x cols.
+      std::vector<std::int64_t> acc(std::size_t(mb) * g.n_tiles * cols, 0);
+      for (int k = 0; k < g.k_chunks; ++k)
+        for (int n = 0; n < g.n_tiles; ++n) {
+          for (int r = 0; r < rows; ++r)
+            for (int c = 0; c < cols; ++c) {
+              std::int64_t w = 0;
+              const int o = n * cols + c;
+              if (G > 1) {
+                if (r / group_rows == c && r % group_rows < g.r_total && c < g.n_total)
+                  w = read(g.tile.base + b * g.tile.s_b + std::int64_t(r % group_rows) * g.tile.s_r);
+              } else if (k * rows + r < g.r_total && o < g.n_total) {
+                w = read(g.tile.base + b * g.tile.s_b + std::int64_t(k) * g.tile.s_k + std::int64_t(n) * g.tile.s_n +
+                         std::int64_t(r) * g.tile.s_r + std::int64_t(c) * g.tile.s_c);
+              }
+              tile[std::size_t(r) * cols + c] = w;
+            }
+          for (int mi = 0; mi < mb; ++mi) {
+            const int m = m0 + mi;
+            // Which element each row receives (affine, conv, diag groups): gen/isa/gather.hpp.
+            for (int r = 0; r < rows; ++r) {
+              const auto a = data_element_address(g, rows, b, m, k, r);
+              x[std::size_t(r)] = a ? read(*a) : 0;
+            }
+            ++st.vectors;
+            for (int c = 0; c < cols; ++c) {
+              // One column of the array: the exact sum of rows products (the adder chain).
+              std::int64_t chunk = 0;
+              for (int r = 0; r < rows; ++r) chunk += x[std::size_t(r)] * tile[std::size_t(r) * cols + c];
+              std::int64_t& a = acc[(std::size_t(mi) * g.n_tiles + n) * cols + c];
+              if (k == 0) {
+                const int o = n * cols + c;
+                if (g.init.kind == AccInit::Kind::kPerColumn && o < g.n_total)
+                  a = fx::sat_s(read(g.init.base + o), P);
+                else if (g.init.kind == AccInit::Kind::kPerOutput)
+                  a = fx::sat_s(read(g.init.base + b * g.init.s_b + std::int64_t(m) * g.init.s_m) << g.init.shift, P);
+                else
+                  a = 0;
+              }
+              if (!fx::fits_s(a + chunk, P)) ++st.psum_saturations;
+              a = fx::sat_s(a + chunk, P);
+            }
+          }
+        }
+      // Outputs in the hardware's write order: tile, vector, column.
+      for (int n = 0; n < g.n_tiles; ++n)
+        for (int mi = 0; mi < mb; ++mi) {
+          const int m = m0 + mi;
+          for (int c = 0; c < cols; ++c) {
+            const int o = n * cols + c;
+            if (o >= g.n_total) break;
+            if (g.out.select_mod > 0 && o != m % g.out.select_mod) continue;
+            std::int64_t v = fx::reduce(acc[(std::size_t(mi) * g.n_tiles + n) * cols + c], g.shift, A);
+            if (g.relu) v = fx::relu(v);
+            std::int64_t addr = g.out.base + b * g.out.s_b + std::int64_t(m) * g.out.s_m;
+            if (g.out.select_mod == 0)
+              addr += std::int64_t(o / g.out.o_div) * g.out.s_o1 + std::int64_t(o % g.out.o_div) * g.out.s_o2;
+            write(addr, v);
+            ++st.writes;
+          }
+        }
+    }
+}
+
+}  // namespace capsgen::isa

@@ -1,0 +1,38 @@
+// The one reference of what a Gemm descriptor computes (gen/isa/program.hpp), bit for bit: the
+// functional executor (gen/compiler/executor.cpp) runs programs through it and the compute-engine
+// block test (tb/engine_tb.cpp) checks capsgen_engine against it. It depends only on the
+// descriptor and gen/numerics, so the testbenches compile it without the compiler.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+
+#include "isa/program.hpp"
+
+namespace capsgen::isa {
+
+// The array and the widths a Gemm runs on.
+struct GemmShape {
+  int rows = 1, cols = 1;
+  int psum_bits = 25;  // accumulator width (saturation after every chunk)
+  int act_bits = 8;    // output width (round-half-up shift, saturate)
+};
+
+struct GemmCounters {
+  long long vectors = 0;           // data vectors streamed (per tile)
+  long long psum_saturations = 0;  // chunk additions that saturated
+  long long writes = 0;            // outputs written
+};
+
+using ReadFn = std::function<std::int64_t(std::int64_t)>;
+using WriteFn = std::function<void(std::int64_t, std::int64_t)>;
+
+// Runs g: for b < batch, for each block of at most m_block vectors, for k < k_chunks, for n < n_tiles:
+// tile (b, k, n) against the block's vectors; accumulators start at the AccInit value on chunk 0 and
+// saturate to psum_bits after every chunk; after the last chunk each output is reduced (shift,
+// saturate to act_bits), optionally ReLU'd, and written through `write` in the order the hardware
+// writes it: block by block, then per tile n, per vector of the block, per column (output o = n*cols + c).
+void run_gemm_reference(const Gemm& g, const GemmShape& s, const ReadFn& read, const WriteFn& write,
+                        GemmCounters* counters = nullptr);
+
+}  // namespace capsgen::isa
