@@ -1,5 +1,5 @@
 // tb_blocks: all block testbenches in one executable (the Verilator runtime is compiled once).
-//   tb_blocks pe|accumulator|array|activation|scratchpad|dma|pmu|gather|staging --rtl DIR [--seed N] [--trace file.fst] [--scale X] ...
+//   tb_blocks pe|accumulator|array|activation|scratchpad|dma|pmu|gather|staging|engine --rtl DIR [--seed N] [--trace file.fst] [--scale X] ...
 #include <cstdio>
 #include <cstring>
 #include <exception>
@@ -13,6 +13,7 @@ int dma_tb_main(int argc, char** argv);
 int pmu_tb_main(int argc, char** argv);
 int gather_tb_main(int argc, char** argv);
 int staging_tb_main(int argc, char** argv);
+int engine_tb_main(int argc, char** argv);
 
 int main(int argc, char** argv) {
   struct Entry {
@@ -27,7 +28,8 @@ int main(int argc, char** argv) {
                        {"dma", dma_tb_main},
                        {"pmu", pmu_tb_main},
                        {"gather", gather_tb_main},
-                       {"staging", staging_tb_main}};
+                       {"staging", staging_tb_main},
+                       {"engine", engine_tb_main}};
   if (argc >= 2) {
     for (const Entry& e : tbs) {
       if (std::strcmp(argv[1], e.name) != 0) continue;
@@ -39,6 +41,6 @@ int main(int argc, char** argv) {
       }
     }
   }
-  std::fprintf(stderr, "usage: %s pe|accumulator|array|activation|scratchpad|dma|pmu|gather|staging --rtl DIR [--seed N] [--trace file.fst] [--scale X]\n", argv[0]);
+  std::fprintf(stderr, "usage: %s pe|accumulator|array|activation|scratchpad|dma|pmu|gather|staging|engine --rtl DIR [--seed N] [--trace file.fst] [--scale X]\n", argv[0]);
   return 2;
 }

@@ -4,6 +4,7 @@
 #include "emit/activation.hpp"
 #include "emit/design.hpp"
 #include "emit/dma.hpp"
+#include "emit/engine.hpp"
 #include "emit/gather.hpp"
 #include "emit/pe.hpp"
 #include "emit/pmu.hpp"
@@ -24,6 +25,7 @@ const std::vector<BlockEmitter>& block_emitters() {
       {"dma", emit_dma},
       {"gather", emit_gather},
       {"staging", emit_staging},
+      {"engine", emit_engine},
   };
   return list;
 }

@@ -23,3 +23,6 @@ capsgen_dma.v
 capsgen_gather.v
 capsgen_staging_ram.v
 capsgen_staging.v
+capsgen_tile_reader.v
+capsgen_out_writer.v
+capsgen_engine.v

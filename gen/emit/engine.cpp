@@ -1,0 +1,818 @@
+#include "emit/engine.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+#include "emit/accumulator.hpp"
+#include "emit/activation.hpp"
+#include "emit/activation_internal.hpp"
+#include "emit/gather.hpp"
+#include "emit/staging.hpp"
+#include "emit/systolic_array.hpp"
+
+namespace capsgen::emit {
+
+using detail::lit;
+using detail::zext;
+
+namespace {
+
+constexpr int CW = kGatherCountBits;  // counts
+constexpr int AW = kGatherAddrBits;   // addresses and strides
+
+// Lane c of a packed vector of `w`-bit lanes.
+std::string lane(const std::string& v, int c, int w) { return expr_slice(v, c, str(w)); }
+
+// {a} + {b} >= {c} on CW-bit unsigned counts, without overflow.
+std::string sum_ge(const std::string& a, const std::string& b, const std::string& c) {
+  return fmt::format("({{1'b0, {}}} + {{1'b0, {}}} >= {{1'b0, {}}})", a, b, c);
+}
+
+}  // namespace
+
+Module build_tile_reader(const AccelConfig& cfg) {
+  const int R = cfg.array.rows, C = cfg.array.cols, W = cfg.widths.weight, RB = std::max(1, clog2(R));
+  const std::string cw = str(CW), aw = str(AW);
+  Module m(kTileReaderModule,
+           fmt::format(
+               "Weight tile reader (docs/rtl-engine.md) for a {0}x{1} array: loads the stationary tiles of one Gemm\n"
+               "in the order the streamer uses them (for b, for each block, for k < k_chunks, for n < n_tiles: tile\n"
+               "(b, k, n); every block reloads its tiles), one tile row per cycle, bottom row first (the array's\n"
+               "load order). Row r of tile (b, k, n) is one read of {1} consecutive elements at\n"
+               "  base + b*s_b + k*s_k + n*s_n + r*s_r        (tile-major layout, isa::Region::tile_rows)\n"
+               "with rows k*{0} + r >= r_total skipped (zeros, no read) and columns n*{1} + c >= n_total zeroed.\n"
+               "Diag tiles (block-diagonal, desc_diag_i): row r = group g = r / group_rows, element e = r % group_rows\n"
+               "holds only column g: the element at base + b*s_b + e*s_r (lane 0 of the read), zero when\n"
+               "e >= r_total or g >= n_total. rd_data_i arrives one cycle after rd_en_o; the row is presented to\n"
+               "the array in that cycle (weight_o, weight_load_o). The first row of a tile is read in the cycle the\n"
+               "tile may begin (combinationally from tile_start_i), so a tile of at least {0} vectors hides the next\n"
+               "tile's load completely.\n"
+               "Flow control (the array's rules, docs/rtl-datapath.md): a tile is loaded only after the previous one\n"
+               "was started (tile_start_i: the streamer sends the tile's first vector to the staging read, so the\n"
+               "swap reaches the array one cycle later, never before the new tile's first load); tile_ready_o\n"
+               "says the whole tile is in the array's Weight1 registers and not yet started.",
+               R, C));
+  m.clock_and_reset()
+      .input("start_i", "1", "load the descriptor and start (only while idle)")
+      .input("desc_batch_i", cw, "batch items")
+      .input("desc_m_total_i", cw, "vectors per batch item")
+      .input("desc_m_block_i", cw, "vectors per block")
+      .input("desc_k_chunks_i", cw, "chunks")
+      .input("desc_n_tiles_i", cw, "tiles per chunk")
+      .input("desc_r_total_i", cw, "reduction length (diag: elements per group)")
+      .input("desc_n_total_i", cw, "output columns")
+      .input("desc_base_i", aw, "tile (0, 0, 0) row 0")
+      .input("desc_s_b_i", aw, "batch stride")
+      .input("desc_s_k_i", aw, "chunk stride")
+      .input("desc_s_n_i", aw, "tile stride")
+      .input("desc_s_r_i", aw, "row stride")
+      .input("desc_top_i", aw, fmt::format("derived: {} * s_r (bottom row)", R - 1))
+      .input("desc_diag_i", "1", "block-diagonal tiles")
+      .input("desc_group_rows_i", cw, "diag: rows per group (>= 1)")
+      .input("desc_gtop_i", cw, fmt::format("diag, derived: {} / group_rows", R - 1))
+      .input("desc_etop_i", cw, fmt::format("diag, derived: {} % group_rows", R - 1))
+      .input("desc_dtop_i", aw, "diag, derived: etop * s_r")
+      .input("desc_dwrap_i", aw, "diag, derived: (group_rows - 1) * s_r")
+      .output("rd_en_o", "1", "read one tile row")
+      .output("rd_addr_o", aw, "element address of the row's column 0")
+      .input("rd_data_i", str(C * W), fmt::format("the {} elements from rd_addr_o on, one cycle after rd_en_o", C))
+      .output("weight_o", str(C * W), "tile row for the array (column c in bits [c*W +: W])")
+      .output("weight_load_o", "1", "weight_o is the next tile row")
+      .input("tile_start_i", "1", "the streamer starts the loaded tile")
+      .output("tile_ready_o", "1", "a loaded tile waits to be started")
+      .output("busy_o", "1", "tiles left to load");
+
+  m.comment("Descriptor.");
+  for (const char* n : {"bm1_q", "mtot_q", "mblk_q", "kcm1_q", "ntm1_q", "rt_q", "ntot_q", "grm1_q", "gtop_q", "etop_q"})
+    m.reg(n, cw);
+  for (const char* n : {"s_b_q", "s_k_q", "s_n_q", "s_r_q", "top_q", "dtop_q", "dwrap_q"}) m.reg(n, aw);
+  m.reg("diag_q", "1");
+  m.comment("State: busy, reading a tile's rows after its first, a tile loaded (or loading) and not yet started.");
+  m.reg("busy_q", "1");
+  m.reg("loading_q", "1");
+  m.reg("held_q", "1");
+  m.comment("Tile counters and offsets; rem_q = r_total - k*rows and lanes_q = n_total - n*cols (floored at 0);\n"
+            "first_q = address of the current tile's first row read (row rows-1), kept ready so that the read can\n"
+            "go out in the cycle the previous tile starts (the load then ends in time for a swap every rows cycles).");
+  for (const char* n : {"n_q", "k_q", "b_q", "m0_q", "rem_q", "lanes_q"}) m.reg(n, cw);
+  for (const char* n : {"bb_q", "kofs_q", "nofs_q", "first_q", "raddr_q"}) m.reg(n, aw);
+  m.reg("r_q", str(RB), "next row to read");
+  m.reg("g_q", cw, "diag: group of row r_q");
+  m.reg("e_q", cw, "diag: element of row r_q within its group");
+  m.comment("The row in flight (read in the previous cycle).");
+  m.reg("p_valid_q", "1");
+  m.reg("p_read_q", "1");
+  m.reg("p_diag_q", "1");
+  m.reg("p_lanes_q", cw);
+  m.reg("p_g_q", cw);
+  m.wire("begin_tile", "1", "the next tile's first row is read this cycle");
+  m.wire("row_rd", "1", "a tile row is handled this cycle (read, or zeros)");
+  m.wire("cur_r", str(RB), "its row");
+  m.wire("cur_g", cw);
+  m.wire("cur_e", cw);
+  m.wire("cur_addr", aw);
+  m.wire("row_ok", "1", "the row holds elements (else zeros, no read)");
+  m.wire("last_row", "1");
+  m.wire("last_block", "1");
+  m.wire("last_tile", "1");
+  m.wire("n_wrap", "1");
+  m.wire("k_wrap", "1");
+  m.wire("nofs_next", aw);
+  m.wire("kofs_next", aw);
+  m.wire("bb_next", aw);
+  m.blank();
+  m.assign("begin_tile", "busy_q & ~loading_q & (~held_q | tile_start_i)");
+  m.assign("row_rd", "begin_tile | loading_q");
+  m.assign("cur_r", fmt::format("loading_q ? r_q : {}", lit(RB, R - 1)));
+  m.assign("cur_g", "loading_q ? g_q : gtop_q");
+  m.assign("cur_e", "loading_q ? e_q : etop_q");
+  m.assign("cur_addr", "loading_q ? raddr_q : first_q");
+  m.assign("row_ok", fmt::format("diag_q ? ((cur_e < rt_q) & (cur_g < ntot_q) & (cur_g < {})) : ({} < rem_q)", lit(CW, C),
+                                 zext("cur_r", RB, CW)));
+  m.assign("last_row", fmt::format("cur_r == {}", lit(RB, 0)));
+  m.assign("last_block", sum_ge("m0_q", "mblk_q", "mtot_q"));
+  m.assign("n_wrap", "n_q == ntm1_q");
+  m.assign("k_wrap", "k_q == kcm1_q");
+  m.assign("last_tile", "n_wrap & k_wrap & last_block & (b_q == bm1_q)");
+  m.assign("nofs_next", "n_wrap ? 32'd0 : nofs_q + s_n_q");
+  m.assign("kofs_next", "n_wrap ? (k_wrap ? 32'd0 : kofs_q + s_k_q) : kofs_q");
+  m.assign("bb_next", "(n_wrap & k_wrap & last_block) ? bb_q + s_b_q : bb_q");
+  m.assign("rd_en_o", "row_rd & row_ok");
+  m.assign("rd_addr_o", "cur_addr");
+
+  const Stmts load = {
+      nb("bm1_q", "desc_batch_i - 16'd1"),  nb("mtot_q", "desc_m_total_i"),  nb("mblk_q", "desc_m_block_i"),
+      nb("kcm1_q", "desc_k_chunks_i - 16'd1"), nb("ntm1_q", "desc_n_tiles_i - 16'd1"), nb("rt_q", "desc_r_total_i"),
+      nb("ntot_q", "desc_n_total_i"),        nb("grm1_q", "desc_group_rows_i - 16'd1"), nb("gtop_q", "desc_gtop_i"),
+      nb("etop_q", "desc_etop_i"),          nb("s_b_q", "desc_s_b_i"),       nb("s_k_q", "desc_s_k_i"),
+      nb("s_n_q", "desc_s_n_i"),            nb("s_r_q", "desc_s_r_i"),       nb("top_q", "desc_top_i"),
+      nb("dtop_q", "desc_dtop_i"),          nb("dwrap_q", "desc_dwrap_i"),   nb("diag_q", "desc_diag_i"),
+      nb("n_q", "16'd0"),                   nb("k_q", "16'd0"),              nb("b_q", "16'd0"),
+      nb("m0_q", "16'd0"),                  nb("rem_q", "desc_r_total_i"),   nb("lanes_q", "desc_n_total_i"),
+      nb("bb_q", "desc_base_i"),            nb("kofs_q", "32'd0"),           nb("nofs_q", "32'd0"),
+      nb("first_q", "desc_diag_i ? desc_base_i + desc_dtop_i : desc_base_i + desc_top_i")};
+  const Stmts next_tile = {
+      nb("nofs_q", "nofs_next"),
+      nb("kofs_q", "kofs_next"),
+      nb("bb_q", "bb_next"),
+      nb("first_q", "diag_q ? bb_next + dtop_q : bb_next + kofs_next + nofs_next + top_q"),
+      if_("n_wrap",
+          {nb("n_q", "16'd0"), nb("lanes_q", "ntot_q"),
+           if_("k_wrap",
+               {nb("k_q", "16'd0"), nb("rem_q", "rt_q"),
+                if_("last_block", {nb("m0_q", "16'd0"), nb("b_q", "b_q + 16'd1")}, {nb("m0_q", "m0_q + mblk_q")})},
+               {nb("k_q", "k_q + 16'd1"), nb("rem_q", fmt::format("(rem_q > {0}) ? rem_q - {0} : 16'd0", lit(CW, R)))})},
+          {nb("n_q", "n_q + 16'd1"),
+           nb("lanes_q", fmt::format("(lanes_q > {0}) ? lanes_q - {0} : 16'd0", lit(CW, C)))})};
+  m.always_ff_reset(
+      {nb("busy_q", "1'b0"), nb("loading_q", "1'b0"), nb("held_q", "1'b0"), nb("p_valid_q", "1'b0")},
+      {nb("p_valid_q", "row_rd"),
+       if_("start_i", [&] {
+         Stmts s = load;
+         s.push_back(nb("busy_q", "1'b1"));
+         s.push_back(nb("loading_q", "1'b0"));
+         s.push_back(nb("held_q", "1'b0"));
+         return s;
+       }(),
+           {nb("held_q", "(held_q & ~tile_start_i) | begin_tile"),
+            if_("row_rd",
+                {nb("loading_q", "~last_row"), nb("r_q", fmt::format("cur_r - {}", lit(RB, 1))),
+                 if_("diag_q & (cur_e == 16'd0)", {nb("e_q", "grm1_q"), nb("g_q", "cur_g - 16'd1"), nb("raddr_q", "bb_q + dwrap_q")},
+                     {nb("e_q", "cur_e - 16'd1"), nb("g_q", "cur_g"), nb("raddr_q", "cur_addr - s_r_q")}),
+                 if_("last_row", [&] {
+                   Stmts s = next_tile;
+                   s.push_back(if_("last_tile", {nb("busy_q", "1'b0")}));
+                   return s;
+                 }())})})});
+  m.always_ff({nb("p_read_q", "rd_en_o"), nb("p_diag_q", "diag_q"), nb("p_lanes_q", "lanes_q"), nb("p_g_q", "cur_g")});
+  m.blank();
+  m.comment("The row read in the previous cycle, masked (columns past n_total) or placed (diag: lane g only).");
+  for (int c = 0; c < C; ++c)
+    m.assign(lane("weight_o", c, W),
+             fmt::format("(p_read_q & (p_diag_q ? (p_g_q == {0}) : ({0} < p_lanes_q))) ? {1} : {2}", lit(CW, c),
+                         fmt::format("(p_diag_q ? {} : {})", lane("rd_data_i", 0, W), lane("rd_data_i", c, W)),
+                         lit(W, 0)));
+  m.assign("weight_load_o", "p_valid_q");
+  m.assign("tile_ready_o", "held_q & ~loading_q");
+  m.assign("busy_o", "busy_q | p_valid_q");
+  return m;
+}
+
+Module build_out_writer(const AccelConfig& cfg) {
+  const int C = cfg.array.cols, A = cfg.widths.act, CB = std::max(1, clog2(C));
+  const std::string cw = str(CW), aw = str(AW);
+  Module m(kOutWriterModule,
+           fmt::format(
+               "Output writer (docs/rtl-engine.md) for {0} columns: stores the result vectors of one Gemm, one element\n"
+               "per cycle. Records (one per accumulator entry of the last chunk: {0} results of tile n for vector m)\n"
+               "arrive in the streamer's order: for b, for each block, for n < n_tiles, for each vector m of the\n"
+               "block. Output o = n*{0} + c < n_total of vector (b, m) goes to\n"
+               "  base + b*s_b + m*s_m + (o / o_div)*s_o1 + (o % o_div)*s_o2\n"
+               "walked without a divider: from o to o + 1 the offset grows by s_o2, or by o_wrap = s_o1 -\n"
+               "(o_div - 1)*s_o2 when o % o_div wraps. Columns past n_total are skipped (the record ends early).\n"
+               "rec_pop_o takes the record after its last element; done_o pulses after the Gemm's last record.",
+               C));
+  m.clock_and_reset()
+      .input("start_i", "1", "load the descriptor and start (only while idle)")
+      .input("desc_batch_i", cw, "batch items")
+      .input("desc_m_total_i", cw, "vectors per batch item")
+      .input("desc_m_block_i", cw, "vectors per block")
+      .input("desc_n_tiles_i", cw, "tiles")
+      .input("desc_n_total_i", cw, "output columns")
+      .input("desc_base_i", aw, "output (0, 0, 0)")
+      .input("desc_s_b_i", aw, "batch stride")
+      .input("desc_s_m_i", aw, "vector stride")
+      .input("desc_s_o2_i", aw, "output step within o_div")
+      .input("desc_o_wrap_i", aw, "derived: s_o1 - (o_div - 1) * s_o2")
+      .input("desc_o_div_i", cw, "outputs per s_o1 step (>= 1)")
+      .input("rec_valid_i", "1", "a record is waiting")
+      .input("rec_data_i", str(C * A), "its results, column c in bits [c*A +: A]")
+      .output("rec_pop_o", "1", "the record is done")
+      .output("wr_en_o", "1", "write one element")
+      .output("wr_addr_o", aw, "element address")
+      .output("wr_data_o", str(A), "element (act code)")
+      .output("busy_o", "1", "records left")
+      .output("done_o", "1", "one-cycle pulse: the last record was written");
+
+  m.comment("Descriptor.");
+  for (const char* n : {"bm1_q", "mtot_q", "mblk_q", "ntm1_q", "ntot_q", "odm1_q", "mb0_q"}) m.reg(n, cw);
+  for (const char* n : {"s_b_q", "s_m_q", "s_o2_q", "o_wrap_q"}) m.reg(n, aw);
+  m.comment("Position: column c_q of record (vector mi_q of the block at m0_q, tile n_q, batch b_q); mb_q vectors\n"
+            "in this block. off_q/rem_q: offset and o % o_div of output o = n*cols + c; noff_q/nrem_q: the same\n"
+            "for o = n*cols (restored for every vector of the tile). maddr_q = base + b*s_b + m*s_m, blk_q its\n"
+            "value for the block's first vector, bb_q = base + b*s_b.");
+  m.reg("busy_q", "1");
+  m.reg("done_q", "1");
+  m.reg("c_q", str(CB));
+  for (const char* n : {"mi_q", "n_q", "m0_q", "b_q", "mb_q", "rem_q", "nrem_q", "lanes_q"}) m.reg(n, cw);
+  for (const char* n : {"off_q", "noff_q", "maddr_q", "blk_q", "bb_q"}) m.reg(n, aw);
+  m.wire("active", "1", "an element is handled this cycle");
+  m.wire("lane_last", "1", "last element of the record");
+  m.wire("wrap", "1", "o % o_div wraps after this element");
+  m.wire("off_next", aw);
+  m.wire("rem_next", cw);
+  m.wire("m0_next", cw);
+  m.wire("m_left", cw, "vectors after this block");
+  m.blank();
+  m.assign("active", "busy_q & rec_valid_i");
+  m.assign("lane_last", fmt::format("(c_q == {}) | ({} + 16'd1 >= lanes_q)", lit(CB, C - 1), zext("c_q", CB, CW)));
+  m.assign("wrap", "rem_q == odm1_q");
+  m.assign("off_next", "off_q + (wrap ? o_wrap_q : s_o2_q)");
+  m.assign("rem_next", "wrap ? 16'd0 : rem_q + 16'd1");
+  m.assign("m0_next", "m0_q + mblk_q");
+  m.assign("m_left", "mtot_q - m0_next");
+  m.assign("wr_en_o", fmt::format("active & ({} < lanes_q)", zext("c_q", CB, CW)));
+  m.assign("wr_addr_o", "maddr_q + off_q");
+  if (C == 1)
+    m.assign("wr_data_o", "rec_data_i");
+  else
+    m.assign("wr_data_o", fmt::format("rec_data_i[c_q * {0} +: {0}]", A));
+  m.assign("rec_pop_o", "active & lane_last");
+
+  const Stmts next_block = {
+      nb("n_q", "16'd0"), nb("noff_q", "32'd0"), nb("nrem_q", "16'd0"), nb("off_q", "32'd0"), nb("rem_q", "16'd0"),
+      nb("lanes_q", "ntot_q"),
+      if_("~" + sum_ge("m0_q", "mblk_q", "mtot_q"),
+          {nb("m0_q", "m0_next"), nb("mb_q", "(m_left < mblk_q) ? m_left : mblk_q"), nb("blk_q", "maddr_q + s_m_q"),
+           nb("maddr_q", "maddr_q + s_m_q")},
+          {nb("m0_q", "16'd0"), nb("mb_q", "mb0_q"), nb("b_q", "b_q + 16'd1"), nb("bb_q", "bb_q + s_b_q"),
+           nb("blk_q", "bb_q + s_b_q"), nb("maddr_q", "bb_q + s_b_q"),
+           if_("b_q == bm1_q", {nb("busy_q", "1'b0"), nb("done_q", "1'b1")})})};
+  m.always_ff_reset(
+      {nb("busy_q", "1'b0"), nb("done_q", "1'b0")},
+      {nb("done_q", "1'b0"),
+       if_("start_i",
+           {nb("busy_q", "1'b1"), nb("bm1_q", "desc_batch_i - 16'd1"), nb("mtot_q", "desc_m_total_i"),
+            nb("mblk_q", "desc_m_block_i"), nb("ntm1_q", "desc_n_tiles_i - 16'd1"), nb("ntot_q", "desc_n_total_i"),
+            nb("odm1_q", "desc_o_div_i - 16'd1"),
+            nb("mb0_q", "(desc_m_total_i < desc_m_block_i) ? desc_m_total_i : desc_m_block_i"),
+            nb("mb_q", "(desc_m_total_i < desc_m_block_i) ? desc_m_total_i : desc_m_block_i"), nb("s_b_q", "desc_s_b_i"),
+            nb("s_m_q", "desc_s_m_i"), nb("s_o2_q", "desc_s_o2_i"), nb("o_wrap_q", "desc_o_wrap_i"),
+            nb("c_q", lit(CB, 0)), nb("mi_q", "16'd0"), nb("n_q", "16'd0"), nb("m0_q", "16'd0"), nb("b_q", "16'd0"),
+            nb("off_q", "32'd0"), nb("noff_q", "32'd0"), nb("rem_q", "16'd0"), nb("nrem_q", "16'd0"),
+            nb("lanes_q", "desc_n_total_i"), nb("maddr_q", "desc_base_i"), nb("blk_q", "desc_base_i"),
+            nb("bb_q", "desc_base_i")},
+           {if_("active",
+                {if_("~lane_last",
+                     {nb("c_q", fmt::format("c_q + {}", lit(CB, 1))), nb("off_q", "off_next"), nb("rem_q", "rem_next")},
+                     {nb("c_q", lit(CB, 0)),
+                      if_("mi_q + 16'd1 != mb_q",
+                          {nb("mi_q", "mi_q + 16'd1"), nb("maddr_q", "maddr_q + s_m_q"), nb("off_q", "noff_q"),
+                           nb("rem_q", "nrem_q")},
+                          {nb("mi_q", "16'd0"),
+                           if_("n_q != ntm1_q",
+                               {nb("n_q", "n_q + 16'd1"), nb("noff_q", "off_next"), nb("nrem_q", "rem_next"),
+                                nb("off_q", "off_next"), nb("rem_q", "rem_next"),
+                                nb("lanes_q", fmt::format("lanes_q - {}", lit(CW, C))), nb("maddr_q", "blk_q")},
+                               next_block)})})})})});
+  m.assign("busy_o", "busy_q");
+  m.assign("done_o", "done_q");
+  return m;
+}
+
+Module build_engine(const AccelConfig& cfg) {
+  const int R = cfg.array.rows, C = cfg.array.cols, D = cfg.widths.data, W = cfg.widths.weight, P = cfg.widths.psum,
+            A = cfg.widths.act, depth = cfg.accumulator.depth;
+  const int RB = std::max(1, clog2(R)), VB = staging_vec_bits(cfg), EB = accumulator_addr_bits(cfg);
+  const ActGeometry ag = act_geometry(cfg);
+  const int SB = ag.shift_bits, OB = ag.out_bits;
+  const int L = systolic_array_latency(cfg), S = L + 1;  // staging read + array
+  const int F = kEngineOutFifoDepth, FB = clog2(F);
+  const std::string cw = str(CW), aw = str(AW), eb = str(EB);
+  if (S < 3) throw std::logic_error("build_engine: array latency below 2");
+
+  Module m(kEngineModule,
+           fmt::format(
+               "Compute engine (docs/rtl-engine.md): runs one Gemm descriptor (gen/isa/program.hpp, encoded by\n"
+               "isa::encode_engine) on the {0}x{1} array with its operands in memory behind four ports:\n"
+               "  drd_*  data elements for the gather unit (1 element, 1-cycle read latency)\n"
+               "  wrd_*  weight tile rows for the tile reader ({1} consecutive elements, 1-cycle latency)\n"
+               "  brd_*  biases ({1} consecutive psum codes, 1-cycle latency; AccInit::kPerColumn)\n"
+               "  wr_*   results (1 act code per cycle)\n"
+               "Loop order (the executor's): for b, for each block of at most m_block vectors, for k < k_chunks: the\n"
+               "gather unit stages the block's vectors of chunk k (staging buffer, double-buffered, so the next\n"
+               "chunk is gathered while this one streams); for n < n_tiles: the streamer sends every staged vector\n"
+               "through the array against tile (b, k, n) (loaded by the tile reader while the previous tile\n"
+               "streams); its {1} column sums go to accumulator entry vector*n_tiles + n (load with bias on chunk\n"
+               "0, saturating add after). On the last chunk the accumulators pass each entry to the activation\n"
+               "bank (shift, saturate to act bits, optional ReLU), an output FIFO of {2} result vectors, and the\n"
+               "output writer. The streamer holds a last-chunk vector back unless an output FIFO entry is reserved\n"
+               "for it (credits), so no result is ever dropped.\n"
+               "Handshake: desc_ready_o = idle; a descriptor accepted at the edge ending cycle t starts in cycle\n"
+               "t+1; done_o pulses one cycle after the last result was written. A descriptor with a zero count\n"
+               "does nothing (done_o in cycle t+1). error_o (sticky) flags a contract violation inside: staging\n"
+               "protocol, activation queue overflow, array results not where the streamer expected them, output\n"
+               "FIFO overflow. stat_*_o count cycles of the last descriptor (cleared on accept).",
+               R, C, F));
+  m.clock_and_reset()
+      .input("desc_valid_i", "1", "descriptor valid")
+      .output("desc_ready_o", "1", "idle: the descriptor is accepted");
+  // Gather fields (passed to capsgen_gather, docs/rtl-gather.md).
+  m.input("desc_conv_i", "1", "data: 0 affine (diag when desc_groups_i > 1), 1 conv (im2col)")
+      .input("desc_batch_i", cw, "batch items")
+      .input("desc_m_total_i", cw, "vectors per batch item")
+      .input("desc_m_block_i", cw, "vectors per block (m_block * n_tiles <= accumulator depth)")
+      .input("desc_k_chunks_i", cw, "chunks of the reduction")
+      .input("desc_r_total_i", cw, "reduction length (diag: elements per group)")
+      .input("desc_base_i", aw, "data: element 0 (conv: of the map)")
+      .input("desc_s_b_i", aw, "data: batch stride")
+      .input("desc_s_m_i", aw, "data: vector stride (affine)")
+      .input("desc_s_k_i", aw, "data: chunk stride (affine)")
+      .input("desc_s_r_i", aw, "data: row stride (affine)")
+      .input("desc_groups_i", cw, "diag groups G (<= 1: none)")
+      .input("desc_group_rows_i", cw, "diag: rows / G")
+      .input("desc_s_g_i", aw, "data, diag, derived: group stride")
+      .input("desc_height_i", cw, "conv: map height")
+      .input("desc_width_i", cw, "conv: map width")
+      .input("desc_kernel_h_i", cw, "conv: kernel height")
+      .input("desc_kernel_w_i", cw, "conv: kernel width")
+      .input("desc_stride_i", cw, "conv: stride")
+      .input("desc_padding_i", cw, "conv: padding")
+      .input("desc_out_w_i", cw, "conv: output width")
+      .input("desc_pad_off_i", aw, "conv, derived")
+      .input("desc_ky_step_i", aw, "conv, derived")
+      .input("desc_c_step_i", aw, "conv, derived")
+      .input("desc_y_step_i", aw, "conv, derived")
+      .input("desc_n_tiles_i", cw, "tiles per chunk")
+      .input("desc_n_total_i", cw, "output columns")
+      .input("desc_t_base_i", aw, "tiles: base")
+      .input("desc_t_s_b_i", aw, "tiles: batch stride")
+      .input("desc_t_s_k_i", aw, "tiles: chunk stride")
+      .input("desc_t_s_n_i", aw, "tiles: tile stride")
+      .input("desc_t_s_r_i", aw, "tiles: row stride (a row is cols consecutive elements)")
+      .input("desc_t_top_i", aw, "tiles, derived: (rows - 1) * s_r")
+      .input("desc_t_diag_i", "1", "block-diagonal tiles")
+      .input("desc_t_gtop_i", cw, "tiles, diag, derived: (rows - 1) / group_rows")
+      .input("desc_t_etop_i", cw, "tiles, diag, derived: (rows - 1) % group_rows")
+      .input("desc_t_dtop_i", aw, "tiles, diag, derived: etop * s_r")
+      .input("desc_t_dwrap_i", aw, "tiles, diag, derived: (group_rows - 1) * s_r")
+      .input("desc_init_bias_i", "1", "accumulators start at the column's bias (else 0)")
+      .input("desc_init_base_i", aw, "bias of output column 0")
+      .input("desc_o_base_i", aw, "outputs: base")
+      .input("desc_o_s_b_i", aw, "outputs: batch stride")
+      .input("desc_o_s_m_i", aw, "outputs: vector stride")
+      .input("desc_o_s_o2_i", aw, "outputs: step within o_div")
+      .input("desc_o_wrap_i", aw, "outputs, derived: s_o1 - (o_div - 1) * s_o2")
+      .input("desc_o_div_i", cw, "outputs: o_div (>= 1)")
+      .input("desc_shift_i", str(SB), "reduction right shift")
+      .input("desc_relu_i", "1", "ReLU after the reduction")
+      .output("drd_en_o", "1", "data read")
+      .output("drd_addr_o", aw, "data element address")
+      .input("drd_data_i", str(D), "data element, one cycle after drd_en_o")
+      .output("wrd_en_o", "1", "weight row read")
+      .output("wrd_addr_o", aw, "address of the row's first element")
+      .input("wrd_data_i", str(C * W), "the row, one cycle after wrd_en_o")
+      .output("brd_en_o", "1", "bias read")
+      .output("brd_addr_o", aw, "address of the first column's bias")
+      .input("brd_data_i", str(C * P), "the biases, one cycle after brd_en_o")
+      .output("wr_en_o", "1", "result write")
+      .output("wr_addr_o", aw, "result address")
+      .output("wr_data_o", str(A), "result (act code)")
+      .output("busy_o", "1", "a descriptor is running")
+      .output("done_o", "1", "one-cycle pulse: the descriptor finished")
+      .output("error_o", "1", "sticky: an internal contract was violated")
+      .output("stat_cycles_o", "32", "cycles from accept to done")
+      .output("stat_vectors_o", "32", "vectors sent through the array")
+      .output("stat_stall_data_o", "32", "streamer cycles waiting for a staged block")
+      .output("stat_stall_tile_o", "32", "streamer cycles waiting for a tile load")
+      .output("stat_stall_out_o", "32", "streamer cycles waiting for output FIFO space");
+
+  m.comment("Control state and the streamer's copy of the counts.");
+  m.reg("busy_q", "1");
+  m.reg("done_q", "1");
+  m.reg("err_q", "1");
+  m.reg("run_q", "1", "the streamer has vectors left");
+  for (const char* n : {"bm1_q", "mtot_q", "mblk_q", "mb0_q", "kcm1_q", "ntm1_q", "ntot_q"}) m.reg(n, cw);
+  m.reg("nt_q", eb, "n_tiles mod 2^AddrWidth (only added while m_block > 1, i.e. n_tiles < depth)");
+  m.reg("init_bias_q", "1");
+  m.reg("init_base_q", aw);
+  m.reg("relu_q", "1");
+  m.reg("shift_q", str(SB));
+  m.comment("Streamer position: vector mi_q of the block at m0_q (mb_q vectors), tile n_q, chunk k_q, batch b_q;\n"
+            "ent_q = mi_q * n_tiles + n_q, the accumulator entry.");
+  for (const char* n : {"mi_q", "n_q", "k_q", "m0_q", "b_q", "mb_q"}) m.reg(n, cw);
+  m.reg("ent_q", eb);
+  m.reg("credits_q", str(FB + 1), "output FIFO entries not yet promised to a last-chunk vector");
+  for (const char* n : {"stat_cycles_q", "stat_vectors_q", "stat_stall_data_q", "stat_stall_tile_q", "stat_stall_out_q"})
+    m.reg(n, "32");
+  m.wire("accept", "1");
+  m.wire("empty", "1", "a count is zero: nothing to do");
+  m.wire("start", "1", "accept a non-empty descriptor: every unit starts");
+  m.blank();
+  m.assign("accept", "desc_valid_i & ~busy_q");
+  m.assign("empty",
+           "(desc_batch_i == 16'd0) | (desc_m_total_i == 16'd0) | (desc_m_block_i == 16'd0) | (desc_k_chunks_i == 16'd0) "
+           "| (desc_n_tiles_i == 16'd0) | (desc_n_total_i == 16'd0)");
+  m.assign("start", "accept & ~empty");
+
+  // --- gather -> staging --------------------------------------------------------------------------------
+  m.blank();
+  m.comment("Gather -> staging: an element taken in cycle t is read (drd) in t and written to the staging buffer\n"
+            "in t+1 with the read data. The element after a block's last one waits a cycle, until the commit has\n"
+            "moved the writer to the other buffer (wr_free_o then refers to that buffer).");
+  m.wire("g_valid", "1");
+  m.wire("g_ready", "1");
+  m.wire("g_take", "1");
+  m.wire("g_addr", aw);
+  m.wire("g_zero", "1");
+  m.wire("g_row", str(RB));
+  m.wire("g_chunk_last", "1");
+  m.reg("s1_valid_q", "1");
+  m.reg("s1_zero_q", "1");
+  m.reg("s1_commit_q", "1");
+  m.reg("s1_row_q", str(RB));
+  m.reg("s1_vec_q", str(VB));
+  m.wire("st_wr_free", "1");
+  m.wire("st_rd_avail", "1");
+  m.wire("st_rd_data", str(R * D));
+  m.wire("st_error", "1");
+  m.lint_off("UNUSEDSIGNAL", "the gather unit's chunk, vector-last, last, busy and done outputs and the staging\n"
+                             "buffer's buffer indices are for other users and the testbenches.");
+  m.wire("g_desc_ready", "1");
+  m.wire("g_vec", cw, "vector within the block (< m_block <= depth: the low bits)");
+  m.wire("g_chunk", cw);
+  m.wire("g_vec_last", "1");
+  m.wire("g_last", "1");
+  m.wire("g_busy", "1");
+  m.wire("g_done", "1");
+  m.wire("st_wr_buf", "1");
+  m.wire("st_rd_buf", "1");
+  m.lint_on("UNUSEDSIGNAL");
+  m.assign("g_ready", "st_wr_free & ~(s1_valid_q & s1_commit_q)");
+  m.assign("g_take", "g_valid & g_ready");
+  m.assign("drd_en_o", "g_take & ~g_zero");
+  m.assign("drd_addr_o", "g_addr");
+  m.always_ff_reset({nb("s1_valid_q", "1'b0")}, {nb("s1_valid_q", "g_take")});
+  m.always_ff({nb("s1_zero_q", "g_zero"), nb("s1_commit_q", "g_chunk_last"), nb("s1_row_q", "g_row"),
+               nb("s1_vec_q", VB == CW ? "g_vec" : fmt::format("g_vec[{}:0]", VB - 1))});
+  {
+    Instance& g = m.instance(kGatherModule, "u_gather");
+    g.connect("clk_i", "clk_i").connect("rst_ni", "rst_ni").connect("desc_valid_i", "start").connect("desc_ready_o", "g_desc_ready");
+    for (const char* f : {"conv", "batch", "m_total", "m_block", "k_chunks", "r_total", "base", "s_b", "s_m", "s_k", "s_r",
+                          "groups", "group_rows", "s_g", "height", "width", "kernel_h", "kernel_w", "stride", "padding",
+                          "out_w", "pad_off", "ky_step", "c_step", "y_step"})
+      g.connect(fmt::format("desc_{}_i", f), fmt::format("desc_{}_i", f));
+    g.connect("elem_valid_o", "g_valid")
+        .connect("elem_ready_i", "g_ready")
+        .connect("elem_addr_o", "g_addr")
+        .connect("elem_zero_o", "g_zero")
+        .connect("elem_row_o", "g_row")
+        .connect("elem_vec_o", "g_vec")
+        .connect("elem_chunk_o", "g_chunk")
+        .connect("elem_vec_last_o", "g_vec_last")
+        .connect("elem_chunk_last_o", "g_chunk_last")
+        .connect("elem_last_o", "g_last")
+        .connect("busy_o", "g_busy")
+        .connect("done_o", "g_done");
+  }
+
+  // --- streamer ---------------------------------------------------------------------------------------
+  m.blank();
+  m.comment("Streamer: one staged vector per cycle into the array. The first vector of a tile waits for the\n"
+            "tile reader (tile_ready) and starts it; every vector of the last chunk needs an output FIFO credit.");
+  m.wire("tile_ready", "1");
+  m.wire("last_k", "1");
+  m.wire("tile_ok", "1");
+  m.wire("credit_ok", "1");
+  m.wire("issue", "1", "a vector is read from the staging buffer this cycle");
+  m.wire("mi_last", "1");
+  m.wire("n_last", "1");
+  m.wire("st_release", "1", "the block's last vector of the chunk's last tile: free the staging buffer");
+  m.wire("pop", "1", "the writer finished a record");
+  m.assign("last_k", "k_q == kcm1_q");
+  m.assign("tile_ok", "(mi_q != 16'd0) | tile_ready");
+  m.assign("credit_ok", fmt::format("~last_k | (credits_q != {})", lit(FB + 1, 0)));
+  m.assign("issue", "run_q & st_rd_avail & tile_ok & credit_ok");
+  m.assign("mi_last", "mi_q + 16'd1 == mb_q");
+  m.assign("n_last", "n_q == ntm1_q");
+  m.assign("st_release", "issue & mi_last & n_last");
+  {
+    Instance& s = m.instance(kStagingModule, "u_staging");
+    s.connect("clk_i", "clk_i")
+        .connect("rst_ni", "rst_ni")
+        .connect("wr_en_i", "s1_valid_q")
+        .connect("wr_row_i", "s1_row_q")
+        .connect("wr_vec_i", "s1_vec_q")
+        .connect("wr_zero_i", "s1_zero_q")
+        .connect("wr_data_i", "drd_data_i")
+        .connect("wr_commit_i", "s1_valid_q & s1_commit_q")
+        .connect("wr_free_o", "st_wr_free")
+        .connect("rd_en_i", "issue")
+        .connect("rd_vec_i", VB == CW ? "mi_q" : fmt::format("mi_q[{}:0]", VB - 1))
+        .connect("rd_data_o", "st_rd_data")
+        .connect("rd_release_i", "st_release")
+        .connect("rd_avail_o", "st_rd_avail")
+        .connect("wr_buf_o", "st_wr_buf")
+        .connect("rd_buf_o", "st_rd_buf")
+        .connect("error_o", "st_error");
+  }
+  const std::string m_left = "(mtot_q - (m0_q + mblk_q))";
+  const Stmts next_block = {
+      if_("~" + sum_ge("m0_q", "mblk_q", "mtot_q"),
+          {nb("m0_q", "m0_q + mblk_q"), nb("mb_q", fmt::format("({0} < mblk_q) ? {0} : mblk_q", m_left))},
+          {nb("m0_q", "16'd0"), nb("mb_q", "mb0_q"), nb("b_q", "b_q + 16'd1"), if_("b_q == bm1_q", {nb("run_q", "1'b0")})})};
+  const Stmts advance = {if_(
+      "mi_last",
+      {nb("mi_q", "16'd0"),
+       if_("n_last",
+           {nb("n_q", "16'd0"), nb("ent_q", lit(EB, 0)),
+            if_("last_k", [&] {
+              Stmts s = {nb("k_q", "16'd0")};
+              s.insert(s.end(), next_block.begin(), next_block.end());
+              return s;
+            }(), {nb("k_q", "k_q + 16'd1")})},
+           {nb("n_q", "n_q + 16'd1"), nb("ent_q", fmt::format("{} + {}", EB >= CW ? zext("n_q", CW, EB) : fmt::format("n_q[{}:0]", EB - 1), lit(EB, 1)))})},
+      {nb("mi_q", "mi_q + 16'd1"), nb("ent_q", "ent_q + nt_q")})};
+  // --- tile reader ------------------------------------------------------------------------------------
+  m.blank();
+  m.wire("tr_weight", str(C * W));
+  m.wire("tr_load", "1");
+  m.wire("tr_busy", "1");
+  {
+    Instance& t = m.instance(kTileReaderModule, "u_tiles");
+    t.connect("clk_i", "clk_i")
+        .connect("rst_ni", "rst_ni")
+        .connect("start_i", "start")
+        .connect("desc_batch_i", "desc_batch_i")
+        .connect("desc_m_total_i", "desc_m_total_i")
+        .connect("desc_m_block_i", "desc_m_block_i")
+        .connect("desc_k_chunks_i", "desc_k_chunks_i")
+        .connect("desc_n_tiles_i", "desc_n_tiles_i")
+        .connect("desc_r_total_i", "desc_r_total_i")
+        .connect("desc_n_total_i", "desc_n_total_i")
+        .connect("desc_base_i", "desc_t_base_i")
+        .connect("desc_s_b_i", "desc_t_s_b_i")
+        .connect("desc_s_k_i", "desc_t_s_k_i")
+        .connect("desc_s_n_i", "desc_t_s_n_i")
+        .connect("desc_s_r_i", "desc_t_s_r_i")
+        .connect("desc_top_i", "desc_t_top_i")
+        .connect("desc_diag_i", "desc_t_diag_i")
+        .connect("desc_group_rows_i", "desc_group_rows_i")
+        .connect("desc_gtop_i", "desc_t_gtop_i")
+        .connect("desc_etop_i", "desc_t_etop_i")
+        .connect("desc_dtop_i", "desc_t_dtop_i")
+        .connect("desc_dwrap_i", "desc_t_dwrap_i")
+        .connect("rd_en_o", "wrd_en_o")
+        .connect("rd_addr_o", "wrd_addr_o")
+        .connect("rd_data_i", "wrd_data_i")
+        .connect("weight_o", "tr_weight")
+        .connect("weight_load_o", "tr_load")
+        .connect("tile_start_i", "issue & (mi_q == 16'd0)")
+        .connect("tile_ready_o", "tile_ready")
+        .connect("busy_o", "tr_busy");
+  }
+
+  // --- vector pipeline: staging read (1) + array (L) --------------------------------------------------
+  m.blank();
+  m.comment(fmt::format(
+      "What travels with each vector: bit/field i = the vector issued i+1 cycles ago. Stage 0 enters the\n"
+      "array (data_valid_i, weight_swap_i on a tile's first vector); stage {0} issues the bias read; stage {1}\n"
+      "meets the array's result (latency {2}) at the accumulators.",
+      L - 1, S - 1, L));
+  for (const char* n : {"pv_q", "pa_q", "pl_q"}) m.reg(n, str(S));
+  m.reg("pf_q", "1", "stage 0 is a tile's first vector");
+  m.reg("pe_q", str(S * EB), "accumulator entry");
+  m.reg("pn_q", str(L * EB), "tile index n (stages 0..L-1)");
+  m.always_ff_reset({nb("pv_q", lit(S, 0))}, {nb("pv_q", fmt::format("{{pv_q[{}:0], issue}}", S - 2))});
+  m.always_ff({nb("pf_q", "mi_q == 16'd0"),
+               nb("pa_q", fmt::format("{{pa_q[{}:0], k_q != 16'd0}}", S - 2)),
+               nb("pl_q", fmt::format("{{pl_q[{}:0], last_k}}", S - 2)),
+               nb("pe_q", fmt::format("{{pe_q[{}:0], ent_q}}", (S - 1) * EB - 1)),
+               nb("pn_q", fmt::format("{{pn_q[{}:0], {}}}", (L - 1) * EB - 1,
+                                      EB >= CW ? zext("n_q", CW, EB) : fmt::format("n_q[{}:0]", EB - 1)))});
+  m.wire("arr_result", str(C * P));
+  m.wire("arr_result_valid", "1");
+  m.wire("res_mismatch", "1", "the array's result_valid_o disagrees with the streamer's record");
+  m.assign("res_mismatch", fmt::format("arr_result_valid != pv_q[{}]", S - 1));
+  m.instance(kSystolicArrayModule, "u_array")
+      .param("DataWidth", str(D))
+      .param("WeightWidth", str(W))
+      .param("PsumWidth", str(P))
+      .connect("clk_i", "clk_i")
+      .connect("rst_ni", "rst_ni")
+      .connect("data_i", "st_rd_data")
+      .connect("data_valid_i", "pv_q[0]")
+      .connect("weight_swap_i", "pv_q[0] & pf_q")
+      .connect("weight_i", "tr_weight")
+      .connect("weight_load_i", "tr_load")
+      .connect("result_o", "arr_result")
+      .connect("result_valid_o", "arr_result_valid");
+
+  // --- bias ---------------------------------------------------------------------------------------------
+  m.blank();
+  m.comment("Bias (chunk 0 with AccInit::kPerColumn): read at stage L-1 for tile n (columns n*cols ..), used at\n"
+            "stage L; columns at or past n_total get 0.");
+  const std::string bn = fmt::format("pn_q[{} +: {}]", (L - 1) * EB, EB);
+  m.wire("bias_n", aw, "tile index of the vector at stage L-1");
+  m.assign("bias_n", zext(bn, EB, AW));
+  m.reg("bv_q", "1", "the biases arrive this cycle");
+  m.reg("bl_q", cw, "valid bias columns: n_total - n*cols");
+  m.wire("acc_bias", str(C * P));
+  m.assign("brd_en_o", fmt::format("pv_q[{0}] & ~pa_q[{0}] & init_bias_q", L - 1));
+  m.assign("brd_addr_o", fmt::format("init_base_q + bias_n * {}", lit(AW, C)));
+  m.always_ff({nb("bv_q", "brd_en_o"), nb("bl_q", fmt::format("ntot_q - bias_n[15:0] * {}", lit(CW, C)))});
+  for (int c = 0; c < C; ++c)
+    m.assign(lane("acc_bias", c, P), fmt::format("(bv_q & ({} < bl_q)) ? {} : {}", lit(CW, c), lane("brd_data_i", c, P),
+                                                 lit(P, 0)));
+
+  // --- accumulators, activation ------------------------------------------------------------------------
+  m.blank();
+  m.wire("acc_out_valid", "1");
+  m.wire("acc_out_data", str(C * P));
+  m.wire("a_valid", "1");
+  m.wire("a_data", str(C * OB));
+  m.wire("a_err", "1");
+  m.lint_off("UNUSEDSIGNAL", "the accumulators' entry address and read-out port and the activation bank's last/busy\n"
+                             "flags are not needed for element-wise (identity, ReLU) outputs in streamer order.");
+  m.wire("acc_out_addr", eb);
+  m.wire("acc_rd_valid", "1");
+  m.wire("acc_rd_data", str(C * P));
+  m.wire("a_last", "1");
+  m.wire("a_busy", "1");
+  m.lint_on("UNUSEDSIGNAL");
+  m.instance(kAccumulatorBankModule, "u_acc")
+      .param("PsumWidth", str(P))
+      .param("Depth", str(depth))
+      .param("AddrWidth", eb)
+      .connect("clk_i", "clk_i")
+      .connect("rst_ni", "rst_ni")
+      .connect("in_valid_i", fmt::format("pv_q[{}]", S - 1))
+      .connect("in_accumulate_i", fmt::format("pa_q[{}]", S - 1))
+      .connect("in_last_i", fmt::format("pl_q[{}]", S - 1))
+      .connect("in_addr_i", fmt::format("pe_q[{} +: {}]", (S - 1) * EB, EB))
+      .connect("in_psum_i", "arr_result")
+      .connect("in_bias_i", "acc_bias")
+      .connect("out_valid_o", "acc_out_valid")
+      .connect("out_addr_o", "acc_out_addr")
+      .connect("out_data_o", "acc_out_data")
+      .connect("rd_en_i", "1'b0")
+      .connect("rd_addr_i", lit(EB, 0))
+      .connect("rd_valid_o", "acc_rd_valid")
+      .connect("rd_data_o", "acc_rd_data");
+  m.instance(kActivationBankModule, "u_act")
+      .connect("clk_i", "clk_i")
+      .connect("rst_ni", "rst_ni")
+      .connect("in_valid_i", "acc_out_valid")
+      .connect("in_data_i", "acc_out_data")
+      .connect("func_i", "{2'b00, relu_q}")
+      .connect("len_i", lit(ag.len_bits, 1))
+      .connect("shift_i", "shift_q")
+      .connect("norm_shift_i", lit(ag.nshift_bits, 0))
+      .connect("out_valid_o", "a_valid")
+      .connect("out_last_o", "a_last")
+      .connect("out_data_o", "a_data")
+      .connect("busy_o", "a_busy")
+      .connect("err_o", "a_err");
+
+  // --- output FIFO and writer --------------------------------------------------------------------------
+  m.blank();
+  m.comment(fmt::format("Output FIFO: {} result vectors of {} act codes.", F, C));
+  m.memory("fifo_mem", str(C * A), str(F));
+  m.reg("fifo_wp_q", str(FB));
+  m.reg("fifo_rp_q", str(FB));
+  m.reg("fifo_cnt_q", str(FB + 1));
+  m.wire("fifo_in", str(C * A), "the activation results, act bits per column");
+  m.wire("fifo_overflow", "1");
+  if (OB > A) {
+    m.lint_off("UNUSEDSIGNAL", "the activation bank's outputs are wider than act bits only for Norm codes.");
+    m.wire("a_data_unused", str(C * OB));
+    m.assign("a_data_unused", "a_data");
+    m.lint_on("UNUSEDSIGNAL");
+  }
+  for (int c = 0; c < C; ++c)
+    m.assign(lane("fifo_in", c, A), OB == A ? lane("a_data", c, OB) : fmt::format("a_data[{} +: {}]", c * OB, A));
+  m.assign("fifo_overflow", fmt::format("a_valid & (fifo_cnt_q == {}) & ~pop", lit(FB + 1, F)));
+  m.always_ff_reset({nb("fifo_wp_q", lit(FB, 0)), nb("fifo_rp_q", lit(FB, 0)), nb("fifo_cnt_q", lit(FB + 1, 0))},
+                    {if_("a_valid", {nb("fifo_wp_q", fmt::format("fifo_wp_q + {}", lit(FB, 1)))}),
+                     if_("pop", {nb("fifo_rp_q", fmt::format("fifo_rp_q + {}", lit(FB, 1)))}),
+                     nb("fifo_cnt_q", fmt::format("fifo_cnt_q + {{{0}'d0, a_valid}} - {{{0}'d0, pop}}", FB))});
+  m.always_ff({if_("a_valid", {nb("fifo_mem[fifo_wp_q]", "fifo_in")})});
+  m.wire("w_done", "1");
+  m.wire("w_busy", "1");
+  m.lint_off("UNUSEDSIGNAL", "the writer's busy flag and the tile reader's are observed by the testbench only.");
+  m.wire("units_busy", "2");
+  m.assign("units_busy", "{w_busy, tr_busy}");
+  m.lint_on("UNUSEDSIGNAL");
+  m.instance(kOutWriterModule, "u_writer")
+      .connect("clk_i", "clk_i")
+      .connect("rst_ni", "rst_ni")
+      .connect("start_i", "start")
+      .connect("desc_batch_i", "desc_batch_i")
+      .connect("desc_m_total_i", "desc_m_total_i")
+      .connect("desc_m_block_i", "desc_m_block_i")
+      .connect("desc_n_tiles_i", "desc_n_tiles_i")
+      .connect("desc_n_total_i", "desc_n_total_i")
+      .connect("desc_base_i", "desc_o_base_i")
+      .connect("desc_s_b_i", "desc_o_s_b_i")
+      .connect("desc_s_m_i", "desc_o_s_m_i")
+      .connect("desc_s_o2_i", "desc_o_s_o2_i")
+      .connect("desc_o_wrap_i", "desc_o_wrap_i")
+      .connect("desc_o_div_i", "desc_o_div_i")
+      .connect("rec_valid_i", fmt::format("fifo_cnt_q != {}", lit(FB + 1, 0)))
+      .connect("rec_data_i", "fifo_mem[fifo_rp_q]")
+      .connect("rec_pop_o", "pop")
+      .connect("wr_en_o", "wr_en_o")
+      .connect("wr_addr_o", "wr_addr_o")
+      .connect("wr_data_o", "wr_data_o")
+      .connect("busy_o", "w_busy")
+      .connect("done_o", "w_done");
+
+  m.blank();
+  m.comment("Descriptor accept, streamer counters, credits, done and the sticky error.");
+  m.always_ff_reset(
+      {nb("busy_q", "1'b0"), nb("done_q", "1'b0"), nb("err_q", "1'b0"), nb("run_q", "1'b0")},
+      {nb("done_q", "accept & empty"),
+       if_("start",
+           {nb("busy_q", "1'b1"), nb("run_q", "1'b1"), nb("bm1_q", "desc_batch_i - 16'd1"), nb("mtot_q", "desc_m_total_i"),
+            nb("mblk_q", "desc_m_block_i"),
+            nb("mb0_q", "(desc_m_total_i < desc_m_block_i) ? desc_m_total_i : desc_m_block_i"),
+            nb("mb_q", "(desc_m_total_i < desc_m_block_i) ? desc_m_total_i : desc_m_block_i"),
+            nb("kcm1_q", "desc_k_chunks_i - 16'd1"), nb("ntm1_q", "desc_n_tiles_i - 16'd1"), nb("ntot_q", "desc_n_total_i"),
+            nb("nt_q", EB == CW   ? std::string("desc_n_tiles_i")
+                       : EB > CW ? zext("desc_n_tiles_i", CW, EB)
+                                 : fmt::format("desc_n_tiles_i[{}:0]", EB - 1)),
+            nb("init_bias_q", "desc_init_bias_i"), nb("init_base_q", "desc_init_base_i"), nb("relu_q", "desc_relu_i"),
+            nb("shift_q", "desc_shift_i"), nb("mi_q", "16'd0"), nb("n_q", "16'd0"), nb("k_q", "16'd0"), nb("m0_q", "16'd0"),
+            nb("b_q", "16'd0"), nb("ent_q", lit(EB, 0)), nb("credits_q", lit(FB + 1, F))},
+           {if_("issue", advance),
+            nb("credits_q", fmt::format("credits_q - {{{}'d0, issue & last_k}} + {{{}'d0, pop}}", FB, FB))}),
+       if_("busy_q & w_done", {nb("busy_q", "1'b0"), nb("done_q", "1'b1")}),
+       if_("st_error | a_err | res_mismatch | fifo_overflow", {nb("err_q", "1'b1")})});
+
+
+  // --- statistics ---------------------------------------------------------------------------------------
+  m.blank();
+  m.comment("Statistics of the last descriptor (why the streamer did not issue, by first missing condition).");
+  m.always_ff_reset(
+      {nb("stat_cycles_q", "32'd0"), nb("stat_vectors_q", "32'd0"), nb("stat_stall_data_q", "32'd0"),
+       nb("stat_stall_tile_q", "32'd0"), nb("stat_stall_out_q", "32'd0")},
+      {if_("start",
+           {nb("stat_cycles_q", "32'd1"), nb("stat_vectors_q", "32'd0"), nb("stat_stall_data_q", "32'd0"),
+            nb("stat_stall_tile_q", "32'd0"), nb("stat_stall_out_q", "32'd0")},
+           {if_("busy_q", {nb("stat_cycles_q", "stat_cycles_q + 32'd1")}),
+            if_("issue", {nb("stat_vectors_q", "stat_vectors_q + 32'd1")}),
+            if_("run_q & ~st_rd_avail", {nb("stat_stall_data_q", "stat_stall_data_q + 32'd1")}),
+            if_("run_q & st_rd_avail & ~tile_ok", {nb("stat_stall_tile_q", "stat_stall_tile_q + 32'd1")}),
+            if_("run_q & st_rd_avail & tile_ok & ~credit_ok", {nb("stat_stall_out_q", "stat_stall_out_q + 32'd1")})})});
+  m.assign("desc_ready_o", "~busy_q");
+  m.assign("busy_o", "busy_q");
+  m.assign("done_o", "done_q");
+  m.assign("error_o", "err_q");
+  m.assign("stat_cycles_o", "stat_cycles_q");
+  m.assign("stat_vectors_o", "stat_vectors_q");
+  m.assign("stat_stall_data_o", "stat_stall_data_q");
+  m.assign("stat_stall_tile_o", "stat_stall_tile_q");
+  m.assign("stat_stall_out_o", "stat_stall_out_q");
+  return m;
+}
+
+void emit_engine(const AccelConfig& cfg, Design& design) {
+  design.add_module(build_tile_reader(cfg));
+  design.add_module(build_out_writer(cfg));
+  design.add_module(build_engine(cfg));
+}
+
+}  // namespace capsgen::emit

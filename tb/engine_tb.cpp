@@ -1,0 +1,457 @@
+// Block test of the compute engine (capsgen_engine, docs/rtl-engine.md): whole Gemm descriptors run
+// on the generated engine (gather, staging buffer, tile reader, array, accumulators, activation bank,
+// output writer and their controller) with the operands in a memory model, compared against the one
+// reference of what a Gemm computes, isa::run_gemm_reference (the functional executor runs the
+// compiled CapsNet programs through the same function, bit-exact with the golden model).
+//
+// Memory model: the engine's four ports (data element reads, weight row reads of `cols` consecutive
+// elements, bias row reads of `cols` psum codes, result writes), 1-cycle read latency. Operands live
+// in disjoint regions (data, tiles, biases, outputs); their contents are a hash of the address, so any
+// stride pattern reads defined values, and reads outside their region are reported.
+// Checked for every descriptor: the sequence of writes (address and value, in order) equals the
+// reference's, nothing is written after done_o, error_o stays low, done_o comes once, reads stay in
+// their regions. Each mismatch names the descriptor, the write index, the output's (b, m, o), both
+// values and the cycle.
+// Stimuli: the conv layers of capsnet-tiny, capsnet-small and CapsNet-MNIST (vector counts capped),
+// convs with padding, stride and non-square kernels, saturating operands, affine and block-diagonal
+// Gemms, and 40 x --scale random descriptors; descriptors are presented back to back (the next one
+// waits on desc_ready_o) and an empty descriptor (a zero count) must finish without writing.
+// Prints one "stat" line per descriptor (cycles, vectors, stalls by cause) for the cycle model.
+#include <algorithm>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "Vengine.h"
+#include "common/bits.hpp"
+#include "common/rng.hpp"
+#include "common/sim.hpp"
+#include "isa/engine.hpp"
+#include "isa/gemm_ref.hpp"
+
+namespace {
+
+using capsgen::isa::AccInit;
+using capsgen::isa::ConvShape;
+using capsgen::isa::DataSource;
+using capsgen::isa::EngineDescriptor;
+using capsgen::isa::Gemm;
+
+// Disjoint regions of the address space (element addresses).
+constexpr std::int64_t kDataBase = 0x0010'0000, kTileBase = 0x0100'0000, kBiasBase = 0x0200'0000,
+                       kOutBase = 0x0300'0000, kRegionSize = 0x00F0'0000;
+
+enum class Values { kRandom, kMax, kMin };
+
+struct Stim {
+  std::string name;
+  Gemm g;
+  Values values = Values::kRandom;
+};
+
+std::uint64_t mix(std::uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+class EngineTb {
+ public:
+  explicit EngineTb(const tb::Args& args)
+      : args_(args), cfg_(tb::RtlConfig::load(args.rtl_dir)), sim_(args), rng_(args.seed * 7919 + 11),
+        report_("engine", args.max_errors), dut_(std::make_unique<Vengine>(sim_.context())) {
+    sim_.add(*dut_);
+    sim_.open_trace();
+    R_ = cfg_.rows;
+    C_ = cfg_.cols;
+    D_ = cfg_.data_bits;
+    W_ = cfg_.weight_bits;
+    P_ = cfg_.psum_bits;
+    A_ = cfg_.act_bits;
+    depth_ = cfg_.acc_depth;
+  }
+
+  int run() {
+    std::vector<Stim> stims = directed();
+    const int n_random = std::max(1, static_cast<int>(40 * args_.scale));
+    for (int i = 0; i < n_random; ++i) stims.push_back(random_stim(i));
+    sim_.reset();
+    idle_inputs();
+    for (const Stim& s : stims) {
+      run_one(s);
+      if (report_.too_many()) break;
+    }
+    if (!report_.too_many()) run_empty();
+    sim_.finish();
+    return report_.summary(std::to_string(descriptors_) + " descriptors, " + std::to_string(writes_) + " writes, " +
+                           std::to_string(vectors_) + " vectors, " + std::to_string(sim_.cycle()) + " cycles");
+  }
+
+ private:
+  // ---- stimuli ----------------------------------------------------------------------------------------
+  Gemm conv(const ConvShape& s, bool bias, bool capsules, int dim, int shift, bool relu) const {
+    Gemm g = capsgen::isa::conv_gemm(s, R_, C_, depth_, kDataBase, kTileBase, bias ? kBiasBase : -1);
+    const std::int64_t pos = std::int64_t(s.out_h()) * s.out_w();
+    g.out = capsules ? capsgen::isa::capsule_output(kOutBase, pos, dim) : capsgen::isa::map_output(kOutBase, pos);
+    g.shift = shift;
+    g.relu = relu;
+    return g;
+  }
+
+  // Caps the vectors streamed (m_total x k_chunks x n_tiles) so a descriptor runs in about a second,
+  // and the tiles to what the accumulators hold (n_tiles <= depth: CapsNet-MNIST's 256 output
+  // channels on a 2x2 array with 64 entries; the compiler would have to split such a layer).
+  Gemm capped(Gemm g) const {
+    if (g.n_tiles > depth_) {
+      g.n_tiles = depth_;
+      g.n_total = std::min(g.n_total, depth_ * C_);
+      g.m_block = capsgen::isa::block_size(depth_, g.m_total, g.n_tiles);
+    }
+    const long long limit = static_cast<long long>(60000 * std::max(0.25, args_.scale));
+    if (static_cast<long long>(g.k_chunks) * g.n_tiles > limit) {  // a shorter reduction (r_total cut)
+      g.k_chunks = static_cast<int>(std::max<long long>(1, limit / 4 / g.n_tiles));
+      g.r_total = std::min(g.r_total, g.k_chunks * R_);
+    }
+    const long long per_vec = static_cast<long long>(g.k_chunks) * g.n_tiles;
+    while (g.batch > 1 && static_cast<long long>(g.batch) * g.m_total * per_vec > limit) --g.batch;
+    if (static_cast<long long>(g.m_total) * per_vec > limit)
+      g.m_total = static_cast<int>(std::max<long long>(1, limit / per_vec));
+    g.m_block = std::min(g.m_block, g.m_total);
+    return g;
+  }
+
+  std::vector<Stim> directed() const {
+    std::vector<Stim> v;
+    auto add = [&](const std::string& n, const Gemm& g, Values val = Values::kRandom) {
+      v.push_back({n, capped(g), val});
+    };
+    // The conv layers of models/capsnet-*.yaml as compile_program() maps them (isa::conv_gemm).
+    add("capsnet-tiny/conv1", conv({1, 12, 12, 8, 5, 5, 1, 0}, true, false, 0, 4, true));
+    add("capsnet-tiny/primary", conv({8, 8, 8, 16, 3, 3, 2, 0}, true, true, 4, 6, false));
+    add("capsnet-small/conv1", conv({1, 28, 28, 32, 9, 9, 1, 0}, true, false, 0, 7, true));
+    add("capsnet-small/primary", conv({32, 20, 20, 64, 9, 9, 2, 0}, true, true, 8, 9, false));
+    add("capsnet-mnist/conv1", conv({1, 28, 28, 256, 9, 9, 1, 0}, true, false, 0, 7, true));
+    add("capsnet-mnist/primary", conv({256, 20, 20, 256, 9, 9, 2, 0}, true, true, 8, 9, false));
+    // Geometry corners: padding, stride, non-square kernel, outputs not a multiple of cols, no bias.
+    add("conv/pad2-stride2", conv({3, 9, 7, C_ + 1, 5, 5, 2, 2}, true, false, 0, 3, false));
+    add("conv/3x1-pad1", conv({2, 6, 5, 2 * C_ + 3, 3, 1, 1, 1}, false, true, 3, 2, true));
+    add("conv/1x1", conv({R_ + 1, 4, 4, 1, 1, 1, 1, 0}, true, false, 0, 0, false));
+    // Saturation: every product +max*max (accumulators saturate high), then -min*max (low).
+    add("saturate/high", conv({4, 6, 6, C_, 3, 3, 1, 0}, true, false, 0, 0, false), Values::kMax);
+    add("saturate/low", conv({4, 6, 6, C_, 3, 3, 1, 0}, true, false, 0, 0, false), Values::kMin);
+    // Affine Gemm with batch > 1 and m_total not a multiple of m_block.
+    {
+      Gemm g;
+      g.batch = 3;
+      g.m_total = 7;
+      g.n_tiles = 2;
+      g.n_total = 2 * C_ - 1;
+      g.m_block = std::min(3, depth_ / g.n_tiles);
+      g.r_total = 2 * R_ + 1;
+      g.k_chunks = 3;
+      g.data = {DataSource::Kind::kAffine, kDataBase, 1000, 3, 5, 2};
+      g.tile = {kTileBase, 10000, std::int64_t(g.n_tiles) * R_ * C_, std::int64_t(R_) * C_, C_, 1, 1};
+      g.init = {AccInit::Kind::kPerColumn, kBiasBase, 0, 0, 0};
+      g.out = {kOutBase, 5000, 40, 3, 1, 2, 0};
+      g.shift = 5;
+      add("affine/batch3", g);
+    }
+    // Block-diagonal tiles (the class-capsule prediction mapping, outputs written densely here).
+    if (R_ >= 2 && C_ >= 2) {
+      Gemm g;
+      const int G = std::min(C_, 2), Din = R_ / G;
+      g.batch = 3;
+      g.m_total = 5;
+      g.m_block = std::min(5, depth_);
+      g.k_chunks = 1;
+      g.n_tiles = 1;
+      g.r_total = Din;
+      g.n_total = G;
+      g.tile.base = kTileBase;
+      g.tile.s_b = Din;
+      g.tile.s_r = 1;
+      g.tile.diag_groups = G;
+      g.data = {DataSource::Kind::kAffine, kDataBase, 64 * Din, G * Din, 0, 1};
+      g.out = {kOutBase, 100, G, 1, 0, 1, 0};
+      g.shift = 3;
+      add("diag/groups2", g);
+    }
+    return v;
+  }
+
+  Stim random_stim(int i) {
+    Stim s;
+    s.name = "random/" + std::to_string(i);
+    Gemm& g = s.g;
+    if (rng_.chance(50)) {
+      ConvShape c;
+      c.channels = int(rng_.uniform(1, 6));
+      c.kernel_h = int(rng_.uniform(1, 4));
+      c.kernel_w = int(rng_.uniform(1, 4));
+      c.padding = int(rng_.uniform(0, 2));
+      c.stride = int(rng_.uniform(1, 3));
+      c.height = int(rng_.uniform(std::max(1, c.kernel_h - 2 * c.padding), 10));
+      c.width = int(rng_.uniform(std::max(1, c.kernel_w - 2 * c.padding), 10));
+      c.out_channels = int(rng_.uniform(1, 3 * C_));
+      g = conv(c, rng_.chance(70), rng_.chance(50), int(rng_.uniform(1, 9)), int(rng_.uniform(0, 12)), rng_.chance(50));
+      if (rng_.chance(30)) g.m_block = int(rng_.uniform(1, g.m_block));
+    } else {
+      g.batch = int(rng_.uniform(1, 3));
+      g.m_total = int(rng_.uniform(1, 20));
+      g.n_tiles = int(rng_.uniform(1, 3));
+      g.n_total = int(rng_.uniform((g.n_tiles - 1) * C_ + 1, g.n_tiles * C_));
+      g.m_block = int(rng_.uniform(1, std::max(1, std::min(g.m_total, depth_ / g.n_tiles))));
+      g.k_chunks = int(rng_.uniform(1, 4));
+      g.r_total = int(rng_.uniform((g.k_chunks - 1) * R_ + 1, g.k_chunks * R_));
+      g.data = {DataSource::Kind::kAffine, kDataBase, rng_.uniform(0, 3000), rng_.uniform(0, 50), rng_.uniform(0, 50),
+                rng_.uniform(0, 5)};
+      g.tile = {kTileBase, rng_.uniform(0, 5000), rng_.uniform(0, 400), rng_.uniform(0, 400), rng_.uniform(0, 40), 1, 1};
+      if (rng_.chance(60)) g.init = {AccInit::Kind::kPerColumn, kBiasBase + rng_.uniform(0, 100), 0, 0, 0};
+      g.out = {kOutBase, rng_.uniform(1, 4000), rng_.uniform(1, 200), rng_.uniform(1, 30), rng_.uniform(0, 5),
+               int(rng_.uniform(1, 5)), 0};
+      g.shift = int(rng_.uniform(0, std::min(P_ - 1, 16)));
+      g.relu = rng_.chance(50);
+    }
+    s.values = rng_.chance(10) ? (rng_.chance(50) ? Values::kMax : Values::kMin) : Values::kRandom;
+    return s;
+  }
+
+  // ---- memory model -------------------------------------------------------------------------------------
+  enum class Region { kData, kTile, kBias, kOut, kNone };
+  static Region region(std::int64_t a) {
+    for (const auto& [base, r] : {std::pair{kDataBase, Region::kData}, std::pair{kTileBase, Region::kTile},
+                                  std::pair{kBiasBase, Region::kBias}, std::pair{kOutBase, Region::kOut}})
+      if (a >= base && a < base + kRegionSize) return r;
+    return Region::kNone;
+  }
+
+  // The value at address a: a hash of the address (with corner values), or the saturating patterns.
+  std::int64_t value(std::int64_t a, Values v) const {
+    const Region r = region(a);
+    const int bits = r == Region::kBias ? P_ : r == Region::kTile ? W_ : D_;
+    if (v == Values::kMax) return r == Region::kBias ? capsgen::fx::smax(P_) / 2 : capsgen::fx::smax(bits);
+    if (v == Values::kMin) {
+      if (r == Region::kBias) return capsgen::fx::smin(P_) / 2;
+      return r == Region::kTile ? capsgen::fx::smax(bits) : capsgen::fx::smin(bits);
+    }
+    const std::uint64_t h = mix(static_cast<std::uint64_t>(a) * 0x9E3779B97F4A7C15ull + args_.seed);
+    if (h % 9 == 0) return (h >> 8) % 2 ? capsgen::fx::smin(bits) : capsgen::fx::smax(bits);
+    const int vb = r == Region::kBias ? std::min(bits, 16) : bits;  // biases of modest size
+    return tb::sign_extend((h >> 16) & tb::mask64(vb), vb);
+  }
+
+  // ---- DUT I/O ---------------------------------------------------------------------------------------------
+  template <class T, class V>
+  static void set(T& port, V v) {
+    port = static_cast<std::remove_reference_t<T>>(v);
+  }
+
+  void idle_inputs() {
+    dut_->desc_valid_i = 0;
+    dut_->drd_data_i = 0;
+  }
+
+  void apply(const EngineDescriptor& d) {
+    const auto& q = d.gather;
+    set(dut_->desc_conv_i, q.conv);
+    set(dut_->desc_batch_i, q.batch);
+    set(dut_->desc_m_total_i, q.m_total);
+    set(dut_->desc_m_block_i, q.m_block);
+    set(dut_->desc_k_chunks_i, q.k_chunks);
+    set(dut_->desc_r_total_i, q.r_total);
+    set(dut_->desc_base_i, q.base);
+    set(dut_->desc_s_b_i, q.s_b);
+    set(dut_->desc_s_m_i, q.s_m);
+    set(dut_->desc_s_k_i, q.s_k);
+    set(dut_->desc_s_r_i, q.s_r);
+    set(dut_->desc_groups_i, q.groups);
+    set(dut_->desc_group_rows_i, q.group_rows);
+    set(dut_->desc_s_g_i, q.s_g);
+    set(dut_->desc_height_i, q.height);
+    set(dut_->desc_width_i, q.width);
+    set(dut_->desc_kernel_h_i, q.kernel_h);
+    set(dut_->desc_kernel_w_i, q.kernel_w);
+    set(dut_->desc_stride_i, q.stride);
+    set(dut_->desc_padding_i, q.padding);
+    set(dut_->desc_out_w_i, q.out_w);
+    set(dut_->desc_pad_off_i, q.pad_off);
+    set(dut_->desc_ky_step_i, q.ky_step);
+    set(dut_->desc_c_step_i, q.c_step);
+    set(dut_->desc_y_step_i, q.y_step);
+    set(dut_->desc_n_tiles_i, d.n_tiles);
+    set(dut_->desc_n_total_i, d.n_total);
+    set(dut_->desc_t_base_i, d.t_base);
+    set(dut_->desc_t_s_b_i, d.t_s_b);
+    set(dut_->desc_t_s_k_i, d.t_s_k);
+    set(dut_->desc_t_s_n_i, d.t_s_n);
+    set(dut_->desc_t_s_r_i, d.t_s_r);
+    set(dut_->desc_t_top_i, d.t_top);
+    set(dut_->desc_t_diag_i, d.t_diag);
+    set(dut_->desc_t_gtop_i, d.t_gtop);
+    set(dut_->desc_t_etop_i, d.t_etop);
+    set(dut_->desc_t_dtop_i, d.t_dtop);
+    set(dut_->desc_t_dwrap_i, d.t_dwrap);
+    set(dut_->desc_init_bias_i, d.init_bias);
+    set(dut_->desc_init_base_i, d.init_base);
+    set(dut_->desc_o_base_i, d.o_base);
+    set(dut_->desc_o_s_b_i, d.o_s_b);
+    set(dut_->desc_o_s_m_i, d.o_s_m);
+    set(dut_->desc_o_s_o2_i, d.o_s_o2);
+    set(dut_->desc_o_wrap_i, d.o_wrap);
+    set(dut_->desc_o_div_i, d.o_div);
+    set(dut_->desc_shift_i, d.shift);
+    set(dut_->desc_relu_i, d.relu);
+  }
+
+  struct Write {
+    std::int64_t addr, value;
+    std::uint64_t cycle = 0;  // when the RTL wrote it
+  };
+
+  // One cycle: observe this cycle's outputs (reads issued, writes), step, present the read data.
+  // Returns true when done_o was high in the observed cycle.
+  bool cycle(Values vals, std::vector<Write>* got, const std::string& name) {
+    const auto t = sim_.cycle();
+    const bool drd = dut_->drd_en_o, wrd = dut_->wrd_en_o, brd = dut_->brd_en_o;
+    const std::int64_t da = dut_->drd_addr_o, wa = dut_->wrd_addr_o, ba = dut_->brd_addr_o;
+    if (dut_->wr_en_o) {
+      if (got) got->push_back({std::int64_t(dut_->wr_addr_o), tb::sign_extend(dut_->wr_data_o, A_), t});
+      else report_.fail(t, name + ": write while idle at " + std::to_string(dut_->wr_addr_o));
+    }
+    if (dut_->error_o && !error_seen_) {
+      error_seen_ = true;
+      report_.fail(t, name + ": error_o went high");
+    }
+    const bool done = dut_->done_o;
+    if (drd && region(da) != Region::kData) report_.fail(t, name + ": data read outside the data region at " + std::to_string(da));
+    if (wrd && region(wa) != Region::kTile) report_.fail(t, name + ": weight read outside the tile region at " + std::to_string(wa));
+    if (brd && region(ba) != Region::kBias) report_.fail(t, name + ": bias read outside the bias region at " + std::to_string(ba));
+    sim_.step();
+    if (drd) set(dut_->drd_data_i, static_cast<std::uint64_t>(value(da, vals)) & tb::mask64(D_));
+    if (wrd)
+      for (int c = 0; c < C_; ++c) tb::put(dut_->wrd_data_i, c * W_, W_, static_cast<std::uint64_t>(value(wa + c, vals)));
+    if (brd)
+      for (int c = 0; c < C_; ++c) tb::put(dut_->brd_data_i, c * P_, P_, static_cast<std::uint64_t>(value(ba + c, vals)));
+    return done;
+  }
+
+  void run_one(const Stim& s) {
+    const Gemm& g = s.g;
+    EngineDescriptor d;
+    try {
+      d = capsgen::isa::encode_engine(g, R_, C_, depth_);
+    } catch (const std::exception& e) {
+      report_.fail(sim_.cycle(), s.name + ": the stimulus does not encode: " + e.what());
+      return;
+    }
+    if (d.shift >= (1u << tb::clog2(P_ + 1))) {
+      report_.fail(sim_.cycle(), s.name + ": shift does not fit the port");
+      return;
+    }
+    // The reference writes, with the (b, m, o) of each for the report.
+    std::vector<Write> want;
+    capsgen::isa::GemmCounters counters;
+    capsgen::isa::run_gemm_reference(
+        g, {R_, C_, P_, A_}, [&](std::int64_t a) { return value(a, s.values); },
+        [&](std::int64_t a, std::int64_t v) { want.push_back({a, v, 0}); }, &counters);
+
+    // Present the descriptor (waiting on desc_ready_o), then run until done_o.
+    apply(d);
+    dut_->desc_valid_i = 1;
+    const std::uint64_t t0 = sim_.cycle();
+    std::vector<Write> got;
+    while (!dut_->desc_ready_o) cycle(s.values, &got, s.name);
+    cycle(s.values, &got, s.name);  // accepted at this edge
+    dut_->desc_valid_i = 0;
+    const std::uint64_t t_acc = sim_.cycle();
+    const long long bound = 50000 + 8LL * (counters.vectors + counters.writes * C_ +
+                                           std::int64_t(g.batch) * g.m_total * g.k_chunks * R_);
+    bool done = false;
+    while (!done) {
+      if (static_cast<long long>(sim_.cycle() - t_acc) > bound) {
+        report_.fail(sim_.cycle(), s.name + ": no done_o within " + std::to_string(bound) + " cycles (" +
+                                       std::to_string(got.size()) + " of " + std::to_string(want.size()) + " writes)");
+        sim_.reset();
+        return;
+      }
+      done = cycle(s.values, &got, s.name);
+    }
+    // A few idle cycles: no write, no second done.
+    for (int i = 0; i < 3; ++i)
+      if (cycle(s.values, nullptr, s.name)) report_.fail(sim_.cycle(), s.name + ": done_o twice");
+    const std::uint64_t cycles = sim_.cycle() - t_acc - 3;
+
+    report_.check(sim_.cycle(), s.name + " write count", static_cast<long long>(want.size()), static_cast<long long>(got.size()));
+    const std::size_t n = std::min(want.size(), got.size());
+    for (std::size_t i = 0; i < n; ++i) {
+      if (want[i].addr == got[i].addr && want[i].value == got[i].value) {
+        report_.check(0, "", 0, 0);
+        continue;
+      }
+      report_.mismatch(got[i].cycle, s.name + " write " + std::to_string(i) + " (" + where(g, i) + ") addr " +
+                                         std::to_string(got[i].addr) + " (expected " + std::to_string(want[i].addr) + ")",
+                       want[i].value, got[i].value);
+      if (report_.too_many()) break;
+    }
+    report_.check(sim_.cycle(), s.name + " stat_vectors_o", counters.vectors, dut_->stat_vectors_o);
+    std::printf("stat name=%s cycles=%llu accept=%llu vectors=%lld writes=%zu stall_data=%u stall_tile=%u stall_out=%u\n",
+                s.name.c_str(), static_cast<unsigned long long>(cycles), static_cast<unsigned long long>(t_acc - t0),
+                counters.vectors, want.size(), dut_->stat_stall_data_o, dut_->stat_stall_tile_o, dut_->stat_stall_out_o);
+    ++descriptors_;
+    writes_ += static_cast<long long>(got.size());
+    vectors_ += counters.vectors;
+  }
+
+  // (b, m, o) of the i-th write in the reference order (blocks, tiles, vectors, columns).
+  std::string where(const Gemm& g, std::size_t i) const {
+    std::size_t k = 0;
+    for (int b = 0; b < g.batch; ++b)
+      for (int m0 = 0; m0 < g.m_total; m0 += g.m_block) {
+        const int mb = std::min(g.m_block, g.m_total - m0);
+        for (int n = 0; n < g.n_tiles; ++n)
+          for (int mi = 0; mi < mb; ++mi)
+            for (int c = 0; c < C_ && n * C_ + c < g.n_total; ++c)
+              if (k++ == i)
+                return "b=" + std::to_string(b) + " m=" + std::to_string(m0 + mi) + " o=" + std::to_string(n * C_ + c);
+      }
+    return "?";
+  }
+
+  // A descriptor with a zero count: done_o in the cycle after the accept, no reads, no writes.
+  void run_empty() {
+    Gemm g = capped(conv({1, 4, 4, 1, 1, 1, 1, 0}, false, false, 0, 0, false));
+    EngineDescriptor d = capsgen::isa::encode_engine(g, R_, C_, depth_);
+    d.gather.batch = 0;
+    apply(d);
+    dut_->desc_valid_i = 1;
+    while (!dut_->desc_ready_o) cycle(Values::kRandom, nullptr, "empty");
+    cycle(Values::kRandom, nullptr, "empty");
+    dut_->desc_valid_i = 0;
+    report_.check(sim_.cycle(), "empty: done_o one cycle after the accept", 1, dut_->done_o);
+    for (int i = 0; i < 4; ++i) {
+      if (dut_->drd_en_o || dut_->wrd_en_o || dut_->brd_en_o) report_.fail(sim_.cycle(), "empty: a read was issued");
+      cycle(Values::kRandom, nullptr, "empty");
+    }
+    ++descriptors_;
+  }
+
+  tb::Args args_;
+  tb::RtlConfig cfg_;
+  tb::Sim sim_;
+  tb::Rng rng_;
+  tb::Report report_;
+  std::unique_ptr<Vengine> dut_;
+  int R_ = 0, C_ = 0, D_ = 0, W_ = 0, P_ = 0, A_ = 0, depth_ = 0;
+  bool error_seen_ = false;
+  long long descriptors_ = 0, writes_ = 0, vectors_ = 0;
+};
+
+}  // namespace
+
+int engine_tb_main(int argc, char** argv) {
+  const tb::Args args = tb::Args::parse(argc, argv, "");
+  EngineTb t(args);
+  return t.run();
+}

@@ -1,0 +1,106 @@
+// Emitter tests of the compute engine (gen/emit/engine.cpp): registered last (it instantiates every
+// datapath block), one instance of each unit, port widths from the preset, the vector pipeline as
+// long as the staging read plus the array latency, the tile reader's column masks, lowRISC naming,
+// synthesizable-only and deterministic text, on the presets and on odd shapes (1x1, 3x5, pipelined
+// PEs, a depth that is not a power of two). The tiny preset's files are golden files compared by
+// test_emit (EmitGolden.Tiny2x2); the behaviour is tested in Verilator by tb/engine_tb.cpp.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "config/accel_config.hpp"
+#include "emit/design.hpp"
+#include "emit/engine.hpp"
+#include "emit/generate.hpp"
+#include "emit/systolic_array.hpp"
+#include "emit/vast.hpp"
+#include "emit_fixtures.hpp"
+
+using namespace capsgen;
+using namespace capsgen::emit;
+using capsgen::emit::test::preset;
+
+namespace {
+int count(const std::string& text, const std::string& what) {
+  int n = 0;
+  for (std::size_t p = text.find(what); p != std::string::npos; p = text.find(what, p + 1)) ++n;
+  return n;
+}
+
+std::vector<AccelConfig> shapes() {
+  std::vector<AccelConfig> v = {preset("tiny-2x2"), preset("small-4x4"), preset("capsacc-16x16")};
+  AccelConfig c = preset("tiny-2x2");
+  c.array.rows = c.array.cols = 1;
+  c.name = "1x1";
+  v.push_back(c);
+  c = preset("small-4x4");
+  c.array.rows = 3;
+  c.array.cols = 5;
+  c.array.pe_pipeline = true;
+  c.accumulator.depth = 100;
+  c.name = "3x5-pipe-depth100";
+  v.push_back(c);
+  return v;
+}
+}  // namespace
+
+TEST(EmitEngine, RegisteredLastAfterEveryUnitItUses) {
+  const Design d = build_design(preset("tiny-2x2"));
+  const auto v = d.verilog_files();
+  const auto pos = [&v](const std::string& n) { return std::find(v.begin(), v.end(), n) - v.begin(); };
+  ASSERT_LT(pos("capsgen_engine.v"), static_cast<long>(v.size()));
+  for (const char* dep : {"capsgen_gather.v", "capsgen_staging.v", "capsgen_systolic_array.v", "capsgen_accumulator_bank.v",
+                          "capsgen_activation_bank.v", "capsgen_tile_reader.v", "capsgen_out_writer.v"})
+    EXPECT_LT(pos(dep), pos("capsgen_engine.v")) << dep;
+  EXPECT_EQ(v.back(), "capsgen_engine.v");
+}
+
+TEST(EmitEngine, OneOfEachUnitAndPortWidthsFromThePreset) {
+  const AccelConfig big = preset("capsacc-16x16");
+  const std::string text = print_module(build_engine(big));
+  for (const char* inst : {"capsgen_gather u_gather", "capsgen_staging u_staging", "capsgen_tile_reader u_tiles",
+                           "capsgen_systolic_array #(", "capsgen_accumulator_bank #(", "capsgen_activation_bank u_act",
+                           "capsgen_out_writer u_writer"})
+    EXPECT_EQ(count(text, inst), 1) << inst;
+  for (const char* p : {"input  wire [127:0] wrd_data_i", "input  wire [399:0] brd_data_i", "input  wire [7:0] drd_data_i",
+                        "output wire [7:0] wr_data_o", "output wire [31:0] wr_addr_o", "output wire error_o"})
+    EXPECT_NE(text.find(p), std::string::npos) << p;
+  // The vector pipeline: staging read (1) + array latency (rows + cols) stages.
+  const int S = systolic_array_latency(big) + 1;
+  EXPECT_NE(text.find("reg [" + std::to_string(S - 1) + ":0] pv_q"), std::string::npos);
+  EXPECT_NE(text.find(".in_valid_i(pv_q[" + std::to_string(S - 1) + "])"), std::string::npos);
+  // Output FIFO depth and the credits that guard it.
+  EXPECT_NE(text.find("fifo_mem [0:" + std::to_string(kEngineOutFifoDepth - 1) + "]"), std::string::npos);
+  EXPECT_NE(text.find("credits_q <= 5'd16"), std::string::npos);
+}
+
+TEST(EmitEngine, TileReaderMasksColumnsAndPlacesDiagRows) {
+  const AccelConfig cfg = preset("small-4x4");
+  const std::string text = print_module(build_tile_reader(cfg));
+  for (int c = 0; c < cfg.array.cols; ++c) {
+    const std::string lane = "(p_read_q & (p_diag_q ? (p_g_q == 16'd" + std::to_string(c) + ") : (16'd" + std::to_string(c) +
+                             " < p_lanes_q)))";
+    EXPECT_NE(text.find(lane), std::string::npos) << lane;
+  }
+  // Bottom row first; the first read goes out with tile_start_i.
+  EXPECT_NE(text.find("assign cur_r = loading_q ? r_q : 2'd3;"), std::string::npos);
+  EXPECT_NE(text.find("busy_q & ~loading_q & (~held_q | tile_start_i)"), std::string::npos);
+}
+
+TEST(EmitEngine, NamingSynthesizableAndDeterministic) {
+  for (const AccelConfig& cfg : shapes()) {
+    SCOPED_TRACE(cfg.name);
+    for (const Module& m : {build_tile_reader(cfg), build_out_writer(cfg), build_engine(cfg)}) {
+      for (const Port& port : m.ports()) {
+        const bool in = port.dir == PortDir::kInput;
+        EXPECT_TRUE(port.name == "rst_ni" || port.name.substr(port.name.size() - 2) == (in ? "_i" : "_o")) << port.name;
+      }
+      const std::string text = print_module(m);
+      for (const char* bad : {"initial", "$display", "$finish", "$random", "#1", "always_ff", "logic "})
+        EXPECT_EQ(text.find(bad), std::string::npos) << bad;
+    }
+    EXPECT_EQ(print_module(build_engine(cfg)), print_module(build_engine(cfg)));
+  }
+}

@@ -1,0 +1,147 @@
+// The compute engine's descriptor encoding (gen/isa/engine.hpp) and the shared Gemm reference
+// (gen/isa/gemm_ref.hpp) against hand-computed cases: derived fields of the tile and output
+// patterns, the conv builder's tile-major strides, what the engine rejects (naming the field), and a
+// 1-chunk Gemm small enough to check every output by hand (bias, shift, ReLU, saturation, the write
+// order tile -> vector -> column).
+#include <gtest/gtest.h>
+
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "isa/engine.hpp"
+#include "isa/gemm_ref.hpp"
+
+using namespace capsgen::isa;
+
+namespace {
+
+void expect_rejects(const Gemm& g, const std::string& field) {
+  try {
+    encode_engine(g, 4, 4, 64);
+    ADD_FAILURE() << "accepted, expected a rejection of " << field;
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find(field), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+
+TEST(EngineDescriptor, ConvDerivedFields) {
+  ConvShape s;
+  s.channels = 3;
+  s.height = s.width = 8;
+  s.out_channels = 10;
+  s.kernel_h = s.kernel_w = 3;
+  const Gemm g = conv_gemm(s, 4, 4, 64, 1000, 5000, 9000);
+  EXPECT_EQ(g.k_chunks, 7);  // R = 27
+  EXPECT_EQ(g.n_tiles, 3);
+  EXPECT_EQ(g.m_total, 36);
+  EXPECT_EQ(g.m_block, 21);  // 64 / 3
+  EXPECT_EQ(g.tile.s_c, 1);
+  EXPECT_EQ(g.tile.s_r, 4);
+  EXPECT_EQ(g.tile.s_n, 16);
+  EXPECT_EQ(g.tile.s_k, 48);
+  EXPECT_EQ(g.init.kind, AccInit::Kind::kPerColumn);
+  Gemm gg = g;
+  gg.out = capsule_output(20000, 36, 5);
+  const EngineDescriptor d = encode_engine(gg, 4, 4, 64);
+  EXPECT_EQ(d.t_top, 12u);  // 3 * s_r
+  EXPECT_FALSE(d.t_diag);
+  EXPECT_TRUE(d.init_bias);
+  EXPECT_EQ(d.init_base, 9000u);
+  EXPECT_EQ(d.o_div, 5);
+  EXPECT_EQ(d.o_s_o2, 1u);
+  EXPECT_EQ(d.o_wrap, std::uint32_t(36 * 5 - 4));  // s_o1 - (o_div - 1) * s_o2
+  EXPECT_EQ(d.gather.k_chunks, 7);
+  EXPECT_TRUE(d.gather.conv);
+}
+
+TEST(EngineDescriptor, DiagDerivedFields) {
+  Gemm g;
+  g.m_total = 4;
+  g.m_block = 4;
+  g.r_total = 3;
+  g.n_total = 2;
+  g.tile.base = 50;
+  g.tile.s_r = 2;
+  g.tile.diag_groups = 2;
+  g.data.s_m = 6;
+  g.data.s_r = 1;
+  const EngineDescriptor d = encode_engine(g, 5, 4, 64);  // rows 5: group_rows 2, row 4 outside the groups
+  EXPECT_TRUE(d.t_diag);
+  EXPECT_EQ(d.t_gtop, 2);
+  EXPECT_EQ(d.t_etop, 0);
+  EXPECT_EQ(d.t_dtop, 0u);
+  EXPECT_EQ(d.t_dwrap, 2u);
+}
+
+TEST(EngineDescriptor, RejectsWhatTheEngineCannotRun) {
+  Gemm ok;
+  ok.m_total = 4;
+  ok.m_block = 4;
+  ok.r_total = 4;
+  ok.n_total = 4;
+  ok.tile.s_c = 1;
+  EXPECT_NO_THROW(encode_engine(ok, 4, 4, 64));
+  Gemm g = ok;
+  g.batch = 0;
+  expect_rejects(g, "batch");
+  g = ok;
+  g.m_block = 20;
+  g.n_tiles = 4;
+  expect_rejects(g, "m_block");
+  g = ok;
+  g.tile.s_c = 4;
+  expect_rejects(g, "tile.s_c");
+  g = ok;
+  g.init.kind = AccInit::Kind::kPerOutput;
+  expect_rejects(g, "init");
+  g = ok;
+  g.out.select_mod = 10;
+  expect_rejects(g, "out.select_mod");
+  g = ok;
+  g.out.o_div = 0;
+  expect_rejects(g, "out.o_div");
+  g = ok;
+  g.shift = 40;
+  expect_rejects(g, "shift");
+}
+
+// 2x2 array, one chunk, 2 tiles (3 outputs), 2 vectors; by hand.
+TEST(GemmReference, HandComputedOutputsInWriteOrder) {
+  std::map<std::int64_t, std::int64_t> mem;
+  // Data vectors (affine, s_m = 2, s_r = 1) at 0: x0 = (1, 2), x1 = (-3, 4).
+  mem[0] = 1, mem[1] = 2, mem[2] = -3, mem[3] = 4;
+  // Tiles tile-major at 100 (s_r = 2, s_n = 4): tile 0 = [[1, 2], [3, 4]], tile 1 = [[5, x], [6, x]].
+  for (int i = 0; i < 8; ++i) mem[100 + i] = 0;
+  mem[100] = 1, mem[101] = 2, mem[102] = 3, mem[103] = 4, mem[104] = 5, mem[106] = 6;
+  mem[105] = 99, mem[107] = 99;  // column 3 >= n_total: never used
+  mem[200] = 10, mem[201] = -10, mem[202] = 1000;  // biases
+  Gemm g;
+  g.m_total = 2;
+  g.m_block = 2;
+  g.n_tiles = 2;
+  g.n_total = 3;
+  g.r_total = 2;
+  g.data = {DataSource::Kind::kAffine, 0, 0, 2, 0, 1};
+  g.tile = {100, 0, 0, 4, 2, 1, 1};
+  g.init = {AccInit::Kind::kPerColumn, 200, 0, 0, 0};
+  g.out = {300, 0, 10, 1, 0, 1, 0};
+  g.shift = 1;
+  g.relu = true;
+  std::vector<std::pair<std::int64_t, std::int64_t>> w;
+  GemmCounters c;
+  run_gemm_reference(
+      g, {2, 2, 12, 8}, [&](std::int64_t a) { return mem.at(a); },
+      [&](std::int64_t a, std::int64_t v) { w.emplace_back(a, v); }, &c);
+  // o0 = x.(1,3) + 10, o1 = x.(2,4) - 10, o2 = x.(5,6) + 1000; reduce: round-half-up >> 1, then ReLU.
+  // x0: 7+10=17 -> 9; 10-10=0 -> 0; 17+1000=1017 -> 509 -> saturates to 127.
+  // x1: 9+10=19 -> 10; 10-10=0 -> 0; 9+1000=1009 -> 505 -> 127.
+  const std::vector<std::pair<std::int64_t, std::int64_t>> want = {
+      {300, 9}, {301, 0}, {310, 10}, {311, 0}, {302, 127}, {312, 127}};
+  EXPECT_EQ(w, want);
+  EXPECT_EQ(c.vectors, 4);
+  EXPECT_EQ(c.writes, 6);
+}
