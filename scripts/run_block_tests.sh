@@ -3,7 +3,8 @@
 #   1. capsgen generate (a preset, or a seeded random config written to YAML first)
 #   2. verilator --lint-only -Wall on every generated module (must be clean)
 #   3. configure + build the Verilator testbench project tb/ against that RTL
-#   4. run the PE, accumulator, array, activation, scratchpad, DMA, PMU, gather, staging and engine block tests
+#   4. run the PE, accumulator, array, activation, scratchpad, DMA, PMU, gather, staging and engine block tests,
+#      and the engine on the gemm descriptors of compiled networks (capsgen compile --dump-engine)
 #   5. optionally (--icarus) replay the array and activation tests under Icarus Verilog and compare
 #
 # usage: run_block_tests.sh --capsgen BIN --work DIR (--config YAML | --random SEED)
@@ -88,6 +89,19 @@ tbx="$work/build/tb_blocks"
 for block in pe accumulator array activation scratchpad dma pmu gather staging engine; do
   step "$block (seed $seed)"
   "$tbx" "$block" --rtl "$rtl" --seed "$seed" --scale "$scale"
+done
+# The compute engine on compiled networks: every gemm descriptor the engine runs, on the memory the
+# functional executor had before it (capsgen compile --dump-engine), writes compared with the
+# executor's. capsnet-tiny with seeded weights everywhere; the presets also run capsnet-small with
+# its trained MNIST weights.
+nets=("capsnet-tiny:")
+[[ -z "$random" ]] && nets+=("capsnet-small:$root/models/weights/capsnet-small-mnist.npz")
+for entry in "${nets[@]}"; do
+  net="${entry%%:*}" weights="${entry#*:}"
+  step "engine program $net${weights:+ (trained weights)}"
+  "$capsgen" compile --config "$config" --model "$root/models/$net.yaml" ${weights:+--weights "$weights"} --seed "$seed" \
+    --dump-engine "$work/engine-$net" > "$work/engine-$net.log" || { cat "$work/engine-$net.log"; echo "FAIL compile"; exit 1; }
+  "$tbx" engine --rtl "$rtl" --program "$work/engine-$net"
 done
 fi
 

@@ -17,8 +17,14 @@
 // Gemms, and 40 x --scale random descriptors; descriptors are presented back to back (the next one
 // waits on desc_ready_o) and an empty descriptor (a zero count) must finish without writing.
 // Prints one "stat" line per descriptor (cycles, vectors, stalls by cause) for the cycle model.
+// With --program DIR (written by `capsgen compile --dump-engine DIR`) it runs the gemm descriptors of a
+// compiled network instead: each one on the memory the functional executor had before it, its
+// writes compared with the executor's (the program's real weights and activations).
 #include <algorithm>
 #include <cstdio>
+#include <fstream>
+#include <functional>
+#include <sstream>
 #include <memory>
 #include <string>
 #include <type_traits>
@@ -74,6 +80,7 @@ class EngineTb {
   }
 
   int run() {
+    if (!args_.program.empty()) return run_program(args_.program);
     std::vector<Stim> stims = directed();
     const int n_random = std::max(1, static_cast<int>(40 * args_.scale));
     for (int i = 0; i < n_random; ++i) stims.push_back(random_stim(i));
@@ -313,6 +320,12 @@ class EngineTb {
   // One cycle: observe this cycle's outputs (reads issued, writes), step, present the read data.
   // Returns true when done_o was high in the observed cycle.
   bool cycle(Values vals, std::vector<Write>* got, const std::string& name) {
+    return cycle_with([&](std::int64_t a) { return value(a, vals); }, true, got, name);
+  }
+
+  // The same with any memory contents; `regions`: check that reads stay in their operand's region.
+  bool cycle_with(const std::function<std::int64_t(std::int64_t)>& read, bool regions, std::vector<Write>* got,
+                  const std::string& name) {
     const auto t = sim_.cycle();
     const bool drd = dut_->drd_en_o, wrd = dut_->wrd_en_o, brd = dut_->brd_en_o;
     const std::int64_t da = dut_->drd_addr_o, wa = dut_->wrd_addr_o, ba = dut_->brd_addr_o;
@@ -325,15 +338,17 @@ class EngineTb {
       report_.fail(t, name + ": error_o went high");
     }
     const bool done = dut_->done_o;
-    if (drd && region(da) != Region::kData) report_.fail(t, name + ": data read outside the data region at " + std::to_string(da));
-    if (wrd && region(wa) != Region::kTile) report_.fail(t, name + ": weight read outside the tile region at " + std::to_string(wa));
-    if (brd && region(ba) != Region::kBias) report_.fail(t, name + ": bias read outside the bias region at " + std::to_string(ba));
+    if (regions) {
+      if (drd && region(da) != Region::kData) report_.fail(t, name + ": data read outside the data region at " + std::to_string(da));
+      if (wrd && region(wa) != Region::kTile) report_.fail(t, name + ": weight read outside the tile region at " + std::to_string(wa));
+      if (brd && region(ba) != Region::kBias) report_.fail(t, name + ": bias read outside the bias region at " + std::to_string(ba));
+    }
     sim_.step();
-    if (drd) set(dut_->drd_data_i, static_cast<std::uint64_t>(value(da, vals)) & tb::mask64(D_));
+    if (drd) set(dut_->drd_data_i, static_cast<std::uint64_t>(read(da)) & tb::mask64(D_));
     if (wrd)
-      for (int c = 0; c < C_; ++c) tb::put(dut_->wrd_data_i, c * W_, W_, static_cast<std::uint64_t>(value(wa + c, vals)));
+      for (int c = 0; c < C_; ++c) tb::put(dut_->wrd_data_i, c * W_, W_, static_cast<std::uint64_t>(read(wa + c)));
     if (brd)
-      for (int c = 0; c < C_; ++c) tb::put(dut_->brd_data_i, c * P_, P_, static_cast<std::uint64_t>(value(ba + c, vals)));
+      for (int c = 0; c < C_; ++c) tb::put(dut_->brd_data_i, c * P_, P_, static_cast<std::uint64_t>(read(ba + c)));
     return done;
   }
 
@@ -346,62 +361,127 @@ class EngineTb {
       report_.fail(sim_.cycle(), s.name + ": the stimulus does not encode: " + e.what());
       return;
     }
-    if (d.shift >= (1u << tb::clog2(P_ + 1))) {
-      report_.fail(sim_.cycle(), s.name + ": shift does not fit the port");
-      return;
-    }
-    // The reference writes, with the (b, m, o) of each for the report.
+    // The reference writes.
     std::vector<Write> want;
     capsgen::isa::GemmCounters counters;
     capsgen::isa::run_gemm_reference(
         g, {R_, C_, P_, A_}, [&](std::int64_t a) { return value(a, s.values); },
         [&](std::int64_t a, std::int64_t v) { want.push_back({a, v, 0}); }, &counters);
+    const long long bound = 50000 + 8LL * (counters.vectors + counters.writes * C_ +
+                                           std::int64_t(g.batch) * g.m_total * g.k_chunks * R_);
+    run_descriptor(s.name, d, [&](std::int64_t a) { return value(a, s.values); }, true, want, counters.vectors, bound,
+                   [&](std::size_t i) { return where(g, i); });
+  }
 
-    // Present the descriptor (waiting on desc_ready_o), then run until done_o.
+  // Runs one descriptor: present it (waiting on desc_ready_o), run until done_o (within `bound`
+  // cycles), check three idle cycles, then compare the writes with `want` in order, and the vector
+  // count when `vectors` >= 0. `label(i)` describes the i-th write for the report.
+  void run_descriptor(const std::string& name, const EngineDescriptor& d,
+                      const std::function<std::int64_t(std::int64_t)>& read, bool regions, const std::vector<Write>& want,
+                      long long vectors, long long bound, const std::function<std::string(std::size_t)>& label) {
+    if (d.shift >= (1u << tb::clog2(P_ + 1))) {
+      report_.fail(sim_.cycle(), name + ": shift does not fit the port");
+      return;
+    }
     apply(d);
     dut_->desc_valid_i = 1;
     const std::uint64_t t0 = sim_.cycle();
     std::vector<Write> got;
-    while (!dut_->desc_ready_o) cycle(s.values, &got, s.name);
-    cycle(s.values, &got, s.name);  // accepted at this edge
+    while (!dut_->desc_ready_o) cycle_with(read, regions, &got, name);
+    cycle_with(read, regions, &got, name);  // accepted at this edge
     dut_->desc_valid_i = 0;
     const std::uint64_t t_acc = sim_.cycle();
-    const long long bound = 50000 + 8LL * (counters.vectors + counters.writes * C_ +
-                                           std::int64_t(g.batch) * g.m_total * g.k_chunks * R_);
     bool done = false;
     while (!done) {
       if (static_cast<long long>(sim_.cycle() - t_acc) > bound) {
-        report_.fail(sim_.cycle(), s.name + ": no done_o within " + std::to_string(bound) + " cycles (" +
+        report_.fail(sim_.cycle(), name + ": no done_o within " + std::to_string(bound) + " cycles (" +
                                        std::to_string(got.size()) + " of " + std::to_string(want.size()) + " writes)");
         sim_.reset();
         return;
       }
-      done = cycle(s.values, &got, s.name);
+      done = cycle_with(read, regions, &got, name);
     }
     // A few idle cycles: no write, no second done.
     for (int i = 0; i < 3; ++i)
-      if (cycle(s.values, nullptr, s.name)) report_.fail(sim_.cycle(), s.name + ": done_o twice");
+      if (cycle_with(read, regions, nullptr, name)) report_.fail(sim_.cycle(), name + ": done_o twice");
     const std::uint64_t cycles = sim_.cycle() - t_acc - 3;
 
-    report_.check(sim_.cycle(), s.name + " write count", static_cast<long long>(want.size()), static_cast<long long>(got.size()));
+    report_.check(sim_.cycle(), name + " write count", static_cast<long long>(want.size()), static_cast<long long>(got.size()));
     const std::size_t n = std::min(want.size(), got.size());
     for (std::size_t i = 0; i < n; ++i) {
       if (want[i].addr == got[i].addr && want[i].value == got[i].value) {
         report_.check(0, "", 0, 0);
         continue;
       }
-      report_.mismatch(got[i].cycle, s.name + " write " + std::to_string(i) + " (" + where(g, i) + ") addr " +
+      report_.mismatch(got[i].cycle, name + " write " + std::to_string(i) + " (" + label(i) + ") addr " +
                                          std::to_string(got[i].addr) + " (expected " + std::to_string(want[i].addr) + ")",
                        want[i].value, got[i].value);
       if (report_.too_many()) break;
     }
-    report_.check(sim_.cycle(), s.name + " stat_vectors_o", counters.vectors, dut_->stat_vectors_o);
-    std::printf("stat name=%s cycles=%llu accept=%llu vectors=%lld writes=%zu stall_data=%u stall_tile=%u stall_out=%u\n",
-                s.name.c_str(), static_cast<unsigned long long>(cycles), static_cast<unsigned long long>(t_acc - t0),
-                counters.vectors, want.size(), dut_->stat_stall_data_o, dut_->stat_stall_tile_o, dut_->stat_stall_out_o);
+    if (vectors >= 0) report_.check(sim_.cycle(), name + " stat_vectors_o", vectors, dut_->stat_vectors_o);
+    std::printf("stat name=%s cycles=%llu accept=%llu vectors=%u writes=%zu stall_data=%u stall_tile=%u stall_out=%u\n",
+                name.c_str(), static_cast<unsigned long long>(cycles), static_cast<unsigned long long>(t_acc - t0),
+                dut_->stat_vectors_o, want.size(), dut_->stat_stall_data_o, dut_->stat_stall_tile_o, dut_->stat_stall_out_o);
     ++descriptors_;
     writes_ += static_cast<long long>(got.size());
-    vectors_ += counters.vectors;
+    vectors_ += dut_->stat_vectors_o;
+  }
+
+  // ---- program mode: the gemm descriptors of a compiled network ------------------------------------------
+  static std::string slurp(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw std::runtime_error("cannot read " + path);
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+  }
+
+  int run_program(const std::string& dir) {
+    std::istringstream index(slurp(dir + "/index.txt"));
+    std::string line;
+    int ran = 0, skipped = 0;
+    sim_.reset();
+    idle_inputs();
+    while (std::getline(index, line)) {
+      if (line.empty() || line[0] == '#') continue;
+      std::istringstream ls(line);
+      std::string stem, name;
+      ls >> stem >> name;
+      if (stem == "skip") {
+        std::printf("skip %s\n", line.c_str() + 5);
+        ++skipped;
+        continue;
+      }
+      const EngineDescriptor d = capsgen::isa::parse_engine_descriptor(slurp(dir + "/" + stem + ".desc"));
+      const std::string bytes = slurp(dir + "/" + stem + ".mem");
+      std::vector<std::int32_t> mem(bytes.size() / 4);
+      for (std::size_t i = 0; i < mem.size(); ++i) {
+        std::uint32_t u = 0;
+        for (int k = 0; k < 4; ++k) u |= std::uint32_t(static_cast<unsigned char>(bytes[4 * i + std::size_t(k)])) << (8 * k);
+        mem[i] = static_cast<std::int32_t>(u);
+      }
+      std::vector<Write> want;
+      std::istringstream ws(slurp(dir + "/" + stem + ".writes"));
+      for (long long a, v; ws >> a >> v;) want.push_back({a, v, 0});
+      const std::string label = name + " (" + stem + ")";
+      // Reads inside the image; a tile row or bias row may run past its end in masked columns (0).
+      auto read = [&](std::int64_t a) -> std::int64_t {
+        return a >= 0 && a < static_cast<std::int64_t>(mem.size()) ? mem[static_cast<std::size_t>(a)] : 0;
+      };
+      const long long elements = static_cast<long long>(d.gather.batch) * d.gather.m_total * d.gather.k_chunks * R_;
+      const long long vectors = static_cast<long long>(d.gather.batch) * d.gather.m_total * d.gather.k_chunks * d.n_tiles;
+      const long long bound = 50000 + 8LL * (vectors + static_cast<long long>(want.size()) * C_ + elements);
+      run_descriptor(label, d, read, false, want, vectors, bound, [&](std::size_t i) {
+        return "output address " + std::to_string(want[i].addr);
+      });
+      ++ran;
+      if (report_.too_many()) break;
+    }
+    if (ran == 0) report_.fail(sim_.cycle(), dir + ": no gemm descriptor to run");
+    sim_.finish();
+    return report_.summary(std::to_string(ran) + " program gemms (" + std::to_string(skipped) + " skipped), " +
+                           std::to_string(writes_) + " writes, " + std::to_string(vectors_) + " vectors, " +
+                           std::to_string(sim_.cycle()) + " cycles");
   }
 
   // (b, m, o) of the i-th write in the reference order (blocks, tiles, vectors, columns).

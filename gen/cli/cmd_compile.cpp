@@ -11,8 +11,68 @@
 #include "core/input_error.hpp"
 #include "golden/fixed_model.hpp"
 #include "golden/workload.hpp"
+#include "isa/engine.hpp"
+#include "isa/gemm_ref.hpp"
 
 namespace capsgen::cli {
+namespace {
+
+// Memory image as little-endian int32 words.
+std::string image_bytes(const std::vector<std::int32_t>& mem) {
+  std::string b(mem.size() * 4, '\0');
+  for (std::size_t i = 0; i < mem.size(); ++i) {
+    const auto u = static_cast<std::uint32_t>(mem[i]);
+    for (int k = 0; k < 4; ++k) b[4 * i + std::size_t(k)] = static_cast<char>((u >> (8 * k)) & 0xFF);
+  }
+  return b;
+}
+
+// --dump-engine DIR: runs the program in the executor; before each gemm the engine can run, writes
+// gemmNN.desc (isa::engine_descriptor_text), gemmNN.mem (the memory at that point) and gemmNN.writes
+// (address value per line, in the order the engine writes: isa::run_gemm_reference), plus index.txt
+// (one line per gemm: file stem or "skip", and the name; skipped ones with the encoder's reason).
+void dump_engine(const Workload& w, const isa::Program& prog, const std::string& dir, std::uint64_t seed) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) throw InputError(dir, 0, 0, "--dump-engine", "cannot create directory: " + ec.message());
+  const IntTensor input = quantize_input(w.cfg, w.qm, w.net, random_input(w.net, seed));
+  std::vector<std::int32_t> mem = build_image(prog, w.net, w.qm, input);
+  std::string index = fmt::format("# {} on {}: gemm descriptors for tb_blocks engine --program\n", w.net.name, w.cfg.name);
+  int dumped = 0, skipped = 0;
+  auto visit = [&](std::size_t i) {
+    const auto* g = std::get_if<isa::Gemm>(&prog.instrs[i]);
+    if (!g) return;
+    isa::EngineDescriptor d;
+    try {
+      d = isa::encode_engine(*g, w.cfg.array.rows, w.cfg.array.cols, w.cfg.accumulator.depth);
+    } catch (const std::invalid_argument& e) {
+      index += fmt::format("skip {} ({})\n", g->name, e.what());
+      ++skipped;
+      return;
+    }
+    const std::string stem = fmt::format("gemm{:02}", i);
+    std::string writes;
+    isa::run_gemm_reference(
+        *g, {w.cfg.array.rows, w.cfg.array.cols, w.cfg.widths.psum, w.cfg.widths.act},
+        [&](std::int64_t a) { return std::int64_t(mem.at(std::size_t(a))); },
+        [&](std::int64_t a, std::int64_t v) { writes += fmt::format("{} {}\n", a, v); });
+    write_file_atomic(dir + "/" + stem + ".desc", fmt::format("# {} ({})\n", g->name, w.cfg.name) + isa::engine_descriptor_text(d));
+    write_file_atomic(dir + "/" + stem + ".mem", image_bytes(mem));
+    write_file_atomic(dir + "/" + stem + ".writes", writes);
+    index += fmt::format("{} {}\n", stem, g->name);
+    ++dumped;
+  };
+  // State before instruction 0, then after each instruction = before the next one.
+  if (!prog.instrs.empty()) visit(0);
+  execute_program(w.cfg, prog, mem, [&](std::size_t i) {
+    if (i + 1 < prog.instrs.size()) visit(i + 1);
+  });
+  write_file_atomic(dir + "/index.txt", index);
+  fmt::print("wrote {} engine gemm descriptors to {} ({} the engine cannot run yet: {}/index.txt)\n", dumped, dir, skipped,
+             dir);
+}
+
+}  // namespace
 
 int cmd_compile(const std::vector<std::string>& argv) {
   Args args("compile", "--config PRESET.yaml --model NET.yaml [options]",
@@ -25,6 +85,9 @@ int cmd_compile(const std::vector<std::string>& argv) {
       .option("weights", "FILE", "float weights (.npz); seeded random weights when absent")
       .option("seed", "N", "seed of the random weights and the synthetic input", "1")
       .option("out", "DIR", "directory for program.json and stats.json")
+      .option("dump-engine", "DIR",
+              "for every gemm descriptor the compute engine runs (docs/rtl-engine.md): its engine descriptor, the\n"
+              "memory before it (executor state) and the writes it must make, for tb_blocks engine --program DIR")
       .flag("check", "run the program in the functional executor and compare with the golden model");
   if (!args.parse(argv)) {
     fmt::print("{}", args.help());
@@ -66,6 +129,7 @@ int cmd_compile(const std::vector<std::string>& argv) {
     write_file_atomic(*dir + "/stats.json", stats_json(w.cfg, prog, stats));
     fmt::print("wrote {}/program.json and {}/stats.json\n", *dir, *dir);
   }
+  if (auto dir = args.get_opt("dump-engine")) dump_engine(w, prog, *dir, spec.seed);
   if (args.has("check")) {
     const IntTensor input = quantize_input(w.cfg, w.qm, w.net, random_input(w.net, spec.seed));
     const FixedTrace golden = run_golden(w.cfg, w.net, w.qm, input);

@@ -1,6 +1,10 @@
 #include "isa/engine.hpp"
 
 #include <algorithm>
+#include <functional>
+#include <map>
+#include <sstream>
+#include <vector>
 #include <stdexcept>
 #include <string>
 
@@ -62,7 +66,8 @@ EngineDescriptor encode_engine(const Gemm& g, int rows, int cols, int acc_depth)
            std::to_string(acc_depth));
   need(g.m_block <= acc_depth, "m_block", "exceeds the staging buffer (accumulator depth)");
   const bool diag = g.tile.diag_groups > 1;
-  need(diag || g.tile.s_c == 1, "tile.s_c", "tile rows must be contiguous (s_c = 1) for the row-wide weight read");
+  need(diag || g.tile.s_c == 1 || g.n_total == 1, "tile.s_c",
+       "tile rows must be contiguous (s_c = 1) for the row-wide weight read (or a single output column)");
   need(g.init.kind != AccInit::Kind::kPerOutput, "init", "per-output accumulator init is not supported by the engine yet");
   need(g.out.select_mod == 0, "out.select_mod", "column-select outputs are not supported by the engine yet");
   need(g.out.o_div >= 1 && g.out.o_div <= 65535, "out.o_div", "must be in [1, 65535]");
@@ -98,6 +103,84 @@ EngineDescriptor encode_engine(const Gemm& g, int rows, int cols, int acc_depth)
   d.o_wrap = u32(g.out.s_o1 - std::int64_t(g.out.o_div - 1) * g.out.s_o2);
   d.shift = std::uint8_t(g.shift);
   d.relu = g.relu;
+  return d;
+}
+
+namespace {
+
+// Every field of the text format, with a getter and a setter (one table for both directions).
+struct Field {
+  const char* name;
+  std::function<std::uint64_t(const EngineDescriptor&)> get;
+  std::function<void(EngineDescriptor&, std::uint64_t)> set;
+  int bits;
+};
+
+#define CAPSGEN_FIELD(name, expr, bits) \
+  Field { name, [](const EngineDescriptor& d) { return std::uint64_t(d.expr); }, \
+          [](EngineDescriptor& d, std::uint64_t v) { d.expr = static_cast<decltype(d.expr)>(v); }, bits }
+
+const std::vector<Field>& fields() {
+  static const std::vector<Field> f = {
+      CAPSGEN_FIELD("g_conv", gather.conv, 1),         CAPSGEN_FIELD("g_batch", gather.batch, 16),
+      CAPSGEN_FIELD("g_m_total", gather.m_total, 16),  CAPSGEN_FIELD("g_m_block", gather.m_block, 16),
+      CAPSGEN_FIELD("g_k_chunks", gather.k_chunks, 16), CAPSGEN_FIELD("g_r_total", gather.r_total, 16),
+      CAPSGEN_FIELD("g_base", gather.base, 32),        CAPSGEN_FIELD("g_s_b", gather.s_b, 32),
+      CAPSGEN_FIELD("g_s_m", gather.s_m, 32),          CAPSGEN_FIELD("g_s_k", gather.s_k, 32),
+      CAPSGEN_FIELD("g_s_r", gather.s_r, 32),          CAPSGEN_FIELD("g_groups", gather.groups, 16),
+      CAPSGEN_FIELD("g_group_rows", gather.group_rows, 16), CAPSGEN_FIELD("g_s_g", gather.s_g, 32),
+      CAPSGEN_FIELD("g_height", gather.height, 16),    CAPSGEN_FIELD("g_width", gather.width, 16),
+      CAPSGEN_FIELD("g_kernel_h", gather.kernel_h, 16), CAPSGEN_FIELD("g_kernel_w", gather.kernel_w, 16),
+      CAPSGEN_FIELD("g_stride", gather.stride, 16),    CAPSGEN_FIELD("g_padding", gather.padding, 16),
+      CAPSGEN_FIELD("g_out_w", gather.out_w, 16),      CAPSGEN_FIELD("g_pad_off", gather.pad_off, 32),
+      CAPSGEN_FIELD("g_ky_step", gather.ky_step, 32),  CAPSGEN_FIELD("g_c_step", gather.c_step, 32),
+      CAPSGEN_FIELD("g_y_step", gather.y_step, 32),    CAPSGEN_FIELD("n_tiles", n_tiles, 16),
+      CAPSGEN_FIELD("n_total", n_total, 16),           CAPSGEN_FIELD("t_base", t_base, 32),
+      CAPSGEN_FIELD("t_s_b", t_s_b, 32),               CAPSGEN_FIELD("t_s_k", t_s_k, 32),
+      CAPSGEN_FIELD("t_s_n", t_s_n, 32),               CAPSGEN_FIELD("t_s_r", t_s_r, 32),
+      CAPSGEN_FIELD("t_top", t_top, 32),               CAPSGEN_FIELD("t_diag", t_diag, 1),
+      CAPSGEN_FIELD("t_gtop", t_gtop, 16),             CAPSGEN_FIELD("t_etop", t_etop, 16),
+      CAPSGEN_FIELD("t_dtop", t_dtop, 32),             CAPSGEN_FIELD("t_dwrap", t_dwrap, 32),
+      CAPSGEN_FIELD("init_bias", init_bias, 1),        CAPSGEN_FIELD("init_base", init_base, 32),
+      CAPSGEN_FIELD("o_base", o_base, 32),             CAPSGEN_FIELD("o_s_b", o_s_b, 32),
+      CAPSGEN_FIELD("o_s_m", o_s_m, 32),               CAPSGEN_FIELD("o_s_o2", o_s_o2, 32),
+      CAPSGEN_FIELD("o_wrap", o_wrap, 32),             CAPSGEN_FIELD("o_div", o_div, 16),
+      CAPSGEN_FIELD("shift", shift, 8),                CAPSGEN_FIELD("relu", relu, 1)};
+  return f;
+}
+#undef CAPSGEN_FIELD
+
+}  // namespace
+
+std::string engine_descriptor_text(const EngineDescriptor& d) {
+  std::string s;
+  for (const Field& f : fields()) s += std::string(f.name) + " " + std::to_string(f.get(d)) + "\n";
+  return s;
+}
+
+EngineDescriptor parse_engine_descriptor(const std::string& text) {
+  EngineDescriptor d;
+  std::map<std::string, int> seen;
+  std::istringstream in(text);
+  std::string line;
+  int no = 0;
+  while (std::getline(in, line)) {
+    ++no;
+    if (line.empty() || line[0] == '#') continue;
+    std::istringstream ls(line);
+    std::string key, value, extra;
+    ls >> key >> value >> extra;
+    const std::string where = "line " + std::to_string(no) + ": " + key;
+    const auto it = std::find_if(fields().begin(), fields().end(), [&](const Field& f) { return key == f.name; });
+    need(it != fields().end(), where, "unknown field");
+    need(!value.empty() && value.size() <= 19 && extra.empty() && value.find_first_not_of("0123456789") == std::string::npos, where,
+         "expected one unsigned number");
+    need(seen.emplace(key, no).second, where, "given twice");
+    const std::uint64_t v = std::stoull(value);
+    need(it->bits >= 64 || v < (std::uint64_t{1} << it->bits), where, "does not fit " + std::to_string(it->bits) + " bits");
+    it->set(d, v);
+  }
+  for (const Field& f : fields()) need(seen.count(f.name) > 0, f.name, "missing");
   return d;
 }
 

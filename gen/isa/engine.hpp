@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "isa/gather.hpp"
 #include "isa/program.hpp"
@@ -60,5 +61,12 @@ struct EngineDescriptor {
 // out.select_mod (the class-capsule dataflows of docs/accelerator.md section 8, step 3), o_div < 1,
 // shift outside [0, 31], and everything encode_gather rejects.
 EngineDescriptor encode_engine(const Gemm& g, int rows, int cols, int acc_depth);
+
+// The descriptor as text, one "field value" line per field (gather fields prefixed "g_"), and back:
+// the format `capsgen compile --dump-engine` writes and the engine's program test reads.
+// parse_engine_descriptor throws std::invalid_argument naming the line and field on a missing,
+// unknown, duplicate or malformed field.
+std::string engine_descriptor_text(const EngineDescriptor& d);
+EngineDescriptor parse_engine_descriptor(const std::string& text);
 
 }  // namespace capsgen::isa

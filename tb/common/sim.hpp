@@ -30,6 +30,7 @@ struct Args {
   std::string rtl_dir;      // directory of the generated RTL (for config.txt)
   std::string trace;        // FST file, empty: no tracing
   std::string vectors;      // directory for Icarus vector files, empty: none
+  std::string program;      // engine: a `capsgen compile --dump-engine` directory to run instead
   std::string json;         // benchmark output, empty: none
   double scale = 1.0;       // multiplies the amount of random stimulus
   std::string mode;         // testbench-specific
@@ -47,6 +48,7 @@ struct Args {
       else if (s == "--rtl") a.rtl_dir = value();
       else if (s == "--trace") a.trace = value();
       else if (s == "--vectors") a.vectors = value();
+      else if (s == "--program") a.program = value();
       else if (s == "--json") a.json = value();
       else if (s == "--scale") a.scale = std::stod(value());
       else if (s == "--mode") a.mode = value();

@@ -145,3 +145,38 @@ TEST(GemmReference, HandComputedOutputsInWriteOrder) {
   EXPECT_EQ(c.vectors, 4);
   EXPECT_EQ(c.writes, 6);
 }
+
+TEST(EngineDescriptor, TextRoundTripAndErrors) {
+  ConvShape s;
+  s.channels = 2;
+  s.height = s.width = 6;
+  s.out_channels = 5;
+  s.kernel_h = s.kernel_w = 3;
+  s.padding = 1;
+  Gemm g = conv_gemm(s, 4, 4, 64, 1000, 5000, 9000);
+  g.out = capsule_output(20000, 36, 5);
+  g.shift = 7;
+  g.relu = true;
+  const EngineDescriptor d = encode_engine(g, 4, 4, 64);
+  const std::string text = engine_descriptor_text(d);
+  EXPECT_EQ(engine_descriptor_text(parse_engine_descriptor(text)), text);
+  EXPECT_NE(text.find("g_pad_off 4294967289\n"), std::string::npos);  // -(1*6 + 1), 32-bit two's complement
+  EXPECT_NE(text.find("relu 1\n"), std::string::npos);
+  auto fails = [&](const std::string& t, const std::string& what) {
+    try {
+      parse_engine_descriptor(t);
+      ADD_FAILURE() << "accepted: " << what;
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
+    }
+  };
+  fails(text + "bogus 1\n", "unknown field");
+  fails(text + "relu 0\n", "given twice");
+  fails("# header\n" + text.substr(text.find('\n') + 1), "g_conv: missing");
+  std::string bad = text;
+  bad.replace(bad.find("relu 1"), 6, "relu 2");
+  fails(bad, "does not fit 1 bits");
+  bad = text;
+  bad.replace(bad.find("shift 7"), 7, "shift -1");
+  fails(bad, "expected one unsigned number");
+}
