@@ -165,6 +165,43 @@ class EngineTb {
       g.shift = 5;
       add("affine/batch3", g);
     }
+    // Tile columns strided (the routing update's tile: v_j in column j, element d in row d, s_c = D).
+    {
+      const int D = R_ + 3, J = C_ + 1;
+      Gemm g;
+      g.m_total = 12;
+      g.k_chunks = (D + R_ - 1) / R_;
+      g.n_tiles = (J + C_ - 1) / C_;
+      g.m_block = std::min(5, depth_ / g.n_tiles);
+      g.r_total = D;
+      g.n_total = J;
+      g.tile = {kTileBase, 0, R_, std::int64_t(C_) * D, 1, D, 1};
+      g.data = {DataSource::Kind::kAffine, kDataBase, 0, D, R_, 1};
+      g.out = {kOutBase, 0, J, 1, 0, 1, 0};
+      g.shift = 4;
+      add("strided/update-tile", g);
+      // The whole routing update: logits b << shift as per-output init, only column j = m % J kept.
+      g.init = {AccInit::Kind::kPerOutput, kBiasBase, 0, 1, 3};
+      g.out = {kOutBase, 0, 1, 0, 0, 1, J};
+      add("update/init-per-output+select", g);
+    }
+    {
+      // Per-output init with batch > 1, several tiles and saturating shifts.
+      Gemm g;
+      g.batch = 2;
+      g.m_total = 9;
+      g.n_tiles = 3;
+      g.n_total = 3 * C_;
+      g.m_block = std::max(1, std::min(4, depth_ / g.n_tiles));
+      g.k_chunks = 2;
+      g.r_total = 2 * R_;
+      g.data = {DataSource::Kind::kAffine, kDataBase, 500, 7, 3, 1};
+      g.tile = {kTileBase, 3000, std::int64_t(g.n_tiles) * R_ * C_, std::int64_t(R_) * C_, C_, 1, 1};
+      g.init = {AccInit::Kind::kPerOutput, kBiasBase, 40, 2, 12};
+      g.out = {kOutBase, 1000, 3 * C_, 1, 0, 1, 0};
+      g.shift = 6;
+      add("init-per-output/batch2", g);
+    }
     // Block-diagonal tiles (the class-capsule prediction mapping, outputs written densely here).
     if (R_ >= 2 && C_ >= 2) {
       Gemm g;
@@ -214,10 +251,15 @@ class EngineTb {
       g.r_total = int(rng_.uniform((g.k_chunks - 1) * R_ + 1, g.k_chunks * R_));
       g.data = {DataSource::Kind::kAffine, kDataBase, rng_.uniform(0, 3000), rng_.uniform(0, 50), rng_.uniform(0, 50),
                 rng_.uniform(0, 5)};
-      g.tile = {kTileBase, rng_.uniform(0, 5000), rng_.uniform(0, 400), rng_.uniform(0, 400), rng_.uniform(0, 40), 1, 1};
-      if (rng_.chance(60)) g.init = {AccInit::Kind::kPerColumn, kBiasBase + rng_.uniform(0, 100), 0, 0, 0};
+      g.tile = {kTileBase, rng_.uniform(0, 5000), rng_.uniform(0, 400), rng_.uniform(0, 400), rng_.uniform(0, 40),
+                rng_.chance(30) ? rng_.uniform(0, 40) : 1, 1};  // s_c != 1: rows read column by column
+      if (rng_.chance(40))
+        g.init = {AccInit::Kind::kPerColumn, kBiasBase + rng_.uniform(0, 100), 0, 0, 0};
+      else if (rng_.chance(40))
+        g.init = {AccInit::Kind::kPerOutput, kBiasBase + rng_.uniform(0, 100), rng_.uniform(0, 300), rng_.uniform(0, 5),
+                  int(rng_.uniform(0, 8))};
       g.out = {kOutBase, rng_.uniform(1, 4000), rng_.uniform(1, 200), rng_.uniform(1, 30), rng_.uniform(0, 5),
-               int(rng_.uniform(1, 5)), 0};
+               int(rng_.uniform(1, 5)), rng_.chance(25) ? int(rng_.uniform(1, g.n_total + 2)) : 0};
       g.shift = int(rng_.uniform(0, std::min(P_ - 1, 16)));
       g.relu = rng_.chance(50);
     }
@@ -295,6 +337,8 @@ class EngineTb {
     set(dut_->desc_t_s_n_i, d.t_s_n);
     set(dut_->desc_t_s_r_i, d.t_s_r);
     set(dut_->desc_t_top_i, d.t_top);
+    set(dut_->desc_t_strided_i, d.t_strided);
+    set(dut_->desc_t_s_c_i, d.t_s_c);
     set(dut_->desc_t_diag_i, d.t_diag);
     set(dut_->desc_t_gtop_i, d.t_gtop);
     set(dut_->desc_t_etop_i, d.t_etop);
@@ -302,6 +346,11 @@ class EngineTb {
     set(dut_->desc_t_dwrap_i, d.t_dwrap);
     set(dut_->desc_init_bias_i, d.init_bias);
     set(dut_->desc_init_base_i, d.init_base);
+    set(dut_->desc_init_out_i, d.init_out);
+    set(dut_->desc_init_s_b_i, d.init_s_b);
+    set(dut_->desc_init_s_m_i, d.init_s_m);
+    set(dut_->desc_init_shift_i, d.init_shift);
+    set(dut_->desc_o_sel_i, d.o_sel);
     set(dut_->desc_o_base_i, d.o_base);
     set(dut_->desc_o_s_b_i, d.o_s_b);
     set(dut_->desc_o_s_m_i, d.o_s_m);

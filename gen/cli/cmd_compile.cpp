@@ -68,7 +68,7 @@ void dump_engine(const Workload& w, const isa::Program& prog, const std::string&
     if (i + 1 < prog.instrs.size()) visit(i + 1);
   });
   write_file_atomic(dir + "/index.txt", index);
-  fmt::print("wrote {} engine gemm descriptors to {} ({} the engine cannot run yet: {}/index.txt)\n", dumped, dir, skipped,
+  fmt::print("wrote {} engine gemm descriptor(s) to {} ({} the engine cannot run yet: {}/index.txt)\n", dumped, dir, skipped,
              dir);
 }
 

@@ -34,7 +34,8 @@ std::string sum_ge(const std::string& a, const std::string& b, const std::string
 }  // namespace
 
 Module build_tile_reader(const AccelConfig& cfg) {
-  const int R = cfg.array.rows, C = cfg.array.cols, W = cfg.widths.weight, RB = std::max(1, clog2(R));
+  const int R = cfg.array.rows, C = cfg.array.cols, W = cfg.widths.weight, RB = std::max(1, clog2(R)),
+            CB = std::max(1, clog2(C));
   const std::string cw = str(CW), aw = str(AW);
   Module m(kTileReaderModule,
            fmt::format(
@@ -69,6 +70,8 @@ Module build_tile_reader(const AccelConfig& cfg) {
       .input("desc_s_k_i", aw, "chunk stride")
       .input("desc_s_n_i", aw, "tile stride")
       .input("desc_s_r_i", aw, "row stride")
+      .input("desc_strided_i", "1", "rows are not contiguous: read column by column")
+      .input("desc_s_c_i", aw, "strided: column stride")
       .input("desc_top_i", aw, fmt::format("derived: {} * s_r (bottom row)", R - 1))
       .input("desc_diag_i", "1", "block-diagonal tiles")
       .input("desc_group_rows_i", cw, "diag: rows per group (>= 1)")
@@ -88,8 +91,9 @@ Module build_tile_reader(const AccelConfig& cfg) {
   m.comment("Descriptor.");
   for (const char* n : {"bm1_q", "mtot_q", "mblk_q", "kcm1_q", "ntm1_q", "rt_q", "ntot_q", "grm1_q", "gtop_q", "etop_q"})
     m.reg(n, cw);
-  for (const char* n : {"s_b_q", "s_k_q", "s_n_q", "s_r_q", "top_q", "dtop_q", "dwrap_q"}) m.reg(n, aw);
+  for (const char* n : {"s_b_q", "s_k_q", "s_n_q", "s_r_q", "s_c_q", "top_q", "dtop_q", "dwrap_q"}) m.reg(n, aw);
   m.reg("diag_q", "1");
+  m.reg("strided_q", "1");
   m.comment("State: busy, reading a tile's rows after its first, a tile loaded (or loading) and not yet started.");
   m.reg("busy_q", "1");
   m.reg("loading_q", "1");
@@ -102,18 +106,26 @@ Module build_tile_reader(const AccelConfig& cfg) {
   m.reg("r_q", str(RB), "next row to read");
   m.reg("g_q", cw, "diag: group of row r_q");
   m.reg("e_q", cw, "diag: element of row r_q within its group");
-  m.comment("The row in flight (read in the previous cycle).");
-  m.reg("p_valid_q", "1");
+  m.reg("sc_q", str(CB), "strided: next column of the row");
+  m.reg("laddr_q", aw, "strided: its address");
+  m.memory("rowbuf_q", str(W), str(C), "strided: the columns of the row read so far");
+  m.comment("The row (strided: the column) in flight, read in the previous cycle.");
+  m.reg("p_valid_q", "1", "a whole row goes to the array this cycle");
   m.reg("p_read_q", "1");
   m.reg("p_diag_q", "1");
+  m.reg("p_strided_q", "1");
   m.reg("p_lanes_q", cw);
   m.reg("p_g_q", cw);
+  m.reg("p_sc_q", str(CB));
   m.wire("begin_tile", "1", "the next tile's first row is read this cycle");
   m.wire("row_rd", "1", "a tile row is handled this cycle (read, or zeros)");
   m.wire("cur_r", str(RB), "its row");
   m.wire("cur_g", cw);
   m.wire("cur_e", cw);
   m.wire("cur_addr", aw);
+  m.wire("cur_sc", str(CB), "strided: column read this cycle");
+  m.wire("cur_laddr", aw, "strided: its address");
+  m.wire("row_done", "1", "the row's last read (every row but a strided one: its only one)");
   m.wire("row_ok", "1", "the row holds elements (else zeros, no read)");
   m.wire("last_row", "1");
   m.wire("last_block", "1");
@@ -130,6 +142,8 @@ Module build_tile_reader(const AccelConfig& cfg) {
   m.assign("cur_g", "loading_q ? g_q : gtop_q");
   m.assign("cur_e", "loading_q ? e_q : etop_q");
   m.assign("cur_addr", "loading_q ? raddr_q : first_q");
+  m.assign("cur_sc", fmt::format("loading_q ? sc_q : {}", lit(CB, 0)));
+  m.assign("cur_laddr", fmt::format("(cur_sc == {}) ? cur_addr : laddr_q", lit(CB, 0)));
   m.assign("row_ok", fmt::format("diag_q ? ((cur_e < rt_q) & (cur_g < ntot_q) & (cur_g < {})) : ({} < rem_q)", lit(CW, C),
                                  zext("cur_r", RB, CW)));
   m.assign("last_row", fmt::format("cur_r == {}", lit(RB, 0)));
@@ -140,8 +154,10 @@ Module build_tile_reader(const AccelConfig& cfg) {
   m.assign("nofs_next", "n_wrap ? 32'd0 : nofs_q + s_n_q");
   m.assign("kofs_next", "n_wrap ? (k_wrap ? 32'd0 : kofs_q + s_k_q) : kofs_q");
   m.assign("bb_next", "(n_wrap & k_wrap & last_block) ? bb_q + s_b_q : bb_q");
+  m.assign("row_done", fmt::format("~strided_q | diag_q | ~row_ok | (cur_sc == {}) | ({} + 16'd1 >= lanes_q)",
+                                   lit(CB, C - 1), zext("cur_sc", CB, CW)));
   m.assign("rd_en_o", "row_rd & row_ok");
-  m.assign("rd_addr_o", "cur_addr");
+  m.assign("rd_addr_o", "(strided_q & ~diag_q) ? cur_laddr : cur_addr");
 
   const Stmts load = {
       nb("bm1_q", "desc_batch_i - 16'd1"),  nb("mtot_q", "desc_m_total_i"),  nb("mblk_q", "desc_m_block_i"),
@@ -150,6 +166,7 @@ Module build_tile_reader(const AccelConfig& cfg) {
       nb("etop_q", "desc_etop_i"),          nb("s_b_q", "desc_s_b_i"),       nb("s_k_q", "desc_s_k_i"),
       nb("s_n_q", "desc_s_n_i"),            nb("s_r_q", "desc_s_r_i"),       nb("top_q", "desc_top_i"),
       nb("dtop_q", "desc_dtop_i"),          nb("dwrap_q", "desc_dwrap_i"),   nb("diag_q", "desc_diag_i"),
+      nb("strided_q", "desc_strided_i"),    nb("s_c_q", "desc_s_c_i"),       nb("sc_q", lit(CB, 0)),
       nb("n_q", "16'd0"),                   nb("k_q", "16'd0"),              nb("b_q", "16'd0"),
       nb("m0_q", "16'd0"),                  nb("rem_q", "desc_r_total_i"),   nb("lanes_q", "desc_n_total_i"),
       nb("bb_q", "desc_base_i"),            nb("kofs_q", "32'd0"),           nb("nofs_q", "32'd0"),
@@ -169,7 +186,7 @@ Module build_tile_reader(const AccelConfig& cfg) {
            nb("lanes_q", fmt::format("(lanes_q > {0}) ? lanes_q - {0} : 16'd0", lit(CW, C)))})};
   m.always_ff_reset(
       {nb("busy_q", "1'b0"), nb("loading_q", "1'b0"), nb("held_q", "1'b0"), nb("p_valid_q", "1'b0")},
-      {nb("p_valid_q", "row_rd"),
+      {nb("p_valid_q", "row_rd & row_done"),
        if_("start_i", [&] {
          Stmts s = load;
          s.push_back(nb("busy_q", "1'b1"));
@@ -178,8 +195,12 @@ Module build_tile_reader(const AccelConfig& cfg) {
          return s;
        }(),
            {nb("held_q", "(held_q & ~tile_start_i) | begin_tile"),
-            if_("row_rd",
-                {nb("loading_q", "~last_row"), nb("r_q", fmt::format("cur_r - {}", lit(RB, 1))),
+            if_("row_rd & ~row_done",
+                {nb("loading_q", "1'b1"), nb("sc_q", fmt::format("cur_sc + {}", lit(CB, 1))),
+                 nb("laddr_q", "cur_laddr + s_c_q"), nb("raddr_q", "cur_addr"), nb("r_q", "cur_r"), nb("g_q", "cur_g"),
+                 nb("e_q", "cur_e")}),
+            if_("row_rd & row_done",
+                {nb("loading_q", "~last_row"), nb("sc_q", lit(CB, 0)), nb("r_q", fmt::format("cur_r - {}", lit(RB, 1))),
                  if_("diag_q & (cur_e == 16'd0)", {nb("e_q", "grm1_q"), nb("g_q", "cur_g - 16'd1"), nb("raddr_q", "bb_q + dwrap_q")},
                      {nb("e_q", "cur_e - 16'd1"), nb("g_q", "cur_g"), nb("raddr_q", "cur_addr - s_r_q")}),
                  if_("last_row", [&] {
@@ -187,14 +208,21 @@ Module build_tile_reader(const AccelConfig& cfg) {
                    s.push_back(if_("last_tile", {nb("busy_q", "1'b0")}));
                    return s;
                  }())})})});
-  m.always_ff({nb("p_read_q", "rd_en_o"), nb("p_diag_q", "diag_q"), nb("p_lanes_q", "lanes_q"), nb("p_g_q", "cur_g")});
+  m.always_ff({nb("p_read_q", "rd_en_o"), nb("p_diag_q", "diag_q"), nb("p_strided_q", "strided_q & ~diag_q"),
+               nb("p_lanes_q", "lanes_q"), nb("p_g_q", "cur_g"), nb("p_sc_q", "cur_sc"),
+               if_("p_read_q & p_strided_q", {nb("rowbuf_q[p_sc_q]", lane("rd_data_i", 0, W))})});
   m.blank();
-  m.comment("The row read in the previous cycle, masked (columns past n_total) or placed (diag: lane g only).");
-  for (int c = 0; c < C; ++c)
+  m.comment("The row read in the previous cycle, masked (columns past n_total) or placed (diag: lane g only;\n"
+            "strided: the columns read before from rowbuf_q, the last one from rd_data_i).");
+  for (int c = 0; c < C; ++c) {
+    const std::string strided_lane =
+        fmt::format("((p_sc_q == {}) ? {} : rowbuf_q[{}])", lit(CB, c), lane("rd_data_i", 0, W), c);
     m.assign(lane("weight_o", c, W),
              fmt::format("(p_read_q & (p_diag_q ? (p_g_q == {0}) : ({0} < p_lanes_q))) ? {1} : {2}", lit(CW, c),
-                         fmt::format("(p_diag_q ? {} : {})", lane("rd_data_i", 0, W), lane("rd_data_i", c, W)),
+                         fmt::format("(p_diag_q ? {} : p_strided_q ? {} : {})", lane("rd_data_i", 0, W), strided_lane,
+                                     lane("rd_data_i", c, W)),
                          lit(W, 0)));
+  }
   m.assign("weight_load_o", "p_valid_q");
   m.assign("tile_ready_o", "held_q & ~loading_q");
   m.assign("busy_o", "busy_q | p_valid_q");
@@ -213,6 +241,8 @@ Module build_out_writer(const AccelConfig& cfg) {
                "  base + b*s_b + m*s_m + (o / o_div)*s_o1 + (o % o_div)*s_o2\n"
                "walked without a divider: from o to o + 1 the offset grows by s_o2, or by o_wrap = s_o1 -\n"
                "(o_div - 1)*s_o2 when o % o_div wraps. Columns past n_total are skipped (the record ends early).\n"
+               "With select_mod J > 0 (desc_o_sel_i) only output o = m % J of vector m is written, at base + b*s_b +\n"
+               "m*s_m, one record per cycle (the routing update keeps column j of vector m = i*J + j).\n"
                "rec_pop_o takes the record after its last element; done_o pulses after the Gemm's last record.",
                C));
   m.clock_and_reset()
@@ -228,6 +258,7 @@ Module build_out_writer(const AccelConfig& cfg) {
       .input("desc_s_o2_i", aw, "output step within o_div")
       .input("desc_o_wrap_i", aw, "derived: s_o1 - (o_div - 1) * s_o2")
       .input("desc_o_div_i", cw, "outputs per s_o1 step (>= 1)")
+      .input("desc_o_sel_i", cw, "select_mod J (0: every output)")
       .input("rec_valid_i", "1", "a record is waiting")
       .input("rec_data_i", str(C * A), "its results, column c in bits [c*A +: A]")
       .output("rec_pop_o", "1", "the record is done")
@@ -238,7 +269,7 @@ Module build_out_writer(const AccelConfig& cfg) {
       .output("done_o", "1", "one-cycle pulse: the last record was written");
 
   m.comment("Descriptor.");
-  for (const char* n : {"bm1_q", "mtot_q", "mblk_q", "ntm1_q", "ntot_q", "odm1_q", "mb0_q"}) m.reg(n, cw);
+  for (const char* n : {"bm1_q", "mtot_q", "mblk_q", "ntm1_q", "ntot_q", "odm1_q", "mb0_q", "sel_q"}) m.reg(n, cw);
   for (const char* n : {"s_b_q", "s_m_q", "s_o2_q", "o_wrap_q"}) m.reg(n, aw);
   m.comment("Position: column c_q of record (vector mi_q of the block at m0_q, tile n_q, batch b_q); mb_q vectors\n"
             "in this block. off_q/rem_q: offset and o % o_div of output o = n*cols + c; noff_q/nrem_q: the same\n"
@@ -249,6 +280,13 @@ Module build_out_writer(const AccelConfig& cfg) {
   m.reg("c_q", str(CB));
   for (const char* n : {"mi_q", "n_q", "m0_q", "b_q", "mb_q", "rem_q", "nrem_q", "lanes_q"}) m.reg(n, cw);
   for (const char* n : {"off_q", "noff_q", "maddr_q", "blk_q", "bb_q"}) m.reg(n, aw);
+  m.comment("select_mod: mmod_q = m % J of the record's vector, mmblk_q the same for the block's first vector,\n"
+            "nbase_q = n*cols (the first output of the record's tile).");
+  for (const char* n : {"mmod_q", "mmblk_q", "nbase_q"}) m.reg(n, cw);
+  m.wire("sel_on", "1");
+  m.wire("sel_hit", "1", "the selected output is in this record");
+  m.wire("sel_lane", str(CB));
+  m.wire("mmod_next", cw, "(m + 1) % J");
   m.wire("active", "1", "an element is handled this cycle");
   m.wire("lane_last", "1", "last element of the record");
   m.wire("wrap", "1", "o % o_div wraps after this element");
@@ -258,18 +296,39 @@ Module build_out_writer(const AccelConfig& cfg) {
   m.wire("m_left", cw, "vectors after this block");
   m.blank();
   m.assign("active", "busy_q & rec_valid_i");
-  m.assign("lane_last", fmt::format("(c_q == {}) | ({} + 16'd1 >= lanes_q)", lit(CB, C - 1), zext("c_q", CB, CW)));
+  m.assign("sel_on", "sel_q != 16'd0");
+  m.assign("sel_hit", fmt::format("(mmod_q >= nbase_q) & ({{1'b0, mmod_q}} < {{1'b0, nbase_q}} + {}) & (mmod_q < ntot_q)",
+                                  lit(CW + 1, C)));
+  {
+    const std::string d = "(mmod_q - nbase_q)";
+    m.wire("sel_diff", cw);
+    m.assign("sel_diff", d);
+    m.lint_off("UNUSEDSIGNAL", "only the low bits of mmod - n*cols index a column (it is < cols when used).");
+    m.wire("sel_diff_unused", cw);
+    m.assign("sel_diff_unused", "sel_diff");
+    m.lint_on("UNUSEDSIGNAL");
+    m.assign("sel_lane", CB == CW ? std::string("sel_diff") : fmt::format("sel_diff[{}:0]", CB - 1));
+  }
+  m.assign("mmod_next", "(mmod_q + 16'd1 == sel_q) ? 16'd0 : mmod_q + 16'd1");
+  m.assign("lane_last", fmt::format("sel_on | (c_q == {}) | ({} + 16'd1 >= lanes_q)", lit(CB, C - 1), zext("c_q", CB, CW)));
   m.assign("wrap", "rem_q == odm1_q");
   m.assign("off_next", "off_q + (wrap ? o_wrap_q : s_o2_q)");
   m.assign("rem_next", "wrap ? 16'd0 : rem_q + 16'd1");
   m.assign("m0_next", "m0_q + mblk_q");
   m.assign("m_left", "mtot_q - m0_next");
-  m.assign("wr_en_o", fmt::format("active & ({} < lanes_q)", zext("c_q", CB, CW)));
-  m.assign("wr_addr_o", "maddr_q + off_q");
-  if (C == 1)
+  m.assign("wr_en_o", fmt::format("active & (sel_on ? sel_hit : ({} < lanes_q))", zext("c_q", CB, CW)));
+  m.assign("wr_addr_o", "sel_on ? maddr_q : maddr_q + off_q");
+  if (C == 1) {
+    m.lint_off("UNUSEDSIGNAL", "one column: the column index is always 0.");
+    m.wire("lane_idx_unused", str(CB));
+    m.assign("lane_idx_unused", "sel_on ? sel_lane : c_q");
+    m.lint_on("UNUSEDSIGNAL");
     m.assign("wr_data_o", "rec_data_i");
-  else
-    m.assign("wr_data_o", fmt::format("rec_data_i[c_q * {0} +: {0}]", A));
+  } else {
+    m.wire("lane_idx", str(CB), "column written");
+    m.assign("lane_idx", "sel_on ? sel_lane : c_q");
+    m.assign("wr_data_o", fmt::format("rec_data_i[lane_idx * {0} +: {0}]", A));
+  }
   m.assign("rec_pop_o", "active & lane_last");
 
   const Stmts next_block = {
@@ -277,9 +336,10 @@ Module build_out_writer(const AccelConfig& cfg) {
       nb("lanes_q", "ntot_q"),
       if_("~" + sum_ge("m0_q", "mblk_q", "mtot_q"),
           {nb("m0_q", "m0_next"), nb("mb_q", "(m_left < mblk_q) ? m_left : mblk_q"), nb("blk_q", "maddr_q + s_m_q"),
-           nb("maddr_q", "maddr_q + s_m_q")},
+           nb("maddr_q", "maddr_q + s_m_q"), nb("mmblk_q", "mmod_next"), nb("mmod_q", "mmod_next"), nb("nbase_q", "16'd0")},
           {nb("m0_q", "16'd0"), nb("mb_q", "mb0_q"), nb("b_q", "b_q + 16'd1"), nb("bb_q", "bb_q + s_b_q"),
-           nb("blk_q", "bb_q + s_b_q"), nb("maddr_q", "bb_q + s_b_q"),
+           nb("blk_q", "bb_q + s_b_q"), nb("maddr_q", "bb_q + s_b_q"), nb("mmblk_q", "16'd0"), nb("mmod_q", "16'd0"),
+           nb("nbase_q", "16'd0"),
            if_("b_q == bm1_q", {nb("busy_q", "1'b0"), nb("done_q", "1'b1")})})};
   m.always_ff_reset(
       {nb("busy_q", "1'b0"), nb("done_q", "1'b0")},
@@ -294,19 +354,21 @@ Module build_out_writer(const AccelConfig& cfg) {
             nb("c_q", lit(CB, 0)), nb("mi_q", "16'd0"), nb("n_q", "16'd0"), nb("m0_q", "16'd0"), nb("b_q", "16'd0"),
             nb("off_q", "32'd0"), nb("noff_q", "32'd0"), nb("rem_q", "16'd0"), nb("nrem_q", "16'd0"),
             nb("lanes_q", "desc_n_total_i"), nb("maddr_q", "desc_base_i"), nb("blk_q", "desc_base_i"),
-            nb("bb_q", "desc_base_i")},
+            nb("bb_q", "desc_base_i"), nb("sel_q", "desc_o_sel_i"), nb("mmod_q", "16'd0"), nb("mmblk_q", "16'd0"),
+            nb("nbase_q", "16'd0")},
            {if_("active",
                 {if_("~lane_last",
                      {nb("c_q", fmt::format("c_q + {}", lit(CB, 1))), nb("off_q", "off_next"), nb("rem_q", "rem_next")},
                      {nb("c_q", lit(CB, 0)),
                       if_("mi_q + 16'd1 != mb_q",
                           {nb("mi_q", "mi_q + 16'd1"), nb("maddr_q", "maddr_q + s_m_q"), nb("off_q", "noff_q"),
-                           nb("rem_q", "nrem_q")},
+                           nb("rem_q", "nrem_q"), nb("mmod_q", "mmod_next")},
                           {nb("mi_q", "16'd0"),
                            if_("n_q != ntm1_q",
                                {nb("n_q", "n_q + 16'd1"), nb("noff_q", "off_next"), nb("nrem_q", "rem_next"),
                                 nb("off_q", "off_next"), nb("rem_q", "rem_next"),
-                                nb("lanes_q", fmt::format("lanes_q - {}", lit(CW, C))), nb("maddr_q", "blk_q")},
+                                nb("lanes_q", fmt::format("lanes_q - {}", lit(CW, C))), nb("maddr_q", "blk_q"),
+                                nb("mmod_q", "mmblk_q"), nb("nbase_q", fmt::format("nbase_q + {}", lit(CW, C)))},
                                next_block)})})})})});
   m.assign("busy_o", "busy_q");
   m.assign("done_o", "done_q");
@@ -382,7 +444,9 @@ Module build_engine(const AccelConfig& cfg) {
       .input("desc_t_s_b_i", aw, "tiles: batch stride")
       .input("desc_t_s_k_i", aw, "tiles: chunk stride")
       .input("desc_t_s_n_i", aw, "tiles: tile stride")
-      .input("desc_t_s_r_i", aw, "tiles: row stride (a row is cols consecutive elements)")
+      .input("desc_t_s_r_i", aw, "tiles: row stride")
+      .input("desc_t_strided_i", "1", "tiles: rows not contiguous (read column by column, s_c)")
+      .input("desc_t_s_c_i", aw, "tiles: column stride (strided rows)")
       .input("desc_t_top_i", aw, "tiles, derived: (rows - 1) * s_r")
       .input("desc_t_diag_i", "1", "block-diagonal tiles")
       .input("desc_t_gtop_i", cw, "tiles, diag, derived: (rows - 1) / group_rows")
@@ -390,13 +454,18 @@ Module build_engine(const AccelConfig& cfg) {
       .input("desc_t_dtop_i", aw, "tiles, diag, derived: etop * s_r")
       .input("desc_t_dwrap_i", aw, "tiles, diag, derived: (group_rows - 1) * s_r")
       .input("desc_init_bias_i", "1", "accumulators start at the column's bias (else 0)")
-      .input("desc_init_base_i", aw, "bias of output column 0")
+      .input("desc_init_base_i", aw, "bias of output column 0 (per output: of vector 0)")
+      .input("desc_init_out_i", "1", "accumulators start at a per-output code (AccInit::kPerOutput)")
+      .input("desc_init_s_b_i", aw, "per-output init: batch stride")
+      .input("desc_init_s_m_i", aw, "per-output init: vector stride")
+      .input("desc_init_shift_i", "5", "per-output init: left shift before saturating to psum bits")
       .input("desc_o_base_i", aw, "outputs: base")
       .input("desc_o_s_b_i", aw, "outputs: batch stride")
       .input("desc_o_s_m_i", aw, "outputs: vector stride")
       .input("desc_o_s_o2_i", aw, "outputs: step within o_div")
       .input("desc_o_wrap_i", aw, "outputs, derived: s_o1 - (o_div - 1) * s_o2")
       .input("desc_o_div_i", cw, "outputs: o_div (>= 1)")
+      .input("desc_o_sel_i", cw, "outputs: select_mod J (0: off; else only column m % J, at base + b*s_b + m*s_m)")
       .input("desc_shift_i", str(SB), "reduction right shift")
       .input("desc_relu_i", "1", "ReLU after the reduction")
       .output("drd_en_o", "1", "data read")
@@ -429,12 +498,19 @@ Module build_engine(const AccelConfig& cfg) {
   m.reg("nt_q", eb, "n_tiles mod 2^AddrWidth (only added while m_block > 1, i.e. n_tiles < depth)");
   m.reg("init_bias_q", "1");
   m.reg("init_base_q", aw);
+  m.reg("init_out_q", "1");
+  m.reg("init_s_b_q", aw);
+  m.reg("init_s_m_q", aw);
+  m.reg("init_shift_q", "5");
   m.reg("relu_q", "1");
   m.reg("shift_q", str(SB));
   m.comment("Streamer position: vector mi_q of the block at m0_q (mb_q vectors), tile n_q, chunk k_q, batch b_q;\n"
             "ent_q = mi_q * n_tiles + n_q, the accumulator entry.");
   for (const char* n : {"mi_q", "n_q", "k_q", "m0_q", "b_q", "mb_q"}) m.reg(n, cw);
   m.reg("ent_q", eb);
+  m.reg("ia_q", aw, "per-output init address of the vector: init_base + b*init_s_b + m*init_s_m");
+  m.reg("iblk_q", aw, "... of the block's first vector");
+  m.reg("ib_q", aw, "... of the batch item's first vector");
   m.reg("credits_q", str(FB + 1), "output FIFO entries not yet promised to a last-chunk vector");
   for (const char* n : {"stat_cycles_q", "stat_vectors_q", "stat_stall_data_q", "stat_stall_tile_q", "stat_stall_out_q"})
     m.reg(n, "32");
@@ -552,8 +628,10 @@ Module build_engine(const AccelConfig& cfg) {
   const std::string m_left = "(mtot_q - (m0_q + mblk_q))";
   const Stmts next_block = {
       if_("~" + sum_ge("m0_q", "mblk_q", "mtot_q"),
-          {nb("m0_q", "m0_q + mblk_q"), nb("mb_q", fmt::format("({0} < mblk_q) ? {0} : mblk_q", m_left))},
-          {nb("m0_q", "16'd0"), nb("mb_q", "mb0_q"), nb("b_q", "b_q + 16'd1"), if_("b_q == bm1_q", {nb("run_q", "1'b0")})})};
+          {nb("m0_q", "m0_q + mblk_q"), nb("mb_q", fmt::format("({0} < mblk_q) ? {0} : mblk_q", m_left)),
+           nb("ia_q", "ia_q + init_s_m_q"), nb("iblk_q", "ia_q + init_s_m_q")},
+          {nb("m0_q", "16'd0"), nb("mb_q", "mb0_q"), nb("b_q", "b_q + 16'd1"), nb("ib_q", "ib_q + init_s_b_q"),
+           nb("iblk_q", "ib_q + init_s_b_q"), nb("ia_q", "ib_q + init_s_b_q"), if_("b_q == bm1_q", {nb("run_q", "1'b0")})})};
   const Stmts advance = {if_(
       "mi_last",
       {nb("mi_q", "16'd0"),
@@ -563,9 +641,10 @@ Module build_engine(const AccelConfig& cfg) {
               Stmts s = {nb("k_q", "16'd0")};
               s.insert(s.end(), next_block.begin(), next_block.end());
               return s;
-            }(), {nb("k_q", "k_q + 16'd1")})},
-           {nb("n_q", "n_q + 16'd1"), nb("ent_q", fmt::format("{} + {}", EB >= CW ? zext("n_q", CW, EB) : fmt::format("n_q[{}:0]", EB - 1), lit(EB, 1)))})},
-      {nb("mi_q", "mi_q + 16'd1"), nb("ent_q", "ent_q + nt_q")})};
+            }(), {nb("k_q", "k_q + 16'd1"), nb("ia_q", "iblk_q")})},
+           {nb("n_q", "n_q + 16'd1"), nb("ia_q", "iblk_q"),
+            nb("ent_q", fmt::format("{} + {}", EB >= CW ? zext("n_q", CW, EB) : fmt::format("n_q[{}:0]", EB - 1), lit(EB, 1)))})},
+      {nb("mi_q", "mi_q + 16'd1"), nb("ent_q", "ent_q + nt_q"), nb("ia_q", "ia_q + init_s_m_q")})};
   // --- tile reader ------------------------------------------------------------------------------------
   m.blank();
   m.wire("tr_weight", str(C * W));
@@ -588,6 +667,8 @@ Module build_engine(const AccelConfig& cfg) {
         .connect("desc_s_k_i", "desc_t_s_k_i")
         .connect("desc_s_n_i", "desc_t_s_n_i")
         .connect("desc_s_r_i", "desc_t_s_r_i")
+        .connect("desc_strided_i", "desc_t_strided_i")
+        .connect("desc_s_c_i", "desc_t_s_c_i")
         .connect("desc_top_i", "desc_t_top_i")
         .connect("desc_diag_i", "desc_t_diag_i")
         .connect("desc_group_rows_i", "desc_group_rows_i")
@@ -641,22 +722,46 @@ Module build_engine(const AccelConfig& cfg) {
       .connect("result_o", "arr_result")
       .connect("result_valid_o", "arr_result_valid");
 
-  // --- bias ---------------------------------------------------------------------------------------------
+  // --- bias / accumulator init ---------------------------------------------------------------------------
   m.blank();
-  m.comment("Bias (chunk 0 with AccInit::kPerColumn): read at stage L-1 for tile n (columns n*cols ..), used at\n"
-            "stage L; columns at or past n_total get 0.");
+  m.comment("Accumulator init on chunk 0. Per column (AccInit::kPerColumn, biases): read at stage L-1 for tile n\n"
+            "(columns n*cols ..), used at stage L; columns at or past n_total get 0. Per output (kPerOutput,\n"
+            "routing logits): one code per vector at init_base + b*init_s_b + m*init_s_m, read when the vector\n"
+            "is issued, shifted left by init_shift and saturated to psum bits, queued until the vector reaches\n"
+            "the accumulators, and given to every column. A descriptor uses one kind (or none).");
   const std::string bn = fmt::format("pn_q[{} +: {}]", (L - 1) * EB, EB);
+  const int IW = P + 31, IF = 1 << clog2(L + 3), IFB = clog2(IF);
   m.wire("bias_n", aw, "tile index of the vector at stage L-1");
   m.assign("bias_n", zext(bn, EB, AW));
   m.reg("bv_q", "1", "the biases arrive this cycle");
   m.reg("bl_q", cw, "valid bias columns: n_total - n*cols");
+  m.reg("io_v_q", "1", "a per-output init code arrives this cycle");
+  m.wire("io_rd", "1", "per-output init read of the vector issued this cycle");
+  m.wire("io_code", str(P), "the code read (lane 0)");
+  m.wire("io_wide", str(IW), "sign-extended and shifted");
+  m.wire("io_sat", str(P), "saturated to psum bits");
+  m.memory("io_fifo_q", str(P), str(IF), "per-output init values of the vectors in flight");
+  m.reg("io_wp_q", str(IFB));
+  m.reg("io_rp_q", str(IFB));
+  m.wire("io_pop", "1");
   m.wire("acc_bias", str(C * P));
-  m.assign("brd_en_o", fmt::format("pv_q[{0}] & ~pa_q[{0}] & init_bias_q", L - 1));
-  m.assign("brd_addr_o", fmt::format("init_base_q + bias_n * {}", lit(AW, C)));
-  m.always_ff({nb("bv_q", "brd_en_o"), nb("bl_q", fmt::format("ntot_q - bias_n[15:0] * {}", lit(CW, C)))});
+  m.assign("io_rd", "issue & (k_q == 16'd0) & init_out_q");
+  m.assign("brd_en_o", fmt::format("(pv_q[{0}] & ~pa_q[{0}] & init_bias_q) | io_rd", L - 1));
+  m.assign("brd_addr_o", fmt::format("init_out_q ? ia_q : init_base_q + bias_n * {}", lit(AW, C)));
+  m.assign("io_code", lane("brd_data_i", 0, P));
+  m.assign("io_wide", fmt::format("{} << init_shift_q", detail::sext("io_code", P, IW)));
+  m.assign("io_sat", detail::sat_s("io_wide", IW, P));
+  m.assign("io_pop", fmt::format("pv_q[{0}] & ~pa_q[{0}] & init_out_q", S - 1));
+  m.always_ff({nb("bv_q", fmt::format("pv_q[{0}] & ~pa_q[{0}] & init_bias_q", L - 1)),
+               nb("bl_q", fmt::format("ntot_q - bias_n[15:0] * {}", lit(CW, C))),
+               if_("io_v_q", {nb("io_fifo_q[io_wp_q]", "io_sat")})});
+  m.always_ff_reset({nb("io_v_q", "1'b0"), nb("io_wp_q", lit(IFB, 0)), nb("io_rp_q", lit(IFB, 0))},
+                    {nb("io_v_q", "io_rd"), if_("io_v_q", {nb("io_wp_q", fmt::format("io_wp_q + {}", lit(IFB, 1)))}),
+                     if_("io_pop", {nb("io_rp_q", fmt::format("io_rp_q + {}", lit(IFB, 1)))})});
   for (int c = 0; c < C; ++c)
-    m.assign(lane("acc_bias", c, P), fmt::format("(bv_q & ({} < bl_q)) ? {} : {}", lit(CW, c), lane("brd_data_i", c, P),
-                                                 lit(P, 0)));
+    m.assign(lane("acc_bias", c, P),
+             fmt::format("init_out_q ? io_fifo_q[io_rp_q] : (bv_q & ({} < bl_q)) ? {} : {}", lit(CW, c),
+                         lane("brd_data_i", c, P), lit(P, 0)));
 
   // --- accumulators, activation ------------------------------------------------------------------------
   m.blank();
@@ -751,6 +856,7 @@ Module build_engine(const AccelConfig& cfg) {
       .connect("desc_s_o2_i", "desc_o_s_o2_i")
       .connect("desc_o_wrap_i", "desc_o_wrap_i")
       .connect("desc_o_div_i", "desc_o_div_i")
+      .connect("desc_o_sel_i", "desc_o_sel_i")
       .connect("rec_valid_i", fmt::format("fifo_cnt_q != {}", lit(FB + 1, 0)))
       .connect("rec_data_i", "fifo_mem[fifo_rp_q]")
       .connect("rec_pop_o", "pop")
@@ -775,6 +881,9 @@ Module build_engine(const AccelConfig& cfg) {
                        : EB > CW ? zext("desc_n_tiles_i", CW, EB)
                                  : fmt::format("desc_n_tiles_i[{}:0]", EB - 1)),
             nb("init_bias_q", "desc_init_bias_i"), nb("init_base_q", "desc_init_base_i"), nb("relu_q", "desc_relu_i"),
+            nb("init_out_q", "desc_init_out_i"), nb("init_s_b_q", "desc_init_s_b_i"), nb("init_s_m_q", "desc_init_s_m_i"),
+            nb("init_shift_q", "desc_init_shift_i"), nb("ia_q", "desc_init_base_i"), nb("iblk_q", "desc_init_base_i"),
+            nb("ib_q", "desc_init_base_i"),
             nb("shift_q", "desc_shift_i"), nb("mi_q", "16'd0"), nb("n_q", "16'd0"), nb("k_q", "16'd0"), nb("m0_q", "16'd0"),
             nb("b_q", "16'd0"), nb("ent_q", lit(EB, 0)), nb("credits_q", lit(FB + 1, F))},
            {if_("issue", advance),

@@ -66,10 +66,9 @@ EngineDescriptor encode_engine(const Gemm& g, int rows, int cols, int acc_depth)
            std::to_string(acc_depth));
   need(g.m_block <= acc_depth, "m_block", "exceeds the staging buffer (accumulator depth)");
   const bool diag = g.tile.diag_groups > 1;
-  need(diag || g.tile.s_c == 1 || g.n_total == 1, "tile.s_c",
-       "tile rows must be contiguous (s_c = 1) for the row-wide weight read (or a single output column)");
-  need(g.init.kind != AccInit::Kind::kPerOutput, "init", "per-output accumulator init is not supported by the engine yet");
-  need(g.out.select_mod == 0, "out.select_mod", "column-select outputs are not supported by the engine yet");
+  need(g.out.select_mod >= 0 && g.out.select_mod <= 65535, "out.select_mod", "must be in [0, 65535]");
+  need(g.init.kind != AccInit::Kind::kPerOutput || (g.init.shift >= 0 && g.init.shift <= 31), "init.shift",
+       "must be in [0, 31]");
   need(g.out.o_div >= 1 && g.out.o_div <= 65535, "out.o_div", "must be in [1, 65535]");
   need(g.shift >= 0 && g.shift <= 31, "shift", "must be in [0, 31]");
   (void)cols;
@@ -84,6 +83,8 @@ EngineDescriptor encode_engine(const Gemm& g, int rows, int cols, int acc_depth)
   d.t_s_n = u32(g.tile.s_n);
   d.t_s_r = u32(g.tile.s_r);
   d.t_top = u32(std::int64_t(rows - 1) * g.tile.s_r);
+  d.t_strided = !diag && g.tile.s_c != 1 && g.n_total > 1;
+  d.t_s_c = d.t_strided ? u32(g.tile.s_c) : 0;
   d.t_diag = diag;
   if (diag) {
     const int gr = rows / g.tile.diag_groups;
@@ -94,7 +95,14 @@ EngineDescriptor encode_engine(const Gemm& g, int rows, int cols, int acc_depth)
     d.t_dwrap = u32(std::int64_t(gr - 1) * g.tile.s_r);
   }
   d.init_bias = g.init.kind == AccInit::Kind::kPerColumn;
-  d.init_base = d.init_bias ? u32(g.init.base) : 0;
+  d.init_out = g.init.kind == AccInit::Kind::kPerOutput;
+  d.init_base = d.init_bias || d.init_out ? u32(g.init.base) : 0;
+  if (d.init_out) {
+    d.init_s_b = u32(g.init.s_b);
+    d.init_s_m = u32(g.init.s_m);
+    d.init_shift = std::uint8_t(g.init.shift);
+  }
+  d.o_sel = std::uint16_t(g.out.select_mod);
   d.o_base = u32(g.out.base);
   d.o_s_b = u32(g.out.s_b);
   d.o_s_m = u32(g.out.s_m);
@@ -138,10 +146,14 @@ const std::vector<Field>& fields() {
       CAPSGEN_FIELD("n_total", n_total, 16),           CAPSGEN_FIELD("t_base", t_base, 32),
       CAPSGEN_FIELD("t_s_b", t_s_b, 32),               CAPSGEN_FIELD("t_s_k", t_s_k, 32),
       CAPSGEN_FIELD("t_s_n", t_s_n, 32),               CAPSGEN_FIELD("t_s_r", t_s_r, 32),
-      CAPSGEN_FIELD("t_top", t_top, 32),               CAPSGEN_FIELD("t_diag", t_diag, 1),
+      CAPSGEN_FIELD("t_top", t_top, 32),               CAPSGEN_FIELD("t_strided", t_strided, 1),
+      CAPSGEN_FIELD("t_s_c", t_s_c, 32),               CAPSGEN_FIELD("t_diag", t_diag, 1),
       CAPSGEN_FIELD("t_gtop", t_gtop, 16),             CAPSGEN_FIELD("t_etop", t_etop, 16),
       CAPSGEN_FIELD("t_dtop", t_dtop, 32),             CAPSGEN_FIELD("t_dwrap", t_dwrap, 32),
       CAPSGEN_FIELD("init_bias", init_bias, 1),        CAPSGEN_FIELD("init_base", init_base, 32),
+      CAPSGEN_FIELD("init_out", init_out, 1),          CAPSGEN_FIELD("init_s_b", init_s_b, 32),
+      CAPSGEN_FIELD("init_s_m", init_s_m, 32),         CAPSGEN_FIELD("init_shift", init_shift, 5),
+      CAPSGEN_FIELD("o_sel", o_sel, 16),
       CAPSGEN_FIELD("o_base", o_base, 32),             CAPSGEN_FIELD("o_s_b", o_s_b, 32),
       CAPSGEN_FIELD("o_s_m", o_s_m, 32),               CAPSGEN_FIELD("o_s_o2", o_s_o2, 32),
       CAPSGEN_FIELD("o_wrap", o_wrap, 32),             CAPSGEN_FIELD("o_div", o_div, 16),

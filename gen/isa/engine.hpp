@@ -44,22 +44,27 @@ struct EngineDescriptor {
   GatherDescriptor gather;  // data source and the shared counts (batch, m_total, m_block, k_chunks, r_total)
   std::uint16_t n_tiles = 0, n_total = 0;
   std::uint32_t t_base = 0, t_s_b = 0, t_s_k = 0, t_s_n = 0, t_s_r = 0, t_top = 0;
+  bool t_strided = false;  // rows not contiguous (tile.s_c != 1 with several columns): read column by column
+  std::uint32_t t_s_c = 0;
   bool t_diag = false;
   std::uint16_t t_gtop = 0, t_etop = 0;
   std::uint32_t t_dtop = 0, t_dwrap = 0;
   bool init_bias = false;  // AccInit::kPerColumn
-  std::uint32_t init_base = 0;
+  bool init_out = false;   // AccInit::kPerOutput
+  std::uint32_t init_base = 0, init_s_b = 0, init_s_m = 0;
+  std::uint8_t init_shift = 0;
   std::uint32_t o_base = 0, o_s_b = 0, o_s_m = 0, o_s_o2 = 0, o_wrap = 0;
   std::uint16_t o_div = 1;
+  std::uint16_t o_sel = 0;  // out.select_mod
   std::uint8_t shift = 0;
   bool relu = false;
 };
 
 // Encodes g for a rows x cols array with acc_depth accumulator entries. Throws std::invalid_argument
 // naming the field when the engine cannot run g: counts outside [1, 65535], m_block * n_tiles >
-// acc_depth, tile rows not contiguous (tile.s_c != 1 without diag groups), AccInit::kPerOutput or
-// out.select_mod (the class-capsule dataflows of docs/accelerator.md section 8, step 3), o_div < 1,
-// shift outside [0, 31], and everything encode_gather rejects.
+// acc_depth, o_div < 1, select_mod outside [0, 65535], shift or init.shift outside [0, 31], and
+// everything encode_gather rejects. Tiles whose rows are not contiguous (tile.s_c != 1, several columns) are
+// read column by column (t_strided: up to cols reads per row instead of one).
 EngineDescriptor encode_engine(const Gemm& g, int rows, int cols, int acc_depth);
 
 // The descriptor as text, one "field value" line per field (gather fields prefixed "g_"), and back:

@@ -94,12 +94,25 @@ TEST(EngineDescriptor, RejectsWhatTheEngineCannotRun) {
   expect_rejects(g, "m_block");
   g = ok;
   g.tile.s_c = 4;
-  expect_rejects(g, "tile.s_c");
+  EXPECT_TRUE(encode_engine(g, 4, 4, 64).t_strided);  // read column by column
+  EXPECT_EQ(encode_engine(g, 4, 4, 64).t_s_c, 4u);
+  g.n_total = 1;
+  EXPECT_FALSE(encode_engine(g, 4, 4, 64).t_strided);  // one column: s_c never used
   g = ok;
-  g.init.kind = AccInit::Kind::kPerOutput;
-  expect_rejects(g, "init");
-  g = ok;
+  g.init = {AccInit::Kind::kPerOutput, 300, 7, 1, 2};
   g.out.select_mod = 10;
+  const EngineDescriptor d = encode_engine(g, 4, 4, 64);
+  EXPECT_TRUE(d.init_out);
+  EXPECT_FALSE(d.init_bias);
+  EXPECT_EQ(d.init_base, 300u);
+  EXPECT_EQ(d.init_s_b, 7u);
+  EXPECT_EQ(d.init_s_m, 1u);
+  EXPECT_EQ(d.init_shift, 2);
+  EXPECT_EQ(d.o_sel, 10);
+  g.init.shift = 32;
+  expect_rejects(g, "init.shift");
+  g = ok;
+  g.out.select_mod = -1;
   expect_rejects(g, "out.select_mod");
   g = ok;
   g.out.o_div = 0;

@@ -58,7 +58,9 @@ module capsgen_engine (
   input  wire [31:0] desc_t_s_b_i,  // tiles: batch stride
   input  wire [31:0] desc_t_s_k_i,  // tiles: chunk stride
   input  wire [31:0] desc_t_s_n_i,  // tiles: tile stride
-  input  wire [31:0] desc_t_s_r_i,  // tiles: row stride (a row is cols consecutive elements)
+  input  wire [31:0] desc_t_s_r_i,  // tiles: row stride
+  input  wire desc_t_strided_i,  // tiles: rows not contiguous (read column by column, s_c)
+  input  wire [31:0] desc_t_s_c_i,  // tiles: column stride (strided rows)
   input  wire [31:0] desc_t_top_i,  // tiles, derived: (rows - 1) * s_r
   input  wire desc_t_diag_i,  // block-diagonal tiles
   input  wire [15:0] desc_t_gtop_i,  // tiles, diag, derived: (rows - 1) / group_rows
@@ -66,13 +68,18 @@ module capsgen_engine (
   input  wire [31:0] desc_t_dtop_i,  // tiles, diag, derived: etop * s_r
   input  wire [31:0] desc_t_dwrap_i,  // tiles, diag, derived: (group_rows - 1) * s_r
   input  wire desc_init_bias_i,  // accumulators start at the column's bias (else 0)
-  input  wire [31:0] desc_init_base_i,  // bias of output column 0
+  input  wire [31:0] desc_init_base_i,  // bias of output column 0 (per output: of vector 0)
+  input  wire desc_init_out_i,  // accumulators start at a per-output code (AccInit::kPerOutput)
+  input  wire [31:0] desc_init_s_b_i,  // per-output init: batch stride
+  input  wire [31:0] desc_init_s_m_i,  // per-output init: vector stride
+  input  wire [4:0] desc_init_shift_i,  // per-output init: left shift before saturating to psum bits
   input  wire [31:0] desc_o_base_i,  // outputs: base
   input  wire [31:0] desc_o_s_b_i,  // outputs: batch stride
   input  wire [31:0] desc_o_s_m_i,  // outputs: vector stride
   input  wire [31:0] desc_o_s_o2_i,  // outputs: step within o_div
   input  wire [31:0] desc_o_wrap_i,  // outputs, derived: s_o1 - (o_div - 1) * s_o2
   input  wire [15:0] desc_o_div_i,  // outputs: o_div (>= 1)
+  input  wire [15:0] desc_o_sel_i,  // outputs: select_mod J (0: off; else only column m % J, at base + b*s_b + m*s_m)
   input  wire [4:0] desc_shift_i,  // reduction right shift
   input  wire desc_relu_i,  // ReLU after the reduction
   output wire drd_en_o,  // data read
@@ -111,6 +118,10 @@ module capsgen_engine (
   reg [5:0] nt_q;  // n_tiles mod 2^AddrWidth (only added while m_block > 1, i.e. n_tiles < depth)
   reg init_bias_q;
   reg [31:0] init_base_q;
+  reg init_out_q;
+  reg [31:0] init_s_b_q;
+  reg [31:0] init_s_m_q;
+  reg [4:0] init_shift_q;
   reg relu_q;
   reg [4:0] shift_q;
   // Streamer position: vector mi_q of the block at m0_q (mb_q vectors), tile n_q, chunk k_q, batch b_q;
@@ -122,6 +133,9 @@ module capsgen_engine (
   reg [15:0] b_q;
   reg [15:0] mb_q;
   reg [5:0] ent_q;
+  reg [31:0] ia_q;  // per-output init address of the vector: init_base + b*init_s_b + m*init_s_m
+  reg [31:0] iblk_q;  // ... of the block's first vector
+  reg [31:0] ib_q;  // ... of the batch item's first vector
   reg [4:0] credits_q;  // output FIFO entries not yet promised to a last-chunk vector
   reg [31:0] stat_cycles_q;
   reg [31:0] stat_vectors_q;
@@ -286,6 +300,8 @@ module capsgen_engine (
     .desc_s_k_i(desc_t_s_k_i),
     .desc_s_n_i(desc_t_s_n_i),
     .desc_s_r_i(desc_t_s_r_i),
+    .desc_strided_i(desc_t_strided_i),
+    .desc_s_c_i(desc_t_s_c_i),
     .desc_top_i(desc_t_top_i),
     .desc_diag_i(desc_t_diag_i),
     .desc_group_rows_i(desc_group_rows_i),
@@ -346,21 +362,56 @@ module capsgen_engine (
     .result_valid_o(arr_result_valid)
   );
 
-  // Bias (chunk 0 with AccInit::kPerColumn): read at stage L-1 for tile n (columns n*cols ..), used at
-  // stage L; columns at or past n_total get 0.
+  // Accumulator init on chunk 0. Per column (AccInit::kPerColumn, biases): read at stage L-1 for tile n
+  // (columns n*cols ..), used at stage L; columns at or past n_total get 0. Per output (kPerOutput,
+  // routing logits): one code per vector at init_base + b*init_s_b + m*init_s_m, read when the vector
+  // is issued, shifted left by init_shift and saturated to psum bits, queued until the vector reaches
+  // the accumulators, and given to every column. A descriptor uses one kind (or none).
   wire [31:0] bias_n;  // tile index of the vector at stage L-1
   assign bias_n = {26'd0, pn_q[18 +: 6]};
   reg bv_q;  // the biases arrive this cycle
   reg [15:0] bl_q;  // valid bias columns: n_total - n*cols
+  reg io_v_q;  // a per-output init code arrives this cycle
+  wire io_rd;  // per-output init read of the vector issued this cycle
+  wire [19:0] io_code;  // the code read (lane 0)
+  wire [50:0] io_wide;  // sign-extended and shifted
+  wire [19:0] io_sat;  // saturated to psum bits
+  reg [19:0] io_fifo_q [0:7];  // per-output init values of the vectors in flight
+  reg [2:0] io_wp_q;
+  reg [2:0] io_rp_q;
+  wire io_pop;
   wire [39:0] acc_bias;
-  assign brd_en_o = pv_q[3] & ~pa_q[3] & init_bias_q;
-  assign brd_addr_o = init_base_q + bias_n * 32'd2;
+  assign io_rd = issue & (k_q == 16'd0) & init_out_q;
+  assign brd_en_o = (pv_q[3] & ~pa_q[3] & init_bias_q) | io_rd;
+  assign brd_addr_o = init_out_q ? ia_q : init_base_q + bias_n * 32'd2;
+  assign io_code = brd_data_i[19:0];
+  assign io_wide = {{31{io_code[19]}}, io_code} << init_shift_q;
+  assign io_sat = ((&io_wide[50:19]) | ~(|io_wide[50:19])) ? io_wide[19:0] : {io_wide[50], {19{~io_wide[50]}}};
+  assign io_pop = pv_q[4] & ~pa_q[4] & init_out_q;
   always @(posedge clk_i) begin
-    bv_q <= brd_en_o;
+    bv_q <= pv_q[3] & ~pa_q[3] & init_bias_q;
     bl_q <= ntot_q - bias_n[15:0] * 16'd2;
+    if (io_v_q) begin
+      io_fifo_q[io_wp_q] <= io_sat;
+    end
   end
-  assign acc_bias[19:0] = (bv_q & (16'd0 < bl_q)) ? brd_data_i[19:0] : 20'd0;
-  assign acc_bias[39:20] = (bv_q & (16'd1 < bl_q)) ? brd_data_i[39:20] : 20'd0;
+  always @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      io_v_q <= 1'b0;
+      io_wp_q <= 3'd0;
+      io_rp_q <= 3'd0;
+    end else begin
+      io_v_q <= io_rd;
+      if (io_v_q) begin
+        io_wp_q <= io_wp_q + 3'd1;
+      end
+      if (io_pop) begin
+        io_rp_q <= io_rp_q + 3'd1;
+      end
+    end
+  end
+  assign acc_bias[19:0] = init_out_q ? io_fifo_q[io_rp_q] : (bv_q & (16'd0 < bl_q)) ? brd_data_i[19:0] : 20'd0;
+  assign acc_bias[39:20] = init_out_q ? io_fifo_q[io_rp_q] : (bv_q & (16'd1 < bl_q)) ? brd_data_i[39:20] : 20'd0;
 
   wire acc_out_valid;
   wire [39:0] acc_out_data;
@@ -465,6 +516,7 @@ module capsgen_engine (
     .desc_s_o2_i(desc_o_s_o2_i),
     .desc_o_wrap_i(desc_o_wrap_i),
     .desc_o_div_i(desc_o_div_i),
+    .desc_o_sel_i(desc_o_sel_i),
     .rec_valid_i(fifo_cnt_q != 5'd0),
     .rec_data_i(fifo_mem[fifo_rp_q]),
     .rec_pop_o(pop),
@@ -499,6 +551,13 @@ module capsgen_engine (
         init_bias_q <= desc_init_bias_i;
         init_base_q <= desc_init_base_i;
         relu_q <= desc_relu_i;
+        init_out_q <= desc_init_out_i;
+        init_s_b_q <= desc_init_s_b_i;
+        init_s_m_q <= desc_init_s_m_i;
+        init_shift_q <= desc_init_shift_i;
+        ia_q <= desc_init_base_i;
+        iblk_q <= desc_init_base_i;
+        ib_q <= desc_init_base_i;
         shift_q <= desc_shift_i;
         mi_q <= 16'd0;
         n_q <= 16'd0;
@@ -519,24 +578,32 @@ module capsgen_engine (
                 if (~({1'b0, m0_q} + {1'b0, mblk_q} >= {1'b0, mtot_q})) begin
                   m0_q <= m0_q + mblk_q;
                   mb_q <= ((mtot_q - (m0_q + mblk_q)) < mblk_q) ? (mtot_q - (m0_q + mblk_q)) : mblk_q;
+                  ia_q <= ia_q + init_s_m_q;
+                  iblk_q <= ia_q + init_s_m_q;
                 end else begin
                   m0_q <= 16'd0;
                   mb_q <= mb0_q;
                   b_q <= b_q + 16'd1;
+                  ib_q <= ib_q + init_s_b_q;
+                  iblk_q <= ib_q + init_s_b_q;
+                  ia_q <= ib_q + init_s_b_q;
                   if (b_q == bm1_q) begin
                     run_q <= 1'b0;
                   end
                 end
               end else begin
                 k_q <= k_q + 16'd1;
+                ia_q <= iblk_q;
               end
             end else begin
               n_q <= n_q + 16'd1;
+              ia_q <= iblk_q;
               ent_q <= n_q[5:0] + 6'd1;
             end
           end else begin
             mi_q <= mi_q + 16'd1;
             ent_q <= ent_q + nt_q;
+            ia_q <= ia_q + init_s_m_q;
           end
         end
         credits_q <= credits_q - {4'd0, issue & last_k} + {4'd0, pop};

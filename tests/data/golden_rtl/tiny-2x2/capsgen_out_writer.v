@@ -9,6 +9,8 @@
 //   base + b*s_b + m*s_m + (o / o_div)*s_o1 + (o % o_div)*s_o2
 // walked without a divider: from o to o + 1 the offset grows by s_o2, or by o_wrap = s_o1 -
 // (o_div - 1)*s_o2 when o % o_div wraps. Columns past n_total are skipped (the record ends early).
+// With select_mod J > 0 (desc_o_sel_i) only output o = m % J of vector m is written, at base + b*s_b +
+// m*s_m, one record per cycle (the routing update keeps column j of vector m = i*J + j).
 // rec_pop_o takes the record after its last element; done_o pulses after the Gemm's last record.
 module capsgen_out_writer (
   input  wire clk_i,  // clock, all registers on its rising edge
@@ -25,6 +27,7 @@ module capsgen_out_writer (
   input  wire [31:0] desc_s_o2_i,  // output step within o_div
   input  wire [31:0] desc_o_wrap_i,  // derived: s_o1 - (o_div - 1) * s_o2
   input  wire [15:0] desc_o_div_i,  // outputs per s_o1 step (>= 1)
+  input  wire [15:0] desc_o_sel_i,  // select_mod J (0: every output)
   input  wire rec_valid_i,  // a record is waiting
   input  wire [15:0] rec_data_i,  // its results, column c in bits [c*A +: A]
   output wire rec_pop_o,  // the record is done
@@ -42,6 +45,7 @@ module capsgen_out_writer (
   reg [15:0] ntot_q;
   reg [15:0] odm1_q;
   reg [15:0] mb0_q;
+  reg [15:0] sel_q;
   reg [31:0] s_b_q;
   reg [31:0] s_m_q;
   reg [31:0] s_o2_q;
@@ -66,6 +70,15 @@ module capsgen_out_writer (
   reg [31:0] maddr_q;
   reg [31:0] blk_q;
   reg [31:0] bb_q;
+  // select_mod: mmod_q = m % J of the record's vector, mmblk_q the same for the block's first vector,
+  // nbase_q = n*cols (the first output of the record's tile).
+  reg [15:0] mmod_q;
+  reg [15:0] mmblk_q;
+  reg [15:0] nbase_q;
+  wire sel_on;
+  wire sel_hit;  // the selected output is in this record
+  wire sel_lane;
+  wire [15:0] mmod_next;  // (m + 1) % J
   wire active;  // an element is handled this cycle
   wire lane_last;  // last element of the record
   wire wrap;  // o % o_div wraps after this element
@@ -75,15 +88,28 @@ module capsgen_out_writer (
   wire [15:0] m_left;  // vectors after this block
 
   assign active = busy_q & rec_valid_i;
-  assign lane_last = (c_q == 1'd1) | ({15'd0, c_q} + 16'd1 >= lanes_q);
+  assign sel_on = sel_q != 16'd0;
+  assign sel_hit = (mmod_q >= nbase_q) & ({1'b0, mmod_q} < {1'b0, nbase_q} + 17'd2) & (mmod_q < ntot_q);
+  wire [15:0] sel_diff;
+  assign sel_diff = (mmod_q - nbase_q);
+  // Lint waiver: only the low bits of mmod - n*cols index a column (it is < cols when used).
+  // verilator lint_off UNUSEDSIGNAL
+  wire [15:0] sel_diff_unused;
+  assign sel_diff_unused = sel_diff;
+  // verilator lint_on UNUSEDSIGNAL
+  assign sel_lane = sel_diff[0:0];
+  assign mmod_next = (mmod_q + 16'd1 == sel_q) ? 16'd0 : mmod_q + 16'd1;
+  assign lane_last = sel_on | (c_q == 1'd1) | ({15'd0, c_q} + 16'd1 >= lanes_q);
   assign wrap = rem_q == odm1_q;
   assign off_next = off_q + (wrap ? o_wrap_q : s_o2_q);
   assign rem_next = wrap ? 16'd0 : rem_q + 16'd1;
   assign m0_next = m0_q + mblk_q;
   assign m_left = mtot_q - m0_next;
-  assign wr_en_o = active & ({15'd0, c_q} < lanes_q);
-  assign wr_addr_o = maddr_q + off_q;
-  assign wr_data_o = rec_data_i[c_q * 8 +: 8];
+  assign wr_en_o = active & (sel_on ? sel_hit : ({15'd0, c_q} < lanes_q));
+  assign wr_addr_o = sel_on ? maddr_q : maddr_q + off_q;
+  wire lane_idx;  // column written
+  assign lane_idx = sel_on ? sel_lane : c_q;
+  assign wr_data_o = rec_data_i[lane_idx * 8 +: 8];
   assign rec_pop_o = active & lane_last;
   always @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
@@ -118,6 +144,10 @@ module capsgen_out_writer (
         maddr_q <= desc_base_i;
         blk_q <= desc_base_i;
         bb_q <= desc_base_i;
+        sel_q <= desc_o_sel_i;
+        mmod_q <= 16'd0;
+        mmblk_q <= 16'd0;
+        nbase_q <= 16'd0;
       end else if (active) begin
         if (~lane_last) begin
           c_q <= c_q + 1'd1;
@@ -130,6 +160,7 @@ module capsgen_out_writer (
             maddr_q <= maddr_q + s_m_q;
             off_q <= noff_q;
             rem_q <= nrem_q;
+            mmod_q <= mmod_next;
           end else begin
             mi_q <= 16'd0;
             if (n_q != ntm1_q) begin
@@ -140,6 +171,8 @@ module capsgen_out_writer (
               rem_q <= rem_next;
               lanes_q <= lanes_q - 16'd2;
               maddr_q <= blk_q;
+              mmod_q <= mmblk_q;
+              nbase_q <= nbase_q + 16'd2;
             end else begin
               n_q <= 16'd0;
               noff_q <= 32'd0;
@@ -152,6 +185,9 @@ module capsgen_out_writer (
                 mb_q <= (m_left < mblk_q) ? m_left : mblk_q;
                 blk_q <= maddr_q + s_m_q;
                 maddr_q <= maddr_q + s_m_q;
+                mmblk_q <= mmod_next;
+                mmod_q <= mmod_next;
+                nbase_q <= 16'd0;
               end else begin
                 m0_q <= 16'd0;
                 mb_q <= mb0_q;
@@ -159,6 +195,9 @@ module capsgen_out_writer (
                 bb_q <= bb_q + s_b_q;
                 blk_q <= bb_q + s_b_q;
                 maddr_q <= bb_q + s_b_q;
+                mmblk_q <= 16'd0;
+                mmod_q <= 16'd0;
+                nbase_q <= 16'd0;
                 if (b_q == bm1_q) begin
                   busy_q <= 1'b0;
                   done_q <= 1'b1;

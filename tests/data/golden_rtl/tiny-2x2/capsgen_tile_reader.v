@@ -34,6 +34,8 @@ module capsgen_tile_reader (
   input  wire [31:0] desc_s_k_i,  // chunk stride
   input  wire [31:0] desc_s_n_i,  // tile stride
   input  wire [31:0] desc_s_r_i,  // row stride
+  input  wire desc_strided_i,  // rows are not contiguous: read column by column
+  input  wire [31:0] desc_s_c_i,  // strided: column stride
   input  wire [31:0] desc_top_i,  // derived: 1 * s_r (bottom row)
   input  wire desc_diag_i,  // block-diagonal tiles
   input  wire [15:0] desc_group_rows_i,  // diag: rows per group (>= 1)
@@ -65,10 +67,12 @@ module capsgen_tile_reader (
   reg [31:0] s_k_q;
   reg [31:0] s_n_q;
   reg [31:0] s_r_q;
+  reg [31:0] s_c_q;
   reg [31:0] top_q;
   reg [31:0] dtop_q;
   reg [31:0] dwrap_q;
   reg diag_q;
+  reg strided_q;
   // State: busy, reading a tile's rows after its first, a tile loaded (or loading) and not yet started.
   reg busy_q;
   reg loading_q;
@@ -90,18 +94,26 @@ module capsgen_tile_reader (
   reg r_q;  // next row to read
   reg [15:0] g_q;  // diag: group of row r_q
   reg [15:0] e_q;  // diag: element of row r_q within its group
-  // The row in flight (read in the previous cycle).
-  reg p_valid_q;
+  reg sc_q;  // strided: next column of the row
+  reg [31:0] laddr_q;  // strided: its address
+  reg [7:0] rowbuf_q [0:1];  // strided: the columns of the row read so far
+  // The row (strided: the column) in flight, read in the previous cycle.
+  reg p_valid_q;  // a whole row goes to the array this cycle
   reg p_read_q;
   reg p_diag_q;
+  reg p_strided_q;
   reg [15:0] p_lanes_q;
   reg [15:0] p_g_q;
+  reg p_sc_q;
   wire begin_tile;  // the next tile's first row is read this cycle
   wire row_rd;  // a tile row is handled this cycle (read, or zeros)
   wire cur_r;  // its row
   wire [15:0] cur_g;
   wire [15:0] cur_e;
   wire [31:0] cur_addr;
+  wire cur_sc;  // strided: column read this cycle
+  wire [31:0] cur_laddr;  // strided: its address
+  wire row_done;  // the row's last read (every row but a strided one: its only one)
   wire row_ok;  // the row holds elements (else zeros, no read)
   wire last_row;
   wire last_block;
@@ -118,6 +130,8 @@ module capsgen_tile_reader (
   assign cur_g = loading_q ? g_q : gtop_q;
   assign cur_e = loading_q ? e_q : etop_q;
   assign cur_addr = loading_q ? raddr_q : first_q;
+  assign cur_sc = loading_q ? sc_q : 1'd0;
+  assign cur_laddr = (cur_sc == 1'd0) ? cur_addr : laddr_q;
   assign row_ok = diag_q ? ((cur_e < rt_q) & (cur_g < ntot_q) & (cur_g < 16'd2)) : ({15'd0, cur_r} < rem_q);
   assign last_row = cur_r == 1'd0;
   assign last_block = ({1'b0, m0_q} + {1'b0, mblk_q} >= {1'b0, mtot_q});
@@ -127,8 +141,9 @@ module capsgen_tile_reader (
   assign nofs_next = n_wrap ? 32'd0 : nofs_q + s_n_q;
   assign kofs_next = n_wrap ? (k_wrap ? 32'd0 : kofs_q + s_k_q) : kofs_q;
   assign bb_next = (n_wrap & k_wrap & last_block) ? bb_q + s_b_q : bb_q;
+  assign row_done = ~strided_q | diag_q | ~row_ok | (cur_sc == 1'd1) | ({15'd0, cur_sc} + 16'd1 >= lanes_q);
   assign rd_en_o = row_rd & row_ok;
-  assign rd_addr_o = cur_addr;
+  assign rd_addr_o = (strided_q & ~diag_q) ? cur_laddr : cur_addr;
   always @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       busy_q <= 1'b0;
@@ -136,7 +151,7 @@ module capsgen_tile_reader (
       held_q <= 1'b0;
       p_valid_q <= 1'b0;
     end else begin
-      p_valid_q <= row_rd;
+      p_valid_q <= row_rd & row_done;
       if (start_i) begin
         bm1_q <= desc_batch_i - 16'd1;
         mtot_q <= desc_m_total_i;
@@ -156,6 +171,9 @@ module capsgen_tile_reader (
         dtop_q <= desc_dtop_i;
         dwrap_q <= desc_dwrap_i;
         diag_q <= desc_diag_i;
+        strided_q <= desc_strided_i;
+        s_c_q <= desc_s_c_i;
+        sc_q <= 1'd0;
         n_q <= 16'd0;
         k_q <= 16'd0;
         b_q <= 16'd0;
@@ -171,8 +189,18 @@ module capsgen_tile_reader (
         held_q <= 1'b0;
       end else begin
         held_q <= (held_q & ~tile_start_i) | begin_tile;
-        if (row_rd) begin
+        if (row_rd & ~row_done) begin
+          loading_q <= 1'b1;
+          sc_q <= cur_sc + 1'd1;
+          laddr_q <= cur_laddr + s_c_q;
+          raddr_q <= cur_addr;
+          r_q <= cur_r;
+          g_q <= cur_g;
+          e_q <= cur_e;
+        end
+        if (row_rd & row_done) begin
           loading_q <= ~last_row;
+          sc_q <= 1'd0;
           r_q <= cur_r - 1'd1;
           if (diag_q & (cur_e == 16'd0)) begin
             e_q <= grm1_q;
@@ -219,13 +247,19 @@ module capsgen_tile_reader (
   always @(posedge clk_i) begin
     p_read_q <= rd_en_o;
     p_diag_q <= diag_q;
+    p_strided_q <= strided_q & ~diag_q;
     p_lanes_q <= lanes_q;
     p_g_q <= cur_g;
+    p_sc_q <= cur_sc;
+    if (p_read_q & p_strided_q) begin
+      rowbuf_q[p_sc_q] <= rd_data_i[7:0];
+    end
   end
 
-  // The row read in the previous cycle, masked (columns past n_total) or placed (diag: lane g only).
-  assign weight_o[7:0] = (p_read_q & (p_diag_q ? (p_g_q == 16'd0) : (16'd0 < p_lanes_q))) ? (p_diag_q ? rd_data_i[7:0] : rd_data_i[7:0]) : 8'd0;
-  assign weight_o[15:8] = (p_read_q & (p_diag_q ? (p_g_q == 16'd1) : (16'd1 < p_lanes_q))) ? (p_diag_q ? rd_data_i[7:0] : rd_data_i[15:8]) : 8'd0;
+  // The row read in the previous cycle, masked (columns past n_total) or placed (diag: lane g only;
+  // strided: the columns read before from rowbuf_q, the last one from rd_data_i).
+  assign weight_o[7:0] = (p_read_q & (p_diag_q ? (p_g_q == 16'd0) : (16'd0 < p_lanes_q))) ? (p_diag_q ? rd_data_i[7:0] : p_strided_q ? ((p_sc_q == 1'd0) ? rd_data_i[7:0] : rowbuf_q[0]) : rd_data_i[7:0]) : 8'd0;
+  assign weight_o[15:8] = (p_read_q & (p_diag_q ? (p_g_q == 16'd1) : (16'd1 < p_lanes_q))) ? (p_diag_q ? rd_data_i[7:0] : p_strided_q ? ((p_sc_q == 1'd1) ? rd_data_i[7:0] : rowbuf_q[1]) : rd_data_i[15:8]) : 8'd0;
   assign weight_load_o = p_valid_q;
   assign tile_ready_o = held_q & ~loading_q;
   assign busy_o = busy_q | p_valid_q;
