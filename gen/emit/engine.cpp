@@ -412,33 +412,8 @@ Module build_engine(const AccelConfig& cfg) {
   m.clock_and_reset()
       .input("desc_valid_i", "1", "descriptor valid")
       .output("desc_ready_o", "1", "idle: the descriptor is accepted");
-  // Gather fields (passed to capsgen_gather, docs/rtl-gather.md).
-  m.input("desc_conv_i", "1", "data: 0 affine (diag when desc_groups_i > 1), 1 conv (im2col)")
-      .input("desc_batch_i", cw, "batch items")
-      .input("desc_m_total_i", cw, "vectors per batch item")
-      .input("desc_m_block_i", cw, "vectors per block (m_block * n_tiles <= accumulator depth)")
-      .input("desc_k_chunks_i", cw, "chunks of the reduction")
-      .input("desc_r_total_i", cw, "reduction length (diag: elements per group)")
-      .input("desc_base_i", aw, "data: element 0 (conv: of the map)")
-      .input("desc_s_b_i", aw, "data: batch stride")
-      .input("desc_s_m_i", aw, "data: vector stride (affine)")
-      .input("desc_s_k_i", aw, "data: chunk stride (affine)")
-      .input("desc_s_r_i", aw, "data: row stride (affine)")
-      .input("desc_groups_i", cw, "diag groups G (<= 1: none)")
-      .input("desc_group_rows_i", cw, "diag: rows / G")
-      .input("desc_s_g_i", aw, "data, diag, derived: group stride")
-      .input("desc_height_i", cw, "conv: map height")
-      .input("desc_width_i", cw, "conv: map width")
-      .input("desc_kernel_h_i", cw, "conv: kernel height")
-      .input("desc_kernel_w_i", cw, "conv: kernel width")
-      .input("desc_stride_i", cw, "conv: stride")
-      .input("desc_padding_i", cw, "conv: padding")
-      .input("desc_out_w_i", cw, "conv: output width")
-      .input("desc_pad_off_i", aw, "conv, derived")
-      .input("desc_ky_step_i", aw, "conv, derived")
-      .input("desc_c_step_i", aw, "conv, derived")
-      .input("desc_y_step_i", aw, "conv, derived")
-      .input("desc_n_tiles_i", cw, "tiles per chunk")
+  gather_descriptor_ports(m);  // data source and counts, passed to capsgen_gather (docs/rtl-gather.md)
+  m.input("desc_n_tiles_i", cw, "tiles per chunk")
       .input("desc_n_total_i", cw, "output columns")
       .input("desc_t_base_i", aw, "tiles: base")
       .input("desc_t_s_b_i", aw, "tiles: batch stride")
@@ -567,10 +542,7 @@ Module build_engine(const AccelConfig& cfg) {
   {
     Instance& g = m.instance(kGatherModule, "u_gather");
     g.connect("clk_i", "clk_i").connect("rst_ni", "rst_ni").connect("desc_valid_i", "start").connect("desc_ready_o", "g_desc_ready");
-    for (const char* f : {"conv", "batch", "m_total", "m_block", "k_chunks", "r_total", "base", "s_b", "s_m", "s_k", "s_r",
-                          "groups", "group_rows", "s_g", "height", "width", "kernel_h", "kernel_w", "stride", "padding",
-                          "out_w", "pad_off", "ky_step", "c_step", "y_step"})
-      g.connect(fmt::format("desc_{}_i", f), fmt::format("desc_{}_i", f));
+    for (const std::string& f : gather_descriptor_fields()) g.connect("desc_" + f + "_i", "desc_" + f + "_i");
     g.connect("elem_valid_o", "g_valid")
         .connect("elem_ready_i", "g_ready")
         .connect("elem_addr_o", "g_addr")

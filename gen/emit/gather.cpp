@@ -16,6 +16,43 @@ using detail::zext;
 
 int gather_row_bits(const AccelConfig& cfg) { return std::max(1, clog2(cfg.array.rows)); }
 
+const std::vector<std::string>& gather_descriptor_fields() {
+  static const std::vector<std::string> f = {"conv", "batch", "m_total", "m_block", "k_chunks", "r_total", "base",
+                                             "s_b", "s_m", "s_k", "s_r", "groups", "group_rows", "s_g", "height",
+                                             "width", "kernel_h", "kernel_w", "stride", "padding", "out_w", "pad_off",
+                                             "ky_step", "c_step", "y_step"};
+  return f;
+}
+
+void gather_descriptor_ports(Module& m) {
+  const std::string C = str(kGatherCountBits), A = str(kGatherAddrBits);
+  m.input("desc_conv_i", "1", "0: affine (diag when desc_groups_i > 1), 1: conv (im2col)")
+      .input("desc_batch_i", C, "batch items")
+      .input("desc_m_total_i", C, "vectors per batch item")
+      .input("desc_m_block_i", C, "vectors per block")
+      .input("desc_k_chunks_i", C, "chunks of rows reduction elements")
+      .input("desc_r_total_i", C, "reduction length (diag: elements per group)")
+      .input("desc_base_i", A, "element address of element 0 (conv: of the map)")
+      .input("desc_s_b_i", A, "batch stride")
+      .input("desc_s_m_i", A, "vector stride (affine)")
+      .input("desc_s_k_i", A, "chunk stride (affine, not diag)")
+      .input("desc_s_r_i", A, "row stride (affine)")
+      .input("desc_groups_i", C, "diag groups G (affine; <= 1: no groups)")
+      .input("desc_group_rows_i", C, "diag: rows / G")
+      .input("desc_s_g_i", A, "diag: group stride, derived = r_total * s_r")
+      .input("desc_height_i", C, "conv: map height")
+      .input("desc_width_i", C, "conv: map width")
+      .input("desc_kernel_h_i", C, "conv: kernel height (>= 1)")
+      .input("desc_kernel_w_i", C, "conv: kernel width (>= 1)")
+      .input("desc_stride_i", C, "conv: stride (>= 1)")
+      .input("desc_padding_i", C, "conv: padding")
+      .input("desc_out_w_i", C, "conv: output width (>= 1)")
+      .input("desc_pad_off_i", A, "conv, derived: -(padding*width + padding)")
+      .input("desc_ky_step_i", A, "conv, derived: width - (kernel_w - 1)")
+      .input("desc_c_step_i", A, "conv, derived: height*width - (kernel_h - 1)*width - (kernel_w - 1)")
+      .input("desc_y_step_i", A, "conv, derived: stride*width - (out_w - 1)*stride");
+}
+
 Module build_gather(const AccelConfig& cfg) {
   const int rows = cfg.array.rows, RB = gather_row_bits(cfg);
   const int CW = kGatherCountBits, AW = kGatherAddrBits, PW = kGatherCoordWidth;
@@ -46,33 +83,9 @@ Module build_gather(const AccelConfig& cfg) {
                rows, AW, AW));
   m.clock_and_reset()
       .input("desc_valid_i", "1", "descriptor valid")
-      .output("desc_ready_o", "1", "idle: the descriptor is accepted")
-      .input("desc_conv_i", "1", "0: affine (diag when desc_groups_i > 1), 1: conv (im2col)")
-      .input("desc_batch_i", C, "batch items")
-      .input("desc_m_total_i", C, "vectors per batch item")
-      .input("desc_m_block_i", C, "vectors per block")
-      .input("desc_k_chunks_i", C, "chunks of rows reduction elements")
-      .input("desc_r_total_i", C, "reduction length (diag: elements per group)")
-      .input("desc_base_i", A, "element address of element 0 (conv: of the map)")
-      .input("desc_s_b_i", A, "batch stride")
-      .input("desc_s_m_i", A, "vector stride (affine)")
-      .input("desc_s_k_i", A, "chunk stride (affine, not diag)")
-      .input("desc_s_r_i", A, "row stride (affine)")
-      .input("desc_groups_i", C, "diag groups G (affine; <= 1: no groups)")
-      .input("desc_group_rows_i", C, "diag: rows / G")
-      .input("desc_s_g_i", A, "diag: group stride, derived = r_total * s_r")
-      .input("desc_height_i", C, "conv: map height")
-      .input("desc_width_i", C, "conv: map width")
-      .input("desc_kernel_h_i", C, "conv: kernel height (>= 1)")
-      .input("desc_kernel_w_i", C, "conv: kernel width (>= 1)")
-      .input("desc_stride_i", C, "conv: stride (>= 1)")
-      .input("desc_padding_i", C, "conv: padding")
-      .input("desc_out_w_i", C, "conv: output width (>= 1)")
-      .input("desc_pad_off_i", A, "conv, derived: -(padding*width + padding)")
-      .input("desc_ky_step_i", A, "conv, derived: width - (kernel_w - 1)")
-      .input("desc_c_step_i", A, "conv, derived: height*width - (kernel_h - 1)*width - (kernel_w - 1)")
-      .input("desc_y_step_i", A, "conv, derived: stride*width - (out_w - 1)*stride")
-      .output("elem_valid_o", "1", "an element is presented")
+      .output("desc_ready_o", "1", "idle: the descriptor is accepted");
+  gather_descriptor_ports(m);
+  m.output("elem_valid_o", "1", "an element is presented")
       .input("elem_ready_i", "1", "the element is taken")
       .output("elem_addr_o", A, "element address (meaningful when elem_zero_o is low)")
       .output("elem_zero_o", "1", "the element is zero (no read)")

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "config/accel_config.hpp"
 #include "emit/design.hpp"
@@ -21,6 +22,10 @@ inline constexpr int kGatherCoordWidth = 18; // signed input coordinates iy, ix 
 
 // Bits of elem_row_o: max(1, clog2(rows)).
 int gather_row_bits(const AccelConfig& cfg);
+// The descriptor fields of the gather unit (ports desc_<field>_i), in port order, and the ports
+// themselves: the compute engine takes the same fields and passes them through.
+const std::vector<std::string>& gather_descriptor_fields();
+void gather_descriptor_ports(Module& m);
 Module build_gather(const AccelConfig& cfg);
 void emit_gather(const AccelConfig& cfg, Design& design);
 

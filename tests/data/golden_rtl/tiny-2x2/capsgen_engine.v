@@ -27,31 +27,31 @@ module capsgen_engine (
   input  wire rst_ni,  // asynchronous reset, active low (control registers only)
   input  wire desc_valid_i,  // descriptor valid
   output wire desc_ready_o,  // idle: the descriptor is accepted
-  input  wire desc_conv_i,  // data: 0 affine (diag when desc_groups_i > 1), 1 conv (im2col)
+  input  wire desc_conv_i,  // 0: affine (diag when desc_groups_i > 1), 1: conv (im2col)
   input  wire [15:0] desc_batch_i,  // batch items
   input  wire [15:0] desc_m_total_i,  // vectors per batch item
-  input  wire [15:0] desc_m_block_i,  // vectors per block (m_block * n_tiles <= accumulator depth)
-  input  wire [15:0] desc_k_chunks_i,  // chunks of the reduction
+  input  wire [15:0] desc_m_block_i,  // vectors per block
+  input  wire [15:0] desc_k_chunks_i,  // chunks of rows reduction elements
   input  wire [15:0] desc_r_total_i,  // reduction length (diag: elements per group)
-  input  wire [31:0] desc_base_i,  // data: element 0 (conv: of the map)
-  input  wire [31:0] desc_s_b_i,  // data: batch stride
-  input  wire [31:0] desc_s_m_i,  // data: vector stride (affine)
-  input  wire [31:0] desc_s_k_i,  // data: chunk stride (affine)
-  input  wire [31:0] desc_s_r_i,  // data: row stride (affine)
-  input  wire [15:0] desc_groups_i,  // diag groups G (<= 1: none)
+  input  wire [31:0] desc_base_i,  // element address of element 0 (conv: of the map)
+  input  wire [31:0] desc_s_b_i,  // batch stride
+  input  wire [31:0] desc_s_m_i,  // vector stride (affine)
+  input  wire [31:0] desc_s_k_i,  // chunk stride (affine, not diag)
+  input  wire [31:0] desc_s_r_i,  // row stride (affine)
+  input  wire [15:0] desc_groups_i,  // diag groups G (affine; <= 1: no groups)
   input  wire [15:0] desc_group_rows_i,  // diag: rows / G
-  input  wire [31:0] desc_s_g_i,  // data, diag, derived: group stride
+  input  wire [31:0] desc_s_g_i,  // diag: group stride, derived = r_total * s_r
   input  wire [15:0] desc_height_i,  // conv: map height
   input  wire [15:0] desc_width_i,  // conv: map width
-  input  wire [15:0] desc_kernel_h_i,  // conv: kernel height
-  input  wire [15:0] desc_kernel_w_i,  // conv: kernel width
-  input  wire [15:0] desc_stride_i,  // conv: stride
+  input  wire [15:0] desc_kernel_h_i,  // conv: kernel height (>= 1)
+  input  wire [15:0] desc_kernel_w_i,  // conv: kernel width (>= 1)
+  input  wire [15:0] desc_stride_i,  // conv: stride (>= 1)
   input  wire [15:0] desc_padding_i,  // conv: padding
-  input  wire [15:0] desc_out_w_i,  // conv: output width
-  input  wire [31:0] desc_pad_off_i,  // conv, derived
-  input  wire [31:0] desc_ky_step_i,  // conv, derived
-  input  wire [31:0] desc_c_step_i,  // conv, derived
-  input  wire [31:0] desc_y_step_i,  // conv, derived
+  input  wire [15:0] desc_out_w_i,  // conv: output width (>= 1)
+  input  wire [31:0] desc_pad_off_i,  // conv, derived: -(padding*width + padding)
+  input  wire [31:0] desc_ky_step_i,  // conv, derived: width - (kernel_w - 1)
+  input  wire [31:0] desc_c_step_i,  // conv, derived: height*width - (kernel_h - 1)*width - (kernel_w - 1)
+  input  wire [31:0] desc_y_step_i,  // conv, derived: stride*width - (out_w - 1)*stride
   input  wire [15:0] desc_n_tiles_i,  // tiles per chunk
   input  wire [15:0] desc_n_total_i,  // output columns
   input  wire [31:0] desc_t_base_i,  // tiles: base
