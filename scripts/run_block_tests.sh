@@ -4,7 +4,7 @@
 #   2. verilator --lint-only -Wall on every generated module (must be clean)
 #   3. configure + build the Verilator testbench project tb/ against that RTL
 #   4. run the PE, accumulator, array, activation, scratchpad, DMA, PMU, gather, staging and engine block tests,
-#      and the engine on the gemm descriptors of compiled networks (capsgen compile --dump-engine)
+#      and whole compiled networks on the engine (capsgen compile --dump-engine, tb_blocks engine --program)
 #   5. optionally (--icarus) replay the array and activation tests under Icarus Verilog and compare
 #
 # usage: run_block_tests.sh --capsgen BIN --work DIR (--config YAML | --random SEED)
@@ -90,10 +90,10 @@ for block in pe accumulator array activation scratchpad dma pmu gather staging e
   step "$block (seed $seed)"
   "$tbx" "$block" --rtl "$rtl" --seed "$seed" --scale "$scale"
 done
-# The compute engine on compiled networks: every gemm descriptor the engine runs, on the memory the
-# functional executor had before it (capsgen compile --dump-engine), writes compared with the
-# executor's. capsnet-tiny with seeded weights everywhere; the presets also run capsnet-small with
-# its trained MNIST weights.
+# The compute engine on compiled networks (capsgen compile --dump-engine): the whole program, every
+# descriptor in order on one memory that the engine's own writes update (the RTL computes the
+# inference), each descriptor's writes compared with the functional executor's. capsnet-tiny with
+# seeded weights everywhere; the presets also run capsnet-small with its trained MNIST weights.
 nets=("capsnet-tiny:")
 [[ -z "$random" ]] && nets+=("capsnet-small:$root/models/weights/capsnet-small-mnist.npz")
 for entry in "${nets[@]}"; do

@@ -16,10 +16,14 @@
 // convs with padding, stride and non-square kernels, saturating operands, affine and block-diagonal
 // Gemms, and 40 x --scale random descriptors; descriptors are presented back to back (the next one
 // waits on desc_ready_o) and an empty descriptor (a zero count) must finish without writing.
+// Activate (squash, softmax, norm) and Fill descriptors run through the same engine (its activation
+// bank, data and write ports) against isa::run_activate_reference / run_fill_reference: directed
+// lengths 1 and max_len, odd strides, and 12 x --scale random passes.
 // Prints one "stat" line per descriptor (cycles, vectors, stalls by cause) for the cycle model.
-// With --program DIR (written by `capsgen compile --dump-engine DIR`) it runs the gemm descriptors of a
-// compiled network instead: each one on the memory the functional executor had before it, its
-// writes compared with the executor's (the program's real weights and activations).
+// With --program DIR (written by `capsgen compile --dump-engine DIR`) it runs a compiled network
+// instead: every descriptor of the program in order on one memory that the engine's own writes
+// update (the RTL computes the inference from the input image on), each descriptor's writes
+// compared with the functional executor's, and the class prediction from the RTL's norm codes.
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
@@ -40,6 +44,8 @@
 namespace {
 
 using capsgen::isa::AccInit;
+using capsgen::isa::Activate;
+using capsgen::isa::Fill;
 using capsgen::isa::ConvShape;
 using capsgen::isa::DataSource;
 using capsgen::isa::EngineDescriptor;
@@ -77,6 +83,20 @@ class EngineTb {
     P_ = cfg_.psum_bits;
     A_ = cfg_.act_bits;
     depth_ = cfg_.acc_depth;
+    const tb::KeyValueFile kv(args.rtl_dir + "/activation.txt");
+    ap_.act_bits = kv.num("act_bits");
+    ap_.sqrt_in_bits = kv.num("sqrt_in_bits");
+    ap_.sqrt_out_bits = kv.num("sqrt_out_bits");
+    ap_.sq_elem_bits = kv.num("squash_elem_bits");
+    ap_.sq_norm_bits = kv.num("squash_norm_bits");
+    ap_.sq_out_bits = kv.num("squash_out_bits");
+    ap_.sq_in_frac = kv.num("squash_in_frac");
+    ap_.sq_norm_shift = kv.num("squash_norm_shift");
+    ap_.exp_in_bits = kv.num("exp_in_bits");
+    ap_.exp_out_bits = kv.num("exp_out_bits");
+    ap_.sm_in_frac = kv.num("softmax_in_frac");
+    max_len_ = kv.num("max_len");
+    OB_ = std::max(A_, ap_.sqrt_out_bits);
   }
 
   int run() {
@@ -90,6 +110,7 @@ class EngineTb {
       run_one(s);
       if (report_.too_many()) break;
     }
+    if (!report_.too_many()) run_activations();
     if (!report_.too_many()) run_empty();
     sim_.finish();
     return report_.summary(std::to_string(descriptors_) + " descriptors, " + std::to_string(writes_) + " writes, " +
@@ -304,6 +325,18 @@ class EngineTb {
 
   void apply(const EngineDescriptor& d) {
     const auto& q = d.gather;
+    set(dut_->desc_kind_i, d.kind);
+    set(dut_->desc_a_func_i, d.a_func);
+    set(dut_->desc_a_norm_shift_i, d.a_norm_shift);
+    set(dut_->desc_a_count_i, d.a_count);
+    set(dut_->desc_a_n_i, d.a_n);
+    set(dut_->desc_a_in_base_i, d.a_in_base);
+    set(dut_->desc_a_in_s_v_i, d.a_in_s_v);
+    set(dut_->desc_a_in_s_e_i, d.a_in_s_e);
+    set(dut_->desc_a_out_base_i, d.a_out_base);
+    set(dut_->desc_a_out_s_v_i, d.a_out_s_v);
+    set(dut_->desc_a_out_s_e_i, d.a_out_s_e);
+    set(dut_->desc_f_value_i, d.f_value);
     set(dut_->desc_conv_i, q.conv);
     set(dut_->desc_batch_i, q.batch);
     set(dut_->desc_m_total_i, q.m_total);
@@ -379,7 +412,9 @@ class EngineTb {
     const bool drd = dut_->drd_en_o, wrd = dut_->wrd_en_o, brd = dut_->brd_en_o;
     const std::int64_t da = dut_->drd_addr_o, wa = dut_->wrd_addr_o, ba = dut_->brd_addr_o;
     if (dut_->wr_en_o) {
-      if (got) got->push_back({std::int64_t(dut_->wr_addr_o), tb::sign_extend(dut_->wr_data_o, A_), t});
+      const std::uint64_t raw = dut_->wr_data_o;
+      const std::int64_t v = unsigned_writes_ ? static_cast<std::int64_t>(raw & tb::mask64(OB_)) : tb::sign_extend(raw, OB_);
+      if (got) got->push_back({std::int64_t(dut_->wr_addr_o), v, t});
       else report_.fail(t, name + ": write while idle at " + std::to_string(dut_->wr_addr_o));
     }
     if (dut_->error_o && !error_seen_) {
@@ -425,12 +460,13 @@ class EngineTb {
   // Runs one descriptor: present it (waiting on desc_ready_o), run until done_o (within `bound`
   // cycles), check three idle cycles, then compare the writes with `want` in order, and the vector
   // count when `vectors` >= 0. `label(i)` describes the i-th write for the report.
-  void run_descriptor(const std::string& name, const EngineDescriptor& d,
+  std::vector<Write> run_descriptor(const std::string& name, const EngineDescriptor& d,
                       const std::function<std::int64_t(std::int64_t)>& read, bool regions, const std::vector<Write>& want,
                       long long vectors, long long bound, const std::function<std::string(std::size_t)>& label) {
-    if (d.shift >= (1u << tb::clog2(P_ + 1))) {
+    unsigned_writes_ = d.kind == 1 && d.a_func == 2;  // norm codes are unsigned
+    if (d.kind == 0 && d.shift >= (1u << tb::clog2(P_ + 1))) {
       report_.fail(sim_.cycle(), name + ": shift does not fit the port");
-      return;
+      return {};
     }
     apply(d);
     dut_->desc_valid_i = 1;
@@ -446,7 +482,7 @@ class EngineTb {
         report_.fail(sim_.cycle(), name + ": no done_o within " + std::to_string(bound) + " cycles (" +
                                        std::to_string(got.size()) + " of " + std::to_string(want.size()) + " writes)");
         sim_.reset();
-        return;
+        return got;
       }
       done = cycle_with(read, regions, &got, name);
     }
@@ -474,6 +510,7 @@ class EngineTb {
     ++descriptors_;
     writes_ += static_cast<long long>(got.size());
     vectors_ += dut_->stat_vectors_o;
+    return got;
   }
 
   // ---- program mode: the gemm descriptors of a compiled network ------------------------------------------
@@ -485,52 +522,90 @@ class EngineTb {
     return ss.str();
   }
 
+  static std::vector<std::int32_t> load_image(const std::string& path) {
+    const std::string bytes = slurp(path);
+    std::vector<std::int32_t> mem(bytes.size() / 4);
+    for (std::size_t i = 0; i < mem.size(); ++i) {
+      std::uint32_t u = 0;
+      for (int k = 0; k < 4; ++k) u |= std::uint32_t(static_cast<unsigned char>(bytes[4 * i + std::size_t(k)])) << (8 * k);
+      mem[i] = static_cast<std::int32_t>(u);
+    }
+    return mem;
+  }
+
+  static std::vector<Write> load_writes(const std::string& path) {
+    std::vector<Write> w;
+    std::istringstream ws(slurp(path));
+    for (long long a, v; ws >> a >> v;) w.push_back({a, v, 0});
+    return w;
+  }
+
+  // The whole program, chained: one memory, initialized from initial.mem; every descriptor runs on the
+  // engine and its writes (not the executor's) go into the memory the next descriptors read, so the
+  // RTL computes the inference from the input image on; each descriptor's writes are compared with
+  // the executor's. A descriptor the engine cannot run ("skip") gets the executor's writes, reported.
   int run_program(const std::string& dir) {
     std::istringstream index(slurp(dir + "/index.txt"));
-    std::string line;
+    std::vector<std::int32_t> mem = load_image(dir + "/initial.mem");
+    std::string line, last_name;
+    std::vector<Write> last_writes;
     int ran = 0, skipped = 0;
     sim_.reset();
     idle_inputs();
+    auto apply_writes = [&](const std::vector<Write>& ws) {
+      for (const Write& w : ws)
+        if (w.addr >= 0 && w.addr < static_cast<std::int64_t>(mem.size())) mem[std::size_t(w.addr)] = std::int32_t(w.value);
+    };
     while (std::getline(index, line)) {
       if (line.empty() || line[0] == '#') continue;
       std::istringstream ls(line);
       std::string stem, name;
-      ls >> stem >> name;
+      ls >> stem;
       if (stem == "skip") {
-        std::printf("skip %s\n", line.c_str() + 5);
+        ls >> stem >> name;
+        std::printf("skip %s (the executor's writes applied)\n", line.c_str() + 5);
+        apply_writes(load_writes(dir + "/" + stem + ".writes"));
         ++skipped;
         continue;
       }
+      ls >> name;
       const EngineDescriptor d = capsgen::isa::parse_engine_descriptor(slurp(dir + "/" + stem + ".desc"));
-      const std::string bytes = slurp(dir + "/" + stem + ".mem");
-      std::vector<std::int32_t> mem(bytes.size() / 4);
-      for (std::size_t i = 0; i < mem.size(); ++i) {
-        std::uint32_t u = 0;
-        for (int k = 0; k < 4; ++k) u |= std::uint32_t(static_cast<unsigned char>(bytes[4 * i + std::size_t(k)])) << (8 * k);
-        mem[i] = static_cast<std::int32_t>(u);
-      }
-      std::vector<Write> want;
-      std::istringstream ws(slurp(dir + "/" + stem + ".writes"));
-      for (long long a, v; ws >> a >> v;) want.push_back({a, v, 0});
+      const std::vector<Write> want = load_writes(dir + "/" + stem + ".writes");
       const std::string label = name + " (" + stem + ")";
       // Reads inside the image; a tile row or bias row may run past its end in masked columns (0).
       auto read = [&](std::int64_t a) -> std::int64_t {
         return a >= 0 && a < static_cast<std::int64_t>(mem.size()) ? mem[static_cast<std::size_t>(a)] : 0;
       };
-      const long long elements = static_cast<long long>(d.gather.batch) * d.gather.m_total * d.gather.k_chunks * R_;
-      const long long vectors = static_cast<long long>(d.gather.batch) * d.gather.m_total * d.gather.k_chunks * d.n_tiles;
-      const long long bound = 50000 + 8LL * (vectors + static_cast<long long>(want.size()) * C_ + elements);
-      run_descriptor(label, d, read, false, want, vectors, bound, [&](std::size_t i) {
-        return "output address " + std::to_string(want[i].addr);
+      const long long elements = d.kind != 0 ? static_cast<long long>(d.a_count) * std::max<int>(1, d.a_n)
+                                             : static_cast<long long>(d.gather.batch) * d.gather.m_total * d.gather.k_chunks * R_;
+      const long long vectors =
+          d.kind != 0 ? -1 : static_cast<long long>(d.gather.batch) * d.gather.m_total * d.gather.k_chunks * d.n_tiles;
+      const long long bound = 50000 + 8LL * (std::max(vectors, 0LL) + static_cast<long long>(want.size()) * C_ + elements);
+      const std::vector<Write> got = run_descriptor(label, d, read, false, want, vectors, bound, [&](std::size_t i) {
+        return "output address " + std::to_string(i < want.size() ? want[i].addr : -1);
       });
+      apply_writes(got);
+      last_name = name;
+      last_writes = got;
       ++ran;
       if (report_.too_many()) break;
     }
-    if (ran == 0) report_.fail(sim_.cycle(), dir + ": no gemm descriptor to run");
+    if (ran == 0) report_.fail(sim_.cycle(), dir + ": no descriptor to run");
+    std::string extra;
+    if (last_name.size() >= 5 && last_name.compare(last_name.size() - 5, 5, "/norm") == 0 && !last_writes.empty()) {
+      // The class prediction from the RTL's own norm codes (argmax, lowest index on ties).
+      std::size_t best = 0;
+      for (std::size_t i = 1; i < last_writes.size(); ++i)
+        if (last_writes[i].value > last_writes[best].value) best = i;
+      extra = ", RTL prediction class " + std::to_string(best);
+      std::printf("RTL class norms:");
+      for (const Write& w : last_writes) std::printf(" %lld", static_cast<long long>(w.value));
+      std::printf(" -> class %zu\n", best);
+    }
     sim_.finish();
-    return report_.summary(std::to_string(ran) + " program gemms (" + std::to_string(skipped) + " skipped), " +
-                           std::to_string(writes_) + " writes, " + std::to_string(vectors_) + " vectors, " +
-                           std::to_string(sim_.cycle()) + " cycles");
+    return report_.summary(std::to_string(ran) + " program descriptors chained (" + std::to_string(skipped) +
+                           " skipped), " + std::to_string(writes_) + " writes, " + std::to_string(vectors_) +
+                           " vectors, " + std::to_string(sim_.cycle()) + " cycles" + extra);
   }
 
   // (b, m, o) of the i-th write in the reference order (blocks, tiles, vectors, columns).
@@ -546,6 +621,76 @@ class EngineTb {
                 return "b=" + std::to_string(b) + " m=" + std::to_string(m0 + mi) + " o=" + std::to_string(n * C_ + c);
       }
     return "?";
+  }
+
+  // Activate and Fill passes against isa::run_activate_reference / run_fill_reference.
+  void run_activations() {
+    const capsgen::isa::ActTables tables(ap_);
+    std::vector<std::pair<std::string, Activate>> acts;
+    auto act = [&](const std::string& n, Activate::Func f, int count, int len, std::int64_t s_v, std::int64_t s_e,
+                   std::int64_t o_v, std::int64_t o_e, int norm_shift) {
+      Activate a;
+      a.name = n;
+      a.func = f;
+      a.count = count;
+      a.n = len;
+      a.in_base = kDataBase + 17;
+      a.in_s_v = s_v;
+      a.in_s_e = s_e;
+      a.out_base = kOutBase + 5;
+      a.out_s_v = o_v;
+      a.out_s_e = o_e;
+      a.norm_shift = norm_shift;
+      acts.emplace_back(n, a);
+    };
+    // The class-capsule passes' shapes (squash of J vectors of D, softmax of I vectors of J, norms).
+    act("activate/squash", Activate::Func::kSquash, 10, std::min(16, max_len_), 16, 1, 16, 1, 0);
+    act("activate/softmax", Activate::Func::kSoftmax, 12, std::min(10, max_len_), 10, 1, 10, 1, 0);
+    act("activate/norm", Activate::Func::kNorm, 10, std::min(16, max_len_), 16, 1, 1, 0, 2);
+    act("activate/squash-n1", Activate::Func::kSquash, 5, 1, 3, 1, 2, 1, 0);
+    act("activate/softmax-max_len", Activate::Func::kSoftmax, 3, max_len_, max_len_ + 3, 1, max_len_, 1, 0);
+    act("activate/norm-max_len-strided", Activate::Func::kNorm, 4, max_len_, 7, 3 * max_len_, 2, 0, 4);
+    const int n_random = std::max(1, static_cast<int>(12 * args_.scale));
+    for (int i = 0; i < n_random; ++i) {
+      const auto f = static_cast<Activate::Func>(rng_.uniform(0, 2));
+      act("activate/random-" + std::to_string(i), f, int(rng_.uniform(1, 12)), int(rng_.uniform(1, max_len_)),
+          rng_.uniform(0, 100), rng_.uniform(1, 4), rng_.uniform(1, 100), rng_.uniform(1, 4),
+          2 * int(rng_.uniform(0, 4)));
+    }
+    for (const auto& [name, a] : acts) {
+      EngineDescriptor d;
+      try {
+        d = capsgen::isa::encode_activate(a, ap_.sq_norm_shift, max_len_);
+      } catch (const std::exception& e) {
+        report_.fail(sim_.cycle(), name + ": does not encode: " + e.what());
+        continue;
+      }
+      std::vector<Write> want;
+      capsgen::isa::run_activate_reference(a, tables, [&](std::int64_t x) { return value(x, Values::kRandom); },
+                                           [&](std::int64_t x, std::int64_t v) { want.push_back({x, v, 0}); });
+      run_descriptor(name, d, [&](std::int64_t x) { return value(x, Values::kRandom); }, true, want, -1,
+                     50000 + 8LL * a.count * (a.n + 40), [&](std::size_t i) {
+                       const std::size_t per = a.func == Activate::Func::kNorm ? 1 : std::size_t(a.n);
+                       return "vector " + std::to_string(i / per) + " element " + std::to_string(i % per);
+                     });
+      if (report_.too_many()) return;
+    }
+    for (int i = 0; i < 3; ++i) {
+      Fill f;
+      f.name = "fill/" + std::to_string(i);
+      f.base = kOutBase + 3 * i;
+      f.count = rng_.uniform(1, 50);
+      f.stride = rng_.uniform(1, 7);
+      f.value = i == 0 ? capsgen::fx::smin(A_) : rng_.signed_value(A_);
+      if (i == 2) {  // a period table of one value (the first routing iteration's coupling fill)
+        f.period = 10;
+        f.table.assign(10, f.value);
+      }
+      std::vector<Write> want;
+      capsgen::isa::run_fill_reference(f, [&](std::int64_t x, std::int64_t v) { want.push_back({x, v, 0}); });
+      run_descriptor(f.name, capsgen::isa::encode_fill(f, A_), [&](std::int64_t x) { return value(x, Values::kRandom); },
+                     true, want, -1, 1000 + 4 * f.count, [](std::size_t i) { return "element " + std::to_string(i); });
+    }
   }
 
   // A descriptor with a zero count: done_o in the cycle after the accept, no reads, no writes.
@@ -574,6 +719,9 @@ class EngineTb {
   std::unique_ptr<Vengine> dut_;
   int R_ = 0, C_ = 0, D_ = 0, W_ = 0, P_ = 0, A_ = 0, depth_ = 0;
   bool error_seen_ = false;
+  bool unsigned_writes_ = false;
+  capsgen::fx::ActParams ap_;
+  int max_len_ = 32, OB_ = 8;
   long long descriptors_ = 0, writes_ = 0, vectors_ = 0;
 };
 

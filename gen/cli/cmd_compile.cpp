@@ -11,6 +11,7 @@
 #include "core/input_error.hpp"
 #include "golden/fixed_model.hpp"
 #include "golden/workload.hpp"
+#include "emit/activation.hpp"
 #include "isa/engine.hpp"
 #include "isa/gemm_ref.hpp"
 
@@ -27,40 +28,54 @@ std::string image_bytes(const std::vector<std::int32_t>& mem) {
   return b;
 }
 
-// --dump-engine DIR: runs the program in the executor; before each gemm the engine can run, writes
-// gemmNN.desc (isa::engine_descriptor_text), gemmNN.mem (the memory at that point) and gemmNN.writes
-// (address value per line, in the order the engine writes: isa::run_gemm_reference), plus index.txt
-// (one line per gemm: file stem or "skip", and the name; skipped ones with the encoder's reason).
+// --dump-engine DIR: runs the program in the functional executor and writes what the compute engine
+// needs to run the whole program and check every step: initial.mem (the memory image before the first
+// instruction), and for instruction NN iNN.writes (address value per line, in the order the engine
+// writes them: the isa reference functions on the executor's memory before NN) and, when the engine
+// can run it, iNN.desc (isa::engine_descriptor_text); index.txt lists "iNN name" or "skip iNN name
+// (reason)" per instruction, in program order.
 void dump_engine(const Workload& w, const isa::Program& prog, const std::string& dir, std::uint64_t seed) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) throw InputError(dir, 0, 0, "--dump-engine", "cannot create directory: " + ec.message());
   const IntTensor input = quantize_input(w.cfg, w.qm, w.net, random_input(w.net, seed));
   std::vector<std::int32_t> mem = build_image(prog, w.net, w.qm, input);
-  std::string index = fmt::format("# {} on {}: gemm descriptors for tb_blocks engine --program\n", w.net.name, w.cfg.name);
+  write_file_atomic(dir + "/initial.mem", image_bytes(mem));
+  const isa::ActTables tables(fx::ActParams::from_config(w.cfg));
+  const int rows = w.cfg.array.rows, cols = w.cfg.array.cols, max_len = emit::act_geometry(w.cfg).max_len;
+  std::string index = fmt::format("# {} on {}: descriptors for tb_blocks engine --program\n", w.net.name, w.cfg.name);
   int dumped = 0, skipped = 0;
   auto visit = [&](std::size_t i) {
-    const auto* g = std::get_if<isa::Gemm>(&prog.instrs[i]);
-    if (!g) return;
+    const isa::Instr& in = prog.instrs[i];
+    const std::string stem = fmt::format("i{:02}", i), name = isa::instr_name(in);
+    std::string writes;
+    const isa::ReadFn read = [&](std::int64_t a) { return std::int64_t(mem.at(std::size_t(a))); };
+    const isa::WriteFn write = [&](std::int64_t a, std::int64_t v) { writes += fmt::format("{} {}\n", a, v); };
+    std::string why;
     isa::EngineDescriptor d;
     try {
-      d = isa::encode_engine(*g, w.cfg.array.rows, w.cfg.array.cols, w.cfg.accumulator.depth);
+      if (const auto* g = std::get_if<isa::Gemm>(&in)) {
+        isa::run_gemm_reference(*g, {rows, cols, w.cfg.widths.psum, w.cfg.widths.act}, read, write);
+        d = isa::encode_engine(*g, rows, cols, w.cfg.accumulator.depth);
+      } else if (const auto* a = std::get_if<isa::Activate>(&in)) {
+        isa::run_activate_reference(*a, tables, read, write);
+        d = isa::encode_activate(*a, tables.params.sq_norm_shift, max_len);
+      } else if (const auto* f = std::get_if<isa::Fill>(&in)) {
+        isa::run_fill_reference(*f, write);
+        d = isa::encode_fill(*f, w.cfg.widths.act);
+      }
     } catch (const std::invalid_argument& e) {
-      index += fmt::format("skip {} ({})\n", g->name, e.what());
-      ++skipped;
-      return;
+      why = e.what();
     }
-    const std::string stem = fmt::format("gemm{:02}", i);
-    std::string writes;
-    isa::run_gemm_reference(
-        *g, {w.cfg.array.rows, w.cfg.array.cols, w.cfg.widths.psum, w.cfg.widths.act},
-        [&](std::int64_t a) { return std::int64_t(mem.at(std::size_t(a))); },
-        [&](std::int64_t a, std::int64_t v) { writes += fmt::format("{} {}\n", a, v); });
-    write_file_atomic(dir + "/" + stem + ".desc", fmt::format("# {} ({})\n", g->name, w.cfg.name) + isa::engine_descriptor_text(d));
-    write_file_atomic(dir + "/" + stem + ".mem", image_bytes(mem));
     write_file_atomic(dir + "/" + stem + ".writes", writes);
-    index += fmt::format("{} {}\n", stem, g->name);
-    ++dumped;
+    if (why.empty()) {
+      write_file_atomic(dir + "/" + stem + ".desc", fmt::format("# {} ({})\n", name, w.cfg.name) + isa::engine_descriptor_text(d));
+      index += fmt::format("{} {}\n", stem, name);
+      ++dumped;
+    } else {
+      index += fmt::format("skip {} {} ({})\n", stem, name, why);
+      ++skipped;
+    }
   };
   // State before instruction 0, then after each instruction = before the next one.
   if (!prog.instrs.empty()) visit(0);
@@ -68,8 +83,7 @@ void dump_engine(const Workload& w, const isa::Program& prog, const std::string&
     if (i + 1 < prog.instrs.size()) visit(i + 1);
   });
   write_file_atomic(dir + "/index.txt", index);
-  fmt::print("wrote {} engine gemm descriptor(s) to {} ({} the engine cannot run yet: {}/index.txt)\n", dumped, dir, skipped,
-             dir);
+  fmt::print("wrote {} engine descriptor(s) to {} ({} the engine cannot run yet: {}/index.txt)\n", dumped, dir, skipped, dir);
 }
 
 }  // namespace
@@ -86,8 +100,9 @@ int cmd_compile(const std::vector<std::string>& argv) {
       .option("seed", "N", "seed of the random weights and the synthetic input", "1")
       .option("out", "DIR", "directory for program.json and stats.json")
       .option("dump-engine", "DIR",
-              "for every gemm descriptor the compute engine runs (docs/rtl-engine.md): its engine descriptor, the\n"
-              "memory before it (executor state) and the writes it must make, for tb_blocks engine --program DIR")
+              "the program for the compute engine (docs/rtl-engine.md): the initial memory image and, per\n"
+              "instruction, its engine descriptor and the writes it must make (executor), for\n"
+              "tb_blocks engine --program DIR")
       .flag("check", "run the program in the functional executor and compare with the golden model");
   if (!args.parse(argv)) {
     fmt::print("{}", args.help());

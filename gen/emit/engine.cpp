@@ -375,6 +375,106 @@ Module build_out_writer(const AccelConfig& cfg) {
   return m;
 }
 
+Module build_act_pass(const AccelConfig& cfg) {
+  const int D = cfg.widths.data, OB = act_geometry(cfg).out_bits, A = cfg.widths.act;
+  const std::string cw = str(CW), aw = str(AW);
+  Module m(kActPassModule,
+           "Activate and Fill descriptors of the compute engine (docs/rtl-engine.md). Activate: reads count\n"
+           "vectors of n act codes, element e of vector v at in_base + v*in_s_v + e*in_s_e, one per cycle\n"
+           "(1-cycle read latency), and hands them to activation unit 0 (act_valid_o/act_data_o, one vector\n"
+           "after the other; the engine sets the unit's function and length); writes the unit's results in\n"
+           "order: squash/softmax element e of vector v at out_base + v*out_s_v + e*out_s_e, norm one code per\n"
+           "vector at out_base + v*out_s_v. Fill: writes value to count elements at out_base + e*out_s_e,\n"
+           "one per cycle. done_o pulses after the last write.");
+  m.clock_and_reset()
+      .input("start_i", "1", "load the descriptor and start (only while idle)")
+      .input("fill_i", "1", "the descriptor is a Fill (else an Activate)")
+      .input("desc_norm_i", "1", "Activate: one result per vector (norm)")
+      .input("desc_count_i", "32", "vectors (Fill: elements), >= 1")
+      .input("desc_n_i", cw, "elements per vector, >= 1")
+      .input("desc_in_base_i", aw, "element 0 of vector 0")
+      .input("desc_in_s_v_i", aw, "vector stride")
+      .input("desc_in_s_e_i", aw, "element stride")
+      .input("desc_out_base_i", aw, "result 0")
+      .input("desc_out_s_v_i", aw, "result vector stride")
+      .input("desc_out_s_e_i", aw, "result element stride (Fill: element stride)")
+      .input("desc_value_i", str(A), "Fill: the value (act code)")
+      .output("rd_en_o", "1", "read one element")
+      .output("rd_addr_o", aw, "its address")
+      .input("rd_data_i", str(D), "the element, one cycle after rd_en_o")
+      .output("act_valid_o", "1", "an element for activation unit 0")
+      .output("act_data_o", str(D), "the element (act code)")
+      .input("res_valid_i", "1", "activation unit 0 has a result")
+      .input("res_data_i", str(OB), "the result (norm: unsigned code; else signed, sign-extended)")
+      .output("wr_en_o", "1", "write one result")
+      .output("wr_addr_o", aw, "its address")
+      .output("wr_data_o", str(OB), "the result (Fill: the value, sign-extended)")
+      .output("busy_o", "1", "a descriptor is running")
+      .output("done_o", "1", "one-cycle pulse: the last result was written");
+  m.comment("Descriptor.");
+  m.reg("fill_q", "1");
+  m.reg("norm_q", "1");
+  m.reg("cm1_q", "32", "count - 1");
+  m.reg("nm1_q", cw, "n - 1");
+  for (const char* n : {"s_iv_q", "s_ie_q", "s_ov_q", "s_oe_q"}) m.reg(n, aw);
+  m.reg("value_q", str(A));
+  m.comment("Reader: element re_q of vector rv_q at raddr_q (rvaddr_q: the vector's element 0).");
+  m.reg("reading_q", "1");
+  m.reg("rv_q", "32");
+  m.reg("re_q", cw);
+  m.reg("raddr_q", aw);
+  m.reg("rvaddr_q", aw);
+  m.reg("p_q", "1", "the element read in the previous cycle goes to the unit");
+  m.comment("Writer: result we_q of vector wv_q at waddr_q (wvaddr_q: the vector's result 0).");
+  m.reg("busy_q", "1");
+  m.reg("done_q", "1");
+  m.reg("wv_q", "32");
+  m.reg("we_q", cw);
+  m.reg("waddr_q", aw);
+  m.reg("wvaddr_q", aw);
+  m.wire("r_vlast", "1", "the reader's element is its vector's last");
+  m.wire("w_take", "1", "a result (or a Fill element) is written this cycle");
+  m.wire("w_vlast", "1", "it is its vector's last");
+  m.wire("w_last", "1", "it is the descriptor's last");
+  m.blank();
+  m.assign("r_vlast", "re_q == nm1_q");
+  m.assign("rd_en_o", "reading_q");
+  m.assign("rd_addr_o", "raddr_q");
+  m.assign("act_valid_o", "p_q");
+  m.assign("act_data_o", "rd_data_i");
+  m.assign("w_take", "busy_q & (fill_q | res_valid_i)");
+  m.assign("w_vlast", "fill_q | norm_q | (we_q == nm1_q)");
+  m.assign("w_last", "w_vlast & (wv_q == cm1_q)");
+  m.assign("wr_en_o", "w_take");
+  m.assign("wr_addr_o", "waddr_q");
+  m.assign("wr_data_o", fmt::format("fill_q ? {} : res_data_i", detail::sext("value_q", A, OB)));
+  m.always_ff_reset(
+      {nb("busy_q", "1'b0"), nb("done_q", "1'b0"), nb("reading_q", "1'b0"), nb("p_q", "1'b0")},
+      {nb("done_q", "1'b0"), nb("p_q", "reading_q"),
+       if_("start_i",
+           {nb("busy_q", "1'b1"), nb("reading_q", "~fill_i"), nb("fill_q", "fill_i"), nb("norm_q", "desc_norm_i"),
+            nb("cm1_q", "desc_count_i - 32'd1"), nb("nm1_q", "desc_n_i - 16'd1"), nb("s_iv_q", "desc_in_s_v_i"),
+            nb("s_ie_q", "desc_in_s_e_i"), nb("s_ov_q", "desc_out_s_v_i"), nb("s_oe_q", "desc_out_s_e_i"),
+            nb("value_q", "desc_value_i"), nb("rv_q", "32'd0"), nb("re_q", "16'd0"), nb("raddr_q", "desc_in_base_i"),
+            nb("rvaddr_q", "desc_in_base_i"), nb("wv_q", "32'd0"), nb("we_q", "16'd0"), nb("waddr_q", "desc_out_base_i"),
+            nb("wvaddr_q", "desc_out_base_i")},
+           {if_("reading_q",
+                {if_("r_vlast",
+                     {nb("re_q", "16'd0"), nb("rv_q", "rv_q + 32'd1"), nb("rvaddr_q", "rvaddr_q + s_iv_q"),
+                      nb("raddr_q", "rvaddr_q + s_iv_q"), if_("rv_q == cm1_q", {nb("reading_q", "1'b0")})},
+                     {nb("re_q", "re_q + 16'd1"), nb("raddr_q", "raddr_q + s_ie_q")})}),
+            if_("w_take",
+                {if_("w_last", {nb("busy_q", "1'b0"), nb("done_q", "1'b1")}),
+                 if_("fill_q", {nb("wv_q", "wv_q + 32'd1"), nb("waddr_q", "waddr_q + s_oe_q")},
+                     {if_("w_vlast",
+                          {nb("we_q", "16'd0"), nb("wv_q", "wv_q + 32'd1"), nb("wvaddr_q", "wvaddr_q + s_ov_q"),
+                           nb("waddr_q", "wvaddr_q + s_ov_q")},
+                          {nb("we_q", "we_q + 16'd1"), nb("waddr_q", "waddr_q + s_oe_q")})})})})});
+  m.assign("busy_o", "busy_q");
+  m.assign("done_o", "done_q");
+  return m;
+}
+
 Module build_engine(const AccelConfig& cfg) {
   const int R = cfg.array.rows, C = cfg.array.cols, D = cfg.widths.data, W = cfg.widths.weight, P = cfg.widths.psum,
             A = cfg.widths.act, depth = cfg.accumulator.depth;
@@ -411,7 +511,8 @@ Module build_engine(const AccelConfig& cfg) {
                R, C, F));
   m.clock_and_reset()
       .input("desc_valid_i", "1", "descriptor valid")
-      .output("desc_ready_o", "1", "idle: the descriptor is accepted");
+      .output("desc_ready_o", "1", "idle: the descriptor is accepted")
+      .input("desc_kind_i", "2", "0 Gemm, 1 Activate, 2 Fill (isa::EngineDescriptor::kind)");
   gather_descriptor_ports(m);  // data source and counts, passed to capsgen_gather (docs/rtl-gather.md)
   m.input("desc_n_tiles_i", cw, "tiles per chunk")
       .input("desc_n_total_i", cw, "output columns")
@@ -443,6 +544,17 @@ Module build_engine(const AccelConfig& cfg) {
       .input("desc_o_sel_i", cw, "outputs: select_mod J (0: off; else only column m % J, at base + b*s_b + m*s_m)")
       .input("desc_shift_i", str(SB), "reduction right shift")
       .input("desc_relu_i", "1", "ReLU after the reduction")
+      .input("desc_a_func_i", "3", "Activate: unit function (2 norm, 3 squash, 4 softmax)")
+      .input("desc_a_norm_shift_i", "5", "Activate: norm shift (norm, squash)")
+      .input("desc_a_count_i", "32", "Activate: vectors; Fill: elements")
+      .input("desc_a_n_i", cw, "Activate: elements per vector")
+      .input("desc_a_in_base_i", aw, "Activate: input base")
+      .input("desc_a_in_s_v_i", aw, "Activate: input vector stride")
+      .input("desc_a_in_s_e_i", aw, "Activate: input element stride")
+      .input("desc_a_out_base_i", aw, "Activate, Fill: output base")
+      .input("desc_a_out_s_v_i", aw, "Activate: output vector stride")
+      .input("desc_a_out_s_e_i", aw, "Activate, Fill: output element stride")
+      .input("desc_f_value_i", str(A), "Fill: value")
       .output("drd_en_o", "1", "data read")
       .output("drd_addr_o", aw, "data element address")
       .input("drd_data_i", str(D), "data element, one cycle after drd_en_o")
@@ -454,7 +566,7 @@ Module build_engine(const AccelConfig& cfg) {
       .input("brd_data_i", str(C * P), "the biases, one cycle after brd_en_o")
       .output("wr_en_o", "1", "result write")
       .output("wr_addr_o", aw, "result address")
-      .output("wr_data_o", str(A), "result (act code)")
+      .output("wr_data_o", str(OB), "result: act code sign-extended (norm: unsigned code, zero-extended)")
       .output("busy_o", "1", "a descriptor is running")
       .output("done_o", "1", "one-cycle pulse: the descriptor finished")
       .output("error_o", "1", "sticky: an internal contract was violated")
@@ -478,6 +590,10 @@ Module build_engine(const AccelConfig& cfg) {
   m.reg("init_s_m_q", aw);
   m.reg("init_shift_q", "5");
   m.reg("relu_q", "1");
+  m.reg("act_mode_q", "1", "an Activate or Fill runs (the activation bank, data port and write port are the pass's)");
+  m.reg("a_func_q", "3");
+  m.reg("a_len_q", str(ag.len_bits));
+  m.reg("a_ns_q", str(ag.nshift_bits));
   m.reg("shift_q", str(SB));
   m.comment("Streamer position: vector mi_q of the block at m0_q (mb_q vectors), tile n_q, chunk k_q, batch b_q;\n"
             "ent_q = mi_q * n_tiles + n_q, the accumulator entry.");
@@ -491,13 +607,27 @@ Module build_engine(const AccelConfig& cfg) {
     m.reg(n, "32");
   m.wire("accept", "1");
   m.wire("empty", "1", "a count is zero: nothing to do");
-  m.wire("start", "1", "accept a non-empty descriptor: every unit starts");
+  m.wire("start", "1", "accept a non-empty Gemm: every unit starts");
   m.blank();
   m.assign("accept", "desc_valid_i & ~busy_q");
   m.assign("empty",
-           "(desc_batch_i == 16'd0) | (desc_m_total_i == 16'd0) | (desc_m_block_i == 16'd0) | (desc_k_chunks_i == 16'd0) "
-           "| (desc_n_tiles_i == 16'd0) | (desc_n_total_i == 16'd0)");
-  m.assign("start", "accept & ~empty");
+           "(desc_kind_i == 2'd0) ? ((desc_batch_i == 16'd0) | (desc_m_total_i == 16'd0) | (desc_m_block_i == 16'd0) | "
+           "(desc_k_chunks_i == 16'd0) | (desc_n_tiles_i == 16'd0) | (desc_n_total_i == 16'd0)) : "
+           "((desc_a_count_i == 32'd0) | ((desc_kind_i == 2'd1) & (desc_a_n_i == 16'd0)))");
+  m.wire("a_start", "1", "accept a non-empty Activate or Fill");
+  m.assign("a_start", "accept & ~empty & (desc_kind_i != 2'd0)");
+  m.assign("start", "accept & ~empty & (desc_kind_i == 2'd0)");
+  m.comment("The Activate/Fill pass (capsgen_act_pass, instantiated below) and its share of the ports.");
+  m.wire("ap_rd_en", "1");
+  m.wire("ap_rd_addr", aw);
+  m.wire("ap_act_valid", "1");
+  m.wire("ap_act_data", str(D));
+  m.wire("ap_wr_en", "1");
+  m.wire("ap_wr_addr", aw);
+  m.wire("ap_wr_data", str(OB));
+  m.wire("ap_done", "1");
+  m.wire("ap_busy", "1");
+  m.wire("act_in", str(C * P), "the pass's element for unit 0 (sign-extended to psum bits), 0 for the others");
 
   // --- gather -> staging --------------------------------------------------------------------------------
   m.blank();
@@ -534,8 +664,8 @@ Module build_engine(const AccelConfig& cfg) {
   m.lint_on("UNUSEDSIGNAL");
   m.assign("g_ready", "st_wr_free & ~(s1_valid_q & s1_commit_q)");
   m.assign("g_take", "g_valid & g_ready");
-  m.assign("drd_en_o", "g_take & ~g_zero");
-  m.assign("drd_addr_o", "g_addr");
+  m.assign("drd_en_o", "act_mode_q ? ap_rd_en : g_take & ~g_zero");
+  m.assign("drd_addr_o", "act_mode_q ? ap_rd_addr : g_addr");
   m.always_ff_reset({nb("s1_valid_q", "1'b0")}, {nb("s1_valid_q", "g_take")});
   m.always_ff({nb("s1_zero_q", "g_zero"), nb("s1_commit_q", "g_chunk_last"), nb("s1_row_q", "g_row"),
                nb("s1_vec_q", VB == CW ? "g_vec" : fmt::format("g_vec[{}:0]", VB - 1))});
@@ -772,12 +902,12 @@ Module build_engine(const AccelConfig& cfg) {
   m.instance(kActivationBankModule, "u_act")
       .connect("clk_i", "clk_i")
       .connect("rst_ni", "rst_ni")
-      .connect("in_valid_i", "acc_out_valid")
-      .connect("in_data_i", "acc_out_data")
-      .connect("func_i", "{2'b00, relu_q}")
-      .connect("len_i", lit(ag.len_bits, 1))
-      .connect("shift_i", "shift_q")
-      .connect("norm_shift_i", lit(ag.nshift_bits, 0))
+      .connect("in_valid_i", "act_mode_q ? ap_act_valid : acc_out_valid")
+      .connect("in_data_i", "act_mode_q ? act_in : acc_out_data")
+      .connect("func_i", "act_mode_q ? a_func_q : {2'b00, relu_q}")
+      .connect("len_i", fmt::format("act_mode_q ? a_len_q : {}", lit(ag.len_bits, 1)))
+      .connect("shift_i", fmt::format("act_mode_q ? {} : shift_q", lit(SB, 0)))
+      .connect("norm_shift_i", fmt::format("act_mode_q ? a_ns_q : {}", lit(ag.nshift_bits, 0)))
       .connect("out_valid_o", "a_valid")
       .connect("out_last_o", "a_last")
       .connect("out_data_o", "a_data")
@@ -801,17 +931,22 @@ Module build_engine(const AccelConfig& cfg) {
   }
   for (int c = 0; c < C; ++c)
     m.assign(lane("fifo_in", c, A), OB == A ? lane("a_data", c, OB) : fmt::format("a_data[{} +: {}]", c * OB, A));
-  m.assign("fifo_overflow", fmt::format("a_valid & (fifo_cnt_q == {}) & ~pop", lit(FB + 1, F)));
+  m.wire("fifo_push", "1", "a Gemm result vector");
+  m.assign("fifo_push", "a_valid & ~act_mode_q");
+  m.assign("fifo_overflow", fmt::format("fifo_push & (fifo_cnt_q == {}) & ~pop", lit(FB + 1, F)));
   m.always_ff_reset({nb("fifo_wp_q", lit(FB, 0)), nb("fifo_rp_q", lit(FB, 0)), nb("fifo_cnt_q", lit(FB + 1, 0))},
-                    {if_("a_valid", {nb("fifo_wp_q", fmt::format("fifo_wp_q + {}", lit(FB, 1)))}),
+                    {if_("fifo_push", {nb("fifo_wp_q", fmt::format("fifo_wp_q + {}", lit(FB, 1)))}),
                      if_("pop", {nb("fifo_rp_q", fmt::format("fifo_rp_q + {}", lit(FB, 1)))}),
-                     nb("fifo_cnt_q", fmt::format("fifo_cnt_q + {{{0}'d0, a_valid}} - {{{0}'d0, pop}}", FB))});
-  m.always_ff({if_("a_valid", {nb("fifo_mem[fifo_wp_q]", "fifo_in")})});
+                     nb("fifo_cnt_q", fmt::format("fifo_cnt_q + {{{0}'d0, fifo_push}} - {{{0}'d0, pop}}", FB))});
+  m.always_ff({if_("fifo_push", {nb("fifo_mem[fifo_wp_q]", "fifo_in")})});
   m.wire("w_done", "1");
   m.wire("w_busy", "1");
+  m.wire("w_wr_en", "1");
+  m.wire("w_wr_addr", aw);
+  m.wire("w_wr_data", str(A));
   m.lint_off("UNUSEDSIGNAL", "the writer's busy flag and the tile reader's are observed by the testbench only.");
-  m.wire("units_busy", "2");
-  m.assign("units_busy", "{w_busy, tr_busy}");
+  m.wire("units_busy", "3");
+  m.assign("units_busy", "{ap_busy, w_busy, tr_busy}");
   m.lint_on("UNUSEDSIGNAL");
   m.instance(kOutWriterModule, "u_writer")
       .connect("clk_i", "clk_i")
@@ -832,16 +967,49 @@ Module build_engine(const AccelConfig& cfg) {
       .connect("rec_valid_i", fmt::format("fifo_cnt_q != {}", lit(FB + 1, 0)))
       .connect("rec_data_i", "fifo_mem[fifo_rp_q]")
       .connect("rec_pop_o", "pop")
-      .connect("wr_en_o", "wr_en_o")
-      .connect("wr_addr_o", "wr_addr_o")
-      .connect("wr_data_o", "wr_data_o")
+      .connect("wr_en_o", "w_wr_en")
+      .connect("wr_addr_o", "w_wr_addr")
+      .connect("wr_data_o", "w_wr_data")
       .connect("busy_o", "w_busy")
       .connect("done_o", "w_done");
+  m.assign("act_in", C == 1 ? detail::sext("ap_act_data", D, P)
+                            : fmt::format("{{{}, {}}}", lit((C - 1) * P, 0), detail::sext("ap_act_data", D, P)));
+  m.instance(kActPassModule, "u_act_pass")
+      .connect("clk_i", "clk_i")
+      .connect("rst_ni", "rst_ni")
+      .connect("start_i", "a_start")
+      .connect("fill_i", "desc_kind_i == 2'd2")
+      .connect("desc_norm_i", "desc_a_func_i == 3'd2")
+      .connect("desc_count_i", "desc_a_count_i")
+      .connect("desc_n_i", "desc_a_n_i")
+      .connect("desc_in_base_i", "desc_a_in_base_i")
+      .connect("desc_in_s_v_i", "desc_a_in_s_v_i")
+      .connect("desc_in_s_e_i", "desc_a_in_s_e_i")
+      .connect("desc_out_base_i", "desc_a_out_base_i")
+      .connect("desc_out_s_v_i", "desc_a_out_s_v_i")
+      .connect("desc_out_s_e_i", "desc_a_out_s_e_i")
+      .connect("desc_value_i", "desc_f_value_i")
+      .connect("rd_en_o", "ap_rd_en")
+      .connect("rd_addr_o", "ap_rd_addr")
+      .connect("rd_data_i", "drd_data_i")
+      .connect("act_valid_o", "ap_act_valid")
+      .connect("act_data_o", "ap_act_data")
+      .connect("res_valid_i", "a_valid & act_mode_q")
+      .connect("res_data_i", lane("a_data", 0, OB))
+      .connect("wr_en_o", "ap_wr_en")
+      .connect("wr_addr_o", "ap_wr_addr")
+      .connect("wr_data_o", "ap_wr_data")
+      .connect("busy_o", "ap_busy")
+      .connect("done_o", "ap_done");
+  m.comment("The write port: the Gemm writer's results (act codes, sign-extended) or the pass's.");
+  m.assign("wr_en_o", "act_mode_q ? ap_wr_en : w_wr_en");
+  m.assign("wr_addr_o", "act_mode_q ? ap_wr_addr : w_wr_addr");
+  m.assign("wr_data_o", fmt::format("act_mode_q ? ap_wr_data : {}", OB == A ? std::string("w_wr_data") : detail::sext("w_wr_data", A, OB)));
 
   m.blank();
   m.comment("Descriptor accept, streamer counters, credits, done and the sticky error.");
   m.always_ff_reset(
-      {nb("busy_q", "1'b0"), nb("done_q", "1'b0"), nb("err_q", "1'b0"), nb("run_q", "1'b0")},
+      {nb("busy_q", "1'b0"), nb("done_q", "1'b0"), nb("err_q", "1'b0"), nb("run_q", "1'b0"), nb("act_mode_q", "1'b0")},
       {nb("done_q", "accept & empty"),
        if_("start",
            {nb("busy_q", "1'b1"), nb("run_q", "1'b1"), nb("bm1_q", "desc_batch_i - 16'd1"), nb("mtot_q", "desc_m_total_i"),
@@ -860,7 +1028,12 @@ Module build_engine(const AccelConfig& cfg) {
             nb("b_q", "16'd0"), nb("ent_q", lit(EB, 0)), nb("credits_q", lit(FB + 1, F))},
            {if_("issue", advance),
             nb("credits_q", fmt::format("credits_q - {{{}'d0, issue & last_k}} + {{{}'d0, pop}}", FB, FB))}),
-       if_("busy_q & w_done", {nb("busy_q", "1'b0"), nb("done_q", "1'b1")}),
+       if_("busy_q & (w_done | ap_done)", {nb("busy_q", "1'b0"), nb("done_q", "1'b1"), nb("act_mode_q", "1'b0")}),
+       if_("a_start", {nb("busy_q", "1'b1"), nb("act_mode_q", "1'b1"), nb("a_func_q", "desc_a_func_i"),
+                       nb("a_len_q", ag.len_bits >= CW ? zext("desc_a_n_i", CW, ag.len_bits)
+                                                       : fmt::format("desc_a_n_i[{}:0]", ag.len_bits - 1)),
+                       nb("a_ns_q", ag.nshift_bits >= 5 ? zext("desc_a_norm_shift_i", 5, ag.nshift_bits)
+                                                        : fmt::format("desc_a_norm_shift_i[{}:0]", ag.nshift_bits - 1))}),
        if_("st_error | a_err | res_mismatch | fifo_overflow", {nb("err_q", "1'b1")})});
 
 
@@ -870,7 +1043,7 @@ Module build_engine(const AccelConfig& cfg) {
   m.always_ff_reset(
       {nb("stat_cycles_q", "32'd0"), nb("stat_vectors_q", "32'd0"), nb("stat_stall_data_q", "32'd0"),
        nb("stat_stall_tile_q", "32'd0"), nb("stat_stall_out_q", "32'd0")},
-      {if_("start",
+      {if_("start | a_start",
            {nb("stat_cycles_q", "32'd1"), nb("stat_vectors_q", "32'd0"), nb("stat_stall_data_q", "32'd0"),
             nb("stat_stall_tile_q", "32'd0"), nb("stat_stall_out_q", "32'd0")},
            {if_("busy_q", {nb("stat_cycles_q", "stat_cycles_q + 32'd1")}),
@@ -893,6 +1066,7 @@ Module build_engine(const AccelConfig& cfg) {
 void emit_engine(const AccelConfig& cfg, Design& design) {
   design.add_module(build_tile_reader(cfg));
   design.add_module(build_out_writer(cfg));
+  design.add_module(build_act_pass(cfg));
   design.add_module(build_engine(cfg));
 }
 

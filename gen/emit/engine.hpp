@@ -5,6 +5,7 @@
 // reduces (shift, saturate, ReLU) and the output writer stores each result at its address.
 //   capsgen_tile_reader  weight tiles, one row of `cols` elements per cycle, bottom row first
 //   capsgen_out_writer   results to memory, one element per cycle, in the order of the output pattern
+//   capsgen_act_pass     Activate (squash, softmax, norm of vectors in memory) and Fill descriptors
 //   capsgen_engine       the controller of one Gemm and the datapath around the array
 #pragma once
 
@@ -15,6 +16,7 @@ namespace capsgen::emit {
 
 inline constexpr const char* kTileReaderModule = "capsgen_tile_reader";
 inline constexpr const char* kOutWriterModule = "capsgen_out_writer";
+inline constexpr const char* kActPassModule = "capsgen_act_pass";
 inline constexpr const char* kEngineModule = "capsgen_engine";
 
 // Output FIFO entries between the activation bank and the writer (result vectors of `cols` codes).
@@ -23,6 +25,7 @@ inline constexpr int kEngineOutFifoDepth = 16;
 
 Module build_tile_reader(const AccelConfig& cfg);
 Module build_out_writer(const AccelConfig& cfg);
+Module build_act_pass(const AccelConfig& cfg);
 Module build_engine(const AccelConfig& cfg);
 void emit_engine(const AccelConfig& cfg, Design& design);
 

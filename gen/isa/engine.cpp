@@ -114,6 +114,45 @@ EngineDescriptor encode_engine(const Gemm& g, int rows, int cols, int acc_depth)
   return d;
 }
 
+EngineDescriptor encode_activate(const Activate& a, int squash_norm_shift, int max_len) {
+  need(a.count >= 1, "count", "must be >= 1");
+  need(a.n >= 1 && a.n <= max_len, "n", "vector length must be in [1, " + std::to_string(max_len) + "]");
+  EngineDescriptor d;
+  d.kind = 1;
+  switch (a.func) {
+    case Activate::Func::kNorm: d.a_func = 2; d.a_norm_shift = std::uint8_t(a.norm_shift); break;
+    case Activate::Func::kSquash: d.a_func = 3; d.a_norm_shift = std::uint8_t(squash_norm_shift); break;
+    case Activate::Func::kSoftmax: d.a_func = 4; break;
+  }
+  need(d.a_norm_shift <= 31, "norm_shift", "must be in [0, 31]");
+  d.a_count = u32(a.count);
+  d.a_n = std::uint16_t(a.n);
+  d.a_in_base = u32(a.in_base);
+  d.a_in_s_v = u32(a.in_s_v);
+  d.a_in_s_e = u32(a.in_s_e);
+  d.a_out_base = u32(a.out_base);
+  d.a_out_s_v = u32(a.out_s_v);
+  d.a_out_s_e = u32(a.out_s_e);
+  return d;
+}
+
+EngineDescriptor encode_fill(const Fill& f, int act_bits) {
+  need(f.count >= 1 && f.count <= 0xFFFFFFFFLL, "count", "must be in [1, 2^32)");
+  std::int64_t v = f.value;
+  if (f.period > 0) {
+    need(!f.table.empty(), "table", "period without a table");
+    v = f.table[0];
+    for (std::int64_t t : f.table) need(t == v, "table", "entries differ: the engine fills one value");
+  }
+  EngineDescriptor d;
+  d.kind = 2;
+  d.a_count = u32(f.count);
+  d.a_out_base = u32(f.base);
+  d.a_out_s_e = u32(f.stride);
+  d.f_value = std::uint16_t(static_cast<std::uint64_t>(v) & ((1u << act_bits) - 1));
+  return d;
+}
+
 namespace {
 
 // Every field of the text format, with a getter and a setter (one table for both directions).
@@ -130,6 +169,7 @@ struct Field {
 
 const std::vector<Field>& fields() {
   static const std::vector<Field> f = {
+      CAPSGEN_FIELD("kind", kind, 2),
       CAPSGEN_FIELD("g_conv", gather.conv, 1),         CAPSGEN_FIELD("g_batch", gather.batch, 16),
       CAPSGEN_FIELD("g_m_total", gather.m_total, 16),  CAPSGEN_FIELD("g_m_block", gather.m_block, 16),
       CAPSGEN_FIELD("g_k_chunks", gather.k_chunks, 16), CAPSGEN_FIELD("g_r_total", gather.r_total, 16),
@@ -157,7 +197,13 @@ const std::vector<Field>& fields() {
       CAPSGEN_FIELD("o_base", o_base, 32),             CAPSGEN_FIELD("o_s_b", o_s_b, 32),
       CAPSGEN_FIELD("o_s_m", o_s_m, 32),               CAPSGEN_FIELD("o_s_o2", o_s_o2, 32),
       CAPSGEN_FIELD("o_wrap", o_wrap, 32),             CAPSGEN_FIELD("o_div", o_div, 16),
-      CAPSGEN_FIELD("shift", shift, 8),                CAPSGEN_FIELD("relu", relu, 1)};
+      CAPSGEN_FIELD("shift", shift, 8),                CAPSGEN_FIELD("relu", relu, 1),
+      CAPSGEN_FIELD("a_func", a_func, 3),              CAPSGEN_FIELD("a_norm_shift", a_norm_shift, 5),
+      CAPSGEN_FIELD("a_count", a_count, 32),           CAPSGEN_FIELD("a_n", a_n, 16),
+      CAPSGEN_FIELD("a_in_base", a_in_base, 32),       CAPSGEN_FIELD("a_in_s_v", a_in_s_v, 32),
+      CAPSGEN_FIELD("a_in_s_e", a_in_s_e, 32),         CAPSGEN_FIELD("a_out_base", a_out_base, 32),
+      CAPSGEN_FIELD("a_out_s_v", a_out_s_v, 32),       CAPSGEN_FIELD("a_out_s_e", a_out_s_e, 32),
+      CAPSGEN_FIELD("f_value", f_value, 16)};
   return f;
 }
 #undef CAPSGEN_FIELD

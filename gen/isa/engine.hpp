@@ -41,6 +41,9 @@ OutTarget capsule_output(std::int64_t base, std::int64_t positions, int dim);
 //   t_dtop  = t_etop * tile.s_r, t_dwrap = (group_rows - 1) * tile.s_r        (diag)
 //   o_wrap  = out.s_o1 - (out.o_div - 1) * out.s_o2      (output offset step when o % o_div wraps)
 struct EngineDescriptor {
+  // What the engine runs: 0 a Gemm (the fields below), 1 an Activate pass (a_*), 2 a Fill (f_value,
+  // a_count, a_out_base, a_out_s_e).
+  std::uint8_t kind = 0;
   GatherDescriptor gather;  // data source and the shared counts (batch, m_total, m_block, k_chunks, r_total)
   std::uint16_t n_tiles = 0, n_total = 0;
   std::uint32_t t_base = 0, t_s_b = 0, t_s_k = 0, t_s_n = 0, t_s_r = 0, t_top = 0;
@@ -58,6 +61,16 @@ struct EngineDescriptor {
   std::uint16_t o_sel = 0;  // out.select_mod
   std::uint8_t shift = 0;
   bool relu = false;
+  // Activate: `a_count` vectors of `a_n` elements (act codes) at a_in_base + v*a_in_s_v + e*a_in_s_e
+  // through activation unit 0 with func a_func (2 norm, 3 squash, 4 softmax: the unit's func_i
+  // codes) and norm shift a_norm_shift; squash and softmax write n results at a_out_base +
+  // v*a_out_s_v + e*a_out_s_e, norm one at a_out_base + v*a_out_s_v. Fill: a_count elements at
+  // a_out_base + e*a_out_s_e get f_value.
+  std::uint8_t a_func = 0, a_norm_shift = 0;
+  std::uint32_t a_count = 0;
+  std::uint16_t a_n = 0;
+  std::uint32_t a_in_base = 0, a_in_s_v = 0, a_in_s_e = 0, a_out_base = 0, a_out_s_v = 0, a_out_s_e = 0;
+  std::uint16_t f_value = 0;  // act code, two's complement in the low act bits
 };
 
 // Encodes g for a rows x cols array with acc_depth accumulator entries. Throws std::invalid_argument
@@ -66,6 +79,14 @@ struct EngineDescriptor {
 // everything encode_gather rejects. Tiles whose rows are not contiguous (tile.s_c != 1, several columns) are
 // read column by column (t_strided: up to cols reads per row instead of one).
 EngineDescriptor encode_engine(const Gemm& g, int rows, int cols, int acc_depth);
+
+// An Activate pass: squash uses the preset's squash norm shift (`squash_norm_shift`), norm its own.
+// Throws std::invalid_argument naming the field: count outside [1, 2^32), n outside [1, max_len]
+// (the activation unit's longest vector).
+EngineDescriptor encode_activate(const Activate& a, int squash_norm_shift, int max_len);
+// A Fill with one value (a period table of equal entries is one value). Throws std::invalid_argument
+// for a table of different values (the engine writes a constant) or a count outside [1, 2^32).
+EngineDescriptor encode_fill(const Fill& f, int act_bits);
 
 // The descriptor as text, one "field value" line per field (gather fields prefixed "g_"), and back:
 // the format `capsgen compile --dump-engine` writes and the engine's program test reads.

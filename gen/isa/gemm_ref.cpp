@@ -83,4 +83,31 @@ void run_gemm_reference(const Gemm& g, const GemmShape& s, const ReadFn& read, c
     }
 }
 
+ActTables::ActTables(const fx::ActParams& p)
+    : params(p), sqrt_lut(fx::build_sqrt_lut(p)), squash_lut(fx::build_squash_lut(p)), exp_lut(fx::build_exp_lut(p)) {}
+
+void run_activate_reference(const Activate& a, const ActTables& t, const ReadFn& read, const WriteFn& write) {
+  std::vector<std::int64_t> in(static_cast<std::size_t>(a.n)), out(static_cast<std::size_t>(a.n));
+  for (int v = 0; v < a.count; ++v) {
+    for (int e = 0; e < a.n; ++e) in[std::size_t(e)] = read(a.in_base + std::int64_t(v) * a.in_s_v + std::int64_t(e) * a.in_s_e);
+    switch (a.func) {
+      case Activate::Func::kSquash:
+        fx::squash(t.params, t.sqrt_lut, t.squash_lut, in.data(), a.n, out.data());
+        break;
+      case Activate::Func::kSoftmax:
+        fx::softmax(t.params, t.exp_lut, in.data(), a.n, out.data());
+        break;
+      case Activate::Func::kNorm:
+        write(a.out_base + std::int64_t(v) * a.out_s_v, fx::norm(t.params, t.sqrt_lut, in.data(), a.n, a.norm_shift).norm);
+        continue;
+    }
+    for (int e = 0; e < a.n; ++e) write(a.out_base + std::int64_t(v) * a.out_s_v + std::int64_t(e) * a.out_s_e, out[std::size_t(e)]);
+  }
+}
+
+void run_fill_reference(const Fill& f, const WriteFn& write) {
+  for (std::int64_t e = 0; e < f.count; ++e)
+    write(f.base + e * f.stride, f.period > 0 ? f.table[std::size_t(e % f.period)] : f.value);
+}
+
 }  // namespace capsgen::isa

@@ -6,8 +6,10 @@
 
 #include <cstdint>
 #include <functional>
+#include <vector>
 
 #include "isa/program.hpp"
+#include "numerics/activation.hpp"
 
 namespace capsgen::isa {
 
@@ -34,5 +36,19 @@ using WriteFn = std::function<void(std::int64_t, std::int64_t)>;
 // writes it: block by block, then per tile n, per vector of the block, per column (output o = n*cols + c).
 void run_gemm_reference(const Gemm& g, const GemmShape& s, const ReadFn& read, const WriteFn& write,
                         GemmCounters* counters = nullptr);
+
+// The activation units' LUTs for an ActParams (fx::build_*_lut).
+struct ActTables {
+  fx::ActParams params;
+  std::vector<std::uint32_t> sqrt_lut, squash_lut, exp_lut;
+  explicit ActTables(const fx::ActParams& p);
+};
+
+// Runs an Activate pass: for each of `count` vectors of n elements, squash or softmax (n results, in
+// element order) or norm (one code); writes in the order the hardware writes them (vector, element).
+void run_activate_reference(const Activate& a, const ActTables& t, const ReadFn& read, const WriteFn& write);
+
+// Runs a Fill: element e < count at base + e*stride gets value (or table[e % period]).
+void run_fill_reference(const Fill& f, const WriteFn& write);
 
 }  // namespace capsgen::isa

@@ -52,7 +52,8 @@ TEST(EmitEngine, RegisteredLastAfterEveryUnitItUses) {
   const auto pos = [&v](const std::string& n) { return std::find(v.begin(), v.end(), n) - v.begin(); };
   ASSERT_LT(pos("capsgen_engine.v"), static_cast<long>(v.size()));
   for (const char* dep : {"capsgen_gather.v", "capsgen_staging.v", "capsgen_systolic_array.v", "capsgen_accumulator_bank.v",
-                          "capsgen_activation_bank.v", "capsgen_tile_reader.v", "capsgen_out_writer.v"})
+                          "capsgen_activation_bank.v", "capsgen_tile_reader.v", "capsgen_out_writer.v",
+                          "capsgen_act_pass.v"})
     EXPECT_LT(pos(dep), pos("capsgen_engine.v")) << dep;
   EXPECT_EQ(v.back(), "capsgen_engine.v");
 }
@@ -62,7 +63,7 @@ TEST(EmitEngine, OneOfEachUnitAndPortWidthsFromThePreset) {
   const std::string text = print_module(build_engine(big));
   for (const char* inst : {"capsgen_gather u_gather", "capsgen_staging u_staging", "capsgen_tile_reader u_tiles",
                            "capsgen_systolic_array #(", "capsgen_accumulator_bank #(", "capsgen_activation_bank u_act",
-                           "capsgen_out_writer u_writer"})
+                           "capsgen_out_writer u_writer", "capsgen_act_pass u_act_pass"})
     EXPECT_EQ(count(text, inst), 1) << inst;
   for (const char* p : {"input  wire [127:0] wrd_data_i", "input  wire [399:0] brd_data_i", "input  wire [7:0] drd_data_i",
                         "output wire [7:0] wr_data_o", "output wire [31:0] wr_addr_o", "output wire error_o"})
@@ -92,7 +93,7 @@ TEST(EmitEngine, TileReaderMasksColumnsAndPlacesDiagRows) {
 TEST(EmitEngine, NamingSynthesizableAndDeterministic) {
   for (const AccelConfig& cfg : shapes()) {
     SCOPED_TRACE(cfg.name);
-    for (const Module& m : {build_tile_reader(cfg), build_out_writer(cfg), build_engine(cfg)}) {
+    for (const Module& m : {build_tile_reader(cfg), build_out_writer(cfg), build_act_pass(cfg), build_engine(cfg)}) {
       for (const Port& port : m.ports()) {
         const bool in = port.dir == PortDir::kInput;
         EXPECT_TRUE(port.name == "rst_ni" || port.name.substr(port.name.size() - 2) == (in ? "_i" : "_o")) << port.name;

@@ -185,11 +185,54 @@ TEST(EngineDescriptor, TextRoundTripAndErrors) {
   };
   fails(text + "bogus 1\n", "unknown field");
   fails(text + "relu 0\n", "given twice");
-  fails("# header\n" + text.substr(text.find('\n') + 1), "g_conv: missing");
+  fails("# header\n" + text.substr(text.find('\n') + 1), "kind: missing");
   std::string bad = text;
   bad.replace(bad.find("relu 1"), 6, "relu 2");
   fails(bad, "does not fit 1 bits");
   bad = text;
   bad.replace(bad.find("shift 7"), 7, "shift -1");
   fails(bad, "expected one unsigned number");
+}
+
+TEST(EngineDescriptor, ActivateAndFill) {
+  Activate a;
+  a.func = Activate::Func::kSquash;
+  a.count = 10;
+  a.n = 16;
+  a.in_base = 100;
+  a.in_s_v = 16;
+  a.out_base = 400;
+  a.out_s_v = 16;
+  a.norm_shift = 6;  // ignored for squash: the preset's squash norm shift
+  EngineDescriptor d = encode_activate(a, 2, 32);
+  EXPECT_EQ(d.kind, 1);
+  EXPECT_EQ(d.a_func, 3);
+  EXPECT_EQ(d.a_norm_shift, 2);
+  EXPECT_EQ(d.a_count, 10u);
+  EXPECT_EQ(d.a_n, 16);
+  EXPECT_EQ(d.a_out_s_e, 1u);
+  a.func = Activate::Func::kNorm;
+  EXPECT_EQ(encode_activate(a, 2, 32).a_norm_shift, 6);
+  EXPECT_EQ(encode_activate(a, 2, 32).a_func, 2);
+  a.func = Activate::Func::kSoftmax;
+  EXPECT_EQ(encode_activate(a, 2, 32).a_func, 4);
+  a.n = 33;
+  EXPECT_THROW(encode_activate(a, 2, 32), std::invalid_argument);
+  EXPECT_EQ(engine_descriptor_text(parse_engine_descriptor(engine_descriptor_text(d))), engine_descriptor_text(d));
+
+  Fill f;
+  f.base = 7;
+  f.count = 20;
+  f.stride = 3;
+  f.value = -5;
+  d = encode_fill(f, 8);
+  EXPECT_EQ(d.kind, 2);
+  EXPECT_EQ(d.f_value, 0xFB);  // -5 in 8 bits
+  EXPECT_EQ(d.a_count, 20u);
+  EXPECT_EQ(d.a_out_s_e, 3u);
+  f.period = 3;
+  f.table = {9, 9, 9};
+  EXPECT_EQ(encode_fill(f, 8).f_value, 9);
+  f.table = {9, 8, 9};
+  EXPECT_THROW(encode_fill(f, 8), std::invalid_argument);
 }

@@ -27,6 +27,7 @@ module capsgen_engine (
   input  wire rst_ni,  // asynchronous reset, active low (control registers only)
   input  wire desc_valid_i,  // descriptor valid
   output wire desc_ready_o,  // idle: the descriptor is accepted
+  input  wire [1:0] desc_kind_i,  // 0 Gemm, 1 Activate, 2 Fill (isa::EngineDescriptor::kind)
   input  wire desc_conv_i,  // 0: affine (diag when desc_groups_i > 1), 1: conv (im2col)
   input  wire [15:0] desc_batch_i,  // batch items
   input  wire [15:0] desc_m_total_i,  // vectors per batch item
@@ -82,6 +83,17 @@ module capsgen_engine (
   input  wire [15:0] desc_o_sel_i,  // outputs: select_mod J (0: off; else only column m % J, at base + b*s_b + m*s_m)
   input  wire [4:0] desc_shift_i,  // reduction right shift
   input  wire desc_relu_i,  // ReLU after the reduction
+  input  wire [2:0] desc_a_func_i,  // Activate: unit function (2 norm, 3 squash, 4 softmax)
+  input  wire [4:0] desc_a_norm_shift_i,  // Activate: norm shift (norm, squash)
+  input  wire [31:0] desc_a_count_i,  // Activate: vectors; Fill: elements
+  input  wire [15:0] desc_a_n_i,  // Activate: elements per vector
+  input  wire [31:0] desc_a_in_base_i,  // Activate: input base
+  input  wire [31:0] desc_a_in_s_v_i,  // Activate: input vector stride
+  input  wire [31:0] desc_a_in_s_e_i,  // Activate: input element stride
+  input  wire [31:0] desc_a_out_base_i,  // Activate, Fill: output base
+  input  wire [31:0] desc_a_out_s_v_i,  // Activate: output vector stride
+  input  wire [31:0] desc_a_out_s_e_i,  // Activate, Fill: output element stride
+  input  wire [7:0] desc_f_value_i,  // Fill: value
   output wire drd_en_o,  // data read
   output wire [31:0] drd_addr_o,  // data element address
   input  wire [7:0] drd_data_i,  // data element, one cycle after drd_en_o
@@ -93,7 +105,7 @@ module capsgen_engine (
   input  wire [39:0] brd_data_i,  // the biases, one cycle after brd_en_o
   output wire wr_en_o,  // result write
   output wire [31:0] wr_addr_o,  // result address
-  output wire [7:0] wr_data_o,  // result (act code)
+  output wire [7:0] wr_data_o,  // result: act code sign-extended (norm: unsigned code, zero-extended)
   output wire busy_o,  // a descriptor is running
   output wire done_o,  // one-cycle pulse: the descriptor finished
   output wire error_o,  // sticky: an internal contract was violated
@@ -123,6 +135,10 @@ module capsgen_engine (
   reg [31:0] init_s_m_q;
   reg [4:0] init_shift_q;
   reg relu_q;
+  reg act_mode_q;  // an Activate or Fill runs (the activation bank, data port and write port are the pass's)
+  reg [2:0] a_func_q;
+  reg [5:0] a_len_q;
+  reg [4:0] a_ns_q;
   reg [4:0] shift_q;
   // Streamer position: vector mi_q of the block at m0_q (mb_q vectors), tile n_q, chunk k_q, batch b_q;
   // ent_q = mi_q * n_tiles + n_q, the accumulator entry.
@@ -144,11 +160,24 @@ module capsgen_engine (
   reg [31:0] stat_stall_out_q;
   wire accept;
   wire empty;  // a count is zero: nothing to do
-  wire start;  // accept a non-empty descriptor: every unit starts
+  wire start;  // accept a non-empty Gemm: every unit starts
 
   assign accept = desc_valid_i & ~busy_q;
-  assign empty = (desc_batch_i == 16'd0) | (desc_m_total_i == 16'd0) | (desc_m_block_i == 16'd0) | (desc_k_chunks_i == 16'd0) | (desc_n_tiles_i == 16'd0) | (desc_n_total_i == 16'd0);
-  assign start = accept & ~empty;
+  assign empty = (desc_kind_i == 2'd0) ? ((desc_batch_i == 16'd0) | (desc_m_total_i == 16'd0) | (desc_m_block_i == 16'd0) | (desc_k_chunks_i == 16'd0) | (desc_n_tiles_i == 16'd0) | (desc_n_total_i == 16'd0)) : ((desc_a_count_i == 32'd0) | ((desc_kind_i == 2'd1) & (desc_a_n_i == 16'd0)));
+  wire a_start;  // accept a non-empty Activate or Fill
+  assign a_start = accept & ~empty & (desc_kind_i != 2'd0);
+  assign start = accept & ~empty & (desc_kind_i == 2'd0);
+  // The Activate/Fill pass (capsgen_act_pass, instantiated below) and its share of the ports.
+  wire ap_rd_en;
+  wire [31:0] ap_rd_addr;
+  wire ap_act_valid;
+  wire [7:0] ap_act_data;
+  wire ap_wr_en;
+  wire [31:0] ap_wr_addr;
+  wire [7:0] ap_wr_data;
+  wire ap_done;
+  wire ap_busy;
+  wire [39:0] act_in;  // the pass's element for unit 0 (sign-extended to psum bits), 0 for the others
 
   // Gather -> staging: an element taken in cycle t is read (drd) in t and written to the staging buffer
   // in t+1 with the read data. The element after a block's last one waits a cycle, until the commit has
@@ -184,8 +213,8 @@ module capsgen_engine (
   // verilator lint_on UNUSEDSIGNAL
   assign g_ready = st_wr_free & ~(s1_valid_q & s1_commit_q);
   assign g_take = g_valid & g_ready;
-  assign drd_en_o = g_take & ~g_zero;
-  assign drd_addr_o = g_addr;
+  assign drd_en_o = act_mode_q ? ap_rd_en : g_take & ~g_zero;
+  assign drd_addr_o = act_mode_q ? ap_rd_addr : g_addr;
   always @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       s1_valid_q <= 1'b0;
@@ -451,12 +480,12 @@ module capsgen_engine (
   capsgen_activation_bank u_act (
     .clk_i(clk_i),
     .rst_ni(rst_ni),
-    .in_valid_i(acc_out_valid),
-    .in_data_i(acc_out_data),
-    .func_i({2'b00, relu_q}),
-    .len_i(6'd1),
-    .shift_i(shift_q),
-    .norm_shift_i(5'd0),
+    .in_valid_i(act_mode_q ? ap_act_valid : acc_out_valid),
+    .in_data_i(act_mode_q ? act_in : acc_out_data),
+    .func_i(act_mode_q ? a_func_q : {2'b00, relu_q}),
+    .len_i(act_mode_q ? a_len_q : 6'd1),
+    .shift_i(act_mode_q ? 5'd0 : shift_q),
+    .norm_shift_i(act_mode_q ? a_ns_q : 5'd0),
     .out_valid_o(a_valid),
     .out_last_o(a_last),
     .out_data_o(a_data),
@@ -473,33 +502,38 @@ module capsgen_engine (
   wire fifo_overflow;
   assign fifo_in[7:0] = a_data[7:0];
   assign fifo_in[15:8] = a_data[15:8];
-  assign fifo_overflow = a_valid & (fifo_cnt_q == 5'd16) & ~pop;
+  wire fifo_push;  // a Gemm result vector
+  assign fifo_push = a_valid & ~act_mode_q;
+  assign fifo_overflow = fifo_push & (fifo_cnt_q == 5'd16) & ~pop;
   always @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       fifo_wp_q <= 4'd0;
       fifo_rp_q <= 4'd0;
       fifo_cnt_q <= 5'd0;
     end else begin
-      if (a_valid) begin
+      if (fifo_push) begin
         fifo_wp_q <= fifo_wp_q + 4'd1;
       end
       if (pop) begin
         fifo_rp_q <= fifo_rp_q + 4'd1;
       end
-      fifo_cnt_q <= fifo_cnt_q + {4'd0, a_valid} - {4'd0, pop};
+      fifo_cnt_q <= fifo_cnt_q + {4'd0, fifo_push} - {4'd0, pop};
     end
   end
   always @(posedge clk_i) begin
-    if (a_valid) begin
+    if (fifo_push) begin
       fifo_mem[fifo_wp_q] <= fifo_in;
     end
   end
   wire w_done;
   wire w_busy;
+  wire w_wr_en;
+  wire [31:0] w_wr_addr;
+  wire [7:0] w_wr_data;
   // Lint waiver: the writer's busy flag and the tile reader's are observed by the testbench only.
   // verilator lint_off UNUSEDSIGNAL
-  wire [1:0] units_busy;
-  assign units_busy = {w_busy, tr_busy};
+  wire [2:0] units_busy;
+  assign units_busy = {ap_busy, w_busy, tr_busy};
   // verilator lint_on UNUSEDSIGNAL
   capsgen_out_writer u_writer (
     .clk_i(clk_i),
@@ -520,12 +554,45 @@ module capsgen_engine (
     .rec_valid_i(fifo_cnt_q != 5'd0),
     .rec_data_i(fifo_mem[fifo_rp_q]),
     .rec_pop_o(pop),
-    .wr_en_o(wr_en_o),
-    .wr_addr_o(wr_addr_o),
-    .wr_data_o(wr_data_o),
+    .wr_en_o(w_wr_en),
+    .wr_addr_o(w_wr_addr),
+    .wr_data_o(w_wr_data),
     .busy_o(w_busy),
     .done_o(w_done)
   );
+  assign act_in = {20'd0, {{12{ap_act_data[7]}}, ap_act_data}};
+  capsgen_act_pass u_act_pass (
+    .clk_i(clk_i),
+    .rst_ni(rst_ni),
+    .start_i(a_start),
+    .fill_i(desc_kind_i == 2'd2),
+    .desc_norm_i(desc_a_func_i == 3'd2),
+    .desc_count_i(desc_a_count_i),
+    .desc_n_i(desc_a_n_i),
+    .desc_in_base_i(desc_a_in_base_i),
+    .desc_in_s_v_i(desc_a_in_s_v_i),
+    .desc_in_s_e_i(desc_a_in_s_e_i),
+    .desc_out_base_i(desc_a_out_base_i),
+    .desc_out_s_v_i(desc_a_out_s_v_i),
+    .desc_out_s_e_i(desc_a_out_s_e_i),
+    .desc_value_i(desc_f_value_i),
+    .rd_en_o(ap_rd_en),
+    .rd_addr_o(ap_rd_addr),
+    .rd_data_i(drd_data_i),
+    .act_valid_o(ap_act_valid),
+    .act_data_o(ap_act_data),
+    .res_valid_i(a_valid & act_mode_q),
+    .res_data_i(a_data[7:0]),
+    .wr_en_o(ap_wr_en),
+    .wr_addr_o(ap_wr_addr),
+    .wr_data_o(ap_wr_data),
+    .busy_o(ap_busy),
+    .done_o(ap_done)
+  );
+  // The write port: the Gemm writer's results (act codes, sign-extended) or the pass's.
+  assign wr_en_o = act_mode_q ? ap_wr_en : w_wr_en;
+  assign wr_addr_o = act_mode_q ? ap_wr_addr : w_wr_addr;
+  assign wr_data_o = act_mode_q ? ap_wr_data : w_wr_data;
 
   // Descriptor accept, streamer counters, credits, done and the sticky error.
   always @(posedge clk_i or negedge rst_ni) begin
@@ -534,6 +601,7 @@ module capsgen_engine (
       done_q <= 1'b0;
       err_q <= 1'b0;
       run_q <= 1'b0;
+      act_mode_q <= 1'b0;
     end else begin
       done_q <= accept & empty;
       if (start) begin
@@ -608,9 +676,17 @@ module capsgen_engine (
         end
         credits_q <= credits_q - {4'd0, issue & last_k} + {4'd0, pop};
       end
-      if (busy_q & w_done) begin
+      if (busy_q & (w_done | ap_done)) begin
         busy_q <= 1'b0;
         done_q <= 1'b1;
+        act_mode_q <= 1'b0;
+      end
+      if (a_start) begin
+        busy_q <= 1'b1;
+        act_mode_q <= 1'b1;
+        a_func_q <= desc_a_func_i;
+        a_len_q <= desc_a_n_i[5:0];
+        a_ns_q <= desc_a_norm_shift_i;
       end
       if (st_error | a_err | res_mismatch | fifo_overflow) begin
         err_q <= 1'b1;
@@ -627,7 +703,7 @@ module capsgen_engine (
       stat_stall_tile_q <= 32'd0;
       stat_stall_out_q <= 32'd0;
     end else begin
-      if (start) begin
+      if (start | a_start) begin
         stat_cycles_q <= 32'd1;
         stat_vectors_q <= 32'd0;
         stat_stall_data_q <= 32'd0;

@@ -25,4 +25,5 @@ capsgen_staging_ram.v
 capsgen_staging.v
 capsgen_tile_reader.v
 capsgen_out_writer.v
+capsgen_act_pass.v
 capsgen_engine.v

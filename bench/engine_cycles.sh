@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# Compute-engine cycles on a compiled network (docs/rtl-engine.md): generates the RTL of a preset,
+# builds the block testbenches (tb/, Verilator), dumps the network's gemm descriptors with
+# `capsgen compile --dump-engine` and runs them on the engine (`tb_blocks engine --program`). Prints
+# one JSON line per gemm: the measured cycles and stall cycles by cause (from the engine's counters),
+# the compiler's cycle model v0 for that gemm (docs/compiler.md: per chunk and tile max(vectors,
+# rows) cycles, plus rows + cols), and their ratio; then a total line. Cycle counts of RTL
+# simulation are deterministic; nothing is asserted here.
+#
+# usage: engine_cycles.sh [--capsgen BIN] [--config YAML] [--model YAML] [--weights NPZ] [--work DIR]
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+root="$(cd "$here/.." && pwd)"
+capsgen="$root/build/capsgen" config="$root/configs/tiny-2x2.yaml" model="$root/models/capsnet-small.yaml"
+weights="$root/models/weights/capsnet-small-mnist.npz" work=""
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --capsgen) capsgen="$2"; shift 2 ;;
+    --config) config="$2"; shift 2 ;;
+    --model) model="$2"; shift 2 ;;
+    --weights) weights="$2"; shift 2 ;;
+    --work) work="$2"; shift 2 ;;
+    *) echo "engine_cycles.sh: unknown argument '$1'" >&2; exit 2 ;;
+  esac
+done
+if [[ -z "$work" ]]; then
+  work="$(mktemp -d)"
+  trap 'rm -rf "$work"' EXIT
+fi
+mkdir -p "$work"
+"$capsgen" generate --config "$config" --out "$work/rtl" > /dev/null
+if [[ ! -x "$work/build/tb_blocks" ]]; then
+  cmake -S "$root/tb" -B "$work/build" -G Ninja -DCAPSGEN_RTL_DIR="$work/rtl" -DCMAKE_BUILD_TYPE=Release \
+    -DCAPSGEN_TB_TRACE=OFF > "$work/configure.log" 2>&1 || { cat "$work/configure.log"; exit 1; }
+fi
+cmake --build "$work/build" -j "${CAPSGEN_RTL_JOBS:-2}" > "$work/build.log" 2>&1 || { tail -30 "$work/build.log"; exit 1; }
+"$capsgen" compile --config "$config" --model "$model" ${weights:+--weights "$weights"} --dump-engine "$work/gemms" > /dev/null
+"$work/build/tb_blocks" engine --rtl "$work/rtl" --program "$work/gemms" > "$work/run.log" || { cat "$work/run.log"; exit 1; }
+python3 - "$work/gemms" "$work/run.log" "$work/rtl/config.txt" "$(basename "$model" .yaml)" <<'PY'
+import json, re, sys
+gemms, log, cfgfile, net = sys.argv[1:5]
+cfg = dict(l.split()[:2] for l in open(cfgfile) if l.strip() and not l.startswith('#'))
+rows, cols = int(cfg['rows']), int(cfg['cols'])
+stats = {}
+for line in open(log):
+    if line.startswith('stat '):
+        kv = dict(re.findall(r'(\w+)=(\S+)', line))
+        stats[kv['name']] = kv
+total = {'measured': 0, 'model': 0}
+for line in open(gemms + '/index.txt'):
+    if line.startswith('#') or line.startswith('skip') or not line.strip():
+        continue
+    stem, name = line.split()[:2]
+    d = dict(l.split() for l in open(f'{gemms}/{stem}.desc') if l.strip() and not l.startswith('#'))
+    b, mt, mb, kc, nt = (int(d[k]) for k in ('g_batch', 'g_m_total', 'g_m_block', 'g_k_chunks', 'n_tiles'))
+    model = 0
+    for m0 in range(0, mt, mb):
+        model += kc * nt * max(min(mb, mt - m0), rows)
+    model = b * model + rows + cols
+    s = stats[f'{name} ({stem})']
+    measured = int(s['cycles'])
+    total['measured'] += measured
+    total['model'] += model
+    print(json.dumps({'bench': 'engine_cycles', 'preset': cfg['name'], 'network': net, 'gemm': name,
+                      'cycles': measured, 'model_v0': model, 'ratio': round(measured / model, 3),
+                      'vectors': int(s['vectors']), 'stall_data': int(s['stall_data']),
+                      'stall_tile': int(s['stall_tile']), 'stall_out': int(s['stall_out'])}))
+print(json.dumps({'bench': 'engine_cycles', 'preset': cfg['name'], 'network': net, 'gemm': 'total',
+                  'cycles': total['measured'], 'model_v0': total['model'],
+                  'ratio': round(total['measured'] / total['model'], 3)}))
+PY
