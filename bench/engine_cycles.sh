@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Compute-engine cycles on a compiled network (docs/rtl-engine.md): generates the RTL of a preset,
-# builds the block testbenches (tb/, Verilator), dumps the network's gemm descriptors with
-# `capsgen compile --dump-engine` and runs them on the engine (`tb_blocks engine --program`). Prints
-# one JSON line per gemm: the measured cycles and stall cycles by cause (from the engine's counters),
-# the compiler's cycle model v0 for that gemm (docs/compiler.md: per chunk and tile max(vectors,
-# rows) cycles, plus rows + cols), and their ratio; then a total line. Cycle counts of RTL
-# simulation are deterministic; nothing is asserted here.
+# builds the block testbenches (tb/, Verilator), dumps the network's program with
+# `capsgen compile --dump-engine` and runs it on the engine (`tb_blocks engine --program`: the whole
+# inference, chained). Prints one JSON line per descriptor: the measured cycles and stall cycles by
+# cause (from the engine's counters), the compiler's cycle model v0 for it (docs/compiler.md: a gemm
+# costs max(vectors, rows) per chunk and tile plus rows + cols; an activate pass ceil(count/cols) *
+# (n + 2), all units in parallel; a fill ceil(count/cols)), and their ratio; then a total line. Cycle
+# counts of RTL simulation are deterministic; nothing is asserted here.
 #
 # usage: engine_cycles.sh [--capsgen BIN] [--config YAML] [--model YAML] [--weights NPZ] [--work DIR]
 set -euo pipefail
@@ -52,20 +53,27 @@ for line in open(gemms + '/index.txt'):
         continue
     stem, name = line.split()[:2]
     d = dict(l.split() for l in open(f'{gemms}/{stem}.desc') if l.strip() and not l.startswith('#'))
-    b, mt, mb, kc, nt = (int(d[k]) for k in ('g_batch', 'g_m_total', 'g_m_block', 'g_k_chunks', 'n_tiles'))
-    model = 0
-    for m0 in range(0, mt, mb):
-        model += kc * nt * max(min(mb, mt - m0), rows)
-    model = b * model + rows + cols
+    kind = int(d['kind'])
+    if kind == 0:
+        b, mt, mb, kc, nt = (int(d[k]) for k in ('g_batch', 'g_m_total', 'g_m_block', 'g_k_chunks', 'n_tiles'))
+        model = 0
+        for m0 in range(0, mt, mb):
+            model += kc * nt * max(min(mb, mt - m0), rows)
+        model = b * model + rows + cols
+    elif kind == 1:
+        model = -(-int(d['a_count']) // cols) * (int(d['a_n']) + 2)
+    else:
+        model = -(-int(d['a_count']) // cols)
     s = stats[f'{name} ({stem})']
     measured = int(s['cycles'])
     total['measured'] += measured
     total['model'] += model
-    print(json.dumps({'bench': 'engine_cycles', 'preset': cfg['name'], 'network': net, 'gemm': name,
-                      'cycles': measured, 'model_v0': model, 'ratio': round(measured / model, 3),
-                      'vectors': int(s['vectors']), 'stall_data': int(s['stall_data']),
-                      'stall_tile': int(s['stall_tile']), 'stall_out': int(s['stall_out'])}))
-print(json.dumps({'bench': 'engine_cycles', 'preset': cfg['name'], 'network': net, 'gemm': 'total',
+    print(json.dumps({'bench': 'engine_cycles', 'preset': cfg['name'], 'network': net, 'descriptor': name,
+                      'kind': ['gemm', 'activate', 'fill'][kind], 'cycles': measured, 'model_v0': model,
+                      'ratio': round(measured / model, 3), 'vectors': int(s['vectors']),
+                      'stall_data': int(s['stall_data']), 'stall_tile': int(s['stall_tile']),
+                      'stall_out': int(s['stall_out'])}))
+print(json.dumps({'bench': 'engine_cycles', 'preset': cfg['name'], 'network': net, 'descriptor': 'total',
                   'cycles': total['measured'], 'model_v0': total['model'],
                   'ratio': round(total['measured'] / total['model'], 3)}))
 PY
