@@ -92,14 +92,16 @@ for block in pe accumulator array activation scratchpad dma pmu gather staging e
 done
 # The compute engine on compiled networks (capsgen compile --dump-engine): the whole program, every
 # descriptor in order on one memory that the engine's own writes update (the RTL computes the
-# inference), each descriptor's writes compared with the functional executor's. capsnet-tiny with
-# seeded weights everywhere; the presets also run capsnet-small with its trained MNIST weights.
+# inference), each descriptor's writes compared with the functional executor's and the RTL's class
+# prediction with the golden model's. capsnet-tiny with seeded weights and a synthetic image
+# everywhere; the presets also run capsnet-small with its trained weights on MNIST test image 0.
 nets=("capsnet-tiny:")
-[[ -z "$random" ]] && nets+=("capsnet-small:$root/models/weights/capsnet-small-mnist.npz")
+[[ -z "$random" ]] && nets+=("capsnet-small:--weights $root/models/weights/capsnet-small-mnist.npz --dataset mnist --index 0")
 for entry in "${nets[@]}"; do
-  net="${entry%%:*}" weights="${entry#*:}"
-  step "engine program $net${weights:+ (trained weights)}"
-  "$capsgen" compile --config "$config" --model "$root/models/$net.yaml" ${weights:+--weights "$weights"} --seed "$seed" \
+  net="${entry%%:*}" opts="${entry#*:}"
+  step "engine program $net${opts:+ ($opts)}"
+  # shellcheck disable=SC2086  # opts is a list of options
+  "$capsgen" compile --config "$config" --model "$root/models/$net.yaml" $opts --seed "$seed" \
     --dump-engine "$work/engine-$net" > "$work/engine-$net.log" || { cat "$work/engine-$net.log"; echo "FAIL compile"; exit 1; }
   "$tbx" engine --rtl "$rtl" --program "$work/engine-$net"
 done

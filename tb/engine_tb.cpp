@@ -547,9 +547,9 @@ class EngineTb {
   int run_program(const std::string& dir) {
     std::istringstream index(slurp(dir + "/index.txt"));
     std::vector<std::int32_t> mem = load_image(dir + "/initial.mem");
-    std::string line, last_name;
+    std::string line, last_name, input_line;
     std::vector<Write> last_writes;
-    int ran = 0, skipped = 0;
+    int ran = 0, skipped = 0, golden = -1;
     sim_.reset();
     idle_inputs();
     auto apply_writes = [&](const std::vector<Write>& ws) {
@@ -557,6 +557,8 @@ class EngineTb {
         if (w.addr >= 0 && w.addr < static_cast<std::int64_t>(mem.size())) mem[std::size_t(w.addr)] = std::int32_t(w.value);
     };
     while (std::getline(index, line)) {
+      if (line.rfind("# golden ", 0) == 0) golden = std::stoi(line.substr(9));
+      if (line.rfind("# input ", 0) == 0) input_line = line.substr(2);
       if (line.empty() || line[0] == '#') continue;
       std::istringstream ls(line);
       std::string stem, name;
@@ -598,9 +600,10 @@ class EngineTb {
       for (std::size_t i = 1; i < last_writes.size(); ++i)
         if (last_writes[i].value > last_writes[best].value) best = i;
       extra = ", RTL prediction class " + std::to_string(best);
-      std::printf("RTL class norms:");
+      std::printf("%s: RTL class norms", input_line.c_str());
       for (const Write& w : last_writes) std::printf(" %lld", static_cast<long long>(w.value));
-      std::printf(" -> class %zu\n", best);
+      std::printf(" -> RTL prediction %zu, golden prediction %d\n", best, golden);
+      if (golden >= 0) report_.check(sim_.cycle(), "RTL prediction vs the golden model's", golden, static_cast<long long>(best));
     }
     sim_.finish();
     return report_.summary(std::to_string(ran) + " program descriptors chained (" + std::to_string(skipped) +

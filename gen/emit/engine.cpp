@@ -488,8 +488,9 @@ Module build_engine(const AccelConfig& cfg) {
 
   Module m(kEngineModule,
            fmt::format(
-               "Compute engine (docs/rtl-engine.md): runs one Gemm descriptor (gen/isa/program.hpp, encoded by\n"
-               "isa::encode_engine) on the {0}x{1} array with its operands in memory behind four ports:\n"
+               "Compute engine (docs/rtl-engine.md): runs one descriptor (gen/isa/program.hpp, encoded by\n"
+               "isa::encode_engine/encode_activate/encode_fill) on the {0}x{1} array with its operands in memory\n"
+               "behind four ports:\n"
                "  drd_*  data elements for the gather unit (1 element, 1-cycle read latency)\n"
                "  wrd_*  weight tile rows for the tile reader ({1} consecutive elements, 1-cycle latency)\n"
                "  brd_*  biases ({1} consecutive psum codes, 1-cycle latency; AccInit::kPerColumn)\n"
@@ -502,7 +503,8 @@ Module build_engine(const AccelConfig& cfg) {
                "0, saturating add after). On the last chunk the accumulators pass each entry to the activation\n"
                "bank (shift, saturate to act bits, optional ReLU), an output FIFO of {2} result vectors, and the\n"
                "output writer. The streamer holds a last-chunk vector back unless an output FIFO entry is reserved\n"
-               "for it (credits), so no result is ever dropped.\n"
+               "for it (credits), so no result is ever dropped. Activate and Fill descriptors (desc_kind_i 1, 2) run\n"
+               "in capsgen_act_pass, which has the activation bank, the data port and the write port meanwhile.\n"
                "Handshake: desc_ready_o = idle; a descriptor accepted at the edge ending cycle t starts in cycle\n"
                "t+1; done_o pulses one cycle after the last result was written. A descriptor with a zero count\n"
                "does nothing (done_o in cycle t+1). error_o (sticky) flags a contract violation inside: staging\n"
@@ -944,7 +946,7 @@ Module build_engine(const AccelConfig& cfg) {
   m.wire("w_wr_en", "1");
   m.wire("w_wr_addr", aw);
   m.wire("w_wr_data", str(A));
-  m.lint_off("UNUSEDSIGNAL", "the writer's busy flag and the tile reader's are observed by the testbench only.");
+  m.lint_off("UNUSEDSIGNAL", "the units' busy flags are not needed: the engine is busy until the writer's or the pass's done.");
   m.wire("units_busy", "3");
   m.assign("units_busy", "{ap_busy, w_busy, tr_busy}");
   m.lint_on("UNUSEDSIGNAL");

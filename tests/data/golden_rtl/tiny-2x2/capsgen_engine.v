@@ -2,8 +2,9 @@
 // Config: tiny-2x2 (configs/tiny-2x2.yaml)
 // Module capsgen_engine.
 
-// Compute engine (docs/rtl-engine.md): runs one Gemm descriptor (gen/isa/program.hpp, encoded by
-// isa::encode_engine) on the 2x2 array with its operands in memory behind four ports:
+// Compute engine (docs/rtl-engine.md): runs one descriptor (gen/isa/program.hpp, encoded by
+// isa::encode_engine/encode_activate/encode_fill) on the 2x2 array with its operands in memory
+// behind four ports:
 //   drd_*  data elements for the gather unit (1 element, 1-cycle read latency)
 //   wrd_*  weight tile rows for the tile reader (2 consecutive elements, 1-cycle latency)
 //   brd_*  biases (2 consecutive psum codes, 1-cycle latency; AccInit::kPerColumn)
@@ -16,7 +17,8 @@
 // 0, saturating add after). On the last chunk the accumulators pass each entry to the activation
 // bank (shift, saturate to act bits, optional ReLU), an output FIFO of 16 result vectors, and the
 // output writer. The streamer holds a last-chunk vector back unless an output FIFO entry is reserved
-// for it (credits), so no result is ever dropped.
+// for it (credits), so no result is ever dropped. Activate and Fill descriptors (desc_kind_i 1, 2) run
+// in capsgen_act_pass, which has the activation bank, the data port and the write port meanwhile.
 // Handshake: desc_ready_o = idle; a descriptor accepted at the edge ending cycle t starts in cycle
 // t+1; done_o pulses one cycle after the last result was written. A descriptor with a zero count
 // does nothing (done_o in cycle t+1). error_o (sticky) flags a contract violation inside: staging
@@ -530,7 +532,7 @@ module capsgen_engine (
   wire w_wr_en;
   wire [31:0] w_wr_addr;
   wire [7:0] w_wr_data;
-  // Lint waiver: the writer's busy flag and the tile reader's are observed by the testbench only.
+  // Lint waiver: the units' busy flags are not needed: the engine is busy until the writer's or the pass's done.
   // verilator lint_off UNUSEDSIGNAL
   wire [2:0] units_busy;
   assign units_busy = {ap_busy, w_busy, tr_busy};
