@@ -223,6 +223,24 @@ class EngineTb {
       g.shift = 6;
       add("init-per-output/batch2", g);
     }
+    // The class-capsule prediction without diag groups (Din > rows): u_i as a one-column tile that
+    // moves with the batch item (s_b = Din, s_c = 0), the rows of W_i as data vectors.
+    {
+      const int Din = R_ + 1, JD = 40;
+      Gemm g;
+      g.batch = 3;
+      g.m_total = JD;
+      g.k_chunks = (Din + R_ - 1) / R_;
+      g.n_tiles = 1;
+      g.m_block = std::min(JD, depth_);
+      g.r_total = Din;
+      g.n_total = 1;
+      g.tile = {kTileBase, Din, R_, 0, 1, 0, 1};
+      g.data = {DataSource::Kind::kAffine, kDataBase, std::int64_t(JD) * Din, Din, R_, 1};
+      g.out = {kOutBase, JD, 1, 1, 0, 1, 0};
+      g.shift = 2;
+      add("predict/one-column-tile", g);
+    }
     // Block-diagonal tiles (the class-capsule prediction mapping, outputs written densely here).
     if (R_ >= 2 && C_ >= 2) {
       Gemm g;
@@ -464,6 +482,11 @@ class EngineTb {
                       const std::function<std::int64_t(std::int64_t)>& read, bool regions, const std::vector<Write>& want,
                       long long vectors, long long bound, const std::function<std::string(std::size_t)>& label) {
     unsigned_writes_ = d.kind == 1 && d.a_func == 2;  // norm codes are unsigned
+    const int nsb = tb::clog2(2 * A_ - 1 + tb::clog2(max_len_) + 1);  // the unit's norm_shift_i width
+    if (d.kind == 1 && d.a_norm_shift >= (1u << nsb)) {
+      report_.fail(sim_.cycle(), name + ": norm shift does not fit the port");
+      return {};
+    }
     if (d.kind == 0 && d.shift >= (1u << tb::clog2(P_ + 1))) {
       report_.fail(sim_.cycle(), name + ": shift does not fit the port");
       return {};

@@ -138,7 +138,19 @@ isa::Program compile_program(const AccelConfig& cfg, const Network& net, const Q
       g.name = L.name + "/predict";
       g.batch = I;
       g.shift = q.shift;
-      if (G > 1) {
+      if (cfg.widths.weight > cfg.widths.data) {
+        // W does not fit the array's data input: W_i stationary instead (tile rows e, columns jd,
+        // read column by column: s_c = Din), u_i the one data vector of batch item i. Same chunking
+        // of e, so the same sums; a tile per vector, so slow, but only where weights are wider.
+        g.m_total = 1;
+        g.k_chunks = ceil_div(Din, rows);
+        g.n_tiles = ceil_div(JD, cols);
+        g.r_total = Din;
+        g.n_total = JD;
+        g.tile = {wW, std::int64_t(JD) * Din, rows, std::int64_t(cols) * Din, 1, Din, 1};
+        g.data = {isa::DataSource::Kind::kAffine, cur, Din, 0, rows, 1};
+        g.out = {uh, JD, 0, 1, 0, 1, 0};
+      } else if (G > 1) {
         g.m_total = JD / G;
         g.k_chunks = 1;
         g.n_tiles = 1;

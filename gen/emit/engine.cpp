@@ -547,7 +547,7 @@ Module build_engine(const AccelConfig& cfg) {
       .input("desc_shift_i", str(SB), "reduction right shift")
       .input("desc_relu_i", "1", "ReLU after the reduction")
       .input("desc_a_func_i", "3", "Activate: unit function (2 norm, 3 squash, 4 softmax)")
-      .input("desc_a_norm_shift_i", "5", "Activate: norm shift (norm, squash)")
+      .input("desc_a_norm_shift_i", str(ag.nshift_bits), "Activate: norm shift (norm, squash), the activation unit's norm_shift_i")
       .input("desc_a_count_i", "32", "Activate: vectors; Fill: elements")
       .input("desc_a_n_i", cw, "Activate: elements per vector")
       .input("desc_a_in_base_i", aw, "Activate: input base")
@@ -1034,8 +1034,7 @@ Module build_engine(const AccelConfig& cfg) {
        if_("a_start", {nb("busy_q", "1'b1"), nb("act_mode_q", "1'b1"), nb("a_func_q", "desc_a_func_i"),
                        nb("a_len_q", ag.len_bits >= CW ? zext("desc_a_n_i", CW, ag.len_bits)
                                                        : fmt::format("desc_a_n_i[{}:0]", ag.len_bits - 1)),
-                       nb("a_ns_q", ag.nshift_bits >= 5 ? zext("desc_a_norm_shift_i", 5, ag.nshift_bits)
-                                                        : fmt::format("desc_a_norm_shift_i[{}:0]", ag.nshift_bits - 1))}),
+                       nb("a_ns_q", "desc_a_norm_shift_i")}),
        if_("st_error | a_err | res_mismatch | fifo_overflow", {nb("err_q", "1'b1")})});
 
 

@@ -86,7 +86,7 @@ module capsgen_engine (
   input  wire [4:0] desc_shift_i,  // reduction right shift
   input  wire desc_relu_i,  // ReLU after the reduction
   input  wire [2:0] desc_a_func_i,  // Activate: unit function (2 norm, 3 squash, 4 softmax)
-  input  wire [4:0] desc_a_norm_shift_i,  // Activate: norm shift (norm, squash)
+  input  wire [4:0] desc_a_norm_shift_i,  // Activate: norm shift (norm, squash), the activation unit's norm_shift_i
   input  wire [31:0] desc_a_count_i,  // Activate: vectors; Fill: elements
   input  wire [15:0] desc_a_n_i,  // Activate: elements per vector
   input  wire [31:0] desc_a_in_base_i,  // Activate: input base
