@@ -28,13 +28,9 @@ if [[ -z "$work" ]]; then
   work="$(mktemp -d)"
   trap 'rm -rf "$work"' EXIT
 fi
-mkdir -p "$work"
-"$capsgen" generate --config "$config" --out "$work/rtl" > /dev/null
-if [[ ! -x "$work/build/tb_blocks" ]]; then
-  cmake -S "$root/tb" -B "$work/build" -G Ninja -DCAPSGEN_RTL_DIR="$work/rtl" -DCMAKE_BUILD_TYPE=Release \
-    -DCAPSGEN_TB_TRACE=OFF > "$work/configure.log" 2>&1 || { cat "$work/configure.log"; exit 1; }
-fi
-cmake --build "$work/build" -j "${CAPSGEN_RTL_JOBS:-2}" > "$work/build.log" 2>&1 || { tail -30 "$work/build.log"; exit 1; }
+# shellcheck source=bench/engine_tb_build.sh
+source "$here/engine_tb_build.sh"
+engine_tb_build "$capsgen" "$config" "$work"
 "$capsgen" compile --config "$config" --model "$model" ${weights:+--weights "$weights"} --dump-engine "$work/gemms" > /dev/null
 "$work/build/tb_blocks" engine --rtl "$work/rtl" --program "$work/gemms" > "$work/run.log" || { cat "$work/run.log"; exit 1; }
 python3 - "$work/gemms" "$work/run.log" "$work/rtl/config.txt" "$(basename "$model" .yaml)" <<'PY'
@@ -45,8 +41,8 @@ rows, cols = int(cfg['rows']), int(cfg['cols'])
 stats = {}
 for line in open(log):
     if line.startswith('stat '):
-        kv = dict(re.findall(r'(\w+)=(\S+)', line))
-        stats[kv['name']] = kv
+        name = re.match(r'stat name=(.*?) cycles=', line).group(1)  # names hold spaces: "conv1 (i00)"
+        stats[name] = dict(re.findall(r'(\w+)=(\S+)', line[line.index(' cycles='):]))
 total = {'measured': 0, 'model': 0}
 for line in open(gemms + '/index.txt'):
     if line.startswith('#') or line.startswith('skip') or not line.strip():

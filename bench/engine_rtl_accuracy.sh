@@ -26,13 +26,9 @@ if [[ -z "$work" ]]; then
   work="$(mktemp -d)"
   trap 'rm -rf "$work"' EXIT
 fi
-mkdir -p "$work"
-"$capsgen" generate --config "$config" --out "$work/rtl" > /dev/null
-if [[ ! -x "$work/build/tb_blocks" ]]; then
-  cmake -S "$root/tb" -B "$work/build" -G Ninja -DCAPSGEN_RTL_DIR="$work/rtl" -DCMAKE_BUILD_TYPE=Release \
-    -DCAPSGEN_TB_TRACE=OFF > "$work/configure.log" 2>&1 || { cat "$work/configure.log"; exit 1; }
-fi
-cmake --build "$work/build" -j "${CAPSGEN_RTL_JOBS:-2}" > "$work/build.log" 2>&1 || { tail -30 "$work/build.log"; exit 1; }
+# shellcheck source=bench/engine_tb_build.sh
+source "$here/engine_tb_build.sh"
+engine_tb_build "$capsgen" "$config" "$work"
 for ds in $datasets; do
   weights="$root/models/weights/capsnet-small-$ds.npz"
   # The last test image's index, from the error for an index past the end ("past the last test image (N)").

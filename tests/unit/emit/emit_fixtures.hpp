@@ -15,6 +15,13 @@ inline AccelConfig preset(const std::string& name) {
   return cfg;
 }
 
+// Occurrences of `what` in `text` (overlapping ones counted).
+inline int count(const std::string& text, const std::string& what) {
+  int n = 0;
+  for (std::size_t p = text.find(what); p != std::string::npos; p = text.find(what, p + 1)) ++n;
+  return n;
+}
+
 inline const OutputFile* find(const Design& d, const std::string& name) {
   for (const OutputFile& f : d.files())
     if (f.name == name) return &f;

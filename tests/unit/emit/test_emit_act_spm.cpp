@@ -28,6 +28,7 @@ namespace fs = std::filesystem;
 using namespace capsgen;
 using namespace capsgen::emit;
 using capsgen::emit::test::find;
+using capsgen::emit::test::count;
 using capsgen::emit::test::preset;
 
 namespace {
@@ -158,11 +159,6 @@ void check_roms(const AccelConfig& cfg) {
   }
 }
 
-int count(const std::string& text, const std::string& what) {
-  int n = 0;
-  for (std::size_t p = text.find(what); p != std::string::npos; p = text.find(what, p + 1)) ++n;
-  return n;
-}
 
 }  // namespace
 

@@ -19,15 +19,9 @@
 
 using namespace capsgen;
 using namespace capsgen::emit;
+using capsgen::emit::test::count;
 using capsgen::emit::test::preset;
 
-namespace {
-int count(const std::string& text, const std::string& what) {
-  int n = 0;
-  for (std::size_t p = text.find(what); p != std::string::npos; p = text.find(what, p + 1)) ++n;
-  return n;
-}
-}  // namespace
 
 TEST(EmitStaging, RegisteredAfterTheGatherRamFirst) {
   const Design d = build_design(preset("tiny-2x2"));
