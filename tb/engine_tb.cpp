@@ -39,6 +39,7 @@
 #include "common/rng.hpp"
 #include "common/sim.hpp"
 #include "isa/engine.hpp"
+#include "isa/engine_timing.hpp"
 #include "isa/gemm_ref.hpp"
 
 namespace {
@@ -429,6 +430,9 @@ class EngineTb {
     const auto t = sim_.cycle();
     const bool drd = dut_->drd_en_o, wrd = dut_->wrd_en_o, brd = dut_->brd_en_o;
     const std::int64_t da = dut_->drd_addr_o, wa = dut_->wrd_addr_o, ba = dut_->brd_addr_o;
+    reads_data_ += drd;
+    reads_weight_ += wrd;
+    reads_bias_ += brd;
     if (dut_->wr_en_o) {
       const std::uint64_t raw = dut_->wr_data_o;
       const std::int64_t v = unsigned_writes_ ? static_cast<std::int64_t>(raw & tb::mask64(OB_)) : tb::sign_extend(raw, OB_);
@@ -493,6 +497,7 @@ class EngineTb {
     }
     apply(d);
     dut_->desc_valid_i = 1;
+    reads_data_ = reads_weight_ = reads_bias_ = 0;
     const std::uint64_t t0 = sim_.cycle();
     std::vector<Write> got;
     while (!dut_->desc_ready_o) cycle_with(read, regions, &got, name);
@@ -527,9 +532,26 @@ class EngineTb {
       if (report_.too_many()) break;
     }
     if (vectors >= 0) report_.check(sim_.cycle(), name + " stat_vectors_o", vectors, dut_->stat_vectors_o);
-    std::printf("stat name=%s cycles=%llu accept=%llu vectors=%u writes=%zu stall_data=%u stall_tile=%u stall_out=%u\n",
+    // The compiler's cycle model of this descriptor (isa::engine_timing) must predict the measured
+    // cycles and stall cycles exactly: RTL cycle counts are deterministic.
+    const capsgen::isa::EngineTiming model =
+        capsgen::isa::engine_timing(d, {R_, C_, cfg_.pe_pipeline != 0, A_});
+    report_.check(sim_.cycle(), name + " cycles (measured vs isa::engine_timing)", model.cycles,
+                  static_cast<long long>(cycles));
+    if (d.kind == 0) {
+      report_.check(sim_.cycle(), name + " stat_stall_data_o vs model", model.stall_data, dut_->stat_stall_data_o);
+      report_.check(sim_.cycle(), name + " stat_stall_tile_o vs model", model.stall_tile, dut_->stat_stall_tile_o);
+      report_.check(sim_.cycle(), name + " stat_stall_out_o vs model", model.stall_out, dut_->stat_stall_out_o);
+    }
+    // Port activity: element reads of the data port, tile-row reads (`cols` elements each), bias-row
+    // reads (`cols` psum codes each), element writes.
+    std::printf("stat name=%s cycles=%llu accept=%llu vectors=%u writes=%zu stall_data=%u stall_tile=%u stall_out=%u "
+                "model=%lld model_stall_data=%lld model_stall_tile=%lld model_stall_out=%lld reads_data=%lld "
+                "reads_weight=%lld reads_bias=%lld start=%llu\n",
                 name.c_str(), static_cast<unsigned long long>(cycles), static_cast<unsigned long long>(t_acc - t0),
-                dut_->stat_vectors_o, want.size(), dut_->stat_stall_data_o, dut_->stat_stall_tile_o, dut_->stat_stall_out_o);
+                dut_->stat_vectors_o, got.size(), dut_->stat_stall_data_o, dut_->stat_stall_tile_o, dut_->stat_stall_out_o,
+                model.cycles, model.stall_data, model.stall_tile, model.stall_out, reads_data_, reads_weight_,
+                reads_bias_, static_cast<unsigned long long>(t_acc));
     ++descriptors_;
     writes_ += static_cast<long long>(got.size());
     vectors_ += dut_->stat_vectors_o;
@@ -567,8 +589,49 @@ class EngineTb {
   // engine and its writes (not the executor's) go into the memory the next descriptors read, so the
   // RTL computes the inference from the input image on; each descriptor's writes are compared with
   // the executor's. A descriptor the engine cannot run ("skip") gets the executor's writes, reported.
+  // A tensor of the address map (regions.txt of the dump).
+  struct Tensor {
+    std::string name;
+    std::int64_t base = 0;
+    std::vector<std::int64_t> shape;
+    std::int64_t size() const {
+      std::int64_t n = 1;
+      for (std::int64_t d : shape) n *= d;
+      return n;
+    }
+  };
+  static std::vector<Tensor> load_tensors(const std::string& path) {
+    std::vector<Tensor> ts;
+    std::ifstream in(path);
+    std::string line;
+    while (std::getline(in, line)) {
+      if (line.empty() || line[0] == '#') continue;
+      std::istringstream ls(line);
+      Tensor t;
+      ls >> t.name >> t.base;
+      for (std::int64_t d; ls >> d;) t.shape.push_back(d);
+      ts.push_back(t);
+    }
+    return ts;
+  }
+  // "tensor primary.out[3,0,5] (address A)" for an output address, or the address alone.
+  static std::string tensor_at(const std::vector<Tensor>& ts, std::int64_t addr) {
+    for (const Tensor& t : ts) {
+      if (addr < t.base || addr >= t.base + t.size()) continue;
+      std::int64_t rest = addr - t.base;
+      std::string idx;
+      for (std::size_t k = t.shape.size(); k-- > 0;) {
+        idx = std::to_string(rest % t.shape[k]) + (idx.empty() ? "" : "," + idx);
+        rest /= t.shape[k];
+      }
+      return "tensor " + t.name + "[" + idx + "] (address " + std::to_string(addr) + ")";
+    }
+    return "address " + std::to_string(addr);
+  }
+
   int run_program(const std::string& dir) {
     std::istringstream index(slurp(dir + "/index.txt"));
+    const std::vector<Tensor> tensors = load_tensors(dir + "/regions.txt");  // absent in old dumps: addresses only
     std::vector<std::int32_t> mem = load_image(dir + "/initial.mem");
     std::string line, last_name, input_line;
     std::vector<Write> last_writes;
@@ -606,14 +669,19 @@ class EngineTb {
       const long long vectors =
           d.kind != 0 ? -1 : static_cast<long long>(d.gather.batch) * d.gather.m_total * d.gather.k_chunks * d.n_tiles;
       const long long bound = 50000 + 8LL * (std::max(vectors, 0LL) + static_cast<long long>(want.size()) * C_ + elements);
+      const long long errors_before = report_.errors();
       const std::vector<Write> got = run_descriptor(label, d, read, false, want, vectors, bound, [&](std::size_t i) {
-        return "output address " + std::to_string(i < want.size() ? want[i].addr : -1);
+        return i < want.size() ? tensor_at(tensors, want[i].addr) : std::string("past the expected writes");
       });
       apply_writes(got);
+      ++ran;
+      if (report_.errors() > errors_before) {
+        std::fprintf(stderr, "FAIL block=engine program stopped after %s: its outputs differ from the golden model's\n",
+                     label.c_str());
+        break;
+      }
       last_name = name;
       last_writes = got;
-      ++ran;
-      if (report_.too_many()) break;
     }
     if (ran == 0) report_.fail(sim_.cycle(), dir + ": no descriptor to run");
     std::string extra;
@@ -749,6 +817,7 @@ class EngineTb {
   capsgen::fx::ActParams ap_;
   int max_len_ = 32, OB_ = 8;
   long long descriptors_ = 0, writes_ = 0, vectors_ = 0;
+  long long reads_data_ = 0, reads_weight_ = 0, reads_bias_ = 0;  // of the running descriptor
 };
 
 }  // namespace

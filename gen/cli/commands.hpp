@@ -22,5 +22,6 @@ int cmd_compile(const std::vector<std::string>& argv);
 int cmd_dse(const std::vector<std::string>& argv);
 int dse_memory(const std::vector<std::string>& argv);  // capsgen dse memory (cmd_dse_memory.cpp)
 int cmd_accuracy(const std::vector<std::string>& argv);
+int cmd_sim(const std::vector<std::string>& argv);
 
 }  // namespace capsgen::cli

@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "isa/engine.hpp"
+#include "isa/engine_timing.hpp"
 #include "numerics/activation.hpp"
 
 namespace capsgen {
@@ -290,10 +291,6 @@ std::vector<std::int32_t> build_image(const isa::Program& prog, const Network& n
   return mem;
 }
 
-// Cycle model v0 (until the RTL measures it): a tile load takes `rows` cycles and overlaps the
-// previous tile's stream, so one (chunk, tile) costs max(vectors, rows); the array pipeline adds
-// rows + cols cycles per Gemm. An activation pass handles cols vectors in parallel, n + 2 cycles
-// each (norm n + 1, one more for the LUT). A fill writes cols elements per cycle.
 bool starts_descnet_row(const std::string& prev_instr, const std::string& instr) {
   const auto layer = [](const std::string& n) { return n.substr(0, n.find('/')); };
   if (prev_instr.empty() || layer(prev_instr) != layer(instr)) return true;
@@ -305,11 +302,115 @@ bool starts_descnet_row(const std::string& prev_instr, const std::string& instr)
   return kind == "sum" || kind == "update";
 }
 
-std::vector<OpStats> analyze_program(const AccelConfig& cfg, const isa::Program& prog) {
+// Cycles of one instruction: the engine's cycle model (isa::engine_timing, exact against the RTL's
+// measured cycles, docs/rtl-engine.md), or for an instruction the engine cannot encode the coarse
+// model v0: one (chunk, tile) costs max(vectors, rows), plus rows + cols per Gemm; an activation pass
+// count x n + n; a fill its count.
+void add_cycles(const AccelConfig& cfg, const isa::Instr& in, OpStats& s) {
+  const long long rows = cfg.array.rows, cols = cfg.array.cols;
+  isa::EngineTiming t;
+  if (isa::instr_timing(in, {cfg.array.rows, cfg.array.cols, cfg.array.pe_pipeline, cfg.widths.act}, &t)) {
+    s.cycles += t.cycles;
+    s.stall_data += t.stall_data;
+    s.stall_tile += t.stall_tile;
+    s.stall_out += t.stall_out;
+    return;
+  }
+  ++s.v0_instrs;
+  if (const auto* g = std::get_if<isa::Gemm>(&in)) {
+    long long cyc = 0;
+    for (long long m0 = 0; m0 < g->m_total; m0 += g->m_block)
+      cyc += g->k_chunks * g->n_tiles * std::max(std::min<long long>(g->m_block, g->m_total - m0), rows);
+    s.cycles += g->batch * cyc + rows + cols;
+  } else if (const auto* a = std::get_if<isa::Activate>(&in)) {
+    s.cycles += (long long)a->count * a->n + a->n;
+  } else {
+    s.cycles += std::get<isa::Fill>(in).count;
+  }
+}
+
+// Adds one instruction's statistics to s (cycles, MACs, accesses; usage as a maximum).
+void add_instr_stats(const AccelConfig& cfg, const isa::Instr& in, OpStats& s) {
   const long long rows = cfg.array.rows, cols = cfg.array.cols;
   // Bytes per element in each memory: data and weight codes, and partial sums (bias and logit
   // codes live at psum width too).
   const long long db = (cfg.widths.data + 7) / 8, wb = (cfg.widths.weight + 7) / 8, pb = (cfg.widths.psum + 7) / 8;
+  add_cycles(cfg, in, s);
+  if (const auto* g = std::get_if<isa::Gemm>(&in)) {
+    const long long blocks = (g->m_total + g->m_block - 1) / g->m_block;
+    const long long vec = (long long)g->batch * g->m_total * g->k_chunks * g->n_tiles;
+    s.vectors += vec;
+    s.issued_macs += vec * rows * cols;
+    s.tile_loads += (long long)g->batch * blocks * g->k_chunks * g->n_tiles;
+    const bool diag = g->tile.diag_groups > 1;
+    const long long outputs_used = g->out.select_mod > 0 ? (long long)g->m_total : (long long)g->m_total * g->n_total;
+    s.useful_macs += (long long)g->batch * outputs_used * g->r_total;
+    // A gathered block is reused by every tile; a block-diagonal tile reads u_i once.
+    const long long data_reads =
+        (long long)g->batch * g->m_total * (diag ? (long long)g->r_total * g->n_total : g->r_total);
+    const long long tile_reads = (long long)g->batch * blocks * (diag ? g->r_total : (long long)g->r_total * g->n_total);
+    long long init_reads = 0;
+    if (g->init.kind == isa::AccInit::Kind::kPerColumn) init_reads = (long long)g->batch * blocks * g->n_total;
+    if (g->init.kind == isa::AccInit::Kind::kPerOutput) init_reads = (long long)g->batch * g->m_total;
+    const long long writes = (long long)g->batch * outputs_used;
+    s.data_reads += data_reads;
+    s.tile_reads += tile_reads;
+    s.init_reads += init_reads;
+    s.writes += writes;
+    const long long entries = (long long)g->m_block * g->n_tiles * cols;
+    s.acc_entries = std::max<long long>(s.acc_entries, entries);
+
+    // Usage (docs/dse-memory.md): the data memory holds the current block's vectors for two
+    // chunks (one streaming, one prefetched) and the block's outputs; the weight memory the
+    // tiles of two chunks; the accumulators every partial sum of the block. Never more than
+    // the whole operand.
+    const long long out_cols = g->out.select_mod > 0 ? 1 : g->n_total;
+    const long long m_blk = std::min<long long>(g->m_block, g->m_total);
+    const long long vec_len = diag ? (long long)g->r_total * g->n_total / std::max(1, g->k_chunks) : rows;
+    const long long d_in = std::min<long long>(2 * m_blk * vec_len, data_reads / g->batch);
+    const long long w_tiles = std::min<long long>(2 * rows * g->n_tiles * cols, tile_reads / g->batch / blocks);
+    s.usage_data = std::max(s.usage_data, (d_in + m_blk * out_cols) * db);
+    s.usage_weight = std::max(s.usage_weight, w_tiles * wb);
+    s.usage_acc = std::max(s.usage_acc, entries * pb);
+    // Accesses: every streamed vector reads and writes a column of partial sums (the last
+    // chunk's reduction reads them once more), tiles come from off-chip through the weight
+    // memory, the operand's distinct elements from off-chip through the data memory, and
+    // outputs go to the data memory and off-chip (write-through).
+    const long long in_elems = g->data.kind == isa::DataSource::Kind::kConv
+                                   ? std::min<long long>(data_reads, (long long)g->batch * g->data.channels *
+                                                                         g->data.height * g->data.width)
+                                   : data_reads;
+    s.data_rd += data_reads * db + init_reads * pb;
+    s.data_wr += in_elems * db + writes * db;
+    s.weight_rd += tile_reads * wb;
+    s.weight_wr += tile_reads * wb;
+    s.acc_rd += (vec * cols + (long long)g->batch * g->m_total * g->n_tiles * cols) * pb;
+    s.acc_wr += vec * cols * pb;
+    s.offchip_rd += tile_reads * wb + in_elems * db + init_reads * pb;
+    s.offchip_wr += writes * db;
+  } else if (const auto* a = std::get_if<isa::Activate>(&in)) {
+    const long long rd = (long long)a->count * a->n;
+    const long long wr = a->func == isa::Activate::Func::kNorm ? a->count : (long long)a->count * a->n;
+    s.data_reads += rd;
+    s.writes += wr;
+    // Vectors stay on chip: the input and output tensors are resident in the data memory.
+    s.usage_data = std::max(s.usage_data, (rd + wr) * db);
+    s.data_rd += rd * db;
+    s.data_wr += wr * db;
+  } else if (const auto* f = std::get_if<isa::Fill>(&in)) {
+    s.writes += f->count;
+    s.usage_data = std::max(s.usage_data, f->count * db);
+    s.data_wr += f->count * db;
+  }
+}
+
+OpStats instr_stats(const AccelConfig& cfg, const isa::Instr& in) {
+  OpStats s{isa::instr_name(in)};
+  add_instr_stats(cfg, in, s);
+  return s;
+}
+
+std::vector<OpStats> analyze_program(const AccelConfig& cfg, const isa::Program& prog) {
   std::vector<OpStats> out;
   std::string prev;
   auto stats_for = [&](const isa::Instr& in) -> OpStats& {
@@ -323,83 +424,7 @@ std::vector<OpStats> analyze_program(const AccelConfig& cfg, const isa::Program&
     prev = name;
     return out.back();
   };
-  for (const auto& in : prog.instrs) {
-    OpStats& s = stats_for(in);
-    if (const auto* g = std::get_if<isa::Gemm>(&in)) {
-      const long long blocks = (g->m_total + g->m_block - 1) / g->m_block;
-      long long cyc = 0;
-      for (long long blk = 0; blk < blocks; ++blk) {
-        const long long m = std::min<long long>(g->m_block, g->m_total - blk * g->m_block);
-        cyc += g->k_chunks * g->n_tiles * std::max(m, rows);
-      }
-      s.cycles += g->batch * cyc + rows + cols;
-      const long long vec = (long long)g->batch * g->m_total * g->k_chunks * g->n_tiles;
-      s.vectors += vec;
-      s.issued_macs += vec * rows * cols;
-      s.tile_loads += (long long)g->batch * blocks * g->k_chunks * g->n_tiles;
-      const bool diag = g->tile.diag_groups > 1;
-      const long long outputs_used = g->out.select_mod > 0 ? (long long)g->m_total : (long long)g->m_total * g->n_total;
-      s.useful_macs += (long long)g->batch * outputs_used * g->r_total;
-      // A gathered block is reused by every tile; a block-diagonal tile reads u_i once.
-      const long long data_reads =
-          (long long)g->batch * g->m_total * (diag ? (long long)g->r_total * g->n_total : g->r_total);
-      const long long tile_reads = (long long)g->batch * blocks * (diag ? g->r_total : (long long)g->r_total * g->n_total);
-      long long init_reads = 0;
-      if (g->init.kind == isa::AccInit::Kind::kPerColumn) init_reads = (long long)g->batch * blocks * g->n_total;
-      if (g->init.kind == isa::AccInit::Kind::kPerOutput) init_reads = (long long)g->batch * g->m_total;
-      const long long writes = (long long)g->batch * outputs_used;
-      s.data_reads += data_reads;
-      s.tile_reads += tile_reads;
-      s.init_reads += init_reads;
-      s.writes += writes;
-      const long long entries = (long long)g->m_block * g->n_tiles * cols;
-      s.acc_entries = std::max<long long>(s.acc_entries, entries);
-
-      // Usage (docs/dse-memory.md): the data memory holds the current block's vectors for two
-      // chunks (one streaming, one prefetched) and the block's outputs; the weight memory the
-      // tiles of two chunks; the accumulators every partial sum of the block. Never more than
-      // the whole operand.
-      const long long out_cols = g->out.select_mod > 0 ? 1 : g->n_total;
-      const long long m_blk = std::min<long long>(g->m_block, g->m_total);
-      const long long vec_len = diag ? (long long)g->r_total * g->n_total / std::max(1, g->k_chunks) : rows;
-      const long long d_in = std::min<long long>(2 * m_blk * vec_len, data_reads / g->batch);
-      const long long w_tiles = std::min<long long>(2 * rows * g->n_tiles * cols, tile_reads / g->batch / blocks);
-      s.usage_data = std::max(s.usage_data, (d_in + m_blk * out_cols) * db);
-      s.usage_weight = std::max(s.usage_weight, w_tiles * wb);
-      s.usage_acc = std::max(s.usage_acc, entries * pb);
-      // Accesses: every streamed vector reads and writes a column of partial sums (the last
-      // chunk's reduction reads them once more), tiles come from off-chip through the weight
-      // memory, the operand's distinct elements from off-chip through the data memory, and
-      // outputs go to the data memory and off-chip (write-through).
-      const long long in_elems = g->data.kind == isa::DataSource::Kind::kConv
-                                     ? std::min<long long>(data_reads, (long long)g->batch * g->data.channels *
-                                                                           g->data.height * g->data.width)
-                                     : data_reads;
-      s.data_rd += data_reads * db + init_reads * pb;
-      s.data_wr += in_elems * db + writes * db;
-      s.weight_rd += tile_reads * wb;
-      s.weight_wr += tile_reads * wb;
-      s.acc_rd += (vec * cols + (long long)g->batch * g->m_total * g->n_tiles * cols) * pb;
-      s.acc_wr += vec * cols * pb;
-      s.offchip_rd += tile_reads * wb + in_elems * db + init_reads * pb;
-      s.offchip_wr += writes * db;
-    } else if (const auto* a = std::get_if<isa::Activate>(&in)) {
-      s.cycles += (a->count + cols - 1) / cols * (a->n + 2);
-      const long long rd = (long long)a->count * a->n;
-      const long long wr = a->func == isa::Activate::Func::kNorm ? a->count : (long long)a->count * a->n;
-      s.data_reads += rd;
-      s.writes += wr;
-      // Vectors stay on chip: the input and output tensors are resident in the data memory.
-      s.usage_data = std::max(s.usage_data, (rd + wr) * db);
-      s.data_rd += rd * db;
-      s.data_wr += wr * db;
-    } else if (const auto* f = std::get_if<isa::Fill>(&in)) {
-      s.cycles += (f->count + cols - 1) / cols;
-      s.writes += f->count;
-      s.usage_data = std::max(s.usage_data, f->count * db);
-      s.data_wr += f->count * db;
-    }
-  }
+  for (const auto& in : prog.instrs) add_instr_stats(cfg, in, stats_for(in));
   return out;
 }
 
@@ -409,13 +434,18 @@ std::string stats_json(const AccelConfig& cfg, const isa::Program& prog, const s
   j["preset"] = cfg.name;
   j["array"] = {{"rows", cfg.array.rows}, {"cols", cfg.array.cols}};
   j["clock_mhz"] = cfg.clock.target_mhz;
-  j["cycle_model"] = "v0 (docs/compiler.md)";
+  int v0 = 0;
+  for (const auto& s : stats) v0 += s.v0_instrs;
+  j["cycle_model"] = v0 == 0 ? "engine (isa::engine_timing: the RTL's cycles, docs/compiler.md)"
+                             : fmt::format("engine, {} instruction(s) the engine cannot encode by v0 (docs/compiler.md)", v0);
   long long cycles = 0, macs = 0;
   for (const auto& s : stats) {
     cycles += s.cycles;
     macs += s.useful_macs;
     j["operations"].push_back({{"name", s.name},
                                {"cycles", s.cycles},
+                               {"stall_cycles", {{"data", s.stall_data}, {"tile", s.stall_tile}, {"output", s.stall_out}}},
+                               {"cycle_model", s.v0_instrs ? "v0" : "engine"},
                                {"useful_macs", s.useful_macs},
                                {"issued_macs", s.issued_macs},
                                {"utilization", s.issued_macs ? double(s.useful_macs) / double(s.issued_macs) : 0.0},

@@ -28,7 +28,10 @@ std::vector<std::int32_t> build_image(const isa::Program& prog, const Network& n
 // update+softmax); see descnet_group().
 struct OpStats {
   std::string name;
-  long long cycles = 0;         // cycle model (docs/compiler.md)
+  long long cycles = 0;         // cycle model of the engine (isa::engine_timing, docs/compiler.md)
+  // Of those, cycles the engine's streamer waits for staged data, a tile load, an output FIFO credit.
+  long long stall_data = 0, stall_tile = 0, stall_out = 0;
+  int v0_instrs = 0;            // instructions timed by the coarse model v0 (the engine cannot encode them)
   long long useful_macs = 0;    // multiply-accumulates the network needs
   long long issued_macs = 0;    // rows x cols x vectors streamed (array occupancy)
   long long vectors = 0;        // data vectors streamed into the array
@@ -52,6 +55,8 @@ struct OpStats {
 bool starts_descnet_row(const std::string& prev_instr, const std::string& instr);
 
 std::vector<OpStats> analyze_program(const AccelConfig& cfg, const isa::Program& prog);
+// The statistics of one instruction alone (named after it).
+OpStats instr_stats(const AccelConfig& cfg, const isa::Instr& in);
 
 std::string stats_json(const AccelConfig& cfg, const isa::Program& prog, const std::vector<OpStats>& stats);
 

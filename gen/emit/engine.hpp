@@ -11,6 +11,7 @@
 
 #include "config/accel_config.hpp"
 #include "emit/design.hpp"
+#include "isa/engine_timing.hpp"
 
 namespace capsgen::emit {
 
@@ -21,7 +22,8 @@ inline constexpr const char* kEngineModule = "capsgen_engine";
 
 // Output FIFO entries between the activation bank and the writer (result vectors of `cols` codes).
 // The streamer holds back last-chunk vectors unless a FIFO entry is reserved for each (credits).
-inline constexpr int kEngineOutFifoDepth = 16;
+// Defined with the cycle model, which depends on it.
+inline constexpr int kEngineOutFifoDepth = isa::kEngineOutFifoDepth;
 
 Module build_tile_reader(const AccelConfig& cfg);
 Module build_out_writer(const AccelConfig& cfg);

@@ -5,6 +5,7 @@
 
 #include "compiler/compiler.hpp"
 #include "config/accel_config.hpp"
+#include "isa/engine_timing.hpp"
 
 namespace capsgen {
 namespace {
@@ -50,9 +51,18 @@ TEST(Stats, HandComputedUsageAndAccesses) {
   ASSERT_EQ(st.size(), 2u);
   const OpStats& o = st[0];
   EXPECT_EQ(o.name, "lay+squash+iter0.c");
-  // Gemm: blocks of 4 and 1 vectors: 3*2*max(4,2) + 3*2*max(1,2) + 2 + 2 = 40; squash ceil(5/2)*(4+2)
-  // = 18; fill ceil(8/2) = 4.
-  EXPECT_EQ(o.cycles, 40 + 18 + 4);
+  // Cycles: the engine's cycle model of each instruction (exact against the RTL: the engine's block
+  // test); the squash pass 5 x 4 elements + 4 + 9, the fill 8 + 2.
+  long long cycles = 0;
+  for (int i = 0; i < 3; ++i) {
+    isa::EngineTiming t;
+    ASSERT_TRUE(isa::instr_timing(hand_program().instrs[std::size_t(i)], {2, 2, false, 8}, &t));
+    cycles += t.cycles;
+  }
+  EXPECT_EQ(o.cycles, cycles);
+  isa::EngineTiming squash;
+  ASSERT_TRUE(isa::instr_timing(hand_program().instrs[1], {2, 2, false, 8}, &squash));
+  EXPECT_EQ(squash.cycles, 20 + 4 + 9);
   // Accumulators: 4 vectors x 2 tiles x 2 columns = 16 partial sums x 3 bytes.
   EXPECT_EQ(o.usage_acc, 48);
   // Weights: tiles of two chunks, 2 rows x 2 tiles x 2 cols x 2 = 16 (< 24 per block).

@@ -1,0 +1,401 @@
+// capsgen sim: one whole inference on the generated RTL, checked bit for bit, with a report.
+//   1. generates the preset's RTL into WORK/rtl (kept when unchanged, so the model is not rebuilt),
+//   2. builds the compute engine's Verilator model and testbench through CMake (tb/, tb_engine),
+//   3. compiles the network and dumps its engine program (cli/engine_dump.hpp) into WORK/program,
+//   4. runs it chained on the RTL (tb/engine_tb.cpp --program: every descriptor's writes compared with
+//      the functional executor's, which reproduces the golden model's tensors bit for bit),
+//   5. writes the report (Markdown and JSON): pass/fail, measured and modelled cycles, stalls, port
+//      activity per operation, totals, inferences/s at the preset's clock, array utilization, and with
+//      --trace an FST and a GTKWave save file with the signals grouped.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <sstream>
+#include <sys/wait.h>
+
+#include "cli/args.hpp"
+#include "cli/commands.hpp"
+#include "cli/engine_dump.hpp"
+#include "cli/workload_input.hpp"
+#include "compiler/compiler.hpp"
+#include "core/atomic_file.hpp"
+#include "core/input_error.hpp"
+#include "emit/generate.hpp"
+
+namespace capsgen::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::string quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+// Runs a shell command with its output in `log`; returns the exit status.
+int run(const std::string& cmd, const fs::path& log) {
+  const int rc = std::system((cmd + " > " + quote(log.string()) + " 2>&1").c_str());
+  return rc == -1 ? -1 : WEXITSTATUS(rc);
+}
+
+// The generated RTL in `dir` equals what build_design would write (same files, same contents).
+bool rtl_up_to_date(const emit::Design& design, const fs::path& dir) {
+  std::error_code ec;
+  if (!fs::exists(dir / emit::kFileListName, ec)) return false;
+  std::size_t on_disk = 0;
+  for (const auto& e : fs::directory_iterator(dir, ec))
+    if (e.is_regular_file()) ++on_disk;
+  if (on_disk != design.files().size()) return false;
+  for (const emit::OutputFile& f : design.files())
+    if (slurp(dir / f.name) != f.contents) return false;
+  return true;
+}
+
+struct OpResult {
+  std::string stem, name, kind;
+  bool ran = false, pass = false;
+  std::string skip_reason;
+  std::map<std::string, long long> stat;  // from the testbench's stat line
+  OpStats model;                          // the compiler's statistics of the instruction
+  int init_codes = 0;                     // psum codes per init read: cols (per-column bias) or 1 (per output)
+};
+
+// Signals of the engine's trace, grouped, for the GTKWave save file: (group, name patterns at the
+// engine's top scope). Names that the trace does not hold are left out.
+const std::vector<std::pair<std::string, std::vector<std::string>>>& trace_groups() {
+  static const std::vector<std::pair<std::string, std::vector<std::string>>> g = {
+      {"Controller", {"clk_i", "rst_ni", "desc_valid_i", "desc_ready_o", "desc_kind_i", "busy_o", "done_o", "error_o",
+                      "run_q", "act_mode_q", "b_q", "k_q", "n_q", "mi_q", "issue", "last_k", "credits_q"}},
+      {"Streamer stalls", {"st_rd_avail", "tile_ok", "credit_ok", "stat_cycles_o", "stat_vectors_o",
+                           "stat_stall_data_o", "stat_stall_tile_o", "stat_stall_out_o"}},
+      {"Data port and gather", {"drd_en_o", "drd_addr_o", "drd_data_i", "g_valid", "g_ready", "g_zero"}},
+      {"Array edges: tiles", {"wrd_en_o", "wrd_addr_o", "wrd_data_i", "tile_ready"}},
+      {"Accumulators: init", {"brd_en_o", "brd_addr_o", "brd_data_i", "io_rd"}},
+      {"Activation and output FIFO", {"a_valid", "fifo_push", "fifo_cnt_q", "pop", "ap_busy"}},
+      {"Output port", {"wr_en_o", "wr_addr_o", "wr_data_o"}},
+  };
+  return g;
+}
+
+// Reads the trace's signal names (with their widths) from its VCD header (fst2vcd, GTKWave's tool)
+// and writes a .gtkw that opens the trace with the groups above.
+std::string write_gtkw(const fs::path& fst, const fs::path& gtkw) {
+  std::map<std::string, std::string> sig;  // name at the engine's scope -> full name with range
+  const std::string cmd = "fst2vcd -f " + quote(fst.string()) + " 2>/dev/null";
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return "cannot run fst2vcd";
+  std::vector<std::string> scope;
+  char buf[4096];
+  while (std::fgets(buf, sizeof buf, p)) {
+    std::istringstream ls(buf);
+    std::string kw;
+    ls >> kw;
+    if (kw == "$scope") {
+      std::string type, name;
+      ls >> type >> name;
+      scope.push_back(name);
+    } else if (kw == "$upscope") {
+      if (!scope.empty()) scope.pop_back();
+    } else if (kw == "$var") {
+      std::string type, width, id, name, range;
+      ls >> type >> width >> id >> name >> range;
+      if (scope.size() == 2 && scope[1] == "capsgen_engine") {
+        const std::string full = scope[0] + "." + scope[1] + "." + name;
+        sig[name] = range.rfind('[', 0) == 0 ? full + range : full;
+      }
+    } else if (kw == "$enddefinitions") {
+      break;
+    }
+  }
+  pclose(p);
+  if (sig.empty()) return "no capsgen_engine signals in the trace";
+  std::string out = fmt::format("[dumpfile] \"{}\"\n[savefile] \"{}\"\n[timestart] 0\n[sst_expanded] 1\n",
+                                fs::absolute(fst).string(), fs::absolute(gtkw).string());
+  for (const auto& [group, names] : trace_groups()) {
+    out += fmt::format("@800200\n-{}\n", group);
+    for (const std::string& n : names) {
+      const auto it = sig.find(n);
+      if (it == sig.end()) continue;
+      out += (it->second.find('[') == std::string::npos ? "@28\n" : "@24\n") + it->second + "\n";
+    }
+    out += fmt::format("@1000200\n-{}\n", group);
+  }
+  write_file_atomic(gtkw.string(), out);
+  return "";
+}
+
+}  // namespace
+
+int cmd_sim(const std::vector<std::string>& argv) {
+  Args args("sim", "--config PRESET.yaml --model NET.yaml [options]",
+            "Runs one whole inference on the generated RTL: generates the preset's RTL (reused when unchanged),\n"
+            "builds the compute engine's Verilator model through CMake, compiles the network and runs every\n"
+            "descriptor of its program chained on the RTL, each compared bit for bit with the functional\n"
+            "executor (itself bit-exact with the golden model), and the RTL's class prediction with the golden\n"
+            "model's. Prints and writes the report (Markdown and JSON): pass/fail, measured and modelled cycles,\n"
+            "stall cycles and port activity per operation, total cycles, inferences/s at the preset's clock,\n"
+            "array utilization. Exit status 1 on any mismatch (the report names operation, tensor, index,\n"
+            "both values and the cycle).");
+  add_workload_options(args, "which test image of --dataset");
+  args.option("work", "DIR", "work directory (RTL, model build, program, logs)", "build/sim/<preset>")
+      .option("report", "FILE", "Markdown report (default WORK/report.md)")
+      .option("json", "FILE", "JSON report (default WORK/report.json)")
+      .option("trace", "FILE", "write an FST of the whole run and FILE's .gtkw (GTKWave, signals grouped)")
+      .option("rtl", "DIR",
+              "simulate this RTL directory as it is (e.g. hand-modified) instead of generating WORK/rtl; it must\n"
+              "come from the same preset (its config.txt is checked)")
+      .option("jobs", "N", "parallel compile jobs for the model build", "2")
+      .option("source-dir", "DIR", "the capsgen source tree (for tb/)", CAPSGEN_SOURCE_DIR);
+  if (!args.parse(argv)) {
+    fmt::print("{}", args.help());
+    return 0;
+  }
+  if (!args.positional().empty()) throw InputError("capsgen sim", 0, 0, args.positional().front(), "unexpected argument");
+  const fs::path src = args.get("source-dir");
+  if (!fs::exists(src / "tb" / "CMakeLists.txt"))
+    throw InputError("capsgen sim", 0, 0, "--source-dir", fmt::format("'{}' holds no tb/CMakeLists.txt", src.string()));
+  const long long jobs = args.get_int("jobs", 1, 256);
+  const auto t_start = std::chrono::steady_clock::now();
+  const WorkloadInput in = load_workload_input(args, "capsgen sim", false, "capsgen sim runs one image: --index K");
+  const Workload& w = in.w;
+  const fs::path work = args.get_opt("work").value_or("build/sim/" + w.cfg.name);
+  const std::optional<std::string> trace = args.get_opt("trace");
+  const fs::path report_md = args.get_opt("report").value_or((work / "report.md").string());
+  const fs::path report_json = args.get_opt("json").value_or((work / "report.json").string());
+  std::error_code ec;
+  fs::create_directories(work, ec);
+  if (ec) throw InputError(work.string(), 0, 0, "--work", "cannot create directory: " + ec.message());
+
+  // 1. RTL.
+  const emit::Design design = emit::build_design(w.cfg);
+  const std::optional<std::string> given_rtl = args.get_opt("rtl");
+  const fs::path rtl = given_rtl ? fs::path(*given_rtl) : work / "rtl";
+  if (given_rtl) {
+    // A given RTL must be of this preset: its config.txt (sizes, widths) equals the generator's.
+    const auto summary = std::find_if(design.files().begin(), design.files().end(),
+                                      [](const emit::OutputFile& f) { return f.name == emit::kConfigSummaryName; });
+    if (summary == design.files().end() || slurp(rtl / emit::kConfigSummaryName) != summary->contents)
+      throw InputError((rtl / emit::kConfigSummaryName).string(), 0, 0, "--rtl",
+                       fmt::format("not the RTL of preset {} (config.txt differs or is missing)", w.cfg.name));
+    fmt::print("sim: RTL of {} in {} (given)\n", w.cfg.name, rtl.string());
+  } else {
+    const bool rtl_reused = rtl_up_to_date(design, rtl);
+    if (!rtl_reused) emit::generate_rtl(w.cfg, rtl);
+    fmt::print("sim: RTL of {} in {} ({})\n", w.cfg.name, rtl.string(), rtl_reused ? "unchanged, reused" : "generated");
+  }
+
+  // 2. The engine's model and testbench.
+  const fs::path build = work / (trace ? "build-trace" : "build");
+  const auto t_build = std::chrono::steady_clock::now();
+  if (!fs::exists(build / "CMakeCache.txt")) {
+    const std::string cfg_cmd = fmt::format(
+        "cmake -S {} -B {} -G Ninja -DCMAKE_BUILD_TYPE=Release -DCAPSGEN_RTL_DIR={} -DCAPSGEN_TB_ENGINE_ONLY=ON "
+        "-DCAPSGEN_TB_TRACE={}",
+        quote((src / "tb").string()), quote(build.string()), quote(fs::absolute(rtl).string()), trace ? "ON" : "OFF");
+    fmt::print("sim: configuring the Verilator model ({})\n", (work / "configure.log").string());
+    if (run(cfg_cmd, work / "configure.log") != 0)
+      throw InputError((work / "configure.log").string(), 0, 0, "cmake", "configuring the testbench failed (see the log)");
+  }
+  fmt::print("sim: building tb_engine ({}; the first build of a preset takes minutes)\n", (work / "build.log").string());
+  if (run(fmt::format("cmake --build {} -j {}", quote(build.string()), jobs), work / "build.log") != 0)
+    throw InputError((work / "build.log").string(), 0, 0, "cmake --build", "building the testbench failed (see the log)");
+  const double build_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_build).count();
+
+  // 3. Program.
+  const isa::Program prog = compile_program(w.cfg, w.net, w.qm);
+  const fs::path program = work / "program";
+  fs::remove_all(program, ec);
+  dump_engine(w, prog, program.string(), in.input, in.input_name, in.label);
+
+  // 4. Run.
+  const fs::path log = work / "sim.log";
+  std::string cmd = fmt::format("{} --rtl {} --program {}", quote((build / "tb_engine").string()),
+                                quote(fs::absolute(rtl).string()), quote(program.string()));
+  if (trace) cmd += " --trace " + quote(*trace);
+  fmt::print("sim: running {} descriptors on the RTL ({})\n", prog.instrs.size(), log.string());
+  const auto t_run = std::chrono::steady_clock::now();
+  const int rc = run(cmd, log);
+  const double run_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_run).count();
+
+  // 5. Report.
+  std::vector<OpResult> ops;
+  std::map<std::string, std::size_t> by_label;
+  {
+    std::istringstream idx(slurp(program / "index.txt"));
+    std::size_t i = 0;
+    for (std::string line; std::getline(idx, line);) {
+      if (line.empty() || line[0] == '#') continue;
+      OpResult r;
+      std::istringstream ls(line);
+      ls >> r.stem;
+      if (r.stem == "skip") {
+        ls >> r.stem >> r.name;
+        std::getline(ls, r.skip_reason);
+      } else {
+        ls >> r.name;
+      }
+      const isa::Instr& instr = prog.instrs.at(i++);
+      r.kind = std::holds_alternative<isa::Gemm>(instr) ? "gemm" : std::holds_alternative<isa::Activate>(instr) ? "activate" : "fill";
+      r.model = instr_stats(w.cfg, instr);
+      if (const auto* g = std::get_if<isa::Gemm>(&instr))
+        r.init_codes = g->init.kind == isa::AccInit::Kind::kPerColumn ? w.cfg.array.cols : 1;
+      by_label[r.name + " (" + r.stem + ")"] = ops.size();
+      ops.push_back(r);
+    }
+  }
+  const std::string out = slurp(log);
+  std::vector<std::string> problems;
+  int rtl_pred = -1, golden_pred = -1;
+  bool summary_pass = false;
+  long long sim_cycles = 0;
+  {
+    std::istringstream ls(out);
+    const std::regex stat_re(R"(^stat name=(.*?) cycles=)");
+    const std::regex kv_re(R"((\w+)=(-?\d+))");
+    const std::regex pred_re(R"(RTL prediction (\d+), golden prediction (-?\d+))");
+    const std::regex cyc_re(R"(, (\d+) cycles)");
+    for (std::string line; std::getline(ls, line);) {
+      std::smatch m;
+      if (std::regex_search(line, m, stat_re)) {
+        const auto it = by_label.find(m[1].str());
+        if (it == by_label.end()) continue;
+        OpResult& r = ops[it->second];
+        r.ran = true;
+        const std::string rest = line.substr(line.find(" cycles="));
+        for (std::sregex_iterator k(rest.begin(), rest.end(), kv_re), e; k != e; ++k) r.stat[(*k)[1]] = std::stoll((*k)[2]);
+      } else if (std::regex_search(line, m, pred_re)) {
+        rtl_pred = std::stoi(m[1]);
+        golden_pred = std::stoi(m[2]);
+      } else if (line.rfind("MISMATCH", 0) == 0 || line.rfind("FAIL", 0) == 0) {
+        problems.push_back(line);
+      }
+      if (line.rfind("PASS engine", 0) == 0 || line.rfind("FAIL engine", 0) == 0) {
+        summary_pass = line.rfind("PASS", 0) == 0;
+        if (std::regex_search(line, m, cyc_re)) sim_cycles = std::stoll(m[1]);
+      }
+    }
+  }
+  for (OpResult& r : ops) {
+    r.pass = r.ran;
+    for (const std::string& p : problems)
+      if (p.find(r.name + " (" + r.stem + ")") != std::string::npos) r.pass = false;
+  }
+  const bool pass = rc == 0 && summary_pass && problems.empty() &&
+                    std::all_of(ops.begin(), ops.end(), [](const OpResult& r) { return r.pass; });
+
+  long long cycles = 0, model_cycles = 0, macs = 0, rd_d = 0, rd_w = 0, rd_b = 0, rd_b_codes = 0, wr = 0;
+  for (const OpResult& r : ops) {
+    if (!r.ran) continue;
+    cycles += r.stat.at("cycles");
+    model_cycles += r.stat.at("model");
+    macs += r.model.useful_macs;
+    rd_d += r.stat.at("reads_data");
+    rd_w += r.stat.at("reads_weight");
+    rd_b += r.stat.at("reads_bias");
+    rd_b_codes += r.stat.at("reads_bias") * r.init_codes;
+    wr += r.stat.at("writes");
+  }
+  const double mhz = w.cfg.clock.target_mhz;
+  const int R = w.cfg.array.rows, C = w.cfg.array.cols;
+  const double ips = cycles ? mhz * 1e6 / double(cycles) : 0.0;
+  const double util = cycles ? double(macs) / (double(cycles) * R * C) : 0.0;
+  const long long db = (w.cfg.widths.data + 7) / 8, wb = (w.cfg.widths.weight + 7) / 8, pb = (w.cfg.widths.psum + 7) / 8;
+
+  std::string md = fmt::format("# capsgen sim: {} on {}\n\n", w.net.name, w.cfg.name);
+  md += fmt::format("- result: **{}**{}\n", pass ? "PASS, every operation bit-exact" : "FAIL",
+                    pass ? "" : fmt::format(" ({} problem line(s) below, exit status of the testbench {})", problems.size(), rc));
+  md += fmt::format("- input: {}{}; weights: {}\n", in.input_name, in.label >= 0 ? fmt::format(", true label {}", in.label) : "",
+                    args.get_opt("weights").value_or(fmt::format("seeded random (seed {})", args.get("seed"))));
+  md += fmt::format("- class prediction: RTL {}, golden model {}{}\n", rtl_pred, golden_pred,
+                    in.label >= 0 ? fmt::format(", true label {}", in.label) : "");
+  md += fmt::format("- RTL: {} ({}x{} array, {} MHz target), model {}\n\n", rtl.string(), R, C, mhz, (build / "tb_engine").string());
+  md += "| # | operation | kind | result | cycles (RTL) | model | stalls data/tile/output | vectors | useful MACs | "
+        "data reads | tile rows | init reads | writes |\n|---|---|---|---|---:|---:|---|---:|---:|---:|---:|---:|---:|\n";
+  nlohmann::ordered_json jops = nlohmann::json::array();
+  for (const OpResult& r : ops) {
+    const auto st = [&](const char* k) { return r.stat.count(k) ? r.stat.at(k) : 0LL; };
+    const std::string result = !r.skip_reason.empty() ? "skipped (executor)" : !r.ran ? "not run" : r.pass ? "pass" : "FAIL";
+    md += fmt::format("| {} | {} | {} | {} | {} | {} | {}/{}/{} | {} | {} | {} | {} | {} | {} |\n", r.stem, r.name, r.kind,
+                      result, st("cycles"), st("model"), st("stall_data"), st("stall_tile"), st("stall_out"), st("vectors"),
+                      r.model.useful_macs, st("reads_data"), st("reads_weight"), st("reads_bias"), st("writes"));
+    jops.push_back({{"id", r.stem}, {"name", r.name}, {"kind", r.kind}, {"result", result},
+                    {"cycles", st("cycles")}, {"model_cycles", st("model")},
+                    {"stall_cycles", {{"data", st("stall_data")}, {"tile", st("stall_tile")}, {"output", st("stall_out")}}},
+                    {"vectors", st("vectors")}, {"useful_macs", r.model.useful_macs},
+                    {"reads", {{"data_elements", st("reads_data")}, {"tile_rows", st("reads_weight")}, {"init_reads", st("reads_bias")}}},
+                    {"writes", st("writes")}, {"start_cycle", st("start")}});
+  }
+  md += fmt::format(
+      "\n- total: {} cycles over the descriptors ({} simulated cycles with the descriptor handshakes); the compiler's "
+      "cycle model: {} ({:+.3f}%)\n",
+      cycles, sim_cycles, model_cycles, cycles ? 100.0 * double(model_cycles - cycles) / double(cycles) : 0.0);
+  md += fmt::format("- {:.1f} inferences/s at {} MHz; array utilization {:.3f} ({} useful MACs / ({}x{} x cycles))\n", ips,
+                    mhz, util, macs, R, C);
+  md += fmt::format(
+      "- memory activity: {} data element reads ({} B), {} tile-row reads ({} B), {} accumulator-init reads (biases, "
+      "logits: {} B), {} element writes ({} B)\n",
+      rd_d, rd_d * db, rd_w, rd_w * C * wb, rd_b, rd_b_codes * pb, wr, wr * db);
+  md += fmt::format("- simulation: {:.1f} s for {} cycles ({:.0f} cycles/s){}; model build {:.1f} s\n", run_s, sim_cycles,
+                    run_s > 0 ? double(sim_cycles) / run_s : 0.0, trace ? ", FST tracing on" : "", build_s);
+  std::string gtkw_note;
+  if (trace) {
+    const fs::path gtkw = fs::path(*trace).replace_extension(".gtkw");
+    const std::string err = write_gtkw(*trace, gtkw);
+    gtkw_note = err.empty() ? gtkw.string() : "";
+    md += err.empty() ? fmt::format("- trace: {} (open with `gtkwave {}`)\n", *trace, gtkw.string())
+                      : fmt::format("- trace: {} (no .gtkw: {})\n", *trace, err);
+  }
+  md += "- not modelled here: the scratchpad, DMA and off-chip memory behind the engine's ports (the testbench's memory "
+        "answers every read in one cycle; docs/rtl-engine.md)\n";
+  if (!problems.empty()) {
+    md += "\n## Problems\n\n```\n";
+    for (const std::string& p : problems) md += p + "\n";
+    md += "```\n";
+  }
+  nlohmann::ordered_json j;
+  j["network"] = w.net.name;
+  j["preset"] = w.cfg.name;
+  j["pass"] = pass;
+  j["input"] = in.input_name;
+  j["label"] = in.label;
+  j["prediction"] = {{"rtl", rtl_pred}, {"golden", golden_pred}};
+  j["array"] = {{"rows", R}, {"cols", C}};
+  j["clock_mhz"] = mhz;
+  j["operations"] = jops;
+  j["total_cycles"] = cycles;
+  j["simulated_cycles"] = sim_cycles;
+  j["model_cycles"] = model_cycles;
+  j["inferences_per_second"] = ips;
+  j["array_utilization"] = util;
+  j["useful_macs"] = macs;
+  j["memory"] = {{"data_element_reads", rd_d}, {"tile_row_reads", rd_w}, {"init_reads", rd_b}, {"init_bytes", rd_b_codes * pb}, {"element_writes", wr}};
+  j["sim_seconds"] = run_s;
+  j["build_seconds"] = build_s;
+  j["trace"] = trace.value_or("");
+  j["gtkw"] = gtkw_note;
+  j["problems"] = problems;
+  write_file_atomic(report_md.string(), md);
+  write_file_atomic(report_json.string(), j.dump(2) + "\n");
+  fmt::print("\n{}\nsim: wrote {} and {} ({:.1f} s in all)\n", md, report_md.string(), report_json.string(),
+             std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count());
+  return pass ? 0 : 1;
+}
+
+}  // namespace capsgen::cli

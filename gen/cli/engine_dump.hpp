@@ -1,0 +1,22 @@
+// The compute engine's program of a compiled network (`capsgen compile --dump-engine`, `capsgen sim`):
+// the files tb/engine_tb.cpp --program reads (docs/rtl-engine.md "Compiled networks").
+#pragma once
+
+#include <string>
+
+#include "core/tensor.hpp"
+#include "golden/workload.hpp"
+#include "isa/program.hpp"
+
+namespace capsgen::cli {
+
+// --dump-engine DIR: runs the program in the functional executor and writes what the compute engine
+// needs to run the whole program and check every step: initial.mem (the memory image before the first
+// instruction), and for instruction NN iNN.writes (address value per line, in the order the engine
+// writes them: the isa reference functions on the executor's memory before NN) and, when the engine
+// can run it, iNN.desc (isa::engine_descriptor_text); index.txt lists "iNN name" or "skip iNN name
+// (reason)" per instruction, in program order; regions.txt the tensors' addresses and shapes.
+void dump_engine(const Workload& w, const isa::Program& prog, const std::string& dir, const IntTensor& input,
+                 const std::string& input_name, int label);
+
+}  // namespace capsgen::cli

@@ -1,0 +1,93 @@
+// Shared workload and input options of capsgen compile and capsgen sim; see workload_input.hpp.
+#include "cli/workload_input.hpp"
+
+#include <fmt/format.h>
+
+#include "cli/accuracy.hpp"
+#include "core/input_error.hpp"
+
+namespace capsgen::cli {
+
+void add_workload_options(Args& args, const std::string& index_help) {
+  args.option("config", "FILE", "accelerator preset", "configs/capsacc-16x16.yaml")
+      .option("model", "FILE", "network description", "models/capsnet-mnist.yaml")
+      .option("weights", "FILE", "float weights (.npz); seeded random weights when absent")
+      .option("seed", "N", "seed of the random weights and the synthetic input", "1")
+      .option("dataset", "NAME",
+              "input: test image --index of mnist or fashion (needs --weights; calibration on its training\n"
+              "split, as capsgen golden --dataset, the preset's squash format); default: a synthetic image")
+      .option("index", "K|A-B[:S]", index_help, "0")
+      .option("data-dir", "DIR", "where the --dataset files are (default: where bootstrap installs them)");
+}
+
+WorkloadInput load_workload_input(const Args& args, const std::string& cmd, bool allow_range, const char* range_error) {
+  WorkloadInput r;
+  Workload& w = r.w;
+  Dataset& test = r.test;
+  long long& first = r.first;
+  long long& last = r.last;
+  long long& step = r.step;
+  std::string& input_name = r.input_name;
+  int& label = r.label;
+  WorkloadSpec spec;
+  spec.config_path = args.get("config");
+  spec.model_path = args.get("model");
+  spec.weights_path = args.get_opt("weights");
+  spec.seed = std::uint64_t(args.get_int("seed", 0, (1LL << 62)));
+  spec.calib_count = 2;
+  // The input of --dump-engine and --check: a test image of a data set (with that data set's
+  // calibration, the preset's squash format: the RTL's LUTs), or a synthetic one.
+  const auto dataset = args.get_opt("dataset");
+  if (dataset && *dataset != "mnist" && *dataset != "fashion")
+    throw InputError(cmd, 0, 0, "--dataset", fmt::format("expected mnist or fashion, got '{}'", *dataset));
+  if (dataset && !spec.weights_path) throw InputError(cmd, 0, 0, "--dataset", "needs --weights");
+  if (!dataset && args.has("index")) throw InputError(cmd, 0, 0, "--index", "needs --dataset");
+  FloatTensor input_image;
+  input_name = fmt::format("synthetic(seed={})", spec.seed);
+  if (dataset) {
+    DatasetWorkloadSpec ds;
+    ds.config_path = spec.config_path;
+    ds.model_path = spec.model_path;
+    ds.weights_path = *spec.weights_path;
+    ds.dataset = *dataset;
+    ds.data_dir = args.get_opt("data-dir").value_or("");
+    test = load_dataset(*dataset, Split::Test, ds.data_dir);
+    std::string is = args.get("index");
+    const auto colon = is.find(':');
+    const std::string range = is.substr(0, colon);
+    const auto dash = range.find('-');
+    auto parse = [&](const std::string& t) {
+      if (t.empty() || t.size() > 9 || t.find_first_not_of("0123456789") != std::string::npos)
+        throw InputError(cmd, 0, 0, "--index", fmt::format("expected K, A-B or A-B:S, got '{}'", is));
+      const long long v = std::stoll(t);
+      if (v >= (long long)test.images.size())
+        throw InputError(cmd, 0, 0, "--index",
+                         fmt::format("{} is past the last test image ({})", v, test.images.size() - 1));
+      return v;
+    };
+    first = parse(dash == std::string::npos ? range : range.substr(0, dash));
+    last = dash == std::string::npos ? first : parse(range.substr(dash + 1));
+    if (colon != std::string::npos) {
+      const std::string st = is.substr(colon + 1);
+      if (dash == std::string::npos || st.empty() || st.size() > 9 || st.find_first_not_of("0123456789") != std::string::npos ||
+          std::stoll(st) < 1)
+        throw InputError(cmd, 0, 0, "--index", fmt::format("expected A-B:S with S >= 1, got '{}'", is));
+      step = std::stoll(st);
+    }
+    if (last < first) throw InputError(cmd, 0, 0, "--index", fmt::format("empty range '{}'", is));
+    if (last > first && !allow_range)
+      throw InputError(cmd, 0, 0, "--index", range_error ? range_error : "expected one image K");
+    std::string note;
+    w = prepare_dataset_workload(ds, &note);  // after the index checks: calibration takes seconds
+    input_image = test.images[std::size_t(first)];
+    label = test.labels[std::size_t(first)];
+    input_name = fmt::format("{}[{}]", test.name, first);
+  } else {
+    w = prepare_workload(spec);
+    input_image = random_input(w.net, spec.seed);
+  }
+  r.input = quantize_input(w.cfg, w.qm, w.net, input_image);
+  return r;
+}
+
+}  // namespace capsgen::cli

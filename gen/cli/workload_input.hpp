@@ -1,0 +1,31 @@
+// The workload and input options that `capsgen compile` and `capsgen sim` share: preset, network,
+// weights (.npz or seeded random), and the input (a seeded synthetic image, or a test image of a data
+// set with that data set's calibration and the preset's squash format, so that the RTL's LUTs apply).
+#pragma once
+
+#include <string>
+
+#include "cli/args.hpp"
+#include "core/tensor.hpp"
+#include "data/dataset.hpp"
+#include "golden/workload.hpp"
+
+namespace capsgen::cli {
+
+struct WorkloadInput {
+  Workload w;
+  IntTensor input;          // the quantized input of the first (or only) image
+  std::string input_name;   // "synthetic(seed=N)" or "mnist-test[K]"
+  int label = -1;           // true class of a data set image, -1 for a synthetic one
+  Dataset test;             // the test split with --dataset
+  long long first = 0, last = 0, step = 1;  // --index K or A-B[:S]
+};
+
+// Declares --config, --model, --weights, --seed, --dataset, --index, --data-dir.
+void add_workload_options(Args& args, const std::string& index_help);
+// Reads them. `cmd` names the command in errors. allow_range: --index may be a range A-B[:S]; when
+// false, a range is an error whose message is `range_error` (e.g. "a range needs --dump-engine").
+WorkloadInput load_workload_input(const Args& args, const std::string& cmd, bool allow_range,
+                                  const char* range_error = nullptr);
+
+}  // namespace capsgen::cli

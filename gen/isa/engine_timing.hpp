@@ -1,0 +1,43 @@
+// Cycle model of the compute engine (capsgen_engine, docs/rtl-engine.md "Cycle model"): how many
+// cycles one descriptor takes on the generated RTL, from the descriptor alone. The compiler's
+// statistics use it (stats.json "cycles"), and the engine's block test prints it beside the measured
+// count of every descriptor it runs, so the model's error is measured on every preset.
+//
+// It follows the engine's resources vector by vector instead of bounding them: the gather unit (one
+// element per cycle into a double-buffered staging block), the tile reader (a tile loads while the
+// previous one streams), the streamer (one vector per cycle when its block is staged, its tile
+// loaded and, on the last chunk, an output FIFO entry free), the output writer (one element per
+// cycle, credits returned when a record is written), the pipeline latencies in between; and for
+// Activate and Fill passes the one-element-per-cycle data port and the activation unit's latency.
+#pragma once
+
+#include "isa/engine.hpp"
+
+namespace capsgen::isa {
+
+// Result vectors the engine's output FIFO holds (capsgen_engine; the streamer's credits).
+inline constexpr int kEngineOutFifoDepth = 16;
+
+// What of the generated RTL the timing depends on besides the descriptor.
+struct EngineTimingShape {
+  int rows = 1, cols = 1;
+  bool pe_pipeline = false;  // one more array latency cycle
+  int act_bits = 8;          // softmax divider stages
+};
+
+struct EngineTiming {
+  long long cycles = 0;  // accept to done, as the engine's stat_cycles_o counts
+  // Streamer cycles lost, by first missing condition (as stat_stall_*_o): staged data, tile, credit.
+  long long stall_data = 0, stall_tile = 0, stall_out = 0;
+};
+
+// The modelled cycles of one descriptor (kind 0, 1 or 2). Cost is linear in the vectors streamed.
+EngineTiming engine_timing(const EngineDescriptor& d, const EngineTimingShape& shape);
+
+// The modelled cycles of one program instruction as the engine would run it. The accumulator depth
+// does not enter the timing, so a Gemm with more tiles than accumulator entries (which the encoder
+// rejects until the compiler splits it) is timed as if it fitted. Returns false, leaving `out`
+// untouched, when the instruction cannot be encoded at all (a count beyond the engine's 16 bits).
+bool instr_timing(const Instr& in, const EngineTimingShape& shape, EngineTiming* out);
+
+}  // namespace capsgen::isa
