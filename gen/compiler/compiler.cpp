@@ -28,6 +28,12 @@ class Allocator {
     p_.regions.push_back({name, base, std::move(shape), bits});
     return base;
   }
+  // Batched matrices stored transposed (isa::Region::minor_transposed).
+  std::int64_t add_transposed(const std::string& name, std::vector<std::size_t> shape, int bits) {
+    const std::int64_t base = add(name, std::move(shape), bits);
+    p_.regions.back().minor_transposed = true;
+    return base;
+  }
   // A stationary operand stored tile-major (isa::Region::tile_rows).
   std::int64_t add_tiled(const std::string& name, std::vector<std::size_t> shape, int bits, int rows, int cols) {
     isa::Region r{name, p_.size, std::move(shape), bits};
@@ -123,11 +129,15 @@ isa::Program compile_program(const AccelConfig& cfg, const Network& net, const Q
 
     // class_caps: predictions, then the routing iterations.
     const int I = L.in.count, Din = L.in.dim, J = L.num_capsules, D = L.capsule_dim, JD = J * D;
-    const std::int64_t wW = mem.add(L.name + ".W", q.weight.shape, cfg.widths.weight);
-    const std::int64_t uh = mem.add(L.name + ".u_hat", {std::size_t(I), std::size_t(J), std::size_t(D)}, A);
     {
-      // G predictions per vector: the tile holds u_i block-diagonally in G columns, the data vector
-      // G rows of W_i side by side (docs/accelerator.md). G divides J*D so every vector is full.
+      // Two mappings of the predictions u_hat_i = W_i u_i, chosen by the engine's cycle model:
+      //  - W streamed (W stored [i][jd][e]): G predictions per vector, the tile holds u_i
+      //    block-diagonally in G columns and the data vector G rows of W_i side by side
+      //    (docs/accelerator.md; G divides J*D so every vector is full). Every vector is used once,
+      //    so the one-element-per-cycle gather bounds it: about J*D/G * rows cycles per capsule.
+      //  - W stationary (W stored transposed, [i][e][jd]: contiguous tile rows): W_i's tiles, rows e
+      //    and columns jd, u_i the one data vector. A tile per vector, so about ceil(J*D/cols) *
+      //    rows cycles per capsule; the only choice when W codes are wider than the data input.
       int G = 1;
       if (Din <= rows)
         for (int g = std::min(rows / Din, cols); g >= 1; --g)
@@ -135,44 +145,63 @@ isa::Program compile_program(const AccelConfig& cfg, const Network& net, const Q
             G = g;
             break;
           }
-      Gemm g;
-      g.name = L.name + "/predict";
-      g.batch = I;
-      g.shift = q.shift;
-      if (cfg.widths.weight > cfg.widths.data) {
-        // W does not fit the array's data input: W_i stationary instead (tile rows e, columns jd,
-        // read column by column: s_c = Din), u_i the one data vector of batch item i. Same chunking
-        // of e, so the same sums; a tile per vector, so slow, but only where weights are wider.
-        g.m_total = 1;
-        g.k_chunks = ceil_div(Din, rows);
-        g.n_tiles = ceil_div(JD, cols);
-        g.r_total = Din;
-        g.n_total = JD;
-        g.tile = {wW, std::int64_t(JD) * Din, rows, std::int64_t(cols) * Din, 1, Din, 1};
-        g.data = {isa::DataSource::Kind::kAffine, cur, Din, 0, rows, 1};
-        g.out = {uh, JD, 0, 1, 0, 1, 0};
-      } else if (G > 1) {
-        g.m_total = JD / G;
-        g.k_chunks = 1;
-        g.n_tiles = 1;
-        g.r_total = Din;
-        g.n_total = G;
-        g.tile = {cur, Din, 0, 0, 1, 0, G};
-        g.data = {isa::DataSource::Kind::kAffine, wW, std::int64_t(JD) * Din, std::int64_t(G) * Din, 0, 1};
-        g.out = {uh, JD, G, 1, 0, 1, 0};
+      // Addresses: W first, u_hat after it (both mappings use the same sizes).
+      const std::int64_t wW = p.size, uh = p.size + std::int64_t(shape_size(q.weight.shape));
+      Gemm streamed;
+      streamed.name = L.name + "/predict";
+      streamed.batch = I;
+      streamed.shift = q.shift;
+      Gemm stationary = streamed;
+      if (G > 1) {
+        streamed.m_total = JD / G;
+        streamed.k_chunks = 1;
+        streamed.n_tiles = 1;
+        streamed.r_total = Din;
+        streamed.n_total = G;
+        streamed.tile = {cur, Din, 0, 0, 1, 0, G};
+        streamed.data = {isa::DataSource::Kind::kAffine, wW, std::int64_t(JD) * Din, std::int64_t(G) * Din, 0, 1};
+        streamed.out = {uh, JD, G, 1, 0, 1, 0};
       } else {
-        g.m_total = JD;
-        g.k_chunks = ceil_div(Din, rows);
-        g.n_tiles = 1;
-        g.r_total = Din;
-        g.n_total = 1;
-        g.tile = {cur, Din, rows, 0, 1, 0, 1};
-        g.data = {isa::DataSource::Kind::kAffine, wW, std::int64_t(JD) * Din, Din, rows, 1};
-        g.out = {uh, JD, 1, 1, 0, 1, 0};
+        streamed.m_total = JD;
+        streamed.k_chunks = ceil_div(Din, rows);
+        streamed.n_tiles = 1;
+        streamed.r_total = Din;
+        streamed.n_total = 1;
+        streamed.tile = {cur, Din, rows, 0, 1, 0, 1};
+        streamed.data = {isa::DataSource::Kind::kAffine, wW, std::int64_t(JD) * Din, Din, rows, 1};
+        streamed.out = {uh, JD, 1, 1, 0, 1, 0};
       }
-      g.m_block = block_size(cfg, g.m_total, g.n_tiles);
-      p.instrs.push_back(g);
+      streamed.m_block = block_size(cfg, streamed.m_total, streamed.n_tiles);
+      stationary.m_total = 1;
+      stationary.k_chunks = ceil_div(Din, rows);
+      stationary.n_tiles = ceil_div(JD, cols);
+      stationary.r_total = Din;
+      stationary.n_total = JD;
+      stationary.tile = {wW, std::int64_t(JD) * Din, std::int64_t(rows) * JD, cols, JD, 1, 1};
+      stationary.data = {isa::DataSource::Kind::kAffine, cur, Din, 0, rows, 1};
+      stationary.out = {uh, JD, 0, 1, 0, 1, 0};
+      stationary.m_block = 1;
+      const isa::EngineTimingShape shape{rows, cols, cfg.array.pe_pipeline, cfg.widths.act};
+      isa::EngineTiming ts, tw;
+      const bool ts_ok = isa::instr_timing(streamed, shape, &ts);
+      // W stationary keeps every tile's partial sums over the chunks of e: it must fit the accumulators.
+      bool tw_ok = isa::instr_timing(stationary, shape, &tw);
+      try {
+        isa::encode_engine(stationary, rows, cols, cfg.accumulator.depth);
+      } catch (const std::invalid_argument&) {
+        tw_ok = false;
+      }
+      const bool w_stationary = cfg.widths.weight > cfg.widths.data || !ts_ok || (tw_ok && tw.cycles < ts.cycles);
+      if (w_stationary) {
+        mem.add_transposed(L.name + ".W", q.weight.shape, cfg.widths.weight);
+      } else {
+        mem.add(L.name + ".W", q.weight.shape, cfg.widths.weight);
+      }
+      if (mem.add(L.name + ".u_hat", {std::size_t(I), std::size_t(J), std::size_t(D)}, A) != uh)
+        throw std::logic_error("compile: u_hat not where the prediction writes it");
+      p.instrs.push_back(w_stationary ? stationary : streamed);
     }
+    const std::int64_t uh = p.region(L.name + ".u_hat")->base;
 
     std::vector<std::int64_t> zeros(static_cast<std::size_t>(J), 0), c_init(static_cast<std::size_t>(J));
     fx::softmax(qm.act, qm.exp_lut, zeros.data(), J, c_init.data());

@@ -27,6 +27,11 @@ std::int64_t Region::stored_size() const {
 }
 
 std::int64_t Region::offset_of(std::int64_t flat) const {
+  if (minor_transposed && shape.size() >= 2) {
+    const std::int64_t E = std::int64_t(shape.back()), O = stored_size() / std::int64_t(shape.front()) / E;
+    const std::int64_t i = flat / (O * E), o = flat % (O * E) / E, e = flat % E;
+    return (i * E + e) * O + o;
+  }
   if (tile_rows <= 0) return flat;
   const std::int64_t R = reduction(), o = flat / R, red = flat % R;
   const std::int64_t k = red / tile_rows, r = red % tile_rows, n = o / tile_cols, c = o % tile_cols;

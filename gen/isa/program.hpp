@@ -115,6 +115,11 @@ struct Region {
   // padding of the last chunk and tile holds zeros. A tile row is then tile_cols consecutive
   // elements (one wide scratchpad access).
   int tile_rows = 0, tile_cols = 0;
+  // Batched matrices stored transposed (not tiled): element [i][o][e] (i the first dimension, e the
+  // last, o the ones between flattened: O of them) lives at base + (i*E + e)*O + o, so that a
+  // stationary tile of matrix i with rows e and columns o has contiguous rows (the class-capsule
+  // prediction with W_i stationary).
+  bool minor_transposed = false;
 
   std::int64_t outputs() const;    // K (tiled)
   std::int64_t reduction() const;  // R (tiled)

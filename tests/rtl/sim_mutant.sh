@@ -7,6 +7,7 @@ set -euo pipefail
 capsgen="$1" work="$2"
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$root"
+mkdir -p "$work"
 rm -rf "$work/mutant-rtl"
 "$capsgen" generate --config configs/small-4x4.yaml --out "$work/mutant-rtl" > /dev/null
 sed -i "s/? brd_data_i\[49:25\] :/? brd_data_i[49:25] ^ 25'd64 :/" "$work/mutant-rtl/capsgen_engine.v"
