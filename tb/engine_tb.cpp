@@ -289,8 +289,9 @@ class EngineTb {
       g.m_block = int(rng_.uniform(1, std::max(1, std::min(g.m_total, depth_ / g.n_tiles))));
       g.k_chunks = int(rng_.uniform(1, 4));
       g.r_total = int(rng_.uniform((g.k_chunks - 1) * R_ + 1, g.k_chunks * R_));
+      // s_r = 1 (consecutive elements) half the time: the vector-wide gather's case.
       g.data = {DataSource::Kind::kAffine, kDataBase, rng_.uniform(0, 3000), rng_.uniform(0, 50), rng_.uniform(0, 50),
-                rng_.uniform(0, 5)};
+                rng_.chance(50) ? 1 : rng_.uniform(0, 5)};
       g.tile = {kTileBase, rng_.uniform(0, 5000), rng_.uniform(0, 400), rng_.uniform(0, 400), rng_.uniform(0, 40),
                 rng_.chance(30) ? rng_.uniform(0, 40) : 1, 1};  // s_c != 1: rows read column by column
       if (rng_.chance(40))
@@ -339,7 +340,7 @@ class EngineTb {
 
   void idle_inputs() {
     dut_->desc_valid_i = 0;
-    dut_->drd_data_i = 0;
+    for (int r = 0; r < R_; ++r) tb::put(dut_->drd_data_i, r * D_, D_, 0);
   }
 
   void apply(const EngineDescriptor& d) {
@@ -409,6 +410,8 @@ class EngineTb {
     set(dut_->desc_o_s_o2_i, d.o_s_o2);
     set(dut_->desc_o_wrap_i, d.o_wrap);
     set(dut_->desc_o_div_i, d.o_div);
+    set(dut_->desc_v_mode_i, d.v_mode);
+    set(dut_->desc_v_len_i, d.v_len);
     set(dut_->desc_shift_i, d.shift);
     set(dut_->desc_relu_i, d.relu);
   }
@@ -428,7 +431,7 @@ class EngineTb {
   bool cycle_with(const std::function<std::int64_t(std::int64_t)>& read, bool regions, std::vector<Write>* got,
                   const std::string& name) {
     const auto t = sim_.cycle();
-    const bool drd = dut_->drd_en_o, wrd = dut_->wrd_en_o, brd = dut_->brd_en_o;
+    const bool drd = dut_->drd_en_o, wrd = dut_->wrd_en_o, brd = dut_->brd_en_o, drd_vec = drd && dut_->drd_vec_o;
     const std::int64_t da = dut_->drd_addr_o, wa = dut_->wrd_addr_o, ba = dut_->brd_addr_o;
     reads_data_ += drd;
     reads_weight_ += wrd;
@@ -450,7 +453,11 @@ class EngineTb {
       if (brd && region(ba) != Region::kBias) report_.fail(t, name + ": bias read outside the bias region at " + std::to_string(ba));
     }
     sim_.step();
-    if (drd) set(dut_->drd_data_i, static_cast<std::uint64_t>(read(da)) & tb::mask64(D_));
+    if (drd) {
+      // An element in the low lane, or a vector of R_ consecutive elements (vector-wide gather).
+      for (int r = 0; r < (drd_vec ? R_ : 1); ++r)
+        tb::put(dut_->drd_data_i, r * D_, D_, static_cast<std::uint64_t>(read(da + r)));
+    }
     if (wrd)
       for (int c = 0; c < C_; ++c) tb::put(dut_->wrd_data_i, c * W_, W_, static_cast<std::uint64_t>(read(wa + c)));
     if (brd)
@@ -462,7 +469,9 @@ class EngineTb {
     const Gemm& g = s.g;
     EngineDescriptor d;
     try {
-      d = capsgen::isa::encode_engine(g, R_, C_, depth_);
+      // Every third descriptor keeps the element-wise gather where the vector-wide one would apply,
+      // so both data paths see every kind of stimulus.
+      d = capsgen::isa::encode_engine(g, R_, C_, depth_, descriptors_ % 3 != 2);
     } catch (const std::exception& e) {
       report_.fail(sim_.cycle(), s.name + ": the stimulus does not encode: " + e.what());
       return;
@@ -547,11 +556,11 @@ class EngineTb {
     // reads (`cols` psum codes each), element writes.
     std::printf("stat name=%s cycles=%llu accept=%llu vectors=%u writes=%zu stall_data=%u stall_tile=%u stall_out=%u "
                 "model=%lld model_stall_data=%lld model_stall_tile=%lld model_stall_out=%lld reads_data=%lld "
-                "reads_weight=%lld reads_bias=%lld start=%llu\n",
+                "reads_weight=%lld reads_bias=%lld start=%llu vmode=%d\n",
                 name.c_str(), static_cast<unsigned long long>(cycles), static_cast<unsigned long long>(t_acc - t0),
                 dut_->stat_vectors_o, got.size(), dut_->stat_stall_data_o, dut_->stat_stall_tile_o, dut_->stat_stall_out_o,
                 model.cycles, model.stall_data, model.stall_tile, model.stall_out, reads_data_, reads_weight_,
-                reads_bias_, static_cast<unsigned long long>(t_acc));
+                reads_bias_, static_cast<unsigned long long>(t_acc), d.kind == 0 && d.v_mode ? 1 : 0);
     ++descriptors_;
     writes_ += static_cast<long long>(got.size());
     vectors_ += dut_->stat_vectors_o;

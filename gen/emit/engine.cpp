@@ -491,7 +491,7 @@ Module build_engine(const AccelConfig& cfg) {
                "Compute engine (docs/rtl-engine.md): runs one descriptor (gen/isa/program.hpp, encoded by\n"
                "isa::encode_engine/encode_activate/encode_fill) on the {0}x{1} array with its operands in memory\n"
                "behind four ports:\n"
-               "  drd_*  data elements for the gather unit (1 element, 1-cycle read latency)\n"
+               "  drd_*  data for the gather unit (1 element, or {0} consecutive elements in vector mode; 1-cycle latency)\n"
                "  wrd_*  weight tile rows for the tile reader ({1} consecutive elements, 1-cycle latency)\n"
                "  brd_*  biases ({1} consecutive psum codes, 1-cycle latency; AccInit::kPerColumn)\n"
                "  wr_*   results (1 act code per cycle)\n"
@@ -557,9 +557,14 @@ Module build_engine(const AccelConfig& cfg) {
       .input("desc_a_out_s_v_i", aw, "Activate: output vector stride")
       .input("desc_a_out_s_e_i", aw, "Activate, Fill: output element stride")
       .input("desc_f_value_i", str(A), "Fill: value")
+      .input("desc_v_mode_i", "1", "vector-wide gather: one read of rows consecutive elements per vector")
+      .input("desc_v_len_i", cw, "vector-wide gather: elements of a vector's reduction (rows past it are zero)")
       .output("drd_en_o", "1", "data read")
-      .output("drd_addr_o", aw, "data element address")
-      .input("drd_data_i", str(D), "data element, one cycle after drd_en_o")
+      .output("drd_vec_o", "1", fmt::format("with drd_en_o: read {} consecutive elements (else one)", R))
+      .output("drd_addr_o", aw, "data element address (the first one of a vector read)")
+      .input("drd_data_i", str(R * D),
+             fmt::format("one cycle after drd_en_o: the element in bits [{}:0], or the vector (element r in [r*{} +: {}])",
+                         D - 1, D, D))
       .output("wrd_en_o", "1", "weight row read")
       .output("wrd_addr_o", aw, "address of the row's first element")
       .input("wrd_data_i", str(C * W), "the row, one cycle after wrd_en_o")
@@ -631,6 +636,64 @@ Module build_engine(const AccelConfig& cfg) {
   m.wire("ap_busy", "1");
   m.wire("act_in", str(C * P), "the pass's element for unit 0 (sign-extended to psum bits), 0 for the others");
 
+  // --- vector-wide gather ---------------------------------------------------------------------------------
+  m.blank();
+  m.comment(fmt::format(
+      "Vector-wide gather (desc_v_mode_i, docs/rtl-engine.md): for an affine source whose vector elements are\n"
+      "consecutive, one data read of {0} elements per vector instead of the gather unit's one per element, in the\n"
+      "gather unit's order (b, block, chunk, vector). Vector m of batch item b, chunk k starts at base + b*s_b +\n"
+      "m*s_m + k*s_k; rows at or past v_len - k*{0} are zero. The address steps by s_m within a block, the\n"
+      "block's successor address (v_nblk_q) is noted on chunk 0.",
+      R));
+  m.reg("vmode_q", "1", "the running Gemm uses the vector-wide gather");
+  m.reg("v_busy_q", "1");
+  for (const char* n : {"v_b_q", "v_m0_q", "v_mb_q", "v_k_q", "v_mi_q", "v_rem_q"}) m.reg(n, cw);
+  for (const char* n : {"v_s_b_q", "v_s_m_q", "v_s_k_q", "v_baddr_q", "v_kaddr_q", "v_addr_q", "v_nblk_q"}) m.reg(n, aw);
+  m.wire("v_take", "1", "a vector is read this cycle");
+  m.wire("v_chunk_last", "1", "the block's last vector of the chunk");
+  m.wire("v_zero", str(R), "rows past the reduction");
+  m.wire("v_nblk", aw, "the next block's first vector (chunk 0): noted now when this is chunk 0");
+  m.reg("s1_vall_q", "1");
+  m.reg("s1_vzero_q", str(R));
+  m.blank();
+  m.assign("v_take", "v_busy_q & g_ready");
+  m.assign("v_chunk_last", "v_mi_q + 16'd1 == v_mb_q");
+  m.assign("v_nblk", "(v_k_q == 16'd0) ? v_addr_q + v_s_m_q : v_nblk_q");
+  for (int r = 0; r < R; ++r)
+    m.assign(R == 1 ? std::string("v_zero") : fmt::format("v_zero[{}]", r), fmt::format("~({} < v_rem_q)", lit(CW, r)));
+  {
+    const std::string v_left = "(mtot_q - (v_m0_q + mblk_q))";
+    const Stmts next_batch = {nb("v_m0_q", "16'd0"), nb("v_mb_q", "mb0_q"), nb("v_b_q", "v_b_q + 16'd1"),
+                              nb("v_baddr_q", "v_baddr_q + v_s_b_q"), nb("v_kaddr_q", "v_baddr_q + v_s_b_q"),
+                              nb("v_addr_q", "v_baddr_q + v_s_b_q"), if_("v_b_q == bm1_q", {nb("v_busy_q", "1'b0")})};
+    const Stmts next_block = {
+        nb("v_k_q", "16'd0"), nb("v_rem_q", "v_len_q"),
+        if_("~" + sum_ge("v_m0_q", "mblk_q", "mtot_q"),
+            {nb("v_m0_q", "v_m0_q + mblk_q"), nb("v_mb_q", fmt::format("({0} < mblk_q) ? {0} : mblk_q", v_left)),
+             nb("v_kaddr_q", "v_nblk"), nb("v_addr_q", "v_nblk")},
+            next_batch)};
+    m.reg("v_len_q", cw);
+    m.always_ff_reset(
+        {nb("vmode_q", "1'b0"), nb("v_busy_q", "1'b0")},
+        {if_("start",
+             {nb("vmode_q", "desc_v_mode_i"), nb("v_busy_q", "desc_v_mode_i"), nb("v_b_q", "16'd0"), nb("v_m0_q", "16'd0"),
+              nb("v_mb_q", "(desc_m_total_i < desc_m_block_i) ? desc_m_total_i : desc_m_block_i"), nb("v_k_q", "16'd0"),
+              nb("v_mi_q", "16'd0"), nb("v_len_q", "desc_v_len_i"), nb("v_rem_q", "desc_v_len_i"),
+              nb("v_s_b_q", "desc_s_b_i"), nb("v_s_m_q", "desc_s_m_i"), nb("v_s_k_q", "desc_s_k_i"),
+              nb("v_baddr_q", "desc_base_i"), nb("v_kaddr_q", "desc_base_i"), nb("v_addr_q", "desc_base_i")},
+             {if_("v_take",
+                  {if_("v_chunk_last",
+                       [&] {
+                         Stmts t = {nb("v_mi_q", "16'd0"), if_("v_k_q == 16'd0", {nb("v_nblk_q", "v_addr_q + v_s_m_q")})};
+                         t.push_back(if_("v_k_q == kcm1_q", next_block,
+                                         {nb("v_k_q", "v_k_q + 16'd1"),
+                                          nb("v_rem_q", fmt::format("(v_rem_q > {0}) ? v_rem_q - {0} : 16'd0", lit(CW, R))),
+                                          nb("v_kaddr_q", "v_kaddr_q + v_s_k_q"), nb("v_addr_q", "v_kaddr_q + v_s_k_q")}));
+                         return t;
+                       }(),
+                       {nb("v_mi_q", "v_mi_q + 16'd1"), nb("v_addr_q", "v_addr_q + v_s_m_q")})})})});
+  }
+
   // --- gather -> staging --------------------------------------------------------------------------------
   m.blank();
   m.comment("Gather -> staging: an element taken in cycle t is read (drd) in t and written to the staging buffer\n"
@@ -666,14 +729,21 @@ Module build_engine(const AccelConfig& cfg) {
   m.lint_on("UNUSEDSIGNAL");
   m.assign("g_ready", "st_wr_free & ~(s1_valid_q & s1_commit_q)");
   m.assign("g_take", "g_valid & g_ready");
-  m.assign("drd_en_o", "act_mode_q ? ap_rd_en : g_take & ~g_zero");
-  m.assign("drd_addr_o", "act_mode_q ? ap_rd_addr : g_addr");
-  m.always_ff_reset({nb("s1_valid_q", "1'b0")}, {nb("s1_valid_q", "g_take")});
-  m.always_ff({nb("s1_zero_q", "g_zero"), nb("s1_commit_q", "g_chunk_last"), nb("s1_row_q", "g_row"),
-               nb("s1_vec_q", VB == CW ? "g_vec" : fmt::format("g_vec[{}:0]", VB - 1))});
+  m.wire("drd_elem", str(D), "an element read (low lane of the data port)");
+  m.assign("drd_elem", fmt::format("drd_data_i[{}:0]", D - 1));
+  m.assign("drd_en_o", "act_mode_q ? ap_rd_en : (g_take & ~g_zero) | v_take");
+  m.assign("drd_vec_o", "~act_mode_q & v_take");
+  m.assign("drd_addr_o", "act_mode_q ? ap_rd_addr : vmode_q ? v_addr_q : g_addr");
+  m.always_ff_reset({nb("s1_valid_q", "1'b0"), nb("s1_vall_q", "1'b0")},
+                    {nb("s1_valid_q", "g_take | v_take"), nb("s1_vall_q", "v_take")});
+  m.always_ff({nb("s1_zero_q", "g_zero"), nb("s1_commit_q", "vmode_q ? v_chunk_last : g_chunk_last"),
+               nb("s1_row_q", "g_row"),
+               nb("s1_vec_q", VB == CW ? "vmode_q ? v_mi_q : g_vec"
+                                       : fmt::format("vmode_q ? v_mi_q[{0}:0] : g_vec[{0}:0]", VB - 1)),
+               nb("s1_vzero_q", "v_zero")});
   {
     Instance& g = m.instance(kGatherModule, "u_gather");
-    g.connect("clk_i", "clk_i").connect("rst_ni", "rst_ni").connect("desc_valid_i", "start").connect("desc_ready_o", "g_desc_ready");
+    g.connect("clk_i", "clk_i").connect("rst_ni", "rst_ni").connect("desc_valid_i", "start & ~desc_v_mode_i").connect("desc_ready_o", "g_desc_ready");
     for (const std::string& f : gather_descriptor_fields()) g.connect("desc_" + f + "_i", "desc_" + f + "_i");
     g.connect("elem_valid_o", "g_valid")
         .connect("elem_ready_i", "g_ready")
@@ -717,7 +787,10 @@ Module build_engine(const AccelConfig& cfg) {
         .connect("wr_row_i", "s1_row_q")
         .connect("wr_vec_i", "s1_vec_q")
         .connect("wr_zero_i", "s1_zero_q")
-        .connect("wr_data_i", "drd_data_i")
+        .connect("wr_data_i", "drd_elem")
+        .connect("wr_vall_i", "s1_vall_q")
+        .connect("wr_vdata_i", "drd_data_i")
+        .connect("wr_vzero_i", "s1_vzero_q")
         .connect("wr_commit_i", "s1_valid_q & s1_commit_q")
         .connect("wr_free_o", "st_wr_free")
         .connect("rd_en_i", "issue")
@@ -993,7 +1066,7 @@ Module build_engine(const AccelConfig& cfg) {
       .connect("desc_value_i", "desc_f_value_i")
       .connect("rd_en_o", "ap_rd_en")
       .connect("rd_addr_o", "ap_rd_addr")
-      .connect("rd_data_i", "drd_data_i")
+      .connect("rd_data_i", "drd_elem")
       .connect("act_valid_o", "ap_act_valid")
       .connect("act_data_o", "ap_act_data")
       .connect("res_valid_i", "a_valid & act_mode_q")

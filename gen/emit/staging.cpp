@@ -47,7 +47,8 @@ Module build_staging(const AccelConfig& cfg) {
                "Staging buffer between the gather unit and the array's data input (docs/rtl-staging.md):\n"
                "{0} row RAMs (capsgen_staging_ram) of 2 x {1} elements of {2} bits, i.e. two buffers of up to {1}\n"
                "vectors of {0} elements. Writer (gather side): one element per cycle into row wr_row_i, vector\n"
-               "wr_vec_i of the write buffer (zero when wr_zero_i: padding, rows outside the reduction);\n"
+               "wr_vec_i of the write buffer (zero when wr_zero_i: padding, rows outside the reduction), or with\n"
+               "wr_vall_i a whole vector per cycle (rows in wr_vzero_i zero: the vector-wide gather);\n"
                "wr_commit_i hands the write buffer to the reader (it becomes full) and the writer moves to the\n"
                "other buffer. Reader (array side): rd_en_i reads vector rd_vec_i of the read buffer from every\n"
                "row at once, rd_data_o one cycle later (row r in bits [r*{2} +: {2}]); rd_release_i empties the\n"
@@ -64,6 +65,9 @@ Module build_staging(const AccelConfig& cfg) {
       .input("wr_vec_i", str(VB), fmt::format("vector within the block (< {})", N))
       .input("wr_zero_i", "1", "write zero instead of wr_data_i")
       .input("wr_data_i", str(D), "element (signed data code)")
+      .input("wr_vall_i", "1", "with wr_en_i: write the whole vector wr_vec_i (every row) from wr_vdata_i")
+      .input("wr_vdata_i", str(R * D), "the vector (row r in bits [r*D +: D])")
+      .input("wr_vzero_i", str(R), "rows written as zero (bit r: row r) in a whole-vector write")
       .input("wr_commit_i", "1", "the write buffer holds a complete block: hand it to the reader")
       .output("wr_free_o", "1", "the write buffer may be written")
       .input("rd_en_i", "1", "read one vector")
@@ -91,12 +95,12 @@ Module build_staging(const AccelConfig& cfg) {
   m.assign("wr_free", "wr_buf_q ? ~full_q[1] : ~full_q[0]");
   m.assign("rd_avail", "rd_buf_q ? full_q[1] : full_q[0]");
   std::string range_ok;
-  if (row_check) range_ok += fmt::format(" & (wr_row_i < {})", lit(RB, R));
+  if (row_check) range_ok += fmt::format(" & (wr_vall_i | (wr_row_i < {}))", lit(RB, R));
   if (vec_check) range_ok += fmt::format(" & (wr_vec_i < {})", lit(VB, N));
   m.assign("do_write", "wr_en_i & wr_free" + range_ok);
   {
     std::string bad = "(wr_en_i & ~wr_free) | (wr_commit_i & ~wr_free) | (rd_en_i & ~rd_avail) | (rd_release_i & ~rd_avail)";
-    if (row_check) bad += fmt::format(" | (wr_en_i & (wr_row_i >= {}))", lit(RB, R));
+    if (row_check) bad += fmt::format(" | (wr_en_i & ~wr_vall_i & (wr_row_i >= {}))", lit(RB, R));
     if (vec_check)
       bad += fmt::format(" | (wr_en_i & (wr_vec_i >= {0})) | (rd_en_i & (rd_vec_i >= {0}))", lit(VB, N));
     m.assign("bad", bad);
@@ -118,9 +122,11 @@ Module build_staging(const AccelConfig& cfg) {
         .param("Depth", str(2 * N))
         .param("AddrWidth", str(AB))
         .connect("clk_i", "clk_i")
-        .connect("we_i", R == 1 ? "do_write" : fmt::format("do_write & (wr_row_i == {})", lit(RB, r)))
+        .connect("we_i", R == 1 ? "do_write" : fmt::format("do_write & (wr_vall_i | (wr_row_i == {}))", lit(RB, r)))
         .connect("waddr_i", "waddr")
-        .connect("wdata_i", "wdata")
+        .connect("wdata_i", fmt::format("wr_vall_i ? ({} ? {} : {}) : wdata", R == 1 ? std::string("wr_vzero_i")
+                                                                                  : fmt::format("wr_vzero_i[{}]", r),
+                                        lit(D, 0), expr_slice("wr_vdata_i", r, str(D))))
         .connect("re_i", "rd_en_i & rd_avail")
         .connect("raddr_i", "raddr")
         .connect("rdata_o", expr_slice("rd_data_o", r, str(D)));

@@ -57,7 +57,7 @@ OutTarget capsule_output(std::int64_t base, std::int64_t positions, int dim) {
   return {base, 0, dim, positions * dim, 1, dim, 0};
 }
 
-EngineDescriptor encode_engine(const Gemm& g, int rows, int cols, int acc_depth) {
+EngineDescriptor encode_engine(const Gemm& g, int rows, int cols, int acc_depth, bool vector_gather) {
   for (const auto& [v, f] : {std::pair{g.batch, "batch"}, std::pair{g.m_total, "m_total"}, std::pair{g.m_block, "m_block"},
                              std::pair{g.k_chunks, "k_chunks"}, std::pair{g.n_tiles, "n_tiles"}, std::pair{g.n_total, "n_total"}})
     need(v >= 1 && v <= 65535, f, "must be in [1, 65535] (got " + std::to_string(v) + ")");
@@ -94,6 +94,12 @@ EngineDescriptor encode_engine(const Gemm& g, int rows, int cols, int acc_depth)
     d.t_dtop = u32(std::int64_t(d.t_etop) * g.tile.s_r);
     d.t_dwrap = u32(std::int64_t(gr - 1) * g.tile.s_r);
   }
+  // Vector-wide gather: consecutive elements (diag: the groups packed without gaps).
+  const int G = std::max(1, g.tile.diag_groups);
+  const long long v_len = (long long)G * g.r_total;
+  d.v_mode = vector_gather && g.data.kind == DataSource::Kind::kAffine && g.data.s_r == 1 &&
+             (G == 1 || rows / G == g.r_total) && v_len <= 65535;
+  d.v_len = d.v_mode ? std::uint16_t(v_len) : 0;
   d.init_bias = g.init.kind == AccInit::Kind::kPerColumn;
   d.init_out = g.init.kind == AccInit::Kind::kPerOutput;
   d.init_base = d.init_bias || d.init_out ? u32(g.init.base) : 0;
@@ -190,6 +196,7 @@ const std::vector<Field>& fields() {
       CAPSGEN_FIELD("t_s_c", t_s_c, 32),               CAPSGEN_FIELD("t_diag", t_diag, 1),
       CAPSGEN_FIELD("t_gtop", t_gtop, 16),             CAPSGEN_FIELD("t_etop", t_etop, 16),
       CAPSGEN_FIELD("t_dtop", t_dtop, 32),             CAPSGEN_FIELD("t_dwrap", t_dwrap, 32),
+      CAPSGEN_FIELD("v_mode", v_mode, 1),              CAPSGEN_FIELD("v_len", v_len, 16),
       CAPSGEN_FIELD("init_bias", init_bias, 1),        CAPSGEN_FIELD("init_base", init_base, 32),
       CAPSGEN_FIELD("init_out", init_out, 1),          CAPSGEN_FIELD("init_s_b", init_s_b, 32),
       CAPSGEN_FIELD("init_s_m", init_s_m, 32),         CAPSGEN_FIELD("init_shift", init_shift, 5),

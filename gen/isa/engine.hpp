@@ -52,6 +52,11 @@ struct EngineDescriptor {
   bool t_diag = false;
   std::uint16_t t_gtop = 0, t_etop = 0;
   std::uint32_t t_dtop = 0, t_dwrap = 0;
+  // Vector-wide gather: an affine source whose vector elements are consecutive (s_r = 1; with diag
+  // groups, rows / groups = r_total) is read one vector (`rows` consecutive elements) per cycle
+  // instead of one element; rows at or past v_len - k*rows are zero.
+  bool v_mode = false;
+  std::uint16_t v_len = 0;
   bool init_bias = false;  // AccInit::kPerColumn
   bool init_out = false;   // AccInit::kPerOutput
   std::uint32_t init_base = 0, init_s_b = 0, init_s_m = 0;
@@ -78,7 +83,8 @@ struct EngineDescriptor {
 // acc_depth, o_div < 1, select_mod outside [0, 65535], shift or init.shift outside [0, 31], and
 // everything encode_gather rejects. Tiles whose rows are not contiguous (tile.s_c != 1, several columns) are
 // read column by column (t_strided: up to cols reads per row instead of one).
-EngineDescriptor encode_engine(const Gemm& g, int rows, int cols, int acc_depth);
+// vector_gather: use the vector-wide gather where the data source allows it (v_mode).
+EngineDescriptor encode_engine(const Gemm& g, int rows, int cols, int acc_depth, bool vector_gather = true);
 
 // An Activate pass: squash uses the preset's squash norm shift (`squash_norm_shift`), norm its own.
 // Throws std::invalid_argument naming the field: count outside [1, 2^32), n outside [1, max_len]

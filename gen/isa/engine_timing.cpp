@@ -52,13 +52,14 @@ EngineTiming gemm_timing(const EngineDescriptor& d, const EngineTimingShape& s) 
     for (int m0 = 0; m0 < g.m_total; m0 += g.m_block) {
       const long long mb = std::min<int>(g.m_block, g.m_total - m0);
       for (int k = 0; k < g.k_chunks; ++k) {
-        // Gather: mb * rows elements, one per cycle, into a free staging buffer (two buffers).
+        // Gather: mb * rows elements, one per cycle (vector-wide: mb vectors, one per cycle), into a
+        // free staging buffer (two buffers).
         long long start = gather_free;
         if (release.size() >= 2) {
           start = std::max(start, release.front() + 1);
           release.pop_front();
         }
-        const long long last_elem = start + mb * s.rows - 1;
+        const long long last_elem = start + mb * (d.v_mode ? 1 : s.rows) - 1;
         gather_free = last_elem + 2;             // the element after a block's last waits a cycle
         const long long staged = last_elem + 2;  // written in +1, readable in the cycle after the commit
         const bool last_k = k + 1 == g.k_chunks;

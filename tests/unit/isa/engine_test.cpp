@@ -77,6 +77,41 @@ TEST(EngineDescriptor, DiagDerivedFields) {
   EXPECT_EQ(d.t_dwrap, 2u);
 }
 
+TEST(EngineDescriptor, VectorWideGatherWhereElementsAreConsecutive) {
+  Gemm g;
+  g.m_total = 4;
+  g.m_block = 4;
+  g.k_chunks = 3;
+  g.r_total = 10;
+  g.n_total = 4;
+  g.data.s_m = 10;
+  g.data.s_k = 4;
+  g.data.s_r = 1;
+  EngineDescriptor d = encode_engine(g, 4, 4, 64);
+  EXPECT_TRUE(d.v_mode);
+  EXPECT_EQ(d.v_len, 10);  // chunks of 4, 4 and 2 valid rows
+  EXPECT_FALSE(encode_engine(g, 4, 4, 64, false).v_mode);  // element-wise on request
+  g.data.s_r = 2;
+  EXPECT_FALSE(encode_engine(g, 4, 4, 64).v_mode);  // elements not consecutive
+  g.data.s_r = 1;
+  g.data.kind = DataSource::Kind::kConv;
+  g.data.channels = g.data.height = g.data.width = g.data.kernel_h = g.data.kernel_w = g.data.out_w = 1;
+  EXPECT_FALSE(encode_engine(g, 4, 4, 64).v_mode);  // im2col
+  // Diag groups: G rows of W side by side are consecutive when each group is exactly r_total rows.
+  Gemm dg;
+  dg.m_total = 4;
+  dg.m_block = 4;
+  dg.r_total = 2;
+  dg.n_total = 2;
+  dg.tile.diag_groups = 2;
+  dg.data.s_m = 4;
+  dg.data.s_r = 1;
+  d = encode_engine(dg, 4, 4, 64);
+  EXPECT_TRUE(d.v_mode);
+  EXPECT_EQ(d.v_len, 4);
+  EXPECT_FALSE(encode_engine(dg, 6, 4, 64).v_mode);  // groups of 3 rows for 2 elements: gaps
+}
+
 TEST(EngineDescriptor, RejectsWhatTheEngineCannotRun) {
   Gemm ok;
   ok.m_total = 4;

@@ -37,6 +37,20 @@ TEST(EngineTiming, OneBlockOneTileByHand) {
   EXPECT_EQ(engine_timing(affine(4, 4, 1, 1, 2, 2), {2, 2, true, 8}).cycles, 30);
 }
 
+TEST(EngineTiming, VectorWideGatherStagesAVectorPerCycle) {
+  // 4x4 array, 64 vectors of 4 elements used once (one tile): the element-wise gather needs 4
+  // cycles per vector, the vector-wide one 1, so the Gemm drops from about 4 to about 1 cycle per
+  // vector.
+  EngineDescriptor d = affine(64, 16, 1, 1, 1, 4);
+  const EngineTiming elem = engine_timing(d, {4, 4, false, 8});
+  d.v_mode = true;
+  d.v_len = 4;
+  const EngineTiming vec = engine_timing(d, {4, 4, false, 8});
+  EXPECT_GE(elem.cycles, 64 * 4);
+  EXPECT_LE(vec.cycles, 64 + 40);
+  EXPECT_GT(elem.stall_data, 3 * 64 - 40);
+}
+
 TEST(EngineTiming, ShortBlocksWaitForTileLoads) {
   // 4x4 array, 2 tiles per chunk, 1 vector per block: each tile costs `rows` cycles, so the
   // streamer waits rows - 1 cycles before each tile but the first.

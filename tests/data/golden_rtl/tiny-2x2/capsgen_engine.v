@@ -5,7 +5,7 @@
 // Compute engine (docs/rtl-engine.md): runs one descriptor (gen/isa/program.hpp, encoded by
 // isa::encode_engine/encode_activate/encode_fill) on the 2x2 array with its operands in memory
 // behind four ports:
-//   drd_*  data elements for the gather unit (1 element, 1-cycle read latency)
+//   drd_*  data for the gather unit (1 element, or 2 consecutive elements in vector mode; 1-cycle latency)
 //   wrd_*  weight tile rows for the tile reader (2 consecutive elements, 1-cycle latency)
 //   brd_*  biases (2 consecutive psum codes, 1-cycle latency; AccInit::kPerColumn)
 //   wr_*   results (1 act code per cycle)
@@ -96,9 +96,12 @@ module capsgen_engine (
   input  wire [31:0] desc_a_out_s_v_i,  // Activate: output vector stride
   input  wire [31:0] desc_a_out_s_e_i,  // Activate, Fill: output element stride
   input  wire [7:0] desc_f_value_i,  // Fill: value
+  input  wire desc_v_mode_i,  // vector-wide gather: one read of rows consecutive elements per vector
+  input  wire [15:0] desc_v_len_i,  // vector-wide gather: elements of a vector's reduction (rows past it are zero)
   output wire drd_en_o,  // data read
-  output wire [31:0] drd_addr_o,  // data element address
-  input  wire [7:0] drd_data_i,  // data element, one cycle after drd_en_o
+  output wire drd_vec_o,  // with drd_en_o: read 2 consecutive elements (else one)
+  output wire [31:0] drd_addr_o,  // data element address (the first one of a vector read)
+  input  wire [15:0] drd_data_i,  // one cycle after drd_en_o: the element in bits [7:0], or the vector (element r in [r*8 +: 8])
   output wire wrd_en_o,  // weight row read
   output wire [31:0] wrd_addr_o,  // address of the row's first element
   input  wire [15:0] wrd_data_i,  // the row, one cycle after wrd_en_o
@@ -181,6 +184,99 @@ module capsgen_engine (
   wire ap_busy;
   wire [39:0] act_in;  // the pass's element for unit 0 (sign-extended to psum bits), 0 for the others
 
+  // Vector-wide gather (desc_v_mode_i, docs/rtl-engine.md): for an affine source whose vector elements are
+  // consecutive, one data read of 2 elements per vector instead of the gather unit's one per element, in the
+  // gather unit's order (b, block, chunk, vector). Vector m of batch item b, chunk k starts at base + b*s_b +
+  // m*s_m + k*s_k; rows at or past v_len - k*2 are zero. The address steps by s_m within a block, the
+  // block's successor address (v_nblk_q) is noted on chunk 0.
+  reg vmode_q;  // the running Gemm uses the vector-wide gather
+  reg v_busy_q;
+  reg [15:0] v_b_q;
+  reg [15:0] v_m0_q;
+  reg [15:0] v_mb_q;
+  reg [15:0] v_k_q;
+  reg [15:0] v_mi_q;
+  reg [15:0] v_rem_q;
+  reg [31:0] v_s_b_q;
+  reg [31:0] v_s_m_q;
+  reg [31:0] v_s_k_q;
+  reg [31:0] v_baddr_q;
+  reg [31:0] v_kaddr_q;
+  reg [31:0] v_addr_q;
+  reg [31:0] v_nblk_q;
+  wire v_take;  // a vector is read this cycle
+  wire v_chunk_last;  // the block's last vector of the chunk
+  wire [1:0] v_zero;  // rows past the reduction
+  wire [31:0] v_nblk;  // the next block's first vector (chunk 0): noted now when this is chunk 0
+  reg s1_vall_q;
+  reg [1:0] s1_vzero_q;
+
+  assign v_take = v_busy_q & g_ready;
+  assign v_chunk_last = v_mi_q + 16'd1 == v_mb_q;
+  assign v_nblk = (v_k_q == 16'd0) ? v_addr_q + v_s_m_q : v_nblk_q;
+  assign v_zero[0] = ~(16'd0 < v_rem_q);
+  assign v_zero[1] = ~(16'd1 < v_rem_q);
+  reg [15:0] v_len_q;
+  always @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      vmode_q <= 1'b0;
+      v_busy_q <= 1'b0;
+    end else begin
+      if (start) begin
+        vmode_q <= desc_v_mode_i;
+        v_busy_q <= desc_v_mode_i;
+        v_b_q <= 16'd0;
+        v_m0_q <= 16'd0;
+        v_mb_q <= (desc_m_total_i < desc_m_block_i) ? desc_m_total_i : desc_m_block_i;
+        v_k_q <= 16'd0;
+        v_mi_q <= 16'd0;
+        v_len_q <= desc_v_len_i;
+        v_rem_q <= desc_v_len_i;
+        v_s_b_q <= desc_s_b_i;
+        v_s_m_q <= desc_s_m_i;
+        v_s_k_q <= desc_s_k_i;
+        v_baddr_q <= desc_base_i;
+        v_kaddr_q <= desc_base_i;
+        v_addr_q <= desc_base_i;
+      end else if (v_take) begin
+        if (v_chunk_last) begin
+          v_mi_q <= 16'd0;
+          if (v_k_q == 16'd0) begin
+            v_nblk_q <= v_addr_q + v_s_m_q;
+          end
+          if (v_k_q == kcm1_q) begin
+            v_k_q <= 16'd0;
+            v_rem_q <= v_len_q;
+            if (~({1'b0, v_m0_q} + {1'b0, mblk_q} >= {1'b0, mtot_q})) begin
+              v_m0_q <= v_m0_q + mblk_q;
+              v_mb_q <= ((mtot_q - (v_m0_q + mblk_q)) < mblk_q) ? (mtot_q - (v_m0_q + mblk_q)) : mblk_q;
+              v_kaddr_q <= v_nblk;
+              v_addr_q <= v_nblk;
+            end else begin
+              v_m0_q <= 16'd0;
+              v_mb_q <= mb0_q;
+              v_b_q <= v_b_q + 16'd1;
+              v_baddr_q <= v_baddr_q + v_s_b_q;
+              v_kaddr_q <= v_baddr_q + v_s_b_q;
+              v_addr_q <= v_baddr_q + v_s_b_q;
+              if (v_b_q == bm1_q) begin
+                v_busy_q <= 1'b0;
+              end
+            end
+          end else begin
+            v_k_q <= v_k_q + 16'd1;
+            v_rem_q <= (v_rem_q > 16'd2) ? v_rem_q - 16'd2 : 16'd0;
+            v_kaddr_q <= v_kaddr_q + v_s_k_q;
+            v_addr_q <= v_kaddr_q + v_s_k_q;
+          end
+        end else begin
+          v_mi_q <= v_mi_q + 16'd1;
+          v_addr_q <= v_addr_q + v_s_m_q;
+        end
+      end
+    end
+  end
+
   // Gather -> staging: an element taken in cycle t is read (drd) in t and written to the staging buffer
   // in t+1 with the read data. The element after a block's last one waits a cycle, until the commit has
   // moved the writer to the other buffer (wr_free_o then refers to that buffer).
@@ -215,25 +311,31 @@ module capsgen_engine (
   // verilator lint_on UNUSEDSIGNAL
   assign g_ready = st_wr_free & ~(s1_valid_q & s1_commit_q);
   assign g_take = g_valid & g_ready;
-  assign drd_en_o = act_mode_q ? ap_rd_en : g_take & ~g_zero;
-  assign drd_addr_o = act_mode_q ? ap_rd_addr : g_addr;
+  wire [7:0] drd_elem;  // an element read (low lane of the data port)
+  assign drd_elem = drd_data_i[7:0];
+  assign drd_en_o = act_mode_q ? ap_rd_en : (g_take & ~g_zero) | v_take;
+  assign drd_vec_o = ~act_mode_q & v_take;
+  assign drd_addr_o = act_mode_q ? ap_rd_addr : vmode_q ? v_addr_q : g_addr;
   always @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       s1_valid_q <= 1'b0;
+      s1_vall_q <= 1'b0;
     end else begin
-      s1_valid_q <= g_take;
+      s1_valid_q <= g_take | v_take;
+      s1_vall_q <= v_take;
     end
   end
   always @(posedge clk_i) begin
     s1_zero_q <= g_zero;
-    s1_commit_q <= g_chunk_last;
+    s1_commit_q <= vmode_q ? v_chunk_last : g_chunk_last;
     s1_row_q <= g_row;
-    s1_vec_q <= g_vec[5:0];
+    s1_vec_q <= vmode_q ? v_mi_q[5:0] : g_vec[5:0];
+    s1_vzero_q <= v_zero;
   end
   capsgen_gather u_gather (
     .clk_i(clk_i),
     .rst_ni(rst_ni),
-    .desc_valid_i(start),
+    .desc_valid_i(start & ~desc_v_mode_i),
     .desc_ready_o(g_desc_ready),
     .desc_conv_i(desc_conv_i),
     .desc_batch_i(desc_batch_i),
@@ -299,7 +401,10 @@ module capsgen_engine (
     .wr_row_i(s1_row_q),
     .wr_vec_i(s1_vec_q),
     .wr_zero_i(s1_zero_q),
-    .wr_data_i(drd_data_i),
+    .wr_data_i(drd_elem),
+    .wr_vall_i(s1_vall_q),
+    .wr_vdata_i(drd_data_i),
+    .wr_vzero_i(s1_vzero_q),
     .wr_commit_i(s1_valid_q & s1_commit_q),
     .wr_free_o(st_wr_free),
     .rd_en_i(issue),
@@ -580,7 +685,7 @@ module capsgen_engine (
     .desc_value_i(desc_f_value_i),
     .rd_en_o(ap_rd_en),
     .rd_addr_o(ap_rd_addr),
-    .rd_data_i(drd_data_i),
+    .rd_data_i(drd_elem),
     .act_valid_o(ap_act_valid),
     .act_data_o(ap_act_data),
     .res_valid_i(a_valid & act_mode_q),

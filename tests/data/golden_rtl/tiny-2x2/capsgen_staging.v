@@ -5,7 +5,8 @@
 // Staging buffer between the gather unit and the array's data input (docs/rtl-staging.md):
 // 2 row RAMs (capsgen_staging_ram) of 2 x 64 elements of 8 bits, i.e. two buffers of up to 64
 // vectors of 2 elements. Writer (gather side): one element per cycle into row wr_row_i, vector
-// wr_vec_i of the write buffer (zero when wr_zero_i: padding, rows outside the reduction);
+// wr_vec_i of the write buffer (zero when wr_zero_i: padding, rows outside the reduction), or with
+// wr_vall_i a whole vector per cycle (rows in wr_vzero_i zero: the vector-wide gather);
 // wr_commit_i hands the write buffer to the reader (it becomes full) and the writer moves to the
 // other buffer. Reader (array side): rd_en_i reads vector rd_vec_i of the read buffer from every
 // row at once, rd_data_o one cycle later (row r in bits [r*8 +: 8]); rd_release_i empties the
@@ -22,6 +23,9 @@ module capsgen_staging (
   input  wire [5:0] wr_vec_i,  // vector within the block (< 64)
   input  wire wr_zero_i,  // write zero instead of wr_data_i
   input  wire [7:0] wr_data_i,  // element (signed data code)
+  input  wire wr_vall_i,  // with wr_en_i: write the whole vector wr_vec_i (every row) from wr_vdata_i
+  input  wire [15:0] wr_vdata_i,  // the vector (row r in bits [r*D +: D])
+  input  wire [1:0] wr_vzero_i,  // rows written as zero (bit r: row r) in a whole-vector write
   input  wire wr_commit_i,  // the write buffer holds a complete block: hand it to the reader
   output wire wr_free_o,  // the write buffer may be written
   input  wire rd_en_i,  // read one vector
@@ -82,9 +86,9 @@ module capsgen_staging (
     .AddrWidth(7)
   ) u_row0 (
     .clk_i(clk_i),
-    .we_i(do_write & (wr_row_i == 1'd0)),
+    .we_i(do_write & (wr_vall_i | (wr_row_i == 1'd0))),
     .waddr_i(waddr),
-    .wdata_i(wdata),
+    .wdata_i(wr_vall_i ? (wr_vzero_i[0] ? 8'd0 : wr_vdata_i[7:0]) : wdata),
     .re_i(rd_en_i & rd_avail),
     .raddr_i(raddr),
     .rdata_o(rd_data_o[7:0])
@@ -95,9 +99,9 @@ module capsgen_staging (
     .AddrWidth(7)
   ) u_row1 (
     .clk_i(clk_i),
-    .we_i(do_write & (wr_row_i == 1'd1)),
+    .we_i(do_write & (wr_vall_i | (wr_row_i == 1'd1))),
     .waddr_i(waddr),
-    .wdata_i(wdata),
+    .wdata_i(wr_vall_i ? (wr_vzero_i[1] ? 8'd0 : wr_vdata_i[15:8]) : wdata),
     .re_i(rd_en_i & rd_avail),
     .raddr_i(raddr),
     .rdata_o(rd_data_o[15:8])
