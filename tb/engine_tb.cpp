@@ -433,7 +433,8 @@ class EngineTb {
     const auto t = sim_.cycle();
     const bool drd = dut_->drd_en_o, wrd = dut_->wrd_en_o, brd = dut_->brd_en_o, drd_vec = drd && dut_->drd_vec_o;
     const std::int64_t da = dut_->drd_addr_o, wa = dut_->wrd_addr_o, ba = dut_->brd_addr_o;
-    reads_data_ += drd;
+    reads_data_ += drd && !drd_vec;
+    reads_data_vec_ += drd_vec;
     reads_weight_ += wrd;
     reads_bias_ += brd;
     if (dut_->wr_en_o) {
@@ -506,7 +507,7 @@ class EngineTb {
     }
     apply(d);
     dut_->desc_valid_i = 1;
-    reads_data_ = reads_weight_ = reads_bias_ = 0;
+    reads_data_ = reads_data_vec_ = reads_weight_ = reads_bias_ = 0;
     const std::uint64_t t0 = sim_.cycle();
     std::vector<Write> got;
     while (!dut_->desc_ready_o) cycle_with(read, regions, &got, name);
@@ -552,14 +553,14 @@ class EngineTb {
       report_.check(sim_.cycle(), name + " stat_stall_tile_o vs model", model.stall_tile, dut_->stat_stall_tile_o);
       report_.check(sim_.cycle(), name + " stat_stall_out_o vs model", model.stall_out, dut_->stat_stall_out_o);
     }
-    // Port activity: element reads of the data port, tile-row reads (`cols` elements each), bias-row
-    // reads (`cols` psum codes each), element writes.
+    // Port activity: element and vector (`rows` elements) reads of the data port, tile-row reads
+    // (`cols` elements each), accumulator-init reads, element writes.
     std::printf("stat name=%s cycles=%llu accept=%llu vectors=%u writes=%zu stall_data=%u stall_tile=%u stall_out=%u "
-                "model=%lld model_stall_data=%lld model_stall_tile=%lld model_stall_out=%lld reads_data=%lld "
+                "model=%lld model_stall_data=%lld model_stall_tile=%lld model_stall_out=%lld reads_data=%lld reads_data_vec=%lld "
                 "reads_weight=%lld reads_bias=%lld start=%llu vmode=%d\n",
                 name.c_str(), static_cast<unsigned long long>(cycles), static_cast<unsigned long long>(t_acc - t0),
                 dut_->stat_vectors_o, got.size(), dut_->stat_stall_data_o, dut_->stat_stall_tile_o, dut_->stat_stall_out_o,
-                model.cycles, model.stall_data, model.stall_tile, model.stall_out, reads_data_, reads_weight_,
+                model.cycles, model.stall_data, model.stall_tile, model.stall_out, reads_data_, reads_data_vec_, reads_weight_,
                 reads_bias_, static_cast<unsigned long long>(t_acc), d.kind == 0 && d.v_mode ? 1 : 0);
     ++descriptors_;
     writes_ += static_cast<long long>(got.size());
@@ -826,7 +827,7 @@ class EngineTb {
   capsgen::fx::ActParams ap_;
   int max_len_ = 32, OB_ = 8;
   long long descriptors_ = 0, writes_ = 0, vectors_ = 0;
-  long long reads_data_ = 0, reads_weight_ = 0, reads_bias_ = 0;  // of the running descriptor
+  long long reads_data_ = 0, reads_data_vec_ = 0, reads_weight_ = 0, reads_bias_ = 0;  // of the running descriptor
 };
 
 }  // namespace

@@ -300,13 +300,14 @@ int cmd_sim(const std::vector<std::string>& argv) {
   const bool pass = rc == 0 && summary_pass && problems.empty() &&
                     std::all_of(ops.begin(), ops.end(), [](const OpResult& r) { return r.pass; });
 
-  long long cycles = 0, model_cycles = 0, macs = 0, rd_d = 0, rd_w = 0, rd_b = 0, rd_b_codes = 0, wr = 0;
+  long long cycles = 0, model_cycles = 0, macs = 0, rd_d = 0, rd_dv = 0, rd_w = 0, rd_b = 0, rd_b_codes = 0, wr = 0;
   for (const OpResult& r : ops) {
     if (!r.ran) continue;
     cycles += r.stat.at("cycles");
     model_cycles += r.stat.at("model");
     macs += r.model.useful_macs;
     rd_d += r.stat.at("reads_data");
+    rd_dv += r.stat.at("reads_data_vec");
     rd_w += r.stat.at("reads_weight");
     rd_b += r.stat.at("reads_bias");
     rd_b_codes += r.stat.at("reads_bias") * r.init_codes;
@@ -327,19 +328,21 @@ int cmd_sim(const std::vector<std::string>& argv) {
                     in.label >= 0 ? fmt::format(", true label {}", in.label) : "");
   md += fmt::format("- RTL: {} ({}x{} array, {} MHz target), model {}\n\n", rtl.string(), R, C, mhz, (build / "tb_engine").string());
   md += "| # | operation | kind | result | cycles (RTL) | model | stalls data/tile/output | vectors | useful MACs | "
-        "data reads | tile rows | init reads | writes |\n|---|---|---|---|---:|---:|---|---:|---:|---:|---:|---:|---:|\n";
+        "data reads (elements + vectors) | tile rows | init reads | writes |\n|---|---|---|---|---:|---:|---|---:|---:|---:|---:|---:|---:|\n";
   nlohmann::ordered_json jops = nlohmann::json::array();
   for (const OpResult& r : ops) {
     const auto st = [&](const char* k) { return r.stat.count(k) ? r.stat.at(k) : 0LL; };
     const std::string result = !r.skip_reason.empty() ? "skipped (executor)" : !r.ran ? "not run" : r.pass ? "pass" : "FAIL";
-    md += fmt::format("| {} | {} | {} | {} | {} | {} | {}/{}/{} | {} | {} | {} | {} | {} | {} |\n", r.stem, r.name, r.kind,
-                      result, st("cycles"), st("model"), st("stall_data"), st("stall_tile"), st("stall_out"), st("vectors"),
-                      r.model.useful_macs, st("reads_data"), st("reads_weight"), st("reads_bias"), st("writes"));
+    md += fmt::format("| {} | {} | {} | {} | {} | {} | {}/{}/{} | {} | {} | {} + {} | {} | {} | {} |\n", r.stem, r.name,
+                      r.kind, result, st("cycles"), st("model"), st("stall_data"), st("stall_tile"), st("stall_out"),
+                      st("vectors"), r.model.useful_macs, st("reads_data"), st("reads_data_vec"), st("reads_weight"),
+                      st("reads_bias"), st("writes"));
     jops.push_back({{"id", r.stem}, {"name", r.name}, {"kind", r.kind}, {"result", result},
                     {"cycles", st("cycles")}, {"model_cycles", st("model")},
                     {"stall_cycles", {{"data", st("stall_data")}, {"tile", st("stall_tile")}, {"output", st("stall_out")}}},
                     {"vectors", st("vectors")}, {"useful_macs", r.model.useful_macs},
-                    {"reads", {{"data_elements", st("reads_data")}, {"tile_rows", st("reads_weight")}, {"init_reads", st("reads_bias")}}},
+                    {"reads", {{"data_elements", st("reads_data")}, {"data_vectors", st("reads_data_vec")},
+                               {"tile_rows", st("reads_weight")}, {"init_reads", st("reads_bias")}}},
                     {"writes", st("writes")}, {"start_cycle", st("start")}});
   }
   md += fmt::format(
@@ -349,9 +352,9 @@ int cmd_sim(const std::vector<std::string>& argv) {
   md += fmt::format("- {:.1f} inferences/s at {} MHz; array utilization {:.3f} ({} useful MACs / ({}x{} x cycles))\n", ips,
                     mhz, util, macs, R, C);
   md += fmt::format(
-      "- memory activity: {} data element reads ({} B), {} tile-row reads ({} B), {} accumulator-init reads (biases, "
-      "logits: {} B), {} element writes ({} B)\n",
-      rd_d, rd_d * db, rd_w, rd_w * C * wb, rd_b, rd_b_codes * pb, wr, wr * db);
+      "- memory activity: {} data element reads and {} data vector reads ({} B), {} tile-row reads ({} B), {} "
+      "accumulator-init reads (biases, logits: {} B), {} element writes ({} B)\n",
+      rd_d, rd_dv, (rd_d + rd_dv * R) * db, rd_w, rd_w * C * wb, rd_b, rd_b_codes * pb, wr, wr * db);
   md += fmt::format("- simulation: {:.1f} s for {} cycles ({:.0f} cycles/s){}; model build {:.1f} s\n", run_s, sim_cycles,
                     run_s > 0 ? double(sim_cycles) / run_s : 0.0, trace ? ", FST tracing on" : "", build_s);
   std::string gtkw_note;
@@ -385,7 +388,7 @@ int cmd_sim(const std::vector<std::string>& argv) {
   j["inferences_per_second"] = ips;
   j["array_utilization"] = util;
   j["useful_macs"] = macs;
-  j["memory"] = {{"data_element_reads", rd_d}, {"tile_row_reads", rd_w}, {"init_reads", rd_b}, {"init_bytes", rd_b_codes * pb}, {"element_writes", wr}};
+  j["memory"] = {{"data_element_reads", rd_d}, {"data_vector_reads", rd_dv}, {"tile_row_reads", rd_w}, {"init_reads", rd_b}, {"init_bytes", rd_b_codes * pb}, {"element_writes", wr}};
   j["sim_seconds"] = run_s;
   j["build_seconds"] = build_s;
   j["trace"] = trace.value_or("");
