@@ -61,8 +61,9 @@ TEST(EmitEngine, OneOfEachUnitAndPortWidthsFromThePreset) {
                            "capsgen_systolic_array #(", "capsgen_accumulator_bank #(", "capsgen_activation_bank u_act",
                            "capsgen_out_writer u_writer", "capsgen_act_pass u_act_pass"})
     EXPECT_EQ(count(text, inst), 1) << inst;
-  for (const char* p : {"input  wire [127:0] wrd_data_i", "input  wire [399:0] brd_data_i", "input  wire [7:0] drd_data_i",
-                        "output wire [7:0] wr_data_o", "output wire [31:0] wr_addr_o", "output wire error_o"})
+  for (const char* p : {"input  wire [127:0] wrd_data_i", "input  wire [399:0] brd_data_i", "input  wire [127:0] drd_data_i",
+                        "output wire drd_vec_o", "output wire [7:0] wr_data_o", "output wire [31:0] wr_addr_o",
+                        "output wire error_o"})
     EXPECT_NE(text.find(p), std::string::npos) << p;
   // The vector pipeline: staging read (1) + array latency (rows + cols) stages.
   const int S = systolic_array_latency(big) + 1;
