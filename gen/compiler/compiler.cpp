@@ -133,8 +133,9 @@ isa::Program compile_program(const AccelConfig& cfg, const Network& net, const Q
       // Two mappings of the predictions u_hat_i = W_i u_i, chosen by the engine's cycle model:
       //  - W streamed (W stored [i][jd][e]): G predictions per vector, the tile holds u_i
       //    block-diagonally in G columns and the data vector G rows of W_i side by side
-      //    (docs/accelerator.md; G divides J*D so every vector is full). Every vector is used once,
-      //    so the one-element-per-cycle gather bounds it: about J*D/G * rows cycles per capsule.
+      //    (docs/accelerator.md; G divides J*D so every vector is full). Every vector is used once:
+      //    J*D/G vectors per capsule through the vector-wide gather (rows cycles each where the
+      //    element-wise gather has to be used), G results each for the one-per-cycle writer.
       //  - W stationary (W stored transposed, [i][e][jd]: contiguous tile rows): W_i's tiles, rows e
       //    and columns jd, u_i the one data vector. A tile per vector, so about ceil(J*D/cols) *
       //    rows cycles per capsule; the only choice when W codes are wider than the data input.
