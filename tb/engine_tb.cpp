@@ -301,6 +301,12 @@ class EngineTb {
                   int(rng_.uniform(0, 8))};
       g.out = {kOutBase, rng_.uniform(1, 4000), rng_.uniform(1, 200), rng_.uniform(1, 30), rng_.uniform(0, 5),
                int(rng_.uniform(1, 5)), rng_.chance(25) ? int(rng_.uniform(1, g.n_total + 2)) : 0};
+      // Consecutive outputs (offset of o is o) a third of the time: the writer's whole-record writes.
+      if (g.out.select_mod == 0 && rng_.chance(35)) {
+        g.out.s_o2 = rng_.chance(50) ? 1 : 0;
+        if (g.out.s_o2 == 0) g.out.o_div = 1;
+        g.out.s_o1 = g.out.o_div;  // o_wrap = s_o1 - (o_div - 1) * s_o2 = 1
+      }
       g.shift = int(rng_.uniform(0, std::min(P_ - 1, 16)));
       g.relu = rng_.chance(50);
     }
@@ -404,6 +410,7 @@ class EngineTb {
     set(dut_->desc_init_s_m_i, d.init_s_m);
     set(dut_->desc_init_shift_i, d.init_shift);
     set(dut_->desc_o_sel_i, d.o_sel);
+    set(dut_->desc_o_vec_i, d.o_vec);
     set(dut_->desc_o_base_i, d.o_base);
     set(dut_->desc_o_s_b_i, d.o_s_b);
     set(dut_->desc_o_s_m_i, d.o_s_m);
@@ -438,10 +445,16 @@ class EngineTb {
     reads_weight_ += wrd;
     reads_bias_ += brd;
     if (dut_->wr_en_o) {
-      const std::uint64_t raw = dut_->wr_data_o;
-      const std::int64_t v = unsigned_writes_ ? static_cast<std::int64_t>(raw & tb::mask64(OB_)) : tb::sign_extend(raw, OB_);
-      if (got) got->push_back({std::int64_t(dut_->wr_addr_o), v, t});
-      else report_.fail(t, name + ": write while idle at " + std::to_string(dut_->wr_addr_o));
+      // One element in lane 0, or with wr_vec_o the masked lanes at consecutive addresses (in lane
+      // order, which is the reference's column order).
+      const bool vec = dut_->wr_vec_o;
+      for (int c = 0; c < (vec ? C_ : 1); ++c) {
+        if (vec && !((static_cast<std::uint64_t>(dut_->wr_mask_o) >> c) & 1)) continue;
+        const std::uint64_t raw = tb::get(dut_->wr_data_o, c * OB_, OB_);
+        const std::int64_t v = unsigned_writes_ ? static_cast<std::int64_t>(raw & tb::mask64(OB_)) : tb::sign_extend(raw, OB_);
+        if (got) got->push_back({std::int64_t(dut_->wr_addr_o) + c, v, t});
+        else report_.fail(t, name + ": write while idle at " + std::to_string(dut_->wr_addr_o));
+      }
     }
     if (dut_->error_o && !error_seen_) {
       error_seen_ = true;
@@ -557,11 +570,12 @@ class EngineTb {
     // (`cols` elements each), accumulator-init reads, element writes.
     std::printf("stat name=%s cycles=%llu accept=%llu vectors=%u writes=%zu stall_data=%u stall_tile=%u stall_out=%u "
                 "model=%lld model_stall_data=%lld model_stall_tile=%lld model_stall_out=%lld reads_data=%lld reads_data_vec=%lld "
-                "reads_weight=%lld reads_bias=%lld start=%llu vmode=%d\n",
+                "reads_weight=%lld reads_bias=%lld start=%llu vmode=%d ovec=%d\n",
                 name.c_str(), static_cast<unsigned long long>(cycles), static_cast<unsigned long long>(t_acc - t0),
                 dut_->stat_vectors_o, got.size(), dut_->stat_stall_data_o, dut_->stat_stall_tile_o, dut_->stat_stall_out_o,
                 model.cycles, model.stall_data, model.stall_tile, model.stall_out, reads_data_, reads_data_vec_, reads_weight_,
-                reads_bias_, static_cast<unsigned long long>(t_acc), d.kind == 0 && d.v_mode ? 1 : 0);
+                reads_bias_, static_cast<unsigned long long>(t_acc), d.kind == 0 && d.v_mode ? 1 : 0,
+                d.kind == 0 && d.o_vec ? 1 : 0);
     ++descriptors_;
     writes_ += static_cast<long long>(got.size());
     vectors_ += dut_->stat_vectors_o;

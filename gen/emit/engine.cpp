@@ -243,7 +243,9 @@ Module build_out_writer(const AccelConfig& cfg) {
                "(o_div - 1)*s_o2 when o % o_div wraps. Columns past n_total are skipped (the record ends early).\n"
                "With select_mod J > 0 (desc_o_sel_i) only output o = m % J of vector m is written, at base + b*s_b +\n"
                "m*s_m, one record per cycle (the routing update keeps column j of vector m = i*J + j).\n"
-               "rec_pop_o takes the record after its last element; done_o pulses after the Gemm's last record.",
+               "With desc_o_vec_i (offsets consecutive: o_wrap = 1 and s_o2 = 1 or o_div = 1) a record is written in one\n"
+               "cycle (wr_vec_o, wr_mask_o). rec_pop_o takes the record after its last element; done_o pulses after the\n"
+               "Gemm's last record.",
                C));
   m.clock_and_reset()
       .input("start_i", "1", "load the descriptor and start (only while idle)")
@@ -259,17 +261,21 @@ Module build_out_writer(const AccelConfig& cfg) {
       .input("desc_o_wrap_i", aw, "derived: s_o1 - (o_div - 1) * s_o2")
       .input("desc_o_div_i", cw, "outputs per s_o1 step (>= 1)")
       .input("desc_o_sel_i", cw, "select_mod J (0: every output)")
+      .input("desc_o_vec_i", "1", "consecutive outputs (offset of o is o): one record per cycle")
       .input("rec_valid_i", "1", "a record is waiting")
       .input("rec_data_i", str(C * A), "its results, column c in bits [c*A +: A]")
       .output("rec_pop_o", "1", "the record is done")
-      .output("wr_en_o", "1", "write one element")
-      .output("wr_addr_o", aw, "element address")
-      .output("wr_data_o", str(A), "element (act code)")
+      .output("wr_en_o", "1", "write one element, or with wr_vec_o the record's valid columns")
+      .output("wr_vec_o", "1", "a whole record: column c at wr_addr_o + c where wr_mask_o[c]")
+      .output("wr_mask_o", str(C), "wr_vec_o: the columns written (c < valid columns)")
+      .output("wr_addr_o", aw, "element address (the first column's with wr_vec_o)")
+      .output("wr_data_o", str(C * A), "element (act code) in bits [A-1:0], or the record (column c in [c*A +: A])")
       .output("busy_o", "1", "records left")
       .output("done_o", "1", "one-cycle pulse: the last record was written");
 
   m.comment("Descriptor.");
   for (const char* n : {"bm1_q", "mtot_q", "mblk_q", "ntm1_q", "ntot_q", "odm1_q", "mb0_q", "sel_q"}) m.reg(n, cw);
+  m.reg("vec_q", "1", "whole records");
   for (const char* n : {"s_b_q", "s_m_q", "s_o2_q", "o_wrap_q"}) m.reg(n, aw);
   m.comment("Position: column c_q of record (vector mi_q of the block at m0_q, tile n_q, batch b_q); mb_q vectors\n"
             "in this block. off_q/rem_q: offset and o % o_div of output o = n*cols + c; noff_q/nrem_q: the same\n"
@@ -310,13 +316,17 @@ Module build_out_writer(const AccelConfig& cfg) {
     m.assign("sel_lane", CB == CW ? std::string("sel_diff") : fmt::format("sel_diff[{}:0]", CB - 1));
   }
   m.assign("mmod_next", "(mmod_q + 16'd1 == sel_q) ? 16'd0 : mmod_q + 16'd1");
-  m.assign("lane_last", fmt::format("sel_on | (c_q == {}) | ({} + 16'd1 >= lanes_q)", lit(CB, C - 1), zext("c_q", CB, CW)));
+  m.assign("lane_last", fmt::format("sel_on | vec_q | (c_q == {}) | ({} + 16'd1 >= lanes_q)", lit(CB, C - 1),
+                                    zext("c_q", CB, CW)));
   m.assign("wrap", "rem_q == odm1_q");
   m.assign("off_next", "off_q + (wrap ? o_wrap_q : s_o2_q)");
   m.assign("rem_next", "wrap ? 16'd0 : rem_q + 16'd1");
   m.assign("m0_next", "m0_q + mblk_q");
   m.assign("m_left", "mtot_q - m0_next");
   m.assign("wr_en_o", fmt::format("active & (sel_on ? sel_hit : ({} < lanes_q))", zext("c_q", CB, CW)));
+  m.assign("wr_vec_o", "vec_q");
+  for (int c = 0; c < C; ++c)
+    m.assign(C == 1 ? std::string("wr_mask_o") : fmt::format("wr_mask_o[{}]", c), fmt::format("{} < lanes_q", lit(CW, c)));
   m.assign("wr_addr_o", "sel_on ? maddr_q : maddr_q + off_q");
   if (C == 1) {
     m.lint_off("UNUSEDSIGNAL", "one column: the column index is always 0.");
@@ -327,7 +337,7 @@ Module build_out_writer(const AccelConfig& cfg) {
   } else {
     m.wire("lane_idx", str(CB), "column written");
     m.assign("lane_idx", "sel_on ? sel_lane : c_q");
-    m.assign("wr_data_o", fmt::format("rec_data_i[lane_idx * {0} +: {0}]", A));
+    m.assign("wr_data_o", fmt::format("vec_q ? rec_data_i : {{{}'d0, rec_data_i[lane_idx * {} +: {}]}}", (C - 1) * A, A, A));
   }
   m.assign("rec_pop_o", "active & lane_last");
 
@@ -347,7 +357,7 @@ Module build_out_writer(const AccelConfig& cfg) {
        if_("start_i",
            {nb("busy_q", "1'b1"), nb("bm1_q", "desc_batch_i - 16'd1"), nb("mtot_q", "desc_m_total_i"),
             nb("mblk_q", "desc_m_block_i"), nb("ntm1_q", "desc_n_tiles_i - 16'd1"), nb("ntot_q", "desc_n_total_i"),
-            nb("odm1_q", "desc_o_div_i - 16'd1"),
+            nb("odm1_q", "desc_o_div_i - 16'd1"), nb("vec_q", "desc_o_vec_i"),
             nb("mb0_q", "(desc_m_total_i < desc_m_block_i) ? desc_m_total_i : desc_m_block_i"),
             nb("mb_q", "(desc_m_total_i < desc_m_block_i) ? desc_m_total_i : desc_m_block_i"), nb("s_b_q", "desc_s_b_i"),
             nb("s_m_q", "desc_s_m_i"), nb("s_o2_q", "desc_s_o2_i"), nb("o_wrap_q", "desc_o_wrap_i"),
@@ -365,8 +375,10 @@ Module build_out_writer(const AccelConfig& cfg) {
                            nb("rem_q", "nrem_q"), nb("mmod_q", "mmod_next")},
                           {nb("mi_q", "16'd0"),
                            if_("n_q != ntm1_q",
-                               {nb("n_q", "n_q + 16'd1"), nb("noff_q", "off_next"), nb("nrem_q", "rem_next"),
-                                nb("off_q", "off_next"), nb("rem_q", "rem_next"),
+                               {nb("n_q", "n_q + 16'd1"), nb("noff_q", "vec_q ? noff_q + 32'd" + std::to_string(C) + " : off_next"),
+                                nb("nrem_q", "rem_next"),
+                                nb("off_q", "vec_q ? noff_q + 32'd" + std::to_string(C) + " : off_next"),
+                                nb("rem_q", "rem_next"),
                                 nb("lanes_q", fmt::format("lanes_q - {}", lit(CW, C))), nb("maddr_q", "blk_q"),
                                 nb("mmod_q", "mmblk_q"), nb("nbase_q", fmt::format("nbase_q + {}", lit(CW, C)))},
                                next_block)})})})})});
@@ -482,7 +494,7 @@ Module build_engine(const AccelConfig& cfg) {
   const ActGeometry ag = act_geometry(cfg);
   const int SB = ag.shift_bits, OB = ag.out_bits;
   const int L = systolic_array_latency(cfg), S = L + 1;  // staging read + array
-  const int F = kEngineOutFifoDepth, FB = clog2(F);
+  const int F = isa::engine_out_fifo_depth(L), FB = clog2(F);
   const std::string cw = str(CW), aw = str(AW), eb = str(EB);
   if (S < 3) throw std::logic_error("build_engine: array latency below 2");
 
@@ -558,6 +570,7 @@ Module build_engine(const AccelConfig& cfg) {
       .input("desc_a_out_s_e_i", aw, "Activate, Fill: output element stride")
       .input("desc_f_value_i", str(A), "Fill: value")
       .input("desc_v_mode_i", "1", "vector-wide gather: one read of rows consecutive elements per vector")
+      .input("desc_o_vec_i", "1", "outputs: consecutive (offset of output o is o): one record per write")
       .input("desc_v_len_i", cw, "vector-wide gather: elements of a vector's reduction (rows past it are zero)")
       .output("drd_en_o", "1", "data read")
       .output("drd_vec_o", "1", fmt::format("with drd_en_o: read {} consecutive elements (else one)", R))
@@ -573,7 +586,10 @@ Module build_engine(const AccelConfig& cfg) {
       .input("brd_data_i", str(C * P), "the biases, one cycle after brd_en_o")
       .output("wr_en_o", "1", "result write")
       .output("wr_addr_o", aw, "result address")
-      .output("wr_data_o", str(OB), "result: act code sign-extended (norm: unsigned code, zero-extended)")
+      .output("wr_vec_o", "1", fmt::format("with wr_en_o: {} results at wr_addr_o + c where wr_mask_o[c]", C))
+      .output("wr_mask_o", str(C), "the columns of a wr_vec_o write")
+      .output("wr_data_o", str(C * OB),
+              "result in lane 0: act code sign-extended (norm: unsigned, zero-extended); wr_vec_o: column c in lane c")
       .output("busy_o", "1", "a descriptor is running")
       .output("done_o", "1", "one-cycle pulse: the descriptor finished")
       .output("error_o", "1", "sticky: an internal contract was violated")
@@ -1018,7 +1034,9 @@ Module build_engine(const AccelConfig& cfg) {
   m.wire("w_busy", "1");
   m.wire("w_wr_en", "1");
   m.wire("w_wr_addr", aw);
-  m.wire("w_wr_data", str(A));
+  m.wire("w_wr_data", str(C * A));
+  m.wire("w_wr_vec", "1");
+  m.wire("w_wr_mask", str(C));
   m.lint_off("UNUSEDSIGNAL", "the units' busy flags are not needed: the engine is busy until the writer's or the pass's done.");
   m.wire("units_busy", "3");
   m.assign("units_busy", "{ap_busy, w_busy, tr_busy}");
@@ -1039,11 +1057,14 @@ Module build_engine(const AccelConfig& cfg) {
       .connect("desc_o_wrap_i", "desc_o_wrap_i")
       .connect("desc_o_div_i", "desc_o_div_i")
       .connect("desc_o_sel_i", "desc_o_sel_i")
+      .connect("desc_o_vec_i", "desc_o_vec_i")
       .connect("rec_valid_i", fmt::format("fifo_cnt_q != {}", lit(FB + 1, 0)))
       .connect("rec_data_i", "fifo_mem[fifo_rp_q]")
       .connect("rec_pop_o", "pop")
       .connect("wr_en_o", "w_wr_en")
       .connect("wr_addr_o", "w_wr_addr")
+      .connect("wr_vec_o", "w_wr_vec")
+      .connect("wr_mask_o", "w_wr_mask")
       .connect("wr_data_o", "w_wr_data")
       .connect("busy_o", "w_busy")
       .connect("done_o", "w_done");
@@ -1079,7 +1100,22 @@ Module build_engine(const AccelConfig& cfg) {
   m.comment("The write port: the Gemm writer's results (act codes, sign-extended) or the pass's.");
   m.assign("wr_en_o", "act_mode_q ? ap_wr_en : w_wr_en");
   m.assign("wr_addr_o", "act_mode_q ? ap_wr_addr : w_wr_addr");
-  m.assign("wr_data_o", fmt::format("act_mode_q ? ap_wr_data : {}", OB == A ? std::string("w_wr_data") : detail::sext("w_wr_data", A, OB)));
+  m.assign("wr_vec_o", "~act_mode_q & w_wr_vec");
+  m.assign("wr_mask_o", fmt::format("act_mode_q ? {} : w_wr_mask", lit(C, 1)));
+  {
+    // Lane c: the writer's act code c sign-extended to OB bits; the pass's result in lane 0.
+    std::string lanes;
+    for (int c = C - 1; c >= 0; --c) {
+      const std::string code = fmt::format("w_wr_data[{}:{}]", c * A + A - 1, c * A);
+      const std::string lane_ext =
+          OB == A ? code : fmt::format("{{{{{}{{w_wr_data[{}]}}}}, {}}}", OB - A, c * A + A - 1, code);
+      lanes += (lanes.empty() ? "" : ", ") + lane_ext;
+    }
+    m.wire("w_lanes", str(C * OB), "the writer's lanes at result width");
+    m.assign("w_lanes", C == 1 ? lanes : "{" + lanes + "}");
+    m.assign("wr_data_o", C == 1 ? std::string("act_mode_q ? ap_wr_data : w_lanes")
+                                 : fmt::format("act_mode_q ? {{{}'d0, ap_wr_data}} : w_lanes", (C - 1) * OB));
+  }
 
   m.blank();
   m.comment("Descriptor accept, streamer counters, credits, done and the sticky error.");

@@ -20,10 +20,9 @@ inline constexpr const char* kOutWriterModule = "capsgen_out_writer";
 inline constexpr const char* kActPassModule = "capsgen_act_pass";
 inline constexpr const char* kEngineModule = "capsgen_engine";
 
-// Output FIFO entries between the activation bank and the writer (result vectors of `cols` codes).
+// Output FIFO entries between the activation bank and the writer (result vectors of `cols` codes):
+// isa::engine_out_fifo_depth of the array latency (defined with the cycle model, which depends on it).
 // The streamer holds back last-chunk vectors unless a FIFO entry is reserved for each (credits).
-// Defined with the cycle model, which depends on it.
-inline constexpr int kEngineOutFifoDepth = isa::kEngineOutFifoDepth;
 
 Module build_tile_reader(const AccelConfig& cfg);
 Module build_out_writer(const AccelConfig& cfg);

@@ -115,6 +115,7 @@ EngineDescriptor encode_engine(const Gemm& g, int rows, int cols, int acc_depth,
   d.o_s_o2 = u32(g.out.s_o2);
   d.o_div = std::uint16_t(g.out.o_div);
   d.o_wrap = u32(g.out.s_o1 - std::int64_t(g.out.o_div - 1) * g.out.s_o2);
+  d.o_vec = vector_gather && d.o_sel == 0 && d.o_wrap == 1 && (d.o_s_o2 == 1 || d.o_div == 1);
   d.shift = std::uint8_t(g.shift);
   d.relu = g.relu;
   return d;
@@ -200,7 +201,7 @@ const std::vector<Field>& fields() {
       CAPSGEN_FIELD("init_bias", init_bias, 1),        CAPSGEN_FIELD("init_base", init_base, 32),
       CAPSGEN_FIELD("init_out", init_out, 1),          CAPSGEN_FIELD("init_s_b", init_s_b, 32),
       CAPSGEN_FIELD("init_s_m", init_s_m, 32),         CAPSGEN_FIELD("init_shift", init_shift, 5),
-      CAPSGEN_FIELD("o_sel", o_sel, 16),
+      CAPSGEN_FIELD("o_sel", o_sel, 16),               CAPSGEN_FIELD("o_vec", o_vec, 1),
       CAPSGEN_FIELD("o_base", o_base, 32),             CAPSGEN_FIELD("o_s_b", o_s_b, 32),
       CAPSGEN_FIELD("o_s_m", o_s_m, 32),               CAPSGEN_FIELD("o_s_o2", o_s_o2, 32),
       CAPSGEN_FIELD("o_wrap", o_wrap, 32),             CAPSGEN_FIELD("o_div", o_div, 16),

@@ -64,6 +64,9 @@ struct EngineDescriptor {
   std::uint32_t o_base = 0, o_s_b = 0, o_s_m = 0, o_s_o2 = 0, o_wrap = 0;
   std::uint16_t o_div = 1;
   std::uint16_t o_sel = 0;  // out.select_mod
+  // Consecutive outputs (the offset of output o is o: o_wrap = 1 and s_o2 = 1 or o_div = 1, no
+  // select_mod): the writer stores a record (a vector's columns of one tile) in one cycle.
+  bool o_vec = false;
   std::uint8_t shift = 0;
   bool relu = false;
   // Activate: `a_count` vectors of `a_n` elements (act codes) at a_in_base + v*a_in_s_v + e*a_in_s_e
@@ -83,7 +86,8 @@ struct EngineDescriptor {
 // acc_depth, o_div < 1, select_mod outside [0, 65535], shift or init.shift outside [0, 31], and
 // everything encode_gather rejects. Tiles whose rows are not contiguous (tile.s_c != 1, several columns) are
 // read column by column (t_strided: up to cols reads per row instead of one).
-// vector_gather: use the vector-wide gather where the data source allows it (v_mode).
+// vector_gather: use the vector-wide gather where the data source allows it (v_mode), and whole-record
+// writes where the outputs are consecutive (o_vec).
 EngineDescriptor encode_engine(const Gemm& g, int rows, int cols, int acc_depth, bool vector_gather = true);
 
 // An Activate pass: squash uses the preset's squash norm shift (`squash_norm_shift`), norm its own.

@@ -20,10 +20,10 @@ long long tile_load_cycles(const EngineDescriptor& d, const EngineTimingShape& s
   return full * lanes + (s.rows - full);
 }
 
-// Output elements the writer stores for one record (vector m of tile n): every valid column, or with
-// select_mod one cycle per record (written or not).
+// Cycles the writer spends on one record (vector m of tile n): one per valid column, or one per
+// record with select_mod (written or not) or consecutive outputs (o_vec: the whole record at once).
 long long record_cycles(const EngineDescriptor& d, const EngineTimingShape& s, int n) {
-  if (d.o_sel != 0) return 1;
+  if (d.o_sel != 0 || d.o_vec) return 1;
   return std::max<long long>(1, std::min<long long>(s.cols, (long long)d.n_total - (long long)n * s.cols));
 }
 
@@ -36,9 +36,9 @@ EngineTiming gemm_timing(const EngineDescriptor& d, const EngineTimingShape& s) 
   }
   // Latency from a last-chunk vector's issue to its record in the output FIFO: staging read, array,
   // accumulator (2), activation bank (2), FIFO write.
-  const long long array_latency = s.rows + s.cols + (s.pe_pipeline ? 1 : 0);
+  const long long array_latency = s.array_latency();
   const long long to_fifo = 1 + array_latency + 2 + 2 + 1;
-  const int fifo = kEngineOutFifoDepth;
+  const int fifo = engine_out_fifo_depth(s.array_latency());
 
   long long gather_free = 1;       // first cycle the gather unit may present the next block's element
   long long prev_issue = 0;        // last issue cycle (0: none yet; the streamer runs from cycle 1)

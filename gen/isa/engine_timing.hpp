@@ -15,14 +15,22 @@
 
 namespace capsgen::isa {
 
-// Result vectors the engine's output FIFO holds (capsgen_engine; the streamer's credits).
-inline constexpr int kEngineOutFifoDepth = 16;
+// Result vectors the engine's output FIFO holds (capsgen_engine; the streamer's credits). A credit
+// comes back only when the writer has stored the record, array_latency + 7 cycles after the vector
+// was issued at the earliest, so the FIFO must cover that loop for the writer to take one record
+// per cycle: the next power of two of array_latency + 8, at least 16.
+inline int engine_out_fifo_depth(int array_latency) {
+  int f = 16;
+  while (f < array_latency + 8) f *= 2;
+  return f;
+}
 
 // What of the generated RTL the timing depends on besides the descriptor.
 struct EngineTimingShape {
   int rows = 1, cols = 1;
   bool pe_pipeline = false;  // one more array latency cycle
   int act_bits = 8;          // softmax divider stages
+  int array_latency() const { return rows + cols + (pe_pipeline ? 1 : 0); }
 };
 
 struct EngineTiming {

@@ -62,7 +62,8 @@ TEST(EmitEngine, OneOfEachUnitAndPortWidthsFromThePreset) {
                            "capsgen_out_writer u_writer", "capsgen_act_pass u_act_pass"})
     EXPECT_EQ(count(text, inst), 1) << inst;
   for (const char* p : {"input  wire [127:0] wrd_data_i", "input  wire [399:0] brd_data_i", "input  wire [127:0] drd_data_i",
-                        "output wire drd_vec_o", "output wire [7:0] wr_data_o", "output wire [31:0] wr_addr_o",
+                        "output wire drd_vec_o", "output wire [127:0] wr_data_o", "output wire [15:0] wr_mask_o",
+                        "output wire wr_vec_o", "output wire [31:0] wr_addr_o",
                         "output wire error_o"})
     EXPECT_NE(text.find(p), std::string::npos) << p;
   // The vector pipeline: staging read (1) + array latency (rows + cols) stages.
@@ -70,8 +71,11 @@ TEST(EmitEngine, OneOfEachUnitAndPortWidthsFromThePreset) {
   EXPECT_NE(text.find("reg [" + std::to_string(S - 1) + ":0] pv_q"), std::string::npos);
   EXPECT_NE(text.find(".in_valid_i(pv_q[" + std::to_string(S - 1) + "])"), std::string::npos);
   // Output FIFO depth and the credits that guard it.
-  EXPECT_NE(text.find("fifo_mem [0:" + std::to_string(kEngineOutFifoDepth - 1) + "]"), std::string::npos);
-  EXPECT_NE(text.find("credits_q <= 5'd16"), std::string::npos);
+  EXPECT_NE(text.find("fifo_mem [0:" + std::to_string(isa::engine_out_fifo_depth(systolic_array_latency(big)) - 1) + "]"),
+            std::string::npos);
+  // 16x16: array latency 32, so 64 entries (the credit loop must not limit the writer).
+  EXPECT_EQ(isa::engine_out_fifo_depth(systolic_array_latency(big)), 64);
+  EXPECT_NE(text.find("credits_q <= 7'd64"), std::string::npos);
 }
 
 TEST(EmitEngine, TileReaderMasksColumnsAndPlacesDiagRows) {

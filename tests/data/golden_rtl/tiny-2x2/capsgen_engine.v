@@ -97,6 +97,7 @@ module capsgen_engine (
   input  wire [31:0] desc_a_out_s_e_i,  // Activate, Fill: output element stride
   input  wire [7:0] desc_f_value_i,  // Fill: value
   input  wire desc_v_mode_i,  // vector-wide gather: one read of rows consecutive elements per vector
+  input  wire desc_o_vec_i,  // outputs: consecutive (offset of output o is o): one record per write
   input  wire [15:0] desc_v_len_i,  // vector-wide gather: elements of a vector's reduction (rows past it are zero)
   output wire drd_en_o,  // data read
   output wire drd_vec_o,  // with drd_en_o: read 2 consecutive elements (else one)
@@ -110,7 +111,9 @@ module capsgen_engine (
   input  wire [39:0] brd_data_i,  // the biases, one cycle after brd_en_o
   output wire wr_en_o,  // result write
   output wire [31:0] wr_addr_o,  // result address
-  output wire [7:0] wr_data_o,  // result: act code sign-extended (norm: unsigned code, zero-extended)
+  output wire wr_vec_o,  // with wr_en_o: 2 results at wr_addr_o + c where wr_mask_o[c]
+  output wire [1:0] wr_mask_o,  // the columns of a wr_vec_o write
+  output wire [15:0] wr_data_o,  // result in lane 0: act code sign-extended (norm: unsigned, zero-extended); wr_vec_o: column c in lane c
   output wire busy_o,  // a descriptor is running
   output wire done_o,  // one-cycle pulse: the descriptor finished
   output wire error_o,  // sticky: an internal contract was violated
@@ -636,7 +639,9 @@ module capsgen_engine (
   wire w_busy;
   wire w_wr_en;
   wire [31:0] w_wr_addr;
-  wire [7:0] w_wr_data;
+  wire [15:0] w_wr_data;
+  wire w_wr_vec;
+  wire [1:0] w_wr_mask;
   // Lint waiver: the units' busy flags are not needed: the engine is busy until the writer's or the pass's done.
   // verilator lint_off UNUSEDSIGNAL
   wire [2:0] units_busy;
@@ -658,11 +663,14 @@ module capsgen_engine (
     .desc_o_wrap_i(desc_o_wrap_i),
     .desc_o_div_i(desc_o_div_i),
     .desc_o_sel_i(desc_o_sel_i),
+    .desc_o_vec_i(desc_o_vec_i),
     .rec_valid_i(fifo_cnt_q != 5'd0),
     .rec_data_i(fifo_mem[fifo_rp_q]),
     .rec_pop_o(pop),
     .wr_en_o(w_wr_en),
     .wr_addr_o(w_wr_addr),
+    .wr_vec_o(w_wr_vec),
+    .wr_mask_o(w_wr_mask),
     .wr_data_o(w_wr_data),
     .busy_o(w_busy),
     .done_o(w_done)
@@ -699,7 +707,11 @@ module capsgen_engine (
   // The write port: the Gemm writer's results (act codes, sign-extended) or the pass's.
   assign wr_en_o = act_mode_q ? ap_wr_en : w_wr_en;
   assign wr_addr_o = act_mode_q ? ap_wr_addr : w_wr_addr;
-  assign wr_data_o = act_mode_q ? ap_wr_data : w_wr_data;
+  assign wr_vec_o = ~act_mode_q & w_wr_vec;
+  assign wr_mask_o = act_mode_q ? 2'd1 : w_wr_mask;
+  wire [15:0] w_lanes;  // the writer's lanes at result width
+  assign w_lanes = {w_wr_data[15:8], w_wr_data[7:0]};
+  assign wr_data_o = act_mode_q ? {8'd0, ap_wr_data} : w_lanes;
 
   // Descriptor accept, streamer counters, credits, done and the sticky error.
   always @(posedge clk_i or negedge rst_ni) begin

@@ -11,7 +11,9 @@
 // (o_div - 1)*s_o2 when o % o_div wraps. Columns past n_total are skipped (the record ends early).
 // With select_mod J > 0 (desc_o_sel_i) only output o = m % J of vector m is written, at base + b*s_b +
 // m*s_m, one record per cycle (the routing update keeps column j of vector m = i*J + j).
-// rec_pop_o takes the record after its last element; done_o pulses after the Gemm's last record.
+// With desc_o_vec_i (offsets consecutive: o_wrap = 1 and s_o2 = 1 or o_div = 1) a record is written in one
+// cycle (wr_vec_o, wr_mask_o). rec_pop_o takes the record after its last element; done_o pulses after the
+// Gemm's last record.
 module capsgen_out_writer (
   input  wire clk_i,  // clock, all registers on its rising edge
   input  wire rst_ni,  // asynchronous reset, active low (control registers only)
@@ -28,12 +30,15 @@ module capsgen_out_writer (
   input  wire [31:0] desc_o_wrap_i,  // derived: s_o1 - (o_div - 1) * s_o2
   input  wire [15:0] desc_o_div_i,  // outputs per s_o1 step (>= 1)
   input  wire [15:0] desc_o_sel_i,  // select_mod J (0: every output)
+  input  wire desc_o_vec_i,  // consecutive outputs (offset of o is o): one record per cycle
   input  wire rec_valid_i,  // a record is waiting
   input  wire [15:0] rec_data_i,  // its results, column c in bits [c*A +: A]
   output wire rec_pop_o,  // the record is done
-  output wire wr_en_o,  // write one element
-  output wire [31:0] wr_addr_o,  // element address
-  output wire [7:0] wr_data_o,  // element (act code)
+  output wire wr_en_o,  // write one element, or with wr_vec_o the record's valid columns
+  output wire wr_vec_o,  // a whole record: column c at wr_addr_o + c where wr_mask_o[c]
+  output wire [1:0] wr_mask_o,  // wr_vec_o: the columns written (c < valid columns)
+  output wire [31:0] wr_addr_o,  // element address (the first column's with wr_vec_o)
+  output wire [15:0] wr_data_o,  // element (act code) in bits [A-1:0], or the record (column c in [c*A +: A])
   output wire busy_o,  // records left
   output wire done_o  // one-cycle pulse: the last record was written
 );
@@ -46,6 +51,7 @@ module capsgen_out_writer (
   reg [15:0] odm1_q;
   reg [15:0] mb0_q;
   reg [15:0] sel_q;
+  reg vec_q;  // whole records
   reg [31:0] s_b_q;
   reg [31:0] s_m_q;
   reg [31:0] s_o2_q;
@@ -99,17 +105,20 @@ module capsgen_out_writer (
   // verilator lint_on UNUSEDSIGNAL
   assign sel_lane = sel_diff[0:0];
   assign mmod_next = (mmod_q + 16'd1 == sel_q) ? 16'd0 : mmod_q + 16'd1;
-  assign lane_last = sel_on | (c_q == 1'd1) | ({15'd0, c_q} + 16'd1 >= lanes_q);
+  assign lane_last = sel_on | vec_q | (c_q == 1'd1) | ({15'd0, c_q} + 16'd1 >= lanes_q);
   assign wrap = rem_q == odm1_q;
   assign off_next = off_q + (wrap ? o_wrap_q : s_o2_q);
   assign rem_next = wrap ? 16'd0 : rem_q + 16'd1;
   assign m0_next = m0_q + mblk_q;
   assign m_left = mtot_q - m0_next;
   assign wr_en_o = active & (sel_on ? sel_hit : ({15'd0, c_q} < lanes_q));
+  assign wr_vec_o = vec_q;
+  assign wr_mask_o[0] = 16'd0 < lanes_q;
+  assign wr_mask_o[1] = 16'd1 < lanes_q;
   assign wr_addr_o = sel_on ? maddr_q : maddr_q + off_q;
   wire lane_idx;  // column written
   assign lane_idx = sel_on ? sel_lane : c_q;
-  assign wr_data_o = rec_data_i[lane_idx * 8 +: 8];
+  assign wr_data_o = vec_q ? rec_data_i : {8'd0, rec_data_i[lane_idx * 8 +: 8]};
   assign rec_pop_o = active & lane_last;
   always @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
@@ -125,6 +134,7 @@ module capsgen_out_writer (
         ntm1_q <= desc_n_tiles_i - 16'd1;
         ntot_q <= desc_n_total_i;
         odm1_q <= desc_o_div_i - 16'd1;
+        vec_q <= desc_o_vec_i;
         mb0_q <= (desc_m_total_i < desc_m_block_i) ? desc_m_total_i : desc_m_block_i;
         mb_q <= (desc_m_total_i < desc_m_block_i) ? desc_m_total_i : desc_m_block_i;
         s_b_q <= desc_s_b_i;
@@ -165,9 +175,9 @@ module capsgen_out_writer (
             mi_q <= 16'd0;
             if (n_q != ntm1_q) begin
               n_q <= n_q + 16'd1;
-              noff_q <= off_next;
+              noff_q <= vec_q ? noff_q + 32'd2 : off_next;
               nrem_q <= rem_next;
-              off_q <= off_next;
+              off_q <= vec_q ? noff_q + 32'd2 : off_next;
               rem_q <= rem_next;
               lanes_q <= lanes_q - 16'd2;
               maddr_q <= blk_q;
