@@ -212,13 +212,23 @@ def main():
         print(f"epoch {ep + 1}/{a.epochs}: loss {e['loss']:.4f}, test accuracy {100 * acc:.2f}%, "
               f"cpu {e['cpu_s']:.0f} s, wall {e['wall_s']:.0f} s", flush=True)
         model.export(a.out, desc)
+        # Weights and log after every epoch: a run stopped early still leaves a consistent pair (the
+        # first N epochs of a longer run are the same computation as --epochs N).
+        write_log(a.log, log, t0, w0)
+    write_log(a.log, log, t0, w0)
+    print(f"wrote {a.out}", flush=True)
+
+
+def write_log(path, log, t0, w0):
     log["train_cpu_s"] = time.process_time() - t0
     log["train_wall_s"] = time.time() - w0
+    log["epochs_done"] = len(log["epoch_log"])
     log["test_acc"] = log["epoch_log"][-1]["test_acc"] if log["epoch_log"] else None
-    print(f"wrote {a.out}", flush=True)
-    if a.log:
-        with open(a.log, "w") as f:
+    if path:
+        tmp = path + ".tmp"
+        with open(tmp, "w") as f:
             json.dump(log, f, indent=1)
+        os.replace(tmp, path)
 
 
 if __name__ == "__main__":

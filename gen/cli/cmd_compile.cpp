@@ -59,6 +59,10 @@ int cmd_compile(const std::vector<std::string>& argv) {
              total,
              w.cfg.clock.target_mhz * 1e6 / double(total), w.cfg.clock.target_mhz,
              double(macs) / (double(total) * w.cfg.array.rows * w.cfg.array.cols));
+  const long long prog_cycles = program_cycles(w.cfg, prog);
+  fmt::print("program {} cycles on the accelerator with the sequencer's descriptor fetches (isa::program_cycles) = {:.1f} "
+             "inferences/s\n",
+             prog_cycles, w.cfg.clock.target_mhz * 1e6 / double(prog_cycles));
 
   if (auto dir = args.get_opt("out")) {
     std::error_code ec;

@@ -1,9 +1,11 @@
 // capsgen sim: one whole inference on the generated RTL, checked bit for bit, with a report.
 //   1. generates the preset's RTL into WORK/rtl (kept when unchanged, so the model is not rebuilt),
-//   2. builds the compute engine's Verilator model and testbench through CMake (tb/, tb_engine),
+//   2. builds the accelerator's Verilator model (capsgen_accel: program sequencer + compute engine) and
+//      its testbench through CMake (tb/, tb_accel),
 //   3. compiles the network and dumps its engine program (cli/engine_dump.hpp) into WORK/program,
-//   4. runs it chained on the RTL (tb/engine_tb.cpp --program: every descriptor's writes compared with
-//      the functional executor's, which reproduces the golden model's tensors bit for bit),
+//   4. runs it on the RTL from one start pulse: the sequencer fetches the packed program (program.hex)
+//      and the engine runs every descriptor on one memory (tb/accel_tb.cpp: every descriptor's writes
+//      compared with the functional executor's, which reproduces the golden model's tensors bit for bit),
 //   5. writes the report (Markdown and JSON): pass/fail, measured and modelled cycles, stalls, port
 //      activity per operation, totals, inferences/s at the preset's clock, array utilization, and with
 //      --trace an FST and a GTKWave save file with the signals grouped.
@@ -77,19 +79,26 @@ struct OpResult {
   int init_codes = 0;                     // psum codes per init read: cols (per-column bias) or 1 (per output)
 };
 
-// Signals of the engine's trace, grouped, for the GTKWave save file: (group, name patterns at the
-// engine's top scope). Names that the trace does not hold are left out.
+// Signals of the accelerator's trace, grouped, for the GTKWave save file: (group, names relative to
+// the capsgen_accel scope; "u_seq." the sequencer, "u_engine." the engine). Names that the trace
+// does not hold are left out.
 const std::vector<std::pair<std::string, std::vector<std::string>>>& trace_groups() {
   static const std::vector<std::pair<std::string, std::vector<std::string>>> g = {
-      {"Controller", {"clk_i", "rst_ni", "desc_valid_i", "desc_ready_o", "desc_kind_i", "busy_o", "done_o", "error_o",
-                      "run_q", "act_mode_q", "b_q", "k_q", "n_q", "mi_q", "issue", "last_k", "credits_q"}},
-      {"Streamer stalls", {"st_rd_avail", "tile_ok", "credit_ok", "stat_cycles_o", "stat_vectors_o",
-                           "stat_stall_data_o", "stat_stall_tile_o", "stat_stall_out_o"}},
-      {"Data port and gather", {"drd_en_o", "drd_addr_o", "drd_data_i", "g_valid", "g_ready", "g_zero"}},
-      {"Array edges: tiles", {"wrd_en_o", "wrd_addr_o", "wrd_data_i", "tile_ready"}},
-      {"Accumulators: init", {"brd_en_o", "brd_addr_o", "brd_data_i", "io_rd"}},
-      {"Activation and output FIFO", {"a_valid", "fifo_push", "fifo_cnt_q", "pop", "ap_busy"}},
-      {"Output port", {"wr_en_o", "wr_addr_o", "wr_data_o"}},
+      {"Sequencer (program fetch)", {"clk_i", "rst_ni", "start_i", "busy_o", "done_o", "error_o", "pf_valid_o",
+                                     "pf_ready_i", "pf_addr_o", "pr_valid_i", "pr_data_i", "u_seq.fetch_q",
+                                     "u_seq.full_q", "u_seq.end_q", "stat_ops_o", "stat_fetch_wait_o"}},
+      {"Engine controller", {"u_engine.desc_valid_i", "u_engine.desc_ready_o", "u_engine.desc_kind_i", "op_busy_o",
+                             "op_done_o", "u_engine.run_q", "u_engine.act_mode_q", "u_engine.b_q", "u_engine.k_q",
+                             "u_engine.n_q", "u_engine.mi_q", "u_engine.issue", "u_engine.last_k", "u_engine.credits_q"}},
+      {"Streamer stalls", {"u_engine.st_rd_avail", "u_engine.tile_ok", "u_engine.credit_ok", "stat_cycles_o",
+                           "stat_vectors_o", "stat_stall_data_o", "stat_stall_tile_o", "stat_stall_out_o"}},
+      {"Data port and gather", {"drd_en_o", "drd_vec_o", "drd_addr_o", "drd_data_i", "u_engine.g_valid",
+                                "u_engine.g_ready", "u_engine.g_zero"}},
+      {"Array edges: tiles", {"wrd_en_o", "wrd_addr_o", "wrd_data_i", "u_engine.tile_ready"}},
+      {"Accumulators: init", {"brd_en_o", "brd_addr_o", "brd_data_i", "u_engine.io_rd"}},
+      {"Activation and output FIFO", {"u_engine.a_valid", "u_engine.fifo_push", "u_engine.fifo_cnt_q", "u_engine.pop",
+                                      "u_engine.ap_busy"}},
+      {"Output port", {"wr_en_o", "wr_vec_o", "wr_mask_o", "wr_addr_o", "wr_data_o"}},
   };
   return g;
 }
@@ -116,16 +125,19 @@ std::string write_gtkw(const fs::path& fst, const fs::path& gtkw) {
     } else if (kw == "$var") {
       std::string type, width, id, name, range;
       ls >> type >> width >> id >> name >> range;
-      if (scope.size() == 2 && scope[1] == "capsgen_engine") {
-        const std::string full = scope[0] + "." + scope[1] + "." + name;
-        sig[name] = range.rfind('[', 0) == 0 ? full + range : full;
+      // Signals of capsgen_accel (scope TOP.capsgen_accel) and of its u_seq and u_engine instances.
+      if (scope.size() >= 2 && scope.size() <= 3 && scope[1] == "capsgen_accel") {
+        std::string rel = scope.size() == 3 ? scope[2] + "." + name : name, full;
+        for (const std::string& s : scope) full += s + ".";
+        full += name;
+        sig[rel] = range.rfind('[', 0) == 0 ? full + range : full;
       }
     } else if (kw == "$enddefinitions") {
       break;
     }
   }
   pclose(p);
-  if (sig.empty()) return "no capsgen_engine signals in the trace";
+  if (sig.empty()) return "no capsgen_accel signals in the trace";
   std::string out = fmt::format("[dumpfile] \"{}\"\n[savefile] \"{}\"\n[timestart] 0\n[sst_expanded] 1\n",
                                 fs::absolute(fst).string(), fs::absolute(gtkw).string());
   for (const auto& [group, names] : trace_groups()) {
@@ -146,12 +158,13 @@ std::string write_gtkw(const fs::path& fst, const fs::path& gtkw) {
 int cmd_sim(const std::vector<std::string>& argv) {
   Args args("sim", "--config PRESET.yaml --model NET.yaml [options]",
             "Runs one whole inference on the generated RTL: generates the preset's RTL (reused when unchanged),\n"
-            "builds the compute engine's Verilator model through CMake, compiles the network and runs every\n"
-            "descriptor of its program chained on the RTL, each compared bit for bit with the functional\n"
-            "executor (itself bit-exact with the golden model), and the RTL's class prediction with the golden\n"
-            "model's. Prints and writes the report (Markdown and JSON): pass/fail, measured and modelled cycles,\n"
-            "stall cycles and port activity per operation, total cycles, inferences/s at the preset's clock,\n"
-            "array utilization. Exit status 1 on any mismatch (the report names operation, tensor, index,\n"
+            "builds the accelerator's Verilator model (program sequencer + compute engine) through CMake,\n"
+            "compiles the network into a packed descriptor program and runs it on the RTL from one start pulse:\n"
+            "the sequencer fetches each descriptor, the engine computes it; every operation's writes are compared\n"
+            "bit for bit with the functional executor (itself bit-exact with the golden model), and the RTL's\n"
+            "class prediction with the golden model's. Prints and writes the report (Markdown and JSON):\n"
+            "pass/fail, measured and modelled cycles, stall cycles and port activity per operation, total\n"
+            "cycles of the program, inferences/s at the preset's clock, array utilization. Exit status 1 on any mismatch (the report names operation, tensor, index,\n"
             "both values and the cycle).");
   add_workload_options(args, "which test image of --dataset");
   args.option("work", "DIR", "work directory (RTL, model build, program, logs); default build/sim/<preset name>")
@@ -161,6 +174,8 @@ int cmd_sim(const std::vector<std::string>& argv) {
       .option("rtl", "DIR",
               "simulate this RTL directory as it is (e.g. hand-modified) instead of generating WORK/rtl; it must\n"
               "come from the same preset (its config.txt is checked)")
+      .option("fetch", "MODEL", "program memory behind the sequencer's fetch port: 'latency1' (a word per cycle, 1-cycle\n"
+              "latency) or 'random' (1-8 cycles of latency per word and random back-pressure, seeded by --seed)", "latency1")
       .option("jobs", "N", "parallel compile jobs for the model build", "2")
       .option("source-dir", "DIR", "the capsgen source tree (for tb/)", CAPSGEN_SOURCE_DIR);
   if (!args.parse(argv)) {
@@ -172,6 +187,9 @@ int cmd_sim(const std::vector<std::string>& argv) {
   if (!fs::exists(src / "tb" / "CMakeLists.txt"))
     throw InputError("capsgen sim", 0, 0, "--source-dir", fmt::format("'{}' holds no tb/CMakeLists.txt", src.string()));
   const long long jobs = args.get_int("jobs", 1, 256);
+  const std::string fetch = args.get("fetch");
+  if (fetch != "latency1" && fetch != "random")
+    throw InputError("capsgen sim", 0, 0, "--fetch", fmt::format("expected 'latency1' or 'random', got '{}'", fetch));
   const auto t_start = std::chrono::steady_clock::now();
   const WorkloadInput in = load_workload_input(args, "capsgen sim", false, "capsgen sim runs one image: --index K");
   const Workload& w = in.w;
@@ -201,19 +219,19 @@ int cmd_sim(const std::vector<std::string>& argv) {
     fmt::print("sim: RTL of {} in {} ({})\n", w.cfg.name, rtl.string(), rtl_reused ? "unchanged, reused" : "generated");
   }
 
-  // 2. The engine's model and testbench.
-  const fs::path build = work / (trace ? "build-trace" : "build");
+  // 2. The accelerator's model and testbench.
+  const fs::path build = work / (trace ? "build-accel-trace" : "build-accel");
   const auto t_build = std::chrono::steady_clock::now();
   if (!fs::exists(build / "CMakeCache.txt")) {
     const std::string cfg_cmd = fmt::format(
-        "cmake -S {} -B {} -G Ninja -DCMAKE_BUILD_TYPE=Release -DCAPSGEN_RTL_DIR={} -DCAPSGEN_TB_ENGINE_ONLY=ON "
+        "cmake -S {} -B {} -G Ninja -DCMAKE_BUILD_TYPE=Release -DCAPSGEN_RTL_DIR={} -DCAPSGEN_TB_ACCEL_ONLY=ON "
         "-DCAPSGEN_TB_TRACE={}",
         quote((src / "tb").string()), quote(build.string()), quote(fs::absolute(rtl).string()), trace ? "ON" : "OFF");
     fmt::print("sim: configuring the Verilator model ({})\n", (work / "configure.log").string());
     if (run(cfg_cmd, work / "configure.log") != 0)
       throw InputError((work / "configure.log").string(), 0, 0, "cmake", "configuring the testbench failed (see the log)");
   }
-  fmt::print("sim: building tb_engine ({}; the first build of a preset takes minutes)\n", (work / "build.log").string());
+  fmt::print("sim: building tb_accel ({}; the first build of a preset takes minutes)\n", (work / "build.log").string());
   if (run(fmt::format("cmake --build {} -j {}", quote(build.string()), jobs), work / "build.log") != 0)
     throw InputError((work / "build.log").string(), 0, 0, "cmake --build", "building the testbench failed (see the log)");
   const double build_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_build).count();
@@ -226,10 +244,11 @@ int cmd_sim(const std::vector<std::string>& argv) {
 
   // 4. Run.
   const fs::path log = work / "sim.log";
-  std::string cmd = fmt::format("{} --rtl {} --program {}", quote((build / "tb_engine").string()),
+  std::string cmd = fmt::format("{} --rtl {} --program {}", quote((build / "tb_accel").string()),
                                 quote(fs::absolute(rtl).string()), quote(program.string()));
   if (trace) cmd += " --trace " + quote(*trace);
-  fmt::print("sim: running {} descriptors on the RTL ({})\n", prog.instrs.size(), log.string());
+  if (fetch == "random") cmd += " --mode fetch-random --seed " + quote(args.get("seed"));
+  fmt::print("sim: running the program of {} descriptors on the RTL ({})\n", prog.instrs.size(), log.string());
   const auto t_run = std::chrono::steady_clock::now();
   const int rc = run(cmd, log);
   const double run_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_run).count();
@@ -264,13 +283,14 @@ int cmd_sim(const std::vector<std::string>& argv) {
   std::vector<std::string> problems;
   int rtl_pred = -1, golden_pred = -1;
   bool summary_pass = false;
-  long long sim_cycles = 0;
+  long long sim_cycles = 0, prog_cycles = 0, prog_model = 0, fetch_wait = 0, words_per_desc = 0;
   {
     std::istringstream ls(out);
     const std::regex stat_re(R"(^stat name=(.*?) cycles=)");
     const std::regex kv_re(R"((\w+)=(-?\d+))");
     const std::regex pred_re(R"(RTL prediction (\d+), golden prediction (-?\d+))");
     const std::regex cyc_re(R"(, (\d+) cycles)");
+    const std::regex prog_re(R"(^program cycles=(\d+) model=(\d+) ops=\d+ fetch_wait=(\d+) words_per_descriptor=(\d+))");
     for (std::string line; std::getline(ls, line);) {
       std::smatch m;
       if (std::regex_search(line, m, stat_re)) {
@@ -280,13 +300,18 @@ int cmd_sim(const std::vector<std::string>& argv) {
         r.ran = true;
         const std::string rest = line.substr(line.find(" cycles="));
         for (std::sregex_iterator k(rest.begin(), rest.end(), kv_re), e; k != e; ++k) r.stat[(*k)[1]] = std::stoll((*k)[2]);
+      } else if (std::regex_search(line, m, prog_re)) {
+        prog_cycles = std::stoll(m[1]);
+        prog_model = std::stoll(m[2]);
+        fetch_wait = std::stoll(m[3]);
+        words_per_desc = std::stoll(m[4]);
       } else if (std::regex_search(line, m, pred_re)) {
         rtl_pred = std::stoi(m[1]);
         golden_pred = std::stoi(m[2]);
       } else if (line.rfind("MISMATCH", 0) == 0 || line.rfind("FAIL", 0) == 0) {
         problems.push_back(line);
       }
-      if (line.rfind("PASS engine", 0) == 0 || line.rfind("FAIL engine", 0) == 0) {
+      if (line.rfind("PASS accel", 0) == 0 || line.rfind("FAIL accel", 0) == 0) {
         summary_pass = line.rfind("PASS", 0) == 0;
         if (std::regex_search(line, m, cyc_re)) sim_cycles = std::stoll(m[1]);
       }
@@ -297,7 +322,7 @@ int cmd_sim(const std::vector<std::string>& argv) {
     for (const std::string& p : problems)
       if (p.find(r.name + " (" + r.stem + ")") != std::string::npos) r.pass = false;
   }
-  const bool pass = rc == 0 && summary_pass && problems.empty() &&
+  const bool pass = rc == 0 && summary_pass && problems.empty() && prog_cycles > 0 &&
                     std::all_of(ops.begin(), ops.end(), [](const OpResult& r) { return r.pass; });
 
   long long cycles = 0, model_cycles = 0, macs = 0, rd_d = 0, rd_dv = 0, rd_w = 0, rd_b = 0, rd_b_codes = 0, wr = 0;
@@ -315,8 +340,10 @@ int cmd_sim(const std::vector<std::string>& argv) {
   }
   const double mhz = w.cfg.clock.target_mhz;
   const int R = w.cfg.array.rows, C = w.cfg.array.cols;
-  const double ips = cycles ? mhz * 1e6 / double(cycles) : 0.0;
-  const double util = cycles ? double(macs) / (double(cycles) * R * C) : 0.0;
+  // Per inference: the program's cycles from start_i to done_o (descriptor fetches and hand-overs included).
+  const long long total = prog_cycles > 0 ? prog_cycles : cycles;
+  const double ips = total ? mhz * 1e6 / double(total) : 0.0;
+  const double util = total ? double(macs) / (double(total) * R * C) : 0.0;
   const long long db = (w.cfg.widths.data + 7) / 8, wb = (w.cfg.widths.weight + 7) / 8, pb = (w.cfg.widths.psum + 7) / 8;
 
   std::string md = fmt::format("# capsgen sim: {} on {}\n\n", w.net.name, w.cfg.name);
@@ -326,7 +353,7 @@ int cmd_sim(const std::vector<std::string>& argv) {
                     args.get_opt("weights").value_or(fmt::format("seeded random (seed {})", args.get("seed"))));
   md += fmt::format("- class prediction: RTL {}, golden model {}{}\n", rtl_pred, golden_pred,
                     in.label >= 0 ? fmt::format(", true label {}", in.label) : "");
-  md += fmt::format("- RTL: {} ({}x{} array, {} MHz target), model {}\n\n", rtl.string(), R, C, mhz, (build / "tb_engine").string());
+  md += fmt::format("- RTL: {} ({}x{} array, {} MHz target), model {}\n\n", rtl.string(), R, C, mhz, (build / "tb_accel").string());
   md += "| # | operation | kind | result | cycles (RTL) | model | stalls data/tile/output | vectors | useful MACs | "
         "data reads (elements + vectors) | tile rows | init reads | writes |\n|---|---|---|---|---:|---:|---|---:|---:|---:|---:|---:|---:|\n";
   nlohmann::ordered_json jops = nlohmann::json::array();
@@ -346,9 +373,11 @@ int cmd_sim(const std::vector<std::string>& argv) {
                     {"writes", st("writes")}, {"start_cycle", st("start")}});
   }
   md += fmt::format(
-      "\n- total: {} cycles over the descriptors ({} simulated cycles with the descriptor handshakes); the compiler's "
-      "cycle model: {} ({:+.3f}%)\n",
-      cycles, sim_cycles, model_cycles, cycles ? 100.0 * double(model_cycles - cycles) / double(cycles) : 0.0);
+      "\n- total: {} cycles for the program from start_i to done_o (model {}), of which {} in the descriptors (the compiler's "
+      "cycle model: {}, {:+.3f}%) and {} with the engine waiting for the sequencer ({} words per descriptor fetched); "
+      "{} simulated cycles with reset\n",
+      prog_cycles, prog_model, cycles, model_cycles, cycles ? 100.0 * double(model_cycles - cycles) / double(cycles) : 0.0,
+      fetch_wait, words_per_desc, sim_cycles);
   md += fmt::format("- {:.1f} inferences/s at {} MHz; array utilization {:.3f} ({} useful MACs / ({}x{} x cycles))\n", ips,
                     mhz, util, macs, R, C);
   md += fmt::format(
@@ -382,7 +411,11 @@ int cmd_sim(const std::vector<std::string>& argv) {
   j["array"] = {{"rows", R}, {"cols", C}};
   j["clock_mhz"] = mhz;
   j["operations"] = jops;
-  j["total_cycles"] = cycles;
+  j["total_cycles"] = total;
+  j["descriptor_cycles"] = cycles;
+  j["program_model_cycles"] = prog_model;
+  j["fetch_wait_cycles"] = fetch_wait;
+  j["words_per_descriptor"] = words_per_desc;
   j["simulated_cycles"] = sim_cycles;
   j["model_cycles"] = model_cycles;
   j["inferences_per_second"] = ips;

@@ -43,6 +43,7 @@ void dump_engine(const Workload& w, const isa::Program& prog, const std::string&
   std::string index = fmt::format("# {} on {}: descriptors for tb_blocks engine --program\n# input {}, label {}\n# golden {}\n",
                                   w.net.name, w.cfg.name, input_name, label, golden.prediction);
   int dumped = 0, skipped = 0;
+  std::vector<isa::EngineDescriptor> program;  // what the sequencer runs (program.hex)
   auto visit = [&](std::size_t i) {
     const isa::Instr& in = prog.instrs[i];
     const std::string stem = fmt::format("i{:02}", i), name = isa::instr_name(in);
@@ -68,6 +69,7 @@ void dump_engine(const Workload& w, const isa::Program& prog, const std::string&
     write_file_atomic(dir + "/" + stem + ".writes", writes);
     if (why.empty()) {
       write_file_atomic(dir + "/" + stem + ".desc", fmt::format("# {} ({})\n", name, w.cfg.name) + isa::engine_descriptor_text(d));
+      program.push_back(d);
       index += fmt::format("{} {}\n", stem, name);
       ++dumped;
     } else {
@@ -90,6 +92,18 @@ void dump_engine(const Workload& w, const isa::Program& prog, const std::string&
     regions += "\n";
   }
   write_file_atomic(dir + "/regions.txt", regions);
+  // The packed program for the accelerator's sequencer (capsgen_accel), one 32-bit word per line in
+  // hex, when the engine can run every instruction; a stale one from an earlier dump is removed.
+  const std::string hex_path = dir + "/program.hex";
+  if (skipped == 0) {
+    const std::vector<std::uint32_t> words = isa::pack_engine_program(program);
+    std::string hex = fmt::format("// {} on {}: {} descriptors of {} words, then the end marker (isa::pack_engine_program)\n",
+                                  w.net.name, w.cfg.name, program.size(), isa::engine_descriptor_words());
+    for (std::uint32_t x : words) hex += fmt::format("{:08x}\n", x);
+    write_file_atomic(hex_path, hex);
+  } else {
+    std::filesystem::remove(hex_path, ec);
+  }
   write_file_atomic(dir + "/index.txt", index);
   fmt::print("wrote {} engine descriptor(s) to {} ({} the engine cannot run yet: {}/index.txt); input {}, label {}, golden "
              "prediction {}\n",

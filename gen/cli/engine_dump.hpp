@@ -15,7 +15,9 @@ namespace capsgen::cli {
 // instruction), and for instruction NN iNN.writes (address value per line, in the order the engine
 // writes them: the isa reference functions on the executor's memory before NN) and, when the engine
 // can run it, iNN.desc (isa::engine_descriptor_text); index.txt lists "iNN name" or "skip iNN name
-// (reason)" per instruction, in program order; regions.txt the tensors' addresses and shapes.
+// (reason)" per instruction, in program order; regions.txt the tensors' addresses and shapes; and when
+// the engine can run every instruction, program.hex: the packed program the accelerator's sequencer
+// fetches (isa::pack_engine_program, one 32-bit word per line in hex).
 void dump_engine(const Workload& w, const isa::Program& prog, const std::string& dir, const IntTensor& input,
                  const std::string& input_name, int label);
 

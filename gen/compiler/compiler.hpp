@@ -58,6 +58,10 @@ std::vector<OpStats> analyze_program(const AccelConfig& cfg, const isa::Program&
 // The statistics of one instruction alone (named after it).
 OpStats instr_stats(const AccelConfig& cfg, const isa::Instr& in);
 
+// The whole program on the accelerator (sequencer + engine): every instruction's modelled cycles
+// and the sequencer's fetches and hand-overs (isa::program_cycles), i.e. start_i to done_o.
+long long program_cycles(const AccelConfig& cfg, const isa::Program& prog);
+
 std::string stats_json(const AccelConfig& cfg, const isa::Program& prog, const std::vector<OpStats>& stats);
 
 }  // namespace capsgen

@@ -9,6 +9,7 @@
 #include "emit/pe.hpp"
 #include "emit/pmu.hpp"
 #include "emit/scratchpad.hpp"
+#include "emit/sequencer.hpp"
 #include "emit/staging.hpp"
 #include "emit/systolic_array.hpp"
 
@@ -26,6 +27,7 @@ const std::vector<BlockEmitter>& block_emitters() {
       {"gather", emit_gather},
       {"staging", emit_staging},
       {"engine", emit_engine},
+      {"accel", emit_accel},
   };
   return list;
 }

@@ -250,4 +250,71 @@ EngineDescriptor parse_engine_descriptor(const std::string& text) {
   return d;
 }
 
+const std::vector<PackedField>& engine_descriptor_layout() {
+  static const std::vector<PackedField> layout = [] {
+    std::vector<PackedField> out;
+    std::vector<int> used;  // bits used per word
+    for (const Field& f : fields()) {
+      std::size_t w = 0;
+      while (w < used.size() && used[w] + f.bits > 32) ++w;
+      if (w == used.size()) used.push_back(0);
+      out.push_back({f.name, f.bits, int(w), used[w]});
+      used[w] += f.bits;
+    }
+    return out;
+  }();
+  return layout;
+}
+
+int engine_descriptor_words() {
+  int n = 0;
+  for (const PackedField& f : engine_descriptor_layout()) n = std::max(n, f.word + 1);
+  return n;
+}
+
+std::string engine_descriptor_port(const PackedField& f) {
+  const std::string n = f.name.rfind("g_", 0) == 0 ? f.name.substr(2) : f.name;
+  return "desc_" + n + "_i";
+}
+
+std::vector<std::uint32_t> pack_engine_descriptor(const EngineDescriptor& d) {
+  std::vector<std::uint32_t> words(std::size_t(engine_descriptor_words()), 0);
+  const auto& layout = engine_descriptor_layout();
+  for (std::size_t i = 0; i < layout.size(); ++i) {
+    const PackedField& p = layout[i];
+    const std::uint64_t mask = p.bits >= 32 ? 0xFFFFFFFFull : (std::uint64_t{1} << p.bits) - 1;
+    const std::uint64_t v = fields()[i].get(d);
+    need((v & ~mask) == 0, p.name, "value " + std::to_string(v) + " does not fit " + std::to_string(p.bits) + " bits");
+    words[std::size_t(p.word)] |= static_cast<std::uint32_t>(v << p.lsb);
+  }
+  return words;
+}
+
+EngineDescriptor unpack_engine_descriptor(const std::vector<std::uint32_t>& words) {
+  need(words.size() >= std::size_t(engine_descriptor_words()), "words",
+       "a packed descriptor has " + std::to_string(engine_descriptor_words()) + " words, got " + std::to_string(words.size()));
+  EngineDescriptor d;
+  const auto& layout = engine_descriptor_layout();
+  for (std::size_t i = 0; i < layout.size(); ++i) {
+    const PackedField& p = layout[i];
+    const std::uint64_t mask = p.bits >= 32 ? 0xFFFFFFFFull : (std::uint64_t{1} << p.bits) - 1;
+    fields()[i].set(d, (std::uint64_t{words[std::size_t(p.word)]} >> p.lsb) & mask);
+  }
+  return d;
+}
+
+std::vector<std::uint32_t> pack_engine_program(const std::vector<EngineDescriptor>& program) {
+  std::vector<std::uint32_t> image;
+  for (const EngineDescriptor& d : program) {
+    need(d.kind != kEngineKindEnd, "kind", "a program descriptor cannot be the end marker");
+    const auto w = pack_engine_descriptor(d);
+    image.insert(image.end(), w.begin(), w.end());
+  }
+  EngineDescriptor end;
+  end.kind = kEngineKindEnd;
+  const auto w = pack_engine_descriptor(end);
+  image.insert(image.end(), w.begin(), w.end());
+  return image;
+}
+
 }  // namespace capsgen::isa

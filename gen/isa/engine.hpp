@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "isa/gather.hpp"
 #include "isa/program.hpp"
@@ -104,5 +105,30 @@ EngineDescriptor encode_fill(const Fill& f, int act_bits);
 // unknown, duplicate or malformed field.
 std::string engine_descriptor_text(const EngineDescriptor& d);
 EngineDescriptor parse_engine_descriptor(const std::string& text);
+
+// ---- The packed descriptor: what the program sequencer (capsgen_sequencer) fetches -------------------
+// A program is a sequence of descriptors of engine_descriptor_words() 32-bit words each, ended by a
+// descriptor whose kind is kEngineKindEnd. Each field of the text format's table keeps its width and
+// sits in one word (never split across two), placed first-fit in table order: the lowest word with
+// room, at the lowest free bit. `kind` is therefore bits [1:0] of word 0. The emitter of the
+// accelerator's top level slices the engine's descriptor ports out of these words with the same
+// table, so the packer and the RTL cannot disagree.
+inline constexpr std::uint8_t kEngineKindEnd = 3;
+
+struct PackedField {
+  std::string name;  // as in the text format ("g_" prefix: a gather field)
+  int bits = 0;      // width in the word (the text format's width)
+  int word = 0, lsb = 0;
+};
+const std::vector<PackedField>& engine_descriptor_layout();
+int engine_descriptor_words();
+// The engine port a field drives: desc_<name>_i, with the "g_" prefix dropped.
+std::string engine_descriptor_port(const PackedField& f);
+
+std::vector<std::uint32_t> pack_engine_descriptor(const EngineDescriptor& d);
+// Throws std::invalid_argument when fewer than engine_descriptor_words() words are given.
+EngineDescriptor unpack_engine_descriptor(const std::vector<std::uint32_t>& words);
+// The program image: every descriptor packed, in order, then the end descriptor.
+std::vector<std::uint32_t> pack_engine_program(const std::vector<EngineDescriptor>& program);
 
 }  // namespace capsgen::isa

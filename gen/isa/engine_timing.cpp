@@ -164,4 +164,11 @@ bool instr_timing(const Instr& in, const EngineTimingShape& shape, EngineTiming*
   return true;
 }
 
+long long program_cycles(const std::vector<long long>& descriptor_cycles, int words) {
+  const long long fetch = static_cast<long long>(words) + 2;
+  long long total = fetch;
+  for (long long c : descriptor_cycles) total += std::max(c, fetch);
+  return total;
+}
+
 }  // namespace capsgen::isa

@@ -11,6 +11,8 @@
 // Activate and Fill passes the one-element-per-cycle data port and the activation unit's latency.
 #pragma once
 
+#include <vector>
+
 #include "isa/engine.hpp"
 
 namespace capsgen::isa {
@@ -47,5 +49,15 @@ EngineTiming engine_timing(const EngineDescriptor& d, const EngineTimingShape& s
 // rejects until the compiler splits it) is timed as if it fitted. Returns false, leaving `out`
 // untouched, when the instruction cannot be encoded at all (a count beyond the engine's 16 bits).
 bool instr_timing(const Instr& in, const EngineTimingShape& shape, EngineTiming* out);
+
+// Cycles of a whole program on the accelerator (capsgen_accel: the sequencer in front of the engine,
+// docs/rtl-sequencer.md), from start_i to the cycle before done_o, as stat_prog_cycles_o counts, with
+// a program memory that answers every fetch request in the next cycle. The sequencer fetches a
+// descriptor in `words` + 2 cycles (requests, the last response, the hand-over) and starts the next
+// fetch when the engine takes the current descriptor, so descriptor i occupies the engine for
+// max(cycles_i, words + 2) cycles and the first fetch is not hidden:
+//   (words + 2) + sum_i max(cycles_i, words + 2)
+// The end marker's fetch is the last term's (its descriptor's cycles hide it or it is waited for).
+long long program_cycles(const std::vector<long long>& descriptor_cycles, int words);
 
 }  // namespace capsgen::isa

@@ -42,7 +42,7 @@ std::vector<AccelConfig> shapes() {
 }
 }  // namespace
 
-TEST(EmitEngine, RegisteredLastAfterEveryUnitItUses) {
+TEST(EmitEngine, RegisteredAfterEveryUnitItUses) {
   const Design d = build_design(preset("tiny-2x2"));
   const auto v = d.verilog_files();
   const auto pos = [&v](const std::string& n) { return std::find(v.begin(), v.end(), n) - v.begin(); };
@@ -51,7 +51,7 @@ TEST(EmitEngine, RegisteredLastAfterEveryUnitItUses) {
                           "capsgen_activation_bank.v", "capsgen_tile_reader.v", "capsgen_out_writer.v",
                           "capsgen_act_pass.v"})
     EXPECT_LT(pos(dep), pos("capsgen_engine.v")) << dep;
-  EXPECT_EQ(v.back(), "capsgen_engine.v");
+  EXPECT_LT(pos("capsgen_engine.v"), pos("capsgen_accel.v"));  // the top level (sequencer + engine) follows
 }
 
 TEST(EmitEngine, OneOfEachUnitAndPortWidthsFromThePreset) {

@@ -5,6 +5,7 @@
 // order tile -> vector -> column).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <stdexcept>
 #include <string>
@@ -270,4 +271,106 @@ TEST(EngineDescriptor, ActivateAndFill) {
   EXPECT_EQ(encode_fill(f, 8).f_value, 9);
   f.table = {9, 8, 9};
   EXPECT_THROW(encode_fill(f, 8), std::invalid_argument);
+}
+
+// The packed form the sequencer fetches: every field once, inside one word, no two fields sharing a
+// bit, kind in bits [1:0] of word 0; pack/unpack round-trips every field at its extremes and at
+// random values; values wider than their field are rejected by name; a program ends with the marker.
+TEST(PackedDescriptor, LayoutCoversEveryFieldWithoutOverlap) {
+  const auto& layout = engine_descriptor_layout();
+  const int words = engine_descriptor_words();
+  ASSERT_FALSE(layout.empty());
+  EXPECT_EQ(layout[0].name, "kind");
+  EXPECT_EQ(layout[0].word, 0);
+  EXPECT_EQ(layout[0].lsb, 0);
+  EXPECT_EQ(layout[0].bits, 2);
+  std::vector<std::uint32_t> used(std::size_t(words), 0);
+  std::map<std::string, int> names;
+  int bits = 0;
+  for (const PackedField& f : layout) {
+    EXPECT_TRUE(names.emplace(f.name, 1).second) << f.name;
+    ASSERT_GE(f.word, 0);
+    ASSERT_LT(f.word, words);
+    EXPECT_GE(f.lsb, 0);
+    EXPECT_LE(f.lsb + f.bits, 32) << f.name << " straddles a word";
+    const std::uint32_t mask = f.bits >= 32 ? 0xFFFFFFFFu : ((1u << f.bits) - 1) << f.lsb;
+    EXPECT_EQ(used[std::size_t(f.word)] & mask, 0u) << f.name << " overlaps";
+    used[std::size_t(f.word)] |= mask;
+    bits += f.bits;
+  }
+  // Every field of the text format is in the layout (the text lists each once).
+  const std::string text = engine_descriptor_text(EngineDescriptor{});
+  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), static_cast<long>(layout.size()));
+  // First-fit packing wastes less than one word per 32-bit field boundary: fewer words than bits/32 + 4.
+  EXPECT_LT(words, bits / 32 + 4) << bits << " bits in " << words << " words";
+  EXPECT_EQ(engine_descriptor_port(layout[0]), "desc_kind_i");
+  for (const PackedField& f : layout)
+    if (f.name == "g_base") EXPECT_EQ(engine_descriptor_port(f), "desc_base_i");
+    else if (f.name == "t_base") EXPECT_EQ(engine_descriptor_port(f), "desc_t_base_i");
+}
+
+TEST(PackedDescriptor, RoundTripAtExtremesAndRandomValues) {
+  const auto& layout = engine_descriptor_layout();
+  std::uint64_t state = 12345;
+  auto next = [&state] {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    return state >> 11;
+  };
+  for (int round = 0; round < 50; ++round) {
+    // Round 0: every field all-ones; round 1: all zero; then random values that fit.
+    std::string text;
+    for (const PackedField& f : layout) {
+      const std::uint64_t max = f.bits >= 64 ? ~0ull : (std::uint64_t{1} << f.bits) - 1;
+      std::uint64_t v = round == 0 ? max : round == 1 ? 0 : next() & max;
+      text += f.name + " " + std::to_string(v) + "\n";
+    }
+    const EngineDescriptor d = parse_engine_descriptor(text);
+    const std::vector<std::uint32_t> w = pack_engine_descriptor(d);
+    ASSERT_EQ(w.size(), std::size_t(engine_descriptor_words()));
+    EXPECT_EQ(engine_descriptor_text(unpack_engine_descriptor(w)), text) << "round " << round;
+    if (round == 0) {
+      // All ones: every bit of the layout is set, no other.
+      for (const PackedField& f : layout) {
+        const std::uint32_t mask = f.bits >= 32 ? 0xFFFFFFFFu : ((1u << f.bits) - 1) << f.lsb;
+        EXPECT_EQ(w[std::size_t(f.word)] & mask, mask) << f.name;
+      }
+    }
+  }
+}
+
+TEST(PackedDescriptor, RejectsValuesWiderThanTheirFieldAndShortInput) {
+  EngineDescriptor d;
+  d.a_norm_shift = 40;  // a 5-bit field
+  try {
+    pack_engine_descriptor(d);
+    ADD_FAILURE() << "packed a 6-bit value into a 5-bit field";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("a_norm_shift"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(unpack_engine_descriptor(std::vector<std::uint32_t>(2, 0)), std::invalid_argument);
+}
+
+TEST(PackedDescriptor, ProgramEndsWithTheEndMarker) {
+  Activate a;
+  a.func = Activate::Func::kSquash;
+  a.count = 10;
+  a.n = 16;
+  a.in_s_v = a.out_s_v = 16;
+  a.in_s_e = a.out_s_e = 1;
+  Fill f;
+  f.count = 5;
+  f.stride = 1;
+  f.value = -3;
+  const std::vector<EngineDescriptor> prog = {encode_activate(a, 2, 32), encode_fill(f, 8)};
+  const std::vector<std::uint32_t> image = pack_engine_program(prog);
+  const std::size_t W = std::size_t(engine_descriptor_words());
+  ASSERT_EQ(image.size(), 3 * W);
+  EXPECT_EQ(image[0] & 3u, 1u);      // Activate
+  EXPECT_EQ(image[W] & 3u, 2u);      // Fill
+  EXPECT_EQ(image[2 * W] & 3u, 3u);  // end
+  const EngineDescriptor back = unpack_engine_descriptor(std::vector<std::uint32_t>(image.begin() + long(W), image.begin() + long(2 * W)));
+  EXPECT_EQ(engine_descriptor_text(back), engine_descriptor_text(prog[1]));
+  EngineDescriptor end;
+  end.kind = kEngineKindEnd;
+  EXPECT_THROW(pack_engine_program({end}), std::invalid_argument);
 }

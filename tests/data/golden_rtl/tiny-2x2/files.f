@@ -27,3 +27,5 @@ capsgen_tile_reader.v
 capsgen_out_writer.v
 capsgen_act_pass.v
 capsgen_engine.v
+capsgen_sequencer.v
+capsgen_accel.v

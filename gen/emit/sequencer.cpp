@@ -1,0 +1,204 @@
+#include "emit/sequencer.hpp"
+
+#include <fmt/format.h>
+
+#include <map>
+#include <stdexcept>
+#include <string>
+
+#include "emit/activation_internal.hpp"
+#include "emit/engine.hpp"
+#include "isa/engine.hpp"
+
+namespace capsgen::emit {
+
+using detail::lit;
+using detail::zext;
+
+Module build_sequencer(const AccelConfig& cfg) {
+  const int NW = isa::engine_descriptor_words(), WB = clog2(NW + 1);
+  if (NW < 2) throw std::logic_error("build_sequencer: a packed descriptor of fewer than 2 words");
+  const std::string wb = str(WB);
+  Module m(kSequencerModule,
+           fmt::format(
+               "Program sequencer (docs/rtl-sequencer.md) for {0}: runs a program of packed descriptors\n"
+               "(isa::pack_engine_program: {1} words of 32 bits each, the last descriptor's kind 3 ends the program)\n"
+               "on the compute engine. start_i (while idle) fetches the descriptor at word address prog_base_i through\n"
+               "the fetch port (pf_*: requests, any number outstanding; pr_*: the words, in request order, any\n"
+               "latency), presents it on desc_words_o with desc_valid_o until the engine takes it (desc_ready_i),\n"
+               "and fetches the next one while the engine runs (the engine loads every descriptor field on accept,\n"
+               "so the words may change under a running descriptor). After the end marker it waits until the engine\n"
+               "is idle, pulses done_o and goes idle. No network-specific state: the program is the network.\n"
+               "error_o (sticky): a fetch response without an outstanding request.\n"
+               "stat_ops_o counts the descriptors handed to the engine (the one running is number stat_ops_o - 1),\n"
+               "stat_cycles_o the cycles from start_i to done_o, stat_fetch_wait_o the cycles the engine was idle\n"
+               "waiting for a fetch (the first descriptor's fetch included).",
+               cfg.name, NW));
+  m.clock_and_reset()
+      .input("start_i", "1", "start the program at prog_base_i (ignored while busy)")
+      .input("prog_base_i", "32", "word address of the program's first descriptor")
+      .output("busy_o", "1", "a program runs")
+      .output("done_o", "1", "one-cycle pulse: the program ended and the engine is idle")
+      .output("error_o", "1", "sticky: a fetch response without a request")
+      .output("pf_valid_o", "1", "fetch request")
+      .input("pf_ready_i", "1", "the request is taken")
+      .output("pf_addr_o", "32", "word address of the request")
+      .input("pr_valid_i", "1", "a fetched word (in request order)")
+      .input("pr_data_i", "32", "its value")
+      .output("desc_valid_o", "1", "desc_words_o holds a whole descriptor")
+      .input("desc_ready_i", "1", "the engine takes it (the engine is idle)")
+      .output("desc_words_o", str(NW * 32), "the descriptor: word w in bits [w*32 +: 32] (isa::engine_descriptor_layout)")
+      .output("stat_ops_o", "32", "descriptors handed to the engine")
+      .output("stat_cycles_o", "32", "cycles since start_i (frozen at done_o)")
+      .output("stat_fetch_wait_o", "32", "cycles the engine waited for a fetched descriptor");
+
+  m.comment("State: fetching words of the descriptor at pc_q (req_q requested, rcv_q received), a whole descriptor\n"
+            "waiting for the engine (full_q), the end marker fetched (end_q).");
+  for (const char* n : {"busy_q", "fetch_q", "full_q", "end_q", "done_q", "err_q"}) m.reg(n, "1");
+  m.reg("pc_q", "32", "word address of the descriptor being fetched");
+  m.reg("req_q", wb, "words requested");
+  m.reg("rcv_q", wb, "words received");
+  m.memory("words_q", "32", str(NW), "the descriptor's words");
+  for (const char* n : {"ops_q", "cycles_q", "wait_q"}) m.reg(n, "32");
+  m.wire("rsp_ok", "1", "a response that was requested");
+  m.wire("last_word", "1", "the descriptor's last word arrives");
+  m.wire("is_end", "1", "word 0 (received first) holds the end marker");
+  m.wire("accept", "1", "the engine takes the descriptor");
+  m.wire("finish", "1", "end marker fetched and the engine idle");
+  m.blank();
+  m.assign("rsp_ok", "pr_valid_i & fetch_q & (rcv_q != req_q)");
+  m.assign("last_word", fmt::format("rsp_ok & (rcv_q == {})", lit(WB, NW - 1)));
+  m.assign("is_end", fmt::format("words_q[0][1:0] == 2'd{}", int(isa::kEngineKindEnd)));
+  m.assign("accept", "full_q & desc_ready_i");
+  m.assign("finish", "end_q & desc_ready_i");
+  m.assign("pf_valid_o", fmt::format("fetch_q & (req_q != {})", lit(WB, NW)));
+  m.assign("pf_addr_o", fmt::format("pc_q + {}", zext("req_q", WB, 32)));
+  m.assign("desc_valid_o", "full_q");
+  for (int w = 0; w < NW; ++w) m.assign(expr_slice("desc_words_o", w, "32"), fmt::format("words_q[{}]", w));
+  m.assign("busy_o", "busy_q");
+  m.assign("done_o", "done_q");
+  m.assign("error_o", "err_q");
+  m.assign("stat_ops_o", "ops_q");
+  m.assign("stat_cycles_o", "cycles_q");
+  m.assign("stat_fetch_wait_o", "wait_q");
+  m.blank();
+  m.always_ff({if_("rsp_ok", {nb("words_q[rcv_q]", "pr_data_i")})});
+  m.always_ff_reset(
+      {nb("busy_q", "1'b0"), nb("fetch_q", "1'b0"), nb("full_q", "1'b0"), nb("end_q", "1'b0"), nb("done_q", "1'b0"),
+       nb("err_q", "1'b0"), nb("pc_q", "32'd0"), nb("req_q", lit(WB, 0)), nb("rcv_q", lit(WB, 0)), nb("ops_q", "32'd0"),
+       nb("cycles_q", "32'd0"), nb("wait_q", "32'd0")},
+      {nb("done_q", "finish"),
+       if_("pr_valid_i & ~rsp_ok", {nb("err_q", "1'b1")}),
+       if_("start_i & ~busy_q",
+           {nb("busy_q", "1'b1"), nb("fetch_q", "1'b1"), nb("full_q", "1'b0"), nb("end_q", "1'b0"), nb("pc_q", "prog_base_i"),
+            nb("req_q", lit(WB, 0)), nb("rcv_q", lit(WB, 0)), nb("ops_q", "32'd0"), nb("cycles_q", "32'd0"),
+            nb("wait_q", "32'd0")},
+           {if_("busy_q",
+                {nb("cycles_q", "cycles_q + 32'd1"),
+                 if_("desc_ready_i & ~full_q & ~end_q", {nb("wait_q", "wait_q + 32'd1")}),
+                 if_("pf_valid_o & pf_ready_i", {nb("req_q", fmt::format("req_q + {}", lit(WB, 1)))}),
+                 if_("rsp_ok", {nb("rcv_q", fmt::format("rcv_q + {}", lit(WB, 1)))}),
+                 if_("last_word", {nb("fetch_q", "1'b0"), if_("is_end", {nb("end_q", "1'b1")}, {nb("full_q", "1'b1")})}),
+                 if_("accept",
+                     {nb("full_q", "1'b0"), nb("fetch_q", "1'b1"), nb("pc_q", fmt::format("pc_q + 32'd{}", NW)),
+                      nb("req_q", lit(WB, 0)), nb("rcv_q", lit(WB, 0)), nb("ops_q", "ops_q + 32'd1")}),
+                 if_("finish", {nb("busy_q", "1'b0"), nb("end_q", "1'b0")})})})});
+  return m;
+}
+
+Module build_accel(const AccelConfig& cfg) {
+  const Module engine = build_engine(cfg);
+  const int NW = isa::engine_descriptor_words();
+  std::map<std::string, const Port*> eports;
+  for (const Port& p : engine.ports()) eports[p.name] = &p;
+  auto pass = [&](Module& m, const std::string& name) {  // an engine port on the top, same name and width
+    const Port& p = *eports.at(name);
+    if (p.dir == PortDir::kInput) m.input(p.name, p.width, p.comment);
+    else m.output(p.name, p.width, p.comment);
+  };
+  static const char* kMemoryPorts[] = {"drd_en_o", "drd_vec_o", "drd_addr_o", "drd_data_i", "wrd_en_o", "wrd_addr_o",
+                                       "wrd_data_i", "brd_en_o", "brd_addr_o", "brd_data_i", "wr_en_o", "wr_addr_o",
+                                       "wr_vec_o", "wr_mask_o", "wr_data_o"};
+  static const char* kEngineStats[] = {"stat_cycles_o", "stat_vectors_o", "stat_stall_data_o", "stat_stall_tile_o",
+                                       "stat_stall_out_o"};
+
+  Module m(kAccelModule,
+           fmt::format(
+               "Accelerator top level (docs/rtl-sequencer.md) for {0}: the program sequencer in front of the compute\n"
+               "engine. The host (or the testbench in its place) writes the operands and the program into memory and\n"
+               "pulses start_i; the sequencer fetches the program's packed descriptors ({1} words each) through pf_*/pr_*\n"
+               "and the engine runs them one after another through its memory ports (drd_*, wrd_*, brd_*: 1-cycle read\n"
+               "latency; wr_*: writes). op_done_o pulses when a descriptor finishes (the engine's stat_*_o then hold its\n"
+               "cycles and stalls), done_o when the program has ended. error_o: the sequencer's or the engine's sticky error.",
+               cfg.name, NW));
+  m.clock_and_reset()
+      .input("start_i", "1", "start the program at prog_base_i (ignored while busy)")
+      .input("prog_base_i", "32", "word address of the program")
+      .output("busy_o", "1", "a program runs")
+      .output("done_o", "1", "one-cycle pulse: the program ended")
+      .output("error_o", "1", "sticky: a contract violation in the sequencer or the engine")
+      .output("pf_valid_o", "1", "program fetch request")
+      .input("pf_ready_i", "1", "the request is taken")
+      .output("pf_addr_o", "32", "its word address")
+      .input("pr_valid_i", "1", "a fetched program word (in request order)")
+      .input("pr_data_i", "32", "its value");
+  for (const char* p : kMemoryPorts) pass(m, p);
+  m.output("op_busy_o", "1", "the engine runs a descriptor")
+      .output("op_done_o", "1", "one-cycle pulse: a descriptor finished");
+  for (const char* p : kEngineStats) pass(m, p);
+  m.output("stat_ops_o", "32", "descriptors started")
+      .output("stat_prog_cycles_o", "32", "cycles of the program (start_i to done_o)")
+      .output("stat_fetch_wait_o", "32", "cycles the engine waited for the sequencer");
+
+  m.wire("seq_desc_valid", "1");
+  m.wire("eng_desc_ready", "1");
+  m.wire("seq_error", "1");
+  m.wire("eng_error", "1");
+  m.lint_off("UNUSEDSIGNAL",
+             "padding bits of the packed descriptor, and the high bits of fields wider than the engine's port "
+             "(the text format's widths are preset-independent).");
+  m.wire("seq_words", str(NW * 32), "the packed descriptor (isa::engine_descriptor_layout)");
+  m.lint_on("UNUSEDSIGNAL");
+  m.blank();
+  m.assign("error_o", "seq_error | eng_error");
+
+  Instance& s = m.instance(kSequencerModule, "u_seq");
+  s.connect("clk_i", "clk_i").connect("rst_ni", "rst_ni").connect("start_i", "start_i").connect("prog_base_i", "prog_base_i");
+  s.connect("busy_o", "busy_o").connect("done_o", "done_o").connect("error_o", "seq_error");
+  for (const char* p : {"pf_valid_o", "pf_ready_i", "pf_addr_o", "pr_valid_i", "pr_data_i"}) s.connect(p, p);
+  s.connect("desc_valid_o", "seq_desc_valid").connect("desc_ready_i", "eng_desc_ready").connect("desc_words_o", "seq_words");
+  s.connect("stat_ops_o", "stat_ops_o").connect("stat_cycles_o", "stat_prog_cycles_o").connect("stat_fetch_wait_o", "stat_fetch_wait_o");
+
+  m.comment("The engine's descriptor ports, sliced out of the packed words (field: word, bit).");
+  Instance& e = m.instance(kEngineModule, "u_engine");
+  e.connect("clk_i", "clk_i").connect("rst_ni", "rst_ni");
+  e.connect("desc_valid_i", "seq_desc_valid").connect("desc_ready_o", "eng_desc_ready");
+  int connected = 0;
+  for (const isa::PackedField& f : isa::engine_descriptor_layout()) {
+    const std::string port = isa::engine_descriptor_port(f);
+    const auto it = eports.find(port);
+    if (it == eports.end() || it->second->dir != PortDir::kInput)
+      throw std::logic_error("build_accel: the engine has no descriptor input " + port);
+    const int pw = std::stoi(it->second->width);
+    if (pw > f.bits) throw std::logic_error("build_accel: port " + port + " is wider than its packed field");
+    const int lo = f.word * 32 + f.lsb;
+    e.connect(port, pw == 1 ? fmt::format("seq_words[{}]", lo) : fmt::format("seq_words[{}:{}]", lo + pw - 1, lo));
+    ++connected;
+  }
+  int expected = 0;
+  for (const Port& p : engine.ports())
+    if (p.dir == PortDir::kInput && p.name.rfind("desc_", 0) == 0 && p.name != "desc_valid_i") ++expected;
+  if (connected != expected)
+    throw std::logic_error(fmt::format("build_accel: {} packed fields for {} engine descriptor inputs", connected, expected));
+  for (const char* p : kMemoryPorts) e.connect(p, p);
+  e.connect("busy_o", "op_busy_o").connect("done_o", "op_done_o").connect("error_o", "eng_error");
+  for (const char* p : kEngineStats) e.connect(p, p);
+  return m;
+}
+
+void emit_accel(const AccelConfig& cfg, Design& design) {
+  design.add_module(build_sequencer(cfg));
+  design.add_module(build_accel(cfg));
+}
+
+}  // namespace capsgen::emit
