@@ -27,17 +27,7 @@ using capsgen::emit::test::preset;
 
 namespace {
 
-std::vector<AccelConfig> shapes() {
-  std::vector<AccelConfig> v = {preset("tiny-2x2"), preset("small-4x4"), preset("capsacc-16x16")};
-  AccelConfig c = preset("small-4x4");
-  c.array.rows = 3;
-  c.array.cols = 5;
-  c.array.pe_pipeline = true;
-  c.accumulator.depth = 100;
-  c.name = "3x5-pipe-depth100";
-  v.push_back(c);
-  return v;
-}
+std::vector<AccelConfig> shapes() { return test::engine_shapes(); }
 
 }  // namespace
 
