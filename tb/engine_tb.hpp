@@ -31,6 +31,7 @@
 #include <deque>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <sstream>
 #include <memory>
 #include <string>
@@ -105,6 +106,9 @@ class EngineTb {
     max_len_ = kv.num("max_len");
     OB_ = std::max(A_, ap_.sqrt_out_bits);
   }
+
+  // The simulation context (e.g. for the Verilator coverage counters after run()).
+  VerilatedContext* context() { return sim_.context(); }
 
   int run() {
     if constexpr (requires { dut_->pf_valid_o; }) {
@@ -698,34 +702,61 @@ class EngineTb {
     return "address " + std::to_string(addr);
   }
 
-  int run_program(const std::string& dir) {
+  // index.txt of a dump: the instructions in program order ("iNN name", or "skip iNN name (why)"), the
+  // golden model's prediction ("# golden P") and the input's description ("# input ...").
+  struct ProgramIndex {
+    struct Entry {
+      bool skip = false;
+      std::string stem, name, line;
+    };
+    std::vector<Entry> entries;
+    int golden = -1;
+    std::string input_line;
+  };
+  static ProgramIndex load_index(const std::string& dir) {
+    ProgramIndex ix;
     std::istringstream index(slurp(dir + "/index.txt"));
+    for (std::string line; std::getline(index, line);) {
+      if (line.rfind("# golden ", 0) == 0) ix.golden = std::stoi(line.substr(9));
+      if (line.rfind("# input ", 0) == 0) ix.input_line = line.substr(2);
+      if (line.empty() || line[0] == '#') continue;
+      std::istringstream ls(line);
+      typename ProgramIndex::Entry e;
+      e.line = line;
+      ls >> e.stem;
+      if (e.stem == "skip") {
+        e.skip = true;
+        ls >> e.stem;
+      }
+      ls >> e.name;
+      ix.entries.push_back(e);
+    }
+    return ix;
+  }
+
+  int run_program(const std::string& dir) {
     const std::vector<Tensor> tensors = load_tensors(dir + "/regions.txt");  // absent in old dumps: addresses only
     std::vector<std::int32_t> mem = load_image(dir + "/initial.mem");
-    std::string line, last_name, input_line;
+    std::string last_name;
     std::vector<Write> last_writes;
-    int ran = 0, skipped = 0, golden = -1;
+    int ran = 0, skipped = 0;
     sim_.reset();
     idle_inputs();
     auto apply_writes = [&](const std::vector<Write>& ws) {
       for (const Write& w : ws)
         if (w.addr >= 0 && w.addr < static_cast<std::int64_t>(mem.size())) mem[std::size_t(w.addr)] = std::int32_t(w.value);
     };
-    while (std::getline(index, line)) {
-      if (line.rfind("# golden ", 0) == 0) golden = std::stoi(line.substr(9));
-      if (line.rfind("# input ", 0) == 0) input_line = line.substr(2);
-      if (line.empty() || line[0] == '#') continue;
-      std::istringstream ls(line);
-      std::string stem, name;
-      ls >> stem;
-      if (stem == "skip") {
-        ls >> stem >> name;
-        std::printf("skip %s (the executor's writes applied)\n", line.c_str() + 5);
+    const ProgramIndex ix = load_index(dir);
+    const int golden = ix.golden;
+    const std::string& input_line = ix.input_line;
+    for (const auto& e : ix.entries) {
+      const std::string &stem = e.stem, &name = e.name;
+      if (e.skip) {
+        std::printf("skip %s (the executor's writes applied)\n", e.line.c_str() + 5);
         apply_writes(load_writes(dir + "/" + stem + ".writes"));
         ++skipped;
         continue;
       }
-      ls >> name;
       const EngineDescriptor d = capsgen::isa::parse_engine_descriptor(slurp(dir + "/" + stem + ".desc"));
       const std::vector<Write> want = load_writes(dir + "/" + stem + ".writes");
       const std::string label = name + " (" + stem + ")";
@@ -786,7 +817,7 @@ class EngineTb {
   // model (fetch of the first descriptor, then one hand-over cycle per descriptor).
   int run_accel_program(const std::string& dir) {
     if constexpr (requires { dut_->pf_valid_o; }) {
-      std::istringstream index(slurp(dir + "/index.txt"));
+      const ProgramIndex ix = load_index(dir);
       const std::vector<Tensor> tensors = load_tensors(dir + "/regions.txt");
       std::vector<std::int32_t> mem = load_image(dir + "/initial.mem");
       const std::vector<std::uint32_t> prog = load_hex(dir + "/program.hex");
@@ -796,18 +827,11 @@ class EngineTb {
         std::vector<Write> want;
       };
       std::vector<Op> ops;
-      std::string line, input_line;
-      int golden = -1;
-      while (std::getline(index, line)) {
-        if (line.rfind("# golden ", 0) == 0) golden = std::stoi(line.substr(9));
-        if (line.rfind("# input ", 0) == 0) input_line = line.substr(2);
-        if (line.empty() || line[0] == '#') continue;
-        std::istringstream ls(line);
-        std::string stem, name;
-        ls >> stem >> name;
-        if (stem == "skip") throw std::runtime_error(dir + ": the program has a descriptor the engine cannot run: " + line);
-        ops.push_back({name + " (" + stem + ")", name, capsgen::isa::parse_engine_descriptor(slurp(dir + "/" + stem + ".desc")),
-                       load_writes(dir + "/" + stem + ".writes")});
+      for (const auto& e : ix.entries) {
+        if (e.skip) throw std::runtime_error(dir + ": the program has a descriptor the engine cannot run: " + e.line);
+        ops.push_back({e.name + " (" + e.stem + ")", e.name,
+                       capsgen::isa::parse_engine_descriptor(slurp(dir + "/" + e.stem + ".desc")),
+                       load_writes(dir + "/" + e.stem + ".writes")});
       }
       const std::size_t NW = std::size_t(capsgen::isa::engine_descriptor_words());
       if (prog.size() != (ops.size() + 1) * NW)
@@ -882,6 +906,7 @@ class EngineTb {
                              },
                              st);
             measured.push_back(st.cycles);
+            count_functional_coverage(o.name, o.d, got);
             last_name = o.name;
             last_writes = got;
             if (report_.errors() > errors_before) {
@@ -914,7 +939,8 @@ class EngineTb {
                     dut_->stat_prog_cycles_o, model_total, dut_->stat_ops_o, dut_->stat_fetch_wait_o, NW,
                     random_fetch ? "random" : "latency1");
       }
-      const std::string extra = report_prediction(last_name, last_writes, input_line, golden);
+      print_functional_coverage();
+      const std::string extra = report_prediction(last_name, last_writes, ix.input_line, ix.golden);
       sim_.finish();
       return report_.summary(std::to_string(op) + " descriptors run by the sequencer, " + std::to_string(writes_) +
                              " writes, " + std::to_string(vectors_) + " vectors, " + std::to_string(sim_.cycle()) +
@@ -922,6 +948,86 @@ class EngineTb {
     } else {
       throw std::logic_error("run_accel_program needs the accelerator model");
     }
+  }
+
+  // ---- functional coverage (capsgen regress sums it over a regression; docs/regress.md) ----------------
+  // Bins counted per finished descriptor of the accelerator's program: the controller's descriptor
+  // kinds and activation functions, the Gemm variants the engine's datapath distinguishes, the routing
+  // dataflows (from the operation's name in index.txt), and saturation events (written results at the
+  // act code's max or min; norms at the unsigned max of sqrt_out_bits). Printed as "fcov NAME COUNT"
+  // lines, every bin even when 0, so that never-hit bins show; bins whose hardware is not behind the
+  // engine in capsgen_accel are printed as "fcov NAME 0 na".
+  static const std::vector<std::string>& fcov_bins() {
+    static const std::vector<std::string> bins = {
+        "op.gemm", "op.activate.squash", "op.activate.softmax", "op.activate.norm", "op.fill",
+        "gemm.conv", "gemm.affine", "gemm.conv.padding", "gemm.conv.stride2+", "gemm.batch2+",
+        "gemm.vector_gather", "gemm.record_writes", "gemm.init.none", "gemm.init.per_column",
+        "gemm.init.per_output", "gemm.relu", "gemm.select_mod", "gemm.diag", "gemm.strided_tile",
+        "gemm.multi_k_chunk", "gemm.multi_n_tile",
+        "route.predict", "route.coupling_fill", "route.softmax", "route.sum", "route.squash", "route.update",
+        "route.class_norm",
+        "sat.gemm.max", "sat.gemm.min", "sat.squash.max", "sat.squash.min", "sat.softmax.max", "sat.norm.max"};
+    return bins;
+  }
+
+  void count_functional_coverage(const std::string& name, const EngineDescriptor& d, const std::vector<Write>& got) {
+    auto hit = [&](const char* bin, long long n = 1) { fcov_[bin] += n; };
+    const long long amax = capsgen::fx::smax(A_), amin = capsgen::fx::smin(A_);
+    auto sat = [&](const char* bmax, const char* bmin, long long hi, long long lo) {
+      for (const Write& w : got) {
+        if (bmax && w.value == hi) hit(bmax);
+        if (bmin && w.value == lo) hit(bmin);
+      }
+    };
+    if (d.kind == 0) {
+      const auto& g = d.gather;
+      hit("op.gemm");
+      hit(g.conv ? "gemm.conv" : "gemm.affine");
+      if (g.conv && g.padding > 0) hit("gemm.conv.padding");
+      if (g.conv && g.stride > 1) hit("gemm.conv.stride2+");
+      if (g.batch > 1) hit("gemm.batch2+");
+      if (d.v_mode) hit("gemm.vector_gather");
+      if (d.o_vec) hit("gemm.record_writes");
+      hit(d.init_bias ? "gemm.init.per_column" : d.init_out ? "gemm.init.per_output" : "gemm.init.none");
+      if (d.relu) hit("gemm.relu");
+      if (d.o_sel != 0) hit("gemm.select_mod");
+      if (d.t_diag) hit("gemm.diag");
+      if (d.t_strided) hit("gemm.strided_tile");
+      if (g.k_chunks > 1) hit("gemm.multi_k_chunk");
+      if (d.n_tiles > 1) hit("gemm.multi_n_tile");
+      sat("sat.gemm.max", d.relu ? nullptr : "sat.gemm.min", amax, amin);
+    } else if (d.kind == 1) {
+      if (d.a_func == 3) {
+        hit("op.activate.squash");
+        sat("sat.squash.max", "sat.squash.min", amax, amin);
+      } else if (d.a_func == 4) {
+        hit("op.activate.softmax");
+        sat("sat.softmax.max", nullptr, amax, amin);
+      } else {
+        hit("op.activate.norm");
+        sat("sat.norm.max", nullptr, static_cast<long long>(tb::mask64(ap_.sqrt_out_bits)), 0);
+      }
+    } else {
+      hit("op.fill");
+    }
+    // Routing dataflows, from the compiler's operation names ("classcaps/predict", "classcaps/iter1.softmax").
+    const std::string op = name.substr(name.rfind('/') == std::string::npos ? 0 : name.rfind('/') + 1);
+    const std::size_t dot = op.find('.');
+    const std::string step = op.rfind("iter", 0) == 0 && dot != std::string::npos ? op.substr(dot + 1) : "";
+    if (op == "predict") hit("route.predict");
+    if (step == "c") hit("route.coupling_fill");
+    if (step == "softmax") hit("route.softmax");
+    if (step == "sum") hit("route.sum");
+    if (step == "squash") hit("route.squash");
+    if (step == "update") hit("route.update");
+    if (op == "norm") hit("route.class_norm");
+  }
+
+  void print_functional_coverage() {
+    for (const std::string& b : fcov_bins()) std::printf("fcov %s %lld\n", b.c_str(), fcov_[b]);
+    // The scratchpad and its power-management units (sector sleep/wake) are blocks of their own (block
+    // tests in tb_blocks) but not behind the engine in capsgen_accel yet: nothing to count here.
+    std::printf("fcov pmu.sector_sleep 0 na\nfcov pmu.sector_wake 0 na\n");
   }
 
   static std::vector<std::uint32_t> load_hex(const std::string& path) {
@@ -1053,6 +1159,7 @@ class EngineTb {
   capsgen::fx::ActParams ap_;
   int max_len_ = 32, OB_ = 8;
   long long descriptors_ = 0, writes_ = 0, vectors_ = 0;
+  std::map<std::string, long long> fcov_;  // functional coverage bins (run_accel_program)
   long long reads_data_ = 0, reads_data_vec_ = 0, reads_weight_ = 0, reads_bias_ = 0;  // of the running descriptor
 };
 

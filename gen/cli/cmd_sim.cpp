@@ -58,16 +58,54 @@ int run(const std::string& cmd, const fs::path& log) {
 }
 
 // The generated RTL in `dir` equals what build_design would write (same files, same contents).
-bool rtl_up_to_date(const emit::Design& design, const fs::path& dir) {
+bool rtl_up_to_date(const std::vector<emit::OutputFile>& files, const fs::path& dir) {
   std::error_code ec;
   if (!fs::exists(dir / emit::kFileListName, ec)) return false;
   std::size_t on_disk = 0;
   for (const auto& e : fs::directory_iterator(dir, ec))
     if (e.is_regular_file()) ++on_disk;
-  if (on_disk != design.files().size()) return false;
-  for (const emit::OutputFile& f : design.files())
+  if (on_disk != files.size()) return false;
+  for (const emit::OutputFile& f : files)
     if (slurp(dir / f.name) != f.contents) return false;
   return true;
+}
+
+// The value of `key` in a CMake cache ("KEY:TYPE=value" lines); empty when absent.
+std::string cmake_cache_value(const fs::path& cache, const std::string& key) {
+  std::istringstream in(slurp(cache));
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind(key + ":", 0) == 0 && line.find('=') != std::string::npos) return line.substr(line.find('=') + 1);
+  return "";
+}
+
+// --fault flip-pe-bit: a deliberately broken RTL for regression runners (capsgen regress, docs/regress.md).
+// One bit of the partial sum entering one PE (row min(1, rows-1), column min(1, cols-1)) is flipped in
+// every cycle: bit data + weight - 6 (clamped to the psum width), high enough to survive the layers'
+// output shifts, so that column's results come out wrong. Returns the mutated array source; throws
+// std::logic_error when the instance or its psum_i connection is not found.
+std::string flip_pe_bit(const std::string& array_v, const AccelConfig& cfg) {
+  const int r = std::min(1, cfg.array.rows - 1), c = std::min(1, cfg.array.cols - 1);
+  const int P = cfg.widths.psum;
+  const int bit = std::clamp(cfg.widths.data + cfg.widths.weight - 6, 0, P - 1);
+  const std::size_t inst = array_v.find(fmt::format(" u_pe_r{}_c{} (", r, c));
+  const std::size_t port = inst == std::string::npos ? inst : array_v.find(".psum_i(", inst);
+  const std::size_t end = port == std::string::npos ? port : array_v.find("),\n", port);
+  if (end == std::string::npos) throw std::logic_error(fmt::format("flip-pe-bit: no psum_i of u_pe_r{}_c{}", r, c));
+  const std::size_t open = port + std::string(".psum_i(").size();
+  std::string out = array_v;
+  out.replace(open, end - open,
+              fmt::format("({}) ^ {}'d{} /* capsgen sim --fault flip-pe-bit */", array_v.substr(open, end - open), P,
+                          1ULL << bit));
+  return out;
+}
+
+// The RTL files of `design`, with --fault applied.
+std::vector<emit::OutputFile> rtl_files(const emit::Design& design, const AccelConfig& cfg, const std::string& fault) {
+  std::vector<emit::OutputFile> files = design.files();
+  if (fault == "flip-pe-bit")
+    for (emit::OutputFile& f : files)
+      if (f.name == "capsgen_systolic_array.v") f.contents = flip_pe_bit(f.contents, cfg);
+  return files;
 }
 
 struct OpResult {
@@ -177,6 +215,14 @@ int cmd_sim(const std::vector<std::string>& argv) {
       .option("fetch", "MODEL", "program memory behind the sequencer's fetch port: 'latency1' (a word per cycle, 1-cycle\n"
               "latency) or 'random' (1-8 cycles of latency per word and random back-pressure, seeded by --seed)", "latency1")
       .option("jobs", "N", "parallel compile jobs for the model build", "2")
+      .flag("coverage", "build the model with Verilator line and toggle coverage (its own build directory) and write\n"
+            "the run's counters to WORK/coverage.dat (verilator_coverage format)")
+      .option("build", "DIR", "use the tb_accel model already built in DIR (by --build-only or an earlier run's\n"
+              "WORK/build-accel*): it is neither configured nor rebuilt, and its RTL is simulated (so parallel runs\n"
+              "of one preset share one model; capsgen regress)")
+      .flag("build-only", "generate the RTL and build the model, then stop (no program, no run)")
+      .option("fault", "NAME", "simulate a deliberately broken RTL: 'flip-pe-bit' flips one bit of the partial sum\n"
+              "entering one PE (row 1, column 1) in every cycle (WORK/rtl-flip-pe-bit; tests of the checkers)")
       .option("source-dir", "DIR", "the capsgen source tree (for tb/)", CAPSGEN_SOURCE_DIR);
   if (!args.parse(argv)) {
     fmt::print("{}", args.help());
@@ -188,6 +234,24 @@ int cmd_sim(const std::vector<std::string>& argv) {
     throw InputError("capsgen sim", 0, 0, "--source-dir", fmt::format("'{}' holds no tb/CMakeLists.txt", src.string()));
   const long long jobs = args.get_int("jobs", 1, 256);
   const std::string fetch = args.get("fetch");
+  const bool coverage = args.has("coverage"), build_only = args.has("build-only");
+  const std::optional<std::string> given_build = args.get_opt("build");
+  const std::string fault = args.get_opt("fault").value_or("");
+  if (!fault.empty() && fault != "flip-pe-bit")
+    throw InputError("capsgen sim", 0, 0, "--fault", fmt::format("expected 'flip-pe-bit', got '{}'", fault));
+  if (!fault.empty() && (args.has("rtl") || given_build))
+    throw InputError("capsgen sim", 0, 0, "--fault", "applies to the generated RTL: not with --rtl or --build");
+  if (given_build && build_only) throw InputError("capsgen sim", 0, 0, "--build-only", "not with --build");
+  if (given_build) {
+    const fs::path b = *given_build;
+    if (!fs::exists(b / "tb_accel") || !fs::exists(b / "CMakeCache.txt"))
+      throw InputError(b.string(), 0, 0, "--build", "holds no built tb_accel (build it with capsgen sim --build-only)");
+    const fs::path cache = b / "CMakeCache.txt";
+    if (args.has("trace") && cmake_cache_value(cache, "CAPSGEN_TB_TRACE") != "ON")
+      throw InputError(cache.string(), 0, 0, "--trace", "this model was built without tracing (CAPSGEN_TB_TRACE)");
+    if (coverage && cmake_cache_value(cache, "CAPSGEN_TB_COVERAGE") != "ON")
+      throw InputError(cache.string(), 0, 0, "--coverage", "this model was built without coverage (CAPSGEN_TB_COVERAGE)");
+  }
   if (fetch != "latency1" && fetch != "random")
     throw InputError("capsgen sim", 0, 0, "--fetch", fmt::format("expected 'latency1' or 'random', got '{}'", fetch));
   const auto t_start = std::chrono::steady_clock::now();
@@ -203,8 +267,13 @@ int cmd_sim(const std::vector<std::string>& argv) {
 
   // 1. RTL.
   const emit::Design design = emit::build_design(w.cfg);
-  const std::optional<std::string> given_rtl = args.get_opt("rtl");
-  const fs::path rtl = given_rtl ? fs::path(*given_rtl) : work / "rtl";
+  std::optional<std::string> given_rtl = args.get_opt("rtl");
+  if (given_build && !given_rtl) {  // the RTL the model was built from
+    given_rtl = cmake_cache_value(fs::path(*given_build) / "CMakeCache.txt", "CAPSGEN_RTL_DIR");
+    if (given_rtl->empty())
+      throw InputError((fs::path(*given_build) / "CMakeCache.txt").string(), 0, 0, "--build", "no CAPSGEN_RTL_DIR in the cache");
+  }
+  const fs::path rtl = given_rtl ? fs::path(*given_rtl) : work / (fault.empty() ? "rtl" : "rtl-" + fault);
   if (given_rtl) {
     // A given RTL must be of this preset: its config.txt (sizes, widths) equals the generator's.
     const auto summary = std::find_if(design.files().begin(), design.files().end(),
@@ -214,27 +283,44 @@ int cmd_sim(const std::vector<std::string>& argv) {
                        fmt::format("not the RTL of preset {} (config.txt differs or is missing)", w.cfg.name));
     fmt::print("sim: RTL of {} in {} (given)\n", w.cfg.name, rtl.string());
   } else {
-    const bool rtl_reused = rtl_up_to_date(design, rtl);
-    if (!rtl_reused) emit::generate_rtl(w.cfg, rtl);
-    fmt::print("sim: RTL of {} in {} ({})\n", w.cfg.name, rtl.string(), rtl_reused ? "unchanged, reused" : "generated");
+    const std::vector<emit::OutputFile> files = rtl_files(design, w.cfg, fault);
+    const bool rtl_reused = rtl_up_to_date(files, rtl);
+    if (!rtl_reused) {
+      emit::generate_rtl(w.cfg, rtl);
+      if (!fault.empty())
+        for (const emit::OutputFile& f : files) write_file_atomic((rtl / f.name).string(), f.contents);
+    }
+    fmt::print("sim: RTL of {} in {} ({}{})\n", w.cfg.name, rtl.string(), rtl_reused ? "unchanged, reused" : "generated",
+               fault.empty() ? "" : ", with fault " + fault);
   }
 
   // 2. The accelerator's model and testbench.
-  const fs::path build = work / (trace ? "build-accel-trace" : "build-accel");
+  const fs::path build = given_build ? fs::path(*given_build)
+                                     : work / (std::string(trace ? "build-accel-trace" : "build-accel") +
+                                               (coverage ? "-cov" : "") + (fault.empty() ? "" : "-" + fault));
   const auto t_build = std::chrono::steady_clock::now();
-  if (!fs::exists(build / "CMakeCache.txt")) {
+  if (given_build) {
+    fmt::print("sim: using the model built in {}\n", build.string());
+  } else if (!fs::exists(build / "CMakeCache.txt") || !fs::exists(build / "build.ninja")) {  // (an interrupted configure)
     const std::string cfg_cmd = fmt::format(
         "cmake -S {} -B {} -G Ninja -DCMAKE_BUILD_TYPE=Release -DCAPSGEN_RTL_DIR={} -DCAPSGEN_TB_ACCEL_ONLY=ON "
-        "-DCAPSGEN_TB_TRACE={}",
-        quote((src / "tb").string()), quote(build.string()), quote(fs::absolute(rtl).string()), trace ? "ON" : "OFF");
+        "-DCAPSGEN_TB_TRACE={}{}",
+        quote((src / "tb").string()), quote(build.string()), quote(fs::absolute(rtl).string()), trace ? "ON" : "OFF",
+        coverage ? " -DCAPSGEN_TB_COVERAGE=ON" : "");
     fmt::print("sim: configuring the Verilator model ({})\n", (work / "configure.log").string());
     if (run(cfg_cmd, work / "configure.log") != 0)
       throw InputError((work / "configure.log").string(), 0, 0, "cmake", "configuring the testbench failed (see the log)");
   }
-  fmt::print("sim: building tb_accel ({}; the first build of a preset takes minutes)\n", (work / "build.log").string());
-  if (run(fmt::format("cmake --build {} -j {}", quote(build.string()), jobs), work / "build.log") != 0)
-    throw InputError((work / "build.log").string(), 0, 0, "cmake --build", "building the testbench failed (see the log)");
+  if (!given_build) {
+    fmt::print("sim: building tb_accel ({}; the first build of a preset takes minutes)\n", (work / "build.log").string());
+    if (run(fmt::format("cmake --build {} -j {}", quote(build.string()), jobs), work / "build.log") != 0)
+      throw InputError((work / "build.log").string(), 0, 0, "cmake --build", "building the testbench failed (see the log)");
+  }
   const double build_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_build).count();
+  if (build_only) {
+    fmt::print("sim: built {} in {:.1f} s (--build-only)\n", (build / "tb_accel").string(), build_s);
+    return 0;
+  }
 
   // 3. Program.
   const isa::Program prog = compile_program(w.cfg, w.net, w.qm);
@@ -248,6 +334,11 @@ int cmd_sim(const std::vector<std::string>& argv) {
                                 quote(fs::absolute(rtl).string()), quote(program.string()));
   if (trace) cmd += " --trace " + quote(*trace);
   if (fetch == "random") cmd += " --mode fetch-random --seed " + quote(args.get("seed"));
+  const fs::path coverage_dat = work / "coverage.dat";
+  if (coverage) {
+    fs::remove(coverage_dat, ec);
+    cmd += " --coverage-out " + quote(coverage_dat.string());
+  }
   fmt::print("sim: running the program of {} descriptors on the RTL ({})\n", prog.instrs.size(), log.string());
   const auto t_run = std::chrono::steady_clock::now();
   const int rc = run(cmd, log);
@@ -283,6 +374,8 @@ int cmd_sim(const std::vector<std::string>& argv) {
   std::vector<std::string> problems;
   int rtl_pred = -1, golden_pred = -1;
   bool summary_pass = false;
+  std::vector<std::pair<std::string, long long>> fcov;  // functional coverage bins (testbench "fcov" lines)
+  std::vector<std::string> fcov_na;                      // bins whose hardware is not in this RTL
   long long sim_cycles = 0, prog_cycles = 0, prog_model = 0, fetch_wait = 0, words_per_desc = 0;
   {
     std::istringstream ls(out);
@@ -308,6 +401,12 @@ int cmd_sim(const std::vector<std::string>& argv) {
       } else if (std::regex_search(line, m, pred_re)) {
         rtl_pred = std::stoi(m[1]);
         golden_pred = std::stoi(m[2]);
+      } else if (line.rfind("fcov ", 0) == 0) {
+        std::istringstream fs_(line.substr(5));
+        std::string bin, na;
+        long long n = 0;
+        if (fs_ >> bin >> n) fcov.emplace_back(bin, n);
+        if (fs_ >> na && na == "na") fcov_na.push_back(bin);
       } else if (line.rfind("MISMATCH", 0) == 0 || line.rfind("FAIL", 0) == 0) {
         problems.push_back(line);
       }
@@ -353,7 +452,8 @@ int cmd_sim(const std::vector<std::string>& argv) {
                     args.get_opt("weights").value_or(fmt::format("seeded random (seed {})", args.get("seed"))));
   md += fmt::format("- class prediction: RTL {}, golden model {}{}\n", rtl_pred, golden_pred,
                     in.label >= 0 ? fmt::format(", true label {}", in.label) : "");
-  md += fmt::format("- RTL: {} ({}x{} array, {} MHz target), model {}\n\n", rtl.string(), R, C, mhz, (build / "tb_accel").string());
+  md += fmt::format("- RTL: {} ({}x{} array, {} MHz target), model {}{}\n\n", rtl.string(), R, C, mhz, (build / "tb_accel").string(),
+                    fault.empty() ? "" : fmt::format(" (**deliberately broken: --fault {}**)", fault));
   md += "| # | operation | kind | result | cycles (RTL) | model | stalls data/tile/output | vectors | useful MACs | "
         "data reads (elements + vectors) | tile rows | init reads | writes |\n|---|---|---|---|---:|---:|---|---:|---:|---:|---:|---:|---:|\n";
   nlohmann::ordered_json jops = nlohmann::json::array();
@@ -427,6 +527,11 @@ int cmd_sim(const std::vector<std::string>& argv) {
   j["trace"] = trace.value_or("");
   j["gtkw"] = gtkw_note;
   j["problems"] = problems;
+  j["fault"] = fault;
+  j["coverage"] = coverage && fs::exists(coverage_dat) ? coverage_dat.string() : "";
+  j["functional_coverage"] = nlohmann::ordered_json::object();
+  for (const auto& [bin, n] : fcov) j["functional_coverage"][bin] = n;
+  j["functional_coverage_na"] = fcov_na;
   write_file_atomic(report_md.string(), md);
   write_file_atomic(report_json.string(), j.dump(2) + "\n");
   fmt::print("\n{}\nsim: wrote {} and {} ({:.1f} s in all)\n", md, report_md.string(), report_json.string(),

@@ -21,6 +21,7 @@ const std::vector<Command>& commands() {
       {"synth", "ASIC (OSU018 area, timing) and FPGA (iCE40, Xilinx) flows and RTL checks", capsgen::cli::cmd_synth},
       {"compile", "map a network onto a preset: program, address map, statistics per operation", capsgen::cli::cmd_compile},
       {"sim", "run a whole inference on the generated RTL (Verilator), bit-exact, with a report", capsgen::cli::cmd_sim},
+      {"regress", "regression: configs x networks x seeds on the RTL in parallel, JUnit, coverage", capsgen::cli::cmd_regress},
       {"accuracy", "accuracy of the float and fixed-point models on a test set (mnist, fashion)", capsgen::cli::cmd_accuracy},
       {"dse", "design-space explorations: dram (ROMANet DRAM mapping), memory (DESCNet scratchpad)", capsgen::cli::cmd_dse},
   };
