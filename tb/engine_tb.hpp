@@ -814,7 +814,7 @@ class EngineTb {
   // the fetch port (latency 1, or with --mode fetch-random a random latency of 1-8 cycles and random
   // request back-pressure). Each descriptor's writes (between two op_done_o pulses) are compared with
   // the executor's, its cycles with the cycle model; the program's total cycles with the sequencer's
-  // model (fetch of the first descriptor, then one hand-over cycle per descriptor).
+  // model isa::program_cycles (the first fetch, then max(descriptor, fetch) per descriptor).
   int run_accel_program(const std::string& dir) {
     if constexpr (requires { dut_->pf_valid_o; }) {
       const ProgramIndex ix = load_index(dir);
