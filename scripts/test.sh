@@ -2,8 +2,8 @@
 # The whole test suite: installs what is missing, builds everything, runs CTest (unit tests,
 # CLI tests, RTL block tests, synthesis flows, gate-level simulation).
 #   scripts/test.sh             the default suite (what CI runs through .ci/run): every test except
-#                               those labelled "nightly" (17 more random RTL configs, 2 more
-#                               gate-level netlists; they cost about an hour more on 2 cores)
+#                               those labelled "nightly" (17 more random RTL configs, 3
+#                               gate-level netlists; roughly two hours more on 2 cores, estimated)
 #   scripts/test.sh --nightly   everything, nightly-labelled tests included
 # Other arguments are passed to ctest (e.g. -L unit, -R golden).
 set -euo pipefail
