@@ -23,6 +23,7 @@
 
 #include "cli/args.hpp"
 #include "cli/commands.hpp"
+#include "cli/shell.hpp"
 #include "cli/regress_coverage.hpp"
 #include "cli/regress_junit.hpp"
 #include "cli/regress_list.hpp"
@@ -40,22 +41,6 @@ namespace {
 namespace fs = std::filesystem;
 using namespace regress;
 using Clock = std::chrono::steady_clock;
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-std::string quote(const std::string& s) {
-  if (!s.empty() && s.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./=+:,") ==
-                        std::string::npos)
-    return s;
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
 
 std::string join_cmd(const std::vector<std::string>& argv) {
   std::string s;

@@ -26,6 +26,7 @@
 
 #include "cli/args.hpp"
 #include "cli/commands.hpp"
+#include "cli/shell.hpp"
 #include "cli/engine_dump.hpp"
 #include "cli/workload_input.hpp"
 #include "compiler/compiler.hpp"
@@ -37,19 +38,6 @@ namespace capsgen::cli {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-std::string quote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
 
 // Runs a shell command with its output in `log`; returns the exit status.
 int run(const std::string& cmd, const fs::path& log) {
