@@ -7,6 +7,7 @@
 #include "cli/commands.hpp"
 #include "compiler/compiler.hpp"
 #include "compiler/executor.hpp"
+#include "compiler/stream.hpp"
 #include "core/atomic_file.hpp"
 #include "core/input_error.hpp"
 #include "golden/fixed_model.hpp"
@@ -28,7 +29,12 @@ int cmd_compile(const std::vector<std::string>& argv) {
               "the program for the compute engine (docs/rtl-engine.md): the initial memory image and, per\n"
               "instruction, its engine descriptor and the writes it must make (executor), for\n"
               "tb_blocks engine --program DIR")
-      .flag("check", "run the program in the functional executor and compare with the golden model");
+      .flag("check", "run the program in the functional executor and compare with the golden model")
+      .flag("stream",
+            "split every instruction into parts that fit the scratchpad, with the DMA moves between DRAM and\n"
+            "the on-chip memories (docs/memory-system.md), and print the parts per instruction; with --check\n"
+            "the streamed program also runs on a DRAM image and bounded on-chip memories and must leave the\n"
+            "DRAM equal to the flat program's memory");
   if (!args.parse(argv)) {
     fmt::print("{}", args.help());
     return 0;
@@ -82,6 +88,37 @@ int cmd_compile(const std::vector<std::string>& argv) {
                     in.test.labels[std::size_t(k)]);
     }
   }
+  StreamedProgram streamed;
+  if (args.has("stream")) {
+    try {
+      streamed = stream_program(w.cfg, prog);
+    } catch (const StreamError& e) {
+      throw InputError(args.get_opt("config").value_or("configs/capsacc-16x16.yaml"), 0, 0, "--stream", e.what());
+    }
+    const StreamStats st = stream_stats(prog, streamed);
+    fmt::print("\nstreamed through the scratchpad (data {} / weight {} / acc {} elements, half each per part):\n\n",
+               streamed.map.elements[0], streamed.map.elements[1], streamed.map.elements[2]);
+    fmt::print("| instruction | parts | loads | stores | DRAM read B | DRAM write B | engine cycles | modelled cycles |\n"
+               "|---|---|---|---|---|---|---|---|\n");
+    for (std::size_t i = 0; i < prog.instrs.size(); ++i) {
+      StreamedProgram one;
+      one.map = streamed.map;
+      for (const Part& p : streamed.parts)
+        if (p.instr == i) one.parts.push_back(p);
+      one.scratch = streamed.scratch;
+      const StreamStats s = stream_stats(prog, one);
+      const StreamTiming t = stream_timing(w.cfg, prog, one);
+      fmt::print("| {} | {} | {} | {} | {} | {} | {} | {} |\n", isa::instr_name(prog.instrs[i]), s.parts, s.loads,
+                 s.stores, s.dram_read_bytes, s.dram_write_bytes, t.engine_cycles, t.cycles);
+    }
+    fmt::print("\ntotal {} parts, {} DMA moves, DRAM {} B read and {} B written\n", st.parts, st.loads + st.stores,
+               st.dram_read_bytes, st.dram_write_bytes);
+    const StreamTiming tm = stream_timing(w.cfg, prog, streamed);
+    fmt::print("modelled {} cycles with double buffering at the off-chip port's {} bits per cycle ({} engine cycles, {} "
+               "of {} parts bound by their moves) = {:.1f} inferences/s at {} MHz\n",
+               tm.cycles, w.cfg.offchip.bus_bits, tm.engine_cycles, tm.dma_bound_parts, st.parts,
+               w.cfg.clock.target_mhz * 1e6 / double(tm.cycles), w.cfg.clock.target_mhz);
+  }
   if (args.has("check")) {
     const FixedTrace golden = run_golden(w.cfg, w.net, w.qm, input);
     std::vector<std::int32_t> mem = build_image(prog, w.net, w.qm, input);
@@ -97,6 +134,21 @@ int cmd_compile(const std::vector<std::string>& argv) {
         }
     }
     fmt::print("check: the program reproduces all {} golden tensors bit for bit\n", golden.tensors.size());
+    if (args.has("stream")) {
+      std::vector<std::int32_t> dram = build_image(prog, w.net, w.qm, input);
+      execute_streamed(w.cfg, prog, streamed, dram);
+      for (std::size_t a = 0; a < mem.size(); ++a)
+        if (dram[a] != mem[a]) {
+          const isa::Region* r = nullptr;
+          for (const isa::Region& x : prog.regions)
+            if (std::int64_t(a) >= x.base && std::int64_t(a) < x.base + x.stored_size()) r = &x;
+          fmt::print(stderr, "MISMATCH streamed program: element {} ({} offset {}): streamed {}, flat {}\n", a,
+                     r ? r->name : "no region", r ? std::int64_t(a) - r->base : 0, dram[a], mem[a]);
+          return 1;
+        }
+      fmt::print("check: the streamed program leaves all {} elements of DRAM equal to the flat program's memory\n",
+                 mem.size());
+    }
   }
   return 0;
 }

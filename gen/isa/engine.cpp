@@ -67,6 +67,9 @@ EngineDescriptor encode_engine(const Gemm& g, int rows, int cols, int acc_depth,
   need(g.m_block <= acc_depth, "m_block", "exceeds the staging buffer (accumulator depth)");
   const bool diag = g.tile.diag_groups > 1;
   need(g.out.select_mod >= 0 && g.out.select_mod <= 65535, "out.select_mod", "must be in [0, 65535]");
+  need(g.init.kind != AccInit::Kind::kPartial, "init.kind",
+       "partial-sum init (a split reduction) is not built in the engine yet (docs/memory-system.md)");
+  need(!g.raw_out, "raw_out", "raw partial-sum outputs (a split reduction) are not built in the engine yet");
   need(g.init.kind != AccInit::Kind::kPerOutput || (g.init.shift >= 0 && g.init.shift <= 31), "init.shift",
        "must be in [0, 31]");
   need(g.out.o_div >= 1 && g.out.o_div <= 65535, "out.o_div", "must be in [1, 65535]");

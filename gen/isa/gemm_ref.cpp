@@ -55,6 +55,8 @@ void run_gemm_reference(const Gemm& g, const GemmShape& s, const ReadFn& read, c
                   a = fx::sat_s(read(g.init.base + o), P);
                 else if (g.init.kind == AccInit::Kind::kPerOutput)
                   a = fx::sat_s(read(g.init.base + b * g.init.s_b + std::int64_t(m) * g.init.s_m) << g.init.shift, P);
+                else if (g.init.kind == AccInit::Kind::kPartial && o < g.n_total)
+                  a = fx::sat_s(read(g.init.base + b * g.init.s_b + std::int64_t(m) * g.init.s_m + o * g.init.s_o), P);
                 else
                   a = 0;
               }
@@ -71,8 +73,9 @@ void run_gemm_reference(const Gemm& g, const GemmShape& s, const ReadFn& read, c
             const int o = n * cols + c;
             if (o >= g.n_total) break;
             if (g.out.select_mod > 0 && o != m % g.out.select_mod) continue;
-            std::int64_t v = fx::reduce(acc[(std::size_t(mi) * g.n_tiles + n) * cols + c], g.shift, A);
-            if (g.relu) v = fx::relu(v);
+            const std::int64_t sum = acc[(std::size_t(mi) * g.n_tiles + n) * cols + c];
+            std::int64_t v = g.raw_out ? sum : fx::reduce(sum, g.shift, A);
+            if (g.relu && !g.raw_out) v = fx::relu(v);
             std::int64_t addr = g.out.base + b * g.out.s_b + std::int64_t(m) * g.out.s_m;
             if (g.out.select_mod == 0)
               addr += std::int64_t(o / g.out.o_div) * g.out.s_o1 + std::int64_t(o % g.out.o_div) * g.out.s_o2;

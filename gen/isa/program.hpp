@@ -37,13 +37,16 @@ struct DataSource {
 };
 
 // How each accumulator starts: at zero, at a per-output-column value (bias, psum-width codes at
-// base + o for output column o), or at a per-output value read from memory and shifted left
-// (routing logits: b << shift at base + b*s_b + m*s_m).
+// base + o for output column o), at a per-output value read from memory and shifted left
+// (routing logits: b << shift at base + b*s_b + m*s_m), or at a partial sum (a psum code at
+// base + b*s_b + m*s_m + o*s_o for output o, written by a Gemm with raw_out over the preceding
+// reduction chunks: the reduction split into parts, docs/memory-system.md section 3).
 struct AccInit {
-  enum class Kind { kZero, kPerColumn, kPerOutput };
+  enum class Kind { kZero, kPerColumn, kPerOutput, kPartial };
   Kind kind = Kind::kZero;
   std::int64_t base = 0, s_b = 0, s_m = 0;
   int shift = 0;
+  std::int64_t s_o = 0;  // kPartial
 };
 
 // Where outputs go. Output (b, m, o), o = n*cols + c < n_total, is written to
@@ -74,6 +77,9 @@ struct Gemm {
   OutTarget out;
   int shift = 0;
   bool relu = false;
+  // Write the accumulators themselves (psum codes, saturated after every chunk as always) instead of
+  // the reduced, activated outputs: a part of a split reduction whose successor continues from them.
+  bool raw_out = false;
 };
 
 // A vector pass through the activation units alone (one vector per unit, cols units in parallel):

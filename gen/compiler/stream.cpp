@@ -1,0 +1,650 @@
+#include "compiler/stream.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include <fmt/format.h>
+
+#include "isa/engine_timing.hpp"
+#include "isa/gemm_ref.hpp"
+#include "numerics/activation.hpp"
+
+namespace capsgen {
+
+const char* to_string(Onchip m) {
+  switch (m) {
+    case Onchip::kData: return "data";
+    case Onchip::kWeight: return "weight";
+    case Onchip::kAcc: return "acc";
+  }
+  return "?";
+}
+
+OnchipMap OnchipMap::from_config(const AccelConfig& cfg) {
+  const ScratchpadConfig& s = cfg.scratchpad;
+  if (s.organization != SpmOrganization::Sep)
+    throw StreamError(fmt::format("streaming supports the sep scratchpad organization only (preset {}: {})", cfg.name,
+                                  to_string(s.organization)));
+  OnchipMap m;
+  const MemoryConfig* mems[3] = {&s.data, &s.weight, &s.acc};
+  std::int64_t base = 0;
+  for (int i = 0; i < 3; ++i) {
+    const int lane_bytes = i == 2 ? 4 : 1;
+    m.base[i] = base;
+    m.elements[i] = std::int64_t(mems[i]->size_kib) * 1024 / lane_bytes;
+    m.word_elements[i] = std::max(1, mems[i]->width_bits / (8 * lane_bytes));
+    base += m.elements[i];
+  }
+  return m;
+}
+
+std::int64_t Move::elements() const {
+  std::int64_t n = 1;
+  for (const MoveDim& d : dims) n *= d.count;
+  return n;
+}
+
+namespace {
+
+// One index of an access pattern: extent and DRAM stride (elements).
+struct Axis {
+  std::int64_t n = 1, s = 0;
+};
+
+// A buffer: the box an access pattern covers, laid out densely on chip in the order of its
+// normalized dimensions (ascending DRAM stride).
+struct Box {
+  std::int64_t dram = 0;
+  std::vector<MoveDim> dims;  // count, DRAM stride, chip stride (dense)
+  std::int64_t size() const {
+    std::int64_t n = 1;
+    for (const MoveDim& d : dims) n *= d.count;
+    return n;
+  }
+  // On-chip stride of a pattern axis of extent n and DRAM stride s (an axis the box was made of);
+  // an axis of extent 1 contributes nothing and gets 0.
+  std::int64_t chip_stride(std::int64_t n, std::int64_t s) const {
+    if (s == 0 || n <= 1) return 0;
+    for (auto it = dims.rbegin(); it != dims.rend(); ++it)
+      if (it->dram_stride <= s && s % it->dram_stride == 0) return s / it->dram_stride * it->chip_stride;
+    throw std::logic_error("stream: axis stride outside its box");
+  }
+};
+
+// The box of base + sum_i idx_i * s_i: axes of extent 1 or stride 0 vanish; axes that continue one
+// another merge; overlapping ones (conv windows) merge into their hull.
+Box make_box(std::int64_t base, std::vector<Axis> axes) {
+  std::vector<Axis> a;
+  for (const Axis& x : axes) {
+    if (x.n <= 1 || x.s == 0) continue;
+    if (x.s < 0) throw StreamError("stream: negative strides are not supported");
+    a.push_back(x);
+  }
+  std::sort(a.begin(), a.end(), [](const Axis& l, const Axis& r) { return l.s < r.s; });
+  std::vector<Axis> merged;
+  for (const Axis& x : a) {
+    if (merged.empty()) {
+      merged.push_back(x);
+      continue;
+    }
+    Axis& c = merged.back();
+    if (x.s % c.s == 0 && x.s <= c.n * c.s) {
+      c.n = (x.n - 1) * (x.s / c.s) + c.n;  // continues (x.s == c.n*c.s) or overlaps: the hull
+    } else if (x.s % c.s == 0) {
+      merged.push_back(x);
+    } else {
+      const std::int64_t g = std::gcd(c.s, x.s);
+      c = {((c.n - 1) * c.s + (x.n - 1) * x.s) / g + 1, g};
+    }
+  }
+  Box b;
+  b.dram = base;
+  std::int64_t chip = 1;
+  for (const Axis& x : merged) {
+    b.dims.push_back({x.n, x.s, chip});
+    chip *= x.n;
+  }
+  return b;
+}
+
+// The DMA moves of a box at chip address `chip` (at most 3 levels each: outer levels become moves).
+void add_moves(const Box& b, std::int64_t chip, Onchip mem, bool store, bool widen, std::vector<Move>& out) {
+  if (b.dims.size() <= 3) {
+    Move m;
+    m.store = store;
+    m.mem = mem;
+    m.dram = b.dram;
+    m.chip = chip;
+    m.dims = b.dims;
+    if (m.dims.empty()) m.dims.push_back({1, 1, 1});
+    m.widen = widen;
+    out.push_back(m);
+    return;
+  }
+  Box inner = b;
+  const MoveDim outer = inner.dims.back();
+  inner.dims.pop_back();
+  for (std::int64_t i = 0; i < outer.count; ++i) {
+    inner.dram = b.dram + i * outer.dram_stride;
+    add_moves(inner, chip + i * outer.chip_stride, mem, store, widen, out);
+  }
+}
+
+std::int64_t align_up(std::int64_t x, std::int64_t a) { return (x + a - 1) / a * a; }
+
+// Buffers of one part in one memory: each starts on a scratchpad word.
+class Placer {
+ public:
+  Placer(const OnchipMap& map, Onchip m, int half) : map_(map), m_(m) {
+    begin_ = map.base[int(m)] + half * map.half(m);
+    next_ = begin_;
+  }
+  std::int64_t place(std::int64_t size) {
+    const std::int64_t at = next_;
+    next_ = align_up(next_ + size, map_.word_elements[int(m_)]);
+    return at;
+  }
+  bool fits() const { return next_ - begin_ <= map_.half(m_); }
+
+ private:
+  const OnchipMap& map_;
+  Onchip m_;
+  std::int64_t begin_ = 0, next_ = 0;
+};
+
+// The region holding DRAM element a: the program's, or a partial-sum buffer of the streamed program.
+const isa::Region* region_at(const isa::Program& prog, const std::vector<isa::Region>& extra, std::int64_t a) {
+  for (const auto* list : {&prog.regions, &extra})
+    for (const isa::Region& r : *list)
+      if (a >= r.base && a < r.base + r.stored_size()) return &r;
+  return nullptr;
+}
+
+long long move_bytes(const isa::Program& prog, const std::vector<isa::Region>& extra, const std::vector<Move>& moves) {
+  long long bytes = 0;
+  for (const Move& m : moves) {
+    const isa::Region* r = region_at(prog, extra, m.dram);
+    bytes += m.elements() * (((r ? r->bits : 8) + 7) / 8);
+  }
+  return bytes;
+}
+
+// A part of a Gemm: batch items [b0, b0+nb), vectors [m0, m0+nm), tiles [n0, n0+nn), reduction
+// chunks [k0, k0+nk). A part that does not end the reduction writes its partial sums (raw_out) to
+// the Gemm's psum buffer ([batch][m_total][n_total] psum codes in DRAM); one that does not start it
+// continues from them (AccInit::kPartial).
+struct GemmPartSpec {
+  int b0 = 0, nb = 1, m0 = 0, nm = 1, n0 = 0, nn = 1, k0 = 0, nk = 1;
+};
+
+struct Built {
+  Part part;
+  bool fits = true;
+};
+
+Built build_gemm_part(const isa::Program& prog, const OnchipMap& map, const AccelConfig& cfg, const isa::Gemm& g,
+                      std::int64_t psum_base, int half, const GemmPartSpec& ps) {
+  const int R = cfg.array.rows, C = cfg.array.cols;
+  const auto [b0, nb, m0, nm, n0, nn, k0, nk] = ps;
+  const bool first_k = k0 == 0, last_k = k0 + nk == g.k_chunks;
+  Built out;
+  isa::Gemm p = g;
+  p.batch = nb;
+  p.m_total = nm;
+  p.m_block = std::min(g.m_block, nm);
+  p.n_tiles = nn;
+  p.k_chunks = nk;
+  p.r_total = std::min(g.r_total - k0 * R, nk * R);
+  const int o_lo = n0 * C, o_hi = std::min((n0 + nn) * C, g.n_total);
+  p.n_total = o_hi - o_lo;
+  Placer data(map, Onchip::kData, half), weight(map, Onchip::kWeight, half), acc(map, Onchip::kAcc, half);
+
+  // Tiles (b, k, n) of the part's ranges.
+  {
+    const isa::TileSource& t = g.tile;
+    const int rows = t.diag_groups > 1 ? R / t.diag_groups : R;
+    const Box b = make_box(t.base + b0 * t.s_b + std::int64_t(k0) * t.s_k + n0 * t.s_n,
+                           {{nb, t.s_b}, {nk, t.s_k}, {nn, t.s_n}, {rows, t.s_r}, {C, t.s_c}});
+    const std::int64_t at = weight.place(b.size());
+    add_moves(b, at, Onchip::kWeight, false, false, out.part.loads);
+    p.tile = {at, b.chip_stride(nb, t.s_b), b.chip_stride(nk, t.s_k), b.chip_stride(nn, t.s_n),
+              b.chip_stride(rows, t.s_r), b.chip_stride(C, t.s_c), t.diag_groups};
+  }
+  // Data vectors.
+  {
+    const isa::DataSource& d = g.data;
+    if (d.kind == isa::DataSource::Kind::kConv) {
+      // Whole output rows (stream_gemm's m_unit): the part reads the band of input rows its windows
+      // cover; with padding the part is the whole map. Reduction parts are whole channels (k_unit).
+      const bool whole = (m0 == 0 && nm == g.m_total);
+      if (!whole && (d.padding != 0 || m0 % d.out_w != 0 || nm % d.out_w != 0))
+        throw std::logic_error("stream: conv part not on whole output rows");
+      const int window = d.kernel_h * d.kernel_w;
+      if ((k0 * R) % window != 0 || (!last_k && (nk * R) % window != 0))
+        throw std::logic_error("stream: conv reduction part not on whole channels");
+      const int c0 = k0 * R / window, nc = last_k ? d.channels - c0 : nk * R / window;
+      const int y0 = m0 / d.out_w, ny = nm / d.out_w;
+      const int band = whole ? d.height : (ny - 1) * d.stride + d.kernel_h;
+      const std::int64_t plane = std::int64_t(d.height) * d.width;
+      const Box b = make_box(d.base + b0 * d.s_b + c0 * plane + (whole ? 0 : std::int64_t(y0) * d.stride * d.width),
+                             {{d.width, 1}, {band, d.width}, {nc, plane}, {nb, d.s_b}});
+      const std::int64_t at = data.place(b.size());
+      add_moves(b, at, Onchip::kData, false, false, out.part.loads);
+      p.data.base = at;
+      p.data.s_b = b.chip_stride(nb, d.s_b);
+      p.data.height = band;
+      p.data.channels = nc;
+      if (nc > 1 && b.chip_stride(nc, plane) != std::int64_t(band) * d.width)
+        throw std::logic_error("stream: conv band layout");
+    } else {
+      const Box b = make_box(d.base + b0 * d.s_b + m0 * d.s_m + std::int64_t(k0) * d.s_k,
+                             {{nb, d.s_b}, {nm, d.s_m}, {nk, d.s_k}, {R, d.s_r}});
+      const std::int64_t at = data.place(b.size());
+      add_moves(b, at, Onchip::kData, false, false, out.part.loads);
+      p.data.base = at;
+      p.data.s_b = b.chip_stride(nb, d.s_b);
+      p.data.s_m = b.chip_stride(nm, d.s_m);
+      p.data.s_k = b.chip_stride(nk, d.s_k);
+      p.data.s_r = b.chip_stride(R, d.s_r);
+    }
+  }
+  // The part's window of the psum buffer: [b][m][o].
+  const auto psum_box = [&] {
+    const std::int64_t sm = g.n_total, sb = std::int64_t(g.m_total) * g.n_total;
+    return make_box(psum_base + b0 * sb + m0 * sm + o_lo, {{nb, sb}, {nm, sm}, {o_hi - o_lo, 1}});
+  };
+  // Accumulator init.
+  if (!first_k) {
+    const Box b = psum_box();
+    const std::int64_t at = acc.place(b.size());
+    add_moves(b, at, Onchip::kAcc, false, false, out.part.loads);
+    p.init = {isa::AccInit::Kind::kPartial, at, b.chip_stride(nb, std::int64_t(g.m_total) * g.n_total),
+              b.chip_stride(nm, g.n_total), 0, b.chip_stride(o_hi - o_lo, 1)};
+  } else if (g.init.kind == isa::AccInit::Kind::kPerColumn) {
+    const Box b = make_box(g.init.base + o_lo, {{o_hi - o_lo, 1}});
+    const std::int64_t at = acc.place(b.size());
+    add_moves(b, at, Onchip::kAcc, false, false, out.part.loads);
+    p.init.base = at;
+  } else if (g.init.kind == isa::AccInit::Kind::kPerOutput) {
+    const Box b = make_box(g.init.base + b0 * g.init.s_b + m0 * g.init.s_m, {{nb, g.init.s_b}, {nm, g.init.s_m}});
+    const std::int64_t at = acc.place(b.size());
+    const isa::Region* r = region_at(prog, {}, b.dram);
+    add_moves(b, at, Onchip::kAcc, false, !r || r->bits <= 8, out.part.loads);
+    p.init.base = at;
+    p.init.s_b = b.chip_stride(nb, g.init.s_b);
+    p.init.s_m = b.chip_stride(nm, g.init.s_m);
+  } else if (g.init.kind == isa::AccInit::Kind::kPartial) {
+    throw std::logic_error("stream: the flat program has no partial-sum init");
+  }
+  // Outputs: partial sums into the acc memory, or the reduced outputs into the data memory.
+  if (!last_k) {
+    const Box b = psum_box();
+    const std::int64_t at = acc.place(b.size());
+    add_moves(b, at, Onchip::kAcc, true, false, out.part.stores);
+    p.raw_out = true;
+    p.out = {at, b.chip_stride(nb, std::int64_t(g.m_total) * g.n_total), b.chip_stride(nm, g.n_total),
+             b.chip_stride(o_hi - o_lo, 1), 0, 1, 0};
+  } else {
+    const isa::OutTarget& o = g.out;
+    std::vector<Axis> axes = {{nb, o.s_b}, {nm, o.s_m}};
+    std::int64_t base = o.base + b0 * o.s_b + m0 * o.s_m;
+    std::int64_t written = std::int64_t(nb) * nm;
+    std::int64_t o1_n = 1, o2_n = 1;
+    if (o.select_mod == 0) {
+      if (o.o_div == 1) {
+        o1_n = o_hi - o_lo;
+        axes.push_back({o1_n, o.s_o1});
+        base += std::int64_t(o_lo) * o.s_o1;
+      } else {
+        if (o_lo % o.o_div != 0) throw std::logic_error("stream: output part not aligned to o_div");
+        o1_n = (o_hi - o_lo + o.o_div - 1) / o.o_div;
+        o2_n = std::min(o.o_div, o_hi - o_lo);
+        axes.push_back({o1_n, o.s_o1});
+        axes.push_back({o2_n, o.s_o2});
+        base += std::int64_t(o_lo / o.o_div) * o.s_o1;
+      }
+      written *= (o_hi - o_lo);
+    }
+    const Box b = make_box(base, axes);
+    const std::int64_t at = data.place(b.size());
+    // A box the part does not write completely is loaded first (read-modify-write), so the store
+    // returns the elements it did not write unchanged.
+    if (b.size() != written) add_moves(b, at, Onchip::kData, false, false, out.part.loads);
+    add_moves(b, at, Onchip::kData, true, false, out.part.stores);
+    p.out.base = at;
+    p.out.s_b = b.chip_stride(nb, o.s_b);
+    p.out.s_m = b.chip_stride(nm, o.s_m);
+    p.out.s_o1 = b.chip_stride(o1_n, o.s_o1);
+    p.out.s_o2 = b.chip_stride(o2_n, o.s_o2);
+  }
+  out.part.op = p;
+  out.part.half = half;
+  out.fits = data.fits() && weight.fits() && acc.fits();
+  return out;
+}
+
+std::vector<int> sizes_upto(int total, int unit) {
+  std::vector<int> s;
+  for (long long n = unit; n < total; n *= 2) s.push_back(int(n));
+  s.push_back(total);
+  return s;
+}
+
+// The part as the engine times it: a split reduction's raw outputs and partial-sum init cost what
+// the reduced outputs and a bias would (one write per output, one init read per column).
+isa::Instr timing_view(const isa::Gemm& g) {
+  isa::Gemm t = g;
+  t.raw_out = false;
+  if (t.init.kind == isa::AccInit::Kind::kPartial) t.init = {isa::AccInit::Kind::kPerColumn, t.init.base, 0, 0, 0, 0};
+  return t;
+}
+
+void stream_gemm(const AccelConfig& cfg, const isa::Program& prog, const OnchipMap& map, std::size_t index,
+                 const isa::Gemm& g, StreamedProgram& sp) {
+  const int R = cfg.array.rows, C = cfg.array.cols;
+  const bool conv = g.data.kind == isa::DataSource::Kind::kConv;
+  // Vectors per part: whole output rows for convolutions (padding 0 only), multiples of select_mod.
+  int m_unit = 1;
+  if (conv) m_unit = g.data.padding == 0 ? g.data.out_w : g.m_total;
+  if (g.out.select_mod > 0) m_unit = std::lcm(m_unit, g.out.select_mod);
+  m_unit = std::min(m_unit, g.m_total);
+  // Reduction chunks per part: whole input channels for convolutions; block-diagonal tiles are not split.
+  int k_unit = 1;
+  if (conv) k_unit = g.data.kernel_h * g.data.kernel_w / std::gcd(R, g.data.kernel_h * g.data.kernel_w);
+  if (g.tile.diag_groups > 1) k_unit = g.k_chunks;
+  k_unit = std::min(k_unit, g.k_chunks);
+  std::vector<int> n_sizes;
+  for (int nn = 1; nn <= g.n_tiles; ++nn) {
+    if (nn < g.n_tiles && g.out.select_mod > 0) continue;
+    if (nn < g.n_tiles && (nn * C) % g.out.o_div != 0) continue;
+    n_sizes.push_back(nn);
+  }
+  // The psum buffer of a split reduction, after everything else in DRAM.
+  const std::int64_t psum_base = sp.dram_size;
+  const isa::EngineTimingShape shape{cfg.array.rows, cfg.array.cols, cfg.array.pe_pipeline, cfg.widths.act};
+  const double bytes_per_cycle = cfg.offchip.bus_bits / 8.0;
+  const isa::Region psum_region{g.name + ".psum", psum_base,
+                                {std::size_t(g.batch), std::size_t(g.m_total), std::size_t(g.n_total)}, cfg.widths.psum};
+  bool found = false;
+  double best_time = 0;
+  long long best_bytes = 0;
+  GemmPartSpec best;
+  // Whole reductions first: a split one costs the partial sums' round trips through DRAM.
+  for (const bool split_k : {false, true}) {
+    if (found || (split_k && k_unit >= g.k_chunks)) break;
+    for (int nk : split_k ? sizes_upto(g.k_chunks, k_unit) : std::vector<int>{g.k_chunks})
+      for (int nb : sizes_upto(g.batch, 1))
+        for (int nm : sizes_upto(g.m_total, m_unit))
+          for (int nn : n_sizes) {
+            if (split_k && nk == g.k_chunks) continue;
+            // The largest part of each kind: a middle reduction part (raw outputs, partial init) and
+            // the last one; both must fit.
+            long long bytes = 0;
+            double cycles = 0;
+            bool ok = true;
+            const int k_parts = (g.k_chunks + nk - 1) / nk;
+            const long long outer = (long long)((g.batch + nb - 1) / nb) * ((g.m_total + nm - 1) / nm) *
+                                    ((g.n_tiles + nn - 1) / nn);
+            // Representative parts: k_parts 1: the one; 2: both; more: a middle one (partial init and
+            // raw outputs: the largest footprint) for all but the last, and the last.
+            std::vector<std::pair<int, long long>> reps = {{0, 1}};
+            if (k_parts == 2) reps = {{0, 1}, {1, 1}};
+            if (k_parts > 2) reps = {{1, k_parts - 1}, {k_parts - 1, 1}};
+            for (const auto& [kp, count] : reps) {
+              const int k0 = kp * nk;
+              const Built b = build_gemm_part(prog, map, cfg, g, psum_base, 0,
+                                              {0, nb, 0, nm, 0, nn, k0, std::min(nk, g.k_chunks - k0)});
+              isa::EngineTiming t;
+              if (!b.fits || !isa::instr_timing(timing_view(std::get<isa::Gemm>(b.part.op)), shape, &t)) {
+                ok = false;
+                break;
+              }
+              const std::vector<isa::Region> extra = {psum_region};
+              bytes += count * (move_bytes(prog, extra, b.part.loads) + move_bytes(prog, extra, b.part.stores));
+              // The sequencer needs words + 2 cycles per descriptor (isa::program_cycles).
+              cycles += double(count) * double(std::max<long long>(t.cycles, isa::engine_descriptor_words() + 2));
+            }
+            if (!ok) continue;
+            bytes *= outer;
+            const double time = std::max(double(outer) * cycles, double(bytes) / bytes_per_cycle);
+            if (!found || time < best_time || (time == best_time && bytes < best_bytes)) {
+              found = true;
+              best_time = time;
+              best_bytes = bytes;
+              best = {0, nb, 0, nm, 0, nn, 0, nk};
+            }
+          }
+  }
+  if (!found)
+    throw StreamError(fmt::format(
+        "{}: no part fits the on-chip memories (half of each per part: {} data, {} weight, {} acc elements), "
+        "not even 1 batch item x {} vectors x 1 output tile x {} reduction chunks",
+        g.name, map.half(Onchip::kData), map.half(Onchip::kWeight), map.half(Onchip::kAcc), m_unit, k_unit));
+  if (best.nk < g.k_chunks) {
+    sp.scratch.push_back(psum_region);
+    sp.dram_size += psum_region.stored_size();
+  }
+  for (int b0 = 0; b0 < g.batch; b0 += best.nb)
+    for (int m0 = 0; m0 < g.m_total; m0 += best.nm)
+      for (int n0 = 0; n0 < g.n_tiles; n0 += best.nn)
+        for (int k0 = 0; k0 < g.k_chunks; k0 += best.nk) {
+          const int half = int(sp.parts.size() % 2);
+          Built b = build_gemm_part(prog, map, cfg, g, psum_base, half,
+                                    {b0, std::min(best.nb, g.batch - b0), m0, std::min(best.nm, g.m_total - m0), n0,
+                                     std::min(best.nn, g.n_tiles - n0), k0, std::min(best.nk, g.k_chunks - k0)});
+          b.part.instr = index;
+          sp.parts.push_back(std::move(b.part));
+        }
+}
+
+// Activate and Fill: ranges of vectors (elements), as many as fit.
+void stream_activate(const OnchipMap& map, std::size_t index, const isa::Activate& a, StreamedProgram& sp) {
+  const auto build = [&](int half, int v0, int nv, Part& part) {
+    Placer data(map, Onchip::kData, half);
+    isa::Activate p = a;
+    p.count = nv;
+    const Box in = make_box(a.in_base + v0 * a.in_s_v, {{nv, a.in_s_v}, {a.n, a.in_s_e}});
+    const std::int64_t in_at = data.place(in.size());
+    add_moves(in, in_at, Onchip::kData, false, false, part.loads);
+    p.in_base = in_at;
+    p.in_s_v = in.chip_stride(nv, a.in_s_v);
+    p.in_s_e = in.chip_stride(a.n, a.in_s_e);
+    const bool norm = a.func == isa::Activate::Func::kNorm;
+    const Box out = make_box(a.out_base + v0 * a.out_s_v, {{nv, a.out_s_v}, {norm ? 1 : a.n, a.out_s_e}});
+    const std::int64_t out_at = data.place(out.size());
+    if (out.size() != std::int64_t(nv) * (norm ? 1 : a.n)) add_moves(out, out_at, Onchip::kData, false, false, part.loads);
+    add_moves(out, out_at, Onchip::kData, true, false, part.stores);
+    p.out_base = out_at;
+    p.out_s_v = out.chip_stride(nv, a.out_s_v);
+    p.out_s_e = out.chip_stride(norm ? 1 : a.n, a.out_s_e);
+    part.op = p;
+    part.half = half;
+    return data.fits();
+  };
+  int nv = a.count;
+  for (;;) {
+    Part probe;
+    if (build(0, 0, nv, probe)) break;
+    if (nv == 1) throw StreamError(fmt::format("{}: one vector does not fit half of the data memory", a.name));
+    nv = (nv + 1) / 2;
+  }
+  for (int v0 = 0; v0 < a.count; v0 += nv) {
+    Part part;
+    part.instr = index;
+    build(int(sp.parts.size() % 2), v0, std::min(nv, a.count - v0), part);
+    sp.parts.push_back(std::move(part));
+  }
+}
+
+void stream_fill(const OnchipMap& map, std::size_t index, const isa::Fill& f, StreamedProgram& sp) {
+  // Elements per part: the box of ne elements at stride s spans (ne - 1) * s + 1.
+  const std::int64_t half = map.half(Onchip::kData);
+  const std::int64_t per_part = f.stride <= 0 ? f.count : std::max<std::int64_t>(1, (half - 1) / f.stride + 1);
+  for (std::int64_t e0 = 0; e0 < f.count; e0 += per_part) {
+    const std::int64_t ne = std::min(per_part, f.count - e0);
+    Part part;
+    part.instr = index;
+    part.half = int(sp.parts.size() % 2);
+    Placer data(map, Onchip::kData, part.half);
+    isa::Fill p = f;
+    const Box b = make_box(f.base + e0 * f.stride, {{ne, f.stride}});
+    const std::int64_t at = data.place(b.size());
+    if (b.size() != ne) add_moves(b, at, Onchip::kData, false, false, part.loads);
+    add_moves(b, at, Onchip::kData, true, false, part.stores);
+    if (!data.fits()) throw StreamError(fmt::format("{}: a fill part does not fit half of the data memory", f.name));
+    p.base = at;
+    p.count = ne;
+    p.stride = b.chip_stride(ne, f.stride);
+    if (f.period > 0) {  // the table restarts at the part's first element
+      p.table.clear();
+      for (int i = 0; i < f.period; ++i) p.table.push_back(f.table[std::size_t((e0 + i) % f.period)]);
+    }
+    part.op = p;
+    sp.parts.push_back(std::move(part));
+  }
+}
+
+}  // namespace
+
+StreamedProgram stream_program(const AccelConfig& cfg, const isa::Program& prog) {
+  StreamedProgram sp;
+  sp.map = OnchipMap::from_config(cfg);
+  sp.dram_size = prog.size;
+  for (std::size_t i = 0; i < prog.instrs.size(); ++i) {
+    const isa::Instr& in = prog.instrs[i];
+    if (const auto* g = std::get_if<isa::Gemm>(&in)) stream_gemm(cfg, prog, sp.map, i, *g, sp);
+    else if (const auto* a = std::get_if<isa::Activate>(&in)) stream_activate(sp.map, i, *a, sp);
+    else if (const auto* f = std::get_if<isa::Fill>(&in)) stream_fill(sp.map, i, *f, sp);
+  }
+  return sp;
+}
+
+StreamStats stream_stats(const isa::Program& prog, const StreamedProgram& sp) {
+  StreamStats st;
+  st.parts = (long long)sp.parts.size();
+  for (const Part& p : sp.parts) {
+    st.loads += (long long)p.loads.size();
+    st.stores += (long long)p.stores.size();
+    for (const Move& m : p.loads) {
+      st.load_elements += m.elements();
+      if (m.mem == Onchip::kData) {
+        for (const Move& s : p.stores)
+          if (s.chip == m.chip) st.rmw_loads += 1;
+      }
+    }
+    for (const Move& m : p.stores) st.store_elements += m.elements();
+    st.dram_read_bytes += move_bytes(prog, sp.scratch, p.loads);
+    st.dram_write_bytes += move_bytes(prog, sp.scratch, p.stores);
+  }
+  return st;
+}
+
+StreamTiming stream_timing(const AccelConfig& cfg, const isa::Program& prog, const StreamedProgram& sp) {
+  const isa::EngineTimingShape shape{cfg.array.rows, cfg.array.cols, cfg.array.pe_pipeline, cfg.widths.act};
+  const double bytes_per_cycle = cfg.offchip.bus_bits / 8.0;
+  const long long fetch = isa::engine_descriptor_words() + 2;
+  const std::size_t n = sp.parts.size();
+  std::vector<long long> load(n), store(n), eng(n);
+  StreamTiming t;
+  for (std::size_t i = 0; i < n; ++i) {
+    const Part& p = sp.parts[i];
+    load[i] = (long long)std::ceil(double(move_bytes(prog, sp.scratch, p.loads)) / bytes_per_cycle);
+    store[i] = (long long)std::ceil(double(move_bytes(prog, sp.scratch, p.stores)) / bytes_per_cycle);
+    isa::EngineTiming et;
+    const isa::Instr view = std::holds_alternative<isa::Gemm>(p.op) ? timing_view(std::get<isa::Gemm>(p.op)) : p.op;
+    if (!isa::instr_timing(view, shape, &et)) throw StreamError(fmt::format("part {}: the engine cannot time it", i));
+    eng[i] = et.cycles;
+    t.engine_cycles += et.cycles;
+  }
+  if (n == 0) return t;
+  t.cycles = load[0] + store[n - 1];
+  for (std::size_t i = 0; i < n; ++i) {
+    const long long dma = (i + 1 < n ? load[i + 1] : 0) + (i > 0 ? store[i - 1] : 0);
+    const long long compute = std::max(eng[i], fetch);
+    t.cycles += std::max(compute, dma);
+    t.dma_bound_parts += dma > compute;
+  }
+  return t;
+}
+
+namespace {
+
+// Visits every element of a move: (DRAM address, chip address).
+template <typename F>
+void for_each_element(const Move& m, F f) {
+  std::vector<MoveDim> d = m.dims;
+  while (d.size() < 3) d.push_back({1, 0, 0});
+  for (std::int64_t i2 = 0; i2 < d[2].count; ++i2)
+    for (std::int64_t i1 = 0; i1 < d[1].count; ++i1)
+      for (std::int64_t i0 = 0; i0 < d[0].count; ++i0)
+        f(m.dram + i0 * d[0].dram_stride + i1 * d[1].dram_stride + i2 * d[2].dram_stride,
+          m.chip + i0 * d[0].chip_stride + i1 * d[1].chip_stride + i2 * d[2].chip_stride);
+}
+
+}  // namespace
+
+StreamStats execute_streamed(const AccelConfig& cfg, const isa::Program& prog, const StreamedProgram& sp,
+                             std::vector<std::int32_t>& dram) {
+  const OnchipMap& map = sp.map;
+  if (std::int64_t(dram.size()) < sp.dram_size) dram.resize(std::size_t(sp.dram_size), 0);
+  std::vector<std::int32_t> chip(std::size_t(map.size()), 0);
+  std::vector<std::uint8_t> defined(std::size_t(map.size()), 0);
+  const isa::ActTables tables(fx::ActParams::from_config(cfg));
+  const isa::GemmShape shape{cfg.array.rows, cfg.array.cols, cfg.widths.psum, cfg.widths.act};
+  for (std::size_t pi = 0; pi < sp.parts.size(); ++pi) {
+    const Part& part = sp.parts[pi];
+    const std::string where =
+        fmt::format("part {} ({} of instruction {})", pi, isa::instr_name(part.op), part.instr);
+    // The part's half of memory m.
+    const auto in_half = [&](std::int64_t a, Onchip* mem) {
+      for (int m = 0; m < 3; ++m) {
+        const std::int64_t lo = map.base[m] + part.half * map.half(Onchip(m));
+        if (a >= lo && a < lo + map.half(Onchip(m))) {
+          if (mem) *mem = Onchip(m);
+          return true;
+        }
+      }
+      return false;
+    };
+    // Everything outside the part's buffers is undefined for it: a read of data left by an earlier
+    // part would pass here and fail in RTL, where another part's moves may have overwritten it.
+    std::fill(defined.begin(), defined.end(), 0);
+    for (const Move& m : part.loads)
+      for_each_element(m, [&](std::int64_t d, std::int64_t c) {
+        Onchip mem;
+        if (!in_half(c, &mem) || mem != m.mem)
+          throw StreamError(fmt::format("{}: load to on-chip {} outside its half of {}", where, c, to_string(m.mem)));
+        chip[std::size_t(c)] = (d >= 0 && d < std::int64_t(dram.size())) ? dram[std::size_t(d)] : 0;
+        defined[std::size_t(c)] = 1;
+      });
+    const auto read = [&](std::int64_t a) -> std::int64_t {
+      if (!in_half(a, nullptr) || !defined[std::size_t(a)])
+        throw StreamError(fmt::format("{}: engine read of on-chip element {} that no move of the part loaded", where, a));
+      return chip[std::size_t(a)];
+    };
+    const auto write = [&](std::int64_t a, std::int64_t v) {
+      Onchip mem;
+      const bool raw = std::holds_alternative<isa::Gemm>(part.op) && std::get<isa::Gemm>(part.op).raw_out;
+      if (!in_half(a, &mem) || mem != (raw ? Onchip::kAcc : Onchip::kData))
+        throw StreamError(fmt::format("{}: engine write to on-chip element {} outside its half of the {} memory", where,
+                                      a, raw ? "acc" : "data"));
+      chip[std::size_t(a)] = std::int32_t(v);
+      defined[std::size_t(a)] = 1;
+    };
+    if (const auto* g = std::get_if<isa::Gemm>(&part.op)) isa::run_gemm_reference(*g, shape, read, write);
+    else if (const auto* a = std::get_if<isa::Activate>(&part.op)) isa::run_activate_reference(*a, tables, read, write);
+    else if (const auto* f = std::get_if<isa::Fill>(&part.op)) isa::run_fill_reference(*f, write);
+    for (const Move& m : part.stores)
+      for_each_element(m, [&](std::int64_t d, std::int64_t c) {
+        if (!defined[std::size_t(c)])
+          throw StreamError(fmt::format("{}: store of on-chip element {} that the part never wrote or loaded", where, c));
+        if (d < 0 || d >= std::int64_t(dram.size()))
+          throw StreamError(fmt::format("{}: store to DRAM element {} outside the image", where, d));
+        dram[std::size_t(d)] = chip[std::size_t(c)];
+      });
+  }
+  return stream_stats(prog, sp);
+}
+
+}  // namespace capsgen

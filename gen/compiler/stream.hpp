@@ -1,0 +1,109 @@
+// Streaming a program through the scratchpad (docs/memory-system.md): the flat program addresses one
+// memory that holds the whole network; on the accelerator that memory is off-chip DRAM and the
+// engine sees only the on-chip memories. stream_program() splits every instruction into parts whose
+// operands fit half of each on-chip memory (the other half belongs to the part being loaded or
+// stored), rebases each part's addresses to the on-chip element space, and adds the DMA moves that
+// bring its inputs and take its outputs. execute_streamed() runs the result on a DRAM image and
+// bounded on-chip memories, so the split is checked in C++ before any RTL runs it.
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "config/accel_config.hpp"
+#include "isa/program.hpp"
+
+namespace capsgen {
+
+// The on-chip memories the engine's ports reach (SEP, docs/memory-system.md section 2).
+enum class Onchip { kData = 0, kWeight = 1, kAcc = 2 };
+const char* to_string(Onchip m);
+
+// The on-chip element space: memory m holds elements [base[m], base[m] + elements[m]); data and
+// weight memories one code per byte, the acc memory one psum code per 32-bit lane.
+struct OnchipMap {
+  std::int64_t base[3] = {0, 0, 0};
+  std::int64_t elements[3] = {0, 0, 0};
+  int word_elements[3] = {1, 1, 1};  // elements per scratchpad word
+  std::int64_t half(Onchip m) const { return elements[int(m)] / 2; }
+  std::int64_t size() const { return base[2] + elements[2]; }
+  // Throws StreamError for an organization other than SEP.
+  static OnchipMap from_config(const AccelConfig& cfg);
+};
+
+// One level of a DMA move: count elements, DRAM stride and on-chip stride in elements.
+struct MoveDim {
+  std::int64_t count = 1, dram_stride = 0, chip_stride = 0;
+};
+
+// A DMA descriptor in element units (the RTL's DMA moves words; docs/memory-system.md).
+struct Move {
+  bool store = false;   // false: DRAM -> on-chip, true: on-chip -> DRAM
+  Onchip mem = Onchip::kData;
+  std::int64_t dram = 0;  // element address in the flat image
+  std::int64_t chip = 0;  // element address in the on-chip space
+  std::vector<MoveDim> dims;  // innermost first, at most 3 (the DMA's levels)
+  bool widen = false;     // 8-bit codes into 32-bit acc lanes (per-output accumulator init)
+  std::int64_t elements() const;
+};
+
+// One part: an instruction of the flat program restricted to a sub-range and rebased on chip.
+struct Part {
+  std::size_t instr = 0;  // index of the flat instruction
+  int half = 0;           // which half of every memory its buffers use
+  isa::Instr op;
+  std::vector<Move> loads, stores;
+};
+
+struct StreamedProgram {
+  OnchipMap map;
+  std::vector<Part> parts;
+  // DRAM beyond the flat program's image: the partial-sum buffers of split reductions.
+  std::vector<isa::Region> scratch;
+  std::int64_t dram_size = 0;  // elements, >= the program's size
+};
+
+class StreamError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Throws StreamError naming the instruction when no split of it fits the on-chip memories (for
+// example a Gemm whose tiles of one output tile over all reduction chunks exceed half of the weight
+// memory: that needs reduction parts with spilled partial sums, not built yet).
+StreamedProgram stream_program(const AccelConfig& cfg, const isa::Program& prog);
+
+struct StreamStats {
+  long long parts = 0, loads = 0, stores = 0;
+  long long load_elements = 0, store_elements = 0;
+  long long dram_read_bytes = 0, dram_write_bytes = 0;  // by the regions' code widths
+  long long rmw_loads = 0;  // loads of output buffers that a part writes only partly
+};
+
+// Runs the streamed program: `dram` is the flat image (one int32 per element), grown to
+// sp.dram_size for the partial-sum buffers; the on-chip memories
+// are bounded by `sp.map`. Throws StreamError when an engine access falls outside the memory its
+// port reaches, outside its part's half, or reads an element no move or write of the part defined,
+// and when a store would write an element the part never defined.
+StreamStats execute_streamed(const AccelConfig& cfg, const isa::Program& prog, const StreamedProgram& sp,
+                             std::vector<std::int32_t>& dram);
+
+// Static statistics of the streamed program (moves and DRAM bytes), without running it.
+StreamStats stream_stats(const isa::Program& prog, const StreamedProgram& sp);
+
+// Modelled time of the streamed program with double buffering: the loads of part p+1 and the stores
+// of part p-1 run while part p computes, so
+//   cycles = load(0) + sum_p max(engine(p) + fetch, load(p+1) + store(p-1)) + store(last)
+// with engine(p) the engine's cycle model (isa::engine_timing; a split reduction's parts timed as
+// ordinary Gemms) and a move costing its bytes at the off-chip port's width (offchip.bus_bits per
+// cycle, no latency: an upper bound on speed; the DRAM may be slower, docs/accelerator.md section 6).
+struct StreamTiming {
+  long long cycles = 0;
+  long long engine_cycles = 0;  // sum of engine(p)
+  long long dma_bound_parts = 0;  // parts whose moves take longer than their compute
+};
+StreamTiming stream_timing(const AccelConfig& cfg, const isa::Program& prog, const StreamedProgram& sp);
+
+}  // namespace capsgen
