@@ -218,6 +218,7 @@ class PmuBench {
       const long long off = rng_.uniform(0, pi_.wps - 1);
       tb::put(m_->p0_en_i, b, 1, en);
       tb::put(m_->p0_we_i, b, 1, rng_.chance(50));
+      tb::put(m_->p0_be_i, b * (pi_.width / 8), pi_.width / 8, ~std::uint64_t{0});  // whole words
       tb::put(m_->p0_addr_i, b * aw_, aw_, (static_cast<std::uint64_t>(s) << pi_.ob) | static_cast<std::uint64_t>(off));
       for (int c = 0; c * 32 < pi_.width; ++c)
         tb::put(m_->p0_wdata_i, b * pi_.width + c * 32, std::min(32, pi_.width - c * 32), rng_.next());

@@ -84,7 +84,7 @@ struct SpmConfig {
 // Ports of a Verilated memory model, reached by port index at run time.
 template <class M>
 struct PortIo {
-  std::function<void(int b, bool en, bool we, std::uint64_t addr, const std::uint32_t* wdata)> drive;
+  std::function<void(int b, bool en, bool we, std::uint64_t be, std::uint64_t addr, const std::uint32_t* wdata)> drive;
   std::function<bool(int b)> rvalid;
   std::function<void(int b, std::uint32_t* rdata)> rdata;
 };
@@ -107,6 +107,11 @@ PortIo<M> make_port(M& m, int banks, int aw, int w) {
     else if constexpr (K == 1) return m.p1_addr_i;
     else return m.p2_addr_i;
   }();
+  auto& bep = [&m]() -> auto& {
+    if constexpr (K == 0) return m.p0_be_i;
+    else if constexpr (K == 1) return m.p1_be_i;
+    else return m.p2_be_i;
+  }();
   auto& wd = [&m]() -> auto& {
     if constexpr (K == 0) return m.p0_wdata_i;
     else if constexpr (K == 1) return m.p1_wdata_i;
@@ -126,11 +131,14 @@ PortIo<M> make_port(M& m, int banks, int aw, int w) {
   auto *enp = &en, *wep = &we;
   auto* addrp = &addr;
   auto* wdp = &wd;
+  auto* bepp = &bep;
   auto* rvp = &rv;
   auto* rdp = &rd;
-  io.drive = [enp, wep, addrp, wdp, aw, w](int b, bool e, bool wr, std::uint64_t a, const std::uint32_t* data) {
+  io.drive = [enp, wep, bepp, addrp, wdp, aw, w](int b, bool e, bool wr, std::uint64_t be, std::uint64_t a,
+                                                 const std::uint32_t* data) {
     tb::put(*enp, b, 1, e);
     tb::put(*wep, b, 1, wr);
+    tb::put(*bepp, b * (w / 8), w / 8, be);
     tb::put(*addrp, b * aw, aw, a);
     for (int c = 0; c * 32 < w; ++c) tb::put(*wdp, b * w + c * 32, std::min(32, w - c * 32), data[c]);
   };
@@ -188,7 +196,8 @@ class MemBench {
     if (neg_sleep_ + neg_addr_ + neg_conflict_ > 0)
       report_.check(sim_.cycle(), "err_sticky_o after the negative phase", 1, sticky());
     sim_.finish();
-    if (reads_checked_ == 0 || writes_ == 0) report_.fail(sim_.cycle(), "no reads or writes checked");
+    if (reads_checked_ == 0 || writes_ == 0 || partial_writes_ == 0)
+      report_.fail(sim_.cycle(), "no reads, writes or partial (byte-enable) writes checked");
     if (cfg_.power_gating && (sleeps_ == 0 || lost_detected_ == 0 || neg_sleep_ == 0))
       report_.fail(sim_.cycle(), "stimulus missed sleep cycles, lost-data reads or sleeping-sector accesses");
     if (!pow2_ && neg_addr_ == 0) report_.fail(sim_.cycle(), "stimulus missed out-of-range word offsets");
@@ -196,10 +205,10 @@ class MemBench {
     char extra[320];
     std::snprintf(extra, sizeof extra,
                   "%s: %d bank(s) x %d sector(s) x %lld words x %d bits, %d port(s), wakeup %d; %llu cycles, %lld reads "
-                  "checked, %lld writes, %lld sleeps, %lld lost-data reads caught, refused: %lld sleeping, %lld offset, "
+                  "checked, %lld writes (%lld partial), %lld sleeps, %lld lost-data reads caught, refused: %lld sleeping, %lld offset, "
                   "%lld conflicts",
                   mi_.name.c_str(), B_, SC_, mi_.wps, W_, P_, cfg_.wakeup, static_cast<unsigned long long>(sim_.cycle()),
-                  reads_checked_, writes_, sleeps_, lost_detected_, neg_sleep_, neg_addr_, neg_conflict_);
+                  reads_checked_, writes_, partial_writes_, sleeps_, lost_detected_, neg_sleep_, neg_addr_, neg_conflict_);
     return report_.summary(extra);
   }
 
@@ -210,6 +219,7 @@ class MemBench {
     int sector = 0;
     long long off = 0;
     std::vector<std::uint32_t> data;
+    std::uint64_t be = ~std::uint64_t{0};  // byte lanes written (partial writes only to defined words)
   };
   struct ReadCheck {
     int b = 0, k = 0;
@@ -305,7 +315,7 @@ class MemBench {
     for (int k = 0; k < P_; ++k)
       for (int b = 0; b < B_; ++b) {
         const Access& a = acc[static_cast<std::size_t>(b)][static_cast<std::size_t>(k)];
-        ports_[static_cast<std::size_t>(k)].drive(b, a.en, a.we, addr_of(a.sector, a.off),
+        ports_[static_cast<std::size_t>(k)].drive(b, a.en, a.we, a.be, addr_of(a.sector, a.off),
                                                   a.data.empty() ? zero_.data() : a.data.data());
       }
     if constexpr (requires { m_->sleep_req_i; }) {
@@ -347,7 +357,13 @@ class MemBench {
         for (std::size_t j = i + 1; j < writes.size(); ++j)
           if (writes[i].first == writes[j].first) exp_err_conflict_ = 1;
       for (const auto& [wi, a] : writes) {
-        std::copy(a->data.begin(), a->data.end(), shadow_.begin() + static_cast<std::ptrdiff_t>(wi * NC_));
+        for (int byte = 0; byte < W_ / 8; ++byte) {  // the enabled byte lanes only
+          if (!((a->be >> byte) & 1)) continue;
+          std::uint32_t& dst = shadow_[wi * NC_ + static_cast<std::size_t>(byte / 4)];
+          const std::uint32_t m = 0xffu << (8 * (byte % 4));
+          dst = (dst & ~m) | (a->data[static_cast<std::size_t>(byte / 4)] & m);
+        }
+        if (a->be != ~std::uint64_t{0}) ++partial_writes_;
         valid_[wi] = 1;
         ++writes_;
       }
@@ -437,6 +453,9 @@ class MemBench {
         }
         a.en = true;
         if (a.we) a.data = random_word();
+        // Partial writes (byte enables) to words that are defined, so the kept lanes are checked.
+        if (phase_ != Phase::kNegative && a.we && valid_[word_index(b, a.sector, a.off)] && rng_.chance(30))
+          a.be = rng_.next() & tb::mask64(W_ / 8);
         if (phase_ == Phase::kNegative && !a.we && a.off < mi_.wps && usable &&
             !valid_[word_index(b, a.sector, a.off)]) {
           // Reading undefined words is not what this phase tests: turn it into a write.
@@ -563,7 +582,7 @@ class MemBench {
   std::vector<ReadCheck> reads_;
   std::vector<std::uint32_t> zero_ = std::vector<std::uint32_t>(8, 0u);
   long long exp_err_sleep_ = 0, exp_err_addr_ = 0, exp_err_conflict_ = 0, exp_sticky_ = 0;
-  long long reads_checked_ = 0, writes_ = 0, sleeps_ = 0, lost_detected_ = 0;
+  long long reads_checked_ = 0, writes_ = 0, partial_writes_ = 0, sleeps_ = 0, lost_detected_ = 0;
   long long neg_sleep_ = 0, neg_addr_ = 0, neg_conflict_ = 0;
 };
 

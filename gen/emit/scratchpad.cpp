@@ -66,13 +66,14 @@ Module build_spm_ram(int ports) {
                        ports == 1 ? "" : "Same-cycle writes to one word: the highest port wins. A read sees the word\n"
                                          "before the writes of its cycle.\n",
                        ports <= 2 ? "" : " only for up to 2 ports (this one becomes LUT RAM/registers)"));
-  m.parameter("Width", "64", "word bits").parameter("Depth", "256", "words").parameter("AddrWidth", "8", "address bits");
+  m.parameter("Width", "64", "word bits (a multiple of 8)").parameter("Depth", "256", "words").parameter("AddrWidth", "8", "address bits");
   m.input("clk_i", "1", "clock");
   m.input("sleep_i", "1", "the sector's sleep request: power-switch control for SRAM macros (unused here)");
   for (int k = 0; k < ports; ++k) {
     const std::string p = fmt::format("p{}_", k);
     m.input(p + "en_i", "1", fmt::format("port {} access", k))
         .input(p + "we_i", "1", "write (1) or read (0)")
+        .input(p + "be_i", "Width/8", "write: byte lanes written (bit j: bits [8j +: 8]); the others keep their value")
         .input(p + "addr_i", "AddrWidth", "word address (< Depth)")
         .input(p + "wdata_i", "Width", "write data")
         .output(p + "rdata_o", "Width", "read data, one cycle after a read");
@@ -82,14 +83,21 @@ Module build_spm_ram(int ports) {
   m.lint_on("UNUSEDSIGNAL");
   m.memory("mem", "Width", "Depth", "the words");
   for (int k = 0; k < ports; ++k) m.reg(fmt::format("p{}_rdata_q", k), "Width");
+  m.integer("lane", "byte lane of a write");
   m.blank();
   m.assign("unused_sleep", "sleep_i");
+  // A write stores the byte lanes whose enable is set (SRAM macros: bit/byte write masks; FPGA block
+  // RAM: byte enables).
+  auto write = [](int k) {
+    return for_("lane", "Width/8",
+                {if_(fmt::format("p{}_be_i[lane]", k),
+                     {nb(fmt::format("mem[p{0}_addr_i][lane*8 +: 8]", k), fmt::format("p{}_wdata_i[lane*8 +: 8]", k))})});
+  };
   Stmts body;
   if (ports == 1) {
-    body.push_back(if_("p0_en_i", {if_("p0_we_i", {nb("mem[p0_addr_i]", "p0_wdata_i")}, {nb("p0_rdata_q", "mem[p0_addr_i]")})}));
+    body.push_back(if_("p0_en_i", {if_("p0_we_i", {write(0)}, {nb("p0_rdata_q", "mem[p0_addr_i]")})}));
   } else {
-    for (int k = 0; k < ports; ++k)
-      body.push_back(if_(fmt::format("p{0}_en_i & p{0}_we_i", k), {nb(fmt::format("mem[p{}_addr_i]", k), fmt::format("p{}_wdata_i", k))}));
+    for (int k = 0; k < ports; ++k) body.push_back(if_(fmt::format("p{0}_en_i & p{0}_we_i", k), {write(k)}));
     for (int k = 0; k < ports; ++k)
       body.push_back(if_(fmt::format("p{0}_en_i & ~p{0}_we_i", k), {nb(fmt::format("p{}_rdata_q", k), fmt::format("mem[p{}_addr_i]", k))}));
   }
@@ -132,6 +140,8 @@ Module build_spm_memory(const SpmGeometry& g) {
     m.input(p + "en_i", str(B), "per bank: access this cycle")
         .input(p + "we_i", str(B), "per bank: write (1) or read (0)")
         .input(p + "addr_i", str(B * AW), fmt::format("per bank: {{sector, word}} address, bits [b*{} +: {}]", AW, AW))
+        .input(p + "be_i", str(B * W / 8),
+               fmt::format("per bank: byte lanes a write stores, bits [b*{} +: {}] (all ones: the whole word)", W / 8, W / 8))
         .input(p + "wdata_i", str(B * W), fmt::format("per bank: write data, bits [b*{} +: {}]", W, W))
         .output(p + "rdata_o", str(B * W), "per bank: read data of the previous cycle's read")
         .output(p + "rvalid_o", str(B), "per bank: rdata holds a read (also a refused one, as 0)");
@@ -256,6 +266,7 @@ Module build_spm_memory(const SpmGeometry& g) {
         const std::string sel = SB > 0 ? fmt::format(" & ({}sec == {})", n, lit(SB, s)) : "";
         r.connect(p + "en_i", n + "ok" + sel);
         r.connect(p + "we_i", n + "we");
+        r.connect(p + "be_i", expr_slice(p + "be_i", b, str(W / 8)));
         r.connect(p + "addr_i", n + "off");
         r.connect(p + "wdata_i", expr_slice(p + "wdata_i", b, str(W)));
         r.connect(p + "rdata_o", fmt::format("b{}_s{}_p{}_rdata", b, s, k));

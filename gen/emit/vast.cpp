@@ -66,6 +66,11 @@ void print_stmt(std::string& out, const Stmt& s, int depth) {
       out += ind + "end\n";
       break;
     }
+    case Stmt::Kind::kFor:
+      out += fmt::format("{0}for ({1} = 0; {1} < {2}; {1} = {1} + 1) begin\n", ind, s.lhs, s.rhs);
+      print_stmts(out, s.then_body, depth + 1);
+      out += ind + "end\n";
+      break;
     case Stmt::Kind::kCase:
       out += fmt::format("{}case ({})\n", ind, s.lhs);
       for (const auto& [label, body] : s.cases) {
@@ -174,6 +179,15 @@ Stmt case_(std::string selector, std::vector<std::pair<std::string, Stmts>> case
   return s;
 }
 
+Stmt for_(std::string var, std::string bound, Stmts body) {
+  Stmt s;
+  s.kind = Stmt::Kind::kFor;
+  s.lhs = std::move(var);
+  s.rhs = std::move(bound);
+  s.then_body = std::move(body);
+  return s;
+}
+
 Stmt stmt_comment(std::string text) {
   Stmt s;
   s.kind = Stmt::Kind::kComment;
@@ -243,6 +257,13 @@ void Module::memory(std::string name, std::string width, std::string depth, std:
   items_.emplace_back(ItemNet{true, false, std::move(name), std::move(width), std::move(comment), std::move(depth)});
 }
 
+void Module::integer(std::string name, std::string comment) {
+  check_signal(name);
+  ItemNet n{true, false, std::move(name), "32", std::move(comment), ""};
+  n.is_integer = true;
+  items_.emplace_back(std::move(n));
+}
+
 void Module::assign(std::string lhs, std::string rhs) { items_.emplace_back(ItemAssign{std::move(lhs), std::move(rhs)}); }
 
 void Module::always_ff(Stmts body) { items_.emplace_back(ItemAlways{ItemAlways::Kind::kFlop, {}, std::move(body)}); }
@@ -302,7 +323,9 @@ std::string print_module(const Module& m) {
           } else if constexpr (std::is_same_v<T, ItemLocalparam>) {
             out += fmt::format("  localparam integer {} = {};{}\n", it.name, it.value, trailing_comment(it.comment));
           } else if constexpr (std::is_same_v<T, ItemNet>) {
-            if (it.depth.empty()) {
+            if (it.is_integer) {
+              out += fmt::format("  integer {};{}\n", it.name, trailing_comment(it.comment));
+            } else if (it.depth.empty()) {
               out += fmt::format("  {} {};{}\n", net_type(it.is_reg, it.is_signed, it.width), it.name,
                                  trailing_comment(it.comment));
             } else {

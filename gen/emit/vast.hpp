@@ -44,11 +44,12 @@ struct Stmt;
 using Stmts = std::vector<Stmt>;
 
 struct Stmt {
-  enum class Kind { kNonBlocking, kBlocking, kIf, kCase, kComment };
+  enum class Kind { kNonBlocking, kBlocking, kIf, kCase, kComment, kFor };
   Kind kind = Kind::kComment;
-  std::string lhs;   // assignment target; for kIf/kCase the condition/selector; for kComment the text
-  std::string rhs;   // assignment value
-  Stmts then_body;   // kIf
+  std::string lhs;   // assignment target; for kIf/kCase the condition/selector; for kComment the text;
+                     // for kFor the loop variable (an `integer` item)
+  std::string rhs;   // assignment value; for kFor the bound (the loop runs var = 0 .. rhs-1)
+  Stmts then_body;   // kIf; kFor: the loop body
   Stmts else_body;   // kIf (empty: no else)
   std::vector<std::pair<std::string, Stmts>> cases;  // kCase: label ("default" allowed) -> body
 };
@@ -58,6 +59,8 @@ Stmt blk(std::string lhs, std::string rhs);      // lhs = rhs;
 Stmt if_(std::string cond, Stmts then_body, Stmts else_body = {});
 Stmt case_(std::string selector, std::vector<std::pair<std::string, Stmts>> cases);
 Stmt stmt_comment(std::string text);
+// for (var = 0; var < bound; var = var + 1) begin body end; `var` must be declared with Module::integer.
+Stmt for_(std::string var, std::string bound, Stmts body);
 
 // ---- Module items ------------------------------------------------------------------------------
 
@@ -105,6 +108,7 @@ struct ItemNet {
   bool is_signed = false;
   std::string name, width, comment;
   std::string depth;  // non-empty: a memory `reg [W-1:0] name [0:depth-1]`
+  bool is_integer = false;  // `integer name;` (a loop variable)
 };
 struct ItemAssign {
   std::string lhs, rhs;
@@ -146,6 +150,7 @@ class Module {
   void wire(std::string name, std::string width, std::string comment = "", bool is_signed = false);
   void reg(std::string name, std::string width, std::string comment = "", bool is_signed = false);
   void memory(std::string name, std::string width, std::string depth, std::string comment = "");
+  void integer(std::string name, std::string comment = "");  // a loop variable for for_()
   void assign(std::string lhs, std::string rhs);
   void always_ff(Stmts body);                          // always @(posedge clk_i), no reset
   void always_ff_reset(Stmts reset_body, Stmts body);  // async active-low rst_ni

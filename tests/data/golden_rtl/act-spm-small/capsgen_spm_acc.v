@@ -20,6 +20,7 @@ module capsgen_spm_acc (
   input  wire [1:0] p0_en_i,  // per bank: access this cycle
   input  wire [1:0] p0_we_i,  // per bank: write (1) or read (0)
   input  wire [13:0] p0_addr_i,  // per bank: {sector, word} address, bits [b*7 +: 7]
+  input  wire [7:0] p0_be_i,  // per bank: byte lanes a write stores, bits [b*4 +: 4] (all ones: the whole word)
   input  wire [63:0] p0_wdata_i,  // per bank: write data, bits [b*32 +: 32]
   output wire [63:0] p0_rdata_o,  // per bank: read data of the previous cycle's read
   output wire [1:0] p0_rvalid_o,  // per bank: rdata holds a read (also a refused one, as 0)
@@ -92,6 +93,7 @@ module capsgen_spm_acc (
     .sleep_i(sleep_req_i),
     .p0_en_i(b0_p0_ok),
     .p0_we_i(b0_p0_we),
+    .p0_be_i(p0_be_i[3:0]),
     .p0_addr_i(b0_p0_off),
     .p0_wdata_i(p0_wdata_i[31:0]),
     .p0_rdata_o(b0_s0_p0_rdata)
@@ -115,6 +117,7 @@ module capsgen_spm_acc (
     .sleep_i(sleep_req_i),
     .p0_en_i(b1_p0_ok),
     .p0_we_i(b1_p0_we),
+    .p0_be_i(p0_be_i[7:4]),
     .p0_addr_i(b1_p0_off),
     .p0_wdata_i(p0_wdata_i[63:32]),
     .p0_rdata_o(b1_s0_p0_rdata)

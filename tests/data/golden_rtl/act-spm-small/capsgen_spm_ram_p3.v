@@ -11,7 +11,7 @@
 // behavioral model ignores it: the memory that instantiates it models the wake-up time and
 // blocks accesses to sleeping sectors.
 module capsgen_spm_ram_p3 #(
-  parameter integer Width = 64,  // word bits
+  parameter integer Width = 64,  // word bits (a multiple of 8)
   parameter integer Depth = 256,  // words
   parameter integer AddrWidth = 8  // address bits
 ) (
@@ -19,16 +19,19 @@ module capsgen_spm_ram_p3 #(
   input  wire sleep_i,  // the sector's sleep request: power-switch control for SRAM macros (unused here)
   input  wire p0_en_i,  // port 0 access
   input  wire p0_we_i,  // write (1) or read (0)
+  input  wire [(Width/8)-1:0] p0_be_i,  // write: byte lanes written (bit j: bits [8j +: 8]); the others keep their value
   input  wire [AddrWidth-1:0] p0_addr_i,  // word address (< Depth)
   input  wire [Width-1:0] p0_wdata_i,  // write data
   output wire [Width-1:0] p0_rdata_o,  // read data, one cycle after a read
   input  wire p1_en_i,  // port 1 access
   input  wire p1_we_i,  // write (1) or read (0)
+  input  wire [(Width/8)-1:0] p1_be_i,  // write: byte lanes written (bit j: bits [8j +: 8]); the others keep their value
   input  wire [AddrWidth-1:0] p1_addr_i,  // word address (< Depth)
   input  wire [Width-1:0] p1_wdata_i,  // write data
   output wire [Width-1:0] p1_rdata_o,  // read data, one cycle after a read
   input  wire p2_en_i,  // port 2 access
   input  wire p2_we_i,  // write (1) or read (0)
+  input  wire [(Width/8)-1:0] p2_be_i,  // write: byte lanes written (bit j: bits [8j +: 8]); the others keep their value
   input  wire [AddrWidth-1:0] p2_addr_i,  // word address (< Depth)
   input  wire [Width-1:0] p2_wdata_i,  // write data
   output wire [Width-1:0] p2_rdata_o  // read data, one cycle after a read
@@ -41,17 +44,30 @@ module capsgen_spm_ram_p3 #(
   reg [Width-1:0] p0_rdata_q;
   reg [Width-1:0] p1_rdata_q;
   reg [Width-1:0] p2_rdata_q;
+  integer lane;  // byte lane of a write
 
   assign unused_sleep = sleep_i;
   always @(posedge clk_i) begin
     if (p0_en_i & p0_we_i) begin
-      mem[p0_addr_i] <= p0_wdata_i;
+      for (lane = 0; lane < Width/8; lane = lane + 1) begin
+        if (p0_be_i[lane]) begin
+          mem[p0_addr_i][lane*8 +: 8] <= p0_wdata_i[lane*8 +: 8];
+        end
+      end
     end
     if (p1_en_i & p1_we_i) begin
-      mem[p1_addr_i] <= p1_wdata_i;
+      for (lane = 0; lane < Width/8; lane = lane + 1) begin
+        if (p1_be_i[lane]) begin
+          mem[p1_addr_i][lane*8 +: 8] <= p1_wdata_i[lane*8 +: 8];
+        end
+      end
     end
     if (p2_en_i & p2_we_i) begin
-      mem[p2_addr_i] <= p2_wdata_i;
+      for (lane = 0; lane < Width/8; lane = lane + 1) begin
+        if (p2_be_i[lane]) begin
+          mem[p2_addr_i][lane*8 +: 8] <= p2_wdata_i[lane*8 +: 8];
+        end
+      end
     end
     if (p0_en_i & ~p0_we_i) begin
       p0_rdata_q <= mem[p0_addr_i];

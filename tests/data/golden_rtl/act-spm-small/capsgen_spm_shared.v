@@ -20,18 +20,21 @@ module capsgen_spm_shared (
   input  wire [1:0] p0_en_i,  // per bank: access this cycle
   input  wire [1:0] p0_we_i,  // per bank: write (1) or read (0)
   input  wire [17:0] p0_addr_i,  // per bank: {sector, word} address, bits [b*9 +: 9]
+  input  wire [7:0] p0_be_i,  // per bank: byte lanes a write stores, bits [b*4 +: 4] (all ones: the whole word)
   input  wire [63:0] p0_wdata_i,  // per bank: write data, bits [b*32 +: 32]
   output wire [63:0] p0_rdata_o,  // per bank: read data of the previous cycle's read
   output wire [1:0] p0_rvalid_o,  // per bank: rdata holds a read (also a refused one, as 0)
   input  wire [1:0] p1_en_i,  // per bank: access this cycle
   input  wire [1:0] p1_we_i,  // per bank: write (1) or read (0)
   input  wire [17:0] p1_addr_i,  // per bank: {sector, word} address, bits [b*9 +: 9]
+  input  wire [7:0] p1_be_i,  // per bank: byte lanes a write stores, bits [b*4 +: 4] (all ones: the whole word)
   input  wire [63:0] p1_wdata_i,  // per bank: write data, bits [b*32 +: 32]
   output wire [63:0] p1_rdata_o,  // per bank: read data of the previous cycle's read
   output wire [1:0] p1_rvalid_o,  // per bank: rdata holds a read (also a refused one, as 0)
   input  wire [1:0] p2_en_i,  // per bank: access this cycle
   input  wire [1:0] p2_we_i,  // per bank: write (1) or read (0)
   input  wire [17:0] p2_addr_i,  // per bank: {sector, word} address, bits [b*9 +: 9]
+  input  wire [7:0] p2_be_i,  // per bank: byte lanes a write stores, bits [b*4 +: 4] (all ones: the whole word)
   input  wire [63:0] p2_wdata_i,  // per bank: write data, bits [b*32 +: 32]
   output wire [63:0] p2_rdata_o,  // per bank: read data of the previous cycle's read
   output wire [1:0] p2_rvalid_o,  // per bank: rdata holds a read (also a refused one, as 0)
@@ -195,16 +198,19 @@ module capsgen_spm_shared (
     .sleep_i(sleep_req_i[0]),
     .p0_en_i(b0_p0_ok & (b0_p0_sec == 1'd0)),
     .p0_we_i(b0_p0_we),
+    .p0_be_i(p0_be_i[3:0]),
     .p0_addr_i(b0_p0_off),
     .p0_wdata_i(p0_wdata_i[31:0]),
     .p0_rdata_o(b0_s0_p0_rdata),
     .p1_en_i(b0_p1_ok & (b0_p1_sec == 1'd0)),
     .p1_we_i(b0_p1_we),
+    .p1_be_i(p1_be_i[3:0]),
     .p1_addr_i(b0_p1_off),
     .p1_wdata_i(p1_wdata_i[31:0]),
     .p1_rdata_o(b0_s0_p1_rdata),
     .p2_en_i(b0_p2_ok & (b0_p2_sec == 1'd0)),
     .p2_we_i(b0_p2_we),
+    .p2_be_i(p2_be_i[3:0]),
     .p2_addr_i(b0_p2_off),
     .p2_wdata_i(p2_wdata_i[31:0]),
     .p2_rdata_o(b0_s0_p2_rdata)
@@ -218,16 +224,19 @@ module capsgen_spm_shared (
     .sleep_i(sleep_req_i[1]),
     .p0_en_i(b0_p0_ok & (b0_p0_sec == 1'd1)),
     .p0_we_i(b0_p0_we),
+    .p0_be_i(p0_be_i[3:0]),
     .p0_addr_i(b0_p0_off),
     .p0_wdata_i(p0_wdata_i[31:0]),
     .p0_rdata_o(b0_s1_p0_rdata),
     .p1_en_i(b0_p1_ok & (b0_p1_sec == 1'd1)),
     .p1_we_i(b0_p1_we),
+    .p1_be_i(p1_be_i[3:0]),
     .p1_addr_i(b0_p1_off),
     .p1_wdata_i(p1_wdata_i[31:0]),
     .p1_rdata_o(b0_s1_p1_rdata),
     .p2_en_i(b0_p2_ok & (b0_p2_sec == 1'd1)),
     .p2_we_i(b0_p2_we),
+    .p2_be_i(p2_be_i[3:0]),
     .p2_addr_i(b0_p2_off),
     .p2_wdata_i(p2_wdata_i[31:0]),
     .p2_rdata_o(b0_s1_p2_rdata)
@@ -270,16 +279,19 @@ module capsgen_spm_shared (
     .sleep_i(sleep_req_i[0]),
     .p0_en_i(b1_p0_ok & (b1_p0_sec == 1'd0)),
     .p0_we_i(b1_p0_we),
+    .p0_be_i(p0_be_i[7:4]),
     .p0_addr_i(b1_p0_off),
     .p0_wdata_i(p0_wdata_i[63:32]),
     .p0_rdata_o(b1_s0_p0_rdata),
     .p1_en_i(b1_p1_ok & (b1_p1_sec == 1'd0)),
     .p1_we_i(b1_p1_we),
+    .p1_be_i(p1_be_i[7:4]),
     .p1_addr_i(b1_p1_off),
     .p1_wdata_i(p1_wdata_i[63:32]),
     .p1_rdata_o(b1_s0_p1_rdata),
     .p2_en_i(b1_p2_ok & (b1_p2_sec == 1'd0)),
     .p2_we_i(b1_p2_we),
+    .p2_be_i(p2_be_i[7:4]),
     .p2_addr_i(b1_p2_off),
     .p2_wdata_i(p2_wdata_i[63:32]),
     .p2_rdata_o(b1_s0_p2_rdata)
@@ -293,16 +305,19 @@ module capsgen_spm_shared (
     .sleep_i(sleep_req_i[1]),
     .p0_en_i(b1_p0_ok & (b1_p0_sec == 1'd1)),
     .p0_we_i(b1_p0_we),
+    .p0_be_i(p0_be_i[7:4]),
     .p0_addr_i(b1_p0_off),
     .p0_wdata_i(p0_wdata_i[63:32]),
     .p0_rdata_o(b1_s1_p0_rdata),
     .p1_en_i(b1_p1_ok & (b1_p1_sec == 1'd1)),
     .p1_we_i(b1_p1_we),
+    .p1_be_i(p1_be_i[7:4]),
     .p1_addr_i(b1_p1_off),
     .p1_wdata_i(p1_wdata_i[63:32]),
     .p1_rdata_o(b1_s1_p1_rdata),
     .p2_en_i(b1_p2_ok & (b1_p2_sec == 1'd1)),
     .p2_we_i(b1_p2_we),
+    .p2_be_i(p2_be_i[7:4]),
     .p2_addr_i(b1_p2_off),
     .p2_wdata_i(p2_wdata_i[63:32]),
     .p2_rdata_o(b1_s1_p2_rdata)

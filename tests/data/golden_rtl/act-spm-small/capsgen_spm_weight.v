@@ -20,6 +20,7 @@ module capsgen_spm_weight (
   input  wire p0_en_i,  // per bank: access this cycle
   input  wire p0_we_i,  // per bank: write (1) or read (0)
   input  wire [9:0] p0_addr_i,  // per bank: {sector, word} address, bits [b*10 +: 10]
+  input  wire p0_be_i,  // per bank: byte lanes a write stores, bits [b*1 +: 1] (all ones: the whole word)
   input  wire [7:0] p0_wdata_i,  // per bank: write data, bits [b*8 +: 8]
   output wire [7:0] p0_rdata_o,  // per bank: read data of the previous cycle's read
   output wire p0_rvalid_o,  // per bank: rdata holds a read (also a refused one, as 0)
@@ -83,6 +84,7 @@ module capsgen_spm_weight (
     .sleep_i(sleep_req_i),
     .p0_en_i(b0_p0_ok),
     .p0_we_i(b0_p0_we),
+    .p0_be_i(p0_be_i[0]),
     .p0_addr_i(b0_p0_off),
     .p0_wdata_i(p0_wdata_i[7:0]),
     .p0_rdata_o(b0_s0_p0_rdata)

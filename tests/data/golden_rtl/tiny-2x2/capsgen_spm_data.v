@@ -20,6 +20,7 @@ module capsgen_spm_data (
   input  wire [1:0] p0_en_i,  // per bank: access this cycle
   input  wire [1:0] p0_we_i,  // per bank: write (1) or read (0)
   input  wire [17:0] p0_addr_i,  // per bank: {sector, word} address, bits [b*9 +: 9]
+  input  wire [3:0] p0_be_i,  // per bank: byte lanes a write stores, bits [b*2 +: 2] (all ones: the whole word)
   input  wire [31:0] p0_wdata_i,  // per bank: write data, bits [b*16 +: 16]
   output wire [31:0] p0_rdata_o,  // per bank: read data of the previous cycle's read
   output wire [1:0] p0_rvalid_o,  // per bank: rdata holds a read (also a refused one, as 0)
@@ -111,6 +112,7 @@ module capsgen_spm_data (
     .sleep_i(sleep_req_i[0]),
     .p0_en_i(b0_p0_ok & (b0_p0_sec == 1'd0)),
     .p0_we_i(b0_p0_we),
+    .p0_be_i(p0_be_i[1:0]),
     .p0_addr_i(b0_p0_off),
     .p0_wdata_i(p0_wdata_i[15:0]),
     .p0_rdata_o(b0_s0_p0_rdata)
@@ -124,6 +126,7 @@ module capsgen_spm_data (
     .sleep_i(sleep_req_i[1]),
     .p0_en_i(b0_p0_ok & (b0_p0_sec == 1'd1)),
     .p0_we_i(b0_p0_we),
+    .p0_be_i(p0_be_i[1:0]),
     .p0_addr_i(b0_p0_off),
     .p0_wdata_i(p0_wdata_i[15:0]),
     .p0_rdata_o(b0_s1_p0_rdata)
@@ -148,6 +151,7 @@ module capsgen_spm_data (
     .sleep_i(sleep_req_i[0]),
     .p0_en_i(b1_p0_ok & (b1_p0_sec == 1'd0)),
     .p0_we_i(b1_p0_we),
+    .p0_be_i(p0_be_i[3:2]),
     .p0_addr_i(b1_p0_off),
     .p0_wdata_i(p0_wdata_i[31:16]),
     .p0_rdata_o(b1_s0_p0_rdata)
@@ -161,6 +165,7 @@ module capsgen_spm_data (
     .sleep_i(sleep_req_i[1]),
     .p0_en_i(b1_p0_ok & (b1_p0_sec == 1'd1)),
     .p0_we_i(b1_p0_we),
+    .p0_be_i(p0_be_i[3:2]),
     .p0_addr_i(b1_p0_off),
     .p0_wdata_i(p0_wdata_i[31:16]),
     .p0_rdata_o(b1_s1_p0_rdata)

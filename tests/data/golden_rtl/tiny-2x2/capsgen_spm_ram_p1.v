@@ -9,7 +9,7 @@
 // behavioral model ignores it: the memory that instantiates it models the wake-up time and
 // blocks accesses to sleeping sectors.
 module capsgen_spm_ram_p1 #(
-  parameter integer Width = 64,  // word bits
+  parameter integer Width = 64,  // word bits (a multiple of 8)
   parameter integer Depth = 256,  // words
   parameter integer AddrWidth = 8  // address bits
 ) (
@@ -17,6 +17,7 @@ module capsgen_spm_ram_p1 #(
   input  wire sleep_i,  // the sector's sleep request: power-switch control for SRAM macros (unused here)
   input  wire p0_en_i,  // port 0 access
   input  wire p0_we_i,  // write (1) or read (0)
+  input  wire [(Width/8)-1:0] p0_be_i,  // write: byte lanes written (bit j: bits [8j +: 8]); the others keep their value
   input  wire [AddrWidth-1:0] p0_addr_i,  // word address (< Depth)
   input  wire [Width-1:0] p0_wdata_i,  // write data
   output wire [Width-1:0] p0_rdata_o  // read data, one cycle after a read
@@ -27,12 +28,17 @@ module capsgen_spm_ram_p1 #(
   // verilator lint_on UNUSEDSIGNAL
   reg [Width-1:0] mem [0:Depth-1];  // the words
   reg [Width-1:0] p0_rdata_q;
+  integer lane;  // byte lane of a write
 
   assign unused_sleep = sleep_i;
   always @(posedge clk_i) begin
     if (p0_en_i) begin
       if (p0_we_i) begin
-        mem[p0_addr_i] <= p0_wdata_i;
+        for (lane = 0; lane < Width/8; lane = lane + 1) begin
+          if (p0_be_i[lane]) begin
+            mem[p0_addr_i][lane*8 +: 8] <= p0_wdata_i[lane*8 +: 8];
+          end
+        end
       end else begin
         p0_rdata_q <= mem[p0_addr_i];
       end

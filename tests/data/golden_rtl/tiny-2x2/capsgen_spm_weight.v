@@ -20,6 +20,7 @@ module capsgen_spm_weight (
   input  wire [1:0] p0_en_i,  // per bank: access this cycle
   input  wire [1:0] p0_we_i,  // per bank: write (1) or read (0)
   input  wire [19:0] p0_addr_i,  // per bank: {sector, word} address, bits [b*10 +: 10]
+  input  wire [3:0] p0_be_i,  // per bank: byte lanes a write stores, bits [b*2 +: 2] (all ones: the whole word)
   input  wire [31:0] p0_wdata_i,  // per bank: write data, bits [b*16 +: 16]
   output wire [31:0] p0_rdata_o,  // per bank: read data of the previous cycle's read
   output wire [1:0] p0_rvalid_o,  // per bank: rdata holds a read (also a refused one, as 0)
@@ -139,6 +140,7 @@ module capsgen_spm_weight (
     .sleep_i(sleep_req_i[0]),
     .p0_en_i(b0_p0_ok & (b0_p0_sec == 2'd0)),
     .p0_we_i(b0_p0_we),
+    .p0_be_i(p0_be_i[1:0]),
     .p0_addr_i(b0_p0_off),
     .p0_wdata_i(p0_wdata_i[15:0]),
     .p0_rdata_o(b0_s0_p0_rdata)
@@ -152,6 +154,7 @@ module capsgen_spm_weight (
     .sleep_i(sleep_req_i[1]),
     .p0_en_i(b0_p0_ok & (b0_p0_sec == 2'd1)),
     .p0_we_i(b0_p0_we),
+    .p0_be_i(p0_be_i[1:0]),
     .p0_addr_i(b0_p0_off),
     .p0_wdata_i(p0_wdata_i[15:0]),
     .p0_rdata_o(b0_s1_p0_rdata)
@@ -165,6 +168,7 @@ module capsgen_spm_weight (
     .sleep_i(sleep_req_i[2]),
     .p0_en_i(b0_p0_ok & (b0_p0_sec == 2'd2)),
     .p0_we_i(b0_p0_we),
+    .p0_be_i(p0_be_i[1:0]),
     .p0_addr_i(b0_p0_off),
     .p0_wdata_i(p0_wdata_i[15:0]),
     .p0_rdata_o(b0_s2_p0_rdata)
@@ -178,6 +182,7 @@ module capsgen_spm_weight (
     .sleep_i(sleep_req_i[3]),
     .p0_en_i(b0_p0_ok & (b0_p0_sec == 2'd3)),
     .p0_we_i(b0_p0_we),
+    .p0_be_i(p0_be_i[1:0]),
     .p0_addr_i(b0_p0_off),
     .p0_wdata_i(p0_wdata_i[15:0]),
     .p0_rdata_o(b0_s3_p0_rdata)
@@ -202,6 +207,7 @@ module capsgen_spm_weight (
     .sleep_i(sleep_req_i[0]),
     .p0_en_i(b1_p0_ok & (b1_p0_sec == 2'd0)),
     .p0_we_i(b1_p0_we),
+    .p0_be_i(p0_be_i[3:2]),
     .p0_addr_i(b1_p0_off),
     .p0_wdata_i(p0_wdata_i[31:16]),
     .p0_rdata_o(b1_s0_p0_rdata)
@@ -215,6 +221,7 @@ module capsgen_spm_weight (
     .sleep_i(sleep_req_i[1]),
     .p0_en_i(b1_p0_ok & (b1_p0_sec == 2'd1)),
     .p0_we_i(b1_p0_we),
+    .p0_be_i(p0_be_i[3:2]),
     .p0_addr_i(b1_p0_off),
     .p0_wdata_i(p0_wdata_i[31:16]),
     .p0_rdata_o(b1_s1_p0_rdata)
@@ -228,6 +235,7 @@ module capsgen_spm_weight (
     .sleep_i(sleep_req_i[2]),
     .p0_en_i(b1_p0_ok & (b1_p0_sec == 2'd2)),
     .p0_we_i(b1_p0_we),
+    .p0_be_i(p0_be_i[3:2]),
     .p0_addr_i(b1_p0_off),
     .p0_wdata_i(p0_wdata_i[31:16]),
     .p0_rdata_o(b1_s2_p0_rdata)
@@ -241,6 +249,7 @@ module capsgen_spm_weight (
     .sleep_i(sleep_req_i[3]),
     .p0_en_i(b1_p0_ok & (b1_p0_sec == 2'd3)),
     .p0_we_i(b1_p0_we),
+    .p0_be_i(p0_be_i[3:2]),
     .p0_addr_i(b1_p0_off),
     .p0_wdata_i(p0_wdata_i[31:16]),
     .p0_rdata_o(b1_s3_p0_rdata)
