@@ -220,10 +220,11 @@ Built build_gemm_part(const isa::Program& prog, const OnchipMap& map, const Acce
       const bool whole = (m0 == 0 && nm == g.m_total);
       if (!whole && (d.padding != 0 || m0 % d.out_w != 0 || nm % d.out_w != 0))
         throw std::logic_error("stream: conv part not on whole output rows");
+      // The part's reduction indices [R0, R1) cover channels [c0, c1); r_offset starts it inside c0.
       const int window = d.kernel_h * d.kernel_w;
-      if ((k0 * R) % window != 0 || (!last_k && (nk * R) % window != 0))
-        throw std::logic_error("stream: conv reduction part not on whole channels");
-      const int c0 = k0 * R / window, nc = last_k ? d.channels - c0 : nk * R / window;
+      const int R0 = d.r_offset + k0 * R, R1 = d.r_offset + std::min(g.r_total, (k0 + nk) * R);
+      const int c0 = R0 / window, nc = (R1 + window - 1) / window - c0;
+      p.data.r_offset = R0 - c0 * window;
       const int y0 = m0 / d.out_w, ny = nm / d.out_w;
       const int band = whole ? d.height : (ny - 1) * d.stride + d.kernel_h;
       const std::int64_t plane = std::int64_t(d.height) * d.width;
@@ -332,26 +333,28 @@ std::vector<int> sizes_upto(int total, int unit) {
 }
 
 // The part as the engine times it: a split reduction's raw outputs and partial-sum init cost what
-// the reduced outputs and a bias would (one write per output, one init read per column).
+// the reduced outputs and a bias would (one write per output, one init read per column), and a conv
+// reduction offset changes addresses, not cycles.
 isa::Instr timing_view(const isa::Gemm& g) {
   isa::Gemm t = g;
   t.raw_out = false;
+  t.data.r_offset = 0;
   if (t.init.kind == isa::AccInit::Kind::kPartial) t.init = {isa::AccInit::Kind::kPerColumn, t.init.base, 0, 0, 0, 0};
   return t;
 }
 
 void stream_gemm(const AccelConfig& cfg, const isa::Program& prog, const OnchipMap& map, std::size_t index,
                  const isa::Gemm& g, StreamedProgram& sp) {
-  const int R = cfg.array.rows, C = cfg.array.cols;
+  const int C = cfg.array.cols;
   const bool conv = g.data.kind == isa::DataSource::Kind::kConv;
   // Vectors per part: whole output rows for convolutions (padding 0 only), multiples of select_mod.
   int m_unit = 1;
   if (conv) m_unit = g.data.padding == 0 ? g.data.out_w : g.m_total;
   if (g.out.select_mod > 0) m_unit = std::lcm(m_unit, g.out.select_mod);
   m_unit = std::min(m_unit, g.m_total);
-  // Reduction chunks per part: whole input channels for convolutions; block-diagonal tiles are not split.
+  // Reduction chunks per part: any (a conv part may start inside a window: DataSource::r_offset);
+  // block-diagonal tiles are not split.
   int k_unit = 1;
-  if (conv) k_unit = g.data.kernel_h * g.data.kernel_w / std::gcd(R, g.data.kernel_h * g.data.kernel_w);
   if (g.tile.diag_groups > 1) k_unit = g.k_chunks;
   k_unit = std::min(k_unit, g.k_chunks);
   std::vector<int> n_sizes;

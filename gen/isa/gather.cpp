@@ -14,7 +14,8 @@ std::optional<std::int64_t> source_address(const DataSource& d, int r_valid, int
   if (R >= r_valid) return std::nullopt;
   if (d.kind == DataSource::Kind::kAffine)
     return d.base + b * d.s_b + std::int64_t(m) * d.s_m + std::int64_t(k) * d.s_k + std::int64_t(r) * d.s_r;
-  const long long kx = R % d.kernel_w, ky = (R / d.kernel_w) % d.kernel_h, c = R / (std::int64_t(d.kernel_w) * d.kernel_h);
+  const long long Rw = R + d.r_offset;  // index into the whole window
+  const long long kx = Rw % d.kernel_w, ky = (Rw / d.kernel_w) % d.kernel_h, c = Rw / (std::int64_t(d.kernel_w) * d.kernel_h);
   const long long y = m / d.out_w, x = m % d.out_w;
   const long long iy = y * d.stride + ky - d.padding, ix = x * d.stride + kx - d.padding;
   if (iy < 0 || iy >= d.height || ix < 0 || ix >= d.width) return std::nullopt;
@@ -104,6 +105,9 @@ GatherDescriptor encode_gather(const Gemm& g, int rows) {
     e.groups = 1;
     e.group_rows = std::uint16_t(rows);
   }
+  if (e.conv && d.r_offset != 0)
+    throw std::invalid_argument("encode_gather: r_offset (a conv reduction part starting inside the window) is not built "
+                                "in capsgen_gather yet");
   if (e.conv) {
     check_u16(d.height, "height");
     check_u16(d.width, "width");

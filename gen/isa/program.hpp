@@ -28,12 +28,15 @@ struct TileSource {
 // R = k*rows + r, zero when R >= r_total):
 //  - kAffine:   base + b*s_b + m*s_m + k*s_k + r*s_r
 //  - kConv:     im2col of a [channels, height, width] feature map at base + b*s_b: m = y*out_w + x,
-//               R = (c*kernel_h + ky)*kernel_w + kx, zero outside the map (padding).
+//               r_offset + R = (c*kernel_h + ky)*kernel_w + kx, zero outside the map (padding).
+//               r_offset > 0 starts the reduction inside the window: a part of a split reduction
+//               (docs/memory-system.md 3.1).
 struct DataSource {
   enum class Kind { kAffine, kConv };
   Kind kind = Kind::kAffine;
   std::int64_t base = 0, s_b = 0, s_m = 0, s_k = 0, s_r = 0;
   int channels = 0, height = 0, width = 0, kernel_h = 0, kernel_w = 0, stride = 1, padding = 0, out_w = 0;
+  int r_offset = 0;  // kConv
 };
 
 // How each accumulator starts: at zero, at a per-output-column value (bias, psum-width codes at
