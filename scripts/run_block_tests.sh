@@ -3,7 +3,7 @@
 #   1. capsgen generate (a preset, or a seeded random config written to YAML first)
 #   2. verilator --lint-only -Wall on every generated module (must be clean)
 #   3. configure + build the Verilator testbench project tb/ against that RTL
-#   4. run the PE, accumulator, array, activation, scratchpad, DMA, PMU, gather, staging and engine block tests,
+#   4. run the PE, accumulator, array, activation, scratchpad, DMA, PMU, memory-system, gather, staging and engine block tests,
 #      and whole compiled networks on the engine (capsgen compile --dump-engine, tb_blocks engine --program)
 #   5. optionally (--icarus) replay the array and activation tests under Icarus Verilog and compare
 #
@@ -86,7 +86,7 @@ echo "built in $((SECONDS - t0)) s"
 
 # 4. run
 tbx="$work/build/tb_blocks"
-for block in pe accumulator array activation scratchpad dma pmu gather staging engine; do
+for block in pe accumulator array activation scratchpad dma pmu memsys gather staging engine; do
   step "$block (seed $seed)"
   "$tbx" "$block" --rtl "$rtl" --seed "$seed" --scale "$scale"
 done

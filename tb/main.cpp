@@ -1,5 +1,5 @@
 // tb_blocks: all block testbenches in one executable (the Verilator runtime is compiled once).
-//   tb_blocks pe|accumulator|array|activation|scratchpad|dma|pmu|gather|staging|engine --rtl DIR [--seed N] [--trace file.fst] [--scale X] ...
+//   tb_blocks pe|accumulator|array|activation|scratchpad|dma|pmu|memsys|gather|staging|engine --rtl DIR [--seed N] [--trace file.fst] [--scale X] ...
 #include <cstdio>
 #include <cstring>
 #include <exception>
@@ -11,6 +11,7 @@ int activation_tb_main(int argc, char** argv);
 int scratchpad_tb_main(int argc, char** argv);
 int dma_tb_main(int argc, char** argv);
 int pmu_tb_main(int argc, char** argv);
+int memsys_tb_main(int argc, char** argv);
 int gather_tb_main(int argc, char** argv);
 int staging_tb_main(int argc, char** argv);
 int engine_tb_main(int argc, char** argv);
@@ -27,6 +28,7 @@ int main(int argc, char** argv) {
                        {"scratchpad", scratchpad_tb_main},
                        {"dma", dma_tb_main},
                        {"pmu", pmu_tb_main},
+                       {"memsys", memsys_tb_main},
                        {"gather", gather_tb_main},
                        {"staging", staging_tb_main},
                        {"engine", engine_tb_main}};
@@ -41,6 +43,6 @@ int main(int argc, char** argv) {
       }
     }
   }
-  std::fprintf(stderr, "usage: %s pe|accumulator|array|activation|scratchpad|dma|pmu|gather|staging|engine --rtl DIR [--seed N] [--trace file.fst] [--scale X]\n", argv[0]);
+  std::fprintf(stderr, "usage: %s pe|accumulator|array|activation|scratchpad|dma|pmu|memsys|gather|staging|engine --rtl DIR [--seed N] [--trace file.fst] [--scale X]\n", argv[0]);
   return 2;
 }

@@ -8,6 +8,7 @@
 #include "config/accel_config.hpp"
 #include "core/input_error.hpp"
 #include "emit/generate.hpp"
+#include "emit/memsys.hpp"
 #include "emit/random_config.hpp"
 
 namespace capsgen::cli {
@@ -39,6 +40,10 @@ int cmd_generate(const std::vector<std::string>& argv) {
   const AccelConfig cfg = load_accel_config(config_path);
   const auto files = emit::generate_rtl(cfg, out);
   if (!args.has("quiet")) fmt::print("capsgen generate: {} files for '{}' written to {}\n", files.size(), cfg.name, out);
+  if (!args.has("quiet")) {
+    const std::string why = emit::memsys_unsupported_reason(cfg);
+    if (!why.empty()) fmt::print("capsgen generate: note: capsgen_memsys not generated ({}); see memsys.txt\n", why);
+  }
   return 0;
 }
 

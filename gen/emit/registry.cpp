@@ -6,6 +6,7 @@
 #include "emit/dma.hpp"
 #include "emit/engine.hpp"
 #include "emit/gather.hpp"
+#include "emit/memsys.hpp"
 #include "emit/pe.hpp"
 #include "emit/pmu.hpp"
 #include "emit/scratchpad.hpp"
@@ -24,6 +25,7 @@ const std::vector<BlockEmitter>& block_emitters() {
       {"scratchpad", emit_scratchpad},
       {"pmu", emit_pmu},
       {"dma", emit_dma},
+      {"memsys", emit_memsys},
       {"gather", emit_gather},
       {"staging", emit_staging},
       {"engine", emit_engine},

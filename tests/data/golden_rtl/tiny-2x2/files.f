@@ -20,6 +20,7 @@ capsgen_pmu_data.v
 capsgen_pmu_weight.v
 capsgen_pmu_acc.v
 capsgen_dma.v
+capsgen_memsys.v
 capsgen_gather.v
 capsgen_staging_ram.v
 capsgen_staging.v

@@ -1,0 +1,666 @@
+#include "emit/memsys.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "core/input_error.hpp"
+#include "emit/activation.hpp"
+#include "emit/activation_internal.hpp"
+#include "emit/gather.hpp"
+
+namespace capsgen::emit {
+
+using detail::bits;
+using detail::lit;
+using detail::ones;
+using detail::zext;
+
+namespace {
+
+int log2_exact(long long v) {
+  const int k = clog2(v);
+  if ((1LL << k) != v) throw std::logic_error("memsys: not a power of 2");
+  return k;
+}
+
+// The first unsupported property of the preset, as (field, message); empty field: supported.
+std::pair<std::string, std::string> unsupported(const AccelConfig& cfg) {
+  const ScratchpadConfig& s = cfg.scratchpad;
+  if (s.organization != SpmOrganization::Sep)
+    return {"scratchpad.organization",
+            fmt::format("capsgen_memsys supports only the 'sep' organization for now (got '{}'; smp/hy: issue 7)",
+                        to_string(s.organization))};
+  const ActGeometry ag = act_geometry(cfg);
+  const int lane = kMemsysElementLaneBits;
+  if (cfg.widths.data > lane)
+    return {"widths.data", fmt::format("capsgen_memsys stores one data code per {}-bit lane: {} bits do not fit", lane,
+                                       cfg.widths.data)};
+  if (cfg.widths.weight > lane)
+    return {"widths.weight", fmt::format("capsgen_memsys stores one weight code per {}-bit lane: {} bits do not fit",
+                                         lane, cfg.widths.weight)};
+  if (cfg.widths.act > lane)
+    return {"widths.act", fmt::format("capsgen_memsys stores one result code per {}-bit lane: act codes of {} bits do "
+                                      "not fit",
+                                      lane, cfg.widths.act)};
+  if (ag.out_bits > lane)
+    return {"norm.sqrt_out_bits",
+            fmt::format("capsgen_memsys stores one result code per {}-bit lane: the engine's results are "
+                        "max(act, sqrt_out) = {} bits (norm codes of {} bits do not fit)",
+                        lane, ag.out_bits, ag.sqrt_out)};
+  if (cfg.widths.psum > kMemsysPsumLaneBits)
+    return {"widths.psum", fmt::format("capsgen_memsys stores one psum code per {}-bit lane: {} bits do not fit",
+                                       kMemsysPsumLaneBits, cfg.widths.psum)};
+  if (s.acc.width_bits < kMemsysPsumLaneBits)
+    return {"scratchpad.acc.width_bits",
+            fmt::format("capsgen_memsys needs acc words of at least {} bits (one psum code per 32-bit lane), got {}",
+                        kMemsysPsumLaneBits, s.acc.width_bits)};
+  struct Access {
+    const char* port;
+    const char* field;
+    const MemoryConfig* mem;
+    int lane_bits;
+    int n;
+    const char* what;
+  };
+  const Access acc[] = {
+      {"drd (vector read)", "scratchpad.data.banks", &s.data, lane, cfg.array.rows, "array.rows"},
+      {"wr (record write)", "scratchpad.data.banks", &s.data, lane, cfg.array.cols, "array.cols"},
+      {"wrd (tile row)", "scratchpad.weight.banks", &s.weight, lane, cfg.array.cols, "array.cols"},
+      {"brd (bias row)", "scratchpad.acc.banks", &s.acc, kMemsysPsumLaneBits, cfg.array.cols, "array.cols"},
+  };
+  for (const Access& a : acc) {
+    const int lanes = a.mem->width_bits / a.lane_bits;
+    const long long span = memsys_words_spanned(a.n, lanes);
+    if (span > a.mem->banks)
+      return {a.field, fmt::format("capsgen_memsys reads or writes the words of one {} in one cycle: {} = {} consecutive "
+                                   "elements span up to {} words of {} elements, more than the {} bank{} (need at "
+                                   "least {} banks or wider words)",
+                                   a.port, a.what, a.n, span, lanes, a.mem->banks, a.mem->banks == 1 ? "" : "s", span)};
+  }
+  return {"", ""};
+}
+
+// {sector, offset} of bank row `row` (a wire of mm.row_bits bits; unused when row_bits == 0) for
+// the memory's per-bank address port.
+std::string row_to_addr(const MemsysMemory& mm, const std::string& row) {
+  const SpmGeometry& g = mm.g;
+  const int SB = g.sector_bits, OB = g.offset_bits, RB = mm.row_bits, SC = g.mem.sectors;
+  const long long WPS = g.words_per_sector;
+  if (RB == 0) return lit(g.addr_bits, 0);
+  if ((1LL << clog2(WPS)) == WPS) {
+    const int k = clog2(WPS);
+    const std::string off = k > 0 ? bits(row, k - 1, 0) : "1'b0";
+    if (SB == 0) return off;
+    if (k == 0) return fmt::format("{{{}, {}}}", row, off);
+    return fmt::format("{{{}, {}}}", bits(row, RB - 1, k), off);
+  }
+  if (SC == 1) return row;  // RB == OB
+  // Sector = number of sector starts <= row; offset = row - start, exact in OB bits (< WPS).
+  std::string sec, off;
+  for (int s = SC - 1; s >= 1; --s) {
+    const std::string cond = fmt::format("({} >= {})", row, lit(RB, s * WPS));
+    sec += fmt::format("{} ? {} : ", cond, lit(SB, s));
+    off += fmt::format("{} ? {} - {} : ", cond, bits(row, OB - 1, 0), lit(OB, (s * WPS) % (1LL << OB)));
+  }
+  sec += lit(SB, 0);
+  off += bits(row, OB - 1, 0);
+  return fmt::format("{{({}), ({})}}", sec, off);
+}
+
+std::string popcount(const std::string& v, int n, int width) {
+  std::string s;
+  for (int i = 0; i < n; ++i) s += (i ? " + " : "") + zext(n == 1 ? v : fmt::format("{}[{}]", v, i), 1, width);
+  return s;
+}
+
+std::string bit_of(const std::string& v, int i, int n) { return n == 1 ? v : fmt::format("{}[{}]", v, i); }
+
+// Slice i of width w of a `total`-bit vector (the whole name when it has one slice).
+std::string sl(const std::string& v, int i, int w, int total) { return w == total ? v : expr_slice(v, i, str(w)); }
+
+}  // namespace
+
+long long memsys_words_spanned(long long n, int lanes) {
+  if (n <= 1) return 1;
+  return (n + lanes - 2) / lanes + 1;
+}
+
+std::string memsys_unsupported_reason(const AccelConfig& cfg) {
+  const auto [field, msg] = unsupported(cfg);
+  return field.empty() ? "" : field + ": " + msg;
+}
+
+MemsysGeometry memsys_geometry(const AccelConfig& cfg) {
+  const auto [field, msg] = unsupported(cfg);
+  if (!field.empty()) {
+    const auto it = cfg.locations.find(field);
+    throw InputError(cfg.source_path.empty() ? cfg.name : cfg.source_path, it == cfg.locations.end() ? 0 : it->second.line,
+                     it == cfg.locations.end() ? 0 : it->second.column, field, msg);
+  }
+  MemsysGeometry mg;
+  long long elem = 0, word = 0;
+  for (const SpmGeometry& g : spm_memories(cfg)) {
+    MemsysMemory m;
+    m.g = g;
+    m.lane_bits = g.name == "acc" ? kMemsysPsumLaneBits : kMemsysElementLaneBits;
+    m.lanes = g.mem.width_bits / m.lane_bits;
+    m.words = static_cast<long long>(g.mem.banks) * g.mem.sectors * g.words_per_sector;
+    m.elements = m.words * m.lanes;
+    m.elem_base = elem;
+    m.word_base = word;
+    m.lane_log = log2_exact(m.lanes);
+    m.bank_log = log2_exact(g.mem.banks);
+    m.row_bits = clog2(static_cast<long long>(g.mem.sectors) * g.words_per_sector);
+    elem += m.elements;
+    word += m.words;
+    mg.spm_data_bits = std::max(mg.spm_data_bits, g.mem.width_bits);
+    mg.mems.push_back(m);
+  }
+  mg.total_words = word;
+  mg.addr_bits = kGatherAddrBits;
+  mg.spm_addr_bits = std::max(1, clog2(word));
+  if (elem >= (1LL << (mg.addr_bits - 1))) throw std::logic_error("memsys: element space too large");
+  mg.rows = cfg.array.rows;
+  mg.cols = cfg.array.cols;
+  mg.data = cfg.widths.data;
+  mg.weight = cfg.widths.weight;
+  mg.psum = cfg.widths.psum;
+  mg.out_bits = act_geometry(cfg).out_bits;
+  return mg;
+}
+
+namespace {
+MemsysLocation locate(const MemsysMemory& m, int index, long long rel_word, long long lane) {
+  MemsysLocation l;
+  l.memory = index;
+  l.word = rel_word;
+  l.lane = lane;
+  l.bank = rel_word % m.g.mem.banks;
+  l.row = rel_word / m.g.mem.banks;
+  l.sector = l.row / m.g.words_per_sector;
+  l.offset = l.row % m.g.words_per_sector;
+  return l;
+}
+}  // namespace
+
+MemsysLocation memsys_locate_element(const MemsysGeometry& g, long long addr) {
+  for (std::size_t i = 0; i < g.mems.size(); ++i) {
+    const MemsysMemory& m = g.mems[i];
+    if (addr >= m.elem_base && addr < m.elem_base + m.elements) {
+      const long long rel = addr - m.elem_base;
+      return locate(m, static_cast<int>(i), rel / m.lanes, rel % m.lanes);
+    }
+  }
+  return {};
+}
+
+MemsysLocation memsys_locate_word(const MemsysGeometry& g, long long flat_word) {
+  for (std::size_t i = 0; i < g.mems.size(); ++i) {
+    const MemsysMemory& m = g.mems[i];
+    if (flat_word >= m.word_base && flat_word < m.word_base + m.words)
+      return locate(m, static_cast<int>(i), flat_word - m.word_base, 0);
+  }
+  return {};
+}
+
+Module build_memsys(const AccelConfig& cfg) {
+  const MemsysGeometry mg = memsys_geometry(cfg);
+  const int AW = mg.addr_bits, SA = mg.spm_addr_bits, DW = mg.spm_data_bits, KB = kMemsysCounterBits;
+  const int R = mg.rows, C = mg.cols, OB = mg.out_bits;
+  const bool pg = cfg.scratchpad.power_gating;
+  const MemsysMemory& md = mg.mems[0];
+
+  std::string map;
+  for (const MemsysMemory& m : mg.mems)
+    map += fmt::format("  {:<6} elements [{}, {}) ({}-bit lanes, {} per word), DMA words [{}, {}): {} bank{} x {} sector{} x {} "
+                       "words x {} bits\n",
+                       m.g.name, m.elem_base, m.elem_base + m.elements, m.lane_bits, m.lanes, m.word_base,
+                       m.word_base + m.words, m.g.mem.banks, m.g.mem.banks == 1 ? "" : "s", m.g.mem.sectors,
+                       m.g.mem.sectors == 1 ? "" : "s", m.g.words_per_sector, m.g.mem.width_bits);
+  Module m(kMemsysModule,
+           fmt::format(
+               "Memory system, SEP organization (docs/rtl-memsys.md): the data, weight and acc scratchpads\n"
+               "(capsgen_spm_*, one port per bank) behind the compute engine's memory ports and the DMA's SPM port.\n"
+               "Address map (element a of a memory: word (a - base) / E, lane (a - base) % E, bank word % B,\n"
+               "bank row word / B = {{sector, word in sector}}):\n"
+               "{}"
+               "Engine reads (drd -> data, wrd -> weight, brd -> acc) have priority and a fixed latency: data in\n"
+               "the cycle after the enable; a vector/row access reads every bank it spans in one cycle and rotates\n"
+               "lanes. drd: 1 element in lane 0 (the other lanes 0) or {} with drd_vec_i; wrd: {} weight codes;\n"
+               "brd: {} psum codes (the low {} bits of each 32-bit lane). Codes are the low bits of their lanes.\n"
+               "wr -> data: 1 result in lane 0, or with wr_vec_i lane c at wr_addr_i + c where wr_mask_i[c]; result\n"
+               "codes ({} bits) are stored sign-extended to 8 bits with byte-lane write enables. The write happens\n"
+               "in a cycle with wr_en_i & wr_ready_o; wr_ready_o is low exactly when the drd read of the same cycle\n"
+               "uses a bank the write needs (it depends combinationally on drd_* and wr_*).\n"
+               "DMA (spm_*): flat word address = data words, then weight words, then acc words; lowest priority:\n"
+               "spm_gnt_o is low when the engine reads or writes that bank of that memory in the same cycle{}.\n"
+               "Write data: the low bits of spm_wdata_i (all byte lanes); read data zero-extended, in the cycle after\n"
+               "the grant (spm_rvalid_o). An address outside the memories is granted and ignored (a read returns 0).\n"
+               "Out-of-range engine accesses (any element outside the port's memory) are dropped. err_o (sticky,\n"
+               "registered): an out-of-range access or an error flag of a scratchpad (err_sticky_o).\n"
+               "Counters ({} bits, wrap): bank accesses (words) per memory by the engine and by the DMA, writer\n"
+               "and DMA wait cycles, bank accesses per memory and sector.",
+               map, R, C, C, mg.psum, OB,
+               pg ? " or when the word's sector is not usable (its sleep_ack is high)" : "", KB));
+  m.clock_and_reset()
+      .input("drd_en_i", "1", "engine data read (data memory)")
+      .input("drd_vec_i", "1", fmt::format("with drd_en_i: {} consecutive elements (else one)", R))
+      .input("drd_addr_i", str(AW), "element address (the first one of a vector)")
+      .output("drd_data_o", str(R * mg.data), fmt::format("cycle after drd_en_i: element r in [r*{0} +: {0}]", mg.data))
+      .input("wrd_en_i", "1", "engine weight row read (weight memory)")
+      .input("wrd_addr_i", str(AW), "address of the row's first element")
+      .output("wrd_data_o", str(C * mg.weight), fmt::format("cycle after wrd_en_i: {} consecutive weight codes", C))
+      .input("brd_en_i", "1", "engine bias read (acc memory)")
+      .input("brd_addr_i", str(AW), "address of the first psum code")
+      .output("brd_data_o", str(C * mg.psum), fmt::format("cycle after brd_en_i: {} consecutive psum codes", C))
+      .input("wr_en_i", "1", "engine result write (data memory)")
+      .input("wr_vec_i", "1", fmt::format("with wr_en_i: lane c at wr_addr_i + c where wr_mask_i[c] (c < {})", C))
+      .input("wr_mask_i", str(C), "lanes of a wr_vec_i write")
+      .input("wr_addr_i", str(AW), "element address (lane 0's)")
+      .input("wr_data_i", str(C * OB), fmt::format("result codes, lane c in [c*{0} +: {0}]", OB))
+      .output("wr_ready_o", "1", "the write happens in this cycle if wr_en_i (low: a read uses one of its banks)")
+      .input("spm_req_i", "1", "DMA word access")
+      .output("spm_gnt_o", "1", "DMA access accepted this cycle")
+      .input("spm_we_i", "1", "DMA: 1 write, 0 read")
+      .input("spm_addr_i", str(SA), "DMA flat word address (data, weight, acc words)")
+      .input("spm_wdata_i", str(DW), "DMA write word (narrower memories take the low bits)")
+      .output("spm_rvalid_o", "1", "read data of the read granted in the previous cycle")
+      .output("spm_rdata_o", str(DW), "DMA read word (zero-extended)");
+  for (const MemsysMemory& mm : mg.mems) {
+    if (!pg) break;
+    m.input(fmt::format("sleep_req_{}_i", mm.g.name), str(mm.g.mem.sectors), fmt::format("{} memory: per sector 1 = sleep", mm.g.name));
+    m.output(fmt::format("sleep_ack_{}_o", mm.g.name), str(mm.g.mem.sectors),
+             fmt::format("{} memory: per sector 1 = asleep or waking (not usable)", mm.g.name));
+  }
+  for (const MemsysMemory& mm : mg.mems) {
+    const std::string& n = mm.g.name;
+    m.output(fmt::format("cnt_eng_rd_{}_o", n), str(KB), fmt::format("{} memory: bank reads by the engine", n));
+    if (n == "data") m.output("cnt_eng_wr_data_o", str(KB), "data memory: bank writes by the engine");
+    m.output(fmt::format("cnt_dma_rd_{}_o", n), str(KB), fmt::format("{} memory: words read by the DMA", n));
+    m.output(fmt::format("cnt_dma_wr_{}_o", n), str(KB), fmt::format("{} memory: words written by the DMA", n));
+    m.output(fmt::format("cnt_dma_wait_{}_o", n), str(KB), fmt::format("{} memory: cycles with spm_req_i & ~spm_gnt_o", n));
+    m.output(fmt::format("cnt_sector_{}_o", n), str(mm.g.mem.sectors * KB),
+             fmt::format("{} memory: bank accesses (reads + writes, all ports) per sector s in [s*{} +: {}]", n, KB, KB));
+  }
+  m.output("cnt_wr_wait_o", str(KB), "cycles with wr_en_i & ~wr_ready_o");
+  m.output("err_o", "1", "sticky: an out-of-range access or a scratchpad error flag");
+
+  // ---- engine ports ----
+  struct EPort {
+    std::string name;
+    int mem;
+    bool write;
+    int nmax;
+    int out_bits;  // read: element bits on the port
+  };
+  const std::vector<EPort> eports = {
+      {"drd", 0, false, R, mg.data}, {"wr", 0, true, C, OB}, {"wrd", 1, false, C, mg.weight}, {"brd", 2, false, C, mg.psum}};
+  std::string err_range;
+  auto orj = [](std::string& acc, const std::string& t) { acc += (acc.empty() ? "" : " | ") + t; };
+  Stmts rd_body, vec_reset, vec_body;  // read-side registers without / with reset
+  for (const EPort& p : eports) {
+    const MemsysMemory& mm = mg.mems[static_cast<std::size_t>(p.mem)];
+    const int B = mm.g.mem.banks, E = mm.lanes, LB = mm.lane_log, BB = mm.bank_log, RB = mm.row_bits;
+    const int REL = LB + BB + RB, SBITS = LB + BB, NPOS = B * E, LW = mm.lane_bits, T = NPOS * LW;
+    const std::string x = p.name, a = x + "_addr_i";
+    const long long base = mm.elem_base, end = mm.elem_base + mm.elements;
+    m.blank();
+    m.comment(fmt::format("Engine port {} -> {} memory: range check, bank row per bank, lane positions rotated to banks.", x,
+                          mm.g.name));
+    m.wire(x + "_ok", "1", "every element of the access lies in the memory");
+    m.wire(x + "_rel", str(REL), "element address relative to the memory (mod 2^bits)");
+    m.wire(x + "_pos", str(NPOS), "lane positions used, before rotation (element i at position i)");
+    m.wire(x + "_bpos", str(NPOS), "lane positions used, per bank: bank b has [b*E +: E]");
+    m.wire(x + "_bank", str(B), "banks the access uses (in range)");
+    if (RB > 0) m.wire(x + "_row0", str(RB), "bank row of the first word");
+    if (BB > 0) m.wire(x + "_w0b", str(BB), "bank of the first word");
+    if (SBITS > 0) m.wire(x + "_s", str(SBITS), "rotation: (rel mod positions)");
+    for (int b = 0; b < B; ++b) {
+      if (RB > 0) m.wire(fmt::format("{}_b{}_row", x, b), str(RB));
+      m.wire(fmt::format("{}_b{}_addr", x, b), str(mm.g.addr_bits));
+    }
+    // Range: base <= a and a + (last element) < end.
+    auto below = [&](long long k) {  // a + k < end
+      return end - k <= 0 ? std::string("1'b0") : fmt::format("({} < {})", a, lit(AW, end - k));
+    };
+    const std::string lo = base > 0 ? fmt::format("({} >= {}) & ", a, lit(AW, base)) : "";
+    if (x == "drd") {
+      m.assign(x + "_ok", fmt::format("{}(drd_vec_i ? {} : {})", lo, below(R - 1), below(0)));
+    } else if (x == "wr") {
+      m.wire("wr_lane_ok", str(C), "lane c's element is in the memory");
+      for (int c = 0; c < C; ++c) m.assign(bit_of("wr_lane_ok", c, C), below(c));
+      m.assign(x + "_ok", fmt::format("{}(wr_vec_i ? ((wr_mask_i & ~wr_lane_ok) == {}) : {})", lo, lit(C, 0),
+                                      bit_of("wr_lane_ok", 0, C)));
+    } else {
+      m.assign(x + "_ok", lo + below(p.nmax - 1));
+    }
+    orj(err_range, fmt::format("({}_en_i & ~{}_ok)", x, x));
+    m.assign(x + "_rel", base > 0 ? fmt::format("{} - {}", bits(a, REL - 1, 0), lit(REL, base % (1LL << REL)))
+                                  : bits(a, REL - 1, 0));
+    if (RB > 0) m.assign(x + "_row0", bits(x + "_rel", REL - 1, SBITS));
+    if (BB > 0) m.assign(x + "_w0b", bits(x + "_rel", SBITS - 1, LB));
+    if (SBITS > 0) m.assign(x + "_s", bits(x + "_rel", SBITS - 1, 0));
+    // Positions before rotation.
+    const auto pad = [&](const std::string& v, int n) { return n == NPOS ? v : zext(v, n, NPOS); };
+    if (x == "drd")
+      m.assign(x + "_pos", fmt::format("drd_vec_i ? {} : {}", pad(ones(R), R), lit(NPOS, 1)));
+    else if (x == "wr")
+      m.assign(x + "_pos", fmt::format("wr_vec_i ? {} : {}", pad("wr_mask_i", C), lit(NPOS, 1)));
+    else
+      m.assign(x + "_pos", pad(ones(C), C));
+    if (SBITS > 0) {
+      m.lint_off("UNUSEDSIGNAL", "rotation: only the upper half of the doubled vector is used.");
+      m.wire(x + "_pos2", str(2 * NPOS));
+      m.lint_on("UNUSEDSIGNAL");
+      m.assign(x + "_pos2", fmt::format("{{{0}_pos, {0}_pos}} << {0}_s", x));
+      m.assign(x + "_bpos", bits(x + "_pos2", 2 * NPOS - 1, NPOS));
+    } else {
+      m.assign(x + "_bpos", x + "_pos");
+    }
+    const std::string gate = p.write ? x + "_ok" : fmt::format("{0}_en_i & {0}_ok", x);
+    for (int b = 0; b < B; ++b) {
+      m.assign(bit_of(x + "_bank", b, B), fmt::format("{} & (|{})", gate, sl(x + "_bpos", b, E, NPOS)));
+      if (RB > 0) {
+        const std::string row = fmt::format("{}_b{}_row", x, b);
+        if (BB > 0 && b < B - 1)
+          m.assign(row, fmt::format("{0}_row0 + (({0}_w0b > {1}) ? {2} : {3})", x, lit(BB, b), lit(RB, 1), lit(RB, 0)));
+        else
+          m.assign(row, x + "_row0");
+        m.assign(fmt::format("{}_b{}_addr", x, b), row_to_addr(mm, row));
+      } else {
+        m.assign(fmt::format("{}_b{}_addr", x, b), row_to_addr(mm, ""));
+      }
+    }
+    if (p.write) {
+      // Result codes sign-extended to 8-bit lanes, rotated to the banks like the positions.
+      m.wire("wr_pdata", str(T), "result codes in 8-bit lanes, element i in lane i");
+      std::string cat;
+      for (int i = NPOS - 1; i >= 0; --i) {
+        std::string lane;
+        if (i >= C) lane = lit(LW, 0);
+        else {
+          const std::string v = sl("wr_data_i", i, OB, C * OB);
+          lane = OB == LW ? v : (OB == 1 ? fmt::format("{{{}{{{}}}}}", LW, v)
+                                         : fmt::format("{{{{{}{{{}}}}}, {}}}", LW - OB, bits("wr_data_i", i * OB + OB - 1, i * OB + OB - 1), v));
+        }
+        cat += (cat.empty() ? "" : ", ") + lane;
+      }
+      m.assign("wr_pdata", NPOS == 1 ? cat : "{" + cat + "}");
+      m.wire("wr_bdata", str(T), "write data per bank: bank b has [b*W +: W]");
+      if (SBITS > 0) {
+        m.lint_off("UNUSEDSIGNAL", "rotation: only the upper half of the doubled vector is used.");
+        m.wire("wr_pdata2", str(2 * T));
+        m.lint_on("UNUSEDSIGNAL");
+        m.assign("wr_pdata2", fmt::format("{{wr_pdata, wr_pdata}} << {{wr_s, {}}}", lit(clog2(LW), 0)));
+        m.assign("wr_bdata", bits("wr_pdata2", 2 * T - 1, T));
+      } else {
+        m.assign("wr_bdata", "wr_pdata");
+      }
+    } else {
+      // Read data: the memory's banks rotated back by the registered rotation.
+      const std::string rd = mm.g.name + "_rdata";
+      if (SBITS > 0) {
+        m.reg(x + "_s_q", str(SBITS), "rotation of the read issued in the previous cycle");
+        rd_body.push_back(if_(x + "_en_i", {nb(x + "_s_q", x + "_s")}));
+      }
+      if (x == "drd") {
+        m.reg("drd_vec_q", "1", "the previous cycle's read was a vector");
+        vec_reset.push_back(nb("drd_vec_q", "1'b0"));
+        vec_body.push_back(if_("drd_en_i", {nb("drd_vec_q", "drd_vec_i")}));
+      }
+      m.lint_off("UNUSEDSIGNAL", fmt::format("read rotation: only the lower half is used, and of each {}-bit lane only the code's "
+                                             "low bits.",
+                                             LW));
+      m.wire(x + "_rot", str(T), "the read's words rotated: element i in lane i");
+      if (SBITS > 0) {
+        m.wire(x + "_rot2", str(2 * T));
+        m.assign(x + "_rot2", fmt::format("{{{0}, {0}}} >> {{{1}_s_q, {2}}}", rd, x, lit(clog2(LW), 0)));
+        m.assign(x + "_rot", bits(x + "_rot2", T - 1, 0));
+      } else {
+        m.assign(x + "_rot", rd);
+      }
+      m.lint_on("UNUSEDSIGNAL");
+      for (int i = 0; i < p.nmax; ++i) {
+        const std::string v = bits(x + "_rot", i * LW + p.out_bits - 1, i * LW);
+        m.assign(sl(x + "_data_o", i, p.out_bits, p.nmax * p.out_bits),
+                 x == "drd" && i > 0 ? fmt::format("drd_vec_q ? {} : {}", v, lit(p.out_bits, 0)) : v);
+      }
+    }
+  }
+
+  // ---- writer arbitration ----
+  m.blank();
+  m.comment("The writer waits while the data read of this cycle uses one of its banks.");
+  m.wire("wr_ready", "1");
+  m.wire("wr_go", "1", "the write happens this cycle");
+  const int BD = md.g.mem.banks;
+  m.assign("wr_ready", fmt::format("(wr_bank & drd_bank) == {}", lit(BD, 0)));
+  m.assign("wr_go", "wr_en_i & wr_ready");
+  m.assign("wr_ready_o", "wr_ready");
+
+  // ---- DMA decode ----
+  m.blank();
+  m.comment("DMA port: which memory, bank and row; granted when the engine leaves the bank alone and the sector is usable.");
+  std::string none, gnt;
+  for (const MemsysMemory& mm : mg.mems) {
+    const std::string n = "dma_" + mm.g.name;
+    const int B = mm.g.mem.banks, BB = mm.bank_log, RB = mm.row_bits, WREL = BB + RB;
+    m.wire(n + "_in", "1", "the address is in this memory");
+    m.wire(n + "_rel", str(std::max(1, WREL)), "word relative to the memory");
+    m.wire(n + "_addr", str(mm.g.addr_bits), "{sector, word} in the bank");
+    m.wire(n + "_hit", str(B), "the bank addressed (one-hot, 0 when not this memory)");
+    m.wire(n + "_usable", "1", "the word's sector is usable");
+    m.wire(n + "_free", "1", "no engine access on the bank, sector usable");
+    const long long wb = mm.word_base, we = mm.word_base + mm.words;
+    if (WREL == 0) throw std::logic_error("memsys: a memory of one word");
+    std::string in;
+    if (wb > 0) in = fmt::format("(spm_addr_i >= {})", lit(SA, wb));
+    if (we < (1LL << SA)) in += (in.empty() ? "" : " & ") + fmt::format("(spm_addr_i < {})", lit(SA, we));
+    m.assign(n + "_in", in.empty() ? "1'b1" : in);
+    m.assign(n + "_rel", wb > 0 ? fmt::format("{} - {}", bits("spm_addr_i", WREL - 1, 0), lit(WREL, wb % (1LL << WREL)))
+                                : bits("spm_addr_i", WREL - 1, 0));
+    if (RB > 0) {
+      m.wire(n + "_row", str(RB));
+      m.assign(n + "_row", bits(n + "_rel", WREL - 1, BB));
+      m.assign(n + "_addr", row_to_addr(mm, n + "_row"));
+    } else {
+      m.assign(n + "_addr", row_to_addr(mm, ""));
+    }
+    for (int b = 0; b < B; ++b)
+      m.assign(bit_of(n + "_hit", b, B),
+               BB > 0 ? fmt::format("{}_in & ({} == {})", n, bits(n + "_rel", BB - 1, 0), lit(BB, b)) : n + "_in");
+    const int SB = mm.g.sector_bits, OBm = mm.g.offset_bits;
+    if (pg) {
+      const std::string ack = mm.g.name + "_ack";
+      m.assign(n + "_usable", SB > 0 ? fmt::format("~{}[{}]", ack, bits(n + "_addr", mm.g.addr_bits - 1, OBm)) : "~" + ack);
+    } else {
+      m.assign(n + "_usable", "1'b1");
+    }
+    const std::string eng = mm.g.name == "data" ? "(drd_bank | (wr_bank & {" + str(B) + "{wr_go}}))"
+                                                : (mm.g.name == "weight" ? "wrd_bank" : "brd_bank");
+    m.assign(n + "_free", fmt::format("(({}_hit & {}) == {}) & {}_usable", n, eng, lit(B, 0), n));
+    none += (none.empty() ? "~(" : " | ") + n + "_in";
+    orj(gnt, fmt::format("({0}_in & {0}_free)", n));
+  }
+  none += ")";
+  m.wire("dma_none", "1", "the address is outside every memory (granted, ignored)");
+  m.wire("spm_gnt", "1");
+  m.wire("dma_go", "1", "a DMA access happens this cycle");
+  m.assign("dma_none", none);
+  m.assign("spm_gnt", "dma_none | " + gnt);
+  m.assign("dma_go", "spm_req_i & spm_gnt");
+  m.assign("spm_gnt_o", "spm_gnt");
+  orj(err_range, "(spm_req_i & dma_none)");
+
+  // ---- per memory: bank control and the scratchpad ----
+  Stmts cnt_reset = vec_reset, cnt_body = vec_body;
+  auto counter = [&](const std::string& reg, const std::string& inc) {
+    m.reg(reg, str(KB));
+    cnt_reset.push_back(nb(reg, lit(KB, 0)));
+    cnt_body.push_back(nb(reg, fmt::format("{} + ({})", reg, inc)));
+  };
+  std::string err_any = "err_range_q";
+  for (const MemsysMemory& mm : mg.mems) {
+    const std::string& nm = mm.g.name;
+    const int B = mm.g.mem.banks, W = mm.g.mem.width_bits, AWm = mm.g.addr_bits, SC = mm.g.mem.sectors, BB = mm.bank_log;
+    const int SB = mm.g.sector_bits, OBm = mm.g.offset_bits;
+    const std::string rport = nm == "data" ? "drd" : (nm == "weight" ? "wrd" : "brd");
+    m.blank();
+    m.comment(fmt::format("{} memory: bank enables, addresses, write data; the scratchpad.", nm));
+    m.wire(nm + "_eng_rd", str(B), "banks read by the engine");
+    if (nm == "data") m.wire("data_eng_wr", str(B), "banks written by the engine");
+    m.wire(nm + "_dma", str(B), "bank accessed by the DMA");
+    m.wire(nm + "_en", str(B));
+    m.wire(nm + "_we", str(B));
+    m.wire(nm + "_be", str(B * W / 8));
+    m.wire(nm + "_addr", str(B * AWm));
+    m.wire(nm + "_wdata", str(B * W));
+    m.wire(nm + "_rdata", str(B * W));
+    if (pg) m.wire(nm + "_ack", str(SC));
+    m.wire(nm + "_err", "1", "the scratchpad's err_sticky_o");
+    m.lint_off("UNUSEDSIGNAL", "the scratchpad's rvalid and per-cycle error outputs: memsys tracks its reads itself and uses\n"
+                               "the sticky error flag.");
+    m.wire(nm + "_rvalid", str(B));
+    m.wire(nm + "_err_sleep", "1");
+    if ((1LL << OBm) != mm.g.words_per_sector) m.wire(nm + "_err_addr", "1");
+    m.lint_on("UNUSEDSIGNAL");
+    m.assign(nm + "_eng_rd", rport + "_bank");
+    if (nm == "data") m.assign("data_eng_wr", fmt::format("wr_bank & {{{}{{wr_go}}}}", B));
+    m.assign(nm + "_dma", fmt::format("dma_{}_hit & {{{}{{dma_go}}}}", nm, B));
+    const std::string eng = nm == "data" ? "data_eng_rd | data_eng_wr" : nm + "_eng_rd";
+    m.assign(nm + "_en", fmt::format("{} | {}_dma", eng, nm));
+    m.assign(nm + "_we", nm == "data" ? "data_eng_wr | (data_dma & {" + str(B) + "{spm_we_i}})"
+                                      : fmt::format("{0}_dma & {{{1}{{spm_we_i}}}}", nm, B));
+    const std::string dma_wdata = W == DW ? "spm_wdata_i" : bits("spm_wdata_i", W - 1, 0);
+    for (int b = 0; b < B; ++b) {
+      const std::string rd = bit_of(nm + "_eng_rd", b, B);
+      std::string addr = fmt::format("{} ? {}_b{}_addr : ", rd, rport, b);
+      if (nm == "data") addr += fmt::format("{} ? wr_b{}_addr : ", bit_of("data_eng_wr", b, B), b);
+      addr += fmt::format("dma_{}_addr", nm);
+      m.assign(sl(nm + "_addr", b, AWm, B * AWm), addr);
+      if (nm == "data") {
+        const std::string wrb = bit_of("data_eng_wr", b, B);
+        m.assign(sl("data_be", b, W / 8, B * W / 8),
+                 fmt::format("{} ? {} : {}", wrb, sl("wr_bpos", b, W / 8, B * W / 8), ones(W / 8)));
+        m.assign(sl("data_wdata", b, W, B * W), fmt::format("{} ? {} : {}", wrb, sl("wr_bdata", b, W, B * W), dma_wdata));
+      } else {
+        m.assign(sl(nm + "_be", b, W / 8, B * W / 8), ones(W / 8));
+        m.assign(sl(nm + "_wdata", b, W, B * W), dma_wdata);
+      }
+    }
+    Instance& inst = m.instance(mm.g.module, "u_spm_" + nm);
+    inst.connect("clk_i", "clk_i").connect("rst_ni", "rst_ni");
+    inst.connect("p0_en_i", nm + "_en").connect("p0_we_i", nm + "_we").connect("p0_be_i", nm + "_be");
+    inst.connect("p0_addr_i", nm + "_addr").connect("p0_wdata_i", nm + "_wdata");
+    inst.connect("p0_rdata_o", nm + "_rdata").connect("p0_rvalid_o", nm + "_rvalid");
+    if (pg) inst.connect("sleep_req_i", fmt::format("sleep_req_{}_i", nm)).connect("sleep_ack_o", nm + "_ack");
+    inst.connect("err_sleep_o", nm + "_err_sleep");
+    if ((1LL << OBm) != mm.g.words_per_sector) inst.connect("err_addr_o", nm + "_err_addr");
+    inst.connect("err_sticky_o", nm + "_err");
+    if (pg) m.assign(fmt::format("sleep_ack_{}_o", nm), nm + "_ack");
+    err_any += " | " + nm + "_err";
+
+    // DMA read data of this memory.
+    m.reg(fmt::format("dma_{}_rd_q", nm), "1", "the DMA read this memory in the previous cycle");
+    cnt_reset.push_back(nb(fmt::format("dma_{}_rd_q", nm), "1'b0"));
+    cnt_body.push_back(nb(fmt::format("dma_{}_rd_q", nm), fmt::format("dma_go & ~spm_we_i & dma_{}_in", nm)));
+    if (BB > 0) {
+      m.reg(fmt::format("dma_{}_bank_q", nm), str(BB));
+      rd_body.push_back(if_("dma_go", {nb(fmt::format("dma_{}_bank_q", nm), bits(fmt::format("dma_{}_rel", nm), BB - 1, 0))}));
+    }
+
+    // Counters.
+    m.comment(fmt::format("{} memory counters.", nm));
+    counter(fmt::format("cnt_eng_rd_{}_q", nm), popcount(nm + "_eng_rd", B, KB));
+    if (nm == "data") counter("cnt_eng_wr_data_q", popcount("data_eng_wr", B, KB));
+    counter(fmt::format("cnt_dma_rd_{}_q", nm), zext(fmt::format("dma_go & ~spm_we_i & dma_{}_in", nm), 1, KB));
+    counter(fmt::format("cnt_dma_wr_{}_q", nm), zext(fmt::format("dma_go & spm_we_i & dma_{}_in", nm), 1, KB));
+    counter(fmt::format("cnt_dma_wait_{}_q", nm), zext(fmt::format("spm_req_i & ~spm_gnt & dma_{}_in", nm), 1, KB));
+    for (int s = 0; s < SC; ++s) {
+      std::string inc;
+      for (int b = 0; b < B; ++b) {
+        std::string t = bit_of(nm + "_en", b, B);
+        if (SB > 0) t = fmt::format("({} & ({} == {}))", t, bits(nm + "_addr", b * AWm + AWm - 1, b * AWm + OBm), lit(SB, s));
+        inc += (b ? " + " : "") + zext(t, 1, KB);
+      }
+      counter(fmt::format("cnt_sector_{}_s{}_q", nm, s), inc);
+    }
+  }
+  counter("cnt_wr_wait_q", zext("wr_en_i & ~wr_ready", 1, KB));
+
+  // ---- DMA read data ----
+  m.blank();
+  m.comment("DMA read data: the word of the bank read in the previous cycle (0 outside the memories).");
+  m.reg("dma_rvalid_q", "1");
+  cnt_reset.push_back(nb("dma_rvalid_q", "1'b0"));
+  cnt_body.push_back(nb("dma_rvalid_q", "dma_go & ~spm_we_i"));
+  std::string rdata;
+  for (const MemsysMemory& mm : mg.mems) {
+    const std::string& nm = mm.g.name;
+    const int W = mm.g.mem.width_bits, BB = mm.bank_log;
+    const std::string word =
+        BB > 0 ? fmt::format("{}_rdata[{{dma_{}_bank_q, {}}} +: {}]", nm, nm, lit(clog2(W), 0), W) : nm + "_rdata";
+    const std::string w = fmt::format("dma_{}_word", nm);
+    m.wire(w, str(W));
+    m.assign(w, word);
+    rdata += (rdata.empty() ? "" : " | ") +
+             fmt::format("(dma_{}_rd_q ? {} : {})", nm, zext(w, W, DW), lit(DW, 0));
+  }
+  m.assign("spm_rvalid_o", "dma_rvalid_q");
+  m.assign("spm_rdata_o", rdata);
+
+  // ---- registers ----
+  m.blank();
+  m.comment("Read-side registers, counters, the sticky range error.");
+  m.wire("err_range", "1", "an access outside its memory this cycle");
+  m.reg("err_range_q", "1");
+  m.assign("err_range", err_range);
+  cnt_reset.push_back(nb("err_range_q", "1'b0"));
+  cnt_body.push_back(if_("err_range", {nb("err_range_q", "1'b1")}));
+  if (!rd_body.empty()) m.always_ff(rd_body);
+  m.always_ff_reset(cnt_reset, cnt_body);
+  for (const MemsysMemory& mm : mg.mems) {
+    const std::string& nm = mm.g.name;
+    m.assign(fmt::format("cnt_eng_rd_{}_o", nm), fmt::format("cnt_eng_rd_{}_q", nm));
+    if (nm == "data") m.assign("cnt_eng_wr_data_o", "cnt_eng_wr_data_q");
+    for (const char* k : {"dma_rd", "dma_wr", "dma_wait"})
+      m.assign(fmt::format("cnt_{}_{}_o", k, nm), fmt::format("cnt_{}_{}_q", k, nm));
+    for (int s = 0; s < mm.g.mem.sectors; ++s)
+      m.assign(expr_slice(fmt::format("cnt_sector_{}_o", nm), s, str(KB)), fmt::format("cnt_sector_{}_s{}_q", nm, s));
+  }
+  m.assign("cnt_wr_wait_o", "cnt_wr_wait_q");
+  m.assign("err_o", err_any);
+  return m;
+}
+
+std::string memsys_summary(const AccelConfig& cfg) {
+  std::string s = file_header(cfg, "Memory system (capsgen_memsys): address map, read by tb/memsys_tb.cpp.", "#");
+  const std::string reason = memsys_unsupported_reason(cfg);
+  if (!reason.empty()) {
+    s += "supported 0\n";
+    s += "reason " + reason + "\n";
+    return s;
+  }
+  const MemsysGeometry g = memsys_geometry(cfg);
+  s += "supported 1\n";
+  s += fmt::format("addr_bits {}\nspm_addr_bits {}\nspm_data_bits {}\ncounter_bits {}\n", g.addr_bits, g.spm_addr_bits,
+                   g.spm_data_bits, kMemsysCounterBits);
+  s += fmt::format("rows {}\ncols {}\ndata_bits {}\nweight_bits {}\npsum_bits {}\nout_bits {}\n", g.rows, g.cols, g.data,
+                   g.weight, g.psum, g.out_bits);
+  s += fmt::format("power_gating {}\nwakeup_cycles {}\n", cfg.scratchpad.power_gating ? 1 : 0, cfg.scratchpad.wakeup_cycles);
+  s += "# memory <name> <elem_base> <elements> <word_base> <words> <banks> <sectors> <words_per_sector> <width_bits> "
+       "<lane_bits>\n";
+  for (const MemsysMemory& m : g.mems)
+    s += fmt::format("memory {} {} {} {} {} {} {} {} {} {}\n", m.g.name, m.elem_base, m.elements, m.word_base, m.words,
+                     m.g.mem.banks, m.g.mem.sectors, m.g.words_per_sector, m.g.mem.width_bits, m.lane_bits);
+  return s;
+}
+
+void emit_memsys(const AccelConfig& cfg, Design& design) {
+  if (memsys_unsupported_reason(cfg).empty()) design.add_module(build_memsys(cfg));
+  design.add_other_file(kMemsysSummaryName, memsys_summary(cfg));
+}
+
+}  // namespace capsgen::emit

@@ -1,0 +1,74 @@
+// Memory system of the SEP organization (docs/memory-system.md section 2, docs/rtl-memsys.md):
+// capsgen_memsys instantiates the data, weight and acc scratchpads (capsgen_spm_*, one port per
+// bank) and maps onto their banks the compute engine's four memory ports (drd, wrd, brd: fixed
+// 1-cycle reads that never wait; wr: element writes that wait on wr_ready_o while a read of the
+// same cycle uses one of their banks) and the DMA's SPM port (one word, lowest priority). Vector
+// and row accesses read or write all the banks they span in one cycle and rotate lanes. Counters
+// of bank accesses per memory, port and sector, waits of the writer and of the DMA, and a sticky
+// error output. SMP/HY organizations and presets whose element codes do not fit the memories'
+// 8-bit lanes are not supported yet: memsys_unsupported_reason() says why, and `capsgen generate`
+// then writes memsys.txt with the reason instead of the module.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "config/accel_config.hpp"
+#include "emit/design.hpp"
+#include "emit/scratchpad.hpp"
+
+namespace capsgen::emit {
+
+inline constexpr const char* kMemsysModule = "capsgen_memsys";
+// Key/value description of the address map for the block testbench (always written; `supported 0`
+// and a `reason` line when the module is not generated).
+inline constexpr const char* kMemsysSummaryName = "memsys.txt";
+inline constexpr int kMemsysCounterBits = 32;  // every counter, wraps
+inline constexpr int kMemsysElementLaneBits = 8;  // data/weight memories: one element code per byte
+inline constexpr int kMemsysPsumLaneBits = 32;    // acc memory: one psum code per 32-bit lane
+
+// One memory of the organization as memsys sees it.
+struct MemsysMemory {
+  SpmGeometry g;
+  int lane_bits = 0;       // 8 (data, weight) or 32 (acc)
+  int lanes = 0;           // E: elements per word
+  long long words = 0;     // banks * sectors * words_per_sector
+  long long elements = 0;  // words * lanes
+  long long elem_base = 0;  // first element address in the on-chip element space
+  long long word_base = 0;  // first word address in the DMA's flat SPM word space
+  int lane_log = 0;        // log2(lanes)
+  int bank_log = 0;        // log2(banks)
+  int row_bits = 0;        // clog2(rows per bank = sectors * words_per_sector)
+};
+
+struct MemsysGeometry {
+  std::vector<MemsysMemory> mems;  // data, weight, acc (this order: element and word maps)
+  int addr_bits = 0;      // engine element addresses (kGatherAddrBits)
+  int spm_addr_bits = 0;  // DMA flat word address: clog2(total words)
+  int spm_data_bits = 0;  // DMA word: the widest memory word
+  int rows = 0, cols = 0, data = 0, weight = 0, psum = 0, out_bits = 0;
+  long long total_words = 0;
+};
+
+// "" when capsgen_memsys can be generated for the preset, else the reason (names the field).
+std::string memsys_unsupported_reason(const AccelConfig& cfg);
+// The geometry; throws InputError (field named) when unsupported.
+MemsysGeometry memsys_geometry(const AccelConfig& cfg);
+
+// Largest number of consecutive words n consecutive elements can span with `lanes` per word.
+long long memsys_words_spanned(long long n, int lanes);
+
+// Where one element (engine address) or one DMA word lives. memory -1: outside every memory.
+struct MemsysLocation {
+  int memory = -1;
+  long long word = 0, lane = 0, bank = 0, row = 0, sector = 0, offset = 0;
+};
+MemsysLocation memsys_locate_element(const MemsysGeometry& g, long long addr);
+MemsysLocation memsys_locate_word(const MemsysGeometry& g, long long flat_word);
+
+Module build_memsys(const AccelConfig& cfg);
+std::string memsys_summary(const AccelConfig& cfg);
+// capsgen_memsys and memsys.txt (SEP presets that fit); otherwise memsys.txt with the reason.
+void emit_memsys(const AccelConfig& cfg, Design& design);
+
+}  // namespace capsgen::emit

@@ -1,0 +1,742 @@
+// Block test of the memory system (capsgen_memsys, docs/rtl-memsys.md) against a flat C++
+// reference of the three SEP memories (one value per element lane), with its own copy of the
+// address map (memsys.txt gives the geometry; the element -> word/lane/bank/row/sector mapping is
+// recomputed here, not taken from the emitter):
+//   1. fill: every word of every memory written through the DMA port (random words);
+//   2. random phases (random per-phase probabilities): engine drd (scalar, vector), wrd, brd, wr
+//      (scalar, masked vector) to random in-range addresses (half of them in a small hot window so
+//      reads meet recent writes), DMA reads and writes with random requests; with power gating,
+//      random sleep/wake of one sector at a time, engine traffic kept away from unusable sectors and
+//      DMA requests steered into them. Every cycle: wr_ready_o and spm_gnt_o against the rule
+//      computed here from the addresses, sleep_ack_*_o against the handshake rule, err_o low; every
+//      read datum in the next cycle, bit-exact; writes applied exactly in wr_en & wr_ready and
+//      req & gnt cycles (later reads see them);
+//   3. directed same-word cases: drd and wr of the same element in one cycle (the write waits, the
+//      read returns the old value, the write lands in the next cycle), DMA and engine on one bank;
+//   4. every counter against the counts made here;
+//   5. negative: one out-of-range access of each kind (after a reset that clears the sticky flags):
+//      err_o high in the next cycle and the access dropped; with power gating, an engine read of a
+//      sleeping sector (the scratchpad's flag through err_o).
+// On a mismatch: MISMATCH block=memsys cycle=<c> port=<p> addr=<a> expected=<v> actual=<v>.
+// Without memsys (smp/hy or a preset memsys does not support: memsys.txt says why) it prints SKIP.
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "common/bits.hpp"
+#include "common/rng.hpp"
+#include "common/sim.hpp"
+#ifdef CAPSGEN_TB_MEMSYS
+#include "Vmemsys.h"
+#endif
+
+namespace {
+
+struct Mem {
+  std::string name;
+  long long ebase = 0, elems = 0, wbase = 0, words = 0;
+  int banks = 0, sectors = 0, width = 0, lane_bits = 0, lanes = 0;
+  long long wps = 0;
+};
+
+struct Info {
+  bool supported = false;
+  std::string reason;
+  int aw = 0, sa = 0, dw = 0, rows = 0, cols = 0, data = 0, weight = 0, psum = 0, ob = 0, pg = 0, wake = 0;
+  std::vector<Mem> mems;
+};
+
+Info load_info(const std::string& dir) {
+  Info in;
+  std::ifstream f(dir + "/memsys.txt");
+  if (!f) return in;
+  std::string line;
+  while (std::getline(f, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    std::istringstream ls(line);
+    std::string k;
+    ls >> k;
+    if (k == "supported") ls >> in.supported;
+    else if (k == "reason") std::getline(ls, in.reason);
+    else if (k == "addr_bits") ls >> in.aw;
+    else if (k == "spm_addr_bits") ls >> in.sa;
+    else if (k == "spm_data_bits") ls >> in.dw;
+    else if (k == "rows") ls >> in.rows;
+    else if (k == "cols") ls >> in.cols;
+    else if (k == "data_bits") ls >> in.data;
+    else if (k == "weight_bits") ls >> in.weight;
+    else if (k == "psum_bits") ls >> in.psum;
+    else if (k == "out_bits") ls >> in.ob;
+    else if (k == "power_gating") ls >> in.pg;
+    else if (k == "wakeup_cycles") ls >> in.wake;
+    else if (k == "memory") {
+      Mem m;
+      ls >> m.name >> m.ebase >> m.elems >> m.wbase >> m.words >> m.banks >> m.sectors >> m.wps >> m.width >> m.lane_bits;
+      m.lanes = m.width / m.lane_bits;
+      in.mems.push_back(m);
+    }
+  }
+  return in;
+}
+
+#ifdef CAPSGEN_TB_MEMSYS
+
+enum { kData = 0, kWeight = 1, kAcc = 2 };
+
+struct Loc {
+  long long word, lane, bank, row, sector, offset;
+};
+
+class MemsysBench {
+ public:
+  MemsysBench(const tb::Args& args, const Info& info)
+      : args_(args), in_(info), sim_(args), rng_(args.seed * 7919 + 5), report_("memsys", args.max_errors) {
+    d_ = std::make_unique<Vmemsys>(sim_.context(), "memsys");
+    sim_.add(*d_);
+    sim_.open_trace();
+    if (in_.mems.size() != 3) throw std::runtime_error("memsys.txt: expected data, weight, acc");
+    for (const Mem& m : in_.mems) {
+      ref_.emplace_back(static_cast<std::size_t>(m.elems), 0u);
+      last_req_.emplace_back(static_cast<std::size_t>(m.sectors), -1000000);
+      req_.emplace_back(static_cast<std::size_t>(m.sectors), 0);
+      sec_cnt_.emplace_back(static_cast<std::size_t>(m.sectors), 0);
+    }
+    if constexpr (requires { d_->sleep_req_data_i; }) {
+      if (!in_.pg) throw std::runtime_error("sleep ports without power gating");
+    } else if (in_.pg) {
+      throw std::runtime_error("power gating without sleep ports");
+    }
+    sim_.set_watchdog(~0ull);
+    sim_.reset();
+  }
+
+  int run() {
+    idle_inputs();
+    fill();
+    const long long cycles = static_cast<long long>(20000 * args_.scale);
+    const int phases = 8;
+    for (int ph = 0; ph < phases && errors_ <= args_.max_errors; ++ph) {
+      pick_phase(ph);
+      for (long long i = 0; i < cycles / phases && errors_ <= args_.max_errors; ++i) random_cycle();
+    }
+    // Let a sleeping sector wake before the directed part.
+    for (auto& r : req_) std::fill(r.begin(), r.end(), 0);
+    for (int i = 0; i < in_.wake + 3; ++i) idle_cycle();
+    same_word();
+    idle_cycle();
+    idle_cycle();
+    check_counters();
+    if (d_->err_o) fail("err_o", 0, 0, 1);
+    negative();
+    sim_.finish();
+    if (eng_reads_checked_ == 0 || wr_waits_ == 0 || wr_elems_ == 0 || dma_reads_checked_ == 0 || dma_waits_ == 0)
+      report_.fail(t_, "stimulus missed engine reads, writer waits, writes, DMA reads or DMA waits");
+    if (in_.pg && sleep_blocked_ == 0) report_.fail(t_, "stimulus missed DMA requests to sleeping sectors");
+    if (same_word_ == 0) report_.fail(t_, "no same-word read/write cycles");
+    const double wait_frac = wr_en_cycles_ ? double(wr_waits_) / double(wr_en_cycles_) : 0.0;
+    const double dma_frac = dma_req_cycles_ ? double(dma_waits_) / double(dma_req_cycles_) : 0.0;
+    char extra[512];
+    std::snprintf(extra, sizeof extra,
+                  "%llu cycles; %lld engine reads checked (%lld vector), %lld element writes (%lld vector records), "
+                  "%lld DMA reads checked, %lld DMA writes; writer waited %lld of %lld write cycles (%.1f%%); DMA "
+                  "waited %lld of %lld request cycles (%.1f%%), %lld on sleeping sectors; %lld same-word cycles; %d "
+                  "negative kinds flagged",
+                  static_cast<unsigned long long>(t_), eng_reads_checked_, vec_reads_, wr_elems_, vec_writes_,
+                  dma_reads_checked_, dma_writes_, wr_waits_, wr_en_cycles_, 100.0 * wait_frac, dma_waits_,
+                  dma_req_cycles_, 100.0 * dma_frac, sleep_blocked_, same_word_, neg_kinds_);
+    const long long errs = errors_ + report_.errors();
+    std::printf("%s memsys: %lld checks, %lld errors, %s\n", errs ? "FAIL" : "PASS", checks_, errs, extra);
+    return errs ? 1 : 0;
+  }
+
+ private:
+  // ---- address map (independent of the emitter) ----
+  const Mem& mem(int m) const { return in_.mems[static_cast<std::size_t>(m)]; }
+  Loc loc_word(int m, long long w) const {
+    const Mem& M = mem(m);
+    Loc l{};
+    l.word = w;
+    l.bank = w % M.banks;
+    l.row = w / M.banks;
+    l.sector = l.row / M.wps;
+    l.offset = l.row % M.wps;
+    return l;
+  }
+  Loc loc_elem(int m, long long rel) const {
+    Loc l = loc_word(m, rel / mem(m).lanes);
+    l.lane = rel % mem(m).lanes;
+    return l;
+  }
+  bool in_mem(int m, long long a) const { return a >= mem(m).ebase && a < mem(m).ebase + mem(m).elems; }
+
+  // ---- power gating model ----
+  bool ack(int m, long long s) const {
+    const long long L = last_req_[static_cast<std::size_t>(m)][static_cast<std::size_t>(s)];
+    return L < t_ && t_ - L <= in_.wake + 1;
+  }
+  bool usable(int m, long long s) const { return !in_.pg || !ack(m, s); }
+
+  // ---- reporting ----
+  void fail(const std::string& port, long long addr, long long expected, long long actual) {
+    ++errors_;
+    if (errors_ <= args_.max_errors)
+      std::fprintf(stderr, "MISMATCH block=memsys cycle=%llu port=%s addr=%lld expected=%lld actual=%lld\n",
+                   static_cast<unsigned long long>(t_), port.c_str(), addr, expected, actual);
+  }
+  void check(const std::string& port, long long addr, long long expected, long long actual) {
+    ++checks_;
+    if (expected != actual) fail(port, addr, expected, actual);
+  }
+
+  // ---- one access description ----
+  struct EngAcc {
+    bool en = false, vec = false;
+    long long addr = 0;
+    std::uint64_t mask = 0;            // wr
+    std::vector<std::uint64_t> data;   // wr: lane codes (out bits)
+  };
+  struct DmaAcc {
+    bool req = false, we = false;
+    long long addr = 0;
+    std::vector<std::uint32_t> wdata;  // dw bits in 32-bit chunks
+  };
+  struct Pending {  // a read whose data appears in the next cycle
+    std::string port;
+    long long addr;
+    std::vector<long long> lanes;  // expected lane values
+    int lane_bits;
+  };
+
+  int n_of(const std::string& port, bool vec) const {
+    if (port == "drd") return vec ? in_.rows : 1;
+    if (port == "wr") return vec ? in_.cols : 1;
+    return in_.cols;
+  }
+  // Elements of an access (absolute addresses); wr: masked lanes only.
+  std::vector<long long> elems(const std::string& port, const EngAcc& a) const {
+    std::vector<long long> v;
+    const int n = n_of(port, a.vec);
+    for (int i = 0; i < n; ++i)
+      if (port != "wr" || !a.vec || ((a.mask >> i) & 1)) v.push_back(a.addr + i);
+    return v;
+  }
+  static int port_mem(const std::string& port) { return port == "wrd" ? kWeight : (port == "brd" ? kAcc : kData); }
+  bool all_in(const std::string& port, const EngAcc& a) const {
+    for (long long e : elems(port, a))
+      if (!in_mem(port_mem(port), e)) return false;
+    return true;
+  }
+  // bank -> row of the banks an (in-range) access uses.
+  std::vector<std::pair<long long, long long>> banks_of(const std::string& port, const EngAcc& a) const {
+    const int m = port_mem(port);
+    std::vector<std::pair<long long, long long>> v;
+    for (long long e : elems(port, a)) {
+      const Loc l = loc_elem(m, e - mem(m).ebase);
+      bool seen = false;
+      for (auto& [b, r] : v) seen |= b == l.bank;
+      if (!seen) v.push_back({l.bank, l.row});
+    }
+    return v;
+  }
+  bool avoids_unusable(const std::string& port, const EngAcc& a) const {
+    const int m = port_mem(port);
+    for (auto& [b, r] : banks_of(port, a))
+      if (!usable(m, r / mem(m).wps)) return false;
+    return true;
+  }
+
+  // ---- drive ----
+  void idle_inputs() {
+    d_->drd_en_i = d_->wrd_en_i = d_->brd_en_i = d_->wr_en_i = d_->spm_req_i = 0;
+  }
+  void drive(const EngAcc& drd, const EngAcc& wrd, const EngAcc& brd, const EngAcc& wr, const DmaAcc& dma) {
+    d_->drd_en_i = drd.en;
+    d_->drd_vec_i = drd.vec;
+    d_->drd_addr_i = static_cast<std::uint32_t>(drd.addr);
+    d_->wrd_en_i = wrd.en;
+    d_->wrd_addr_i = static_cast<std::uint32_t>(wrd.addr);
+    d_->brd_en_i = brd.en;
+    d_->brd_addr_i = static_cast<std::uint32_t>(brd.addr);
+    d_->wr_en_i = wr.en;
+    d_->wr_vec_i = wr.vec;
+    tb::put(d_->wr_mask_i, 0, in_.cols, wr.mask);
+    d_->wr_addr_i = static_cast<std::uint32_t>(wr.addr);
+    for (int c = 0; c < in_.cols; ++c)
+      tb::put(d_->wr_data_i, c * in_.ob, in_.ob, c < static_cast<int>(wr.data.size()) ? wr.data[static_cast<std::size_t>(c)] : 0);
+    d_->spm_req_i = dma.req;
+    d_->spm_we_i = dma.we;
+    d_->spm_addr_i = static_cast<std::uint32_t>(dma.addr);
+    for (int c = 0; c * 32 < in_.dw; ++c)
+      tb::put(d_->spm_wdata_i, c * 32, std::min(32, in_.dw - c * 32),
+              c < static_cast<int>(dma.wdata.size()) ? dma.wdata[static_cast<std::size_t>(c)] : 0);
+    if constexpr (requires { d_->sleep_req_data_i; }) {
+      auto lv = [this](int m) {
+        std::uint64_t v = 0;
+        for (int s = 0; s < mem(m).sectors; ++s) v |= static_cast<std::uint64_t>(req_[static_cast<std::size_t>(m)][static_cast<std::size_t>(s)]) << s;
+        return v;
+      };
+      d_->sleep_req_data_i = static_cast<CData>(lv(kData));
+      d_->sleep_req_weight_i = static_cast<CData>(lv(kWeight));
+      d_->sleep_req_acc_i = static_cast<CData>(lv(kAcc));
+    }
+  }
+
+  // ---- one cycle: check last cycle's reads, drive, check the arbitration, apply, step ----
+  void cycle(const EngAcc& drd, const EngAcc& wrd, const EngAcc& brd, const EngAcc& wr, const DmaAcc& dma,
+             bool expect_err = false) {
+    // Read data of the previous cycle's reads.
+    for (const Pending& p : pending_) {
+      for (std::size_t i = 0; i < p.lanes.size(); ++i) {
+        std::uint64_t got = 0;
+        if (p.port == "drd") got = tb::get(d_->drd_data_o, static_cast<int>(i) * in_.data, in_.data);
+        else if (p.port == "wrd") got = tb::get(d_->wrd_data_o, static_cast<int>(i) * in_.weight, in_.weight);
+        else if (p.port == "brd") got = tb::get(d_->brd_data_o, static_cast<int>(i) * in_.psum, in_.psum);
+        else got = tb::get(d_->spm_rdata_o, static_cast<int>(i) * 32, std::min(32, in_.dw - static_cast<int>(i) * 32));
+        check(p.port + (p.port == "spm" ? "" : "[" + std::to_string(i) + "]"), p.addr, p.lanes[i], static_cast<long long>(got));
+      }
+      if (p.port == "spm") check("spm_rvalid_o", p.addr, 1, d_->spm_rvalid_o);
+      else ++eng_reads_checked_;
+    }
+    bool dma_read = false;
+    for (const Pending& p : pending_) dma_read |= p.port == "spm";
+    if (!dma_read) check("spm_rvalid_o", 0, 0, d_->spm_rvalid_o);
+    if (!expect_err) check("err_o", 0, 0, d_->err_o);
+    if (in_.pg) check_acks();
+    pending_.clear();
+
+    drive(drd, wrd, brd, wr, dma);
+    d_->eval();
+
+    // Expected arbitration.
+    std::set<long long> rd_banks[3];
+    const std::pair<const char*, const EngAcc*> reads[] = {{"drd", &drd}, {"wrd", &wrd}, {"brd", &brd}};
+    for (auto& [port, a] : reads) {
+      if (!a->en || !all_in(port, *a)) continue;
+      for (auto& [b, r] : banks_of(port, *a)) rd_banks[port_mem(port)].insert(b);
+    }
+    const bool wr_ok = all_in("wr", wr);
+    bool ready = true;
+    if (wr_ok)
+      for (auto& [b, r] : banks_of("wr", wr)) ready &= !rd_banks[kData].count(b);
+    check("wr_ready_o", wr.addr, ready, d_->wr_ready_o);
+    const bool wr_go = wr.en && ready;
+    std::set<long long> wr_banks;
+    if (wr_go && wr_ok)
+      for (auto& [b, r] : banks_of("wr", wr)) wr_banks.insert(b);
+    // DMA target.
+    int dm = -1;
+    Loc dl{};
+    for (int m = 0; m < 3; ++m)
+      if (dma.addr >= mem(m).wbase && dma.addr < mem(m).wbase + mem(m).words) dm = m, dl = loc_word(m, dma.addr - mem(m).wbase);
+    bool gnt = true;
+    if (dm >= 0) {
+      const bool busy = rd_banks[dm].count(dl.bank) || (dm == kData && wr_banks.count(dl.bank));
+      gnt = !busy && usable(dm, dl.sector);
+      if (dma.req && !usable(dm, dl.sector)) ++sleep_blocked_;
+    }
+    check("spm_gnt_o", dma.addr, gnt, d_->spm_gnt_o);
+
+    // Reads: expected data from the reference before this cycle's writes.
+    for (auto& [port, a] : reads) {
+      if (!a->en) continue;
+      std::string p = port;
+      const int m = port_mem(p);
+      if (!all_in(p, *a)) continue;
+      Pending pd{p, a->addr, {}, 0};
+      const int n = p == "drd" ? in_.rows : n_of(p, a->vec);
+      const int bits = p == "drd" ? in_.data : (p == "wrd" ? in_.weight : in_.psum);
+      for (int i = 0; i < n; ++i) {
+        long long v = 0;
+        if (p != "drd" || a->vec || i == 0)
+          v = static_cast<long long>(ref_[static_cast<std::size_t>(m)][static_cast<std::size_t>(a->addr + i - mem(m).ebase)] & tb::mask64(bits));
+        pd.lanes.push_back(v);
+      }
+      if (p == "drd" && a->vec) ++vec_reads_;
+      pending_.push_back(pd);
+      for (auto& [b, r] : banks_of(p, *a)) {
+        ++cnt_eng_rd_[m];
+        ++sec_cnt_[static_cast<std::size_t>(m)][static_cast<std::size_t>(r / mem(m).wps)];
+      }
+    }
+    if (dma.req && gnt && dm >= 0) {
+      const Mem& M = mem(dm);
+      const long long rel = dma.addr - M.wbase;
+      ++sec_cnt_[static_cast<std::size_t>(dm)][static_cast<std::size_t>(dl.sector)];
+      if (dma.we) {
+        ++cnt_dma_wr_[dm];
+        ++dma_writes_;
+      } else {
+        ++cnt_dma_rd_[dm];
+        Pending pd{"spm", dma.addr, {}, 32};
+        std::vector<std::uint32_t> w(static_cast<std::size_t>((in_.dw + 31) / 32), 0u);
+        for (int l = 0; l < M.lanes; ++l) {
+          const std::uint64_t v = ref_[static_cast<std::size_t>(dm)][static_cast<std::size_t>(rel * M.lanes + l)];
+          tb::put_words(w, l * M.lane_bits, M.lane_bits, v);
+        }
+        for (std::uint32_t x : w) pd.lanes.push_back(x);
+        pending_.push_back(pd);
+        ++dma_reads_checked_;
+      }
+    } else if (dma.req && gnt && dm < 0 && !dma.we) {
+      Pending pd{"spm", dma.addr, {}, 32};
+      for (int c = 0; c * 32 < in_.dw; ++c) pd.lanes.push_back(0);
+      pending_.push_back(pd);
+    }
+    if (dma.req) {
+      ++dma_req_cycles_;
+      if (!gnt) {
+        ++dma_waits_;
+        if (dm >= 0) ++cnt_dma_wait_[dm];
+      }
+    }
+    if (wr.en) {
+      ++wr_en_cycles_;
+      if (!ready) ++wr_waits_, ++cnt_wr_wait_;
+    }
+    // Writes of this cycle.
+    if (wr_go && wr_ok) {
+      const std::vector<long long> es = elems("wr", wr);
+      for (std::size_t i = 0; i < es.size(); ++i) {
+        const long long lane = es[i] - wr.addr;
+        const std::int64_t code = tb::sign_extend(wr.data[static_cast<std::size_t>(lane)], in_.ob);
+        ref_[kData][static_cast<std::size_t>(es[i])] = static_cast<std::uint32_t>(code) & 0xffu;
+        ++wr_elems_;
+      }
+      if (wr.vec) ++vec_writes_;
+      for (auto& [b, r] : banks_of("wr", wr)) {
+        ++cnt_eng_wr_;
+        ++sec_cnt_[kData][static_cast<std::size_t>(r / mem(kData).wps)];
+      }
+    }
+    if (dma.req && gnt && dm >= 0 && dma.we) {
+      const Mem& M = mem(dm);
+      const long long rel = dma.addr - M.wbase;
+      for (int l = 0; l < M.lanes; ++l)
+        ref_[static_cast<std::size_t>(dm)][static_cast<std::size_t>(rel * M.lanes + l)] =
+            static_cast<std::uint32_t>(tb::get_words(dma.wdata, l * M.lane_bits, M.lane_bits));
+    }
+    // Sleep requests take effect at this edge.
+    for (int m = 0; m < 3; ++m)
+      for (int s = 0; s < mem(m).sectors; ++s)
+        if (req_[static_cast<std::size_t>(m)][static_cast<std::size_t>(s)]) last_req_[static_cast<std::size_t>(m)][static_cast<std::size_t>(s)] = t_;
+    sim_.step();
+    ++t_;
+  }
+
+  void check_acks() {
+    if constexpr (requires { d_->sleep_ack_data_o; }) {
+      const std::uint64_t got[3] = {d_->sleep_ack_data_o, d_->sleep_ack_weight_o, d_->sleep_ack_acc_o};
+      for (int m = 0; m < 3; ++m)
+        for (int s = 0; s < mem(m).sectors; ++s)
+          check("sleep_ack_" + mem(m).name + "_o[" + std::to_string(s) + "]", s, ack(m, s), (got[m] >> s) & 1);
+    }
+  }
+
+  void idle_cycle() { cycle({}, {}, {}, {}, {}); }
+
+  // ---- stimulus ----
+  std::vector<std::uint32_t> random_word() {
+    std::vector<std::uint32_t> w(static_cast<std::size_t>((in_.dw + 31) / 32));
+    for (auto& x : w) x = static_cast<std::uint32_t>(rng_.next());
+    return w;
+  }
+  void fill() {
+    for (int m = 0; m < 3; ++m)
+      for (long long w = 0; w < mem(m).words; ++w) {
+        DmaAcc d{true, true, mem(m).wbase + w, random_word()};
+        cycle({}, {}, {}, {}, d);
+      }
+  }
+
+  struct Phase {
+    int drd = 0, vec = 0, wrd = 0, brd = 0, wr = 0, wvec = 0, dma = 0, dwe = 0, hot = 0, sleep = 0;
+  } ph_;
+  long long hot_[3] = {0, 0, 0};
+
+  void pick_phase(int ph) {
+    const int levels[] = {0, 10, 30, 50, 80, 100};
+    auto lv = [&] { return levels[rng_.uniform(0, 5)]; };
+    ph_.drd = lv(), ph_.vec = lv(), ph_.wrd = lv(), ph_.brd = lv(), ph_.wr = std::max(30, lv()), ph_.wvec = lv();
+    ph_.dma = std::max(20, lv()), ph_.dwe = lv(), ph_.hot = 50, ph_.sleep = in_.pg && ph % 2 == 1 ? 5 : 0;
+    if (ph == 0) ph_ = {80, 50, 80, 80, 80, 50, 80, 50, 50, in_.pg ? 5 : 0};  // everything busy
+    for (int m = 0; m < 3; ++m) hot_[m] = rng_.uniform(0, std::max<long long>(0, mem(m).elems - 64));
+  }
+
+  // A random in-range address for n consecutive elements of memory m (hot window half the time).
+  long long rand_addr(int m, int n) {
+    const Mem& M = mem(m);
+    long long rel;
+    if (rng_.chance(ph_.hot)) rel = std::min(hot_[m] + rng_.uniform(0, 63), M.elems - n);
+    else rel = rng_.uniform(0, M.elems - n);
+    return M.ebase + rel;
+  }
+  EngAcc rand_eng(const std::string& port, int p_en, int p_vec) {
+    EngAcc a;
+    if (!rng_.chance(p_en)) return a;
+    a.vec = (port == "drd" || port == "wr") && rng_.chance(p_vec);
+    const int n = n_of(port, a.vec);
+    for (int tries = 0; tries < 8; ++tries) {
+      a.addr = rand_addr(port_mem(port), n);
+      if (port == "wr") {
+        a.mask = a.vec ? (rng_.next() & tb::mask64(in_.cols)) : 0;
+        if (a.vec && rng_.chance(50)) a.mask = tb::mask64(static_cast<int>(rng_.uniform(1, in_.cols)));  // c < valid
+        a.data.clear();
+        for (int c = 0; c < in_.cols; ++c) a.data.push_back(rng_.next() & tb::mask64(in_.ob));
+      }
+      if (avoids_unusable(port, a)) {
+        a.en = true;
+        return a;
+      }
+    }
+    return a;
+  }
+  DmaAcc rand_dma(bool steer_sleep) {
+    DmaAcc d;
+    if (!rng_.chance(ph_.dma)) return d;
+    d.req = true;
+    d.we = rng_.chance(ph_.dwe);
+    d.wdata = random_word();
+    const int m = static_cast<int>(rng_.uniform(0, 2));
+    if (steer_sleep && sleep_m_ >= 0 && rng_.chance(40)) {
+      // A word of the sleeping/waking sector.
+      const Mem& M = mem(sleep_m_);
+      const long long w = (sleep_s_ * M.wps + rng_.uniform(0, M.wps - 1)) * M.banks + rng_.uniform(0, M.banks - 1);
+      d.addr = M.wbase + w;
+      return d;
+    }
+    if (rng_.chance(ph_.hot)) d.addr = mem(m).wbase + std::min(hot_[m] / mem(m).lanes + rng_.uniform(0, 15), mem(m).words - 1);
+    else d.addr = mem(m).wbase + rng_.uniform(0, mem(m).words - 1);
+    return d;
+  }
+
+  int sleep_m_ = -1;
+  long long sleep_s_ = 0;
+  int sleep_left_ = 0;
+
+  void random_cycle() {
+    // Sleep/wake one sector at a time: request high for 2-6 cycles, then low until usable again.
+    if (in_.pg) {
+      if (sleep_m_ < 0 && rng_.chance(ph_.sleep)) {
+        sleep_m_ = static_cast<int>(rng_.uniform(0, 2));
+        sleep_s_ = rng_.uniform(0, mem(sleep_m_).sectors - 1);
+        sleep_left_ = static_cast<int>(rng_.uniform(2, 6));
+      }
+      if (sleep_m_ >= 0) {
+        req_[static_cast<std::size_t>(sleep_m_)][static_cast<std::size_t>(sleep_s_)] = sleep_left_ > 0;
+        if (sleep_left_ > 0) --sleep_left_;
+        else if (usable(sleep_m_, sleep_s_)) sleep_m_ = -1;
+      }
+    }
+    // The engine must not touch a sector that is asleep or will be asleep after this edge... the
+    // request of this cycle puts it to sleep from the next cycle, so this cycle's usability holds.
+    EngAcc drd = rand_eng("drd", ph_.drd, ph_.vec);
+    EngAcc wrd = rand_eng("wrd", ph_.wrd, 0);
+    EngAcc brd = rand_eng("brd", ph_.brd, 0);
+    EngAcc wr = rand_eng("wr", ph_.wr, ph_.wvec);
+    DmaAcc dma = rand_dma(in_.pg);
+    cycle(drd, wrd, brd, wr, dma);
+  }
+
+  // Directed: a read and a write of the same element in one cycle; DMA and engine on one bank.
+  void same_word() {
+    for (int i = 0; i < 20; ++i) {
+      EngAcc wr;
+      wr.en = true;
+      wr.addr = rand_addr(kData, 1);
+      wr.data.assign(static_cast<std::size_t>(in_.cols), 0);
+      wr.data[0] = rng_.next() & tb::mask64(in_.ob);
+      EngAcc drd;
+      drd.en = true;
+      drd.addr = wr.addr;
+      const long long before = ref_[kData][static_cast<std::size_t>(wr.addr)];
+      cycle(drd, {}, {}, wr, {});  // the write waits (same bank), the read gets the old value
+      ++same_word_;
+      if (ref_[kData][static_cast<std::size_t>(wr.addr)] != before) fail("wr (same word: must wait)", wr.addr, before, -1);
+      cycle({}, {}, {}, wr, {});  // no read: the write lands
+      cycle(drd, {}, {}, {}, {});  // reads the new value (checked next cycle)
+      // DMA write to the word the engine reads: not granted.
+      const long long w = wr.addr / mem(kData).lanes;
+      DmaAcc d{true, true, mem(kData).wbase + w, random_word()};
+      cycle(drd, {}, {}, {}, d);
+      idle_cycle();
+    }
+  }
+
+  void check_counters() {
+    const std::string n[3] = {"data", "weight", "acc"};
+    const std::uint32_t eng_rd[3] = {d_->cnt_eng_rd_data_o, d_->cnt_eng_rd_weight_o, d_->cnt_eng_rd_acc_o};
+    const std::uint32_t dma_rd[3] = {d_->cnt_dma_rd_data_o, d_->cnt_dma_rd_weight_o, d_->cnt_dma_rd_acc_o};
+    const std::uint32_t dma_wr[3] = {d_->cnt_dma_wr_data_o, d_->cnt_dma_wr_weight_o, d_->cnt_dma_wr_acc_o};
+    const std::uint32_t dma_wait[3] = {d_->cnt_dma_wait_data_o, d_->cnt_dma_wait_weight_o, d_->cnt_dma_wait_acc_o};
+    for (int m = 0; m < 3; ++m) {
+      check("cnt_eng_rd_" + n[m] + "_o", 0, cnt_eng_rd_[m] & 0xffffffffLL, eng_rd[m]);
+      check("cnt_dma_rd_" + n[m] + "_o", 0, cnt_dma_rd_[m] & 0xffffffffLL, dma_rd[m]);
+      check("cnt_dma_wr_" + n[m] + "_o", 0, cnt_dma_wr_[m] & 0xffffffffLL, dma_wr[m]);
+      check("cnt_dma_wait_" + n[m] + "_o", 0, cnt_dma_wait_[m] & 0xffffffffLL, dma_wait[m]);
+      for (int s = 0; s < mem(m).sectors; ++s) {
+        std::uint64_t got = 0;
+        if (m == 0) got = tb::get(d_->cnt_sector_data_o, s * 32, 32);
+        if (m == 1) got = tb::get(d_->cnt_sector_weight_o, s * 32, 32);
+        if (m == 2) got = tb::get(d_->cnt_sector_acc_o, s * 32, 32);
+        check("cnt_sector_" + n[m] + "_o[" + std::to_string(s) + "]", s,
+              sec_cnt_[static_cast<std::size_t>(m)][static_cast<std::size_t>(s)] & 0xffffffffLL, static_cast<long long>(got));
+      }
+    }
+    check("cnt_eng_wr_data_o", 0, cnt_eng_wr_ & 0xffffffffLL, d_->cnt_eng_wr_data_o);
+    check("cnt_wr_wait_o", 0, cnt_wr_wait_ & 0xffffffffLL, d_->cnt_wr_wait_o);
+  }
+
+  // One out-of-range access per kind, each after a reset (err_o is sticky).
+  void negative() {
+    const Mem& D = mem(kData);
+    const Mem& Wm = mem(kWeight);
+    const Mem& A = mem(kAcc);
+    struct Kind {
+      std::string name;
+      EngAcc drd, wrd, brd, wr;
+      DmaAcc dma;
+      long long keep = -1;  // a data element the dropped write must not change
+    };
+    std::vector<Kind> kinds;
+    auto mk = [](long long a, bool vec = false) {
+      EngAcc e;
+      e.en = true, e.addr = a, e.vec = vec;
+      return e;
+    };
+    {
+      Kind k{"drd past the data memory"};
+      k.drd = mk(D.ebase + D.elems);
+      kinds.push_back(k);
+    }
+    if (in_.rows > 1) {
+      Kind k{"drd vector crossing the end of the data memory"};
+      k.drd = mk(D.ebase + D.elems - 1, true);
+      kinds.push_back(k);
+    }
+    {
+      Kind k{"wrd in the data memory"};
+      k.wrd = mk(D.ebase);
+      kinds.push_back(k);
+    }
+    {
+      Kind k{"wrd crossing into the acc memory"};
+      k.wrd = mk(Wm.ebase + Wm.elems - (in_.cols > 1 ? 1 : 0));
+      kinds.push_back(k);
+    }
+    {
+      Kind k{"brd below the acc memory"};
+      k.brd = mk(A.ebase - 1);
+      kinds.push_back(k);
+    }
+    {
+      Kind k{"brd past the acc memory"};
+      k.brd = mk(A.ebase + A.elems);
+      kinds.push_back(k);
+    }
+    {
+      Kind k{"wr in the weight memory"};
+      k.wr = mk(Wm.ebase);
+      k.wr.data.assign(static_cast<std::size_t>(in_.cols), 1);
+      kinds.push_back(k);
+    }
+    if (in_.cols > 1) {
+      Kind k{"wr record with its last lane past the data memory"};
+      k.wr = mk(D.ebase + D.elems - 1, true);
+      k.wr.mask = tb::mask64(in_.cols);
+      k.wr.data.assign(static_cast<std::size_t>(in_.cols), 0x5a & tb::mask64(in_.ob));
+      k.keep = D.ebase + D.elems - 1;
+      kinds.push_back(k);
+    }
+    if (A.wbase + A.words < (1LL << in_.sa)) {
+      Kind k{"DMA word past the memories"};
+      k.dma = {true, true, A.wbase + A.words, random_word()};
+      kinds.push_back(k);
+    }
+    for (Kind& k : kinds) {
+      sim_.reset();
+      for (auto& r : last_req_) std::fill(r.begin(), r.end(), -1000000);
+      pending_.clear();
+      const long long keep_before = k.keep >= 0 ? ref_[kData][static_cast<std::size_t>(k.keep)] : 0;
+      check("err_o after reset (" + k.name + ")", 0, 0, d_->err_o);
+      cycle(k.drd, k.wrd, k.brd, k.wr, k.dma);
+      check("err_o (" + k.name + ")", k.drd.addr | k.wrd.addr | k.brd.addr | k.wr.addr | k.dma.addr, 1, d_->err_o);
+      neg_kinds_ += d_->err_o ? 1 : 0;
+      if (k.keep >= 0) {
+        // The dropped write left the in-range lane alone: read it back.
+        cycle(mk(k.keep), {}, {}, {}, {}, true);
+        cycle({}, {}, {}, {}, {}, true);
+        check("wr dropped (" + k.name + ")", k.keep, keep_before, ref_[kData][static_cast<std::size_t>(k.keep)]);
+      }
+      pending_.clear();
+    }
+    if (in_.pg) {
+      // An engine read of a sleeping sector: the scratchpad refuses it and flags it; err_o follows.
+      sim_.reset();
+      for (auto& r : last_req_) std::fill(r.begin(), r.end(), -1000000);
+      pending_.clear();
+      req_[kData][0] = 1;
+      idle_cycle();
+      req_[kData][0] = 1;
+      idle_cycle();
+      EngAcc r = mk(D.ebase);  // element 0: sector 0
+      pending_.clear();
+      cycle(r, {}, {}, {}, {}, true);
+      pending_.clear();
+      cycle({}, {}, {}, {}, {}, true);  // the scratchpad's flag is registered, err_sticky one later
+      pending_.clear();
+      check("err_o (engine read of a sleeping sector)", D.ebase, 1, d_->err_o);
+      neg_kinds_ += d_->err_o ? 1 : 0;
+      req_[kData][0] = 0;
+    }
+  }
+
+  const tb::Args& args_;
+  Info in_;
+  tb::Sim sim_;
+  tb::Rng rng_;
+  tb::Report report_;
+  std::unique_ptr<Vmemsys> d_;
+  std::vector<std::vector<std::uint32_t>> ref_;
+  std::vector<std::vector<long long>> last_req_;
+  std::vector<std::vector<int>> req_;
+  std::vector<Pending> pending_;
+  std::uint64_t t_ = 0;
+  long long errors_ = 0, checks_ = 0;
+  long long cnt_eng_rd_[3] = {0, 0, 0}, cnt_dma_rd_[3] = {0, 0, 0}, cnt_dma_wr_[3] = {0, 0, 0},
+            cnt_dma_wait_[3] = {0, 0, 0}, cnt_eng_wr_ = 0, cnt_wr_wait_ = 0;
+  std::vector<std::vector<long long>> sec_cnt_;
+  long long eng_reads_checked_ = 0, vec_reads_ = 0, wr_elems_ = 0, vec_writes_ = 0, dma_reads_checked_ = 0,
+            dma_writes_ = 0, wr_waits_ = 0, wr_en_cycles_ = 0, dma_waits_ = 0, dma_req_cycles_ = 0, sleep_blocked_ = 0,
+            same_word_ = 0;
+  int neg_kinds_ = 0;
+};
+
+#endif
+
+}  // namespace
+
+int memsys_tb_main(int argc, char** argv) {
+  const tb::Args args = tb::Args::parse(argc, argv, "");
+  const Info info = load_info(args.rtl_dir);
+  if (!info.supported) {
+#ifdef CAPSGEN_TB_MEMSYS
+    std::fprintf(stderr, "FAIL memsys: capsgen_memsys was built but memsys.txt says it is not supported\n");
+    return 1;
+#else
+    std::printf("SKIP memsys: no capsgen_memsys in this design (%s)\n",
+                info.reason.empty() ? "no memsys.txt" : info.reason.c_str() + (info.reason[0] == ' ' ? 1 : 0));
+    return 0;
+#endif
+  }
+#ifdef CAPSGEN_TB_MEMSYS
+  MemsysBench b(args, info);
+  return b.run();
+#else
+  std::fprintf(stderr, "FAIL memsys: memsys.txt says supported, but the model was not built\n");
+  return 1;
+#endif
+}

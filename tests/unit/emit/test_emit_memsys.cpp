@@ -1,0 +1,202 @@
+// Emitter tests of the memory system (gen/emit/memsys.cpp, docs/rtl-memsys.md): the element and DMA
+// word maps, the words a run of elements can span, the rejection messages (organization, element
+// widths, banks), registration (files.f order after the scratchpads, memsys.txt with the reason when
+// not generated), port widths, determinism. The tiny preset's capsgen_memsys.v is a golden file
+// compared by test_emit (EmitGolden.Tiny2x2). Behaviour: tb/memsys_tb.cpp in Verilator.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "config/accel_config.hpp"
+#include "core/input_error.hpp"
+#include "emit/design.hpp"
+#include "emit/generate.hpp"
+#include "emit/memsys.hpp"
+#include "emit/random_config.hpp"
+#include "emit/vast.hpp"
+#include "emit_fixtures.hpp"
+
+using namespace capsgen;
+using namespace capsgen::emit;
+using capsgen::emit::test::find;
+using capsgen::emit::test::preset;
+
+namespace {
+
+std::string reject_message(const AccelConfig& cfg) {
+  try {
+    memsys_geometry(cfg);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST(EmitMemsys, WordsSpanned) {
+  EXPECT_EQ(memsys_words_spanned(1, 8), 1);
+  EXPECT_EQ(memsys_words_spanned(2, 8), 2);   // can start in the last lane
+  EXPECT_EQ(memsys_words_spanned(8, 8), 2);
+  EXPECT_EQ(memsys_words_spanned(9, 8), 2);   // lanes 7..15
+  EXPECT_EQ(memsys_words_spanned(10, 8), 3);  // lanes 7..16
+  EXPECT_EQ(memsys_words_spanned(16, 8), 3);  // the 16x16 preset's vector read: 2 or 3 banks
+  EXPECT_EQ(memsys_words_spanned(3, 1), 3);
+  EXPECT_EQ(memsys_words_spanned(16, 2), 9);
+}
+
+TEST(EmitMemsys, AddressMapTiny) {
+  // tiny-2x2: data 2 KiB = 2 banks x 2 sectors x 256 words x 16 bits (2 elements per word),
+  // weight 4 KiB = 2 x 4 x 256 x 16, acc 1 KiB = 2 x 2 x 64 x 32 (one psum code per word).
+  const MemsysGeometry g = memsys_geometry(preset("tiny-2x2"));
+  ASSERT_EQ(g.mems.size(), 3u);
+  EXPECT_EQ(g.mems[0].elem_base, 0);
+  EXPECT_EQ(g.mems[0].elements, 2048);
+  EXPECT_EQ(g.mems[1].elem_base, 2048);
+  EXPECT_EQ(g.mems[1].elements, 4096);
+  EXPECT_EQ(g.mems[2].elem_base, 6144);
+  EXPECT_EQ(g.mems[2].elements, 256);
+  EXPECT_EQ(g.mems[0].word_base, 0);
+  EXPECT_EQ(g.mems[1].word_base, 1024);
+  EXPECT_EQ(g.mems[2].word_base, 3072);
+  EXPECT_EQ(g.total_words, 3328);
+  EXPECT_EQ(g.spm_addr_bits, 12);
+  EXPECT_EQ(g.spm_data_bits, 32);
+  // Element 1027 of the data memory: word 513, lane 1, bank 1, row 256 = sector 1, word 0.
+  MemsysLocation l = memsys_locate_element(g, 1027);
+  EXPECT_EQ(l.memory, 0);
+  EXPECT_EQ(l.word, 513);
+  EXPECT_EQ(l.lane, 1);
+  EXPECT_EQ(l.bank, 1);
+  EXPECT_EQ(l.row, 256);
+  EXPECT_EQ(l.sector, 1);
+  EXPECT_EQ(l.offset, 0);
+  // The first weight element and the last acc element.
+  l = memsys_locate_element(g, 2048);
+  EXPECT_EQ(l.memory, 1);
+  EXPECT_EQ(l.word, 0);
+  l = memsys_locate_element(g, 6144 + 255);
+  EXPECT_EQ(l.memory, 2);
+  EXPECT_EQ(l.word, 255);
+  EXPECT_EQ(l.bank, 1);
+  EXPECT_EQ(l.sector, 1);
+  EXPECT_EQ(l.offset, 63);
+  EXPECT_EQ(memsys_locate_element(g, 6144 + 256).memory, -1);
+  EXPECT_EQ(memsys_locate_element(g, -1).memory, -1);
+  // DMA words: data, weight, acc.
+  EXPECT_EQ(memsys_locate_word(g, 1023).memory, 0);
+  EXPECT_EQ(memsys_locate_word(g, 1024).memory, 1);
+  l = memsys_locate_word(g, 3072 + 3);
+  EXPECT_EQ(l.memory, 2);
+  EXPECT_EQ(l.bank, 1);
+  EXPECT_EQ(l.row, 1);
+  EXPECT_EQ(memsys_locate_word(g, 3328).memory, -1);
+}
+
+TEST(EmitMemsys, NonPowerOfTwoSectors) {
+  // capsacc-16x16: 25 KiB data = 16 banks x 2 sectors x 100 words x 64 bits: sector = row / 100.
+  const MemsysGeometry g = memsys_geometry(preset("capsacc-16x16"));
+  EXPECT_EQ(g.mems[0].g.words_per_sector, 100);
+  const MemsysLocation l = memsys_locate_element(g, (16 * 150 + 5) * 8 + 3);
+  EXPECT_EQ(l.bank, 5);
+  EXPECT_EQ(l.row, 150);
+  EXPECT_EQ(l.sector, 1);
+  EXPECT_EQ(l.offset, 50);
+  EXPECT_EQ(l.lane, 3);
+  const std::string v = print_module(build_memsys(preset("capsacc-16x16")));
+  EXPECT_NE(v.find(">= 8'd100) ? 1'd1"), std::string::npos) << "sector decode by comparison with 100";
+}
+
+TEST(EmitMemsys, RejectsOtherOrganizations) {
+  AccelConfig cfg = preset("tiny-2x2");
+  cfg.scratchpad.organization = SpmOrganization::Hy;
+  cfg.scratchpad.shared = {true, 4, 2, 2, 32};
+  validate_accel_config(cfg);
+  EXPECT_NE(memsys_unsupported_reason(cfg).find("scratchpad.organization"), std::string::npos);
+  EXPECT_NE(memsys_unsupported_reason(cfg).find("only the 'sep' organization"), std::string::npos);
+  EXPECT_NE(reject_message(cfg).find("scratchpad.organization"), std::string::npos);
+  // generate still works: no capsgen_memsys, memsys.txt says why.
+  const Design d = build_design(cfg);
+  EXPECT_FALSE(d.has_module(kMemsysModule));
+  const OutputFile* txt = find(d, kMemsysSummaryName);
+  ASSERT_NE(txt, nullptr);
+  EXPECT_NE(txt->contents.find("supported 0"), std::string::npos);
+  EXPECT_NE(txt->contents.find("reason scratchpad.organization"), std::string::npos);
+}
+
+TEST(EmitMemsys, RejectsWideCodes) {
+  AccelConfig cfg = preset("tiny-2x2");
+  cfg.widths.data = 10;
+  cfg.widths.act = 10;
+  cfg.widths.weight = 10;
+  cfg.widths.psum = 24;
+  validate_accel_config(cfg);
+  EXPECT_NE(reject_message(cfg).find("widths.data"), std::string::npos) << reject_message(cfg);
+  EXPECT_NE(reject_message(cfg).find("8-bit lane"), std::string::npos);
+  AccelConfig w = preset("tiny-2x2");
+  w.widths.weight = 9;
+  w.widths.psum = 20;
+  validate_accel_config(w);
+  EXPECT_NE(reject_message(w).find("widths.weight"), std::string::npos) << reject_message(w);
+  AccelConfig n = preset("tiny-2x2");
+  n.norm.sqrt_out_bits = 10;
+  validate_accel_config(n);
+  EXPECT_NE(reject_message(n).find("norm.sqrt_out_bits"), std::string::npos) << reject_message(n);
+}
+
+TEST(EmitMemsys, RejectsTooFewBanks) {
+  // 4 rows of 8-bit elements in 16-bit words need up to 3 words: 2 banks are too few.
+  AccelConfig cfg = preset("tiny-2x2");
+  cfg.array.rows = 4;
+  cfg.widths.psum = 21;
+  validate_accel_config(cfg);
+  const std::string msg = reject_message(cfg);
+  EXPECT_NE(msg.find("scratchpad.data.banks"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("span up to 3 words"), std::string::npos) << msg;
+  // Narrow acc words cannot hold a 32-bit psum lane.
+  AccelConfig a = preset("tiny-2x2");
+  a.scratchpad.acc.width_bits = 16;
+  validate_accel_config(a);
+  EXPECT_NE(reject_message(a).find("scratchpad.acc.width_bits"), std::string::npos) << reject_message(a);
+}
+
+TEST(EmitMemsys, PortsAndOrder) {
+  for (const char* p : {"tiny-2x2", "small-4x4", "capsacc-16x16"}) {
+    const AccelConfig cfg = preset(p);
+    const Module m = build_memsys(cfg);
+    auto width = [&m](const std::string& n) -> std::string {
+      for (const Port& port : m.ports())
+        if (port.name == n) return port.width;
+      return "";
+    };
+    EXPECT_EQ(width("drd_data_o"), str(cfg.array.rows * cfg.widths.data)) << p;
+    EXPECT_EQ(width("wrd_data_o"), str(cfg.array.cols * cfg.widths.weight)) << p;
+    EXPECT_EQ(width("brd_data_o"), str(cfg.array.cols * cfg.widths.psum)) << p;
+    EXPECT_EQ(width("wr_ready_o"), "1") << p;
+    EXPECT_EQ(width("sleep_req_data_i").empty(), !cfg.scratchpad.power_gating) << p;
+    EXPECT_EQ(width("spm_addr_i"), str(memsys_geometry(cfg).spm_addr_bits)) << p;
+    EXPECT_EQ(print_module(m), print_module(build_memsys(cfg))) << "deterministic";
+    const std::string v = print_module(m);
+    EXPECT_EQ(v.find("$display"), std::string::npos);
+    EXPECT_EQ(v.find("initial"), std::string::npos);
+    // files.f: memsys after the scratchpads it instantiates.
+    const std::vector<std::string> f = build_design(cfg).verilog_files();
+    const auto at = [&f](const std::string& n) { return std::find(f.begin(), f.end(), n) - f.begin(); };
+    EXPECT_LT(at("capsgen_spm_acc.v"), at("capsgen_memsys.v")) << p;
+    EXPECT_LT(at("capsgen_memsys.v"), static_cast<long>(f.size())) << p;
+  }
+}
+
+TEST(EmitMemsys, RandomConfigsGenerate) {
+  // Every random config builds a design; memsys is there exactly when supported.
+  int with = 0, without = 0;
+  for (std::uint64_t seed = 1; seed <= 40; ++seed) {
+    const AccelConfig cfg = parse_accel_config(random_accel_config_yaml(seed), "random");
+    const Design d = build_design(cfg);
+    const bool supported = memsys_unsupported_reason(cfg).empty();
+    EXPECT_EQ(d.has_module(kMemsysModule), supported) << seed;
+    (supported ? with : without)++;
+  }
+  EXPECT_GT(with, 0);
+  EXPECT_GT(without, 0);
+}
