@@ -4,18 +4,24 @@
 // model (gen/dram, DDR3-1600 x8) plus the preset's latency_cycles, write data accepted only while the
 // DRAM model keeps up (its backlog < latency_cycles + max_burst cycles), random backpressure on every
 // channel; and a flat scratchpad (2^spm_addr_bits words, 1-cycle read latency, random grant stalls).
+// Element size: a descriptor's size makes every beat carry 2^size bytes in its low bytes (the memory
+// model returns garbage in the upper bytes of read beats and writes only the bytes wr_strb_o marks);
+// widen sign-extends a 1-byte load to a widen_bits lane.
 // Golden model (computed here from the descriptor, independently of the RTL): the element list
 // (dram byte address, spm word address) in (i2, i1, i0) order and the burst list (greedy runs of the
-// inner level, at most min(limit, max_burst) beats when ds0 is one word, else 1 beat). Checked:
-//   - every burst request (address, length, direction) against the burst list, in order;
-//   - load: every SPM write (address, data) against element i and the DRAM image; store: every SPM
-//     read address, every write beat's DRAM address, data (= SPM word of element i) and wr_last;
+// inner level, at most min(limit, max_burst) beats when ds0 is 2^size bytes, else 1 beat). Checked:
+//   - every burst request (address, length, direction, size) against the burst list, in order;
+//   - load: every SPM write (address, data = element i's 2^size DRAM bytes, zeros above, or the
+//     widened byte); store: every SPM read address, every write beat's DRAM address, strobes, data
+//     (= low 2^size bytes of the SPM word of element i) and wr_last;
 //   - after each descriptor the whole SPM (load) / every DRAM byte written (store) against a golden
-//     copy (no stray writes), done_o exactly once, busy_o, and the beat counters.
+//     copy (no stray writes: a narrow store changes only its elements' bytes), done_o exactly once,
+//     busy_o, and the beat counters.
 // Descriptors: corner cases (count 1, empty, bursts crossing the limit, zero strides, wrapping
-// SPM strides, non-contiguous DRAM) and seeded random ones, back to back, with per-descriptor stall
-// probabilities from none to heavy; then two throughput runs without stalls. At the end the DRAM
-// model's statistics for the DMA's access stream: row-buffer hits/misses/conflicts, energy, bandwidth.
+// SPM strides, non-contiguous DRAM, narrow and widened elements at odd addresses) and seeded random
+// ones (sizes 0..max_size, widen on some 1-byte loads), back to back, with per-descriptor stall
+// probabilities from none to heavy; then two whole-word throughput runs without stalls. At the end the
+// DRAM model's statistics for the DMA's access stream: row-buffer hits/misses/conflicts, energy, bandwidth.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -40,7 +46,7 @@ using Word = std::vector<std::uint8_t>;  // little-endian bytes of one SPM word
 
 struct DmaInfo {
   int data_bits = 0, spm_addr_bits = 0, dram_addr_bits = 0, count_bits = 0, len_bits = 0, max_burst = 0,
-      outstanding = 0, latency = 0;
+      outstanding = 0, latency = 0, size_bits = 0, max_size = 0, widen_bits = 0;
   double clock_mhz = 0;
   int wb() const { return data_bits / 8; }
 };
@@ -52,7 +58,17 @@ struct Desc {
   std::uint32_t ds[3] = {0, 0, 0};  // bytes, mod 2^32
   std::uint32_t ss[3] = {0, 0, 0};  // words, mod 2^spm_addr_bits
   std::uint32_t burst = 0;
+  int size = -1;  // desc_size_i; -1: a whole word (max_size); values above max_size also mean a whole word
+  bool widen = false;
 };
+
+// Effective size (bytes per beat = 2^size), widening and the expected strobes of a descriptor.
+int eff_size(const Desc& d, const DmaInfo& info) { return d.size < 0 ? info.max_size : std::min(d.size, info.max_size); }
+int elem_bytes(const Desc& d, const DmaInfo& info) { return 1 << eff_size(d, info); }
+bool eff_widen(const Desc& d, const DmaInfo& info) {
+  return d.widen && !d.store && eff_size(d, info) == 0 && info.widen_bits > 8;
+}
+std::uint64_t strobes(int bytes) { return bytes >= 64 ? ~0ull : (1ull << bytes) - 1; }
 
 struct Element {
   std::uint32_t dram, spm;
@@ -69,7 +85,7 @@ void golden(const Desc& d, const DmaInfo& info, std::vector<Element>& el, std::v
   const std::uint32_t smask = info.spm_addr_bits >= 32 ? ~0u : ((1u << info.spm_addr_bits) - 1);
   if (d.count[0] == 0 || d.count[1] == 0 || d.count[2] == 0) return;
   const int limit = (d.burst == 0 || static_cast<int>(d.burst) > info.max_burst) ? info.max_burst : static_cast<int>(d.burst);
-  const bool contig = d.ds[0] == static_cast<std::uint32_t>(info.wb());
+  const bool contig = d.ds[0] == static_cast<std::uint32_t>(elem_bytes(d, info));
   for (std::uint32_t i2 = 0; i2 < d.count[2]; ++i2)
     for (std::uint32_t i1 = 0; i1 < d.count[1]; ++i1) {
       for (std::uint32_t i0 = 0; i0 < d.count[0]; ++i0)
@@ -101,6 +117,14 @@ class Dram {
   Word word(std::uint32_t a, int wb) const {
     Word w(wb);
     for (int k = 0; k < wb; ++k) w[k] = get(a + k);
+    return w;
+  }
+  // The SPM word a load writes for the element at `a`: its `eb` bytes, zeros above; widened: byte 0's
+  // sign in bytes 1..widen_bytes-1.
+  Word element(std::uint32_t a, int wb, int eb, int widen_bytes) const {
+    Word w(wb, 0);
+    for (int k = 0; k < eb; ++k) w[k] = get(a + k);
+    for (int k = 1; k < widen_bytes; ++k) w[k] = (w[0] & 0x80) ? 0xFF : 0x00;
     return w;
   }
   const std::unordered_map<std::uint32_t, std::uint8_t>& written() const { return mem_; }
@@ -144,12 +168,12 @@ struct Stalls {
 
 struct RdBurst {
   std::uint32_t addr;
-  int len, sent = 0;
+  int len, eb, sent = 0;
   std::uint64_t ready;
 };
 struct WrBurst {
   std::uint32_t addr;
-  int len, got = 0;
+  int len, eb, got = 0;
 };
 
 class Bench {
@@ -223,6 +247,8 @@ class Bench {
     dut_.desc_spm_stride1_i = d.ss[1];
     dut_.desc_spm_stride2_i = d.ss[2];
     dut_.desc_burst_i = d.burst;
+    dut_.desc_size_i = static_cast<std::uint8_t>(d.size < 0 ? info_.max_size : d.size);
+    dut_.desc_widen_i = d.widen;
   }
 
   std::string where(int index, const char* what = nullptr) const {
@@ -230,7 +256,8 @@ class Bench {
   }
 
   void run_one(const Desc& d, const Stalls& st) {
-    const int wb = info_.wb();
+    const int wb = info_.wb(), size = eff_size(d, info_), eb = 1 << size;
+    const int widen_bytes = eff_widen(d, info_) ? info_.widen_bits / 8 : 0;
     std::vector<Element> el;
     std::vector<Burst> bursts;
     golden(d, info_, el, bursts);
@@ -238,12 +265,12 @@ class Bench {
     std::vector<Word> spm_gold;
     if (!d.store) {
       spm_gold = spm_;
-      for (const Element& e : el) spm_gold[e.spm] = dram_.word(e.dram, wb);
+      for (const Element& e : el) spm_gold[e.spm] = dram_.element(e.dram, wb, eb, widen_bytes);
     }
     std::map<std::uint32_t, std::uint8_t> store_gold;
     if (d.store)
       for (const Element& e : el)
-        for (int k = 0; k < wb; ++k) store_gold[e.dram + k] = spm_[e.spm][k];
+        for (int k = 0; k < eb; ++k) store_gold[e.dram + k] = spm_[e.spm][k];
     const std::uint32_t rd0 = dut_.beats_read_o, wr0 = dut_.beats_written_o;
 
     // Offer the descriptor until accepted.
@@ -278,7 +305,10 @@ class Bench {
       // Read data: keep an offered beat until taken.
       if (!dut_.rd_valid_i && !rd.empty() && rd.front().ready <= sim_.cycle() && !rng_.chance(st.rd)) {
         RdBurst& b = rd.front();
-        put_word(dut_.rd_data_i, dram_.word(b.addr + static_cast<std::uint32_t>(b.sent * wb), wb));
+        // A narrow beat: the element in the low bytes (the burst's request size), garbage above.
+        Word beat = dram_.word(b.addr + static_cast<std::uint32_t>(b.sent * b.eb), wb);
+        for (int k = b.eb; k < wb; ++k) beat[k] = static_cast<std::uint8_t>(rng_.next());
+        put_word(dut_.rd_data_i, beat);
         dut_.rd_valid_i = 1;
       }
       // Posted writes, but the memory stops taking write data while the DRAM model's backlog exceeds
@@ -302,12 +332,15 @@ class Bench {
         const std::uint32_t a = dut_.req_addr_o;
         const int len = dut_.req_len_o;
         const bool w = dut_.req_write_o;
+        const int req_size = dut_.req_size_o;
+        const int req_eb = 1 << std::min(req_size, 6);
         if (burst_i >= bursts.size()) {
           report_.fail(cyc, where(static_cast<int>(burst_i), "extra burst request"));
         } else {
           report_.check(cyc, where(static_cast<int>(burst_i), "burst_addr"), bursts[burst_i].addr, a);
           report_.check(cyc, where(static_cast<int>(burst_i), "burst_len"), bursts[burst_i].len, len);
           report_.check(cyc, where(static_cast<int>(burst_i), "burst_write"), d.store, w);
+          report_.check(cyc, where(static_cast<int>(burst_i), "req_size"), size, req_size);
         }
         // No more bursts in flight than the DMA's burst-length FIFO holds (dma.txt outstanding).
         report_.check(cyc, where(static_cast<int>(burst_i), "in_flight"), 1,
@@ -317,15 +350,15 @@ class Bench {
         const std::uint64_t cap = spec_.org.capacity_bytes();
         if (len >= 1) {
           if (!w) {
-            const auto res = dram_model_.request(a % cap, false, static_cast<std::uint32_t>(len * wb),
+            const auto res = dram_model_.request(a % cap, false, static_cast<std::uint32_t>(len * req_eb),
                                                  static_cast<std::uint64_t>(std::llround(cyc * ratio_)), mapping_);
             std::uint64_t ready = static_cast<std::uint64_t>(std::ceil(res.done / ratio_));
             ready = std::max<std::uint64_t>(ready, cyc + info_.latency);
             if (st.extra_latency) ready += static_cast<std::uint64_t>(rng_.uniform(0, st.extra_latency));
             if (!rd.empty()) ready = std::max(ready, rd.back().ready);
-            rd.push_back({a, len, 0, ready});
+            rd.push_back({a, len, req_eb, 0, ready});
           } else {
-            wr.push_back({a, len, 0});
+            wr.push_back({a, len, req_eb, 0});
           }
         }
       }
@@ -341,18 +374,25 @@ class Bench {
           report_.fail(cyc, where(static_cast<int>(beat_i), "write beat without a request"));
         } else {
           WrBurst& b = wr.front();
-          const std::uint32_t a = b.addr + static_cast<std::uint32_t>(b.got * wb);
-          for (int k = 0; k < wb; ++k) dram_.set(a + k, data[k]);
+          const std::uint32_t a = b.addr + static_cast<std::uint32_t>(b.got * b.eb);
+          // The memory writes exactly the bytes the strobes mark (byte k of the beat at a + k).
+          const std::uint64_t strb = dut_.wr_strb_o;
+          for (int k = 0; k < wb; ++k)
+            if ((strb >> k) & 1) dram_.set(a + k, data[k]);
           ++b.got;
           report_.check(cyc, where(static_cast<int>(beat_i), "wr_last"), b.got == b.len, dut_.wr_last_o);
+          report_.check(cyc, where(static_cast<int>(beat_i), "wr_strb"), static_cast<long long>(strobes(eb)),
+                        static_cast<long long>(strb));
           if (beat_i < el.size()) {
             report_.check(cyc, where(static_cast<int>(beat_i), "dram_addr"), el[beat_i].dram, a);
-            check_word(cyc, where(static_cast<int>(beat_i)), spm_[el[beat_i].spm], data);
+            const Word& src = spm_[el[beat_i].spm];
+            check_word(cyc, where(static_cast<int>(beat_i), "wr_data"), Word(src.begin(), src.begin() + eb),
+                       Word(data.begin(), data.begin() + eb));
           } else {
             report_.fail(cyc, where(static_cast<int>(beat_i), "extra write beat"));
           }
           if (b.got == b.len) {
-            dram_model_.request(b.addr % spec_.org.capacity_bytes(), true, static_cast<std::uint32_t>(b.len * wb),
+            dram_model_.request(b.addr % spec_.org.capacity_bytes(), true, static_cast<std::uint32_t>(b.len * b.eb),
                                 static_cast<std::uint64_t>(std::llround(cyc * ratio_)), mapping_);
             wr.pop_front();
           }
@@ -368,7 +408,8 @@ class Bench {
           report_.check(cyc, where(static_cast<int>(spm_i), "spm_addr"), el[spm_i].spm, a);
           report_.check(cyc, where(static_cast<int>(spm_i), "spm_we"), !d.store, dut_.spm_we_o);
           if (!d.store) {
-            check_word(cyc, where(static_cast<int>(spm_i)), dram_.word(el[spm_i].dram, wb), get_word(dut_.spm_wdata_o, wb));
+            check_word(cyc, where(static_cast<int>(spm_i), "spm_wdata"), dram_.element(el[spm_i].dram, wb, eb, widen_bytes),
+                       get_word(dut_.spm_wdata_o, wb));
           }
         }
         if (a < spm_.size()) {
@@ -445,6 +486,10 @@ int dma_tb_main(int argc, char** argv) {
   info.max_burst = kv.num("max_burst");
   info.outstanding = kv.num("outstanding");
   info.latency = kv.num("latency_cycles");
+  info.size_bits = kv.num("size_bits");
+  info.max_size = kv.num("max_size");
+  info.widen_bits = kv.num("widen_bits");
+  if ((1 << info.max_size) != info.wb()) throw std::runtime_error("dma.txt: max_size is not log2(word bytes)");
   info.clock_mhz = std::stod(kv.str("clock_mhz"));
   if (info.dram_addr_bits != 32 || info.spm_addr_bits > 31) throw std::runtime_error("dma.txt: unsupported widths");
   const int wb = info.wb(), mb = info.max_burst;
@@ -501,22 +546,60 @@ int dma_tb_main(int argc, char** argv) {
       g.ds[2] = static_cast<std::uint32_t>(-1024 * wb);
       g.ss[2] = 100;
       add(g, s);
+      // Element-sized transfers (words of 2+ bytes).
+      if (info.max_size > 0) {
+        Desc b = contiguous(store, 0xA001, 100, static_cast<std::uint32_t>(mb + 3), 0);  // bytes, odd address, widen
+        b.size = 0;
+        b.ds[0] = 1;
+        b.widen = true;  // a store ignores it
+        b.count[1] = 2;
+        b.ds[1] = 5;  // the second run overlaps the first (later bytes win)
+        b.ss[1] = 200;
+        add(b, s);
+        Desc h = contiguous(store, 0xB002, 120, 6, 0);  // 2-byte elements, strided DRAM, widen ignored (size 1)
+        h.size = 1;
+        h.ds[0] = 6;
+        h.widen = true;
+        h.count[2] = 2;
+        h.ds[2] = static_cast<std::uint32_t>(-64);
+        h.ss[2] = 9;
+        add(h, s);
+        Desc t = contiguous(store, 0xC000, 140, 11, 3);  // the next-to-largest size, limit 3
+        t.size = info.max_size - 1;
+        t.ds[0] = 1u << t.size;
+        add(t, s);
+        Desc z1 = contiguous(store, 0xC800, 160, 4, 0);  // 1-byte elements, zero DRAM stride
+        z1.size = 0;
+        z1.ds[0] = 0;
+        add(z1, s);
+      }
+      if ((1 << info.size_bits) - 1 > info.max_size) {  // size above max_size: a whole word
+        Desc o = contiguous(store, 0xD000, 180, 5, 0);
+        o.size = (1 << info.size_bits) - 1;
+        o.widen = true;
+        add(o, s);
+      }
     }
   // ---- random descriptors ----
   const int n_random = std::max(10, static_cast<int>(std::lround(250 * args.scale)));
   for (int i = 0; i < n_random; ++i) {
     Desc d;
     d.store = rng.chance(50);
-    d.dram = static_cast<std::uint32_t>(rng.uniform(0, (1 << 20) - 1)) * static_cast<std::uint32_t>(wb);
+    // Sizes: a whole word in 40%, else uniform over 0..max_size; widen on half of the 1-byte loads.
+    d.size = rng.chance(40) ? info.max_size : static_cast<int>(rng.uniform(0, info.max_size));
+    d.widen = d.size == 0 && !d.store && rng.chance(50);
+    const int eb = 1 << d.size;
+    d.dram = static_cast<std::uint32_t>(rng.uniform(0, (1 << 20) - 1)) * static_cast<std::uint32_t>(eb);
+    if (eb > 1 && rng.chance(10)) d.dram += static_cast<std::uint32_t>(rng.uniform(1, eb - 1));  // unaligned
     d.spm = static_cast<std::uint32_t>(rng.uniform(0, spm_words - 1));
     d.count[0] = static_cast<std::uint32_t>(rng.chance(15) ? 1 : rng.uniform(1, 3 * mb + 2));
     d.count[1] = static_cast<std::uint32_t>(rng.chance(30) ? 1 : rng.uniform(1, 5));
     d.count[2] = static_cast<std::uint32_t>(rng.chance(40) ? 1 : rng.uniform(1, 3));
     const int pick = static_cast<int>(rng.uniform(0, 9));
-    d.ds[0] = static_cast<std::uint32_t>(pick < 7 ? wb : pick == 7 ? 0 : pick == 8 ? 2 * wb : -wb);
-    d.ds[1] = static_cast<std::uint32_t>(rng.chance(15) ? 0 : static_cast<std::int64_t>(d.count[0] + rng.uniform(0, 4)) * wb *
+    d.ds[0] = static_cast<std::uint32_t>(pick < 7 ? eb : pick == 7 ? 0 : pick == 8 ? 2 * eb : -eb);
+    d.ds[1] = static_cast<std::uint32_t>(rng.chance(15) ? 0 : static_cast<std::int64_t>(d.count[0] + rng.uniform(0, 4)) * eb *
                                                                    (rng.chance(20) ? -1 : 1));
-    d.ds[2] = static_cast<std::uint32_t>(rng.chance(15) ? 0 : rng.uniform(-4096, 4096) * wb);
+    d.ds[2] = static_cast<std::uint32_t>(rng.chance(15) ? 0 : rng.uniform(-4096, 4096) * eb);
     d.ss[0] = static_cast<std::uint32_t>(rng.chance(70) ? 1 : rng.uniform(-2, 3));
     d.ss[1] = static_cast<std::uint32_t>(rng.chance(60) ? d.count[0] * d.ss[0] : rng.uniform(-64, 64));
     d.ss[2] = static_cast<std::uint32_t>(rng.uniform(-512, 512));

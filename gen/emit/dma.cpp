@@ -27,8 +27,29 @@ DmaGeometry dma_geometry(const AccelConfig& cfg) {
   // Enough bursts in flight to keep the data channel busy over twice the nominal off-chip latency.
   const long long need = (2LL * cfg.offchip.latency_cycles + g.max_burst - 1) / g.max_burst + 1;
   g.outstanding = std::clamp(1 << clog2(need), kDmaMinOutstanding, kDmaMaxOutstanding);
+  g.max_size = clog2(g.word_bytes);
+  g.size_bits = std::max(1, clog2(static_cast<long long>(g.max_size) + 1));
+  g.widen_bytes = std::min(4, g.word_bytes);
   return g;
 }
+
+unsigned long long dma_strobe(int size, int word_bytes) {
+  const int bytes = std::min(1 << std::clamp(size, 0, 6), word_bytes);
+  return bytes >= 64 ? ~0ULL : (1ULL << bytes) - 1;
+}
+
+namespace {
+
+// desc_strb: byte k of a beat is carried iff k < 2^size, i.e. size >= floor(log2 k) + 1; bytes
+// [2^(n-1), 2^n) share the comparison size >= n. Most significant byte first.
+std::string strobe_expr(const std::string& size, int max_size, int size_bits) {
+  std::string s = "{";
+  for (int n = max_size; n >= 1; --n)
+    s += fmt::format("{{{}{{{} >= {}}}}}, ", 1 << (n - 1), size, lit(size_bits, n));
+  return s + "1'b1}";
+}
+
+}  // namespace
 
 Module build_dma(const AccelConfig& cfg) {
   const DmaGeometry g = dma_geometry(cfg);
@@ -36,6 +57,8 @@ Module build_dma(const AccelConfig& cfg) {
   const int WS = clog2(g.word_bytes), MB = g.max_burst, KB = kDmaCounterBits;
   const int OUT = g.outstanding, PB = clog2(OUT), CB = PB + 1;
   const int FD = kDmaFifoDepth, FB = clog2(FD), FCB = FB + 1;
+  const int WB = g.word_bytes, ZW = g.size_bits, WL = g.widen_bytes;
+  const bool narrow = WB > 1;  // a 1-byte word has only size 0: the size and widen inputs are unused
   if (DA < LW + WS || CW < LW) throw std::logic_error("emit_dma: widths too small");
 
   Module m(kDmaModule,
@@ -44,7 +67,11 @@ Module build_dma(const AccelConfig& cfg) {
                "One descriptor at a time: desc_store_i = 0 loads DRAM -> SPM, 1 stores SPM -> DRAM. Element\n"
                "(i2, i1, i0), i0 innermost, i_k < count_k, moves one {}-bit word between DRAM byte address\n"
                "dram_addr + i0*ds0 + i1*ds1 + i2*ds2 and SPM word address spm_addr + i0*ss0 + i1*ss1 + i2*ss2\n"
-               "(both modulo their width). When ds0 = {} bytes (one word), runs of the inner level become bursts of\n"
+               "(both modulo their width). desc_size_i narrows each beat to its low 2^size bytes (0..{}; larger: a\n"
+               "whole word): read beats carry the element in the low bytes of rd_data_i (the rest is ignored), the\n"
+               "SPM word written gets it in its low bytes, zeros above (desc_widen_i on a 1-byte load: the byte\n"
+               "sign-extended to {} bits); write beats carry the low bytes of the SPM word, wr_strb_o marks them.\n"
+               "When ds0 = 2^size bytes, runs of the inner level become bursts of\n"
                "up to min(desc_burst_i, {}) beats (desc_burst_i = 0: {}); otherwise every element is a 1-beat burst.\n"
                "A count of 0 ends the descriptor at once (done_o, no transfers).\n"
                "Off-chip port: burst requests (req_*) run ahead of the data by up to {} bursts (prefetch);\n"
@@ -55,7 +82,7 @@ Module build_dma(const AccelConfig& cfg) {
                "lowers spm_gnt_i while the addressed sector sleeps (capsgen_spm_* refuses such accesses).\n"
                "done_o pulses for one cycle when the last word of a descriptor has been written (SPM) or\n"
                "accepted (off-chip); desc_ready_o is high from that cycle on. beats_*_o count since reset.",
-               W, g.word_bytes, MB, MB, OUT));
+               W, g.max_size, 8 * WL, MB, MB, OUT));
   m.clock_and_reset()
       .input("desc_valid_i", "1", "descriptor valid")
       .output("desc_ready_o", "1", "descriptor accepted when valid (idle)")
@@ -68,6 +95,8 @@ Module build_dma(const AccelConfig& cfg) {
   for (int k = 0; k < 3; ++k)
     m.input(fmt::format("desc_spm_stride{}_i", k), str(SA), fmt::format("level {} SPM stride, words (mod 2^{})", k, SA));
   m.input("desc_burst_i", str(LW), fmt::format("burst length limit in beats (0 or > {}: {})", MB, MB))
+      .input("desc_size_i", str(ZW), fmt::format("bytes per beat = 2^size; {} (or more): a whole word", g.max_size))
+      .input("desc_widen_i", "1", fmt::format("1-byte load (size 0): sign-extend each byte to {} bits (else ignored)", 8 * WL))
       .output("busy_o", "1", "a descriptor is running")
       .output("done_o", "1", "one-cycle pulse: the descriptor has finished")
       .output("req_valid_o", "1", "off-chip burst request")
@@ -75,12 +104,14 @@ Module build_dma(const AccelConfig& cfg) {
       .output("req_addr_o", str(DA), "burst byte address")
       .output("req_len_o", str(LW), fmt::format("burst length in beats (1..{})", MB))
       .output("req_write_o", "1", "1: write burst, 0: read burst")
+      .output("req_size_o", str(ZW), "bytes per beat = 2^size, in the low bytes of the data channels")
       .input("rd_valid_i", "1", "read data beat valid")
       .output("rd_ready_o", "1", "read data beat accepted")
       .input("rd_data_i", str(W), "read data beat")
       .output("wr_valid_o", "1", "write data beat valid")
       .input("wr_ready_i", "1", "write data beat accepted")
       .output("wr_data_o", str(W), "write data beat")
+      .output("wr_strb_o", str(WB), "byte strobes of the beat: the low 2^size bytes")
       .output("wr_last_o", "1", "final beat of its burst")
       .output("spm_req_o", "1", "SPM access")
       .input("spm_gnt_i", "1", "SPM access accepted this cycle")
@@ -99,6 +130,20 @@ Module build_dma(const AccelConfig& cfg) {
   m.reg("store_q", "1");
   m.reg("contig_q", "1", "ds0 is one word: inner runs form bursts");
   m.reg("limit_q", str(LW), "burst length limit (1..max)");
+  if (narrow) {
+    m.reg("size_q", str(ZW), "bytes per beat = 2^size_q");
+    m.reg("strb_q", str(WB), "bytes of a beat: the low 2^size_q");
+    if (WL > 1) m.reg("widen_q", "1", "sign-extend each read byte to a lane");
+    m.wire("desc_size", str(ZW), "desc_size_i limited to a whole word");
+    m.wire("desc_strb", str(WB));
+    m.wire("rd_keep", str(W), "bits of a read beat that carry the element");
+    if (WL > 1) m.wire("rd_sign", str(W), "sign bits of a widened byte");
+    m.wire("rd_elem", str(W), "a read beat narrowed (and widened) to the SPM word");
+  } else {
+    m.lint_off("UNUSEDSIGNAL", "1-byte words: every beat is one byte, no size or widening to choose.");
+    m.wire("unused_desc", "2");
+    m.lint_on("UNUSEDSIGNAL");
+  }
   for (int k = 0; k < 3; ++k) m.reg(fmt::format("count{}_q", k), str(CW));
   for (int k = 0; k < 3; ++k) m.reg(fmt::format("ds{}_q", k), str(DA));
   for (int k = 0; k < 3; ++k) m.reg(fmt::format("ss{}_q", k), str(SA));
@@ -180,18 +225,40 @@ Module build_dma(const AccelConfig& cfg) {
   m.assign("count0_last", fmt::format("count0_q - {}", lit(CW, 1)));
   m.assign("count1_last", fmt::format("count1_q - {}", lit(CW, 1)));
   m.assign("count2_last", fmt::format("count2_q - {}", lit(CW, 1)));
+  if (narrow) {
+    // desc_size_i > max_size is impossible (a constant comparison for lint) when max_size = 2^ZW - 1.
+    if ((1 << ZW) - 1 > g.max_size)
+      m.assign("desc_size", fmt::format("(desc_size_i > {0}) ? {0} : desc_size_i", lit(ZW, g.max_size)));
+    else
+      m.assign("desc_size", "desc_size_i");
+    m.assign("desc_strb", strobe_expr("desc_size", g.max_size, ZW));
+  } else {
+    m.assign("unused_desc", "{desc_size_i, desc_widen_i}");
+  }
   m.assign("finish", fmt::format("busy_q & ~rq_active_q & ~sp_active_q & lq_empty & df_empty & (sp_inf_q == {})", lit(FCB, 0)));
   {
     Stmts reset = {nb("busy_q", "1'b0"), nb("done_q", "1'b0"), nb("store_q", "1'b0"), nb("contig_q", "1'b0"),
                    nb("limit_q", lit(LW, 1))};
+    if (narrow) {
+      reset.push_back(nb("size_q", lit(ZW, g.max_size)));
+      reset.push_back(nb("strb_q", detail::ones(WB)));
+      if (WL > 1) reset.push_back(nb("widen_q", "1'b0"));
+    }
     for (int k = 0; k < 3; ++k) {
       reset.push_back(nb(fmt::format("count{}_q", k), lit(CW, 0)));
       reset.push_back(nb(fmt::format("ds{}_q", k), lit(DA, 0)));
       reset.push_back(nb(fmt::format("ss{}_q", k), lit(SA, 0)));
     }
     Stmts accept = {nb("busy_q", "~desc_empty"), nb("done_q", "desc_empty"), nb("store_q", "desc_store_i"),
-                    nb("contig_q", fmt::format("desc_dram_stride0_i == {}", lit(DA, g.word_bytes))),
+                    nb("contig_q", narrow ? fmt::format("desc_dram_stride0_i == ({} << desc_size)", lit(DA, 1))
+                                          : fmt::format("desc_dram_stride0_i == {}", lit(DA, g.word_bytes))),
                     nb("limit_q", "desc_limit")};
+    if (narrow) {
+      accept.push_back(nb("size_q", "desc_size"));
+      accept.push_back(nb("strb_q", "desc_strb"));
+      if (WL > 1)
+        accept.push_back(nb("widen_q", fmt::format("desc_widen_i & ~desc_store_i & (desc_size == {})", lit(ZW, 0))));
+    }
     for (int k = 0; k < 3; ++k) {
       accept.push_back(nb(fmt::format("count{}_q", k), fmt::format("desc_count{}_i", k)));
       accept.push_back(nb(fmt::format("ds{}_q", k), fmt::format("desc_dram_stride{}_i", k)));
@@ -209,10 +276,8 @@ Module build_dma(const AccelConfig& cfg) {
                                  zext("limit_q", LW, CW), LW - 1));
   m.assign("rq_j_next", fmt::format("rq_j_q + {}", zext("rq_len", LW, CW)));
   {
-    const std::string len_bytes =
-        WS == 0 ? zext("rq_len", LW, DA)
-                : (DA - LW - WS > 0 ? fmt::format("{{{}'d0, rq_len, {}'d0}}", DA - LW - WS, WS)
-                                    : fmt::format("{{rq_len, {}'d0}}", WS));
+    // A contiguous burst covers len * 2^size bytes.
+    const std::string len_bytes = narrow ? fmt::format("{} << size_q", zext("rq_len", LW, DA)) : zext("rq_len", LW, DA);
     m.assign("rq_step", fmt::format("contig_q ? {} : ds0_q", len_bytes));
   }
   m.assign("rq_row1_next", "rq_row1_q + ds1_q");
@@ -221,6 +286,7 @@ Module build_dma(const AccelConfig& cfg) {
   m.assign("req_addr_o", "rq_ptr_q");
   m.assign("req_len_o", "rq_len");
   m.assign("req_write_o", "store_q");
+  m.assign("req_size_o", narrow ? "size_q" : "1'b0");
   m.assign("req_fire", "rq_active_q & ~lq_full & req_ready_i");
   m.always_ff_reset(
       {nb("rq_active_q", "1'b0"), nb("rq_j_q", lit(CW, 0)), nb("rq_i1_q", lit(CW, 0)), nb("rq_i2_q", lit(CW, 0)),
@@ -269,7 +335,21 @@ Module build_dma(const AccelConfig& cfg) {
   m.assign("df_used", fmt::format("{} + {}", zext("df_cnt_q", FCB, FCB + 1), zext("sp_inf_q", FCB, FCB + 1)));
   m.assign("sp_ret", "spm_rvalid_i & busy_q & store_q");
   m.assign("df_push", "store_q ? sp_ret : rd_fire");
-  m.assign("df_wdata", "store_q ? spm_rdata_i : rd_data_i");
+  if (narrow) {
+    // Read beats: the low 2^size bytes are the element, zeros above; a widened byte fills the low
+    // widen_bytes with its sign. Whole words (strb_q all ones, widen_q 0) pass unchanged.
+    std::string keep = "{";
+    for (int k = WB - 1; k >= 0; --k) keep += fmt::format("{{8{{strb_q[{}]}}}}{}", k, k ? ", " : "}");
+    m.assign("rd_keep", keep);
+    if (WL > 1) {
+      const std::string sign = fmt::format("{{{}{{widen_q & rd_data_i[7]}}}}, 8'd0", 8 * (WL - 1));
+      m.assign("rd_sign", W > 8 * WL ? fmt::format("{{{}'d0, {}}}", W - 8 * WL, sign) : "{" + sign + "}");
+      m.assign("rd_elem", "(rd_data_i & rd_keep) | rd_sign");
+    } else {
+      m.assign("rd_elem", "rd_data_i & rd_keep");
+    }
+  }
+  m.assign("df_wdata", narrow ? "store_q ? spm_rdata_i : rd_elem" : "store_q ? spm_rdata_i : rd_data_i");
   m.assign("df_pop", "store_q ? wr_fire : spm_fire");
   m.always_ff({if_("df_push", {nb("df_mem[df_wp_q]", "df_wdata")})});
   m.always_ff_reset(
@@ -282,6 +362,7 @@ Module build_dma(const AccelConfig& cfg) {
   m.assign("wr_valid_o", "busy_q & store_q & ~lq_empty & ~df_empty");
   m.assign("wr_data_o", "df_mem[df_rp_q]");
   m.assign("wr_last_o", "beat_last");
+  m.assign("wr_strb_o", narrow ? "strb_q" : "1'b1");
 
   // ---- SPM side ----
   m.blank();
@@ -338,6 +419,9 @@ std::string dma_summary(const AccelConfig& cfg) {
   s += fmt::format("max_burst {}\n", g.max_burst);
   s += fmt::format("outstanding {}\n", g.outstanding);
   s += fmt::format("fifo_depth {}\n", kDmaFifoDepth);
+  s += fmt::format("size_bits {}\n", g.size_bits);
+  s += fmt::format("max_size {}\n", g.max_size);
+  s += fmt::format("widen_bits {}\n", 8 * g.widen_bytes);
   s += fmt::format("latency_cycles {}\n", cfg.offchip.latency_cycles);
   s += fmt::format("clock_mhz {}\n", cfg.clock.target_mhz);
   return s;

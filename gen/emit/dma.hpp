@@ -2,7 +2,9 @@
 // one descriptor at a time (valid/ready), a 3-level address pattern walked twice (burst requests on
 // the DRAM side, one word per beat on the SPM side), up to DmaGeometry::outstanding bursts in flight so the
 // next request overlaps the previous burst's data (prefetch), busy/done and beat counters.
-// One beat = one scratchpad word (the widest bank word of the organization).
+// One beat = one scratchpad word (the widest bank word of the organization); a descriptor's size
+// narrows every beat to its low 2^size bytes (element-sized transfers, write strobes), and a 1-byte
+// load can sign-extend each element into a 32-bit lane (widen).
 #pragma once
 
 #include <string>
@@ -29,7 +31,13 @@ struct DmaGeometry {
   int len_bits = 0;       // burst length field: 1..max_burst beats
   int max_burst = 0;
   int outstanding = 0;    // bursts in flight, a power of 2: covers 2 x latency_cycles of max_burst beats
+  int max_size = 0;       // log2(word_bytes): desc_size_i of a whole-word transfer
+  int size_bits = 0;      // desc_size_i / req_size_o: holds 0..max_size (at least 1 bit)
+  int widen_bytes = 0;    // bytes of a widened lane: min(4, word_bytes) (1: no widening possible)
 };
+
+// Write strobes of a beat of 2^size bytes (size clamped to max_size): the low 2^size bits set.
+unsigned long long dma_strobe(int size, int word_bytes);
 
 DmaGeometry dma_geometry(const AccelConfig& cfg);
 Module build_dma(const AccelConfig& cfg);

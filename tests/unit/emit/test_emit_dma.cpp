@@ -75,7 +75,9 @@ TEST(EmitDma, PortsAndWidths) {
                         "input  wire [10:0] desc_spm_stride1_i", "input  wire [4:0] desc_burst_i",
                         "output wire [4:0] req_len_o", "input  wire [31:0] rd_data_i", "output wire [31:0] wr_data_o",
                         "output wire wr_last_o", "output wire [10:0] spm_addr_o", "input  wire spm_gnt_i",
-                        "output wire [31:0] beats_read_o", "output wire done_o", "output wire busy_o"})
+                        "output wire [31:0] beats_read_o", "output wire done_o", "output wire busy_o",
+                        "input  wire [1:0] desc_size_i", "input  wire desc_widen_i", "output wire [1:0] req_size_o",
+                        "output wire [3:0] wr_strb_o"})
     EXPECT_NE(text.find(p), std::string::npos) << p;
   // Every port follows the naming rules: clk_i, rst_ni, then *_i / *_o.
   const Module m = build_dma(preset("small-4x4"));
@@ -89,7 +91,9 @@ TEST(EmitDma, PortsAndWidths) {
   wide.scratchpad.weight.width_bits = 256;
   const std::string w = print_module(build_dma(wide));
   EXPECT_NE(w.find("input  wire [255:0] rd_data_i"), std::string::npos);
-  EXPECT_NE(w.find("{22'd0, rq_len, 5'd0}"), std::string::npos);  // burst bytes = len * 32
+  EXPECT_NE(w.find("{27'd0, rq_len} << size_q"), std::string::npos);  // burst bytes = len * 2^size
+  EXPECT_NE(w.find("input  wire [2:0] desc_size_i"), std::string::npos);  // sizes 0..5
+  EXPECT_NE(w.find("output wire [31:0] wr_strb_o"), std::string::npos);
 }
 
 // max_burst = 2^k - 1 fills the length field: no (constant, lint-failing) "> max_burst" comparison.
@@ -121,4 +125,46 @@ TEST(EmitDma, SynthesizableOnlyAcrossConfigs) {
     EXPECT_GE(g.len_bits, 1);
     EXPECT_LT(cfg.offchip.max_burst, 1 << g.len_bits);
   }
+}
+
+// Element sizes: the size field holds 0..log2(word bytes); strobes are the low 2^size bytes.
+TEST(EmitDma, SizeFieldAndStrobes) {
+  const DmaGeometry t = dma_geometry(preset("tiny-2x2"));  // 4-byte words
+  EXPECT_EQ(t.max_size, 2);
+  EXPECT_EQ(t.size_bits, 2);
+  EXPECT_EQ(t.widen_bytes, 4);
+  const DmaGeometry c = dma_geometry(preset("capsacc-16x16"));  // 8-byte words
+  EXPECT_EQ(c.max_size, 3);
+  EXPECT_EQ(c.size_bits, 2);
+  AccelConfig wide = preset("small-4x4");
+  wide.scratchpad.weight.width_bits = 256;
+  EXPECT_EQ(dma_geometry(wide).max_size, 5);
+  EXPECT_EQ(dma_geometry(wide).size_bits, 3);
+  AccelConfig w16 = preset("tiny-2x2");
+  for (auto* m : {&w16.scratchpad.data, &w16.scratchpad.weight, &w16.scratchpad.acc}) m->width_bits = 16;
+  EXPECT_EQ(dma_geometry(w16).size_bits, 1);
+  EXPECT_EQ(dma_geometry(w16).widen_bytes, 2);
+  EXPECT_EQ(dma_strobe(0, 4), 0x1u);
+  EXPECT_EQ(dma_strobe(1, 4), 0x3u);
+  EXPECT_EQ(dma_strobe(2, 4), 0xFu);
+  EXPECT_EQ(dma_strobe(3, 4), 0xFu);  // above max_size: a whole word
+  EXPECT_EQ(dma_strobe(3, 8), 0xFFu);
+  EXPECT_EQ(dma_strobe(5, 32), 0xFFFFFFFFu);
+  // RTL: byte k is kept iff size >= floor(log2 k) + 1; sizes above max_size are clamped only when
+  // the field can hold them (tiny: 2 bits, max 2; capsacc: 2 bits, max 3: no clamp).
+  const std::string tv = print_module(build_dma(preset("tiny-2x2")));
+  EXPECT_NE(tv.find("assign desc_size = (desc_size_i > 2'd2) ? 2'd2 : desc_size_i;"), std::string::npos);
+  EXPECT_NE(tv.find("assign desc_strb = {{2{desc_size >= 2'd2}}, {1{desc_size >= 2'd1}}, 1'b1};"), std::string::npos);
+  EXPECT_NE(tv.find("assign rd_sign = {{24{widen_q & rd_data_i[7]}}, 8'd0};"), std::string::npos);
+  EXPECT_NE(tv.find("widen_q <= desc_widen_i & ~desc_store_i & (desc_size == 2'd0);"), std::string::npos);
+  const std::string cv = print_module(build_dma(preset("capsacc-16x16")));
+  EXPECT_NE(cv.find("assign desc_size = desc_size_i;"), std::string::npos);
+  EXPECT_NE(cv.find("assign rd_sign = {32'd0, {24{widen_q & rd_data_i[7]}}, 8'd0};"), std::string::npos);
+  // 1-byte words: no size or widening, the inputs are waived as unused.
+  AccelConfig w8 = preset("tiny-2x2");
+  for (auto* m : {&w8.scratchpad.data, &w8.scratchpad.weight, &w8.scratchpad.acc}) m->width_bits = 8;
+  const std::string bv = print_module(build_dma(w8));
+  EXPECT_NE(bv.find("assign unused_desc = {desc_size_i, desc_widen_i};"), std::string::npos);
+  EXPECT_NE(bv.find("assign wr_strb_o = 1'b1;"), std::string::npos);
+  EXPECT_EQ(bv.find("widen_q"), std::string::npos);
 }

@@ -6,7 +6,11 @@
 // One descriptor at a time: desc_store_i = 0 loads DRAM -> SPM, 1 stores SPM -> DRAM. Element
 // (i2, i1, i0), i0 innermost, i_k < count_k, moves one 32-bit word between DRAM byte address
 // dram_addr + i0*ds0 + i1*ds1 + i2*ds2 and SPM word address spm_addr + i0*ss0 + i1*ss1 + i2*ss2
-// (both modulo their width). When ds0 = 4 bytes (one word), runs of the inner level become bursts of
+// (both modulo their width). desc_size_i narrows each beat to its low 2^size bytes (0..2; larger: a
+// whole word): read beats carry the element in the low bytes of rd_data_i (the rest is ignored), the
+// SPM word written gets it in its low bytes, zeros above (desc_widen_i on a 1-byte load: the byte
+// sign-extended to 32 bits); write beats carry the low bytes of the SPM word, wr_strb_o marks them.
+// When ds0 = 2^size bytes, runs of the inner level become bursts of
 // up to min(desc_burst_i, 8) beats (desc_burst_i = 0: 8); otherwise every element is a 1-beat burst.
 // A count of 0 ends the descriptor at once (done_o, no transfers).
 // Off-chip port: burst requests (req_*) run ahead of the data by up to 8 bursts (prefetch);
@@ -35,6 +39,8 @@ module capsgen_dma (
   input  wire [10:0] desc_spm_stride1_i,  // level 1 SPM stride, words (mod 2^11)
   input  wire [10:0] desc_spm_stride2_i,  // level 2 SPM stride, words (mod 2^11)
   input  wire [3:0] desc_burst_i,  // burst length limit in beats (0 or > 8: 8)
+  input  wire [1:0] desc_size_i,  // bytes per beat = 2^size; 2 (or more): a whole word
+  input  wire desc_widen_i,  // 1-byte load (size 0): sign-extend each byte to 32 bits (else ignored)
   output wire busy_o,  // a descriptor is running
   output wire done_o,  // one-cycle pulse: the descriptor has finished
   output wire req_valid_o,  // off-chip burst request
@@ -42,12 +48,14 @@ module capsgen_dma (
   output wire [31:0] req_addr_o,  // burst byte address
   output wire [3:0] req_len_o,  // burst length in beats (1..8)
   output wire req_write_o,  // 1: write burst, 0: read burst
+  output wire [1:0] req_size_o,  // bytes per beat = 2^size, in the low bytes of the data channels
   input  wire rd_valid_i,  // read data beat valid
   output wire rd_ready_o,  // read data beat accepted
   input  wire [31:0] rd_data_i,  // read data beat
   output wire wr_valid_o,  // write data beat valid
   input  wire wr_ready_i,  // write data beat accepted
   output wire [31:0] wr_data_o,  // write data beat
+  output wire [3:0] wr_strb_o,  // byte strobes of the beat: the low 2^size bytes
   output wire wr_last_o,  // final beat of its burst
   output wire spm_req_o,  // SPM access
   input  wire spm_gnt_i,  // SPM access accepted this cycle
@@ -65,6 +73,14 @@ module capsgen_dma (
   reg store_q;
   reg contig_q;  // ds0 is one word: inner runs form bursts
   reg [3:0] limit_q;  // burst length limit (1..max)
+  reg [1:0] size_q;  // bytes per beat = 2^size_q
+  reg [3:0] strb_q;  // bytes of a beat: the low 2^size_q
+  reg widen_q;  // sign-extend each read byte to a lane
+  wire [1:0] desc_size;  // desc_size_i limited to a whole word
+  wire [3:0] desc_strb;
+  wire [31:0] rd_keep;  // bits of a read beat that carry the element
+  wire [31:0] rd_sign;  // sign bits of a widened byte
+  wire [31:0] rd_elem;  // a read beat narrowed (and widened) to the SPM word
   reg [15:0] count0_q;
   reg [15:0] count1_q;
   reg [15:0] count2_q;
@@ -145,6 +161,8 @@ module capsgen_dma (
   assign count0_last = count0_q - 16'd1;
   assign count1_last = count1_q - 16'd1;
   assign count2_last = count2_q - 16'd1;
+  assign desc_size = (desc_size_i > 2'd2) ? 2'd2 : desc_size_i;
+  assign desc_strb = {{2{desc_size >= 2'd2}}, {1{desc_size >= 2'd1}}, 1'b1};
   assign finish = busy_q & ~rq_active_q & ~sp_active_q & lq_empty & df_empty & (sp_inf_q == 3'd0);
   always @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
@@ -153,6 +171,9 @@ module capsgen_dma (
       store_q <= 1'b0;
       contig_q <= 1'b0;
       limit_q <= 4'd1;
+      size_q <= 2'd2;
+      strb_q <= {4{1'b1}};
+      widen_q <= 1'b0;
       count0_q <= 16'd0;
       ds0_q <= 32'd0;
       ss0_q <= 11'd0;
@@ -168,8 +189,11 @@ module capsgen_dma (
         busy_q <= ~desc_empty;
         done_q <= desc_empty;
         store_q <= desc_store_i;
-        contig_q <= desc_dram_stride0_i == 32'd4;
+        contig_q <= desc_dram_stride0_i == (32'd1 << desc_size);
         limit_q <= desc_limit;
+        size_q <= desc_size;
+        strb_q <= desc_strb;
+        widen_q <= desc_widen_i & ~desc_store_i & (desc_size == 2'd0);
         count0_q <= desc_count0_i;
         ds0_q <= desc_dram_stride0_i;
         ss0_q <= desc_spm_stride0_i;
@@ -191,13 +215,14 @@ module capsgen_dma (
   assign rq_rem = count0_q - rq_j_q;
   assign rq_len = ~contig_q ? 4'd1 : (rq_rem > {12'd0, limit_q}) ? limit_q : rq_rem[3:0];
   assign rq_j_next = rq_j_q + {12'd0, rq_len};
-  assign rq_step = contig_q ? {26'd0, rq_len, 2'd0} : ds0_q;
+  assign rq_step = contig_q ? {28'd0, rq_len} << size_q : ds0_q;
   assign rq_row1_next = rq_row1_q + ds1_q;
   assign rq_row2_next = rq_row2_q + ds2_q;
   assign req_valid_o = rq_active_q & ~lq_full;
   assign req_addr_o = rq_ptr_q;
   assign req_len_o = rq_len;
   assign req_write_o = store_q;
+  assign req_size_o = size_q;
   assign req_fire = rq_active_q & ~lq_full & req_ready_i;
   always @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
@@ -286,7 +311,10 @@ module capsgen_dma (
   assign df_used = {1'd0, df_cnt_q} + {1'd0, sp_inf_q};
   assign sp_ret = spm_rvalid_i & busy_q & store_q;
   assign df_push = store_q ? sp_ret : rd_fire;
-  assign df_wdata = store_q ? spm_rdata_i : rd_data_i;
+  assign rd_keep = {{8{strb_q[3]}}, {8{strb_q[2]}}, {8{strb_q[1]}}, {8{strb_q[0]}}};
+  assign rd_sign = {{24{widen_q & rd_data_i[7]}}, 8'd0};
+  assign rd_elem = (rd_data_i & rd_keep) | rd_sign;
+  assign df_wdata = store_q ? spm_rdata_i : rd_elem;
   assign df_pop = store_q ? wr_fire : spm_fire;
   always @(posedge clk_i) begin
     if (df_push) begin
@@ -317,6 +345,7 @@ module capsgen_dma (
   assign wr_valid_o = busy_q & store_q & ~lq_empty & ~df_empty;
   assign wr_data_o = df_mem[df_rp_q];
   assign wr_last_o = beat_last;
+  assign wr_strb_o = strb_q;
 
   // SPM side: a load writes the FIFO head; a store reads ahead while the FIFO has room.
   assign spm_req_o = busy_q & (store_q ? (sp_active_q & (df_used < 4'd4)) : ~df_empty);
