@@ -126,8 +126,13 @@ class EngineTb {
       }
       if (!report_.too_many()) run_activations();
       if (!report_.too_many()) run_empty();
+      // The stalled descriptors must have seen refused writes (a short one may see none by chance).
+      if (wr_stalled_descriptors_ > 0 && wr_waits_total_ == 0)
+        report_.fail(sim_.cycle(), "write stalls requested, but no write was ever refused");
       sim_.finish();
-      return report_.summary(std::to_string(descriptors_) + " descriptors, " + std::to_string(writes_) + " writes, " +
+      return report_.summary(std::to_string(descriptors_) + " descriptors (" + std::to_string(wr_stalled_descriptors_) +
+                             " with " + std::to_string(wr_waits_total_) + " refused write cycles), " +
+                             std::to_string(writes_) + " writes, " +
                              std::to_string(vectors_) + " vectors, " + std::to_string(sim_.cycle()) + " cycles");
     }
   }
@@ -360,6 +365,7 @@ class EngineTb {
 
   void idle_inputs() {
     if constexpr (requires { dut_->desc_valid_i; }) dut_->desc_valid_i = 0;
+    dut_->wr_ready_i = 1;
     for (int r = 0; r < R_; ++r) tb::put(dut_->drd_data_i, r * D_, D_, 0);
   }
 
@@ -466,13 +472,18 @@ class EngineTb {
   bool cycle_with(const std::function<std::int64_t(std::int64_t)>& read, bool regions, std::vector<Write>* got,
                   const std::string& name) {
     const auto t = sim_.cycle();
+    // The memory takes a write unless this descriptor is run with write stalls (a Gemm only: an
+    // Activate or Fill result must not be refused, docs/rtl-engine.md "Memory ports").
+    const bool wr_ready = wr_stall_pct_ == 0 || !rng_.chance(wr_stall_pct_);
+    dut_->wr_ready_i = wr_ready;
+    wr_waits_ += dut_->wr_en_o && !wr_ready;
     const bool drd = dut_->drd_en_o, wrd = dut_->wrd_en_o, brd = dut_->brd_en_o, drd_vec = drd && dut_->drd_vec_o;
     const std::int64_t da = dut_->drd_addr_o, wa = dut_->wrd_addr_o, ba = dut_->brd_addr_o;
     reads_data_ += drd && !drd_vec;
     reads_data_vec_ += drd_vec;
     reads_weight_ += wrd;
     reads_bias_ += brd;
-    if (dut_->wr_en_o) {
+    if (dut_->wr_en_o && wr_ready) {
       // One element in lane 0, or with wr_vec_o the masked lanes at consecutive addresses (in lane
       // order, which is the reference's column order).
       const bool vec = dut_->wr_vec_o;
@@ -526,8 +537,14 @@ class EngineTb {
         [&](std::int64_t a, std::int64_t v) { want.push_back({a, v, 0}); }, &counters);
     const long long bound = 50000 + 8LL * (counters.vectors + counters.writes * C_ +
                                            std::int64_t(g.batch) * g.m_total * g.k_chunks * R_);
-    run_descriptor(s.name, d, [&](std::int64_t a) { return value(a, s.values); }, true, want, counters.vectors, bound,
-                   [&](std::size_t i) { return where(g, i); });
+    // Every fourth Gemm runs with the memory refusing 30% of the result writes (wr_ready_i low): the
+    // writer must hold each write, the output FIFO's credits must stall the array, nothing may be
+    // lost; the cycles can then only grow beyond the model's.
+    wr_stall_pct_ = gemms_++ % 4 == 3 ? 30 : 0;
+    run_descriptor(s.name, d, [&](std::int64_t a) { return value(a, s.values); }, true, want, counters.vectors,
+                   wr_stall_pct_ ? 4 * bound : bound, [&](std::size_t i) { return where(g, i); });
+    wr_stall_pct_ = 0;
+    dut_->wr_ready_i = 1;
   }
 
   // Runs one descriptor: present it (waiting on desc_ready_o), run until done_o (within `bound`
@@ -549,6 +566,7 @@ class EngineTb {
     apply(d);
     dut_->desc_valid_i = 1;
     reads_data_ = reads_data_vec_ = reads_weight_ = reads_bias_ = 0;
+    wr_waits_ = 0;
     const std::uint64_t t0 = sim_.cycle();
     std::vector<Write> got;
     while (!dut_->desc_ready_o) cycle_with(read, regions, &got, name);
@@ -581,11 +599,11 @@ class EngineTb {
   // line (read by capsgen sim and the benchmarks). `cycles` counts from the accept to done_o.
   // The engine's stat_*_o of the last descriptor (valid from its done_o until the next accept).
   struct EngineStats {
-    std::uint32_t cycles = 0, vectors = 0, stall_data = 0, stall_tile = 0, stall_out = 0;
+    std::uint32_t cycles = 0, vectors = 0, stall_data = 0, stall_tile = 0, stall_out = 0, wr_wait = 0;
   };
   EngineStats engine_stats() const {
     return {dut_->stat_cycles_o, dut_->stat_vectors_o, dut_->stat_stall_data_o, dut_->stat_stall_tile_o,
-            dut_->stat_stall_out_o};
+            dut_->stat_stall_out_o, dut_->stat_wr_wait_o};
   }
 
   void check_descriptor(const std::string& name, const EngineDescriptor& d, const std::vector<Write>& got,
@@ -609,9 +627,18 @@ class EngineTb {
     // cycles and stall cycles exactly: RTL cycle counts are deterministic.
     const capsgen::isa::EngineTiming model =
         capsgen::isa::engine_timing(d, {R_, C_, cfg_.pe_pipeline != 0, A_});
-    report_.check(sim_.cycle(), name + " cycles (measured vs isa::engine_timing)", model.cycles,
-                  static_cast<long long>(cycles));
-    if (d.kind == 0) {
+    report_.check(sim_.cycle(), name + " stat_wr_wait_o (cycles a write waited)", wr_waits_, st.wr_wait);
+    if (wr_stall_pct_ > 0) {
+      // Refused writes: the model is a lower bound, and the writer must have waited at all.
+      if (static_cast<long long>(cycles) < model.cycles)
+        report_.fail(sim_.cycle(), name + ": fewer cycles than the model with write stalls");
+      wr_stalled_descriptors_ += 1;
+      wr_waits_total_ += wr_waits_;
+    } else {
+      report_.check(sim_.cycle(), name + " cycles (measured vs isa::engine_timing)", model.cycles,
+                    static_cast<long long>(cycles));
+    }
+    if (d.kind == 0 && wr_stall_pct_ == 0) {
       report_.check(sim_.cycle(), name + " stat_stall_data_o vs model", model.stall_data, st.stall_data);
       report_.check(sim_.cycle(), name + " stat_stall_tile_o vs model", model.stall_tile, st.stall_tile);
       report_.check(sim_.cycle(), name + " stat_stall_out_o vs model", model.stall_out, st.stall_out);
@@ -620,12 +647,12 @@ class EngineTb {
     // (`cols` elements each), accumulator-init reads, element writes.
     std::printf("stat name=%s cycles=%llu accept=%llu vectors=%u writes=%zu stall_data=%u stall_tile=%u stall_out=%u "
                 "model=%lld model_stall_data=%lld model_stall_tile=%lld model_stall_out=%lld reads_data=%lld reads_data_vec=%lld "
-                "reads_weight=%lld reads_bias=%lld start=%llu vmode=%d ovec=%d\n",
+                "reads_weight=%lld reads_bias=%lld start=%llu vmode=%d ovec=%d wr_wait=%u\n",
                 name.c_str(), static_cast<unsigned long long>(cycles), static_cast<unsigned long long>(accept_wait),
                 st.vectors, got.size(), st.stall_data, st.stall_tile, st.stall_out,
                 model.cycles, model.stall_data, model.stall_tile, model.stall_out, reads_data_, reads_data_vec_, reads_weight_,
                 reads_bias_, static_cast<unsigned long long>(t_acc), d.kind == 0 && d.v_mode ? 1 : 0,
-                d.kind == 0 && d.o_vec ? 1 : 0);
+                d.kind == 0 && d.o_vec ? 1 : 0, st.wr_wait);
     ++descriptors_;
     writes_ += static_cast<long long>(got.size());
     vectors_ += st.vectors;
@@ -1156,6 +1183,10 @@ class EngineTb {
   int R_ = 0, C_ = 0, D_ = 0, W_ = 0, P_ = 0, A_ = 0, depth_ = 0;
   bool error_seen_ = false;
   bool unsigned_writes_ = false;
+  int wr_stall_pct_ = 0;              // probability (%) that the memory refuses a write this cycle
+  long long gemms_ = 0;               // random Gemm descriptors run (every fourth with write stalls)
+  long long wr_waits_ = 0;            // cycles of this descriptor with wr_en_o and wr_ready_i low
+  long long wr_stalled_descriptors_ = 0, wr_waits_total_ = 0;
   capsgen::fx::ActParams ap_;
   int max_len_ = 32, OB_ = 8;
   long long descriptors_ = 0, writes_ = 0, vectors_ = 0;

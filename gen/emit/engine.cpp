@@ -245,7 +245,8 @@ Module build_out_writer(const AccelConfig& cfg) {
                "m*s_m, one record per cycle (the routing update keeps column j of vector m = i*J + j).\n"
                "With desc_o_vec_i (offsets consecutive: o_wrap = 1 and s_o2 = 1 or o_div = 1) a record is written in one\n"
                "cycle (wr_vec_o, wr_mask_o). rec_pop_o takes the record after its last element; done_o pulses after the\n"
-               "Gemm's last record.",
+               "Gemm's last record. A write happens in a cycle with wr_en_o & wr_ready_i; while wr_ready_i is low the\n"
+               "writer holds it (the memory serves a read of the same bank first).",
                C));
   m.clock_and_reset()
       .input("start_i", "1", "load the descriptor and start (only while idle)")
@@ -265,6 +266,7 @@ Module build_out_writer(const AccelConfig& cfg) {
       .input("rec_valid_i", "1", "a record is waiting")
       .input("rec_data_i", str(C * A), "its results, column c in bits [c*A +: A]")
       .output("rec_pop_o", "1", "the record is done")
+      .input("wr_ready_i", "1", "the memory takes the write this cycle")
       .output("wr_en_o", "1", "write one element, or with wr_vec_o the record's valid columns")
       .output("wr_vec_o", "1", "a whole record: column c at wr_addr_o + c where wr_mask_o[c]")
       .output("wr_mask_o", str(C), "wr_vec_o: the columns written (c < valid columns)")
@@ -293,7 +295,8 @@ Module build_out_writer(const AccelConfig& cfg) {
   m.wire("sel_hit", "1", "the selected output is in this record");
   m.wire("sel_lane", str(CB));
   m.wire("mmod_next", cw, "(m + 1) % J");
-  m.wire("active", "1", "an element is handled this cycle");
+  m.wire("active", "1", "an element is waiting to be handled");
+  m.wire("step", "1", "it is handled this cycle: nothing to write, or the write is taken");
   m.wire("lane_last", "1", "last element of the record");
   m.wire("wrap", "1", "o % o_div wraps after this element");
   m.wire("off_next", aw);
@@ -339,7 +342,8 @@ Module build_out_writer(const AccelConfig& cfg) {
     m.assign("lane_idx", "sel_on ? sel_lane : c_q");
     m.assign("wr_data_o", fmt::format("vec_q ? rec_data_i : {{{}'d0, rec_data_i[lane_idx * {} +: {}]}}", (C - 1) * A, A, A));
   }
-  m.assign("rec_pop_o", "active & lane_last");
+  m.assign("step", "active & (~wr_en_o | wr_ready_i)");
+  m.assign("rec_pop_o", "step & lane_last");
 
   const Stmts next_block = {
       nb("n_q", "16'd0"), nb("noff_q", "32'd0"), nb("nrem_q", "16'd0"), nb("off_q", "32'd0"), nb("rem_q", "16'd0"),
@@ -366,7 +370,7 @@ Module build_out_writer(const AccelConfig& cfg) {
             nb("lanes_q", "desc_n_total_i"), nb("maddr_q", "desc_base_i"), nb("blk_q", "desc_base_i"),
             nb("bb_q", "desc_base_i"), nb("sel_q", "desc_o_sel_i"), nb("mmod_q", "16'd0"), nb("mmblk_q", "16'd0"),
             nb("nbase_q", "16'd0")},
-           {if_("active",
+           {if_("step",
                 {if_("~lane_last",
                      {nb("c_q", fmt::format("c_q + {}", lit(CB, 1))), nb("off_q", "off_next"), nb("rem_q", "rem_next")},
                      {nb("c_q", lit(CB, 0)),
@@ -590,6 +594,7 @@ Module build_engine(const AccelConfig& cfg) {
       .output("wr_mask_o", str(C), "the columns of a wr_vec_o write")
       .output("wr_data_o", str(C * OB),
               "result in lane 0: act code sign-extended (norm: unsigned, zero-extended); wr_vec_o: column c in lane c")
+      .input("wr_ready_i", "1", "a Gemm result write is taken this cycle (Activate/Fill writes must never be refused)")
       .output("busy_o", "1", "a descriptor is running")
       .output("done_o", "1", "one-cycle pulse: the descriptor finished")
       .output("error_o", "1", "sticky: an internal contract was violated")
@@ -597,7 +602,8 @@ Module build_engine(const AccelConfig& cfg) {
       .output("stat_vectors_o", "32", "vectors sent through the array")
       .output("stat_stall_data_o", "32", "streamer cycles waiting for a staged block")
       .output("stat_stall_tile_o", "32", "streamer cycles waiting for a tile load")
-      .output("stat_stall_out_o", "32", "streamer cycles waiting for output FIFO space");
+      .output("stat_stall_out_o", "32", "streamer cycles waiting for output FIFO space")
+      .output("stat_wr_wait_o", "32", "cycles a Gemm result write waited for wr_ready_i");
 
   m.comment("Control state and the streamer's copy of the counts.");
   m.reg("busy_q", "1");
@@ -626,7 +632,8 @@ Module build_engine(const AccelConfig& cfg) {
   m.reg("iblk_q", aw, "... of the block's first vector");
   m.reg("ib_q", aw, "... of the batch item's first vector");
   m.reg("credits_q", str(FB + 1), "output FIFO entries not yet promised to a last-chunk vector");
-  for (const char* n : {"stat_cycles_q", "stat_vectors_q", "stat_stall_data_q", "stat_stall_tile_q", "stat_stall_out_q"})
+  for (const char* n : {"stat_cycles_q", "stat_vectors_q", "stat_stall_data_q", "stat_stall_tile_q", "stat_stall_out_q",
+                        "stat_wr_wait_q"})
     m.reg(n, "32");
   m.wire("accept", "1");
   m.wire("empty", "1", "a count is zero: nothing to do");
@@ -1061,6 +1068,7 @@ Module build_engine(const AccelConfig& cfg) {
       .connect("rec_valid_i", fmt::format("fifo_cnt_q != {}", lit(FB + 1, 0)))
       .connect("rec_data_i", "fifo_mem[fifo_rp_q]")
       .connect("rec_pop_o", "pop")
+      .connect("wr_ready_i", "wr_ready_i")
       .connect("wr_en_o", "w_wr_en")
       .connect("wr_addr_o", "w_wr_addr")
       .connect("wr_vec_o", "w_wr_vec")
@@ -1152,11 +1160,12 @@ Module build_engine(const AccelConfig& cfg) {
   m.comment("Statistics of the last descriptor (why the streamer did not issue, by first missing condition).");
   m.always_ff_reset(
       {nb("stat_cycles_q", "32'd0"), nb("stat_vectors_q", "32'd0"), nb("stat_stall_data_q", "32'd0"),
-       nb("stat_stall_tile_q", "32'd0"), nb("stat_stall_out_q", "32'd0")},
+       nb("stat_stall_tile_q", "32'd0"), nb("stat_stall_out_q", "32'd0"), nb("stat_wr_wait_q", "32'd0")},
       {if_("start | a_start",
            {nb("stat_cycles_q", "32'd1"), nb("stat_vectors_q", "32'd0"), nb("stat_stall_data_q", "32'd0"),
-            nb("stat_stall_tile_q", "32'd0"), nb("stat_stall_out_q", "32'd0")},
+            nb("stat_stall_tile_q", "32'd0"), nb("stat_stall_out_q", "32'd0"), nb("stat_wr_wait_q", "32'd0")},
            {if_("busy_q", {nb("stat_cycles_q", "stat_cycles_q + 32'd1")}),
+            if_("~act_mode_q & w_wr_en & ~wr_ready_i", {nb("stat_wr_wait_q", "stat_wr_wait_q + 32'd1")}),
             if_("issue", {nb("stat_vectors_q", "stat_vectors_q + 32'd1")}),
             if_("run_q & ~st_rd_avail", {nb("stat_stall_data_q", "stat_stall_data_q + 32'd1")}),
             if_("run_q & st_rd_avail & ~tile_ok", {nb("stat_stall_tile_q", "stat_stall_tile_q + 32'd1")}),
@@ -1170,6 +1179,7 @@ Module build_engine(const AccelConfig& cfg) {
   m.assign("stat_stall_data_o", "stat_stall_data_q");
   m.assign("stat_stall_tile_o", "stat_stall_tile_q");
   m.assign("stat_stall_out_o", "stat_stall_out_q");
+  m.assign("stat_wr_wait_o", "stat_wr_wait_q");
   return m;
 }
 

@@ -118,9 +118,9 @@ Module build_accel(const AccelConfig& cfg) {
   };
   static const char* kMemoryPorts[] = {"drd_en_o", "drd_vec_o", "drd_addr_o", "drd_data_i", "wrd_en_o", "wrd_addr_o",
                                        "wrd_data_i", "brd_en_o", "brd_addr_o", "brd_data_i", "wr_en_o", "wr_addr_o",
-                                       "wr_vec_o", "wr_mask_o", "wr_data_o"};
+                                       "wr_vec_o", "wr_mask_o", "wr_data_o", "wr_ready_i"};
   static const char* kEngineStats[] = {"stat_cycles_o", "stat_vectors_o", "stat_stall_data_o", "stat_stall_tile_o",
-                                       "stat_stall_out_o"};
+                                       "stat_stall_out_o", "stat_wr_wait_o"};
 
   Module m(kAccelModule,
            fmt::format(
@@ -128,7 +128,7 @@ Module build_accel(const AccelConfig& cfg) {
                "engine. The host (or the testbench in its place) writes the operands and the program into memory and\n"
                "pulses start_i; the sequencer fetches the program's packed descriptors ({1} words each) through pf_*/pr_*\n"
                "and the engine runs them one after another through its memory ports (drd_*, wrd_*, brd_*: 1-cycle read\n"
-               "latency; wr_*: writes). op_done_o pulses when a descriptor finishes (the engine's stat_*_o then hold its\n"
+               "latency; wr_*: writes, taken with wr_ready_i). op_done_o pulses when a descriptor finishes (the engine's stat_*_o then hold its\n"
                "cycles and stalls), done_o when the program has ended. error_o: the sequencer's or the engine's sticky error.",
                cfg.name, NW));
   m.clock_and_reset()

@@ -6,7 +6,7 @@
 // engine. The host (or the testbench in its place) writes the operands and the program into memory and
 // pulses start_i; the sequencer fetches the program's packed descriptors (47 words each) through pf_*/pr_*
 // and the engine runs them one after another through its memory ports (drd_*, wrd_*, brd_*: 1-cycle read
-// latency; wr_*: writes). op_done_o pulses when a descriptor finishes (the engine's stat_*_o then hold its
+// latency; wr_*: writes, taken with wr_ready_i). op_done_o pulses when a descriptor finishes (the engine's stat_*_o then hold its
 // cycles and stalls), done_o when the program has ended. error_o: the sequencer's or the engine's sticky error.
 module capsgen_accel (
   input  wire clk_i,  // clock, all registers on its rising edge
@@ -36,6 +36,7 @@ module capsgen_accel (
   output wire wr_vec_o,  // with wr_en_o: 2 results at wr_addr_o + c where wr_mask_o[c]
   output wire [1:0] wr_mask_o,  // the columns of a wr_vec_o write
   output wire [15:0] wr_data_o,  // result in lane 0: act code sign-extended (norm: unsigned, zero-extended); wr_vec_o: column c in lane c
+  input  wire wr_ready_i,  // a Gemm result write is taken this cycle (Activate/Fill writes must never be refused)
   output wire op_busy_o,  // the engine runs a descriptor
   output wire op_done_o,  // one-cycle pulse: a descriptor finished
   output wire [31:0] stat_cycles_o,  // cycles from accept to done
@@ -43,6 +44,7 @@ module capsgen_accel (
   output wire [31:0] stat_stall_data_o,  // streamer cycles waiting for a staged block
   output wire [31:0] stat_stall_tile_o,  // streamer cycles waiting for a tile load
   output wire [31:0] stat_stall_out_o,  // streamer cycles waiting for output FIFO space
+  output wire [31:0] stat_wr_wait_o,  // cycles a Gemm result write waited for wr_ready_i
   output wire [31:0] stat_ops_o,  // descriptors started
   output wire [31:0] stat_prog_cycles_o,  // cycles of the program (start_i to done_o)
   output wire [31:0] stat_fetch_wait_o  // cycles the engine waited for the sequencer
@@ -168,6 +170,7 @@ module capsgen_accel (
     .wr_vec_o(wr_vec_o),
     .wr_mask_o(wr_mask_o),
     .wr_data_o(wr_data_o),
+    .wr_ready_i(wr_ready_i),
     .busy_o(op_busy_o),
     .done_o(op_done_o),
     .error_o(eng_error),
@@ -175,6 +178,7 @@ module capsgen_accel (
     .stat_vectors_o(stat_vectors_o),
     .stat_stall_data_o(stat_stall_data_o),
     .stat_stall_tile_o(stat_stall_tile_o),
-    .stat_stall_out_o(stat_stall_out_o)
+    .stat_stall_out_o(stat_stall_out_o),
+    .stat_wr_wait_o(stat_wr_wait_o)
   );
 endmodule

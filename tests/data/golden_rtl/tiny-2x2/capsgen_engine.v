@@ -114,6 +114,7 @@ module capsgen_engine (
   output wire wr_vec_o,  // with wr_en_o: 2 results at wr_addr_o + c where wr_mask_o[c]
   output wire [1:0] wr_mask_o,  // the columns of a wr_vec_o write
   output wire [15:0] wr_data_o,  // result in lane 0: act code sign-extended (norm: unsigned, zero-extended); wr_vec_o: column c in lane c
+  input  wire wr_ready_i,  // a Gemm result write is taken this cycle (Activate/Fill writes must never be refused)
   output wire busy_o,  // a descriptor is running
   output wire done_o,  // one-cycle pulse: the descriptor finished
   output wire error_o,  // sticky: an internal contract was violated
@@ -121,7 +122,8 @@ module capsgen_engine (
   output wire [31:0] stat_vectors_o,  // vectors sent through the array
   output wire [31:0] stat_stall_data_o,  // streamer cycles waiting for a staged block
   output wire [31:0] stat_stall_tile_o,  // streamer cycles waiting for a tile load
-  output wire [31:0] stat_stall_out_o  // streamer cycles waiting for output FIFO space
+  output wire [31:0] stat_stall_out_o,  // streamer cycles waiting for output FIFO space
+  output wire [31:0] stat_wr_wait_o  // cycles a Gemm result write waited for wr_ready_i
 );
   // Control state and the streamer's copy of the counts.
   reg busy_q;
@@ -166,6 +168,7 @@ module capsgen_engine (
   reg [31:0] stat_stall_data_q;
   reg [31:0] stat_stall_tile_q;
   reg [31:0] stat_stall_out_q;
+  reg [31:0] stat_wr_wait_q;
   wire accept;
   wire empty;  // a count is zero: nothing to do
   wire start;  // accept a non-empty Gemm: every unit starts
@@ -667,6 +670,7 @@ module capsgen_engine (
     .rec_valid_i(fifo_cnt_q != 5'd0),
     .rec_data_i(fifo_mem[fifo_rp_q]),
     .rec_pop_o(pop),
+    .wr_ready_i(wr_ready_i),
     .wr_en_o(w_wr_en),
     .wr_addr_o(w_wr_addr),
     .wr_vec_o(w_wr_vec),
@@ -821,6 +825,7 @@ module capsgen_engine (
       stat_stall_data_q <= 32'd0;
       stat_stall_tile_q <= 32'd0;
       stat_stall_out_q <= 32'd0;
+      stat_wr_wait_q <= 32'd0;
     end else begin
       if (start | a_start) begin
         stat_cycles_q <= 32'd1;
@@ -828,9 +833,13 @@ module capsgen_engine (
         stat_stall_data_q <= 32'd0;
         stat_stall_tile_q <= 32'd0;
         stat_stall_out_q <= 32'd0;
+        stat_wr_wait_q <= 32'd0;
       end else begin
         if (busy_q) begin
           stat_cycles_q <= stat_cycles_q + 32'd1;
+        end
+        if (~act_mode_q & w_wr_en & ~wr_ready_i) begin
+          stat_wr_wait_q <= stat_wr_wait_q + 32'd1;
         end
         if (issue) begin
           stat_vectors_q <= stat_vectors_q + 32'd1;
@@ -856,4 +865,5 @@ module capsgen_engine (
   assign stat_stall_data_o = stat_stall_data_q;
   assign stat_stall_tile_o = stat_stall_tile_q;
   assign stat_stall_out_o = stat_stall_out_q;
+  assign stat_wr_wait_o = stat_wr_wait_q;
 endmodule

@@ -13,7 +13,8 @@
 // m*s_m, one record per cycle (the routing update keeps column j of vector m = i*J + j).
 // With desc_o_vec_i (offsets consecutive: o_wrap = 1 and s_o2 = 1 or o_div = 1) a record is written in one
 // cycle (wr_vec_o, wr_mask_o). rec_pop_o takes the record after its last element; done_o pulses after the
-// Gemm's last record.
+// Gemm's last record. A write happens in a cycle with wr_en_o & wr_ready_i; while wr_ready_i is low the
+// writer holds it (the memory serves a read of the same bank first).
 module capsgen_out_writer (
   input  wire clk_i,  // clock, all registers on its rising edge
   input  wire rst_ni,  // asynchronous reset, active low (control registers only)
@@ -34,6 +35,7 @@ module capsgen_out_writer (
   input  wire rec_valid_i,  // a record is waiting
   input  wire [15:0] rec_data_i,  // its results, column c in bits [c*A +: A]
   output wire rec_pop_o,  // the record is done
+  input  wire wr_ready_i,  // the memory takes the write this cycle
   output wire wr_en_o,  // write one element, or with wr_vec_o the record's valid columns
   output wire wr_vec_o,  // a whole record: column c at wr_addr_o + c where wr_mask_o[c]
   output wire [1:0] wr_mask_o,  // wr_vec_o: the columns written (c < valid columns)
@@ -85,7 +87,8 @@ module capsgen_out_writer (
   wire sel_hit;  // the selected output is in this record
   wire sel_lane;
   wire [15:0] mmod_next;  // (m + 1) % J
-  wire active;  // an element is handled this cycle
+  wire active;  // an element is waiting to be handled
+  wire step;  // it is handled this cycle: nothing to write, or the write is taken
   wire lane_last;  // last element of the record
   wire wrap;  // o % o_div wraps after this element
   wire [31:0] off_next;
@@ -119,7 +122,8 @@ module capsgen_out_writer (
   wire lane_idx;  // column written
   assign lane_idx = sel_on ? sel_lane : c_q;
   assign wr_data_o = vec_q ? rec_data_i : {8'd0, rec_data_i[lane_idx * 8 +: 8]};
-  assign rec_pop_o = active & lane_last;
+  assign step = active & (~wr_en_o | wr_ready_i);
+  assign rec_pop_o = step & lane_last;
   always @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       busy_q <= 1'b0;
@@ -158,7 +162,7 @@ module capsgen_out_writer (
         mmod_q <= 16'd0;
         mmblk_q <= 16'd0;
         nbase_q <= 16'd0;
-      end else if (active) begin
+      end else if (step) begin
         if (~lane_last) begin
           c_q <= c_q + 1'd1;
           off_q <= off_next;
