@@ -115,9 +115,10 @@ int cmd_compile(const std::vector<std::string>& argv) {
                st.dram_read_bytes, st.dram_write_bytes);
     const StreamTiming tm = stream_timing(w.cfg, prog, streamed);
     fmt::print("modelled {} cycles with double buffering at the off-chip port's {} bits per cycle ({} engine cycles, {} "
-               "of {} parts bound by their moves) = {:.1f} inferences/s at {} MHz\n",
-               tm.cycles, w.cfg.offchip.bus_bits, tm.engine_cycles, tm.dma_bound_parts, st.parts,
-               w.cfg.clock.target_mhz * 1e6 / double(tm.cycles), w.cfg.clock.target_mhz);
+               "of {} parts bound by their moves, {} whose successor loads what they store, {} "
+               "read-modify-write loads) = {:.1f} inferences/s at {} MHz\n",
+               tm.cycles, w.cfg.offchip.bus_bits, tm.engine_cycles, tm.dma_bound_parts, st.parts, tm.serialized_parts,
+               st.rmw_loads, w.cfg.clock.target_mhz * 1e6 / double(tm.cycles), w.cfg.clock.target_mhz);
   }
   if (args.has("check")) {
     const FixedTrace golden = run_golden(w.cfg, w.net, w.qm, input);

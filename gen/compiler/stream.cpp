@@ -561,10 +561,37 @@ StreamTiming stream_timing(const AccelConfig& cfg, const isa::Program& prog, con
     t.engine_cycles += et.cycles;
   }
   if (n == 0) return t;
+  // DRAM extent of a move: [first, last] element.
+  const auto span = [](const Move& m) {
+    std::int64_t last = m.dram;
+    for (const MoveDim& d : m.dims) last += (d.count - 1) * d.dram_stride;
+    return std::pair{m.dram, last};
+  };
+  // Part i+1 loads what part i stores (a split reduction's partial sums, or the next instruction's
+  // input): that load cannot start before part i has computed and stored it.
+  const auto depends = [&](std::size_t i) {
+    for (const Move& st : sp.parts[i].stores)
+      for (const Move& ld : sp.parts[i + 1].loads) {
+        const auto [s0, s1] = span(st);
+        const auto [l0, l1] = span(ld);
+        if (s0 <= l1 && l0 <= s1) return true;
+      }
+    return false;
+  };
   t.cycles = load[0] + store[n - 1];
   for (std::size_t i = 0; i < n; ++i) {
-    const long long dma = (i + 1 < n ? load[i + 1] : 0) + (i > 0 ? store[i - 1] : 0);
     const long long compute = std::max(eng[i], fetch);
+    if (i + 1 < n && depends(i)) {
+      // The previous part's stores still overlap this compute; this part's stores and the next
+      // part's loads follow it (the next part's other loads are counted with its own here).
+      const long long before = i > 0 ? store[i - 1] : 0;
+      t.cycles += std::max(compute, before) + store[i] + load[i + 1];
+      t.serialized_parts += 1;
+      t.dma_bound_parts += before > compute;
+      store[i] = 0;  // already counted
+      continue;
+    }
+    const long long dma = (i + 1 < n ? load[i + 1] : 0) + (i > 0 ? store[i - 1] : 0);
     t.cycles += std::max(compute, dma);
     t.dma_bound_parts += dma > compute;
   }

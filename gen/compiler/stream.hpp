@@ -95,14 +95,18 @@ StreamStats stream_stats(const isa::Program& prog, const StreamedProgram& sp);
 
 // Modelled time of the streamed program with double buffering: the loads of part p+1 and the stores
 // of part p-1 run while part p computes, so
-//   cycles = load(0) + sum_p max(engine(p) + fetch, load(p+1) + store(p-1)) + store(last)
+//   cycles = load(0) + sum_p max(max(engine(p), fetch), load(p+1) + store(p-1)) + store(last)
 // with engine(p) the engine's cycle model (isa::engine_timing; a split reduction's parts timed as
 // ordinary Gemms) and a move costing its bytes at the off-chip port's width (offchip.bus_bits per
 // cycle, no latency: an upper bound on speed; the DRAM may be slower, docs/accelerator.md section 6).
+// Where part p+1 loads DRAM that part p stores (a split reduction's partial sums; the next
+// instruction's input when p is its producer's last part), p's stores and p+1's loads cannot overlap
+// p's compute: that term is max(engine(p), store(p-1)) + store(p) + load(p+1).
 struct StreamTiming {
   long long cycles = 0;
   long long engine_cycles = 0;  // sum of engine(p)
   long long dma_bound_parts = 0;  // parts whose moves take longer than their compute
+  long long serialized_parts = 0;  // parts whose successor loads what they store (no overlap there)
 };
 StreamTiming stream_timing(const AccelConfig& cfg, const isa::Program& prog, const StreamedProgram& sp);
 
