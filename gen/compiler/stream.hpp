@@ -70,9 +70,9 @@ class StreamError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// Throws StreamError naming the instruction when no split of it fits the on-chip memories (for
-// example a Gemm whose tiles of one output tile over all reduction chunks exceed half of the weight
-// memory: that needs reduction parts with spilled partial sums, not built yet).
+// Throws StreamError naming the instruction when no split of it fits the on-chip memories (even one
+// batch item, the smallest vector range, one output tile and one reduction chunk), and for an
+// organization other than SEP.
 StreamedProgram stream_program(const AccelConfig& cfg, const isa::Program& prog);
 
 struct StreamStats {
@@ -84,9 +84,10 @@ struct StreamStats {
 
 // Runs the streamed program: `dram` is the flat image (one int32 per element), grown to
 // sp.dram_size for the partial-sum buffers; the on-chip memories
-// are bounded by `sp.map`. Throws StreamError when an engine access falls outside the memory its
-// port reaches, outside its part's half, or reads an element no move or write of the part defined,
-// and when a store would write an element the part never defined.
+// are bounded by `sp.map`. Throws StreamError when a load lands outside its memory's half for the
+// part, an engine read is of an element no load or write of the part defined (or outside the part's
+// halves), an engine write lands outside the part's half of the data memory (of the acc memory for
+// raw partial sums), or a store would write an element the part never defined.
 StreamStats execute_streamed(const AccelConfig& cfg, const isa::Program& prog, const StreamedProgram& sp,
                              std::vector<std::int32_t>& dram);
 
