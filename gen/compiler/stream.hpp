@@ -38,7 +38,8 @@ struct MoveDim {
   std::int64_t count = 1, dram_stride = 0, chip_stride = 0;
 };
 
-// A DMA descriptor in element units (the RTL's DMA moves words; docs/memory-system.md).
+// A DMA move in element units (capsgen_dma moves an element per beat with desc_size_i, or whole words;
+// docs/rtl-dma.md, docs/memory-system.md section 8).
 struct Move {
   bool store = false;   // false: DRAM -> on-chip, true: on-chip -> DRAM
   Onchip mem = Onchip::kData;
