@@ -146,6 +146,21 @@ class Placer {
     return at;
   }
   bool fits() const { return next_ - begin_ <= map_.half(m_); }
+  // An input buffer: placed, and brought in by DMA moves before the part.
+  std::int64_t load(const Box& b, Part& part, bool widen = false) {
+    const std::int64_t at = place(b.size());
+    add_moves(b, at, m_, false, widen, part.loads);
+    return at;
+  }
+  // An output buffer of which the part writes `written` elements: taken out by DMA moves after the
+  // part. A box the part does not write completely is loaded first (read-modify-write), so the
+  // store returns the elements it did not write unchanged.
+  std::int64_t store(const Box& b, std::int64_t written, Part& part) {
+    const std::int64_t at = place(b.size());
+    if (b.size() != written) add_moves(b, at, m_, false, false, part.loads);
+    add_moves(b, at, m_, true, false, part.stores);
+    return at;
+  }
 
  private:
   const OnchipMap& map_;
@@ -206,8 +221,7 @@ Built build_gemm_part(const isa::Program& prog, const OnchipMap& map, const Acce
     const int rows = t.diag_groups > 1 ? R / t.diag_groups : R;
     const Box b = make_box(t.base + b0 * t.s_b + std::int64_t(k0) * t.s_k + n0 * t.s_n,
                            {{nb, t.s_b}, {nk, t.s_k}, {nn, t.s_n}, {rows, t.s_r}, {C, t.s_c}});
-    const std::int64_t at = weight.place(b.size());
-    add_moves(b, at, Onchip::kWeight, false, false, out.part.loads);
+    const std::int64_t at = weight.load(b, out.part);
     p.tile = {at, b.chip_stride(nb, t.s_b), b.chip_stride(nk, t.s_k), b.chip_stride(nn, t.s_n),
               b.chip_stride(rows, t.s_r), b.chip_stride(C, t.s_c), t.diag_groups};
   }
@@ -230,8 +244,7 @@ Built build_gemm_part(const isa::Program& prog, const OnchipMap& map, const Acce
       const std::int64_t plane = std::int64_t(d.height) * d.width;
       const Box b = make_box(d.base + b0 * d.s_b + c0 * plane + (whole ? 0 : std::int64_t(y0) * d.stride * d.width),
                              {{d.width, 1}, {band, d.width}, {nc, plane}, {nb, d.s_b}});
-      const std::int64_t at = data.place(b.size());
-      add_moves(b, at, Onchip::kData, false, false, out.part.loads);
+      const std::int64_t at = data.load(b, out.part);
       p.data.base = at;
       p.data.s_b = b.chip_stride(nb, d.s_b);
       p.data.height = band;
@@ -241,8 +254,7 @@ Built build_gemm_part(const isa::Program& prog, const OnchipMap& map, const Acce
     } else {
       const Box b = make_box(d.base + b0 * d.s_b + m0 * d.s_m + std::int64_t(k0) * d.s_k,
                              {{nb, d.s_b}, {nm, d.s_m}, {nk, d.s_k}, {R, d.s_r}});
-      const std::int64_t at = data.place(b.size());
-      add_moves(b, at, Onchip::kData, false, false, out.part.loads);
+      const std::int64_t at = data.load(b, out.part);
       p.data.base = at;
       p.data.s_b = b.chip_stride(nb, d.s_b);
       p.data.s_m = b.chip_stride(nm, d.s_m);
@@ -258,20 +270,17 @@ Built build_gemm_part(const isa::Program& prog, const OnchipMap& map, const Acce
   // Accumulator init.
   if (!first_k) {
     const Box b = psum_box();
-    const std::int64_t at = acc.place(b.size());
-    add_moves(b, at, Onchip::kAcc, false, false, out.part.loads);
+    const std::int64_t at = acc.load(b, out.part);
     p.init = {isa::AccInit::Kind::kPartial, at, b.chip_stride(nb, std::int64_t(g.m_total) * g.n_total),
               b.chip_stride(nm, g.n_total), 0, b.chip_stride(o_hi - o_lo, 1)};
   } else if (g.init.kind == isa::AccInit::Kind::kPerColumn) {
     const Box b = make_box(g.init.base + o_lo, {{o_hi - o_lo, 1}});
-    const std::int64_t at = acc.place(b.size());
-    add_moves(b, at, Onchip::kAcc, false, false, out.part.loads);
+    const std::int64_t at = acc.load(b, out.part);
     p.init.base = at;
   } else if (g.init.kind == isa::AccInit::Kind::kPerOutput) {
     const Box b = make_box(g.init.base + b0 * g.init.s_b + m0 * g.init.s_m, {{nb, g.init.s_b}, {nm, g.init.s_m}});
-    const std::int64_t at = acc.place(b.size());
     const isa::Region* r = region_at(prog, {}, b.dram);
-    add_moves(b, at, Onchip::kAcc, false, !r || r->bits <= 8, out.part.loads);
+    const std::int64_t at = acc.load(b, out.part, !r || r->bits <= 8);
     p.init.base = at;
     p.init.s_b = b.chip_stride(nb, g.init.s_b);
     p.init.s_m = b.chip_stride(nm, g.init.s_m);
@@ -281,8 +290,7 @@ Built build_gemm_part(const isa::Program& prog, const OnchipMap& map, const Acce
   // Outputs: partial sums into the acc memory, or the reduced outputs into the data memory.
   if (!last_k) {
     const Box b = psum_box();
-    const std::int64_t at = acc.place(b.size());
-    add_moves(b, at, Onchip::kAcc, true, false, out.part.stores);
+    const std::int64_t at = acc.store(b, b.size(), out.part);
     p.raw_out = true;
     p.out = {at, b.chip_stride(nb, std::int64_t(g.m_total) * g.n_total), b.chip_stride(nm, g.n_total),
              b.chip_stride(o_hi - o_lo, 1), 0, 1, 0};
@@ -308,11 +316,7 @@ Built build_gemm_part(const isa::Program& prog, const OnchipMap& map, const Acce
       written *= (o_hi - o_lo);
     }
     const Box b = make_box(base, axes);
-    const std::int64_t at = data.place(b.size());
-    // A box the part does not write completely is loaded first (read-modify-write), so the store
-    // returns the elements it did not write unchanged.
-    if (b.size() != written) add_moves(b, at, Onchip::kData, false, false, out.part.loads);
-    add_moves(b, at, Onchip::kData, true, false, out.part.stores);
+    const std::int64_t at = data.store(b, written, out.part);
     p.out.base = at;
     p.out.s_b = b.chip_stride(nb, o.s_b);
     p.out.s_m = b.chip_stride(nm, o.s_m);
@@ -448,16 +452,13 @@ void stream_activate(const OnchipMap& map, std::size_t index, const isa::Activat
     isa::Activate p = a;
     p.count = nv;
     const Box in = make_box(a.in_base + v0 * a.in_s_v, {{nv, a.in_s_v}, {a.n, a.in_s_e}});
-    const std::int64_t in_at = data.place(in.size());
-    add_moves(in, in_at, Onchip::kData, false, false, part.loads);
+    const std::int64_t in_at = data.load(in, part);
     p.in_base = in_at;
     p.in_s_v = in.chip_stride(nv, a.in_s_v);
     p.in_s_e = in.chip_stride(a.n, a.in_s_e);
     const bool norm = a.func == isa::Activate::Func::kNorm;
     const Box out = make_box(a.out_base + v0 * a.out_s_v, {{nv, a.out_s_v}, {norm ? 1 : a.n, a.out_s_e}});
-    const std::int64_t out_at = data.place(out.size());
-    if (out.size() != std::int64_t(nv) * (norm ? 1 : a.n)) add_moves(out, out_at, Onchip::kData, false, false, part.loads);
-    add_moves(out, out_at, Onchip::kData, true, false, part.stores);
+    const std::int64_t out_at = data.store(out, std::int64_t(nv) * (norm ? 1 : a.n), part);
     p.out_base = out_at;
     p.out_s_v = out.chip_stride(nv, a.out_s_v);
     p.out_s_e = out.chip_stride(norm ? 1 : a.n, a.out_s_e);
@@ -492,9 +493,7 @@ void stream_fill(const OnchipMap& map, std::size_t index, const isa::Fill& f, St
     Placer data(map, Onchip::kData, part.half);
     isa::Fill p = f;
     const Box b = make_box(f.base + e0 * f.stride, {{ne, f.stride}});
-    const std::int64_t at = data.place(b.size());
-    if (b.size() != ne) add_moves(b, at, Onchip::kData, false, false, part.loads);
-    add_moves(b, at, Onchip::kData, true, false, part.stores);
+    const std::int64_t at = data.store(b, ne, part);
     if (!data.fits()) throw StreamError(fmt::format("{}: a fill part does not fit half of the data memory", f.name));
     p.base = at;
     p.count = ne;
