@@ -2,21 +2,27 @@
 // reference of the three SEP memories (one value per element lane), with its own copy of the
 // address map (memsys.txt gives the geometry; the element -> word/lane/bank/row/sector mapping is
 // recomputed here, not taken from the emitter):
-//   1. fill: every word of every memory written through the DMA port (random words);
+//   1. fill: every word of every memory written through the DMA port (whole-word accesses);
 //   2. random phases (random per-phase probabilities): engine drd (scalar, vector), wrd, brd, wr
-//      (scalar, masked vector) to random in-range addresses (half of them in a small hot window so
-//      reads meet recent writes), DMA reads and writes with random requests; with power gating,
+//      (scalar, masked vector; into the data memory, or the weight memory as Activate/Fill results)
+//      to random in-range addresses (half of them in a small hot window so reads meet recent writes),
+//      DMA reads and writes at element addresses with every size legal for the memory (1..word bytes
+//      of whole lanes: 4-byte lanes into acc as the DMA's widened loads) at every legal lane, write
+//      data with garbage above the access's bytes; with power gating,
 //      random sleep/wake of one sector at a time, engine traffic kept away from unusable sectors and
 //      DMA requests steered into them. Every cycle: wr_ready_o and spm_gnt_o against the rule
 //      computed here from the addresses, sleep_ack_*_o against the handshake rule, err_o low; every
-//      read datum in the next cycle, bit-exact; writes applied exactly in wr_en & wr_ready and
-//      req & gnt cycles (later reads see them);
-//   3. directed same-word cases: drd and wr of the same element in one cycle (the write waits, the
-//      read returns the old value, the write lands in the next cycle), DMA and engine on one bank;
+//      read datum in the next cycle, bit-exact (a DMA read: the access's lanes in the low bits, zeros
+//      above); writes applied exactly in wr_en & wr_ready and req & gnt cycles, a DMA write to its
+//      lanes only (later reads see them, and that the neighbouring lanes kept their values);
+//   3. directed same-word cases: drd and wr of the same data element, wrd and wr of the same weight
+//      element in one cycle (the write waits, the read returns the old value, the write lands in the
+//      next cycle), DMA and engine on one bank;
 //   4. every counter against the counts made here;
 //   5. negative: one out-of-range access of each kind (after a reset that clears the sticky flags):
-//      err_o high in the next cycle and the access dropped; with power gating, an engine read of a
-//      sleeping sector (the scratchpad's flag through err_o).
+//      err_o high in the next cycle and the access dropped (a DMA write crossing a word, of 1 byte
+//      into acc or wider than the memory's word leaves its element alone; a dropped DMA read returns
+//      0); with power gating, an engine read of a sleeping sector (the scratchpad's flag through err_o).
 // On a mismatch: MISMATCH block=memsys cycle=<c> port=<p> addr=<a> expected=<v> actual=<v>.
 // Without memsys (smp/hy or a preset memsys does not support: memsys.txt says why) it prints SKIP.
 #include <cstdio>
@@ -38,7 +44,7 @@ namespace {
 
 struct Mem {
   std::string name;
-  long long ebase = 0, elems = 0, wbase = 0, words = 0;
+  long long ebase = 0, elems = 0, words = 0;
   int banks = 0, sectors = 0, width = 0, lane_bits = 0, lanes = 0;
   long long wps = 0;
 };
@@ -46,7 +52,7 @@ struct Mem {
 struct Info {
   bool supported = false;
   std::string reason;
-  int aw = 0, sa = 0, dw = 0, rows = 0, cols = 0, data = 0, weight = 0, psum = 0, ob = 0, pg = 0, wake = 0;
+  int aw = 0, sa = 0, dw = 0, size_bits = 0, max_size = 0, rows = 0, cols = 0, data = 0, weight = 0, psum = 0, ob = 0, pg = 0, wake = 0;
   std::vector<Mem> mems;
 };
 
@@ -65,6 +71,8 @@ Info load_info(const std::string& dir) {
     else if (k == "addr_bits") ls >> in.aw;
     else if (k == "spm_addr_bits") ls >> in.sa;
     else if (k == "spm_data_bits") ls >> in.dw;
+    else if (k == "spm_size_bits") ls >> in.size_bits;
+    else if (k == "spm_max_size") ls >> in.max_size;
     else if (k == "rows") ls >> in.rows;
     else if (k == "cols") ls >> in.cols;
     else if (k == "data_bits") ls >> in.data;
@@ -75,7 +83,7 @@ Info load_info(const std::string& dir) {
     else if (k == "wakeup_cycles") ls >> in.wake;
     else if (k == "memory") {
       Mem m;
-      ls >> m.name >> m.ebase >> m.elems >> m.wbase >> m.words >> m.banks >> m.sectors >> m.wps >> m.width >> m.lane_bits;
+      ls >> m.name >> m.ebase >> m.elems >> m.words >> m.banks >> m.sectors >> m.wps >> m.width >> m.lane_bits;
       m.lanes = m.width / m.lane_bits;
       in.mems.push_back(m);
     }
@@ -135,19 +143,28 @@ class MemsysBench {
     sim_.finish();
     if (eng_reads_checked_ == 0 || wr_waits_ == 0 || wr_elems_ == 0 || dma_reads_checked_ == 0 || dma_waits_ == 0)
       report_.fail(t_, "stimulus missed engine reads, writer waits, writes, DMA reads or DMA waits");
+    if (wr_weight_elems_ == 0 || wr_weight_waits_ == 0) report_.fail(t_, "stimulus missed result writes into the weight memory or their waits");
+    std::string sizes;
+    for (int m = 0; m < 3; ++m)
+      for (int z = 0; z <= in_.max_size; ++z) {
+        if (dma_lanes(mem(m), z) == 0) continue;
+        if (dma_size_cnt_[m][z] == 0) report_.fail(t_, "stimulus missed DMA accesses of size " + std::to_string(z) + " to " + mem(m).name);
+        sizes += (sizes.empty() ? "" : ", ") + mem(m).name + ":" + std::to_string(1 << z) + "B " + std::to_string(dma_size_cnt_[m][z]);
+      }
     if (in_.pg && sleep_blocked_ == 0) report_.fail(t_, "stimulus missed DMA requests to sleeping sectors");
     if (same_word_ == 0) report_.fail(t_, "no same-word read/write cycles");
     const double wait_frac = wr_en_cycles_ ? double(wr_waits_) / double(wr_en_cycles_) : 0.0;
     const double dma_frac = dma_req_cycles_ ? double(dma_waits_) / double(dma_req_cycles_) : 0.0;
-    char extra[512];
+    char extra[1024];
     std::snprintf(extra, sizeof extra,
-                  "%llu cycles; %lld engine reads checked (%lld vector), %lld element writes (%lld vector records), "
-                  "%lld DMA reads checked, %lld DMA writes; writer waited %lld of %lld write cycles (%.1f%%); DMA "
-                  "waited %lld of %lld request cycles (%.1f%%), %lld on sleeping sectors; %lld same-word cycles; %d "
-                  "negative kinds flagged",
+                  "%llu cycles; %lld engine reads checked (%lld vector), %lld element writes (%lld vector records; "
+                  "%lld elements into weight, %lld weight-write waits), %lld DMA reads checked, %lld DMA writes; "
+                  "writer waited %lld of %lld write cycles (%.1f%%); DMA waited %lld of %lld request cycles (%.1f%%), "
+                  "%lld on sleeping sectors; %lld same-word cycles; %d negative kinds flagged; DMA accesses by size: %s",
                   static_cast<unsigned long long>(t_), eng_reads_checked_, vec_reads_, wr_elems_, vec_writes_,
-                  dma_reads_checked_, dma_writes_, wr_waits_, wr_en_cycles_, 100.0 * wait_frac, dma_waits_,
-                  dma_req_cycles_, 100.0 * dma_frac, sleep_blocked_, same_word_, neg_kinds_);
+                  wr_weight_elems_, wr_weight_waits_, dma_reads_checked_, dma_writes_, wr_waits_, wr_en_cycles_,
+                  100.0 * wait_frac, dma_waits_, dma_req_cycles_, 100.0 * dma_frac, sleep_blocked_, same_word_,
+                  neg_kinds_, sizes.c_str());
     const long long errs = errors_ + report_.errors();
     std::printf("%s memsys: %lld checks, %lld errors, %s\n", errs ? "FAIL" : "PASS", checks_, errs, extra);
     return errs ? 1 : 0;
@@ -172,6 +189,19 @@ class MemsysBench {
     return l;
   }
   bool in_mem(int m, long long a) const { return a >= mem(m).ebase && a < mem(m).ebase + mem(m).elems; }
+  // Lanes of a DMA access of 2^size bytes into memory M; 0: not whole lanes, or wider than a word.
+  static int dma_lanes(const Mem& M, int size) {
+    const long long bytes = 1LL << size, lane_bytes = M.lane_bits / 8;
+    if (bytes < lane_bytes || bytes > M.width / 8) return 0;
+    return static_cast<int>(bytes / lane_bytes);
+  }
+  static int log2i(long long v) {
+    int k = 0;
+    while ((1LL << k) < v) ++k;
+    return k;
+  }
+  int word_size(int m) const { return log2i(mem(m).width / 8); }
+  int lane_size(int m) const { return log2i(mem(m).lane_bits / 8); }
 
   // ---- power gating model ----
   bool ack(int m, long long s) const {
@@ -201,9 +231,32 @@ class MemsysBench {
   };
   struct DmaAcc {
     bool req = false, we = false;
-    long long addr = 0;
+    long long addr = 0;                // element address
     std::vector<std::uint32_t> wdata;  // dw bits in 32-bit chunks
+    int size = 0;                      // 2^size bytes
   };
+  // Where a DMA access goes (computed here from the map): memory, word, lane, lanes, legality.
+  struct DmaLoc {
+    int m = -1;
+    bool legal = false;
+    long long word = 0;
+    int lane = 0, n = 0;
+    Loc l{};
+  };
+  DmaLoc dma_loc(const DmaAcc& d) const {
+    DmaLoc r;
+    for (int m = 0; m < 3; ++m)
+      if (in_mem(m, d.addr)) r.m = m;
+    if (r.m < 0) return r;
+    const Mem& M = mem(r.m);
+    const long long rel = d.addr - M.ebase;
+    r.word = rel / M.lanes;
+    r.lane = static_cast<int>(rel % M.lanes);
+    r.n = dma_lanes(M, d.size);
+    r.legal = r.n > 0 && r.lane + r.n <= M.lanes;
+    r.l = loc_word(r.m, r.word);
+    return r;
+  }
   struct Pending {  // a read whose data appears in the next cycle
     std::string port;
     long long addr;
@@ -224,15 +277,21 @@ class MemsysBench {
       if (port != "wr" || !a.vec || ((a.mask >> i) & 1)) v.push_back(a.addr + i);
     return v;
   }
-  static int port_mem(const std::string& port) { return port == "wrd" ? kWeight : (port == "brd" ? kAcc : kData); }
+  // The memory of a port's access: wr goes to the memory holding its address (data or weight), -1 else.
+  int port_mem(const std::string& port, const EngAcc& a) const {
+    if (port == "wr") return in_mem(kData, a.addr) ? kData : (in_mem(kWeight, a.addr) ? kWeight : -1);
+    return port == "wrd" ? kWeight : (port == "brd" ? kAcc : kData);
+  }
   bool all_in(const std::string& port, const EngAcc& a) const {
+    const int m = port_mem(port, a);
+    if (m < 0) return false;
     for (long long e : elems(port, a))
-      if (!in_mem(port_mem(port), e)) return false;
+      if (!in_mem(m, e)) return false;
     return true;
   }
   // bank -> row of the banks an (in-range) access uses.
   std::vector<std::pair<long long, long long>> banks_of(const std::string& port, const EngAcc& a) const {
-    const int m = port_mem(port);
+    const int m = port_mem(port, a);
     std::vector<std::pair<long long, long long>> v;
     for (long long e : elems(port, a)) {
       const Loc l = loc_elem(m, e - mem(m).ebase);
@@ -243,7 +302,7 @@ class MemsysBench {
     return v;
   }
   bool avoids_unusable(const std::string& port, const EngAcc& a) const {
-    const int m = port_mem(port);
+    const int m = port_mem(port, a);
     for (auto& [b, r] : banks_of(port, a))
       if (!usable(m, r / mem(m).wps)) return false;
     return true;
@@ -270,6 +329,7 @@ class MemsysBench {
     d_->spm_req_i = dma.req;
     d_->spm_we_i = dma.we;
     d_->spm_addr_i = static_cast<std::uint32_t>(dma.addr);
+    d_->spm_size_i = static_cast<CData>(dma.size);
     for (int c = 0; c * 32 < in_.dw; ++c)
       tb::put(d_->spm_wdata_i, c * 32, std::min(32, in_.dw - c * 32),
               c < static_cast<int>(dma.wdata.size()) ? dma.wdata[static_cast<std::size_t>(c)] : 0);
@@ -316,27 +376,28 @@ class MemsysBench {
     const std::pair<const char*, const EngAcc*> reads[] = {{"drd", &drd}, {"wrd", &wrd}, {"brd", &brd}};
     for (auto& [port, a] : reads) {
       if (!a->en || !all_in(port, *a)) continue;
-      for (auto& [b, r] : banks_of(port, *a)) rd_banks[port_mem(port)].insert(b);
+      for (auto& [b, r] : banks_of(port, *a)) rd_banks[port_mem(port, *a)].insert(b);
     }
+    // The writer waits for the read port of its own memory (drd: data, wrd: weight).
     const bool wr_ok = all_in("wr", wr);
+    const int wm = port_mem("wr", wr);
     bool ready = true;
     if (wr_ok)
-      for (auto& [b, r] : banks_of("wr", wr)) ready &= !rd_banks[kData].count(b);
+      for (auto& [b, r] : banks_of("wr", wr)) ready &= !rd_banks[wm].count(b);
     check("wr_ready_o", wr.addr, ready, d_->wr_ready_o);
     const bool wr_go = wr.en && ready;
-    std::set<long long> wr_banks;
+    std::set<long long> wr_banks[3];
     if (wr_go && wr_ok)
-      for (auto& [b, r] : banks_of("wr", wr)) wr_banks.insert(b);
-    // DMA target.
-    int dm = -1;
-    Loc dl{};
-    for (int m = 0; m < 3; ++m)
-      if (dma.addr >= mem(m).wbase && dma.addr < mem(m).wbase + mem(m).words) dm = m, dl = loc_word(m, dma.addr - mem(m).wbase);
+      for (auto& [b, r] : banks_of("wr", wr)) wr_banks[wm].insert(b);
+    // DMA target: a legal access waits while the engine uses its bank or its sector is not usable;
+    // anything else is granted and dropped.
+    const DmaLoc dl = dma_loc(dma);  // also without a request: spm_gnt_o is checked every cycle
+    const int dm = dl.legal ? dl.m : -1;
     bool gnt = true;
     if (dm >= 0) {
-      const bool busy = rd_banks[dm].count(dl.bank) || (dm == kData && wr_banks.count(dl.bank));
-      gnt = !busy && usable(dm, dl.sector);
-      if (dma.req && !usable(dm, dl.sector)) ++sleep_blocked_;
+      const bool busy = rd_banks[dm].count(dl.l.bank) || wr_banks[dm].count(dl.l.bank);
+      gnt = !busy && usable(dm, dl.l.sector);
+      if (dma.req && !usable(dm, dl.l.sector)) ++sleep_blocked_;
     }
     check("spm_gnt_o", dma.addr, gnt, d_->spm_gnt_o);
 
@@ -344,7 +405,7 @@ class MemsysBench {
     for (auto& [port, a] : reads) {
       if (!a->en) continue;
       std::string p = port;
-      const int m = port_mem(p);
+      const int m = port_mem(p, *a);
       if (!all_in(p, *a)) continue;
       Pending pd{p, a->addr, {}, 0};
       const int n = p == "drd" ? in_.rows : n_of(p, a->vec);
@@ -362,28 +423,28 @@ class MemsysBench {
         ++sec_cnt_[static_cast<std::size_t>(m)][static_cast<std::size_t>(r / mem(m).wps)];
       }
     }
+    const int nchunks = (in_.dw + 31) / 32;
     if (dma.req && gnt && dm >= 0) {
       const Mem& M = mem(dm);
-      const long long rel = dma.addr - M.wbase;
-      ++sec_cnt_[static_cast<std::size_t>(dm)][static_cast<std::size_t>(dl.sector)];
+      const std::size_t e0 = static_cast<std::size_t>(dl.word * M.lanes + dl.lane);
+      ++sec_cnt_[static_cast<std::size_t>(dm)][static_cast<std::size_t>(dl.l.sector)];
+      ++dma_size_cnt_[dm][dma.size];
       if (dma.we) {
         ++cnt_dma_wr_[dm];
         ++dma_writes_;
       } else {
         ++cnt_dma_rd_[dm];
+        // The access's lanes in the low bits, zeros above.
         Pending pd{"spm", dma.addr, {}, 32};
-        std::vector<std::uint32_t> w(static_cast<std::size_t>((in_.dw + 31) / 32), 0u);
-        for (int l = 0; l < M.lanes; ++l) {
-          const std::uint64_t v = ref_[static_cast<std::size_t>(dm)][static_cast<std::size_t>(rel * M.lanes + l)];
-          tb::put_words(w, l * M.lane_bits, M.lane_bits, v);
-        }
+        std::vector<std::uint32_t> w(static_cast<std::size_t>(nchunks), 0u);
+        for (int i = 0; i < dl.n; ++i) tb::put_words(w, i * M.lane_bits, M.lane_bits, ref_[static_cast<std::size_t>(dm)][e0 + static_cast<std::size_t>(i)]);
         for (std::uint32_t x : w) pd.lanes.push_back(x);
         pending_.push_back(pd);
         ++dma_reads_checked_;
       }
     } else if (dma.req && gnt && dm < 0 && !dma.we) {
       Pending pd{"spm", dma.addr, {}, 32};
-      for (int c = 0; c * 32 < in_.dw; ++c) pd.lanes.push_back(0);
+      for (int c = 0; c < nchunks; ++c) pd.lanes.push_back(0);
       pending_.push_back(pd);
     }
     if (dma.req) {
@@ -395,7 +456,10 @@ class MemsysBench {
     }
     if (wr.en) {
       ++wr_en_cycles_;
-      if (!ready) ++wr_waits_, ++cnt_wr_wait_;
+      if (!ready) {
+        ++wr_waits_, ++cnt_wr_wait_;
+        if (wm == kWeight) ++wr_weight_waits_;
+      }
     }
     // Writes of this cycle.
     if (wr_go && wr_ok) {
@@ -403,21 +467,22 @@ class MemsysBench {
       for (std::size_t i = 0; i < es.size(); ++i) {
         const long long lane = es[i] - wr.addr;
         const std::int64_t code = tb::sign_extend(wr.data[static_cast<std::size_t>(lane)], in_.ob);
-        ref_[kData][static_cast<std::size_t>(es[i])] = static_cast<std::uint32_t>(code) & 0xffu;
+        ref_[static_cast<std::size_t>(wm)][static_cast<std::size_t>(es[i] - mem(wm).ebase)] = static_cast<std::uint32_t>(code) & 0xffu;
         ++wr_elems_;
+        if (wm == kWeight) ++wr_weight_elems_;
       }
       if (wr.vec) ++vec_writes_;
       for (auto& [b, r] : banks_of("wr", wr)) {
-        ++cnt_eng_wr_;
-        ++sec_cnt_[kData][static_cast<std::size_t>(r / mem(kData).wps)];
+        ++cnt_eng_wr_[wm];
+        ++sec_cnt_[static_cast<std::size_t>(wm)][static_cast<std::size_t>(r / mem(wm).wps)];
       }
     }
     if (dma.req && gnt && dm >= 0 && dma.we) {
+      // Lanes [lane, lane + n) from the low bits of the write data; the word's other lanes keep theirs.
       const Mem& M = mem(dm);
-      const long long rel = dma.addr - M.wbase;
-      for (int l = 0; l < M.lanes; ++l)
-        ref_[static_cast<std::size_t>(dm)][static_cast<std::size_t>(rel * M.lanes + l)] =
-            static_cast<std::uint32_t>(tb::get_words(dma.wdata, l * M.lane_bits, M.lane_bits));
+      for (int i = 0; i < dl.n; ++i)
+        ref_[static_cast<std::size_t>(dm)][static_cast<std::size_t>(dl.word * M.lanes + dl.lane + i)] =
+            static_cast<std::uint32_t>(tb::get_words(dma.wdata, i * M.lane_bits, M.lane_bits));
     }
     // Sleep requests take effect at this edge.
     for (int m = 0; m < 3; ++m)
@@ -447,13 +512,13 @@ class MemsysBench {
   void fill() {
     for (int m = 0; m < 3; ++m)
       for (long long w = 0; w < mem(m).words; ++w) {
-        DmaAcc d{true, true, mem(m).wbase + w, random_word()};
+        DmaAcc d{true, true, mem(m).ebase + w * mem(m).lanes, random_word(), word_size(m)};
         cycle({}, {}, {}, {}, d);
       }
   }
 
   struct Phase {
-    int drd = 0, vec = 0, wrd = 0, brd = 0, wr = 0, wvec = 0, dma = 0, dwe = 0, hot = 0, sleep = 0;
+    int drd = 0, vec = 0, wrd = 0, brd = 0, wr = 0, wvec = 0, dma = 0, dwe = 0, hot = 0, sleep = 0, wweight = 0;
   } ph_;
   long long hot_[3] = {0, 0, 0};
 
@@ -462,7 +527,8 @@ class MemsysBench {
     auto lv = [&] { return levels[rng_.uniform(0, 5)]; };
     ph_.drd = lv(), ph_.vec = lv(), ph_.wrd = lv(), ph_.brd = lv(), ph_.wr = std::max(30, lv()), ph_.wvec = lv();
     ph_.dma = std::max(20, lv()), ph_.dwe = lv(), ph_.hot = 50, ph_.sleep = in_.pg && ph % 2 == 1 ? 5 : 0;
-    if (ph == 0) ph_ = {80, 50, 80, 80, 80, 50, 80, 50, 50, in_.pg ? 5 : 0};  // everything busy
+    ph_.wweight = ph % 3 == 1 ? 100 : (ph % 3 == 2 ? 30 : 0);  // result writes into the weight memory
+    if (ph == 0) ph_ = {80, 50, 80, 80, 80, 50, 80, 50, 50, in_.pg ? 5 : 0, 0};  // everything busy
     for (int m = 0; m < 3; ++m) hot_[m] = rng_.uniform(0, std::max<long long>(0, mem(m).elems - 64));
   }
 
@@ -479,8 +545,9 @@ class MemsysBench {
     if (!rng_.chance(p_en)) return a;
     a.vec = (port == "drd" || port == "wr") && rng_.chance(p_vec);
     const int n = n_of(port, a.vec);
+    const int m = port == "wr" ? (rng_.chance(ph_.wweight) ? kWeight : kData) : port_mem(port, a);
     for (int tries = 0; tries < 8; ++tries) {
-      a.addr = rand_addr(port_mem(port), n);
+      a.addr = rand_addr(m, n);
       if (port == "wr") {
         a.mask = a.vec ? (rng_.next() & tb::mask64(in_.cols)) : 0;
         if (a.vec && rng_.chance(50)) a.mask = tb::mask64(static_cast<int>(rng_.uniform(1, in_.cols)));  // c < valid
@@ -499,17 +566,22 @@ class MemsysBench {
     if (!rng_.chance(ph_.dma)) return d;
     d.req = true;
     d.we = rng_.chance(ph_.dwe);
-    d.wdata = random_word();
-    const int m = static_cast<int>(rng_.uniform(0, 2));
-    if (steer_sleep && sleep_m_ >= 0 && rng_.chance(40)) {
-      // A word of the sleeping/waking sector.
-      const Mem& M = mem(sleep_m_);
-      const long long w = (sleep_s_ * M.wps + rng_.uniform(0, M.wps - 1)) * M.banks + rng_.uniform(0, M.banks - 1);
-      d.addr = M.wbase + w;
-      return d;
-    }
-    if (rng_.chance(ph_.hot)) d.addr = mem(m).wbase + std::min(hot_[m] / mem(m).lanes + rng_.uniform(0, 15), mem(m).words - 1);
-    else d.addr = mem(m).wbase + rng_.uniform(0, mem(m).words - 1);
+    d.wdata = random_word();  // garbage above the access's bytes: the byte enables must drop it
+    const bool sleep = steer_sleep && sleep_m_ >= 0 && rng_.chance(40);
+    const int m = sleep ? sleep_m_ : static_cast<int>(rng_.uniform(0, 2));
+    const Mem& M = mem(m);
+    // A size legal for the memory (whole lanes, at most a word; acc: 4-byte lanes as the DMA's widened
+    // loads and psum codes), at a lane where its lanes stay in the word.
+    std::vector<int> sizes;
+    for (int z = 0; z <= in_.max_size; ++z)
+      if (dma_lanes(M, z) > 0) sizes.push_back(z);
+    d.size = sizes[static_cast<std::size_t>(rng_.uniform(0, static_cast<long long>(sizes.size()) - 1))];
+    const int lane = static_cast<int>(rng_.uniform(0, M.lanes - dma_lanes(M, d.size)));
+    long long w;
+    if (sleep) w = (sleep_s_ * M.wps + rng_.uniform(0, M.wps - 1)) * M.banks + rng_.uniform(0, M.banks - 1);  // the sleeping sector
+    else if (rng_.chance(ph_.hot)) w = std::min(hot_[m] / M.lanes + rng_.uniform(0, 15), M.words - 1);
+    else w = rng_.uniform(0, M.words - 1);
+    d.addr = M.ebase + w * M.lanes + lane;
     return d;
   }
 
@@ -541,27 +613,32 @@ class MemsysBench {
     cycle(drd, wrd, brd, wr, dma);
   }
 
-  // Directed: a read and a write of the same element in one cycle; DMA and engine on one bank.
+  // Directed: a read and a write of the same element in one cycle (data: drd and wr; weight: wrd and
+  // wr, an Activate/Fill result); DMA and engine on one bank.
   void same_word() {
-    for (int i = 0; i < 20; ++i) {
+    for (int i = 0; i < 40; ++i) {
+      const int m = i % 2 ? kWeight : kData;
+      const Mem& M = mem(m);
       EngAcc wr;
       wr.en = true;
-      wr.addr = rand_addr(kData, 1);
+      wr.addr = rand_addr(m, 1);
       wr.data.assign(static_cast<std::size_t>(in_.cols), 0);
       wr.data[0] = rng_.next() & tb::mask64(in_.ob);
-      EngAcc drd;
-      drd.en = true;
-      drd.addr = wr.addr;
-      const long long before = ref_[kData][static_cast<std::size_t>(wr.addr)];
-      cycle(drd, {}, {}, wr, {});  // the write waits (same bank), the read gets the old value
+      EngAcc rd;  // drd of the element, or a wrd row that contains it
+      rd.en = true;
+      rd.addr = m == kData ? wr.addr : std::min(wr.addr, M.ebase + M.elems - in_.cols);
+      const EngAcc none;
+      const std::size_t e = static_cast<std::size_t>(wr.addr - M.ebase);
+      const long long before = ref_[static_cast<std::size_t>(m)][e];
+      // The write waits (same bank), the read gets the old value.
+      cycle(m == kData ? rd : none, m == kWeight ? rd : none, {}, wr, {});
       ++same_word_;
-      if (ref_[kData][static_cast<std::size_t>(wr.addr)] != before) fail("wr (same word: must wait)", wr.addr, before, -1);
+      if (ref_[static_cast<std::size_t>(m)][e] != before) fail("wr (same word: must wait)", wr.addr, before, -1);
       cycle({}, {}, {}, wr, {});  // no read: the write lands
-      cycle(drd, {}, {}, {}, {});  // reads the new value (checked next cycle)
-      // DMA write to the word the engine reads: not granted.
-      const long long w = wr.addr / mem(kData).lanes;
-      DmaAcc d{true, true, mem(kData).wbase + w, random_word()};
-      cycle(drd, {}, {}, {}, d);
+      cycle(m == kData ? rd : none, m == kWeight ? rd : none, {}, {}, {});  // reads the new value (checked next cycle)
+      // DMA write of the element the engine reads: not granted.
+      DmaAcc d{true, true, wr.addr, random_word(), lane_size(m)};
+      cycle(m == kData ? rd : none, m == kWeight ? rd : none, {}, {}, d);
       idle_cycle();
     }
   }
@@ -586,7 +663,8 @@ class MemsysBench {
               sec_cnt_[static_cast<std::size_t>(m)][static_cast<std::size_t>(s)] & 0xffffffffLL, static_cast<long long>(got));
       }
     }
-    check("cnt_eng_wr_data_o", 0, cnt_eng_wr_ & 0xffffffffLL, d_->cnt_eng_wr_data_o);
+    check("cnt_eng_wr_data_o", 0, cnt_eng_wr_[kData] & 0xffffffffLL, d_->cnt_eng_wr_data_o);
+    check("cnt_eng_wr_weight_o", 0, cnt_eng_wr_[kWeight] & 0xffffffffLL, d_->cnt_eng_wr_weight_o);
     check("cnt_wr_wait_o", 0, cnt_wr_wait_ & 0xffffffffLL, d_->cnt_wr_wait_o);
   }
 
@@ -599,7 +677,8 @@ class MemsysBench {
       std::string name;
       EngAcc drd, wrd, brd, wr;
       DmaAcc dma;
-      long long keep = -1;  // a data element the dropped write must not change
+      int keep_m = -1;      // an element (memory, absolute address) the dropped write must not change
+      long long keep = -1;
     };
     std::vector<Kind> kinds;
     auto mk = [](long long a, bool vec = false) {
@@ -638,8 +717,8 @@ class MemsysBench {
       kinds.push_back(k);
     }
     {
-      Kind k{"wr in the weight memory"};
-      k.wr = mk(Wm.ebase);
+      Kind k{"wr in the acc memory"};
+      k.wr = mk(A.ebase);
       k.wr.data.assign(static_cast<std::size_t>(in_.cols), 1);
       kinds.push_back(k);
     }
@@ -648,29 +727,69 @@ class MemsysBench {
       k.wr = mk(D.ebase + D.elems - 1, true);
       k.wr.mask = tb::mask64(in_.cols);
       k.wr.data.assign(static_cast<std::size_t>(in_.cols), 0x5a & tb::mask64(in_.ob));
-      k.keep = D.ebase + D.elems - 1;
+      k.keep_m = kData, k.keep = D.ebase + D.elems - 1;
       kinds.push_back(k);
+      Kind w{"wr record with its last lane past the weight memory"};
+      w.wr = mk(Wm.ebase + Wm.elems - 1, true);
+      w.wr.mask = tb::mask64(in_.cols);
+      w.wr.data.assign(static_cast<std::size_t>(in_.cols), 0x5a & tb::mask64(in_.ob));
+      w.keep_m = kWeight, w.keep = Wm.ebase + Wm.elems - 1;
+      kinds.push_back(w);
     }
-    if (A.wbase + A.words < (1LL << in_.sa)) {
-      Kind k{"DMA word past the memories"};
-      k.dma = {true, true, A.wbase + A.words, random_word()};
+    if (A.ebase + A.elems < (1LL << in_.sa)) {
+      Kind k{"DMA element past the memories"};
+      k.dma = {true, true, A.ebase + A.elems, random_word(), 0};
+      kinds.push_back(k);
+      Kind r{"DMA read past the memories (returns 0)"};
+      r.dma = {true, false, A.ebase + A.elems, {}, 0};
+      kinds.push_back(r);
+    }
+    // DMA accesses that are not whole lanes of one word: dropped, the element keeps its value.
+    for (int m = 0; m < 3; ++m) {
+      const Mem& M = mem(m);
+      if (M.lanes > 1) {
+        // Two lanes starting in the last lane of a word (crossing into the next word), as write and read.
+        const int z = lane_size(m) + 1;
+        const long long a = M.ebase + 3 * M.lanes + (M.lanes - 1);
+        Kind k{"DMA write crossing a word (" + M.name + ")"};
+        k.dma = {true, true, a, random_word(), z};
+        k.keep_m = m, k.keep = a;
+        kinds.push_back(k);
+        Kind r{"DMA read crossing a word (" + M.name + ", returns 0)"};
+        r.dma = {true, false, a, {}, z};
+        kinds.push_back(r);
+      }
+      if (word_size(m) + 1 <= (1 << in_.size_bits) - 1) {
+        Kind k{"DMA access wider than the word (" + M.name + ")"};
+        k.dma = {true, true, M.ebase + 5 * M.lanes, random_word(), word_size(m) + 1};
+        k.keep_m = m, k.keep = M.ebase + 5 * M.lanes;
+        kinds.push_back(k);
+      }
+    }
+    for (int z = 0; z < lane_size(kAcc); ++z) {
+      Kind k{"DMA " + std::to_string(1 << z) + "-byte access into acc"};
+      k.dma = {true, true, A.ebase + 7, random_word(), z};
+      k.keep_m = kAcc, k.keep = A.ebase + 7;
       kinds.push_back(k);
     }
     for (Kind& k : kinds) {
       sim_.reset();
       for (auto& r : last_req_) std::fill(r.begin(), r.end(), -1000000);
       pending_.clear();
-      const long long keep_before = k.keep >= 0 ? ref_[kData][static_cast<std::size_t>(k.keep)] : 0;
+      const auto keep_ref = [&] {
+        return k.keep >= 0 ? ref_[static_cast<std::size_t>(k.keep_m)][static_cast<std::size_t>(k.keep - mem(k.keep_m).ebase)] : 0u;
+      };
+      const std::uint32_t keep_before = keep_ref();
       check("err_o after reset (" + k.name + ")", 0, 0, d_->err_o);
       cycle(k.drd, k.wrd, k.brd, k.wr, k.dma);
       check("err_o (" + k.name + ")", k.drd.addr | k.wrd.addr | k.brd.addr | k.wr.addr | k.dma.addr, 1, d_->err_o);
       neg_kinds_ += d_->err_o ? 1 : 0;
       if (k.keep >= 0) {
-        // The dropped write left the in-range lane alone: read it back.
-        cycle(mk(k.keep), {}, {}, {}, {}, true);
-        cycle({}, {}, {}, {}, {}, true);
-        check("wr dropped (" + k.name + ")", k.keep, keep_before, ref_[kData][static_cast<std::size_t>(k.keep)]);
+        // The dropped write left the element alone: read it back (a legal one-lane DMA read).
+        cycle({}, {}, {}, {}, DmaAcc{true, false, k.keep, {}, lane_size(k.keep_m)}, true);
+        check("dropped write (" + k.name + ")", k.keep, keep_before, keep_ref());
       }
+      cycle({}, {}, {}, {}, {}, true);  // the last read's data (a dropped read: 0)
       pending_.clear();
     }
     if (in_.pg) {
@@ -707,10 +826,11 @@ class MemsysBench {
   std::uint64_t t_ = 0;
   long long errors_ = 0, checks_ = 0;
   long long cnt_eng_rd_[3] = {0, 0, 0}, cnt_dma_rd_[3] = {0, 0, 0}, cnt_dma_wr_[3] = {0, 0, 0},
-            cnt_dma_wait_[3] = {0, 0, 0}, cnt_eng_wr_ = 0, cnt_wr_wait_ = 0;
+            cnt_dma_wait_[3] = {0, 0, 0}, cnt_eng_wr_[3] = {0, 0, 0}, cnt_wr_wait_ = 0;
+  long long dma_size_cnt_[3][8] = {};
   std::vector<std::vector<long long>> sec_cnt_;
   long long eng_reads_checked_ = 0, vec_reads_ = 0, wr_elems_ = 0, vec_writes_ = 0, dma_reads_checked_ = 0,
-            dma_writes_ = 0, wr_waits_ = 0, wr_en_cycles_ = 0, dma_waits_ = 0, dma_req_cycles_ = 0, sleep_blocked_ = 0,
+            dma_writes_ = 0, wr_waits_ = 0, wr_weight_elems_ = 0, wr_weight_waits_ = 0, wr_en_cycles_ = 0, dma_waits_ = 0, dma_req_cycles_ = 0, sleep_blocked_ = 0,
             same_word_ = 0;
   int neg_kinds_ = 0;
 };

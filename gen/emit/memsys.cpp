@@ -140,7 +140,7 @@ MemsysGeometry memsys_geometry(const AccelConfig& cfg) {
                      it == cfg.locations.end() ? 0 : it->second.column, field, msg);
   }
   MemsysGeometry mg;
-  long long elem = 0, word = 0;
+  long long elem = 0;
   for (const SpmGeometry& g : spm_memories(cfg)) {
     MemsysMemory m;
     m.g = g;
@@ -149,18 +149,19 @@ MemsysGeometry memsys_geometry(const AccelConfig& cfg) {
     m.words = static_cast<long long>(g.mem.banks) * g.mem.sectors * g.words_per_sector;
     m.elements = m.words * m.lanes;
     m.elem_base = elem;
-    m.word_base = word;
     m.lane_log = log2_exact(m.lanes);
     m.bank_log = log2_exact(g.mem.banks);
     m.row_bits = clog2(static_cast<long long>(g.mem.sectors) * g.words_per_sector);
     elem += m.elements;
-    word += m.words;
     mg.spm_data_bits = std::max(mg.spm_data_bits, g.mem.width_bits);
     mg.mems.push_back(m);
   }
-  mg.total_words = word;
+  mg.total_elements = elem;
   mg.addr_bits = kGatherAddrBits;
-  mg.spm_addr_bits = std::max(1, clog2(word));
+  mg.spm_addr_bits = std::max(1, clog2(elem));
+  if (mg.spm_addr_bits != memsys_element_addr_bits(cfg)) throw std::logic_error("memsys: element space differs from the DMA's");
+  mg.spm_max_size = log2_exact(mg.spm_data_bits / 8);
+  mg.spm_size_bits = std::max(1, clog2(static_cast<long long>(mg.spm_max_size) + 1));
   if (elem >= (1LL << (mg.addr_bits - 1))) throw std::logic_error("memsys: element space too large");
   mg.rows = cfg.array.rows;
   mg.cols = cfg.array.cols;
@@ -169,6 +170,23 @@ MemsysGeometry memsys_geometry(const AccelConfig& cfg) {
   mg.psum = cfg.widths.psum;
   mg.out_bits = act_geometry(cfg).out_bits;
   return mg;
+}
+
+int memsys_element_addr_bits(const AccelConfig& cfg) {
+  long long elem = 0;
+  for (const SpmGeometry& g : spm_memories(cfg)) {
+    const int lane_bits = g.name == "acc" ? kMemsysPsumLaneBits : kMemsysElementLaneBits;
+    const long long words = static_cast<long long>(g.mem.banks) * g.mem.sectors * g.words_per_sector;
+    elem += words * std::max(1, g.mem.width_bits / lane_bits);
+  }
+  return std::max(1, clog2(elem));
+}
+
+int memsys_dma_lanes(const MemsysMemory& m, int size) {
+  if (size < 0 || size > 30) return 0;
+  const long long bytes = 1LL << size, lane_bytes = m.lane_bits / 8;
+  if (bytes < lane_bytes || bytes > m.g.mem.width_bits / 8) return 0;
+  return static_cast<int>(bytes / lane_bytes);
 }
 
 namespace {
@@ -196,29 +214,20 @@ MemsysLocation memsys_locate_element(const MemsysGeometry& g, long long addr) {
   return {};
 }
 
-MemsysLocation memsys_locate_word(const MemsysGeometry& g, long long flat_word) {
-  for (std::size_t i = 0; i < g.mems.size(); ++i) {
-    const MemsysMemory& m = g.mems[i];
-    if (flat_word >= m.word_base && flat_word < m.word_base + m.words)
-      return locate(m, static_cast<int>(i), flat_word - m.word_base, 0);
-  }
-  return {};
-}
-
 Module build_memsys(const AccelConfig& cfg) {
   const MemsysGeometry mg = memsys_geometry(cfg);
   const int AW = mg.addr_bits, SA = mg.spm_addr_bits, DW = mg.spm_data_bits, KB = kMemsysCounterBits;
+  const int ZW = mg.spm_size_bits;
   const int R = mg.rows, C = mg.cols, OB = mg.out_bits;
   const bool pg = cfg.scratchpad.power_gating;
   const MemsysMemory& md = mg.mems[0];
 
   std::string map;
   for (const MemsysMemory& m : mg.mems)
-    map += fmt::format("  {:<6} elements [{}, {}) ({}-bit lanes, {} per word), DMA words [{}, {}): {} bank{} x {} sector{} x {} "
-                       "words x {} bits\n",
-                       m.g.name, m.elem_base, m.elem_base + m.elements, m.lane_bits, m.lanes, m.word_base,
-                       m.word_base + m.words, m.g.mem.banks, m.g.mem.banks == 1 ? "" : "s", m.g.mem.sectors,
-                       m.g.mem.sectors == 1 ? "" : "s", m.g.words_per_sector, m.g.mem.width_bits);
+    map += fmt::format("  {:<6} elements [{}, {}) ({}-bit lanes, {} per word): {} bank{} x {} sector{} x {} words x {} bits\n",
+                       m.g.name, m.elem_base, m.elem_base + m.elements, m.lane_bits, m.lanes, m.g.mem.banks,
+                       m.g.mem.banks == 1 ? "" : "s", m.g.mem.sectors, m.g.mem.sectors == 1 ? "" : "s",
+                       m.g.words_per_sector, m.g.mem.width_bits);
   Module m(kMemsysModule,
            fmt::format(
                "Memory system, SEP organization (docs/rtl-memsys.md): the data, weight and acc scratchpads\n"
@@ -230,16 +239,19 @@ Module build_memsys(const AccelConfig& cfg) {
                "the cycle after the enable; a vector/row access reads every bank it spans in one cycle and rotates\n"
                "lanes. drd: 1 element in lane 0 (the other lanes 0) or {} with drd_vec_i; wrd: {} weight codes;\n"
                "brd: {} psum codes (the low {} bits of each 32-bit lane). Codes are the low bits of their lanes.\n"
-               "wr -> data: 1 result in lane 0, or with wr_vec_i lane c at wr_addr_i + c where wr_mask_i[c]; result\n"
-               "codes ({} bits) are stored sign-extended to 8 bits with byte-lane write enables. The write happens\n"
-               "in a cycle with wr_en_i & wr_ready_o; wr_ready_o is low exactly when the drd read of the same cycle\n"
-               "uses a bank the write needs (it depends combinationally on drd_* and wr_*).\n"
-               "DMA (spm_*): flat word address = data words, then weight words, then acc words; lowest priority:\n"
-               "spm_gnt_o is low when the engine reads or writes that bank of that memory in the same cycle{}.\n"
-               "Write data: the low bits of spm_wdata_i (all byte lanes); read data zero-extended, in the cycle after\n"
-               "the grant (spm_rvalid_o). An address outside the memories is granted and ignored (a read returns 0).\n"
-               "Out-of-range engine accesses (any element outside the port's memory) are dropped. err_o (sticky,\n"
-               "registered): an out-of-range access or an error flag of a scratchpad (err_sticky_o).\n"
+               "wr -> data or weight (the memory holding wr_addr_i; else dropped): 1 result in lane 0, or with\n"
+               "wr_vec_i lane c at wr_addr_i + c where wr_mask_i[c]; result codes ({} bits) are stored sign-extended\n"
+               "to 8 bits with byte-lane write enables. The write happens in a cycle with wr_en_i & wr_ready_o;\n"
+               "wr_ready_o is low exactly when the same memory's read of the same cycle (drd for data, wrd for\n"
+               "weight) uses a bank the write needs (it depends combinationally on drd_*, wrd_* and wr_*).\n"
+               "DMA (spm_*): an element address in the same space and a size (2^spm_size_i bytes, the low bytes of\n"
+               "spm_wdata_i / spm_rdata_o); a write of n lanes writes lanes [lane, lane + n) of the word with byte\n"
+               "enables, a read returns the word shifted down by the lane, zeros above the access's bytes (in the\n"
+               "cycle after the grant, spm_rvalid_o). Lowest priority: spm_gnt_o is low when the engine reads or\n"
+               "writes that bank of that memory in the same cycle{}. An access outside the memories, crossing a\n"
+               "word, not a whole number of lanes or wider than the memory's word is granted and dropped (a read\n"
+               "returns 0). Out-of-range engine accesses (any element outside the port's memory) are dropped.\n"
+               "err_o (sticky, registered): a dropped access or an error flag of a scratchpad (err_sticky_o).\n"
                "Counters ({} bits, wrap): bank accesses (words) per memory by the engine and by the DMA, writer\n"
                "and DMA wait cycles, bank accesses per memory and sector.",
                map, R, C, C, mg.psum, OB,
@@ -255,19 +267,21 @@ Module build_memsys(const AccelConfig& cfg) {
       .input("brd_en_i", "1", "engine bias read (acc memory)")
       .input("brd_addr_i", str(AW), "address of the first psum code")
       .output("brd_data_o", str(C * mg.psum), fmt::format("cycle after brd_en_i: {} consecutive psum codes", C))
-      .input("wr_en_i", "1", "engine result write (data memory)")
+      .input("wr_en_i", "1", "engine result write (data or weight memory)")
       .input("wr_vec_i", "1", fmt::format("with wr_en_i: lane c at wr_addr_i + c where wr_mask_i[c] (c < {})", C))
       .input("wr_mask_i", str(C), "lanes of a wr_vec_i write")
-      .input("wr_addr_i", str(AW), "element address (lane 0's)")
+      .input("wr_addr_i", str(AW), "element address (lane 0's; selects the memory)")
       .input("wr_data_i", str(C * OB), fmt::format("result codes, lane c in [c*{0} +: {0}]", OB))
-      .output("wr_ready_o", "1", "the write happens in this cycle if wr_en_i (low: a read uses one of its banks)")
-      .input("spm_req_i", "1", "DMA word access")
+      .output("wr_ready_o", "1",
+              "the write happens in this cycle if wr_en_i (low: the same memory's read uses one of its banks)")
+      .input("spm_req_i", "1", "DMA access")
       .output("spm_gnt_o", "1", "DMA access accepted this cycle")
       .input("spm_we_i", "1", "DMA: 1 write, 0 read")
-      .input("spm_addr_i", str(SA), "DMA flat word address (data, weight, acc words)")
-      .input("spm_wdata_i", str(DW), "DMA write word (narrower memories take the low bits)")
+      .input("spm_addr_i", str(SA), "DMA element address (data, weight, acc elements)")
+      .input("spm_size_i", str(ZW), fmt::format("DMA access of 2^size bytes (0..{}; whole lanes of one word)", mg.spm_max_size))
+      .input("spm_wdata_i", str(DW), "DMA write data: the access's bytes in the low bytes")
       .output("spm_rvalid_o", "1", "read data of the read granted in the previous cycle")
-      .output("spm_rdata_o", str(DW), "DMA read word (zero-extended)");
+      .output("spm_rdata_o", str(DW), "DMA read data: the access's bytes in the low bytes, zeros above");
   for (const MemsysMemory& mm : mg.mems) {
     if (!pg) break;
     m.input(fmt::format("sleep_req_{}_i", mm.g.name), str(mm.g.mem.sectors), fmt::format("{} memory: per sector 1 = sleep", mm.g.name));
@@ -277,26 +291,29 @@ Module build_memsys(const AccelConfig& cfg) {
   for (const MemsysMemory& mm : mg.mems) {
     const std::string& n = mm.g.name;
     m.output(fmt::format("cnt_eng_rd_{}_o", n), str(KB), fmt::format("{} memory: bank reads by the engine", n));
-    if (n == "data") m.output("cnt_eng_wr_data_o", str(KB), "data memory: bank writes by the engine");
-    m.output(fmt::format("cnt_dma_rd_{}_o", n), str(KB), fmt::format("{} memory: words read by the DMA", n));
-    m.output(fmt::format("cnt_dma_wr_{}_o", n), str(KB), fmt::format("{} memory: words written by the DMA", n));
+    if (n != "acc") m.output(fmt::format("cnt_eng_wr_{}_o", n), str(KB), fmt::format("{} memory: bank writes by the engine", n));
+    m.output(fmt::format("cnt_dma_rd_{}_o", n), str(KB), fmt::format("{} memory: reads by the DMA", n));
+    m.output(fmt::format("cnt_dma_wr_{}_o", n), str(KB), fmt::format("{} memory: writes by the DMA", n));
     m.output(fmt::format("cnt_dma_wait_{}_o", n), str(KB), fmt::format("{} memory: cycles with spm_req_i & ~spm_gnt_o", n));
     m.output(fmt::format("cnt_sector_{}_o", n), str(mm.g.mem.sectors * KB),
              fmt::format("{} memory: bank accesses (reads + writes, all ports) per sector s in [s*{} +: {}]", n, KB, KB));
   }
   m.output("cnt_wr_wait_o", str(KB), "cycles with wr_en_i & ~wr_ready_o");
-  m.output("err_o", "1", "sticky: an out-of-range access or a scratchpad error flag");
+  m.output("err_o", "1", "sticky: a dropped access or a scratchpad error flag");
 
   // ---- engine ports ----
+  // The result port wr has one decoder per memory it can write: "wr" (data) and "wrw" (weight).
   struct EPort {
-    std::string name;
+    std::string name;  // prefix of the decoder's wires
+    std::string in;    // prefix of the port's inputs
     int mem;
     bool write;
     int nmax;
     int out_bits;  // read: element bits on the port
   };
-  const std::vector<EPort> eports = {
-      {"drd", 0, false, R, mg.data}, {"wr", 0, true, C, OB}, {"wrd", 1, false, C, mg.weight}, {"brd", 2, false, C, mg.psum}};
+  const std::vector<EPort> eports = {{"drd", "drd", 0, false, R, mg.data},   {"wr", "wr", 0, true, C, OB},
+                                     {"wrw", "wr", 1, true, C, OB},          {"wrd", "wrd", 1, false, C, mg.weight},
+                                     {"brd", "brd", 2, false, C, mg.psum}};
   std::string err_range;
   auto orj = [](std::string& acc, const std::string& t) { acc += (acc.empty() ? "" : " | ") + t; };
   Stmts rd_body, vec_reset, vec_body;  // read-side registers without / with reset
@@ -304,10 +321,10 @@ Module build_memsys(const AccelConfig& cfg) {
     const MemsysMemory& mm = mg.mems[static_cast<std::size_t>(p.mem)];
     const int B = mm.g.mem.banks, E = mm.lanes, LB = mm.lane_log, BB = mm.bank_log, RB = mm.row_bits;
     const int REL = LB + BB + RB, SBITS = LB + BB, NPOS = B * E, LW = mm.lane_bits, T = NPOS * LW;
-    const std::string x = p.name, a = x + "_addr_i";
+    const std::string x = p.name, a = p.in + "_addr_i";
     const long long base = mm.elem_base, end = mm.elem_base + mm.elements;
     m.blank();
-    m.comment(fmt::format("Engine port {} -> {} memory: range check, bank row per bank, lane positions rotated to banks.", x,
+    m.comment(fmt::format("Engine port {} -> {} memory: range check, bank row per bank, lane positions rotated to banks.", p.in,
                           mm.g.name));
     m.wire(x + "_ok", "1", "every element of the access lies in the memory");
     m.wire(x + "_rel", str(REL), "element address relative to the memory (mod 2^bits)");
@@ -328,15 +345,16 @@ Module build_memsys(const AccelConfig& cfg) {
     const std::string lo = base > 0 ? fmt::format("({} >= {}) & ", a, lit(AW, base)) : "";
     if (x == "drd") {
       m.assign(x + "_ok", fmt::format("{}(drd_vec_i ? {} : {})", lo, below(R - 1), below(0)));
-    } else if (x == "wr") {
-      m.wire("wr_lane_ok", str(C), "lane c's element is in the memory");
-      for (int c = 0; c < C; ++c) m.assign(bit_of("wr_lane_ok", c, C), below(c));
-      m.assign(x + "_ok", fmt::format("{}(wr_vec_i ? ((wr_mask_i & ~wr_lane_ok) == {}) : {})", lo, lit(C, 0),
-                                      bit_of("wr_lane_ok", 0, C)));
+    } else if (p.write) {
+      // The memory is the one holding lane 0's address; every masked lane must lie in it.
+      m.wire(x + "_lane_ok", str(C), "lane c's element is in the memory");
+      for (int c = 0; c < C; ++c) m.assign(bit_of(x + "_lane_ok", c, C), below(c));
+      m.assign(x + "_ok", fmt::format("{}{} & (~wr_vec_i | ((wr_mask_i & ~{}) == {}))", lo, bit_of(x + "_lane_ok", 0, C),
+                                      x + "_lane_ok", lit(C, 0)));
     } else {
       m.assign(x + "_ok", lo + below(p.nmax - 1));
     }
-    orj(err_range, fmt::format("({}_en_i & ~{}_ok)", x, x));
+    if (!p.write) orj(err_range, fmt::format("({}_en_i & ~{}_ok)", x, x));
     m.assign(x + "_rel", base > 0 ? fmt::format("{} - {}", bits(a, REL - 1, 0), lit(REL, base % (1LL << REL)))
                                   : bits(a, REL - 1, 0));
     if (RB > 0) m.assign(x + "_row0", bits(x + "_rel", REL - 1, SBITS));
@@ -346,7 +364,7 @@ Module build_memsys(const AccelConfig& cfg) {
     const auto pad = [&](const std::string& v, int n) { return n == NPOS ? v : zext(v, n, NPOS); };
     if (x == "drd")
       m.assign(x + "_pos", fmt::format("drd_vec_i ? {} : {}", pad(ones(R), R), lit(NPOS, 1)));
-    else if (x == "wr")
+    else if (p.write)
       m.assign(x + "_pos", fmt::format("wr_vec_i ? {} : {}", pad("wr_mask_i", C), lit(NPOS, 1)));
     else
       m.assign(x + "_pos", pad(ones(C), C));
@@ -375,7 +393,7 @@ Module build_memsys(const AccelConfig& cfg) {
     }
     if (p.write) {
       // Result codes sign-extended to 8-bit lanes, rotated to the banks like the positions.
-      m.wire("wr_pdata", str(T), "result codes in 8-bit lanes, element i in lane i");
+      m.wire(x + "_pdata", str(T), "result codes in 8-bit lanes, element i in lane i");
       std::string cat;
       for (int i = NPOS - 1; i >= 0; --i) {
         std::string lane;
@@ -387,16 +405,16 @@ Module build_memsys(const AccelConfig& cfg) {
         }
         cat += (cat.empty() ? "" : ", ") + lane;
       }
-      m.assign("wr_pdata", NPOS == 1 ? cat : "{" + cat + "}");
-      m.wire("wr_bdata", str(T), "write data per bank: bank b has [b*W +: W]");
+      m.assign(x + "_pdata", NPOS == 1 ? cat : "{" + cat + "}");
+      m.wire(x + "_bdata", str(T), "write data per bank: bank b has [b*W +: W]");
       if (SBITS > 0) {
         m.lint_off("UNUSEDSIGNAL", "rotation: only the upper half of the doubled vector is used.");
-        m.wire("wr_pdata2", str(2 * T));
+        m.wire(x + "_pdata2", str(2 * T));
         m.lint_on("UNUSEDSIGNAL");
-        m.assign("wr_pdata2", fmt::format("{{wr_pdata, wr_pdata}} << {{wr_s, {}}}", lit(clog2(LW), 0)));
-        m.assign("wr_bdata", bits("wr_pdata2", 2 * T - 1, T));
+        m.assign(x + "_pdata2", fmt::format("{{{0}_pdata, {0}_pdata}} << {{{0}_s, {1}}}", x, lit(clog2(LW), 0)));
+        m.assign(x + "_bdata", bits(x + "_pdata2", 2 * T - 1, T));
       } else {
-        m.assign("wr_bdata", "wr_pdata");
+        m.assign(x + "_bdata", x + "_pdata");
       }
     } else {
       // Read data: the memory's banks rotated back by the registered rotation.
@@ -432,45 +450,67 @@ Module build_memsys(const AccelConfig& cfg) {
 
   // ---- writer arbitration ----
   m.blank();
-  m.comment("The writer waits while the data read of this cycle uses one of its banks.");
+  m.comment("The writer waits while the same memory's read of this cycle uses one of its banks (data: drd, weight:\n"
+            "wrd); a write in neither memory is dropped.");
   m.wire("wr_ready", "1");
   m.wire("wr_go", "1", "the write happens this cycle");
-  const int BD = md.g.mem.banks;
-  m.assign("wr_ready", fmt::format("(wr_bank & drd_bank) == {}", lit(BD, 0)));
+  const int BD = md.g.mem.banks, BW = mg.mems[1].g.mem.banks;
+  m.assign("wr_ready", fmt::format("((wr_bank & drd_bank) == {}) & ((wrw_bank & wrd_bank) == {})", lit(BD, 0), lit(BW, 0)));
+  orj(err_range, "(wr_en_i & ~wr_ok & ~wrw_ok)");
   m.assign("wr_go", "wr_en_i & wr_ready");
   m.assign("wr_ready_o", "wr_ready");
 
   // ---- DMA decode ----
   m.blank();
-  m.comment("DMA port: which memory, bank and row; granted when the engine leaves the bank alone and the sector is usable.");
-  std::string none, gnt;
+  m.comment("DMA port: which memory, word, lane and bank; whether the size fits the lanes; granted when the engine\n"
+            "leaves the bank alone and the sector is usable.");
+  std::string drop, gnt;
   for (const MemsysMemory& mm : mg.mems) {
     const std::string n = "dma_" + mm.g.name;
-    const int B = mm.g.mem.banks, BB = mm.bank_log, RB = mm.row_bits, WREL = BB + RB;
+    const int B = mm.g.mem.banks, E = mm.lanes, LB = mm.lane_log, BB = mm.bank_log, RB = mm.row_bits;
+    const int REL = LB + BB + RB, W = mm.g.mem.width_bits, WB = W / 8, LBL = clog2(mm.lane_bits / 8);
     m.wire(n + "_in", "1", "the address is in this memory");
-    m.wire(n + "_rel", str(std::max(1, WREL)), "word relative to the memory");
+    m.wire(n + "_rel", str(REL), "element relative to the memory");
+    if (LB > 0) m.wire(n + "_lane", str(LB), "lane of the element in its word");
+    m.wire(n + "_fit", "1", "the size is whole lanes, at most a word, and the lanes stay in the word");
+    m.wire(n + "_ok", "1", "a legal access to this memory");
     m.wire(n + "_addr", str(mm.g.addr_bits), "{sector, word} in the bank");
-    m.wire(n + "_hit", str(B), "the bank addressed (one-hot, 0 when not this memory)");
+    m.wire(n + "_hit", str(B), "the bank addressed (one-hot, 0 when not a legal access to this memory)");
     m.wire(n + "_usable", "1", "the word's sector is usable");
     m.wire(n + "_free", "1", "no engine access on the bank, sector usable");
-    const long long wb = mm.word_base, we = mm.word_base + mm.words;
-    if (WREL == 0) throw std::logic_error("memsys: a memory of one word");
+    m.wire(n + "_be", str(WB), "byte enables of a write: the access's bytes at the lane");
+    m.wire(n + "_wdata", str(W), "write data shifted to the lane");
+    const long long eb = mm.elem_base, ee = mm.elem_base + mm.elements;
+    if (REL == 0) throw std::logic_error("memsys: a memory of one element");
     std::string in;
-    if (wb > 0) in = fmt::format("(spm_addr_i >= {})", lit(SA, wb));
-    if (we < (1LL << SA)) in += (in.empty() ? "" : " & ") + fmt::format("(spm_addr_i < {})", lit(SA, we));
+    if (eb > 0) in = fmt::format("(spm_addr_i >= {})", lit(SA, eb));
+    if (ee < (1LL << SA)) in += (in.empty() ? "" : " & ") + fmt::format("(spm_addr_i < {})", lit(SA, ee));
     m.assign(n + "_in", in.empty() ? "1'b1" : in);
-    m.assign(n + "_rel", wb > 0 ? fmt::format("{} - {}", bits("spm_addr_i", WREL - 1, 0), lit(WREL, wb % (1LL << WREL)))
-                                : bits("spm_addr_i", WREL - 1, 0));
+    m.assign(n + "_rel", eb > 0 ? fmt::format("{} - {}", bits("spm_addr_i", REL - 1, 0), lit(REL, eb % (1LL << REL)))
+                                : bits("spm_addr_i", REL - 1, 0));
+    if (LB > 0) m.assign(n + "_lane", bits(n + "_rel", LB - 1, 0));
+    // Legal sizes: 2^s bytes = n whole lanes (n = 1, 2, .. E), starting at a lane <= E - n.
+    std::string fit;
+    for (int sz = 0; sz <= mg.spm_max_size; ++sz) {
+      const int nl = memsys_dma_lanes(mm, sz);
+      if (nl == 0) continue;
+      std::string t = fmt::format("(spm_size_i == {})", lit(ZW, sz));
+      if (nl == E && LB > 0) t = fmt::format("({} & ({}_lane == {}))", t, n, lit(LB, 0));
+      else if (nl > 1) t = fmt::format("({} & ({}_lane <= {}))", t, n, lit(LB, E - nl));
+      fit += (fit.empty() ? "" : " | ") + t;
+    }
+    m.assign(n + "_fit", fit);
+    m.assign(n + "_ok", fmt::format("{0}_in & {0}_fit", n));
     if (RB > 0) {
       m.wire(n + "_row", str(RB));
-      m.assign(n + "_row", bits(n + "_rel", WREL - 1, BB));
+      m.assign(n + "_row", bits(n + "_rel", REL - 1, LB + BB));
       m.assign(n + "_addr", row_to_addr(mm, n + "_row"));
     } else {
       m.assign(n + "_addr", row_to_addr(mm, ""));
     }
     for (int b = 0; b < B; ++b)
       m.assign(bit_of(n + "_hit", b, B),
-               BB > 0 ? fmt::format("{}_in & ({} == {})", n, bits(n + "_rel", BB - 1, 0), lit(BB, b)) : n + "_in");
+               BB > 0 ? fmt::format("{}_ok & ({} == {})", n, bits(n + "_rel", LB + BB - 1, LB), lit(BB, b)) : n + "_ok");
     const int SB = mm.g.sector_bits, OBm = mm.g.offset_bits;
     if (pg) {
       const std::string ack = mm.g.name + "_ack";
@@ -478,21 +518,34 @@ Module build_memsys(const AccelConfig& cfg) {
     } else {
       m.assign(n + "_usable", "1'b1");
     }
-    const std::string eng = mm.g.name == "data" ? "(drd_bank | (wr_bank & {" + str(B) + "{wr_go}}))"
-                                                : (mm.g.name == "weight" ? "wrd_bank" : "brd_bank");
+    const std::string eng = mm.g.name == "data"     ? "(drd_bank | (wr_bank & {" + str(B) + "{wr_go}}))"
+                            : mm.g.name == "weight" ? "(wrd_bank | (wrw_bank & {" + str(B) + "{wr_go}}))"
+                                                    : "brd_bank";
     m.assign(n + "_free", fmt::format("(({}_hit & {}) == {}) & {}_usable", n, eng, lit(B, 0), n));
-    none += (none.empty() ? "~(" : " | ") + n + "_in";
-    orj(gnt, fmt::format("({0}_in & {0}_free)", n));
+    // Byte enables: the low 2^size bytes (byte k iff size >= floor(log2 k) + 1), shifted to the lane.
+    const std::string dw = W == DW ? "spm_wdata_i" : bits("spm_wdata_i", W - 1, 0);
+    if (LB > 0) {
+      std::string low = "{";
+      for (int k = clog2(WB); k >= 1; --k) low += fmt::format("{{{}{{spm_size_i >= {}}}}}, ", 1 << (k - 1), lit(ZW, k));
+      low += "1'b1}";
+      const std::string lane_bytes = LBL > 0 ? fmt::format("{{{}_lane, {}}}", n, lit(LBL, 0)) : n + "_lane";
+      m.assign(n + "_be", fmt::format("{} << {}", low, lane_bytes));
+      m.assign(n + "_wdata", fmt::format("{} << {{{}_lane, {}}}", dw, n, lit(clog2(mm.lane_bits), 0)));
+    } else {
+      m.assign(n + "_be", ones(WB));  // one lane per word: only whole-word accesses are legal
+      m.assign(n + "_wdata", dw);
+    }
+    orj(drop, n + "_ok");
+    orj(gnt, fmt::format("({0}_ok & {0}_free)", n));
   }
-  none += ")";
-  m.wire("dma_none", "1", "the address is outside every memory (granted, ignored)");
+  m.wire("dma_drop", "1", "not a legal access to any memory (granted, dropped)");
   m.wire("spm_gnt", "1");
-  m.wire("dma_go", "1", "a DMA access happens this cycle");
-  m.assign("dma_none", none);
-  m.assign("spm_gnt", "dma_none | " + gnt);
+  m.wire("dma_go", "1", "a DMA access happens this cycle (or is dropped)");
+  m.assign("dma_drop", "~(" + drop + ")");
+  m.assign("spm_gnt", "dma_drop | " + gnt);
   m.assign("dma_go", "spm_req_i & spm_gnt");
   m.assign("spm_gnt_o", "spm_gnt");
-  orj(err_range, "(spm_req_i & dma_none)");
+  orj(err_range, "(spm_req_i & dma_drop)");
 
   // ---- per memory: bank control and the scratchpad ----
   Stmts cnt_reset = vec_reset, cnt_body = vec_body;
@@ -506,11 +559,14 @@ Module build_memsys(const AccelConfig& cfg) {
     const std::string& nm = mm.g.name;
     const int B = mm.g.mem.banks, W = mm.g.mem.width_bits, AWm = mm.g.addr_bits, SC = mm.g.mem.sectors, BB = mm.bank_log;
     const int SB = mm.g.sector_bits, OBm = mm.g.offset_bits;
+    const int LB = mm.lane_log;
     const std::string rport = nm == "data" ? "drd" : (nm == "weight" ? "wrd" : "brd");
+    const std::string wport = nm == "data" ? "wr" : (nm == "weight" ? "wrw" : "");  // the result writer's decoder
+    const std::string ewr = nm + "_eng_wr";
     m.blank();
     m.comment(fmt::format("{} memory: bank enables, addresses, write data; the scratchpad.", nm));
     m.wire(nm + "_eng_rd", str(B), "banks read by the engine");
-    if (nm == "data") m.wire("data_eng_wr", str(B), "banks written by the engine");
+    if (!wport.empty()) m.wire(ewr, str(B), "banks written by the engine");
     m.wire(nm + "_dma", str(B), "bank accessed by the DMA");
     m.wire(nm + "_en", str(B));
     m.wire(nm + "_we", str(B));
@@ -527,27 +583,27 @@ Module build_memsys(const AccelConfig& cfg) {
     if ((1LL << OBm) != mm.g.words_per_sector) m.wire(nm + "_err_addr", "1");
     m.lint_on("UNUSEDSIGNAL");
     m.assign(nm + "_eng_rd", rport + "_bank");
-    if (nm == "data") m.assign("data_eng_wr", fmt::format("wr_bank & {{{}{{wr_go}}}}", B));
+    if (!wport.empty()) m.assign(ewr, fmt::format("{}_bank & {{{}{{wr_go}}}}", wport, B));
     m.assign(nm + "_dma", fmt::format("dma_{}_hit & {{{}{{dma_go}}}}", nm, B));
-    const std::string eng = nm == "data" ? "data_eng_rd | data_eng_wr" : nm + "_eng_rd";
+    const std::string eng = wport.empty() ? nm + "_eng_rd" : fmt::format("{0}_eng_rd | {0}_eng_wr", nm);
     m.assign(nm + "_en", fmt::format("{} | {}_dma", eng, nm));
-    m.assign(nm + "_we", nm == "data" ? "data_eng_wr | (data_dma & {" + str(B) + "{spm_we_i}})"
-                                      : fmt::format("{0}_dma & {{{1}{{spm_we_i}}}}", nm, B));
-    const std::string dma_wdata = W == DW ? "spm_wdata_i" : bits("spm_wdata_i", W - 1, 0);
+    m.assign(nm + "_we", wport.empty() ? fmt::format("{0}_dma & {{{1}{{spm_we_i}}}}", nm, B)
+                                       : fmt::format("{0} | ({1}_dma & {{{2}{{spm_we_i}}}})", ewr, nm, B));
     for (int b = 0; b < B; ++b) {
       const std::string rd = bit_of(nm + "_eng_rd", b, B);
       std::string addr = fmt::format("{} ? {}_b{}_addr : ", rd, rport, b);
-      if (nm == "data") addr += fmt::format("{} ? wr_b{}_addr : ", bit_of("data_eng_wr", b, B), b);
+      if (!wport.empty()) addr += fmt::format("{} ? {}_b{}_addr : ", bit_of(ewr, b, B), wport, b);
       addr += fmt::format("dma_{}_addr", nm);
       m.assign(sl(nm + "_addr", b, AWm, B * AWm), addr);
-      if (nm == "data") {
-        const std::string wrb = bit_of("data_eng_wr", b, B);
-        m.assign(sl("data_be", b, W / 8, B * W / 8),
-                 fmt::format("{} ? {} : {}", wrb, sl("wr_bpos", b, W / 8, B * W / 8), ones(W / 8)));
-        m.assign(sl("data_wdata", b, W, B * W), fmt::format("{} ? {} : {}", wrb, sl("wr_bdata", b, W, B * W), dma_wdata));
+      if (!wport.empty()) {
+        const std::string wrb = bit_of(ewr, b, B);
+        m.assign(sl(nm + "_be", b, W / 8, B * W / 8),
+                 fmt::format("{} ? {} : dma_{}_be", wrb, sl(wport + "_bpos", b, W / 8, B * W / 8), nm));
+        m.assign(sl(nm + "_wdata", b, W, B * W),
+                 fmt::format("{} ? {} : dma_{}_wdata", wrb, sl(wport + "_bdata", b, W, B * W), nm));
       } else {
-        m.assign(sl(nm + "_be", b, W / 8, B * W / 8), ones(W / 8));
-        m.assign(sl(nm + "_wdata", b, W, B * W), dma_wdata);
+        m.assign(sl(nm + "_be", b, W / 8, B * W / 8), fmt::format("dma_{}_be", nm));
+        m.assign(sl(nm + "_wdata", b, W, B * W), fmt::format("dma_{}_wdata", nm));
       }
     }
     Instance& inst = m.instance(mm.g.module, "u_spm_" + nm);
@@ -565,19 +621,24 @@ Module build_memsys(const AccelConfig& cfg) {
     // DMA read data of this memory.
     m.reg(fmt::format("dma_{}_rd_q", nm), "1", "the DMA read this memory in the previous cycle");
     cnt_reset.push_back(nb(fmt::format("dma_{}_rd_q", nm), "1'b0"));
-    cnt_body.push_back(nb(fmt::format("dma_{}_rd_q", nm), fmt::format("dma_go & ~spm_we_i & dma_{}_in", nm)));
+    cnt_body.push_back(nb(fmt::format("dma_{}_rd_q", nm), fmt::format("dma_go & ~spm_we_i & dma_{}_ok", nm)));
     if (BB > 0) {
       m.reg(fmt::format("dma_{}_bank_q", nm), str(BB));
-      rd_body.push_back(if_("dma_go", {nb(fmt::format("dma_{}_bank_q", nm), bits(fmt::format("dma_{}_rel", nm), BB - 1, 0))}));
+      rd_body.push_back(
+          if_("dma_go", {nb(fmt::format("dma_{}_bank_q", nm), bits(fmt::format("dma_{}_rel", nm), LB + BB - 1, LB))}));
+    }
+    if (LB > 0) {
+      m.reg(fmt::format("dma_{}_lane_q", nm), str(LB));
+      rd_body.push_back(if_("dma_go", {nb(fmt::format("dma_{}_lane_q", nm), fmt::format("dma_{}_lane", nm))}));
     }
 
     // Counters.
     m.comment(fmt::format("{} memory counters.", nm));
     counter(fmt::format("cnt_eng_rd_{}_q", nm), popcount(nm + "_eng_rd", B, KB));
-    if (nm == "data") counter("cnt_eng_wr_data_q", popcount("data_eng_wr", B, KB));
-    counter(fmt::format("cnt_dma_rd_{}_q", nm), zext(fmt::format("dma_go & ~spm_we_i & dma_{}_in", nm), 1, KB));
-    counter(fmt::format("cnt_dma_wr_{}_q", nm), zext(fmt::format("dma_go & spm_we_i & dma_{}_in", nm), 1, KB));
-    counter(fmt::format("cnt_dma_wait_{}_q", nm), zext(fmt::format("spm_req_i & ~spm_gnt & dma_{}_in", nm), 1, KB));
+    if (!wport.empty()) counter(fmt::format("cnt_eng_wr_{}_q", nm), popcount(ewr, B, KB));
+    counter(fmt::format("cnt_dma_rd_{}_q", nm), zext(fmt::format("dma_go & ~spm_we_i & dma_{}_ok", nm), 1, KB));
+    counter(fmt::format("cnt_dma_wr_{}_q", nm), zext(fmt::format("dma_go & spm_we_i & dma_{}_ok", nm), 1, KB));
+    counter(fmt::format("cnt_dma_wait_{}_q", nm), zext(fmt::format("spm_req_i & ~spm_gnt & dma_{}_ok", nm), 1, KB));
     for (int s = 0; s < SC; ++s) {
       std::string inc;
       for (int b = 0; b < B; ++b) {
@@ -592,24 +653,33 @@ Module build_memsys(const AccelConfig& cfg) {
 
   // ---- DMA read data ----
   m.blank();
-  m.comment("DMA read data: the word of the bank read in the previous cycle (0 outside the memories).");
+  m.comment("DMA read data: the word of the bank read in the previous cycle shifted down by the lane, the access's\n"
+            "2^size bytes kept (0 for a dropped read).");
   m.reg("dma_rvalid_q", "1");
+  m.reg("dma_size_q", str(ZW), "size of the DMA read issued in the previous cycle");
   cnt_reset.push_back(nb("dma_rvalid_q", "1'b0"));
   cnt_body.push_back(nb("dma_rvalid_q", "dma_go & ~spm_we_i"));
+  rd_body.push_back(if_("dma_go", {nb("dma_size_q", "spm_size_i")}));
   std::string rdata;
   for (const MemsysMemory& mm : mg.mems) {
     const std::string& nm = mm.g.name;
-    const int W = mm.g.mem.width_bits, BB = mm.bank_log;
+    const int W = mm.g.mem.width_bits, BB = mm.bank_log, LB = mm.lane_log;
     const std::string word =
         BB > 0 ? fmt::format("{}_rdata[{{dma_{}_bank_q, {}}} +: {}]", nm, nm, lit(clog2(W), 0), W) : nm + "_rdata";
     const std::string w = fmt::format("dma_{}_word", nm);
-    m.wire(w, str(W));
-    m.assign(w, word);
+    m.wire(w, str(W), "the word read, shifted down by the lane");
+    m.assign(w, LB > 0 ? fmt::format("{} >> {{dma_{}_lane_q, {}}}", word, nm, lit(clog2(mm.lane_bits), 0)) : word);
     rdata += (rdata.empty() ? "" : " | ") +
              fmt::format("(dma_{}_rd_q ? {} : {})", nm, zext(w, W, DW), lit(DW, 0));
   }
+  // Bytes of the read: byte k iff size >= floor(log2 k) + 1 (byte 0 always).
+  std::string keep = "{";
+  for (int k = mg.spm_max_size; k >= 1; --k) keep += fmt::format("{{{}{{dma_size_q >= {}}}}}, ", 8 << (k - 1), lit(ZW, k));
+  keep += "8'hff}";
+  m.wire("dma_keep", str(DW), "bits of the read word inside the access");
+  m.assign("dma_keep", keep);
   m.assign("spm_rvalid_o", "dma_rvalid_q");
-  m.assign("spm_rdata_o", rdata);
+  m.assign("spm_rdata_o", fmt::format("({}) & dma_keep", rdata));
 
   // ---- registers ----
   m.blank();
@@ -624,7 +694,7 @@ Module build_memsys(const AccelConfig& cfg) {
   for (const MemsysMemory& mm : mg.mems) {
     const std::string& nm = mm.g.name;
     m.assign(fmt::format("cnt_eng_rd_{}_o", nm), fmt::format("cnt_eng_rd_{}_q", nm));
-    if (nm == "data") m.assign("cnt_eng_wr_data_o", "cnt_eng_wr_data_q");
+    if (nm != "acc") m.assign(fmt::format("cnt_eng_wr_{}_o", nm), fmt::format("cnt_eng_wr_{}_q", nm));
     for (const char* k : {"dma_rd", "dma_wr", "dma_wait"})
       m.assign(fmt::format("cnt_{}_{}_o", k, nm), fmt::format("cnt_{}_{}_q", k, nm));
     for (int s = 0; s < mm.g.mem.sectors; ++s)
@@ -645,16 +715,15 @@ std::string memsys_summary(const AccelConfig& cfg) {
   }
   const MemsysGeometry g = memsys_geometry(cfg);
   s += "supported 1\n";
-  s += fmt::format("addr_bits {}\nspm_addr_bits {}\nspm_data_bits {}\ncounter_bits {}\n", g.addr_bits, g.spm_addr_bits,
-                   g.spm_data_bits, kMemsysCounterBits);
+  s += fmt::format("addr_bits {}\nspm_addr_bits {}\nspm_data_bits {}\nspm_size_bits {}\nspm_max_size {}\ncounter_bits {}\n",
+                   g.addr_bits, g.spm_addr_bits, g.spm_data_bits, g.spm_size_bits, g.spm_max_size, kMemsysCounterBits);
   s += fmt::format("rows {}\ncols {}\ndata_bits {}\nweight_bits {}\npsum_bits {}\nout_bits {}\n", g.rows, g.cols, g.data,
                    g.weight, g.psum, g.out_bits);
   s += fmt::format("power_gating {}\nwakeup_cycles {}\n", cfg.scratchpad.power_gating ? 1 : 0, cfg.scratchpad.wakeup_cycles);
-  s += "# memory <name> <elem_base> <elements> <word_base> <words> <banks> <sectors> <words_per_sector> <width_bits> "
-       "<lane_bits>\n";
+  s += "# memory <name> <elem_base> <elements> <words> <banks> <sectors> <words_per_sector> <width_bits> <lane_bits>\n";
   for (const MemsysMemory& m : g.mems)
-    s += fmt::format("memory {} {} {} {} {} {} {} {} {} {}\n", m.g.name, m.elem_base, m.elements, m.word_base, m.words,
-                     m.g.mem.banks, m.g.mem.sectors, m.g.words_per_sector, m.g.mem.width_bits, m.lane_bits);
+    s += fmt::format("memory {} {} {} {} {} {} {} {} {}\n", m.g.name, m.elem_base, m.elements, m.words, m.g.mem.banks,
+                     m.g.mem.sectors, m.g.words_per_sector, m.g.mem.width_bits, m.lane_bits);
   return s;
 }
 

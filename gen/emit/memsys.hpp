@@ -1,8 +1,10 @@
 // Memory system of the SEP organization (docs/memory-system.md section 2, docs/rtl-memsys.md):
 // capsgen_memsys instantiates the data, weight and acc scratchpads (capsgen_spm_*, one port per
 // bank) and maps onto their banks the compute engine's four memory ports (drd, wrd, brd: fixed
-// 1-cycle reads that never wait; wr: element writes that wait on wr_ready_o while a read of the
-// same cycle uses one of their banks) and the DMA's SPM port (one word, lowest priority). Vector
+// 1-cycle reads that never wait; wr: element writes into the data memory (Gemm) or the weight
+// memory (Activate, Fill) that wait on wr_ready_o while the same memory's read of the same cycle
+// uses one of their banks) and the DMA's SPM port (one element-addressed access of 2^size bytes,
+// placed in its lanes with byte enables; lowest priority). Vector
 // and row accesses read or write all the banks they span in one cycle and rotate lanes. Counters
 // of bank accesses per memory, port and sector, waits of the writer and of the DMA, and a sticky
 // error output. SMP/HY organizations and presets whose element codes do not fit the memories'
@@ -35,7 +37,6 @@ struct MemsysMemory {
   long long words = 0;     // banks * sectors * words_per_sector
   long long elements = 0;  // words * lanes
   long long elem_base = 0;  // first element address in the on-chip element space
-  long long word_base = 0;  // first word address in the DMA's flat SPM word space
   int lane_log = 0;        // log2(lanes)
   int bank_log = 0;        // log2(banks)
   int row_bits = 0;        // clog2(rows per bank = sectors * words_per_sector)
@@ -44,10 +45,12 @@ struct MemsysMemory {
 struct MemsysGeometry {
   std::vector<MemsysMemory> mems;  // data, weight, acc (this order: element and word maps)
   int addr_bits = 0;      // engine element addresses (kGatherAddrBits)
-  int spm_addr_bits = 0;  // DMA flat word address: clog2(total words)
+  int spm_addr_bits = 0;  // DMA element address: clog2(total elements) (= memsys_element_addr_bits)
   int spm_data_bits = 0;  // DMA word: the widest memory word
+  int spm_max_size = 0;   // log2(spm_data_bits / 8): spm_size_i of a whole widest word
+  int spm_size_bits = 0;  // spm_size_i: holds 0..spm_max_size (the DMA's size field)
   int rows = 0, cols = 0, data = 0, weight = 0, psum = 0, out_bits = 0;
-  long long total_words = 0;
+  long long total_elements = 0;
 };
 
 // "" when capsgen_memsys can be generated for the preset, else the reason (names the field).
@@ -55,16 +58,26 @@ std::string memsys_unsupported_reason(const AccelConfig& cfg);
 // The geometry; throws InputError (field named) when unsupported.
 MemsysGeometry memsys_geometry(const AccelConfig& cfg);
 
+// Bits of an address in the on-chip element space of any organization (all memories of
+// spm_memories(cfg) in order; data/weight/shared: one element per byte, acc: one per 32-bit lane, at
+// least one per word): the DMA's SPM address width, equal to memsys_geometry().spm_addr_bits where
+// memsys is supported, so the top level connects the DMA's SPM port to memsys directly.
+int memsys_element_addr_bits(const AccelConfig& cfg);
+
 // Largest number of consecutive words n consecutive elements can span with `lanes` per word.
 long long memsys_words_spanned(long long n, int lanes);
 
-// Where one element (engine address) or one DMA word lives. memory -1: outside every memory.
+// Where one element (engine or DMA address) lives. memory -1: outside every memory.
 struct MemsysLocation {
   int memory = -1;
   long long word = 0, lane = 0, bank = 0, row = 0, sector = 0, offset = 0;
 };
 MemsysLocation memsys_locate_element(const MemsysGeometry& g, long long addr);
-MemsysLocation memsys_locate_word(const MemsysGeometry& g, long long flat_word);
+
+// Lanes a DMA access of 2^size bytes covers in memory m, or 0 when the size is not a whole number
+// of the memory's lanes or is wider than its word (the access is dropped with err_o). An access at
+// lane l is legal when 0 < n and l + n <= lanes.
+int memsys_dma_lanes(const MemsysMemory& m, int size);
 
 Module build_memsys(const AccelConfig& cfg);
 std::string memsys_summary(const AccelConfig& cfg);

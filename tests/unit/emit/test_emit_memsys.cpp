@@ -1,7 +1,8 @@
-// Emitter tests of the memory system (gen/emit/memsys.cpp, docs/rtl-memsys.md): the element and DMA
-// word maps, the words a run of elements can span, the rejection messages (organization, element
-// widths, banks), registration (files.f order after the scratchpads, memsys.txt with the reason when
-// not generated), port widths, determinism. The tiny preset's capsgen_memsys.v is a golden file
+// Emitter tests of the memory system (gen/emit/memsys.cpp, docs/rtl-memsys.md): the element map
+// (engine ports and the DMA port), the DMA port's legal sizes,
+// the words a run of elements can span, the rejection messages (organization, element widths,
+// banks), registration (files.f order after the scratchpads, memsys.txt with the reason when not
+// generated), port widths, the result writer's two memories, determinism. The tiny preset's capsgen_memsys.v is a golden file
 // compared by test_emit (EmitGolden.Tiny2x2). Behaviour: tb/memsys_tb.cpp in Verilator.
 #include <gtest/gtest.h>
 
@@ -56,12 +57,13 @@ TEST(EmitMemsys, AddressMapTiny) {
   EXPECT_EQ(g.mems[1].elements, 4096);
   EXPECT_EQ(g.mems[2].elem_base, 6144);
   EXPECT_EQ(g.mems[2].elements, 256);
-  EXPECT_EQ(g.mems[0].word_base, 0);
-  EXPECT_EQ(g.mems[1].word_base, 1024);
-  EXPECT_EQ(g.mems[2].word_base, 3072);
-  EXPECT_EQ(g.total_words, 3328);
-  EXPECT_EQ(g.spm_addr_bits, 12);
+  EXPECT_EQ(g.mems[0].words, 1024);
+  EXPECT_EQ(g.mems[2].words, 256);
+  EXPECT_EQ(g.total_elements, 6400);
+  EXPECT_EQ(g.spm_addr_bits, 13);  // the DMA port addresses elements too
   EXPECT_EQ(g.spm_data_bits, 32);
+  EXPECT_EQ(g.spm_max_size, 2);
+  EXPECT_EQ(g.spm_size_bits, 2);
   // Element 1027 of the data memory: word 513, lane 1, bank 1, row 256 = sector 1, word 0.
   MemsysLocation l = memsys_locate_element(g, 1027);
   EXPECT_EQ(l.memory, 0);
@@ -83,14 +85,49 @@ TEST(EmitMemsys, AddressMapTiny) {
   EXPECT_EQ(l.offset, 63);
   EXPECT_EQ(memsys_locate_element(g, 6144 + 256).memory, -1);
   EXPECT_EQ(memsys_locate_element(g, -1).memory, -1);
-  // DMA words: data, weight, acc.
-  EXPECT_EQ(memsys_locate_word(g, 1023).memory, 0);
-  EXPECT_EQ(memsys_locate_word(g, 1024).memory, 1);
-  l = memsys_locate_word(g, 3072 + 3);
-  EXPECT_EQ(l.memory, 2);
-  EXPECT_EQ(l.bank, 1);
-  EXPECT_EQ(l.row, 1);
-  EXPECT_EQ(memsys_locate_word(g, 3328).memory, -1);
+}
+
+TEST(EmitMemsys, DmaSizes) {
+  // Legal DMA accesses: whole lanes of one word. tiny-2x2: data 16-bit words of 8-bit lanes, acc
+  // 32-bit words of one 32-bit lane.
+  const MemsysGeometry t = memsys_geometry(preset("tiny-2x2"));
+  EXPECT_EQ(memsys_dma_lanes(t.mems[0], 0), 1);
+  EXPECT_EQ(memsys_dma_lanes(t.mems[0], 1), 2);
+  EXPECT_EQ(memsys_dma_lanes(t.mems[0], 2), 0);  // wider than the word
+  EXPECT_EQ(memsys_dma_lanes(t.mems[2], 0), 0);  // a byte is not a psum lane
+  EXPECT_EQ(memsys_dma_lanes(t.mems[2], 1), 0);
+  EXPECT_EQ(memsys_dma_lanes(t.mems[2], 2), 1);  // a psum code or a widened init code
+  EXPECT_EQ(memsys_dma_lanes(t.mems[2], 3), 0);
+  const MemsysGeometry c = memsys_geometry(preset("capsacc-16x16"));  // data 64-bit, acc 32-bit words
+  EXPECT_EQ(memsys_dma_lanes(c.mems[0], 3), 8);
+  EXPECT_EQ(memsys_dma_lanes(c.mems[2], 3), 0);
+  EXPECT_EQ(c.spm_max_size, 3);
+  // RTL (tiny): a 2-byte access must start in lane 0; byte enables and data shifted to the lane;
+  // acc takes only 4-byte accesses; read data shifted down and cut to the access's bytes.
+  const std::string v = print_module(build_memsys(preset("tiny-2x2")));
+  for (const char* s : {"assign dma_data_fit = (spm_size_i == 2'd0) | ((spm_size_i == 2'd1) & (dma_data_lane == 1'd0));",
+                        "assign dma_data_be = {{1{spm_size_i >= 2'd1}}, 1'b1} << dma_data_lane;",
+                        "assign dma_data_wdata = spm_wdata_i[15:0] << {dma_data_lane, 3'd0};",
+                        "assign dma_acc_fit = (spm_size_i == 2'd2);",
+                        "assign dma_keep = {{16{dma_size_q >= 2'd2}}, {8{dma_size_q >= 2'd1}}, 8'hff};",
+                        "assign spm_gnt = dma_drop | (dma_data_ok & dma_data_free)"})
+    EXPECT_NE(v.find(s), std::string::npos) << s;
+  // capsacc: 8 lanes per data word: a 2-byte access may start in lanes 0..6.
+  const std::string cv = print_module(build_memsys(preset("capsacc-16x16")));
+  EXPECT_NE(cv.find("((spm_size_i == 2'd1) & (dma_data_lane <= 3'd6))"), std::string::npos);
+  EXPECT_NE(cv.find("((spm_size_i == 2'd3) & (dma_data_lane == 3'd0))"), std::string::npos);
+}
+
+TEST(EmitMemsys, ResultWritesReachDataAndWeight) {
+  // wr decodes its address: the data memory (waits on drd), the weight memory (waits on wrd).
+  const std::string v = print_module(build_memsys(preset("tiny-2x2")));
+  for (const char* s : {"assign wr_ok = wr_lane_ok[0] & (~wr_vec_i | ((wr_mask_i & ~wr_lane_ok) == 2'd0));",
+                        "assign wrw_ok = (wr_addr_i >= 32'd2048) & wrw_lane_ok[0]",
+                        "assign wr_ready = ((wr_bank & drd_bank) == 2'd0) & ((wrw_bank & wrd_bank) == 2'd0);",
+                        "(wr_en_i & ~wr_ok & ~wrw_ok)", "assign weight_eng_wr = wrw_bank & {2{wr_go}};",
+                        "assign dma_weight_free = ((dma_weight_hit & (wrd_bank | (wrw_bank & {2{wr_go}}))) == 2'd0)",
+                        "assign cnt_eng_wr_weight_o = cnt_eng_wr_weight_q;"})
+    EXPECT_NE(v.find(s), std::string::npos) << s;
 }
 
 TEST(EmitMemsys, NonPowerOfTwoSectors) {
@@ -175,6 +212,10 @@ TEST(EmitMemsys, PortsAndOrder) {
     EXPECT_EQ(width("wr_ready_o"), "1") << p;
     EXPECT_EQ(width("sleep_req_data_i").empty(), !cfg.scratchpad.power_gating) << p;
     EXPECT_EQ(width("spm_addr_i"), str(memsys_geometry(cfg).spm_addr_bits)) << p;
+    EXPECT_EQ(width("spm_size_i"), str(memsys_geometry(cfg).spm_size_bits)) << p;
+    EXPECT_EQ(width("cnt_eng_wr_data_o"), "32") << p;
+    EXPECT_EQ(width("cnt_eng_wr_weight_o"), "32") << p;
+    EXPECT_EQ(width("cnt_eng_wr_acc_o"), "") << p;
     EXPECT_EQ(print_module(m), print_module(build_memsys(cfg))) << "deterministic";
     const std::string v = print_module(m);
     EXPECT_EQ(v.find("$display"), std::string::npos);

@@ -6,23 +6,26 @@
 // (capsgen_spm_*, one port per bank) behind the compute engine's memory ports and the DMA's SPM port.
 // Address map (element a of a memory: word (a - base) / E, lane (a - base) % E, bank word % B,
 // bank row word / B = {sector, word in sector}):
-//   data   elements [0, 2048) (8-bit lanes, 2 per word), DMA words [0, 1024): 2 banks x 2 sectors x 256 words x 16 bits
-//   weight elements [2048, 6144) (8-bit lanes, 2 per word), DMA words [1024, 3072): 2 banks x 4 sectors x 256 words x 16 bits
-//   acc    elements [6144, 6400) (32-bit lanes, 1 per word), DMA words [3072, 3328): 2 banks x 2 sectors x 64 words x 32 bits
+//   data   elements [0, 2048) (8-bit lanes, 2 per word): 2 banks x 2 sectors x 256 words x 16 bits
+//   weight elements [2048, 6144) (8-bit lanes, 2 per word): 2 banks x 4 sectors x 256 words x 16 bits
+//   acc    elements [6144, 6400) (32-bit lanes, 1 per word): 2 banks x 2 sectors x 64 words x 32 bits
 // Engine reads (drd -> data, wrd -> weight, brd -> acc) have priority and a fixed latency: data in
 // the cycle after the enable; a vector/row access reads every bank it spans in one cycle and rotates
 // lanes. drd: 1 element in lane 0 (the other lanes 0) or 2 with drd_vec_i; wrd: 2 weight codes;
 // brd: 2 psum codes (the low 20 bits of each 32-bit lane). Codes are the low bits of their lanes.
-// wr -> data: 1 result in lane 0, or with wr_vec_i lane c at wr_addr_i + c where wr_mask_i[c]; result
-// codes (8 bits) are stored sign-extended to 8 bits with byte-lane write enables. The write happens
-// in a cycle with wr_en_i & wr_ready_o; wr_ready_o is low exactly when the drd read of the same cycle
-// uses a bank the write needs (it depends combinationally on drd_* and wr_*).
-// DMA (spm_*): flat word address = data words, then weight words, then acc words; lowest priority:
-// spm_gnt_o is low when the engine reads or writes that bank of that memory in the same cycle or when the word's sector is not usable (its sleep_ack is high).
-// Write data: the low bits of spm_wdata_i (all byte lanes); read data zero-extended, in the cycle after
-// the grant (spm_rvalid_o). An address outside the memories is granted and ignored (a read returns 0).
-// Out-of-range engine accesses (any element outside the port's memory) are dropped. err_o (sticky,
-// registered): an out-of-range access or an error flag of a scratchpad (err_sticky_o).
+// wr -> data or weight (the memory holding wr_addr_i; else dropped): 1 result in lane 0, or with
+// wr_vec_i lane c at wr_addr_i + c where wr_mask_i[c]; result codes (8 bits) are stored sign-extended
+// to 8 bits with byte-lane write enables. The write happens in a cycle with wr_en_i & wr_ready_o;
+// wr_ready_o is low exactly when the same memory's read of the same cycle (drd for data, wrd for
+// weight) uses a bank the write needs (it depends combinationally on drd_*, wrd_* and wr_*).
+// DMA (spm_*): an element address in the same space and a size (2^spm_size_i bytes, the low bytes of
+// spm_wdata_i / spm_rdata_o); a write of n lanes writes lanes [lane, lane + n) of the word with byte
+// enables, a read returns the word shifted down by the lane, zeros above the access's bytes (in the
+// cycle after the grant, spm_rvalid_o). Lowest priority: spm_gnt_o is low when the engine reads or
+// writes that bank of that memory in the same cycle or when the word's sector is not usable (its sleep_ack is high). An access outside the memories, crossing a
+// word, not a whole number of lanes or wider than the memory's word is granted and dropped (a read
+// returns 0). Out-of-range engine accesses (any element outside the port's memory) are dropped.
+// err_o (sticky, registered): a dropped access or an error flag of a scratchpad (err_sticky_o).
 // Counters (32 bits, wrap): bank accesses (words) per memory by the engine and by the DMA, writer
 // and DMA wait cycles, bank accesses per memory and sector.
 module capsgen_memsys (
@@ -38,19 +41,20 @@ module capsgen_memsys (
   input  wire brd_en_i,  // engine bias read (acc memory)
   input  wire [31:0] brd_addr_i,  // address of the first psum code
   output wire [39:0] brd_data_o,  // cycle after brd_en_i: 2 consecutive psum codes
-  input  wire wr_en_i,  // engine result write (data memory)
+  input  wire wr_en_i,  // engine result write (data or weight memory)
   input  wire wr_vec_i,  // with wr_en_i: lane c at wr_addr_i + c where wr_mask_i[c] (c < 2)
   input  wire [1:0] wr_mask_i,  // lanes of a wr_vec_i write
-  input  wire [31:0] wr_addr_i,  // element address (lane 0's)
+  input  wire [31:0] wr_addr_i,  // element address (lane 0's; selects the memory)
   input  wire [15:0] wr_data_i,  // result codes, lane c in [c*8 +: 8]
-  output wire wr_ready_o,  // the write happens in this cycle if wr_en_i (low: a read uses one of its banks)
-  input  wire spm_req_i,  // DMA word access
+  output wire wr_ready_o,  // the write happens in this cycle if wr_en_i (low: the same memory's read uses one of its banks)
+  input  wire spm_req_i,  // DMA access
   output wire spm_gnt_o,  // DMA access accepted this cycle
   input  wire spm_we_i,  // DMA: 1 write, 0 read
-  input  wire [11:0] spm_addr_i,  // DMA flat word address (data, weight, acc words)
-  input  wire [31:0] spm_wdata_i,  // DMA write word (narrower memories take the low bits)
+  input  wire [12:0] spm_addr_i,  // DMA element address (data, weight, acc elements)
+  input  wire [1:0] spm_size_i,  // DMA access of 2^size bytes (0..2; whole lanes of one word)
+  input  wire [31:0] spm_wdata_i,  // DMA write data: the access's bytes in the low bytes
   output wire spm_rvalid_o,  // read data of the read granted in the previous cycle
-  output wire [31:0] spm_rdata_o,  // DMA read word (zero-extended)
+  output wire [31:0] spm_rdata_o,  // DMA read data: the access's bytes in the low bytes, zeros above
   input  wire [1:0] sleep_req_data_i,  // data memory: per sector 1 = sleep
   output wire [1:0] sleep_ack_data_o,  // data memory: per sector 1 = asleep or waking (not usable)
   input  wire [3:0] sleep_req_weight_i,  // weight memory: per sector 1 = sleep
@@ -59,22 +63,23 @@ module capsgen_memsys (
   output wire [1:0] sleep_ack_acc_o,  // acc memory: per sector 1 = asleep or waking (not usable)
   output wire [31:0] cnt_eng_rd_data_o,  // data memory: bank reads by the engine
   output wire [31:0] cnt_eng_wr_data_o,  // data memory: bank writes by the engine
-  output wire [31:0] cnt_dma_rd_data_o,  // data memory: words read by the DMA
-  output wire [31:0] cnt_dma_wr_data_o,  // data memory: words written by the DMA
+  output wire [31:0] cnt_dma_rd_data_o,  // data memory: reads by the DMA
+  output wire [31:0] cnt_dma_wr_data_o,  // data memory: writes by the DMA
   output wire [31:0] cnt_dma_wait_data_o,  // data memory: cycles with spm_req_i & ~spm_gnt_o
   output wire [63:0] cnt_sector_data_o,  // data memory: bank accesses (reads + writes, all ports) per sector s in [s*32 +: 32]
   output wire [31:0] cnt_eng_rd_weight_o,  // weight memory: bank reads by the engine
-  output wire [31:0] cnt_dma_rd_weight_o,  // weight memory: words read by the DMA
-  output wire [31:0] cnt_dma_wr_weight_o,  // weight memory: words written by the DMA
+  output wire [31:0] cnt_eng_wr_weight_o,  // weight memory: bank writes by the engine
+  output wire [31:0] cnt_dma_rd_weight_o,  // weight memory: reads by the DMA
+  output wire [31:0] cnt_dma_wr_weight_o,  // weight memory: writes by the DMA
   output wire [31:0] cnt_dma_wait_weight_o,  // weight memory: cycles with spm_req_i & ~spm_gnt_o
   output wire [127:0] cnt_sector_weight_o,  // weight memory: bank accesses (reads + writes, all ports) per sector s in [s*32 +: 32]
   output wire [31:0] cnt_eng_rd_acc_o,  // acc memory: bank reads by the engine
-  output wire [31:0] cnt_dma_rd_acc_o,  // acc memory: words read by the DMA
-  output wire [31:0] cnt_dma_wr_acc_o,  // acc memory: words written by the DMA
+  output wire [31:0] cnt_dma_rd_acc_o,  // acc memory: reads by the DMA
+  output wire [31:0] cnt_dma_wr_acc_o,  // acc memory: writes by the DMA
   output wire [31:0] cnt_dma_wait_acc_o,  // acc memory: cycles with spm_req_i & ~spm_gnt_o
   output wire [63:0] cnt_sector_acc_o,  // acc memory: bank accesses (reads + writes, all ports) per sector s in [s*32 +: 32]
   output wire [31:0] cnt_wr_wait_o,  // cycles with wr_en_i & ~wr_ready_o
-  output wire err_o  // sticky: an out-of-range access or a scratchpad error flag
+  output wire err_o  // sticky: a dropped access or a scratchpad error flag
 );
 
   // Engine port drd -> data memory: range check, bank row per bank, lane positions rotated to banks.
@@ -136,7 +141,7 @@ module capsgen_memsys (
   wire [1:0] wr_lane_ok;  // lane c's element is in the memory
   assign wr_lane_ok[0] = (wr_addr_i < 32'd2048);
   assign wr_lane_ok[1] = (wr_addr_i < 32'd2047);
-  assign wr_ok = (wr_vec_i ? ((wr_mask_i & ~wr_lane_ok) == 2'd0) : wr_lane_ok[0]);
+  assign wr_ok = wr_lane_ok[0] & (~wr_vec_i | ((wr_mask_i & ~wr_lane_ok) == 2'd0));
   assign wr_rel = wr_addr_i[10:0];
   assign wr_row0 = wr_rel[10:2];
   assign wr_w0b = wr_rel[1];
@@ -163,6 +168,50 @@ module capsgen_memsys (
   // verilator lint_on UNUSEDSIGNAL
   assign wr_pdata2 = {wr_pdata, wr_pdata} << {wr_s, 3'd0};
   assign wr_bdata = wr_pdata2[63:32];
+
+  // Engine port wr -> weight memory: range check, bank row per bank, lane positions rotated to banks.
+  wire wrw_ok;  // every element of the access lies in the memory
+  wire [11:0] wrw_rel;  // element address relative to the memory (mod 2^bits)
+  wire [3:0] wrw_pos;  // lane positions used, before rotation (element i at position i)
+  wire [3:0] wrw_bpos;  // lane positions used, per bank: bank b has [b*E +: E]
+  wire [1:0] wrw_bank;  // banks the access uses (in range)
+  wire [9:0] wrw_row0;  // bank row of the first word
+  wire wrw_w0b;  // bank of the first word
+  wire [1:0] wrw_s;  // rotation: (rel mod positions)
+  wire [9:0] wrw_b0_row;
+  wire [9:0] wrw_b0_addr;
+  wire [9:0] wrw_b1_row;
+  wire [9:0] wrw_b1_addr;
+  wire [1:0] wrw_lane_ok;  // lane c's element is in the memory
+  assign wrw_lane_ok[0] = (wr_addr_i < 32'd6144);
+  assign wrw_lane_ok[1] = (wr_addr_i < 32'd6143);
+  assign wrw_ok = (wr_addr_i >= 32'd2048) & wrw_lane_ok[0] & (~wr_vec_i | ((wr_mask_i & ~wrw_lane_ok) == 2'd0));
+  assign wrw_rel = wr_addr_i[11:0] - 12'd2048;
+  assign wrw_row0 = wrw_rel[11:2];
+  assign wrw_w0b = wrw_rel[1];
+  assign wrw_s = wrw_rel[1:0];
+  assign wrw_pos = wr_vec_i ? {2'd0, wr_mask_i} : 4'd1;
+  // Lint waiver: rotation: only the upper half of the doubled vector is used.
+  // verilator lint_off UNUSEDSIGNAL
+  wire [7:0] wrw_pos2;
+  // verilator lint_on UNUSEDSIGNAL
+  assign wrw_pos2 = {wrw_pos, wrw_pos} << wrw_s;
+  assign wrw_bpos = wrw_pos2[7:4];
+  assign wrw_bank[0] = wrw_ok & (|wrw_bpos[1:0]);
+  assign wrw_b0_row = wrw_row0 + ((wrw_w0b > 1'd0) ? 10'd1 : 10'd0);
+  assign wrw_b0_addr = {wrw_b0_row[9:8], wrw_b0_row[7:0]};
+  assign wrw_bank[1] = wrw_ok & (|wrw_bpos[3:2]);
+  assign wrw_b1_row = wrw_row0;
+  assign wrw_b1_addr = {wrw_b1_row[9:8], wrw_b1_row[7:0]};
+  wire [31:0] wrw_pdata;  // result codes in 8-bit lanes, element i in lane i
+  assign wrw_pdata = {8'd0, 8'd0, wr_data_i[15:8], wr_data_i[7:0]};
+  wire [31:0] wrw_bdata;  // write data per bank: bank b has [b*W +: W]
+  // Lint waiver: rotation: only the upper half of the doubled vector is used.
+  // verilator lint_off UNUSEDSIGNAL
+  wire [63:0] wrw_pdata2;
+  // verilator lint_on UNUSEDSIGNAL
+  assign wrw_pdata2 = {wrw_pdata, wrw_pdata} << {wrw_s, 3'd0};
+  assign wrw_bdata = wrw_pdata2[63:32];
 
   // Engine port wrd -> weight memory: range check, bank row per bank, lane positions rotated to banks.
   wire wrd_ok;  // every element of the access lies in the memory
@@ -248,64 +297,94 @@ module capsgen_memsys (
   assign brd_data_o[19:0] = brd_rot[19:0];
   assign brd_data_o[39:20] = brd_rot[51:32];
 
-  // The writer waits while the data read of this cycle uses one of its banks.
+  // The writer waits while the same memory's read of this cycle uses one of its banks (data: drd, weight:
+  // wrd); a write in neither memory is dropped.
   wire wr_ready;
   wire wr_go;  // the write happens this cycle
-  assign wr_ready = (wr_bank & drd_bank) == 2'd0;
+  assign wr_ready = ((wr_bank & drd_bank) == 2'd0) & ((wrw_bank & wrd_bank) == 2'd0);
   assign wr_go = wr_en_i & wr_ready;
   assign wr_ready_o = wr_ready;
 
-  // DMA port: which memory, bank and row; granted when the engine leaves the bank alone and the sector is usable.
+  // DMA port: which memory, word, lane and bank; whether the size fits the lanes; granted when the engine
+  // leaves the bank alone and the sector is usable.
   wire dma_data_in;  // the address is in this memory
-  wire [9:0] dma_data_rel;  // word relative to the memory
+  wire [10:0] dma_data_rel;  // element relative to the memory
+  wire dma_data_lane;  // lane of the element in its word
+  wire dma_data_fit;  // the size is whole lanes, at most a word, and the lanes stay in the word
+  wire dma_data_ok;  // a legal access to this memory
   wire [8:0] dma_data_addr;  // {sector, word} in the bank
-  wire [1:0] dma_data_hit;  // the bank addressed (one-hot, 0 when not this memory)
+  wire [1:0] dma_data_hit;  // the bank addressed (one-hot, 0 when not a legal access to this memory)
   wire dma_data_usable;  // the word's sector is usable
   wire dma_data_free;  // no engine access on the bank, sector usable
-  assign dma_data_in = (spm_addr_i < 12'd1024);
-  assign dma_data_rel = spm_addr_i[9:0];
+  wire [1:0] dma_data_be;  // byte enables of a write: the access's bytes at the lane
+  wire [15:0] dma_data_wdata;  // write data shifted to the lane
+  assign dma_data_in = (spm_addr_i < 13'd2048);
+  assign dma_data_rel = spm_addr_i[10:0];
+  assign dma_data_lane = dma_data_rel[0];
+  assign dma_data_fit = (spm_size_i == 2'd0) | ((spm_size_i == 2'd1) & (dma_data_lane == 1'd0));
+  assign dma_data_ok = dma_data_in & dma_data_fit;
   wire [8:0] dma_data_row;
-  assign dma_data_row = dma_data_rel[9:1];
+  assign dma_data_row = dma_data_rel[10:2];
   assign dma_data_addr = {dma_data_row[8], dma_data_row[7:0]};
-  assign dma_data_hit[0] = dma_data_in & (dma_data_rel[0] == 1'd0);
-  assign dma_data_hit[1] = dma_data_in & (dma_data_rel[0] == 1'd1);
+  assign dma_data_hit[0] = dma_data_ok & (dma_data_rel[1] == 1'd0);
+  assign dma_data_hit[1] = dma_data_ok & (dma_data_rel[1] == 1'd1);
   assign dma_data_usable = ~data_ack[dma_data_addr[8]];
   assign dma_data_free = ((dma_data_hit & (drd_bank | (wr_bank & {2{wr_go}}))) == 2'd0) & dma_data_usable;
+  assign dma_data_be = {{1{spm_size_i >= 2'd1}}, 1'b1} << dma_data_lane;
+  assign dma_data_wdata = spm_wdata_i[15:0] << {dma_data_lane, 3'd0};
   wire dma_weight_in;  // the address is in this memory
-  wire [10:0] dma_weight_rel;  // word relative to the memory
+  wire [11:0] dma_weight_rel;  // element relative to the memory
+  wire dma_weight_lane;  // lane of the element in its word
+  wire dma_weight_fit;  // the size is whole lanes, at most a word, and the lanes stay in the word
+  wire dma_weight_ok;  // a legal access to this memory
   wire [9:0] dma_weight_addr;  // {sector, word} in the bank
-  wire [1:0] dma_weight_hit;  // the bank addressed (one-hot, 0 when not this memory)
+  wire [1:0] dma_weight_hit;  // the bank addressed (one-hot, 0 when not a legal access to this memory)
   wire dma_weight_usable;  // the word's sector is usable
   wire dma_weight_free;  // no engine access on the bank, sector usable
-  assign dma_weight_in = (spm_addr_i >= 12'd1024) & (spm_addr_i < 12'd3072);
-  assign dma_weight_rel = spm_addr_i[10:0] - 11'd1024;
+  wire [1:0] dma_weight_be;  // byte enables of a write: the access's bytes at the lane
+  wire [15:0] dma_weight_wdata;  // write data shifted to the lane
+  assign dma_weight_in = (spm_addr_i >= 13'd2048) & (spm_addr_i < 13'd6144);
+  assign dma_weight_rel = spm_addr_i[11:0] - 12'd2048;
+  assign dma_weight_lane = dma_weight_rel[0];
+  assign dma_weight_fit = (spm_size_i == 2'd0) | ((spm_size_i == 2'd1) & (dma_weight_lane == 1'd0));
+  assign dma_weight_ok = dma_weight_in & dma_weight_fit;
   wire [9:0] dma_weight_row;
-  assign dma_weight_row = dma_weight_rel[10:1];
+  assign dma_weight_row = dma_weight_rel[11:2];
   assign dma_weight_addr = {dma_weight_row[9:8], dma_weight_row[7:0]};
-  assign dma_weight_hit[0] = dma_weight_in & (dma_weight_rel[0] == 1'd0);
-  assign dma_weight_hit[1] = dma_weight_in & (dma_weight_rel[0] == 1'd1);
+  assign dma_weight_hit[0] = dma_weight_ok & (dma_weight_rel[1] == 1'd0);
+  assign dma_weight_hit[1] = dma_weight_ok & (dma_weight_rel[1] == 1'd1);
   assign dma_weight_usable = ~weight_ack[dma_weight_addr[9:8]];
-  assign dma_weight_free = ((dma_weight_hit & wrd_bank) == 2'd0) & dma_weight_usable;
+  assign dma_weight_free = ((dma_weight_hit & (wrd_bank | (wrw_bank & {2{wr_go}}))) == 2'd0) & dma_weight_usable;
+  assign dma_weight_be = {{1{spm_size_i >= 2'd1}}, 1'b1} << dma_weight_lane;
+  assign dma_weight_wdata = spm_wdata_i[15:0] << {dma_weight_lane, 3'd0};
   wire dma_acc_in;  // the address is in this memory
-  wire [7:0] dma_acc_rel;  // word relative to the memory
+  wire [7:0] dma_acc_rel;  // element relative to the memory
+  wire dma_acc_fit;  // the size is whole lanes, at most a word, and the lanes stay in the word
+  wire dma_acc_ok;  // a legal access to this memory
   wire [6:0] dma_acc_addr;  // {sector, word} in the bank
-  wire [1:0] dma_acc_hit;  // the bank addressed (one-hot, 0 when not this memory)
+  wire [1:0] dma_acc_hit;  // the bank addressed (one-hot, 0 when not a legal access to this memory)
   wire dma_acc_usable;  // the word's sector is usable
   wire dma_acc_free;  // no engine access on the bank, sector usable
-  assign dma_acc_in = (spm_addr_i >= 12'd3072) & (spm_addr_i < 12'd3328);
+  wire [3:0] dma_acc_be;  // byte enables of a write: the access's bytes at the lane
+  wire [31:0] dma_acc_wdata;  // write data shifted to the lane
+  assign dma_acc_in = (spm_addr_i >= 13'd6144) & (spm_addr_i < 13'd6400);
   assign dma_acc_rel = spm_addr_i[7:0] - 8'd0;
+  assign dma_acc_fit = (spm_size_i == 2'd2);
+  assign dma_acc_ok = dma_acc_in & dma_acc_fit;
   wire [6:0] dma_acc_row;
   assign dma_acc_row = dma_acc_rel[7:1];
   assign dma_acc_addr = {dma_acc_row[6], dma_acc_row[5:0]};
-  assign dma_acc_hit[0] = dma_acc_in & (dma_acc_rel[0] == 1'd0);
-  assign dma_acc_hit[1] = dma_acc_in & (dma_acc_rel[0] == 1'd1);
+  assign dma_acc_hit[0] = dma_acc_ok & (dma_acc_rel[0] == 1'd0);
+  assign dma_acc_hit[1] = dma_acc_ok & (dma_acc_rel[0] == 1'd1);
   assign dma_acc_usable = ~acc_ack[dma_acc_addr[6]];
   assign dma_acc_free = ((dma_acc_hit & brd_bank) == 2'd0) & dma_acc_usable;
-  wire dma_none;  // the address is outside every memory (granted, ignored)
+  assign dma_acc_be = {4{1'b1}};
+  assign dma_acc_wdata = spm_wdata_i;
+  wire dma_drop;  // not a legal access to any memory (granted, dropped)
   wire spm_gnt;
-  wire dma_go;  // a DMA access happens this cycle
-  assign dma_none = ~(dma_data_in | dma_weight_in | dma_acc_in);
-  assign spm_gnt = dma_none | (dma_data_in & dma_data_free) | (dma_weight_in & dma_weight_free) | (dma_acc_in & dma_acc_free);
+  wire dma_go;  // a DMA access happens this cycle (or is dropped)
+  assign dma_drop = ~(dma_data_ok | dma_weight_ok | dma_acc_ok);
+  assign spm_gnt = dma_drop | (dma_data_ok & dma_data_free) | (dma_weight_ok & dma_weight_free) | (dma_acc_ok & dma_acc_free);
   assign dma_go = spm_req_i & spm_gnt;
   assign spm_gnt_o = spm_gnt;
 
@@ -333,11 +412,11 @@ module capsgen_memsys (
   assign data_en = data_eng_rd | data_eng_wr | data_dma;
   assign data_we = data_eng_wr | (data_dma & {2{spm_we_i}});
   assign data_addr[8:0] = data_eng_rd[0] ? drd_b0_addr : data_eng_wr[0] ? wr_b0_addr : dma_data_addr;
-  assign data_be[1:0] = data_eng_wr[0] ? wr_bpos[1:0] : {2{1'b1}};
-  assign data_wdata[15:0] = data_eng_wr[0] ? wr_bdata[15:0] : spm_wdata_i[15:0];
+  assign data_be[1:0] = data_eng_wr[0] ? wr_bpos[1:0] : dma_data_be;
+  assign data_wdata[15:0] = data_eng_wr[0] ? wr_bdata[15:0] : dma_data_wdata;
   assign data_addr[17:9] = data_eng_rd[1] ? drd_b1_addr : data_eng_wr[1] ? wr_b1_addr : dma_data_addr;
-  assign data_be[3:2] = data_eng_wr[1] ? wr_bpos[3:2] : {2{1'b1}};
-  assign data_wdata[31:16] = data_eng_wr[1] ? wr_bdata[31:16] : spm_wdata_i[15:0];
+  assign data_be[3:2] = data_eng_wr[1] ? wr_bpos[3:2] : dma_data_be;
+  assign data_wdata[31:16] = data_eng_wr[1] ? wr_bdata[31:16] : dma_data_wdata;
   capsgen_spm_data u_spm_data (
     .clk_i(clk_i),
     .rst_ni(rst_ni),
@@ -356,6 +435,7 @@ module capsgen_memsys (
   assign sleep_ack_data_o = data_ack;
   reg dma_data_rd_q;  // the DMA read this memory in the previous cycle
   reg dma_data_bank_q;
+  reg dma_data_lane_q;
   // data memory counters.
   reg [31:0] cnt_eng_rd_data_q;
   reg [31:0] cnt_eng_wr_data_q;
@@ -367,6 +447,7 @@ module capsgen_memsys (
 
   // weight memory: bank enables, addresses, write data; the scratchpad.
   wire [1:0] weight_eng_rd;  // banks read by the engine
+  wire [1:0] weight_eng_wr;  // banks written by the engine
   wire [1:0] weight_dma;  // bank accessed by the DMA
   wire [1:0] weight_en;
   wire [1:0] weight_we;
@@ -383,15 +464,16 @@ module capsgen_memsys (
   wire weight_err_sleep;
   // verilator lint_on UNUSEDSIGNAL
   assign weight_eng_rd = wrd_bank;
+  assign weight_eng_wr = wrw_bank & {2{wr_go}};
   assign weight_dma = dma_weight_hit & {2{dma_go}};
-  assign weight_en = weight_eng_rd | weight_dma;
-  assign weight_we = weight_dma & {2{spm_we_i}};
-  assign weight_addr[9:0] = weight_eng_rd[0] ? wrd_b0_addr : dma_weight_addr;
-  assign weight_be[1:0] = {2{1'b1}};
-  assign weight_wdata[15:0] = spm_wdata_i[15:0];
-  assign weight_addr[19:10] = weight_eng_rd[1] ? wrd_b1_addr : dma_weight_addr;
-  assign weight_be[3:2] = {2{1'b1}};
-  assign weight_wdata[31:16] = spm_wdata_i[15:0];
+  assign weight_en = weight_eng_rd | weight_eng_wr | weight_dma;
+  assign weight_we = weight_eng_wr | (weight_dma & {2{spm_we_i}});
+  assign weight_addr[9:0] = weight_eng_rd[0] ? wrd_b0_addr : weight_eng_wr[0] ? wrw_b0_addr : dma_weight_addr;
+  assign weight_be[1:0] = weight_eng_wr[0] ? wrw_bpos[1:0] : dma_weight_be;
+  assign weight_wdata[15:0] = weight_eng_wr[0] ? wrw_bdata[15:0] : dma_weight_wdata;
+  assign weight_addr[19:10] = weight_eng_rd[1] ? wrd_b1_addr : weight_eng_wr[1] ? wrw_b1_addr : dma_weight_addr;
+  assign weight_be[3:2] = weight_eng_wr[1] ? wrw_bpos[3:2] : dma_weight_be;
+  assign weight_wdata[31:16] = weight_eng_wr[1] ? wrw_bdata[31:16] : dma_weight_wdata;
   capsgen_spm_weight u_spm_weight (
     .clk_i(clk_i),
     .rst_ni(rst_ni),
@@ -410,8 +492,10 @@ module capsgen_memsys (
   assign sleep_ack_weight_o = weight_ack;
   reg dma_weight_rd_q;  // the DMA read this memory in the previous cycle
   reg dma_weight_bank_q;
+  reg dma_weight_lane_q;
   // weight memory counters.
   reg [31:0] cnt_eng_rd_weight_q;
+  reg [31:0] cnt_eng_wr_weight_q;
   reg [31:0] cnt_dma_rd_weight_q;
   reg [31:0] cnt_dma_wr_weight_q;
   reg [31:0] cnt_dma_wait_weight_q;
@@ -442,11 +526,11 @@ module capsgen_memsys (
   assign acc_en = acc_eng_rd | acc_dma;
   assign acc_we = acc_dma & {2{spm_we_i}};
   assign acc_addr[6:0] = acc_eng_rd[0] ? brd_b0_addr : dma_acc_addr;
-  assign acc_be[3:0] = {4{1'b1}};
-  assign acc_wdata[31:0] = spm_wdata_i;
+  assign acc_be[3:0] = dma_acc_be;
+  assign acc_wdata[31:0] = dma_acc_wdata;
   assign acc_addr[13:7] = acc_eng_rd[1] ? brd_b1_addr : dma_acc_addr;
-  assign acc_be[7:4] = {4{1'b1}};
-  assign acc_wdata[63:32] = spm_wdata_i;
+  assign acc_be[7:4] = dma_acc_be;
+  assign acc_wdata[63:32] = dma_acc_wdata;
   capsgen_spm_acc u_spm_acc (
     .clk_i(clk_i),
     .rst_ni(rst_ni),
@@ -474,21 +558,25 @@ module capsgen_memsys (
   reg [31:0] cnt_sector_acc_s1_q;
   reg [31:0] cnt_wr_wait_q;
 
-  // DMA read data: the word of the bank read in the previous cycle (0 outside the memories).
+  // DMA read data: the word of the bank read in the previous cycle shifted down by the lane, the access's
+  // 2^size bytes kept (0 for a dropped read).
   reg dma_rvalid_q;
-  wire [15:0] dma_data_word;
-  assign dma_data_word = data_rdata[{dma_data_bank_q, 4'd0} +: 16];
-  wire [15:0] dma_weight_word;
-  assign dma_weight_word = weight_rdata[{dma_weight_bank_q, 4'd0} +: 16];
-  wire [31:0] dma_acc_word;
+  reg [1:0] dma_size_q;  // size of the DMA read issued in the previous cycle
+  wire [15:0] dma_data_word;  // the word read, shifted down by the lane
+  assign dma_data_word = data_rdata[{dma_data_bank_q, 4'd0} +: 16] >> {dma_data_lane_q, 3'd0};
+  wire [15:0] dma_weight_word;  // the word read, shifted down by the lane
+  assign dma_weight_word = weight_rdata[{dma_weight_bank_q, 4'd0} +: 16] >> {dma_weight_lane_q, 3'd0};
+  wire [31:0] dma_acc_word;  // the word read, shifted down by the lane
   assign dma_acc_word = acc_rdata[{dma_acc_bank_q, 5'd0} +: 32];
+  wire [31:0] dma_keep;  // bits of the read word inside the access
+  assign dma_keep = {{16{dma_size_q >= 2'd2}}, {8{dma_size_q >= 2'd1}}, 8'hff};
   assign spm_rvalid_o = dma_rvalid_q;
-  assign spm_rdata_o = (dma_data_rd_q ? {16'd0, dma_data_word} : 32'd0) | (dma_weight_rd_q ? {16'd0, dma_weight_word} : 32'd0) | (dma_acc_rd_q ? dma_acc_word : 32'd0);
+  assign spm_rdata_o = ((dma_data_rd_q ? {16'd0, dma_data_word} : 32'd0) | (dma_weight_rd_q ? {16'd0, dma_weight_word} : 32'd0) | (dma_acc_rd_q ? dma_acc_word : 32'd0)) & dma_keep;
 
   // Read-side registers, counters, the sticky range error.
   wire err_range;  // an access outside its memory this cycle
   reg err_range_q;
-  assign err_range = (drd_en_i & ~drd_ok) | (wr_en_i & ~wr_ok) | (wrd_en_i & ~wrd_ok) | (brd_en_i & ~brd_ok) | (spm_req_i & dma_none);
+  assign err_range = (drd_en_i & ~drd_ok) | (wrd_en_i & ~wrd_ok) | (brd_en_i & ~brd_ok) | (wr_en_i & ~wr_ok & ~wrw_ok) | (spm_req_i & dma_drop);
   always @(posedge clk_i) begin
     if (drd_en_i) begin
       drd_s_q <= drd_s;
@@ -500,13 +588,22 @@ module capsgen_memsys (
       brd_s_q <= brd_s;
     end
     if (dma_go) begin
-      dma_data_bank_q <= dma_data_rel[0];
+      dma_data_bank_q <= dma_data_rel[1];
     end
     if (dma_go) begin
-      dma_weight_bank_q <= dma_weight_rel[0];
+      dma_data_lane_q <= dma_data_lane;
+    end
+    if (dma_go) begin
+      dma_weight_bank_q <= dma_weight_rel[1];
+    end
+    if (dma_go) begin
+      dma_weight_lane_q <= dma_weight_lane;
     end
     if (dma_go) begin
       dma_acc_bank_q <= dma_acc_rel[0];
+    end
+    if (dma_go) begin
+      dma_size_q <= spm_size_i;
     end
   end
   always @(posedge clk_i or negedge rst_ni) begin
@@ -522,6 +619,7 @@ module capsgen_memsys (
       cnt_sector_data_s1_q <= 32'd0;
       dma_weight_rd_q <= 1'b0;
       cnt_eng_rd_weight_q <= 32'd0;
+      cnt_eng_wr_weight_q <= 32'd0;
       cnt_dma_rd_weight_q <= 32'd0;
       cnt_dma_wr_weight_q <= 32'd0;
       cnt_dma_wait_weight_q <= 32'd0;
@@ -543,28 +641,29 @@ module capsgen_memsys (
       if (drd_en_i) begin
         drd_vec_q <= drd_vec_i;
       end
-      dma_data_rd_q <= dma_go & ~spm_we_i & dma_data_in;
+      dma_data_rd_q <= dma_go & ~spm_we_i & dma_data_ok;
       cnt_eng_rd_data_q <= cnt_eng_rd_data_q + ({31'd0, data_eng_rd[0]} + {31'd0, data_eng_rd[1]});
       cnt_eng_wr_data_q <= cnt_eng_wr_data_q + ({31'd0, data_eng_wr[0]} + {31'd0, data_eng_wr[1]});
-      cnt_dma_rd_data_q <= cnt_dma_rd_data_q + ({31'd0, dma_go & ~spm_we_i & dma_data_in});
-      cnt_dma_wr_data_q <= cnt_dma_wr_data_q + ({31'd0, dma_go & spm_we_i & dma_data_in});
-      cnt_dma_wait_data_q <= cnt_dma_wait_data_q + ({31'd0, spm_req_i & ~spm_gnt & dma_data_in});
+      cnt_dma_rd_data_q <= cnt_dma_rd_data_q + ({31'd0, dma_go & ~spm_we_i & dma_data_ok});
+      cnt_dma_wr_data_q <= cnt_dma_wr_data_q + ({31'd0, dma_go & spm_we_i & dma_data_ok});
+      cnt_dma_wait_data_q <= cnt_dma_wait_data_q + ({31'd0, spm_req_i & ~spm_gnt & dma_data_ok});
       cnt_sector_data_s0_q <= cnt_sector_data_s0_q + ({31'd0, (data_en[0] & (data_addr[8] == 1'd0))} + {31'd0, (data_en[1] & (data_addr[17] == 1'd0))});
       cnt_sector_data_s1_q <= cnt_sector_data_s1_q + ({31'd0, (data_en[0] & (data_addr[8] == 1'd1))} + {31'd0, (data_en[1] & (data_addr[17] == 1'd1))});
-      dma_weight_rd_q <= dma_go & ~spm_we_i & dma_weight_in;
+      dma_weight_rd_q <= dma_go & ~spm_we_i & dma_weight_ok;
       cnt_eng_rd_weight_q <= cnt_eng_rd_weight_q + ({31'd0, weight_eng_rd[0]} + {31'd0, weight_eng_rd[1]});
-      cnt_dma_rd_weight_q <= cnt_dma_rd_weight_q + ({31'd0, dma_go & ~spm_we_i & dma_weight_in});
-      cnt_dma_wr_weight_q <= cnt_dma_wr_weight_q + ({31'd0, dma_go & spm_we_i & dma_weight_in});
-      cnt_dma_wait_weight_q <= cnt_dma_wait_weight_q + ({31'd0, spm_req_i & ~spm_gnt & dma_weight_in});
+      cnt_eng_wr_weight_q <= cnt_eng_wr_weight_q + ({31'd0, weight_eng_wr[0]} + {31'd0, weight_eng_wr[1]});
+      cnt_dma_rd_weight_q <= cnt_dma_rd_weight_q + ({31'd0, dma_go & ~spm_we_i & dma_weight_ok});
+      cnt_dma_wr_weight_q <= cnt_dma_wr_weight_q + ({31'd0, dma_go & spm_we_i & dma_weight_ok});
+      cnt_dma_wait_weight_q <= cnt_dma_wait_weight_q + ({31'd0, spm_req_i & ~spm_gnt & dma_weight_ok});
       cnt_sector_weight_s0_q <= cnt_sector_weight_s0_q + ({31'd0, (weight_en[0] & (weight_addr[9:8] == 2'd0))} + {31'd0, (weight_en[1] & (weight_addr[19:18] == 2'd0))});
       cnt_sector_weight_s1_q <= cnt_sector_weight_s1_q + ({31'd0, (weight_en[0] & (weight_addr[9:8] == 2'd1))} + {31'd0, (weight_en[1] & (weight_addr[19:18] == 2'd1))});
       cnt_sector_weight_s2_q <= cnt_sector_weight_s2_q + ({31'd0, (weight_en[0] & (weight_addr[9:8] == 2'd2))} + {31'd0, (weight_en[1] & (weight_addr[19:18] == 2'd2))});
       cnt_sector_weight_s3_q <= cnt_sector_weight_s3_q + ({31'd0, (weight_en[0] & (weight_addr[9:8] == 2'd3))} + {31'd0, (weight_en[1] & (weight_addr[19:18] == 2'd3))});
-      dma_acc_rd_q <= dma_go & ~spm_we_i & dma_acc_in;
+      dma_acc_rd_q <= dma_go & ~spm_we_i & dma_acc_ok;
       cnt_eng_rd_acc_q <= cnt_eng_rd_acc_q + ({31'd0, acc_eng_rd[0]} + {31'd0, acc_eng_rd[1]});
-      cnt_dma_rd_acc_q <= cnt_dma_rd_acc_q + ({31'd0, dma_go & ~spm_we_i & dma_acc_in});
-      cnt_dma_wr_acc_q <= cnt_dma_wr_acc_q + ({31'd0, dma_go & spm_we_i & dma_acc_in});
-      cnt_dma_wait_acc_q <= cnt_dma_wait_acc_q + ({31'd0, spm_req_i & ~spm_gnt & dma_acc_in});
+      cnt_dma_rd_acc_q <= cnt_dma_rd_acc_q + ({31'd0, dma_go & ~spm_we_i & dma_acc_ok});
+      cnt_dma_wr_acc_q <= cnt_dma_wr_acc_q + ({31'd0, dma_go & spm_we_i & dma_acc_ok});
+      cnt_dma_wait_acc_q <= cnt_dma_wait_acc_q + ({31'd0, spm_req_i & ~spm_gnt & dma_acc_ok});
       cnt_sector_acc_s0_q <= cnt_sector_acc_s0_q + ({31'd0, (acc_en[0] & (acc_addr[6] == 1'd0))} + {31'd0, (acc_en[1] & (acc_addr[13] == 1'd0))});
       cnt_sector_acc_s1_q <= cnt_sector_acc_s1_q + ({31'd0, (acc_en[0] & (acc_addr[6] == 1'd1))} + {31'd0, (acc_en[1] & (acc_addr[13] == 1'd1))});
       cnt_wr_wait_q <= cnt_wr_wait_q + ({31'd0, wr_en_i & ~wr_ready});
@@ -582,6 +681,7 @@ module capsgen_memsys (
   assign cnt_sector_data_o[31:0] = cnt_sector_data_s0_q;
   assign cnt_sector_data_o[63:32] = cnt_sector_data_s1_q;
   assign cnt_eng_rd_weight_o = cnt_eng_rd_weight_q;
+  assign cnt_eng_wr_weight_o = cnt_eng_wr_weight_q;
   assign cnt_dma_rd_weight_o = cnt_dma_rd_weight_q;
   assign cnt_dma_wr_weight_o = cnt_dma_wr_weight_q;
   assign cnt_dma_wait_weight_o = cnt_dma_wait_weight_q;
