@@ -3,7 +3,10 @@
 // address) behind a valid/ready burst port whose read-data timing comes from the cycle-level DRAM
 // model (gen/dram, DDR3-1600 x8) plus the preset's latency_cycles, write data accepted only while the
 // DRAM model keeps up (its backlog < latency_cycles + max_burst cycles), random backpressure on every
-// channel; and a flat scratchpad (2^spm_addr_bits words, 1-cycle read latency, random grant stalls).
+// channel; and a flat scratchpad (2^spm_addr_bits element addresses, one word each, 1-cycle read
+// latency, random grant stalls) that behaves like capsgen_memsys's DMA port as far as the DMA can
+// tell: an access of 2^spm_size_o bytes writes only the low 2^spm_size_o bytes at its address, and
+// a read returns them with garbage above (memsys returns zeros; the DMA must not use those bytes).
 // Element size: a descriptor's size makes every beat carry 2^size bytes in its low bytes (the memory
 // model returns garbage in the upper bytes of read beats and writes only the bytes wr_strb_o marks);
 // widen sign-extends a 1-byte load to a widen_bits lane.
@@ -11,6 +14,7 @@
 // (dram byte address, spm word address) in (i2, i1, i0) order and the burst list (greedy runs of the
 // inner level, at most min(limit, max_burst) beats when ds0 is 2^size bytes, else 1 beat). Checked:
 //   - every burst request (address, length, direction, size) against the burst list, in order;
+//   - every SPM access's size (spm_size_o: 2^size bytes, or the widened lane's 4);
 //   - load: every SPM write (address, data = element i's 2^size DRAM bytes, zeros above, or the
 //     widened byte); store: every SPM read address, every write beat's DRAM address, strobes, data
 //     (= low 2^size bytes of the SPM word of element i) and wr_last;
@@ -26,7 +30,10 @@
 #include <cmath>
 #include <cstdio>
 #include <deque>
+#include <fstream>
 #include <map>
+#include <set>
+#include <sstream>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -46,7 +53,7 @@ using Word = std::vector<std::uint8_t>;  // little-endian bytes of one SPM word
 
 struct DmaInfo {
   int data_bits = 0, spm_addr_bits = 0, dram_addr_bits = 0, count_bits = 0, len_bits = 0, max_burst = 0,
-      outstanding = 0, latency = 0, size_bits = 0, max_size = 0, widen_bits = 0;
+      outstanding = 0, latency = 0, size_bits = 0, max_size = 0, widen_bits = 0, widen_size = 0;
   double clock_mhz = 0;
   int wb() const { return data_bits / 8; }
 };
@@ -56,7 +63,7 @@ struct Desc {
   std::uint32_t dram = 0, spm = 0;
   std::uint32_t count[3] = {1, 1, 1};
   std::uint32_t ds[3] = {0, 0, 0};  // bytes, mod 2^32
-  std::uint32_t ss[3] = {0, 0, 0};  // words, mod 2^spm_addr_bits
+  std::uint32_t ss[3] = {0, 0, 0};  // elements, mod 2^spm_addr_bits
   std::uint32_t burst = 0;
   int size = -1;  // desc_size_i; -1: a whole word (max_size); values above max_size also mean a whole word
   bool widen = false;
@@ -69,6 +76,9 @@ bool eff_widen(const Desc& d, const DmaInfo& info) {
   return d.widen && !d.store && eff_size(d, info) == 0 && info.widen_bits > 8;
 }
 std::uint64_t strobes(int bytes) { return bytes >= 64 ? ~0ull : (1ull << bytes) - 1; }
+
+// Expected spm_size_o: the descriptor's size, or a widened load's lane.
+int spm_size(const Desc& d, const DmaInfo& info) { return eff_widen(d, info) ? info.widen_size : eff_size(d, info); }
 
 struct Element {
   std::uint32_t dram, spm;
@@ -191,9 +201,8 @@ class Bench {
         mapping_(spec_.org) {
     sim_.add(dut_);
     sim_.open_trace();
-    spm_.assign(std::size_t{1} << info_.spm_addr_bits, Word(info_.wb(), 0));
-    for (auto& w : spm_)
-      for (auto& b : w) b = static_cast<std::uint8_t>(rng_.next());
+    spm_.assign((std::size_t{1} << info_.spm_addr_bits) * static_cast<std::size_t>(info_.wb()), 0);
+    for (auto& b : spm_) b = static_cast<std::uint8_t>(rng_.next());
     ratio_ = (1000.0 / spec_.timing.tck_ns) / info_.clock_mhz;  // DRAM cycles per accelerator cycle
     sim_.reset();
   }
@@ -262,15 +271,24 @@ class Bench {
     std::vector<Burst> bursts;
     golden(d, info_, el, bursts);
     // Golden end state.
-    std::vector<Word> spm_gold;
+    // Load: the golden words of the addresses it writes (the low 2^spm_size bytes replaced, later
+    // elements win); every other address must keep its word.
+    const int sz = spm_size(d, info_), sb = 1 << sz;
+    std::map<std::uint32_t, Word> spm_gold;
     if (!d.store) {
-      spm_gold = spm_;
-      for (const Element& e : el) spm_gold[e.spm] = dram_.element(e.dram, wb, eb, widen_bytes);
+      for (const Element& e : el) {
+        auto it = spm_gold.find(e.spm);
+        Word w = it == spm_gold.end() ? spm_word(e.spm) : it->second;
+        const Word v = dram_.element(e.dram, wb, eb, widen_bytes);
+        for (int k = 0; k < sb; ++k) w[k] = v[k];
+        spm_gold[e.spm] = w;
+      }
     }
+    std::set<std::uint32_t> spm_written;
     std::map<std::uint32_t, std::uint8_t> store_gold;
     if (d.store)
       for (const Element& e : el)
-        for (int k = 0; k < eb; ++k) store_gold[e.dram + k] = spm_[e.spm][k];
+        for (int k = 0; k < eb; ++k) store_gold[e.dram + k] = spm_word(e.spm)[k];
     const std::uint32_t rd0 = dut_.beats_read_o, wr0 = dut_.beats_written_o;
 
     // Offer the descriptor until accepted.
@@ -385,7 +403,7 @@ class Bench {
                         static_cast<long long>(strb));
           if (beat_i < el.size()) {
             report_.check(cyc, where(static_cast<int>(beat_i), "dram_addr"), el[beat_i].dram, a);
-            const Word& src = spm_[el[beat_i].spm];
+            const Word src = spm_word(el[beat_i].spm);
             check_word(cyc, where(static_cast<int>(beat_i), "wr_data"), Word(src.begin(), src.begin() + eb),
                        Word(data.begin(), data.begin() + eb));
           } else {
@@ -407,16 +425,23 @@ class Bench {
         } else {
           report_.check(cyc, where(static_cast<int>(spm_i), "spm_addr"), el[spm_i].spm, a);
           report_.check(cyc, where(static_cast<int>(spm_i), "spm_we"), !d.store, dut_.spm_we_o);
+          report_.check(cyc, where(static_cast<int>(spm_i), "spm_size"), sz, dut_.spm_size_o);
           if (!d.store) {
             check_word(cyc, where(static_cast<int>(spm_i), "spm_wdata"), dram_.element(el[spm_i].dram, wb, eb, widen_bytes),
                        get_word(dut_.spm_wdata_o, wb));
           }
         }
-        if (a < spm_.size()) {
-          if (dut_.spm_we_o) spm_[a] = get_word(dut_.spm_wdata_o, wb);
-          else {
+        if (a < (std::size_t{1} << info_.spm_addr_bits)) {
+          // The access's 2^spm_size_o bytes (a size above the word: the whole word).
+          const int nb = std::min(wb, 1 << std::min(static_cast<int>(dut_.spm_size_o), 6));
+          if (dut_.spm_we_o) {
+            const Word w = get_word(dut_.spm_wdata_o, wb);
+            for (int k = 0; k < nb; ++k) spm_[static_cast<std::size_t>(a) * wb + k] = w[k];
+            spm_written.insert(a);
+          } else {
             rvalid_pending = true;
-            rdata_pending = spm_[a];
+            rdata_pending = spm_word(a);
+            for (int k = nb; k < wb; ++k) rdata_pending[k] = static_cast<std::uint8_t>(rng_.next());
           }
         }
         ++spm_i;
@@ -436,8 +461,10 @@ class Bench {
     report_.check(sim_.cycle(), where(-1, "beats_written"), d.store ? static_cast<long long>(el.size()) : 0,
                   static_cast<std::uint32_t>(dut_.beats_written_o - wr0));
     if (!d.store) {
-      for (std::size_t a = 0; a < spm_.size(); ++a)
-        if (spm_[a] != spm_gold[a]) check_word(sim_.cycle(), where(-1, ("spm_word=" + std::to_string(a)).c_str()), spm_gold[a], spm_[a]);
+      for (const auto& [a, w] : spm_gold)
+        if (spm_word(a) != w) check_word(sim_.cycle(), where(-1, ("spm_word=" + std::to_string(a)).c_str()), w, spm_word(a));
+      for (std::uint32_t a : spm_written)
+        if (!spm_gold.count(a)) report_.fail(sim_.cycle(), where(-1, ("stray_spm_write=" + std::to_string(a)).c_str()));
       report_.check(sim_.cycle(), where(-1, "spm_image"), 0, 0);
     } else {
       // The golden DRAM image: every byte the golden stores wrote so far, initial_byte() elsewhere.
@@ -465,7 +492,11 @@ class Bench {
   double ratio_ = 1;
   Dram dram_;
   std::unordered_map<std::uint32_t, std::uint8_t> dram_gold_;
-  std::vector<Word> spm_;
+  Word spm_word(std::uint32_t a) const {
+    const std::size_t wb = static_cast<std::size_t>(info_.wb());
+    return Word(spm_.begin() + static_cast<std::ptrdiff_t>(a * wb), spm_.begin() + static_cast<std::ptrdiff_t>((a + 1) * wb));
+  }
+  std::vector<std::uint8_t> spm_;  // 2^spm_addr_bits words of wb bytes
   std::uint64_t beats_ = 0;
   std::uint64_t last_done_cycle_ = ~std::uint64_t{0};
   std::size_t max_in_flight_ = 0;
@@ -489,6 +520,30 @@ int dma_tb_main(int argc, char** argv) {
   info.size_bits = kv.num("size_bits");
   info.max_size = kv.num("max_size");
   info.widen_bits = kv.num("widen_bits");
+  info.widen_size = kv.num("widen_size");
+  if ((8 << info.widen_size) != info.widen_bits) throw std::runtime_error("dma.txt: widen_size does not match widen_bits");
+  // The SPM side is memsys's element space: the same address and size widths (memsys.txt, where
+  // memsys is generated), so the top level connects the two ports directly.
+  {
+    std::ifstream ms(args.rtl_dir + "/memsys.txt");
+    std::string line;
+    int supported = 0, ms_sa = -1, ms_zw = -1, ms_dw = -1;
+    while (std::getline(ms, line)) {
+      std::istringstream ls(line);
+      std::string k;
+      ls >> k;
+      if (k == "supported") ls >> supported;
+      else if (k == "spm_addr_bits") ls >> ms_sa;
+      else if (k == "spm_size_bits") ls >> ms_zw;
+      else if (k == "spm_data_bits") ls >> ms_dw;
+    }
+    if (supported && (ms_sa != info.spm_addr_bits || ms_zw != info.size_bits || ms_dw != info.data_bits)) {
+      std::fprintf(stderr, "FAIL dma: SPM port widths differ from memsys's (address %d vs %d, size %d vs %d, data %d vs %d)\n",
+                   info.spm_addr_bits, ms_sa, info.size_bits, ms_zw, info.data_bits, ms_dw);
+      return 1;
+    }
+    if (supported) std::printf("dma: SPM port matches memsys (%d-bit element address, %d-bit size)\n", ms_sa, ms_zw);
+  }
   if ((1 << info.max_size) != info.wb()) throw std::runtime_error("dma.txt: max_size is not log2(word bytes)");
   info.clock_mhz = std::stod(kv.str("clock_mhz"));
   if (info.dram_addr_bits != 32 || info.spm_addr_bits > 31) throw std::runtime_error("dma.txt: unsupported widths");

@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "emit/activation_internal.hpp"
+#include "emit/memsys.hpp"
 #include "emit/scratchpad.hpp"
 
 namespace capsgen::emit {
@@ -15,11 +16,10 @@ using detail::zext;
 
 DmaGeometry dma_geometry(const AccelConfig& cfg) {
   DmaGeometry g;
-  for (const SpmGeometry& m : spm_memories(cfg)) {
-    g.data_bits = std::max(g.data_bits, m.mem.width_bits);
-    const long long words = static_cast<long long>(m.mem.banks) * m.mem.sectors * m.words_per_sector;
-    g.spm_addr_bits = std::max(g.spm_addr_bits, std::max(1, clog2(words)));
-  }
+  for (const SpmGeometry& m : spm_memories(cfg)) g.data_bits = std::max(g.data_bits, m.mem.width_bits);
+  // The on-chip element space of memsys (docs/rtl-memsys.md "Address map"): the top level connects
+  // the SPM port to capsgen_memsys directly.
+  g.spm_addr_bits = memsys_element_addr_bits(cfg);
   if (g.data_bits < 8 || g.data_bits % 8) throw std::logic_error("emit_dma: no scratchpad word width");
   g.word_bytes = g.data_bits / 8;
   g.max_burst = cfg.offchip.max_burst;
@@ -30,6 +30,7 @@ DmaGeometry dma_geometry(const AccelConfig& cfg) {
   g.max_size = clog2(g.word_bytes);
   g.size_bits = std::max(1, clog2(static_cast<long long>(g.max_size) + 1));
   g.widen_bytes = std::min(4, g.word_bytes);
+  g.widen_size = clog2(g.widen_bytes);
   return g;
 }
 
@@ -65,12 +66,14 @@ Module build_dma(const AccelConfig& cfg) {
            fmt::format(
                "DMA engine between the off-chip burst port and a scratchpad port (docs/rtl-dma.md).\n"
                "One descriptor at a time: desc_store_i = 0 loads DRAM -> SPM, 1 stores SPM -> DRAM. Element\n"
-               "(i2, i1, i0), i0 innermost, i_k < count_k, moves one {}-bit word between DRAM byte address\n"
-               "dram_addr + i0*ds0 + i1*ds1 + i2*ds2 and SPM word address spm_addr + i0*ss0 + i1*ss1 + i2*ss2\n"
-               "(both modulo their width). desc_size_i narrows each beat to its low 2^size bytes (0..{}; larger: a\n"
-               "whole word): read beats carry the element in the low bytes of rd_data_i (the rest is ignored), the\n"
-               "SPM word written gets it in its low bytes, zeros above (desc_widen_i on a 1-byte load: the byte\n"
-               "sign-extended to {} bits); write beats carry the low bytes of the SPM word, wr_strb_o marks them.\n"
+               "(i2, i1, i0), i0 innermost, i_k < count_k, moves one element (up to a {}-bit word) between DRAM\n"
+               "byte address dram_addr + i0*ds0 + i1*ds1 + i2*ds2 and SPM element address spm_addr + i0*ss0 +\n"
+               "i1*ss1 + i2*ss2 (both modulo their width; the SPM side is memsys's on-chip element space).\n"
+               "desc_size_i narrows each beat to its low 2^size bytes (0..{}; larger: a whole word): read beats\n"
+               "carry the element in the low bytes of rd_data_i (the rest is ignored), the SPM write data gets it\n"
+               "in its low bytes, zeros above (desc_widen_i on a 1-byte load: the byte sign-extended to {} bits);\n"
+               "write beats carry the low bytes of the SPM read data, wr_strb_o marks them. spm_size_o gives the\n"
+               "bytes of each SPM access: 2^size, or the widened lane.\n"
                "When ds0 = 2^size bytes, runs of the inner level become bursts of\n"
                "up to min(desc_burst_i, {}) beats (desc_burst_i = 0: {}); otherwise every element is a 1-beat burst.\n"
                "A count of 0 ends the descriptor at once (done_o, no transfers).\n"
@@ -88,12 +91,12 @@ Module build_dma(const AccelConfig& cfg) {
       .output("desc_ready_o", "1", "descriptor accepted when valid (idle)")
       .input("desc_store_i", "1", "0: DRAM -> SPM load, 1: SPM -> DRAM store")
       .input("desc_dram_addr_i", str(DA), "DRAM byte base address")
-      .input("desc_spm_addr_i", str(SA), "SPM word base address");
+      .input("desc_spm_addr_i", str(SA), "SPM element base address");
   for (int k = 0; k < 3; ++k) m.input(fmt::format("desc_count{}_i", k), str(CW), fmt::format("level {} element count", k));
   for (int k = 0; k < 3; ++k)
     m.input(fmt::format("desc_dram_stride{}_i", k), str(DA), fmt::format("level {} DRAM stride, bytes (mod 2^{})", k, DA));
   for (int k = 0; k < 3; ++k)
-    m.input(fmt::format("desc_spm_stride{}_i", k), str(SA), fmt::format("level {} SPM stride, words (mod 2^{})", k, SA));
+    m.input(fmt::format("desc_spm_stride{}_i", k), str(SA), fmt::format("level {} SPM stride, elements (mod 2^{})", k, SA));
   m.input("desc_burst_i", str(LW), fmt::format("burst length limit in beats (0 or > {}: {})", MB, MB))
       .input("desc_size_i", str(ZW), fmt::format("bytes per beat = 2^size; {} (or more): a whole word", g.max_size))
       .input("desc_widen_i", "1", fmt::format("1-byte load (size 0): sign-extend each byte to {} bits (else ignored)", 8 * WL))
@@ -116,7 +119,8 @@ Module build_dma(const AccelConfig& cfg) {
       .output("spm_req_o", "1", "SPM access")
       .input("spm_gnt_i", "1", "SPM access accepted this cycle")
       .output("spm_we_o", "1", "1: write, 0: read")
-      .output("spm_addr_o", str(SA), "SPM word address")
+      .output("spm_addr_o", str(SA), "SPM element address")
+      .output("spm_size_o", str(ZW), fmt::format("SPM access of 2^size bytes: the descriptor's size, {} when widened", g.widen_size))
       .output("spm_wdata_o", str(W), "SPM write data")
       .input("spm_rvalid_i", "1", "SPM read data of an earlier accepted read")
       .input("spm_rdata_i", str(W), "SPM read data")
@@ -370,6 +374,9 @@ Module build_dma(const AccelConfig& cfg) {
   m.assign("spm_req_o", fmt::format("busy_q & (store_q ? (sp_active_q & (df_used < {})) : ~df_empty)", lit(FCB + 1, FD)));
   m.assign("spm_we_o", "~store_q");
   m.assign("spm_addr_o", "sp_ptr_q");
+  if (!narrow) m.assign("spm_size_o", "1'b0");
+  else if (WL > 1) m.assign("spm_size_o", fmt::format("widen_q ? {} : size_q", lit(ZW, g.widen_size)));
+  else m.assign("spm_size_o", "size_q");
   m.assign("spm_wdata_o", "df_mem[df_rp_q]");
   m.assign("spm_fire", "spm_req_o & spm_gnt_i");
   m.assign("sp_row1_next", "sp_row1_q + ss1_q");
@@ -413,6 +420,7 @@ std::string dma_summary(const AccelConfig& cfg) {
   std::string s = file_header(cfg, "DMA engine: widths and limits, read by tb/dma_tb.cpp.", "#");
   s += fmt::format("data_bits {}\n", g.data_bits);
   s += fmt::format("spm_addr_bits {}\n", g.spm_addr_bits);
+  s += fmt::format("widen_size {}\n", g.widen_size);
   s += fmt::format("dram_addr_bits {}\n", kDmaDramAddrBits);
   s += fmt::format("count_bits {}\n", kDmaCountBits);
   s += fmt::format("len_bits {}\n", g.len_bits);

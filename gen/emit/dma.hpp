@@ -27,13 +27,14 @@ inline constexpr int kDmaCounterBits = 32;   // beat counters
 struct DmaGeometry {
   int data_bits = 0;      // beat = SPM word
   int word_bytes = 0;
-  int spm_addr_bits = 0;  // flat SPM word address (largest memory of the organization)
+  int spm_addr_bits = 0;  // SPM element address: memsys_element_addr_bits (the on-chip element space)
   int len_bits = 0;       // burst length field: 1..max_burst beats
   int max_burst = 0;
   int outstanding = 0;    // bursts in flight, a power of 2: covers 2 x latency_cycles of max_burst beats
   int max_size = 0;       // log2(word_bytes): desc_size_i of a whole-word transfer
   int size_bits = 0;      // desc_size_i / req_size_o: holds 0..max_size (at least 1 bit)
   int widen_bytes = 0;    // bytes of a widened lane: min(4, word_bytes) (1: no widening possible)
+  int widen_size = 0;     // spm_size_o of a widened load: log2(widen_bytes)
 };
 
 // Write strobes of a beat of 2^size bytes (size clamped to max_size): the low 2^size bits set.

@@ -24,18 +24,25 @@ using capsgen::emit::test::find;
 using capsgen::emit::test::preset;
 
 TEST(EmitDma, GeometryFollowsTheScratchpad) {
-  // tiny-2x2: data/weight 16-bit words, acc 32-bit: the beat is the widest word; the weight memory
-  // (4 KiB = 2048 16-bit words) has the longest flat address.
+  // tiny-2x2: data/weight 16-bit words, acc 32-bit: the beat is the widest word; the SPM address is
+  // memsys's element space: 2048 data + 4096 weight bytes + 256 acc lanes = 6400 elements.
   const DmaGeometry t = dma_geometry(preset("tiny-2x2"));
   EXPECT_EQ(t.data_bits, 32);
   EXPECT_EQ(t.word_bytes, 4);
-  EXPECT_EQ(t.spm_addr_bits, 11);
+  EXPECT_EQ(t.spm_addr_bits, 13);
   EXPECT_EQ(t.max_burst, 8);
   EXPECT_EQ(t.len_bits, 4);
-  // small-4x4: all 32-bit, weight 8 KiB = 2048 words; max_burst 16 needs 5 length bits.
+  // small-4x4: all 32-bit; 4096 + 8192 bytes + 512 acc lanes = 12800 elements; max_burst 16 needs
+  // 5 length bits.
   const DmaGeometry s = dma_geometry(preset("small-4x4"));
   EXPECT_EQ(s.data_bits, 32);
-  EXPECT_EQ(s.spm_addr_bits, 11);
+  EXPECT_EQ(s.spm_addr_bits, 14);
+  // Other organizations: the element space of their memories (hy: data, weight, acc, shared).
+  AccelConfig hy = preset("tiny-2x2");
+  hy.scratchpad.organization = SpmOrganization::Hy;
+  hy.scratchpad.shared = {true, 4, 2, 2, 32};
+  validate_accel_config(hy);
+  EXPECT_EQ(dma_geometry(hy).spm_addr_bits, 14);  // 6400 + 4096 shared bytes
   EXPECT_EQ(s.len_bits, 5);
   AccelConfig c = preset("small-4x4");
   c.offchip.max_burst = 256;
@@ -70,14 +77,14 @@ TEST(EmitDma, PortsAndWidths) {
   const std::string text = print_module(build_dma(preset("small-4x4")));
   EXPECT_NE(text.find("module capsgen_dma"), std::string::npos);
   for (const char* p : {"input  wire clk_i", "input  wire rst_ni", "input  wire desc_valid_i", "output wire desc_ready_o",
-                        "input  wire [31:0] desc_dram_addr_i", "input  wire [10:0] desc_spm_addr_i",
+                        "input  wire [31:0] desc_dram_addr_i", "input  wire [13:0] desc_spm_addr_i",
                         "input  wire [15:0] desc_count2_i", "input  wire [31:0] desc_dram_stride2_i",
-                        "input  wire [10:0] desc_spm_stride1_i", "input  wire [4:0] desc_burst_i",
+                        "input  wire [13:0] desc_spm_stride1_i", "input  wire [4:0] desc_burst_i",
                         "output wire [4:0] req_len_o", "input  wire [31:0] rd_data_i", "output wire [31:0] wr_data_o",
-                        "output wire wr_last_o", "output wire [10:0] spm_addr_o", "input  wire spm_gnt_i",
+                        "output wire wr_last_o", "output wire [13:0] spm_addr_o", "input  wire spm_gnt_i",
                         "output wire [31:0] beats_read_o", "output wire done_o", "output wire busy_o",
                         "input  wire [1:0] desc_size_i", "input  wire desc_widen_i", "output wire [1:0] req_size_o",
-                        "output wire [3:0] wr_strb_o"})
+                        "output wire [3:0] wr_strb_o", "output wire [1:0] spm_size_o"})
     EXPECT_NE(text.find(p), std::string::npos) << p;
   // Every port follows the naming rules: clk_i, rst_ni, then *_i / *_o.
   const Module m = build_dma(preset("small-4x4"));
@@ -157,6 +164,11 @@ TEST(EmitDma, SizeFieldAndStrobes) {
   EXPECT_NE(tv.find("assign desc_strb = {{2{desc_size >= 2'd2}}, {1{desc_size >= 2'd1}}, 1'b1};"), std::string::npos);
   EXPECT_NE(tv.find("assign rd_sign = {{24{widen_q & rd_data_i[7]}}, 8'd0};"), std::string::npos);
   EXPECT_NE(tv.find("widen_q <= desc_widen_i & ~desc_store_i & (desc_size == 2'd0);"), std::string::npos);
+  // The SPM access's size: a widened load writes a 4-byte lane.
+  EXPECT_NE(tv.find("assign spm_size_o = widen_q ? 2'd2 : size_q;"), std::string::npos);
+  EXPECT_EQ(t.widen_size, 2);
+  EXPECT_EQ(dma_geometry(w16).widen_size, 1);
+  EXPECT_NE(print_module(build_dma(w16)).find("assign spm_size_o = widen_q ? 1'd1 : size_q;"), std::string::npos);
   const std::string cv = print_module(build_dma(preset("capsacc-16x16")));
   EXPECT_NE(cv.find("assign desc_size = desc_size_i;"), std::string::npos);
   EXPECT_NE(cv.find("assign rd_sign = {32'd0, {24{widen_q & rd_data_i[7]}}, 8'd0};"), std::string::npos);
@@ -166,5 +178,6 @@ TEST(EmitDma, SizeFieldAndStrobes) {
   const std::string bv = print_module(build_dma(w8));
   EXPECT_NE(bv.find("assign unused_desc = {desc_size_i, desc_widen_i};"), std::string::npos);
   EXPECT_NE(bv.find("assign wr_strb_o = 1'b1;"), std::string::npos);
+  EXPECT_NE(bv.find("assign spm_size_o = 1'b0;"), std::string::npos);
   EXPECT_EQ(bv.find("widen_q"), std::string::npos);
 }

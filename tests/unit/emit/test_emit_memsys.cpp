@@ -1,5 +1,5 @@
 // Emitter tests of the memory system (gen/emit/memsys.cpp, docs/rtl-memsys.md): the element map
-// (engine ports and the DMA port), the DMA port's legal sizes,
+// (engine ports and the DMA port), the DMA port's legal sizes and its widths against capsgen_dma's,
 // the words a run of elements can span, the rejection messages (organization, element widths,
 // banks), registration (files.f order after the scratchpads, memsys.txt with the reason when not
 // generated), port widths, the result writer's two memories, determinism. The tiny preset's capsgen_memsys.v is a golden file
@@ -11,6 +11,7 @@
 #include "config/accel_config.hpp"
 #include "core/input_error.hpp"
 #include "emit/design.hpp"
+#include "emit/dma.hpp"
 #include "emit/generate.hpp"
 #include "emit/memsys.hpp"
 #include "emit/random_config.hpp"
@@ -116,6 +117,26 @@ TEST(EmitMemsys, DmaSizes) {
   const std::string cv = print_module(build_memsys(preset("capsacc-16x16")));
   EXPECT_NE(cv.find("((spm_size_i == 2'd1) & (dma_data_lane <= 3'd6))"), std::string::npos);
   EXPECT_NE(cv.find("((spm_size_i == 2'd3) & (dma_data_lane == 3'd0))"), std::string::npos);
+}
+
+TEST(EmitMemsys, DmaPortMatchesTheDma) {
+  // The top level connects capsgen_dma's SPM port to memsys's directly: same address, size, data widths.
+  for (const char* p : {"tiny-2x2", "small-4x4", "capsacc-16x16"}) {
+    const AccelConfig cfg = preset(p);
+    const MemsysGeometry g = memsys_geometry(cfg);
+    const DmaGeometry d = dma_geometry(cfg);
+    EXPECT_EQ(g.spm_addr_bits, d.spm_addr_bits) << p;
+    EXPECT_EQ(g.spm_size_bits, d.size_bits) << p;
+    EXPECT_EQ(g.spm_max_size, d.max_size) << p;
+    EXPECT_EQ(g.spm_data_bits, d.data_bits) << p;
+    EXPECT_EQ(g.spm_addr_bits, memsys_element_addr_bits(cfg)) << p;
+  }
+  for (std::uint64_t seed = 1; seed <= 40; ++seed) {
+    const AccelConfig cfg = parse_accel_config(random_accel_config_yaml(seed), "random");
+    if (!memsys_unsupported_reason(cfg).empty()) continue;
+    EXPECT_EQ(memsys_geometry(cfg).spm_addr_bits, dma_geometry(cfg).spm_addr_bits) << seed;
+    EXPECT_EQ(memsys_geometry(cfg).spm_size_bits, dma_geometry(cfg).size_bits) << seed;
+  }
 }
 
 TEST(EmitMemsys, ResultWritesReachDataAndWeight) {

@@ -4,12 +4,14 @@
 
 // DMA engine between the off-chip burst port and a scratchpad port (docs/rtl-dma.md).
 // One descriptor at a time: desc_store_i = 0 loads DRAM -> SPM, 1 stores SPM -> DRAM. Element
-// (i2, i1, i0), i0 innermost, i_k < count_k, moves one 32-bit word between DRAM byte address
-// dram_addr + i0*ds0 + i1*ds1 + i2*ds2 and SPM word address spm_addr + i0*ss0 + i1*ss1 + i2*ss2
-// (both modulo their width). desc_size_i narrows each beat to its low 2^size bytes (0..2; larger: a
-// whole word): read beats carry the element in the low bytes of rd_data_i (the rest is ignored), the
-// SPM word written gets it in its low bytes, zeros above (desc_widen_i on a 1-byte load: the byte
-// sign-extended to 32 bits); write beats carry the low bytes of the SPM word, wr_strb_o marks them.
+// (i2, i1, i0), i0 innermost, i_k < count_k, moves one element (up to a 32-bit word) between DRAM
+// byte address dram_addr + i0*ds0 + i1*ds1 + i2*ds2 and SPM element address spm_addr + i0*ss0 +
+// i1*ss1 + i2*ss2 (both modulo their width; the SPM side is memsys's on-chip element space).
+// desc_size_i narrows each beat to its low 2^size bytes (0..2; larger: a whole word): read beats
+// carry the element in the low bytes of rd_data_i (the rest is ignored), the SPM write data gets it
+// in its low bytes, zeros above (desc_widen_i on a 1-byte load: the byte sign-extended to 32 bits);
+// write beats carry the low bytes of the SPM read data, wr_strb_o marks them. spm_size_o gives the
+// bytes of each SPM access: 2^size, or the widened lane.
 // When ds0 = 2^size bytes, runs of the inner level become bursts of
 // up to min(desc_burst_i, 8) beats (desc_burst_i = 0: 8); otherwise every element is a 1-beat burst.
 // A count of 0 ends the descriptor at once (done_o, no transfers).
@@ -28,16 +30,16 @@ module capsgen_dma (
   output wire desc_ready_o,  // descriptor accepted when valid (idle)
   input  wire desc_store_i,  // 0: DRAM -> SPM load, 1: SPM -> DRAM store
   input  wire [31:0] desc_dram_addr_i,  // DRAM byte base address
-  input  wire [10:0] desc_spm_addr_i,  // SPM word base address
+  input  wire [12:0] desc_spm_addr_i,  // SPM element base address
   input  wire [15:0] desc_count0_i,  // level 0 element count
   input  wire [15:0] desc_count1_i,  // level 1 element count
   input  wire [15:0] desc_count2_i,  // level 2 element count
   input  wire [31:0] desc_dram_stride0_i,  // level 0 DRAM stride, bytes (mod 2^32)
   input  wire [31:0] desc_dram_stride1_i,  // level 1 DRAM stride, bytes (mod 2^32)
   input  wire [31:0] desc_dram_stride2_i,  // level 2 DRAM stride, bytes (mod 2^32)
-  input  wire [10:0] desc_spm_stride0_i,  // level 0 SPM stride, words (mod 2^11)
-  input  wire [10:0] desc_spm_stride1_i,  // level 1 SPM stride, words (mod 2^11)
-  input  wire [10:0] desc_spm_stride2_i,  // level 2 SPM stride, words (mod 2^11)
+  input  wire [12:0] desc_spm_stride0_i,  // level 0 SPM stride, elements (mod 2^13)
+  input  wire [12:0] desc_spm_stride1_i,  // level 1 SPM stride, elements (mod 2^13)
+  input  wire [12:0] desc_spm_stride2_i,  // level 2 SPM stride, elements (mod 2^13)
   input  wire [3:0] desc_burst_i,  // burst length limit in beats (0 or > 8: 8)
   input  wire [1:0] desc_size_i,  // bytes per beat = 2^size; 2 (or more): a whole word
   input  wire desc_widen_i,  // 1-byte load (size 0): sign-extend each byte to 32 bits (else ignored)
@@ -60,7 +62,8 @@ module capsgen_dma (
   output wire spm_req_o,  // SPM access
   input  wire spm_gnt_i,  // SPM access accepted this cycle
   output wire spm_we_o,  // 1: write, 0: read
-  output wire [10:0] spm_addr_o,  // SPM word address
+  output wire [12:0] spm_addr_o,  // SPM element address
+  output wire [1:0] spm_size_o,  // SPM access of 2^size bytes: the descriptor's size, 2 when widened
   output wire [31:0] spm_wdata_o,  // SPM write data
   input  wire spm_rvalid_i,  // SPM read data of an earlier accepted read
   input  wire [31:0] spm_rdata_i,  // SPM read data
@@ -87,9 +90,9 @@ module capsgen_dma (
   reg [31:0] ds0_q;
   reg [31:0] ds1_q;
   reg [31:0] ds2_q;
-  reg [10:0] ss0_q;
-  reg [10:0] ss1_q;
-  reg [10:0] ss2_q;
+  reg [12:0] ss0_q;
+  reg [12:0] ss1_q;
+  reg [12:0] ss2_q;
   wire desc_fire;
   wire desc_empty;  // a count is 0
   wire [3:0] desc_limit;
@@ -141,12 +144,12 @@ module capsgen_dma (
   reg [15:0] sp_i0_q;
   reg [15:0] sp_i1_q;
   reg [15:0] sp_i2_q;
-  reg [10:0] sp_ptr_q;
-  reg [10:0] sp_row1_q;
-  reg [10:0] sp_row2_q;
+  reg [12:0] sp_ptr_q;
+  reg [12:0] sp_row1_q;
+  reg [12:0] sp_row2_q;
   reg [2:0] sp_inf_q;  // SPM reads in flight
-  wire [10:0] sp_row1_next;
-  wire [10:0] sp_row2_next;
+  wire [12:0] sp_row1_next;
+  wire [12:0] sp_row2_next;
   wire [15:0] count0_last;
   wire spm_fire;
   wire sp_ret;  // SPM read data returns
@@ -176,13 +179,13 @@ module capsgen_dma (
       widen_q <= 1'b0;
       count0_q <= 16'd0;
       ds0_q <= 32'd0;
-      ss0_q <= 11'd0;
+      ss0_q <= 13'd0;
       count1_q <= 16'd0;
       ds1_q <= 32'd0;
-      ss1_q <= 11'd0;
+      ss1_q <= 13'd0;
       count2_q <= 16'd0;
       ds2_q <= 32'd0;
-      ss2_q <= 11'd0;
+      ss2_q <= 13'd0;
     end else begin
       done_q <= 1'b0;
       if (desc_fire) begin
@@ -351,6 +354,7 @@ module capsgen_dma (
   assign spm_req_o = busy_q & (store_q ? (sp_active_q & (df_used < 4'd4)) : ~df_empty);
   assign spm_we_o = ~store_q;
   assign spm_addr_o = sp_ptr_q;
+  assign spm_size_o = widen_q ? 2'd2 : size_q;
   assign spm_wdata_o = df_mem[df_rp_q];
   assign spm_fire = spm_req_o & spm_gnt_i;
   assign sp_row1_next = sp_row1_q + ss1_q;
@@ -361,9 +365,9 @@ module capsgen_dma (
       sp_i0_q <= 16'd0;
       sp_i1_q <= 16'd0;
       sp_i2_q <= 16'd0;
-      sp_ptr_q <= 11'd0;
-      sp_row1_q <= 11'd0;
-      sp_row2_q <= 11'd0;
+      sp_ptr_q <= 13'd0;
+      sp_row1_q <= 13'd0;
+      sp_row2_q <= 13'd0;
       sp_inf_q <= 3'd0;
     end else begin
       if (desc_fire) begin
