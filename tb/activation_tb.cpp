@@ -46,7 +46,7 @@ const char* func_name(int f) {
 // Every derived width below is recomputed here from docs/rtl-activation.md.
 struct ActConfig {
   std::string name;
-  int cols = 0, psum = 0, act = 0, sqrt_in = 0, sqrt_out = 0, sq_elem = 0, sq_norm = 0, sq_out = 0, sq_in_frac = 0,
+  int cols = 0, psum = 0, act = 0, sqrt_in = 0, sqrt_out = 0, sq_gain = 0, sq_elem = 0, sq_gain_bits = 0, sq_norm = 0, sq_out = 0, sq_in_frac = 0,
       sq_norm_shift = 0, exp_in = 0, exp_out = 0, sm_in_frac = 0, max_len = 0, sqrt_computed = 0;
 
   static ActConfig load(const std::string& dir) {
@@ -58,7 +58,9 @@ struct ActConfig {
     c.act = num("act_bits");
     c.sqrt_in = num("sqrt_in_bits");
     c.sqrt_out = num("sqrt_out_bits");
+    c.sq_gain = num("squash_gain");
     c.sq_elem = num("squash_elem_bits");
+    c.sq_gain_bits = num("squash_gain_bits");
     c.sq_norm = num("squash_norm_bits");
     c.sq_out = num("squash_out_bits");
     c.sq_in_frac = num("squash_in_frac");
@@ -75,7 +77,9 @@ struct ActConfig {
     p.act_bits = act;
     p.sqrt_in_bits = sqrt_in;
     p.sqrt_out_bits = sqrt_out;
+    p.sq_gain = sq_gain != 0;
     p.sq_elem_bits = sq_elem;
+    p.sq_gain_bits = sq_gain_bits;
     p.sq_norm_bits = sq_norm;
     p.sq_out_bits = sq_out;
     p.sq_in_frac = sq_in_frac;
@@ -116,7 +120,7 @@ int run_roms(const tb::Args& args, const ActConfig& c) {
     IData* data;
   };
   Rom roms[] = {{"sqrt_rom", fx::build_sqrt_lut(p), c.sqrt_in, c.sqrt_out, &m->sqrt_addr_i, &m->sqrt_data_o},
-                {"squash_rom", fx::build_squash_lut(p), c.sq_elem + c.sq_norm, c.sq_out, &m->squash_addr_i,
+                {"squash_rom", fx::build_squash_lut(p), p.squash_addr_bits(), p.squash_data_bits(), &m->squash_addr_i,
                  &m->squash_data_o},
                 {"exp_rom", fx::build_exp_lut(p), c.exp_in, c.exp_out, &m->exp_addr_i, &m->exp_data_o}};
   std::size_t longest = 0;
@@ -138,7 +142,7 @@ int run_roms(const tb::Args& args, const ActConfig& c) {
   sim.finish();
   char extra[160];
   std::snprintf(extra, sizeof extra, "sqrt %d->%d%s, squash %d->%d, exp %d->%d, every address", c.sqrt_in, c.sqrt_out,
-                c.sqrt_computed ? " (computed)" : "", c.sq_elem + c.sq_norm, c.sq_out, c.exp_in, c.exp_out);
+                c.sqrt_computed ? " (computed)" : "", p.squash_addr_bits(), p.squash_data_bits(), c.exp_in, c.exp_out);
   return report.summary(extra);
 }
 

@@ -95,7 +95,9 @@ class EngineTb {
     ap_.act_bits = kv.num("act_bits");
     ap_.sqrt_in_bits = kv.num("sqrt_in_bits");
     ap_.sqrt_out_bits = kv.num("sqrt_out_bits");
+    ap_.sq_gain = kv.num("squash_gain") != 0;
     ap_.sq_elem_bits = kv.num("squash_elem_bits");
+    ap_.sq_gain_bits = kv.num("squash_gain_bits");
     ap_.sq_norm_bits = kv.num("squash_norm_bits");
     ap_.sq_out_bits = kv.num("squash_out_bits");
     ap_.sq_in_frac = kv.num("squash_in_frac");

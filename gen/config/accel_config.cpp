@@ -38,6 +38,7 @@ constexpr Limit kLatency{0, 10000};
 constexpr double kMaxMhz = 2000.0;
 
 const std::vector<std::string_view> kOrgNames{"sep", "smp", "hy"};
+const std::vector<std::string_view> kSquashKindNames{"table", "gain"};  // SquashKind order
 const std::vector<std::string_view> kMemNames{"data", "weight", "acc", "shared"};
 
 bool is_preset_name(std::string_view s) {
@@ -164,6 +165,8 @@ MemoryConfig parse_memory(const yaml::MapReader& mem) {
 
 }  // namespace
 
+const char* to_string(SquashKind k) { return k == SquashKind::kGain ? "gain" : "table"; }
+
 const char* to_string(SpmOrganization org) {
   switch (org) {
     case SpmOrganization::Sep:
@@ -221,8 +224,15 @@ AccelConfig parse_accel_config(const std::string& yaml_text, const std::string& 
     }
     {
       const yaml::MapReader s = top.get_map("squash");
-      s.allow_only({"elem_bits", "norm_bits", "out_bits", "in_frac", "norm_shift"});
-      cfg.squash.elem_bits = s.get_int("elem_bits");
+      s.allow_only({"kind", "elem_bits", "gain_bits", "norm_bits", "out_bits", "in_frac", "norm_shift"});
+      if (s.has("kind")) cfg.squash.kind = static_cast<SquashKind>(s.get("kind").as_enum(kSquashKindNames));
+      if (cfg.squash.kind == SquashKind::kTable) {
+        if (s.has("gain_bits")) s.fail("gain_bits", "only with kind: gain (kind: table uses elem_bits)");
+        cfg.squash.elem_bits = s.get_int("elem_bits");
+      } else {
+        if (s.has("elem_bits")) s.fail("elem_bits", "only with kind: table (kind: gain multiplies the whole element)");
+        cfg.squash.gain_bits = s.get_int("gain_bits");
+      }
       cfg.squash.norm_bits = s.get_int("norm_bits");
       cfg.squash.out_bits = s.get_int("out_bits");
       cfg.squash.in_frac = s.get_int("in_frac");
@@ -315,9 +325,14 @@ void validate_accel_config(const AccelConfig& cfg) {
   c.range("norm.sqrt_out_bits", cfg.norm.sqrt_out_bits, kSqrtOutBits);
 
   const SquashConfig& s = cfg.squash;
-  c.range_rel("squash.elem_bits", s.elem_bits, 2, act, "widths.act");
   c.range_rel("squash.norm_bits", s.norm_bits, 1, cfg.norm.sqrt_out_bits, "norm.sqrt_out_bits");
-  if (s.elem_bits + s.norm_bits > kMaxSquashLutBits) {
+  if (s.kind == SquashKind::kGain) {
+    // gain_bits >= out_bits - 1 keeps the product's rounding shift >= in_frac + 1 >= 1.
+    c.range_rel("squash.gain_bits", s.gain_bits, std::max(2, s.out_bits - 1), 16, "squash.out_bits-1 .. 16");
+  } else {
+    c.range_rel("squash.elem_bits", s.elem_bits, 2, act, "widths.act");
+  }
+  if (s.kind == SquashKind::kTable && s.elem_bits + s.norm_bits > kMaxSquashLutBits) {
     c.fail("squash.norm_bits",
            fmt::format("elem_bits + norm_bits = {} exceeds {} (the squash LUT would have 2^{} entries)",
                        s.elem_bits + s.norm_bits, kMaxSquashLutBits, s.elem_bits + s.norm_bits));

@@ -25,8 +25,18 @@ struct NormConfig {
   int sqrt_out_bits = 8;   // sqrt LUT output width (unsigned norm code)
 };
 
+// How the squash unit maps (element, norm) to its output (docs/numerics.md, "Squash"):
+//  - kTable: CapsAcc's two-dimensional LUT addressed by the top elem_bits of the element and the
+//    top norm_bits of the norm code;
+//  - kGain: a one-dimensional LUT of the gain g(n) = n / (1 + n^2) addressed by the top norm_bits
+//    of the norm code, times the whole element (one multiplier per unit).
+enum class SquashKind { kTable, kGain };
+const char* to_string(SquashKind k);
+
 struct SquashConfig {
-  int elem_bits = 6;    // squash LUT element address (top bits of the act-width element)
+  SquashKind kind = SquashKind::kTable;
+  int elem_bits = 6;    // kTable: squash LUT element address (top bits of the act-width element)
+  int gain_bits = 8;    // kGain: gain LUT output width, unsigned, format Q0.(gain_bits+1)
   int norm_bits = 5;    // squash LUT norm address (top bits of the norm code)
   int out_bits = 8;     // squash output width, format Q0.(out_bits-1)
   int in_frac = 5;      // fraction bits of the act-width squash input s

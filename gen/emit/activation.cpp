@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "emit/activation_internal.hpp"
+#include "numerics/activation.hpp"
 
 namespace capsgen::emit {
 
@@ -28,6 +29,14 @@ ActGeometry act_geometry(const AccelConfig& cfg) {
   g.sq_elem = cfg.squash.elem_bits;
   g.sq_norm = cfg.squash.norm_bits;
   g.sq_out = cfg.squash.out_bits;
+  {
+    const fx::ActParams ap = fx::ActParams::from_config(cfg);
+    g.sq_gain = ap.sq_gain;
+    g.sq_gain_bits = ap.sq_gain_bits;
+    g.sq_gain_shift = ap.squash_gain_shift();
+    g.sq_rom_addr = ap.squash_addr_bits();
+    g.sq_rom_data = ap.squash_data_bits();
+  }
   g.exp_in = cfg.softmax.exp_in_bits;
   g.exp_out = cfg.softmax.exp_out_bits;
   g.exp_sum_bits = g.exp_out + clog2(g.max_len);
@@ -36,8 +45,9 @@ ActGeometry act_geometry(const AccelConfig& cfg) {
   g.desc_bits = std::max(g.act, g.sq_norm);
   g.div_stages = g.act;
   g.sqrt_computed = g.sqrt_in > kCaseRomMaxAddrBits;
-  if (g.act < 2 || g.psum <= g.act || g.sq_elem > g.act || g.sq_elem < 2 || g.sq_norm > g.sqrt_out ||
-      g.sq_out > g.act || g.exp_in > g.act || g.sq_elem + g.sq_norm > kCaseRomMaxAddrBits ||
+  if (g.act < 2 || g.psum <= g.act || (!g.sq_gain && (g.sq_elem > g.act || g.sq_elem < 2)) || g.sq_norm > g.sqrt_out ||
+      g.sq_out > g.act || g.exp_in > g.act || g.sq_rom_addr > kCaseRomMaxAddrBits ||
+      (g.sq_gain && (g.sq_gain_shift < 1 || g.sq_gain_bits < 2)) ||
       g.exp_in > kCaseRomMaxAddrBits)
     throw std::logic_error("emit_activation: widths outside the validated ranges (config not validated?)");
   return g;
@@ -54,12 +64,14 @@ Module build_activation(const AccelConfig& cfg) {
                "{0} to {1} bits: a = sat(round_half_up(in >> shift)) (fx::reduce). func selects the output:\n"
                "  0 identity, 1 ReLU: one output per element, 2 cycles after it;\n"
                "  2 Norm: one output per vector of len elements: sqrt_lut[sat(round(sum a^2 >> norm_shift))];\n"
-               "  3 Squash: len outputs, squash_lut[top bits of a, top bits of the norm] (fx::squash);\n"
+               "  3 Squash: len outputs, {3} (fx::squash);\n"
                "  4 Softmax: len outputs, fx::softmax (max subtraction, exp LUT, sum, divider).\n"
                "func, len (1..{2}, 0 counts as 1), shift and norm_shift are sampled with the first element of\n"
                "each vector; elements may arrive back to back, vectors too. func may change only while busy_o\n"
                "is low. Timing contract (latency, queueing of Squash/Softmax vectors): docs/rtl-activation.md.",
-               P, A, g.max_len));
+               P, A, g.max_len,
+               g.sq_gain ? fmt::format("sat(round(a * gain_lut[top bits of the norm] >> {}))", g.sq_gain_shift)
+                         : std::string("squash_lut[top bits of a, top bits of the norm]")));
   m.clock_and_reset()
       .input("in_valid_i", "1", "an element this cycle")
       .input("in_data_i", str(P), "element: accumulator output", true)
@@ -159,10 +171,22 @@ Module build_activation(const AccelConfig& cfg) {
   m.wire("eng_proc", "1", "stream engine consumes an element this cycle");
   m.wire("eng_desc", str(DB));
   m.comment("Squash lookup.");
-  m.wire("sq_e", str(EB), "squash ROM element address: sat(round(a >> " + std::to_string(A - EB) + "))", true);
-  if (A > EB) m.wire("sqe_round", str(EB + 1), "", true);
-  m.wire("sq_addr", str(EB + NB));
-  m.wire("squash_data", str(QO));
+  const int RA = g.sq_rom_addr, RD = g.sq_rom_data, GB = g.sq_gain_bits, GS = g.sq_gain_shift;
+  const int GP = A + GB + 1;  // signed product a * gain (gain zero-extended)
+  if (g.sq_gain) {
+    m.reg("sqo_x_q", str(A), "gain kind: the element, beside its gain from the ROM");
+    if (GS >= 2)
+      m.lint_off("UNUSEDSIGNAL", "product bits below the rounding bit do not change round-half-up (fx::round_shift).");
+    m.wire("sq_prod", str(GP), "a * gain (exact)");
+    if (GS >= 2) m.lint_on("UNUSEDSIGNAL");
+    m.wire("sq_pround", str(GP - GS + 1), "round_half_up(a * gain >> " + std::to_string(GS) + ")");
+    m.wire("sq_out", str(QO), "squash output: the rounded product, saturated");
+  } else {
+    m.wire("sq_e", str(EB), "squash ROM element address: sat(round(a >> " + std::to_string(A - EB) + "))", true);
+    if (A > EB) m.wire("sqe_round", str(EB + 1), "", true);
+  }
+  m.wire("sq_addr", str(RA));
+  m.wire("squash_data", str(RD));
   m.reg("sqo_valid_q", "1");
   m.reg("sqo_last_q", "1");
   m.comment("Softmax exp pass.");
@@ -317,7 +341,15 @@ Module build_activation(const AccelConfig& cfg) {
 
   // Squash lookup.
   m.blank();
-  if (A > EB) {
+  if (g.sq_gain) {
+    m.comment("Gain kind: the ROM holds g(norm) = n / (1 + n^2); the element waits one cycle in sqo_x_q for it.");
+    m.assign("sq_addr", bits("eng_desc", NB - 1, 0));
+    m.always_ff({if_("eng_proc", {nb("sqo_x_q", "elem_x")})});
+    m.assign("sq_prod", fmt::format("{} * {}", sext("sqo_x_q", A, GP), zext("squash_data", GB, GP)));
+    m.assign("sq_pround", fmt::format("{{sq_prod[{}], {}}} + {}", GP - 1, bits("sq_prod", GP - 1, GS),
+                                      zext(fmt::format("sq_prod[{}]", GS - 1), 1, GP - GS + 1)));
+    m.assign("sq_out", detail::sat_s("sq_pround", GP - GS + 1, QO));
+  } else if (A > EB) {
     const int k = A - EB;
     m.assign("sqe_round", fmt::format("{{elem_x[{}], {}}} + {}", A - 1, bits("elem_x", A - 1, k),
                                       zext(fmt::format("elem_x[{}]", k - 1), 1, EB + 1)));
@@ -325,7 +357,7 @@ Module build_activation(const AccelConfig& cfg) {
   } else {
     m.assign("sq_e", "elem_x");
   }
-  m.assign("sq_addr", fmt::format("{{sq_e, {}}}", bits("eng_desc", NB - 1, 0)));
+  if (!g.sq_gain) m.assign("sq_addr", fmt::format("{{sq_e, {}}}", bits("eng_desc", NB - 1, 0)));
   m.instance(kActSquashRomModule, "u_squash_rom")
       .connect("clk_i", "clk_i")
       .connect("addr_i", "sq_addr")
@@ -401,7 +433,7 @@ Module build_activation(const AccelConfig& cfg) {
                      if_("elem_err | desc_err | ef_err | sf_err", {nb("err_q", "1'b1")})});
   m.always_ff({if_("elem_valid", {nb("out_data_q", sext("elem_val", A, OB)), nb("out_last_q", "1'b1")},
                    {if_("nv_q & f_norm", {nb("out_data_q", zext("sqrt_data", SO, OB)), nb("out_last_q", "1'b1")},
-                        {if_("sqo_valid_q", {nb("out_data_q", sext("squash_data", QO, OB)), nb("out_last_q", "sqo_last_q")},
+                        {if_("sqo_valid_q", {nb("out_data_q", sext(g.sq_gain ? "sq_out" : "squash_data", QO, OB)), nb("out_last_q", "sqo_last_q")},
                              {if_("div_valid", {nb("out_data_q", zext("div_quot", A, OB)), nb("out_last_q", "div_last")})})})})});
   m.assign("out_valid_o", "out_valid_q");
   m.assign("out_last_o", "out_last_q");
@@ -475,7 +507,9 @@ std::string activation_summary(const AccelConfig& cfg) {
   kv("act_bits", cfg.widths.act);
   kv("sqrt_in_bits", cfg.norm.sqrt_in_bits);
   kv("sqrt_out_bits", cfg.norm.sqrt_out_bits);
+  kv("squash_gain", g.sq_gain ? 1 : 0);
   kv("squash_elem_bits", cfg.squash.elem_bits);
+  kv("squash_gain_bits", cfg.squash.gain_bits);
   kv("squash_norm_bits", cfg.squash.norm_bits);
   kv("squash_out_bits", cfg.squash.out_bits);
   kv("squash_in_frac", cfg.squash.in_frac);
@@ -499,10 +533,13 @@ void emit_activation(const AccelConfig& cfg, Design& design) {
     design.add_module(build_act_rom(kActSqrtRomModule,
                                     "sqrt ROM of the Norm unit: norm code = round(sqrt(addr) * 2^sqrt_frac), saturated.",
                                     sqrt_t, g.sqrt_in, g.sqrt_out));
-  design.add_module(build_act_rom(kActSquashRomModule,
-                                  "Squash ROM: address {element, norm}, value x*n/(1+n^2) as a Q0." +
-                                      std::to_string(g.sq_out - 1) + " two's-complement code.",
-                                  squash_t, g.sq_elem + g.sq_norm, g.sq_out));
+  design.add_module(build_act_rom(
+      kActSquashRomModule,
+      g.sq_gain ? "Squash gain ROM: address = norm, value g = n/(1+n^2) as an unsigned Q0." + std::to_string(g.sq_gain_bits + 1) +
+                      " code, saturated."
+                : "Squash ROM: address {element, norm}, value x*n/(1+n^2) as a Q0." + std::to_string(g.sq_out - 1) +
+                      " two's-complement code.",
+      squash_t, g.sq_rom_addr, g.sq_rom_data));
   design.add_module(build_act_rom(kActExpRomModule,
                                   "exp ROM of the Softmax unit: address = rounded (max - x), value = exp(-d) in Q0." +
                                       std::to_string(g.exp_out) + ", saturated.",
@@ -512,7 +549,7 @@ void emit_activation(const AccelConfig& cfg, Design& design) {
   design.add_module(build_activation(cfg));
   design.add_module(build_activation_bank(cfg));
   design.add_data_file(std::string(kActSqrtRomModule) + ".hex", rom_hex(sqrt_t, g.sqrt_out));
-  design.add_data_file(std::string(kActSquashRomModule) + ".hex", rom_hex(squash_t, g.sq_out));
+  design.add_data_file(std::string(kActSquashRomModule) + ".hex", rom_hex(squash_t, g.sq_rom_data));
   design.add_data_file(std::string(kActExpRomModule) + ".hex", rom_hex(exp_t, g.exp_out));
   design.add_other_file(kActivationSummaryName, activation_summary(cfg));
 }

@@ -44,6 +44,9 @@ struct ActGeometry {
   int nshift_bits = 0;   // norm_shift_i width: clog2(sum_bits + 1)
   int sqrt_in = 0, sqrt_out = 0;
   int sq_elem = 0, sq_norm = 0, sq_out = 0;
+  bool sq_gain = false;  // squash kind gain: ROM of g(norm) x element (else the 2-D table)
+  int sq_gain_bits = 0, sq_gain_shift = 0;  // gain kind: ROM width, rounding shift of the product
+  int sq_rom_addr = 0, sq_rom_data = 0;     // squash ROM address / data widths
   int exp_in = 0, exp_out = 0;
   int exp_sum_bits = 0;  // exact sum of max_len exp values: exp_out + clog2(max_len)
   int out_bits = 0;      // out_data_o width: max(act, sqrt_out)

@@ -77,8 +77,16 @@ std::string random_accel_config_yaml(std::uint64_t seed) {
   y += fmt::format("array:\n  rows: {}\n  cols: {}\n  pe_pipeline: {}\n", rows, cols, pipe ? "true" : "false");
   y += fmt::format("widths:\n  data: {}\n  weight: {}\n  psum: {}\n  act: {}\n", data, weight, psum, act);
   y += fmt::format("norm:\n  sqrt_in_bits: {}\n  sqrt_out_bits: {}\n", sqrt_in, sqrt_out);
-  y += fmt::format("squash:\n  elem_bits: {}\n  norm_bits: {}\n  out_bits: {}\n  in_frac: {}\n  norm_shift: {}\n", elem,
-                   norm_bits, sq_out, sq_frac, norm_shift);
+  // Even seeds get the gain squash (decided without drawing, so every other field of a seed is as
+  // before the gain kind existed).
+  if (seed % 2 == 0) {
+    const int gain_bits = std::min(16, std::max(2, sq_out - 1) + int((seed / 2) % 4));
+    y += fmt::format("squash:\n  kind: gain\n  gain_bits: {}\n", gain_bits);
+  } else {
+    y += fmt::format("squash:\n  elem_bits: {}\n", elem);
+  }
+  y += fmt::format("  norm_bits: {}\n  out_bits: {}\n  in_frac: {}\n  norm_shift: {}\n", norm_bits, sq_out, sq_frac,
+                   norm_shift);
   y += fmt::format("softmax:\n  exp_in_bits: {}\n  exp_out_bits: {}\n  in_frac: {}\n", exp_in, exp_out, sm_frac);
   y += fmt::format("accumulator:\n  depth: {}\n", depth);
   y += fmt::format("scratchpad:\n  organization: {}\n  power_gating: {}\n  wakeup_cycles: {}\n", org_name,

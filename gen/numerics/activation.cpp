@@ -14,7 +14,9 @@ ActParams ActParams::from_config(const AccelConfig& cfg) {
   p.act_bits = cfg.widths.act;
   p.sqrt_in_bits = cfg.norm.sqrt_in_bits;
   p.sqrt_out_bits = cfg.norm.sqrt_out_bits;
+  p.sq_gain = cfg.squash.kind == SquashKind::kGain;
   p.sq_elem_bits = cfg.squash.elem_bits;
+  p.sq_gain_bits = cfg.squash.gain_bits;
   p.sq_norm_bits = cfg.squash.norm_bits;
   p.sq_out_bits = cfg.squash.out_bits;
   p.sq_in_frac = cfg.squash.in_frac;
@@ -62,6 +64,15 @@ std::vector<std::uint32_t> build_sqrt_lut(const ActParams& p) {
 std::vector<std::uint32_t> build_squash_lut(const ActParams& p) {
   const int elem_frac = p.sq_in_frac - (p.act_bits - p.sq_elem_bits);
   const int nf = p.norm_frac(p.sq_in_frac, p.sq_norm_shift) - (p.sqrt_out_bits - p.sq_norm_bits);
+  if (p.sq_gain) {
+    std::vector<std::uint32_t> lut(std::size_t{1} << p.sq_norm_bits);
+    for (std::uint32_t m = 0; m < lut.size(); ++m) {
+      const double n = std::ldexp(static_cast<double>(m), -nf);
+      const double g = n / (1.0 + n * n);
+      lut[m] = static_cast<std::uint32_t>(sat_u(std::llround(std::ldexp(g, p.squash_gain_frac())), p.sq_gain_bits));
+    }
+    return lut;
+  }
   std::vector<std::uint32_t> lut(std::size_t{1} << (p.sq_elem_bits + p.sq_norm_bits));
   for (std::uint32_t e = 0; e < (1u << p.sq_elem_bits); ++e) {
     const double x = std::ldexp(static_cast<double>(sign_extend(e, p.sq_elem_bits)), -elem_frac);
@@ -98,6 +109,11 @@ void squash(const ActParams& p, const std::vector<std::uint32_t>& sqrt_lut, cons
             const std::int64_t* x, int n, std::int64_t* out) {
   const NormResult nr = norm(p, sqrt_lut, x, n, p.sq_norm_shift);
   const std::int64_t m = sat_u(round_shift(nr.norm, p.sqrt_out_bits - p.sq_norm_bits), p.sq_norm_bits);
+  if (p.sq_gain) {
+    const std::int64_t g = static_cast<std::int64_t>(squash_lut.at(static_cast<std::size_t>(m)));
+    for (int i = 0; i < n; ++i) out[i] = sat_s(round_shift(x[i] * g, p.squash_gain_shift()), p.sq_out_bits);
+    return;
+  }
   for (int i = 0; i < n; ++i) {
     const std::int64_t e = sat_s(round_shift(x[i], p.act_bits - p.sq_elem_bits), p.sq_elem_bits);
     const std::uint32_t addr = (to_pattern(e, p.sq_elem_bits) << p.sq_norm_bits) | static_cast<std::uint32_t>(m);

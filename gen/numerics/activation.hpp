@@ -18,7 +18,9 @@ struct ActParams {
   int act_bits = 8;        // width of every activation value (signed)
   int sqrt_in_bits = 12;   // sqrt LUT address
   int sqrt_out_bits = 8;   // sqrt LUT output = norm code (unsigned)
-  int sq_elem_bits = 6;    // squash LUT element address
+  bool sq_gain = false;    // squash kind: false = 2-D table (CapsAcc), true = gain LUT x element
+  int sq_elem_bits = 6;    // squash LUT element address (table kind)
+  int sq_gain_bits = 8;    // gain LUT output width, unsigned Q0.(sq_gain_bits+1) (gain kind)
   int sq_norm_bits = 5;    // squash LUT norm address
   int sq_out_bits = 8;     // squash output, Q0.(sq_out_bits-1)
   int sq_in_frac = 5;      // fraction bits of the squash input s
@@ -33,6 +35,11 @@ struct ActParams {
   int sqrt_frac() const;        // fraction bits of the sqrt LUT output relative to sqrt(address)
   int norm_frac(int in_frac, int norm_shift) const;  // fraction bits of the norm code
   int squash_out_frac() const { return sq_out_bits - 1; }
+  int squash_gain_frac() const { return sq_gain_bits + 1; }  // g <= 1/2: one more fraction bit than width
+  // Gain kind: out = round(x * g >> squash_gain_shift()), x Q.sq_in_frac, g Q0.gain_frac, out Q0.out_frac.
+  int squash_gain_shift() const { return sq_in_frac + squash_gain_frac() - squash_out_frac(); }
+  int squash_addr_bits() const { return sq_gain ? sq_norm_bits : sq_elem_bits + sq_norm_bits; }
+  int squash_data_bits() const { return sq_gain ? sq_gain_bits : sq_out_bits; }
   int exp_frac() const;         // fraction bits of the exp LUT output (== exp_out_bits)
   int exp_addr_frac() const;    // fraction bits of the exp LUT address (max - x, unsigned)
   int coupling_frac() const { return act_bits - 1; }  // softmax output c, Q0.(act_bits-1)
@@ -43,10 +50,13 @@ struct ActParams {
 // sqrt LUT: out[a] = min(2^out_bits - 1, round(sqrt(a) * 2^sqrt_frac)), a in [0, 2^in_bits).
 std::vector<std::uint32_t> build_sqrt_lut(const ActParams& p);
 
-// Squash LUT, address = (element_code << sq_norm_bits) | norm_code, element_code as a
+// Squash LUT (squash_addr_bits() -> squash_data_bits()).
+// Table kind: address = (element_code << sq_norm_bits) | norm_code, element_code as a
 // sq_elem_bits two's-complement pattern. Value: Q0.(out-1) code of x*n/(1+n^2), saturated, with
 // x = element/2^elem_frac and n = norm/2^norm_frac as docs/numerics.md derives them from the
 // preset. Stored as the out_bits two's-complement pattern.
+// Gain kind: address = norm_code; value: the unsigned Q0.(gain_bits+1) code of g = n/(1+n^2),
+// rounded and saturated to gain_bits.
 std::vector<std::uint32_t> build_squash_lut(const ActParams& p);
 
 // exp LUT for the max-subtracted softmax: address a (unsigned, exp_in_bits) stands for the
@@ -69,9 +79,11 @@ NormResult norm(const ActParams& p, const std::vector<std::uint32_t>& sqrt_lut,
                 const std::int64_t* x, int n, int shift);
 
 // Squash unit on one capsule (n elements, format Q.sq_in_frac of act_bits):
-// norm with sq_norm_shift, then per element out = squash_lut[(e << norm_bits) | m] with
-// e = sat_s(round_shift(x, act_bits - elem_bits), elem_bits), m = sat_u(round_shift(norm,
-// sqrt_out_bits - norm_bits), norm_bits). Output codes are Q0.(sq_out_bits-1).
+// norm with sq_norm_shift, m = sat_u(round_shift(norm, sqrt_out_bits - norm_bits), norm_bits), then
+// per element, table kind: out = squash_lut[(e << norm_bits) | m] with
+// e = sat_s(round_shift(x, act_bits - elem_bits), elem_bits); gain kind:
+// out = sat_s(round_shift(x * squash_lut[m], squash_gain_shift()), sq_out_bits).
+// Output codes are Q0.(sq_out_bits-1).
 void squash(const ActParams& p, const std::vector<std::uint32_t>& sqrt_lut,
             const std::vector<std::uint32_t>& squash_lut, const std::int64_t* x, int n, std::int64_t* out);
 

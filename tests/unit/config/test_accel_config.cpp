@@ -105,9 +105,12 @@ TEST(AccelConfig, CapsAcc16x16Preset) {
   EXPECT_EQ(c.widths.act, 8);
   EXPECT_EQ(c.norm.sqrt_in_bits, 12);
   EXPECT_EQ(c.norm.sqrt_out_bits, 8);
-  EXPECT_EQ(c.squash.elem_bits, 6);
-  EXPECT_EQ(c.squash.norm_bits, 5);
+  // The gain squash (docs/config.md: the one deliberate difference from CapsAcc's 6+5-bit table).
+  EXPECT_EQ(c.squash.kind, SquashKind::kGain);
+  EXPECT_EQ(c.squash.gain_bits, 8);
+  EXPECT_EQ(c.squash.norm_bits, 8);
   EXPECT_EQ(c.squash.out_bits, 8);
+  EXPECT_EQ(c.squash.in_frac, 3);
   EXPECT_EQ(c.softmax.exp_in_bits, 8);
   EXPECT_EQ(c.softmax.exp_out_bits, 8);
   EXPECT_EQ(c.scratchpad.organization, SpmOrganization::Sep);
@@ -325,6 +328,31 @@ TEST(AccelConfig, SquashRelations) {
   text = replace(text, "  norm_bits: 5", "  norm_bits: 9");
   expect_input_error([&] { parse(text); }, kFile, line_of(text, "norm_bits: 9"), "squash.norm_bits",
                      "elem_bits + norm_bits = 17 exceeds 16");
+}
+
+TEST(AccelConfig, SquashKind) {
+  EXPECT_EQ(parse(kBase).squash.kind, SquashKind::kTable);  // kind is optional: CapsAcc's 2-D table
+  const std::string gain = replace(kBase, "  elem_bits: 6", "  kind: gain\n  gain_bits: 9");
+  const AccelConfig c = parse(gain);
+  EXPECT_EQ(c.squash.kind, SquashKind::kGain);
+  EXPECT_EQ(c.squash.gain_bits, 9);
+  // Both keys of the two kinds are refused where they mean nothing, naming the key's line.
+  const std::string both = replace(kBase, "  elem_bits: 6", "  kind: gain\n  gain_bits: 9\n  elem_bits: 6");
+  expect_input_error([&] { parse(both); }, kFile, line_of(both, "elem_bits: 6"), "squash.elem_bits",
+                     "only with kind: table");
+  const std::string table_gain = replace(kBase, "  elem_bits: 6", "  elem_bits: 6\n  gain_bits: 9");
+  expect_input_error([&] { parse(table_gain); }, kFile, line_of(table_gain, "gain_bits: 9"), "squash.gain_bits",
+                     "only with kind: gain");
+  expect_edit_error("  elem_bits: 6", "  kind: cubic\n  elem_bits: 6", "squash.kind", "cubic");
+  // gain_bits >= out_bits - 1 (the product's rounding shift stays >= 1).
+  expect_edit_error("  elem_bits: 6", "  kind: gain\n  gain_bits: 6", "squash.gain_bits", "got 6", "gain_bits: 6");
+  expect_edit_error("  elem_bits: 6", "  kind: gain\n  gain_bits: 17", "squash.gain_bits", "got 17", "gain_bits: 17");
+  // A missing gain_bits is named.
+  expect_edit_error("  elem_bits: 6", "  kind: gain", "squash.gain_bits", "missing required field", "squash:");
+  // With a gain LUT the 16-address-bit limit of the 2-D table does not apply: 9-bit norms are fine.
+  std::string wide = replace(gain, "  sqrt_out_bits: 8", "  sqrt_out_bits: 9");
+  wide = replace(wide, "  norm_bits: 5", "  norm_bits: 9");
+  EXPECT_NO_THROW(parse(wide));
 }
 
 TEST(AccelConfig, SoftmaxRelations) {

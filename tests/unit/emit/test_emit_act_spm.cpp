@@ -3,6 +3,7 @@
 // builders, and structural properties across presets and random configs. Regenerate the golden
 // files after an intended RTL change with
 //   CAPSGEN_UPDATE_GOLDEN=1 ./test_emit_act_spm   (then review the diff of tests/data/golden_rtl/)
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -49,7 +50,12 @@ AccelConfig small_hy() {
   cfg.widths.data = cfg.widths.act = 6;
   cfg.norm.sqrt_in_bits = 6;
   cfg.norm.sqrt_out_bits = 5;
-  cfg.squash = {3, 3, 6, 4, 2};
+  cfg.squash = SquashConfig{};
+  cfg.squash.elem_bits = 3;
+  cfg.squash.norm_bits = 3;
+  cfg.squash.out_bits = 6;
+  cfg.squash.in_frac = 4;
+  cfg.squash.norm_shift = 2;
   cfg.softmax = {4, 5, 3};
   cfg.scratchpad.organization = SpmOrganization::Hy;
   cfg.scratchpad.wakeup_cycles = 3;
@@ -135,7 +141,7 @@ void check_roms(const AccelConfig& cfg) {
   };
   const Rom roms[] = {
       {kActSqrtRomModule, fx::build_sqrt_lut(p), cfg.norm.sqrt_in_bits, cfg.norm.sqrt_out_bits},
-      {kActSquashRomModule, fx::build_squash_lut(p), cfg.squash.elem_bits + cfg.squash.norm_bits, cfg.squash.out_bits},
+      {kActSquashRomModule, fx::build_squash_lut(p), p.squash_addr_bits(), p.squash_data_bits()},
       {kActExpRomModule, fx::build_exp_lut(p), cfg.softmax.exp_in_bits, cfg.softmax.exp_out_bits},
   };
   for (const Rom& r : roms) {
@@ -210,6 +216,27 @@ TEST(EmitActSpm, ActivationPortsFollowTheGeometry) {
   wide.array.cols = 64;
   EXPECT_EQ(act_geometry(wide).max_len, 64);
   EXPECT_EQ(act_geometry(wide).len_bits, 7);
+}
+
+// The gain squash (capsacc-16x16): a 2^norm_bits ROM of gain_bits, the element registered beside
+// the ROM read and multiplied by it, the product rounded by in_frac + gain_bits + 1 - (out_bits - 1)
+// and saturated; the table kind has none of it.
+TEST(EmitActSpm, GainSquashPath) {
+  const AccelConfig cfg = preset("capsacc-16x16");
+  ASSERT_EQ(cfg.squash.kind, SquashKind::kGain);
+  const ActGeometry g = act_geometry(cfg);
+  EXPECT_EQ(g.sq_rom_addr, cfg.squash.norm_bits);
+  EXPECT_EQ(g.sq_rom_data, cfg.squash.gain_bits);
+  EXPECT_EQ(g.sq_gain_shift, cfg.squash.in_frac + cfg.squash.gain_bits + 1 - (cfg.squash.out_bits - 1));
+  const std::string text = print_module(build_activation(cfg));
+  EXPECT_NE(text.find("wire [16:0] sq_prod;"), std::string::npos);  // 8-bit element x (8+1)-bit gain
+  EXPECT_NE(text.find("sqo_x_q <= elem_x;"), std::string::npos);
+  EXPECT_NE(text.find("assign sq_addr = eng_desc[7:0];"), std::string::npos);
+  EXPECT_NE(text.find(fmt::format("sq_prod[16:{}]", g.sq_gain_shift)), std::string::npos);
+  EXPECT_NE(text.find("out_data_q <= sq_out;"), std::string::npos);
+  const std::string table = print_module(build_activation(preset("tiny-2x2")));
+  EXPECT_EQ(table.find("sq_prod"), std::string::npos);
+  EXPECT_NE(table.find("out_data_q <= squash_data;"), std::string::npos);
 }
 
 TEST(EmitActSpm, ScratchpadPerOrganization) {

@@ -84,6 +84,23 @@ TEST_P(LutTest, SquashWithinHalfLsb) {
     }
 }
 
+// Gain kind: the same widths with a gain LUT of gain_bits = out_bits, addressed by the norm alone.
+TEST_P(LutTest, SquashGainWithinHalfLsb) {
+  ActParams p = GetParam();
+  p.sq_gain = true;
+  p.sq_gain_bits = p.sq_out_bits;
+  const auto lut = build_squash_lut(p);
+  const int nf = p.norm_frac(p.sq_in_frac, p.sq_norm_shift) - (p.sqrt_out_bits - p.sq_norm_bits);
+  ASSERT_EQ(lut.size(), std::size_t{1} << p.sq_norm_bits);
+  ASSERT_EQ(p.squash_addr_bits(), p.sq_norm_bits);
+  ASSERT_EQ(p.squash_data_bits(), p.sq_gain_bits);
+  for (std::uint32_t m = 0; m < lut.size(); ++m) {
+    const double n = std::ldexp(double(m), -nf);
+    expect_entry(lut[m], std::ldexp(n / (1 + n * n), p.squash_gain_frac()), 0, umax(p.sq_gain_bits),
+                 "gain[m=" + std::to_string(m) + "]");
+  }
+}
+
 TEST_P(LutTest, ExpWithinHalfLsb) {
   const ActParams p = GetParam();
   const auto lut = build_exp_lut(p);

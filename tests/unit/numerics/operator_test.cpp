@@ -14,6 +14,8 @@ namespace {
 
 struct Units {
   ActParams p;
+  Units() = default;
+  explicit Units(const ActParams& params) : p(params) {}
   std::vector<std::uint32_t> sqrt_lut = build_sqrt_lut(p);
   std::vector<std::uint32_t> squash_lut = build_squash_lut(p);
   std::vector<std::uint32_t> exp_lut = build_exp_lut(p);
@@ -81,11 +83,46 @@ TEST(Squash, HandComputed) {
   for (auto e : vz) EXPECT_EQ(e, 0);
 }
 
+ActParams gain_params() {
+  ActParams p;
+  p.sq_gain = true;
+  p.sq_gain_bits = 8;
+  return p;
+}
+
+TEST(SquashGain, HandComputed) {
+  Units u(gain_params());
+  // s = (1.5, 2.0) as above: norm code 160 -> 5-bit code 20 = 2.5, g = 2.5 / 7.25 = 0.3448 -> Q0.9
+  // code round(176.55) = 177; out = round_half_up(x * 177 >> (5 + 9 - 7)):
+  // 48 * 177 = 8496 -> 66 (66.4), 64 * 177 = 11328 -> 89 (88.5 rounds up; the real value is 88.3).
+  ASSERT_EQ(u.squash_lut.size(), 32u);
+  EXPECT_EQ(u.squash_lut[20], 177u);
+  EXPECT_EQ(u.p.squash_gain_shift(), 7);
+  std::int64_t s[2] = {48, 64}, v[2];
+  squash(u.p, u.sqrt_lut, u.squash_lut, s, 2, v);
+  EXPECT_EQ(v[0], 66);
+  EXPECT_EQ(v[1], 89);
+  // Round half up is not symmetric: -8496 / 128 = -66.4 -> -66, -11328 / 128 = -88.5 -> -88.
+  std::int64_t sn[2] = {-48, -64}, vn[2];
+  squash(u.p, u.sqrt_lut, u.squash_lut, sn, 2, vn);
+  EXPECT_EQ(vn[0], -66);
+  EXPECT_EQ(vn[1], -88);
+  std::int64_t z[4] = {0, 0, 0, 0}, vz[4];
+  squash(u.p, u.sqrt_lut, u.squash_lut, z, 4, vz);
+  for (auto e : vz) EXPECT_EQ(e, 0);
+  // The largest element with the gain's peak (n = 1, g = 1/2 -> code 255 saturated) stays in range.
+  std::int64_t one[1] = {32}, vo[1];  // |s| = 1.0
+  squash(u.p, u.sqrt_lut, u.squash_lut, one, 1, vo);
+  EXPECT_EQ(vo[0], 64);  // 32 * 255 = 8160 -> 63.75 -> 64 = 0.5
+}
+
 // Over random capsules whose norm stays inside the squash LUT's norm range (|s| < 4 for the
 // default formats), the squash output stays within a few LSB of the real squash of the input
 // codes. The bound is measured (docs/numerics.md tabulates it); the test guards it against drift.
-TEST(Squash, ErrorAgainstRealSquash) {
-  Units u;
+struct SquashError {
+  double worst = 0, mean = 0;
+};
+SquashError squash_error(const Units& u) {
   Rng rng(11);
   double worst = 0, sum = 0;
   long long count = 0;
@@ -110,10 +147,32 @@ TEST(Squash, ErrorAgainstRealSquash) {
       ++count;
     }
   }
-  RecordProperty("squash_max_abs_error", std::to_string(worst));
-  RecordProperty("squash_mean_abs_error", std::to_string(sum / double(count)));
-  EXPECT_LE(worst, 0.05);                 // measured 0.0423 (6-bit elements, 5-bit norms)
-  EXPECT_LE(sum / double(count), 0.015);  // measured 0.0122
+  return {worst, sum / double(count)};
+}
+
+TEST(Squash, ErrorAgainstRealSquash) {
+  const SquashError e = squash_error(Units{});
+  RecordProperty("squash_max_abs_error", std::to_string(e.worst));
+  RecordProperty("squash_mean_abs_error", std::to_string(e.mean));
+  EXPECT_LE(e.worst, 0.05);   // measured 0.0423 (6-bit elements, 5-bit norms)
+  EXPECT_LE(e.mean, 0.015);   // measured 0.0122
+}
+
+// The gain kind multiplies the whole element: the element's own rounding (6 of 8 bits above) is
+// gone, only the norm's quantization (5 or 8 bits) and the gain's remain.
+TEST(SquashGain, ErrorAgainstRealSquash) {
+  const SquashError e5 = squash_error(Units(gain_params()));
+  ActParams p8 = gain_params();
+  p8.sq_norm_bits = 8;
+  const SquashError e8 = squash_error(Units(p8));
+  RecordProperty("squash_gain_n5_max_abs_error", std::to_string(e5.worst));
+  RecordProperty("squash_gain_n5_mean_abs_error", std::to_string(e5.mean));
+  RecordProperty("squash_gain_n8_max_abs_error", std::to_string(e8.worst));
+  RecordProperty("squash_gain_n8_mean_abs_error", std::to_string(e8.mean));
+  const SquashError table = squash_error(Units{});
+  EXPECT_LT(e5.mean, table.mean);
+  EXPECT_LT(e8.mean, e5.mean);
+  EXPECT_LT(e8.worst, table.worst);
 }
 
 TEST(Softmax, HandComputed) {
