@@ -445,10 +445,15 @@ void stream_gemm(const AccelConfig& cfg, const isa::Program& prog, const OnchipM
         }
 }
 
-// Activate and Fill: ranges of vectors (elements), as many as fit.
+// Activate and Fill: ranges of vectors (elements), as many as fit. Their results go to the weight
+// memory (docs/memory-system.md section 2): the activation unit cannot hold a result while the
+// writer waits for a bank, and no engine port reads the weight memory during these passes, so a
+// weight write never waits. Activate's inputs stay in the data memory (drd); a part must fit both
+// halves: its input in the data half, its output (and the read-modify-write load of an output box it
+// writes only partly) in the weight half.
 void stream_activate(const OnchipMap& map, std::size_t index, const isa::Activate& a, StreamedProgram& sp) {
   const auto build = [&](int half, int v0, int nv, Part& part) {
-    Placer data(map, Onchip::kData, half);
+    Placer data(map, Onchip::kData, half), weight(map, Onchip::kWeight, half);
     isa::Activate p = a;
     p.count = nv;
     const Box in = make_box(a.in_base + v0 * a.in_s_v, {{nv, a.in_s_v}, {a.n, a.in_s_e}});
@@ -458,19 +463,23 @@ void stream_activate(const OnchipMap& map, std::size_t index, const isa::Activat
     p.in_s_e = in.chip_stride(a.n, a.in_s_e);
     const bool norm = a.func == isa::Activate::Func::kNorm;
     const Box out = make_box(a.out_base + v0 * a.out_s_v, {{nv, a.out_s_v}, {norm ? 1 : a.n, a.out_s_e}});
-    const std::int64_t out_at = data.store(out, std::int64_t(nv) * (norm ? 1 : a.n), part);
+    const std::int64_t out_at = weight.store(out, std::int64_t(nv) * (norm ? 1 : a.n), part);
     p.out_base = out_at;
     p.out_s_v = out.chip_stride(nv, a.out_s_v);
     p.out_s_e = out.chip_stride(norm ? 1 : a.n, a.out_s_e);
     part.op = p;
     part.half = half;
-    return data.fits();
+    return data.fits() && weight.fits();
   };
   int nv = a.count;
   for (;;) {
     Part probe;
     if (build(0, 0, nv, probe)) break;
-    if (nv == 1) throw StreamError(fmt::format("{}: one vector does not fit half of the data memory", a.name));
+    if (nv == 1)
+      throw StreamError(fmt::format(
+          "{}: one vector does not fit (input: half of the data memory, {} elements; output: half of the weight "
+          "memory, {} elements)",
+          a.name, map.half(Onchip::kData), map.half(Onchip::kWeight)));
     nv = (nv + 1) / 2;
   }
   for (int v0 = 0; v0 < a.count; v0 += nv) {
@@ -482,19 +491,20 @@ void stream_activate(const OnchipMap& map, std::size_t index, const isa::Activat
 }
 
 void stream_fill(const OnchipMap& map, std::size_t index, const isa::Fill& f, StreamedProgram& sp) {
-  // Elements per part: the box of ne elements at stride s spans (ne - 1) * s + 1.
-  const std::int64_t half = map.half(Onchip::kData);
+  // Elements per part: the box of ne elements at stride s spans (ne - 1) * s + 1, in the weight half.
+  const std::int64_t half = map.half(Onchip::kWeight);
   const std::int64_t per_part = f.stride <= 0 ? f.count : std::max<std::int64_t>(1, (half - 1) / f.stride + 1);
   for (std::int64_t e0 = 0; e0 < f.count; e0 += per_part) {
     const std::int64_t ne = std::min(per_part, f.count - e0);
     Part part;
     part.instr = index;
     part.half = int(sp.parts.size() % 2);
-    Placer data(map, Onchip::kData, part.half);
+    Placer weight(map, Onchip::kWeight, part.half);
     isa::Fill p = f;
     const Box b = make_box(f.base + e0 * f.stride, {{ne, f.stride}});
-    const std::int64_t at = data.store(b, ne, part);
-    if (!data.fits()) throw StreamError(fmt::format("{}: a fill part does not fit half of the data memory", f.name));
+    const std::int64_t at = weight.store(b, ne, part);
+    if (!weight.fits())
+      throw StreamError(fmt::format("{}: a fill part does not fit half of the weight memory ({} elements)", f.name, half));
     p.base = at;
     p.count = ne;
     p.stride = b.chip_stride(ne, f.stride);
@@ -530,10 +540,8 @@ StreamStats stream_stats(const isa::Program& prog, const StreamedProgram& sp) {
     st.stores += (long long)p.stores.size();
     for (const Move& m : p.loads) {
       st.load_elements += m.elements();
-      if (m.mem == Onchip::kData) {
-        for (const Move& s : p.stores)
-          if (s.chip == m.chip) st.rmw_loads += 1;
-      }
+      for (const Move& s : p.stores)
+        if (s.mem == m.mem && s.chip == m.chip) st.rmw_loads += 1;
     }
     for (const Move& m : p.stores) st.store_elements += m.elements();
     st.dram_read_bytes += move_bytes(prog, sp.scratch, p.loads);
@@ -647,17 +655,29 @@ StreamStats execute_streamed(const AccelConfig& cfg, const isa::Program& prog, c
         chip[std::size_t(c)] = (d >= 0 && d < std::int64_t(dram.size())) ? dram[std::size_t(d)] : 0;
         defined[std::size_t(c)] = 1;
       });
+    // Activate reads its vectors through drd: the data memory only (its results are in the weight
+    // memory, which no engine port reads during the pass).
+    const bool activate = std::holds_alternative<isa::Activate>(part.op);
     const auto read = [&](std::int64_t a) -> std::int64_t {
-      if (!in_half(a, nullptr) || !defined[std::size_t(a)])
+      Onchip mem;
+      if (!in_half(a, &mem) || !defined[std::size_t(a)])
         throw StreamError(fmt::format("{}: engine read of on-chip element {} that no move of the part loaded", where, a));
+      if (activate && mem != Onchip::kData)
+        throw StreamError(
+            fmt::format("{}: activation read of on-chip element {} in the {} memory, not the data memory", where, a,
+                        to_string(mem)));
       return chip[std::size_t(a)];
     };
+    // Where the engine's results go (docs/memory-system.md section 2): Gemm results to the data
+    // memory (raw partial sums to acc), Activate and Fill results to the weight memory.
+    const Onchip result_mem = std::holds_alternative<isa::Gemm>(part.op)
+                                  ? (std::get<isa::Gemm>(part.op).raw_out ? Onchip::kAcc : Onchip::kData)
+                                  : Onchip::kWeight;
     const auto write = [&](std::int64_t a, std::int64_t v) {
       Onchip mem;
-      const bool raw = std::holds_alternative<isa::Gemm>(part.op) && std::get<isa::Gemm>(part.op).raw_out;
-      if (!in_half(a, &mem) || mem != (raw ? Onchip::kAcc : Onchip::kData))
+      if (!in_half(a, &mem) || mem != result_mem)
         throw StreamError(fmt::format("{}: engine write to on-chip element {} outside its half of the {} memory", where,
-                                      a, raw ? "acc" : "data"));
+                                      a, to_string(result_mem)));
       chip[std::size_t(a)] = std::int32_t(v);
       defined[std::size_t(a)] = 1;
     };
@@ -666,6 +686,9 @@ StreamStats execute_streamed(const AccelConfig& cfg, const isa::Program& prog, c
     else if (const auto* f = std::get_if<isa::Fill>(&part.op)) isa::run_fill_reference(*f, write);
     for (const Move& m : part.stores)
       for_each_element(m, [&](std::int64_t d, std::int64_t c) {
+        Onchip mem;
+        if (!in_half(c, &mem) || mem != m.mem)
+          throw StreamError(fmt::format("{}: store from on-chip {} outside its half of {}", where, c, to_string(m.mem)));
         if (!defined[std::size_t(c)])
           throw StreamError(fmt::format("{}: store of on-chip element {} that the part never wrote or loaded", where, c));
         if (d < 0 || d >= std::int64_t(dram.size()))

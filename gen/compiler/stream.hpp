@@ -85,10 +85,12 @@ struct StreamStats {
 
 // Runs the streamed program: `dram` is the flat image (one int32 per element), grown to
 // sp.dram_size for the partial-sum buffers; the on-chip memories
-// are bounded by `sp.map`. Throws StreamError when a load lands outside its memory's half for the
-// part, an engine read is of an element no load or write of the part defined (or outside the part's
-// halves), an engine write lands outside the part's half of the data memory (of the acc memory for
-// raw partial sums), or a store would write an element the part never defined.
+// are bounded by `sp.map`. Throws StreamError naming the part when a load or store is outside its
+// memory's (Move::mem) half for the part, an engine read is of an element no load or write of the
+// part defined (or outside the part's halves; for Activate, outside the data memory), an engine
+// write lands outside the part's half of the memory its kind writes (docs/memory-system.md
+// section 2: Gemm results in the data memory, raw partial sums in acc; Activate and Fill results in
+// the weight memory), or a store would write an element the part never defined.
 StreamStats execute_streamed(const AccelConfig& cfg, const isa::Program& prog, const StreamedProgram& sp,
                              std::vector<std::int32_t>& dram);
 

@@ -73,9 +73,51 @@ TEST_P(StreamTest, StreamedProgramLeavesDramEqualToTheFlatProgram) {
   int offset_parts = 0;
   for (const Part& p : sp.parts)
     if (const auto* g = std::get_if<isa::Gemm>(&p.op)) offset_parts += g->data.r_offset > 0;
-  if (std::string(tc.model) == "capsnet-mnist") EXPECT_GT(offset_parts, 0);
+  if (std::string(tc.model) == "capsnet-mnist") {
+    EXPECT_GT(offset_parts, 0);
+  }
   EXPECT_EQ(st.parts, (long long)sp.parts.size());
   EXPECT_GT(st.dram_read_bytes, 0);
+
+  // Placement (docs/memory-system.md section 2): Gemm results in the data memory (raw partial sums in
+  // acc), Activate and Fill results in the part's half of the weight memory, stored from there;
+  // Activate's inputs in the data memory.
+  const OnchipMap& map = sp.map;
+  const auto in_half = [&](const Part& p, Onchip m, std::int64_t a) {
+    const std::int64_t lo = map.base[int(m)] + p.half * map.half(m);
+    return a >= lo && a < lo + map.half(m);
+  };
+  int activate_parts = 0, fill_parts = 0;
+  for (std::size_t i = 0; i < sp.parts.size(); ++i) {
+    const Part& p = sp.parts[i];
+    Onchip out_mem = Onchip::kWeight;
+    if (const auto* g = std::get_if<isa::Gemm>(&p.op)) {
+      out_mem = g->raw_out ? Onchip::kAcc : Onchip::kData;
+      EXPECT_TRUE(in_half(p, out_mem, g->out.base)) << "part " << i;
+    } else if (const auto* a = std::get_if<isa::Activate>(&p.op)) {
+      ++activate_parts;
+      EXPECT_TRUE(in_half(p, Onchip::kWeight, a->out_base)) << "part " << i << " " << a->name;
+      EXPECT_TRUE(in_half(p, Onchip::kData, a->in_base)) << "part " << i << " " << a->name;
+      // Loads: the input (data), and only read-modify-write loads of the output box (weight).
+      for (const Move& m : p.loads) {
+        EXPECT_TRUE(m.mem == Onchip::kData || m.mem == Onchip::kWeight) << "part " << i;
+        EXPECT_TRUE(in_half(p, m.mem, m.chip)) << "part " << i;
+        if (m.mem == Onchip::kWeight) {
+          EXPECT_EQ(m.chip, a->out_base) << "part " << i;
+        }
+      }
+    } else if (const auto* f = std::get_if<isa::Fill>(&p.op)) {
+      ++fill_parts;
+      EXPECT_TRUE(in_half(p, Onchip::kWeight, f->base)) << "part " << i << " " << f->name;
+      for (const Move& m : p.loads) EXPECT_EQ(m.mem, Onchip::kWeight) << "part " << i;
+    }
+    for (const Move& m : p.stores) {
+      EXPECT_EQ(m.mem, out_mem) << "part " << i << " " << isa::instr_name(p.op);
+      EXPECT_TRUE(in_half(p, out_mem, m.chip)) << "part " << i;
+    }
+  }
+  EXPECT_GT(activate_parts, 0);
+  EXPECT_GT(fill_parts, 0);
 
   // The modelled time covers at least the engine's work and the moves at the port's width.
   const StreamTiming t = stream_timing(c.w.cfg, c.prog, sp);
@@ -127,6 +169,37 @@ TEST(Stream, ExecutorCatchesAMissingLoadAndAnUndefinedStore) {
     std::vector<std::int32_t> dram = c.image;
     EXPECT_THROW(execute_streamed(c.w.cfg, c.prog, bad, dram), StreamError);
   }
+}
+
+// Activate results belong in the weight memory: an Activate part whose output base is moved into
+// the data memory (its half there, so only the memory is wrong) is reported by part.
+TEST(Stream, ExecutorCatchesAnActivateResultInTheDataMemory) {
+  const Compiled c = compile("tiny-2x2", "capsnet-tiny", 1);
+  StreamedProgram sp = stream_program(c.w.cfg, c.prog);
+  std::vector<std::int32_t> dram = c.image;
+  execute_streamed(c.w.cfg, c.prog, sp, dram);  // as compiled: passes
+  std::size_t pi = 0;
+  while (pi < sp.parts.size() && !std::holds_alternative<isa::Activate>(sp.parts[pi].op)) ++pi;
+  ASSERT_LT(pi, sp.parts.size());
+  StreamedProgram bad = sp;
+  Part& p = bad.parts[pi];
+  auto& a = std::get<isa::Activate>(p.op);
+  const std::int64_t data_half = bad.map.base[int(Onchip::kData)] + p.half * bad.map.half(Onchip::kData);
+  a.out_base = data_half + bad.map.half(Onchip::kData) - 1;  // the last element of the part's data half
+  dram = c.image;
+  try {
+    execute_streamed(c.w.cfg, c.prog, bad, dram);
+    FAIL() << "an Activate result in the data memory went unnoticed";
+  } catch (const StreamError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find(fmt::format("part {} (", pi)), std::string::npos) << what;
+    EXPECT_NE(what.find("weight memory"), std::string::npos) << what;
+  }
+  // A store that claims the data memory for the weight memory's buffer is caught too.
+  bad = sp;
+  bad.parts[pi].stores[0].mem = Onchip::kData;
+  dram = c.image;
+  EXPECT_THROW(execute_streamed(c.w.cfg, c.prog, bad, dram), StreamError);
 }
 
 TEST(Stream, OnlyTheSepOrganizationAndFittingPartsAreStreamed) {
