@@ -7,7 +7,9 @@
 #include "cli/commands.hpp"
 #include "compiler/compiler.hpp"
 #include "compiler/executor.hpp"
+#include "compiler/frames.hpp"
 #include "compiler/stream.hpp"
+#include "emit/dma.hpp"
 #include "core/atomic_file.hpp"
 #include "core/input_error.hpp"
 #include "golden/fixed_model.hpp"
@@ -34,7 +36,11 @@ int cmd_compile(const std::vector<std::string>& argv) {
             "split every instruction into parts that fit the scratchpad, with the DMA moves between DRAM and\n"
             "the on-chip memories (docs/memory-system.md), and print the parts per instruction; with --check\n"
             "the streamed program also runs on a DRAM image and bounded on-chip memories and must leave the\n"
-            "DRAM equal to the flat program's memory");
+            "DRAM equal to the flat program's memory")
+      .option("frames", "DIR",
+              "with --stream: the streamed program as the sequencer's frame program (engine, DMA and PMU\n"
+              "frames, docs/memory-system.md section 4): DIR/frames.hex (one 32-bit word per line) and\n"
+              "DIR/frames.txt (one line per frame); with --check the decoded frames also run in the frame model");
   if (!args.parse(argv)) {
     fmt::print("{}", args.help());
     return 0;
@@ -89,6 +95,8 @@ int cmd_compile(const std::vector<std::string>& argv) {
     }
   }
   StreamedProgram streamed;
+  FrameProgram frames;
+  if (args.get_opt("frames") && !args.has("stream")) throw InputError("capsgen compile", 0, 0, "--frames", "needs --stream");
   if (args.has("stream")) {
     try {
       streamed = stream_program(w.cfg, prog);
@@ -119,6 +127,33 @@ int cmd_compile(const std::vector<std::string>& argv) {
                "read-modify-write loads) = {:.1f} inferences/s at {} MHz\n",
                tm.cycles, w.cfg.offchip.bus_bits, tm.engine_cycles, tm.dma_bound_parts, st.parts, tm.serialized_parts,
                st.rmw_loads, w.cfg.clock.target_mhz * 1e6 / double(tm.cycles), w.cfg.clock.target_mhz);
+    try {
+      frames = build_frame_program(w.cfg, prog, streamed);
+    } catch (const StreamError& e) {
+      throw InputError(args.get_opt("config").value_or("configs/capsacc-16x16.yaml"), 0, 0, "--stream", e.what());
+    }
+    // The compiler derives the payload widths without the emitters; they must be the RTL's.
+    const emit::DmaGeometry dg = emit::dma_geometry(w.cfg);
+    const isa::FrameGeometry& fg = frames.geometry;
+    if (dg.spm_addr_bits != fg.spm_addr_bits || dg.len_bits != fg.len_bits || dg.size_bits != fg.size_bits ||
+        dg.max_size != fg.max_size || fg.count_bits != emit::kDmaCountBits || fg.dram_addr_bits != emit::kDmaDramAddrBits)
+      throw std::logic_error("frame_geometry disagrees with emit::dma_geometry");
+    fmt::print("frames: {} ({} engine of which {} pending the encoder, {} DMA, {} PMU, 1 end), {} words of 32 bits; {} "
+               "parts store before the next part's loads\n",
+               frames.frames.size(), frames.engine, frames.pending, frames.dma, frames.pmu, frames.words(),
+               frames.serialized);
+    if (auto dir = args.get_opt("frames")) {
+      std::error_code ec;
+      std::filesystem::create_directories(*dir, ec);
+      if (ec) throw InputError(*dir, 0, 0, "--frames", "cannot create directory: " + ec.message());
+      std::string hex, txt = fmt::format("# {} on {}: {} frames, {} words\n", w.net.name, w.cfg.name, frames.frames.size(),
+                                         frames.words());
+      for (std::uint32_t x : isa::pack_frames(frames.frames, fg)) hex += fmt::format("{:08x}\n", x);
+      for (const isa::Frame& f : frames.frames) txt += isa::frame_text(f, fg) + "\n";
+      write_file_atomic(*dir + "/frames.hex", hex);
+      write_file_atomic(*dir + "/frames.txt", txt);
+      fmt::print("wrote {}/frames.hex and {}/frames.txt\n", *dir, *dir);
+    }
   }
   if (args.has("check")) {
     const FixedTrace golden = run_golden(w.cfg, w.net, w.qm, input);
@@ -149,6 +184,19 @@ int cmd_compile(const std::vector<std::string>& argv) {
         }
       fmt::print("check: the streamed program leaves all {} elements of DRAM equal to the flat program's memory\n",
                  mem.size());
+      std::vector<std::int32_t> fdram = build_image(prog, w.net, w.qm, input);
+      const FrameCheck ck = run_frame_program(w.cfg, prog, streamed,
+                                              isa::unpack_frames(isa::pack_frames(frames.frames, frames.geometry),
+                                                                 frames.geometry),
+                                              fdram);
+      for (std::size_t a = 0; a < mem.size(); ++a)
+        if (fdram[a] != mem[a]) {
+          fmt::print(stderr, "MISMATCH frame program: DRAM element {}: frames {}, flat {}\n", a, fdram[a], mem[a]);
+          return 1;
+        }
+      fmt::print("check: the decoded frame program ({} frames, {} sector sleeps) keeps its dependencies and sector power "
+                 "rules and leaves DRAM equal to the flat program's memory\n",
+                 ck.frames, ck.sleeps);
     }
   }
   return 0;
