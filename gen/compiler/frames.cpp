@@ -57,20 +57,10 @@ struct Sectors {
   }
 };
 
-template <typename F>
-void walk_move(const Move& m, F f) {
-  std::vector<MoveDim> d = m.dims;
-  while (d.size() < 3) d.push_back({1, 0, 0});
-  for (std::int64_t i2 = 0; i2 < d[2].count; ++i2)
-    for (std::int64_t i1 = 0; i1 < d[1].count; ++i1)
-      for (std::int64_t i0 = 0; i0 < d[0].count; ++i0)
-        f(m.dram + i0 * d[0].dram_stride + i1 * d[1].dram_stride + i2 * d[2].dram_stride,
-          m.chip + i0 * d[0].chip_stride + i1 * d[1].chip_stride + i2 * d[2].chip_stride);
-}
 
 Mask move_mask(const Sectors& sec, const Move& m) {
   Mask k{0, 0, 0};
-  walk_move(m, [&](std::int64_t, std::int64_t c) { sec.add(c, k); });
+  for_each_move_element(m, [&](std::int64_t, std::int64_t c) { sec.add(c, k); });
   return k;
 }
 

@@ -605,22 +605,6 @@ StreamTiming stream_timing(const AccelConfig& cfg, const isa::Program& prog, con
   return t;
 }
 
-namespace {
-
-// Visits every element of a move: (DRAM address, chip address).
-template <typename F>
-void for_each_element(const Move& m, F f) {
-  std::vector<MoveDim> d = m.dims;
-  while (d.size() < 3) d.push_back({1, 0, 0});
-  for (std::int64_t i2 = 0; i2 < d[2].count; ++i2)
-    for (std::int64_t i1 = 0; i1 < d[1].count; ++i1)
-      for (std::int64_t i0 = 0; i0 < d[0].count; ++i0)
-        f(m.dram + i0 * d[0].dram_stride + i1 * d[1].dram_stride + i2 * d[2].dram_stride,
-          m.chip + i0 * d[0].chip_stride + i1 * d[1].chip_stride + i2 * d[2].chip_stride);
-}
-
-}  // namespace
-
 StreamStats execute_streamed(const AccelConfig& cfg, const isa::Program& prog, const StreamedProgram& sp,
                              std::vector<std::int32_t>& dram) {
   const OnchipMap& map = sp.map;
@@ -648,7 +632,7 @@ StreamStats execute_streamed(const AccelConfig& cfg, const isa::Program& prog, c
     // part would pass here and fail in RTL, where another part's moves may have overwritten it.
     std::fill(defined.begin(), defined.end(), 0);
     for (const Move& m : part.loads)
-      for_each_element(m, [&](std::int64_t d, std::int64_t c) {
+      for_each_move_element(m, [&](std::int64_t d, std::int64_t c) {
         Onchip mem;
         if (!in_half(c, &mem) || mem != m.mem)
           throw StreamError(fmt::format("{}: load to on-chip {} outside its half of {}", where, c, to_string(m.mem)));
@@ -685,7 +669,7 @@ StreamStats execute_streamed(const AccelConfig& cfg, const isa::Program& prog, c
     else if (const auto* a = std::get_if<isa::Activate>(&part.op)) isa::run_activate_reference(*a, tables, read, write);
     else if (const auto* f = std::get_if<isa::Fill>(&part.op)) isa::run_fill_reference(*f, write);
     for (const Move& m : part.stores)
-      for_each_element(m, [&](std::int64_t d, std::int64_t c) {
+      for_each_move_element(m, [&](std::int64_t d, std::int64_t c) {
         Onchip mem;
         if (!in_half(c, &mem) || mem != m.mem)
           throw StreamError(fmt::format("{}: store from on-chip {} outside its half of {}", where, c, to_string(m.mem)));

@@ -50,6 +50,19 @@ struct Move {
   std::int64_t elements() const;
 };
 
+// Visits every element of a move in the DMA's order (level 0 innermost): f(DRAM element address,
+// on-chip element address).
+template <typename F>
+void for_each_move_element(const Move& m, F f) {
+  std::vector<MoveDim> d = m.dims;
+  while (d.size() < 3) d.push_back({1, 0, 0});
+  for (std::int64_t i2 = 0; i2 < d[2].count; ++i2)
+    for (std::int64_t i1 = 0; i1 < d[1].count; ++i1)
+      for (std::int64_t i0 = 0; i0 < d[0].count; ++i0)
+        f(m.dram + i0 * d[0].dram_stride + i1 * d[1].dram_stride + i2 * d[2].dram_stride,
+          m.chip + i0 * d[0].chip_stride + i1 * d[1].chip_stride + i2 * d[2].chip_stride);
+}
+
 // One part: an instruction of the flat program restricted to a sub-range and rebased on chip.
 struct Part {
   std::size_t instr = 0;  // index of the flat instruction

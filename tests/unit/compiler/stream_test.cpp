@@ -8,6 +8,7 @@
 #include "compiler/compiler.hpp"
 #include "compiler/executor.hpp"
 #include "compiler/stream.hpp"
+#include "compile_fixture.hpp"
 #include "golden/fixed_model.hpp"
 #include "golden/workload.hpp"
 #include "isa/engine.hpp"
@@ -16,25 +17,10 @@
 namespace capsgen {
 namespace {
 
-AccelConfig preset(const std::string& n) { return load_accel_config(std::string(CAPSGEN_REPO_ROOT) + "/configs/" + n + ".yaml"); }
-Network model(const std::string& n) { return load_network(std::string(CAPSGEN_REPO_ROOT) + "/models/" + n + ".yaml"); }
-
-struct Compiled {
-  Workload w;
-  isa::Program prog;
-  std::vector<std::int32_t> image;
-};
-
-Compiled compile(const std::string& p, const std::string& m, int seed) {
-  const AccelConfig cfg = preset(p);
-  const Network net = model(m);
-  Workload w = prepare_workload(cfg, net, random_weights(net, std::uint64_t(seed)), "random",
-                                {random_input(net, 77), random_input(net, 78)});
-  const IntTensor input = quantize_input(w.cfg, w.qm, w.net, random_input(w.net, std::uint64_t(seed)));
-  isa::Program prog = compile_program(w.cfg, w.net, w.qm);
-  std::vector<std::int32_t> image = build_image(prog, w.net, w.qm, input);
-  return {std::move(w), std::move(prog), std::move(image)};
-}
+using test::Compiled;
+using test::compile;
+using test::model;
+using test::preset;
 
 struct Case {
   const char* preset;

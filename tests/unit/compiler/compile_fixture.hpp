@@ -1,0 +1,36 @@
+// Shared by the compiler's unit tests: presets and networks of the repository, and a network
+// compiled with seeded random weights and input (its program and memory image).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "compiler/compiler.hpp"
+#include "golden/workload.hpp"
+
+namespace capsgen::test {
+
+inline AccelConfig preset(const std::string& n) {
+  return load_accel_config(std::string(CAPSGEN_REPO_ROOT) + "/configs/" + n + ".yaml");
+}
+inline Network model(const std::string& n) { return load_network(std::string(CAPSGEN_REPO_ROOT) + "/models/" + n + ".yaml"); }
+
+struct Compiled {
+  Workload w;
+  isa::Program prog;
+  std::vector<std::int32_t> image;
+};
+
+inline Compiled compile(const std::string& p, const std::string& m, int seed) {
+  const AccelConfig cfg = preset(p);
+  const Network net = model(m);
+  Workload w = prepare_workload(cfg, net, random_weights(net, std::uint64_t(seed)), "random",
+                                {random_input(net, 77), random_input(net, 78)});
+  const IntTensor input = quantize_input(w.cfg, w.qm, w.net, random_input(w.net, std::uint64_t(seed)));
+  isa::Program prog = compile_program(w.cfg, w.net, w.qm);
+  std::vector<std::int32_t> image = build_image(prog, w.net, w.qm, input);
+  return {std::move(w), std::move(prog), std::move(image)};
+}
+
+}  // namespace capsgen::test
