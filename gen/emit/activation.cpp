@@ -6,7 +6,6 @@
 #include <stdexcept>
 
 #include "emit/activation_internal.hpp"
-#include "numerics/activation.hpp"
 
 namespace capsgen::emit {
 
@@ -29,14 +28,15 @@ ActGeometry act_geometry(const AccelConfig& cfg) {
   g.sq_elem = cfg.squash.elem_bits;
   g.sq_norm = cfg.squash.norm_bits;
   g.sq_out = cfg.squash.out_bits;
-  {
-    const fx::ActParams ap = fx::ActParams::from_config(cfg);
-    g.sq_gain = ap.sq_gain;
-    g.sq_gain_bits = ap.sq_gain_bits;
-    g.sq_gain_shift = ap.squash_gain_shift();
-    g.sq_rom_addr = ap.squash_addr_bits();
-    g.sq_rom_data = ap.squash_data_bits();
-  }
+  // Gain kind (docs/numerics.md, "Squash"): g is Q0.(gain_bits+1), the element Q.in_frac, the output
+  // Q0.(out_bits-1), so the product is rounded by in_frac + gain_bits + 1 - (out_bits - 1). Derived
+  // here from the preset, not taken from the numerics emulator, so that the test compares two
+  // derivations.
+  g.sq_gain = cfg.squash.kind == SquashKind::kGain;
+  g.sq_gain_bits = cfg.squash.gain_bits;
+  g.sq_gain_shift = cfg.squash.in_frac + cfg.squash.gain_bits + 1 - (cfg.squash.out_bits - 1);
+  g.sq_rom_addr = g.sq_gain ? g.sq_norm : g.sq_elem + g.sq_norm;
+  g.sq_rom_data = g.sq_gain ? g.sq_gain_bits : g.sq_out;
   g.exp_in = cfg.softmax.exp_in_bits;
   g.exp_out = cfg.softmax.exp_out_bits;
   g.exp_sum_bits = g.exp_out + clog2(g.max_len);
