@@ -24,10 +24,9 @@ while [[ $# -gt 0 ]]; do
     *) echo "engine_cycles.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
 done
-if [[ -z "$work" ]]; then
-  work="$(mktemp -d)"
-  trap 'rm -rf "$work"' EXIT
-fi
+# shellcheck source=bench/work_dir.sh
+source "$here/work_dir.sh"
+bench_work_dir
 # shellcheck source=bench/engine_tb_build.sh
 source "$here/engine_tb_build.sh"
 engine_tb_build "$capsgen" "$config" "$work"

@@ -22,10 +22,9 @@ while [[ $# -gt 0 ]]; do
     *) echo "engine_rtl_accuracy.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
 done
-if [[ -z "$work" ]]; then
-  work="$(mktemp -d)"
-  trap 'rm -rf "$work"' EXIT
-fi
+# shellcheck source=bench/work_dir.sh
+source "$here/work_dir.sh"
+bench_work_dir
 # shellcheck source=bench/engine_tb_build.sh
 source "$here/engine_tb_build.sh"
 engine_tb_build "$capsgen" "$config" "$work"

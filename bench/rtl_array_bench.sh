@@ -21,8 +21,9 @@ while [[ $# -gt 0 ]]; do
   esac
 done
 [[ -n "$capsgen" && -n "$out" ]] || { echo "usage: rtl_array_bench.sh --capsgen BIN --out results.json [--config YAML] [--work DIR] [--scale X]" >&2; exit 2; }
-if [[ -z "$work" ]]; then work="$(mktemp -d)"; trap 'rm -rf "$work"' EXIT; fi
-mkdir -p "$work"
+# shellcheck source=bench/work_dir.sh
+source "$here/work_dir.sh"
+bench_work_dir
 work="$(cd "$work" && pwd)"
 rtl="$work/rtl"
 

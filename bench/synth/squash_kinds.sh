@@ -17,11 +17,9 @@ while [[ $# -gt 0 ]]; do
     *) echo "squash_kinds.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
 done
-if [[ -z "$work" ]]; then
-  work="$(mktemp -d)"
-  trap 'rm -rf "$work"' EXIT
-fi
-mkdir -p "$work"
+# shellcheck source=bench/work_dir.sh
+source "$root/bench/work_dir.sh"
+bench_work_dir
 base="$root/configs/capsacc-16x16.yaml"
 # The same preset with CapsAcc's table (as bench/accuracy/run.sh derives it).
 sed -e "/^  kind: gain/,/^  norm_bits:/c\\  elem_bits: 6\n  norm_bits: 5" \
