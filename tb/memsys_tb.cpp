@@ -723,18 +723,17 @@ class MemsysBench {
       kinds.push_back(k);
     }
     if (in_.cols > 1) {
-      Kind k{"wr record with its last lane past the data memory"};
-      k.wr = mk(D.ebase + D.elems - 1, true);
-      k.wr.mask = tb::mask64(in_.cols);
-      k.wr.data.assign(static_cast<std::size_t>(in_.cols), 0x5a & tb::mask64(in_.ob));
-      k.keep_m = kData, k.keep = D.ebase + D.elems - 1;
-      kinds.push_back(k);
-      Kind w{"wr record with its last lane past the weight memory"};
-      w.wr = mk(Wm.ebase + Wm.elems - 1, true);
-      w.wr.mask = tb::mask64(in_.cols);
-      w.wr.data.assign(static_cast<std::size_t>(in_.cols), 0x5a & tb::mask64(in_.ob));
-      w.keep_m = kWeight, w.keep = Wm.ebase + Wm.elems - 1;
-      kinds.push_back(w);
+      // A record starting at a memory's last element: its in-range lane 0 must keep its value.
+      const auto past_end = [&](const char* what, int m, std::int64_t last) {
+        Kind k{what};
+        k.wr = mk(last, true);
+        k.wr.mask = tb::mask64(in_.cols);
+        k.wr.data.assign(static_cast<std::size_t>(in_.cols), 0x5a & tb::mask64(in_.ob));
+        k.keep_m = m, k.keep = last;
+        kinds.push_back(k);
+      };
+      past_end("wr record with its last lane past the data memory", kData, D.ebase + D.elems - 1);
+      past_end("wr record with its last lane past the weight memory", kWeight, Wm.ebase + Wm.elems - 1);
     }
     if (A.ebase + A.elems < (1LL << in_.sa)) {
       Kind k{"DMA element past the memories"};

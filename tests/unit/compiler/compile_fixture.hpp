@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "compiler/compiler.hpp"
+#include "compiler/executor.hpp"
 #include "golden/workload.hpp"
 
 namespace capsgen::test {
@@ -31,6 +32,13 @@ inline Compiled compile(const std::string& p, const std::string& m, int seed) {
   isa::Program prog = compile_program(w.cfg, w.net, w.qm);
   std::vector<std::int32_t> image = build_image(prog, w.net, w.qm, input);
   return {std::move(w), std::move(prog), std::move(image)};
+}
+
+// The memory the flat program leaves: what every streamed or framed run must reproduce.
+inline std::vector<std::int32_t> run_flat(const Compiled& c) {
+  std::vector<std::int32_t> flat = c.image;
+  execute_program(c.w.cfg, c.prog, flat);
+  return flat;
 }
 
 }  // namespace capsgen::test

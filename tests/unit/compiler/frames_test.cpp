@@ -17,6 +17,7 @@ using test::Compiled;
 using test::compile;
 using test::model;
 using test::preset;
+using test::run_flat;
 
 // A hand-made image: an 8-bit region of 100 codes, then a 32-bit (psum) region of 10 codes, then 8-bit again.
 struct Hand {
@@ -130,8 +131,7 @@ class FrameModelTest : public ::testing::TestWithParam<Case> {};
 TEST_P(FrameModelTest, DecodedFramesReproduceTheFlatProgram) {
   const Case tc = GetParam();
   const Compiled c = compile(tc.preset, tc.model, tc.seed);
-  std::vector<std::int32_t> flat = c.image;
-  execute_program(c.w.cfg, c.prog, flat);
+  const std::vector<std::int32_t> flat = run_flat(c);
   const StreamedProgram sp = stream_program(c.w.cfg, c.prog);
   const FrameProgram fp = build_frame_program(c.w.cfg, c.prog, sp);
   const auto words = isa::pack_frames(fp.frames, fp.geometry);

@@ -21,6 +21,7 @@ using test::Compiled;
 using test::compile;
 using test::model;
 using test::preset;
+using test::run_flat;
 
 struct Case {
   const char* preset;
@@ -34,8 +35,7 @@ class StreamTest : public ::testing::TestWithParam<Case> {};
 TEST_P(StreamTest, StreamedProgramLeavesDramEqualToTheFlatProgram) {
   const Case tc = GetParam();
   const Compiled c = compile(tc.preset, tc.model, tc.seed);
-  std::vector<std::int32_t> flat = c.image;
-  execute_program(c.w.cfg, c.prog, flat);
+  const std::vector<std::int32_t> flat = run_flat(c);
 
   const StreamedProgram sp = stream_program(c.w.cfg, c.prog);
   EXPECT_EQ(!sp.scratch.empty(), tc.split_reduction);

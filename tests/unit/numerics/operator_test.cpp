@@ -63,24 +63,24 @@ TEST(Norm, ErrorBoundOverRandomVectors) {
   RecordProperty("norm_max_error_lsb", std::to_string(worst));
 }
 
+using Codes = std::vector<std::int64_t>;
+// The squash unit's output codes for one capsule's input codes.
+Codes squash_of(const Units& u, Codes s) {
+  Codes v(s.size());
+  squash(u.p, u.sqrt_lut, u.squash_lut, s.data(), int(s.size()), v.data());
+  return v;
+}
+
 TEST(Squash, HandComputed) {
   Units u;
   // s = (1.5, 2.0) (codes 48, 64 at 5 fraction bits), |s| = 2.5: elements -> 6-bit codes 12, 16
   // (3 fraction bits), norm 160 -> 5-bit code 20 (3 fraction bits = 2.5).
   // v = x * 2.5 / 7.25: 1.5 -> 0.5172 -> 66/128, 2.0 -> 0.6897 -> 88/128.
-  std::int64_t s[2] = {48, 64}, v[2];
-  squash(u.p, u.sqrt_lut, u.squash_lut, s, 2, v);
-  EXPECT_EQ(v[0], 66);
-  EXPECT_EQ(v[1], 88);
+  EXPECT_EQ(squash_of(u, {48, 64}), (Codes{66, 88}));
   // Negative elements mirror positive ones.
-  std::int64_t sn[2] = {-48, -64}, vn[2];
-  squash(u.p, u.sqrt_lut, u.squash_lut, sn, 2, vn);
-  EXPECT_EQ(vn[0], -66);
-  EXPECT_EQ(vn[1], -88);
+  EXPECT_EQ(squash_of(u, {-48, -64}), (Codes{-66, -88}));
   // The zero vector squashes to zero.
-  std::int64_t z[4] = {0, 0, 0, 0}, vz[4];
-  squash(u.p, u.sqrt_lut, u.squash_lut, z, 4, vz);
-  for (auto e : vz) EXPECT_EQ(e, 0);
+  EXPECT_EQ(squash_of(u, {0, 0, 0, 0}), (Codes{0, 0, 0, 0}));
 }
 
 ActParams gain_params() {
@@ -98,22 +98,13 @@ TEST(SquashGain, HandComputed) {
   ASSERT_EQ(u.squash_lut.size(), 32u);
   EXPECT_EQ(u.squash_lut[20], 177u);
   EXPECT_EQ(u.p.squash_gain_shift(), 7);
-  std::int64_t s[2] = {48, 64}, v[2];
-  squash(u.p, u.sqrt_lut, u.squash_lut, s, 2, v);
-  EXPECT_EQ(v[0], 66);
-  EXPECT_EQ(v[1], 89);
+  EXPECT_EQ(squash_of(u, {48, 64}), (Codes{66, 89}));
   // Round half up is not symmetric: -8496 / 128 = -66.4 -> -66, -11328 / 128 = -88.5 -> -88.
-  std::int64_t sn[2] = {-48, -64}, vn[2];
-  squash(u.p, u.sqrt_lut, u.squash_lut, sn, 2, vn);
-  EXPECT_EQ(vn[0], -66);
-  EXPECT_EQ(vn[1], -88);
-  std::int64_t z[4] = {0, 0, 0, 0}, vz[4];
-  squash(u.p, u.sqrt_lut, u.squash_lut, z, 4, vz);
-  for (auto e : vz) EXPECT_EQ(e, 0);
-  // The largest element with the gain's peak (n = 1, g = 1/2 -> code 255 saturated) stays in range.
-  std::int64_t one[1] = {32}, vo[1];  // |s| = 1.0
-  squash(u.p, u.sqrt_lut, u.squash_lut, one, 1, vo);
-  EXPECT_EQ(vo[0], 64);  // 32 * 255 = 8160 -> 63.75 -> 64 = 0.5
+  EXPECT_EQ(squash_of(u, {-48, -64}), (Codes{-66, -88}));
+  EXPECT_EQ(squash_of(u, {0, 0, 0, 0}), (Codes{0, 0, 0, 0}));
+  // The largest element with the gain's peak (n = 1, g = 1/2 -> code 255 saturated) stays in range:
+  // |s| = 1.0, 32 * 255 = 8160 -> 63.75 -> 64 = 0.5.
+  EXPECT_EQ(squash_of(u, {32}), (Codes{64}));
 }
 
 // Over random capsules whose norm stays inside the squash LUT's norm range (|s| < 4 for the
