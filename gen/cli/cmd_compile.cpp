@@ -15,6 +15,7 @@
 #include "golden/fixed_model.hpp"
 #include "golden/workload.hpp"
 #include "cli/engine_dump.hpp"
+#include "cli/stream_dump.hpp"
 #include "cli/workload_input.hpp"
 
 namespace capsgen::cli {
@@ -31,6 +32,10 @@ int cmd_compile(const std::vector<std::string>& argv) {
               "the program for the compute engine (docs/rtl-engine.md): the initial memory image and, per\n"
               "instruction, its engine descriptor and the writes it must make (executor), for\n"
               "tb_blocks engine --program DIR")
+      .option("dump-stream", "DIR",
+              "the streamed program as the chip runs it (docs/rtl-chip.md): the frame program, the DRAM image\n"
+              "before and after, and per DMA store and instruction what the off-chip memory must receive, for\n"
+              "tb_chip --program DIR (needs every engine frame encodable: no split reductions)")
       .flag("check", "run the program in the functional executor and compare with the golden model")
       .flag("stream",
             "split every instruction into parts that fit the scratchpad, with the DMA moves between DRAM and\n"
@@ -83,6 +88,13 @@ int cmd_compile(const std::vector<std::string>& argv) {
     write_file_atomic(*dir + "/program.json", program_json(prog));
     write_file_atomic(*dir + "/stats.json", stats_json(w.cfg, prog, stats));
     fmt::print("wrote {}/program.json and {}/stats.json\n", *dir, *dir);
+  }
+  if (auto dir = args.get_opt("dump-stream")) {
+    if (in.last != in.first) throw InputError("capsgen compile", 0, 0, "--dump-stream", "one image, not a range");
+    const StreamDump d = dump_stream(w, prog, *dir, input, in.input_name, in.label);
+    fmt::print("wrote the streamed program to {}: {} frames ({} engine, {} DMA, {} PMU), {} words; {} load and {} store beats; "
+               "golden prediction {}\n",
+               *dir, d.frames, d.engine, d.dma, d.pmu, d.words, d.load_beats, d.store_beats, d.golden);
   }
   if (auto dir = args.get_opt("dump-engine")) {
     if (in.last == in.first) {

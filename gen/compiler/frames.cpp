@@ -344,7 +344,8 @@ FrameProgram build_frame_program(const AccelConfig& cfg, const isa::Program& pro
 }
 
 FrameCheck run_frame_program(const AccelConfig& cfg, const isa::Program& prog, const StreamedProgram& sp,
-                             const std::vector<isa::Frame>& frames, std::vector<std::int32_t>& dram) {
+                             const std::vector<isa::Frame>& frames, std::vector<std::int32_t>& dram,
+                             std::vector<StoreBeat>* stores) {
   const isa::FrameGeometry g = frame_geometry(cfg);
   const OnchipMap& map = sp.map;
   const Sectors sec(cfg, map);
@@ -410,10 +411,13 @@ FrameCheck run_frame_program(const AccelConfig& cfg, const isa::Program& prog, c
               if (e >= std::int64_t(dram.size())) throw StreamError(fmt::format("{}: store to DRAM element {} outside the image", where, e));
               dram[std::size_t(e)] = chip[ci];
               store_by[ci] = k;
+              ck.store_elements += 1;
+              if (stores) stores->push_back({fi, k, b, moved, chip[ci], e});
             } else {
               chip[ci] = e < std::int64_t(dram.size()) ? dram[std::size_t(e)] : 0;
               defined[ci] = 1;
               load_by[ci] = k;
+              ck.load_elements += 1;
             }
           }
       dma_masks.push_back(mask);

@@ -69,6 +69,19 @@ FrameProgram build_frame_program(const AccelConfig& cfg, const isa::Program& pro
 
 struct FrameCheck {
   long long frames = 0, engine = 0, dma = 0, pmu = 0, sleeps = 0, wakes = 0;
+  long long load_elements = 0, store_elements = 0;  // DMA beats
+};
+
+// One element a DMA store frame writes to DRAM, in the DMA's order (what the chip's off-chip write
+// port must show): the frame, the DMA frame's ordinal among DMA frames, the DRAM byte address, the
+// code's bytes and value, and the DRAM element.
+struct StoreBeat {
+  std::size_t frame = 0;
+  long long dma = 0;
+  std::int64_t byte = 0;
+  int bytes = 1;
+  std::int32_t value = 0;
+  std::int64_t element = 0;
 };
 
 // Runs the decoded frames on `dram` (the flat image, grown to sp.dram_size) and bounded on-chip
@@ -81,6 +94,7 @@ struct FrameCheck {
 // but not yet by a barrier; a PMU frame puts to sleep a sector that a frame in flight uses; an engine
 // read or a store touches an element nothing defined since its sector last slept.
 FrameCheck run_frame_program(const AccelConfig& cfg, const isa::Program& prog, const StreamedProgram& sp,
-                             const std::vector<isa::Frame>& frames, std::vector<std::int32_t>& dram);
+                             const std::vector<isa::Frame>& frames, std::vector<std::int32_t>& dram,
+                             std::vector<StoreBeat>* stores = nullptr);
 
 }  // namespace capsgen

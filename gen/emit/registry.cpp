@@ -2,6 +2,7 @@
 // instantiates). Add new blocks here: one line each.
 #include "emit/accumulator.hpp"
 #include "emit/activation.hpp"
+#include "emit/chip.hpp"
 #include "emit/design.hpp"
 #include "emit/dma.hpp"
 #include "emit/engine.hpp"
@@ -30,6 +31,7 @@ const std::vector<BlockEmitter>& block_emitters() {
       {"staging", emit_staging},
       {"engine", emit_engine},
       {"accel", emit_accel},
+      {"chip", emit_chip},
   };
   return list;
 }

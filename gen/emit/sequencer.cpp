@@ -106,6 +106,28 @@ Module build_sequencer(const AccelConfig& cfg) {
   return m;
 }
 
+void connect_engine_descriptor(Instance& e, const Module& engine, const std::string& words) {
+  std::map<std::string, const Port*> eports;
+  for (const Port& p : engine.ports()) eports[p.name] = &p;
+  int connected = 0;
+  for (const isa::PackedField& f : isa::engine_descriptor_layout()) {
+    const std::string port = isa::engine_descriptor_port(f);
+    const auto it = eports.find(port);
+    if (it == eports.end() || it->second->dir != PortDir::kInput)
+      throw std::logic_error("connect_engine_descriptor: the engine has no descriptor input " + port);
+    const int pw = std::stoi(it->second->width);
+    if (pw > f.bits) throw std::logic_error("connect_engine_descriptor: port " + port + " is wider than its packed field");
+    const int lo = f.word * 32 + f.lsb;
+    e.connect(port, pw == 1 ? fmt::format("{}[{}]", words, lo) : fmt::format("{}[{}:{}]", words, lo + pw - 1, lo));
+    ++connected;
+  }
+  int expected = 0;
+  for (const Port& p : engine.ports())
+    if (p.dir == PortDir::kInput && p.name.rfind("desc_", 0) == 0 && p.name != "desc_valid_i") ++expected;
+  if (connected != expected)
+    throw std::logic_error(fmt::format("connect_engine_descriptor: {} packed fields for {} engine descriptor inputs", connected, expected));
+}
+
 Module build_accel(const AccelConfig& cfg) {
   const Module engine = build_engine(cfg);
   const int NW = isa::engine_descriptor_words();
@@ -173,23 +195,7 @@ Module build_accel(const AccelConfig& cfg) {
   Instance& e = m.instance(kEngineModule, "u_engine");
   e.connect("clk_i", "clk_i").connect("rst_ni", "rst_ni");
   e.connect("desc_valid_i", "seq_desc_valid").connect("desc_ready_o", "eng_desc_ready");
-  int connected = 0;
-  for (const isa::PackedField& f : isa::engine_descriptor_layout()) {
-    const std::string port = isa::engine_descriptor_port(f);
-    const auto it = eports.find(port);
-    if (it == eports.end() || it->second->dir != PortDir::kInput)
-      throw std::logic_error("build_accel: the engine has no descriptor input " + port);
-    const int pw = std::stoi(it->second->width);
-    if (pw > f.bits) throw std::logic_error("build_accel: port " + port + " is wider than its packed field");
-    const int lo = f.word * 32 + f.lsb;
-    e.connect(port, pw == 1 ? fmt::format("seq_words[{}]", lo) : fmt::format("seq_words[{}:{}]", lo + pw - 1, lo));
-    ++connected;
-  }
-  int expected = 0;
-  for (const Port& p : engine.ports())
-    if (p.dir == PortDir::kInput && p.name.rfind("desc_", 0) == 0 && p.name != "desc_valid_i") ++expected;
-  if (connected != expected)
-    throw std::logic_error(fmt::format("build_accel: {} packed fields for {} engine descriptor inputs", connected, expected));
+  connect_engine_descriptor(e, engine, "seq_words");
   for (const char* p : kMemoryPorts) e.connect(p, p);
   e.connect("busy_o", "op_busy_o").connect("done_o", "op_done_o").connect("error_o", "eng_error");
   for (const char* p : kEngineStats) e.connect(p, p);

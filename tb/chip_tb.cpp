@@ -1,0 +1,515 @@
+// tb_chip: the whole accelerator (capsgen_chip: frame sequencer, engine, memsys, DMA, PMUs) running a
+// streamed network from its frame program (`capsgen compile --dump-stream DIR`, `capsgen sim --memory dram`).
+//   tb_chip --rtl DIR --program DIR [--mode stress] [--seed N] [--trace file.fst] [--json FILE]
+// The testbench is only what lives outside the chip: the program memory behind the fetch port (1-cycle
+// reads; --mode stress: 1-8 cycles and random back-pressure) and the off-chip memory behind the DMA's
+// burst port, holding the network's DRAM image (dram.bin), with the cycle-level DDR3 model of gen/dram
+// timing every read burst (no earlier than the preset's offchip.latency_cycles) and finite write
+// bandwidth (--mode stress adds random back-pressure on every channel). It observes and checks:
+//   - every byte the chip writes to DRAM, in order, against the frame model's store list (stores.txt):
+//     address, strobes, value; a mismatch names the operation, the tensor and index, both values, the cycle;
+//   - when the last store of an instruction completes (dma_done_o), every region it stores against the
+//     flat executor's memory after that instruction (checks.txt; the executor is bit-exact with the golden
+//     model), and at the end the whole DRAM image (dram_final.bin) and the class prediction;
+//   - the counters: frames issued per kind and the sequencer's cycle classes (their sum is the cycles),
+//     DMA beats, sector wake-ups against the frame model, memsys and sequencer errors.
+// Prints "stat ..." lines (per instruction, totals, memories, sectors, DRAM) and "fcov" lines (sector
+// sleep/wake bins) for capsgen sim's report.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <deque>
+#include <exception>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "Vchip.h"
+#include "common/bits.hpp"
+#include "common/rng.hpp"
+#include "common/sim.hpp"
+#include "dram/address_mapping.hpp"
+#include "dram/dram_model.hpp"
+#include "dram/dram_spec.hpp"
+
+namespace {
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error("cannot read " + path);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Lines that are not empty and not comments ('#' or '//').
+std::vector<std::string> lines_of(const std::string& path) {
+  std::istringstream in(slurp(path));
+  std::vector<std::string> out;
+  for (std::string l; std::getline(in, l);)
+    if (!l.empty() && l[0] != '#' && l.rfind("//", 0) != 0) out.push_back(l);
+  return out;
+}
+
+struct Region {
+  std::string name;
+  long long elem_base = 0, elements = 0, byte_base = 0;
+  int code_bytes = 1;
+};
+struct Part {
+  std::size_t instr = 0;
+  std::string name;
+  long long model = 0;
+};
+struct DmaFrame {
+  std::size_t part = 0, instr = 0;
+  bool store = false;
+  long long elements = 0;
+};
+struct StoreBeat {
+  long long dma = 0, byte = 0;
+  int bytes = 1;
+  long long value = 0;
+};
+struct Check {
+  std::size_t instr = 0;
+  std::string name, region;
+  long long last_dma = 0, byte_base = 0, elements = 0;
+  int code_bytes = 1;
+  std::vector<long long> values;
+};
+struct RdBurst {
+  std::uint32_t addr;
+  int len, eb, sent;
+  std::uint64_t ready;
+};
+struct WrBurst {
+  std::uint32_t addr;
+  int len, eb, got;
+};
+
+template <class Dut>
+class ChipTb {
+ public:
+  explicit ChipTb(const tb::Args& args)
+      : args_(args), kv_(args.rtl_dir + "/chip.txt"), sim_(args), rng_(args.seed * 104729 + 7), report_("chip", args.max_errors),
+        dut_(std::make_unique<Dut>(sim_.context())), spec_(capsgen::dram::ddr3_1600_2gb_x8()), dram_model_(spec_),
+        mapping_(spec_.org) {
+    if (kv_.num("supported") != 1) throw std::runtime_error(args.rtl_dir + "/chip.txt: capsgen_chip is not generated for this preset");
+    sim_.add(*dut_);
+    sim_.open_trace();
+    word_bytes_ = kv_.num("word_bytes");
+    latency_ = kv_.num("latency_cycles");
+    max_burst_ = kv_.num("max_burst");
+    ratio_ = (1000.0 / spec_.timing.tck_ns) / std::stod(kv_.str("clock_mhz"));
+    stress_ = args.mode == "stress";
+    if (!args.mode.empty() && !stress_) throw std::runtime_error("--mode: expected 'stress', got '" + args.mode + "'");
+  }
+
+  VerilatedContext* context() { return sim_.context(); }
+
+  int run() {
+    load(args_.program);
+    sim_.reset();
+    auto& d = *dut_;
+    d.prog_base_i = 0;
+    d.start_i = 1;
+    d.pf_ready_i = 1;
+    d.pr_valid_i = 0;
+    d.dram_req_ready_i = 1;
+    d.dram_rd_valid_i = 0;
+    d.dram_wr_ready_i = 1;
+    const long long bound = 200000 + 40 * (sum_.at("load_beats") + sum_.at("store_beats")) + 20 * sum_.at("words") +
+                            4 * sum_.at("engine_model_cycles");
+    std::deque<std::pair<std::uint64_t, std::uint32_t>> fetch;  // (cycle due, word address)
+    std::deque<RdBurst> rd;
+    std::deque<WrBurst> wr;
+    std::size_t store_i = 0, check_i = 0, part = 0;
+    long long dma_done = 0;
+    std::uint64_t t_part = 0;
+    bool done = false;
+    std::vector<long long> instr_cycles(parts_.empty() ? 0 : parts_.back().instr + 1, 0),
+        instr_model(instr_cycles.size(), 0);
+    while (!done) {
+      if ((long long)sim_.cycle() > bound) {
+        report_.fail(sim_.cycle(), "watchdog: no done_o within " + std::to_string(bound) + " cycles (part " +
+                                       std::to_string(part) + ", DMA frame " + std::to_string(dma_done) + ")");
+        break;
+      }
+      const std::uint64_t cyc = sim_.cycle();
+      // ---- inputs for this cycle (the chip's outputs are from its registers or the previous eval) ----
+      d.pr_valid_i = 0;
+      if (!fetch.empty() && fetch.front().first <= cyc) {
+        const std::uint32_t a = fetch.front().second;
+        d.pr_data_i = a < prog_.size() ? prog_[a] : 0;
+        d.pr_valid_i = 1;
+        fetch.pop_front();
+      }
+      d.pf_ready_i = stress_ ? rng_.chance(70) : 1;
+      d.dram_req_ready_i = stress_ ? rng_.chance(75) : 1;
+      if (!d.dram_rd_valid_i && !rd.empty() && rd.front().ready <= cyc && (!stress_ || rng_.chance(80))) {
+        RdBurst& b = rd.front();
+        const std::uint32_t a = b.addr + std::uint32_t(b.sent * b.eb);
+        for (int k = 0; k < word_bytes_; ++k)  // the element in the low bytes, garbage above
+          tb::put(d.dram_rd_data_i, 8 * k, 8, k < b.eb ? byte(a + std::uint32_t(k)) : rng_.next() & 0xFF);
+        d.dram_rd_valid_i = 1;
+      }
+      const double backlog = double(dram_model_.now()) / ratio_ - double(cyc);
+      d.dram_wr_ready_i = (!stress_ || rng_.chance(80)) && backlog <= latency_ + max_burst_;
+      d.eval();
+
+      // ---- handshakes of this cycle ----
+      if (d.pf_valid_o && d.pf_ready_i) fetch.emplace_back(cyc + (stress_ ? rng_.uniform(1, 8) : 1), d.pf_addr_o);
+      bool rd_taken = false;
+      if (d.dram_req_valid_o && d.dram_req_ready_i) {
+        const std::uint32_t a = d.dram_req_addr_o;
+        const int len = d.dram_req_len_o, eb = 1 << int(d.dram_req_size_o);
+        const std::uint64_t cap = spec_.org.capacity_bytes();
+        if (!d.dram_req_write_o) {
+          const auto res = dram_model_.request(a % cap, false, std::uint32_t(len * eb), std::uint64_t(std::llround(cyc * ratio_)), mapping_);
+          std::uint64_t ready = std::max<std::uint64_t>(std::uint64_t(std::ceil(res.done / ratio_)), cyc + latency_);
+          if (!rd.empty()) ready = std::max(ready, rd.back().ready);
+          rd.push_back({a, len, eb, 0, ready});
+        } else {
+          wr.push_back({a, len, eb, 0});
+        }
+      }
+      if (d.dram_rd_valid_i && d.dram_rd_ready_o) {
+        if (rd.empty()) {
+          report_.fail(cyc, "read beat taken with no read burst outstanding");
+        } else if (++rd.front().sent == rd.front().len) {
+          rd.pop_front();
+        }
+        rd_taken = true;
+      }
+      if (d.dram_wr_valid_o && d.dram_wr_ready_i) {
+        if (wr.empty()) {
+          report_.fail(cyc, "write beat without a write request");
+        } else {
+          WrBurst& b = wr.front();
+          const std::uint32_t a = b.addr + std::uint32_t(b.got * b.eb);
+          const std::uint64_t strb = tb::get(d.dram_wr_strb_o, 0, word_bytes_);
+          long long got = 0;
+          for (int k = 0; k < word_bytes_; ++k)
+            if ((strb >> k) & 1) {
+              const std::uint8_t v = std::uint8_t(tb::get(d.dram_wr_data_o, 8 * k, 8));
+              set_byte(a + std::uint32_t(k), v);
+              if (k < 8) got |= (long long)v << (8 * k);
+            }
+          check_store(cyc, store_i, a, strb, got);
+          ++store_i;
+          if (++b.got == b.len) {
+            dram_model_.request(b.addr % spec_.org.capacity_bytes(), true, std::uint32_t(b.len * b.eb),
+                                std::uint64_t(std::llround(cyc * ratio_)), mapping_);
+            wr.pop_front();
+          }
+        }
+      }
+      if (d.op_done_o) {  // an engine frame finished: its counters are valid in this cycle
+        if (part >= parts_.size()) {
+          report_.fail(cyc, "op_done_o after the last engine frame");
+        } else {
+          const long long c = (long long)d.stat_cycles_o;
+          instr_cycles[parts_[part].instr] += c;
+          instr_model[parts_[part].instr] += parts_[part].model;
+          part_wr_wait_ += (long long)d.stat_wr_wait_o;
+          part_stall_[0] += (long long)d.stat_stall_data_o;
+          part_stall_[1] += (long long)d.stat_stall_tile_o;
+          part_stall_[2] += (long long)d.stat_stall_out_o;
+          engine_cycles_ += c;
+          ++part;
+          t_part = cyc;
+        }
+      }
+      if (d.dma_done_o) {
+        if (dma_done >= (long long)dmas_.size()) {
+          report_.fail(cyc, "dma_done_o after the last DMA frame");
+        } else {
+          const DmaFrame& f = dmas_[std::size_t(dma_done)];
+          if (f.store) {  // every beat of this store frame has been written
+            const bool all = store_i >= stores_.size() || stores_[store_i].dma > dma_done;
+            report_.check(cyc, "DMA frame " + std::to_string(dma_done) + " (" + parts_[f.part].name + ") store beats complete", 1, all);
+          }
+          while (check_i < checks_.size() && checks_[check_i].last_dma == dma_done) run_check(cyc, checks_[check_i++]);
+        }
+        ++dma_done;
+      }
+      sample_sectors();
+      if (d.done_o) done = true;
+      sim_.step();
+      d.start_i = 0;
+      if (rd_taken) d.dram_rd_valid_i = 0;
+    }
+    (void)t_part;
+    finish(store_i, check_i, part, dma_done, instr_cycles, instr_model);
+    sim_.finish();
+    return report_.summary(", " + std::to_string(sum_.at("frames")) + " frames, " + std::to_string(prog_cycles_) + " program cycles, " +
+                           std::to_string(sim_.cycle()) + " cycles");
+  }
+
+ private:
+  void load(const std::string& dir) {
+    for (const std::string& l : lines_of(dir + "/frames.hex")) prog_.push_back(std::uint32_t(std::stoul(l, nullptr, 16)));
+    const std::string img = slurp(dir + "/dram.bin");
+    dram_.assign(img.begin(), img.end());
+    const std::string fin = slurp(dir + "/dram_final.bin");
+    final_.assign(fin.begin(), fin.end());
+    for (const std::string& l : lines_of(dir + "/stream.txt")) {
+      std::istringstream ls(l);
+      std::string k, v;
+      ls >> k >> v;
+      try {
+        sum_[k] = std::stoll(v);
+      } catch (const std::exception&) {
+        text_[k] = v;
+      }
+    }
+    for (const std::string& l : lines_of(dir + "/regions.txt")) {
+      Region r;
+      std::istringstream(l) >> r.name >> r.elem_base >> r.elements >> r.byte_base >> r.code_bytes;
+      regions_.push_back(r);
+    }
+    for (const std::string& l : lines_of(dir + "/parts.txt")) {
+      Part p;
+      long long idx = 0, frame = 0;
+      std::istringstream(l) >> idx >> p.instr >> p.name >> frame >> p.model;
+      parts_.push_back(p);
+    }
+    for (const std::string& l : lines_of(dir + "/dma.txt")) {
+      DmaFrame f;
+      long long k = 0, frame = 0;
+      int st = 0;
+      std::istringstream(l) >> k >> frame >> f.part >> f.instr >> st >> f.elements;
+      f.store = st != 0;
+      dmas_.push_back(f);
+    }
+    for (const std::string& l : lines_of(dir + "/stores.txt")) {
+      StoreBeat b;
+      std::istringstream(l) >> b.dma >> b.byte >> b.bytes >> b.value;
+      stores_.push_back(b);
+    }
+    const std::vector<std::string> cl = lines_of(dir + "/checks.txt");
+    for (std::size_t i = 0; i + 1 < cl.size(); i += 2) {
+      Check c;
+      std::string kw;
+      std::istringstream(cl[i]) >> kw >> c.instr >> c.name >> c.last_dma >> c.region >> c.byte_base >> c.code_bytes >> c.elements;
+      if (kw != "check") throw std::runtime_error(dir + "/checks.txt: expected a check line, got: " + cl[i]);
+      std::istringstream vs(cl[i + 1]);
+      for (long long v; vs >> v;) c.values.push_back(v);
+      if ((long long)c.values.size() != c.elements) throw std::runtime_error(dir + "/checks.txt: " + c.region + ": wrong number of codes");
+      checks_.push_back(c);
+    }
+    std::stable_sort(checks_.begin(), checks_.end(), [](const Check& a, const Check& b) { return a.last_dma < b.last_dma; });
+  }
+
+  std::uint8_t byte(std::uint32_t a) const { return a < dram_.size() ? dram_[a] : 0; }
+  void set_byte(std::uint32_t a, std::uint8_t v) {
+    if (a >= dram_.size()) {
+      ++stray_writes_;
+      return;
+    }
+    dram_[a] = v;
+  }
+  long long code_at(long long byte_addr, int bytes) const {
+    std::uint64_t u = 0;
+    for (int k = 0; k < bytes; ++k) u |= std::uint64_t(byte(std::uint32_t(byte_addr + k))) << (8 * k);
+    return tb::sign_extend(u, 8 * bytes);
+  }
+  // "tensor[index]" of a DRAM byte address.
+  std::string tensor_of(long long byte_addr) const {
+    for (const Region& r : regions_)
+      if (byte_addr >= r.byte_base && byte_addr < r.byte_base + r.elements * r.code_bytes)
+        return r.name + "[" + std::to_string((byte_addr - r.byte_base) / r.code_bytes) + "]";
+    return "byte " + std::to_string(byte_addr) + " (no tensor)";
+  }
+  std::string op_of_dma(long long k) const {
+    if (k < 0 || k >= (long long)dmas_.size()) return "DMA frame " + std::to_string(k) + " (past the program)";
+    const DmaFrame& f = dmas_[std::size_t(k)];
+    return "op " + parts_.at(f.part).name + " (instruction " + std::to_string(f.instr) + ", part " + std::to_string(f.part) +
+           ", DMA frame " + std::to_string(k) + (f.store ? " store" : " load") + ")";
+  }
+
+  void check_store(std::uint64_t cyc, std::size_t i, std::uint32_t a, std::uint64_t strb, long long got) {
+    if (i >= stores_.size()) {
+      report_.fail(cyc, "store beat " + std::to_string(i) + " at DRAM byte " + std::to_string(a) + ": more beats than the program stores");
+      return;
+    }
+    const StoreBeat& e = stores_[i];
+    const std::string where = op_of_dma(e.dma) + " " + tensor_of(e.byte);
+    report_.check(cyc, where + " DRAM address", e.byte, a);
+    report_.check(cyc, where + " write strobes", (1LL << e.bytes) - 1, (long long)strb);
+    report_.check(cyc, where + " value", e.value, tb::sign_extend(std::uint64_t(got), 8 * e.bytes));
+  }
+
+  void run_check(std::uint64_t cyc, const Check& c) {
+    long long bad = 0;
+    for (long long j = 0; j < c.elements; ++j) {
+      const long long v = code_at(c.byte_base + j * c.code_bytes, c.code_bytes);
+      if (v != c.values[std::size_t(j)]) {
+        if (bad++ < 3)
+          report_.mismatch(cyc, "op " + c.name + " (instruction " + std::to_string(c.instr) + ") DRAM " + c.region + "[" +
+                                    std::to_string(j) + "]", c.values[std::size_t(j)], v);
+      }
+    }
+    report_.check(cyc, "op " + c.name + " DRAM " + c.region + " elements differing from the golden model", 0, bad);
+    ++checked_ops_;
+    checked_elements_ += c.elements;
+    if (c.instr == std::size_t(sum_.at("prediction_instr"))) {
+      std::size_t best = 0;
+      for (long long j = 1; j < c.elements; ++j)
+        if (code_at(c.byte_base + j * c.code_bytes, c.code_bytes) > code_at(c.byte_base + long(best) * c.code_bytes, c.code_bytes))
+          best = std::size_t(j);
+      prediction_ = (long long)best;
+    }
+  }
+
+  // Sector sleep and wake events (rising and falling sleep acknowledgements) for the coverage bins.
+  void sample_sectors() {
+    if constexpr (requires(Dut& d) { d.sector_asleep_data_o; }) {
+      const std::uint64_t now[3] = {tb::get(dut_->sector_asleep_data_o, 0, sectors(0)), tb::get(dut_->sector_asleep_weight_o, 0, sectors(1)),
+                                    tb::get(dut_->sector_asleep_acc_o, 0, sectors(2))};
+      for (int m = 0; m < 3; ++m) {
+        if (sleeps_[m].empty()) {
+          sleeps_[m].assign(std::size_t(sectors(m)), 0);
+          wakes_[m].assign(std::size_t(sectors(m)), 0);
+        }
+        for (int s = 0; s < sectors(m); ++s) {
+          const bool was = (prev_asleep_[m] >> s) & 1, is = (now[m] >> s) & 1;
+          if (is && !was) ++sleeps_[m][std::size_t(s)];
+          if (!is && was) ++wakes_[m][std::size_t(s)];
+        }
+        prev_asleep_[m] = now[m];
+      }
+    }
+  }
+  int sectors(int m) const {
+    static const char* const k[3] = {"sectors_data", "sectors_weight", "sectors_acc"};
+    return kv_.num(k[m]);
+  }
+
+  void finish(std::size_t store_i, std::size_t check_i, std::size_t part, long long dma_done, const std::vector<long long>& instr_cycles,
+              const std::vector<long long>& instr_model) {
+    auto& d = *dut_;
+    const std::uint64_t cyc = sim_.cycle();
+    report_.check(cyc, "error_o (sequencer, engine or memory system)", 0, d.error_o);
+    report_.check(cyc, "engine frames run", (long long)parts_.size(), (long long)part);
+    report_.check(cyc, "DMA frames done", (long long)dmas_.size(), dma_done);
+    report_.check(cyc, "store beats written", (long long)stores_.size(), (long long)store_i);
+    report_.check(cyc, "instruction checks run", (long long)checks_.size(), (long long)check_i);
+    report_.check(cyc, "writes outside the DRAM image", 0, stray_writes_);
+    report_.check(cyc, "sequencer engine frames", sum_.at("engine"), (long long)d.seq_engine_o);
+    report_.check(cyc, "sequencer DMA frames", sum_.at("dma"), (long long)d.seq_dma_o);
+    report_.check(cyc, "sequencer PMU frames", sum_.at("pmu"), (long long)d.seq_pmu_o);
+    const long long classes = (long long)d.seq_engine_o + d.seq_dma_o + d.seq_pmu_o + d.seq_fetch_o + d.seq_eng_busy_o +
+                              d.seq_wait_dma_o + d.seq_wait_engine_o + d.seq_dma_busy_o + d.seq_pmu_wait_o + d.seq_drain_o;
+    report_.check(cyc, "sequencer cycle classes sum to its cycles", (long long)d.seq_cycles_o, classes);
+    report_.check(cyc, "DMA read beats", sum_.at("load_beats"), (long long)d.dma_beats_read_o);
+    report_.check(cyc, "DMA write beats", sum_.at("store_beats"), (long long)d.dma_beats_written_o);
+    long long diff = 0;
+    for (std::size_t a = 0; a < final_.size(); ++a)
+      if (a >= dram_.size() || dram_[a] != final_[a]) {
+        if (diff++ < 5) report_.mismatch(cyc, "final DRAM image " + tensor_of((long long)a), final_[a], a < dram_.size() ? dram_[a] : -1);
+      }
+    report_.check(cyc, "final DRAM bytes differing from the flat program's memory", 0, diff);
+    if (sum_.at("prediction_instr") >= 0)
+      report_.check(cyc, "RTL class prediction vs the golden model's", sum_.at("golden"), prediction_);
+    prog_cycles_ = (long long)d.seq_cycles_o;
+
+    std::printf("stat program cycles=%lld engine_cycles=%lld engine_model=%lld stream_model=%lld frames=%lld words=%lld\n", prog_cycles_,
+                engine_cycles_, sum_.at("engine_model_cycles"), sum_.at("stream_model_cycles"), sum_.at("frames"), sum_.at("words"));
+    std::printf("stat sequencer fetch=%u engine=%u dma=%u pmu=%u eng_busy=%u wait_dma=%u wait_engine=%u dma_busy=%u pmu_wait=%u drain=%u\n",
+                d.seq_fetch_o, d.seq_engine_o, d.seq_dma_o, d.seq_pmu_o, d.seq_eng_busy_o, d.seq_wait_dma_o, d.seq_wait_engine_o,
+                d.seq_dma_busy_o, d.seq_pmu_wait_o, d.seq_drain_o);
+    std::printf("stat engine stall_data=%lld stall_tile=%lld stall_out=%lld wr_wait=%lld\n", part_stall_[0], part_stall_[1],
+                part_stall_[2], part_wr_wait_);
+    for (std::size_t i = 0; i < instr_cycles.size(); ++i) {
+      std::string name;
+      long long n = 0;
+      for (const Part& p : parts_)
+        if (p.instr == i) {
+          name = p.name;
+          ++n;
+        }
+      std::printf("stat instr=%zu name=%s parts=%lld cycles=%lld model=%lld\n", i, name.c_str(), n, instr_cycles[i], instr_model[i]);
+    }
+    std::printf("stat dram read_beats=%u write_beats=%u bytes=%lld requests=%llu row_hits=%llu misses=%llu conflicts=%llu\n",
+                d.dma_beats_read_o, d.dma_beats_written_o, (long long)final_.size(),
+                (unsigned long long)dram_model_.stats().requests(), (unsigned long long)dram_model_.stats().hits,
+                (unsigned long long)dram_model_.stats().misses, (unsigned long long)dram_model_.stats().conflicts);
+    std::printf("stat memory data eng_rd=%u eng_wr=%u dma_rd=%u dma_wr=%u dma_wait=%u\n", d.cnt_eng_rd_data_o, d.cnt_eng_wr_data_o,
+                d.cnt_dma_rd_data_o, d.cnt_dma_wr_data_o, d.cnt_dma_wait_data_o);
+    std::printf("stat memory weight eng_rd=%u eng_wr=%u dma_rd=%u dma_wr=%u dma_wait=%u\n", d.cnt_eng_rd_weight_o,
+                d.cnt_eng_wr_weight_o, d.cnt_dma_rd_weight_o, d.cnt_dma_wr_weight_o, d.cnt_dma_wait_weight_o);
+    std::printf("stat memory acc eng_rd=%u eng_wr=0 dma_rd=%u dma_wr=%u dma_wait=%u\n", d.cnt_eng_rd_acc_o, d.cnt_dma_rd_acc_o,
+                d.cnt_dma_wr_acc_o, d.cnt_dma_wait_acc_o);
+    std::printf("stat checks ops=%lld elements=%lld prediction=%lld golden=%lld\n", checked_ops_, checked_elements_, prediction_,
+                sum_.at("golden"));
+    if constexpr (requires(Dut& x) { x.pmu_data_wake_count_o; }) {
+      const long long wakes = (long long)d.pmu_data_wake_count_o + d.pmu_weight_wake_count_o + d.pmu_acc_wake_count_o;
+      report_.check(cyc, "sector wake-ups (PMUs) vs the frame model", sum_.at("wakes"), wakes);
+      static const char* const names[3] = {"data", "weight", "acc"};
+      for (int m = 0; m < 3; ++m) {
+        long long asleep = 0;
+        for (int s = 0; s < sectors(m); ++s) {
+          const long long c = (long long)(m == 0   ? tb::get(d.pmu_data_asleep_cycles_o, 32 * s, 32)
+                                          : m == 1 ? tb::get(d.pmu_weight_asleep_cycles_o, 32 * s, 32)
+                                                   : tb::get(d.pmu_acc_asleep_cycles_o, 32 * s, 32));
+          asleep += c;
+          std::printf("stat sector memory=%s sector=%d asleep_cycles=%lld sleeps=%lld wakes=%lld\n", names[m], s, c,
+                      sleeps_[m].empty() ? 0 : sleeps_[m][std::size_t(s)], wakes_[m].empty() ? 0 : wakes_[m][std::size_t(s)]);
+          std::printf("fcov pmu.%s.s%d.sleep %lld\n", names[m], s, sleeps_[m].empty() ? 0 : sleeps_[m][std::size_t(s)]);
+          std::printf("fcov pmu.%s.s%d.wake %lld\n", names[m], s, wakes_[m].empty() ? 0 : wakes_[m][std::size_t(s)]);
+        }
+        const long long stall = m == 0 ? d.pmu_data_stall_cycles_o : m == 1 ? d.pmu_weight_stall_cycles_o : d.pmu_acc_stall_cycles_o;
+        std::printf("stat pmu memory=%s sectors=%d asleep_sector_cycles=%lld barrier_stall=%lld\n", names[m], sectors(m), asleep, stall);
+      }
+    }
+  }
+
+  tb::Args args_;
+  tb::KeyValueFile kv_;
+  tb::Sim sim_;
+  tb::Rng rng_;
+  tb::Report report_;
+  std::unique_ptr<Dut> dut_;
+  capsgen::dram::DramSpec spec_;
+  capsgen::dram::DramModel dram_model_;
+  capsgen::dram::AddressMapping mapping_;
+  int word_bytes_ = 4, latency_ = 1, max_burst_ = 1;
+  double ratio_ = 1.0;
+  bool stress_ = false;
+  std::vector<std::uint32_t> prog_;
+  std::vector<std::uint8_t> dram_, final_;
+  std::map<std::string, long long> sum_;
+  std::map<std::string, std::string> text_;
+  std::vector<Region> regions_;
+  std::vector<Part> parts_;
+  std::vector<DmaFrame> dmas_;
+  std::vector<StoreBeat> stores_;
+  std::vector<Check> checks_;
+  long long stray_writes_ = 0, checked_ops_ = 0, checked_elements_ = 0, prediction_ = -1, prog_cycles_ = 0, engine_cycles_ = 0;
+  long long part_wr_wait_ = 0, part_stall_[3] = {0, 0, 0};
+  std::uint64_t prev_asleep_[3] = {0, 0, 0};
+  std::vector<long long> sleeps_[3], wakes_[3];
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
+  try {
+    const tb::Args args = tb::Args::parse(argc, argv, "--program DIR [--mode stress]");
+    if (args.program.empty()) {
+      std::fprintf(stderr, "tb_chip: --program DIR (capsgen compile --dump-stream DIR) is required\n");
+      return 2;
+    }
+    ChipTb<Vchip> t(args);
+    return t.run();
+  } catch (const std::exception& ex) {
+    std::fprintf(stderr, "FAIL tb chip: %s\n", ex.what());
+    return 1;
+  }
+}
