@@ -28,6 +28,9 @@
 #include <vector>
 
 #include "Vchip.h"
+#if VM_COVERAGE
+#include "verilated_cov.h"
+#endif
 #include "common/bits.hpp"
 #include "common/rng.hpp"
 #include "common/sim.hpp"
@@ -433,17 +436,17 @@ class ChipTb {
           name = p.name;
           ++n;
         }
-      std::printf("stat instr=%zu name=%s parts=%lld cycles=%lld model=%lld\n", i, name.c_str(), n, instr_cycles[i], instr_model[i]);
+      std::printf("stat instr index=%zu name=%s parts=%lld cycles=%lld model=%lld\n", i, name.c_str(), n, instr_cycles[i], instr_model[i]);
     }
     std::printf("stat dram read_beats=%u write_beats=%u bytes=%lld requests=%llu row_hits=%llu misses=%llu conflicts=%llu\n",
                 d.dma_beats_read_o, d.dma_beats_written_o, (long long)final_.size(),
                 (unsigned long long)dram_model_.stats().requests(), (unsigned long long)dram_model_.stats().hits,
                 (unsigned long long)dram_model_.stats().misses, (unsigned long long)dram_model_.stats().conflicts);
-    std::printf("stat memory data eng_rd=%u eng_wr=%u dma_rd=%u dma_wr=%u dma_wait=%u\n", d.cnt_eng_rd_data_o, d.cnt_eng_wr_data_o,
+    std::printf("stat memory name=data eng_rd=%u eng_wr=%u dma_rd=%u dma_wr=%u dma_wait=%u\n", d.cnt_eng_rd_data_o, d.cnt_eng_wr_data_o,
                 d.cnt_dma_rd_data_o, d.cnt_dma_wr_data_o, d.cnt_dma_wait_data_o);
-    std::printf("stat memory weight eng_rd=%u eng_wr=%u dma_rd=%u dma_wr=%u dma_wait=%u\n", d.cnt_eng_rd_weight_o,
+    std::printf("stat memory name=weight eng_rd=%u eng_wr=%u dma_rd=%u dma_wr=%u dma_wait=%u\n", d.cnt_eng_rd_weight_o,
                 d.cnt_eng_wr_weight_o, d.cnt_dma_rd_weight_o, d.cnt_dma_wr_weight_o, d.cnt_dma_wait_weight_o);
-    std::printf("stat memory acc eng_rd=%u eng_wr=0 dma_rd=%u dma_wr=%u dma_wait=%u\n", d.cnt_eng_rd_acc_o, d.cnt_dma_rd_acc_o,
+    std::printf("stat memory name=acc eng_rd=%u eng_wr=0 dma_rd=%u dma_wr=%u dma_wait=%u\n", d.cnt_eng_rd_acc_o, d.cnt_dma_rd_acc_o,
                 d.cnt_dma_wr_acc_o, d.cnt_dma_wait_acc_o);
     std::printf("stat checks ops=%lld elements=%lld prediction=%lld golden=%lld\n", checked_ops_, checked_elements_, prediction_,
                 sum_.at("golden"));
@@ -501,13 +504,33 @@ class ChipTb {
 int main(int argc, char** argv) {
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
   try {
-    const tb::Args args = tb::Args::parse(argc, argv, "--program DIR [--mode stress]");
+    // --coverage-out FILE is this testbench's own option (tb::Args does not know it).
+    std::string coverage_out;
+    std::vector<char*> rest{argv[0]};
+    for (int i = 1; i < argc; ++i) {
+      if (std::string(argv[i]) == "--coverage-out" && i + 1 < argc) coverage_out = argv[++i];
+      else rest.push_back(argv[i]);
+    }
+#if !VM_COVERAGE
+    if (!coverage_out.empty()) {
+      std::fprintf(stderr, "tb_chip: --coverage-out: this model was built without coverage (-DCAPSGEN_TB_COVERAGE=ON)\n");
+      return 2;
+    }
+#endif
+    const tb::Args args = tb::Args::parse(int(rest.size()), rest.data(), "--program DIR [--mode stress] [--coverage-out FILE]");
     if (args.program.empty()) {
       std::fprintf(stderr, "tb_chip: --program DIR (capsgen compile --dump-stream DIR) is required\n");
       return 2;
     }
     ChipTb<Vchip> t(args);
-    return t.run();
+    const int rc = t.run();
+#if VM_COVERAGE
+    if (!coverage_out.empty()) {
+      t.context()->coveragep()->write(coverage_out.c_str());
+      std::printf("coverage written to %s\n", coverage_out.c_str());
+    }
+#endif
+    return rc;
   } catch (const std::exception& ex) {
     std::fprintf(stderr, "FAIL tb chip: %s\n", ex.what());
     return 1;

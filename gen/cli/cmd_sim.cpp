@@ -22,49 +22,24 @@
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <sstream>
-#include <sys/wait.h>
 
 #include "cli/args.hpp"
 #include "cli/commands.hpp"
 #include "cli/shell.hpp"
+#include "cli/sim_support.hpp"
+#include "cli/chip_sim.hpp"
 #include "cli/engine_dump.hpp"
 #include "cli/workload_input.hpp"
 #include "compiler/compiler.hpp"
 #include "core/atomic_file.hpp"
 #include "core/input_error.hpp"
 #include "emit/generate.hpp"
+#include "emit/memsys.hpp"
 
 namespace capsgen::cli {
 namespace {
 
 namespace fs = std::filesystem;
-
-// Runs a shell command with its output in `log`; returns the exit status.
-int run(const std::string& cmd, const fs::path& log) {
-  const int rc = std::system((cmd + " > " + quote(log.string()) + " 2>&1").c_str());
-  return rc == -1 ? -1 : WEXITSTATUS(rc);
-}
-
-// The generated RTL in `dir` equals what build_design would write (same files, same contents).
-bool rtl_up_to_date(const std::vector<emit::OutputFile>& files, const fs::path& dir) {
-  std::error_code ec;
-  if (!fs::exists(dir / emit::kFileListName, ec)) return false;
-  std::size_t on_disk = 0;
-  for (const auto& e : fs::directory_iterator(dir, ec))
-    if (e.is_regular_file()) ++on_disk;
-  if (on_disk != files.size()) return false;
-  for (const emit::OutputFile& f : files)
-    if (slurp(dir / f.name) != f.contents) return false;
-  return true;
-}
-
-// The value of `key` in a CMake cache ("KEY:TYPE=value" lines); empty when absent.
-std::string cmake_cache_value(const fs::path& cache, const std::string& key) {
-  std::istringstream in(slurp(cache));
-  for (std::string line; std::getline(in, line);)
-    if (line.rfind(key + ":", 0) == 0 && line.find('=') != std::string::npos) return line.substr(line.find('=') + 1);
-  return "";
-}
 
 // --fault flip-pe-bit: a deliberately broken RTL for regression runners (capsgen regress, docs/regress.md).
 // One bit of the partial sum entering one PE (row min(1, rows-1), column min(1, cols-1)) is flipped in
@@ -87,12 +62,27 @@ std::string flip_pe_bit(const std::string& array_v, const AccelConfig& cfg) {
   return out;
 }
 
+// --fault ignore-wait-dma: the frame sequencer issues an engine frame without waiting for the DMA
+// frames its wait_dma names, so the engine may read operands before they are loaded (or overwrite
+// results before they are stored): a broken dependency the chip's checks must catch.
+std::string ignore_wait_dma(const std::string& seq_v) {
+  const std::string cond = " & (outst_q <= wait_dma)";
+  const std::size_t at = seq_v.find(cond);
+  if (at == std::string::npos) throw std::logic_error("ignore-wait-dma: no wait_dma condition in capsgen_frame_seq");
+  std::string out = seq_v;
+  out.replace(at, cond.size(), " /* capsgen sim --fault ignore-wait-dma */");
+  return out;
+}
+
 // The RTL files of `design`, with --fault applied.
 std::vector<emit::OutputFile> rtl_files(const emit::Design& design, const AccelConfig& cfg, const std::string& fault) {
   std::vector<emit::OutputFile> files = design.files();
   if (fault == "flip-pe-bit")
     for (emit::OutputFile& f : files)
       if (f.name == "capsgen_systolic_array.v") f.contents = flip_pe_bit(f.contents, cfg);
+  if (fault == "ignore-wait-dma")
+    for (emit::OutputFile& f : files)
+      if (f.name == "capsgen_frame_seq.v") f.contents = ignore_wait_dma(f.contents);
   return files;
 }
 
@@ -108,8 +98,8 @@ struct OpResult {
 // Signals of the accelerator's trace, grouped, for the GTKWave save file: (group, names relative to
 // the capsgen_accel scope; "u_seq." the sequencer, "u_engine." the engine). Names that the trace
 // does not hold are left out.
-const std::vector<std::pair<std::string, std::vector<std::string>>>& trace_groups() {
-  static const std::vector<std::pair<std::string, std::vector<std::string>>> g = {
+const TraceGroups& trace_groups() {
+  static const TraceGroups g = {
       {"Sequencer (program fetch)", {"clk_i", "rst_ni", "start_i", "busy_o", "done_o", "error_o", "pf_valid_o",
                                      "pf_ready_i", "pf_addr_o", "pr_valid_i", "pr_data_i", "u_seq.fetch_q",
                                      "u_seq.full_q", "u_seq.end_q", "stat_ops_o", "stat_fetch_wait_o"}},
@@ -127,56 +117,6 @@ const std::vector<std::pair<std::string, std::vector<std::string>>>& trace_group
       {"Output port", {"wr_en_o", "wr_vec_o", "wr_mask_o", "wr_addr_o", "wr_data_o"}},
   };
   return g;
-}
-
-// Reads the trace's signal names (with their widths) from its VCD header (fst2vcd, GTKWave's tool)
-// and writes a .gtkw that opens the trace with the groups above.
-std::string write_gtkw(const fs::path& fst, const fs::path& gtkw) {
-  std::map<std::string, std::string> sig;  // name at the engine's scope -> full name with range
-  const std::string cmd = "fst2vcd -f " + quote(fst.string()) + " 2>/dev/null";
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return "cannot run fst2vcd";
-  std::vector<std::string> scope;
-  char buf[4096];
-  while (std::fgets(buf, sizeof buf, p)) {
-    std::istringstream ls(buf);
-    std::string kw;
-    ls >> kw;
-    if (kw == "$scope") {
-      std::string type, name;
-      ls >> type >> name;
-      scope.push_back(name);
-    } else if (kw == "$upscope") {
-      if (!scope.empty()) scope.pop_back();
-    } else if (kw == "$var") {
-      std::string type, width, id, name, range;
-      ls >> type >> width >> id >> name >> range;
-      // Signals of capsgen_accel (scope TOP.capsgen_accel) and of its u_seq and u_engine instances.
-      if (scope.size() >= 2 && scope.size() <= 3 && scope[1] == "capsgen_accel") {
-        std::string rel = scope.size() == 3 ? scope[2] + "." + name : name, full;
-        for (const std::string& s : scope) full += s + ".";
-        full += name;
-        sig[rel] = range.rfind('[', 0) == 0 ? full + range : full;
-      }
-    } else if (kw == "$enddefinitions") {
-      break;
-    }
-  }
-  pclose(p);
-  if (sig.empty()) return "no capsgen_accel signals in the trace";
-  std::string out = fmt::format("[dumpfile] \"{}\"\n[savefile] \"{}\"\n[timestart] 0\n[sst_expanded] 1\n",
-                                fs::absolute(fst).string(), fs::absolute(gtkw).string());
-  for (const auto& [group, names] : trace_groups()) {
-    out += fmt::format("@800200\n-{}\n", group);
-    for (const std::string& n : names) {
-      const auto it = sig.find(n);
-      if (it == sig.end()) continue;
-      out += (it->second.find('[') == std::string::npos ? "@28\n" : "@24\n") + it->second + "\n";
-    }
-    out += fmt::format("@1000200\n-{}\n", group);
-  }
-  write_file_atomic(gtkw.string(), out);
-  return "";
 }
 
 }  // namespace
@@ -200,8 +140,14 @@ int cmd_sim(const std::vector<std::string>& argv) {
       .option("rtl", "DIR",
               "simulate this RTL directory as it is (e.g. hand-modified) instead of generating WORK/rtl; it must\n"
               "come from the same preset (its config.txt is checked)")
+      .option("memory", "MODEL",
+              "where the network lives: 'ideal' (capsgen_accel: sequencer + engine on one memory that answers in a\n"
+              "cycle) or 'dram' (capsgen_chip: the streamed program's frames run the engine on the SEP scratchpads,\n"
+              "the DMA moves every operand and result between them and an off-chip DDR3 model, the PMUs gate the\n"
+              "sectors; docs/rtl-chip.md)", "ideal")
       .option("fetch", "MODEL", "program memory behind the sequencer's fetch port: 'latency1' (a word per cycle, 1-cycle\n"
-              "latency) or 'random' (1-8 cycles of latency per word and random back-pressure, seeded by --seed)", "latency1")
+              "latency) or 'random' (1-8 cycles of latency per word and random back-pressure, seeded by --seed; with\n"
+              "--memory dram also random back-pressure and gaps on every off-chip channel)", "latency1")
       .option("jobs", "N", "parallel compile jobs for the model build", "2")
       .flag("coverage", "build the model with Verilator line and toggle coverage (its own build directory) and write\n"
             "the run's counters to WORK/coverage.dat (verilator_coverage format)")
@@ -210,7 +156,9 @@ int cmd_sim(const std::vector<std::string>& argv) {
               "of one preset share one model; capsgen regress)")
       .flag("build-only", "generate the RTL and build the model, then stop (no program, no run)")
       .option("fault", "NAME", "simulate a deliberately broken RTL: 'flip-pe-bit' flips one bit of the partial sum\n"
-              "entering one PE (row 1, column 1) in every cycle (WORK/rtl-flip-pe-bit; tests of the checkers)")
+              "entering one PE (row 1, column 1) in every cycle (WORK/rtl-flip-pe-bit; tests of the checkers);\n"
+              "'ignore-wait-dma' (--memory dram) lets the frame sequencer start an engine frame before the DMA frames\n"
+              "it waits for have finished")
       .option("source-dir", "DIR", "the capsgen source tree (for tb/)", CAPSGEN_SOURCE_DIR);
   if (!args.parse(argv)) {
     fmt::print("{}", args.help());
@@ -225,15 +173,21 @@ int cmd_sim(const std::vector<std::string>& argv) {
   const bool coverage = args.has("coverage"), build_only = args.has("build-only");
   const std::optional<std::string> given_build = args.get_opt("build");
   const std::string fault = args.get_opt("fault").value_or("");
-  if (!fault.empty() && fault != "flip-pe-bit")
-    throw InputError("capsgen sim", 0, 0, "--fault", fmt::format("expected 'flip-pe-bit', got '{}'", fault));
+  const std::string memory = args.get("memory");
+  if (memory != "ideal" && memory != "dram")
+    throw InputError("capsgen sim", 0, 0, "--memory", fmt::format("expected 'ideal' or 'dram', got '{}'", memory));
+  const bool chip = memory == "dram";
+  const std::string tb_target = chip ? "tb_chip" : "tb_accel";
+  if (!fault.empty() && fault != "flip-pe-bit" && !(chip && fault == "ignore-wait-dma"))
+    throw InputError("capsgen sim", 0, 0, "--fault",
+                     fmt::format("expected 'flip-pe-bit'{}, got '{}'", chip ? " or 'ignore-wait-dma'" : "", fault));
   if (!fault.empty() && (args.has("rtl") || given_build))
     throw InputError("capsgen sim", 0, 0, "--fault", "applies to the generated RTL: not with --rtl or --build");
   if (given_build && build_only) throw InputError("capsgen sim", 0, 0, "--build-only", "not with --build");
   if (given_build) {
     const fs::path b = *given_build;
-    if (!fs::exists(b / "tb_accel") || !fs::exists(b / "CMakeCache.txt"))
-      throw InputError(b.string(), 0, 0, "--build", "holds no built tb_accel (build it with capsgen sim --build-only)");
+    if (!fs::exists(b / tb_target) || !fs::exists(b / "CMakeCache.txt"))
+      throw InputError(b.string(), 0, 0, "--build", "holds no built " + tb_target + " (build it with capsgen sim --build-only)");
     const fs::path cache = b / "CMakeCache.txt";
     if (args.has("trace") && cmake_cache_value(cache, "CAPSGEN_TB_TRACE") != "ON")
       throw InputError(cache.string(), 0, 0, "--trace", "this model was built without tracing (CAPSGEN_TB_TRACE)");
@@ -245,7 +199,9 @@ int cmd_sim(const std::vector<std::string>& argv) {
   const auto t_start = std::chrono::steady_clock::now();
   const WorkloadInput in = load_workload_input(args, "capsgen sim", false, "capsgen sim runs one image: --index K");
   const Workload& w = in.w;
-  const fs::path work = args.get_opt("work").value_or("build/sim/" + w.cfg.name);
+  if (chip && !emit::memsys_unsupported_reason(w.cfg).empty())
+    throw InputError(args.get("config"), 0, 0, "--memory dram", "no capsgen_chip for this preset: " + emit::memsys_unsupported_reason(w.cfg));
+  const fs::path work = args.get_opt("work").value_or("build/sim/" + w.cfg.name + (chip ? "-dram" : ""));
   const std::optional<std::string> trace = args.get_opt("trace");
   const fs::path report_md = args.get_opt("report").value_or((work / "report.md").string());
   const fs::path report_json = args.get_opt("json").value_or((work / "report.json").string());
@@ -284,30 +240,47 @@ int cmd_sim(const std::vector<std::string>& argv) {
 
   // 2. The accelerator's model and testbench.
   const fs::path build = given_build ? fs::path(*given_build)
-                                     : work / (std::string(trace ? "build-accel-trace" : "build-accel") +
+                                     : work / (std::string(chip ? "build-chip" : "build-accel") + (trace ? "-trace" : "") +
                                                (coverage ? "-cov" : "") + (fault.empty() ? "" : "-" + fault));
   const auto t_build = std::chrono::steady_clock::now();
   if (given_build) {
     fmt::print("sim: using the model built in {}\n", build.string());
   } else if (!fs::exists(build / "CMakeCache.txt") || !fs::exists(build / "build.ninja")) {  // (an interrupted configure)
     const std::string cfg_cmd = fmt::format(
-        "cmake -S {} -B {} -G Ninja -DCMAKE_BUILD_TYPE=Release -DCAPSGEN_RTL_DIR={} -DCAPSGEN_TB_ACCEL_ONLY=ON "
+        "cmake -S {} -B {} -G Ninja -DCMAKE_BUILD_TYPE=Release -DCAPSGEN_RTL_DIR={} -DCAPSGEN_TB_{}_ONLY=ON "
         "-DCAPSGEN_TB_TRACE={}{}",
-        quote((src / "tb").string()), quote(build.string()), quote(fs::absolute(rtl).string()), trace ? "ON" : "OFF",
+        quote((src / "tb").string()), quote(build.string()), quote(fs::absolute(rtl).string()), chip ? "CHIP" : "ACCEL",
+        trace ? "ON" : "OFF",
         coverage ? " -DCAPSGEN_TB_COVERAGE=ON" : "");
     fmt::print("sim: configuring the Verilator model ({})\n", (work / "configure.log").string());
-    if (run(cfg_cmd, work / "configure.log") != 0)
+    if (run_logged(cfg_cmd, work / "configure.log") != 0)
       throw InputError((work / "configure.log").string(), 0, 0, "cmake", "configuring the testbench failed (see the log)");
   }
   if (!given_build) {
-    fmt::print("sim: building tb_accel ({}; the first build of a preset takes minutes)\n", (work / "build.log").string());
-    if (run(fmt::format("cmake --build {} -j {}", quote(build.string()), jobs), work / "build.log") != 0)
+    fmt::print("sim: building {} ({}; the first build of a preset takes minutes)\n", tb_target, (work / "build.log").string());
+    if (run_logged(fmt::format("cmake --build {} -j {}", quote(build.string()), jobs), work / "build.log") != 0)
       throw InputError((work / "build.log").string(), 0, 0, "cmake --build", "building the testbench failed (see the log)");
   }
   const double build_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_build).count();
   if (build_only) {
-    fmt::print("sim: built {} in {:.1f} s (--build-only)\n", (build / "tb_accel").string(), build_s);
+    fmt::print("sim: built {} in {:.1f} s (--build-only)\n", (build / tb_target).string(), build_s);
     return 0;
+  }
+  if (chip) {
+    ChipSimRun r;
+    r.work = work;
+    r.rtl = rtl;
+    r.build = build;
+    r.report_md = report_md;
+    r.report_json = report_json;
+    r.trace = trace;
+    r.stress = fetch == "random";
+    r.coverage = coverage;
+    r.seed = args.get("seed");
+    r.fault = fault;
+    r.weights = args.get_opt("weights").value_or("");
+    r.build_s = build_s;
+    return run_chip_sim(in, r);
   }
 
   // 3. Program.
@@ -329,7 +302,7 @@ int cmd_sim(const std::vector<std::string>& argv) {
   }
   fmt::print("sim: running the program of {} descriptors on the RTL ({})\n", prog.instrs.size(), log.string());
   const auto t_run = std::chrono::steady_clock::now();
-  const int rc = run(cmd, log);
+  const int rc = run_logged(cmd, log);
   const double run_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_run).count();
 
   // 5. Report.
@@ -477,7 +450,7 @@ int cmd_sim(const std::vector<std::string>& argv) {
   std::string gtkw_note;
   if (trace) {
     const fs::path gtkw = fs::path(*trace).replace_extension(".gtkw");
-    const std::string err = write_gtkw(*trace, gtkw);
+    const std::string err = write_gtkw(*trace, gtkw, "capsgen_accel", trace_groups());
     gtkw_note = err.empty() ? gtkw.string() : "";
     md += err.empty() ? fmt::format("- trace: {} (open with `gtkwave {}`)\n", *trace, gtkw.string())
                       : fmt::format("- trace: {} (no .gtkw: {})\n", *trace, err);

@@ -39,11 +39,11 @@ step() { printf '== %s\n' "$*"; }
 t0=$SECONDS
 
 # Every module the block testbenches verilate (blocks and parts of blocks: tb/CMakeLists.txt,
-# tb/*.cmake), i.e. all but the top level capsgen_accel: it is the engine (synthesized and simulated
+# tb/*.cmake), i.e. all but the top levels capsgen_accel and capsgen_chip: they are the engine (synthesized and simulated
 # here) plus the small sequencer, and a second flattened copy of the engine would cost CI minutes.
-step "synthesize every module but capsgen_accel to OSU018 cells ($config${pipe:+, pe_pipeline $pipe})"
+step "synthesize every module but capsgen_accel and capsgen_chip to OSU018 cells ($config${pipe:+, pe_pipeline $pipe})"
 "$capsgen" generate --config "$config" --out "$work/rtl-modules" --quiet
-tops="$(grep -v '^//' "$work/rtl-modules/files.f" | grep '\.v$' | sed 's/\.v$//' | grep -vx capsgen_accel | paste -sd, -)"
+tops="$(grep -v '^//' "$work/rtl-modules/files.f" | grep '\.v$' | sed 's/\.v$//' | grep -vx -e capsgen_accel -e capsgen_chip | paste -sd, -)"
 "$capsgen" synth --config "$config" ${pipe:+--pe-pipeline "$pipe"} --target asic-osu018 --top "$tops" \
   --no-breakdown --quiet --out "$work"
 net="$work/asic-osu018/netlist"

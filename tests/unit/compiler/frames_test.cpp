@@ -6,6 +6,9 @@
 #include "compiler/compiler.hpp"
 #include "compiler/executor.hpp"
 #include "compiler/frames.hpp"
+#include "core/input_error.hpp"
+#include "emit/chip.hpp"
+#include "emit/memsys.hpp"
 #include "compile_fixture.hpp"
 #include "golden/fixed_model.hpp"
 #include "golden/workload.hpp"
@@ -207,6 +210,82 @@ TEST(Frames, ModelRejectsALoosenedWaitOrAnEarlySleep) {
     EXPECT_TRUE(rejected) << "sleep frame " << i;
   }
   EXPECT_GT(sleeps_tried, 0);
+}
+
+
+// The store beats the frame model records are the chip's off-chip writes: one per element a store
+// frame moves, in DMA order, and replaying them onto the initial DRAM gives the final DRAM.
+TEST(Frames, StoreBeatsReplayToTheFinalDram) {
+  const Compiled c = compile("tiny-2x2", "capsnet-tiny", 3);
+  const StreamedProgram sp = stream_program(c.w.cfg, c.prog);
+  const FrameProgram fp = build_frame_program(c.w.cfg, c.prog, sp);
+  std::vector<std::int32_t> dram = c.image;
+  dram.resize(std::size_t(sp.dram_size), 0);
+  const std::vector<std::int32_t> before = dram;
+  std::vector<StoreBeat> beats;
+  const FrameCheck ck = run_frame_program(c.w.cfg, c.prog, sp, fp.frames, dram, &beats);
+  ASSERT_EQ((long long)beats.size(), ck.store_elements);
+  EXPECT_GT(ck.load_elements, ck.store_elements);
+  const DramBytes bytes(c.prog, sp);
+  std::vector<std::int32_t> replay = before;
+  long long last_dma = -1;
+  for (const StoreBeat& b : beats) {
+    EXPECT_GE(b.dma, last_dma);  // in DMA order
+    last_dma = b.dma;
+    EXPECT_EQ(fp.frames.at(b.frame).header.kind, isa::FrameKind::kDma);
+    EXPECT_TRUE(fp.frames.at(b.frame).dma.store);
+    EXPECT_EQ(bytes.byte_of(b.element), b.byte);
+    EXPECT_EQ(bytes.code_bytes(b.element), b.bytes);
+    replay.at(std::size_t(b.element)) = b.value;
+  }
+  EXPECT_EQ(replay, dram);
+}
+
+// The chip's emitter derives the frame fields' widths from its own modules (capsgen_dma's ports, the
+// memories' sectors); the compiler packs with its own derivation: they must agree wherever the chip is
+// generated (capsgen_memsys supported): the presets and variants of them in sectors, power gating,
+// word widths, memory sizes and burst length.
+TEST(Frames, GeometryEqualsTheChipEmitters) {
+  std::vector<AccelConfig> cfgs;
+  for (const char* p : {"tiny-2x2", "small-4x4", "capsacc-16x16"}) {
+    const AccelConfig base = preset(p);
+    cfgs.push_back(base);
+    AccelConfig c = base;
+    c.scratchpad.power_gating = false;
+    cfgs.push_back(c);
+    c = base;
+    c.scratchpad.data.sectors = 1;
+    c.scratchpad.weight.sectors = 8;
+    c.scratchpad.acc.sectors = 1;
+    c.offchip.max_burst = 31;
+    cfgs.push_back(c);
+    c = base;
+    c.scratchpad.weight.width_bits = 128;
+    c.scratchpad.acc.width_bits = 64;
+    c.scratchpad.data.size_kib *= 2;
+    c.offchip.max_burst = 1;
+    cfgs.push_back(c);
+  }
+  int chips = 0;
+  for (const AccelConfig& cfg : cfgs) {
+    SCOPED_TRACE(cfg.name);
+    try {
+      validate_accel_config(cfg);
+    } catch (const InputError&) {
+      continue;
+    }
+    if (!emit::memsys_unsupported_reason(cfg).empty()) continue;
+    ++chips;
+    const isa::FrameGeometry a = frame_geometry(cfg), b = emit::chip_frame_geometry(cfg);
+    EXPECT_EQ(a.dram_addr_bits, b.dram_addr_bits);
+    EXPECT_EQ(a.count_bits, b.count_bits);
+    EXPECT_EQ(a.spm_addr_bits, b.spm_addr_bits);
+    EXPECT_EQ(a.len_bits, b.len_bits);
+    EXPECT_EQ(a.size_bits, b.size_bits);
+    EXPECT_EQ(a.max_size, b.max_size);
+    for (int m = 0; m < 3; ++m) EXPECT_EQ(a.sectors[m], b.sectors[m]) << m;
+  }
+  EXPECT_GE(chips, 8);
 }
 
 }  // namespace

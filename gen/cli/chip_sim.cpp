@@ -1,0 +1,272 @@
+// capsgen sim --memory dram: the chip with its memory system; see chip_sim.hpp.
+#include "cli/chip_sim.hpp"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <sstream>
+
+#include "cli/shell.hpp"
+#include "cli/sim_support.hpp"
+#include "cli/stream_dump.hpp"
+#include "compiler/compiler.hpp"
+#include "core/atomic_file.hpp"
+
+namespace capsgen::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using Stat = std::map<std::string, long long>;
+
+// "stat <kind> k=v k=v ..." -> (kind, values); name=... kept as text in `name`.
+bool parse_stat(const std::string& line, std::string& kind, Stat& kv, std::string& name) {
+  if (line.rfind("stat ", 0) != 0) return false;
+  std::istringstream ls(line.substr(5));
+  ls >> kind;
+  for (std::string tok; ls >> tok;) {
+    const auto eq = tok.find('=');
+    if (eq == std::string::npos) continue;
+    const std::string k = tok.substr(0, eq), v = tok.substr(eq + 1);
+    if (k == "name" || k == "memory") {
+      name = v;
+      continue;
+    }
+    try {
+      kv[k] = std::stoll(v);
+    } catch (const std::exception&) {
+    }
+  }
+  return true;
+}
+
+std::string pct(long long part, long long whole) { return whole ? fmt::format("{:.1f}%", 100.0 * double(part) / double(whole)) : "-"; }
+
+}  // namespace
+
+const std::vector<std::pair<std::string, std::vector<std::string>>>& chip_trace_groups() {
+  static const TraceGroups g = {
+      {"Frame sequencer", {"clk_i", "rst_ni", "start_i", "busy_o", "done_o", "error_o", "pf_valid_o", "pf_ready_i", "pf_addr_o",
+                           "pr_valid_i", "pr_data_i", "u_seq.pc_q", "u_seq.fetch_q", "u_seq.full_q", "u_seq.kind", "u_seq.wait_dma",
+                           "u_seq.wait_engine", "u_seq.outst_q", "u_seq.issue"}},
+      {"Engine", {"u_seq.eng_valid_o", "u_engine.desc_ready_o", "u_engine.desc_kind_i", "op_busy_o", "op_done_o",
+                  "u_engine.run_q", "u_engine.b_q", "u_engine.k_q", "u_engine.n_q", "u_engine.issue", "stat_cycles_o",
+                  "stat_stall_data_o", "stat_stall_tile_o", "stat_stall_out_o", "stat_wr_wait_o"}},
+      {"Engine memory ports", {"e_drd_en", "e_drd_addr", "e_wrd_en", "e_wrd_addr", "e_brd_en", "e_brd_addr", "e_wr_en",
+                               "e_wr_addr", "e_wr_ready"}},
+      {"DMA", {"u_seq.dma_valid_o", "dma_busy_o", "dma_done_o", "u_dma.desc_store_i", "u_dma.desc_dram_addr_i",
+               "u_dma.desc_spm_addr_i", "u_dma.desc_size_i", "d_spm_req", "d_spm_gnt", "d_spm_we", "d_spm_addr"}},
+      {"Off-chip port", {"dram_req_valid_o", "dram_req_ready_i", "dram_req_addr_o", "dram_req_len_o", "dram_req_write_o",
+                         "dram_rd_valid_i", "dram_rd_ready_o", "dram_wr_valid_o", "dram_wr_ready_i", "dram_wr_strb_o"}},
+      {"Sectors (PMU)", {"u_seq.pmu_valid_o", "pmu_ready", "sleep_req_data", "sector_asleep_data_o", "sleep_req_weight",
+                         "sector_asleep_weight_o", "sleep_req_acc", "sector_asleep_acc_o"}},
+  };
+  return g;
+}
+
+int run_chip_sim(const WorkloadInput& in, const ChipSimRun& r) {
+  const Workload& w = in.w;
+  const auto t_start = std::chrono::steady_clock::now();
+  const isa::Program prog = compile_program(w.cfg, w.net, w.qm);
+  const fs::path stream = r.work / "stream";
+  std::error_code ec;
+  fs::remove_all(stream, ec);
+  const StreamDump sd = dump_stream(w, prog, stream.string(), in.input, in.input_name, in.label);
+
+  const fs::path log = r.work / "sim.log", coverage_dat = r.work / "coverage.dat";
+  std::string cmd = fmt::format("{} --rtl {} --program {}", quote((r.build / "tb_chip").string()), quote(fs::absolute(r.rtl).string()),
+                                quote(stream.string()));
+  if (r.trace) cmd += " --trace " + quote(*r.trace);
+  if (r.stress) cmd += " --mode stress --seed " + quote(r.seed);
+  if (r.coverage) {
+    fs::remove(coverage_dat, ec);
+    cmd += " --coverage-out " + quote(coverage_dat.string());
+  }
+  fmt::print("sim: running {} frames ({} engine, {} DMA, {} PMU) on capsgen_chip with the network in DRAM ({})\n", sd.frames, sd.engine,
+             sd.dma, sd.pmu, log.string());
+  const auto t_run = std::chrono::steady_clock::now();
+  const int rc = run_logged(cmd, log);
+  const double run_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_run).count();
+
+  // Parse the testbench's lines.
+  const std::string out = slurp(log);
+  std::vector<std::string> problems;
+  std::vector<std::pair<std::string, Stat>> instrs, sectors, pmus, memories;
+  Stat program, seq, engine, dram, checks;
+  std::vector<std::pair<std::string, long long>> fcov;
+  bool summary_pass = false;
+  long long sim_cycles = 0;
+  {
+    std::istringstream ls(out);
+    const std::regex cyc_re(R"(, (\d+) cycles$)");
+    for (std::string line; std::getline(ls, line);) {
+      std::string kind, name;
+      Stat kv;
+      if (parse_stat(line, kind, kv, name)) {
+        if (kind == "program") program = kv;
+        else if (kind == "sequencer") seq = kv;
+        else if (kind == "engine") engine = kv;
+        else if (kind == "dram") dram = kv;
+        else if (kind == "checks") checks = kv;
+        else if (kind == "instr") instrs.emplace_back(name, kv);
+        else if (kind == "memory") memories.emplace_back(name, kv);
+        else if (kind == "sector") sectors.emplace_back(name, kv);
+        else if (kind == "pmu") pmus.emplace_back(name, kv);
+      } else if (line.rfind("fcov ", 0) == 0) {
+        std::istringstream fs_(line.substr(5));
+        std::string bin;
+        long long n = 0;
+        if (fs_ >> bin >> n) fcov.emplace_back(bin, n);
+      } else if (line.rfind("MISMATCH", 0) == 0 || line.rfind("FAIL", 0) == 0) {
+        if (line.rfind("FAIL chip:", 0) != 0) problems.push_back(line);
+      }
+      if (line.rfind("PASS chip", 0) == 0 || line.rfind("FAIL chip", 0) == 0) {
+        summary_pass = line.rfind("PASS", 0) == 0;
+        std::smatch m;
+        if (std::regex_search(line, m, cyc_re)) sim_cycles = std::stoll(m[1]);
+      }
+    }
+  }
+  const long long cycles = program.count("cycles") ? program.at("cycles") : 0;
+  const bool pass = rc == 0 && summary_pass && problems.empty() && cycles > 0;
+  const auto at = [](const Stat& s, const char* k) { return s.count(k) ? s.at(k) : 0LL; };
+  const double mhz = w.cfg.clock.target_mhz;
+  const int R = w.cfg.array.rows, C = w.cfg.array.cols;
+  long long macs = 0;
+  for (const isa::Instr& i : prog.instrs) macs += instr_stats(w.cfg, i).useful_macs;
+  const double ips = cycles ? mhz * 1e6 / double(cycles) : 0.0;
+  const double util = cycles ? double(macs) / (double(cycles) * R * C) : 0.0;
+  const long long flat = program_cycles(w.cfg, prog);
+
+  std::string md = fmt::format("# capsgen sim --memory dram: {} on {}\n\n", w.net.name, w.cfg.name);
+  md += fmt::format("- result: **{}**{}\n", pass ? "PASS, every DRAM write and every operation's output bit-exact" : "FAIL",
+                    pass ? "" : fmt::format(" ({} problem line(s) below, exit status of the testbench {})", problems.size(), rc));
+  md += fmt::format("- input: {}{}; weights: {}\n", in.input_name, in.label >= 0 ? fmt::format(", true label {}", in.label) : "",
+                    r.weights.empty() ? fmt::format("seeded random (seed {})", r.seed) : r.weights);
+  md += fmt::format("- class prediction: RTL {} (from the norms in DRAM), golden model {}\n", at(checks, "prediction"), sd.golden);
+  md += fmt::format("- RTL: {} (capsgen_chip: {}x{} array, SEP scratchpads, DMA{}, {} MHz target), model {}{}\n", r.rtl.string(), R, C,
+                    w.cfg.scratchpad.power_gating ? ", PMUs" : "", mhz, (r.build / "tb_chip").string(),
+                    r.fault.empty() ? "" : fmt::format(" (**deliberately broken: --fault {}**)", r.fault));
+  md += fmt::format("- off-chip memory: DDR3-1600 x8 model (gen/dram), at least {} cycles read latency{}\n",
+                    w.cfg.offchip.latency_cycles, r.stress ? "; --fetch random: random latency and back-pressure on every channel" : "");
+  md += fmt::format("- program: {} frames ({} engine, {} DMA, {} PMU), {} words; {} DMA beats in, {} out\n\n", sd.frames, sd.engine,
+                    sd.dma, sd.pmu, sd.words, sd.load_beats, sd.store_beats);
+  md += fmt::format("**{} cycles from start_i to done_o = {:.1f} inferences/s at {} MHz**, array utilization {:.3f}. For comparison: "
+                    "the streamed program's model at the port's width without DRAM latency (stream_timing) {} cycles; the same "
+                    "network with an ideal memory (capsgen_accel) {} cycles.\n\n",
+                    cycles, ips, mhz, util, sd.stream_model_cycles, flat);
+  md += "| # | operation | parts | engine cycles (RTL) | model | error |\n|---|---|---:|---:|---:|---:|\n";
+  nlohmann::ordered_json jins = nlohmann::json::array();
+  for (std::size_t i = 0; i < instrs.size(); ++i) {
+    const Stat& s = instrs[i].second;
+    const long long c = at(s, "cycles"), m = at(s, "model");
+    md += fmt::format("| {} | {} | {} | {} | {} | {:+.2f}% |\n", at(s, "index"), instrs[i].first, at(s, "parts"), c, m,
+                      c ? 100.0 * double(m - c) / double(c) : 0.0);
+    jins.push_back({{"instr", at(s, "index")}, {"name", instrs[i].first}, {"parts", at(s, "parts")}, {"cycles", c}, {"model_cycles", m}});
+  }
+  const long long ec_ = at(program, "engine_cycles"), em = at(program, "engine_model");
+  md += fmt::format("\n- engine: {} cycles in its frames (model {}, {:+.3f}%), stalls: data {}, tile {}, output {}, write port {}\n",
+                    ec_, em, ec_ ? 100.0 * double(em - ec_) / double(ec_) : 0.0, at(engine, "stall_data"), at(engine, "stall_tile"),
+                    at(engine, "stall_out"), at(engine, "wr_wait"));
+  md += "\nWhere the program's cycles go (the frame sequencer's classes; they sum to the cycles):\n\n"
+        "| class | cycles | share |\n|---|---:|---:|\n";
+  static const char* const kClasses[][2] = {
+      {"fetch", "fetching a frame"},
+      {"engine", "issuing an engine frame"},
+      {"dma", "issuing a DMA frame"},
+      {"pmu", "issuing a PMU frame"},
+      {"eng_busy", "engine frame waits for the engine"},
+      {"wait_dma", "engine frame waits for its DMA frames (wait_dma)"},
+      {"wait_engine", "store waits for the engine (wait_engine)"},
+      {"dma_busy", "DMA frame waits for the DMA"},
+      {"pmu_wait", "PMU barrier waits for sectors"},
+      {"drain", "end: waiting for the units"}};
+  nlohmann::ordered_json jseq;
+  for (const auto& c : kClasses) {
+    md += fmt::format("| {} | {} | {} |\n", c[1], at(seq, c[0]), pct(at(seq, c[0]), cycles));
+    jseq[c[0]] = at(seq, c[0]);
+  }
+  md += fmt::format("\n- off-chip: {} read beats, {} write beats; DRAM model {} requests, {} row hits, {} misses, {} conflicts\n",
+                    at(dram, "read_beats"), at(dram, "write_beats"), at(dram, "requests"), at(dram, "row_hits"), at(dram, "misses"),
+                    at(dram, "conflicts"));
+  md += "\n| memory | engine reads | engine writes | DMA reads | DMA writes | DMA wait cycles |\n|---|---:|---:|---:|---:|---:|\n";
+  nlohmann::ordered_json jmem;
+  for (const auto& [name, s] : memories) {
+    md += fmt::format("| {} | {} | {} | {} | {} | {} |\n", name, at(s, "eng_rd"), at(s, "eng_wr"), at(s, "dma_rd"), at(s, "dma_wr"),
+                      at(s, "dma_wait"));
+    jmem[name] = s;
+  }
+  nlohmann::ordered_json jsec = nlohmann::json::array();
+  if (!pmus.empty()) {
+    md += "\n| memory | sectors | sector-cycles asleep | of all sector-cycles | barrier stall cycles |\n|---|---:|---:|---:|---:|\n";
+    for (const auto& [name, s] : pmus)
+      md += fmt::format("| {} | {} | {} | {} | {} |\n", name, at(s, "sectors"), at(s, "asleep_sector_cycles"),
+                        pct(at(s, "asleep_sector_cycles"), at(s, "sectors") * cycles), at(s, "barrier_stall"));
+    for (const auto& [name, s] : sectors)
+      jsec.push_back({{"memory", name}, {"sector", at(s, "sector")}, {"asleep_cycles", at(s, "asleep_cycles")},
+                      {"sleeps", at(s, "sleeps")}, {"wakes", at(s, "wakes")}});
+  }
+  md += fmt::format("\n- checks: {} store beats and {} operations' regions ({} elements) against the golden model, then the whole "
+                    "DRAM image ({} bytes)\n",
+                    sd.store_beats, at(checks, "ops"), at(checks, "elements"), sd.dram_bytes);
+  md += fmt::format("- simulation: {:.1f} s for {} cycles{}; model build {:.1f} s\n", run_s, sim_cycles,
+                    r.trace ? ", FST tracing on" : "", r.build_s);
+  std::string gtkw_note;
+  if (r.trace) {
+    const fs::path gtkw = fs::path(*r.trace).replace_extension(".gtkw");
+    const std::string err = write_gtkw(*r.trace, gtkw, "capsgen_chip", chip_trace_groups());
+    gtkw_note = err.empty() ? gtkw.string() : "";
+    md += err.empty() ? fmt::format("- trace: {} (open with `gtkwave {}`)\n", *r.trace, gtkw.string())
+                      : fmt::format("- trace: {} (no .gtkw: {})\n", *r.trace, err);
+  }
+  if (!problems.empty()) {
+    md += "\n## Problems\n\n```\n";
+    for (const std::string& p : problems) md += p + "\n";
+    md += "```\n";
+  }
+  nlohmann::ordered_json j;
+  j["mode"] = "dram";
+  j["network"] = w.net.name;
+  j["preset"] = w.cfg.name;
+  j["pass"] = pass;
+  j["input"] = in.input_name;
+  j["label"] = in.label;
+  j["prediction"] = {{"rtl", at(checks, "prediction")}, {"golden", sd.golden}};
+  j["array"] = {{"rows", R}, {"cols", C}};
+  j["clock_mhz"] = mhz;
+  j["total_cycles"] = cycles;
+  j["inferences_per_second"] = ips;
+  j["array_utilization"] = util;
+  j["useful_macs"] = macs;
+  j["stream_model_cycles"] = sd.stream_model_cycles;
+  j["ideal_memory_program_cycles"] = flat;
+  j["engine_cycles"] = ec_;
+  j["engine_model_cycles"] = em;
+  j["frames"] = {{"total", sd.frames}, {"engine", sd.engine}, {"dma", sd.dma}, {"pmu", sd.pmu}, {"words", sd.words}};
+  j["instructions"] = jins;
+  j["sequencer_cycles"] = jseq;
+  j["engine_stalls"] = engine;
+  j["offchip"] = dram;
+  j["memories"] = jmem;
+  j["sectors"] = jsec;
+  j["simulated_cycles"] = sim_cycles;
+  j["sim_seconds"] = run_s;
+  j["build_seconds"] = r.build_s;
+  j["trace"] = r.trace.value_or("");
+  j["gtkw"] = gtkw_note;
+  j["problems"] = problems;
+  j["fault"] = r.fault;
+  j["coverage"] = r.coverage && fs::exists(coverage_dat) ? coverage_dat.string() : "";
+  j["functional_coverage"] = nlohmann::ordered_json::object();
+  for (const auto& [bin, n] : fcov) j["functional_coverage"][bin] = n;
+  j["functional_coverage_na"] = nlohmann::json::array();
+  write_file_atomic(r.report_md.string(), md);
+  write_file_atomic(r.report_json.string(), j.dump(2) + "\n");
+  fmt::print("\n{}\nsim: wrote {} and {} ({:.1f} s in all)\n", md, r.report_md.string(), r.report_json.string(),
+             std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count() + r.build_s);
+  return pass ? 0 : 1;
+}
+
+}  // namespace capsgen::cli

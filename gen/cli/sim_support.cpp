@@ -1,0 +1,95 @@
+// Shared by both `capsgen sim` modes; see sim_support.hpp.
+#include "cli/sim_support.hpp"
+
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <sstream>
+#include <sys/wait.h>
+
+#include "cli/shell.hpp"
+#include "core/atomic_file.hpp"
+#include "emit/generate.hpp"
+
+namespace capsgen::cli {
+
+namespace fs = std::filesystem;
+
+// Runs a shell command with its output in `log`; returns the exit status.
+int run_logged(const std::string& cmd, const fs::path& log) {
+  const int rc = std::system((cmd + " > " + quote(log.string()) + " 2>&1").c_str());
+  return rc == -1 ? -1 : WEXITSTATUS(rc);
+}
+
+// The generated RTL in `dir` equals what build_design would write (same files, same contents).
+bool rtl_up_to_date(const std::vector<emit::OutputFile>& files, const fs::path& dir) {
+  std::error_code ec;
+  if (!fs::exists(dir / emit::kFileListName, ec)) return false;
+  std::size_t on_disk = 0;
+  for (const auto& e : fs::directory_iterator(dir, ec))
+    if (e.is_regular_file()) ++on_disk;
+  if (on_disk != files.size()) return false;
+  for (const emit::OutputFile& f : files)
+    if (slurp(dir / f.name) != f.contents) return false;
+  return true;
+}
+
+// The value of `key` in a CMake cache ("KEY:TYPE=value" lines); empty when absent.
+std::string cmake_cache_value(const fs::path& cache, const std::string& key) {
+  std::istringstream in(slurp(cache));
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind(key + ":", 0) == 0 && line.find('=') != std::string::npos) return line.substr(line.find('=') + 1);
+  return "";
+}
+
+std::string write_gtkw(const fs::path& fst, const fs::path& gtkw, const std::string& top, const TraceGroups& groups) {
+  std::map<std::string, std::string> sig;  // name at the engine's scope -> full name with range
+  const std::string cmd = "fst2vcd -f " + quote(fst.string()) + " 2>/dev/null";
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return "cannot run fst2vcd";
+  std::vector<std::string> scope;
+  char buf[4096];
+  while (std::fgets(buf, sizeof buf, p)) {
+    std::istringstream ls(buf);
+    std::string kw;
+    ls >> kw;
+    if (kw == "$scope") {
+      std::string type, name;
+      ls >> type >> name;
+      scope.push_back(name);
+    } else if (kw == "$upscope") {
+      if (!scope.empty()) scope.pop_back();
+    } else if (kw == "$var") {
+      std::string type, width, id, name, range;
+      ls >> type >> width >> id >> name >> range;
+      // Signals of the top module (scope TOP.<top>) and of its direct instances.
+      if (scope.size() >= 2 && scope.size() <= 3 && scope[1] == top) {
+        std::string rel = scope.size() == 3 ? scope[2] + "." + name : name, full;
+        for (const std::string& s : scope) full += s + ".";
+        full += name;
+        sig[rel] = range.rfind('[', 0) == 0 ? full + range : full;
+      }
+    } else if (kw == "$enddefinitions") {
+      break;
+    }
+  }
+  pclose(p);
+  if (sig.empty()) return "no " + top + " signals in the trace";
+  std::string out = fmt::format("[dumpfile] \"{}\"\n[savefile] \"{}\"\n[timestart] 0\n[sst_expanded] 1\n",
+                                fs::absolute(fst).string(), fs::absolute(gtkw).string());
+  for (const auto& [group, names] : groups) {
+    out += fmt::format("@800200\n-{}\n", group);
+    for (const std::string& n : names) {
+      const auto it = sig.find(n);
+      if (it == sig.end()) continue;
+      out += (it->second.find('[') == std::string::npos ? "@28\n" : "@24\n") + it->second + "\n";
+    }
+    out += fmt::format("@1000200\n-{}\n", group);
+  }
+  write_file_atomic(gtkw.string(), out);
+  return "";
+}
+
+}  // namespace capsgen::cli

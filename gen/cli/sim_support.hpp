@@ -1,0 +1,34 @@
+// What the two `capsgen sim` modes share (cmd_sim.cpp: the ideal-memory accelerator, chip_sim.cpp: the
+// chip with its memory system): running a logged shell command, deciding whether generated RTL or a
+// CMake build can be reused, and the GTKWave save file for a trace.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "emit/design.hpp"
+
+namespace capsgen::cli {
+
+// Runs a shell command with its output in `log`; returns the exit status.
+int run_logged(const std::string& cmd, const std::filesystem::path& log);
+
+// The generated RTL in `dir` equals what build_design would write (same files, same contents).
+bool rtl_up_to_date(const std::vector<emit::OutputFile>& files, const std::filesystem::path& dir);
+
+// The value of `key` in a CMake cache ("KEY:TYPE=value" lines); empty when absent.
+std::string cmake_cache_value(const std::filesystem::path& cache, const std::string& key);
+
+// Signal groups of a .gtkw: (group title, names relative to the top module's scope; "u_x.sig" a
+// signal of instance u_x). Names the trace does not hold are left out.
+using TraceGroups = std::vector<std::pair<std::string, std::vector<std::string>>>;
+
+// Reads the trace's signal names (with their widths) from its VCD header (fst2vcd, GTKWave's tool)
+// and writes a .gtkw that opens the trace with `groups` (signals of module `top` and of its direct
+// instances). Returns "" or why no file was written.
+std::string write_gtkw(const std::filesystem::path& fst, const std::filesystem::path& gtkw, const std::string& top,
+                       const TraceGroups& groups);
+
+}  // namespace capsgen::cli

@@ -1,0 +1,105 @@
+// Emitter tests of the frame sequencer and the chip's top level (gen/emit/chip.cpp): registered last
+// (after the blocks it instantiates), only where capsgen_memsys exists (chip.txt says why otherwise),
+// every DMA descriptor input and every PMU command input driven from exactly its field of the frame
+// layouts (isa::dma_frame_layout, isa::pmu_frame_layout), the header fields sliced per
+// isa::frame_header_layout, one PMU per memory only with power gating, deterministic text. The
+// behaviour is tested in Verilator by tb/chip_tb.cpp (capsgen sim --memory dram, tests/rtl).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+
+#include "config/accel_config.hpp"
+#include "emit/chip.hpp"
+#include "emit/design.hpp"
+#include "emit/generate.hpp"
+#include "emit/memsys.hpp"
+#include "emit/vast.hpp"
+#include "emit_fixtures.hpp"
+#include "isa/frames.hpp"
+
+using namespace capsgen;
+using namespace capsgen::emit;
+using capsgen::emit::test::count;
+using capsgen::emit::test::preset;
+
+namespace {
+
+std::string slice(const std::string& words, const isa::PackedField& f, int bits) {
+  const int lo = f.word * 32 + f.lsb;
+  return bits == 1 ? words + "[" + std::to_string(lo) + "]"
+                   : words + "[" + std::to_string(lo + bits - 1) + ":" + std::to_string(lo) + "]";
+}
+
+}  // namespace
+
+TEST(EmitChip, RegisteredLastWithItsBlocksBefore) {
+  const Design d = build_design(preset("tiny-2x2"));
+  const auto v = d.verilog_files();
+  const auto pos = [&v](const std::string& n) { return std::find(v.begin(), v.end(), n) - v.begin(); };
+  for (const char* m : {"capsgen_engine.v", "capsgen_memsys.v", "capsgen_dma.v", "capsgen_pmu_data.v", "capsgen_frame_seq.v"})
+    EXPECT_LT(pos(m), pos("capsgen_chip.v")) << m;
+  EXPECT_EQ(v.back(), "capsgen_chip.v");
+}
+
+TEST(EmitChip, DmaAndPmuInputsFromTheirFrameFields) {
+  for (const char* p : {"tiny-2x2", "small-4x4", "capsacc-16x16"}) {
+    SCOPED_TRACE(p);
+    const AccelConfig cfg = preset(p);
+    const isa::FrameGeometry g = chip_frame_geometry(cfg);
+    const std::string text = print_module(build_chip(cfg));
+    for (const isa::PackedField& f : isa::dma_frame_layout(g))
+      EXPECT_EQ(count(text, "." + std::string("desc_") + f.name + "_i(" + slice("seq_words", f, f.bits) + ")"), 1) << f.name;
+    ASSERT_TRUE(g.power_gating());
+    const auto pl = isa::pmu_frame_layout(g);
+    const char* const names[3] = {"data", "weight", "acc"};
+    for (int m = 0; m < 3; ++m) {
+      const auto f = std::find_if(pl.begin(), pl.end(), [&](const isa::PackedField& x) { return x.name == std::string("awake_") + names[m]; });
+      ASSERT_NE(f, pl.end());
+      EXPECT_EQ(count(text, "u_pmu_" + std::string(names[m]) + " ("), 1);
+      EXPECT_EQ(count(text, ".cmd_awake_i(" + slice("seq_words", *f, g.sectors[m]) + ")"), 1) << names[m];
+    }
+    EXPECT_EQ(count(text, ".cmd_wait_i(" + slice("seq_words", pl.front(), 1) + ")"), 3);
+    // Deterministic.
+    EXPECT_EQ(text, print_module(build_chip(cfg)));
+  }
+}
+
+TEST(EmitChip, HeaderFieldsFromTheHeaderLayout) {
+  const std::string text = print_module(build_frame_sequencer(preset("tiny-2x2")));
+  for (const isa::PackedField& f : isa::frame_header_layout()) {
+    const std::string wire = f.name == "kind" ? "kind" : f.name;
+    EXPECT_EQ(count(text, "assign " + wire + " = " + slice("hdr_q", f, f.bits) + ";"), 1) << f.name;
+  }
+  // Payload words of each kind, from the frame tables.
+  const isa::FrameGeometry g = chip_frame_geometry(preset("tiny-2x2"));
+  EXPECT_EQ(count(text, std::to_string(isa::payload_words(isa::FrameKind::kEngine, g)) + " (engine)"), 1);
+  EXPECT_EQ(count(text, "6'd" + std::to_string(isa::payload_words(isa::FrameKind::kDma, g))), 1);
+}
+
+TEST(EmitChip, NoPmuWithoutPowerGating) {
+  AccelConfig cfg = preset("small-4x4");
+  cfg.scratchpad.power_gating = false;
+  ASSERT_TRUE(memsys_unsupported_reason(cfg).empty());
+  const std::string chip = print_module(build_chip(cfg)), seq = print_module(build_frame_sequencer(cfg));
+  EXPECT_EQ(count(chip, "capsgen_pmu_"), 0);
+  EXPECT_EQ(count(chip, "sleep_req"), 0);
+  EXPECT_EQ(count(seq, "pmu_valid_o"), 0);
+  // A PMU frame is refused (no payload table): the sequencer stops with error_o.
+  EXPECT_EQ(count(seq, "assign refused = (is_eng & pending) | (full_q & (kind == 2'd2));"), 1);
+}
+
+TEST(EmitChip, OnlyWhereTheMemorySystemExists) {
+  AccelConfig cfg = preset("tiny-2x2");
+  cfg.scratchpad.organization = SpmOrganization::Smp;
+  const std::string why = memsys_unsupported_reason(cfg);
+  ASSERT_FALSE(why.empty());
+  Design d(cfg);
+  emit_chip(cfg, d);
+  EXPECT_FALSE(d.has_module(kChipModule));
+  EXPECT_FALSE(d.has_module(kFrameSequencerModule));
+  const auto f = std::find_if(d.files().begin(), d.files().end(), [](const OutputFile& o) { return o.name == kChipSummaryName; });
+  ASSERT_NE(f, d.files().end());
+  EXPECT_NE(f->contents.find("supported 0"), std::string::npos);
+  EXPECT_NE(f->contents.find(why), std::string::npos);
+}
