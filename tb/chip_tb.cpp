@@ -107,7 +107,8 @@ class ChipTb {
     word_bytes_ = kv_.num("word_bytes");
     latency_ = kv_.num("latency_cycles");
     max_burst_ = kv_.num("max_burst");
-    ratio_ = (1000.0 / spec_.timing.tck_ns) / std::stod(kv_.str("clock_mhz"));
+    clock_mhz_ = std::stod(kv_.str("clock_mhz"));
+    ratio_ = (1000.0 / spec_.timing.tck_ns) / clock_mhz_;
     stress_ = args.mode == "stress";
     if (!args.mode.empty() && !stress_) throw std::runtime_error("--mode: expected 'stress', got '" + args.mode + "'");
   }
@@ -438,10 +439,23 @@ class ChipTb {
         }
       std::printf("stat instr index=%zu name=%s parts=%lld cycles=%lld model=%lld\n", i, name.c_str(), n, instr_cycles[i], instr_model[i]);
     }
-    std::printf("stat dram read_beats=%u write_beats=%u bytes=%lld requests=%llu row_hits=%llu misses=%llu conflicts=%llu\n",
-                d.dma_beats_read_o, d.dma_beats_written_o, (long long)final_.size(),
-                (unsigned long long)dram_model_.stats().requests(), (unsigned long long)dram_model_.stats().hits,
-                (unsigned long long)dram_model_.stats().misses, (unsigned long long)dram_model_.stats().conflicts);
+    dram_model_.finish();
+    const auto& ds = dram_model_.stats();
+    const auto en = dram_model_.energy();
+    const double bytes = double(ds.bytes()), run_ns = double(prog_cycles_) * 1000.0 / clock_mhz_;
+    // DRAM figures of the accelerator's real access stream (ROMANet's DRAM model, gen/dram): column
+    // accesses, row-buffer outcomes, energy by command (pJ), and bandwidth over the model's busy span
+    // and over the whole program.
+    std::printf("stat dram read_beats=%u write_beats=%u requests=%llu reads=%llu writes=%llu row_hits=%llu misses=%llu conflicts=%llu "
+                "bytes=%llu energy_pj=%lld act_pj=%lld pre_pj=%lld rd_pj=%lld wr_pj=%lld ref_pj=%lld standby_pj=%lld "
+                "pj_per_byte_x100=%lld model_gbps_x1000=%lld program_gbps_x1000=%lld peak_gbps_x1000=%lld\n",
+                d.dma_beats_read_o, d.dma_beats_written_o, (unsigned long long)ds.requests(), (unsigned long long)ds.reads,
+                (unsigned long long)ds.writes, (unsigned long long)ds.hits, (unsigned long long)ds.misses,
+                (unsigned long long)ds.conflicts, (unsigned long long)ds.bytes(), std::llround(en.total()), std::llround(en.act),
+                std::llround(en.pre), std::llround(en.rd), std::llround(en.wr), std::llround(en.ref),
+                std::llround(en.act_standby + en.pre_standby), bytes > 0 ? std::llround(100.0 * en.total() / bytes) : 0LL,
+                std::llround(1000.0 * dram_model_.throughput_gbps()), run_ns > 0 ? std::llround(1000.0 * bytes / run_ns) : 0LL,
+                std::llround(1000.0 * spec_.peak_gbps()));
     std::printf("stat memory name=data eng_rd=%u eng_wr=%u dma_rd=%u dma_wr=%u dma_wait=%u\n", d.cnt_eng_rd_data_o, d.cnt_eng_wr_data_o,
                 d.cnt_dma_rd_data_o, d.cnt_dma_wr_data_o, d.cnt_dma_wait_data_o);
     std::printf("stat memory name=weight eng_rd=%u eng_wr=%u dma_rd=%u dma_wr=%u dma_wait=%u\n", d.cnt_eng_rd_weight_o,
@@ -482,7 +496,7 @@ class ChipTb {
   capsgen::dram::DramModel dram_model_;
   capsgen::dram::AddressMapping mapping_;
   int word_bytes_ = 4, latency_ = 1, max_burst_ = 1;
-  double ratio_ = 1.0;
+  double ratio_ = 1.0, clock_mhz_ = 100.0;
   bool stress_ = false;
   std::vector<std::uint32_t> prog_;
   std::vector<std::uint8_t> dram_, final_;

@@ -188,9 +188,16 @@ int run_chip_sim(const WorkloadInput& in, const ChipSimRun& r) {
     md += fmt::format("| {} | {} | {} |\n", c[1], at(seq, c[0]), pct(at(seq, c[0]), cycles));
     jseq[c[0]] = at(seq, c[0]);
   }
-  md += fmt::format("\n- off-chip: {} read beats, {} write beats; DRAM model {} requests, {} row hits, {} misses, {} conflicts\n",
-                    at(dram, "read_beats"), at(dram, "write_beats"), at(dram, "requests"), at(dram, "row_hits"), at(dram, "misses"),
-                    at(dram, "conflicts"));
+  md += fmt::format(
+      "\n- off-chip (DDR3-1600 x8 model, ROMANet mapping): {} read and {} write beats by the DMA, {} bytes; {} column accesses "
+      "({} reads, {} writes), row hits {}, misses {}, conflicts {} (hit rate {}); energy {:.3f} uJ ({:.1f} pJ/byte: activate "
+      "{:.3f}, precharge {:.3f}, read {:.3f}, write {:.3f}, refresh {:.3f}, standby {:.3f} uJ); bandwidth {:.3f} GB/s over the "
+      "DRAM's busy span, {:.3f} GB/s over the program, of {:.1f} GB/s peak\n",
+      at(dram, "read_beats"), at(dram, "write_beats"), at(dram, "bytes"), at(dram, "requests"), at(dram, "reads"), at(dram, "writes"),
+      at(dram, "row_hits"), at(dram, "misses"), at(dram, "conflicts"), pct(at(dram, "row_hits"), at(dram, "requests")),
+      at(dram, "energy_pj") * 1e-6, at(dram, "pj_per_byte_x100") / 100.0, at(dram, "act_pj") * 1e-6, at(dram, "pre_pj") * 1e-6,
+      at(dram, "rd_pj") * 1e-6, at(dram, "wr_pj") * 1e-6, at(dram, "ref_pj") * 1e-6, at(dram, "standby_pj") * 1e-6,
+      at(dram, "model_gbps_x1000") / 1000.0, at(dram, "program_gbps_x1000") / 1000.0, at(dram, "peak_gbps_x1000") / 1000.0);
   md += "\n| memory | engine reads | engine writes | DMA reads | DMA writes | DMA wait cycles |\n|---|---:|---:|---:|---:|---:|\n";
   nlohmann::ordered_json jmem;
   for (const auto& [name, s] : memories) {
