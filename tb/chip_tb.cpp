@@ -317,10 +317,21 @@ class ChipTb {
     }
     dram_[a] = v;
   }
-  long long code_at(long long byte_addr, int bytes) const {
+  // The code stored at a byte address (its `bytes` bytes, little-endian, unsigned).
+  std::uint64_t code_at(long long byte_addr, int bytes) const {
     std::uint64_t u = 0;
     for (int k = 0; k < bytes; ++k) u |= std::uint64_t(byte(std::uint32_t(byte_addr + k))) << (8 * k);
-    return tb::sign_extend(u, 8 * bytes);
+    return u;
+  }
+  // A code as the golden model states it (signed, or an unsigned norm code) against the stored bytes:
+  // equal modulo 2^(8 * bytes). Reported sign-extended, or as stored when the golden value is unsigned
+  // and does not fit the signed range.
+  static long long as_stored(std::uint64_t u, int bytes, long long expected) {
+    const long long s = tb::sign_extend(u, 8 * bytes);
+    return expected >= 0 && s < 0 ? (long long)u : s;
+  }
+  static bool same_code(long long expected, std::uint64_t u, int bytes) {
+    return (std::uint64_t(expected) & tb::mask64(8 * bytes)) == u;
   }
   // "tensor[index]" of a DRAM byte address.
   std::string tensor_of(long long byte_addr) const {
@@ -345,23 +356,25 @@ class ChipTb {
     const std::string where = op_of_dma(e.dma) + " " + tensor_of(e.byte);
     report_.check(cyc, where + " DRAM address", e.byte, a);
     report_.check(cyc, where + " write strobes", (1LL << e.bytes) - 1, (long long)strb);
-    report_.check(cyc, where + " value", e.value, tb::sign_extend(std::uint64_t(got), 8 * e.bytes));
+    const std::uint64_t u = std::uint64_t(got) & tb::mask64(8 * e.bytes);
+    report_.check(cyc, where + " value", e.value, same_code(e.value, u, e.bytes) ? e.value : as_stored(u, e.bytes, e.value));
   }
 
   void run_check(std::uint64_t cyc, const Check& c) {
     long long bad = 0;
     for (long long j = 0; j < c.elements; ++j) {
-      const long long v = code_at(c.byte_base + j * c.code_bytes, c.code_bytes);
-      if (v != c.values[std::size_t(j)]) {
+      const std::uint64_t u = code_at(c.byte_base + j * c.code_bytes, c.code_bytes);
+      const long long want = c.values[std::size_t(j)];
+      if (!same_code(want, u, c.code_bytes)) {
         if (bad++ < 3)
           report_.mismatch(cyc, "op " + c.name + " (instruction " + std::to_string(c.instr) + ") DRAM " + c.region + "[" +
-                                    std::to_string(j) + "]", c.values[std::size_t(j)], v);
+                                    std::to_string(j) + "]", want, as_stored(u, c.code_bytes, want));
       }
     }
     report_.check(cyc, "op " + c.name + " DRAM " + c.region + " elements differing from the golden model", 0, bad);
     ++checked_ops_;
     checked_elements_ += c.elements;
-    if (c.instr == std::size_t(sum_.at("prediction_instr"))) {
+    if (c.instr == std::size_t(sum_.at("prediction_instr"))) {  // the class norms: unsigned codes
       std::size_t best = 0;
       for (long long j = 1; j < c.elements; ++j)
         if (code_at(c.byte_base + j * c.code_bytes, c.code_bytes) > code_at(c.byte_base + long(best) * c.code_bytes, c.code_bytes))

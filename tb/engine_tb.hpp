@@ -283,6 +283,38 @@ class EngineTb {
       g.shift = 3;
       add("diag/groups2", g);
     }
+    // A reduction split into three parts that keep their sums in the accumulators (the chip's
+    // streamed program, docs/memory-system.md section 3): hold, continue + hold, continue; one block
+    // (batch 1, m_total <= m_block), biases on the first part, saturating values, outputs only from the
+    // last part. A conv part (whole windows) and an affine one with vector-wide gather.
+    for (const Values val : {Values::kMax, Values::kRandom}) {
+      Gemm g;
+      g.m_total = std::max(1, std::min(6, depth_ / 2));
+      g.n_tiles = std::min(2, std::max(1, depth_ / g.m_total));
+      g.m_block = g.m_total;
+      g.n_total = g.n_tiles * C_ - (C_ > 1 ? 1 : 0);
+      g.k_chunks = 6;
+      g.r_total = 6 * R_ - 1;
+      g.data = {DataSource::Kind::kAffine, kDataBase, 0, 9 * R_, R_, 1};
+      g.tile = {kTileBase, 0, std::int64_t(g.n_tiles) * R_ * C_, std::int64_t(R_) * C_, C_, 1, 1};
+      g.init = {AccInit::Kind::kPerColumn, kBiasBase, 0, 0, 0};
+      g.out = {kOutBase, 0, g.n_total, 1, 0, 1, 0};
+      g.shift = 4;
+      g.relu = val == Values::kRandom;
+      const char* what = val == Values::kMax ? "split/saturate" : "split/affine";
+      for (int part = 0; part < 3; ++part) {
+        Gemm p = g;
+        const int k0 = 2 * part;
+        p.k_chunks = 2;
+        p.r_total = std::min(g.r_total - k0 * R_, 2 * R_);
+        p.data.base += k0 * g.data.s_k;
+        p.tile.base += k0 * g.tile.s_k;
+        p.acc_continue = part > 0;
+        p.acc_hold = part < 2;
+        if (part > 0) p.init = {};
+        v.push_back({std::string(what) + "-part" + std::to_string(part), p, val});
+      }
+    }
     return v;
   }
 
@@ -534,9 +566,10 @@ class EngineTb {
     // The reference writes.
     std::vector<Write> want;
     capsgen::isa::GemmCounters counters;
+    // The accumulators carry over between descriptors (acc_continue starts from them), as the RTL's do.
     capsgen::isa::run_gemm_reference(
         g, {R_, C_, P_, A_}, [&](std::int64_t a) { return value(a, s.values); },
-        [&](std::int64_t a, std::int64_t v) { want.push_back({a, v, 0}); }, &counters);
+        [&](std::int64_t a, std::int64_t v) { want.push_back({a, v, 0}); }, &counters, &acc_state_);
     const long long bound = 50000 + 8LL * (counters.vectors + counters.writes * C_ +
                                            std::int64_t(g.batch) * g.m_total * g.k_chunks * R_);
     // Every fourth Gemm runs with the memory refusing 30% of the result writes (wr_ready_i low): the
@@ -1187,6 +1220,7 @@ class EngineTb {
   bool unsigned_writes_ = false;
   int wr_stall_pct_ = 0;              // probability (%) that the memory refuses a write this cycle
   long long gemms_ = 0;               // random Gemm descriptors run (every fourth with write stalls)
+  capsgen::isa::AccState acc_state_;  // the accumulators' sums after the last Gemm (acc_continue starts from them)
   long long wr_waits_ = 0;            // cycles of this descriptor with wr_en_o and wr_ready_i low
   long long wr_stalled_descriptors_ = 0, wr_waits_total_ = 0;
   capsgen::fx::ActParams ap_;

@@ -125,7 +125,6 @@ int cmd_compile(const std::vector<std::string>& argv) {
       one.map = streamed.map;
       for (const Part& p : streamed.parts)
         if (p.instr == i) one.parts.push_back(p);
-      one.scratch = streamed.scratch;
       const StreamStats s = stream_stats(prog, one);
       const StreamTiming t = stream_timing(w.cfg, prog, one);
       fmt::print("| {} | {} | {} | {} | {} | {} | {} | {} |\n", isa::instr_name(prog.instrs[i]), s.parts, s.loads,

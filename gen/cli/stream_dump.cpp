@@ -46,8 +46,9 @@ StreamDump dump_stream(const Workload& w, const isa::Program& prog, const std::s
   }
   if (fp.pending > 0)
     throw InputError(where, 0, 0, "--memory dram",
-                     fmt::format("{} of the {} engine frames of {} are split reductions the engine cannot run yet (raw partial "
-                                 "sums and partial init, docs/memory-system.md section 8 step 4)",
+                     fmt::format("{} of the {} engine frames of {} are parts the engine cannot run yet (a convolution's "
+                                 "reduction part starting inside a window: the gather's r_offset, docs/memory-system.md "
+                                 "section 8)",
                                  fp.pending, fp.engine, w.net.name));
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
@@ -58,7 +59,7 @@ StreamDump dump_stream(const Workload& w, const isa::Program& prog, const std::s
   const DramBytes bytes(prog, sp);
   std::vector<std::int32_t> flat = build_image(prog, w.net, w.qm, input);
   std::vector<std::int32_t> dram = flat;
-  dram.resize(std::size_t(sp.dram_size), 0);
+  dram.resize(std::size_t(prog.size), 0);
   const std::string initial = dram_image(bytes, dram);
   std::vector<StoreBeat> beats;
   const FrameCheck ck = run_frame_program(w.cfg, prog, sp, decoded, dram, &beats);
@@ -138,10 +139,8 @@ StreamDump dump_stream(const Workload& w, const isa::Program& prog, const std::s
                                 decoded.size(), words.size());
   for (std::uint32_t x : words) hex += fmt::format("{:08x}\n", x);
   std::string regions = "# name element_base elements byte_base code_bytes\n";
-  const std::vector<isa::Region>* lists[] = {&prog.regions, &sp.scratch};
-  for (const std::vector<isa::Region>* list : lists)
-    for (const isa::Region& r : *list)
-      regions += fmt::format("{} {} {} {} {}\n", r.name, r.base, r.stored_size(), bytes.byte_of(r.base), bytes.code_bytes(r.base));
+  for (const isa::Region& r : prog.regions)
+    regions += fmt::format("{} {} {} {} {}\n", r.name, r.base, r.stored_size(), bytes.byte_of(r.base), bytes.code_bytes(r.base));
   std::string parts = "# part instr name frame model_cycles\n";
   for (std::size_t p = 0; p < sp.parts.size(); ++p) {
     const long long c = instr_stats(w.cfg, sp.parts[p].op).cycles;

@@ -134,11 +134,10 @@ isa::FrameGeometry frame_geometry(const AccelConfig& cfg) {
 
 DramBytes::DramBytes(const isa::Program& prog, const StreamedProgram& sp) {
   std::vector<Seg> r;
-  for (const auto* list : {&prog.regions, &sp.scratch})
-    for (const isa::Region& x : *list) r.push_back({x.base, x.base + x.stored_size(), 0, x.bits <= 8 ? 1 : x.bits <= 16 ? 2 : 4});
+  for (const isa::Region& x : prog.regions) r.push_back({x.base, x.base + x.stored_size(), 0, x.bits <= 8 ? 1 : x.bits <= 16 ? 2 : 4});
   std::sort(r.begin(), r.end(), [](const Seg& a, const Seg& b) { return a.base < b.base; });
   std::int64_t at = 0, byte = 0;
-  const std::int64_t end = std::max<std::int64_t>(sp.dram_size, r.empty() ? 0 : r.back().end);
+  const std::int64_t end = std::max<std::int64_t>(prog.size, r.empty() ? 0 : r.back().end);
   for (const Seg& x : r) {
     if (x.end <= x.base) continue;
     if (x.base < at) {
@@ -323,7 +322,7 @@ FrameProgram build_frame_program(const AccelConfig& cfg, const isa::Program& pro
     engine_mask = part_mask[p];
     if (g.power_gating() && woke) pmu(awake, true);
     // Part p+1's loads before p's stores (they overlap p's compute), unless p+1 loads DRAM that p
-    // stores (a split reduction's partial sums, the next instruction's input): then after them.
+    // stores (the next instruction's input): then after them.
     const bool serial = next && loads_what_stores(sp.parts[p], sp.parts[p + 1]);
     fp.serialized += serial;
     const auto stores = [&] {
@@ -352,7 +351,7 @@ FrameCheck run_frame_program(const AccelConfig& cfg, const isa::Program& prog, c
   const DramBytes bytes(prog, sp);
   const isa::ActTables tables(fx::ActParams::from_config(cfg));
   const isa::GemmShape shape{cfg.array.rows, cfg.array.cols, cfg.widths.psum, cfg.widths.act};
-  if (std::int64_t(dram.size()) < sp.dram_size) dram.resize(std::size_t(sp.dram_size), 0);
+  if (std::int64_t(dram.size()) < prog.size) dram.resize(std::size_t(prog.size), 0);
   const std::size_t size = std::size_t(map.size());
   std::vector<std::int32_t> chip(size, 0);
   std::vector<std::uint8_t> defined(size, 0);
@@ -368,6 +367,7 @@ FrameCheck run_frame_program(const AccelConfig& cfg, const isa::Program& prog, c
   Mask engine_mask{0, 0, 0};
   FrameCheck ck;
   std::size_t part = 0;
+  isa::AccState accs;  // the engine's accumulators, carried from engine frame to engine frame
   for (std::size_t fi = 0; fi < frames.size(); ++fi) {
     const isa::Frame& f = frames[fi];
     const std::string where = fmt::format("frame {} ({})", fi, isa::to_string(f.header.kind));
@@ -462,7 +462,7 @@ FrameCheck run_frame_program(const AccelConfig& cfg, const isa::Program& prog, c
         defined[ci] = 1;
         eng_write[ci] = engine;
       };
-      if (const auto* gm = std::get_if<isa::Gemm>(&p.op)) isa::run_gemm_reference(*gm, shape, read, write);
+      if (const auto* gm = std::get_if<isa::Gemm>(&p.op)) isa::run_gemm_reference(*gm, shape, read, write, nullptr, &accs);
       else if (const auto* a = std::get_if<isa::Activate>(&p.op)) isa::run_activate_reference(*a, tables, read, write);
       else if (const auto* fl = std::get_if<isa::Fill>(&p.op)) isa::run_fill_reference(*fl, write);
       part += 1;

@@ -84,7 +84,7 @@ struct StoreBeat {
   std::int64_t element = 0;
 };
 
-// Runs the decoded frames on `dram` (the flat image, grown to sp.dram_size) and bounded on-chip
+// Runs the decoded frames on `dram` (the flat image) and bounded on-chip
 // memories: DMA frames from their decoded fields (byte addresses mapped back to elements), engine
 // frame k as part k's instruction (the decoded descriptor must equal the encoding of that part, or the
 // frame be marked pending when the encoder rejects it), PMU frames on per-sector state. Throws

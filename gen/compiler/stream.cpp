@@ -168,7 +168,7 @@ class Placer {
   std::int64_t begin_ = 0, next_ = 0;
 };
 
-// The region holding DRAM element a: the program's, or a partial-sum buffer of the streamed program.
+// The region holding DRAM element a: the program's, or one of `extra`.
 const isa::Region* region_at(const isa::Program& prog, const std::vector<isa::Region>& extra, std::int64_t a) {
   for (const auto* list : {&prog.regions, &extra})
     for (const isa::Region& r : *list)
@@ -186,9 +186,10 @@ long long move_bytes(const isa::Program& prog, const std::vector<isa::Region>& e
 }
 
 // A part of a Gemm: batch items [b0, b0+nb), vectors [m0, m0+nm), tiles [n0, n0+nn), reduction
-// chunks [k0, k0+nk). A part that does not end the reduction writes its partial sums (raw_out) to
-// the Gemm's psum buffer ([batch][m_total][n_total] psum codes in DRAM); one that does not start it
-// continues from them (AccInit::kPartial).
+// chunks [k0, k0+nk). The parts of a split reduction are one accumulator block each (nb = 1, nm x nn
+// entries) and run back to back: one that does not end the reduction holds its sums in the
+// accumulators (Gemm::acc_hold: no outputs), one that does not start it continues from them
+// (acc_continue: no init).
 struct GemmPartSpec {
   int b0 = 0, nb = 1, m0 = 0, nm = 1, n0 = 0, nn = 1, k0 = 0, nk = 1;
 };
@@ -199,7 +200,7 @@ struct Built {
 };
 
 Built build_gemm_part(const isa::Program& prog, const OnchipMap& map, const AccelConfig& cfg, const isa::Gemm& g,
-                      std::int64_t psum_base, int half, const GemmPartSpec& ps) {
+                      int half, const GemmPartSpec& ps) {
   const int R = cfg.array.rows, C = cfg.array.cols;
   const auto [b0, nb, m0, nm, n0, nn, k0, nk] = ps;
   const bool first_k = k0 == 0, last_k = k0 + nk == g.k_chunks;
@@ -207,7 +208,10 @@ Built build_gemm_part(const isa::Program& prog, const OnchipMap& map, const Acce
   isa::Gemm p = g;
   p.batch = nb;
   p.m_total = nm;
-  p.m_block = std::min(g.m_block, nm);
+  // A split reduction's part is one block (its accumulators carry over to the next part).
+  p.m_block = first_k && last_k ? std::min(g.m_block, nm) : nm;
+  p.acc_continue = !first_k;
+  p.acc_hold = !last_k;
   p.n_tiles = nn;
   p.k_chunks = nk;
   p.r_total = std::min(g.r_total - k0 * R, nk * R);
@@ -262,17 +266,9 @@ Built build_gemm_part(const isa::Program& prog, const OnchipMap& map, const Acce
       p.data.s_r = b.chip_stride(R, d.s_r);
     }
   }
-  // The part's window of the psum buffer: [b][m][o].
-  const auto psum_box = [&] {
-    const std::int64_t sm = g.n_total, sb = std::int64_t(g.m_total) * g.n_total;
-    return make_box(psum_base + b0 * sb + m0 * sm + o_lo, {{nb, sb}, {nm, sm}, {o_hi - o_lo, 1}});
-  };
-  // Accumulator init.
+  // Accumulator init (a part that continues a reduction starts from the accumulators).
   if (!first_k) {
-    const Box b = psum_box();
-    const std::int64_t at = acc.load(b, out.part);
-    p.init = {isa::AccInit::Kind::kPartial, at, b.chip_stride(nb, std::int64_t(g.m_total) * g.n_total),
-              b.chip_stride(nm, g.n_total), 0, b.chip_stride(o_hi - o_lo, 1)};
+    p.init = {};
   } else if (g.init.kind == isa::AccInit::Kind::kPerColumn) {
     const Box b = make_box(g.init.base + o_lo, {{o_hi - o_lo, 1}});
     const std::int64_t at = acc.load(b, out.part);
@@ -284,16 +280,10 @@ Built build_gemm_part(const isa::Program& prog, const OnchipMap& map, const Acce
     p.init.base = at;
     p.init.s_b = b.chip_stride(nb, g.init.s_b);
     p.init.s_m = b.chip_stride(nm, g.init.s_m);
-  } else if (g.init.kind == isa::AccInit::Kind::kPartial) {
-    throw std::logic_error("stream: the flat program has no partial-sum init");
   }
-  // Outputs: partial sums into the acc memory, or the reduced outputs into the data memory.
+  // Outputs: none while the accumulators hold the sums; the reduced outputs into the data memory.
   if (!last_k) {
-    const Box b = psum_box();
-    const std::int64_t at = acc.store(b, b.size(), out.part);
-    p.raw_out = true;
-    p.out = {at, b.chip_stride(nb, std::int64_t(g.m_total) * g.n_total), b.chip_stride(nm, g.n_total),
-             b.chip_stride(o_hi - o_lo, 1), 0, 1, 0};
+    p.out = {};
   } else {
     const isa::OutTarget& o = g.out;
     std::vector<Axis> axes = {{nb, o.s_b}, {nm, o.s_m}};
@@ -336,15 +326,23 @@ std::vector<int> sizes_upto(int total, int unit) {
   return s;
 }
 
-// The part as the engine times it: a split reduction's raw outputs and partial-sum init cost what
-// the reduced outputs and a bias would (one write per output, one init read per column), and a conv
-// reduction offset changes addresses, not cycles.
+// The part as the engine times it: a conv reduction offset changes addresses, not cycles (the engine
+// times held and continued parts like any Gemm: the writer steps through the outputs it does not write).
 isa::Instr timing_view(const isa::Gemm& g) {
   isa::Gemm t = g;
-  t.raw_out = false;
   t.data.r_offset = 0;
-  if (t.init.kind == isa::AccInit::Kind::kPartial) t.init = {isa::AccInit::Kind::kPerColumn, t.init.base, 0, 0, 0, 0};
   return t;
+}
+
+// The engine can run the part (isa::encode_engine accepts it; a conv reduction part that starts
+// inside a window needs the gather's r_offset, which the engine does not have yet).
+bool encodable(const AccelConfig& cfg, const isa::Gemm& g) {
+  try {
+    isa::encode_engine(g, cfg.array.rows, cfg.array.cols, cfg.accumulator.depth);
+    return true;
+  } catch (const std::invalid_argument&) {
+    return false;
+  }
 }
 
 void stream_gemm(const AccelConfig& cfg, const isa::Program& prog, const OnchipMap& map, std::size_t index,
@@ -356,9 +354,11 @@ void stream_gemm(const AccelConfig& cfg, const isa::Program& prog, const OnchipM
   if (conv) m_unit = g.data.padding == 0 ? g.data.out_w : g.m_total;
   if (g.out.select_mod > 0) m_unit = std::lcm(m_unit, g.out.select_mod);
   m_unit = std::min(m_unit, g.m_total);
-  // Reduction chunks per part: any (a conv part may start inside a window: DataSource::r_offset);
+  // Reduction chunks per part: a conv part starts on a window boundary (the gather has no reduction
+  // offset, DataSource::r_offset, yet), so its chunks are a multiple of lcm(window, rows) / rows;
   // block-diagonal tiles are not split.
   int k_unit = 1;
+  if (conv) k_unit = std::lcm(g.data.kernel_h * g.data.kernel_w, cfg.array.rows) / cfg.array.rows;
   if (g.tile.diag_groups > 1) k_unit = g.k_chunks;
   k_unit = std::min(k_unit, g.k_chunks);
   std::vector<int> n_sizes;
@@ -367,17 +367,13 @@ void stream_gemm(const AccelConfig& cfg, const isa::Program& prog, const OnchipM
     if (nn < g.n_tiles && (nn * C) % g.out.o_div != 0) continue;
     n_sizes.push_back(nn);
   }
-  // The psum buffer of a split reduction, after everything else in DRAM.
-  const std::int64_t psum_base = sp.dram_size;
   const isa::EngineTimingShape shape{cfg.array.rows, cfg.array.cols, cfg.array.pe_pipeline, cfg.widths.act};
   const double bytes_per_cycle = cfg.offchip.bus_bits / 8.0;
-  const isa::Region psum_region{g.name + ".psum", psum_base,
-                                {std::size_t(g.batch), std::size_t(g.m_total), std::size_t(g.n_total)}, cfg.widths.psum};
   bool found = false;
   double best_time = 0;
   long long best_bytes = 0;
   GemmPartSpec best;
-  // Whole reductions first: a split one costs the partial sums' round trips through DRAM.
+  // Whole reductions first: a split one is one accumulator block per part (more weight reloads).
   for (const bool split_k : {false, true}) {
     if (found || (split_k && k_unit >= g.k_chunks)) break;
     for (int nk : split_k ? sizes_upto(g.k_chunks, k_unit) : std::vector<int>{g.k_chunks})
@@ -385,30 +381,31 @@ void stream_gemm(const AccelConfig& cfg, const isa::Program& prog, const OnchipM
         for (int nm : sizes_upto(g.m_total, m_unit))
           for (int nn : n_sizes) {
             if (split_k && nk == g.k_chunks) continue;
-            // The largest part of each kind: a middle reduction part (raw outputs, partial init) and
-            // the last one; both must fit.
+            // A split reduction's parts keep their sums in the accumulators: one block each.
+            if (split_k && (nb != 1 || (long long)nm * nn > cfg.accumulator.depth)) continue;
+            // The largest part of each kind: a middle reduction part and the last one; both must fit
+            // and be encodable.
             long long bytes = 0;
             double cycles = 0;
             bool ok = true;
             const int k_parts = (g.k_chunks + nk - 1) / nk;
             const long long outer = (long long)((g.batch + nb - 1) / nb) * ((g.m_total + nm - 1) / nm) *
                                     ((g.n_tiles + nn - 1) / nn);
-            // Representative parts: k_parts 1: the one; 2: both; more: a middle one (partial init and
-            // raw outputs: the largest footprint) for all but the last, and the last.
+            // Representative parts: k_parts 1: the one; 2: both; more: a middle one for all but the
+            // last, and the last.
             std::vector<std::pair<int, long long>> reps = {{0, 1}};
             if (k_parts == 2) reps = {{0, 1}, {1, 1}};
             if (k_parts > 2) reps = {{1, k_parts - 1}, {k_parts - 1, 1}};
             for (const auto& [kp, count] : reps) {
               const int k0 = kp * nk;
-              const Built b = build_gemm_part(prog, map, cfg, g, psum_base, 0,
-                                              {0, nb, 0, nm, 0, nn, k0, std::min(nk, g.k_chunks - k0)});
+              const Built b = build_gemm_part(prog, map, cfg, g, 0, {0, nb, 0, nm, 0, nn, k0, std::min(nk, g.k_chunks - k0)});
               isa::EngineTiming t;
-              if (!b.fits || !isa::instr_timing(timing_view(std::get<isa::Gemm>(b.part.op)), shape, &t)) {
+              const isa::Gemm& pg = std::get<isa::Gemm>(b.part.op);
+              if (!b.fits || (split_k && !encodable(cfg, pg)) || !isa::instr_timing(timing_view(pg), shape, &t)) {
                 ok = false;
                 break;
               }
-              const std::vector<isa::Region> extra = {psum_region};
-              bytes += count * (move_bytes(prog, extra, b.part.loads) + move_bytes(prog, extra, b.part.stores));
+              bytes += count * (move_bytes(prog, {}, b.part.loads) + move_bytes(prog, {}, b.part.stores));
               // The sequencer needs words + 2 cycles per descriptor (isa::program_cycles).
               cycles += double(count) * double(std::max<long long>(t.cycles, isa::engine_descriptor_words() + 2));
             }
@@ -428,16 +425,12 @@ void stream_gemm(const AccelConfig& cfg, const isa::Program& prog, const OnchipM
         "{}: no part fits the on-chip memories (half of each per part: {} data, {} weight, {} acc elements), "
         "not even 1 batch item x {} vectors x 1 output tile x {} reduction chunks",
         g.name, map.half(Onchip::kData), map.half(Onchip::kWeight), map.half(Onchip::kAcc), m_unit, k_unit));
-  if (best.nk < g.k_chunks) {
-    sp.scratch.push_back(psum_region);
-    sp.dram_size += psum_region.stored_size();
-  }
   for (int b0 = 0; b0 < g.batch; b0 += best.nb)
     for (int m0 = 0; m0 < g.m_total; m0 += best.nm)
       for (int n0 = 0; n0 < g.n_tiles; n0 += best.nn)
         for (int k0 = 0; k0 < g.k_chunks; k0 += best.nk) {
           const int half = int(sp.parts.size() % 2);
-          Built b = build_gemm_part(prog, map, cfg, g, psum_base, half,
+          Built b = build_gemm_part(prog, map, cfg, g, half,
                                     {b0, std::min(best.nb, g.batch - b0), m0, std::min(best.nm, g.m_total - m0), n0,
                                      std::min(best.nn, g.n_tiles - n0), k0, std::min(best.nk, g.k_chunks - k0)});
           b.part.instr = index;
@@ -522,7 +515,6 @@ void stream_fill(const OnchipMap& map, std::size_t index, const isa::Fill& f, St
 StreamedProgram stream_program(const AccelConfig& cfg, const isa::Program& prog) {
   StreamedProgram sp;
   sp.map = OnchipMap::from_config(cfg);
-  sp.dram_size = prog.size;
   for (std::size_t i = 0; i < prog.instrs.size(); ++i) {
     const isa::Instr& in = prog.instrs[i];
     if (const auto* g = std::get_if<isa::Gemm>(&in)) stream_gemm(cfg, prog, sp.map, i, *g, sp);
@@ -544,8 +536,8 @@ StreamStats stream_stats(const isa::Program& prog, const StreamedProgram& sp) {
         if (s.mem == m.mem && s.chip == m.chip) st.rmw_loads += 1;
     }
     for (const Move& m : p.stores) st.store_elements += m.elements();
-    st.dram_read_bytes += move_bytes(prog, sp.scratch, p.loads);
-    st.dram_write_bytes += move_bytes(prog, sp.scratch, p.stores);
+    st.dram_read_bytes += move_bytes(prog, {}, p.loads);
+    st.dram_write_bytes += move_bytes(prog, {}, p.stores);
   }
   return st;
 }
@@ -559,8 +551,8 @@ StreamTiming stream_timing(const AccelConfig& cfg, const isa::Program& prog, con
   StreamTiming t;
   for (std::size_t i = 0; i < n; ++i) {
     const Part& p = sp.parts[i];
-    load[i] = (long long)std::ceil(double(move_bytes(prog, sp.scratch, p.loads)) / bytes_per_cycle);
-    store[i] = (long long)std::ceil(double(move_bytes(prog, sp.scratch, p.stores)) / bytes_per_cycle);
+    load[i] = (long long)std::ceil(double(move_bytes(prog, {}, p.loads)) / bytes_per_cycle);
+    store[i] = (long long)std::ceil(double(move_bytes(prog, {}, p.stores)) / bytes_per_cycle);
     isa::EngineTiming et;
     const isa::Instr view = std::holds_alternative<isa::Gemm>(p.op) ? timing_view(std::get<isa::Gemm>(p.op)) : p.op;
     if (!isa::instr_timing(view, shape, &et)) throw StreamError(fmt::format("part {}: the engine cannot time it", i));
@@ -574,8 +566,7 @@ StreamTiming stream_timing(const AccelConfig& cfg, const isa::Program& prog, con
     for (const MoveDim& d : m.dims) last += (d.count - 1) * d.dram_stride;
     return std::pair{m.dram, last};
   };
-  // Part i+1 loads what part i stores (a split reduction's partial sums, or the next instruction's
-  // input): that load cannot start before part i has computed and stored it.
+  // Part i+1 loads what part i stores (the next instruction's input): that load cannot start before part i has computed and stored it.
   const auto depends = [&](std::size_t i) {
     for (const Move& st : sp.parts[i].stores)
       for (const Move& ld : sp.parts[i + 1].loads) {
@@ -608,11 +599,12 @@ StreamTiming stream_timing(const AccelConfig& cfg, const isa::Program& prog, con
 StreamStats execute_streamed(const AccelConfig& cfg, const isa::Program& prog, const StreamedProgram& sp,
                              std::vector<std::int32_t>& dram) {
   const OnchipMap& map = sp.map;
-  if (std::int64_t(dram.size()) < sp.dram_size) dram.resize(std::size_t(sp.dram_size), 0);
+  if (std::int64_t(dram.size()) < prog.size) dram.resize(std::size_t(prog.size), 0);
   std::vector<std::int32_t> chip(std::size_t(map.size()), 0);
   std::vector<std::uint8_t> defined(std::size_t(map.size()), 0);
   const isa::ActTables tables(fx::ActParams::from_config(cfg));
   const isa::GemmShape shape{cfg.array.rows, cfg.array.cols, cfg.widths.psum, cfg.widths.act};
+  isa::AccState accs;  // the engine's accumulators, carried from part to part
   for (std::size_t pi = 0; pi < sp.parts.size(); ++pi) {
     const Part& part = sp.parts[pi];
     const std::string where =
@@ -653,10 +645,8 @@ StreamStats execute_streamed(const AccelConfig& cfg, const isa::Program& prog, c
       return chip[std::size_t(a)];
     };
     // Where the engine's results go (docs/memory-system.md section 2): Gemm results to the data
-    // memory (raw partial sums to acc), Activate and Fill results to the weight memory.
-    const Onchip result_mem = std::holds_alternative<isa::Gemm>(part.op)
-                                  ? (std::get<isa::Gemm>(part.op).raw_out ? Onchip::kAcc : Onchip::kData)
-                                  : Onchip::kWeight;
+    // memory, Activate and Fill results to the weight memory.
+    const Onchip result_mem = std::holds_alternative<isa::Gemm>(part.op) ? Onchip::kData : Onchip::kWeight;
     const auto write = [&](std::int64_t a, std::int64_t v) {
       Onchip mem;
       if (!in_half(a, &mem) || mem != result_mem)
@@ -665,7 +655,7 @@ StreamStats execute_streamed(const AccelConfig& cfg, const isa::Program& prog, c
       chip[std::size_t(a)] = std::int32_t(v);
       defined[std::size_t(a)] = 1;
     };
-    if (const auto* g = std::get_if<isa::Gemm>(&part.op)) isa::run_gemm_reference(*g, shape, read, write);
+    if (const auto* g = std::get_if<isa::Gemm>(&part.op)) isa::run_gemm_reference(*g, shape, read, write, nullptr, &accs);
     else if (const auto* a = std::get_if<isa::Activate>(&part.op)) isa::run_activate_reference(*a, tables, read, write);
     else if (const auto* f = std::get_if<isa::Fill>(&part.op)) isa::run_fill_reference(*f, write);
     for (const Move& m : part.stores)

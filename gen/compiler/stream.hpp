@@ -74,9 +74,6 @@ struct Part {
 struct StreamedProgram {
   OnchipMap map;
   std::vector<Part> parts;
-  // DRAM beyond the flat program's image: the partial-sum buffers of split reductions.
-  std::vector<isa::Region> scratch;
-  std::int64_t dram_size = 0;  // elements, >= the program's size
 };
 
 class StreamError : public std::runtime_error {
@@ -96,13 +93,12 @@ struct StreamStats {
   long long rmw_loads = 0;  // loads of output buffers that a part writes only partly
 };
 
-// Runs the streamed program: `dram` is the flat image (one int32 per element), grown to
-// sp.dram_size for the partial-sum buffers; the on-chip memories
+// Runs the streamed program: `dram` is the flat image (one int32 per element); the on-chip memories
 // are bounded by `sp.map`. Throws StreamError naming the part when a load or store is outside its
 // memory's (Move::mem) half for the part, an engine read is of an element no load or write of the
 // part defined (or outside the part's halves; for Activate, outside the data memory), an engine
 // write lands outside the part's half of the memory its kind writes (docs/memory-system.md
-// section 2: Gemm results in the data memory, raw partial sums in acc; Activate and Fill results in
+// section 2: Gemm results in the data memory; Activate and Fill results in
 // the weight memory), or a store would write an element the part never defined.
 StreamStats execute_streamed(const AccelConfig& cfg, const isa::Program& prog, const StreamedProgram& sp,
                              std::vector<std::int32_t>& dram);
@@ -113,11 +109,11 @@ StreamStats stream_stats(const isa::Program& prog, const StreamedProgram& sp);
 // Modelled time of the streamed program with double buffering: the loads of part p+1 and the stores
 // of part p-1 run while part p computes, so
 //   cycles = load(0) + sum_p max(max(engine(p), fetch), load(p+1) + store(p-1)) + store(last)
-// with engine(p) the engine's cycle model (isa::engine_timing; a split reduction's parts timed as
-// ordinary Gemms) and a move costing its bytes at the off-chip port's width (offchip.bus_bits per
+// with engine(p) the engine's cycle model (isa::engine_timing; a split reduction's parts, which keep
+// their sums in the accumulators, timed as ordinary Gemms) and a move costing its bytes at the off-chip port's width (offchip.bus_bits per
 // cycle, no latency: an upper bound on speed; the DRAM may be slower, docs/accelerator.md section 6).
-// Where part p+1 loads DRAM that part p stores (a split reduction's partial sums; the next
-// instruction's input when p is its producer's last part), p's stores and p+1's loads cannot overlap
+// Where part p+1 loads DRAM that part p stores (the next instruction's input when p is its
+// producer's last part), p's stores and p+1's loads cannot overlap
 // p's compute: that term is max(engine(p), store(p-1)) + store(p) + load(p+1).
 struct StreamTiming {
   long long cycles = 0;

@@ -576,6 +576,8 @@ Module build_engine(const AccelConfig& cfg) {
       .input("desc_v_mode_i", "1", "vector-wide gather: one read of rows consecutive elements per vector")
       .input("desc_o_vec_i", "1", "outputs: consecutive (offset of output o is o): one record per write")
       .input("desc_v_len_i", cw, "vector-wide gather: elements of a vector's reduction (rows past it are zero)")
+      .input("desc_acc_continue_i", "1", "split reduction: chunk 0 adds onto the accumulator entries the previous Gemm left")
+      .input("desc_acc_hold_i", "1", "split reduction: write no output (the entries keep the sums for the next Gemm)")
       .output("drd_en_o", "1", "data read")
       .output("drd_vec_o", "1", fmt::format("with drd_en_o: read {} consecutive elements (else one)", R))
       .output("drd_addr_o", aw, "data element address (the first one of a vector read)")
@@ -619,6 +621,8 @@ Module build_engine(const AccelConfig& cfg) {
   m.reg("init_s_m_q", aw);
   m.reg("init_shift_q", "5");
   m.reg("relu_q", "1");
+  m.reg("cont_q", "1", "acc_continue: chunk 0 accumulates onto the entries (no init)");
+  m.reg("hold_q", "1", "acc_hold: the writer steps through the outputs without writing them");
   m.reg("act_mode_q", "1", "an Activate or Fill runs (the activation bank, data port and write port are the pass's)");
   m.reg("a_func_q", "3");
   m.reg("a_len_q", str(ag.len_bits));
@@ -985,7 +989,7 @@ Module build_engine(const AccelConfig& cfg) {
       .connect("clk_i", "clk_i")
       .connect("rst_ni", "rst_ni")
       .connect("in_valid_i", fmt::format("pv_q[{}]", S - 1))
-      .connect("in_accumulate_i", fmt::format("pa_q[{}]", S - 1))
+      .connect("in_accumulate_i", fmt::format("pa_q[{}] | cont_q", S - 1))
       .connect("in_last_i", fmt::format("pl_q[{}]", S - 1))
       .connect("in_addr_i", fmt::format("pe_q[{} +: {}]", (S - 1) * EB, EB))
       .connect("in_psum_i", "arr_result")
@@ -1068,7 +1072,7 @@ Module build_engine(const AccelConfig& cfg) {
       .connect("rec_valid_i", fmt::format("fifo_cnt_q != {}", lit(FB + 1, 0)))
       .connect("rec_data_i", "fifo_mem[fifo_rp_q]")
       .connect("rec_pop_o", "pop")
-      .connect("wr_ready_i", "wr_ready_i")
+      .connect("wr_ready_i", "wr_ready_i | hold_q")
       .connect("wr_en_o", "w_wr_en")
       .connect("wr_addr_o", "w_wr_addr")
       .connect("wr_vec_o", "w_wr_vec")
@@ -1106,7 +1110,7 @@ Module build_engine(const AccelConfig& cfg) {
       .connect("busy_o", "ap_busy")
       .connect("done_o", "ap_done");
   m.comment("The write port: the Gemm writer's results (act codes, sign-extended) or the pass's.");
-  m.assign("wr_en_o", "act_mode_q ? ap_wr_en : w_wr_en");
+  m.assign("wr_en_o", "act_mode_q ? ap_wr_en : (w_wr_en & ~hold_q)");
   m.assign("wr_addr_o", "act_mode_q ? ap_wr_addr : w_wr_addr");
   m.assign("wr_vec_o", "~act_mode_q & w_wr_vec");
   m.assign("wr_mask_o", fmt::format("act_mode_q ? {} : w_wr_mask", lit(C, 1)));
@@ -1140,6 +1144,7 @@ Module build_engine(const AccelConfig& cfg) {
                        : EB > CW ? zext("desc_n_tiles_i", CW, EB)
                                  : fmt::format("desc_n_tiles_i[{}:0]", EB - 1)),
             nb("init_bias_q", "desc_init_bias_i"), nb("init_base_q", "desc_init_base_i"), nb("relu_q", "desc_relu_i"),
+            nb("cont_q", "desc_acc_continue_i"), nb("hold_q", "desc_acc_hold_i"),
             nb("init_out_q", "desc_init_out_i"), nb("init_s_b_q", "desc_init_s_b_i"), nb("init_s_m_q", "desc_init_s_m_i"),
             nb("init_shift_q", "desc_init_shift_i"), nb("ia_q", "desc_init_base_i"), nb("iblk_q", "desc_init_base_i"),
             nb("ib_q", "desc_init_base_i"),
@@ -1165,7 +1170,7 @@ Module build_engine(const AccelConfig& cfg) {
            {nb("stat_cycles_q", "32'd1"), nb("stat_vectors_q", "32'd0"), nb("stat_stall_data_q", "32'd0"),
             nb("stat_stall_tile_q", "32'd0"), nb("stat_stall_out_q", "32'd0"), nb("stat_wr_wait_q", "32'd0")},
            {if_("busy_q", {nb("stat_cycles_q", "stat_cycles_q + 32'd1")}),
-            if_("~act_mode_q & w_wr_en & ~wr_ready_i", {nb("stat_wr_wait_q", "stat_wr_wait_q + 32'd1")}),
+            if_("~act_mode_q & ~hold_q & w_wr_en & ~wr_ready_i", {nb("stat_wr_wait_q", "stat_wr_wait_q + 32'd1")}),
             if_("issue", {nb("stat_vectors_q", "stat_vectors_q + 32'd1")}),
             if_("run_q & ~st_rd_avail", {nb("stat_stall_data_q", "stat_stall_data_q + 32'd1")}),
             if_("run_q & st_rd_avail & ~tile_ok", {nb("stat_stall_tile_q", "stat_stall_tile_q + 32'd1")}),

@@ -67,9 +67,10 @@ EngineDescriptor encode_engine(const Gemm& g, int rows, int cols, int acc_depth,
   need(g.m_block <= acc_depth, "m_block", "exceeds the staging buffer (accumulator depth)");
   const bool diag = g.tile.diag_groups > 1;
   need(g.out.select_mod >= 0 && g.out.select_mod <= 65535, "out.select_mod", "must be in [0, 65535]");
-  need(g.init.kind != AccInit::Kind::kPartial, "init.kind",
-       "partial-sum init (a split reduction) is not built in the engine yet (docs/memory-system.md)");
-  need(!g.raw_out, "raw_out", "raw partial-sum outputs (a split reduction) are not built in the engine yet");
+  need(!(g.acc_continue || g.acc_hold) || (g.batch == 1 && g.m_total <= g.m_block), "acc_continue",
+       "a Gemm that continues or holds the accumulators must be one block (batch 1, m_total <= m_block)");
+  need(!g.acc_continue || g.init.kind == AccInit::Kind::kZero, "init.kind",
+       "a Gemm that continues the accumulators reads no init");
   need(g.init.kind != AccInit::Kind::kPerOutput || (g.init.shift >= 0 && g.init.shift <= 31), "init.shift",
        "must be in [0, 31]");
   need(g.out.o_div >= 1 && g.out.o_div <= 65535, "out.o_div", "must be in [1, 65535]");
@@ -121,6 +122,8 @@ EngineDescriptor encode_engine(const Gemm& g, int rows, int cols, int acc_depth,
   d.o_vec = vector_gather && d.o_sel == 0 && d.o_wrap == 1 && (d.o_s_o2 == 1 || d.o_div == 1);
   d.shift = std::uint8_t(g.shift);
   d.relu = g.relu;
+  d.acc_continue = g.acc_continue;
+  d.acc_hold = g.acc_hold;
   return d;
 }
 
@@ -214,7 +217,8 @@ const std::vector<Field>& fields() {
       CAPSGEN_FIELD("a_in_base", a_in_base, 32),       CAPSGEN_FIELD("a_in_s_v", a_in_s_v, 32),
       CAPSGEN_FIELD("a_in_s_e", a_in_s_e, 32),         CAPSGEN_FIELD("a_out_base", a_out_base, 32),
       CAPSGEN_FIELD("a_out_s_v", a_out_s_v, 32),       CAPSGEN_FIELD("a_out_s_e", a_out_s_e, 32),
-      CAPSGEN_FIELD("f_value", f_value, 16)};
+      CAPSGEN_FIELD("f_value", f_value, 16),           CAPSGEN_FIELD("acc_continue", acc_continue, 1),
+      CAPSGEN_FIELD("acc_hold", acc_hold, 1)};
   return f;
 }
 #undef CAPSGEN_FIELD

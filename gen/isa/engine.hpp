@@ -80,6 +80,9 @@ struct EngineDescriptor {
   std::uint16_t a_n = 0;
   std::uint32_t a_in_base = 0, a_in_s_v = 0, a_in_s_e = 0, a_out_base = 0, a_out_s_v = 0, a_out_s_e = 0;
   std::uint16_t f_value = 0;  // act code, two's complement in the low act bits
+  // A split reduction's parts (Gemm::acc_continue, acc_hold): chunk 0 accumulates onto the entries the
+  // previous descriptor left; no output is written (the entries keep the sums).
+  bool acc_continue = false, acc_hold = false;
 };
 
 // Encodes g for a rows x cols array with acc_depth accumulator entries. Throws std::invalid_argument

@@ -1,6 +1,7 @@
 #include "isa/gemm_ref.hpp"
 
 #include <algorithm>
+#include <stdexcept>
 #include <vector>
 
 #include "isa/gather.hpp"
@@ -10,7 +11,7 @@
 namespace capsgen::isa {
 
 void run_gemm_reference(const Gemm& g, const GemmShape& s, const ReadFn& read, const WriteFn& write,
-                        GemmCounters* counters) {
+                        GemmCounters* counters, AccState* state) {
   GemmCounters local;
   GemmCounters& st = counters ? *counters : local;
   const int rows = s.rows, cols = s.cols, P = s.psum_bits, A = s.act_bits;
@@ -21,6 +22,8 @@ void run_gemm_reference(const Gemm& g, const GemmShape& s, const ReadFn& read, c
       const int mb = std::min(g.m_block, g.m_total - m0);
       // The accumulators of this block: mb vectors x n_tiles x cols.
       std::vector<std::int64_t> acc(std::size_t(mb) * g.n_tiles * cols, 0);
+      if (g.acc_continue && (!state || state->sums.size() != acc.size()))
+        throw std::logic_error(g.name + ": acc_continue without accumulators of the block's size to continue from");
       for (int k = 0; k < g.k_chunks; ++k)
         for (int n = 0; n < g.n_tiles; ++n) {
           for (int r = 0; r < rows; ++r)
@@ -51,12 +54,12 @@ void run_gemm_reference(const Gemm& g, const GemmShape& s, const ReadFn& read, c
               std::int64_t& a = acc[(std::size_t(mi) * g.n_tiles + n) * cols + c];
               if (k == 0) {
                 const int o = n * cols + c;
-                if (g.init.kind == AccInit::Kind::kPerColumn && o < g.n_total)
+                if (g.acc_continue)
+                  a = state->sums[(std::size_t(mi) * g.n_tiles + n) * cols + c];
+                else if (g.init.kind == AccInit::Kind::kPerColumn && o < g.n_total)
                   a = fx::sat_s(read(g.init.base + o), P);
                 else if (g.init.kind == AccInit::Kind::kPerOutput)
                   a = fx::sat_s(read(g.init.base + b * g.init.s_b + std::int64_t(m) * g.init.s_m) << g.init.shift, P);
-                else if (g.init.kind == AccInit::Kind::kPartial && o < g.n_total)
-                  a = fx::sat_s(read(g.init.base + b * g.init.s_b + std::int64_t(m) * g.init.s_m + o * g.init.s_o), P);
                 else
                   a = 0;
               }
@@ -65,6 +68,8 @@ void run_gemm_reference(const Gemm& g, const GemmShape& s, const ReadFn& read, c
             }
           }
         }
+      if (state) state->sums = acc;
+      if (g.acc_hold) continue;
       // Outputs in the hardware's write order: tile, vector, column.
       for (int n = 0; n < g.n_tiles; ++n)
         for (int mi = 0; mi < mb; ++mi) {
@@ -74,8 +79,8 @@ void run_gemm_reference(const Gemm& g, const GemmShape& s, const ReadFn& read, c
             if (o >= g.n_total) break;
             if (g.out.select_mod > 0 && o != m % g.out.select_mod) continue;
             const std::int64_t sum = acc[(std::size_t(mi) * g.n_tiles + n) * cols + c];
-            std::int64_t v = g.raw_out ? sum : fx::reduce(sum, g.shift, A);
-            if (g.relu && !g.raw_out) v = fx::relu(v);
+            std::int64_t v = fx::reduce(sum, g.shift, A);
+            if (g.relu) v = fx::relu(v);
             std::int64_t addr = g.out.base + b * g.out.s_b + std::int64_t(m) * g.out.s_m;
             if (g.out.select_mod == 0)
               addr += std::int64_t(o / g.out.o_div) * g.out.s_o1 + std::int64_t(o % g.out.o_div) * g.out.s_o2;

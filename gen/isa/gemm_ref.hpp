@@ -31,11 +31,22 @@ using WriteFn = std::function<void(std::int64_t, std::int64_t)>;
 
 // Runs g: for b < batch, for each block of at most m_block vectors, for k < k_chunks, for n < n_tiles:
 // tile (b, k, n) against the block's vectors; accumulators start at the AccInit value on chunk 0 and
-// saturate to psum_bits after every chunk; after the last chunk each output is reduced (shift,
+// saturate to psum_bits after every chunk (acc_continue: chunk 0 adds onto *acc's sums instead); after
+// the last chunk each output is reduced (shift,
 // saturate to act_bits), optionally ReLU'd, and written through `write` in the order the hardware
-// writes it: block by block, then per tile n, per vector of the block, per column (output o = n*cols + c).
+// writes it: block by block, then per tile n, per vector of the block, per column (output o = n*cols + c);
+// with acc_hold nothing is written.
+// The engine's accumulators between Gemms: the last block's sums (index (mi*n_tiles + n)*cols + c),
+// what Gemm::acc_continue starts from and Gemm::acc_hold leaves.
+struct AccState {
+  std::vector<std::int64_t> sums;
+};
+
+// `acc` (may be null when g neither continues nor holds) carries the accumulators from one Gemm to
+// the next: after every Gemm it holds its last block's sums. Throws std::logic_error for acc_continue
+// without a state of the block's size.
 void run_gemm_reference(const Gemm& g, const GemmShape& s, const ReadFn& read, const WriteFn& write,
-                        GemmCounters* counters = nullptr);
+                        GemmCounters* counters = nullptr, AccState* acc = nullptr);
 
 // The activation units' LUTs for an ActParams (fx::build_*_lut).
 struct ActTables {

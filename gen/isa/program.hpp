@@ -40,16 +40,13 @@ struct DataSource {
 };
 
 // How each accumulator starts: at zero, at a per-output-column value (bias, psum-width codes at
-// base + o for output column o), at a per-output value read from memory and shifted left
-// (routing logits: b << shift at base + b*s_b + m*s_m), or at a partial sum (a psum code at
-// base + b*s_b + m*s_m + o*s_o for output o, written by a Gemm with raw_out over the preceding
-// reduction chunks: the reduction split into parts, docs/memory-system.md section 3).
+// base + o for output column o), or at a per-output value read from memory and shifted left
+// (routing logits: b << shift at base + b*s_b + m*s_m).
 struct AccInit {
-  enum class Kind { kZero, kPerColumn, kPerOutput, kPartial };
+  enum class Kind { kZero, kPerColumn, kPerOutput };
   Kind kind = Kind::kZero;
   std::int64_t base = 0, s_b = 0, s_m = 0;
   int shift = 0;
-  std::int64_t s_o = 0;  // kPartial
 };
 
 // Where outputs go. Output (b, m, o), o = n*cols + c < n_total, is written to
@@ -80,9 +77,13 @@ struct Gemm {
   OutTarget out;
   int shift = 0;
   bool relu = false;
-  // Write the accumulators themselves (psum codes, saturated after every chunk as always) instead of
-  // the reduced, activated outputs: a part of a split reduction whose successor continues from them.
-  bool raw_out = false;
+  // A reduction split into parts that run back to back (docs/memory-system.md section 3): the partial
+  // sums stay in the accumulators between them. acc_continue: chunk 0 adds onto the sums the previous
+  // Gemm left in the accumulators (init is not read; it must be kZero); acc_hold: nothing is written,
+  // the sums stay for the next Gemm. Either needs one block (batch 1, m_total <= m_block), the same
+  // shape (m_total, n_tiles) as the part it continues. Bit-exact with the whole reduction, because the
+  // accumulators saturate after every chunk in both.
+  bool acc_continue = false, acc_hold = false;
 };
 
 // A vector pass through the activation units alone (one vector per unit, cols units in parallel):

@@ -31,7 +31,7 @@ struct Hand {
     prog.regions.push_back({"a", 0, {100}, 8});
     prog.regions.push_back({"bias", 100, {10}, 25});
     prog.regions.push_back({"b", 110, {50}, 8});
-    sp.dram_size = 160;
+    prog.size = 160;
     g.spm_addr_bits = 13;
     g.len_bits = 5;
     g.size_bits = 2;
@@ -220,7 +220,7 @@ TEST(Frames, StoreBeatsReplayToTheFinalDram) {
   const StreamedProgram sp = stream_program(c.w.cfg, c.prog);
   const FrameProgram fp = build_frame_program(c.w.cfg, c.prog, sp);
   std::vector<std::int32_t> dram = c.image;
-  dram.resize(std::size_t(sp.dram_size), 0);
+  dram.resize(std::size_t(c.prog.size), 0);
   const std::vector<std::int32_t> before = dram;
   std::vector<StoreBeat> beats;
   const FrameCheck ck = run_frame_program(c.w.cfg, c.prog, sp, fp.frames, dram, &beats);

@@ -27,7 +27,7 @@ struct Case {
   const char* preset;
   const char* model;
   int seed;
-  bool split_reduction;  // the preset's memories force partial sums through DRAM
+  bool split_reduction;  // the preset's memories force a reduction into parts (sums held in the accumulators)
 };
 
 class StreamTest : public ::testing::TestWithParam<Case> {};
@@ -38,35 +38,50 @@ TEST_P(StreamTest, StreamedProgramLeavesDramEqualToTheFlatProgram) {
   const std::vector<std::int32_t> flat = run_flat(c);
 
   const StreamedProgram sp = stream_program(c.w.cfg, c.prog);
-  EXPECT_EQ(!sp.scratch.empty(), tc.split_reduction);
+  int held = 0;
+  for (const Part& p : sp.parts)
+    if (const auto* g = std::get_if<isa::Gemm>(&p.op)) held += g->acc_hold;
+  EXPECT_EQ(held > 0, tc.split_reduction);
   std::vector<std::int32_t> dram = c.image;
   const StreamStats st = execute_streamed(c.w.cfg, c.prog, sp, dram);
-  ASSERT_EQ(std::int64_t(dram.size()), sp.dram_size);
+  ASSERT_EQ(std::int64_t(dram.size()), c.prog.size);
   for (std::size_t a = 0; a < flat.size(); ++a) ASSERT_EQ(dram[a], flat[a]) << "DRAM element " << a;
 
-  // Every instruction has parts, in program order, each with at least one store (its outputs).
+  // Every instruction has parts, in program order, each with at least one store (its outputs) except
+  // the parts that hold their sums in the accumulators; a holding part is followed by one of the same
+  // instruction that continues them, with the same block (one block: batch 1, m_total <= m_block).
   std::size_t prev = 0;
   std::vector<int> parts(c.prog.instrs.size(), 0);
-  for (const Part& p : sp.parts) {
+  for (std::size_t i = 0; i < sp.parts.size(); ++i) {
+    const Part& p = sp.parts[i];
     EXPECT_GE(p.instr, prev);
     prev = p.instr;
     ++parts[p.instr];
-    EXPECT_FALSE(p.stores.empty());
+    const auto* g = std::get_if<isa::Gemm>(&p.op);
+    EXPECT_EQ(p.stores.empty(), g && g->acc_hold) << "part " << i;
     for (const Move& m : p.loads) EXPECT_LE(m.dims.size(), 3u);
+    if (g && g->acc_hold) {
+      ASSERT_LT(i + 1, sp.parts.size());
+      const auto* n = std::get_if<isa::Gemm>(&sp.parts[i + 1].op);
+      ASSERT_NE(n, nullptr);
+      EXPECT_TRUE(n->acc_continue) << "part " << i + 1;
+      EXPECT_EQ(sp.parts[i + 1].instr, p.instr);
+      EXPECT_EQ(n->m_total, g->m_total);
+      EXPECT_EQ(n->n_tiles, g->n_tiles);
+      EXPECT_EQ(g->batch, 1);
+      EXPECT_LE(g->m_total, g->m_block);
+    }
+    // The engine can run every part (the chip's frames have none pending).
+    if (g) {
+      EXPECT_NO_THROW(isa::encode_engine(*g, c.w.cfg.array.rows, c.w.cfg.array.cols, c.w.cfg.accumulator.depth))
+          << "part " << i << " " << g->name;
+    }
   }
   for (std::size_t i = 0; i < parts.size(); ++i) EXPECT_GT(parts[i], 0) << isa::instr_name(c.prog.instrs[i]);
-  // CapsNet-MNIST's PrimaryCaps reduction (256 channels x 81) is split inside windows (r_offset).
-  int offset_parts = 0;
-  for (const Part& p : sp.parts)
-    if (const auto* g = std::get_if<isa::Gemm>(&p.op)) offset_parts += g->data.r_offset > 0;
-  if (std::string(tc.model) == "capsnet-mnist") {
-    EXPECT_GT(offset_parts, 0);
-  }
   EXPECT_EQ(st.parts, (long long)sp.parts.size());
   EXPECT_GT(st.dram_read_bytes, 0);
 
-  // Placement (docs/memory-system.md section 2): Gemm results in the data memory (raw partial sums in
-  // acc), Activate and Fill results in the part's half of the weight memory, stored from there;
+  // Placement (docs/memory-system.md section 2): Gemm results in the data memory, Activate and Fill results in the part's half of the weight memory, stored from there;
   // Activate's inputs in the data memory.
   const OnchipMap& map = sp.map;
   const auto in_half = [&](const Part& p, Onchip m, std::int64_t a) {
@@ -78,8 +93,10 @@ TEST_P(StreamTest, StreamedProgramLeavesDramEqualToTheFlatProgram) {
     const Part& p = sp.parts[i];
     Onchip out_mem = Onchip::kWeight;
     if (const auto* g = std::get_if<isa::Gemm>(&p.op)) {
-      out_mem = g->raw_out ? Onchip::kAcc : Onchip::kData;
-      EXPECT_TRUE(in_half(p, out_mem, g->out.base)) << "part " << i;
+      out_mem = Onchip::kData;
+      if (!g->acc_hold) {
+        EXPECT_TRUE(in_half(p, out_mem, g->out.base)) << "part " << i;
+      }
     } else if (const auto* a = std::get_if<isa::Activate>(&p.op)) {
       ++activate_parts;
       EXPECT_TRUE(in_half(p, Onchip::kWeight, a->out_base)) << "part " << i << " " << a->name;
@@ -204,20 +221,21 @@ TEST(Stream, OnlyTheSepOrganizationAndFittingPartsAreStreamed) {
   }
 }
 
-// A reduction split in two: the first part's raw partial sums, continued by the second part's
-// partial-sum init, give the whole Gemm's outputs bit for bit (saturation after every chunk included).
+// A reduction split in two: the first part holds its sums in the accumulators, the second continues
+// from them; the outputs equal the whole Gemm's bit for bit (saturation after every chunk included).
 TEST(Stream, SplitReductionEqualsTheWholeGemm) {
   const isa::GemmShape shape{2, 3, 12, 8};  // narrow psums: saturation happens
   isa::Gemm g;
-  g.m_total = 5;
-  g.m_block = 5;
+  g.name = "split";
+  g.m_total = 4;
+  g.m_block = 4;
   g.k_chunks = 4;
   g.n_tiles = 2;
   g.r_total = 7;
   g.n_total = 5;
   g.tile = {0, 0, 2 * 2 * 3, 2 * 3, 3, 1, 1};
   g.data = {isa::DataSource::Kind::kAffine, 100, 0, 7 * 0 + 8, 2, 1};
-  g.init = {isa::AccInit::Kind::kPerColumn, 200, 0, 0, 0, 0};
+  g.init = {isa::AccInit::Kind::kPerColumn, 200, 0, 0, 0};
   g.out = {300, 0, 5, 1, 0, 1, 0};
   g.shift = 2;
   g.relu = true;
@@ -232,35 +250,44 @@ TEST(Stream, SplitReductionEqualsTheWholeGemm) {
   std::vector<std::int64_t> whole(400, 0), split(400, 0);
   isa::run_gemm_reference(g, shape, read, [&](std::int64_t a, std::int64_t v) { whole.at(std::size_t(a)) = v; });
 
-  std::vector<std::int64_t> psum(25, 0);
+  isa::AccState acc;
   isa::Gemm first = g;
   first.k_chunks = 2;
   first.r_total = 4;
-  first.raw_out = true;
-  first.out = {0, 0, 5, 1, 0, 1, 0};
-  isa::run_gemm_reference(first, shape, read, [&](std::int64_t a, std::int64_t v) { psum.at(std::size_t(a)) = v; });
+  first.acc_hold = true;
+  int held_writes = 0;
+  isa::run_gemm_reference(first, shape, read, [&](std::int64_t, std::int64_t) { ++held_writes; }, nullptr, &acc);
+  EXPECT_EQ(held_writes, 0);
+  ASSERT_EQ(acc.sums.size(), std::size_t(4 * 2 * 3));
+  bool saturated = false;
+  for (std::int64_t v : acc.sums) saturated |= (v == 2047 || v == -2048);
+  EXPECT_TRUE(saturated) << "the test should reach psum saturation in the first part";
   isa::Gemm second = g;
   second.k_chunks = 2;
   second.r_total = 3;
   second.tile.base = 2 * g.tile.s_k;
   second.data.base = g.data.base + 2 * g.data.s_k;
-  second.init = {isa::AccInit::Kind::kPartial, 1000, 0, 5, 0, 1};
-  isa::run_gemm_reference(
-      second, shape,
-      [&](std::int64_t a) { return a >= 1000 ? psum.at(std::size_t(a - 1000)) : mem.at(std::size_t(a)); },
-      [&](std::int64_t a, std::int64_t v) { split.at(std::size_t(a)) = v; });
-  bool saturated = false;
-  for (std::int64_t v : psum) saturated |= (v == 2047 || v == -2048);
-  EXPECT_TRUE(saturated) << "the test should reach psum saturation in the first part";
+  second.init = {};
+  second.acc_continue = true;
+  isa::run_gemm_reference(second, shape, read, [&](std::int64_t a, std::int64_t v) { split.at(std::size_t(a)) = v; }, nullptr,
+                          &acc);
   EXPECT_EQ(whole, split);
 
-  // The engine does not run split reductions yet and says so.
-  try {
-    isa::encode_engine(first, 2, 3, 64);
-    FAIL() << "raw_out encoded";
-  } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find("raw_out"), std::string::npos) << e.what();
-  }
+  // Continuing without accumulators of the block's size is a program error.
+  isa::AccState none;
+  EXPECT_THROW(isa::run_gemm_reference(second, shape, read, [](std::int64_t, std::int64_t) {}, nullptr, &none), std::logic_error);
+  // The engine runs both parts; not a part of several blocks, nor one that continues and reads an init.
+  const isa::EngineDescriptor d1 = isa::encode_engine(first, 2, 3, 64), d2 = isa::encode_engine(second, 2, 3, 64);
+  EXPECT_TRUE(d1.acc_hold);
+  EXPECT_FALSE(d1.acc_continue);
+  EXPECT_TRUE(d2.acc_continue);
+  EXPECT_FALSE(d2.init_bias);
+  isa::Gemm blocks = first;
+  blocks.m_block = 2;
+  EXPECT_THROW(isa::encode_engine(blocks, 2, 3, 64), std::invalid_argument);
+  isa::Gemm with_init = second;
+  with_init.init = g.init;
+  EXPECT_THROW(isa::encode_engine(with_init, 2, 3, 64), std::invalid_argument);
 }
 
 }  // namespace

@@ -155,6 +155,8 @@ module capsgen_accel (
     .desc_a_out_s_v_i(seq_words[1439:1408]),
     .desc_a_out_s_e_i(seq_words[1471:1440]),
     .desc_f_value_i(seq_words[1479:1472]),
+    .desc_acc_continue_i(seq_words[31]),
+    .desc_acc_hold_i(seq_words[1488]),
     .drd_en_o(drd_en_o),
     .drd_vec_o(drd_vec_o),
     .drd_addr_o(drd_addr_o),

@@ -99,6 +99,8 @@ module capsgen_engine (
   input  wire desc_v_mode_i,  // vector-wide gather: one read of rows consecutive elements per vector
   input  wire desc_o_vec_i,  // outputs: consecutive (offset of output o is o): one record per write
   input  wire [15:0] desc_v_len_i,  // vector-wide gather: elements of a vector's reduction (rows past it are zero)
+  input  wire desc_acc_continue_i,  // split reduction: chunk 0 adds onto the accumulator entries the previous Gemm left
+  input  wire desc_acc_hold_i,  // split reduction: write no output (the entries keep the sums for the next Gemm)
   output wire drd_en_o,  // data read
   output wire drd_vec_o,  // with drd_en_o: read 2 consecutive elements (else one)
   output wire [31:0] drd_addr_o,  // data element address (the first one of a vector read)
@@ -145,6 +147,8 @@ module capsgen_engine (
   reg [31:0] init_s_m_q;
   reg [4:0] init_shift_q;
   reg relu_q;
+  reg cont_q;  // acc_continue: chunk 0 accumulates onto the entries (no init)
+  reg hold_q;  // acc_hold: the writer steps through the outputs without writing them
   reg act_mode_q;  // an Activate or Fill runs (the activation bank, data port and write port are the pass's)
   reg [2:0] a_func_q;
   reg [5:0] a_len_q;
@@ -577,7 +581,7 @@ module capsgen_engine (
     .clk_i(clk_i),
     .rst_ni(rst_ni),
     .in_valid_i(pv_q[4]),
-    .in_accumulate_i(pa_q[4]),
+    .in_accumulate_i(pa_q[4] | cont_q),
     .in_last_i(pl_q[4]),
     .in_addr_i(pe_q[24 +: 6]),
     .in_psum_i(arr_result),
@@ -670,7 +674,7 @@ module capsgen_engine (
     .rec_valid_i(fifo_cnt_q != 5'd0),
     .rec_data_i(fifo_mem[fifo_rp_q]),
     .rec_pop_o(pop),
-    .wr_ready_i(wr_ready_i),
+    .wr_ready_i(wr_ready_i | hold_q),
     .wr_en_o(w_wr_en),
     .wr_addr_o(w_wr_addr),
     .wr_vec_o(w_wr_vec),
@@ -709,7 +713,7 @@ module capsgen_engine (
     .done_o(ap_done)
   );
   // The write port: the Gemm writer's results (act codes, sign-extended) or the pass's.
-  assign wr_en_o = act_mode_q ? ap_wr_en : w_wr_en;
+  assign wr_en_o = act_mode_q ? ap_wr_en : (w_wr_en & ~hold_q);
   assign wr_addr_o = act_mode_q ? ap_wr_addr : w_wr_addr;
   assign wr_vec_o = ~act_mode_q & w_wr_vec;
   assign wr_mask_o = act_mode_q ? 2'd1 : w_wr_mask;
@@ -742,6 +746,8 @@ module capsgen_engine (
         init_bias_q <= desc_init_bias_i;
         init_base_q <= desc_init_base_i;
         relu_q <= desc_relu_i;
+        cont_q <= desc_acc_continue_i;
+        hold_q <= desc_acc_hold_i;
         init_out_q <= desc_init_out_i;
         init_s_b_q <= desc_init_s_b_i;
         init_s_m_q <= desc_init_s_m_i;
@@ -838,7 +844,7 @@ module capsgen_engine (
         if (busy_q) begin
           stat_cycles_q <= stat_cycles_q + 32'd1;
         end
-        if (~act_mode_q & w_wr_en & ~wr_ready_i) begin
+        if (~act_mode_q & ~hold_q & w_wr_en & ~wr_ready_i) begin
           stat_wr_wait_q <= stat_wr_wait_q + 32'd1;
         end
         if (issue) begin

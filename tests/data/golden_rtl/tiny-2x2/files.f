@@ -30,3 +30,5 @@ capsgen_act_pass.v
 capsgen_engine.v
 capsgen_sequencer.v
 capsgen_accel.v
+capsgen_frame_seq.v
+capsgen_chip.v
