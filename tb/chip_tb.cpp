@@ -196,15 +196,12 @@ class ChipTb {
           WrBurst& b = wr.front();
           const std::uint32_t a = b.addr + std::uint32_t(b.got * b.eb);
           const std::uint64_t strb = tb::get(d.dram_wr_strb_o, 0, word_bytes_);
-          long long got = 0;
-          for (int k = 0; k < word_bytes_; ++k)
-            if ((strb >> k) & 1) {
-              const std::uint8_t v = std::uint8_t(tb::get(d.dram_wr_data_o, 8 * k, 8));
-              set_byte(a + std::uint32_t(k), v);
-              if (k < 8) got |= (long long)v << (8 * k);
-            }
-          check_store(cyc, store_i, a, strb, got);
-          ++store_i;
+          std::vector<std::uint8_t> beat(std::size_t(word_bytes_), 0);
+          for (int k = 0; k < word_bytes_; ++k) {
+            beat[std::size_t(k)] = std::uint8_t(tb::get(d.dram_wr_data_o, 8 * k, 8));
+            if ((strb >> k) & 1) set_byte(a + std::uint32_t(k), beat[std::size_t(k)]);
+          }
+          check_store_beat(cyc, store_i, a, strb, beat);
           if (++b.got == b.len) {
             dram_model_.request(b.addr % spec_.org.capacity_bytes(), true, std::uint32_t(b.len * b.eb),
                                 std::uint64_t(std::llround(cyc * ratio_)), mapping_);
@@ -347,17 +344,28 @@ class ChipTb {
            ", DMA frame " + std::to_string(k) + (f.store ? " store" : " load") + ")";
   }
 
-  void check_store(std::uint64_t cyc, std::size_t i, std::uint32_t a, std::uint64_t strb, long long got) {
+  // One write beat: the elements it must hold are the next ones of the store list (a packed move puts
+  // several consecutive codes in one beat), starting at the beat's address; the strobes mark exactly
+  // their bytes. Advances `i` past them.
+  void check_store_beat(std::uint64_t cyc, std::size_t& i, std::uint32_t a, std::uint64_t strb, const std::vector<std::uint8_t>& beat) {
     if (i >= stores_.size()) {
-      report_.fail(cyc, "store beat " + std::to_string(i) + " at DRAM byte " + std::to_string(a) + ": more beats than the program stores");
+      report_.fail(cyc, "store beat at DRAM byte " + std::to_string(a) + ": more elements than the program stores");
       return;
     }
-    const StoreBeat& e = stores_[i];
-    const std::string where = op_of_dma(e.dma) + " " + tensor_of(e.byte);
-    report_.check(cyc, where + " DRAM address", e.byte, a);
-    report_.check(cyc, where + " write strobes", (1LL << e.bytes) - 1, (long long)strb);
-    const std::uint64_t u = std::uint64_t(got) & tb::mask64(8 * e.bytes);
-    report_.check(cyc, where + " value", e.value, same_code(e.value, u, e.bytes) ? e.value : as_stored(u, e.bytes, e.value));
+    const long long dma = stores_[i].dma;
+    int off = 0;
+    while (i < stores_.size() && stores_[i].dma == dma && off < word_bytes_ && ((strb >> off) & 1)) {
+      const StoreBeat& e = stores_[i];
+      const std::string where = op_of_dma(e.dma) + " " + tensor_of(e.byte);
+      report_.check(cyc, where + " DRAM address", e.byte, (long long)a + off);
+      std::uint64_t u = 0;
+      for (int k = 0; k < e.bytes && off + k < word_bytes_; ++k) u |= std::uint64_t(beat[std::size_t(off + k)]) << (8 * k);
+      report_.check(cyc, where + " value", e.value, same_code(e.value, u, e.bytes) ? e.value : as_stored(u, e.bytes, e.value));
+      off += e.bytes;
+      ++i;
+    }
+    report_.check(cyc, op_of_dma(dma) + " write strobes of the beat at DRAM byte " + std::to_string(a),
+                  (long long)tb::mask64(off), (long long)strb);
   }
 
   void run_check(std::uint64_t cyc, const Check& c) {

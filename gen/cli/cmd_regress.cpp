@@ -1,7 +1,8 @@
 // capsgen regress LIST.yaml: a regression of whole inferences on the generated RTL (docs/regress.md).
 //   1. reads the list (cli/regress_list.hpp) and checks every preset and network before anything is
 //      built (bad input: exit status 2, nothing written),
-//   2. builds each distinct model once (config x fault: `capsgen sim --build-only`, OUT/builds/KEY),
+//   2. builds each distinct model once (config x memory x fault: `capsgen sim --build-only`, OUT/builds/KEY;
+//      `memory: dram` jobs run capsgen_chip with the network in a DDR3 model, `capsgen sim --memory dram`),
 //   3. runs every job as `capsgen sim --build OUT/builds/KEY/...` in parallel (-j N; cli/regress_pool.hpp),
 //      each in OUT/runs/JOB, bit-exact against the golden model,
 //   4. writes OUT/summary.md, summary.json, junit.xml, failures/JOB/ (log, reports, repro.sh with the
@@ -32,6 +33,7 @@
 #include "config/accel_config.hpp"
 #include "core/atomic_file.hpp"
 #include "core/input_error.hpp"
+#include "emit/memsys.hpp"
 #include "emit/random_config.hpp"
 #include "model/network.hpp"
 
@@ -77,17 +79,27 @@ class FileNames : public Names {
     }
     return p;
   }
+  std::string dram_unsupported_reason(const std::string& path, long long random_seed) const override {
+    auto it = dram_reasons_.find(path);
+    if (it == dram_reasons_.end()) {
+      if (random_seed >= 0) random_config_path(random_seed);
+      const AccelConfig cfg = random_seed >= 0 ? parse_accel_config(randoms_.at(random_seed), path) : load_accel_config(path);
+      it = dram_reasons_.emplace(path, emit::memsys_unsupported_reason(cfg)).first;
+    }
+    return it->second;
+  }
   const std::map<long long, std::string>& randoms() const { return randoms_; }
 
  private:
   fs::path out_;
-  mutable std::map<std::string, std::string> configs_, networks_;
+  mutable std::map<std::string, std::string> configs_, networks_, dram_reasons_;
   mutable std::map<long long, std::string> randoms_;
 };
 
-// The `capsgen sim` options of a job (without --work, --build, --coverage).
+// The `capsgen sim` options of a job (without --work, --build, --coverage, --fault).
 std::vector<std::string> sim_args(const Job& j) {
   std::vector<std::string> a = {"sim", "--config", j.config_path, "--model", j.network_path, "--seed", std::to_string(j.seed)};
+  if (j.dram()) a.insert(a.end(), {"--memory", "dram"});
   if (!j.weights.empty()) a.insert(a.end(), {"--weights", j.weights});
   if (!j.dataset.empty()) a.insert(a.end(), {"--dataset", j.dataset});
   if (j.index) a.insert(a.end(), {"--index", std::to_string(*j.index)});
@@ -95,8 +107,10 @@ std::vector<std::string> sim_args(const Job& j) {
   return a;
 }
 
-std::string build_dir_name(bool coverage, const std::string& fault) {
-  return std::string("build-accel") + (coverage ? "-cov" : "") + (fault.empty() ? "" : "-" + fault);
+// The model's directory in OUT/builds/KEY, as capsgen sim --build-only names it (WORK/build-accel... or,
+// --memory dram, WORK/build-chip...).
+std::string build_dir_name(const Job& j, bool coverage) {
+  return std::string(j.dram() ? "build-chip" : "build-accel") + (coverage ? "-cov" : "") + (j.fault.empty() ? "" : "-" + j.fault);
 }
 
 std::string fmt_time(double s) {
@@ -177,7 +191,7 @@ int cmd_regress(const std::vector<std::string>& argv_in) {
   if (filter) std::erase_if(jobs, [&](const Job& j) { return !std::regex_search(j.name, *filter); });
   if (jobs.empty()) throw InputError(list.file, 0, 0, "--filter", "no job left to run");
 
-  // Builds: one per config x fault, in the order of their first job.
+  // Builds: one per config x memory x fault, in the order of their first job.
   const std::string exe = self_exe(), src = args.get("source-dir");
   std::vector<std::string> keys;
   std::map<std::string, std::size_t> key_task;
@@ -194,6 +208,7 @@ int cmd_regress(const std::vector<std::string>& argv_in) {
     std::vector<std::string> a = {exe, "sim", "--config", j.config_path, "--model", j.network_path, "--work",
                                   (out / "builds" / key).string(), "--build-only", "--jobs", std::to_string(build_jobs),
                                   "--source-dir", src};
+    if (j.dram()) a.insert(a.end(), {"--memory", "dram"});
     if (coverage && j.fault.empty()) a.push_back("--coverage");
     if (!j.fault.empty()) a.insert(a.end(), {"--fault", j.fault});
     key_task[key] = tasks.size();
@@ -205,7 +220,7 @@ int cmd_regress(const std::vector<std::string>& argv_in) {
   for (std::size_t i = 0; i < jobs.size(); ++i) {
     const Job& j = jobs[i];
     const bool cov = coverage && j.fault.empty();  // a deliberately broken RTL's coverage is not the design's
-    const fs::path build = out / "builds" / j.build_key() / build_dir_name(cov, j.fault);
+    const fs::path build = out / "builds" / j.build_key() / build_dir_name(j, cov);
     std::vector<std::string> a = sim_args(j);
     a.insert(a.begin(), exe);
     a.insert(a.end(), {"--work", (out / "runs" / j.name).string(), "--build", build.string(), "--source-dir", src});
@@ -313,12 +328,13 @@ int cmd_regress(const std::vector<std::string>& argv_in) {
             r.fcov_order.push_back(it.key());
           }
       }
-      // A testbench that could not run the program ("FAIL tb accel: ..."): an error, not a mismatch; the
-      // usual cause is a descriptor the engine cannot run (a "skip" line in the program's index.txt).
+      // A testbench that could not run the program ("FAIL tb accel: ...", "FAIL tb chip: ..."): an error,
+      // not a mismatch; on capsgen_accel the usual cause is a descriptor the engine cannot run (a "skip"
+      // line in the program's index.txt; --memory dram has no such file).
       std::string tb_error;
       for (const std::string& p : r.problems)
         if (p.rfind("FAIL tb ", 0) == 0 && tb_error.empty()) tb_error = p;
-      if (!tb_error.empty()) {
+      if (!tb_error.empty() && !r.job.dram()) {
         std::istringstream idx(slurp(run_dir / "program" / "index.txt"));
         for (std::string line; std::getline(idx, line);)
           if (line.rfind("skip ", 0) == 0) {
@@ -377,7 +393,7 @@ int cmd_regress(const std::vector<std::string>& argv_in) {
       std::vector<std::string> fast = sim_args(r.job);
       fast.insert(fast.begin(), exe);
       fast.insert(fast.end(), {"--work", (f / "repro-fast").string(), "--build",
-                               (out / "builds" / r.job.build_key() / build_dir_name(cov, r.job.fault)).string()});
+                               (out / "builds" / r.job.build_key() / build_dir_name(r.job, cov)).string()});
       if (cov) fast.push_back("--coverage");
       sh += "#   cd " + quote(cwd) + " && " + join_cmd(fast) + "\n";
     }
@@ -416,7 +432,7 @@ int cmd_regress(const std::vector<std::string>& argv_in) {
 
   // Coverage.
   RunInfo info{list.file, list.name, out.string(), slots, 0, !completed || interrupted(), coverage,
-               static_cast<int>(keys.size()), builds_failed};
+               static_cast<int>(keys.size()), builds_failed, 0};
   if (coverage) {
     FunctionalCoverage fc;
     std::vector<std::string> dats;
@@ -425,6 +441,7 @@ int cmd_regress(const std::vector<std::string>& argv_in) {
       if (!r.job.fault.empty() || r.fcov.empty()) continue;
       fc.add(r.fcov, r.fcov_na, r.fcov_order);
       ++runs;
+      info.dram_runs += r.job.dram();
       if (!r.coverage_dat.empty() && fs::exists(r.coverage_dat)) dats.push_back(r.coverage_dat);
     }
     std::map<std::string, ModuleCoverage> modules;

@@ -105,8 +105,13 @@ void FunctionalCoverage::add(const std::map<std::string, long long>& run_bins, c
     }
     bins[b] += n;
     if (n > 0) ++runs[b];
+    if (std::find(run_na.begin(), run_na.end(), b) == run_na.end()) {
+      measured.insert(b);
+      na.erase(b);
+    }
   }
-  for (const std::string& b : run_na) na.insert(b);
+  for (const std::string& b : run_na)
+    if (!measured.count(b)) na.insert(b);
 }
 
 std::vector<std::string> FunctionalCoverage::never_hit() const {

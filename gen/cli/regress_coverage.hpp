@@ -1,7 +1,8 @@
 // capsgen regress: coverage of a regression (docs/regress.md).
 //  - Verilator line and toggle coverage: the runs' coverage.dat files are merged with
 //    `verilator_coverage --write`; the merged file is parsed here and aggregated per module.
-//  - Functional coverage: the testbench's "fcov" bins (tb/engine_tb.hpp), summed over the runs.
+//  - Functional coverage: the testbench's "fcov" bins (tb/engine_tb.hpp; --memory dram: tb/chip_tb.cpp's
+//    per-sector sleep/wake bins pmu.<memory>.s<k>.sleep/wake), summed over the runs.
 #pragma once
 
 #include <map>
@@ -41,11 +42,13 @@ std::map<std::string, ModuleCoverage> coverage_by_module(const std::vector<CovPo
 double percent(long long hit, long long total);  // 100 when total is 0
 
 // Functional coverage summed over runs. Bins a run reports as "na" (hardware not in this RTL) are
-// kept apart from bins that were never hit.
+// kept apart from bins that were never hit; a bin stays "na" only while no run measured it (runs on
+// different top levels: capsgen_accel reports the PMU bins "na", capsgen_chip measures its sectors').
 struct FunctionalCoverage {
   std::map<std::string, long long> bins;  // bin -> total count
   std::map<std::string, long long> runs;  // bin -> runs that hit it
-  std::set<std::string> na;
+  std::set<std::string> na;               // reported "na" by some run and measured by none
+  std::set<std::string> measured;         // reported (not "na") by at least one run
   std::vector<std::string> order;         // bins in first-seen order
   void add(const std::map<std::string, long long>& run_bins, const std::vector<std::string>& run_na,
            const std::vector<std::string>& run_order);

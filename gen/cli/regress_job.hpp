@@ -8,7 +8,7 @@
 
 namespace capsgen::cli::regress {
 
-// One whole inference on the RTL: preset x network x seed (x test image x fetch model x fault).
+// One whole inference on the RTL: preset x network x seed (x test image x fetch model x memory x fault).
 struct Job {
   std::string name;          // unique, usable as a file name: "small-4x4.capsnet-tiny.s1"
   std::string config_path;   // preset file; for a random config the file the runner writes
@@ -20,11 +20,16 @@ struct Job {
   std::optional<long long> index;  // --index K of --dataset
   std::string weights, dataset;    // --weights, --dataset (empty: none)
   std::string fetch = "latency1";  // --fetch
+  std::string memory = "ideal";    // --memory: "ideal" (capsgen_accel) or "dram" (capsgen_chip, DDR3 model)
   std::string fault;         // --fault (empty: the RTL as generated)
   bool expect_fail = false;  // expect: fail (the regression passes only if the run is caught failing)
   int line = 0;              // the list entry's line, for messages
-  // The model this job runs on: one build per distinct config and fault (shared by its seeds).
-  std::string build_key() const { return fault.empty() ? config_name : config_name + "+" + fault; }
+  bool dram() const { return memory == "dram"; }
+  // The model this job runs on: one build per distinct config, memory and fault (shared by its seeds):
+  // "small-4x4", "small-4x4+flip-pe-bit", "tiny-2x2+dram", "tiny-2x2+dram+ignore-wait-dma".
+  std::string build_key() const {
+    return config_name + (dram() ? "+dram" : "") + (fault.empty() ? "" : "+" + fault);
+  }
 };
 
 // What became of a job.

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -86,8 +87,8 @@ RegressList parse_regress_list(const std::string& text, const std::string& file,
   for (const yaml::Value& ev : entries.as_seq()) {
     if (!ev.is_map()) ev.fail("expected a mapping, got " + ev.describe());
     const yaml::MapReader m = ev.as_map();
-    m.allow_only({"name", "configs", "random_configs", "networks", "seeds", "fetch", "weights", "dataset", "indices",
-                  "fault", "expect"});
+    m.allow_only({"name", "configs", "random_configs", "networks", "seeds", "fetch", "memory", "weights", "dataset",
+                  "indices", "fault", "expect"});
     Entry e;
     e.line = m.where().line;
     if (auto v = m.find("configs")) e.configs = paths(*v, base_dir);
@@ -99,13 +100,25 @@ RegressList parse_regress_list(const std::string& text, const std::string& file,
       e.fetch.clear();
       for (const yaml::Value& f : scalars(*v)) e.fetch.push_back(one_of(f, {"latency1", "random"}));
     }
+    e.memory_line = e.line;
+    e.memory_column = m.where().column;
+    e.memory_field = m.path();
+    if (auto v = m.find("memory")) {
+      e.memory.clear();
+      for (const yaml::Value& x : scalars(*v)) e.memory.push_back(one_of(x, {"ideal", "dram"}));
+      e.memory_line = v->location().line;
+      e.memory_column = v->location().column;
+      e.memory_field = v->field();
+    }
     if (auto v = m.find("weights")) e.weights = paths(*v, base_dir).at(0);
     if (auto v = m.find("dataset")) e.dataset = one_of(*v, {"mnist", "fashion"});
     if (auto v = m.find("indices")) e.indices = integers(*v);
     if (!e.dataset.empty() && e.weights.empty()) m.fail("dataset", "needs 'weights' (trained weights for the data set)");
     if (!e.dataset.empty() && e.indices.empty()) m.fail("dataset", "needs 'indices' (which test images)");
     if (!e.indices.empty() && e.dataset.empty()) m.fail("indices", "needs 'dataset'");
-    if (auto v = m.find("fault")) e.fault = one_of(*v, {"flip-pe-bit"});
+    if (auto v = m.find("fault")) e.fault = one_of(*v, {"flip-pe-bit", "ignore-wait-dma"});
+    if (e.fault == "ignore-wait-dma" && std::find(e.memory.begin(), e.memory.end(), "ideal") != e.memory.end())
+      m.fail("fault", "'ignore-wait-dma' breaks capsgen_chip's frame sequencer: it needs 'memory: dram' (without ideal)");
     if (auto v = m.find("expect")) e.expect_fail = one_of(*v, {"pass", "fail"}) == "fail";
     list.entries.push_back(std::move(e));
   }
@@ -123,34 +136,43 @@ std::vector<Job> expand_jobs(const RegressList& list, const Names& names) {
     std::vector<std::pair<std::string, long long>> configs;  // (path, random seed or -1)
     for (const std::string& c : e.configs) configs.emplace_back(c, -1);
     for (long long r : e.random_configs) configs.emplace_back(names.random_config_path(r), r);
+    if (std::find(e.memory.begin(), e.memory.end(), "dram") != e.memory.end())
+      for (const auto& [cpath, rseed] : configs)
+        if (const std::string why = names.dram_unsupported_reason(cpath, rseed); !why.empty())
+          throw InputError(list.file, e.memory_line, e.memory_column, e.memory_field,
+                           fmt::format("dram: no capsgen_chip for preset {} ({}): {}",
+                                       rseed >= 0 ? fmt::format("random-{}", rseed) : names.config_name(cpath), cpath, why));
     for (const auto& [cpath, rseed] : configs)
       for (const std::string& net : e.networks)
         for (long long seed : e.seeds)
           for (std::size_t k = 0; k < std::max<std::size_t>(1, e.indices.size()); ++k)
-            for (const std::string& fetch : e.fetch) {
-              Job j;
-              j.config_path = cpath;
-              j.random_seed = rseed;
-              j.config_name = rseed >= 0 ? fmt::format("random-{}", rseed) : names.config_name(cpath);
-              j.network_path = net;
-              j.network_name = names.network_name(net);
-              j.seed = seed;
-              if (!e.indices.empty()) j.index = e.indices[k];
-              j.weights = e.weights;
-              j.dataset = e.dataset;
-              j.fetch = fetch;
-              j.fault = e.fault;
-              j.expect_fail = e.expect_fail;
-              j.line = e.line;
-              j.name = fmt::format("{}.{}.s{}", j.config_name, j.network_name, seed);
-              if (j.index) j.name += fmt::format(".{}{}", j.dataset, *j.index);
-              if (fetch != "latency1") j.name += ".fetch-" + fetch;
-              if (!j.fault.empty()) j.name += "." + j.fault;
-              if (auto [it, fresh] = seen.emplace(j.name, e.line); !fresh)
-                throw InputError(list.file, e.line, 0, "entries",
-                                 fmt::format("job {} is already listed by the entry at line {}", j.name, it->second));
-              jobs.push_back(std::move(j));
-            }
+            for (const std::string& fetch : e.fetch)
+              for (const std::string& memory : e.memory) {
+                Job j;
+                j.config_path = cpath;
+                j.random_seed = rseed;
+                j.config_name = rseed >= 0 ? fmt::format("random-{}", rseed) : names.config_name(cpath);
+                j.network_path = net;
+                j.network_name = names.network_name(net);
+                j.seed = seed;
+                if (!e.indices.empty()) j.index = e.indices[k];
+                j.weights = e.weights;
+                j.dataset = e.dataset;
+                j.fetch = fetch;
+                j.memory = memory;
+                j.fault = e.fault;
+                j.expect_fail = e.expect_fail;
+                j.line = e.line;
+                j.name = fmt::format("{}.{}.s{}", j.config_name, j.network_name, seed);
+                if (j.index) j.name += fmt::format(".{}{}", j.dataset, *j.index);
+                if (fetch != "latency1") j.name += ".fetch-" + fetch;
+                if (j.dram()) j.name += ".dram";
+                if (!j.fault.empty()) j.name += "." + j.fault;
+                if (auto [it, fresh] = seen.emplace(j.name, e.line); !fresh)
+                  throw InputError(list.file, e.line, 0, "entries",
+                                   fmt::format("job {} is already listed by the entry at line {}", j.name, it->second));
+                jobs.push_back(std::move(j));
+              }
   }
   return jobs;
 }

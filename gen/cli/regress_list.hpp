@@ -9,10 +9,11 @@
 //       networks: [models/capsnet-tiny.yaml]
 //       seeds: [1, 2, 3]          # or a range "1-8"
 //       fetch: [latency1, random] # optional (default latency1)
+//       memory: [ideal, dram]     # optional (default ideal): capsgen sim --memory (dram: capsgen_chip)
 //       weights: models/weights/capsnet-small-mnist.npz   # optional, with dataset and indices
 //       dataset: mnist
 //       indices: [0, 7]
-//       fault: flip-pe-bit        # optional: a deliberately broken RTL
+//       fault: flip-pe-bit        # optional: a deliberately broken RTL (ignore-wait-dma: memory dram only)
 //       expect: fail              # optional: pass (default) or fail
 //
 // Every error names the file, the line and the field; paths are relative to `base_dir` and must exist.
@@ -31,6 +32,11 @@ struct Entry {
   std::vector<std::string> networks;
   std::vector<long long> seeds{1};
   std::vector<std::string> fetch{"latency1"};
+  std::vector<std::string> memory{"ideal"};
+  // Where the entry's `memory` key is (its value's line, column and field path; the entry when absent),
+  // for errors found while expanding (a preset without capsgen_chip).
+  int memory_line = 0, memory_column = 0;
+  std::string memory_field;
   std::string weights, dataset;
   std::vector<long long> indices;
   std::string fault;
@@ -57,10 +63,18 @@ struct Names {
   virtual std::string network_name(const std::string& path) const = 0;
   // The path of random config N's preset file (written by the runner).
   virtual std::string random_config_path(long long seed) const = 0;
+  // Why `capsgen sim --memory dram` cannot run the preset at `path` (random config `random_seed` when
+  // >= 0; emit::memsys_unsupported_reason): empty when capsgen_chip exists for it.
+  virtual std::string dram_unsupported_reason(const std::string& path, long long random_seed) const {
+    (void)path;
+    (void)random_seed;
+    return "";
+  }
 };
 
-// Expands the entries in order (configs, then random configs) x networks x seeds x indices x fetch.
-// Throws InputError naming the list's entry when two jobs would have the same name.
+// Expands the entries in order (configs, then random configs) x networks x seeds x indices x fetch
+// x memory. Throws InputError naming the list's entry when two jobs would have the same name, and
+// naming the entry's `memory` when a dram job's preset has no capsgen_chip.
 std::vector<Job> expand_jobs(const RegressList& list, const Names& names);
 
 }  // namespace capsgen::cli::regress

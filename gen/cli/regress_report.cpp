@@ -59,13 +59,13 @@ std::string summary_markdown(const RunInfo& info, const std::vector<JobResult>& 
                     t.passed == t.jobs ? "PASS" : info.interrupted ? "INTERRUPTED" : "FAIL", t.passed, t.failed, t.errors,
                     t.not_run);
   if (info.coverage) md += "- coverage: coverage.md (Verilator line/toggle per module, functional coverage)\n";
-  md += "\n| job | config | network | seed | input | fetch | result | cycles | time |\n"
-        "|---|---|---|---:|---|---|---|---:|---:|\n";
+  md += "\n| job | config | network | seed | input | fetch | memory | result | cycles | time |\n"
+        "|---|---|---|---:|---|---|---|---|---:|---:|\n";
   for (const JobResult& r : results) {
     const Job& j = r.job;
-    md += fmt::format("| {} | {}{} | {} | {} | {} | {} | {} | {} | {:.1f} s |\n", j.name, j.config_name,
+    md += fmt::format("| {} | {}{} | {} | {} | {} | {} | {} | {} | {} | {:.1f} s |\n", j.name, j.config_name,
                       j.fault.empty() ? "" : " (fault " + j.fault + ")", j.network_name, j.seed,
-                      j.index ? fmt::format("{} {}", j.dataset, *j.index) : "synthetic", j.fetch, verdict(r),
+                      j.index ? fmt::format("{} {}", j.dataset, *j.index) : "synthetic", j.fetch, j.memory, verdict(r),
                       r.cycles ? std::to_string(r.cycles) : "-", r.seconds);
   }
   std::string fails;
@@ -109,6 +109,7 @@ std::string summary_json(const RunInfo& info, const std::vector<JobResult>& resu
     e["seed"] = r.job.seed;
     if (r.job.index) e["input"] = fmt::format("{} {}", r.job.dataset, *r.job.index);
     e["fetch"] = r.job.fetch;
+    e["memory"] = r.job.memory;
     e["fault"] = r.job.fault;
     e["expect"] = r.job.expect_fail ? "fail" : "pass";
     e["status"] = status_name(r.status);
@@ -155,16 +156,33 @@ std::string coverage_markdown(const RunInfo& info, const std::map<std::string, M
                         m.toggles_hit, m.toggles, unc.empty() ? "-" : unc);
     }
   }
-  md += fmt::format("\n## Functional coverage ({} run(s); counts are descriptors, saturation counts are writes)\n\n", runs);
+  md += fmt::format("\n## Functional coverage ({} run(s){}; counts are descriptors, saturation counts are writes, pmu.<memory>.s<k> "
+                    "counts are sector sleeps/wake-ups)\n\n",
+                    runs, info.dram_runs ? fmt::format(", {} of them --memory dram", info.dram_runs) : "");
   md += "| bin | count | runs that hit it |\n|---|---:|---:|\n";
   for (const std::string& b : fcov.order)
     md += fmt::format("| {} | {} | {} |\n", b, fcov.na.count(b) ? "n/a (not in this RTL)" : std::to_string(fcov.bins.at(b)),
                       fcov.runs.at(b));
   const std::vector<std::string> never = fcov.never_hit();
   md += fmt::format("\n- never hit: {}\n", never.empty() ? "none" : fmt::format("{}", fmt::join(never, ", ")));
+  // The scratchpad sectors' sleep/wake bins: measured on capsgen_chip (--memory dram runs) only.
+  long long sector_bins = 0, sector_hit = 0;
+  for (const std::string& b : fcov.order)
+    if (b.rfind("pmu.", 0) == 0 && !fcov.na.count(b)) {
+      ++sector_bins;
+      sector_hit += fcov.bins.at(b) > 0;
+    }
+  if (sector_bins > 0)
+    md += fmt::format("- scratchpad sectors (capsgen_chip, {} --memory dram run(s)): {} of {} sleep/wake bins hit\n",
+                      info.dram_runs, sector_hit, sector_bins);
   if (!fcov.na.empty())
-    md += fmt::format("- not in this RTL: {} (the scratchpad and its PMUs are not behind the engine in capsgen_accel yet)\n",
-                      fmt::join(fcov.na, ", "));
+    md += sector_bins > 0
+              ? fmt::format("- not in this RTL: {} (capsgen_accel, the ideal-memory top level, has no scratchpad or PMUs; the "
+                            "sectors' sleep/wake are the pmu.<memory>.s<k> bins of the --memory dram runs)\n",
+                            fmt::join(fcov.na, ", "))
+              : fmt::format("- not in this RTL: {} (the scratchpad and its PMUs are not behind the engine in capsgen_accel; a "
+                            "`memory: dram` entry measures their sleep/wake per sector on capsgen_chip)\n",
+                            fmt::join(fcov.na, ", "));
   return md;
 }
 

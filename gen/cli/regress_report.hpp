@@ -17,6 +17,7 @@ struct RunInfo {
   bool interrupted = false;
   bool coverage = false;
   int builds = 0, builds_failed = 0;
+  int dram_runs = 0;  // coverage: the runs summed that were --memory dram (capsgen_chip: sector sleep/wake bins)
 };
 
 // Counts: passed (ok), failed (not ok: mismatch, uncaught fault), errors (could not run, timeout),

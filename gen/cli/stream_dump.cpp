@@ -68,7 +68,7 @@ StreamDump dump_stream(const Workload& w, const isa::Program& prog, const std::s
   struct DmaInfo {
     std::size_t frame = 0, part = 0;
     bool store = false;
-    long long elements = 0;
+    long long beats = 0;
   };
   std::vector<DmaInfo> dmas;
   std::vector<std::size_t> engine_frame;
@@ -127,8 +127,10 @@ StreamDump dump_stream(const Workload& w, const isa::Program& prog, const std::s
   d.dma = fp.dma;
   d.pmu = fp.pmu;
   d.words = (long long)words.size();
-  d.load_beats = ck.load_elements;
-  d.store_beats = ck.store_elements;
+  d.load_beats = ck.load_beats;
+  d.store_beats = ck.store_beats;
+  d.load_elements = ck.load_elements;
+  d.store_elements = ck.store_elements;
   d.wakes = ck.wakes;
   d.sleeps = ck.sleeps;
   d.dram_bytes = bytes.total_bytes();
@@ -148,18 +150,18 @@ StreamDump dump_stream(const Workload& w, const isa::Program& prog, const std::s
     parts += fmt::format("{} {} {} {} {}\n", p, sp.parts[p].instr, isa::instr_name(prog.instrs[sp.parts[p].instr]),
                          engine_frame.at(p), c);
   }
-  std::string dma = "# ordinal frame part instr store elements\n";
+  std::string dma = "# ordinal frame part instr store beats\n";
   for (std::size_t k = 0; k < dmas.size(); ++k)
     dma += fmt::format("{} {} {} {} {} {}\n", k, dmas[k].frame, dmas[k].part, sp.parts[dmas[k].part].instr, dmas[k].store ? 1 : 0,
-                       dmas[k].elements);
+                       dmas[k].beats);
   std::string stores = "# ordinal byte bytes value\n";
   for (const StoreBeat& b : beats) stores += fmt::format("{} {} {} {}\n", b.dma, b.byte, b.bytes, b.value);
   const std::string last_name = prog.instrs.empty() ? "" : isa::instr_name(prog.instrs.back());
   std::string summary = fmt::format("# {} on {}: the streamed program (capsgen sim --memory dram)\n", w.net.name, w.cfg.name);
   summary += fmt::format("network {}\npreset {}\ninput {}\nlabel {}\ngolden {}\n", w.net.name, w.cfg.name, input_name, label, d.golden);
   summary += fmt::format("frames {}\nengine {}\ndma {}\npmu {}\nwords {}\n", d.frames, d.engine, d.dma, d.pmu, d.words);
-  summary += fmt::format("load_beats {}\nstore_beats {}\nwakes {}\nsleeps {}\ndram_bytes {}\n", d.load_beats, d.store_beats, d.wakes,
-                         d.sleeps, d.dram_bytes);
+  summary += fmt::format("load_beats {}\nstore_beats {}\nload_elements {}\nstore_elements {}\nwakes {}\nsleeps {}\ndram_bytes {}\n",
+                         d.load_beats, d.store_beats, d.load_elements, d.store_elements, d.wakes, d.sleeps, d.dram_bytes);
   summary += fmt::format("engine_model_cycles {}\nstream_model_cycles {}\n", d.engine_model_cycles, d.stream_model_cycles);
   summary += fmt::format("prediction_instr {}\n",
                          last_name.size() >= 5 && last_name.compare(last_name.size() - 5, 5, "/norm") == 0

@@ -12,7 +12,8 @@ namespace capsgen::cli {
 
 struct StreamDump {
   long long frames = 0, engine = 0, dma = 0, pmu = 0, words = 0;
-  long long load_beats = 0, store_beats = 0, wakes = 0, sleeps = 0;
+  long long load_beats = 0, store_beats = 0, wakes = 0, sleeps = 0;  // DMA beats (packed moves: several elements each)
+  long long load_elements = 0, store_elements = 0;
   long long dram_bytes = 0;         // the DRAM image (program regions and partial-sum buffers)
   long long engine_model_cycles = 0;  // sum over parts of the engine's cycle model
   long long stream_model_cycles = 0;  // compiler/stream.hpp stream_timing (ideal port, no DRAM latency)
@@ -27,7 +28,7 @@ struct StreamDump {
 //   stream.txt       key/value summary: counts, model cycles, golden prediction
 //   regions.txt      "name element_base elements byte_base code_bytes" per region (partial-sum buffers too)
 //   parts.txt        "part instr name frame model_cycles" per engine frame
-//   dma.txt          "ordinal frame part instr store elements" per DMA frame
+//   dma.txt          "ordinal frame part instr store beats" per DMA frame
 //   stores.txt       "ordinal byte bytes value" per element a store writes, in the DMA's order
 //   checks.txt       per instruction and region it stores: "check instr name last_dma region byte_base
 //                    code_bytes elements", then the region's codes after the instruction (the flat

@@ -191,7 +191,8 @@ std::int64_t DramBytes::element_at(std::int64_t byte) const {
 
 std::int64_t DramBytes::total_bytes() const { return segs_.empty() ? 0 : segs_.back().byte + (segs_.back().end - segs_.back().base) * segs_.back().bytes; }
 
-isa::DmaFields lower_move(const Move& m, const DramBytes& bytes, const isa::FrameGeometry& g, const std::string& where) {
+isa::DmaFields lower_move(const Move& m, const DramBytes& bytes, const isa::FrameGeometry& g, const std::string& where,
+                          const OnchipMap* map) {
   const auto fail = [&](const std::string& what) { throw StreamError(where + ": " + what); };
   if (m.dims.size() > 3) fail(fmt::format("{} dimensions, the DMA walks 3", m.dims.size()));
   // Every element of the move must have the first element's code width (one region's, or regions of one width).
@@ -237,6 +238,31 @@ isa::DmaFields lower_move(const Move& m, const DramBytes& bytes, const isa::Fram
     f.spm_stride[i] = wrap(d.chip_stride, g.spm_addr_bits);
   }
   f.burst = 0;
+  // Several elements per beat where the innermost run is contiguous on both sides and every run starts
+  // on a multiple of k elements (k lanes of the memory's word, k * eb bytes of DRAM): k a power of 2,
+  // k * eb at most the memory's word and the widest word (capsgen_memsys places a beat of 2^size
+  // bytes at a lane; docs/rtl-memsys.md "DMA accesses").
+  if (map && !m.widen && !m.dims.empty() && m.dims[0].dram_stride == 1 && m.dims[0].chip_stride == 1) {
+    const int mi = int(m.mem);
+    const std::int64_t rel = m.chip - map->base[mi];
+    const int word_bytes = map->word_elements[mi] * eb;
+    int k = 1;
+    for (int c = 2; c * eb <= std::min(word_bytes, 1 << g.max_size); c *= 2) {
+      bool ok = m.dims[0].count % c == 0 && b0 % (std::int64_t(c) * eb) == 0 && rel % c == 0;
+      for (std::size_t i = 1; i < m.dims.size() && ok; ++i)
+        ok = (m.dims[i].dram_stride * eb) % (std::int64_t(c) * eb) == 0 && m.dims[i].chip_stride % c == 0;
+      if (!ok) break;
+      k = c;
+    }
+    if (k > 1) {
+      f.count[0] = std::uint32_t(m.dims[0].count / k);
+      f.dram_stride[0] = std::uint32_t(k * eb);
+      f.spm_stride[0] = std::uint32_t(k);
+      int s = 0;
+      while ((1 << s) < k * eb) ++s;
+      f.size = std::uint32_t(s);
+    }
+  }
   return f;
 }
 
@@ -287,8 +313,10 @@ FrameProgram build_frame_program(const AccelConfig& cfg, const isa::Program& pro
     isa::Frame f;
     f.header.kind = isa::FrameKind::kDma;
     f.header.wait_engine = wait_engine;
-    f.dma = lower_move(m, bytes, g, fmt::format("part {} ({} of instruction {}) {} {}", p, isa::instr_name(sp.parts[p].op),
-                                                sp.parts[p].instr, kind, i));
+    f.dma = lower_move(m, bytes, g,
+                       fmt::format("part {} ({} of instruction {}) {} {}", p, isa::instr_name(sp.parts[p].op), sp.parts[p].instr,
+                                   kind, i),
+                       &sp.map);
     fp.frames.push_back(f);
     fp.dma += 1;
     dma_masks.push_back(move_mask(sec, m));
@@ -384,7 +412,7 @@ FrameCheck run_frame_program(const AccelConfig& cfg, const isa::Program& prog, c
       const long long k = (long long)dma_masks.size();
       const isa::DmaFields& d = f.dma;
       if (f.header.wait_engine) engine_busy = false;
-      const int moved = d.widen ? 1 : 1 << std::min<std::uint32_t>(d.size, std::uint32_t(g.max_size));
+      const int moved = d.widen ? 1 : 1 << std::min<std::uint32_t>(d.size, std::uint32_t(g.max_size));  // bytes per beat
       Mask mask{0, 0, 0};
       for (std::uint32_t i2 = 0; i2 < d.count[2]; ++i2)
         for (std::uint32_t i1 = 0; i1 < d.count[1]; ++i1)
@@ -393,13 +421,19 @@ FrameCheck run_frame_program(const AccelConfig& cfg, const isa::Program& prog, c
                                                          i1 * sext(d.dram_stride[1], g.dram_addr_bits) +
                                                          i2 * sext(d.dram_stride[2], g.dram_addr_bits),
                                                      g.dram_addr_bits));
-            const std::int64_t c = std::int64_t(wrap(std::int64_t(d.spm_addr) + i0 * sext(d.spm_stride[0], g.spm_addr_bits) +
+            const std::int64_t c0 = std::int64_t(wrap(std::int64_t(d.spm_addr) + i0 * sext(d.spm_stride[0], g.spm_addr_bits) +
                                                          i1 * sext(d.spm_stride[1], g.spm_addr_bits) +
                                                          i2 * sext(d.spm_stride[2], g.spm_addr_bits),
                                                      g.spm_addr_bits));
-            const std::int64_t e = bytes.element_at(b);
-            if (e < 0 || bytes.code_bytes(e) != moved)
-              throw StreamError(fmt::format("{}: DRAM byte {} is not the start of a {}-byte code", where, b, moved));
+            // One beat of `moved` bytes: moved / code bytes consecutive elements on both sides.
+            const std::int64_t e0 = bytes.element_at(b);
+            if (e0 < 0 || moved % bytes.code_bytes(e0) != 0)
+              throw StreamError(fmt::format("{}: DRAM byte {} is not the start of a code that a {}-byte beat holds", where, b, moved));
+            const int eb = bytes.code_bytes(e0);
+            for (int j = 0; j < moved / eb; ++j) {
+            const std::int64_t e = bytes.element_at(b + std::int64_t(j) * eb), c = c0 + j;
+            if (e != e0 + j || bytes.code_bytes(e) != eb)
+              throw StreamError(fmt::format("{}: DRAM bytes {}..{} of one beat are not consecutive codes", where, b, b + moved - 1));
             usable(c, d.store ? "store" : "load");
             sec.add(c, mask);
             const std::size_t ci = std::size_t(c);
@@ -412,13 +446,15 @@ FrameCheck run_frame_program(const AccelConfig& cfg, const isa::Program& prog, c
               dram[std::size_t(e)] = chip[ci];
               store_by[ci] = k;
               ck.store_elements += 1;
-              if (stores) stores->push_back({fi, k, b, moved, chip[ci], e});
+              if (stores) stores->push_back({fi, k, b + std::int64_t(j) * eb, eb, chip[ci], e});
             } else {
               chip[ci] = e < std::int64_t(dram.size()) ? dram[std::size_t(e)] : 0;
               defined[ci] = 1;
               load_by[ci] = k;
               ck.load_elements += 1;
             }
+            }
+            (d.store ? ck.store_beats : ck.load_beats) += 1;
           }
       dma_masks.push_back(mask);
       ck.dma += 1;

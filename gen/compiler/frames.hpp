@@ -48,7 +48,11 @@ class DramBytes {
 // `where` when the DMA cannot express it: more than 3 dimensions, a count outside [1, 2^count_bits),
 // a stride or address outside its field, a move across regions of different code widths, or a code
 // width the memory's lanes do not hold.
-isa::DmaFields lower_move(const Move& m, const DramBytes& bytes, const isa::FrameGeometry& g, const std::string& where);
+// With `map`, a move whose innermost run is contiguous and aligned moves k elements per beat (k a power of
+// 2, k x code bytes at most the memory's word; size = log2 of that): every run must start on a multiple
+// of k elements on chip and of k x code bytes in DRAM, and its length and outer strides be multiples.
+isa::DmaFields lower_move(const Move& m, const DramBytes& bytes, const isa::FrameGeometry& g, const std::string& where,
+                          const OnchipMap* map = nullptr);
 
 struct FrameProgram {
   isa::FrameGeometry geometry;
@@ -69,7 +73,8 @@ FrameProgram build_frame_program(const AccelConfig& cfg, const isa::Program& pro
 
 struct FrameCheck {
   long long frames = 0, engine = 0, dma = 0, pmu = 0, sleeps = 0, wakes = 0;
-  long long load_elements = 0, store_elements = 0;  // DMA beats
+  long long load_elements = 0, store_elements = 0;  // elements the DMA moves
+  long long load_beats = 0, store_beats = 0;        // its beats (several elements each where a move is packed)
 };
 
 // One element a DMA store frame writes to DRAM, in the DMA's order (what the chip's off-chip write
