@@ -442,6 +442,10 @@ class EngineTb {
     set(dut_->desc_ky_step_i, q.ky_step);
     set(dut_->desc_c_step_i, q.c_step);
     set(dut_->desc_y_step_i, q.y_step);
+    set(dut_->desc_kx0_i, q.kx0);
+    set(dut_->desc_ky0_i, q.ky0);
+    set(dut_->desc_acc_continue_i, d.acc_continue);
+    set(dut_->desc_acc_hold_i, d.acc_hold);
     set(dut_->desc_n_tiles_i, d.n_tiles);
     set(dut_->desc_n_total_i, d.n_total);
     set(dut_->desc_t_base_i, d.t_base);

@@ -242,6 +242,13 @@ Stim random_stim(tb::Rng& rng, const tb::RtlConfig& c, int i) {
     g.data.padding = pad;
     g.data.out_w = wo;
     name = "conv";
+    // A third of them start inside the window (a split reduction's part: DataSource::r_offset).
+    if (rng.chance(33) && kh * kw > 1) {
+      g.data.r_offset = static_cast<int>(rng.uniform(1, kh * kw - 1));
+      g.r_total = std::min(g.r_total, R - g.data.r_offset);
+      g.k_chunks = std::max(1, ceil_div(g.r_total, rows));
+      name = "conv-offset";
+    }
   } else if (kind < 6 && rows >= 2) {  // diag
     const int G = static_cast<int>(rng.uniform(2, std::min(rows, 8)));
     g.tile.diag_groups = G;
@@ -329,6 +336,8 @@ class GatherBench {
     dut_->desc_ky_step_i = d.ky_step;
     dut_->desc_c_step_i = d.c_step;
     dut_->desc_y_step_i = d.y_step;
+    dut_->desc_kx0_i = d.kx0;
+    dut_->desc_ky0_i = d.ky0;
   }
 
   // Random values on every descriptor input (desc_valid_i low: the unit must ignore them).
@@ -339,6 +348,7 @@ class GatherBench {
     d.m_block = static_cast<std::uint16_t>(rng_.next()), d.k_chunks = static_cast<std::uint16_t>(rng_.next());
     d.base = static_cast<std::uint32_t>(rng_.next()), d.s_r = static_cast<std::uint32_t>(rng_.next());
     d.groups = static_cast<std::uint16_t>(rng_.next()), d.kernel_w = static_cast<std::uint16_t>(rng_.next());
+    d.kx0 = static_cast<std::uint8_t>(rng_.next() & 0x7F), d.ky0 = static_cast<std::uint8_t>(rng_.next() & 0x7F);
     drive_descriptor(d);
   }
 

@@ -354,11 +354,10 @@ void stream_gemm(const AccelConfig& cfg, const isa::Program& prog, const OnchipM
   if (conv) m_unit = g.data.padding == 0 ? g.data.out_w : g.m_total;
   if (g.out.select_mod > 0) m_unit = std::lcm(m_unit, g.out.select_mod);
   m_unit = std::min(m_unit, g.m_total);
-  // Reduction chunks per part: a conv part starts on a window boundary (the gather has no reduction
-  // offset, DataSource::r_offset, yet), so its chunks are a multiple of lcm(window, rows) / rows;
-  // block-diagonal tiles are not split.
+  // Reduction chunks per part: any (a conv part may start inside a window: DataSource::r_offset, the
+  // gather's start position; parts the engine cannot encode are not chosen); block-diagonal tiles are
+  // not split.
   int k_unit = 1;
-  if (conv) k_unit = std::lcm(g.data.kernel_h * g.data.kernel_w, cfg.array.rows) / cfg.array.rows;
   if (g.tile.diag_groups > 1) k_unit = g.k_chunks;
   k_unit = std::min(k_unit, g.k_chunks);
   std::vector<int> n_sizes;
@@ -396,6 +395,19 @@ void stream_gemm(const AccelConfig& cfg, const isa::Program& prog, const OnchipM
             std::vector<std::pair<int, long long>> reps = {{0, 1}};
             if (k_parts == 2) reps = {{0, 1}, {1, 1}};
             if (k_parts > 2) reps = {{1, k_parts - 1}, {k_parts - 1, 1}};
+            // A conv's reduction parts touch different numbers of input channels (a part starting late
+            // in a window reaches one more): the middle representative is the one touching the most.
+            if (conv && k_parts > 2) {
+              const long long window = (long long)g.data.kernel_h * g.data.kernel_w, R = cfg.array.rows;
+              int worst = 1;
+              long long most = -1;
+              for (int kp = 1; kp + 1 < k_parts; ++kp) {
+                const long long R0 = g.data.r_offset + kp * nk * R, R1 = g.data.r_offset + std::min<long long>(g.r_total, (kp + 1LL) * nk * R);
+                const long long nc = (R1 + window - 1) / window - R0 / window;
+                if (nc > most) most = nc, worst = kp;
+              }
+              reps[0].first = worst;
+            }
             for (const auto& [kp, count] : reps) {
               const int k0 = kp * nk;
               const Built b = build_gemm_part(prog, map, cfg, g, 0, {0, nb, 0, nm, 0, nn, k0, std::min(nk, g.k_chunks - k0)});

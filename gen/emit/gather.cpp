@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "emit/activation_internal.hpp"
+#include "isa/gather.hpp"
 
 namespace capsgen::emit {
 
@@ -20,7 +21,7 @@ const std::vector<std::string>& gather_descriptor_fields() {
   static const std::vector<std::string> f = {"conv", "batch", "m_total", "m_block", "k_chunks", "r_total", "base",
                                              "s_b", "s_m", "s_k", "s_r", "groups", "group_rows", "s_g", "height",
                                              "width", "kernel_h", "kernel_w", "stride", "padding", "out_w", "pad_off",
-                                             "ky_step", "c_step", "y_step"};
+                                             "ky_step", "c_step", "y_step", "kx0", "ky0"};
   return f;
 }
 
@@ -50,7 +51,9 @@ void gather_descriptor_ports(Module& m) {
       .input("desc_pad_off_i", A, "conv, derived: -(padding*width + padding)")
       .input("desc_ky_step_i", A, "conv, derived: width - (kernel_w - 1)")
       .input("desc_c_step_i", A, "conv, derived: height*width - (kernel_h - 1)*width - (kernel_w - 1)")
-      .input("desc_y_step_i", A, "conv, derived: stride*width - (out_w - 1)*stride");
+      .input("desc_y_step_i", A, "conv, derived: stride*width - (out_w - 1)*stride")
+      .input("desc_kx0_i", str(isa::kGatherStartBits), "conv: window column of the first element (a part starting inside the window)")
+      .input("desc_ky0_i", str(isa::kGatherStartBits), "conv: window row of the first element");
 }
 
 Module build_gather(const AccelConfig& cfg) {
@@ -72,7 +75,9 @@ Module build_gather(const AccelConfig& cfg) {
                "          base + b*s_b + m*s_m + g*s_g + e*s_r, zero when g >= G or e >= r_total (k ignored)\n"
                "  conv:   im2col of a [c, height, width] map at base + b*s_b, m = y*out_w + x,\n"
                "          R = k*rows + r = (c*kernel_h + ky)*kernel_w + kx, iy = y*stride - padding + ky,\n"
-               "          ix = x*stride - padding + kx; zero outside the map.\n"
+               "          ix = x*stride - padding + kx; zero outside the map. A part of a split reduction may start\n"
+               "          inside the window: (kx, ky) of its first element are desc_kx0_i, desc_ky0_i, its base that\n"
+               "          element's (DataSource::r_offset, isa::encode_gather).\n"
                "Addresses and strides are {}-bit two's complement (arithmetic modulo 2^{}). The derived fields\n"
                "(s_g, pad_off, ky_step, c_step, y_step) come from isa::encode_gather; no multiplier is used.\n"
                "Timing: a descriptor is accepted (desc_valid_i & desc_ready_o, ready = idle) at the clock edge\n"
@@ -115,6 +120,8 @@ Module build_gather(const AccelConfig& cfg) {
   m.reg("stride_q", C);
   m.reg("owm1_q", C);
   m.reg("npad_q", P, "-padding (two's complement)");
+  m.reg("kx0_q", C, "conv: window column of each block's first element (0 unless a part starts inside the window)");
+  m.reg("ky0_q", C, "conv: window row of it");
   for (const char* n : {"ky_step_q", "c_step_q", "y_step_q"}) m.reg(n, A);
   m.comment("Loop counters of the element presented.");
   m.reg("r_q", str(RB));
@@ -212,11 +219,14 @@ Module build_gather(const AccelConfig& cfg) {
     a.insert(a.end(), b.begin(), b.end());
     return a;
   };
-  // Inner state (and its chunk-start copy) at the start of a block; rem from `rt`.
-  auto inner_init = [&](const std::string& rt) {
-    return set({{"c0_q", z16}, {"c1_q", z16}, {"off_q", lit(AW, 0)}, {"gofs_q", lit(AW, 0)}, {"rem_q", rt},
-                {"c0s_q", z16}, {"c1s_q", z16}, {"offs_q", lit(AW, 0)}, {"rems_q", rt}});
+  // Inner state (and its chunk-start copy) at the start of a block: the counters at (kx0, ky0), the
+  // offset 0 (the base points at that element); rem from `rt`.
+  auto inner_init = [&](const std::string& rt, const std::string& kx0, const std::string& ky0) {
+    return set({{"c0_q", kx0}, {"c1_q", ky0}, {"off_q", lit(AW, 0)}, {"gofs_q", lit(AW, 0)}, {"rem_q", rt},
+                {"c0s_q", kx0}, {"c1s_q", ky0}, {"offs_q", lit(AW, 0)}, {"rems_q", rt}});
   };
+  const std::string kx0_in = fmt::format("desc_conv_i ? {} : {}", zext("desc_kx0_i", isa::kGatherStartBits, CW), z16);
+  const std::string ky0_in = fmt::format("desc_conv_i ? {} : {}", zext("desc_ky0_i", isa::kGatherStartBits, CW), z16);
   // Outer state (and its block-start copy).
   auto outer_set = [&](const std::string& outer, const std::string& x, const std::string& iy0, const std::string& ix0) {
     return set({{"outer_q", outer}, {"outs_q", outer}, {"x_q", x}, {"xs_q", x}, {"iy0_q", iy0}, {"iy0s_q", iy0},
@@ -257,6 +267,8 @@ Module build_gather(const AccelConfig& cfg) {
                {"ky_step_q", "desc_ky_step_i"},
                {"c_step_q", "desc_c_step_i"},
                {"y_step_q", "desc_y_step_i"},
+               {"kx0_q", kx0_in},
+               {"ky0_q", ky0_in},
                {"bb_q", fmt::format("desc_base_i + (desc_conv_i ? desc_pad_off_i : {})", lit(AW, 0))},
                {"r_q", lit(RB, 0)},
                {"mi_q", z16},
@@ -264,7 +276,7 @@ Module build_gather(const AccelConfig& cfg) {
                {"m0_q", z16},
                {"k_q", z16},
                {"b_q", z16}}),
-          inner_init("desc_r_total_i")),
+          inner_init("desc_r_total_i", kx0_in, ky0_in)),
       outer_set(fmt::format("desc_base_i + (desc_conv_i ? desc_pad_off_i : {})", lit(AW, 0)), z16, "npad", "npad"));
 
   const Stmts next_row = set({{"r_q", fmt::format("r_q + {}", lit(RB, 1))},
@@ -308,7 +320,7 @@ Module build_gather(const AccelConfig& cfg) {
                                         {"m_q", fmt::format("m_q + {}", one16)},
                                         {"m0_q", fmt::format("m_q + {}", one16)}}),
                                    outer_set("outer_n", "x_n", "iy0_n", "ix0_n")),
-                               inner_init("rt_q"));
+                               inner_init("rt_q", "kx0_q", "ky0_q"));
   const Stmts next_batch = cat(cat(set({{"mi_q", z16},
                                         {"k_q", z16},
                                         {"m_q", z16},
@@ -316,7 +328,7 @@ Module build_gather(const AccelConfig& cfg) {
                                         {"b_q", fmt::format("b_q + {}", one16)},
                                         {"bb_q", "bb_n"}}),
                                    outer_set("bb_n", z16, "npad_q", "npad_q")),
-                               inner_init("rt_q"));
+                               inner_init("rt_q", "kx0_q", "ky0_q"));
   const Stmts finish = set({{"busy_q", "1'b0"}, {"done_q", "1'b1"}});
 
   const Stmts advance = {

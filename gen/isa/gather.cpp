@@ -105,9 +105,6 @@ GatherDescriptor encode_gather(const Gemm& g, int rows) {
     e.groups = 1;
     e.group_rows = std::uint16_t(rows);
   }
-  if (e.conv && d.r_offset != 0)
-    throw std::invalid_argument("encode_gather: r_offset (a conv reduction part starting inside the window) is not built "
-                                "in capsgen_gather yet");
   if (e.conv) {
     check_u16(d.height, "height");
     check_u16(d.width, "width");
@@ -136,6 +133,18 @@ GatherDescriptor encode_gather(const Gemm& g, int rows) {
     e.out_w = std::uint16_t(d.out_w);
     const std::int64_t H = d.height, W = d.width, KH = d.kernel_h, KW = d.kernel_w, S = d.stride, P = d.padding;
     e.pad_off = u32(-(P * W + P));
+    // A part starting inside the window: the mixed-radix counter starts at (kx0, ky0) of channel 0 and
+    // the base moves to that element's offset in the window.
+    if (d.r_offset < 0 || d.r_offset >= KH * KW)
+      throw std::invalid_argument("encode_gather: r_offset " + std::to_string(d.r_offset) + " outside the first window [0, " +
+                                  std::to_string(KH * KW) + ")");
+    const long long ky0 = d.r_offset / KW, kx0 = d.r_offset % KW;
+    if (ky0 >= (1 << kGatherStartBits) || kx0 >= (1 << kGatherStartBits))
+      throw std::invalid_argument("encode_gather: the reduction offset's window position (" + std::to_string(ky0) + ", " +
+                                  std::to_string(kx0) + ") exceeds " + std::to_string(kGatherStartBits) + " bits");
+    e.ky0 = std::uint8_t(ky0);
+    e.kx0 = std::uint8_t(kx0);
+    e.base = u32(d.base + ky0 * W + kx0);
     e.ky_step = u32(W - (KW - 1));
     e.c_step = u32(H * W - (KH - 1) * W - (KW - 1));
     e.y_step = u32(S * W - (std::int64_t(d.out_w) - 1) * S);

@@ -58,15 +58,22 @@ struct GatherDescriptor {
   std::uint32_t s_g = 0;
   std::uint16_t height = 0, width = 0, kernel_h = 0, kernel_w = 0, stride = 0, padding = 0, out_w = 0;
   std::uint32_t pad_off = 0, ky_step = 0, c_step = 0, y_step = 0;
+  // conv, a reduction part that starts inside the window (DataSource::r_offset = ky0*kernel_w + kx0):
+  // the window position of the first element (base is moved to it: base + ky0*width + kx0).
+  std::uint8_t kx0 = 0, ky0 = 0;
 };
+
+// Bits of kx0 and ky0 (a part may start inside windows of up to 2^kGatherStartBits rows and columns).
+inline constexpr int kGatherStartBits = 7;
 
 // Bits of the signed input coordinates iy, ix the unit tracks.
 inline constexpr int kGatherCoordBits = 18;
 
 // Encodes g's data source for an array of `rows` rows. Throws std::invalid_argument when the Gemm
 // does not fit the unit: a count outside [0, 65535], diag with a conv source or G > rows, a conv
-// source with a zero kernel, stride, out_w, height or width, or input coordinates outside the
-// signed kGatherCoordBits-bit range.
+// source with a zero kernel, stride, out_w, height or width, input coordinates outside the signed
+// kGatherCoordBits-bit range, or a reduction offset outside the first window or with a start position
+// beyond kGatherStartBits bits.
 GatherDescriptor encode_gather(const Gemm& g, int rows);
 
 }  // namespace capsgen::isa

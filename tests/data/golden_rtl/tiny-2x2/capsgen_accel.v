@@ -157,6 +157,8 @@ module capsgen_accel (
     .desc_f_value_i(seq_words[1479:1472]),
     .desc_acc_continue_i(seq_words[31]),
     .desc_acc_hold_i(seq_words[1488]),
+    .desc_kx0_i(seq_words[1495:1489]),
+    .desc_ky0_i(seq_words[1502:1496]),
     .drd_en_o(drd_en_o),
     .drd_vec_o(drd_vec_o),
     .drd_addr_o(drd_addr_o),

@@ -13,7 +13,9 @@
 //           base + b*s_b + m*s_m + g*s_g + e*s_r, zero when g >= G or e >= r_total (k ignored)
 //   conv:   im2col of a [c, height, width] map at base + b*s_b, m = y*out_w + x,
 //           R = k*rows + r = (c*kernel_h + ky)*kernel_w + kx, iy = y*stride - padding + ky,
-//           ix = x*stride - padding + kx; zero outside the map.
+//           ix = x*stride - padding + kx; zero outside the map. A part of a split reduction may start
+//           inside the window: (kx, ky) of its first element are desc_kx0_i, desc_ky0_i, its base that
+//           element's (DataSource::r_offset, isa::encode_gather).
 // Addresses and strides are 32-bit two's complement (arithmetic modulo 2^32). The derived fields
 // (s_g, pad_off, ky_step, c_step, y_step) come from isa::encode_gather; no multiplier is used.
 // Timing: a descriptor is accepted (desc_valid_i & desc_ready_o, ready = idle) at the clock edge
@@ -51,6 +53,8 @@ module capsgen_gather (
   input  wire [31:0] desc_ky_step_i,  // conv, derived: width - (kernel_w - 1)
   input  wire [31:0] desc_c_step_i,  // conv, derived: height*width - (kernel_h - 1)*width - (kernel_w - 1)
   input  wire [31:0] desc_y_step_i,  // conv, derived: stride*width - (out_w - 1)*stride
+  input  wire [6:0] desc_kx0_i,  // conv: window column of the first element (a part starting inside the window)
+  input  wire [6:0] desc_ky0_i,  // conv: window row of the first element
   output wire elem_valid_o,  // an element is presented
   input  wire elem_ready_i,  // the element is taken
   output wire [31:0] elem_addr_o,  // element address (meaningful when elem_zero_o is low)
@@ -88,6 +92,8 @@ module capsgen_gather (
   reg [15:0] stride_q;
   reg [15:0] owm1_q;
   reg [17:0] npad_q;  // -padding (two's complement)
+  reg [15:0] kx0_q;  // conv: window column of each block's first element (0 unless a part starts inside the window)
+  reg [15:0] ky0_q;  // conv: window row of it
   reg [31:0] ky_step_q;
   reg [31:0] c_step_q;
   reg [31:0] y_step_q;
@@ -209,6 +215,8 @@ module capsgen_gather (
       stride_q <= 16'd0;
       owm1_q <= 16'd0;
       npad_q <= 18'd0;
+      kx0_q <= 16'd0;
+      ky0_q <= 16'd0;
       ky_step_q <= 32'd0;
       c_step_q <= 32'd0;
       y_step_q <= 32'd0;
@@ -266,6 +274,8 @@ module capsgen_gather (
           ky_step_q <= desc_ky_step_i;
           c_step_q <= desc_c_step_i;
           y_step_q <= desc_y_step_i;
+          kx0_q <= desc_conv_i ? {9'd0, desc_kx0_i} : 16'd0;
+          ky0_q <= desc_conv_i ? {9'd0, desc_ky0_i} : 16'd0;
           bb_q <= desc_base_i + (desc_conv_i ? desc_pad_off_i : 32'd0);
           r_q <= 1'd0;
           mi_q <= 16'd0;
@@ -273,13 +283,13 @@ module capsgen_gather (
           m0_q <= 16'd0;
           k_q <= 16'd0;
           b_q <= 16'd0;
-          c0_q <= 16'd0;
-          c1_q <= 16'd0;
+          c0_q <= desc_conv_i ? {9'd0, desc_kx0_i} : 16'd0;
+          c1_q <= desc_conv_i ? {9'd0, desc_ky0_i} : 16'd0;
           off_q <= 32'd0;
           gofs_q <= 32'd0;
           rem_q <= desc_r_total_i;
-          c0s_q <= 16'd0;
-          c1s_q <= 16'd0;
+          c0s_q <= desc_conv_i ? {9'd0, desc_kx0_i} : 16'd0;
+          c1s_q <= desc_conv_i ? {9'd0, desc_ky0_i} : 16'd0;
           offs_q <= 32'd0;
           rems_q <= desc_r_total_i;
           outer_q <= desc_base_i + (desc_conv_i ? desc_pad_off_i : 32'd0);
@@ -343,13 +353,13 @@ module capsgen_gather (
             iy0s_q <= iy0_n;
             ix0_q <= ix0_n;
             ix0s_q <= ix0_n;
-            c0_q <= 16'd0;
-            c1_q <= 16'd0;
+            c0_q <= kx0_q;
+            c1_q <= ky0_q;
             off_q <= 32'd0;
             gofs_q <= 32'd0;
             rem_q <= rt_q;
-            c0s_q <= 16'd0;
-            c1s_q <= 16'd0;
+            c0s_q <= kx0_q;
+            c1s_q <= ky0_q;
             offs_q <= 32'd0;
             rems_q <= rt_q;
           end else if (~b_last) begin
@@ -367,13 +377,13 @@ module capsgen_gather (
             iy0s_q <= npad_q;
             ix0_q <= npad_q;
             ix0s_q <= npad_q;
-            c0_q <= 16'd0;
-            c1_q <= 16'd0;
+            c0_q <= kx0_q;
+            c1_q <= ky0_q;
             off_q <= 32'd0;
             gofs_q <= 32'd0;
             rem_q <= rt_q;
-            c0s_q <= 16'd0;
-            c1s_q <= 16'd0;
+            c0s_q <= kx0_q;
+            c1s_q <= ky0_q;
             offs_q <= 32'd0;
             rems_q <= rt_q;
           end else begin
