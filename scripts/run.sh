@@ -6,7 +6,9 @@
 # training images, printing the per-layer report, the predicted class and the true label; then
 # simulates the same inference on the generated RTL (`capsgen sim`: Verilator, every operation
 # compared bit for bit, the RTL's class next to the golden model's and the label; the first run
-# builds the 16x16 model, a few minutes) and prints its report (build/sim/capsacc-16x16/report.md).
+# builds the 16x16 model, a few minutes) and prints its report (build/sim/capsacc-16x16/report.md),
+# then on the whole chip with the network in DRAM (`capsgen sim --memory dram`, capsgen_chip: frame
+# sequencer, engine, scratchpads, DMA, PMUs; build/sim/capsacc-16x16-dram/report.md).
 # Extra arguments are passed to `capsgen golden` (see `build/capsgen golden --help`) and those that
 # choose the network and input (--model, --weights, --dataset, --index, --seed, --data-dir) also to
 # `capsgen sim`, e.g.
@@ -49,4 +51,9 @@ for a in "${defaults[@]}" "$@"; do
   prev="$a"
 done
 echo
-exec build/capsgen sim --config configs/capsacc-16x16.yaml "${sim_args[@]}"
+build/capsgen sim --config configs/capsacc-16x16.yaml "${sim_args[@]}"
+# And on the whole chip (capsgen_chip): the network in an off-chip DDR3 model, streamed through the
+# scratchpads by the DMA under the frame sequencer, every DRAM write and every operation compared
+# (docs/rtl-chip.md; its model builds in about a minute the first time).
+echo
+exec build/capsgen sim --memory dram --config configs/capsacc-16x16.yaml "${sim_args[@]}"
