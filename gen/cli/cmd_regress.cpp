@@ -143,7 +143,8 @@ int cmd_regress(const std::vector<std::string>& argv_in) {
   }
   Args args("regress", "LIST.yaml [-j N] [options]",
             "Runs a regression list (tests/regress/*.yaml, docs/regress.md): presets and seeded random configs x\n"
-            "networks x seeds, each a whole inference on the generated RTL (capsgen sim) compared bit for bit\n"
+            "networks x seeds (x fetch models x memory: ideal, or dram for the chip with the network in a DDR3\n"
+            "model), each a whole inference on the generated RTL (capsgen sim) compared bit for bit\n"
             "with the golden model. Each distinct model is built once and shared by its jobs; the jobs run in\n"
             "parallel. Writes OUT/summary.md, summary.json, junit.xml, failures/JOB/ (log, report, repro.sh)\n"
             "and with coverage OUT/coverage.md and coverage.json. Exit status 0 only if every job passed (a\n"

@@ -2,6 +2,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
 
 #include "cli/regress_coverage.hpp"
 #include "cli/regress_junit.hpp"
@@ -120,6 +121,103 @@ TEST(RegressList, DuplicateJobsAreAnError) {
   }
 }
 
+TEST(RegressList, MemoryDefaultsToIdeal) {
+  const RegressList l = parse_regress_list("entries:\n  - configs: configs/tiny-2x2.yaml\n    networks: models/capsnet-tiny.yaml\n",
+                                           "list.yaml", kRoot);
+  EXPECT_EQ(l.entries[0].memory, std::vector<std::string>{"ideal"});
+  const std::vector<Job> jobs = expand_jobs(l, FakeNames{});
+  ASSERT_EQ(jobs.size(), 1u);
+  EXPECT_EQ(jobs[0].memory, "ideal");
+  EXPECT_FALSE(jobs[0].dram());
+  EXPECT_EQ(jobs[0].name, "tiny-2x2.capsnet-tiny.s1");
+  EXPECT_EQ(jobs[0].build_key(), "tiny-2x2");
+}
+
+TEST(RegressList, MemoryDramAndBoth) {
+  const RegressList l = parse_regress_list(
+      "entries:\n"
+      "  - configs: [configs/tiny-2x2.yaml]\n"
+      "    networks: [models/capsnet-tiny.yaml]\n"
+      "    seeds: [1, 2]\n"
+      "    fetch: [latency1, random]\n"
+      "    memory: [ideal, dram]\n"
+      "  - configs: [configs/small-4x4.yaml]\n"
+      "    networks: [models/capsnet-tiny.yaml]\n"
+      "    memory: dram\n"
+      "  - configs: [configs/tiny-2x2.yaml]\n"
+      "    networks: [models/capsnet-tiny.yaml]\n"
+      "    memory: dram\n"
+      "    fault: ignore-wait-dma\n"
+      "    expect: fail\n"
+      "  - configs: [configs/small-4x4.yaml]\n"
+      "    networks: [models/capsnet-tiny.yaml]\n"
+      "    memory: [dram]\n"
+      "    fault: flip-pe-bit\n"
+      "    expect: fail\n",
+      "list.yaml", kRoot);
+  ASSERT_EQ(l.entries.size(), 4u);
+  EXPECT_EQ(l.entries[0].memory, (std::vector<std::string>{"ideal", "dram"}));
+  EXPECT_EQ(l.entries[1].memory, std::vector<std::string>{"dram"});
+  const std::vector<Job> jobs = expand_jobs(l, FakeNames{});
+  // 2 seeds x 2 fetch x 2 memories, then one dram job per other entry; memory varies fastest.
+  ASSERT_EQ(jobs.size(), 11u);
+  EXPECT_EQ(jobs[0].name, "tiny-2x2.capsnet-tiny.s1");
+  EXPECT_EQ(jobs[0].build_key(), "tiny-2x2");
+  EXPECT_EQ(jobs[1].name, "tiny-2x2.capsnet-tiny.s1.dram");
+  EXPECT_EQ(jobs[1].memory, "dram");
+  EXPECT_TRUE(jobs[1].dram());
+  EXPECT_EQ(jobs[1].build_key(), "tiny-2x2+dram");
+  EXPECT_EQ(jobs[3].name, "tiny-2x2.capsnet-tiny.s1.fetch-random.dram");
+  EXPECT_EQ(jobs[7].name, "tiny-2x2.capsnet-tiny.s2.fetch-random.dram");
+  EXPECT_EQ(jobs[8].name, "small-4x4.capsnet-tiny.s1.dram");
+  EXPECT_EQ(jobs[9].name, "tiny-2x2.capsnet-tiny.s1.dram.ignore-wait-dma");
+  EXPECT_EQ(jobs[9].build_key(), "tiny-2x2+dram+ignore-wait-dma");
+  EXPECT_TRUE(jobs[9].expect_fail);
+  EXPECT_EQ(jobs[10].name, "small-4x4.capsnet-tiny.s1.dram.flip-pe-bit");
+  EXPECT_EQ(jobs[10].build_key(), "small-4x4+dram+flip-pe-bit");
+}
+
+TEST(RegressList, MemoryErrors) {
+  const std::string head = "entries:\n  - configs: [configs/tiny-2x2.yaml]\n    networks: [models/capsnet-tiny.yaml]\n";
+  EXPECT_NE(error_of(head + "    memory: ddr\n").find("list.yaml:4:13: entries[0].memory: expected one of ideal, dram, got 'ddr'"),
+            std::string::npos)
+      << error_of(head + "    memory: ddr\n");
+  EXPECT_NE(error_of(head + "    memory: [ideal, hbm]\n").find("list.yaml:4:21: entries[0].memory[1]: expected one of ideal, dram"),
+            std::string::npos)
+      << error_of(head + "    memory: [ideal, hbm]\n");
+  EXPECT_NE(error_of(head + "    memory: []\n").find("entries[0].memory: empty list"), std::string::npos);
+  // The chip's mutant needs the chip: not with the ideal memory (the default) nor with both.
+  EXPECT_NE(error_of(head + "    fault: ignore-wait-dma\n").find("list.yaml:4:12: entries[0].fault: 'ignore-wait-dma' "),
+            std::string::npos)
+      << error_of(head + "    fault: ignore-wait-dma\n");
+  EXPECT_NE(error_of(head + "    memory: [ideal, dram]\n    fault: ignore-wait-dma\n").find("needs 'memory: dram'"),
+            std::string::npos);
+}
+
+// Names whose "random" presets have no capsgen_chip.
+struct ChiplessRandoms : FakeNames {
+  std::string dram_unsupported_reason(const std::string&, long long random_seed) const override {
+    return random_seed >= 0 ? "the SMP organization is not supported yet" : "";
+  }
+};
+
+TEST(RegressList, DramOnAPresetWithoutChipIsAnError) {
+  const RegressList l = parse_regress_list(
+      "entries:\n  - configs: [configs/tiny-2x2.yaml]\n    random_configs: [5]\n    networks: [models/capsnet-tiny.yaml]\n"
+      "    memory: [ideal, dram]\n",
+      "list.yaml", kRoot);
+  EXPECT_EQ(expand_jobs(l, FakeNames{}).size(), 4u);
+  try {
+    expand_jobs(l, ChiplessRandoms{});
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("list.yaml:5:5: entries[0].memory: dram: no capsgen_chip for preset random-5 "
+                                         "(out/random-5.yaml): the SMP organization is not supported yet"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 JobResult result(const std::string& name, Status s, bool expect_fail = false) {
   JobResult r;
   r.job.name = name;
@@ -183,6 +281,15 @@ TEST(Summary, TotalsAndVerdicts) {
   const std::string md = summary_markdown(info, rs);
   EXPECT_NE(md.find("# capsgen regress: ci (INTERRUPTED)"), std::string::npos);
   EXPECT_NE(md.find("2 passed, 2 failed, 1 errors, 1 not run"), std::string::npos) << md;
+  EXPECT_NE(md.find("| job | config | network | seed | input | fetch | memory | result | cycles | time |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| a | small-4x4 | capsnet-tiny | 1 | synthetic | latency1 | ideal | pass | - | 1.5 s |"), std::string::npos)
+      << md;
+  rs[0].job.memory = "dram";
+  rs[0].job.name = "a.dram";
+  rs[0].cycles = 31000;
+  EXPECT_NE(summary_markdown(info, rs).find("| a.dram | small-4x4 | capsnet-tiny | 1 | synthetic | latency1 | dram | pass | 31000 |"),
+            std::string::npos);
+  EXPECT_NE(summary_json(info, rs).find("\"memory\": \"dram\""), std::string::npos);
 }
 
 std::string point(const std::string& type, const std::string& module, const std::string& file, int line,
@@ -231,6 +338,56 @@ TEST(Coverage, AggregatesPerModuleOverInstances) {
   EXPECT_EQ(m.at("capsgen_engine").lines, 0);
   EXPECT_DOUBLE_EQ(percent(m.at("capsgen_engine").lines_hit, m.at("capsgen_engine").lines), 100.0);
   EXPECT_NEAR(percent(pe.toggles_hit, pe.toggles), 66.667, 0.001);
+}
+
+// capsgen_accel reports the PMU bins "na"; capsgen_chip (--memory dram) measures per-sector bins. A bin
+// one run measured is not "na", whatever the others say.
+TEST(Coverage, NaOnlyWhileNoRunMeasuredTheBin) {
+  FunctionalCoverage f;
+  f.add({{"op.gemm", 8}, {"pmu.sector_sleep", 0}}, {"pmu.sector_sleep"}, {"op.gemm", "pmu.sector_sleep"});
+  f.add({{"pmu.data.s0.sleep", 3}, {"pmu.data.s0.wake", 0}}, {}, {"pmu.data.s0.sleep", "pmu.data.s0.wake"});
+  EXPECT_EQ(f.na, std::set<std::string>{"pmu.sector_sleep"});
+  EXPECT_EQ(f.bins.at("pmu.data.s0.sleep"), 3);
+  EXPECT_EQ(f.runs.at("pmu.data.s0.sleep"), 1);
+  EXPECT_EQ(f.never_hit(), std::vector<std::string>{"pmu.data.s0.wake"});
+  FunctionalCoverage g;  // measured first, reported "na" later: still measured
+  g.add({{"x", 1}}, {}, {"x"});
+  g.add({{"x", 0}}, {"x"}, {"x"});
+  EXPECT_TRUE(g.na.empty());
+  FunctionalCoverage h;  // reported "na" first, measured later
+  h.add({{"x", 0}}, {"x"}, {"x"});
+  h.add({{"x", 0}}, {}, {"x"});
+  EXPECT_TRUE(h.na.empty());
+  EXPECT_EQ(h.never_hit(), std::vector<std::string>{"x"});
+}
+
+TEST(Coverage, MarkdownShowsSectorBinsOfDramRuns) {
+  RunInfo info;
+  info.list_name = "ci";
+  FunctionalCoverage ideal_only;
+  ideal_only.add({{"op.gemm", 8}, {"pmu.sector_sleep", 0}, {"pmu.sector_wake", 0}}, {"pmu.sector_sleep", "pmu.sector_wake"},
+                 {"op.gemm", "pmu.sector_sleep", "pmu.sector_wake"});
+  std::string md = coverage_markdown(info, {}, ideal_only, 1, "");
+  EXPECT_NE(md.find("| pmu.sector_sleep | n/a (not in this RTL) | 0 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("- not in this RTL: pmu.sector_sleep, pmu.sector_wake (the scratchpad and its PMUs are not behind the "
+                    "engine in capsgen_accel; a `memory: dram` entry"),
+            std::string::npos)
+      << md;
+  EXPECT_EQ(md.find("scratchpad sectors"), std::string::npos) << md;
+  FunctionalCoverage both = ideal_only;
+  both.add({{"pmu.data.s0.sleep", 2}, {"pmu.data.s0.wake", 2}, {"pmu.acc.s1.sleep", 0}},  {},
+           {"pmu.data.s0.sleep", "pmu.data.s0.wake", "pmu.acc.s1.sleep"});
+  info.dram_runs = 1;
+  md = coverage_markdown(info, {}, both, 2, "");
+  EXPECT_NE(md.find("## Functional coverage (2 run(s), 1 of them --memory dram;"), std::string::npos) << md;
+  EXPECT_NE(md.find("| pmu.data.s0.sleep | 2 | 1 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("- never hit: pmu.acc.s1.sleep"), std::string::npos) << md;
+  EXPECT_NE(md.find("- scratchpad sectors (capsgen_chip, 1 --memory dram run(s)): 2 of 3 sleep/wake bins hit"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("- not in this RTL: pmu.sector_sleep, pmu.sector_wake (capsgen_accel, the ideal-memory top level"),
+            std::string::npos)
+      << md;
 }
 
 TEST(Coverage, SumsFunctionalBins) {
