@@ -133,7 +133,6 @@ class ChipTb {
     std::deque<WrBurst> wr;
     std::size_t store_i = 0, check_i = 0, part = 0;
     long long dma_done = 0;
-    std::uint64_t t_part = 0;
     bool done = false;
     std::vector<long long> instr_cycles(parts_.empty() ? 0 : parts_.back().instr + 1, 0),
         instr_model(instr_cycles.size(), 0);
@@ -222,7 +221,6 @@ class ChipTb {
           part_stall_[2] += (long long)d.stat_stall_out_o;
           engine_cycles_ += c;
           ++part;
-          t_part = cyc;
         }
       }
       if (d.dma_done_o) {
@@ -244,10 +242,9 @@ class ChipTb {
       d.start_i = 0;
       if (rd_taken) d.dram_rd_valid_i = 0;
     }
-    (void)t_part;
     finish(store_i, check_i, part, dma_done, instr_cycles, instr_model);
     sim_.finish();
-    return report_.summary(", " + std::to_string(sum_.at("frames")) + " frames, " + std::to_string(prog_cycles_) + " program cycles, " +
+    return report_.summary(text_["network"] + " on " + text_["preset"] + ", " + std::to_string(sum_.at("frames")) + " frames, " + std::to_string(prog_cycles_) + " program cycles, " +
                            std::to_string(sim_.cycle()) + " cycles");
   }
 

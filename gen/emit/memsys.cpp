@@ -109,12 +109,6 @@ std::string row_to_addr(const MemsysMemory& mm, const std::string& row) {
   return fmt::format("{{({}), ({})}}", sec, off);
 }
 
-std::string popcount(const std::string& v, int n, int width) {
-  std::string s;
-  for (int i = 0; i < n; ++i) s += (i ? " + " : "") + zext(n == 1 ? v : fmt::format("{}[{}]", v, i), 1, width);
-  return s;
-}
-
 std::string bit_of(const std::string& v, int i, int n) { return n == 1 ? v : fmt::format("{}[{}]", v, i); }
 
 // Slice i of width w of a `total`-bit vector (the whole name when it has one slice).
@@ -549,10 +543,25 @@ Module build_memsys(const AccelConfig& cfg) {
 
   // ---- per memory: bank control and the scratchpad ----
   Stmts cnt_reset = vec_reset, cnt_body = vec_body;
-  auto counter = [&](const std::string& reg, const std::string& inc) {
+  // A counter adds the number of its 1-bit `terms` that are high, one cycle late: the sum is
+  // registered first (<name>_inc_q), so the address decode that makes the terms does not reach the
+  // counter's adder in the same cycle (it was the chip's critical path, docs/rtl-chip.md).
+  auto counter = [&](const std::string& reg, const std::vector<std::string>& terms) {
+    const int IB = std::max(1, clog2(static_cast<long long>(terms.size()) + 1));
+    const std::string inc = reg.substr(0, reg.size() - 2) + "_inc_q";
     m.reg(reg, str(KB));
+    m.reg(inc, str(IB));
+    std::string sum;
+    for (std::size_t i = 0; i < terms.size(); ++i) sum += (i ? " + " : "") + zext("(" + terms[i] + ")", 1, IB);
     cnt_reset.push_back(nb(reg, lit(KB, 0)));
-    cnt_body.push_back(nb(reg, fmt::format("{} + ({})", reg, inc)));
+    cnt_reset.push_back(nb(inc, lit(IB, 0)));
+    cnt_body.push_back(nb(inc, sum));
+    cnt_body.push_back(nb(reg, fmt::format("{} + {}", reg, zext(inc, IB, KB))));
+  };
+  auto bits_of = [](const std::string& v, int n) {
+    std::vector<std::string> t;
+    for (int i = 0; i < n; ++i) t.push_back(n == 1 ? v : fmt::format("{}[{}]", v, i));
+    return t;
   };
   std::string err_any = "err_range_q";
   for (const MemsysMemory& mm : mg.mems) {
@@ -634,22 +643,22 @@ Module build_memsys(const AccelConfig& cfg) {
 
     // Counters.
     m.comment(fmt::format("{} memory counters.", nm));
-    counter(fmt::format("cnt_eng_rd_{}_q", nm), popcount(nm + "_eng_rd", B, KB));
-    if (!wport.empty()) counter(fmt::format("cnt_eng_wr_{}_q", nm), popcount(ewr, B, KB));
-    counter(fmt::format("cnt_dma_rd_{}_q", nm), zext(fmt::format("dma_go & ~spm_we_i & dma_{}_ok", nm), 1, KB));
-    counter(fmt::format("cnt_dma_wr_{}_q", nm), zext(fmt::format("dma_go & spm_we_i & dma_{}_ok", nm), 1, KB));
-    counter(fmt::format("cnt_dma_wait_{}_q", nm), zext(fmt::format("spm_req_i & ~spm_gnt & dma_{}_ok", nm), 1, KB));
+    counter(fmt::format("cnt_eng_rd_{}_q", nm), bits_of(nm + "_eng_rd", B));
+    if (!wport.empty()) counter(fmt::format("cnt_eng_wr_{}_q", nm), bits_of(ewr, B));
+    counter(fmt::format("cnt_dma_rd_{}_q", nm), {fmt::format("dma_go & ~spm_we_i & dma_{}_ok", nm)});
+    counter(fmt::format("cnt_dma_wr_{}_q", nm), {fmt::format("dma_go & spm_we_i & dma_{}_ok", nm)});
+    counter(fmt::format("cnt_dma_wait_{}_q", nm), {fmt::format("spm_req_i & ~spm_gnt & dma_{}_ok", nm)});
     for (int s = 0; s < SC; ++s) {
-      std::string inc;
+      std::vector<std::string> terms;
       for (int b = 0; b < B; ++b) {
         std::string t = bit_of(nm + "_en", b, B);
-        if (SB > 0) t = fmt::format("({} & ({} == {}))", t, bits(nm + "_addr", b * AWm + AWm - 1, b * AWm + OBm), lit(SB, s));
-        inc += (b ? " + " : "") + zext(t, 1, KB);
+        if (SB > 0) t = fmt::format("{} & ({} == {})", t, bits(nm + "_addr", b * AWm + AWm - 1, b * AWm + OBm), lit(SB, s));
+        terms.push_back(t);
       }
-      counter(fmt::format("cnt_sector_{}_s{}_q", nm, s), inc);
+      counter(fmt::format("cnt_sector_{}_s{}_q", nm, s), terms);
     }
   }
-  counter("cnt_wr_wait_q", zext("wr_en_i & ~wr_ready", 1, KB));
+  counter("cnt_wr_wait_q", {"wr_en_i & ~wr_ready"});
 
   // ---- DMA read data ----
   m.blank();

@@ -438,12 +438,19 @@ module capsgen_memsys (
   reg dma_data_lane_q;
   // data memory counters.
   reg [31:0] cnt_eng_rd_data_q;
+  reg [1:0] cnt_eng_rd_data_inc_q;
   reg [31:0] cnt_eng_wr_data_q;
+  reg [1:0] cnt_eng_wr_data_inc_q;
   reg [31:0] cnt_dma_rd_data_q;
+  reg cnt_dma_rd_data_inc_q;
   reg [31:0] cnt_dma_wr_data_q;
+  reg cnt_dma_wr_data_inc_q;
   reg [31:0] cnt_dma_wait_data_q;
+  reg cnt_dma_wait_data_inc_q;
   reg [31:0] cnt_sector_data_s0_q;
+  reg [1:0] cnt_sector_data_s0_inc_q;
   reg [31:0] cnt_sector_data_s1_q;
+  reg [1:0] cnt_sector_data_s1_inc_q;
 
   // weight memory: bank enables, addresses, write data; the scratchpad.
   wire [1:0] weight_eng_rd;  // banks read by the engine
@@ -495,14 +502,23 @@ module capsgen_memsys (
   reg dma_weight_lane_q;
   // weight memory counters.
   reg [31:0] cnt_eng_rd_weight_q;
+  reg [1:0] cnt_eng_rd_weight_inc_q;
   reg [31:0] cnt_eng_wr_weight_q;
+  reg [1:0] cnt_eng_wr_weight_inc_q;
   reg [31:0] cnt_dma_rd_weight_q;
+  reg cnt_dma_rd_weight_inc_q;
   reg [31:0] cnt_dma_wr_weight_q;
+  reg cnt_dma_wr_weight_inc_q;
   reg [31:0] cnt_dma_wait_weight_q;
+  reg cnt_dma_wait_weight_inc_q;
   reg [31:0] cnt_sector_weight_s0_q;
+  reg [1:0] cnt_sector_weight_s0_inc_q;
   reg [31:0] cnt_sector_weight_s1_q;
+  reg [1:0] cnt_sector_weight_s1_inc_q;
   reg [31:0] cnt_sector_weight_s2_q;
+  reg [1:0] cnt_sector_weight_s2_inc_q;
   reg [31:0] cnt_sector_weight_s3_q;
+  reg [1:0] cnt_sector_weight_s3_inc_q;
 
   // acc memory: bank enables, addresses, write data; the scratchpad.
   wire [1:0] acc_eng_rd;  // banks read by the engine
@@ -551,12 +567,19 @@ module capsgen_memsys (
   reg dma_acc_bank_q;
   // acc memory counters.
   reg [31:0] cnt_eng_rd_acc_q;
+  reg [1:0] cnt_eng_rd_acc_inc_q;
   reg [31:0] cnt_dma_rd_acc_q;
+  reg cnt_dma_rd_acc_inc_q;
   reg [31:0] cnt_dma_wr_acc_q;
+  reg cnt_dma_wr_acc_inc_q;
   reg [31:0] cnt_dma_wait_acc_q;
+  reg cnt_dma_wait_acc_inc_q;
   reg [31:0] cnt_sector_acc_s0_q;
+  reg [1:0] cnt_sector_acc_s0_inc_q;
   reg [31:0] cnt_sector_acc_s1_q;
+  reg [1:0] cnt_sector_acc_s1_inc_q;
   reg [31:0] cnt_wr_wait_q;
+  reg cnt_wr_wait_inc_q;
 
   // DMA read data: the word of the bank read in the previous cycle shifted down by the lane, the access's
   // 2^size bytes kept (0 for a dropped read).
@@ -611,30 +634,53 @@ module capsgen_memsys (
       drd_vec_q <= 1'b0;
       dma_data_rd_q <= 1'b0;
       cnt_eng_rd_data_q <= 32'd0;
+      cnt_eng_rd_data_inc_q <= 2'd0;
       cnt_eng_wr_data_q <= 32'd0;
+      cnt_eng_wr_data_inc_q <= 2'd0;
       cnt_dma_rd_data_q <= 32'd0;
+      cnt_dma_rd_data_inc_q <= 1'd0;
       cnt_dma_wr_data_q <= 32'd0;
+      cnt_dma_wr_data_inc_q <= 1'd0;
       cnt_dma_wait_data_q <= 32'd0;
+      cnt_dma_wait_data_inc_q <= 1'd0;
       cnt_sector_data_s0_q <= 32'd0;
+      cnt_sector_data_s0_inc_q <= 2'd0;
       cnt_sector_data_s1_q <= 32'd0;
+      cnt_sector_data_s1_inc_q <= 2'd0;
       dma_weight_rd_q <= 1'b0;
       cnt_eng_rd_weight_q <= 32'd0;
+      cnt_eng_rd_weight_inc_q <= 2'd0;
       cnt_eng_wr_weight_q <= 32'd0;
+      cnt_eng_wr_weight_inc_q <= 2'd0;
       cnt_dma_rd_weight_q <= 32'd0;
+      cnt_dma_rd_weight_inc_q <= 1'd0;
       cnt_dma_wr_weight_q <= 32'd0;
+      cnt_dma_wr_weight_inc_q <= 1'd0;
       cnt_dma_wait_weight_q <= 32'd0;
+      cnt_dma_wait_weight_inc_q <= 1'd0;
       cnt_sector_weight_s0_q <= 32'd0;
+      cnt_sector_weight_s0_inc_q <= 2'd0;
       cnt_sector_weight_s1_q <= 32'd0;
+      cnt_sector_weight_s1_inc_q <= 2'd0;
       cnt_sector_weight_s2_q <= 32'd0;
+      cnt_sector_weight_s2_inc_q <= 2'd0;
       cnt_sector_weight_s3_q <= 32'd0;
+      cnt_sector_weight_s3_inc_q <= 2'd0;
       dma_acc_rd_q <= 1'b0;
       cnt_eng_rd_acc_q <= 32'd0;
+      cnt_eng_rd_acc_inc_q <= 2'd0;
       cnt_dma_rd_acc_q <= 32'd0;
+      cnt_dma_rd_acc_inc_q <= 1'd0;
       cnt_dma_wr_acc_q <= 32'd0;
+      cnt_dma_wr_acc_inc_q <= 1'd0;
       cnt_dma_wait_acc_q <= 32'd0;
+      cnt_dma_wait_acc_inc_q <= 1'd0;
       cnt_sector_acc_s0_q <= 32'd0;
+      cnt_sector_acc_s0_inc_q <= 2'd0;
       cnt_sector_acc_s1_q <= 32'd0;
+      cnt_sector_acc_s1_inc_q <= 2'd0;
       cnt_wr_wait_q <= 32'd0;
+      cnt_wr_wait_inc_q <= 1'd0;
       dma_rvalid_q <= 1'b0;
       err_range_q <= 1'b0;
     end else begin
@@ -642,31 +688,54 @@ module capsgen_memsys (
         drd_vec_q <= drd_vec_i;
       end
       dma_data_rd_q <= dma_go & ~spm_we_i & dma_data_ok;
-      cnt_eng_rd_data_q <= cnt_eng_rd_data_q + ({31'd0, data_eng_rd[0]} + {31'd0, data_eng_rd[1]});
-      cnt_eng_wr_data_q <= cnt_eng_wr_data_q + ({31'd0, data_eng_wr[0]} + {31'd0, data_eng_wr[1]});
-      cnt_dma_rd_data_q <= cnt_dma_rd_data_q + ({31'd0, dma_go & ~spm_we_i & dma_data_ok});
-      cnt_dma_wr_data_q <= cnt_dma_wr_data_q + ({31'd0, dma_go & spm_we_i & dma_data_ok});
-      cnt_dma_wait_data_q <= cnt_dma_wait_data_q + ({31'd0, spm_req_i & ~spm_gnt & dma_data_ok});
-      cnt_sector_data_s0_q <= cnt_sector_data_s0_q + ({31'd0, (data_en[0] & (data_addr[8] == 1'd0))} + {31'd0, (data_en[1] & (data_addr[17] == 1'd0))});
-      cnt_sector_data_s1_q <= cnt_sector_data_s1_q + ({31'd0, (data_en[0] & (data_addr[8] == 1'd1))} + {31'd0, (data_en[1] & (data_addr[17] == 1'd1))});
+      cnt_eng_rd_data_inc_q <= {1'd0, (data_eng_rd[0])} + {1'd0, (data_eng_rd[1])};
+      cnt_eng_rd_data_q <= cnt_eng_rd_data_q + {30'd0, cnt_eng_rd_data_inc_q};
+      cnt_eng_wr_data_inc_q <= {1'd0, (data_eng_wr[0])} + {1'd0, (data_eng_wr[1])};
+      cnt_eng_wr_data_q <= cnt_eng_wr_data_q + {30'd0, cnt_eng_wr_data_inc_q};
+      cnt_dma_rd_data_inc_q <= (dma_go & ~spm_we_i & dma_data_ok);
+      cnt_dma_rd_data_q <= cnt_dma_rd_data_q + {31'd0, cnt_dma_rd_data_inc_q};
+      cnt_dma_wr_data_inc_q <= (dma_go & spm_we_i & dma_data_ok);
+      cnt_dma_wr_data_q <= cnt_dma_wr_data_q + {31'd0, cnt_dma_wr_data_inc_q};
+      cnt_dma_wait_data_inc_q <= (spm_req_i & ~spm_gnt & dma_data_ok);
+      cnt_dma_wait_data_q <= cnt_dma_wait_data_q + {31'd0, cnt_dma_wait_data_inc_q};
+      cnt_sector_data_s0_inc_q <= {1'd0, (data_en[0] & (data_addr[8] == 1'd0))} + {1'd0, (data_en[1] & (data_addr[17] == 1'd0))};
+      cnt_sector_data_s0_q <= cnt_sector_data_s0_q + {30'd0, cnt_sector_data_s0_inc_q};
+      cnt_sector_data_s1_inc_q <= {1'd0, (data_en[0] & (data_addr[8] == 1'd1))} + {1'd0, (data_en[1] & (data_addr[17] == 1'd1))};
+      cnt_sector_data_s1_q <= cnt_sector_data_s1_q + {30'd0, cnt_sector_data_s1_inc_q};
       dma_weight_rd_q <= dma_go & ~spm_we_i & dma_weight_ok;
-      cnt_eng_rd_weight_q <= cnt_eng_rd_weight_q + ({31'd0, weight_eng_rd[0]} + {31'd0, weight_eng_rd[1]});
-      cnt_eng_wr_weight_q <= cnt_eng_wr_weight_q + ({31'd0, weight_eng_wr[0]} + {31'd0, weight_eng_wr[1]});
-      cnt_dma_rd_weight_q <= cnt_dma_rd_weight_q + ({31'd0, dma_go & ~spm_we_i & dma_weight_ok});
-      cnt_dma_wr_weight_q <= cnt_dma_wr_weight_q + ({31'd0, dma_go & spm_we_i & dma_weight_ok});
-      cnt_dma_wait_weight_q <= cnt_dma_wait_weight_q + ({31'd0, spm_req_i & ~spm_gnt & dma_weight_ok});
-      cnt_sector_weight_s0_q <= cnt_sector_weight_s0_q + ({31'd0, (weight_en[0] & (weight_addr[9:8] == 2'd0))} + {31'd0, (weight_en[1] & (weight_addr[19:18] == 2'd0))});
-      cnt_sector_weight_s1_q <= cnt_sector_weight_s1_q + ({31'd0, (weight_en[0] & (weight_addr[9:8] == 2'd1))} + {31'd0, (weight_en[1] & (weight_addr[19:18] == 2'd1))});
-      cnt_sector_weight_s2_q <= cnt_sector_weight_s2_q + ({31'd0, (weight_en[0] & (weight_addr[9:8] == 2'd2))} + {31'd0, (weight_en[1] & (weight_addr[19:18] == 2'd2))});
-      cnt_sector_weight_s3_q <= cnt_sector_weight_s3_q + ({31'd0, (weight_en[0] & (weight_addr[9:8] == 2'd3))} + {31'd0, (weight_en[1] & (weight_addr[19:18] == 2'd3))});
+      cnt_eng_rd_weight_inc_q <= {1'd0, (weight_eng_rd[0])} + {1'd0, (weight_eng_rd[1])};
+      cnt_eng_rd_weight_q <= cnt_eng_rd_weight_q + {30'd0, cnt_eng_rd_weight_inc_q};
+      cnt_eng_wr_weight_inc_q <= {1'd0, (weight_eng_wr[0])} + {1'd0, (weight_eng_wr[1])};
+      cnt_eng_wr_weight_q <= cnt_eng_wr_weight_q + {30'd0, cnt_eng_wr_weight_inc_q};
+      cnt_dma_rd_weight_inc_q <= (dma_go & ~spm_we_i & dma_weight_ok);
+      cnt_dma_rd_weight_q <= cnt_dma_rd_weight_q + {31'd0, cnt_dma_rd_weight_inc_q};
+      cnt_dma_wr_weight_inc_q <= (dma_go & spm_we_i & dma_weight_ok);
+      cnt_dma_wr_weight_q <= cnt_dma_wr_weight_q + {31'd0, cnt_dma_wr_weight_inc_q};
+      cnt_dma_wait_weight_inc_q <= (spm_req_i & ~spm_gnt & dma_weight_ok);
+      cnt_dma_wait_weight_q <= cnt_dma_wait_weight_q + {31'd0, cnt_dma_wait_weight_inc_q};
+      cnt_sector_weight_s0_inc_q <= {1'd0, (weight_en[0] & (weight_addr[9:8] == 2'd0))} + {1'd0, (weight_en[1] & (weight_addr[19:18] == 2'd0))};
+      cnt_sector_weight_s0_q <= cnt_sector_weight_s0_q + {30'd0, cnt_sector_weight_s0_inc_q};
+      cnt_sector_weight_s1_inc_q <= {1'd0, (weight_en[0] & (weight_addr[9:8] == 2'd1))} + {1'd0, (weight_en[1] & (weight_addr[19:18] == 2'd1))};
+      cnt_sector_weight_s1_q <= cnt_sector_weight_s1_q + {30'd0, cnt_sector_weight_s1_inc_q};
+      cnt_sector_weight_s2_inc_q <= {1'd0, (weight_en[0] & (weight_addr[9:8] == 2'd2))} + {1'd0, (weight_en[1] & (weight_addr[19:18] == 2'd2))};
+      cnt_sector_weight_s2_q <= cnt_sector_weight_s2_q + {30'd0, cnt_sector_weight_s2_inc_q};
+      cnt_sector_weight_s3_inc_q <= {1'd0, (weight_en[0] & (weight_addr[9:8] == 2'd3))} + {1'd0, (weight_en[1] & (weight_addr[19:18] == 2'd3))};
+      cnt_sector_weight_s3_q <= cnt_sector_weight_s3_q + {30'd0, cnt_sector_weight_s3_inc_q};
       dma_acc_rd_q <= dma_go & ~spm_we_i & dma_acc_ok;
-      cnt_eng_rd_acc_q <= cnt_eng_rd_acc_q + ({31'd0, acc_eng_rd[0]} + {31'd0, acc_eng_rd[1]});
-      cnt_dma_rd_acc_q <= cnt_dma_rd_acc_q + ({31'd0, dma_go & ~spm_we_i & dma_acc_ok});
-      cnt_dma_wr_acc_q <= cnt_dma_wr_acc_q + ({31'd0, dma_go & spm_we_i & dma_acc_ok});
-      cnt_dma_wait_acc_q <= cnt_dma_wait_acc_q + ({31'd0, spm_req_i & ~spm_gnt & dma_acc_ok});
-      cnt_sector_acc_s0_q <= cnt_sector_acc_s0_q + ({31'd0, (acc_en[0] & (acc_addr[6] == 1'd0))} + {31'd0, (acc_en[1] & (acc_addr[13] == 1'd0))});
-      cnt_sector_acc_s1_q <= cnt_sector_acc_s1_q + ({31'd0, (acc_en[0] & (acc_addr[6] == 1'd1))} + {31'd0, (acc_en[1] & (acc_addr[13] == 1'd1))});
-      cnt_wr_wait_q <= cnt_wr_wait_q + ({31'd0, wr_en_i & ~wr_ready});
+      cnt_eng_rd_acc_inc_q <= {1'd0, (acc_eng_rd[0])} + {1'd0, (acc_eng_rd[1])};
+      cnt_eng_rd_acc_q <= cnt_eng_rd_acc_q + {30'd0, cnt_eng_rd_acc_inc_q};
+      cnt_dma_rd_acc_inc_q <= (dma_go & ~spm_we_i & dma_acc_ok);
+      cnt_dma_rd_acc_q <= cnt_dma_rd_acc_q + {31'd0, cnt_dma_rd_acc_inc_q};
+      cnt_dma_wr_acc_inc_q <= (dma_go & spm_we_i & dma_acc_ok);
+      cnt_dma_wr_acc_q <= cnt_dma_wr_acc_q + {31'd0, cnt_dma_wr_acc_inc_q};
+      cnt_dma_wait_acc_inc_q <= (spm_req_i & ~spm_gnt & dma_acc_ok);
+      cnt_dma_wait_acc_q <= cnt_dma_wait_acc_q + {31'd0, cnt_dma_wait_acc_inc_q};
+      cnt_sector_acc_s0_inc_q <= {1'd0, (acc_en[0] & (acc_addr[6] == 1'd0))} + {1'd0, (acc_en[1] & (acc_addr[13] == 1'd0))};
+      cnt_sector_acc_s0_q <= cnt_sector_acc_s0_q + {30'd0, cnt_sector_acc_s0_inc_q};
+      cnt_sector_acc_s1_inc_q <= {1'd0, (acc_en[0] & (acc_addr[6] == 1'd1))} + {1'd0, (acc_en[1] & (acc_addr[13] == 1'd1))};
+      cnt_sector_acc_s1_q <= cnt_sector_acc_s1_q + {30'd0, cnt_sector_acc_s1_inc_q};
+      cnt_wr_wait_inc_q <= (wr_en_i & ~wr_ready);
+      cnt_wr_wait_q <= cnt_wr_wait_q + {31'd0, cnt_wr_wait_inc_q};
       dma_rvalid_q <= dma_go & ~spm_we_i;
       if (err_range) begin
         err_range_q <= 1'b1;
