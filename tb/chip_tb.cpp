@@ -28,9 +28,7 @@
 #include <vector>
 
 #include "Vchip.h"
-#if VM_COVERAGE
-#include "verilated_cov.h"
-#endif
+#include "common/coverage_out.hpp"
 #include "common/bits.hpp"
 #include "common/rng.hpp"
 #include "common/sim.hpp"
@@ -536,32 +534,16 @@ class ChipTb {
 int main(int argc, char** argv) {
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
   try {
-    // --coverage-out FILE is this testbench's own option (tb::Args does not know it).
-    std::string coverage_out;
-    std::vector<char*> rest{argv[0]};
-    for (int i = 1; i < argc; ++i) {
-      if (std::string(argv[i]) == "--coverage-out" && i + 1 < argc) coverage_out = argv[++i];
-      else rest.push_back(argv[i]);
-    }
-#if !VM_COVERAGE
-    if (!coverage_out.empty()) {
-      std::fprintf(stderr, "tb_chip: --coverage-out: this model was built without coverage (-DCAPSGEN_TB_COVERAGE=ON)\n");
-      return 2;
-    }
-#endif
-    const tb::Args args = tb::Args::parse(int(rest.size()), rest.data(), "--program DIR [--mode stress] [--coverage-out FILE]");
+    tb::CoverageOut coverage(argc, argv);
+    if (!coverage.usable("tb_chip")) return 2;
+    const tb::Args args = tb::Args::parse(coverage.argc(), coverage.argv(), "--program DIR [--mode stress] [--coverage-out FILE]");
     if (args.program.empty()) {
       std::fprintf(stderr, "tb_chip: --program DIR (capsgen compile --dump-stream DIR) is required\n");
       return 2;
     }
     ChipTb<Vchip> t(args);
     const int rc = t.run();
-#if VM_COVERAGE
-    if (!coverage_out.empty()) {
-      t.context()->coveragep()->write(coverage_out.c_str());
-      std::printf("coverage written to %s\n", coverage_out.c_str());
-    }
-#endif
+    coverage.write(t.context());
     return rc;
   } catch (const std::exception& ex) {
     std::fprintf(stderr, "FAIL tb chip: %s\n", ex.what());

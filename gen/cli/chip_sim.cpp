@@ -221,18 +221,8 @@ int run_chip_sim(const WorkloadInput& in, const ChipSimRun& r) {
   md += fmt::format("- simulation: {:.1f} s for {} cycles{}; model build {:.1f} s\n", run_s, sim_cycles,
                     r.trace ? ", FST tracing on" : "", r.build_s);
   std::string gtkw_note;
-  if (r.trace) {
-    const fs::path gtkw = fs::path(*r.trace).replace_extension(".gtkw");
-    const std::string err = write_gtkw(*r.trace, gtkw, "capsgen_chip", chip_trace_groups());
-    gtkw_note = err.empty() ? gtkw.string() : "";
-    md += err.empty() ? fmt::format("- trace: {} (open with `gtkwave {}`)\n", *r.trace, gtkw.string())
-                      : fmt::format("- trace: {} (no .gtkw: {})\n", *r.trace, err);
-  }
-  if (!problems.empty()) {
-    md += "\n## Problems\n\n```\n";
-    for (const std::string& p : problems) md += p + "\n";
-    md += "```\n";
-  }
+  if (r.trace) md += trace_report_line(*r.trace, "capsgen_chip", chip_trace_groups(), gtkw_note);
+  md += problems_section(problems);
   nlohmann::ordered_json j;
   j["mode"] = "dram";
   j["network"] = w.net.name;

@@ -448,20 +448,10 @@ int cmd_sim(const std::vector<std::string>& argv) {
   md += fmt::format("- simulation: {:.1f} s for {} cycles ({:.0f} cycles/s){}; model build {:.1f} s\n", run_s, sim_cycles,
                     run_s > 0 ? double(sim_cycles) / run_s : 0.0, trace ? ", FST tracing on" : "", build_s);
   std::string gtkw_note;
-  if (trace) {
-    const fs::path gtkw = fs::path(*trace).replace_extension(".gtkw");
-    const std::string err = write_gtkw(*trace, gtkw, "capsgen_accel", trace_groups());
-    gtkw_note = err.empty() ? gtkw.string() : "";
-    md += err.empty() ? fmt::format("- trace: {} (open with `gtkwave {}`)\n", *trace, gtkw.string())
-                      : fmt::format("- trace: {} (no .gtkw: {})\n", *trace, err);
-  }
+  if (trace) md += trace_report_line(*trace, "capsgen_accel", trace_groups(), gtkw_note);
   md += "- not modelled here: the scratchpad, DMA and off-chip memory behind the engine's ports (the testbench's memory "
         "answers every read in one cycle; docs/rtl-engine.md)\n";
-  if (!problems.empty()) {
-    md += "\n## Problems\n\n```\n";
-    for (const std::string& p : problems) md += p + "\n";
-    md += "```\n";
-  }
+  md += problems_section(problems);
   nlohmann::ordered_json j;
   j["network"] = w.net.name;
   j["preset"] = w.cfg.name;

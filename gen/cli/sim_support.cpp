@@ -92,4 +92,19 @@ std::string write_gtkw(const fs::path& fst, const fs::path& gtkw, const std::str
   return "";
 }
 
+std::string trace_report_line(const fs::path& trace, const std::string& top, const TraceGroups& groups, std::string& gtkw) {
+  const fs::path g = fs::path(trace).replace_extension(".gtkw");
+  const std::string err = write_gtkw(trace, g, top, groups);
+  gtkw = err.empty() ? g.string() : "";
+  return err.empty() ? fmt::format("- trace: {} (open with `gtkwave {}`)\n", trace.string(), g.string())
+                     : fmt::format("- trace: {} (no .gtkw: {})\n", trace.string(), err);
+}
+
+std::string problems_section(const std::vector<std::string>& problems) {
+  if (problems.empty()) return "";
+  std::string md = "\n## Problems\n\n```\n";
+  for (const std::string& p : problems) md += p + "\n";
+  return md + "```\n";
+}
+
 }  // namespace capsgen::cli

@@ -31,4 +31,12 @@ using TraceGroups = std::vector<std::pair<std::string, std::vector<std::string>>
 std::string write_gtkw(const std::filesystem::path& fst, const std::filesystem::path& gtkw, const std::string& top,
                        const TraceGroups& groups);
 
+// The report's trace line for an FST (`trace`): writes the .gtkw beside it (write_gtkw) and says how
+// to open it, or why there is none; `gtkw` gets the .gtkw's path ("" when none was written).
+std::string trace_report_line(const std::filesystem::path& trace, const std::string& top, const TraceGroups& groups,
+                              std::string& gtkw);
+
+// The report's "Problems" section: the testbench's MISMATCH/FAIL lines ("" when there are none).
+std::string problems_section(const std::vector<std::string>& problems);
+
 }  // namespace capsgen::cli

@@ -35,6 +35,17 @@ std::string slice(const std::string& words, const isa::PackedField& f, int bits)
   return bits == 1 ? fmt::format("{}[{}]", words, lo) : fmt::format("{}[{}:{}]", words, lo + bits - 1, lo);
 }
 
+// Payload words per frame kind for the preset (the PMU's only with power gating) and the longest:
+// the frame sequencer's payload buffer.
+struct PayloadWords {
+  int engine, dma, pmu, max;
+  explicit PayloadWords(const isa::FrameGeometry& g)
+      : engine(isa::payload_words(isa::FrameKind::kEngine, g)),
+        dma(isa::payload_words(isa::FrameKind::kDma, g)),
+        pmu(g.power_gating() ? isa::payload_words(isa::FrameKind::kPmu, g) : 0),
+        max(std::max({engine, dma, pmu})) {}
+};
+
 const char* const kSeqStats[][2] = {
     {"cycles", "cycles from start_i to done_o"},
     {"engine", "engine frames issued"},
@@ -73,9 +84,8 @@ isa::FrameGeometry chip_frame_geometry(const AccelConfig& cfg) {
 Module build_frame_sequencer(const AccelConfig& cfg) {
   const isa::FrameGeometry g = chip_frame_geometry(cfg);
   const bool pg = g.power_gating();
-  const int NW = isa::payload_words(isa::FrameKind::kEngine, g), DW = isa::payload_words(isa::FrameKind::kDma, g),
-            PW = pg ? isa::payload_words(isa::FrameKind::kPmu, g) : 0;
-  const int MW = std::max({NW, DW, PW}), WB = clog2(MW + 1);
+  const PayloadWords pw(g);
+  const int NW = pw.engine, DW = pw.dma, PW = pw.pmu, MW = pw.max, WB = clog2(MW + 1);
   const std::string wb = str(WB);
   const auto& hl = isa::frame_header_layout();
   const isa::PackedField &f_kind = field(hl, "kind"), &f_we = field(hl, "wait_engine"), &f_pend = field(hl, "pending"),
@@ -228,9 +238,7 @@ Module build_frame_sequencer(const AccelConfig& cfg) {
 Module build_chip(const AccelConfig& cfg) {
   const isa::FrameGeometry g = chip_frame_geometry(cfg);
   const bool pg = g.power_gating();
-  const int NW = isa::payload_words(isa::FrameKind::kEngine, g), DW = isa::payload_words(isa::FrameKind::kDma, g),
-            PW = pg ? isa::payload_words(isa::FrameKind::kPmu, g) : 0;
-  const int MW = std::max({NW, DW, PW});
+  const int MW = PayloadWords(g).max;
   const Module engine = build_engine(cfg), dma = build_dma(cfg), memsys = build_memsys(cfg);
   std::map<std::string, const Port*> eports, dports, mports;
   for (const Port& p : engine.ports()) eports[p.name] = &p;
