@@ -8,7 +8,8 @@
 # outcomes, energy and bandwidth, sector sleep, simulation wall time. Cycle counts are deterministic;
 # wall times depend on the machine.
 # usage: chip_rtl.sh [--capsgen BIN] [--work DIR] [--run PRESET:NETWORK ...] [-- more capsgen sim args]
-# default runs: tiny-2x2:capsnet-tiny small-4x4:capsnet-tiny capsacc-16x16:capsnet-tiny small-4x4:capsnet-small
+# default runs: tiny-2x2, small-4x4 and capsacc-16x16 with capsnet-tiny, small-4x4 and capsacc-16x16 with
+# capsnet-small (CapsNet-MNIST: --run capsacc-16x16:capsnet-mnist)
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/.." && pwd)"
@@ -25,7 +26,8 @@ while [[ $# -gt 0 ]]; do
     *) echo "chip_rtl.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
 done
-[[ ${#runs[@]} -gt 0 ]] || runs=(tiny-2x2:capsnet-tiny small-4x4:capsnet-tiny capsacc-16x16:capsnet-tiny small-4x4:capsnet-small)
+[[ ${#runs[@]} -gt 0 ]] || runs=(tiny-2x2:capsnet-tiny small-4x4:capsnet-tiny capsacc-16x16:capsnet-tiny small-4x4:capsnet-small
+                               capsacc-16x16:capsnet-small)
 bench_work_dir
 rc=0
 for r in "${runs[@]}"; do
