@@ -16,6 +16,7 @@
 // Prints "stat ..." lines (per instruction, totals, memories, sectors, DRAM) and "fcov" lines (sector
 // sleep/wake bins) for capsgen sim's report.
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <deque>
@@ -81,6 +82,14 @@ struct Check {
   long long last_dma = 0, byte_base = 0, elements = 0;
   int code_bytes = 1;
   std::vector<long long> values;
+};
+// The memsys counters the streamed program must produce (access.txt, gen/compiler/access.hpp).
+struct AccessModel {
+  bool present = false;
+  long long mem[3][4] = {};  // eng_rd eng_wr dma_rd dma_wr
+  std::vector<long long> sector[3];
+  std::vector<std::array<long long, 12>> parts;  // eng_rd[3] eng_wr[3] dma_rd[3] dma_wr[3]
+  long long outside = 0;
 };
 struct RdBurst {
   std::uint32_t addr;
@@ -218,6 +227,7 @@ class ChipTb {
           part_stall_[1] += (long long)d.stat_stall_tile_o;
           part_stall_[2] += (long long)d.stat_stall_out_o;
           engine_cycles_ += c;
+          snap_.emplace_back(cyc + 1, part);
           ++part;
         }
       }
@@ -233,6 +243,10 @@ class ChipTb {
           while (check_i < checks_.size() && checks_[check_i].last_dma == dma_done) run_check(cyc, checks_[check_i++]);
         }
         ++dma_done;
+      }
+      while (!snap_.empty() && (snap_.front().first <= cyc || d.done_o)) {
+        check_part_accesses(cyc, snap_.front().second);
+        snap_.pop_front();
       }
       sample_sectors();
       if (d.done_o) done = true;
@@ -299,6 +313,88 @@ class ChipTb {
       checks_.push_back(c);
     }
     std::stable_sort(checks_.begin(), checks_.end(), [](const Check& a, const Check& b) { return a.last_dma < b.last_dma; });
+    if (std::ifstream(dir + "/access.txt")) load_access(dir + "/access.txt");
+  }
+
+  void load_access(const std::string& path) {
+    static const char* const names[3] = {"data", "weight", "acc"};
+    const auto mem_index = [&](const std::string& n) {
+      for (int m = 0; m < 3; ++m)
+        if (n == names[m]) return m;
+      throw std::runtime_error(path + ": unknown memory '" + n + "'");
+    };
+    access_.present = true;
+    for (const std::string& l : lines_of(path)) {
+      std::istringstream ls(l);
+      std::string kw, name;
+      ls >> kw;
+      if (kw == "mem") {
+        ls >> name;
+        const int m = mem_index(name);
+        for (long long& v : access_.mem[m]) ls >> v;
+      } else if (kw == "sector") {
+        std::size_t k = 0;
+        long long v = 0;
+        ls >> name >> k >> v;
+        auto& sec = access_.sector[mem_index(name)];
+        if (sec.size() <= k) sec.resize(k + 1, 0);
+        sec[k] = v;
+      } else if (kw == "part") {
+        std::size_t p = 0;
+        ls >> p;
+        std::array<long long, 12> a{};
+        for (long long& v : a) ls >> v;
+        if (access_.parts.size() <= p) access_.parts.resize(p + 1);
+        access_.parts[p] = a;
+      } else if (kw == "outside") {
+        ls >> access_.outside;
+      }
+      if (!ls) throw std::runtime_error(path + ": malformed line: " + l);
+    }
+  }
+
+  // Every memsys counter against the access model (gen/compiler/access.hpp): they must agree exactly.
+  void check_access_totals(std::uint64_t cyc) {
+    const auto& d = *dut_;
+    static const char* const names[3] = {"data", "weight", "acc"};
+    const long long got[3][4] = {{d.cnt_eng_rd_data_o, d.cnt_eng_wr_data_o, d.cnt_dma_rd_data_o, d.cnt_dma_wr_data_o},
+                                 {d.cnt_eng_rd_weight_o, d.cnt_eng_wr_weight_o, d.cnt_dma_rd_weight_o, d.cnt_dma_wr_weight_o},
+                                 {d.cnt_eng_rd_acc_o, 0, d.cnt_dma_rd_acc_o, d.cnt_dma_wr_acc_o}};
+    static const char* const what[4] = {"engine bank reads", "engine bank writes", "DMA reads", "DMA writes"};
+    report_.check(cyc, "access model: accesses outside every memory", 0, access_.outside);
+    for (int m = 0; m < 3; ++m) {
+      for (int k = 0; k < 4; ++k)
+        report_.check(cyc, std::string(names[m]) + " memory " + what[k] + " (memsys counter vs access model)", access_.mem[m][k], got[m][k]);
+      for (int s = 0; s < sectors(m); ++s) {
+        const long long c = (long long)(m == 0   ? tb::get(d.cnt_sector_data_o, 32 * s, 32)
+                                        : m == 1 ? tb::get(d.cnt_sector_weight_o, 32 * s, 32)
+                                                 : tb::get(d.cnt_sector_acc_o, 32 * s, 32));
+        const long long want = std::size_t(s) < access_.sector[m].size() ? access_.sector[m][std::size_t(s)] : -1;
+        report_.check(cyc, std::string(names[m]) + " memory sector " + std::to_string(s) + " bank accesses (memsys counter vs access model)",
+                      want, c);
+        ++access_checks_;
+      }
+      access_checks_ += 4;
+    }
+    std::printf("stat access checks=%lld parts=%zu\n", access_checks_ + 5 * (long long)access_.parts.size(), access_.parts.size());
+  }
+
+  // The engine's bank accesses of the part that finished (memsys counts them one cycle late, so this
+  // runs one cycle after op_done_o: the last write was in the cycle before op_done_o, its count lands two
+  // cycles later; the next part's first access, at the earliest in that cycle, lands two cycles after it).
+  void check_part_accesses(std::uint64_t cyc, std::size_t p) {
+    const auto& d = *dut_;
+    const long long now[5] = {d.cnt_eng_rd_data_o, d.cnt_eng_rd_weight_o, d.cnt_eng_rd_acc_o, d.cnt_eng_wr_data_o,
+                              d.cnt_eng_wr_weight_o};
+    static const char* const what[5] = {"data reads", "weight reads", "acc reads", "data writes", "weight writes"};
+    static const int model_index[5] = {0, 1, 2, 3, 4};
+    for (int i = 0; i < 5; ++i) {
+      const long long got = (now[i] - eng_seen_[i]) & 0xFFFFFFFFLL;
+      eng_seen_[i] = now[i];
+      if (!access_.present || p >= access_.parts.size()) continue;
+      report_.check(cyc, "part " + std::to_string(p) + " (" + parts_[p].name + ") engine " + what[i] + " (memsys counter vs access model)",
+                    access_.parts[p][std::size_t(model_index[i])], got);
+    }
   }
 
   std::uint8_t byte(std::uint32_t a) const { return a < dram_.size() ? dram_[a] : 0; }
@@ -437,6 +533,7 @@ class ChipTb {
     if (sum_.at("prediction_instr") >= 0)
       report_.check(cyc, "RTL class prediction vs the golden model's", sum_.at("golden"), prediction_);
     prog_cycles_ = (long long)d.seq_cycles_o;
+    if (access_.present) check_access_totals(cyc);
 
     std::printf("stat program cycles=%lld engine_cycles=%lld engine_model=%lld stream_model=%lld frames=%lld words=%lld\n", prog_cycles_,
                 engine_cycles_, sum_.at("engine_model_cycles"), sum_.at("stream_model_cycles"), sum_.at("frames"), sum_.at("words"));
@@ -527,6 +624,10 @@ class ChipTb {
   long long part_wr_wait_ = 0, part_stall_[3] = {0, 0, 0};
   std::uint64_t prev_asleep_[3] = {0, 0, 0};
   std::vector<long long> sleeps_[3], wakes_[3];
+  AccessModel access_;
+  std::deque<std::pair<std::uint64_t, std::size_t>> snap_;  // (cycle, part): engine counters to check
+  long long eng_seen_[5] = {0, 0, 0, 0, 0};
+  long long access_checks_ = 0;
 };
 
 }  // namespace

@@ -94,7 +94,7 @@ int run_chip_sim(const WorkloadInput& in, const ChipSimRun& r) {
   const std::string out = slurp(log);
   std::vector<std::string> problems;
   std::vector<std::pair<std::string, Stat>> instrs, sectors, pmus, memories;
-  Stat program, seq, engine, dram, checks;
+  Stat program, seq, engine, dram, checks, access;
   std::vector<std::pair<std::string, long long>> fcov;
   bool summary_pass = false;
   long long sim_cycles = 0;
@@ -110,6 +110,7 @@ int run_chip_sim(const WorkloadInput& in, const ChipSimRun& r) {
         else if (kind == "engine") engine = kv;
         else if (kind == "dram") dram = kv;
         else if (kind == "checks") checks = kv;
+        else if (kind == "access") access = kv;
         else if (kind == "instr") instrs.emplace_back(name, kv);
         else if (kind == "memory") memories.emplace_back(name, kv);
         else if (kind == "sector") sectors.emplace_back(name, kv);
@@ -205,6 +206,11 @@ int run_chip_sim(const WorkloadInput& in, const ChipSimRun& r) {
                       at(s, "dma_wait"));
     jmem[name] = s;
   }
+  if (at(access, "checks") > 0)
+    md += fmt::format("\nThe compiler's access model (gen/compiler/access.hpp) predicts these counters, every sector's bank "
+                      "accesses and each of the {} parts' engine accesses per memory: {} figures compared, {}.\n",
+                      at(access, "parts"), at(access, "checks"),
+                      problems.empty() ? "all equal" : "see Problems for any that differ");
   nlohmann::ordered_json jsec = nlohmann::json::array();
   if (!pmus.empty()) {
     md += "\n| memory | sectors | sector-cycles asleep | of all sector-cycles | barrier stall cycles |\n|---|---:|---:|---:|---:|\n";

@@ -8,6 +8,7 @@
 #include <set>
 #include <stdexcept>
 
+#include "compiler/access.hpp"
 #include "compiler/compiler.hpp"
 #include "compiler/executor.hpp"
 #include "compiler/frames.hpp"
@@ -175,6 +176,7 @@ StreamDump dump_stream(const Workload& w, const isa::Program& prog, const std::s
   write_file_atomic(dir + "/dma.txt", dma);
   write_file_atomic(dir + "/stores.txt", stores);
   write_file_atomic(dir + "/checks.txt", checks);
+  write_file_atomic(dir + "/access.txt", access_text(count_accesses(w.cfg, prog, sp, fp)));
   write_file_atomic(dir + "/stream.txt", summary);  // last: its presence marks a complete dump
   return d;
 }

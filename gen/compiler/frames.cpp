@@ -24,43 +24,15 @@ Mask operator|(Mask a, const Mask& b) {
   return a;
 }
 
-// Element -> (memory, sector) of the on-chip element space (docs/rtl-memsys.md "Address map").
-struct Sectors {
-  OnchipMap map;
-  std::int64_t wps[3] = {1, 1, 1};
-  int banks[3] = {1, 1, 1};
-  bool gating = false;
-  Sectors(const AccelConfig& cfg, const OnchipMap& m) : map(m) {
-    const ScratchpadConfig& s = cfg.scratchpad;
-    gating = s.power_gating;
-    const MemoryConfig* mems[3] = {&s.data, &s.weight, &s.acc};
-    for (int i = 0; i < 3; ++i) {
-      banks[i] = std::max(1, mems[i]->banks);
-      const std::int64_t sector_bytes = std::int64_t(banks[i]) * std::max(1, mems[i]->sectors) * (mems[i]->width_bits / 8);
-      wps[i] = std::max<std::int64_t>(1, std::int64_t(mems[i]->size_kib) * 1024 / sector_bytes);
-    }
-  }
-  // Memory and sector of element a; false outside the element space.
-  bool of(std::int64_t a, int& mem, int& sector) const {
-    for (int m = 0; m < 3; ++m)
-      if (a >= map.base[m] && a < map.base[m] + map.elements[m]) {
-        const std::int64_t word = (a - map.base[m]) / map.word_elements[m];
-        mem = m;
-        sector = int(word / banks[m] / wps[m]);
-        return true;
-      }
-    return false;
-  }
-  void add(std::int64_t a, Mask& mask) const {
-    int m = 0, s = 0;
-    if (gating && of(a, m, s)) mask[std::size_t(m)] |= 1u << s;
-  }
-};
+// Adds element a's sector to the mask (power gating only).
+void add_sector(const SectorMap& sec, std::int64_t a, Mask& mask) {
+  int m = 0, s = 0;
+  if (sec.gating && sec.of(a, m, s)) mask[std::size_t(m)] |= 1u << s;
+}
 
-
-Mask move_mask(const Sectors& sec, const Move& m) {
+Mask move_mask(const SectorMap& sec, const Move& m) {
   Mask k{0, 0, 0};
-  for_each_move_element(m, [&](std::int64_t, std::int64_t c) { sec.add(c, k); });
+  for_each_move_element(m, [&](std::int64_t, std::int64_t c) { add_sector(sec, c, k); });
   return k;
 }
 
@@ -276,7 +248,7 @@ FrameProgram build_frame_program(const AccelConfig& cfg, const isa::Program& pro
   FrameProgram fp;
   fp.geometry = frame_geometry(cfg);
   const isa::FrameGeometry& g = fp.geometry;
-  const Sectors sec(cfg, sp.map);
+  const SectorMap sec(cfg, sp.map);
   const DramBytes bytes(prog, sp);
   const isa::ActTables tables(fx::ActParams::from_config(cfg));
   const std::size_t n = sp.parts.size();
@@ -375,7 +347,7 @@ FrameCheck run_frame_program(const AccelConfig& cfg, const isa::Program& prog, c
                              std::vector<StoreBeat>* stores) {
   const isa::FrameGeometry g = frame_geometry(cfg);
   const OnchipMap& map = sp.map;
-  const Sectors sec(cfg, map);
+  const SectorMap sec(cfg, map);
   const DramBytes bytes(prog, sp);
   const isa::ActTables tables(fx::ActParams::from_config(cfg));
   const isa::GemmShape shape{cfg.array.rows, cfg.array.cols, cfg.widths.psum, cfg.widths.act};
@@ -435,7 +407,7 @@ FrameCheck run_frame_program(const AccelConfig& cfg, const isa::Program& prog, c
             if (e != e0 + j || bytes.code_bytes(e) != eb)
               throw StreamError(fmt::format("{}: DRAM bytes {}..{} of one beat are not consecutive codes", where, b, b + moved - 1));
             usable(c, d.store ? "store" : "load");
-            sec.add(c, mask);
+            add_sector(sec, c, mask);
             const std::size_t ci = std::size_t(c);
             if (engine_busy && (eng_write[ci] == engine || (!d.store && eng_read[ci] == engine)))
               throw StreamError(fmt::format("{}: {} of on-chip element {} while engine frame {} that {} it may still run", where,
@@ -483,7 +455,7 @@ FrameCheck run_frame_program(const AccelConfig& cfg, const isa::Program& prog, c
           throw StreamError(fmt::format("{}: engine read of on-chip element {} that DMA frame {} loads, not complete by wait_dma {}",
                                         where, a, load_by[ci], f.header.wait_dma));
         if (!defined[ci]) throw StreamError(fmt::format("{}: engine read of on-chip element {} that nothing defined", where, a));
-        sec.add(a, engine_mask);
+        add_sector(sec, a, engine_mask);
         eng_read[ci] = engine;
         return chip[ci];
       };
@@ -493,7 +465,7 @@ FrameCheck run_frame_program(const AccelConfig& cfg, const isa::Program& prog, c
         if (overlap(ci))
           throw StreamError(fmt::format("{}: engine write of on-chip element {} that a DMA frame not complete by wait_dma {} moves",
                                         where, a, f.header.wait_dma));
-        sec.add(a, engine_mask);
+        add_sector(sec, a, engine_mask);
         chip[ci] = std::int32_t(v);
         defined[ci] = 1;
         eng_write[ci] = engine;

@@ -39,6 +39,31 @@ OnchipMap OnchipMap::from_config(const AccelConfig& cfg) {
   return m;
 }
 
+SectorMap::SectorMap(const AccelConfig& cfg, const OnchipMap& m) : map(m) {
+  const ScratchpadConfig& s = cfg.scratchpad;
+  gating = s.power_gating;
+  const MemoryConfig* mems[3] = {&s.data, &s.weight, &s.acc};
+  for (int i = 0; i < 3; ++i) {
+    banks[i] = std::max(1, mems[i]->banks);
+    sectors[i] = std::max(1, mems[i]->sectors);
+    const std::int64_t sector_bytes = std::int64_t(banks[i]) * sectors[i] * (mems[i]->width_bits / 8);
+    wps[i] = std::max<std::int64_t>(1, std::int64_t(mems[i]->size_kib) * 1024 / sector_bytes);
+  }
+}
+
+int SectorMap::memory_of(std::int64_t a) const {
+  for (int m = 0; m < 3; ++m)
+    if (a >= map.base[m] && a < map.base[m] + map.elements[m]) return m;
+  return -1;
+}
+
+bool SectorMap::of(std::int64_t a, int& mem, int& sector) const {
+  mem = memory_of(a);
+  if (mem < 0) return false;
+  sector = sector_of_word(mem, word_of(mem, a));
+  return true;
+}
+
 std::int64_t Move::elements() const {
   std::int64_t n = 1;
   for (const MoveDim& d : dims) n *= d.count;

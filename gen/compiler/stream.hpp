@@ -33,6 +33,22 @@ struct OnchipMap {
   static OnchipMap from_config(const AccelConfig& cfg);
 };
 
+// Element -> (memory, word, sector) of the on-chip element space (docs/rtl-memsys.md "Address map").
+struct SectorMap {
+  OnchipMap map;
+  std::int64_t wps[3] = {1, 1, 1};  // words per sector in one bank
+  int banks[3] = {1, 1, 1};
+  int sectors[3] = {1, 1, 1};
+  bool gating = false;
+  SectorMap(const AccelConfig& cfg, const OnchipMap& m);
+  // Memory of element a, -1 outside the element space.
+  int memory_of(std::int64_t a) const;
+  std::int64_t word_of(int mem, std::int64_t a) const { return (a - map.base[mem]) / map.word_elements[mem]; }
+  int sector_of_word(int mem, std::int64_t word) const { return int(word / banks[mem] / wps[mem]); }
+  // Memory and sector of element a; false outside the element space.
+  bool of(std::int64_t a, int& mem, int& sector) const;
+};
+
 // One level of a DMA move: count elements, DRAM stride and on-chip stride in elements.
 struct MoveDim {
   std::int64_t count = 1, dram_stride = 0, chip_stride = 0;

@@ -1,0 +1,200 @@
+#include "compiler/access.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "isa/engine.hpp"
+#include "isa/gather.hpp"
+
+namespace capsgen {
+
+namespace {
+
+enum Port { kRead, kWrite, kDmaRead, kDmaWrite };
+
+class Counter {
+ public:
+  Counter(const AccelConfig& cfg, const OnchipMap& map, AccessModel& out) : sec_(cfg, map), out_(out) {
+    for (int m = 0; m < 3; ++m) out_.mem[std::size_t(m)].sector.assign(std::size_t(sec_.sectors[m]), 0);
+  }
+  void set_part(PartAccesses* p) { part_ = p; }
+
+  // One access of n consecutive elements from a (memsys enables every word they span, one bank each).
+  void span(Port port, std::int64_t a, std::int64_t n) {
+    const int m = sec_.memory_of(a);
+    if (m < 0 || sec_.memory_of(a + n - 1) != m) {
+      ++out_.outside;
+      return;
+    }
+    const std::int64_t w0 = sec_.word_of(m, a), w1 = sec_.word_of(m, a + n - 1);
+    MemoryAccesses& ma = out_.mem[std::size_t(m)];
+    for (std::int64_t w = w0; w <= w1; ++w) ++ma.sector[std::size_t(sec_.sector_of_word(m, w))];
+    const long long words = w1 - w0 + 1;
+    switch (port) {
+      case kRead:
+        ma.eng_rd += words;
+        if (part_) part_->eng_rd[std::size_t(m)] += words;
+        break;
+      case kWrite:
+        ma.eng_wr += words;
+        if (part_) part_->eng_wr[std::size_t(m)] += words;
+        break;
+      case kDmaRead:
+        ma.dma_rd += 1;
+        if (part_) part_->dma_rd[std::size_t(m)] += 1;
+        break;
+      case kDmaWrite:
+        ma.dma_wr += 1;
+        if (part_) part_->dma_wr[std::size_t(m)] += 1;
+        break;
+    }
+  }
+
+ private:
+  SectorMap sec_;
+  AccessModel& out_;
+  PartAccesses* part_ = nullptr;
+};
+
+// A Gemm's port traffic (docs/rtl-engine.md), in the streamer's loop order: for b, for each block, for
+// k < k_chunks: the tiles' rows (tile reader), the block's data (gather unit or vector walker), the
+// issued vectors' init reads (chunk 0), and on the last chunk the writer's records.
+void gemm_accesses(const isa::Gemm& g, const isa::EngineDescriptor& d, int rows, int cols, Counter& c) {
+  const isa::TileSource& t = g.tile;
+  const isa::DataSource& s = g.data;
+  const isa::OutTarget& o = g.out;
+  if (!d.v_mode)
+    for (const isa::GatherElement& e : isa::gather_sequence(g, rows))
+      if (!e.zero) c.span(kRead, e.addr, 1);
+  const int group_rows = d.t_diag ? rows / std::max(1, t.diag_groups) : rows;
+  for (int b = 0; b < g.batch; ++b)
+    for (int m0 = 0; m0 < g.m_total; m0 += g.m_block) {
+      const int mb = std::min(g.m_block, g.m_total - m0);
+      for (int k = 0; k < g.k_chunks; ++k) {
+        for (int n = 0; n < g.n_tiles; ++n) {
+          const int lanes = std::min(cols, g.n_total - n * cols);
+          const std::int64_t tb = t.base + b * t.s_b + k * t.s_k + n * t.s_n;
+          for (int r = rows - 1; r >= 0; --r) {
+            if (d.t_diag) {
+              const int grp = r / group_rows, e = r % group_rows;
+              if (e < g.r_total && grp < g.n_total && grp < cols) c.span(kRead, tb + e * t.s_r, cols);
+              continue;
+            }
+            if (k * rows + r >= g.r_total) continue;
+            const std::int64_t ra = tb + r * t.s_r;
+            if (d.t_strided)
+              for (int col = 0; col < std::max(1, lanes); ++col) c.span(kRead, ra + col * t.s_c, cols);
+            else
+              c.span(kRead, ra, cols);
+          }
+          for (int mi = 0; mi < mb; ++mi) {
+            const int m = m0 + mi;
+            if (k == 0 && d.init_bias) c.span(kRead, g.init.base + std::int64_t(n) * cols, cols);
+            // brd always reads a row of `cols` psum codes; a per-output init uses lane 0.
+            if (k == 0 && d.init_out) c.span(kRead, g.init.base + b * g.init.s_b + m * g.init.s_m, cols);
+            if (k + 1 < g.k_chunks || g.acc_hold) continue;
+            const std::int64_t mbase = o.base + b * o.s_b + m * o.s_m;
+            if (o.select_mod > 0) {
+              const int mm = m % o.select_mod;
+              if (mm >= n * cols && mm < n * cols + cols && mm < g.n_total) c.span(kWrite, mbase, 1);
+            } else if (d.o_vec) {
+              if (lanes > 0) c.span(kWrite, mbase + std::int64_t(n) * cols, lanes);
+            } else {
+              for (int col = 0; col < lanes; ++col) {
+                const int out = n * cols + col;
+                c.span(kWrite, mbase + (out / o.o_div) * o.s_o1 + (out % o.o_div) * o.s_o2, 1);
+              }
+            }
+          }
+        }
+        if (d.v_mode)
+          for (int mi = 0; mi < mb; ++mi) c.span(kRead, s.base + b * s.s_b + (m0 + mi) * s.s_m + k * s.s_k, rows);
+      }
+    }
+}
+
+void activate_accesses(const isa::Activate& a, Counter& c) {
+  for (int v = 0; v < a.count; ++v) {
+    for (int e = 0; e < a.n; ++e) c.span(kRead, a.in_base + v * a.in_s_v + e * a.in_s_e, 1);
+    if (a.func == isa::Activate::Func::kNorm)
+      c.span(kWrite, a.out_base + v * a.out_s_v, 1);
+    else
+      for (int e = 0; e < a.n; ++e) c.span(kWrite, a.out_base + v * a.out_s_v + e * a.out_s_e, 1);
+  }
+}
+
+std::int64_t sext(std::uint32_t v, int bits) {
+  const std::int64_t x = std::int64_t(v) & ((std::int64_t{1} << bits) - 1);
+  return (x >> (bits - 1)) & 1 ? x - (std::int64_t{1} << bits) : x;
+}
+
+}  // namespace
+
+AccessModel count_accesses(const AccelConfig& cfg, const isa::Program& prog, const StreamedProgram& sp, const FrameProgram& fp) {
+  (void)prog;
+  AccessModel out;
+  out.parts.assign(sp.parts.size(), {});
+  Counter c(cfg, sp.map, out);
+  const int rows = cfg.array.rows, cols = cfg.array.cols;
+  for (std::size_t p = 0; p < sp.parts.size(); ++p) {
+    c.set_part(&out.parts[p]);
+    const isa::Instr& op = sp.parts[p].op;
+    if (const auto* g = std::get_if<isa::Gemm>(&op)) {
+      isa::EngineDescriptor d;
+      try {
+        d = isa::encode_engine(*g, rows, cols, cfg.accumulator.depth);
+      } catch (const std::invalid_argument& e) {
+        throw StreamError(fmt::format("access model: part {} ({}): {}", p, g->name, e.what()));
+      }
+      gemm_accesses(*g, d, rows, cols, c);
+    } else if (const auto* a = std::get_if<isa::Activate>(&op)) {
+      activate_accesses(*a, c);
+    } else if (const auto* f = std::get_if<isa::Fill>(&op)) {
+      for (std::int64_t e = 0; e < f->count; ++e) c.span(kWrite, f->base + e * f->stride, 1);
+    }
+  }
+  // DMA frames: loads belong to the next engine frame's part, stores to the last one's (as issued).
+  const int bits = fp.geometry.spm_addr_bits;
+  std::size_t engines = 0;
+  for (const isa::Frame& f : fp.frames) {
+    if (f.header.kind == isa::FrameKind::kEngine) ++engines;
+    if (f.header.kind != isa::FrameKind::kDma) continue;
+    const isa::DmaFields& d = f.dma;
+    const std::size_t part = d.store ? engines - 1 : engines;
+    c.set_part(part < out.parts.size() ? &out.parts[part] : nullptr);
+    for (std::uint32_t i2 = 0; i2 < d.count[2]; ++i2)
+      for (std::uint32_t i1 = 0; i1 < d.count[1]; ++i1)
+        for (std::uint32_t i0 = 0; i0 < d.count[0]; ++i0) {
+          const std::int64_t a = sext(std::uint32_t(std::int64_t(d.spm_addr) + i0 * sext(d.spm_stride[0], bits) +
+                                                    i1 * sext(d.spm_stride[1], bits) + i2 * sext(d.spm_stride[2], bits)),
+                                      bits);
+          // The beat lands in one word; (a, 1) places it there.
+          c.span(d.store ? kDmaRead : kDmaWrite, a < 0 ? a + (std::int64_t{1} << bits) : a, 1);
+        }
+  }
+  return out;
+}
+
+std::string access_text(const AccessModel& a) {
+  static const char* const names[3] = {"data", "weight", "acc"};
+  std::string s =
+      "# memsys counters the streamed program must produce (gen/compiler/access.hpp):\n"
+      "# mem NAME eng_rd eng_wr dma_rd dma_wr | sector NAME S accesses | part P eng_rd[3] eng_wr[3] dma_rd[3] dma_wr[3]\n";
+  for (int m = 0; m < 3; ++m) {
+    const MemoryAccesses& x = a.mem[std::size_t(m)];
+    s += fmt::format("mem {} {} {} {} {}\n", names[m], x.eng_rd, x.eng_wr, x.dma_rd, x.dma_wr);
+  }
+  for (int m = 0; m < 3; ++m)
+    for (std::size_t k = 0; k < a.mem[std::size_t(m)].sector.size(); ++k)
+      s += fmt::format("sector {} {} {}\n", names[m], k, a.mem[std::size_t(m)].sector[k]);
+  for (std::size_t p = 0; p < a.parts.size(); ++p) {
+    const PartAccesses& x = a.parts[p];
+    s += fmt::format("part {} {} {} {} {} {} {} {} {} {} {} {} {}\n", p, x.eng_rd[0], x.eng_rd[1], x.eng_rd[2], x.eng_wr[0],
+                     x.eng_wr[1], x.eng_wr[2], x.dma_rd[0], x.dma_rd[1], x.dma_rd[2], x.dma_wr[0], x.dma_wr[1], x.dma_wr[2]);
+  }
+  s += fmt::format("outside {}\n", a.outside);
+  return s;
+}
+
+}  // namespace capsgen

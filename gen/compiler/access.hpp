@@ -1,0 +1,46 @@
+// The on-chip memory accesses of a streamed program, counted the way capsgen_memsys's counters count
+// them (docs/rtl-memsys.md "Counters", docs/dse-memory.md section 6): per memory the engine's bank
+// reads and writes and the DMA's accesses, per sector the bank accesses of every port. The engine's
+// port traffic is enumerated from each part's engine descriptor with the rules of the RTL
+// (docs/rtl-engine.md: gather, vector walker, tile reader, bias and per-output init reads, writer,
+// activation pass), the DMA's from the frame program's decoded DMA frames (one access per beat).
+// tb_chip checks every figure against the chip's counters: they must agree exactly.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "compiler/frames.hpp"
+#include "compiler/stream.hpp"
+
+namespace capsgen {
+
+// Counter units: bank accesses (a vector read spanning 3 words counts 3), DMA accesses (one per beat).
+struct MemoryAccesses {
+  long long eng_rd = 0, eng_wr = 0, dma_rd = 0, dma_wr = 0;
+  std::vector<long long> sector;  // every port's bank accesses per sector
+};
+
+struct PartAccesses {
+  std::array<long long, 3> eng_rd{}, eng_wr{};  // per memory (data, weight, acc)
+  std::array<long long, 3> dma_rd{}, dma_wr{};  // the part's own moves (stores read, loads write)
+};
+
+struct AccessModel {
+  std::array<MemoryAccesses, 3> mem;
+  std::vector<PartAccesses> parts;  // per part of the streamed program
+  // Accesses the enumeration found outside every memory (a program the RTL would flag with err_o).
+  long long outside = 0;
+};
+
+// Counts the engine's accesses from each part's descriptor and the DMA's from `fp`'s DMA frames.
+// Throws StreamError naming the part for a part the encoder cannot express (a pending frame).
+AccessModel count_accesses(const AccelConfig& cfg, const isa::Program& prog, const StreamedProgram& sp,
+                           const FrameProgram& fp);
+
+// The model as `key value` lines for tb_chip (access.txt): totals per memory, per sector, per part.
+std::string access_text(const AccessModel& a);
+
+}  // namespace capsgen
