@@ -152,6 +152,8 @@ int dse_memory(const std::vector<std::string>& argv_in) {
       .option("max-sectors", "N", "largest sector count explored (power of two >= 2)", "512")
       .option("extra-sizes", "KIB,...", "sizes acceptable besides powers of two (DESCNet's; 'none')", "25,108,450,460")
       .option("seed", "N", "seed of the random weights used for quantization", "1")
+      .flag("descnet-sectors", "explore every sector count of sigma(s), also those that do not split a memory into\n"
+                               "whole words per bank and sector (capsgen generate cannot build those)")
       .flag("no-csv", "do not write configs.csv.gz")
       .flag("quiet", "no progress");
   if (!args.parse(argv)) {
@@ -179,6 +181,15 @@ int dse_memory(const std::vector<std::string>& argv_in) {
   DseOptions opt;
   opt.banks = w.cfg.scratchpad.data.present ? w.cfg.scratchpad.data.banks : w.cfg.array.rows;
   opt.max_sectors = int(max_sc);
+  if (!args.has("descnet-sectors")) {
+    // Sector counts the scratchpads can be built with: words of the preset's memories (the shared
+    // memory, absent from SEP presets, takes the data memory's words).
+    const ScratchpadConfig& sp = w.cfg.scratchpad;
+    const MemoryConfig& like = sp.data.present ? sp.data : sp.shared;
+    const MemoryConfig* mems[kMems] = {sp.shared.present ? &sp.shared : &like, sp.data.present ? &sp.data : &like,
+                                       sp.weight.present ? &sp.weight : &like, sp.acc.present ? &sp.acc : &like};
+    for (int m = 0; m < kMems; ++m) opt.word_bytes[std::size_t(m)] = std::max(1, mems[m]->width_bits / 8);
+  }
   if (const std::string ex = args.get("extra-sizes"); ex != "none") {
     std::size_t pos = 0;
     while (pos <= ex.size()) {
@@ -256,6 +267,7 @@ int dse_memory(const std::vector<std::string>& argv_in) {
   j["cacti"] = args.get_opt("cacti").value_or("");
   j["banks"] = opt.banks;
   j["max_sectors"] = opt.max_sectors;
+  j["buildable_sectors_only"] = !args.has("descnet-sectors");
   for (long long e : opt.extra_sizes) j["extra_sizes_kib"].push_back(e / 1024);
   j["threads"] = opt.threads;
   j["configurations"] = r.evaluated;

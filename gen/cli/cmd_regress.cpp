@@ -33,6 +33,7 @@
 #include "config/accel_config.hpp"
 #include "core/atomic_file.hpp"
 #include "core/input_error.hpp"
+#include "emit/chip.hpp"
 #include "emit/memsys.hpp"
 #include "emit/random_config.hpp"
 #include "model/network.hpp"
@@ -84,7 +85,7 @@ class FileNames : public Names {
     if (it == dram_reasons_.end()) {
       if (random_seed >= 0) random_config_path(random_seed);
       const AccelConfig cfg = random_seed >= 0 ? parse_accel_config(randoms_.at(random_seed), path) : load_accel_config(path);
-      it = dram_reasons_.emplace(path, emit::memsys_unsupported_reason(cfg)).first;
+      it = dram_reasons_.emplace(path, emit::chip_unsupported_reason(cfg)).first;
     }
     return it->second;
   }

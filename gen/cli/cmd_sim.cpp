@@ -34,6 +34,7 @@
 #include "core/atomic_file.hpp"
 #include "core/input_error.hpp"
 #include "emit/generate.hpp"
+#include "emit/chip.hpp"
 #include "emit/memsys.hpp"
 
 namespace capsgen::cli {
@@ -199,8 +200,8 @@ int cmd_sim(const std::vector<std::string>& argv) {
   const auto t_start = std::chrono::steady_clock::now();
   const WorkloadInput in = load_workload_input(args, "capsgen sim", false, "capsgen sim runs one image: --index K");
   const Workload& w = in.w;
-  if (chip && !emit::memsys_unsupported_reason(w.cfg).empty())
-    throw InputError(args.get("config"), 0, 0, "--memory dram", "no capsgen_chip for this preset: " + emit::memsys_unsupported_reason(w.cfg));
+  if (chip && !emit::chip_unsupported_reason(w.cfg).empty())
+    throw InputError(args.get("config"), 0, 0, "--memory dram", "no capsgen_chip for this preset: " + emit::chip_unsupported_reason(w.cfg));
   const fs::path work = args.get_opt("work").value_or("build/sim/" + w.cfg.name + (chip ? "-dram" : ""));
   const std::optional<std::string> trace = args.get_opt("trace");
   const fs::path report_md = args.get_opt("report").value_or((work / "report.md").string());

@@ -27,10 +27,15 @@ inline constexpr const char* kChipSummaryName = "chip.txt";
 // sector counts); capsgen::frame_geometry (the compiler's derivation) must equal it.
 isa::FrameGeometry chip_frame_geometry(const AccelConfig& cfg);
 
+// "" when capsgen_chip can be generated, else the reason naming the field: capsgen_memsys's
+// (memsys_unsupported_reason), or a power-gated memory with more sectors than a PMU frame's 32-bit
+// awake field holds.
+std::string chip_unsupported_reason(const AccelConfig& cfg);
+
 Module build_frame_sequencer(const AccelConfig& cfg);
 Module build_chip(const AccelConfig& cfg);
 std::string chip_summary(const AccelConfig& cfg);
-// capsgen_frame_seq, capsgen_chip and chip.txt where capsgen_memsys exists; otherwise chip.txt with the reason.
+// capsgen_frame_seq, capsgen_chip and chip.txt where chip_unsupported_reason() is empty; otherwise chip.txt with the reason.
 void emit_chip(const AccelConfig& cfg, Design& design);
 
 }  // namespace capsgen::emit

@@ -67,7 +67,7 @@ Design build_design(const AccelConfig& cfg) {
   return d;
 }
 
-std::vector<std::string> generate_rtl(const AccelConfig& cfg, const fs::path& out_dir_in) {
+std::vector<std::string> generate_rtl(const AccelConfig& cfg, const fs::path& out_dir_in, const std::vector<OutputFile>& extra) {
   if (out_dir_in.empty()) throw InputError("capsgen generate", 0, 0, "--out", "empty output directory");
   const fs::path out_dir = fs::absolute(out_dir_in).lexically_normal();
   const fs::path target = out_dir.has_filename() ? out_dir : out_dir.parent_path();
@@ -92,6 +92,10 @@ std::vector<std::string> generate_rtl(const AccelConfig& cfg, const fs::path& ou
   std::vector<std::string> written;
   try {
     for (const OutputFile& f : design.files()) {
+      write_file(tmp / f.name, f.contents);
+      written.push_back(f.name);
+    }
+    for (const OutputFile& f : extra) {
       write_file(tmp / f.name, f.contents);
       written.push_back(f.name);
     }

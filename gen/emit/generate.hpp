@@ -17,8 +17,10 @@ Design build_design(const AccelConfig& cfg);
 // in the order written. Atomic: everything goes into a temporary sibling directory that is renamed
 // into place at the end; on any error nothing is left behind and an existing out_dir is unchanged.
 // An existing out_dir is only replaced if it is empty or an earlier capsgen output (has files.f
-// starting with the capsgen header); otherwise InputError (field "--out").
-std::vector<std::string> generate_rtl(const AccelConfig& cfg, const std::filesystem::path& out_dir);
+// starting with the capsgen header); otherwise InputError (field "--out"). `extra` files (e.g. the
+// preset a configuration was derived into) are written with the RTL, atomically with it.
+std::vector<std::string> generate_rtl(const AccelConfig& cfg, const std::filesystem::path& out_dir,
+                                      const std::vector<OutputFile>& extra = {});
 
 // Name of the file list, and of the key/value description of the generated RTL for testbenches.
 inline constexpr const char* kFileListName = "files.f";

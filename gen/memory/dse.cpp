@@ -46,13 +46,16 @@ long long fit_size(long long x, const std::vector<long long>& extra) {
   return s;
 }
 
-std::vector<int> sector_pool(long long bytes, int max_sectors) {
+std::vector<int> sector_pool(long long bytes, int max_sectors, long long granule) {
   std::vector<int> out;
-  for (long long sc = 2; sc <= bytes / 128 && sc <= max_sectors; sc *= 2) out.push_back(int(sc));
+  for (long long sc = 2; sc <= bytes / 128 && sc <= max_sectors; sc *= 2)
+    if (granule <= 0 || bytes % (granule * sc) == 0) out.push_back(int(sc));
   return out;
 }
 
 namespace {
+
+long long granule(const DseOptions& opt, int m) { return (long long)opt.banks * opt.word_bytes[std::size_t(m)]; }
 
 // What one memory of a configuration sees per operation.
 struct MemLoad {
@@ -176,7 +179,7 @@ std::vector<Job> make_jobs(const std::vector<OpProfile>& ops, const DseOptions& 
     j.count = 1;
     if (option_pg(j.option))
       for (int m = 0; m < kMems; ++m)
-        if (j.bytes[m] > 0) j.count *= std::max<long long>(1, (long long)sector_pool(j.bytes[m], opt.max_sectors).size());
+        if (j.bytes[m] > 0) j.count *= std::max<long long>(1, (long long)sector_pool(j.bytes[m], opt.max_sectors, granule(opt, m)).size());
     j.first_id = id;
     id += j.count;
   }
@@ -249,7 +252,7 @@ DseResult run_dse(const std::vector<OpProfile>& ops, const TechParams& tech, con
         evals[m] = {MemEval{}};
         continue;
       }
-      pools[m] = option_pg(j.option) ? sector_pool(j.bytes[m], opt.max_sectors) : std::vector<int>{1};
+      pools[m] = option_pg(j.option) ? sector_pool(j.bytes[m], opt.max_sectors, granule(opt, m)) : std::vector<int>{1};
       if (pools[m].empty()) pools[m] = {1};
       for (int sc : pools[m]) evals[m].push_back(eval_mem(ops, tech, opt, loads[m], j.bytes[m], ports_of(m), sc));
     }

@@ -38,6 +38,9 @@ std::vector<OpProfile> profiles_from(const std::vector<OpStats>& stats);
 struct DseOptions {
   int banks = 16;            // per memory (DESCNet: one per array row/column)
   int max_sectors = 512;     // cap on sigma(s)
+  // Word bytes per memory (shared, data, weight, acc); > 0 keeps only the sector counts that split the
+  // memory into whole words (sector_pool's granule = banks x word bytes). 0: DESCNet's sigma(s) as is.
+  std::array<int, kMems> word_bytes{};
   // Sizes (bytes) acceptable besides the powers of two; DESCNet adds 25, 108, 450 and 460 KiB.
   std::vector<long long> extra_sizes;
   int threads = 1;
@@ -80,8 +83,10 @@ struct DseResult {
   std::vector<ConfigPoint> sample;  // every sample_every-th configuration, by id
 };
 
-// sigma(s): the powers of two in [2, s/128], at most max_sectors (DESCNet footnote 11).
-std::vector<int> sector_pool(long long bytes, int max_sectors);
+// sigma(s): the powers of two in [2, s/128], at most max_sectors (DESCNet footnote 11). With granule > 0
+// (banks x word bytes) only counts that split the memory into whole words per bank and sector, i.e.
+// bytes % (granule x sectors) == 0: what capsgen's scratchpads can be built with.
+std::vector<int> sector_pool(long long bytes, int max_sectors, long long granule = 0);
 // The smallest power of two >= x (x <= 0 gives 0), at least 1 KiB.
 long long pow2_size(long long x);
 // The smallest acceptable size >= x: pow2_size(x) or a smaller extra size >= x (DESCNet footnote 12).

@@ -1,0 +1,132 @@
+#include "cli/dse_pick.hpp"
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+#include <zlib.h>
+
+#include <array>
+#include <cstdlib>
+#include <sstream>
+#include <vector>
+
+#include "config/yaml_util.hpp"
+#include "core/input_error.hpp"
+
+namespace capsgen::cli {
+namespace {
+
+using namespace capsgen::memory;
+
+// The whole file, gunzipped when it is gzip (zlib reads plain files as they are).
+std::string read_maybe_gz(const std::string& path) {
+  gzFile f = gzopen(path.c_str(), "rb");
+  if (!f) throw InputError(path, 0, 0, "--dse", "cannot open file");
+  std::string out;
+  char buf[1 << 16];
+  int n = 0;
+  while ((n = gzread(f, buf, sizeof buf)) > 0) out.append(buf, std::size_t(n));
+  const bool bad = n < 0;
+  gzclose(f);
+  if (bad) throw InputError(path, 0, 0, "--dse", "not a readable CSV or gzip file");
+  return out;
+}
+
+std::vector<std::string> split(const std::string& line) {
+  std::vector<std::string> out;
+  std::stringstream ss(line);
+  for (std::string c; std::getline(ss, c, ',');) out.push_back(c);
+  return out;
+}
+
+}  // namespace
+
+DsePick read_dse_pick(const std::string& csv_path, long long id) {
+  const std::string text = read_maybe_gz(csv_path);
+  std::istringstream in(text);
+  std::string line;
+  const std::string want = csv_header().substr(0, csv_header().size() - 1);
+  if (!std::getline(in, line) || line != want)
+    throw InputError(csv_path, 1, 1, "header", "expected the header of capsgen dse memory's CSV: " + want);
+  const std::vector<std::string> cols = split(want);
+  int ln = 1;
+  while (std::getline(in, line)) {
+    ++ln;
+    if (line.empty()) continue;
+    const std::vector<std::string> f = split(line);
+    if (f.size() != cols.size())
+      throw InputError(csv_path, ln, 1, "row", fmt::format("{} columns, the header has {}", f.size(), cols.size()));
+    const auto num = [&](std::size_t i) {
+      char* end = nullptr;
+      const double v = std::strtod(f[i].c_str(), &end);
+      if (f[i].empty() || *end) throw InputError(csv_path, ln, 1, cols[i], fmt::format("not a number: '{}'", f[i]));
+      return v;
+    };
+    if ((long long)num(0) != id) continue;
+    DsePick p;
+    p.file = csv_path;
+    p.line = ln;
+    p.point.id = id;
+    p.point.option = -1;
+    for (int o = 0; o < kOptions; ++o)
+      if (f[1] == option_name(o)) p.point.option = o;
+    if (p.point.option < 0) throw InputError(csv_path, ln, 1, "option", fmt::format("unknown option '{}'", f[1]));
+    for (int m = 0; m < kMems; ++m) {
+      p.point.bytes[std::size_t(m)] = (long long)num(2 + 2 * std::size_t(m)) * 1024;
+      p.point.sectors[std::size_t(m)] = int(num(3 + 2 * std::size_t(m)));
+    }
+    p.point.area_mm2 = num(10);
+    p.point.dynamic_mj = num(11);
+    p.point.static_mj = num(12);
+    p.point.wakeup_mj = num(13) * 1e-6;
+    return p;
+  }
+  throw InputError(csv_path, 0, 0, "--dse-id", fmt::format("no configuration with id {} in the file", id));
+}
+
+std::string dse_preset_yaml(const std::string& preset_path, const DsePick& pick) {
+  const AccelConfig base = load_accel_config(preset_path);
+  YAML::Node root = yaml::parse(yaml::read_file(preset_path), preset_path);
+  const ConfigPoint& p = pick.point;
+  const int opt = p.option;
+  root["name"] = fmt::format("{}-dse{}", base.name, p.id);
+  root["description"] = fmt::format("{} with configuration {} ({}) of {} line {}", base.name, p.id, option_name(opt), pick.file,
+                                    pick.line);
+  YAML::Node sp = root["scratchpad"];
+  const SpmOrganization org = opt == kSep || opt == kSepPg ? SpmOrganization::Sep
+                              : opt == kSmp || opt == kSmpPg ? SpmOrganization::Smp
+                                                             : SpmOrganization::Hy;
+  sp["organization"] = to_string(org);
+  sp["power_gating"] = option_pg(opt);
+  const ScratchpadConfig& b = base.scratchpad;
+  const MemoryConfig& like = b.data.present ? b.data : b.shared;
+  const std::array<const MemoryConfig*, kMems> mems = {&b.shared, &b.data, &b.weight, &b.acc};
+  for (int m = 0; m < kMems; ++m) {
+    const char* name = mem_name(m);
+    if (p.bytes[std::size_t(m)] == 0) {
+      sp.remove(name);
+      continue;
+    }
+    const MemoryConfig& from = mems[std::size_t(m)]->present ? *mems[std::size_t(m)] : like;
+    YAML::Node n;
+    n["size_kib"] = p.bytes[std::size_t(m)] / 1024;
+    n["banks"] = from.banks;
+    n["sectors"] = std::max(1, p.sectors[std::size_t(m)]);
+    n["width_bits"] = from.width_bits;
+    sp[name] = n;
+  }
+  YAML::Emitter e;
+  e << root;
+  std::string text = fmt::format("# {}: preset {} with configuration {} ({}) of {} (line {}), written by capsgen generate --dse\n",
+                                 root["name"].as<std::string>(), preset_path, p.id, option_name(opt), pick.file, pick.line);
+  text += e.c_str();
+  text += "\n";
+  try {
+    (void)parse_accel_config(text, "preset.yaml");
+  } catch (const InputError& ex) {
+    throw InputError(pick.file, pick.line, 1, ex.field(),
+                     fmt::format("configuration {} cannot be built on preset {}: {}", p.id, base.name, ex.message()));
+  }
+  return text;
+}
+
+}  // namespace capsgen::cli
