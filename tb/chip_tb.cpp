@@ -84,11 +84,14 @@ struct Check {
   std::vector<long long> values;
 };
 // The memsys counters the streamed program must produce (access.txt, gen/compiler/access.hpp).
+constexpr int kMems = 4;  // data, weight, acc, shared (HY)
+const char* const kMemNames[kMems] = {"data", "weight", "acc", "shared"};
 struct AccessModel {
   bool present = false;
-  long long mem[3][4] = {};  // eng_rd eng_wr dma_rd dma_wr
-  std::vector<long long> sector[3];
-  std::vector<std::array<long long, 12>> parts;  // eng_rd[3] eng_wr[3] dma_rd[3] dma_wr[3]
+  int memories = 3;
+  long long mem[kMems][4] = {};  // eng_rd eng_wr dma_rd dma_wr
+  std::vector<long long> sector[kMems];
+  std::vector<std::vector<long long>> parts;  // eng_rd[M] eng_wr[M] dma_rd[M] dma_wr[M]
   long long outside = 0;
 };
 struct RdBurst {
@@ -317,10 +320,9 @@ class ChipTb {
   }
 
   void load_access(const std::string& path) {
-    static const char* const names[3] = {"data", "weight", "acc"};
     const auto mem_index = [&](const std::string& n) {
-      for (int m = 0; m < 3; ++m)
-        if (n == names[m]) return m;
+      for (int m = 0; m < kMems; ++m)
+        if (n == kMemNames[m]) return m;
       throw std::runtime_error(path + ": unknown memory '" + n + "'");
     };
     access_.present = true;
@@ -328,7 +330,9 @@ class ChipTb {
       std::istringstream ls(l);
       std::string kw, name;
       ls >> kw;
-      if (kw == "mem") {
+      if (kw == "memories") {
+        ls >> access_.memories;
+      } else if (kw == "mem") {
         ls >> name;
         const int m = mem_index(name);
         for (long long& v : access_.mem[m]) ls >> v;
@@ -342,7 +346,7 @@ class ChipTb {
       } else if (kw == "part") {
         std::size_t p = 0;
         ls >> p;
-        std::array<long long, 12> a{};
+        std::vector<long long> a(std::size_t(4 * access_.memories), 0);
         for (long long& v : a) ls >> v;
         if (access_.parts.size() <= p) access_.parts.resize(p + 1);
         access_.parts[p] = a;
@@ -353,48 +357,111 @@ class ChipTb {
     }
   }
 
+  // The chip's per-memory pins (m: data, weight, acc, shared); 0 for a pin the chip does not have (the
+  // shared memory's without HY, the acc memory's engine writes, the PMUs' without power gating).
+#define CAPSGEN_PIN(expr)                                             \
+  [&]() -> long long {                                                \
+    if constexpr (requires(Dut& x) { x.expr; }) return (long long)dut_->expr; \
+    else return 0;                                                    \
+  }()
+#define CAPSGEN_MEM_PIN(prefix, suffix)                                                      \
+  (m == 0 ? CAPSGEN_PIN(prefix##data##suffix) : m == 1 ? CAPSGEN_PIN(prefix##weight##suffix) \
+   : m == 2 ? CAPSGEN_PIN(prefix##acc##suffix) : CAPSGEN_PIN(prefix##shared##suffix))
+  // kind: 0 engine reads, 1 engine writes, 2 DMA reads, 3 DMA writes, 4 DMA waits.
+  long long mem_counter(int m, int kind) const {
+    switch (kind) {
+      case 0: return CAPSGEN_MEM_PIN(cnt_eng_rd_, _o);
+      case 1: return CAPSGEN_MEM_PIN(cnt_eng_wr_, _o);
+      case 2: return CAPSGEN_MEM_PIN(cnt_dma_rd_, _o);
+      case 3: return CAPSGEN_MEM_PIN(cnt_dma_wr_, _o);
+      default: return CAPSGEN_MEM_PIN(cnt_dma_wait_, _o);
+    }
+  }
+  long long pmu_wakes(int m) const { return CAPSGEN_MEM_PIN(pmu_, _wake_count_o); }
+  long long pmu_stall(int m) const { return CAPSGEN_MEM_PIN(pmu_, _stall_cycles_o); }
+#undef CAPSGEN_MEM_PIN
+#undef CAPSGEN_PIN
+  // A field of a wide per-sector pin (32 bits per sector, or one bit per sector).
+  template <class F>
+  std::uint64_t mem_field(int m, int lsb, int width, F&& f) const {
+    switch (m) {
+      case 0: return f(dut_->cnt_sector_data_o, lsb, width, 0);
+      case 1: return f(dut_->cnt_sector_weight_o, lsb, width, 1);
+      case 2: return f(dut_->cnt_sector_acc_o, lsb, width, 2);
+      default:
+        if constexpr (requires(Dut& x) { x.cnt_sector_shared_o; }) return f(dut_->cnt_sector_shared_o, lsb, width, 3);
+        return 0;
+    }
+  }
+  long long sector_counter(int m, int s) const {
+    return (long long)mem_field(m, 32 * s, 32, [](const auto& pin, int lsb, int w, int) { return tb::get(pin, lsb, w); });
+  }
+  std::uint64_t sector_asleep(int m) const {
+    if constexpr (requires(Dut& x) { x.sector_asleep_data_o; }) {
+      switch (m) {
+        case 0: return tb::get(dut_->sector_asleep_data_o, 0, sectors(0));
+        case 1: return tb::get(dut_->sector_asleep_weight_o, 0, sectors(1));
+        case 2: return tb::get(dut_->sector_asleep_acc_o, 0, sectors(2));
+        default:
+          if constexpr (requires(Dut& x) { x.sector_asleep_shared_o; }) return tb::get(dut_->sector_asleep_shared_o, 0, sectors(3));
+          return 0;
+      }
+    }
+    return 0;
+  }
+  long long pmu_asleep_cycles(int m, int s) const {
+    if constexpr (requires(Dut& x) { x.pmu_data_asleep_cycles_o; }) {
+      switch (m) {
+        case 0: return (long long)tb::get(dut_->pmu_data_asleep_cycles_o, 32 * s, 32);
+        case 1: return (long long)tb::get(dut_->pmu_weight_asleep_cycles_o, 32 * s, 32);
+        case 2: return (long long)tb::get(dut_->pmu_acc_asleep_cycles_o, 32 * s, 32);
+        default:
+          if constexpr (requires(Dut& x) { x.pmu_shared_asleep_cycles_o; })
+            return (long long)tb::get(dut_->pmu_shared_asleep_cycles_o, 32 * s, 32);
+          return 0;
+      }
+    }
+    return 0;
+  }
+  int memories() const { return kv_.str("organization") == "hy" ? 4 : 3; }
+
   // Every memsys counter against the access model (gen/compiler/access.hpp): they must agree exactly.
   void check_access_totals(std::uint64_t cyc) {
-    const auto& d = *dut_;
-    static const char* const names[3] = {"data", "weight", "acc"};
-    const long long got[3][4] = {{d.cnt_eng_rd_data_o, d.cnt_eng_wr_data_o, d.cnt_dma_rd_data_o, d.cnt_dma_wr_data_o},
-                                 {d.cnt_eng_rd_weight_o, d.cnt_eng_wr_weight_o, d.cnt_dma_rd_weight_o, d.cnt_dma_wr_weight_o},
-                                 {d.cnt_eng_rd_acc_o, 0, d.cnt_dma_rd_acc_o, d.cnt_dma_wr_acc_o}};
     static const char* const what[4] = {"engine bank reads", "engine bank writes", "DMA reads", "DMA writes"};
     report_.check(cyc, "access model: accesses outside every memory", 0, access_.outside);
-    for (int m = 0; m < 3; ++m) {
+    report_.check(cyc, "access model: memories", memories(), access_.memories);
+    for (int m = 0; m < memories(); ++m) {
       for (int k = 0; k < 4; ++k)
-        report_.check(cyc, std::string(names[m]) + " memory " + what[k] + " (memsys counter vs access model)", access_.mem[m][k], got[m][k]);
+        report_.check(cyc, std::string(kMemNames[m]) + " memory " + what[k] + " (memsys counter vs access model)", access_.mem[m][k],
+                      mem_counter(m, k));
       for (int s = 0; s < sectors(m); ++s) {
-        const long long c = (long long)(m == 0   ? tb::get(d.cnt_sector_data_o, 32 * s, 32)
-                                        : m == 1 ? tb::get(d.cnt_sector_weight_o, 32 * s, 32)
-                                                 : tb::get(d.cnt_sector_acc_o, 32 * s, 32));
         const long long want = std::size_t(s) < access_.sector[m].size() ? access_.sector[m][std::size_t(s)] : -1;
-        report_.check(cyc, std::string(names[m]) + " memory sector " + std::to_string(s) + " bank accesses (memsys counter vs access model)",
-                      want, c);
+        report_.check(cyc,
+                      std::string(kMemNames[m]) + " memory sector " + std::to_string(s) + " bank accesses (memsys counter vs access model)",
+                      want, sector_counter(m, s));
         ++access_checks_;
       }
       access_checks_ += 4;
     }
-    std::printf("stat access checks=%lld parts=%zu\n", access_checks_ + 5 * (long long)access_.parts.size(), access_.parts.size());
+    std::printf("stat access checks=%lld parts=%zu\n", access_checks_ + 2 * memories() * (long long)access_.parts.size(),
+                access_.parts.size());
   }
 
   // The engine's bank accesses of the part that finished (memsys counts them one cycle late, so this
   // runs one cycle after op_done_o: the last write was in the cycle before op_done_o, its count lands two
   // cycles later; the next part's first access, at the earliest in that cycle, lands two cycles after it).
   void check_part_accesses(std::uint64_t cyc, std::size_t p) {
-    const auto& d = *dut_;
-    const long long now[5] = {d.cnt_eng_rd_data_o, d.cnt_eng_rd_weight_o, d.cnt_eng_rd_acc_o, d.cnt_eng_wr_data_o,
-                              d.cnt_eng_wr_weight_o};
-    static const char* const what[5] = {"data reads", "weight reads", "acc reads", "data writes", "weight writes"};
-    static const int model_index[5] = {0, 1, 2, 3, 4};
-    for (int i = 0; i < 5; ++i) {
-      const long long got = (now[i] - eng_seen_[i]) & 0xFFFFFFFFLL;
-      eng_seen_[i] = now[i];
-      if (!access_.present || p >= access_.parts.size()) continue;
-      report_.check(cyc, "part " + std::to_string(p) + " (" + parts_[p].name + ") engine " + what[i] + " (memsys counter vs access model)",
-                    access_.parts[p][std::size_t(model_index[i])], got);
-    }
+    for (int m = 0; m < memories(); ++m)
+      for (int k = 0; k < 2; ++k) {
+        const long long now = mem_counter(m, k);
+        const long long got = (now - eng_seen_[m][k]) & 0xFFFFFFFFLL;
+        eng_seen_[m][k] = now;
+        if (!access_.present || p >= access_.parts.size()) continue;
+        report_.check(cyc,
+                      "part " + std::to_string(p) + " (" + parts_[p].name + ") engine " + kMemNames[m] + (k ? " writes" : " reads") +
+                          " (memsys counter vs access model)",
+                      access_.parts[p][std::size_t(k * access_.memories + m)], got);
+      }
   }
 
   std::uint8_t byte(std::uint32_t a) const { return a < dram_.size() ? dram_[a] : 0; }
@@ -485,26 +552,22 @@ class ChipTb {
   // Sector sleep and wake events (rising and falling sleep acknowledgements) for the coverage bins.
   void sample_sectors() {
     if constexpr (requires(Dut& d) { d.sector_asleep_data_o; }) {
-      const std::uint64_t now[3] = {tb::get(dut_->sector_asleep_data_o, 0, sectors(0)), tb::get(dut_->sector_asleep_weight_o, 0, sectors(1)),
-                                    tb::get(dut_->sector_asleep_acc_o, 0, sectors(2))};
-      for (int m = 0; m < 3; ++m) {
+      for (int m = 0; m < memories(); ++m) {
+        const std::uint64_t now = sector_asleep(m);
         if (sleeps_[m].empty()) {
           sleeps_[m].assign(std::size_t(sectors(m)), 0);
           wakes_[m].assign(std::size_t(sectors(m)), 0);
         }
         for (int s = 0; s < sectors(m); ++s) {
-          const bool was = (prev_asleep_[m] >> s) & 1, is = (now[m] >> s) & 1;
+          const bool was = (prev_asleep_[m] >> s) & 1, is = (now >> s) & 1;
           if (is && !was) ++sleeps_[m][std::size_t(s)];
           if (!is && was) ++wakes_[m][std::size_t(s)];
         }
-        prev_asleep_[m] = now[m];
+        prev_asleep_[m] = now;
       }
     }
   }
-  int sectors(int m) const {
-    static const char* const k[3] = {"sectors_data", "sectors_weight", "sectors_acc"};
-    return kv_.num(k[m]);
-  }
+  int sectors(int m) const { return kv_.num((std::string("sectors_") + kMemNames[m]).c_str()); }
 
   void finish(std::size_t store_i, std::size_t check_i, std::size_t part, long long dma_done, const std::vector<long long>& instr_cycles,
               const std::vector<long long>& instr_model) {
@@ -569,32 +632,27 @@ class ChipTb {
                 std::llround(en.act_standby + en.pre_standby), bytes > 0 ? std::llround(100.0 * en.total() / bytes) : 0LL,
                 std::llround(1000.0 * dram_model_.throughput_gbps()), run_ns > 0 ? std::llround(1000.0 * bytes / run_ns) : 0LL,
                 std::llround(1000.0 * spec_.peak_gbps()));
-    std::printf("stat memory name=data eng_rd=%u eng_wr=%u dma_rd=%u dma_wr=%u dma_wait=%u\n", d.cnt_eng_rd_data_o, d.cnt_eng_wr_data_o,
-                d.cnt_dma_rd_data_o, d.cnt_dma_wr_data_o, d.cnt_dma_wait_data_o);
-    std::printf("stat memory name=weight eng_rd=%u eng_wr=%u dma_rd=%u dma_wr=%u dma_wait=%u\n", d.cnt_eng_rd_weight_o,
-                d.cnt_eng_wr_weight_o, d.cnt_dma_rd_weight_o, d.cnt_dma_wr_weight_o, d.cnt_dma_wait_weight_o);
-    std::printf("stat memory name=acc eng_rd=%u eng_wr=0 dma_rd=%u dma_wr=%u dma_wait=%u\n", d.cnt_eng_rd_acc_o, d.cnt_dma_rd_acc_o,
-                d.cnt_dma_wr_acc_o, d.cnt_dma_wait_acc_o);
+    for (int m = 0; m < memories(); ++m)
+      std::printf("stat memory name=%s eng_rd=%lld eng_wr=%lld dma_rd=%lld dma_wr=%lld dma_wait=%lld\n", kMemNames[m], mem_counter(m, 0),
+                  mem_counter(m, 1), mem_counter(m, 2), mem_counter(m, 3), mem_counter(m, 4));
     std::printf("stat checks ops=%lld elements=%lld prediction=%lld golden=%lld\n", checked_ops_, checked_elements_, prediction_,
                 sum_.at("golden"));
     if constexpr (requires(Dut& x) { x.pmu_data_wake_count_o; }) {
-      const long long wakes = (long long)d.pmu_data_wake_count_o + d.pmu_weight_wake_count_o + d.pmu_acc_wake_count_o;
+      long long wakes = 0;
+      for (int m = 0; m < memories(); ++m) wakes += pmu_wakes(m);
       report_.check(cyc, "sector wake-ups (PMUs) vs the frame model", sum_.at("wakes"), wakes);
-      static const char* const names[3] = {"data", "weight", "acc"};
-      for (int m = 0; m < 3; ++m) {
+      for (int m = 0; m < memories(); ++m) {
         long long asleep = 0;
         for (int s = 0; s < sectors(m); ++s) {
-          const long long c = (long long)(m == 0   ? tb::get(d.pmu_data_asleep_cycles_o, 32 * s, 32)
-                                          : m == 1 ? tb::get(d.pmu_weight_asleep_cycles_o, 32 * s, 32)
-                                                   : tb::get(d.pmu_acc_asleep_cycles_o, 32 * s, 32));
+          const long long c = pmu_asleep_cycles(m, s);
           asleep += c;
-          std::printf("stat sector memory=%s sector=%d asleep_cycles=%lld sleeps=%lld wakes=%lld\n", names[m], s, c,
-                      sleeps_[m].empty() ? 0 : sleeps_[m][std::size_t(s)], wakes_[m].empty() ? 0 : wakes_[m][std::size_t(s)]);
-          std::printf("fcov pmu.%s.s%d.sleep %lld\n", names[m], s, sleeps_[m].empty() ? 0 : sleeps_[m][std::size_t(s)]);
-          std::printf("fcov pmu.%s.s%d.wake %lld\n", names[m], s, wakes_[m].empty() ? 0 : wakes_[m][std::size_t(s)]);
+          const long long sl = sleeps_[m].empty() ? 0 : sleeps_[m][std::size_t(s)], wk = wakes_[m].empty() ? 0 : wakes_[m][std::size_t(s)];
+          std::printf("stat sector memory=%s sector=%d asleep_cycles=%lld sleeps=%lld wakes=%lld\n", kMemNames[m], s, c, sl, wk);
+          std::printf("fcov pmu.%s.s%d.sleep %lld\n", kMemNames[m], s, sl);
+          std::printf("fcov pmu.%s.s%d.wake %lld\n", kMemNames[m], s, wk);
         }
-        const long long stall = m == 0 ? d.pmu_data_stall_cycles_o : m == 1 ? d.pmu_weight_stall_cycles_o : d.pmu_acc_stall_cycles_o;
-        std::printf("stat pmu memory=%s sectors=%d asleep_sector_cycles=%lld barrier_stall=%lld\n", names[m], sectors(m), asleep, stall);
+        std::printf("stat pmu memory=%s sectors=%d asleep_sector_cycles=%lld barrier_stall=%lld\n", kMemNames[m], sectors(m), asleep,
+                    pmu_stall(m));
       }
     }
   }
@@ -622,11 +680,11 @@ class ChipTb {
   std::vector<Check> checks_;
   long long stray_writes_ = 0, checked_ops_ = 0, checked_elements_ = 0, prediction_ = -1, prog_cycles_ = 0, engine_cycles_ = 0;
   long long part_wr_wait_ = 0, part_stall_[3] = {0, 0, 0};
-  std::uint64_t prev_asleep_[3] = {0, 0, 0};
-  std::vector<long long> sleeps_[3], wakes_[3];
+  std::uint64_t prev_asleep_[kMems] = {0, 0, 0, 0};
+  std::vector<long long> sleeps_[kMems], wakes_[kMems];
   AccessModel access_;
   std::deque<std::pair<std::uint64_t, std::size_t>> snap_;  // (cycle, part): engine counters to check
-  long long eng_seen_[5] = {0, 0, 0, 0, 0};
+  long long eng_seen_[kMems][2] = {};
   long long access_checks_ = 0;
 };
 

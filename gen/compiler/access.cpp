@@ -16,7 +16,8 @@ enum Port { kRead, kWrite, kDmaRead, kDmaWrite };
 class Counter {
  public:
   Counter(const AccelConfig& cfg, const OnchipMap& map, AccessModel& out) : sec_(cfg, map), out_(out) {
-    for (int m = 0; m < 3; ++m) out_.mem[std::size_t(m)].sector.assign(std::size_t(sec_.sectors[m]), 0);
+    for (int m = 0; m < kOnchipMemories; ++m)
+      if (map.elements[m] > 0) out_.mem[std::size_t(m)].sector.assign(std::size_t(sec_.sectors[m]), 0);
   }
   void set_part(PartAccesses* p) { part_ = p; }
 
@@ -177,21 +178,24 @@ AccessModel count_accesses(const AccelConfig& cfg, const isa::Program& prog, con
 }
 
 std::string access_text(const AccessModel& a) {
-  static const char* const names[3] = {"data", "weight", "acc"};
+  const int mems = a.mem[3].sector.empty() ? 3 : 4;
   std::string s =
       "# memsys counters the streamed program must produce (gen/compiler/access.hpp):\n"
-      "# mem NAME eng_rd eng_wr dma_rd dma_wr | sector NAME S accesses | part P eng_rd[3] eng_wr[3] dma_rd[3] dma_wr[3]\n";
-  for (int m = 0; m < 3; ++m) {
+      "# mem NAME eng_rd eng_wr dma_rd dma_wr | sector NAME S accesses | part P eng_rd[M] eng_wr[M] dma_rd[M] dma_wr[M]\n";
+  s += fmt::format("memories {}\n", mems);
+  for (int m = 0; m < mems; ++m) {
     const MemoryAccesses& x = a.mem[std::size_t(m)];
-    s += fmt::format("mem {} {} {} {} {}\n", names[m], x.eng_rd, x.eng_wr, x.dma_rd, x.dma_wr);
+    s += fmt::format("mem {} {} {} {} {}\n", to_string(Onchip(m)), x.eng_rd, x.eng_wr, x.dma_rd, x.dma_wr);
   }
-  for (int m = 0; m < 3; ++m)
+  for (int m = 0; m < mems; ++m)
     for (std::size_t k = 0; k < a.mem[std::size_t(m)].sector.size(); ++k)
-      s += fmt::format("sector {} {} {}\n", names[m], k, a.mem[std::size_t(m)].sector[k]);
+      s += fmt::format("sector {} {} {}\n", to_string(Onchip(m)), k, a.mem[std::size_t(m)].sector[k]);
   for (std::size_t p = 0; p < a.parts.size(); ++p) {
     const PartAccesses& x = a.parts[p];
-    s += fmt::format("part {} {} {} {} {} {} {} {} {} {} {} {} {}\n", p, x.eng_rd[0], x.eng_rd[1], x.eng_rd[2], x.eng_wr[0],
-                     x.eng_wr[1], x.eng_wr[2], x.dma_rd[0], x.dma_rd[1], x.dma_rd[2], x.dma_wr[0], x.dma_wr[1], x.dma_wr[2]);
+    s += fmt::format("part {}", p);
+    for (const auto* v : {&x.eng_rd, &x.eng_wr, &x.dma_rd, &x.dma_wr})
+      for (int m = 0; m < mems; ++m) s += fmt::format(" {}", (*v)[std::size_t(m)]);
+    s += "\n";
   }
   s += fmt::format("outside {}\n", a.outside);
   return s;

@@ -24,12 +24,12 @@ struct MemoryAccesses {
 };
 
 struct PartAccesses {
-  std::array<long long, 3> eng_rd{}, eng_wr{};  // per memory (data, weight, acc)
-  std::array<long long, 3> dma_rd{}, dma_wr{};  // the part's own moves (stores read, loads write)
+  std::array<long long, kOnchipMemories> eng_rd{}, eng_wr{};  // per memory (data, weight, acc, shared)
+  std::array<long long, kOnchipMemories> dma_rd{}, dma_wr{};  // the part's own moves (stores read, loads write)
 };
 
 struct AccessModel {
-  std::array<MemoryAccesses, 3> mem;
+  std::array<MemoryAccesses, kOnchipMemories> mem;  // the shared memory's stays empty without HY
   std::vector<PartAccesses> parts;  // per part of the streamed program
   // Accesses the enumeration found outside every memory (a program the RTL would flag with err_o).
   long long outside = 0;
@@ -40,7 +40,8 @@ struct AccessModel {
 AccessModel count_accesses(const AccelConfig& cfg, const isa::Program& prog, const StreamedProgram& sp,
                            const FrameProgram& fp);
 
-// The model as `key value` lines for tb_chip (access.txt): totals per memory, per sector, per part.
+// The model as lines for tb_chip (access.txt): totals per memory, per sector, per part (the memories of
+// the organization only: the shared memory with HY).
 std::string access_text(const AccessModel& a);
 
 }  // namespace capsgen

@@ -17,10 +17,10 @@ int clog2(long long n) {
   return b;
 }
 
-using Mask = std::array<std::uint32_t, 3>;
+using Mask = std::array<std::uint32_t, kOnchipMemories>;
 
 Mask operator|(Mask a, const Mask& b) {
-  for (int i = 0; i < 3; ++i) a[i] |= b[i];
+  for (int i = 0; i < kOnchipMemories; ++i) a[std::size_t(i)] |= b[std::size_t(i)];
   return a;
 }
 
@@ -31,7 +31,7 @@ void add_sector(const SectorMap& sec, std::int64_t a, Mask& mask) {
 }
 
 Mask move_mask(const SectorMap& sec, const Move& m) {
-  Mask k{0, 0, 0};
+  Mask k{};
   for_each_move_element(m, [&](std::int64_t, std::int64_t c) { add_sector(sec, c, k); });
   return k;
 }
@@ -90,13 +90,14 @@ isa::FrameGeometry frame_geometry(const AccelConfig& cfg) {
   g.spm_addr_bits = std::max(1, clog2(map.size()));
   g.len_bits = clog2(cfg.offchip.max_burst + 1LL);
   const ScratchpadConfig& s = cfg.scratchpad;
-  const MemoryConfig* mems[3] = {&s.data, &s.weight, &s.acc};
+  const MemoryConfig* mems[kOnchipMemories] = {&s.data, &s.weight, &s.acc, &s.shared};
   int widest = 8;
-  for (const MemoryConfig* m : mems) widest = std::max(widest, m->width_bits);
+  for (int i = 0; i < kOnchipMemories; ++i)
+    if (map.elements[i] > 0) widest = std::max(widest, mems[i]->width_bits);
   g.max_size = clog2(widest / 8);
   g.size_bits = std::max(1, clog2(g.max_size + 1LL));
-  for (int i = 0; i < 3; ++i) {
-    g.sectors[i] = s.power_gating ? std::max(1, mems[i]->sectors) : 0;
+  for (int i = 0; i < kOnchipMemories; ++i) {
+    g.sectors[i] = s.power_gating && map.elements[i] > 0 ? std::max(1, mems[i]->sectors) : 0;
     if (g.sectors[i] > 32)
       throw StreamError(fmt::format("frames: the {} memory has {} sectors, more than a PMU frame's 32-bit awake field",
                                     to_string(Onchip(i)), g.sectors[i]));
@@ -254,7 +255,7 @@ FrameProgram build_frame_program(const AccelConfig& cfg, const isa::Program& pro
   const std::size_t n = sp.parts.size();
   // Sectors of each part: every on-chip element its loads and stores touch (its engine accesses lie
   // in those buffers; run_frame_program checks it).
-  std::vector<Mask> part_mask(n, Mask{0, 0, 0});
+  std::vector<Mask> part_mask(n, Mask{});
   for (std::size_t p = 0; p < n; ++p) {
     for (const Move& m : sp.parts[p].loads) part_mask[p] = part_mask[p] | move_mask(sec, m);
     for (const Move& m : sp.parts[p].stores) part_mask[p] = part_mask[p] | move_mask(sec, m);
@@ -263,11 +264,11 @@ FrameProgram build_frame_program(const AccelConfig& cfg, const isa::Program& pro
   std::vector<Mask> dma_masks;
   std::size_t dma_done = 0;
   bool engine_busy = false;
-  Mask engine_mask{0, 0, 0};
-  Mask awake{0, 0, 0};  // what the last PMU frame keeps awake (at reset: everything)
-  for (int i = 0; i < 3; ++i) awake[std::size_t(i)] = g.sectors[i] >= 32 ? 0xFFFFFFFFu : (1u << g.sectors[i]) - 1;
+  Mask engine_mask{};
+  Mask awake{};  // what the last PMU frame keeps awake (at reset: everything)
+  for (int i = 0; i < kOnchipMemories; ++i) awake[std::size_t(i)] = g.sectors[i] >= 32 ? 0xFFFFFFFFu : (1u << g.sectors[i]) - 1;
   const auto inflight = [&] {
-    Mask k{0, 0, 0};
+    Mask k{};
     for (std::size_t i = dma_done; i < dma_masks.size(); ++i) k = k | dma_masks[i];
     if (engine_busy) k = k | engine_mask;
     return k;
@@ -275,7 +276,7 @@ FrameProgram build_frame_program(const AccelConfig& cfg, const isa::Program& pro
   const auto pmu = [&](Mask m, bool wait) {
     isa::Frame f;
     f.header.kind = isa::FrameKind::kPmu;
-    for (int i = 0; i < 3; ++i) f.pmu.awake[i] = m[std::size_t(i)];
+    for (int i = 0; i < kOnchipMemories; ++i) f.pmu.awake[i] = m[std::size_t(i)];
     f.pmu.wait = wait;
     fp.frames.push_back(f);
     fp.pmu += 1;
@@ -302,7 +303,7 @@ FrameProgram build_frame_program(const AccelConfig& cfg, const isa::Program& pro
     Mask want = inflight() | part_mask[p];
     if (next) want = want | part_mask[p + 1];
     bool woke = false;
-    for (int i = 0; i < 3; ++i) woke |= (want[std::size_t(i)] & ~awake[std::size_t(i)]) != 0;
+    for (int i = 0; i < kOnchipMemories; ++i) woke |= (want[std::size_t(i)] & ~awake[std::size_t(i)]) != 0;
     if (g.power_gating() && want != awake) pmu(want, false);
     // Engine p.
     isa::Frame e;
@@ -358,13 +359,13 @@ FrameCheck run_frame_program(const AccelConfig& cfg, const isa::Program& prog, c
   // Last DMA frame that wrote (load) / read (store) an element; last engine frame that read / wrote it.
   std::vector<long long> load_by(size, -1), store_by(size, -1), eng_read(size, -1), eng_write(size, -1);
   // Sector state: 0 asleep, 1 woken by a prefetch (not usable yet), 2 usable. At reset all usable.
-  std::array<std::vector<std::uint8_t>, 3> state;
-  for (int m = 0; m < 3; ++m) state[std::size_t(m)].assign(std::size_t(std::max(1, g.sectors[m])), 2);
+  std::array<std::vector<std::uint8_t>, kOnchipMemories> state;
+  for (int m = 0; m < kOnchipMemories; ++m) state[std::size_t(m)].assign(std::size_t(std::max(1, g.sectors[m])), 2);
   std::vector<Mask> dma_masks;
   std::size_t dma_done = 0;
   long long engine = -1;
   bool engine_busy = false;
-  Mask engine_mask{0, 0, 0};
+  Mask engine_mask{};
   FrameCheck ck;
   std::size_t part = 0;
   isa::AccState accs;  // the engine's accumulators, carried from engine frame to engine frame
@@ -385,7 +386,7 @@ FrameCheck run_frame_program(const AccelConfig& cfg, const isa::Program& prog, c
       const isa::DmaFields& d = f.dma;
       if (f.header.wait_engine) engine_busy = false;
       const int moved = d.widen ? 1 : 1 << std::min<std::uint32_t>(d.size, std::uint32_t(g.max_size));  // bytes per beat
-      Mask mask{0, 0, 0};
+      Mask mask{};
       for (std::uint32_t i2 = 0; i2 < d.count[2]; ++i2)
         for (std::uint32_t i1 = 0; i1 < d.count[1]; ++i1)
           for (std::uint32_t i0 = 0; i0 < d.count[0]; ++i0) {
@@ -443,7 +444,7 @@ FrameCheck run_frame_program(const AccelConfig& cfg, const isa::Program& prog, c
       dma_done = std::max(dma_done, dma_masks.size() - f.header.wait_dma);
       engine = (long long)fi;
       engine_busy = true;
-      engine_mask = Mask{0, 0, 0};
+      engine_mask = Mask{};
       const long long first_open = (long long)dma_done;  // DMA frames from here on may still be running
       const auto overlap = [&](std::size_t ci) {
         return (load_by[ci] >= first_open) || (store_by[ci] >= first_open);
@@ -476,10 +477,10 @@ FrameCheck run_frame_program(const AccelConfig& cfg, const isa::Program& prog, c
       part += 1;
       ck.engine += 1;
     } else {  // PMU
-      Mask inflight{0, 0, 0};
+      Mask inflight{};
       for (std::size_t i = dma_done; i < dma_masks.size(); ++i) inflight = inflight | dma_masks[i];
       if (engine_busy) inflight = inflight | engine_mask;
-      for (int m = 0; m < 3; ++m)
+      for (int m = 0; m < kOnchipMemories; ++m)
         for (int s = 0; s < g.sectors[m]; ++s) {
           auto& st = state[std::size_t(m)][std::size_t(s)];
           if ((f.pmu.awake[m] >> s) & 1) {

@@ -17,20 +17,27 @@ const char* to_string(Onchip m) {
     case Onchip::kData: return "data";
     case Onchip::kWeight: return "weight";
     case Onchip::kAcc: return "acc";
+    case Onchip::kShared: return "shared";
   }
   return "?";
 }
 
 OnchipMap OnchipMap::from_config(const AccelConfig& cfg) {
   const ScratchpadConfig& s = cfg.scratchpad;
-  if (s.organization != SpmOrganization::Sep)
-    throw StreamError(fmt::format("streaming supports the sep scratchpad organization only (preset {}: {})", cfg.name,
-                                  to_string(s.organization)));
+  if (s.organization == SpmOrganization::Smp)
+    throw StreamError(fmt::format("streaming supports the sep and hy scratchpad organizations (preset {}: smp; its psum "
+                                  "codes would need 32-bit lanes in the shared memory)",
+                                  cfg.name));
   OnchipMap m;
-  const MemoryConfig* mems[3] = {&s.data, &s.weight, &s.acc};
+  const bool hy = s.organization == SpmOrganization::Hy;
+  const MemoryConfig* mems[kOnchipMemories] = {&s.data, &s.weight, &s.acc, &s.shared};
   std::int64_t base = 0;
-  for (int i = 0; i < 3; ++i) {
+  for (int i = 0; i < kOnchipMemories; ++i) {
     const int lane_bytes = i == 2 ? 4 : 1;
+    if (i == 3 && !hy) {
+      m.base[i] = base;
+      continue;
+    }
     m.base[i] = base;
     m.elements[i] = std::int64_t(mems[i]->size_kib) * 1024 / lane_bytes;
     m.word_elements[i] = std::max(1, mems[i]->width_bits / (8 * lane_bytes));
@@ -42,8 +49,9 @@ OnchipMap OnchipMap::from_config(const AccelConfig& cfg) {
 SectorMap::SectorMap(const AccelConfig& cfg, const OnchipMap& m) : map(m) {
   const ScratchpadConfig& s = cfg.scratchpad;
   gating = s.power_gating;
-  const MemoryConfig* mems[3] = {&s.data, &s.weight, &s.acc};
-  for (int i = 0; i < 3; ++i) {
+  const MemoryConfig* mems[kOnchipMemories] = {&s.data, &s.weight, &s.acc, &s.shared};
+  for (int i = 0; i < kOnchipMemories; ++i) {
+    if (!mems[i]->present) continue;
     banks[i] = std::max(1, mems[i]->banks);
     sectors[i] = std::max(1, mems[i]->sectors);
     const std::int64_t sector_bytes = std::int64_t(banks[i]) * sectors[i] * (mems[i]->width_bits / 8);
@@ -52,7 +60,7 @@ SectorMap::SectorMap(const AccelConfig& cfg, const OnchipMap& m) : map(m) {
 }
 
 int SectorMap::memory_of(std::int64_t a) const {
-  for (int m = 0; m < 3; ++m)
+  for (int m = 0; m < kOnchipMemories; ++m)
     if (a >= map.base[m] && a < map.base[m] + map.elements[m]) return m;
   return -1;
 }
@@ -158,10 +166,13 @@ void add_moves(const Box& b, std::int64_t chip, Onchip mem, bool store, bool wid
 
 std::int64_t align_up(std::int64_t x, std::int64_t a) { return (x + a - 1) / a * a; }
 
-// Buffers of one part in one memory: each starts on a scratchpad word.
+// Buffers of one part in one memory: each starts on a scratchpad word. With HY (docs/memory-system.md
+// section 2.1) the data and weight placers overflow into the shared memory: a buffer that does not fit
+// what is left of the separate memory's half goes to the shared memory's half (DESCNet Fig. 29, per
+// buffer: an engine access never spans two memories).
 class Placer {
  public:
-  Placer(const OnchipMap& map, Onchip m, int half) : map_(map), m_(m) {
+  Placer(const OnchipMap& map, Onchip m, int half, Placer* overflow = nullptr) : map_(map), m_(m), overflow_(overflow) {
     begin_ = map.base[int(m)] + half * map.half(m);
     next_ = begin_;
   }
@@ -173,6 +184,7 @@ class Placer {
   bool fits() const { return next_ - begin_ <= map_.half(m_); }
   // An input buffer: placed, and brought in by DMA moves before the part.
   std::int64_t load(const Box& b, Part& part, bool widen = false) {
+    if (Placer* o = spill(b.size())) return o->load(b, part, widen);
     const std::int64_t at = place(b.size());
     add_moves(b, at, m_, false, widen, part.loads);
     return at;
@@ -181,6 +193,7 @@ class Placer {
   // part. A box the part does not write completely is loaded first (read-modify-write), so the
   // store returns the elements it did not write unchanged.
   std::int64_t store(const Box& b, std::int64_t written, Part& part) {
+    if (Placer* o = spill(b.size())) return o->store(b, written, part);
     const std::int64_t at = place(b.size());
     if (b.size() != written) add_moves(b, at, m_, false, false, part.loads);
     add_moves(b, at, m_, true, false, part.stores);
@@ -188,8 +201,13 @@ class Placer {
   }
 
  private:
+  // The overflow placer when a buffer of `size` elements does not fit the rest of this half.
+  Placer* spill(std::int64_t size) const {
+    return overflow_ && next_ + size - begin_ > map_.half(m_) ? overflow_ : nullptr;
+  }
   const OnchipMap& map_;
   Onchip m_;
+  Placer* overflow_ = nullptr;
   std::int64_t begin_ = 0, next_ = 0;
 };
 
@@ -242,7 +260,9 @@ Built build_gemm_part(const isa::Program& prog, const OnchipMap& map, const Acce
   p.r_total = std::min(g.r_total - k0 * R, nk * R);
   const int o_lo = n0 * C, o_hi = std::min((n0 + nn) * C, g.n_total);
   p.n_total = o_hi - o_lo;
-  Placer data(map, Onchip::kData, half), weight(map, Onchip::kWeight, half), acc(map, Onchip::kAcc, half);
+  Placer shared(map, Onchip::kShared, half);
+  Placer* spill = map.has_shared() ? &shared : nullptr;
+  Placer data(map, Onchip::kData, half, spill), weight(map, Onchip::kWeight, half, spill), acc(map, Onchip::kAcc, half);
 
   // Tiles (b, k, n) of the part's ranges.
   {
@@ -340,7 +360,7 @@ Built build_gemm_part(const isa::Program& prog, const OnchipMap& map, const Acce
   }
   out.part.op = p;
   out.part.half = half;
-  out.fits = data.fits() && weight.fits() && acc.fits();
+  out.fits = data.fits() && weight.fits() && acc.fits() && shared.fits();
   return out;
 }
 
@@ -483,7 +503,9 @@ void stream_gemm(const AccelConfig& cfg, const isa::Program& prog, const OnchipM
 // writes only partly) in the weight half.
 void stream_activate(const OnchipMap& map, std::size_t index, const isa::Activate& a, StreamedProgram& sp) {
   const auto build = [&](int half, int v0, int nv, Part& part) {
-    Placer data(map, Onchip::kData, half), weight(map, Onchip::kWeight, half);
+    Placer shared(map, Onchip::kShared, half);
+    Placer* spill = map.has_shared() ? &shared : nullptr;
+    Placer data(map, Onchip::kData, half, spill), weight(map, Onchip::kWeight, half, spill);
     isa::Activate p = a;
     p.count = nv;
     const Box in = make_box(a.in_base + v0 * a.in_s_v, {{nv, a.in_s_v}, {a.n, a.in_s_e}});
@@ -499,7 +521,7 @@ void stream_activate(const OnchipMap& map, std::size_t index, const isa::Activat
     p.out_s_e = out.chip_stride(norm ? 1 : a.n, a.out_s_e);
     part.op = p;
     part.half = half;
-    return data.fits() && weight.fits();
+    return data.fits() && weight.fits() && shared.fits();
   };
   int nv = a.count;
   for (;;) {
@@ -521,19 +543,21 @@ void stream_activate(const OnchipMap& map, std::size_t index, const isa::Activat
 }
 
 void stream_fill(const OnchipMap& map, std::size_t index, const isa::Fill& f, StreamedProgram& sp) {
-  // Elements per part: the box of ne elements at stride s spans (ne - 1) * s + 1, in the weight half.
-  const std::int64_t half = map.half(Onchip::kWeight);
+  // Elements per part: the box of ne elements at stride s spans (ne - 1) * s + 1, in the weight half
+  // (with HY the shared half when it is larger).
+  const std::int64_t half = std::max(map.half(Onchip::kWeight), map.half(Onchip::kShared));
   const std::int64_t per_part = f.stride <= 0 ? f.count : std::max<std::int64_t>(1, (half - 1) / f.stride + 1);
   for (std::int64_t e0 = 0; e0 < f.count; e0 += per_part) {
     const std::int64_t ne = std::min(per_part, f.count - e0);
     Part part;
     part.instr = index;
     part.half = int(sp.parts.size() % 2);
-    Placer weight(map, Onchip::kWeight, part.half);
+    Placer shared(map, Onchip::kShared, part.half);
+    Placer weight(map, Onchip::kWeight, part.half, map.has_shared() ? &shared : nullptr);
     isa::Fill p = f;
     const Box b = make_box(f.base + e0 * f.stride, {{ne, f.stride}});
     const std::int64_t at = weight.store(b, ne, part);
-    if (!weight.fits())
+    if (!weight.fits() || !shared.fits())
       throw StreamError(fmt::format("{}: a fill part does not fit half of the weight memory ({} elements)", f.name, half));
     p.base = at;
     p.count = ne;
@@ -648,7 +672,7 @@ StreamStats execute_streamed(const AccelConfig& cfg, const isa::Program& prog, c
         fmt::format("part {} ({} of instruction {})", pi, isa::instr_name(part.op), part.instr);
     // The part's half of memory m.
     const auto in_half = [&](std::int64_t a, Onchip* mem) {
-      for (int m = 0; m < 3; ++m) {
+      for (int m = 0; m < kOnchipMemories; ++m) {
         const std::int64_t lo = map.base[m] + part.half * map.half(Onchip(m));
         if (a >= lo && a < lo + map.half(Onchip(m))) {
           if (mem) *mem = Onchip(m);
@@ -668,25 +692,26 @@ StreamStats execute_streamed(const AccelConfig& cfg, const isa::Program& prog, c
         chip[std::size_t(c)] = (d >= 0 && d < std::int64_t(dram.size())) ? dram[std::size_t(d)] : 0;
         defined[std::size_t(c)] = 1;
       });
-    // Activate reads its vectors through drd: the data memory only (its results are in the weight
-    // memory, which no engine port reads during the pass).
+    // Activate reads its vectors through drd: the data memory (with HY also the shared memory's drd
+    // port); its results are in the weight memory, which no engine port reads during the pass, or in
+    // the shared memory through the port the tile reader leaves idle then.
     const bool activate = std::holds_alternative<isa::Activate>(part.op);
     const auto read = [&](std::int64_t a) -> std::int64_t {
       Onchip mem;
       if (!in_half(a, &mem) || !defined[std::size_t(a)])
         throw StreamError(fmt::format("{}: engine read of on-chip element {} that no move of the part loaded", where, a));
-      if (activate && mem != Onchip::kData)
+      if (activate && mem != Onchip::kData && mem != Onchip::kShared)
         throw StreamError(
             fmt::format("{}: activation read of on-chip element {} in the {} memory, not the data memory", where, a,
                         to_string(mem)));
       return chip[std::size_t(a)];
     };
     // Where the engine's results go (docs/memory-system.md section 2): Gemm results to the data
-    // memory, Activate and Fill results to the weight memory.
+    // memory, Activate and Fill results to the weight memory; with HY either may be in the shared one.
     const Onchip result_mem = std::holds_alternative<isa::Gemm>(part.op) ? Onchip::kData : Onchip::kWeight;
     const auto write = [&](std::int64_t a, std::int64_t v) {
       Onchip mem;
-      if (!in_half(a, &mem) || mem != result_mem)
+      if (!in_half(a, &mem) || (mem != result_mem && mem != Onchip::kShared))
         throw StreamError(fmt::format("{}: engine write to on-chip element {} outside its half of the {} memory", where,
                                       a, to_string(result_mem)));
       chip[std::size_t(a)] = std::int32_t(v);

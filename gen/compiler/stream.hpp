@@ -17,28 +17,32 @@
 
 namespace capsgen {
 
-// The on-chip memories the engine's ports reach (SEP, docs/memory-system.md section 2).
-enum class Onchip { kData = 0, kWeight = 1, kAcc = 2 };
+// The on-chip memories the engine's ports reach (docs/memory-system.md section 2): SEP's three, and
+// with HY the shared memory beside them (section 2.1).
+enum class Onchip { kData = 0, kWeight = 1, kAcc = 2, kShared = 3 };
+inline constexpr int kOnchipMemories = 4;
 const char* to_string(Onchip m);
 
-// The on-chip element space: memory m holds elements [base[m], base[m] + elements[m]); data and
-// weight memories one code per byte, the acc memory one psum code per 32-bit lane.
+// The on-chip element space: memory m holds elements [base[m], base[m] + elements[m]) (in the order
+// data, weight, acc, shared; the shared memory has 0 elements without HY); data, weight and shared
+// memories one code per byte, the acc memory one psum code per 32-bit lane.
 struct OnchipMap {
-  std::int64_t base[3] = {0, 0, 0};
-  std::int64_t elements[3] = {0, 0, 0};
-  int word_elements[3] = {1, 1, 1};  // elements per scratchpad word
+  std::int64_t base[kOnchipMemories] = {0, 0, 0, 0};
+  std::int64_t elements[kOnchipMemories] = {0, 0, 0, 0};
+  int word_elements[kOnchipMemories] = {1, 1, 1, 1};  // elements per scratchpad word
   std::int64_t half(Onchip m) const { return elements[int(m)] / 2; }
-  std::int64_t size() const { return base[2] + elements[2]; }
-  // Throws StreamError for an organization other than SEP.
+  std::int64_t size() const { return base[3] + elements[3]; }
+  bool has_shared() const { return elements[3] > 0; }
+  // Throws StreamError for the SMP organization.
   static OnchipMap from_config(const AccelConfig& cfg);
 };
 
 // Element -> (memory, word, sector) of the on-chip element space (docs/rtl-memsys.md "Address map").
 struct SectorMap {
   OnchipMap map;
-  std::int64_t wps[3] = {1, 1, 1};  // words per sector in one bank
-  int banks[3] = {1, 1, 1};
-  int sectors[3] = {1, 1, 1};
+  std::int64_t wps[kOnchipMemories] = {1, 1, 1, 1};  // words per sector in one bank
+  int banks[kOnchipMemories] = {1, 1, 1, 1};
+  int sectors[kOnchipMemories] = {1, 1, 1, 1};
   bool gating = false;
   SectorMap(const AccelConfig& cfg, const OnchipMap& m);
   // Memory of element a, -1 outside the element space.

@@ -72,13 +72,22 @@ isa::FrameGeometry chip_frame_geometry(const AccelConfig& cfg) {
   g.size_bits = d.size_bits;
   g.max_size = d.max_size;
   const std::vector<SpmGeometry> mems = spm_memories(cfg);
-  const char* const names[3] = {"data", "weight", "acc"};
-  for (int i = 0; i < 3; ++i) {
+  const char* const names[isa::kFrameMemories] = {"data", "weight", "acc", "shared"};
+  for (int i = 0; i < isa::kFrameMemories; ++i) {
     g.sectors[i] = 0;
     for (const SpmGeometry& m : mems)
       if (m.name == names[i] && m.power_gating) g.sectors[i] = std::max(1, m.mem.sectors);
   }
   return g;
+}
+
+std::string chip_unsupported_reason(const AccelConfig& cfg) {
+  if (std::string why = memsys_unsupported_reason(cfg); !why.empty()) return why;
+  for (const SpmGeometry& m : spm_memories(cfg))
+    if (m.power_gating && m.mem.sectors > 32)
+      return fmt::format("scratchpad.{}.sectors: {} sectors, more than a PMU frame's 32-bit awake field holds", m.name,
+                         m.mem.sectors);
+  return "";
 }
 
 Module build_frame_sequencer(const AccelConfig& cfg) {
@@ -249,7 +258,7 @@ Module build_chip(const AccelConfig& cfg) {
   Module m(kChipModule,
            fmt::format(
                "The accelerator with its memory system (docs/rtl-chip.md) for {0}: the frame sequencer runs a frame\n"
-               "program (engine, DMA and PMU frames) fetched through pf_*/pr_*; the compute engine computes on the SEP\n"
+               "program (engine, DMA and PMU frames) fetched through pf_*/pr_*; the compute engine computes on the {3}\n"
                "scratchpads of capsgen_memsys; the DMA moves operands and results between them and the off-chip memory\n"
                "(dram_*: valid/ready bursts, docs/rtl-dma.md){1}. The host writes the\n"
                "network's memory image into the off-chip memory and the program into the program memory, pulses start_i\n"
@@ -257,7 +266,7 @@ Module build_chip(const AccelConfig& cfg) {
                "(stat_*, seq_*, cnt_* of the memories, dma_beats_*{2}) count since reset or start_i.\n"
                "error_o: the sequencer's, the engine's or the memory system's sticky error.",
                cfg.name, pg ? "; one PMU per memory drives the sectors' sleep requests from the PMU frames" : "",
-               pg ? ", pmu_*" : ""));
+               pg ? ", pmu_*" : "", cfg.scratchpad.organization == SpmOrganization::Hy ? "HY" : "SEP"));
   m.clock_and_reset()
       .input("start_i", "1", "start the program at prog_base_i (ignored while busy)")
       .input("prog_base_i", "32", "word address of the frame program")
@@ -397,7 +406,8 @@ Module build_chip(const AccelConfig& cfg) {
   for (const auto& [dp, mp] : kDmaSpm) d.connect(dp, "d_" + std::string(dp).substr(0, std::string(dp).size() - 2));
   d.connect("beats_read_o", "dma_beats_read_o").connect("beats_written_o", "dma_beats_written_o");
 
-  m.comment("The memory system: SEP scratchpads behind the engine's and the DMA's ports.");
+  m.comment(fmt::format("The memory system: {} scratchpads behind the engine's and the DMA's ports.",
+                        cfg.scratchpad.organization == SpmOrganization::Hy ? "HY" : "SEP"));
   Instance& ms = m.instance(kMemsysModule, "u_memsys");
   ms.connect("clk_i", "clk_i").connect("rst_ni", "rst_ni");
   for (const auto& [ep, mp] : kEngineMem) ms.connect(mp, "e_" + std::string(ep).substr(0, std::string(ep).size() - 2));
@@ -413,10 +423,10 @@ Module build_chip(const AccelConfig& cfg) {
   if (pg) {
     m.comment("One PMU per memory: the PMU frame's awake mask and prefetch/barrier (isa::pmu_frame_layout).");
     const std::vector<isa::PackedField> pl = isa::pmu_frame_layout(g);
-    const char* const names[3] = {"data", "weight", "acc"};
+    const char* const names[isa::kFrameMemories] = {"data", "weight", "acc", "shared"};
     for (const SpmGeometry& sg : mems) {
       int mi = -1;
-      for (int i = 0; i < 3; ++i)
+      for (int i = 0; i < isa::kFrameMemories; ++i)
         if (sg.name == names[i]) mi = i;
       if (mi < 0) throw std::logic_error("build_chip: memory " + sg.name + " has no PMU frame field");
       Instance& p = m.instance(pmu_module(sg), "u_pmu_" + sg.name);
@@ -436,7 +446,7 @@ Module build_chip(const AccelConfig& cfg) {
 
 std::string chip_summary(const AccelConfig& cfg) {
   std::string s = fmt::format("# capsgen_chip of {} (docs/rtl-chip.md)\n", cfg.name);
-  const std::string why = memsys_unsupported_reason(cfg);
+  const std::string why = chip_unsupported_reason(cfg);
   if (!why.empty()) return s + "supported 0\nreason " + why + "\n";
   const isa::FrameGeometry g = chip_frame_geometry(cfg);
   s += "supported 1\n";
@@ -444,8 +454,9 @@ std::string chip_summary(const AccelConfig& cfg) {
                    isa::payload_words(isa::FrameKind::kDma, g), g.power_gating() ? isa::payload_words(isa::FrameKind::kPmu, g) : 0);
   s += fmt::format("spm_addr_bits {}\nlen_bits {}\nsize_bits {}\nmax_size {}\n", g.spm_addr_bits, g.len_bits, g.size_bits,
                    g.max_size);
-  s += fmt::format("power_gating {}\nsectors_data {}\nsectors_weight {}\nsectors_acc {}\n", g.power_gating() ? 1 : 0,
-                   g.sectors[0], g.sectors[1], g.sectors[2]);
+  s += fmt::format("power_gating {}\nsectors_data {}\nsectors_weight {}\nsectors_acc {}\nsectors_shared {}\n",
+                   g.power_gating() ? 1 : 0, g.sectors[0], g.sectors[1], g.sectors[2], g.sectors[3]);
+  s += fmt::format("organization {}\n", to_string(cfg.scratchpad.organization));
   const DmaGeometry d = dma_geometry(cfg);
   s += fmt::format("word_bytes {}\nmax_burst {}\nlatency_cycles {}\nclock_mhz {}\n", d.word_bytes, d.max_burst,
                    cfg.offchip.latency_cycles, cfg.clock.target_mhz);
@@ -453,7 +464,7 @@ std::string chip_summary(const AccelConfig& cfg) {
 }
 
 void emit_chip(const AccelConfig& cfg, Design& design) {
-  if (memsys_unsupported_reason(cfg).empty()) {
+  if (chip_unsupported_reason(cfg).empty()) {
     design.add_module(build_frame_sequencer(cfg));
     design.add_module(build_chip(cfg));
   }

@@ -44,7 +44,7 @@ std::uint32_t get(const std::vector<std::uint32_t>& w, std::size_t at, const Pac
   return static_cast<std::uint32_t>((std::uint64_t{w[at + std::size_t(p.word)]} >> p.lsb) & mask_of(p.bits));
 }
 
-const char* kMemName[3] = {"data", "weight", "acc"};
+const char* kMemName[kFrameMemories] = {"data", "weight", "acc", "shared"};
 
 // DMA fields in table order, as (pointer into DmaFields) accessors.
 std::vector<std::uint32_t> dma_values(const DmaFields& d) {
@@ -106,7 +106,7 @@ std::vector<PackedField> dma_frame_layout(const FrameGeometry& g) {
 std::vector<PackedField> pmu_frame_layout(const FrameGeometry& g) {
   if (!g.power_gating()) return {};
   std::vector<std::pair<std::string, int>> f{{"wait", 1}};
-  for (int m = 0; m < 3; ++m)
+  for (int m = 0; m < kFrameMemories; ++m)
     if (g.sectors[m] > 0) f.push_back({std::string("awake_") + kMemName[m], g.sectors[m]});
   return first_fit(f);
 }
@@ -141,7 +141,7 @@ std::vector<std::uint32_t> pack_frame(const Frame& f, const FrameGeometry& g) {
     const auto l = pmu_frame_layout(g);
     put(w, 1, l[0], f.pmu.wait);
     std::size_t k = 1;
-    for (int m = 0; m < 3; ++m)
+    for (int m = 0; m < kFrameMemories; ++m)
       if (g.sectors[m] > 0) put(w, 1, l[k++], f.pmu.awake[m]);
       else need(f.pmu.awake[m] == 0, std::string("awake_") + kMemName[m], "the memory has no sectors");
   }
@@ -172,7 +172,7 @@ Frame unpack_frame(const std::vector<std::uint32_t>& words, std::size_t& at, con
     const auto l = pmu_frame_layout(g);
     f.pmu.wait = get(words, p, l[0]) != 0;
     std::size_t k = 1;
-    for (int m = 0; m < 3; ++m)
+    for (int m = 0; m < kFrameMemories; ++m)
       if (g.sectors[m] > 0) f.pmu.awake[m] = get(words, p, l[k++]);
   }
   at = p + n;
@@ -238,7 +238,7 @@ std::string frame_text(const Frame& f, const FrameGeometry& g) {
     }
     case FrameKind::kPmu:
       s << (f.pmu.wait ? " barrier" : " prefetch");
-      for (int m = 0; m < 3; ++m)
+      for (int m = 0; m < kFrameMemories; ++m)
         if (g.sectors[m] > 0) {
           s << " " << kMemName[m] << " ";
           for (int b = g.sectors[m] - 1; b >= 0; --b) s << ((f.pmu.awake[m] >> b) & 1);

@@ -19,6 +19,9 @@ namespace capsgen::isa {
 enum class FrameKind : std::uint8_t { kEngine = 0, kDma = 1, kPmu = 2, kEnd = 3 };
 const char* to_string(FrameKind k);
 
+// Memories a PMU frame addresses: data, weight, acc, shared (docs/memory-system.md section 2.1).
+inline constexpr int kFrameMemories = 4;
+
 // Widths of the payload fields for one preset (the compiler derives them from the config exactly as
 // the emitters do: emit::dma_geometry, emit::spm_memories; the CLI cross-checks the two).
 struct FrameGeometry {
@@ -28,9 +31,10 @@ struct FrameGeometry {
   int len_bits = 1;         // burst: 0 or > max_burst means max_burst
   int size_bits = 1;        // log2 bytes per beat, 0..max_size
   int max_size = 0;         // log2 of the widest scratchpad word's bytes
-  // Sectors of data, weight and acc (one awake bit each); 0 for all: no power gating, no PMU frames.
-  int sectors[3] = {0, 0, 0};
-  bool power_gating() const { return sectors[0] + sectors[1] + sectors[2] > 0; }
+  // Sectors of data, weight, acc and (HY) shared (one awake bit each); 0 for a memory without power
+  // gating or absent; 0 for all: no power gating, no PMU frames.
+  int sectors[kFrameMemories] = {0, 0, 0, 0};
+  bool power_gating() const { return sectors[0] + sectors[1] + sectors[2] + sectors[3] > 0; }
 };
 
 // Header word of every frame.
@@ -62,9 +66,11 @@ struct DmaFields {
 };
 
 struct PmuFields {
-  std::uint32_t awake[3] = {0, 0, 0};  // bit s: sector s of data / weight / acc stays (or becomes) awake
+  std::uint32_t awake[kFrameMemories] = {0, 0, 0, 0};  // bit s: sector s of data / weight / acc / shared stays (or becomes) awake
   bool wait = false;                   // 0 prefetch (at once), 1 barrier (when every awake sector is usable)
-  bool operator==(const PmuFields& o) const { return awake[0] == o.awake[0] && awake[1] == o.awake[1] && awake[2] == o.awake[2] && wait == o.wait; }
+  bool operator==(const PmuFields& o) const {
+    return awake[0] == o.awake[0] && awake[1] == o.awake[1] && awake[2] == o.awake[2] && awake[3] == o.awake[3] && wait == o.wait;
+  }
 };
 
 struct Frame {

@@ -57,7 +57,7 @@ TEST(Access, HandCountedGemm) {
   EXPECT_EQ(a.mem[0].sector, (std::vector<long long>{11, 0}));
   EXPECT_EQ(a.mem[1].sector, (std::vector<long long>{3, 0, 0, 0}));
   EXPECT_EQ(a.mem[2].sector, (std::vector<long long>{6, 0}));
-  EXPECT_EQ(a.parts.at(0).eng_rd, (std::array<long long, 3>{8, 3, 6}));
+  EXPECT_EQ(a.parts.at(0).eng_rd, (std::array<long long, kOnchipMemories>{8, 3, 6, 0}));
   EXPECT_EQ(a.outside, 0);
 
   // The same Gemm split into a held part and its continuation writes nothing in the held part.
@@ -86,7 +86,7 @@ TEST(Access, WholeNetworksAreConsistent) {
     dram.resize(std::size_t(c.prog.size), 0);
     const FrameCheck ck = run_frame_program(c.w.cfg, c.prog, sp, fp.frames, dram);
     long long dma_rd = 0, dma_wr = 0;
-    for (int mem = 0; mem < 3; ++mem) {
+    for (int mem = 0; mem < kOnchipMemories; ++mem) {
       long long rd = 0, wr = 0, prd = 0, pwr = 0, sec = 0;
       for (const PartAccesses& x : a.parts) {
         rd += x.eng_rd[std::size_t(mem)];
@@ -101,7 +101,7 @@ TEST(Access, WholeNetworksAreConsistent) {
       EXPECT_EQ(pwr, t.dma_wr);
       for (long long s : t.sector) sec += s;
       EXPECT_EQ(sec, t.eng_rd + t.eng_wr + t.dma_rd + t.dma_wr);
-      EXPECT_GT(t.eng_rd, 0);
+      if (mem < 3) EXPECT_GT(t.eng_rd, 0);
       dma_rd += t.dma_rd;
       dma_wr += t.dma_wr;
     }
