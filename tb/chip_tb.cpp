@@ -92,6 +92,7 @@ struct AccessModel {
   long long mem[kMems][4] = {};  // eng_rd eng_wr dma_rd dma_wr
   std::vector<long long> sector[kMems];
   std::vector<std::vector<long long>> parts;  // eng_rd[M] eng_wr[M] dma_rd[M] dma_wr[M]
+  std::vector<long long> sleeps[kMems], wakes[kMems];  // per sector, as the frame model ordered them
   long long outside = 0;
 };
 struct RdBurst {
@@ -350,6 +351,14 @@ class ChipTb {
         for (long long& v : a) ls >> v;
         if (access_.parts.size() <= p) access_.parts.resize(p + 1);
         access_.parts[p] = a;
+      } else if (kw == "pmu") {
+        std::size_t k = 0;
+        long long sl = 0, wk = 0;
+        ls >> name >> k >> sl >> wk;
+        const int m = mem_index(name);
+        if (access_.sleeps[m].size() <= k) access_.sleeps[m].resize(k + 1, 0), access_.wakes[m].resize(k + 1, 0);
+        access_.sleeps[m][k] = sl;
+        access_.wakes[m][k] = wk;
       } else if (kw == "outside") {
         ls >> access_.outside;
       }
@@ -648,6 +657,13 @@ class ChipTb {
           asleep += c;
           const long long sl = sleeps_[m].empty() ? 0 : sleeps_[m][std::size_t(s)], wk = wakes_[m].empty() ? 0 : wakes_[m][std::size_t(s)];
           std::printf("stat sector memory=%s sector=%d asleep_cycles=%lld sleeps=%lld wakes=%lld\n", kMemNames[m], s, c, sl, wk);
+          if (access_.present) {  // what the sector did (its sleep_ack) against what the PMU frames ordered
+            const std::size_t k = std::size_t(s);
+            report_.check(cyc, std::string(kMemNames[m]) + " sector " + std::to_string(s) + " sleeps (sleep_ack rises) vs the frame model",
+                          k < access_.sleeps[m].size() ? access_.sleeps[m][k] : -1, sl);
+            report_.check(cyc, std::string(kMemNames[m]) + " sector " + std::to_string(s) + " wake-ups (sleep_ack falls) vs the frame model",
+                          k < access_.wakes[m].size() ? access_.wakes[m][k] : -1, wk);
+          }
           std::printf("fcov pmu.%s.s%d.sleep %lld\n", kMemNames[m], s, sl);
           std::printf("fcov pmu.%s.s%d.wake %lld\n", kMemNames[m], s, wk);
         }

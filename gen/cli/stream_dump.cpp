@@ -176,7 +176,13 @@ StreamDump dump_stream(const Workload& w, const isa::Program& prog, const std::s
   write_file_atomic(dir + "/dma.txt", dma);
   write_file_atomic(dir + "/stores.txt", stores);
   write_file_atomic(dir + "/checks.txt", checks);
-  write_file_atomic(dir + "/access.txt", access_text(count_accesses(w.cfg, prog, sp, fp)));
+  // The access model, and the sleeps and wake-ups per sector that the frame model ordered.
+  std::string access = access_text(count_accesses(w.cfg, prog, sp, fp));
+  for (int m = 0; m < kOnchipMemories; ++m)
+    for (std::size_t k = 0; k < ck.sector_sleeps[std::size_t(m)].size(); ++k)
+      access += fmt::format("pmu {} {} {} {}\n", to_string(Onchip(m)), k, ck.sector_sleeps[std::size_t(m)][k],
+                            ck.sector_wakes[std::size_t(m)][k]);
+  write_file_atomic(dir + "/access.txt", access);
   write_file_atomic(dir + "/stream.txt", summary);  // last: its presence marks a complete dump
   return d;
 }

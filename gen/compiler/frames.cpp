@@ -361,12 +361,16 @@ FrameCheck run_frame_program(const AccelConfig& cfg, const isa::Program& prog, c
   // Sector state: 0 asleep, 1 woken by a prefetch (not usable yet), 2 usable. At reset all usable.
   std::array<std::vector<std::uint8_t>, kOnchipMemories> state;
   for (int m = 0; m < kOnchipMemories; ++m) state[std::size_t(m)].assign(std::size_t(std::max(1, g.sectors[m])), 2);
+  FrameCheck ck;
+  for (int m = 0; m < kOnchipMemories; ++m) {
+    ck.sector_sleeps[std::size_t(m)].assign(std::size_t(g.sectors[m]), 0);
+    ck.sector_wakes[std::size_t(m)].assign(std::size_t(g.sectors[m]), 0);
+  }
   std::vector<Mask> dma_masks;
   std::size_t dma_done = 0;
   long long engine = -1;
   bool engine_busy = false;
   Mask engine_mask{};
-  FrameCheck ck;
   std::size_t part = 0;
   isa::AccState accs;  // the engine's accumulators, carried from engine frame to engine frame
   for (std::size_t fi = 0; fi < frames.size(); ++fi) {
@@ -487,6 +491,7 @@ FrameCheck run_frame_program(const AccelConfig& cfg, const isa::Program& prog, c
             if (st == 0) {
               st = 1;
               ck.wakes += 1;
+              ck.sector_wakes[std::size_t(m)][std::size_t(s)] += 1;
             }
             if (f.pmu.wait) st = 2;
           } else if (st != 0) {
@@ -495,6 +500,7 @@ FrameCheck run_frame_program(const AccelConfig& cfg, const isa::Program& prog, c
                                             to_string(Onchip(m))));
             st = 0;
             ck.sleeps += 1;
+            ck.sector_sleeps[std::size_t(m)][std::size_t(s)] += 1;
             // Contents are lost in sleep.
             const std::int64_t span = sec.wps[m] * sec.banks[m] * map.word_elements[m];
             const std::int64_t lo = map.base[m] + s * span, hi = std::min(map.base[m] + map.elements[m], lo + span);

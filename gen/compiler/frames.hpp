@@ -75,6 +75,8 @@ struct FrameCheck {
   long long frames = 0, engine = 0, dma = 0, pmu = 0, sleeps = 0, wakes = 0;
   long long load_elements = 0, store_elements = 0;  // elements the DMA moves
   long long load_beats = 0, store_beats = 0;        // its beats (several elements each where a move is packed)
+  // Per memory (data, weight, acc, shared) and sector: the sleeps and wake-ups the PMU frames order.
+  std::array<std::vector<long long>, kOnchipMemories> sector_sleeps, sector_wakes;
 };
 
 // One element a DMA store frame writes to DRAM, in the DMA's order (what the chip's off-chip write
