@@ -93,6 +93,7 @@ struct AccessModel {
   std::vector<long long> sector[kMems];
   std::vector<std::vector<long long>> parts;  // eng_rd[M] eng_wr[M] dma_rd[M] dma_wr[M]
   std::vector<long long> sleeps[kMems], wakes[kMems];  // per sector, as the frame model ordered them
+  long long sleep_model[kMems][2] = {};  // asleep sector-cycles and all sector-cycles, modelled
   long long outside = 0;
 };
 struct RdBurst {
@@ -359,6 +360,10 @@ class ChipTb {
         if (access_.sleeps[m].size() <= k) access_.sleeps[m].resize(k + 1, 0), access_.wakes[m].resize(k + 1, 0);
         access_.sleeps[m][k] = sl;
         access_.wakes[m][k] = wk;
+      } else if (kw == "sleep_model") {
+        ls >> name;
+        const int m = mem_index(name);
+        ls >> access_.sleep_model[m][0] >> access_.sleep_model[m][1];
       } else if (kw == "outside") {
         ls >> access_.outside;
       }
@@ -432,7 +437,10 @@ class ChipTb {
     }
     return 0;
   }
-  int memories() const { return kv_.str("organization") == "hy" ? 4 : 3; }
+  int memories() const {
+    if (memories_ < 0) memories_ = kv_.str("organization") == "hy" ? 4 : 3;
+    return memories_;
+  }
 
   // Every memsys counter against the access model (gen/compiler/access.hpp): they must agree exactly.
   void check_access_totals(std::uint64_t cyc) {
@@ -576,7 +584,11 @@ class ChipTb {
       }
     }
   }
-  int sectors(int m) const { return kv_.num((std::string("sectors_") + kMemNames[m]).c_str()); }
+  // Sectors per memory (chip.txt), read once: sample_sectors() runs every cycle.
+  int sectors(int m) const {
+    if (sectors_[m] < 0) sectors_[m] = kv_.num((std::string("sectors_") + kMemNames[m]).c_str());
+    return sectors_[m];
+  }
 
   void finish(std::size_t store_i, std::size_t check_i, std::size_t part, long long dma_done, const std::vector<long long>& instr_cycles,
               const std::vector<long long>& instr_model) {
@@ -667,8 +679,8 @@ class ChipTb {
           std::printf("fcov pmu.%s.s%d.sleep %lld\n", kMemNames[m], s, sl);
           std::printf("fcov pmu.%s.s%d.wake %lld\n", kMemNames[m], s, wk);
         }
-        std::printf("stat pmu memory=%s sectors=%d asleep_sector_cycles=%lld barrier_stall=%lld\n", kMemNames[m], sectors(m), asleep,
-                    pmu_stall(m));
+        std::printf("stat pmu memory=%s sectors=%d asleep_sector_cycles=%lld barrier_stall=%lld model_asleep=%lld model_all=%lld\n",
+                    kMemNames[m], sectors(m), asleep, pmu_stall(m), access_.sleep_model[m][0], access_.sleep_model[m][1]);
       }
     }
   }
@@ -702,6 +714,8 @@ class ChipTb {
   std::deque<std::pair<std::uint64_t, std::size_t>> snap_;  // (cycle, part): engine counters to check
   long long eng_seen_[kMems][2] = {};
   long long access_checks_ = 0;
+  mutable int sectors_[kMems] = {-1, -1, -1, -1};
+  mutable int memories_ = -1;
 };
 
 }  // namespace

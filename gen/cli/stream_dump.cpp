@@ -182,6 +182,22 @@ StreamDump dump_stream(const Workload& w, const isa::Program& prog, const std::s
     for (std::size_t k = 0; k < ck.sector_sleeps[std::size_t(m)].size(); ++k)
       access += fmt::format("pmu {} {} {} {}\n", to_string(Onchip(m)), k, ck.sector_sleeps[std::size_t(m)][k],
                             ck.sector_wakes[std::size_t(m)][k]);
+  // The sleep model in DESCNet's terms: per part, the sectors its PMU frame leaves asleep times the
+  // part's modelled cycles (stream_timing), against all sector-cycles.
+  {
+    const StreamTiming st = stream_timing(w.cfg, prog, sp);
+    for (int m = 0; m < kOnchipMemories; ++m) {
+      const int sc = fp.geometry.sectors[m];
+      if (sc == 0) continue;
+      long long asleep = 0, all = 0;
+      for (std::size_t p = 0; p < sp.parts.size(); ++p) {
+        const int on = __builtin_popcount(fp.part_awake.at(p)[std::size_t(m)] & (sc >= 32 ? 0xFFFFFFFFu : (1u << sc) - 1));
+        asleep += st.part_cycles[p] * (sc - on);
+        all += st.part_cycles[p] * sc;
+      }
+      access += fmt::format("sleep_model {} {} {}\n", to_string(Onchip(m)), asleep, all);
+    }
+  }
   write_file_atomic(dir + "/access.txt", access);
   write_file_atomic(dir + "/stream.txt", summary);  // last: its presence marks a complete dump
   return d;

@@ -305,6 +305,7 @@ FrameProgram build_frame_program(const AccelConfig& cfg, const isa::Program& pro
     bool woke = false;
     for (int i = 0; i < kOnchipMemories; ++i) woke |= (want[std::size_t(i)] & ~awake[std::size_t(i)]) != 0;
     if (g.power_gating() && want != awake) pmu(want, false);
+    fp.part_awake.push_back(awake);
     // Engine p.
     isa::Frame e;
     e.header.kind = isa::FrameKind::kEngine;

@@ -59,6 +59,9 @@ struct FrameProgram {
   std::vector<isa::Frame> frames;  // ends with the end frame
   long long engine = 0, dma = 0, pmu = 0, pending = 0;  // frame counts (pending: engine frames not encodable yet)
   long long serialized = 0;  // parts whose stores precede the next part's loads (it loads what they store)
+  // Per part: the sectors awake while its engine frame runs (the PMU frame issued before it; every
+  // sector without power gating), per memory (data, weight, acc, shared).
+  std::vector<std::array<std::uint32_t, kOnchipMemories>> part_awake;
   long long words() const;
 };
 

@@ -638,8 +638,10 @@ StreamTiming stream_timing(const AccelConfig& cfg, const isa::Program& prog, con
     return false;
   };
   t.cycles = load[0] + store[n - 1];
+  t.part_cycles.assign(n, 0);
   for (std::size_t i = 0; i < n; ++i) {
     const long long compute = std::max(eng[i], fetch);
+    const long long before_part = t.cycles;
     if (i + 1 < n && depends(i)) {
       // The previous part's stores still overlap this compute; this part's stores and the next
       // part's loads follow it (the next part's other loads are counted with its own here).
@@ -648,11 +650,12 @@ StreamTiming stream_timing(const AccelConfig& cfg, const isa::Program& prog, con
       t.serialized_parts += 1;
       t.dma_bound_parts += before > compute;
       store[i] = 0;  // already counted
-      continue;
+    } else {
+      const long long dma = (i + 1 < n ? load[i + 1] : 0) + (i > 0 ? store[i - 1] : 0);
+      t.cycles += std::max(compute, dma);
+      t.dma_bound_parts += dma > compute;
     }
-    const long long dma = (i + 1 < n ? load[i + 1] : 0) + (i > 0 ? store[i - 1] : 0);
-    t.cycles += std::max(compute, dma);
-    t.dma_bound_parts += dma > compute;
+    t.part_cycles[i] = t.cycles - before_part;
   }
   return t;
 }

@@ -140,6 +140,8 @@ struct StreamTiming {
   long long engine_cycles = 0;  // sum of engine(p)
   long long dma_bound_parts = 0;  // parts whose moves take longer than their compute
   long long serialized_parts = 0;  // parts whose successor loads what they store (no overlap there)
+  // Each part's term of the sum above (the first load and the last store are in no part's).
+  std::vector<long long> part_cycles;
 };
 StreamTiming stream_timing(const AccelConfig& cfg, const isa::Program& prog, const StreamedProgram& sp);
 
