@@ -20,6 +20,7 @@ class Counter {
       if (map.elements[m] > 0) out_.mem[std::size_t(m)].sector.assign(std::size_t(sec_.sectors[m]), 0);
   }
   void set_part(PartAccesses* p) { part_ = p; }
+  void set_sectors(std::array<std::uint32_t, kOnchipMemories>* s) { sectors_ = s; }
 
   // One access of n consecutive elements from a (memsys enables every word they span, one bank each).
   void span(Port port, std::int64_t a, std::int64_t n) {
@@ -30,7 +31,11 @@ class Counter {
     }
     const std::int64_t w0 = sec_.word_of(m, a), w1 = sec_.word_of(m, a + n - 1);
     MemoryAccesses& ma = out_.mem[std::size_t(m)];
-    for (std::int64_t w = w0; w <= w1; ++w) ++ma.sector[std::size_t(sec_.sector_of_word(m, w))];
+    for (std::int64_t w = w0; w <= w1; ++w) {
+      const int sector = sec_.sector_of_word(m, w);
+      ++ma.sector[std::size_t(sector)];
+      if (sectors_) (*sectors_)[std::size_t(m)] |= 1u << sector;
+    }
     const long long words = w1 - w0 + 1;
     switch (port) {
       case kRead:
@@ -56,6 +61,7 @@ class Counter {
   SectorMap sec_;
   AccessModel& out_;
   PartAccesses* part_ = nullptr;
+  std::array<std::uint32_t, kOnchipMemories>* sectors_ = nullptr;
 };
 
 // A Gemm's port traffic (docs/rtl-engine.md), in the streamer's loop order: for b, for each block, for
@@ -130,16 +136,13 @@ std::int64_t sext(std::uint32_t v, int bits) {
   return (x >> (bits - 1)) & 1 ? x - (std::int64_t{1} << bits) : x;
 }
 
-}  // namespace
-
-AccessModel count_accesses(const AccelConfig& cfg, const isa::Program& prog, const StreamedProgram& sp, const FrameProgram& fp) {
-  (void)prog;
-  AccessModel out;
-  out.parts.assign(sp.parts.size(), {});
-  Counter c(cfg, sp.map, out);
+// The engine's accesses of every part, in part order.
+void engine_accesses(const AccelConfig& cfg, const StreamedProgram& sp, Counter& c, AccessModel& out,
+                     std::vector<std::array<std::uint32_t, kOnchipMemories>>* sectors) {
   const int rows = cfg.array.rows, cols = cfg.array.cols;
   for (std::size_t p = 0; p < sp.parts.size(); ++p) {
     c.set_part(&out.parts[p]);
+    c.set_sectors(sectors ? &(*sectors)[p] : nullptr);
     const isa::Instr& op = sp.parts[p].op;
     if (const auto* g = std::get_if<isa::Gemm>(&op)) {
       isa::EngineDescriptor d;
@@ -155,6 +158,26 @@ AccessModel count_accesses(const AccelConfig& cfg, const isa::Program& prog, con
       for (std::int64_t e = 0; e < f->count; ++e) c.span(kWrite, f->base + e * f->stride, 1);
     }
   }
+  c.set_sectors(nullptr);
+}
+
+}  // namespace
+
+std::vector<std::array<std::uint32_t, kOnchipMemories>> engine_sectors(const AccelConfig& cfg, const StreamedProgram& sp) {
+  AccessModel scratch;
+  scratch.parts.assign(sp.parts.size(), {});
+  std::vector<std::array<std::uint32_t, kOnchipMemories>> out(sp.parts.size(), std::array<std::uint32_t, kOnchipMemories>{});
+  Counter c(cfg, sp.map, scratch);
+  engine_accesses(cfg, sp, c, scratch, &out);
+  return out;
+}
+
+AccessModel count_accesses(const AccelConfig& cfg, const isa::Program& prog, const StreamedProgram& sp, const FrameProgram& fp) {
+  (void)prog;
+  AccessModel out;
+  out.parts.assign(sp.parts.size(), {});
+  Counter c(cfg, sp.map, out);
+  engine_accesses(cfg, sp, c, out, nullptr);
   // DMA frames: loads belong to the next engine frame's part, stores to the last one's (as issued).
   const int bits = fp.geometry.spm_addr_bits;
   std::size_t engines = 0;

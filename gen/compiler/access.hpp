@@ -40,6 +40,12 @@ struct AccessModel {
 AccessModel count_accesses(const AccelConfig& cfg, const isa::Program& prog, const StreamedProgram& sp,
                            const FrameProgram& fp);
 
+// Per part, the sectors the engine's accesses touch (bit s of memory m): every word a vector, tile row,
+// bias row or record spans, the lanes the engine discards included (a `rows`-wide vector read of a
+// shorter vector, a `cols`-wide bias row for a per-output init). The PMU must keep them awake while
+// the part runs: the memory flags an access to a sleeping sector even where the engine drops the lane.
+std::vector<std::array<std::uint32_t, kOnchipMemories>> engine_sectors(const AccelConfig& cfg, const StreamedProgram& sp);
+
 // The model as lines for tb_chip (access.txt): totals per memory, per sector, per part (the memories of
 // the organization only: the shared memory with HY).
 std::string access_text(const AccessModel& a);

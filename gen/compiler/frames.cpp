@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "compiler/access.hpp"
 #include "isa/gemm_ref.hpp"
 #include "numerics/activation.hpp"
 
@@ -256,9 +257,12 @@ FrameProgram build_frame_program(const AccelConfig& cfg, const isa::Program& pro
   // Sectors of each part: every on-chip element its loads and stores touch (its engine accesses lie
   // in those buffers; run_frame_program checks it).
   std::vector<Mask> part_mask(n, Mask{});
+  const std::vector<Mask> eng_sectors = engine_sectors(cfg, sp);
   for (std::size_t p = 0; p < n; ++p) {
     for (const Move& m : sp.parts[p].loads) part_mask[p] = part_mask[p] | move_mask(sec, m);
     for (const Move& m : sp.parts[p].stores) part_mask[p] = part_mask[p] | move_mask(sec, m);
+    // The engine's accesses may span words past its buffers (lanes it discards): keep those awake too.
+    if (sec.gating) part_mask[p] = part_mask[p] | eng_sectors[p];
   }
   // In flight, by the model's rule: DMA frames [dma_done, masks.size()) and the last engine frame.
   std::vector<Mask> dma_masks;
@@ -353,6 +357,7 @@ FrameCheck run_frame_program(const AccelConfig& cfg, const isa::Program& prog, c
   const DramBytes bytes(prog, sp);
   const isa::ActTables tables(fx::ActParams::from_config(cfg));
   const isa::GemmShape shape{cfg.array.rows, cfg.array.cols, cfg.widths.psum, cfg.widths.act};
+  const std::vector<Mask> eng_sectors = engine_sectors(cfg, sp);
   if (std::int64_t(dram.size()) < prog.size) dram.resize(std::size_t(prog.size), 0);
   const std::size_t size = std::size_t(map.size());
   std::vector<std::int32_t> chip(size, 0);
@@ -450,6 +455,15 @@ FrameCheck run_frame_program(const AccelConfig& cfg, const isa::Program& prog, c
       engine = (long long)fi;
       engine_busy = true;
       engine_mask = Mask{};
+      // Every word the engine's accesses span (lanes it discards included) must be in a usable sector.
+      for (int m = 0; m < kOnchipMemories && g.power_gating(); ++m)
+        for (int s = 0; s < g.sectors[m]; ++s)
+          if ((eng_sectors[part][std::size_t(m)] >> s) & 1) {
+            if (state[std::size_t(m)][std::size_t(s)] != 2)
+              throw StreamError(fmt::format("{}: part {}'s engine accesses span sector {} of the {} memory, which is {}", where, part, s,
+                                            to_string(Onchip(m)), state[std::size_t(m)][std::size_t(s)] ? "not woken by a barrier yet" : "asleep"));
+            engine_mask[std::size_t(m)] |= 1u << s;
+          }
       const long long first_open = (long long)dma_done;  // DMA frames from here on may still be running
       const auto overlap = [&](std::size_t ci) {
         return (load_by[ci] >= first_open) || (store_by[ci] >= first_open);
