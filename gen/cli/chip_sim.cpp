@@ -147,7 +147,8 @@ int run_chip_sim(const WorkloadInput& in, const ChipSimRun& r) {
   md += fmt::format("- input: {}{}; weights: {}\n", in.input_name, in.label >= 0 ? fmt::format(", true label {}", in.label) : "",
                     r.weights.empty() ? fmt::format("seeded random (seed {})", r.seed) : r.weights);
   md += fmt::format("- class prediction: RTL {} (from the norms in DRAM), golden model {}\n", at(checks, "prediction"), sd.golden);
-  md += fmt::format("- RTL: {} (capsgen_chip: {}x{} array, SEP scratchpads, DMA{}, {} MHz target), model {}{}\n", r.rtl.string(), R, C,
+  md += fmt::format("- RTL: {} (capsgen_chip: {}x{} array, {} scratchpads, DMA{}, {} MHz target), model {}{}\n", r.rtl.string(), R,
+                    C, w.cfg.scratchpad.organization == SpmOrganization::Hy ? "HY" : "SEP",
                     w.cfg.scratchpad.power_gating ? ", PMUs" : "", mhz, (r.build / "tb_chip").string(),
                     r.fault.empty() ? "" : fmt::format(" (**deliberately broken: --fault {}**)", r.fault));
   md += fmt::format("- off-chip memory: DDR3-1600 x8 model (gen/dram), at least {} cycles read latency{}\n",

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# From the DESCNet exploration to a simulated chip (docs/dse-memory.md section 6): runs
+# `capsgen dse memory` for a preset and a network, takes the lowest-energy configuration of each
+# requested option (best.md), builds its RTL with `capsgen generate --dse ... --dse-id N` and, with
+# --sim, runs the whole chip on it from DRAM (`capsgen sim --memory dram`): bit-exact against the
+# golden model, every memory counter against the compiler's access model.
+#
+# usage: scripts/dse_chip.sh --config PRESET.yaml --model NET.yaml [--option SEP-PG] [--option HY-PG]
+#                            [--max-sectors N] [--out DIR] [--sim] [--seed N] [--capsgen BIN]
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+capsgen="$root/build/capsgen" config="" model="" out="build/dse-chip" max_sectors=32 sim="" seed=1
+options=()
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --config) config="$2"; shift 2 ;;
+    --model) model="$2"; shift 2 ;;
+    --option) options+=("$2"); shift 2 ;;
+    --max-sectors) max_sectors="$2"; shift 2 ;;
+    --out) out="$2"; shift 2 ;;
+    --sim) sim=1; shift ;;
+    --seed) seed="$2"; shift 2 ;;
+    --capsgen) capsgen="$2"; shift 2 ;;
+    -h|--help) sed -n '2,9p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "dse_chip.sh: unknown argument '$1'" >&2; exit 2 ;;
+  esac
+done
+[[ -n "$config" && -n "$model" ]] || { echo "dse_chip.sh: --config and --model are required" >&2; exit 2; }
+[[ ${#options[@]} -gt 0 ]] || options=(SEP-PG HY-PG)
+mkdir -p "$out"
+"$capsgen" dse memory --config "$config" --model "$model" --max-sectors "$max_sectors" --out "$out/dse" --quiet
+status=0
+for opt in "${options[@]}"; do
+  id="$(sed -n "s/^| $opt | \([0-9]*\) |.*/\1/p" "$out/dse/best.md")"
+  if [[ -z "$id" ]]; then
+    echo "dse_chip.sh: $opt: no configuration of this option in $out/dse/best.md" >&2
+    status=1
+    continue
+  fi
+  echo "== $opt: configuration $id of $out/dse/configs.csv.gz"
+  grep "^| $opt | $id |" "$out/dse/best.md"
+  "$capsgen" generate --config "$config" --dse "$out/dse/configs.csv.gz" --dse-id "$id" --out "$out/$opt"
+  if [[ -n "$sim" ]]; then
+    "$capsgen" sim --memory dram --config "$out/$opt/preset.yaml" --model "$model" --seed "$seed" --work "$out/$opt-sim" \
+      --report "$out/$opt-sim.md" || status=1
+    grep -E "^- result|^- cycles|access model|^\| (data|weight|acc|shared) \| [0-9]+ \| [0-9]+ \| [0-9.]+% \|" "$out/$opt-sim.md" || true
+  fi
+done
+exit "$status"
