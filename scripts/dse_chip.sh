@@ -43,7 +43,6 @@ for opt in "${options[@]}"; do
   if [[ -n "$sim" ]]; then
     "$capsgen" sim --memory dram --config "$out/$opt/preset.yaml" --model "$model" --seed "$seed" --work "$out/$opt-sim" \
       --report "$out/$opt-sim.md" || status=1
-    grep -E "^- result|^- cycles|access model|^\| (data|weight|acc|shared) \| [0-9]+ \| [0-9]+ \| [0-9.]+% \|" "$out/$opt-sim.md" || true
   fi
 done
 exit "$status"
