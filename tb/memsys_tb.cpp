@@ -1,7 +1,10 @@
 // Block test of the memory system (capsgen_memsys, docs/rtl-memsys.md) against a flat C++
-// reference of the three SEP memories (one value per element lane), with its own copy of the
-// address map (memsys.txt gives the geometry; the element -> word/lane/bank/row/sector mapping is
-// recomputed here, not taken from the emitter):
+// reference of the memories (SEP: data, weight, acc; HY: also the shared memory with three ports per
+// bank), one value per element lane, with its own copy of the address map and of the port rules
+// (memsys.txt gives the geometry; the element -> word/lane/bank/row/sector mapping is recomputed
+// here, not taken from the emitter). HY: drd reaches data or shared (shared port p0), wrd weight or
+// shared (p1), wr data, weight or shared (p1), the DMA every memory (shared: p2); the writer waits on
+// the read of its memory's port (shared: wrd only), the DMA on any engine access of its bank.
 //   1. fill: every word of every memory written through the DMA port (whole-word accesses);
 //   2. random phases (random per-phase probabilities): engine drd (scalar, vector), wrd, brd, wr
 //      (scalar, masked vector; into the data memory, or the weight memory as Activate/Fill results)
@@ -17,14 +20,19 @@
 //      lanes only (later reads see them, and that the neighbouring lanes kept their values);
 //   3. directed same-word cases: drd and wr of the same data element, wrd and wr of the same weight
 //      element in one cycle (the write waits, the read returns the old value, the write lands in the
-//      next cycle), DMA and engine on one bank;
+//      next cycle), DMA and engine on one bank; HY: in the shared memory a drd (p0) and a wr (p1) of
+//      one element in one cycle (the write happens, the read returns the old value, later reads the
+//      new one), wrd and wr (the write waits), drd + wrd + wr, DMA against each engine port;
 //   4. every counter against the counts made here;
 //   5. negative: one out-of-range access of each kind (after a reset that clears the sticky flags):
 //      err_o high in the next cycle and the access dropped (a DMA write crossing a word, of 1 byte
 //      into acc or wider than the memory's word leaves its element alone; a dropped DMA read returns
 //      0); with power gating, an engine read of a sleeping sector (the scratchpad's flag through err_o).
+//      HY adds accesses straddling memory boundaries (drd vectors data|weight, weight|acc, acc|shared,
+//      wrd rows acc|shared and past shared, wr records past shared), brd and drd into memories their
+//      port does not reach, and a read of a sleeping shared sector.
 // On a mismatch: MISMATCH block=memsys cycle=<c> port=<p> addr=<a> expected=<v> actual=<v>.
-// Without memsys (smp/hy or a preset memsys does not support: memsys.txt says why) it prints SKIP.
+// Without memsys (smp, or a preset memsys does not support: memsys.txt says why) it prints SKIP.
 #include <cstdio>
 #include <fstream>
 #include <memory>
@@ -93,7 +101,7 @@ Info load_info(const std::string& dir) {
 
 #ifdef CAPSGEN_TB_MEMSYS
 
-enum { kData = 0, kWeight = 1, kAcc = 2 };
+enum { kData = 0, kWeight = 1, kAcc = 2, kShared = 3 };  // kShared: HY only
 
 struct Loc {
   long long word, lane, bank, row, sector, offset;
@@ -106,18 +114,29 @@ class MemsysBench {
     d_ = std::make_unique<Vmemsys>(sim_.context(), "memsys");
     sim_.add(*d_);
     sim_.open_trace();
-    if (in_.mems.size() != 3) throw std::runtime_error("memsys.txt: expected data, weight, acc");
+    const char* const names[] = {"data", "weight", "acc", "shared"};
+    if (in_.mems.size() != 3 && in_.mems.size() != 4) throw std::runtime_error("memsys.txt: expected data, weight, acc [, shared]");
+    for (int m = 0; m < nm(); ++m)
+      if (mem(m).name != names[m]) throw std::runtime_error("memsys.txt: memory " + std::to_string(m) + " is not " + names[m]);
+    hy_ = nm() == 4;
     for (const Mem& m : in_.mems) {
       ref_.emplace_back(static_cast<std::size_t>(m.elems), 0u);
       last_req_.emplace_back(static_cast<std::size_t>(m.sectors), -1000000);
       req_.emplace_back(static_cast<std::size_t>(m.sectors), 0);
       sec_cnt_.emplace_back(static_cast<std::size_t>(m.sectors), 0);
     }
-    if constexpr (requires { d_->sleep_req_data_i; }) {
-      if (!in_.pg) throw std::runtime_error("sleep ports without power gating");
-    } else if (in_.pg) {
-      throw std::runtime_error("power gating without sleep ports");
-    }
+    dut([&](auto& d) {
+      if constexpr (requires { d.sleep_req_data_i; }) {
+        if (!in_.pg) throw std::runtime_error("sleep ports without power gating");
+      } else if (in_.pg) {
+        throw std::runtime_error("power gating without sleep ports");
+      }
+      if constexpr (requires { d.cnt_eng_rd_shared_o; }) {
+        if (!hy_) throw std::runtime_error("shared-memory ports but memsys.txt lists no shared memory");
+      } else if (hy_) {
+        throw std::runtime_error("memsys.txt lists a shared memory but the module has no shared-memory ports");
+      }
+    });
     sim_.set_watchdog(~0ull);
     sim_.reset();
   }
@@ -135,6 +154,7 @@ class MemsysBench {
     for (auto& r : req_) std::fill(r.begin(), r.end(), 0);
     for (int i = 0; i < in_.wake + 3; ++i) idle_cycle();
     same_word();
+    if (hy_) same_word_shared();
     idle_cycle();
     idle_cycle();
     check_counters();
@@ -145,7 +165,7 @@ class MemsysBench {
       report_.fail(t_, "stimulus missed engine reads, writer waits, writes, DMA reads or DMA waits");
     if (wr_weight_elems_ == 0 || wr_weight_waits_ == 0) report_.fail(t_, "stimulus missed result writes into the weight memory or their waits");
     std::string sizes;
-    for (int m = 0; m < 3; ++m)
+    for (int m = 0; m < nm(); ++m)
       for (int z = 0; z <= in_.max_size; ++z) {
         if (dma_lanes(mem(m), z) == 0) continue;
         if (dma_size_cnt_[m][z] == 0) report_.fail(t_, "stimulus missed DMA accesses of size " + std::to_string(z) + " to " + mem(m).name);
@@ -153,18 +173,54 @@ class MemsysBench {
       }
     if (in_.pg && sleep_blocked_ == 0) report_.fail(t_, "stimulus missed DMA requests to sleeping sectors");
     if (same_word_ == 0) report_.fail(t_, "no same-word read/write cycles");
+    std::string shared;
+    if (hy_) {
+      // Every kind of shared-memory traffic must have happened.
+      const std::pair<const char*, long long> kinds[] = {
+          {"drd scalar reads of shared", sh_.drd_scalar},
+          {"drd vector reads of shared", sh_.drd_vec},
+          {"wrd rows of shared", sh_.wrd},
+          {"wr scalar writes into shared", sh_.wr_scalar},
+          {"wr records into shared", sh_.wr_vec},
+          {"writer waits on shared (wrd on its bank)", sh_.wr_waits},
+          {"drd and wrd into shared in one cycle", sh_.drd_wrd},
+          {"drd (p0) and a write (p1) on one shared bank in one cycle", sh_.p0_p1_bank},
+          {"drd (p0) and a write (p1) of one shared word in one cycle", sh_.p0_p1_word},
+          {"DMA reads of shared", cnt_dma_rd_[kShared]},
+          {"DMA writes of shared", cnt_dma_wr_[kShared]},
+          {"DMA waits on shared engine accesses", sh_.dma_busy},
+          {"directed shared same-word cases", sh_.same_word},
+          {"shared negative kinds", sh_.neg},
+      };
+      for (const auto& [what, n] : kinds)
+        if (n == 0) report_.fail(t_, std::string("stimulus missed ") + what);
+      if (in_.pg && sh_.dma_sleep == 0) report_.fail(t_, "stimulus missed DMA requests to sleeping shared sectors");
+      char buf[1024];
+      std::snprintf(buf, sizeof buf,
+                    "; shared memory: %lld drd reads (%lld vector), %lld wrd rows, %lld cycles with drd and wrd into "
+                    "shared, %lld element writes (%lld records), writer waited %lld of %lld write cycles into shared "
+                    "(%.1f%%), %lld cycles with drd p0 and a write p1 on one bank (%lld on one word), %lld DMA reads / "
+                    "%lld writes, DMA waited %lld of %lld request cycles to shared (%.1f%%; %lld on engine accesses, "
+                    "%lld on sleeping sectors), %lld directed same-word cases, %lld negative kinds",
+                    sh_.drd_scalar + sh_.drd_vec, sh_.drd_vec, sh_.wrd, sh_.drd_wrd, sh_.wr_elems, sh_.wr_vec,
+                    sh_.wr_waits, sh_.wr_cycles, sh_.wr_cycles ? 100.0 * double(sh_.wr_waits) / double(sh_.wr_cycles) : 0.0,
+                    sh_.p0_p1_bank, sh_.p0_p1_word, cnt_dma_rd_[kShared], cnt_dma_wr_[kShared], cnt_dma_wait_[kShared],
+                    sh_.dma_req, sh_.dma_req ? 100.0 * double(cnt_dma_wait_[kShared]) / double(sh_.dma_req) : 0.0,
+                    sh_.dma_busy, sh_.dma_sleep, sh_.same_word, sh_.neg);
+      shared = buf;
+    }
     const double wait_frac = wr_en_cycles_ ? double(wr_waits_) / double(wr_en_cycles_) : 0.0;
     const double dma_frac = dma_req_cycles_ ? double(dma_waits_) / double(dma_req_cycles_) : 0.0;
-    char extra[1024];
+    char extra[2048];
     std::snprintf(extra, sizeof extra,
                   "%llu cycles; %lld engine reads checked (%lld vector), %lld element writes (%lld vector records; "
                   "%lld elements into weight, %lld weight-write waits), %lld DMA reads checked, %lld DMA writes; "
                   "writer waited %lld of %lld write cycles (%.1f%%); DMA waited %lld of %lld request cycles (%.1f%%), "
-                  "%lld on sleeping sectors; %lld same-word cycles; %d negative kinds flagged; DMA accesses by size: %s",
+                  "%lld on sleeping sectors; %lld same-word cycles; %d negative kinds flagged; DMA accesses by size: %s%s",
                   static_cast<unsigned long long>(t_), eng_reads_checked_, vec_reads_, wr_elems_, vec_writes_,
                   wr_weight_elems_, wr_weight_waits_, dma_reads_checked_, dma_writes_, wr_waits_, wr_en_cycles_,
                   100.0 * wait_frac, dma_waits_, dma_req_cycles_, 100.0 * dma_frac, sleep_blocked_, same_word_,
-                  neg_kinds_, sizes.c_str());
+                  neg_kinds_, sizes.c_str(), shared.c_str());
     const long long errs = errors_ + report_.errors();
     std::printf("%s memsys: %lld checks, %lld errors, %s\n", errs ? "FAIL" : "PASS", checks_, errs, extra);
     return errs ? 1 : 0;
@@ -173,6 +229,13 @@ class MemsysBench {
  private:
   // ---- address map (independent of the emitter) ----
   const Mem& mem(int m) const { return in_.mems[static_cast<std::size_t>(m)]; }
+  int nm() const { return static_cast<int>(in_.mems.size()); }
+  // Runs f on the model: a generic lambda, so `if constexpr (requires { d.port; })` can test for ports
+  // that only some organizations or presets have (shared memory, sleep handshakes).
+  template <class F>
+  void dut(F&& f) {
+    f(*d_);
+  }
   Loc loc_word(int m, long long w) const {
     const Mem& M = mem(m);
     Loc l{};
@@ -245,7 +308,7 @@ class MemsysBench {
   };
   DmaLoc dma_loc(const DmaAcc& d) const {
     DmaLoc r;
-    for (int m = 0; m < 3; ++m)
+    for (int m = 0; m < nm(); ++m)
       if (in_mem(m, d.addr)) r.m = m;
     if (r.m < 0) return r;
     const Mem& M = mem(r.m);
@@ -277,10 +340,22 @@ class MemsysBench {
       if (port != "wr" || !a.vec || ((a.mask >> i) & 1)) v.push_back(a.addr + i);
     return v;
   }
-  // The memory of a port's access: wr goes to the memory holding its address (data or weight), -1 else.
+  // The memories a port reaches: drd data (HY: or shared), wrd weight (or shared), brd acc, wr data or
+  // weight (or shared).
+  std::vector<int> port_mems(const std::string& port) const {
+    std::vector<int> v = port == "drd" ? std::vector<int>{kData}
+                         : port == "wrd" ? std::vector<int>{kWeight}
+                         : port == "brd" ? std::vector<int>{kAcc}
+                                         : std::vector<int>{kData, kWeight};
+    if (hy_ && port != "brd") v.push_back(kShared);
+    return v;
+  }
+  // The memory of a port's access: the one of the port's memories that holds its address (lane 0's
+  // element), -1 when none does (all_in: it must hold every element of the access, else it is dropped).
   int port_mem(const std::string& port, const EngAcc& a) const {
-    if (port == "wr") return in_mem(kData, a.addr) ? kData : (in_mem(kWeight, a.addr) ? kWeight : -1);
-    return port == "wrd" ? kWeight : (port == "brd" ? kAcc : kData);
+    for (int m : port_mems(port))
+      if (in_mem(m, a.addr)) return m;
+    return -1;
   }
   bool all_in(const std::string& port, const EngAcc& a) const {
     const int m = port_mem(port, a);
@@ -333,16 +408,19 @@ class MemsysBench {
     for (int c = 0; c * 32 < in_.dw; ++c)
       tb::put(d_->spm_wdata_i, c * 32, std::min(32, in_.dw - c * 32),
               c < static_cast<int>(dma.wdata.size()) ? dma.wdata[static_cast<std::size_t>(c)] : 0);
-    if constexpr (requires { d_->sleep_req_data_i; }) {
-      auto lv = [this](int m) {
-        std::uint64_t v = 0;
-        for (int s = 0; s < mem(m).sectors; ++s) v |= static_cast<std::uint64_t>(req_[static_cast<std::size_t>(m)][static_cast<std::size_t>(s)]) << s;
-        return v;
-      };
-      d_->sleep_req_data_i = static_cast<CData>(lv(kData));
-      d_->sleep_req_weight_i = static_cast<CData>(lv(kWeight));
-      d_->sleep_req_acc_i = static_cast<CData>(lv(kAcc));
-    }
+    auto lv = [this](int m) {
+      std::uint64_t v = 0;
+      for (int s = 0; s < mem(m).sectors; ++s) v |= static_cast<std::uint64_t>(req_[static_cast<std::size_t>(m)][static_cast<std::size_t>(s)]) << s;
+      return v;
+    };
+    dut([&](auto& d) {
+      if constexpr (requires { d.sleep_req_data_i; }) {
+        d.sleep_req_data_i = static_cast<CData>(lv(kData));
+        d.sleep_req_weight_i = static_cast<CData>(lv(kWeight));
+        d.sleep_req_acc_i = static_cast<CData>(lv(kAcc));
+      }
+      if constexpr (requires { d.sleep_req_shared_i; }) d.sleep_req_shared_i = static_cast<CData>(lv(kShared));
+    });
   }
 
   // ---- one cycle: check last cycle's reads, drive, check the arbitration, apply, step ----
@@ -372,23 +450,48 @@ class MemsysBench {
     d_->eval();
 
     // Expected arbitration.
-    std::set<long long> rd_banks[3];
+    std::set<long long> rd_banks[4];  // per memory: banks the engine reads (any port)
+    std::set<long long> wr_block[4];  // per memory: banks read on the writer's port
     const std::pair<const char*, const EngAcc*> reads[] = {{"drd", &drd}, {"wrd", &wrd}, {"brd", &brd}};
     for (auto& [port, a] : reads) {
       if (!a->en || !all_in(port, *a)) continue;
-      for (auto& [b, r] : banks_of(port, *a)) rd_banks[port_mem(port, *a)].insert(b);
+      const int m = port_mem(port, *a);
+      for (auto& [b, r] : banks_of(port, *a)) {
+        rd_banks[m].insert(b);
+        // Data and weight have one port; the shared memory's writer port p1 is shared with wrd only
+        // (drd reads on p0).
+        if (m != kShared || std::string(port) == "wrd") wr_block[m].insert(b);
+      }
     }
-    // The writer waits for the read port of its own memory (drd: data, wrd: weight).
+    // The writer waits for the read on its memory's port (drd: data, wrd: weight, wrd: shared).
     const bool wr_ok = all_in("wr", wr);
     const int wm = port_mem("wr", wr);
     bool ready = true;
     if (wr_ok)
-      for (auto& [b, r] : banks_of("wr", wr)) ready &= !rd_banks[wm].count(b);
+      for (auto& [b, r] : banks_of("wr", wr)) ready &= !wr_block[wm].count(b);
     check("wr_ready_o", wr.addr, ready, d_->wr_ready_o);
     const bool wr_go = wr.en && ready;
-    std::set<long long> wr_banks[3];
+    std::set<long long> wr_banks[4];
     if (wr_go && wr_ok)
       for (auto& [b, r] : banks_of("wr", wr)) wr_banks[wm].insert(b);
+    if (hy_) {
+      // Shared-memory coverage: reads, both readers at once, a p0 read beside a p1 write.
+      const bool ds = drd.en && all_in("drd", drd) && port_mem("drd", drd) == kShared;
+      const bool ws = wrd.en && all_in("wrd", wrd) && port_mem("wrd", wrd) == kShared;
+      if (ds) ++(drd.vec ? sh_.drd_vec : sh_.drd_scalar);
+      if (ws) ++sh_.wrd;
+      if (ds && ws) ++sh_.drd_wrd;
+      if (ds && wr_go && wr_ok && wm == kShared) {
+        bool bank = false, word = false;
+        for (auto& [b, r] : banks_of("drd", drd)) bank |= wr_banks[kShared].count(b) > 0;
+        for (long long e : elems("drd", drd))
+          for (long long f : elems("wr", wr)) word |= (e - mem(kShared).ebase) / mem(kShared).lanes == (f - mem(kShared).ebase) / mem(kShared).lanes;
+        sh_.p0_p1_bank += bank;
+        sh_.p0_p1_word += word;
+      }
+      if (wr.en && wm == kShared) ++sh_.wr_cycles;
+      if (wr.en && !ready && wm == kShared) ++sh_.wr_waits;
+    }
     // DMA target: a legal access waits while the engine uses its bank or its sector is not usable;
     // anything else is granted and dropped.
     const DmaLoc dl = dma_loc(dma);  // also without a request: spm_gnt_o is checked every cycle
@@ -398,8 +501,14 @@ class MemsysBench {
       const bool busy = rd_banks[dm].count(dl.l.bank) || wr_banks[dm].count(dl.l.bank);
       gnt = !busy && usable(dm, dl.l.sector);
       if (dma.req && !usable(dm, dl.l.sector)) ++sleep_blocked_;
+      if (dma.req && dm == kShared) {
+        ++sh_.dma_req;
+        sh_.dma_busy += busy;
+        sh_.dma_sleep += !usable(dm, dl.l.sector);
+      }
     }
     check("spm_gnt_o", dma.addr, gnt, d_->spm_gnt_o);
+    last_ready_ = ready, last_gnt_ = gnt;
 
     // Reads: expected data from the reference before this cycle's writes.
     for (auto& [port, a] : reads) {
@@ -472,6 +581,10 @@ class MemsysBench {
         if (wm == kWeight) ++wr_weight_elems_;
       }
       if (wr.vec) ++vec_writes_;
+      if (wm == kShared) {
+        sh_.wr_elems += static_cast<long long>(es.size());
+        ++(wr.vec ? sh_.wr_vec : sh_.wr_scalar);
+      }
       for (auto& [b, r] : banks_of("wr", wr)) {
         ++cnt_eng_wr_[wm];
         ++sec_cnt_[static_cast<std::size_t>(wm)][static_cast<std::size_t>(r / mem(wm).wps)];
@@ -485,7 +598,7 @@ class MemsysBench {
             static_cast<std::uint32_t>(tb::get_words(dma.wdata, i * M.lane_bits, M.lane_bits));
     }
     // Sleep requests take effect at this edge.
-    for (int m = 0; m < 3; ++m)
+    for (int m = 0; m < nm(); ++m)
       for (int s = 0; s < mem(m).sectors; ++s)
         if (req_[static_cast<std::size_t>(m)][static_cast<std::size_t>(s)]) last_req_[static_cast<std::size_t>(m)][static_cast<std::size_t>(s)] = t_;
     sim_.step();
@@ -493,12 +606,15 @@ class MemsysBench {
   }
 
   void check_acks() {
-    if constexpr (requires { d_->sleep_ack_data_o; }) {
-      const std::uint64_t got[3] = {d_->sleep_ack_data_o, d_->sleep_ack_weight_o, d_->sleep_ack_acc_o};
-      for (int m = 0; m < 3; ++m)
-        for (int s = 0; s < mem(m).sectors; ++s)
-          check("sleep_ack_" + mem(m).name + "_o[" + std::to_string(s) + "]", s, ack(m, s), (got[m] >> s) & 1);
-    }
+    dut([&](auto& d) {
+      if constexpr (requires { d.sleep_ack_data_o; }) {
+        std::uint64_t got[4] = {d.sleep_ack_data_o, d.sleep_ack_weight_o, d.sleep_ack_acc_o, 0};
+        if constexpr (requires { d.sleep_ack_shared_o; }) got[kShared] = d.sleep_ack_shared_o;
+        for (int m = 0; m < nm(); ++m)
+          for (int s = 0; s < mem(m).sectors; ++s)
+            check("sleep_ack_" + mem(m).name + "_o[" + std::to_string(s) + "]", s, ack(m, s), (got[m] >> s) & 1);
+      }
+    });
   }
 
   void idle_cycle() { cycle({}, {}, {}, {}, {}); }
@@ -510,7 +626,7 @@ class MemsysBench {
     return w;
   }
   void fill() {
-    for (int m = 0; m < 3; ++m)
+    for (int m = 0; m < nm(); ++m)
       for (long long w = 0; w < mem(m).words; ++w) {
         DmaAcc d{true, true, mem(m).ebase + w * mem(m).lanes, random_word(), word_size(m)};
         cycle({}, {}, {}, {}, d);
@@ -519,8 +635,9 @@ class MemsysBench {
 
   struct Phase {
     int drd = 0, vec = 0, wrd = 0, brd = 0, wr = 0, wvec = 0, dma = 0, dwe = 0, hot = 0, sleep = 0, wweight = 0;
+    int dshared = 0, wdshared = 0, wshared = 0;  // HY: shares of drd, wrd and wr going to the shared memory
   } ph_;
-  long long hot_[3] = {0, 0, 0};
+  long long hot_[4] = {0, 0, 0, 0};
 
   void pick_phase(int ph) {
     const int levels[] = {0, 10, 30, 50, 80, 100};
@@ -529,7 +646,15 @@ class MemsysBench {
     ph_.dma = std::max(20, lv()), ph_.dwe = lv(), ph_.hot = 50, ph_.sleep = in_.pg && ph % 2 == 1 ? 5 : 0;
     ph_.wweight = ph % 3 == 1 ? 100 : (ph % 3 == 2 ? 30 : 0);  // result writes into the weight memory
     if (ph == 0) ph_ = {80, 50, 80, 80, 80, 50, 80, 50, 50, in_.pg ? 5 : 0, 0};  // everything busy
-    for (int m = 0; m < 3; ++m) hot_[m] = rng_.uniform(0, std::max<long long>(0, mem(m).elems - 64));
+    if (hy_) {
+      // The shared memory takes a good share of every port that reaches it (drawn only for HY, so the
+      // SEP stimulus stays what it was).
+      const int share[] = {30, 50, 80};
+      auto sh = [&] { return share[rng_.uniform(0, 2)]; };
+      ph_.dshared = sh(), ph_.wdshared = sh(), ph_.wshared = sh();
+      if (ph == 0) ph_.dshared = ph_.wdshared = ph_.wshared = 50;
+    }
+    for (int m = 0; m < nm(); ++m) hot_[m] = rng_.uniform(0, std::max<long long>(0, mem(m).elems - 64));
   }
 
   // A random in-range address for n consecutive elements of memory m (hot window half the time).
@@ -545,7 +670,9 @@ class MemsysBench {
     if (!rng_.chance(p_en)) return a;
     a.vec = (port == "drd" || port == "wr") && rng_.chance(p_vec);
     const int n = n_of(port, a.vec);
-    const int m = port == "wr" ? (rng_.chance(ph_.wweight) ? kWeight : kData) : port_mem(port, a);
+    int m = port == "wr" ? (rng_.chance(ph_.wweight) ? kWeight : kData) : (port == "drd" ? kData : (port == "wrd" ? kWeight : kAcc));
+    if (hy_ && port != "brd" && rng_.chance(port == "drd" ? ph_.dshared : (port == "wrd" ? ph_.wdshared : ph_.wshared)))
+      m = kShared;
     for (int tries = 0; tries < 8; ++tries) {
       a.addr = rand_addr(m, n);
       if (port == "wr") {
@@ -568,7 +695,7 @@ class MemsysBench {
     d.we = rng_.chance(ph_.dwe);
     d.wdata = random_word();  // garbage above the access's bytes: the byte enables must drop it
     const bool sleep = steer_sleep && sleep_m_ >= 0 && rng_.chance(40);
-    const int m = sleep ? sleep_m_ : static_cast<int>(rng_.uniform(0, 2));
+    const int m = sleep ? sleep_m_ : static_cast<int>(rng_.uniform(0, nm() - 1));
     const Mem& M = mem(m);
     // A size legal for the memory (whole lanes, at most a word; acc: 4-byte lanes as the DMA's widened
     // loads and psum codes), at a lane where its lanes stay in the word.
@@ -593,7 +720,7 @@ class MemsysBench {
     // Sleep/wake one sector at a time: request high for 2-6 cycles, then low until usable again.
     if (in_.pg) {
       if (sleep_m_ < 0 && rng_.chance(ph_.sleep)) {
-        sleep_m_ = static_cast<int>(rng_.uniform(0, 2));
+        sleep_m_ = static_cast<int>(rng_.uniform(0, nm() - 1));
         sleep_s_ = rng_.uniform(0, mem(sleep_m_).sectors - 1);
         sleep_left_ = static_cast<int>(rng_.uniform(2, 6));
       }
@@ -643,6 +770,81 @@ class MemsysBench {
     }
   }
 
+  // Directed (HY): the shared memory's ports on one word, rotating through
+  //   0: drd (p0) and wr (p1) of one element: the write happens (p0 never blocks it), the read returns
+  //      the old value, the next read the new one;
+  //   1: a drd vector and a wr record over the same elements: the same;
+  //   2: a wrd row containing the element and a wr of it (both p1): the write waits, the read returns the
+  //      old value, the write lands in the next cycle without the read, a later row read sees it;
+  //   3: drd + wrd + wr of one element: the write waits (wrd), both reads return the old value;
+  //   4: a DMA write of the element while drd reads it (p0) and while wr writes it (p1), a DMA read while
+  //      wrd reads it: not granted; the DMA read alone: granted.
+  // The rules are checked every cycle by cycle(); here also that the model itself did what the case
+  // means (writes landed or not, grants).
+  void same_word_shared() {
+    const Mem& S = mem(kShared);
+    const EngAcc none;
+    const DmaAcc no_dma;
+    auto code = [&](std::uint64_t c) { return static_cast<std::uint32_t>(tb::sign_extend(c, in_.ob)) & 0xffu; };
+    auto expect = [&](bool ok, const std::string& what, long long addr) {
+      ++checks_;
+      if (!ok) fail("same word in shared: " + what, addr, 1, 0);
+    };
+    for (int i = 0; i < 50; ++i) {
+      const int v = i % 5;
+      const long long a = rand_addr(kShared, std::max(in_.rows, in_.cols));
+      const std::size_t e = static_cast<std::size_t>(a - S.ebase);
+      std::vector<std::uint32_t>& ref = ref_[kShared];
+      const std::uint32_t before = ref[e];
+      EngAcc wr;
+      wr.en = true;
+      wr.addr = a;
+      wr.vec = v == 1;
+      wr.mask = v == 1 ? tb::mask64(in_.cols) : 0;
+      for (int c = 0; c < in_.cols; ++c) {
+        const std::uint32_t old = ref[e + static_cast<std::size_t>(c)];
+        wr.data.push_back((old ^ static_cast<std::uint64_t>(1 + rng_.uniform(0, (1LL << in_.ob) - 2))) &
+                          tb::mask64(in_.ob));  // differs from the old code
+      }
+      const std::uint32_t after = code(wr.data[0]);
+      EngAcc dr = none, wd = none;
+      dr.en = true, dr.addr = a, dr.vec = v == 1;
+      wd.en = true, wd.addr = a;
+      switch (v) {
+        case 0:
+        case 1:
+          cycle(dr, none, {}, wr, no_dma);
+          expect(last_ready_ && ref[e] == after, "a p0 read must not block the p1 write", a);
+          cycle(dr, none, {}, {}, no_dma);  // the new value (checked in the next cycle)
+          break;
+        case 2:
+        case 3:
+          cycle(v == 3 ? dr : none, wd, {}, wr, no_dma);
+          expect(!last_ready_ && ref[e] == before, "the write must wait for the wrd row on p1", a);
+          cycle(none, none, {}, wr, no_dma);
+          expect(last_ready_ && ref[e] == after, "the write lands without the read", a);
+          cycle(v == 3 ? dr : none, wd, {}, {}, no_dma);
+          break;
+        default: {
+          DmaAcc dw{true, true, a, random_word(), lane_size(kShared)};
+          cycle(dr, none, {}, {}, dw);
+          expect(!last_gnt_ && ref[e] == before, "a DMA write must wait for the drd (p0) of its bank", a);
+          cycle(none, none, {}, wr, dw);
+          expect(last_ready_ && !last_gnt_ && ref[e] == after, "a DMA write must wait for the write (p1) of its bank", a);
+          const DmaAcc rd{true, false, a, {}, lane_size(kShared)};
+          cycle(none, wd, {}, {}, rd);
+          expect(!last_gnt_, "a DMA read must wait for the wrd (p1) of its bank", a);
+          cycle(none, none, {}, {}, rd);
+          expect(last_gnt_, "a DMA read alone is granted", a);
+          break;
+        }
+      }
+      ++sh_.same_word;
+      ++same_word_;
+      idle_cycle();
+    }
+  }
+
   void check_counters() {
     const std::string n[3] = {"data", "weight", "acc"};
     const std::uint32_t eng_rd[3] = {d_->cnt_eng_rd_data_o, d_->cnt_eng_rd_weight_o, d_->cnt_eng_rd_acc_o};
@@ -663,6 +865,21 @@ class MemsysBench {
               sec_cnt_[static_cast<std::size_t>(m)][static_cast<std::size_t>(s)] & 0xffffffffLL, static_cast<long long>(got));
       }
     }
+    dut([&](auto& d) {
+      if constexpr (requires { d.cnt_eng_rd_shared_o; }) {
+        const int m = kShared;
+        const std::string nmm = "shared";
+        check("cnt_eng_rd_shared_o", 0, cnt_eng_rd_[m] & 0xffffffffLL, d.cnt_eng_rd_shared_o);
+        check("cnt_eng_wr_shared_o", 0, cnt_eng_wr_[m] & 0xffffffffLL, d.cnt_eng_wr_shared_o);
+        check("cnt_dma_rd_shared_o", 0, cnt_dma_rd_[m] & 0xffffffffLL, d.cnt_dma_rd_shared_o);
+        check("cnt_dma_wr_shared_o", 0, cnt_dma_wr_[m] & 0xffffffffLL, d.cnt_dma_wr_shared_o);
+        check("cnt_dma_wait_shared_o", 0, cnt_dma_wait_[m] & 0xffffffffLL, d.cnt_dma_wait_shared_o);
+        for (int s = 0; s < mem(m).sectors; ++s)
+          check("cnt_sector_shared_o[" + std::to_string(s) + "]", s,
+                sec_cnt_[static_cast<std::size_t>(m)][static_cast<std::size_t>(s)] & 0xffffffffLL,
+                static_cast<long long>(tb::get(d.cnt_sector_shared_o, s * 32, 32)));
+      }
+    });
     check("cnt_eng_wr_data_o", 0, cnt_eng_wr_[kData] & 0xffffffffLL, d_->cnt_eng_wr_data_o);
     check("cnt_eng_wr_weight_o", 0, cnt_eng_wr_[kWeight] & 0xffffffffLL, d_->cnt_eng_wr_weight_o);
     check("cnt_wr_wait_o", 0, cnt_wr_wait_ & 0xffffffffLL, d_->cnt_wr_wait_o);
@@ -679,6 +896,7 @@ class MemsysBench {
       DmaAcc dma;
       int keep_m = -1;      // an element (memory, absolute address) the dropped write must not change
       long long keep = -1;
+      bool shared = false;  // an HY kind (counted in the shared-memory coverage)
     };
     std::vector<Kind> kinds;
     auto mk = [](long long a, bool vec = false) {
@@ -735,16 +953,63 @@ class MemsysBench {
       past_end("wr record with its last lane past the data memory", kData, D.ebase + D.elems - 1);
       past_end("wr record with its last lane past the weight memory", kWeight, Wm.ebase + Wm.elems - 1);
     }
-    if (A.ebase + A.elems < (1LL << in_.sa)) {
+    if (hy_) {
+      // HY: accesses straddling two memories or in a memory the port does not reach.
+      const Mem& S = mem(kShared);
+      auto add = [&](const std::string& name, EngAcc Kind::*port, long long a, bool vec = false) {
+        Kind k{name};
+        k.*port = mk(a, vec);
+        k.shared = true;
+        kinds.push_back(k);
+      };
+      const long long c1 = in_.cols > 1 ? 1 : 0;
+      if (in_.rows > 1) {
+        add("drd vector crossing weight|acc", &Kind::drd, Wm.ebase + Wm.elems - 1, true);
+        add("drd vector crossing acc|shared", &Kind::drd, A.ebase + A.elems - 1, true);
+        add("drd vector crossing the end of the shared memory", &Kind::drd, S.ebase + S.elems - 1, true);
+      }
+      add("drd in the weight memory", &Kind::drd, Wm.ebase + 3);
+      add("drd in the acc memory", &Kind::drd, A.ebase + 3);
+      add("drd past the shared memory", &Kind::drd, S.ebase + S.elems);
+      if (in_.cols > 1) add("wrd crossing data|weight", &Kind::wrd, Wm.ebase - 1);
+      add("wrd crossing acc|shared", &Kind::wrd, A.ebase + A.elems - c1);
+      add("wrd crossing the end of the shared memory", &Kind::wrd, S.ebase + S.elems - c1);
+      add("brd in the shared memory", &Kind::brd, S.ebase + 2 * in_.cols);
+      {
+        Kind k{"wr past the shared memory"};
+        k.wr = mk(S.ebase + S.elems);
+        k.wr.data.assign(static_cast<std::size_t>(in_.cols), 1);
+        k.shared = true;
+        kinds.push_back(k);
+      }
+      if (in_.cols > 1) {
+        Kind k{"wr record with its last lane past the shared memory"};
+        k.wr = mk(S.ebase + S.elems - 1, true);
+        k.wr.mask = tb::mask64(in_.cols);
+        k.wr.data.assign(static_cast<std::size_t>(in_.cols), 0x5a & tb::mask64(in_.ob));
+        k.keep_m = kShared, k.keep = S.ebase + S.elems - 1;
+        k.shared = true;
+        kinds.push_back(k);
+        Kind a{"wr record from acc into shared"};
+        a.wr = mk(A.ebase + A.elems - 1, true);
+        a.wr.mask = tb::mask64(in_.cols);
+        a.wr.data.assign(static_cast<std::size_t>(in_.cols), 0x33 & tb::mask64(in_.ob));
+        a.keep_m = kShared, a.keep = S.ebase;
+        a.shared = true;
+        kinds.push_back(a);
+      }
+    }
+    const long long end_all = mem(nm() - 1).ebase + mem(nm() - 1).elems;  // past the last memory
+    if (end_all < (1LL << in_.sa)) {
       Kind k{"DMA element past the memories"};
-      k.dma = {true, true, A.ebase + A.elems, random_word(), 0};
+      k.dma = {true, true, end_all, random_word(), 0};
       kinds.push_back(k);
       Kind r{"DMA read past the memories (returns 0)"};
-      r.dma = {true, false, A.ebase + A.elems, {}, 0};
+      r.dma = {true, false, end_all, {}, 0};
       kinds.push_back(r);
     }
     // DMA accesses that are not whole lanes of one word: dropped, the element keeps its value.
-    for (int m = 0; m < 3; ++m) {
+    for (int m = 0; m < nm(); ++m) {
       const Mem& M = mem(m);
       if (M.lanes > 1) {
         // Two lanes starting in the last lane of a word (crossing into the next word), as write and read.
@@ -753,15 +1018,18 @@ class MemsysBench {
         Kind k{"DMA write crossing a word (" + M.name + ")"};
         k.dma = {true, true, a, random_word(), z};
         k.keep_m = m, k.keep = a;
+        k.shared = m == kShared;
         kinds.push_back(k);
         Kind r{"DMA read crossing a word (" + M.name + ", returns 0)"};
         r.dma = {true, false, a, {}, z};
+        r.shared = m == kShared;
         kinds.push_back(r);
       }
       if (word_size(m) + 1 <= (1 << in_.size_bits) - 1) {
         Kind k{"DMA access wider than the word (" + M.name + ")"};
         k.dma = {true, true, M.ebase + 5 * M.lanes, random_word(), word_size(m) + 1};
         k.keep_m = m, k.keep = M.ebase + 5 * M.lanes;
+        k.shared = m == kShared;
         kinds.push_back(k);
       }
     }
@@ -783,6 +1051,7 @@ class MemsysBench {
       cycle(k.drd, k.wrd, k.brd, k.wr, k.dma);
       check("err_o (" + k.name + ")", k.drd.addr | k.wrd.addr | k.brd.addr | k.wr.addr | k.dma.addr, 1, d_->err_o);
       neg_kinds_ += d_->err_o ? 1 : 0;
+      if (k.shared) sh_.neg += d_->err_o ? 1 : 0;
       if (k.keep >= 0) {
         // The dropped write left the element alone: read it back (a legal one-lane DMA read).
         cycle({}, {}, {}, {}, DmaAcc{true, false, k.keep, {}, lane_size(k.keep_m)}, true);
@@ -809,6 +1078,25 @@ class MemsysBench {
       check("err_o (engine read of a sleeping sector)", D.ebase, 1, d_->err_o);
       neg_kinds_ += d_->err_o ? 1 : 0;
       req_[kData][0] = 0;
+      if (hy_) {
+        // The same for the shared memory (a drd on port p0 into sector 0).
+        const Mem& S = mem(kShared);
+        sim_.reset();
+        for (auto& lr : last_req_) std::fill(lr.begin(), lr.end(), -1000000);
+        pending_.clear();
+        req_[kShared][0] = 1;
+        idle_cycle();
+        idle_cycle();
+        pending_.clear();
+        cycle(mk(S.ebase), {}, {}, {}, {}, true);
+        pending_.clear();
+        cycle({}, {}, {}, {}, {}, true);
+        pending_.clear();
+        check("err_o (engine read of a sleeping shared sector)", S.ebase, 1, d_->err_o);
+        neg_kinds_ += d_->err_o ? 1 : 0;
+        sh_.neg += d_->err_o ? 1 : 0;
+        req_[kShared][0] = 0;
+      }
     }
   }
 
@@ -824,9 +1112,16 @@ class MemsysBench {
   std::vector<Pending> pending_;
   std::uint64_t t_ = 0;
   long long errors_ = 0, checks_ = 0;
-  long long cnt_eng_rd_[3] = {0, 0, 0}, cnt_dma_rd_[3] = {0, 0, 0}, cnt_dma_wr_[3] = {0, 0, 0},
-            cnt_dma_wait_[3] = {0, 0, 0}, cnt_eng_wr_[3] = {0, 0, 0}, cnt_wr_wait_ = 0;
-  long long dma_size_cnt_[3][8] = {};
+  bool hy_ = false;  // the shared memory exists (mems[3])
+  long long cnt_eng_rd_[4] = {}, cnt_dma_rd_[4] = {}, cnt_dma_wr_[4] = {}, cnt_dma_wait_[4] = {}, cnt_eng_wr_[4] = {},
+            cnt_wr_wait_ = 0;
+  long long dma_size_cnt_[4][8] = {};
+  bool last_ready_ = false, last_gnt_ = false;  // the rule's wr_ready / spm_gnt of the last cycle
+  struct SharedStats {  // HY coverage of the shared memory
+    long long drd_scalar = 0, drd_vec = 0, wrd = 0, drd_wrd = 0, wr_scalar = 0, wr_vec = 0, wr_elems = 0, wr_cycles = 0,
+              wr_waits = 0, p0_p1_bank = 0, p0_p1_word = 0, dma_req = 0, dma_busy = 0, dma_sleep = 0, same_word = 0,
+              neg = 0;
+  } sh_;
   std::vector<std::vector<long long>> sec_cnt_;
   long long eng_reads_checked_ = 0, vec_reads_ = 0, wr_elems_ = 0, vec_writes_ = 0, dma_reads_checked_ = 0,
             dma_writes_ = 0, wr_waits_ = 0, wr_weight_elems_ = 0, wr_weight_waits_ = 0, wr_en_cycles_ = 0, dma_waits_ = 0, dma_req_cycles_ = 0, sleep_blocked_ = 0,

@@ -28,10 +28,13 @@ int log2_exact(long long v) {
 // The first unsupported property of the preset, as (field, message); empty field: supported.
 std::pair<std::string, std::string> unsupported(const AccelConfig& cfg) {
   const ScratchpadConfig& s = cfg.scratchpad;
-  if (s.organization != SpmOrganization::Sep)
+  if (s.organization == SpmOrganization::Smp)
     return {"scratchpad.organization",
-            fmt::format("capsgen_memsys supports only the 'sep' organization for now (got '{}'; smp/hy: issue 7)",
+            fmt::format("capsgen_memsys supports the 'sep' and 'hy' organizations, not '{}': SMP keeps the partial sums "
+                        "in the shared memory, whose psum codes would need 32-bit lanes there (it has 8-bit lanes; "
+                        "issue 7)",
                         to_string(s.organization))};
+  const bool hy = s.organization == SpmOrganization::Hy;
   const ActGeometry ag = act_geometry(cfg);
   const int lane = kMemsysElementLaneBits;
   if (cfg.widths.data > lane)
@@ -64,12 +67,17 @@ std::pair<std::string, std::string> unsupported(const AccelConfig& cfg) {
     int n;
     const char* what;
   };
-  const Access acc[] = {
+  std::vector<Access> acc = {
       {"drd (vector read)", "scratchpad.data.banks", &s.data, lane, cfg.array.rows, "array.rows"},
       {"wr (record write)", "scratchpad.data.banks", &s.data, lane, cfg.array.cols, "array.cols"},
       {"wrd (tile row)", "scratchpad.weight.banks", &s.weight, lane, cfg.array.cols, "array.cols"},
       {"brd (bias row)", "scratchpad.acc.banks", &s.acc, kMemsysPsumLaneBits, cfg.array.cols, "array.cols"},
   };
+  if (hy) {  // the shared memory takes drd vectors, wr records and tile rows too
+    acc.push_back({"drd (vector read)", "scratchpad.shared.banks", &s.shared, lane, cfg.array.rows, "array.rows"});
+    acc.push_back({"wr (record write)", "scratchpad.shared.banks", &s.shared, lane, cfg.array.cols, "array.cols"});
+    acc.push_back({"wrd (tile row)", "scratchpad.shared.banks", &s.shared, lane, cfg.array.cols, "array.cols"});
+  }
   for (const Access& a : acc) {
     const int lanes = a.mem->width_bits / a.lane_bits;
     const long long span = memsys_words_spanned(a.n, lanes);
@@ -215,6 +223,8 @@ Module build_memsys(const AccelConfig& cfg) {
   const int R = mg.rows, C = mg.cols, OB = mg.out_bits;
   const bool pg = cfg.scratchpad.power_gating;
   const MemsysMemory& md = mg.mems[0];
+  // HY: the shared memory is mems[3], three ports per bank: p0 drd, p1 wrd and wr, p2 the DMA.
+  const bool hy = mg.mems.size() == 4;
 
   std::string map;
   for (const MemsysMemory& m : mg.mems)
@@ -222,8 +232,40 @@ Module build_memsys(const AccelConfig& cfg) {
                        m.g.name, m.elem_base, m.elem_base + m.elements, m.lane_bits, m.lanes, m.g.mem.banks,
                        m.g.mem.banks == 1 ? "" : "s", m.g.mem.sectors, m.g.mem.sectors == 1 ? "" : "s",
                        m.g.words_per_sector, m.g.mem.width_bits);
+  const std::string hy_doc = fmt::format(
+      "Memory system, HY organization (docs/rtl-memsys.md): the data, weight and acc scratchpads\n"
+      "(capsgen_spm_*, one port per bank) and the shared scratchpad (capsgen_spm_shared, three ports per bank:\n"
+      "p0 drd, p1 wrd and wr, p2 the DMA) behind the compute engine's memory ports and the DMA's SPM port.\n"
+      "Address map (element a of a memory: word (a - base) / E, lane (a - base) % E, bank word % B,\n"
+      "bank row word / B = {{sector, word in sector}}):\n"
+      "{}"
+      "Engine reads (drd -> data or shared, wrd -> weight or shared: the memory that holds the whole access;\n"
+      "brd -> acc) have priority and a fixed latency: data in the cycle after the enable; a vector/row access\n"
+      "reads every bank it spans in one cycle and rotates lanes. drd: 1 element in lane 0 (the other lanes 0)\n"
+      "or {} with drd_vec_i; wrd: {} weight codes; brd: {} psum codes (the low {} bits of each 32-bit lane).\n"
+      "Codes are the low bits of their lanes.\n"
+      "wr -> data, weight or shared (the memory holding wr_addr_i, every masked lane in it; else dropped):\n"
+      "1 result in lane 0, or with wr_vec_i lane c at wr_addr_i + c where wr_mask_i[c]; result codes ({} bits)\n"
+      "are stored sign-extended to 8 bits with byte-lane write enables. The write happens in a cycle with\n"
+      "wr_en_i & wr_ready_o; wr_ready_o is low exactly when the same memory's conflicting read of the same\n"
+      "cycle uses a bank the write needs: drd for data, wrd for weight, a wrd into shared for shared (both on\n"
+      "port p1; a drd into shared uses p0 and never blocks the write: it reads the word before the write).\n"
+      "It depends combinationally on drd_*, wrd_* and wr_*.\n"
+      "DMA (spm_*): an element address in the same space and a size (2^spm_size_i bytes, the low bytes of\n"
+      "spm_wdata_i / spm_rdata_o); a write of n lanes writes lanes [lane, lane + n) of the word with byte\n"
+      "enables, a read returns the word shifted down by the lane, zeros above the access's bytes (in the\n"
+      "cycle after the grant, spm_rvalid_o); the shared memory's DMA accesses use port p2. Lowest priority:\n"
+      "spm_gnt_o is low when the engine reads or writes that bank of that memory in the same cycle (shared:\n"
+      "on any port){}.\n"
+      "An access outside the memories, crossing a word, not a whole number of lanes or wider than the memory's\n"
+      "word is granted and dropped (a read returns 0). Out-of-range engine accesses (any element outside every\n"
+      "memory the port reaches) are dropped.\n"
+      "err_o (sticky, registered): a dropped access or an error flag of a scratchpad (err_sticky_o).\n"
+      "Counters ({} bits, wrap): bank accesses (words) per memory by the engine and by the DMA, writer\n"
+      "and DMA wait cycles, bank accesses per memory and sector (shared: of all three ports).",
+      map, R, C, C, mg.psum, OB, pg ? " or when the word's sector is not usable (its sleep_ack is high)" : "", KB);
   Module m(kMemsysModule,
-           fmt::format(
+           hy ? hy_doc : fmt::format(
                "Memory system, SEP organization (docs/rtl-memsys.md): the data, weight and acc scratchpads\n"
                "(capsgen_spm_*, one port per bank) behind the compute engine's memory ports and the DMA's SPM port.\n"
                "Address map (element a of a memory: word (a - base) / E, lane (a - base) % E, bank word % B,\n"
@@ -251,17 +293,17 @@ Module build_memsys(const AccelConfig& cfg) {
                map, R, C, C, mg.psum, OB,
                pg ? " or when the word's sector is not usable (its sleep_ack is high)" : "", KB));
   m.clock_and_reset()
-      .input("drd_en_i", "1", "engine data read (data memory)")
+      .input("drd_en_i", "1", hy ? "engine data read (data or shared memory)" : "engine data read (data memory)")
       .input("drd_vec_i", "1", fmt::format("with drd_en_i: {} consecutive elements (else one)", R))
       .input("drd_addr_i", str(AW), "element address (the first one of a vector)")
       .output("drd_data_o", str(R * mg.data), fmt::format("cycle after drd_en_i: element r in [r*{0} +: {0}]", mg.data))
-      .input("wrd_en_i", "1", "engine weight row read (weight memory)")
+      .input("wrd_en_i", "1", hy ? "engine weight row read (weight or shared memory)" : "engine weight row read (weight memory)")
       .input("wrd_addr_i", str(AW), "address of the row's first element")
       .output("wrd_data_o", str(C * mg.weight), fmt::format("cycle after wrd_en_i: {} consecutive weight codes", C))
       .input("brd_en_i", "1", "engine bias read (acc memory)")
       .input("brd_addr_i", str(AW), "address of the first psum code")
       .output("brd_data_o", str(C * mg.psum), fmt::format("cycle after brd_en_i: {} consecutive psum codes", C))
-      .input("wr_en_i", "1", "engine result write (data or weight memory)")
+      .input("wr_en_i", "1", hy ? "engine result write (data, weight or shared memory)" : "engine result write (data or weight memory)")
       .input("wr_vec_i", "1", fmt::format("with wr_en_i: lane c at wr_addr_i + c where wr_mask_i[c] (c < {})", C))
       .input("wr_mask_i", str(C), "lanes of a wr_vec_i write")
       .input("wr_addr_i", str(AW), "element address (lane 0's; selects the memory)")
@@ -271,7 +313,7 @@ Module build_memsys(const AccelConfig& cfg) {
       .input("spm_req_i", "1", "DMA access")
       .output("spm_gnt_o", "1", "DMA access accepted this cycle")
       .input("spm_we_i", "1", "DMA: 1 write, 0 read")
-      .input("spm_addr_i", str(SA), "DMA element address (data, weight, acc elements)")
+      .input("spm_addr_i", str(SA), hy ? "DMA element address (data, weight, acc, shared elements)" : "DMA element address (data, weight, acc elements)")
       .input("spm_size_i", str(ZW), fmt::format("DMA access of 2^size bytes (0..{}; whole lanes of one word)", mg.spm_max_size))
       .input("spm_wdata_i", str(DW), "DMA write data: the access's bytes in the low bytes")
       .output("spm_rvalid_o", "1", "read data of the read granted in the previous cycle")
@@ -296,18 +338,31 @@ Module build_memsys(const AccelConfig& cfg) {
   m.output("err_o", "1", "sticky: a dropped access or a scratchpad error flag");
 
   // ---- engine ports ----
-  // The result port wr has one decoder per memory it can write: "wr" (data) and "wrw" (weight).
+  // The result port wr has one decoder per memory it can write: "wr" (data) and "wrw" (weight); HY
+  // adds the shared memory's decoders "drs" (drd, port p0), "wrs" (wr, p1) and "wrds" (wrd, p1).
   struct EPort {
     std::string name;  // prefix of the decoder's wires
     std::string in;    // prefix of the port's inputs
     int mem;
     bool write;
     int nmax;
-    int out_bits;  // read: element bits on the port
+    int out_bits;    // read: element bits on the port
+    int sport = -1;  // the shared memory's port (p0, p1), -1 for a one-port memory
   };
-  const std::vector<EPort> eports = {{"drd", "drd", 0, false, R, mg.data},   {"wr", "wr", 0, true, C, OB},
-                                     {"wrw", "wr", 1, true, C, OB},          {"wrd", "wrd", 1, false, C, mg.weight},
-                                     {"brd", "brd", 2, false, C, mg.psum}};
+  std::vector<EPort> eports = {{"drd", "drd", 0, false, R, mg.data},   {"wr", "wr", 0, true, C, OB},
+                               {"wrw", "wr", 1, true, C, OB},          {"wrd", "wrd", 1, false, C, mg.weight},
+                               {"brd", "brd", 2, false, C, mg.psum}};
+  if (hy) {
+    eports.push_back({"drs", "drd", 3, false, R, mg.data, 0});
+    eports.push_back({"wrs", "wr", 3, true, C, OB, 1});
+    eports.push_back({"wrds", "wrd", 3, false, C, mg.weight, 1});
+  }
+  // The shared memory's decoder of an input port ("" when none): the port reaches that memory too.
+  const auto shared_of = [&](const std::string& in) -> std::string {
+    for (const EPort& p : eports)
+      if (p.mem == 3 && p.in == in) return p.name;
+    return "";
+  };
   std::string err_range;
   auto orj = [](std::string& acc, const std::string& t) { acc += (acc.empty() ? "" : " | ") + t; };
   Stmts rd_body, vec_reset, vec_body;  // read-side registers without / with reset
@@ -318,8 +373,8 @@ Module build_memsys(const AccelConfig& cfg) {
     const std::string x = p.name, a = p.in + "_addr_i";
     const long long base = mm.elem_base, end = mm.elem_base + mm.elements;
     m.blank();
-    m.comment(fmt::format("Engine port {} -> {} memory: range check, bank row per bank, lane positions rotated to banks.", p.in,
-                          mm.g.name));
+    m.comment(fmt::format("Engine port {} -> {} memory{}: range check, bank row per bank, lane positions rotated to banks.", p.in,
+                          mm.g.name, p.sport >= 0 ? fmt::format(" (port p{})", p.sport) : ""));
     m.wire(x + "_ok", "1", "every element of the access lies in the memory");
     m.wire(x + "_rel", str(REL), "element address relative to the memory (mod 2^bits)");
     m.wire(x + "_pos", str(NPOS), "lane positions used, before rotation (element i at position i)");
@@ -337,7 +392,7 @@ Module build_memsys(const AccelConfig& cfg) {
       return end - k <= 0 ? std::string("1'b0") : fmt::format("({} < {})", a, lit(AW, end - k));
     };
     const std::string lo = base > 0 ? fmt::format("({} >= {}) & ", a, lit(AW, base)) : "";
-    if (x == "drd") {
+    if (p.in == "drd") {
       m.assign(x + "_ok", fmt::format("{}(drd_vec_i ? {} : {})", lo, below(R - 1), below(0)));
     } else if (p.write) {
       // The memory is the one holding lane 0's address; every masked lane must lie in it.
@@ -348,7 +403,10 @@ Module build_memsys(const AccelConfig& cfg) {
     } else {
       m.assign(x + "_ok", lo + below(p.nmax - 1));
     }
-    if (!p.write) orj(err_range, fmt::format("({}_en_i & ~{}_ok)", x, x));
+    // A read is dropped when no memory the port reaches holds it whole.
+    if (!p.write && p.mem != 3)
+      orj(err_range, shared_of(p.in).empty() ? fmt::format("({}_en_i & ~{}_ok)", x, x)
+                                             : fmt::format("({}_en_i & ~{}_ok & ~{}_ok)", x, x, shared_of(p.in)));
     m.assign(x + "_rel", base > 0 ? fmt::format("{} - {}", bits(a, REL - 1, 0), lit(REL, base % (1LL << REL)))
                                   : bits(a, REL - 1, 0));
     if (RB > 0) m.assign(x + "_row0", bits(x + "_rel", REL - 1, SBITS));
@@ -356,7 +414,7 @@ Module build_memsys(const AccelConfig& cfg) {
     if (SBITS > 0) m.assign(x + "_s", bits(x + "_rel", SBITS - 1, 0));
     // Positions before rotation.
     const auto pad = [&](const std::string& v, int n) { return n == NPOS ? v : zext(v, n, NPOS); };
-    if (x == "drd")
+    if (p.in == "drd")
       m.assign(x + "_pos", fmt::format("drd_vec_i ? {} : {}", pad(ones(R), R), lit(NPOS, 1)));
     else if (p.write)
       m.assign(x + "_pos", fmt::format("wr_vec_i ? {} : {}", pad("wr_mask_i", C), lit(NPOS, 1)));
@@ -371,7 +429,7 @@ Module build_memsys(const AccelConfig& cfg) {
     } else {
       m.assign(x + "_bpos", x + "_pos");
     }
-    const std::string gate = p.write ? x + "_ok" : fmt::format("{0}_en_i & {0}_ok", x);
+    const std::string gate = p.write ? x + "_ok" : fmt::format("{}_en_i & {}_ok", p.in, x);
     for (int b = 0; b < B; ++b) {
       m.assign(bit_of(x + "_bank", b, B), fmt::format("{} & (|{})", gate, sl(x + "_bpos", b, E, NPOS)));
       if (RB > 0) {
@@ -412,10 +470,10 @@ Module build_memsys(const AccelConfig& cfg) {
       }
     } else {
       // Read data: the memory's banks rotated back by the registered rotation.
-      const std::string rd = mm.g.name + "_rdata";
+      const std::string rd = p.sport >= 0 ? fmt::format("{}_p{}_rdata", mm.g.name, p.sport) : mm.g.name + "_rdata";
       if (SBITS > 0) {
         m.reg(x + "_s_q", str(SBITS), "rotation of the read issued in the previous cycle");
-        rd_body.push_back(if_(x + "_en_i", {nb(x + "_s_q", x + "_s")}));
+        rd_body.push_back(if_(p.in + "_en_i", {nb(x + "_s_q", x + "_s")}));
       }
       if (x == "drd") {
         m.reg("drd_vec_q", "1", "the previous cycle's read was a vector");
@@ -434,23 +492,42 @@ Module build_memsys(const AccelConfig& cfg) {
         m.assign(x + "_rot", rd);
       }
       m.lint_on("UNUSEDSIGNAL");
-      for (int i = 0; i < p.nmax; ++i) {
-        const std::string v = bits(x + "_rot", i * LW + p.out_bits - 1, i * LW);
-        m.assign(sl(x + "_data_o", i, p.out_bits, p.nmax * p.out_bits),
-                 x == "drd" && i > 0 ? fmt::format("drd_vec_q ? {} : {}", v, lit(p.out_bits, 0)) : v);
+      // The port's data: from this memory, or (a port that reaches the shared memory too, assigned with
+      // its shared decoder) from the memory the read went to.
+      std::string other;
+      if (p.mem == 3) {
+        other = p.in;  // the port's one-port memory's decoder has the input's name
+        const std::string q = p.in + "_shared_q";
+        m.reg(q, "1", "the previous cycle's read went to the shared memory");
+        vec_reset.push_back(nb(q, "1'b0"));
+        vec_body.push_back(if_(p.in + "_en_i", {nb(q, x + "_ok")}));
+      }
+      if (p.mem == 3 || shared_of(p.in).empty()) {
+        for (int i = 0; i < p.nmax; ++i) {
+          std::string v = bits(x + "_rot", i * LW + p.out_bits - 1, i * LW);
+          if (!other.empty())
+            v = fmt::format("({}_shared_q ? {} : {})", p.in, v, bits(other + "_rot", i * LW + p.out_bits - 1, i * LW));
+          m.assign(sl(p.in + "_data_o", i, p.out_bits, p.nmax * p.out_bits),
+                   p.in == "drd" && i > 0 ? fmt::format("drd_vec_q ? {} : {}", v, lit(p.out_bits, 0)) : v);
+        }
       }
     }
   }
 
   // ---- writer arbitration ----
   m.blank();
-  m.comment("The writer waits while the same memory's read of this cycle uses one of its banks (data: drd, weight:\n"
-            "wrd); a write in neither memory is dropped.");
+  m.comment(hy ? "The writer waits while the same memory's read of this cycle uses one of its banks (data: drd, weight:\n"
+                 "wrd, shared: wrd on port p1; a drd of the shared memory uses p0 and reads the word before the write);\n"
+                 "a write in none of the memories is dropped."
+               : "The writer waits while the same memory's read of this cycle uses one of its banks (data: drd, weight:\n"
+                 "wrd); a write in neither memory is dropped.");
   m.wire("wr_ready", "1");
   m.wire("wr_go", "1", "the write happens this cycle");
   const int BD = md.g.mem.banks, BW = mg.mems[1].g.mem.banks;
-  m.assign("wr_ready", fmt::format("((wr_bank & drd_bank) == {}) & ((wrw_bank & wrd_bank) == {})", lit(BD, 0), lit(BW, 0)));
-  orj(err_range, "(wr_en_i & ~wr_ok & ~wrw_ok)");
+  std::string ready = fmt::format("((wr_bank & drd_bank) == {}) & ((wrw_bank & wrd_bank) == {})", lit(BD, 0), lit(BW, 0));
+  if (hy) ready += fmt::format(" & ((wrs_bank & wrds_bank) == {})", lit(mg.mems[3].g.mem.banks, 0));
+  m.assign("wr_ready", ready);
+  orj(err_range, hy ? "(wr_en_i & ~wr_ok & ~wrw_ok & ~wrs_ok)" : "(wr_en_i & ~wr_ok & ~wrw_ok)");
   m.assign("wr_go", "wr_en_i & wr_ready");
   m.assign("wr_ready_o", "wr_ready");
 
@@ -512,8 +589,10 @@ Module build_memsys(const AccelConfig& cfg) {
     } else {
       m.assign(n + "_usable", "1'b1");
     }
+    // The engine's banks of this memory (shared: all three ports' engine accesses).
     const std::string eng = mm.g.name == "data"     ? "(drd_bank | (wr_bank & {" + str(B) + "{wr_go}}))"
                             : mm.g.name == "weight" ? "(wrd_bank | (wrw_bank & {" + str(B) + "{wr_go}}))"
+                            : mm.g.name == "shared" ? "(drs_bank | wrds_bank | (wrs_bank & {" + str(B) + "{wr_go}}))"
                                                     : "brd_bank";
     m.assign(n + "_free", fmt::format("(({}_hit & {}) == {}) & {}_usable", n, eng, lit(B, 0), n));
     // Byte enables: the low 2^size bytes (byte k iff size >= floor(log2 k) + 1), shifted to the lane.
@@ -569,63 +648,132 @@ Module build_memsys(const AccelConfig& cfg) {
     const int B = mm.g.mem.banks, W = mm.g.mem.width_bits, AWm = mm.g.addr_bits, SC = mm.g.mem.sectors, BB = mm.bank_log;
     const int SB = mm.g.sector_bits, OBm = mm.g.offset_bits;
     const int LB = mm.lane_log;
+    // A one-port memory's reader and result writer decoders (the shared memory's ports: below).
     const std::string rport = nm == "data" ? "drd" : (nm == "weight" ? "wrd" : "brd");
-    const std::string wport = nm == "data" ? "wr" : (nm == "weight" ? "wrw" : "");  // the result writer's decoder
+    const std::string wport = nm == "data" ? "wr" : (nm == "weight" ? "wrw" : "");
     const std::string ewr = nm + "_eng_wr";
-    m.blank();
-    m.comment(fmt::format("{} memory: bank enables, addresses, write data; the scratchpad.", nm));
-    m.wire(nm + "_eng_rd", str(B), "banks read by the engine");
-    if (!wport.empty()) m.wire(ewr, str(B), "banks written by the engine");
-    m.wire(nm + "_dma", str(B), "bank accessed by the DMA");
-    m.wire(nm + "_en", str(B));
-    m.wire(nm + "_we", str(B));
-    m.wire(nm + "_be", str(B * W / 8));
-    m.wire(nm + "_addr", str(B * AWm));
-    m.wire(nm + "_wdata", str(B * W));
-    m.wire(nm + "_rdata", str(B * W));
-    if (pg) m.wire(nm + "_ack", str(SC));
-    m.wire(nm + "_err", "1", "the scratchpad's err_sticky_o");
-    m.lint_off("UNUSEDSIGNAL", "the scratchpad's rvalid and per-cycle error outputs: memsys tracks its reads itself and uses\n"
-                               "the sticky error flag.");
-    m.wire(nm + "_rvalid", str(B));
-    m.wire(nm + "_err_sleep", "1");
-    if ((1LL << OBm) != mm.g.words_per_sector) m.wire(nm + "_err_addr", "1");
-    m.lint_on("UNUSEDSIGNAL");
-    m.assign(nm + "_eng_rd", rport + "_bank");
-    if (!wport.empty()) m.assign(ewr, fmt::format("{}_bank & {{{}{{wr_go}}}}", wport, B));
-    m.assign(nm + "_dma", fmt::format("dma_{}_hit & {{{}{{dma_go}}}}", nm, B));
-    const std::string eng = wport.empty() ? nm + "_eng_rd" : fmt::format("{0}_eng_rd | {0}_eng_wr", nm);
-    m.assign(nm + "_en", fmt::format("{} | {}_dma", eng, nm));
-    m.assign(nm + "_we", wport.empty() ? fmt::format("{0}_dma & {{{1}{{spm_we_i}}}}", nm, B)
-                                       : fmt::format("{0} | ({1}_dma & {{{2}{{spm_we_i}}}})", ewr, nm, B));
-    for (int b = 0; b < B; ++b) {
-      const std::string rd = bit_of(nm + "_eng_rd", b, B);
-      std::string addr = fmt::format("{} ? {}_b{}_addr : ", rd, rport, b);
-      if (!wport.empty()) addr += fmt::format("{} ? {}_b{}_addr : ", bit_of(ewr, b, B), wport, b);
-      addr += fmt::format("dma_{}_addr", nm);
-      m.assign(sl(nm + "_addr", b, AWm, B * AWm), addr);
-      if (!wport.empty()) {
-        const std::string wrb = bit_of(ewr, b, B);
-        m.assign(sl(nm + "_be", b, W / 8, B * W / 8),
-                 fmt::format("{} ? {} : dma_{}_be", wrb, sl(wport + "_bpos", b, W / 8, B * W / 8), nm));
-        m.assign(sl(nm + "_wdata", b, W, B * W),
-                 fmt::format("{} ? {} : dma_{}_wdata", wrb, sl(wport + "_bdata", b, W, B * W), nm));
-      } else {
-        m.assign(sl(nm + "_be", b, W / 8, B * W / 8), fmt::format("dma_{}_be", nm));
-        m.assign(sl(nm + "_wdata", b, W, B * W), fmt::format("dma_{}_wdata", nm));
+    if (mm.g.ports == 3) {
+      // HY's shared memory: port p0 serves drd (decoder drs), p1 wrd (wrds) and the result writer (wrs), p2
+      // the DMA. A drd and a write of one word in one cycle: the read gets the word before the write.
+      const std::string xb = str(B);
+      m.blank();
+      m.comment(fmt::format("{} memory: three ports per bank (p0 drd, p1 wrd and wr, p2 the DMA): enables, addresses,\n"
+                            "write data; the scratchpad.",
+                            nm));
+      m.wire(ewr, xb, "banks written by the engine (port p1)");
+      m.wire(nm + "_dma", xb, "bank accessed by the DMA (port p2)");
+      for (int k = 0; k < 3; ++k) {
+        const std::string pk = fmt::format("{}_p{}_", nm, k);
+        m.wire(pk + "en", xb);
+        if (k > 0) {
+          m.wire(pk + "we", xb);
+          m.wire(pk + "be", str(B * W / 8));
+          m.wire(pk + "wdata", str(B * W));
+        }
+        m.wire(pk + "addr", str(B * AWm));
+        m.wire(pk + "rdata", str(B * W));
       }
+      if (pg) m.wire(nm + "_ack", str(SC));
+      m.wire(nm + "_err", "1", "the scratchpad's err_sticky_o");
+      m.lint_off("UNUSEDSIGNAL", "the scratchpad's rvalid and per-cycle error outputs: memsys tracks its reads itself and uses\n"
+                                 "the sticky error flag.");
+      for (int k = 0; k < 3; ++k) m.wire(fmt::format("{}_p{}_rvalid", nm, k), xb);
+      m.wire(nm + "_err_sleep", "1");
+      if ((1LL << OBm) != mm.g.words_per_sector) m.wire(nm + "_err_addr", "1");
+      m.wire(nm + "_err_conflict", "1");
+      m.lint_on("UNUSEDSIGNAL");
+      m.assign(ewr, fmt::format("wrs_bank & {{{}{{wr_go}}}}", B));
+      m.assign(nm + "_dma", fmt::format("dma_{}_hit & {{{}{{dma_go}}}}", nm, B));
+      m.assign(nm + "_p0_en", "drs_bank");
+      m.assign(nm + "_p1_en", "wrds_bank | " + ewr);
+      m.assign(nm + "_p1_we", ewr);
+      m.assign(nm + "_p1_be", "wrs_bpos");
+      m.assign(nm + "_p1_wdata", "wrs_bdata");
+      m.assign(nm + "_p2_en", nm + "_dma");
+      m.assign(nm + "_p2_we", fmt::format("{0}_dma & {{{1}{{spm_we_i}}}}", nm, B));
+      m.assign(nm + "_p2_be", B == 1 ? fmt::format("dma_{}_be", nm) : fmt::format("{{{}{{dma_{}_be}}}}", B, nm));
+      m.assign(nm + "_p2_wdata", B == 1 ? fmt::format("dma_{}_wdata", nm) : fmt::format("{{{}{{dma_{}_wdata}}}}", B, nm));
+      for (int b = 0; b < B; ++b) {
+        m.assign(sl(nm + "_p0_addr", b, AWm, B * AWm), fmt::format("drs_b{}_addr", b));
+        m.assign(sl(nm + "_p1_addr", b, AWm, B * AWm),
+                 fmt::format("{} ? wrds_b{}_addr : wrs_b{}_addr", bit_of("wrds_bank", b, B), b, b));
+        m.assign(sl(nm + "_p2_addr", b, AWm, B * AWm), fmt::format("dma_{}_addr", nm));
+      }
+      Instance& inst = m.instance(mm.g.module, "u_spm_" + nm);
+      inst.connect("clk_i", "clk_i").connect("rst_ni", "rst_ni");
+      inst.connect("p0_en_i", nm + "_p0_en").connect("p0_we_i", lit(B, 0)).connect("p0_be_i", lit(B * W / 8, 0));
+      inst.connect("p0_addr_i", nm + "_p0_addr").connect("p0_wdata_i", lit(B * W, 0));
+      for (int k = 1; k < 3; ++k) {
+        const std::string pi = fmt::format("p{}_", k), pk = fmt::format("{}_p{}_", nm, k);
+        inst.connect(pi + "en_i", pk + "en").connect(pi + "we_i", pk + "we").connect(pi + "be_i", pk + "be");
+        inst.connect(pi + "addr_i", pk + "addr").connect(pi + "wdata_i", pk + "wdata");
+      }
+      for (int k = 0; k < 3; ++k)
+        inst.connect(fmt::format("p{}_rdata_o", k), fmt::format("{}_p{}_rdata", nm, k))
+            .connect(fmt::format("p{}_rvalid_o", k), fmt::format("{}_p{}_rvalid", nm, k));
+      if (pg) inst.connect("sleep_req_i", fmt::format("sleep_req_{}_i", nm)).connect("sleep_ack_o", nm + "_ack");
+      inst.connect("err_sleep_o", nm + "_err_sleep");
+      if ((1LL << OBm) != mm.g.words_per_sector) inst.connect("err_addr_o", nm + "_err_addr");
+      inst.connect("err_conflict_o", nm + "_err_conflict");
+      inst.connect("err_sticky_o", nm + "_err");
+      if (pg) m.assign(fmt::format("sleep_ack_{}_o", nm), nm + "_ack");
+      err_any += " | " + nm + "_err";
+    } else {
+      m.blank();
+      m.comment(fmt::format("{} memory: bank enables, addresses, write data; the scratchpad.", nm));
+      m.wire(nm + "_eng_rd", str(B), "banks read by the engine");
+      if (!wport.empty()) m.wire(ewr, str(B), "banks written by the engine");
+      m.wire(nm + "_dma", str(B), "bank accessed by the DMA");
+      m.wire(nm + "_en", str(B));
+      m.wire(nm + "_we", str(B));
+      m.wire(nm + "_be", str(B * W / 8));
+      m.wire(nm + "_addr", str(B * AWm));
+      m.wire(nm + "_wdata", str(B * W));
+      m.wire(nm + "_rdata", str(B * W));
+      if (pg) m.wire(nm + "_ack", str(SC));
+      m.wire(nm + "_err", "1", "the scratchpad's err_sticky_o");
+      m.lint_off("UNUSEDSIGNAL", "the scratchpad's rvalid and per-cycle error outputs: memsys tracks its reads itself and uses\n"
+                                 "the sticky error flag.");
+      m.wire(nm + "_rvalid", str(B));
+      m.wire(nm + "_err_sleep", "1");
+      if ((1LL << OBm) != mm.g.words_per_sector) m.wire(nm + "_err_addr", "1");
+      m.lint_on("UNUSEDSIGNAL");
+      m.assign(nm + "_eng_rd", rport + "_bank");
+      if (!wport.empty()) m.assign(ewr, fmt::format("{}_bank & {{{}{{wr_go}}}}", wport, B));
+      m.assign(nm + "_dma", fmt::format("dma_{}_hit & {{{}{{dma_go}}}}", nm, B));
+      const std::string eng = wport.empty() ? nm + "_eng_rd" : fmt::format("{0}_eng_rd | {0}_eng_wr", nm);
+      m.assign(nm + "_en", fmt::format("{} | {}_dma", eng, nm));
+      m.assign(nm + "_we", wport.empty() ? fmt::format("{0}_dma & {{{1}{{spm_we_i}}}}", nm, B)
+                                         : fmt::format("{0} | ({1}_dma & {{{2}{{spm_we_i}}}})", ewr, nm, B));
+      for (int b = 0; b < B; ++b) {
+        const std::string rd = bit_of(nm + "_eng_rd", b, B);
+        std::string addr = fmt::format("{} ? {}_b{}_addr : ", rd, rport, b);
+        if (!wport.empty()) addr += fmt::format("{} ? {}_b{}_addr : ", bit_of(ewr, b, B), wport, b);
+        addr += fmt::format("dma_{}_addr", nm);
+        m.assign(sl(nm + "_addr", b, AWm, B * AWm), addr);
+        if (!wport.empty()) {
+          const std::string wrb = bit_of(ewr, b, B);
+          m.assign(sl(nm + "_be", b, W / 8, B * W / 8),
+                   fmt::format("{} ? {} : dma_{}_be", wrb, sl(wport + "_bpos", b, W / 8, B * W / 8), nm));
+          m.assign(sl(nm + "_wdata", b, W, B * W),
+                   fmt::format("{} ? {} : dma_{}_wdata", wrb, sl(wport + "_bdata", b, W, B * W), nm));
+        } else {
+          m.assign(sl(nm + "_be", b, W / 8, B * W / 8), fmt::format("dma_{}_be", nm));
+          m.assign(sl(nm + "_wdata", b, W, B * W), fmt::format("dma_{}_wdata", nm));
+        }
+      }
+      Instance& inst = m.instance(mm.g.module, "u_spm_" + nm);
+      inst.connect("clk_i", "clk_i").connect("rst_ni", "rst_ni");
+      inst.connect("p0_en_i", nm + "_en").connect("p0_we_i", nm + "_we").connect("p0_be_i", nm + "_be");
+      inst.connect("p0_addr_i", nm + "_addr").connect("p0_wdata_i", nm + "_wdata");
+      inst.connect("p0_rdata_o", nm + "_rdata").connect("p0_rvalid_o", nm + "_rvalid");
+      if (pg) inst.connect("sleep_req_i", fmt::format("sleep_req_{}_i", nm)).connect("sleep_ack_o", nm + "_ack");
+      inst.connect("err_sleep_o", nm + "_err_sleep");
+      if ((1LL << OBm) != mm.g.words_per_sector) inst.connect("err_addr_o", nm + "_err_addr");
+      inst.connect("err_sticky_o", nm + "_err");
+      if (pg) m.assign(fmt::format("sleep_ack_{}_o", nm), nm + "_ack");
+      err_any += " | " + nm + "_err";
     }
-    Instance& inst = m.instance(mm.g.module, "u_spm_" + nm);
-    inst.connect("clk_i", "clk_i").connect("rst_ni", "rst_ni");
-    inst.connect("p0_en_i", nm + "_en").connect("p0_we_i", nm + "_we").connect("p0_be_i", nm + "_be");
-    inst.connect("p0_addr_i", nm + "_addr").connect("p0_wdata_i", nm + "_wdata");
-    inst.connect("p0_rdata_o", nm + "_rdata").connect("p0_rvalid_o", nm + "_rvalid");
-    if (pg) inst.connect("sleep_req_i", fmt::format("sleep_req_{}_i", nm)).connect("sleep_ack_o", nm + "_ack");
-    inst.connect("err_sleep_o", nm + "_err_sleep");
-    if ((1LL << OBm) != mm.g.words_per_sector) inst.connect("err_addr_o", nm + "_err_addr");
-    inst.connect("err_sticky_o", nm + "_err");
-    if (pg) m.assign(fmt::format("sleep_ack_{}_o", nm), nm + "_ack");
-    err_any += " | " + nm + "_err";
 
     // DMA read data of this memory.
     m.reg(fmt::format("dma_{}_rd_q", nm), "1", "the DMA read this memory in the previous cycle");
@@ -643,18 +791,29 @@ Module build_memsys(const AccelConfig& cfg) {
 
     // Counters.
     m.comment(fmt::format("{} memory counters.", nm));
-    counter(fmt::format("cnt_eng_rd_{}_q", nm), bits_of(nm + "_eng_rd", B));
-    if (!wport.empty()) counter(fmt::format("cnt_eng_wr_{}_q", nm), bits_of(ewr, B));
+    if (mm.g.ports == 3) {  // drd (p0) and wrd (p1) reads on one bank in one cycle count 2
+      std::vector<std::string> rd = bits_of("drs_bank", B);
+      for (const std::string& t : bits_of("wrds_bank", B)) rd.push_back(t);
+      counter(fmt::format("cnt_eng_rd_{}_q", nm), rd);
+      counter(fmt::format("cnt_eng_wr_{}_q", nm), bits_of(ewr, B));
+    } else {
+      counter(fmt::format("cnt_eng_rd_{}_q", nm), bits_of(nm + "_eng_rd", B));
+      if (!wport.empty()) counter(fmt::format("cnt_eng_wr_{}_q", nm), bits_of(ewr, B));
+    }
     counter(fmt::format("cnt_dma_rd_{}_q", nm), {fmt::format("dma_go & ~spm_we_i & dma_{}_ok", nm)});
     counter(fmt::format("cnt_dma_wr_{}_q", nm), {fmt::format("dma_go & spm_we_i & dma_{}_ok", nm)});
     counter(fmt::format("cnt_dma_wait_{}_q", nm), {fmt::format("spm_req_i & ~spm_gnt & dma_{}_ok", nm)});
     for (int s = 0; s < SC; ++s) {
       std::vector<std::string> terms;
-      for (int b = 0; b < B; ++b) {
-        std::string t = bit_of(nm + "_en", b, B);
-        if (SB > 0) t = fmt::format("{} & ({} == {})", t, bits(nm + "_addr", b * AWm + AWm - 1, b * AWm + OBm), lit(SB, s));
-        terms.push_back(t);
-      }
+      // Every port's enabled banks (the shared memory: p0, p1, p2, each once).
+      const std::vector<std::string> ports =
+          mm.g.ports == 3 ? std::vector<std::string>{nm + "_p0_", nm + "_p1_", nm + "_p2_"} : std::vector<std::string>{nm + "_"};
+      for (const std::string& pk : ports)
+        for (int b = 0; b < B; ++b) {
+          std::string t = bit_of(pk + "en", b, B);
+          if (SB > 0) t = fmt::format("{} & ({} == {})", t, bits(pk + "addr", b * AWm + AWm - 1, b * AWm + OBm), lit(SB, s));
+          terms.push_back(t);
+        }
       counter(fmt::format("cnt_sector_{}_s{}_q", nm, s), terms);
     }
   }
@@ -673,8 +832,9 @@ Module build_memsys(const AccelConfig& cfg) {
   for (const MemsysMemory& mm : mg.mems) {
     const std::string& nm = mm.g.name;
     const int W = mm.g.mem.width_bits, BB = mm.bank_log, LB = mm.lane_log;
+    const std::string rdv = mm.g.ports == 3 ? nm + "_p2_rdata" : nm + "_rdata";  // the shared memory's DMA port: p2
     const std::string word =
-        BB > 0 ? fmt::format("{}_rdata[{{dma_{}_bank_q, {}}} +: {}]", nm, nm, lit(clog2(W), 0), W) : nm + "_rdata";
+        BB > 0 ? fmt::format("{}[{{dma_{}_bank_q, {}}} +: {}]", rdv, nm, lit(clog2(W), 0), W) : rdv;
     const std::string w = fmt::format("dma_{}_word", nm);
     m.wire(w, str(W), "the word read, shifted down by the lane");
     m.assign(w, LB > 0 ? fmt::format("{} >> {{dma_{}_lane_q, {}}}", word, nm, lit(clog2(mm.lane_bits), 0)) : word);
@@ -729,6 +889,8 @@ std::string memsys_summary(const AccelConfig& cfg) {
   s += fmt::format("rows {}\ncols {}\ndata_bits {}\nweight_bits {}\npsum_bits {}\nout_bits {}\n", g.rows, g.cols, g.data,
                    g.weight, g.psum, g.out_bits);
   s += fmt::format("power_gating {}\nwakeup_cycles {}\n", cfg.scratchpad.power_gating ? 1 : 0, cfg.scratchpad.wakeup_cycles);
+  if (g.mems.size() == 4)
+    s += "organization hy\n# the shared memory's ports: p0 drd, p1 wrd and wr, p2 the DMA\n";
   s += "# memory <name> <elem_base> <elements> <words> <banks> <sectors> <words_per_sector> <width_bits> <lane_bits>\n";
   for (const MemsysMemory& m : g.mems)
     s += fmt::format("memory {} {} {} {} {} {} {} {} {}\n", m.g.name, m.elem_base, m.elements, m.words, m.g.mem.banks,

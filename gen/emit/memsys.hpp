@@ -1,15 +1,19 @@
-// Memory system of the SEP organization (docs/memory-system.md section 2, docs/rtl-memsys.md):
-// capsgen_memsys instantiates the data, weight and acc scratchpads (capsgen_spm_*, one port per
-// bank) and maps onto their banks the compute engine's four memory ports (drd, wrd, brd: fixed
-// 1-cycle reads that never wait; wr: element writes into the data memory (Gemm) or the weight
-// memory (Activate, Fill) that wait on wr_ready_o while the same memory's read of the same cycle
-// uses one of their banks) and the DMA's SPM port (one element-addressed access of 2^size bytes,
-// placed in its lanes with byte enables; lowest priority). Vector
+// Memory system of the SEP and HY organizations (docs/memory-system.md section 2, docs/rtl-memsys.md):
+// capsgen_memsys instantiates the organization's scratchpads (capsgen_spm_*: data, weight, acc with one
+// port per bank; HY adds the shared memory with three ports per bank) and maps onto their banks the
+// compute engine's four memory ports (drd, wrd, brd: fixed 1-cycle reads that never wait; wr: element
+// writes into the data memory (Gemm) or the weight memory (Activate, Fill), or with HY the shared
+// memory, that wait on wr_ready_o while the same memory's read on the same port uses one of their
+// banks) and the DMA's SPM port (one element-addressed access of 2^size bytes, placed in its lanes
+// with byte enables; lowest priority). HY: drd reaches data or shared (shared port p0), wrd weight or
+// shared (p1), wr data, weight or shared (p1), the DMA every memory (shared: p2); the writer waits
+// only on a wrd of its shared bank (p1), a DMA access on any engine access of its bank. Vector
 // and row accesses read or write all the banks they span in one cycle and rotate lanes. Counters
 // of bank accesses per memory, port and sector, waits of the writer and of the DMA, and a sticky
-// error output. SMP/HY organizations and presets whose element codes do not fit the memories'
-// 8-bit lanes are not supported yet: memsys_unsupported_reason() says why, and `capsgen generate`
-// then writes memsys.txt with the reason instead of the module.
+// error output. The SMP organization (its psum codes would need 32-bit lanes in the shared memory)
+// and presets whose element codes do not fit the memories' 8-bit lanes are not supported:
+// memsys_unsupported_reason() says why, and `capsgen generate` then writes memsys.txt with the reason
+// instead of the module.
 #pragma once
 
 #include <string>
@@ -32,7 +36,7 @@ inline constexpr int kMemsysPsumLaneBits = 32;    // acc memory: one psum code p
 // One memory of the organization as memsys sees it.
 struct MemsysMemory {
   SpmGeometry g;
-  int lane_bits = 0;       // 8 (data, weight) or 32 (acc)
+  int lane_bits = 0;       // 8 (data, weight, shared) or 32 (acc)
   int lanes = 0;           // E: elements per word
   long long words = 0;     // banks * sectors * words_per_sector
   long long elements = 0;  // words * lanes
@@ -43,7 +47,7 @@ struct MemsysMemory {
 };
 
 struct MemsysGeometry {
-  std::vector<MemsysMemory> mems;  // data, weight, acc (this order: element and word maps)
+  std::vector<MemsysMemory> mems;  // data, weight, acc[, shared (HY)] (spm_memories order: element and word maps)
   int addr_bits = 0;      // engine element addresses (kGatherAddrBits)
   int spm_addr_bits = 0;  // DMA element address: clog2(total elements) (= memsys_element_addr_bits)
   int spm_data_bits = 0;  // DMA word: the widest memory word
@@ -81,7 +85,7 @@ int memsys_dma_lanes(const MemsysMemory& m, int size);
 
 Module build_memsys(const AccelConfig& cfg);
 std::string memsys_summary(const AccelConfig& cfg);
-// capsgen_memsys and memsys.txt (SEP presets that fit); otherwise memsys.txt with the reason.
+// capsgen_memsys and memsys.txt (SEP and HY presets that fit); otherwise memsys.txt with the reason.
 void emit_memsys(const AccelConfig& cfg, Design& design);
 
 }  // namespace capsgen::emit

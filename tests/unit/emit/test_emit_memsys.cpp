@@ -2,7 +2,8 @@
 // (engine ports and the DMA port), the DMA port's legal sizes and its widths against capsgen_dma's,
 // the words a run of elements can span, the rejection messages (organization, element widths,
 // banks), registration (files.f order after the scratchpads, memsys.txt with the reason when not
-// generated), port widths, the result writer's two memories, determinism. The tiny preset's capsgen_memsys.v is a golden file
+// generated), port widths, the result writer's two memories, determinism; the HY organization (the
+// shared memory as the fourth memory: its map, ports p0/p1/p2, arbitration terms, counters). The tiny preset's capsgen_memsys.v is a golden file
 // compared by test_emit (EmitGolden.Tiny2x2). Behaviour: tb/memsys_tb.cpp in Verilator.
 #include <gtest/gtest.h>
 
@@ -165,13 +166,16 @@ TEST(EmitMemsys, NonPowerOfTwoSectors) {
   EXPECT_NE(v.find(">= 8'd100) ? 1'd1"), std::string::npos) << "sector decode by comparison with 100";
 }
 
-TEST(EmitMemsys, RejectsOtherOrganizations) {
+TEST(EmitMemsys, RejectsSmp) {
+  // SMP keeps partial sums in the shared memory, whose 8-bit lanes cannot hold psum codes.
   AccelConfig cfg = preset("tiny-2x2");
-  cfg.scratchpad.organization = SpmOrganization::Hy;
+  cfg.scratchpad.organization = SpmOrganization::Smp;
+  cfg.scratchpad.data = cfg.scratchpad.weight = cfg.scratchpad.acc = {};
   cfg.scratchpad.shared = {true, 4, 2, 2, 32};
   validate_accel_config(cfg);
   EXPECT_NE(memsys_unsupported_reason(cfg).find("scratchpad.organization"), std::string::npos);
-  EXPECT_NE(memsys_unsupported_reason(cfg).find("only the 'sep' organization"), std::string::npos);
+  EXPECT_NE(memsys_unsupported_reason(cfg).find("not 'smp'"), std::string::npos) << memsys_unsupported_reason(cfg);
+  EXPECT_NE(memsys_unsupported_reason(cfg).find("32-bit lanes"), std::string::npos);
   EXPECT_NE(reject_message(cfg).find("scratchpad.organization"), std::string::npos);
   // generate still works: no capsgen_memsys, memsys.txt says why.
   const Design d = build_design(cfg);
@@ -261,4 +265,123 @@ TEST(EmitMemsys, RandomConfigsGenerate) {
   }
   EXPECT_GT(with, 0);
   EXPECT_GT(without, 0);
+}
+
+TEST(EmitMemsys, AddressMapHy) {
+  // tiny-2x2-hy: data 1 KiB, weight 2 KiB, acc 1 KiB (256 psum lanes), then the shared 2 KiB of 16-bit
+  // words with one 8-bit code per byte lane (2 banks x 4 sectors x 128 words).
+  const AccelConfig cfg = preset("tiny-2x2-hy");
+  EXPECT_EQ(memsys_unsupported_reason(cfg), "");
+  const MemsysGeometry g = memsys_geometry(cfg);
+  ASSERT_EQ(g.mems.size(), 4u);
+  const char* names[] = {"data", "weight", "acc", "shared"};
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(g.mems[static_cast<std::size_t>(i)].g.name, names[i]);
+  EXPECT_EQ(g.mems[0].elements, 1024);
+  EXPECT_EQ(g.mems[1].elem_base, 1024);
+  EXPECT_EQ(g.mems[2].elem_base, 3072);
+  EXPECT_EQ(g.mems[2].elements, 256);
+  const MemsysMemory& sh = g.mems[3];
+  EXPECT_EQ(sh.elem_base, 3328);
+  EXPECT_EQ(sh.elements, 2048);
+  EXPECT_EQ(sh.lane_bits, 8);
+  EXPECT_EQ(sh.lanes, 2);
+  EXPECT_EQ(sh.words, 1024);
+  EXPECT_EQ(sh.g.ports, 3);
+  EXPECT_EQ(g.total_elements, 5376);
+  EXPECT_EQ(g.spm_addr_bits, 13);
+  EXPECT_EQ(g.spm_addr_bits, memsys_element_addr_bits(cfg));
+  EXPECT_EQ(g.spm_addr_bits, dma_geometry(cfg).spm_addr_bits);
+  EXPECT_EQ(g.spm_size_bits, dma_geometry(cfg).size_bits);
+  EXPECT_EQ(memsys_dma_lanes(sh, 0), 1);
+  EXPECT_EQ(memsys_dma_lanes(sh, 1), 2);
+  EXPECT_EQ(memsys_dma_lanes(sh, 2), 0);
+  // Element 3328 + 2 * (2 * 130 + 1) + 1 of shared: word 261, lane 1, bank 1, row 130 = sector 1, word 2.
+  const MemsysLocation l = memsys_locate_element(g, 3328 + 2 * (2 * 130 + 1) + 1);
+  EXPECT_EQ(l.memory, 3);
+  EXPECT_EQ(l.word, 261);
+  EXPECT_EQ(l.lane, 1);
+  EXPECT_EQ(l.bank, 1);
+  EXPECT_EQ(l.row, 130);
+  EXPECT_EQ(l.sector, 1);
+  EXPECT_EQ(l.offset, 2);
+  EXPECT_EQ(memsys_locate_element(g, 3327).memory, 2);
+  EXPECT_EQ(memsys_locate_element(g, 5376).memory, -1);
+  const std::string txt = memsys_summary(cfg);
+  EXPECT_NE(txt.find("supported 1"), std::string::npos);
+  EXPECT_NE(txt.find("organization hy"), std::string::npos);
+  EXPECT_NE(txt.find("memory shared 3328 2048 1024 2 4 128 16 8\n"), std::string::npos) << txt;
+}
+
+TEST(EmitMemsys, HyPortsCountersAndArbitration) {
+  const AccelConfig cfg = preset("tiny-2x2-hy");
+  const Module m = build_memsys(cfg);
+  auto width = [&m](const std::string& n) -> std::string {
+    for (const Port& port : m.ports())
+      if (port.name == n) return port.width;
+    return "";
+  };
+  // The engine and DMA ports are those of SEP (the chip connects the same engine and DMA).
+  EXPECT_EQ(width("drd_data_o"), "16");
+  EXPECT_EQ(width("wrd_data_o"), "16");
+  EXPECT_EQ(width("brd_data_o"), "40");
+  EXPECT_EQ(width("spm_addr_i"), "13");
+  // The shared memory's handshake and counters.
+  EXPECT_EQ(width("sleep_req_shared_i"), "4");
+  EXPECT_EQ(width("sleep_ack_shared_o"), "4");
+  for (const char* c : {"cnt_eng_rd_shared_o", "cnt_eng_wr_shared_o", "cnt_dma_rd_shared_o", "cnt_dma_wr_shared_o",
+                        "cnt_dma_wait_shared_o"})
+    EXPECT_EQ(width(c), "32") << c;
+  EXPECT_EQ(width("cnt_sector_shared_o"), "128");
+  EXPECT_EQ(width("cnt_eng_wr_acc_o"), "");
+  const std::string v = print_module(m);
+  EXPECT_EQ(v, print_module(build_memsys(cfg))) << "deterministic";
+  EXPECT_NE(v.find("Memory system, HY organization"), std::string::npos);
+  EXPECT_EQ(v.find("$display"), std::string::npos);
+  EXPECT_EQ(v.find("initial"), std::string::npos);
+  for (const char* s : {
+           // drd / wrd / wr decode the shared memory too; dropped only when no memory holds the access.
+           "assign drs_ok = (drd_addr_i >= 32'd3328) & (drd_vec_i ? (drd_addr_i < 32'd5375) : (drd_addr_i < 32'd5376));",
+           "assign wrds_ok = (wrd_addr_i >= 32'd3328) & (wrd_addr_i < 32'd5375);",
+           "assign wrs_ok = (wr_addr_i >= 32'd3328) & wrs_lane_ok[0]",
+           "(drd_en_i & ~drd_ok & ~drs_ok)", "(wrd_en_i & ~wrd_ok & ~wrds_ok)", "(brd_en_i & ~brd_ok)",
+           "(wr_en_i & ~wr_ok & ~wrw_ok & ~wrs_ok)",
+           // The writer waits on the wrd of the shared memory (both port p1), never on its drd (p0).
+           "assign wr_ready = ((wr_bank & drd_bank) == 2'd0) & ((wrw_bank & wrd_bank) == 2'd0) & ((wrs_bank & wrds_bank) == 2'd0);",
+           // The DMA (p2) waits on any engine port of the bank.
+           "assign dma_shared_free = ((dma_shared_hit & (drs_bank | wrds_bank | (wrs_bank & {2{wr_go}}))) == 2'd0) & "
+           "dma_shared_usable;",
+           // Ports: p0 drd, p1 wrd and wr, p2 DMA.
+           "assign shared_p0_en = drs_bank;", "assign shared_p1_en = wrds_bank | shared_eng_wr;",
+           "assign shared_p1_we = shared_eng_wr;", "assign shared_eng_wr = wrs_bank & {2{wr_go}};",
+           "assign shared_p2_en = shared_dma;", "assign shared_p2_we = shared_dma & {2{spm_we_i}};",
+           "assign shared_p1_addr[8:0] = wrds_bank[0] ? wrds_b0_addr : wrs_b0_addr;",
+           "capsgen_spm_shared u_spm_shared (", ".p2_en_i(shared_p2_en)", ".err_conflict_o(shared_err_conflict)",
+           "assign dma_shared_word = shared_p2_rdata[",
+           // Read data from the memory the read went to.
+           "assign drd_data_o[7:0] = (drd_shared_q ? drs_rot[7:0] : drd_rot[7:0]);",
+           "assign wrd_data_o[15:8] = (wrd_shared_q ? wrds_rot[15:8] : wrd_rot[15:8]);",
+           "drd_shared_q <= drs_ok;", "assign drs_rot2 = {shared_p0_rdata, shared_p0_rdata}",
+           "assign wrds_rot2 = {shared_p1_rdata, shared_p1_rdata}",
+           // Counters: drd and wrd reads of one bank count 2; sectors count every port's banks.
+           "cnt_eng_rd_shared_inc_q <= {2'd0, (drs_bank[0])} + {2'd0, (drs_bank[1])} + {2'd0, (wrds_bank[0])} + {2'd0, "
+           "(wrds_bank[1])};",
+           "(shared_p2_en[1] & (shared_p2_addr[17:16] == 2'd3))", "assign cnt_eng_wr_shared_o = cnt_eng_wr_shared_q;",
+           "assign sleep_ack_shared_o = shared_ack;", " | shared_err;"})
+    EXPECT_NE(v.find(s), std::string::npos) << s;
+  // Data and weight keep counting only their own memory.
+  EXPECT_NE(v.find("assign data_eng_rd = drd_bank;"), std::string::npos);
+  EXPECT_NE(v.find("assign weight_eng_rd = wrd_bank;"), std::string::npos);
+}
+
+TEST(EmitMemsys, HyNeedsBanksForSharedVectors) {
+  // The shared memory takes drd vectors, wr records and tile rows: with 4 rows of 8-bit codes in
+  // 16-bit words a vector spans up to 3 words, more than 2 shared banks.
+  AccelConfig cfg = preset("tiny-2x2-hy");
+  cfg.array.rows = 4;
+  cfg.widths.psum = 21;
+  cfg.scratchpad.data.banks = 4;
+  validate_accel_config(cfg);
+  const std::string msg = reject_message(cfg);
+  EXPECT_NE(msg.find("scratchpad.shared.banks"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("span up to 3 words"), std::string::npos) << msg;
 }
