@@ -177,7 +177,7 @@ StreamDump dump_stream(const Workload& w, const isa::Program& prog, const std::s
   write_file_atomic(dir + "/stores.txt", stores);
   write_file_atomic(dir + "/checks.txt", checks);
   // The access model, and the sleeps and wake-ups per sector that the frame model ordered.
-  std::string access = access_text(count_accesses(w.cfg, prog, sp, fp));
+  std::string access = access_text(count_accesses(w.cfg, sp, fp));
   for (int m = 0; m < kOnchipMemories; ++m)
     for (std::size_t k = 0; k < ck.sector_sleeps[std::size_t(m)].size(); ++k)
       access += fmt::format("pmu {} {} {} {}\n", to_string(Onchip(m)), k, ck.sector_sleeps[std::size_t(m)][k],

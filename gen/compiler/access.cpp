@@ -172,8 +172,7 @@ std::vector<std::array<std::uint32_t, kOnchipMemories>> engine_sectors(const Acc
   return out;
 }
 
-AccessModel count_accesses(const AccelConfig& cfg, const isa::Program& prog, const StreamedProgram& sp, const FrameProgram& fp) {
-  (void)prog;
+AccessModel count_accesses(const AccelConfig& cfg, const StreamedProgram& sp, const FrameProgram& fp) {
   AccessModel out;
   out.parts.assign(sp.parts.size(), {});
   Counter c(cfg, sp.map, out);

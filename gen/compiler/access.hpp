@@ -37,8 +37,7 @@ struct AccessModel {
 
 // Counts the engine's accesses from each part's descriptor and the DMA's from `fp`'s DMA frames.
 // Throws StreamError naming the part for a part the encoder cannot express (a pending frame).
-AccessModel count_accesses(const AccelConfig& cfg, const isa::Program& prog, const StreamedProgram& sp,
-                           const FrameProgram& fp);
+AccessModel count_accesses(const AccelConfig& cfg, const StreamedProgram& sp, const FrameProgram& fp);
 
 // Per part, the sectors the engine's accesses touch (bit s of memory m): every word a vector, tile row,
 // bias row or record spans, the lanes the engine discards included (a `rows`-wide vector read of a

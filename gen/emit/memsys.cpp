@@ -643,6 +643,31 @@ Module build_memsys(const AccelConfig& cfg) {
     return t;
   };
   std::string err_any = "err_range_q";
+  // A scratchpad's sleep acknowledge and error flags, the same for one port per bank and for three: the
+  // wires (its read-valid outputs `rvalids` and per-cycle errors are unused: memsys tracks its reads
+  // itself and uses the sticky flag), and their connections (the sticky flag joins err_o).
+  auto status_wires = [&](const MemsysMemory& mm, const std::vector<std::string>& rvalids) {
+    const std::string& nm = mm.g.name;
+    if (pg) m.wire(nm + "_ack", str(mm.g.mem.sectors));
+    m.wire(nm + "_err", "1", "the scratchpad's err_sticky_o");
+    m.lint_off("UNUSEDSIGNAL", "the scratchpad's rvalid and per-cycle error outputs: memsys tracks its reads itself and uses\n"
+                               "the sticky error flag.");
+    for (const std::string& r : rvalids) m.wire(r, str(mm.g.mem.banks));
+    m.wire(nm + "_err_sleep", "1");
+    if ((1LL << mm.g.offset_bits) != mm.g.words_per_sector) m.wire(nm + "_err_addr", "1");
+    if (mm.g.ports > 1) m.wire(nm + "_err_conflict", "1");
+    m.lint_on("UNUSEDSIGNAL");
+  };
+  auto connect_status = [&](const MemsysMemory& mm, Instance& inst) {
+    const std::string& nm = mm.g.name;
+    if (pg) inst.connect("sleep_req_i", fmt::format("sleep_req_{}_i", nm)).connect("sleep_ack_o", nm + "_ack");
+    inst.connect("err_sleep_o", nm + "_err_sleep");
+    if ((1LL << mm.g.offset_bits) != mm.g.words_per_sector) inst.connect("err_addr_o", nm + "_err_addr");
+    if (mm.g.ports > 1) inst.connect("err_conflict_o", nm + "_err_conflict");
+    inst.connect("err_sticky_o", nm + "_err");
+    if (pg) m.assign(fmt::format("sleep_ack_{}_o", nm), nm + "_ack");
+    err_any += " | " + nm + "_err";
+  };
   for (const MemsysMemory& mm : mg.mems) {
     const std::string& nm = mm.g.name;
     const int B = mm.g.mem.banks, W = mm.g.mem.width_bits, AWm = mm.g.addr_bits, SC = mm.g.mem.sectors, BB = mm.bank_log;
@@ -673,15 +698,7 @@ Module build_memsys(const AccelConfig& cfg) {
         m.wire(pk + "addr", str(B * AWm));
         m.wire(pk + "rdata", str(B * W));
       }
-      if (pg) m.wire(nm + "_ack", str(SC));
-      m.wire(nm + "_err", "1", "the scratchpad's err_sticky_o");
-      m.lint_off("UNUSEDSIGNAL", "the scratchpad's rvalid and per-cycle error outputs: memsys tracks its reads itself and uses\n"
-                                 "the sticky error flag.");
-      for (int k = 0; k < 3; ++k) m.wire(fmt::format("{}_p{}_rvalid", nm, k), xb);
-      m.wire(nm + "_err_sleep", "1");
-      if ((1LL << OBm) != mm.g.words_per_sector) m.wire(nm + "_err_addr", "1");
-      m.wire(nm + "_err_conflict", "1");
-      m.lint_on("UNUSEDSIGNAL");
+      status_wires(mm, {nm + "_p0_rvalid", nm + "_p1_rvalid", nm + "_p2_rvalid"});
       m.assign(ewr, fmt::format("wrs_bank & {{{}{{wr_go}}}}", B));
       m.assign(nm + "_dma", fmt::format("dma_{}_hit & {{{}{{dma_go}}}}", nm, B));
       m.assign(nm + "_p0_en", "drs_bank");
@@ -711,13 +728,7 @@ Module build_memsys(const AccelConfig& cfg) {
       for (int k = 0; k < 3; ++k)
         inst.connect(fmt::format("p{}_rdata_o", k), fmt::format("{}_p{}_rdata", nm, k))
             .connect(fmt::format("p{}_rvalid_o", k), fmt::format("{}_p{}_rvalid", nm, k));
-      if (pg) inst.connect("sleep_req_i", fmt::format("sleep_req_{}_i", nm)).connect("sleep_ack_o", nm + "_ack");
-      inst.connect("err_sleep_o", nm + "_err_sleep");
-      if ((1LL << OBm) != mm.g.words_per_sector) inst.connect("err_addr_o", nm + "_err_addr");
-      inst.connect("err_conflict_o", nm + "_err_conflict");
-      inst.connect("err_sticky_o", nm + "_err");
-      if (pg) m.assign(fmt::format("sleep_ack_{}_o", nm), nm + "_ack");
-      err_any += " | " + nm + "_err";
+      connect_status(mm, inst);
     } else {
       m.blank();
       m.comment(fmt::format("{} memory: bank enables, addresses, write data; the scratchpad.", nm));
@@ -730,14 +741,7 @@ Module build_memsys(const AccelConfig& cfg) {
       m.wire(nm + "_addr", str(B * AWm));
       m.wire(nm + "_wdata", str(B * W));
       m.wire(nm + "_rdata", str(B * W));
-      if (pg) m.wire(nm + "_ack", str(SC));
-      m.wire(nm + "_err", "1", "the scratchpad's err_sticky_o");
-      m.lint_off("UNUSEDSIGNAL", "the scratchpad's rvalid and per-cycle error outputs: memsys tracks its reads itself and uses\n"
-                                 "the sticky error flag.");
-      m.wire(nm + "_rvalid", str(B));
-      m.wire(nm + "_err_sleep", "1");
-      if ((1LL << OBm) != mm.g.words_per_sector) m.wire(nm + "_err_addr", "1");
-      m.lint_on("UNUSEDSIGNAL");
+      status_wires(mm, {nm + "_rvalid"});
       m.assign(nm + "_eng_rd", rport + "_bank");
       if (!wport.empty()) m.assign(ewr, fmt::format("{}_bank & {{{}{{wr_go}}}}", wport, B));
       m.assign(nm + "_dma", fmt::format("dma_{}_hit & {{{}{{dma_go}}}}", nm, B));
@@ -767,12 +771,7 @@ Module build_memsys(const AccelConfig& cfg) {
       inst.connect("p0_en_i", nm + "_en").connect("p0_we_i", nm + "_we").connect("p0_be_i", nm + "_be");
       inst.connect("p0_addr_i", nm + "_addr").connect("p0_wdata_i", nm + "_wdata");
       inst.connect("p0_rdata_o", nm + "_rdata").connect("p0_rvalid_o", nm + "_rvalid");
-      if (pg) inst.connect("sleep_req_i", fmt::format("sleep_req_{}_i", nm)).connect("sleep_ack_o", nm + "_ack");
-      inst.connect("err_sleep_o", nm + "_err_sleep");
-      if ((1LL << OBm) != mm.g.words_per_sector) inst.connect("err_addr_o", nm + "_err_addr");
-      inst.connect("err_sticky_o", nm + "_err");
-      if (pg) m.assign(fmt::format("sleep_ack_{}_o", nm), nm + "_ack");
-      err_any += " | " + nm + "_err";
+      connect_status(mm, inst);
     }
 
     // DMA read data of this memory.

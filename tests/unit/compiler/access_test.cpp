@@ -46,7 +46,7 @@ TEST(Access, HandCountedGemm) {
   g.out.s_m = 2;
   g.out.s_o1 = 1;
   sp.parts.push_back({0, 0, g, {}, {}});
-  const AccessModel a = count_accesses(cfg, isa::Program{}, sp, FrameProgram{});
+  const AccessModel a = count_accesses(cfg, sp, FrameProgram{});
   // Data: six 2-element vector reads at 0, 2, 3, 5, 6, 8: words 1+1+2+2+1+1; three record writes.
   EXPECT_EQ(a.mem[0].eng_rd, 8);
   EXPECT_EQ(a.mem[0].eng_wr, 3);
@@ -65,7 +65,7 @@ TEST(Access, HandCountedGemm) {
   held.acc_hold = true;
   held.init.kind = isa::AccInit::Kind::kZero;
   sp.parts.assign(1, {0, 0, held, {}, {}});
-  const AccessModel h = count_accesses(cfg, isa::Program{}, sp, FrameProgram{});
+  const AccessModel h = count_accesses(cfg, sp, FrameProgram{});
   EXPECT_EQ(h.mem[0].eng_wr, 0);
   EXPECT_EQ(h.mem[2].eng_rd, 0);
   EXPECT_EQ(h.mem[0].eng_rd, 8);
@@ -79,7 +79,7 @@ TEST(Access, WholeNetworksAreConsistent) {
     const Compiled c = compile(p, m, 1);
     const StreamedProgram sp = stream_program(c.w.cfg, c.prog);
     const FrameProgram fp = build_frame_program(c.w.cfg, c.prog, sp);
-    const AccessModel a = count_accesses(c.w.cfg, c.prog, sp, fp);
+    const AccessModel a = count_accesses(c.w.cfg, sp, fp);
     EXPECT_EQ(a.outside, 0);
     ASSERT_EQ(a.parts.size(), sp.parts.size());
     std::vector<std::int32_t> dram = c.image;
@@ -101,7 +101,9 @@ TEST(Access, WholeNetworksAreConsistent) {
       EXPECT_EQ(pwr, t.dma_wr);
       for (long long s : t.sector) sec += s;
       EXPECT_EQ(sec, t.eng_rd + t.eng_wr + t.dma_rd + t.dma_wr);
-      if (mem < 3) EXPECT_GT(t.eng_rd, 0);
+      if (mem < 3) {
+        EXPECT_GT(t.eng_rd, 0);
+      }
       dma_rd += t.dma_rd;
       dma_wr += t.dma_wr;
     }
@@ -152,7 +154,9 @@ TEST(Access, PmuKeepsEverySectorTheEngineSpansAwake) {
     dram.resize(std::size_t(c.prog.size), 0);
     EXPECT_NO_THROW(run_frame_program(cfg, c.prog, sp, fp.frames, dram));
     RecordProperty(std::string("beyond_") + p, std::to_string(beyond));
-    if (std::string(p) == "small-4x4") EXPECT_GT(beyond, 0) << "the case this test is about does not occur any more";
+    if (std::string(p) == "small-4x4") {
+      EXPECT_GT(beyond, 0) << "the case this test is about does not occur any more";
+    }
   }
 }
 
