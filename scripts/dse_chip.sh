@@ -5,33 +5,41 @@
 # --sim, runs the whole chip on it from DRAM (`capsgen sim --memory dram`): bit-exact against the
 # golden model, every memory counter against the compiler's access model.
 #
+# With --streamed the exploration evaluates the streamed program of each size tuple (its modelled
+# cycles are printed beside the chip's).
+#
 # usage: scripts/dse_chip.sh --config PRESET.yaml --model NET.yaml [--option SEP-PG] [--option HY-PG]
-#                            [--max-sectors N] [--out DIR] [--sim] [--seed N] [--capsgen BIN]
+#                            [--max-sectors N] [--streamed] [--size-steps N] [--jobs N] [--out DIR] [--sim]
+#                            [--seed N] [--capsgen BIN]
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-capsgen="$root/build/capsgen" config="" model="" out="build/dse-chip" max_sectors=32 sim="" seed=1
-options=()
+capsgen="$root/build/capsgen" config="" model="" out="build/dse-chip" max_sectors=32 sim="" seed=1 jobs=1
+options=() dse_args=()
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --config) config="$2"; shift 2 ;;
     --model) model="$2"; shift 2 ;;
     --option) options+=("$2"); shift 2 ;;
     --max-sectors) max_sectors="$2"; shift 2 ;;
+    --streamed) dse_args+=(--streamed); shift ;;
+    --size-steps) dse_args+=(--size-steps "$2"); shift 2 ;;
+    --jobs) jobs="$2"; shift 2 ;;
     --out) out="$2"; shift 2 ;;
     --sim) sim=1; shift ;;
     --seed) seed="$2"; shift 2 ;;
     --capsgen) capsgen="$2"; shift 2 ;;
-    -h|--help) sed -n '2,9p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,13p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "dse_chip.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
 done
 [[ -n "$config" && -n "$model" ]] || { echo "dse_chip.sh: --config and --model are required" >&2; exit 2; }
 [[ ${#options[@]} -gt 0 ]] || options=(SEP-PG HY-PG)
 mkdir -p "$out"
-"$capsgen" dse memory --config "$config" --model "$model" --max-sectors "$max_sectors" --out "$out/dse" --quiet
+"$capsgen" dse memory --config "$config" --model "$model" --max-sectors "$max_sectors" --out "$out/dse" --quiet \
+  -j "$jobs" ${dse_args[@]+"${dse_args[@]}"}
 status=0
 for opt in "${options[@]}"; do
-  id="$(sed -n "s/^| $opt | \([0-9]*\) |.*/\1/p" "$out/dse/best.md")"
+  id="$(sed -n "s/^| $opt | \([0-9]*\) |.*/\1/p" "$out/dse/best.md" | head -1)"
   if [[ -z "$id" ]]; then
     echo "dse_chip.sh: $opt: no configuration of this option in $out/dse/best.md" >&2
     status=1
@@ -43,6 +51,10 @@ for opt in "${options[@]}"; do
   if [[ -n "$sim" ]]; then
     "$capsgen" sim --memory dram --config "$out/$opt/preset.yaml" --model "$model" --seed "$seed" --work "$out/$opt-sim" \
       --report "$out/$opt-sim.md" || status=1
+    modelled="$(sed -n "s/^| $opt | $id | \([0-9]*\) |.*/\1/p" "$out/dse/best.md" | tail -1)"
+    if [[ -n "$modelled" ]]; then
+      echo "== $opt: the exploration's streamed model: $modelled cycles (the chip's are in $out/$opt-sim.md)"
+    fi
   fi
 done
 exit "$status"

@@ -17,6 +17,7 @@
 #include "golden/workload.hpp"
 #include "memory/cacti.hpp"
 #include "memory/dse.hpp"
+#include "memory/streamed.hpp"
 #include "memory/svg.hpp"
 
 namespace capsgen::cli {
@@ -78,10 +79,12 @@ class GzCsv {
 std::string kib(long long b) { return b ? fmt::format("{} KiB", b / 1024) : "-"; }
 
 std::string best_markdown(const std::vector<OpProfile>& ops, const std::vector<ConfigDetail>& best, const DseResult& r,
-                          double offchip_mj, const std::string& title) {
-  std::string o = fmt::format("# DESCNet memory exploration: {}\n\n{} configurations evaluated, {} on the Pareto front "
-                              "(area, on-chip memory energy per inference).\n\n",
-                              title, r.evaluated, r.pareto.size());
+                          double offchip_mj, double rd_pj_b, double wr_pj_b, bool streamed, double clock_mhz,
+                          const std::string& title) {
+  std::string o = fmt::format("# DESCNet memory exploration: {}\n\n{} configurations evaluated ({} evaluation{}), {} on the "
+                              "Pareto front (area, on-chip memory energy per inference).\n\n",
+                              title, r.evaluated - r.skipped, streamed ? "streamed" : "flat-profile",
+                              r.skipped ? fmt::format("; {} not evaluated", r.skipped) : "", r.pareto.size());
   o += "## Lowest-energy configuration per option (DESCNet Table I)\n\n"
        "| option | id | shared SZ/SC | data SZ/SC | weight SZ/SC | acc SZ/SC | area mm2 | dynamic mJ | static mJ | wake-up nJ | energy mJ |\n"
        "|---|---|---|---|---|---|---|---|---|---|---|\n";
@@ -109,7 +112,20 @@ std::string best_markdown(const std::vector<OpProfile>& ops, const std::vector<C
     for (const auto& d : best) o += fmt::format(" {:.4f} |", d.op_energy_mj[i]);
     o += "\n";
   }
-  o += fmt::format("\nOff-chip DRAM energy (same for every configuration): {:.4f} mJ per inference.\n", offchip_mj);
+  if (streamed) {
+    o += "\n## The streamed program of each (docs/dse-memory.md section 7)\n\n"
+         "Cycles from the stream timing model, accesses from the access model, sector power from the frame program's PMU\n"
+         "frames: the program the chip runs with these memories. The off-chip traffic changes with the memories (smaller\n"
+         "ones cut operations into more parts).\n\n"
+         "| option | id | cycles | inferences/s | DRAM read B | DRAM written B | off-chip mJ |\n|---|---|---|---|---|---|---|\n";
+    for (const auto& d : best)
+      o += fmt::format("| {} | {} | {} | {:.1f} | {} | {} | {:.4f} |\n", option_name(d.point.option), d.point.id, d.cycles,
+                       d.cycles ? clock_mhz * 1e6 / double(d.cycles) : 0.0, d.dram_read_bytes, d.dram_write_bytes,
+                       (double(d.dram_read_bytes) * rd_pj_b + double(d.dram_write_bytes) * wr_pj_b) * 1e-9);
+    o += fmt::format("\nSMP and sizes the chip cannot run: {} configurations not evaluated.\n", r.skipped);
+  } else {
+    o += fmt::format("\nOff-chip DRAM energy (same for every configuration): {:.4f} mJ per inference.\n", offchip_mj);
+  }
   o += "\n## Operations (usage in bytes; accesses in bytes)\n\n"
        "| operation | cycles | D_i | W_i | A_i | data rd/wr | weight rd/wr | acc rd/wr | off-chip rd/wr |\n"
        "|---|---|---|---|---|---|---|---|---|\n";
@@ -149,9 +165,15 @@ int dse_memory(const std::vector<std::string>& argv_in) {
       .option("dram", "FILE", "DRAM data file for the off-chip energy", "configs/dram/micron-mt41j256m8-ddr3-1600.yaml")
       .option("out", "DIR", "output directory", "build/dse-memory")
       .option("jobs", "N", "threads (also -j N)", "1")
-      .option("max-sectors", "N", "largest sector count explored (power of two >= 2)", "512")
+      .option("max-sectors", "N", "largest sector count explored (power of two >= 2; default 512, with --streamed 32:\n"
+                                  "a PMU frame's awake field)")
       .option("extra-sizes", "KIB,...", "sizes acceptable besides powers of two (DESCNet's; 'none')", "25,108,450,460")
+      .option("size-steps", "N", "SEP memories also up to N powers of two larger than Eq. 1's (useful with --streamed)", "0")
       .option("seed", "N", "seed of the random weights used for quantization", "1")
+      .flag("streamed", "evaluate each configuration on the program the chip runs with its memories (docs/dse-memory.md\n"
+                        "section 7): compile the network into parts for every size tuple, take cycles, accesses,\n"
+                        "awake sectors and wake-ups from the stream timing, access and frame models; SMP is skipped\n"
+                        "(no memory system), as are sizes the chip cannot run")
       .flag("descnet-sectors", "explore every sector count of sigma(s), also those that do not split a memory into\n"
                                "whole words per bank and sector (capsgen generate cannot build those)")
       .flag("no-csv", "do not write configs.csv.gz")
@@ -166,7 +188,10 @@ int dse_memory(const std::vector<std::string>& argv_in) {
   CactiTable cacti;
   if (auto c = args.get_opt("cacti")) cacti = load_cacti(*c);
   const dram::DramSpec dspec = dram::load_dram_spec(args.get("dram"));
-  const long long max_sc = args.get_int("max-sectors", 2, 1 << 20);
+  const bool streamed = args.has("streamed");
+  if (streamed && args.has("descnet-sectors"))
+    throw InputError(kWho, 0, 0, "--descnet-sectors", "cannot be combined with --streamed: the chip needs whole words per sector");
+  const long long max_sc = args.has("max-sectors") ? args.get_int("max-sectors", 2, streamed ? 32 : 1 << 20) : streamed ? 32 : 512;
   if (max_sc & (max_sc - 1)) throw InputError(kWho, 0, 0, "--max-sectors", fmt::format("{} is not a power of two", max_sc));
 
   WorkloadSpec spec;
@@ -177,6 +202,7 @@ int dse_memory(const std::vector<std::string>& argv_in) {
   const Workload w = prepare_workload(spec);
   const isa::Program prog = compile_program(w.cfg, w.net, w.qm);
   const std::vector<OpProfile> ops = profiles_from(analyze_program(w.cfg, prog));
+  const StreamedEvaluator evaluator(w.cfg, prog);
 
   DseOptions opt;
   opt.banks = w.cfg.scratchpad.data.present ? w.cfg.scratchpad.data.banks : w.cfg.array.rows;
@@ -204,8 +230,10 @@ int dse_memory(const std::vector<std::string>& argv_in) {
     }
   }
   opt.threads = int(args.get_int("jobs", 1, 256));
+  opt.size_steps = int(args.get_int("size-steps", 0, 8));
   opt.clock_mhz = w.cfg.clock.target_mhz;
   if (!cacti.empty()) opt.cacti = &cacti;
+  if (streamed) opt.streamed = &evaluator;
   const long long total = count_configs(ops, opt);
   opt.sample_every = std::max(1LL, total / 4000);
   const bool quiet = args.has("quiet");
@@ -228,7 +256,12 @@ int dse_memory(const std::vector<std::string>& argv_in) {
     opt.csv_sink = [&](const std::string& s) { gz->write(s); };
     opt.csv_transform = [](const std::string& s) { return s.empty() ? s : gzip_member(s); };
   }
-  if (!quiet) fmt::print("{} on {}: {} operations, {} configurations, {} threads\n", w.net.name, w.cfg.name, ops.size(), total, opt.threads);
+  opt.compile_progress = [&](long long done, long long all) {
+    if (!quiet && (done == all || done % 10 == 0)) fmt::print(stderr, "  compiled {} / {} size tuples\n", done, all);
+  };
+  if (!quiet)
+    fmt::print("{} on {}: {} operations, {} configurations, {} threads, {} evaluation\n", w.net.name, w.cfg.name, ops.size(), total,
+               opt.threads, streamed ? "streamed" : "flat-profile");
   const auto t1 = std::chrono::steady_clock::now();
   const DseResult r = run_dse(ops, tech, opt);
   if (gz) gz->commit();
@@ -258,7 +291,7 @@ int dse_memory(const std::vector<std::string>& argv_in) {
   for (const auto& p : r.pareto) pareto += csv_row(p);
   write_file_atomic(dir + "/pareto.csv", pareto);
   const std::string title = fmt::format("{} on {}", w.net.name, w.cfg.name);
-  write_file_atomic(dir + "/best.md", best_markdown(ops, best, r, offchip_mj, title));
+  write_file_atomic(dir + "/best.md", best_markdown(ops, best, r, offchip_mj, rd_pj_b, wr_pj_b, streamed, opt.clock_mhz, title));
 
   nlohmann::ordered_json j;
   j["network"] = w.net.name;
@@ -268,9 +301,14 @@ int dse_memory(const std::vector<std::string>& argv_in) {
   j["banks"] = opt.banks;
   j["max_sectors"] = opt.max_sectors;
   j["buildable_sectors_only"] = !args.has("descnet-sectors");
+  j["evaluation"] = streamed ? "streamed" : "flat-profile";
+  j["skipped"] = r.skipped;
+  j["skipped_why"] = r.skipped_why;
   for (long long e : opt.extra_sizes) j["extra_sizes_kib"].push_back(e / 1024);
   j["threads"] = opt.threads;
-  j["configurations"] = r.evaluated;
+  j["size_steps"] = opt.size_steps;
+  j["configurations"] = r.evaluated;  // enumerated
+  j["evaluated"] = r.evaluated - r.skipped;
   for (int o = 0; o < kOptions; ++o) j["configurations_per_option"][option_name(o)] = r.per_option[std::size_t(o)];
   j["pareto_size"] = r.pareto.size();
   j["seconds"] = seconds;          // everything, compiling and quantizing the network included
@@ -278,7 +316,12 @@ int dse_memory(const std::vector<std::string>& argv_in) {
   j["cycles_per_inference"] = cycles;
   j["offchip"] = {{"read_bytes", offchip_rd}, {"write_bytes", offchip_wr}, {"read_pj_per_byte", rd_pj_b},
                   {"write_pj_per_byte", wr_pj_b}, {"energy_mj", offchip_mj}};
-  for (const auto& d : best) j["best"].push_back(point_json(d.point));
+  for (const auto& d : best) {
+    nlohmann::ordered_json b = point_json(d.point);
+    b["cycles"] = d.cycles;
+    if (streamed) b["dram_read_bytes"] = d.dram_read_bytes, b["dram_write_bytes"] = d.dram_write_bytes;
+    j["best"].push_back(b);
+  }
   for (const auto& p : r.pareto) j["pareto"].push_back(point_json(p));
   write_file_atomic(dir + "/summary.json", j.dump(2) + "\n");
 
@@ -321,20 +364,29 @@ int dse_memory(const std::vector<std::string>& argv_in) {
         rows.push_back(group == 1 ? fmt::format("{} {} s{}", option_name(d.point.option), mem_name(m), s)
                                   : fmt::format("{} {} s{}-{}", option_name(d.point.option), mem_name(m), s, s + group - 1));
         on.emplace_back();
-        for (std::size_t i = 0; i < ops.size(); ++i) on.back().push_back(s < d.sectors_on[i][m]);
+        for (std::size_t i = 0; i < ops.size(); ++i) {
+          bool any = false;  // streamed: the group's sectors awake at some time in the operation
+          for (int k = s; streamed && k < s + group; ++k) any |= (d.sector_mask[i][m] >> k) & 1;
+          on.back().push_back(streamed ? any : s < d.sectors_on[i][m]);
+        }
       }
     }
   }
-  write_file_atomic(dir + "/sectors.svg", svg_grid("Sectors ON per operation (best SEP-PG, HY-PG)", rows, names, on));
+  write_file_atomic(dir + "/sectors.svg", svg_grid(streamed ? "Sectors awake in each operation (best SEP-PG, HY-PG; PMU frames)" : "Sectors ON per operation (best SEP-PG, HY-PG)", rows, names, on));
 
   if (!quiet) {
-    fmt::print("{} configurations evaluated in {:.2f} s ({:.2f} s in all); Pareto front: {} points\n", r.evaluated, dse_seconds,
-               seconds, r.pareto.size());
+    fmt::print("{} configurations evaluated in {:.2f} s ({:.2f} s in all); Pareto front: {} points\n", r.evaluated - r.skipped,
+               dse_seconds, seconds, r.pareto.size());
+    if (streamed) {
+      fmt::print("{} configurations not evaluated (the chip cannot run them):\n", r.skipped);
+      for (std::size_t i = 0; i < r.skipped_why.size() && i < 5; ++i) fmt::print("  {}\n", r.skipped_why[i]);
+      if (r.skipped_why.size() > 5) fmt::print("  ... {} more size tuples (summary.json)\n", r.skipped_why.size() - 5);
+    }
     for (const auto& d : best)
-      fmt::print("  best {:7} area {:8.3f} mm2, energy {:.4f} mJ (id {})\n", option_name(d.point.option), d.point.area_mm2,
-                 d.point.energy_mj(), d.point.id);
-    fmt::print("off-chip DRAM {:.4f} mJ per inference; wrote {}/{{pareto.csv,best.md,summary.json,*.svg{}}}\n", offchip_mj, dir,
-               gz ? ",configs.csv.gz" : "");
+      fmt::print("  best {:7} area {:8.3f} mm2, energy {:.4f} mJ, {} cycles (id {})\n", option_name(d.point.option),
+                 d.point.area_mm2, d.point.energy_mj(), d.cycles, d.point.id);
+    if (!streamed) fmt::print("off-chip DRAM {:.4f} mJ per inference\n", offchip_mj);
+    fmt::print("wrote {}/{{pareto.csv,best.md,summary.json,*.svg{}}}\n", dir, gz ? ",configs.csv.gz" : "");
   }
   return 0;
 }

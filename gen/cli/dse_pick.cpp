@@ -11,6 +11,7 @@
 
 #include "config/yaml_util.hpp"
 #include "core/input_error.hpp"
+#include "memory/dse_config.hpp"
 
 namespace capsgen::cli {
 namespace {
@@ -92,27 +93,23 @@ std::string dse_preset_yaml(const std::string& preset_path, const DsePick& pick)
   root["description"] = fmt::format("{} with configuration {} ({}) of {} line {}", base.name, p.id, option_name(opt), pick.file,
                                     pick.line);
   YAML::Node sp = root["scratchpad"];
-  const SpmOrganization org = opt == kSep || opt == kSepPg ? SpmOrganization::Sep
-                              : opt == kSmp || opt == kSmpPg ? SpmOrganization::Smp
-                                                             : SpmOrganization::Hy;
-  sp["organization"] = to_string(org);
-  sp["power_gating"] = option_pg(opt);
-  const ScratchpadConfig& b = base.scratchpad;
-  const MemoryConfig& like = b.data.present ? b.data : b.shared;
-  const std::array<const MemoryConfig*, kMems> mems = {&b.shared, &b.data, &b.weight, &b.acc};
+  const AccelConfig cfg = configured_preset(base, p);
+  sp["organization"] = to_string(cfg.scratchpad.organization);
+  sp["power_gating"] = cfg.scratchpad.power_gating;
+  const ScratchpadConfig& c = cfg.scratchpad;
+  const std::array<const MemoryConfig*, kMems> mems = {&c.shared, &c.data, &c.weight, &c.acc};
   for (int m = 0; m < kMems; ++m) {
-    const char* name = mem_name(m);
-    if (p.bytes[std::size_t(m)] == 0) {
-      sp.remove(name);
+    const MemoryConfig& mc = *mems[std::size_t(m)];
+    if (!mc.present) {
+      sp.remove(mem_name(m));
       continue;
     }
-    const MemoryConfig& from = mems[std::size_t(m)]->present ? *mems[std::size_t(m)] : like;
     YAML::Node n;
-    n["size_kib"] = p.bytes[std::size_t(m)] / 1024;
-    n["banks"] = from.banks;
-    n["sectors"] = std::max(1, p.sectors[std::size_t(m)]);
-    n["width_bits"] = from.width_bits;
-    sp[name] = n;
+    n["size_kib"] = mc.size_kib;
+    n["banks"] = mc.banks;
+    n["sectors"] = mc.sectors;
+    n["width_bits"] = mc.width_bits;
+    sp[mem_name(m)] = n;
   }
   YAML::Emitter e;
   e << root;

@@ -1,7 +1,12 @@
 #include "memory/dse.hpp"
 
+#include "memory/streamed.hpp"
+
 #include <algorithm>
 #include <atomic>
+#include <bit>
+#include <map>
+#include <mutex>
 #include <fmt/format.h>
 #include <thread>
 
@@ -96,10 +101,14 @@ std::array<MemLoad, kMems> place(const std::vector<OpProfile>& ops, int option, 
   return l;
 }
 
+int ports_of(int m) { return m == kShared ? 3 : 1; }
+
 struct MemEval {
   SramFigures fig;
   double dynamic = 0, leak = 0, wakeup = 0;  // mJ
-  std::vector<int> on;
+  std::vector<int> on;                        // per operation: sectors ON
+  std::vector<std::uint32_t> mask;            // streamed: per operation, the sectors awake in it
+  std::vector<double> op_energy;              // per operation: dynamic + static (mJ)
 };
 
 MemEval eval_mem(const std::vector<OpProfile>& ops, const TechParams& tech, const DseOptions& opt, const MemLoad& l,
@@ -114,8 +123,11 @@ MemEval eval_mem(const std::vector<OpProfile>& ops, const TechParams& tech, cons
     e.on.push_back(on);
     const double seconds = double(ops[i].cycles) / (opt.clock_mhz * 1e6);
     const double frac_on = sectors == 1 ? 1.0 : (on + (sectors - on) * tech.off_leak_fraction) / sectors;
-    e.leak += e.fig.leak_mw * frac_on * seconds;  // mW * s = mJ
-    e.dynamic += (l.reads[i] * e.fig.read_pj_per_byte + l.writes[i] * e.fig.write_pj_per_byte) * 1e-9;
+    const double leak = e.fig.leak_mw * frac_on * seconds;  // mW * s = mJ
+    const double dyn = (l.reads[i] * e.fig.read_pj_per_byte + l.writes[i] * e.fig.write_pj_per_byte) * 1e-9;
+    e.leak += leak;
+    e.dynamic += dyn;
+    e.op_energy.push_back(leak + dyn);
     // Sectors are woken ahead of the operation that needs them (latency hidden, DESCNet V-B); the
     // energy is paid per OFF->ON transition, counting the first power-up.
     if (sectors > 1 && on > prev_on) e.wakeup += (on - prev_on) * e.fig.wake_nj_per_sector * 1e-6;
@@ -124,7 +136,31 @@ MemEval eval_mem(const std::vector<OpProfile>& ops, const TechParams& tech, cons
   return e;
 }
 
-int ports_of(int m) { return m == kShared ? 3 : 1; }
+// Memory m of a streamed configuration (docs/dse-memory.md section 7): dynamic energy per byte the
+// ports move (bank accesses x word bytes), leakage per part from the sectors its PMU frame keeps
+// awake (a sleeping one leaks off_leak_fraction), wake-up energy per OFF->ON transition of the PMU
+// frames. `sf`: the memory's figures with `sectors` (null: not gated, every sector ON).
+MemEval eval_streamed(const TechParams& tech, const DseOptions& opt, const StreamedFigures& f, int m, long long bytes,
+                      int sectors, const SectorFigures* sf) {
+  MemEval e;
+  e.fig = evaluate_sram(tech, SramSpec{bytes, opt.banks, ports_of(m), sf ? sectors : 1}, opt.cacti);
+  const double hz = opt.clock_mhz * 1e6;
+  for (std::size_t i = 0; i < f.op_cycles.size(); ++i) {
+    const double cyc = double(f.op_cycles[i]);
+    double frac_on = 1.0;
+    if (sf && cyc > 0) frac_on = (sf->awake_cycles[i] + (cyc * sectors - sf->awake_cycles[i]) * tech.off_leak_fraction) / (cyc * sectors);
+    const double leak = e.fig.leak_mw * frac_on * cyc / hz;
+    const double dyn = (f.rd_bytes[std::size_t(m)][i] * e.fig.read_pj_per_byte + f.wr_bytes[std::size_t(m)][i] * e.fig.write_pj_per_byte) * 1e-9;
+    e.leak += leak;
+    e.dynamic += dyn;
+    e.op_energy.push_back(leak + dyn);
+    const std::uint32_t mask = sf ? sf->mask[i] : (sectors >= 32 ? 0xFFFFFFFFu : (1u << sectors) - 1);
+    e.mask.push_back(mask);
+    e.on.push_back(std::popcount(mask));
+  }
+  if (sf) e.wakeup = double(sf->wakes) * e.fig.wake_nj_per_sector * 1e-6;
+  return e;
+}
 
 std::vector<long long> size_range(const std::vector<OpProfile>& ops, int k, const std::vector<long long>& extra) {
   long long lo = 0, hi = 0;
@@ -155,8 +191,16 @@ std::vector<Job> make_jobs(const std::vector<OpProfile>& ops, const DseOptions& 
   }
   const auto& ex = opt.extra_sizes;
   for (int k = kData; k <= kAcc; ++k) sep[k] = fit_size(sep[k], ex);
+  // SEP: Eq. 1 sizes, and with size_steps each memory up to size_steps powers of two larger.
+  std::array<std::vector<long long>, kMems> sep_sizes;
+  for (int k = kData; k <= kAcc; ++k) {
+    sep_sizes[k] = {sep[k]};
+    for (int i = 0; sep[k] > 0 && i < opt.size_steps; ++i) sep_sizes[k].push_back(pow2_size(sep_sizes[k].back() + 1));
+  }
   for (int pg = 0; pg < 2; ++pg) {
-    jobs.push_back(Job{kSep + pg, sep});
+    for (long long d : sep_sizes[kData])
+      for (long long w : sep_sizes[kWeight])
+        for (long long a : sep_sizes[kAcc]) jobs.push_back(Job{kSep + pg, {0, d, w, a}});
     jobs.push_back(Job{kSmp + pg, {fit_size(smp, ex), 0, 0, 0}});
   }
   const auto rd = size_range(ops, kData, ex), rw = size_range(ops, kWeight, ex), ra = size_range(ops, kAcc, ex);
@@ -184,6 +228,24 @@ std::vector<Job> make_jobs(const std::vector<OpProfile>& ops, const DseOptions& 
     id += j.count;
   }
   return jobs;
+}
+
+// Each memory's sector counts with power gating ({1}: one sector, not gated; {0}: absent).
+std::array<std::vector<int>, kMems> pg_pools(const DseOptions& opt, const std::array<long long, kMems>& bytes) {
+  std::array<std::vector<int>, kMems> pools;
+  for (int m = 0; m < kMems; ++m) {
+    if (bytes[m] == 0) continue;
+    pools[m] = sector_pool(bytes[m], opt.max_sectors, granule(opt, m));
+    if (pools[m].empty()) pools[m] = {1};
+  }
+  return pools;
+}
+
+std::string size_text(const std::array<long long, kMems>& bytes) {
+  std::string s;
+  for (int m = 0; m < kMems; ++m)
+    if (bytes[m]) s += fmt::format("{}{} {} KiB", s.empty() ? "" : ", ", mem_name(m), bytes[m] / 1024);
+  return s;
 }
 
 // Keeps the non-dominated points of a growing candidate set.
@@ -236,25 +298,65 @@ DseResult run_dse(const std::vector<OpProfile>& ops, const TechParams& tech, con
     std::array<ConfigPoint, kOptions> best{};
     std::array<bool, kOptions> has{};
     std::array<long long, kOptions> count{};
+    long long skipped = 0;
   };
   std::vector<Local> locals(static_cast<std::size_t>(nthreads));
   const std::size_t window = 64;
   std::vector<std::string> csv(window);
 
+  // Streamed evaluation: one compile per size tuple, before the configurations (SMP is never streamed).
+  std::map<std::array<long long, kMems>, StreamedFigures> streamed;
+  std::vector<std::array<long long, kMems>> tuples;
+  std::map<std::array<long long, kMems>, bool> skip;  // by size tuple; SMP's too
+  if (opt.streamed) {
+    for (const Job& j : jobs)
+      if (j.option != kSmp && j.option != kSmpPg && !streamed.count(j.bytes)) {
+        streamed[j.bytes] = {};
+        tuples.push_back(j.bytes);
+      }
+    std::atomic<std::size_t> next{0};
+    std::atomic<long long> compiled{0};
+    std::mutex mu;
+    auto worker = [&] {
+      for (std::size_t k; (k = next.fetch_add(1)) < tuples.size();) {
+        StreamedFigures f = (*opt.streamed)(tuples[k][kShared] > 0 ? kHyPg : kSepPg, tuples[k], pg_pools(opt, tuples[k]));
+        std::lock_guard<std::mutex> lock(mu);
+        streamed[tuples[k]] = std::move(f);
+        if (opt.compile_progress) opt.compile_progress(++compiled, (long long)tuples.size());
+      }
+    };
+    std::vector<std::thread> pool;
+    for (int t = 1; t < nthreads; ++t) pool.emplace_back(worker);
+    worker();
+    for (auto& th : pool) th.join();
+  }
+
   auto run_job = [&](const Job& j, Local& L, std::string* out) {
-    const auto loads = place(ops, j.option, j.bytes);
     // Each memory's figures per sector count, then every combination is a sum (Algorithm 2).
-    std::array<std::vector<int>, kMems> pools;
+    std::array<std::vector<int>, kMems> pools = option_pg(j.option) ? pg_pools(opt, j.bytes) : std::array<std::vector<int>, kMems>{};
     std::array<std::vector<MemEval>, kMems> evals;
+    const StreamedFigures* f = nullptr;
+    if (opt.streamed) {
+      const auto it = streamed.find(j.bytes);
+      if (it == streamed.end() || !it->second.ok) {
+        L.skipped += j.count;
+        return;
+      }
+      f = &it->second;
+    }
+    const auto loads = f ? std::array<MemLoad, kMems>{} : place(ops, j.option, j.bytes);
     for (int m = 0; m < kMems; ++m) {
       if (j.bytes[m] == 0) {
         pools[m] = {0};
         evals[m] = {MemEval{}};
         continue;
       }
-      pools[m] = option_pg(j.option) ? sector_pool(j.bytes[m], opt.max_sectors, granule(opt, m)) : std::vector<int>{1};
       if (pools[m].empty()) pools[m] = {1};
-      for (int sc : pools[m]) evals[m].push_back(eval_mem(ops, tech, opt, loads[m], j.bytes[m], ports_of(m), sc));
+      for (std::size_t i = 0; i < pools[m].size(); ++i) {
+        const int sc = pools[m][i];
+        evals[m].push_back(f ? eval_streamed(tech, opt, *f, m, j.bytes[m], sc, sc > 1 ? &f->sectors[m][i] : nullptr)
+                             : eval_mem(ops, tech, opt, loads[m], j.bytes[m], ports_of(m), sc));
+      }
     }
     std::array<std::size_t, kMems> idx{};
     for (long long n = 0; n < j.count; ++n) {
@@ -307,8 +409,14 @@ DseResult run_dse(const std::vector<OpProfile>& ops, const TechParams& tech, con
   }
 
   DseResult r;
+  for (const auto& t : tuples)
+    if (!streamed[t].ok) r.skipped_why.push_back(fmt::format("{}: {}", size_text(t), streamed[t].why));
+  for (const Job& j : jobs)
+    if (opt.streamed && j.option == kSmp)
+      r.skipped_why.push_back(fmt::format("{}: the SMP organization has no memory system (docs/memory-system.md 2.1)", size_text(j.bytes)));
   std::vector<ConfigPoint> all;
   for (auto& L : locals) {
+    r.skipped += L.skipped;
     prune(L.cand);
     all.insert(all.end(), L.cand.begin(), L.cand.end());
     r.sample.insert(r.sample.end(), L.sample.begin(), L.sample.end());
@@ -329,12 +437,30 @@ ConfigDetail evaluate_config(const std::vector<OpProfile>& ops, const TechParams
   ConfigDetail d;
   d.point = cfg;
   d.point.area_mm2 = d.point.dynamic_mj = d.point.static_mj = d.point.wakeup_mj = 0;
-  const auto loads = place(ops, cfg.option, cfg.bytes);
+  StreamedFigures f;
+  std::array<MemLoad, kMems> loads;
+  if (opt.streamed) {
+    std::array<std::vector<int>, kMems> pools;
+    for (int m = 0; m < kMems; ++m)
+      if (cfg.bytes[m] && option_pg(cfg.option)) pools[m] = {std::max(1, cfg.sectors[m])};
+    f = (*opt.streamed)(cfg.option, cfg.bytes, pools);
+    if (!f.ok) throw std::runtime_error(fmt::format("configuration {}: {}", cfg.id, f.why));
+    d.cycles = f.cycles;
+    d.dram_read_bytes = f.dram_read_bytes;
+    d.dram_write_bytes = f.dram_write_bytes;
+    d.sector_mask.assign(ops.size(), {});
+  } else {
+    loads = place(ops, cfg.option, cfg.bytes);
+    for (const auto& o : ops) d.cycles += o.cycles;
+  }
   d.sectors_on.assign(ops.size(), {});
   d.op_energy_mj.assign(ops.size(), 0.0);
   for (int m = 0; m < kMems; ++m) {
     if (cfg.bytes[m] == 0) continue;
-    const MemEval e = eval_mem(ops, tech, opt, loads[m], cfg.bytes[m], ports_of(m), cfg.sectors[m]);
+    const int sc = std::max(1, cfg.sectors[m]);
+    const MemEval e = opt.streamed ? eval_streamed(tech, opt, f, m, cfg.bytes[m], sc,
+                                                   option_pg(cfg.option) && sc > 1 ? &f.sectors[m][0] : nullptr)
+                                   : eval_mem(ops, tech, opt, loads[m], cfg.bytes[m], ports_of(m), cfg.sectors[m]);
     d.figures[m] = e.fig;
     d.area[m] = e.fig.area_mm2;
     d.dynamic[m] = e.dynamic;
@@ -346,11 +472,8 @@ ConfigDetail evaluate_config(const std::vector<OpProfile>& ops, const TechParams
     d.point.wakeup_mj += e.wakeup;
     for (std::size_t i = 0; i < ops.size(); ++i) {
       d.sectors_on[i][m] = e.on[i];
-      // Per-operation share: its accesses and its leakage (wake-up energy is small and left out).
-      MemEval one = eval_mem({ops[i]}, tech, opt,
-                             MemLoad{{loads[m].usage[i]}, {loads[m].reads[i]}, {loads[m].writes[i]}}, cfg.bytes[m],
-                             ports_of(m), cfg.sectors[m]);
-      d.op_energy_mj[i] += one.dynamic + one.leak;
+      if (opt.streamed) d.sector_mask[i][m] = e.mask[i];
+      d.op_energy_mj[i] += e.op_energy[i];  // wake-up energy is small and left out
     }
   }
   return d;

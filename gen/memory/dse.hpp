@@ -6,6 +6,7 @@
 #pragma once
 
 #include <array>
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
@@ -14,6 +15,8 @@
 #include "memory/sram_model.hpp"
 
 namespace capsgen::memory {
+
+class StreamedEvaluator;  // memory/streamed.hpp
 
 enum Mem { kShared = 0, kData = 1, kWeight = 2, kAcc = 3 };
 constexpr int kMems = 4;
@@ -43,6 +46,9 @@ struct DseOptions {
   std::array<int, kMems> word_bytes{};
   // Sizes (bytes) acceptable besides the powers of two; DESCNet adds 25, 108, 450 and 460 KiB.
   std::vector<long long> extra_sizes;
+  // SEP beyond Eq. 1: each memory also 1..size_steps powers of two larger than its Eq. 1 size (with the
+  // streamed evaluation a larger memory means fewer parts, fewer cycles and less DRAM traffic).
+  int size_steps = 0;
   int threads = 1;
   double clock_mhz = 250;
   const CactiTable* cacti = nullptr;
@@ -53,6 +59,13 @@ struct DseOptions {
   // Applied to each job's CSV text on the worker thread before csv_sink (e.g. compression).
   std::function<std::string(const std::string&)> csv_transform;
   long long sample_every = 0;  // keep every n-th configuration in DseResult::sample (0: none)
+  // Streamed evaluation (docs/dse-memory.md section 7): each configuration's cycles, accesses and sector
+  // power from the program the chip runs with its memories (one compile per size tuple, shared by the
+  // option with and without power gating). SMP configurations and size tuples the chip cannot run are
+  // not evaluated (DseResult::skipped). Null: the flat program's per-operation profile `ops`.
+  const StreamedEvaluator* streamed = nullptr;
+  // Called after each size tuple the streamed evaluation compiled, with (compiled, total).
+  std::function<void(long long, long long)> compile_progress;
 };
 
 // One configuration: sizes (bytes, 0 = absent) and sectors per memory, and its figures.
@@ -71,11 +84,19 @@ struct ConfigDetail {
   std::array<SramFigures, kMems> figures{};
   std::array<double, kMems> area{}, dynamic{}, leak{}, wakeup{};  // mm2, mJ
   std::vector<std::array<int, kMems>> sectors_on;                  // per operation
+  // Streamed evaluation: per operation, the sectors awake at some time in it (bit s: sector s).
+  std::vector<std::array<std::uint32_t, kMems>> sector_mask;
+  long long cycles = 0;  // per inference (flat: the operations' sum; streamed: the stream timing model)
+  long long dram_read_bytes = -1, dram_write_bytes = -1;  // streamed: the program's DRAM traffic (-1: flat)
   std::vector<double> op_energy_mj;                                // per operation, all memories
 };
 
 struct DseResult {
-  long long evaluated = 0;
+  long long evaluated = 0;  // enumerated; skipped ones included
+  // Streamed evaluation: configurations not evaluated (SMP; sizes the chip cannot run), with one
+  // reason per organization and size tuple.
+  long long skipped = 0;
+  std::vector<std::string> skipped_why;
   std::array<long long, kOptions> per_option{};
   std::vector<ConfigPoint> pareto;  // ascending area, strictly descending energy
   std::array<ConfigPoint, kOptions> best{};  // lowest energy (then area) per option
