@@ -79,21 +79,24 @@ class GzCsv {
 std::string kib(long long b) { return b ? fmt::format("{} KiB", b / 1024) : "-"; }
 
 std::string best_markdown(const std::vector<OpProfile>& ops, const std::vector<ConfigDetail>& best, const DseResult& r,
-                          double offchip_mj, double rd_pj_b, double wr_pj_b, bool streamed, double clock_mhz,
+                          double offchip_mj, bool streamed, bool total, double clock_mhz,
                           const std::string& title) {
   std::string o = fmt::format("# DESCNet memory exploration: {}\n\n{} configurations evaluated ({} evaluation{}), {} on the "
-                              "Pareto front (area, on-chip memory energy per inference).\n\n",
+                              "Pareto front (area, {} energy per inference).\n\n",
                               title, r.evaluated - r.skipped, streamed ? "streamed" : "flat-profile",
-                              r.skipped ? fmt::format("; {} not evaluated", r.skipped) : "", r.pareto.size());
-  o += "## Lowest-energy configuration per option (DESCNet Table I)\n\n"
-       "| option | id | shared SZ/SC | data SZ/SC | weight SZ/SC | acc SZ/SC | area mm2 | dynamic mJ | static mJ | wake-up nJ | energy mJ |\n"
-       "|---|---|---|---|---|---|---|---|---|---|---|\n";
+                              r.skipped ? fmt::format("; {} not evaluated", r.skipped) : "", r.pareto.size(),
+                              total ? "on-chip memory + off-chip DRAM" : "on-chip memory");
+  o += total ? "## Lowest on-chip + off-chip energy per option (DESCNet Table I, with the DRAM)\n\n"
+             : "## Lowest-energy configuration per option (DESCNet Table I)\n\n";
+  o += 
+       "| option | id | shared SZ/SC | data SZ/SC | weight SZ/SC | acc SZ/SC | area mm2 | dynamic mJ | static mJ | wake-up nJ | energy mJ | off-chip mJ |\n"
+       "|---|---|---|---|---|---|---|---|---|---|---|---|\n";
   for (const auto& d : best) {
     const ConfigPoint& p = d.point;
     o += fmt::format("| {} | {} |", option_name(p.option), p.id);
     for (int m = 0; m < kMems; ++m) o += p.bytes[m] ? fmt::format(" {} / {} |", kib(p.bytes[m]), p.sectors[m]) : " - |";
-    o += fmt::format(" {:.3f} | {:.4f} | {:.4f} | {:.3f} | {:.4f} |\n", p.area_mm2, p.dynamic_mj, p.static_mj,
-                     p.wakeup_mj * 1e6, p.energy_mj());
+    o += fmt::format(" {:.3f} | {:.4f} | {:.4f} | {:.3f} | {:.4f} | {:.4f} |\n", p.area_mm2, p.dynamic_mj, p.static_mj,
+                     p.wakeup_mj * 1e6, p.energy_mj(), p.offchip_mj);
   }
   o += "\n## Breakdown per memory (DESCNet Table III / Fig. 19)\n\n"
        "| option | memory | area mm2 | sleep-tx mm2 | dynamic mJ | static mJ | wake-up nJ |\n|---|---|---|---|---|---|---|\n";
@@ -121,7 +124,7 @@ std::string best_markdown(const std::vector<OpProfile>& ops, const std::vector<C
     for (const auto& d : best)
       o += fmt::format("| {} | {} | {} | {:.1f} | {} | {} | {:.4f} |\n", option_name(d.point.option), d.point.id, d.cycles,
                        d.cycles ? clock_mhz * 1e6 / double(d.cycles) : 0.0, d.dram_read_bytes, d.dram_write_bytes,
-                       (double(d.dram_read_bytes) * rd_pj_b + double(d.dram_write_bytes) * wr_pj_b) * 1e-9);
+                       d.point.offchip_mj);
     o += fmt::format("\nSMP and sizes the chip cannot run: {} configurations not evaluated.\n", r.skipped);
   } else {
     o += fmt::format("\nOff-chip DRAM energy (same for every configuration): {:.4f} mJ per inference.\n", offchip_mj);
@@ -145,6 +148,7 @@ nlohmann::ordered_json point_json(const ConfigPoint& p) {
   j["static_mj"] = p.static_mj;
   j["wakeup_nj"] = p.wakeup_mj * 1e6;
   j["energy_mj"] = p.energy_mj();
+  j["offchip_mj"] = p.offchip_mj;
   return j;
 }
 
@@ -168,6 +172,9 @@ int dse_memory(const std::vector<std::string>& argv_in) {
       .option("max-sectors", "N", "largest sector count explored (power of two >= 2; default 512, with --streamed 32:\n"
                                   "a PMU frame's awake field)")
       .option("extra-sizes", "KIB,...", "sizes acceptable besides powers of two (DESCNet's; 'none')", "25,108,450,460")
+      .option("objective", "onchip|total", "what the front and the best per option minimize besides area: the on-chip\n"
+                                           "memories' energy (DESCNet) or that plus the off-chip DRAM's (with --streamed the\n"
+                                           "DRAM traffic depends on the memories)", "onchip")
       .option("size-steps", "N", "SEP memories also up to N powers of two larger than Eq. 1's (useful with --streamed)", "0")
       .option("seed", "N", "seed of the random weights used for quantization", "1")
       .flag("streamed", "evaluate each configuration on the program the chip runs with its memories (docs/dse-memory.md\n"
@@ -231,9 +238,29 @@ int dse_memory(const std::vector<std::string>& argv_in) {
   }
   opt.threads = int(args.get_int("jobs", 1, 256));
   opt.size_steps = int(args.get_int("size-steps", 0, 8));
+  const std::string objective = args.get("objective");
+  if (objective != "onchip" && objective != "total")
+    throw InputError(kWho, 0, 0, "--objective", fmt::format("expected onchip or total, got '{}'", objective));
+  opt.objective_total = objective == "total";
   opt.clock_mhz = w.cfg.clock.target_mhz;
   if (!cacti.empty()) opt.cacti = &cacti;
   if (streamed) opt.streamed = &evaluator;
+  // Off-chip: streaming DDR3 bursts, ACT+PRE amortized over a row (docs/dse-memory.md section 2).
+  const dram::CommandEnergy ce = dram::command_energy(dspec);
+  const double burst_bytes = double(dspec.org.word_bytes()) * dspec.org.burst_length;
+  const double row_bursts = double(dspec.org.columns) / dspec.org.burst_length;
+  const double rd_pj_b = (ce.rd_pj + (ce.act_pj + ce.pre_pj) / row_bursts) / burst_bytes;
+  const double wr_pj_b = (ce.wr_pj + (ce.act_pj + ce.pre_pj) / row_bursts) / burst_bytes;
+  double offchip_mj = 0;  // of the flat program
+  long long offchip_rd = 0, offchip_wr = 0, cycles = 0;
+  for (const auto& op : ops) {
+    offchip_rd += op.offchip_rd;
+    offchip_wr += op.offchip_wr;
+    cycles += op.cycles;
+  }
+  offchip_mj = (double(offchip_rd) * rd_pj_b + double(offchip_wr) * wr_pj_b) * 1e-9;
+  opt.offchip_rd_pj_per_byte = rd_pj_b;
+  opt.offchip_wr_pj_per_byte = wr_pj_b;
   const long long total = count_configs(ops, opt);
   opt.sample_every = std::max(1LL, total / 4000);
   const bool quiet = args.has("quiet");
@@ -268,20 +295,6 @@ int dse_memory(const std::vector<std::string>& argv_in) {
   const double dse_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
-  // Off-chip: streaming DDR3 bursts, ACT+PRE amortized over a row (docs/dse-memory.md section 2).
-  const dram::CommandEnergy ce = dram::command_energy(dspec);
-  const double burst_bytes = double(dspec.org.word_bytes()) * dspec.org.burst_length;
-  const double row_bursts = double(dspec.org.columns) / dspec.org.burst_length;
-  const double rd_pj_b = (ce.rd_pj + (ce.act_pj + ce.pre_pj) / row_bursts) / burst_bytes;
-  const double wr_pj_b = (ce.wr_pj + (ce.act_pj + ce.pre_pj) / row_bursts) / burst_bytes;
-  double offchip_mj = 0;
-  long long offchip_rd = 0, offchip_wr = 0, cycles = 0;
-  for (const auto& op : ops) {
-    offchip_rd += op.offchip_rd;
-    offchip_wr += op.offchip_wr;
-    cycles += op.cycles;
-  }
-  offchip_mj = (double(offchip_rd) * rd_pj_b + double(offchip_wr) * wr_pj_b) * 1e-9;
 
   std::vector<ConfigDetail> best;
   for (int o = 0; o < kOptions; ++o)
@@ -291,7 +304,7 @@ int dse_memory(const std::vector<std::string>& argv_in) {
   for (const auto& p : r.pareto) pareto += csv_row(p);
   write_file_atomic(dir + "/pareto.csv", pareto);
   const std::string title = fmt::format("{} on {}", w.net.name, w.cfg.name);
-  write_file_atomic(dir + "/best.md", best_markdown(ops, best, r, offchip_mj, rd_pj_b, wr_pj_b, streamed, opt.clock_mhz, title));
+  write_file_atomic(dir + "/best.md", best_markdown(ops, best, r, offchip_mj, streamed, opt.objective_total, opt.clock_mhz, title));
 
   nlohmann::ordered_json j;
   j["network"] = w.net.name;
@@ -307,6 +320,7 @@ int dse_memory(const std::vector<std::string>& argv_in) {
   for (long long e : opt.extra_sizes) j["extra_sizes_kib"].push_back(e / 1024);
   j["threads"] = opt.threads;
   j["size_steps"] = opt.size_steps;
+  j["objective"] = objective;
   j["configurations"] = r.evaluated;  // enumerated
   j["evaluated"] = r.evaluated - r.skipped;
   for (int o = 0; o < kOptions; ++o) j["configurations_per_option"][option_name(o)] = r.per_option[std::size_t(o)];
@@ -336,12 +350,12 @@ int dse_memory(const std::vector<std::string>& argv_in) {
   }
   write_file_atomic(dir + "/usage.svg", svg_bars("On-chip usage per operation: " + title, "KiB", names, usage));
   std::vector<ScatterPoint> pts, front;
-  for (const auto& p : r.sample) pts.push_back({p.area_mm2, p.energy_mj(), p.option});
-  for (const auto& p : r.pareto) front.push_back({p.area_mm2, p.energy_mj(), p.option});
+  for (const auto& p : r.sample) pts.push_back({p.area_mm2, p.ranked_mj(), p.option});
+  for (const auto& p : r.pareto) front.push_back({p.area_mm2, p.ranked_mj(), p.option});
   std::vector<std::string> onames;
   for (int o = 0; o < kOptions; ++o) onames.push_back(option_name(o));
   write_file_atomic(dir + "/pareto.svg", svg_scatter(fmt::format("Area vs energy, {} configurations (sample of {})", r.evaluated, pts.size()),
-                                                     "area [mm2]", "on-chip energy per inference [mJ]", pts, onames, front));
+                                                     "area [mm2]", opt.objective_total ? "on-chip + off-chip energy per inference [mJ]" : "on-chip energy per inference [mJ]", pts, onames, front));
   std::vector<std::string> bnames;
   std::vector<Series> parts{{"dynamic", {}}, {"static", {}}, {"wake-up", {}}};
   for (int m = 0; m < kMems; ++m) parts.push_back({std::string(mem_name(m)) + " area/10", {}});
@@ -383,8 +397,8 @@ int dse_memory(const std::vector<std::string>& argv_in) {
       if (r.skipped_why.size() > 5) fmt::print("  ... {} more size tuples (summary.json)\n", r.skipped_why.size() - 5);
     }
     for (const auto& d : best)
-      fmt::print("  best {:7} area {:8.3f} mm2, energy {:.4f} mJ, {} cycles (id {})\n", option_name(d.point.option),
-                 d.point.area_mm2, d.point.energy_mj(), d.cycles, d.point.id);
+      fmt::print("  best {:7} area {:8.3f} mm2, energy {:.4f} mJ on chip + {:.4f} mJ off chip, {} cycles (id {})\n",
+                 option_name(d.point.option), d.point.area_mm2, d.point.energy_mj(), d.point.offchip_mj, d.cycles, d.point.id);
     if (!streamed) fmt::print("off-chip DRAM {:.4f} mJ per inference\n", offchip_mj);
     fmt::print("wrote {}/{{pareto.csv,best.md,summary.json,*.svg{}}}\n", dir, gz ? ",configs.csv.gz" : "");
   }

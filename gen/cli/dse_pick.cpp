@@ -79,6 +79,7 @@ DsePick read_dse_pick(const std::string& csv_path, long long id) {
     p.point.dynamic_mj = num(11);
     p.point.static_mj = num(12);
     p.point.wakeup_mj = num(13) * 1e-6;
+    p.point.offchip_mj = num(15);
     return p;
   }
   throw InputError(csv_path, 0, 0, "--dse-id", fmt::format("no configuration with id {} in the file", id));

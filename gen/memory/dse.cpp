@@ -230,6 +230,17 @@ std::vector<Job> make_jobs(const std::vector<OpProfile>& ops, const DseOptions& 
   return jobs;
 }
 
+// The off-chip DRAM energy: the flat program's traffic, or the streamed program's for its memories.
+double offchip_mj(const DseOptions& opt, const std::vector<OpProfile>& ops, const StreamedFigures* f) {
+  double rd = 0, wr = 0;
+  if (f) {
+    rd = double(f->dram_read_bytes), wr = double(f->dram_write_bytes);
+  } else {
+    for (const auto& o : ops) rd += double(o.offchip_rd), wr += double(o.offchip_wr);
+  }
+  return (rd * opt.offchip_rd_pj_per_byte + wr * opt.offchip_wr_pj_per_byte) * 1e-9;
+}
+
 // Each memory's sector counts with power gating ({1}: one sector, not gated; {0}: absent).
 std::array<std::vector<int>, kMems> pg_pools(const DseOptions& opt, const std::array<long long, kMems>& bytes) {
   std::array<std::vector<int>, kMems> pools;
@@ -252,7 +263,7 @@ std::string size_text(const std::array<long long, kMems>& bytes) {
 void prune(std::vector<ConfigPoint>& v) { v = pareto_front(std::move(v)); }
 
 bool better(const ConfigPoint& a, const ConfigPoint& b) {
-  if (a.energy_mj() != b.energy_mj()) return a.energy_mj() < b.energy_mj();
+  if (a.ranked_mj() != b.ranked_mj()) return a.ranked_mj() < b.ranked_mj();
   if (a.area_mm2 != b.area_mm2) return a.area_mm2 < b.area_mm2;
   return a.id < b.id;
 }
@@ -262,25 +273,25 @@ bool better(const ConfigPoint& a, const ConfigPoint& b) {
 std::vector<ConfigPoint> pareto_front(std::vector<ConfigPoint> pts) {
   std::sort(pts.begin(), pts.end(), [](const ConfigPoint& a, const ConfigPoint& b) {
     if (a.area_mm2 != b.area_mm2) return a.area_mm2 < b.area_mm2;
-    if (a.energy_mj() != b.energy_mj()) return a.energy_mj() < b.energy_mj();
+    if (a.ranked_mj() != b.ranked_mj()) return a.ranked_mj() < b.ranked_mj();
     return a.id < b.id;
   });
   std::vector<ConfigPoint> out;
   for (const auto& p : pts)
-    if (out.empty() || p.energy_mj() < out.back().energy_mj()) out.push_back(p);
+    if (out.empty() || p.ranked_mj() < out.back().ranked_mj()) out.push_back(p);
   return out;
 }
 
 std::string csv_header() {
   return "id,option,shared_kib,shared_sectors,data_kib,data_sectors,weight_kib,weight_sectors,acc_kib,acc_sectors,"
-         "area_mm2,dynamic_mj,static_mj,wakeup_nj,energy_mj\n";
+         "area_mm2,dynamic_mj,static_mj,wakeup_nj,energy_mj,offchip_mj\n";
 }
 
 std::string csv_row(const ConfigPoint& p) {
   std::string s = fmt::format("{},{}", p.id, option_name(p.option));
   for (int m = 0; m < kMems; ++m) s += fmt::format(",{},{}", p.bytes[m] / 1024, p.bytes[m] ? p.sectors[m] : 0);
-  s += fmt::format(",{:.6f},{:.6f},{:.6f},{:.4f},{:.6f}\n", p.area_mm2, p.dynamic_mj, p.static_mj, p.wakeup_mj * 1e6,
-                   p.energy_mj());
+  s += fmt::format(",{:.6f},{:.6f},{:.6f},{:.4f},{:.6f},{:.6f}\n", p.area_mm2, p.dynamic_mj, p.static_mj, p.wakeup_mj * 1e6,
+                   p.energy_mj(), p.offchip_mj);
   return s;
 }
 
@@ -358,12 +369,15 @@ DseResult run_dse(const std::vector<OpProfile>& ops, const TechParams& tech, con
                              : eval_mem(ops, tech, opt, loads[m], j.bytes[m], ports_of(m), sc));
       }
     }
+    const double offchip = offchip_mj(opt, ops, f);
     std::array<std::size_t, kMems> idx{};
     for (long long n = 0; n < j.count; ++n) {
       ConfigPoint p;
       p.id = j.first_id + n;
       p.option = j.option;
       p.bytes = j.bytes;
+      p.offchip_mj = offchip;
+      p.ranked_offchip_mj = opt.objective_total ? offchip : 0.0;
       for (int m = 0; m < kMems; ++m) {
         const MemEval& e = evals[m][idx[m]];
         p.sectors[m] = pools[m][idx[m]];
@@ -453,6 +467,8 @@ ConfigDetail evaluate_config(const std::vector<OpProfile>& ops, const TechParams
     loads = place(ops, cfg.option, cfg.bytes);
     for (const auto& o : ops) d.cycles += o.cycles;
   }
+  d.point.offchip_mj = offchip_mj(opt, ops, opt.streamed ? &f : nullptr);
+  d.point.ranked_offchip_mj = opt.objective_total ? d.point.offchip_mj : 0.0;
   d.sectors_on.assign(ops.size(), {});
   d.op_energy_mj.assign(ops.size(), 0.0);
   for (int m = 0; m < kMems; ++m) {

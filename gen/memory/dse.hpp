@@ -64,6 +64,10 @@ struct DseOptions {
   // option with and without power gating). SMP configurations and size tuples the chip cannot run are
   // not evaluated (DseResult::skipped). Null: the flat program's per-operation profile `ops`.
   const StreamedEvaluator* streamed = nullptr;
+  // Off-chip DRAM energy per byte read and written (docs/dse-memory.md section 2).
+  double offchip_rd_pj_per_byte = 0, offchip_wr_pj_per_byte = 0;
+  // Rank by on-chip plus off-chip energy (DESCNet ranks by on-chip energy: false).
+  bool objective_total = false;
   // Called after each size tuple the streamed evaluation compiled, with (compiled, total).
   std::function<void(long long, long long)> compile_progress;
 };
@@ -75,7 +79,12 @@ struct ConfigPoint {
   std::array<long long, kMems> bytes{};
   std::array<int, kMems> sectors{};
   double area_mm2 = 0, dynamic_mj = 0, static_mj = 0, wakeup_mj = 0;
-  double energy_mj() const { return dynamic_mj + static_mj + wakeup_mj; }
+  double energy_mj() const { return dynamic_mj + static_mj + wakeup_mj; }  // on-chip memories
+  // Off-chip DRAM energy of the program (flat: the same for every configuration; streamed: the traffic
+  // of the program compiled for these memories), and the part of it the ranking counts.
+  double offchip_mj = 0, ranked_offchip_mj = 0;
+  // What the Pareto filter and the best per option minimize besides area (DseOptions::objective_total).
+  double ranked_mj() const { return energy_mj() + ranked_offchip_mj; }
 };
 
 // Everything about one configuration, for reports and plots.
@@ -121,8 +130,8 @@ DseResult run_dse(const std::vector<OpProfile>& ops, const TechParams& tech, con
 ConfigDetail evaluate_config(const std::vector<OpProfile>& ops, const TechParams& tech, const DseOptions& opt,
                              const ConfigPoint& cfg);
 
-// Pareto filter (minimize area and energy): ascending area, strictly descending energy; ties keep the
-// lowest id.
+// Pareto filter (minimize area and ranked_mj()): ascending area, strictly descending energy; ties keep
+// the lowest id.
 std::vector<ConfigPoint> pareto_front(std::vector<ConfigPoint> pts);
 
 std::string csv_header();

@@ -147,6 +147,26 @@ TEST(Streamed, RunDseOnANetwork) {
   EXPECT_EQ(sep.cycles, gated.cycles);
   EXPECT_LE(gated.point.static_mj, sep.point.static_mj);
   EXPECT_GT(gated.point.wakeup_mj, 0);
+
+  // Off-chip energy: the streamed program's DRAM traffic for each size tuple; ranked only with
+  // objective_total, and then no option's best is worse in on-chip + off-chip energy.
+  opt.offchip_rd_pj_per_byte = 100;
+  opt.offchip_wr_pj_per_byte = 120;
+  const DseResult onchip = run_dse(ops, tech(), opt);
+  opt.objective_total = true;
+  const DseResult total = run_dse(ops, tech(), opt);
+  for (int o : {kSep, kSepPg, kHy, kHyPg}) {
+    if (!onchip.has_best[o]) continue;
+    const ConfigPoint& a = onchip.best[o];
+    const ConfigPoint& b = total.best[o];
+    EXPECT_GT(a.offchip_mj, 0);
+    EXPECT_EQ(a.ranked_mj(), a.energy_mj());
+    EXPECT_DOUBLE_EQ(b.ranked_mj(), b.energy_mj() + b.offchip_mj);
+    EXPECT_LE(b.energy_mj() + b.offchip_mj, a.energy_mj() + a.offchip_mj) << option_name(o);
+    const ConfigDetail d = evaluate_config(ops, tech(), opt, b);
+    EXPECT_DOUBLE_EQ(d.point.offchip_mj, b.offchip_mj);
+    EXPECT_DOUBLE_EQ(d.point.offchip_mj, (double(d.dram_read_bytes) * 100 + double(d.dram_write_bytes) * 120) * 1e-9);
+  }
 }
 
 }  // namespace
