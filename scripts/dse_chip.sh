@@ -9,7 +9,8 @@
 # cycles are printed beside the chip's).
 #
 # usage: scripts/dse_chip.sh --config PRESET.yaml --model NET.yaml [--option SEP-PG] [--option HY-PG]
-#                            [--max-sectors N] [--streamed] [--size-steps N] [--jobs N] [--out DIR] [--sim]
+#                            [--max-sectors N] [--streamed] [--size-steps N] [--sep-range] [--objective onchip|total]
+#                            [--jobs N] [--out DIR] [--sim]
 #                            [--seed N] [--capsgen BIN]
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -23,12 +24,14 @@ while [[ $# -gt 0 ]]; do
     --max-sectors) max_sectors="$2"; shift 2 ;;
     --streamed) dse_args+=(--streamed); shift ;;
     --size-steps) dse_args+=(--size-steps "$2"); shift 2 ;;
+    --sep-range) dse_args+=(--sep-range); shift ;;
+    --objective) dse_args+=(--objective "$2"); shift 2 ;;
     --jobs) jobs="$2"; shift 2 ;;
     --out) out="$2"; shift 2 ;;
     --sim) sim=1; shift ;;
     --seed) seed="$2"; shift 2 ;;
     --capsgen) capsgen="$2"; shift 2 ;;
-    -h|--help) sed -n '2,13p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,14p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "dse_chip.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
 done

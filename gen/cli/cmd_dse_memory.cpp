@@ -175,7 +175,9 @@ int dse_memory(const std::vector<std::string>& argv_in) {
       .option("objective", "onchip|total", "what the front and the best per option minimize besides area: the on-chip\n"
                                            "memories' energy (DESCNet) or that plus the off-chip DRAM's (with --streamed the\n"
                                            "DRAM traffic depends on the memories)", "onchip")
-      .option("size-steps", "N", "SEP memories also up to N powers of two larger than Eq. 1's (useful with --streamed)", "0")
+      .option("size-steps", "N", "SEP memories also up to N powers of two larger than Eq. 2's (useful with --streamed)", "0")
+      .flag("sep-range", "SEP memories of every size of Algorithm 1's range up to Eq. 2's, not only Eq. 2's (useful\n"
+                         "with --streamed: the compiler cuts the network into more parts for smaller memories)")
       .option("seed", "N", "seed of the random weights used for quantization", "1")
       .flag("streamed", "evaluate each configuration on the program the chip runs with its memories (docs/dse-memory.md\n"
                         "section 7): compile the network into parts for every size tuple, take cycles, accesses,\n"
@@ -238,6 +240,7 @@ int dse_memory(const std::vector<std::string>& argv_in) {
   }
   opt.threads = int(args.get_int("jobs", 1, 256));
   opt.size_steps = int(args.get_int("size-steps", 0, 8));
+  opt.sep_range = args.has("sep-range");
   const std::string objective = args.get("objective");
   if (objective != "onchip" && objective != "total")
     throw InputError(kWho, 0, 0, "--objective", fmt::format("expected onchip or total, got '{}'", objective));
@@ -320,6 +323,7 @@ int dse_memory(const std::vector<std::string>& argv_in) {
   for (long long e : opt.extra_sizes) j["extra_sizes_kib"].push_back(e / 1024);
   j["threads"] = opt.threads;
   j["size_steps"] = opt.size_steps;
+  j["sep_range"] = opt.sep_range;
   j["objective"] = objective;
   j["configurations"] = r.evaluated;  // enumerated
   j["evaluated"] = r.evaluated - r.skipped;

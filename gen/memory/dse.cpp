@@ -191,10 +191,11 @@ std::vector<Job> make_jobs(const std::vector<OpProfile>& ops, const DseOptions& 
   }
   const auto& ex = opt.extra_sizes;
   for (int k = kData; k <= kAcc; ++k) sep[k] = fit_size(sep[k], ex);
-  // SEP: Eq. 1 sizes, and with size_steps each memory up to size_steps powers of two larger.
+  // SEP: Eq. 2 sizes (with sep_range every size of Algorithm 1's range up to them), and with size_steps
+  // each memory also up to size_steps powers of two larger.
   std::array<std::vector<long long>, kMems> sep_sizes;
   for (int k = kData; k <= kAcc; ++k) {
-    sep_sizes[k] = {sep[k]};
+    sep_sizes[k] = opt.sep_range ? size_range(ops, k, ex) : std::vector<long long>{sep[k]};
     for (int i = 0; sep[k] > 0 && i < opt.size_steps; ++i) sep_sizes[k].push_back(pow2_size(sep_sizes[k].back() + 1));
   }
   for (int pg = 0; pg < 2; ++pg) {

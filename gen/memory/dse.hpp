@@ -46,9 +46,12 @@ struct DseOptions {
   std::array<int, kMems> word_bytes{};
   // Sizes (bytes) acceptable besides the powers of two; DESCNet adds 25, 108, 450 and 460 KiB.
   std::vector<long long> extra_sizes;
-  // SEP beyond Eq. 1: each memory also 1..size_steps powers of two larger than its Eq. 1 size (with the
+  // SEP beyond Eq. 2: each memory also 1..size_steps powers of two larger than its Eq. 2 size (with the
   // streamed evaluation a larger memory means fewer parts, fewer cycles and less DRAM traffic).
   int size_steps = 0;
+  // SEP beyond Eq. 2: every size of Algorithm 1's range for each memory (fit(min_i U_ik) .. Eq. 2's),
+  // smaller memories that the streamed program handles with more parts.
+  bool sep_range = false;
   int threads = 1;
   double clock_mhz = 250;
   const CactiTable* cacti = nullptr;

@@ -76,6 +76,29 @@ TEST(Dse, HandCountedConfigurations) {
     }
 }
 
+// SEP beyond Eq. 2: sep_range adds Algorithm 1's smaller sizes, size_steps larger powers of two.
+TEST(Dse, SepRangeAndSizeSteps) {
+  DseOptions opt;
+  opt.max_sectors = 4;
+  // Ranges (fit(min) .. fit(max)): data 1024..4096 (3 sizes), weight 4096 (1), acc 2048 (1).
+  opt.sep_range = true;
+  EXPECT_EQ(count_configs(two_ops(), opt), 3 * (1 + 2 * 2 * 2) + (1 + 2) + (2 + 32));  // sigma = {2, 4} everywhere
+  opt.sep_range = false;
+  opt.size_steps = 1;  // data 4096, 8192; weight 4096, 8192; acc 2048, 4096
+  long long sep = 0, sep_pg = 0;
+  for (long long d : {4096, 8192})
+    for (long long w : {4096, 8192})
+      for (long long a : {2048, 4096}) {
+        sep += 1;
+        sep_pg += (long long)sector_pool(d, 4).size() * sector_pool(w, 4).size() * sector_pool(a, 4).size();
+      }
+  EXPECT_EQ(count_configs(two_ops(), opt), sep + sep_pg + (1 + 2) + (2 + 32));
+  const DseResult r = run_dse(two_ops(), tech(), opt);
+  EXPECT_EQ(r.per_option[kSep], 8);
+  // Larger memories cost area and leakage and save nothing in this flat model: Eq. 2's sizes stay best.
+  EXPECT_EQ(r.best[kSep].bytes, (std::array<long long, kMems>{0, 4096, 4096, 2048}));
+}
+
 TEST(Dse, SectorsOnPerOperation) {
   DseOptions opt;
   ConfigPoint c;
