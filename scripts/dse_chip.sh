@@ -55,8 +55,10 @@ for opt in "${options[@]}"; do
     "$capsgen" sim --memory dram --config "$out/$opt/preset.yaml" --model "$model" --seed "$seed" --work "$out/$opt-sim" \
       --report "$out/$opt-sim.md" || status=1
     modelled="$(sed -n "s/^| $opt | $id | \([0-9]*\) |.*/\1/p" "$out/dse/best.md" | tail -1)"
-    if [[ -n "$modelled" ]]; then
-      echo "== $opt: the exploration's streamed model: $modelled cycles (the chip's are in $out/$opt-sim.md)"
+    if [[ -n "$modelled" && -f "$out/$opt-sim/report.json" ]]; then
+      chip="$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["total_cycles"])' "$out/$opt-sim/report.json")"
+      echo "== $opt: cycles, the exploration's streamed model $modelled, the chip $chip" \
+           "($(awk -v m="$modelled" -v c="$chip" 'BEGIN { printf "%+.1f%%", 100 * (m - c) / c }'))"
     fi
   fi
 done

@@ -31,9 +31,29 @@ void add_sector(const SectorMap& sec, std::int64_t a, Mask& mask) {
   if (sec.gating && sec.of(a, m, s)) mask[std::size_t(m)] |= 1u << s;
 }
 
+// The sectors a move's on-chip elements lie in. A run of the innermost level with on-chip stride 0 or
+// 1 inside one memory covers every sector between its ends (a sector is a contiguous range of a
+// memory's elements), so it takes two lookups, not one per element.
 Mask move_mask(const SectorMap& sec, const Move& m) {
   Mask k{};
-  for_each_move_element(m, [&](std::int64_t, std::int64_t c) { add_sector(sec, c, k); });
+  if (!sec.gating) return k;
+  std::vector<MoveDim> d = m.dims;
+  while (d.size() < 3) d.push_back({1, 0, 0});
+  if (d[0].chip_stride != 0 && d[0].chip_stride != 1) {
+    for_each_move_element(m, [&](std::int64_t, std::int64_t c) { add_sector(sec, c, k); });
+    return k;
+  }
+  for (std::int64_t i2 = 0; i2 < d[2].count; ++i2)
+    for (std::int64_t i1 = 0; i1 < d[1].count; ++i1) {
+      const std::int64_t first = m.chip + i1 * d[1].chip_stride + i2 * d[2].chip_stride;
+      const std::int64_t last = first + (d[0].count - 1) * d[0].chip_stride;
+      int m0 = 0, s0 = 0, m1 = 0, s1 = 0;
+      if (sec.of(first, m0, s0) && sec.of(last, m1, s1) && m0 == m1) {
+        for (int s = s0; s <= s1; ++s) k[std::size_t(m0)] |= 1u << s;
+      } else {
+        for (std::int64_t i0 = 0; i0 < d[0].count; ++i0) add_sector(sec, first + i0 * d[0].chip_stride, k);
+      }
+    }
   return k;
 }
 
@@ -106,7 +126,7 @@ isa::FrameGeometry frame_geometry(const AccelConfig& cfg) {
   return g;
 }
 
-DramBytes::DramBytes(const isa::Program& prog, const StreamedProgram& sp) {
+DramBytes::DramBytes(const isa::Program& prog, const StreamedProgram& /*sp: the layout is the regions' alone*/) {
   std::vector<Seg> r;
   for (const isa::Region& x : prog.regions) r.push_back({x.base, x.base + x.stored_size(), 0, x.bits <= 8 ? 1 : x.bits <= 16 ? 2 : 4});
   std::sort(r.begin(), r.end(), [](const Seg& a, const Seg& b) { return a.base < b.base; });
@@ -257,7 +277,7 @@ FrameProgram build_frame_program(const AccelConfig& cfg, const isa::Program& pro
   // Sectors of each part: every on-chip element its loads and stores touch (its engine accesses lie
   // in those buffers; run_frame_program checks it).
   std::vector<Mask> part_mask(n, Mask{});
-  const std::vector<Mask> eng_sectors = engine_sectors(cfg, sp);
+  const std::vector<Mask> eng_sectors = sec.gating ? engine_sectors(cfg, sp) : std::vector<Mask>(n, Mask{});
   for (std::size_t p = 0; p < n; ++p) {
     for (const Move& m : sp.parts[p].loads) part_mask[p] = part_mask[p] | move_mask(sec, m);
     for (const Move& m : sp.parts[p].stores) part_mask[p] = part_mask[p] | move_mask(sec, m);
