@@ -12,15 +12,20 @@ namespace capsgen {
 namespace {
 
 enum Port { kRead, kWrite, kDmaRead, kDmaWrite };
+using Mask = std::array<std::uint32_t, kOnchipMemories>;
 
 class Counter {
  public:
-  Counter(const AccelConfig& cfg, const OnchipMap& map, AccessModel& out) : sec_(cfg, map), out_(out) {
+  // `layouts`: sector layouts (the same memories, other sector counts) whose touched sectors
+  // set_sectors() collects.
+  Counter(const AccelConfig& cfg, const OnchipMap& map, AccessModel& out, std::vector<SectorMap> layouts = {})
+      : sec_(cfg, map), out_(out), layouts_(std::move(layouts)) {
     for (int m = 0; m < kOnchipMemories; ++m)
       if (map.elements[m] > 0) out_.mem[std::size_t(m)].sector.assign(std::size_t(sec_.sectors[m]), 0);
   }
   void set_part(PartAccesses* p) { part_ = p; }
-  void set_sectors(std::array<std::uint32_t, kOnchipMemories>* s) { sectors_ = s; }
+  // One mask per layout (or none).
+  void set_sectors(std::vector<Mask*> s) { sectors_ = std::move(s); }
 
   // One access of n consecutive elements from a (memsys enables every word they span, one bank each).
   void span(Port port, std::int64_t a, std::int64_t n) {
@@ -31,11 +36,10 @@ class Counter {
     }
     const std::int64_t w0 = sec_.word_of(m, a), w1 = sec_.word_of(m, a + n - 1);
     MemoryAccesses& ma = out_.mem[std::size_t(m)];
-    for (std::int64_t w = w0; w <= w1; ++w) {
-      const int sector = sec_.sector_of_word(m, w);
-      ++ma.sector[std::size_t(sector)];
-      if (sectors_) (*sectors_)[std::size_t(m)] |= 1u << sector;
-    }
+    for (std::int64_t w = w0; w <= w1; ++w) ++ma.sector[std::size_t(sec_.sector_of_word(m, w))];
+    for (std::size_t k = 0; k < sectors_.size(); ++k)  // sectors are contiguous word ranges
+      for (int s = layouts_[k].sector_of_word(m, w0); s <= layouts_[k].sector_of_word(m, w1); ++s)
+        (*sectors_[k])[std::size_t(m)] |= 1u << s;
     const long long words = w1 - w0 + 1;
     switch (port) {
       case kRead:
@@ -61,7 +65,8 @@ class Counter {
   SectorMap sec_;
   AccessModel& out_;
   PartAccesses* part_ = nullptr;
-  std::array<std::uint32_t, kOnchipMemories>* sectors_ = nullptr;
+  std::vector<SectorMap> layouts_;
+  std::vector<Mask*> sectors_;
 };
 
 // A Gemm's port traffic (docs/rtl-engine.md), in the streamer's loop order: for b, for each block, for
@@ -138,11 +143,13 @@ std::int64_t sext(std::uint32_t v, int bits) {
 
 // The engine's accesses of every part, in part order.
 void engine_accesses(const AccelConfig& cfg, const StreamedProgram& sp, Counter& c, AccessModel& out,
-                     std::vector<std::array<std::uint32_t, kOnchipMemories>>* sectors) {
+                     std::vector<std::vector<Mask>>* sectors) {
   const int rows = cfg.array.rows, cols = cfg.array.cols;
   for (std::size_t p = 0; p < sp.parts.size(); ++p) {
     c.set_part(&out.parts[p]);
-    c.set_sectors(sectors ? &(*sectors)[p] : nullptr);
+    std::vector<Mask*> masks;
+    for (std::size_t k = 0; sectors && k < sectors->size(); ++k) masks.push_back(&(*sectors)[k][p]);
+    c.set_sectors(std::move(masks));
     const isa::Instr& op = sp.parts[p].op;
     if (const auto* g = std::get_if<isa::Gemm>(&op)) {
       isa::EngineDescriptor d;
@@ -158,18 +165,25 @@ void engine_accesses(const AccelConfig& cfg, const StreamedProgram& sp, Counter&
       for (std::int64_t e = 0; e < f->count; ++e) c.span(kWrite, f->base + e * f->stride, 1);
     }
   }
-  c.set_sectors(nullptr);
+  c.set_sectors({});
 }
 
 }  // namespace
 
-std::vector<std::array<std::uint32_t, kOnchipMemories>> engine_sectors(const AccelConfig& cfg, const StreamedProgram& sp) {
+std::vector<std::vector<Mask>> engine_sectors(const AccelConfig& cfg, const StreamedProgram& sp,
+                                              const std::vector<AccelConfig>& layouts) {
   AccessModel scratch;
   scratch.parts.assign(sp.parts.size(), {});
-  std::vector<std::array<std::uint32_t, kOnchipMemories>> out(sp.parts.size(), std::array<std::uint32_t, kOnchipMemories>{});
-  Counter c(cfg, sp.map, scratch);
+  std::vector<SectorMap> maps;
+  for (const AccelConfig& l : layouts) maps.emplace_back(l, sp.map);
+  std::vector<std::vector<Mask>> out(layouts.size(), std::vector<Mask>(sp.parts.size(), Mask{}));
+  Counter c(cfg, sp.map, scratch, std::move(maps));
   engine_accesses(cfg, sp, c, scratch, &out);
   return out;
+}
+
+std::vector<Mask> engine_sectors(const AccelConfig& cfg, const StreamedProgram& sp) {
+  return engine_sectors(cfg, sp, std::vector<AccelConfig>{cfg}).front();
 }
 
 AccessModel count_accesses(const AccelConfig& cfg, const StreamedProgram& sp, const FrameProgram& fp) {

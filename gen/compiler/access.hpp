@@ -44,6 +44,11 @@ AccessModel count_accesses(const AccelConfig& cfg, const StreamedProgram& sp, co
 // shorter vector, a `cols`-wide bias row for a per-output init). The PMU must keep them awake while
 // the part runs: the memory flags an access to a sleeping sector even where the engine drops the lane.
 std::vector<std::array<std::uint32_t, kOnchipMemories>> engine_sectors(const AccelConfig& cfg, const StreamedProgram& sp);
+// The same for several sector layouts at once (presets that differ from `cfg` only in their memories'
+// sector counts; one enumeration of the engine's accesses): result[k][part] for layouts[k].
+std::vector<std::vector<std::array<std::uint32_t, kOnchipMemories>>> engine_sectors(const AccelConfig& cfg,
+                                                                                   const StreamedProgram& sp,
+                                                                                   const std::vector<AccelConfig>& layouts);
 
 // The model as lines for tb_chip (access.txt): totals per memory, per sector, per part (the memories of
 // the organization only: the shared memory with HY).

@@ -266,7 +266,8 @@ long long FrameProgram::words() const {
   return n;
 }
 
-FrameProgram build_frame_program(const AccelConfig& cfg, const isa::Program& prog, const StreamedProgram& sp) {
+FrameProgram build_frame_program(const AccelConfig& cfg, const isa::Program& prog, const StreamedProgram& sp,
+                                 const std::vector<Mask>* engine_masks) {
   FrameProgram fp;
   fp.geometry = frame_geometry(cfg);
   const isa::FrameGeometry& g = fp.geometry;
@@ -277,7 +278,7 @@ FrameProgram build_frame_program(const AccelConfig& cfg, const isa::Program& pro
   // Sectors of each part: every on-chip element its loads and stores touch (its engine accesses lie
   // in those buffers; run_frame_program checks it).
   std::vector<Mask> part_mask(n, Mask{});
-  const std::vector<Mask> eng_sectors = sec.gating ? engine_sectors(cfg, sp) : std::vector<Mask>(n, Mask{});
+  const std::vector<Mask> eng_sectors = !sec.gating ? std::vector<Mask>(n, Mask{}) : engine_masks ? *engine_masks : engine_sectors(cfg, sp);
   for (std::size_t p = 0; p < n; ++p) {
     for (const Move& m : sp.parts[p].loads) part_mask[p] = part_mask[p] | move_mask(sec, m);
     for (const Move& m : sp.parts[p].stores) part_mask[p] = part_mask[p] | move_mask(sec, m);

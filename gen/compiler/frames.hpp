@@ -72,7 +72,9 @@ struct FrameProgram {
 // wait_engine; before the loads of p+1 when p+1 loads DRAM that p stores), PMU prefetch putting to sleep every sector that no frame in flight and not part p+1
 // uses (when it drops one); end. A part's sectors are those its moves' on-chip ranges touch.
 // Throws StreamError naming the part and move for what the frames cannot express.
-FrameProgram build_frame_program(const AccelConfig& cfg, const isa::Program& prog, const StreamedProgram& sp);
+// `engine_masks`: engine_sectors(cfg, sp) when the caller has it (computed here otherwise).
+FrameProgram build_frame_program(const AccelConfig& cfg, const isa::Program& prog, const StreamedProgram& sp,
+                                 const std::vector<std::array<std::uint32_t, kOnchipMemories>>* engine_masks = nullptr);
 
 struct FrameCheck {
   long long frames = 0, engine = 0, dma = 0, pmu = 0, sleeps = 0, wakes = 0;

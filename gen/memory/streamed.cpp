@@ -79,9 +79,14 @@ StreamedFigures StreamedEvaluator::operator()(int option, const std::array<long 
     }
     const long long edge = t.cycles - in_parts;  // the first load and the last store
     if (n > 0) f.op_cycles[op[0]] += edge;
+    // The engine's sectors for every pool entry in one enumeration of its accesses.
+    std::vector<AccelConfig> layouts;
+    for (std::size_t k = 0; k < npool; ++k) layouts.push_back(k == 0 ? cfg0 : config(k));
+    const auto engine_masks = cfg0.scratchpad.power_gating ? engine_sectors(cfg0, sp, layouts)
+                                                           : std::vector<std::vector<std::array<std::uint32_t, kOnchipMemories>>>(npool);
     for (std::size_t k = 0; k < npool; ++k) {
-      const AccelConfig cfg = k == 0 ? cfg0 : config(k);
-      const FrameProgram fp = build_frame_program(cfg, prog_, sp);
+      const AccelConfig& cfg = layouts[k];
+      const FrameProgram fp = build_frame_program(cfg, prog_, sp, cfg.scratchpad.power_gating ? &engine_masks[k] : nullptr);
       if (k == 0) {
         const AccessModel a = count_accesses(cfg, sp, fp);
         if (a.outside > 0) throw StreamError(fmt::format("{} engine accesses outside every memory", a.outside));
