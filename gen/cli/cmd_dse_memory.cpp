@@ -372,7 +372,7 @@ int dse_memory(const std::vector<std::string>& argv_in) {
   }
   write_file_atomic(dir + "/energy.svg", svg_bars("Best per option: energy [mJ] and area [mm2/10]", "mJ | mm2/10", bnames, parts));
   std::vector<std::string> rows;
-  std::vector<std::vector<bool>> on;
+  std::vector<std::vector<double>> on;
   for (const auto& d : best) {
     if (!option_pg(d.point.option) || d.point.option == kSmpPg) continue;
     for (int m = 0; m < kMems; ++m) {
@@ -383,14 +383,15 @@ int dse_memory(const std::vector<std::string>& argv_in) {
                                   : fmt::format("{} {} s{}-{}", option_name(d.point.option), mem_name(m), s, s + group - 1));
         on.emplace_back();
         for (std::size_t i = 0; i < ops.size(); ++i) {
-          bool any = false;  // streamed: the group's sectors awake at some time in the operation
-          for (int k = s; streamed && k < s + group; ++k) any |= (d.sector_mask[i][m] >> k) & 1;
-          on.back().push_back(streamed ? any : s < d.sectors_on[i][m]);
+          double awake = 0;  // streamed: the group's mean fraction of the operation's cycles awake
+          for (int k = s; streamed && k < s + group; ++k) awake += d.awake_fraction[i][m][std::size_t(k)] / group;
+          on.back().push_back(streamed ? awake : s < d.sectors_on[i][m] ? 1.0 : 0.0);
         }
       }
     }
   }
-  write_file_atomic(dir + "/sectors.svg", svg_grid(streamed ? "Sectors awake in each operation (best SEP-PG, HY-PG; PMU frames)" : "Sectors ON per operation (best SEP-PG, HY-PG)", rows, names, on));
+  write_file_atomic(dir + "/sectors.svg", svg_grid(streamed ? "Share of each operation's cycles a sector is awake (best SEP-PG, HY-PG; PMU frames)"
+                                                      : "Sectors ON per operation (best SEP-PG, HY-PG)", rows, names, on));
 
   if (!quiet) {
     fmt::print("{} configurations evaluated in {:.2f} s ({:.2f} s in all); Pareto front: {} points\n", r.evaluated - r.skipped,

@@ -109,6 +109,7 @@ struct MemEval {
   std::vector<int> on;                        // per operation: sectors ON
   std::vector<std::uint32_t> mask;            // streamed: per operation, the sectors awake in it
   std::vector<double> op_energy;              // per operation: dynamic + static (mJ)
+  std::vector<std::vector<double>> awake;     // streamed: per operation and sector, fraction of its cycles awake
 };
 
 MemEval eval_mem(const std::vector<OpProfile>& ops, const TechParams& tech, const DseOptions& opt, const MemLoad& l,
@@ -157,6 +158,8 @@ MemEval eval_streamed(const TechParams& tech, const DseOptions& opt, const Strea
     const std::uint32_t mask = sf ? sf->mask[i] : (sectors >= 32 ? 0xFFFFFFFFu : (1u << sectors) - 1);
     e.mask.push_back(mask);
     e.on.push_back(std::popcount(mask));
+    e.awake.emplace_back(std::size_t(sf ? sectors : 1), 1.0);
+    for (std::size_t s = 0; sf && s < e.awake.back().size(); ++s) e.awake.back()[s] = cyc > 0 ? sf->sector_cycles[i][s] / cyc : 0.0;
   }
   if (sf) e.wakeup = double(sf->wakes) * e.fig.wake_nj_per_sector * 1e-6;
   return e;
@@ -464,6 +467,7 @@ ConfigDetail evaluate_config(const std::vector<OpProfile>& ops, const TechParams
     d.dram_read_bytes = f.dram_read_bytes;
     d.dram_write_bytes = f.dram_write_bytes;
     d.sector_mask.assign(ops.size(), {});
+    d.awake_fraction.assign(ops.size(), {});
   } else {
     loads = place(ops, cfg.option, cfg.bytes);
     for (const auto& o : ops) d.cycles += o.cycles;
@@ -489,7 +493,7 @@ ConfigDetail evaluate_config(const std::vector<OpProfile>& ops, const TechParams
     d.point.wakeup_mj += e.wakeup;
     for (std::size_t i = 0; i < ops.size(); ++i) {
       d.sectors_on[i][m] = e.on[i];
-      if (opt.streamed) d.sector_mask[i][m] = e.mask[i];
+      if (opt.streamed) d.sector_mask[i][m] = e.mask[i], d.awake_fraction[i][m] = e.awake[i];
       d.op_energy_mj[i] += e.op_energy[i];  // wake-up energy is small and left out
     }
   }

@@ -113,11 +113,14 @@ StreamedFigures StreamedEvaluator::operator()(int option, const std::array<long 
         s.sectors = gated ? sc : 1;
         s.awake_cycles.assign(ops_, 0.0);
         s.mask.assign(ops_, 0);
+        s.sector_cycles.assign(ops_, std::vector<double>(std::size_t(s.sectors), 0.0));
         for (std::size_t p = 0; p < n; ++p) {
           const std::uint32_t on = gated ? fp.part_awake[p][std::size_t(c)] : 1u;
           const long long cyc = t.part_cycles[p] + (p == 0 ? edge : 0);
           s.awake_cycles[op[p]] += double(cyc) * std::popcount(on);
           s.mask[op[p]] |= on;
+          for (int b = 0; b < s.sectors; ++b)
+            if ((on >> b) & 1) s.sector_cycles[op[p]][std::size_t(b)] += double(cyc);
         }
         if (gated) {
           std::uint32_t awake = all_sectors(sc);

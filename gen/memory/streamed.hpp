@@ -23,6 +23,7 @@ struct SectorFigures {
   int sectors = 1;
   std::vector<double> awake_cycles;  // per operation: its cycles times the sectors awake, summed
   std::vector<std::uint32_t> mask;   // per operation: the sectors awake at some time in it
+  std::vector<std::vector<double>> sector_cycles;  // per operation and sector: its cycles awake
   long long wakes = 0;               // OFF->ON transitions ordered by the PMU frames (reset: all ON)
 };
 

@@ -111,15 +111,23 @@ std::string svg_scatter(const std::string& title, const std::string& x_label, co
 }
 
 std::string svg_grid(const std::string& title, const std::vector<std::string>& rows, const std::vector<std::string>& cols,
-                     const std::vector<std::vector<bool>>& on) {
+                     const std::vector<std::vector<double>>& level) {
   const int left = 120, top = 30, cw = 40, rh = 14;
   const int w = left + cw * int(cols.size()) + 20, h = top + rh * int(rows.size()) + 160;
   std::string o = header(w, h, title);
   for (std::size_t r = 0; r < rows.size(); ++r) {
     o += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>\n", left - 4, top + rh * int(r) + 11, esc(rows[r]));
     for (std::size_t c = 0; c < cols.size(); ++c)
-      o += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\" stroke=\"white\"/>\n", left + cw * int(c),
-                       top + rh * int(r), cw, rh, on[r][c] ? "#2ca02c" : "#dddddd");
+      if (level[r][c] >= 1.0 || level[r][c] <= 0.0) {
+        o += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\" stroke=\"white\"/>\n", left + cw * int(c),
+                         top + rh * int(r), cw, rh, level[r][c] >= 1.0 ? "#2ca02c" : "#dddddd");
+      } else {  // the awake share of the cell in green over the off grey
+        const int x = left + cw * int(c), y = top + rh * int(r);
+        const int wgreen = std::max(1, int(cw * level[r][c] + 0.5));
+        o += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"#dddddd\" stroke=\"white\"/>\n", x, y, cw, rh);
+        o += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"#2ca02c\"><title>{:.0f}% awake</title></rect>\n", x,
+                         y + 1, wgreen, rh - 2, 100 * level[r][c]);
+      }
   }
   for (std::size_t c = 0; c < cols.size(); ++c)
     o += fmt::format("<text transform=\"translate({},{}) rotate(45)\">{}</text>\n", left + cw * int(c) + 10,

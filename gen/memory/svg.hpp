@@ -24,8 +24,8 @@ std::string svg_scatter(const std::string& title, const std::string& x_label, co
                         const std::vector<ScatterPoint>& points, const std::vector<std::string>& group_names,
                         const std::vector<ScatterPoint>& front);
 
-// rows x cols cells, filled when on[r][c].
+// rows x cols cells, filled in proportion to level[r][c] in [0, 1] (0: off, 1: on all the time).
 std::string svg_grid(const std::string& title, const std::vector<std::string>& row_labels,
-                     const std::vector<std::string>& col_labels, const std::vector<std::vector<bool>>& on);
+                     const std::vector<std::string>& col_labels, const std::vector<std::vector<double>>& level);
 
 }  // namespace capsgen::memory

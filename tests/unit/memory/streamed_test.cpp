@@ -68,6 +68,13 @@ void expect_figures_match(const AccelConfig& base, const isa::Program& prog, con
     awake += double(t.cycles - std::accumulate(t.part_cycles.begin(), t.part_cycles.end(), 0LL)) * std::popcount(fp.part_awake[0][std::size_t(c)]);
     EXPECT_DOUBLE_EQ(std::accumulate(s.awake_cycles.begin(), s.awake_cycles.end(), 0.0), awake) << mem_name(m);
     EXPECT_LT(awake, double(t.cycles) * s.sectors) << mem_name(m) << ": some sector sleeps some time";
+    for (std::size_t o = 0; o < f.op_cycles.size(); ++o) {  // per sector, the same cycles
+      EXPECT_DOUBLE_EQ(std::accumulate(s.sector_cycles[o].begin(), s.sector_cycles[o].end(), 0.0), s.awake_cycles[o]);
+      for (std::size_t b = 0; b < s.sector_cycles[o].size(); ++b) {
+        EXPECT_LE(s.sector_cycles[o][b], double(f.op_cycles[o]));
+        EXPECT_EQ(s.sector_cycles[o][b] > 0, ((s.mask[o] >> b) & 1) != 0);
+      }
+    }
   }
 }
 
