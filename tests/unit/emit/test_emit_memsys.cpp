@@ -35,6 +35,18 @@ std::string reject_message(const AccelConfig& cfg) {
   return "";
 }
 
+// Every field of an element's location: memory, word, lane, bank, row, sector, offset.
+void expect_location(const MemsysLocation& l, int memory, long long word, long long lane, long long bank, long long row,
+                     long long sector, long long offset) {
+  EXPECT_EQ(l.memory, memory);
+  EXPECT_EQ(l.word, word);
+  EXPECT_EQ(l.lane, lane);
+  EXPECT_EQ(l.bank, bank);
+  EXPECT_EQ(l.row, row);
+  EXPECT_EQ(l.sector, sector);
+  EXPECT_EQ(l.offset, offset);
+}
+
 }  // namespace
 
 TEST(EmitMemsys, WordsSpanned) {
@@ -67,16 +79,9 @@ TEST(EmitMemsys, AddressMapTiny) {
   EXPECT_EQ(g.spm_max_size, 2);
   EXPECT_EQ(g.spm_size_bits, 2);
   // Element 1027 of the data memory: word 513, lane 1, bank 1, row 256 = sector 1, word 0.
-  MemsysLocation l = memsys_locate_element(g, 1027);
-  EXPECT_EQ(l.memory, 0);
-  EXPECT_EQ(l.word, 513);
-  EXPECT_EQ(l.lane, 1);
-  EXPECT_EQ(l.bank, 1);
-  EXPECT_EQ(l.row, 256);
-  EXPECT_EQ(l.sector, 1);
-  EXPECT_EQ(l.offset, 0);
+  expect_location(memsys_locate_element(g, 1027), 0, 513, 1, 1, 256, 1, 0);
   // The first weight element and the last acc element.
-  l = memsys_locate_element(g, 2048);
+  MemsysLocation l = memsys_locate_element(g, 2048);
   EXPECT_EQ(l.memory, 1);
   EXPECT_EQ(l.word, 0);
   l = memsys_locate_element(g, 6144 + 255);
@@ -296,14 +301,7 @@ TEST(EmitMemsys, AddressMapHy) {
   EXPECT_EQ(memsys_dma_lanes(sh, 1), 2);
   EXPECT_EQ(memsys_dma_lanes(sh, 2), 0);
   // Element 3328 + 2 * (2 * 130 + 1) + 1 of shared: word 261, lane 1, bank 1, row 130 = sector 1, word 2.
-  const MemsysLocation l = memsys_locate_element(g, 3328 + 2 * (2 * 130 + 1) + 1);
-  EXPECT_EQ(l.memory, 3);
-  EXPECT_EQ(l.word, 261);
-  EXPECT_EQ(l.lane, 1);
-  EXPECT_EQ(l.bank, 1);
-  EXPECT_EQ(l.row, 130);
-  EXPECT_EQ(l.sector, 1);
-  EXPECT_EQ(l.offset, 2);
+  expect_location(memsys_locate_element(g, 3328 + 2 * (2 * 130 + 1) + 1), 3, 261, 1, 1, 130, 1, 2);
   EXPECT_EQ(memsys_locate_element(g, 3327).memory, 2);
   EXPECT_EQ(memsys_locate_element(g, 5376).memory, -1);
   const std::string txt = memsys_summary(cfg);
