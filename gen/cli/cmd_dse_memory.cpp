@@ -17,6 +17,7 @@
 #include "golden/workload.hpp"
 #include "memory/cacti.hpp"
 #include "memory/dse.hpp"
+#include "memory/dse_config.hpp"
 #include "memory/streamed.hpp"
 #include "memory/svg.hpp"
 
@@ -219,11 +220,8 @@ int dse_memory(const std::vector<std::string>& argv_in) {
   if (!args.has("descnet-sectors")) {
     // Sector counts the scratchpads can be built with: words of the preset's memories (the shared
     // memory, absent from SEP presets, takes the data memory's words).
-    const ScratchpadConfig& sp = w.cfg.scratchpad;
-    const MemoryConfig& like = sp.data.present ? sp.data : sp.shared;
-    const MemoryConfig* mems[kMems] = {sp.shared.present ? &sp.shared : &like, sp.data.present ? &sp.data : &like,
-                                       sp.weight.present ? &sp.weight : &like, sp.acc.present ? &sp.acc : &like};
-    for (int m = 0; m < kMems; ++m) opt.word_bytes[std::size_t(m)] = std::max(1, mems[m]->width_bits / 8);
+    for (int m = 0; m < kMems; ++m)
+      opt.word_bytes[std::size_t(m)] = std::max(1, stand_in_memory(w.cfg.scratchpad, m).width_bits / 8);
   }
   if (const std::string ex = args.get("extra-sizes"); ex != "none") {
     std::size_t pos = 0;

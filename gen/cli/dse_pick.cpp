@@ -97,10 +97,8 @@ std::string dse_preset_yaml(const std::string& preset_path, const DsePick& pick)
   const AccelConfig cfg = configured_preset(base, p);
   sp["organization"] = to_string(cfg.scratchpad.organization);
   sp["power_gating"] = cfg.scratchpad.power_gating;
-  const ScratchpadConfig& c = cfg.scratchpad;
-  const std::array<const MemoryConfig*, kMems> mems = {&c.shared, &c.data, &c.weight, &c.acc};
   for (int m = 0; m < kMems; ++m) {
-    const MemoryConfig& mc = *mems[std::size_t(m)];
+    const MemoryConfig& mc = memory_config(cfg.scratchpad, m);
     if (!mc.present) {
       sp.remove(mem_name(m));
       continue;

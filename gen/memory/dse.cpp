@@ -106,8 +106,7 @@ int ports_of(int m) { return m == kShared ? 3 : 1; }
 struct MemEval {
   SramFigures fig;
   double dynamic = 0, leak = 0, wakeup = 0;  // mJ
-  std::vector<int> on;                        // per operation: sectors ON
-  std::vector<std::uint32_t> mask;            // streamed: per operation, the sectors awake in it
+  std::vector<int> on;                        // per operation: sectors ON (streamed: awake at some time)
   std::vector<double> op_energy;              // per operation: dynamic + static (mJ)
   std::vector<std::vector<double>> awake;     // streamed: per operation and sector, fraction of its cycles awake
 };
@@ -155,9 +154,7 @@ MemEval eval_streamed(const TechParams& tech, const DseOptions& opt, const Strea
     e.leak += leak;
     e.dynamic += dyn;
     e.op_energy.push_back(leak + dyn);
-    const std::uint32_t mask = sf ? sf->mask[i] : (sectors >= 32 ? 0xFFFFFFFFu : (1u << sectors) - 1);
-    e.mask.push_back(mask);
-    e.on.push_back(std::popcount(mask));
+    e.on.push_back(sf ? std::popcount(sf->mask[i]) : sectors);
     e.awake.emplace_back(std::size_t(sf ? sectors : 1), 1.0);
     for (std::size_t s = 0; sf && s < e.awake.back().size(); ++s) e.awake.back()[s] = cyc > 0 ? sf->sector_cycles[i][s] / cyc : 0.0;
   }
@@ -466,7 +463,6 @@ ConfigDetail evaluate_config(const std::vector<OpProfile>& ops, const TechParams
     d.cycles = f.cycles;
     d.dram_read_bytes = f.dram_read_bytes;
     d.dram_write_bytes = f.dram_write_bytes;
-    d.sector_mask.assign(ops.size(), {});
     d.awake_fraction.assign(ops.size(), {});
   } else {
     loads = place(ops, cfg.option, cfg.bytes);
@@ -493,7 +489,7 @@ ConfigDetail evaluate_config(const std::vector<OpProfile>& ops, const TechParams
     d.point.wakeup_mj += e.wakeup;
     for (std::size_t i = 0; i < ops.size(); ++i) {
       d.sectors_on[i][m] = e.on[i];
-      if (opt.streamed) d.sector_mask[i][m] = e.mask[i], d.awake_fraction[i][m] = e.awake[i];
+      if (opt.streamed) d.awake_fraction[i][m] = e.awake[i];
       d.op_energy_mj[i] += e.op_energy[i];  // wake-up energy is small and left out
     }
   }

@@ -96,9 +96,8 @@ struct ConfigDetail {
   std::array<SramFigures, kMems> figures{};
   std::array<double, kMems> area{}, dynamic{}, leak{}, wakeup{};  // mm2, mJ
   std::vector<std::array<int, kMems>> sectors_on;                  // per operation
-  // Streamed evaluation: per operation, the sectors awake at some time in it (bit s: sector s), and
-  // per operation, memory and sector the fraction of the operation's cycles it is awake.
-  std::vector<std::array<std::uint32_t, kMems>> sector_mask;
+  // Streamed evaluation: per operation, memory and sector the fraction of the operation's cycles the
+  // sector is awake (sectors_on: how many are awake at some time in the operation).
   std::vector<std::array<std::vector<double>, kMems>> awake_fraction;
   long long cycles = 0;  // per inference (flat: the operations' sum; streamed: the stream timing model)
   long long dram_read_bytes = -1, dram_write_bytes = -1;  // streamed: the program's DRAM traffic (-1: flat)

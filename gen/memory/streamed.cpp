@@ -18,11 +18,6 @@ namespace {
 // The exploration's memory index -> the on-chip element space's (compiler/stream.hpp).
 int onchip_of(int m) { return m == kShared ? int(Onchip::kShared) : m - 1; }
 
-const MemoryConfig& memory_config(const AccelConfig& cfg, int m) {
-  const ScratchpadConfig& s = cfg.scratchpad;
-  return m == kShared ? s.shared : m == kData ? s.data : m == kWeight ? s.weight : s.acc;
-}
-
 std::uint32_t all_sectors(int n) { return n >= 32 ? 0xFFFFFFFFu : (1u << n) - 1; }
 
 }  // namespace
@@ -95,7 +90,7 @@ StreamedFigures StreamedEvaluator::operator()(int option, const std::array<long 
           f.wr_bytes[std::size_t(m)].assign(ops_, 0.0);
           if (bytes[std::size_t(m)] == 0) continue;
           const int c = onchip_of(m);
-          const double wb = memory_config(cfg, m).width_bits / 8.0;
+          const double wb = memory_config(cfg.scratchpad, m).width_bits / 8.0;
           for (std::size_t p = 0; p < n; ++p) {
             const PartAccesses& pa = a.parts[p];
             f.rd_bytes[std::size_t(m)][op[p]] += double(pa.eng_rd[std::size_t(c)] + pa.dma_rd[std::size_t(c)]) * wb;
@@ -107,7 +102,7 @@ StreamedFigures StreamedEvaluator::operator()(int option, const std::array<long 
         const auto& pool = pools[std::size_t(m)];
         if (bytes[std::size_t(m)] == 0 || k >= std::max<std::size_t>(1, pool.size())) continue;
         const int c = onchip_of(m);
-        const int sc = memory_config(cfg, m).sectors;
+        const int sc = memory_config(cfg.scratchpad, m).sectors;
         const bool gated = cfg.scratchpad.power_gating && sc > 1;
         SectorFigures s;
         s.sectors = gated ? sc : 1;
