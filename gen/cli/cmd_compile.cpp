@@ -116,8 +116,9 @@ int cmd_compile(const std::vector<std::string>& argv) {
       throw InputError(args.get_opt("config").value_or("configs/capsacc-16x16.yaml"), 0, 0, "--stream", e.what());
     }
     const StreamStats st = stream_stats(prog, streamed);
-    fmt::print("\nstreamed through the scratchpad (data {} / weight {} / acc {} elements, half each per part):\n\n",
-               streamed.map.elements[0], streamed.map.elements[1], streamed.map.elements[2]);
+    fmt::print("\nstreamed through the scratchpad (data {} / weight {} / acc {} / shared {} elements{}, half each per part):\n\n",
+               streamed.map.elements[0], streamed.map.elements[1], streamed.map.elements[2], streamed.map.elements[3],
+               streamed.map.smp ? "; SMP: acc is a view of the shared memory's 32-bit lanes" : "");
     fmt::print("| instruction | parts | loads | stores | DRAM read B | DRAM write B | engine cycles | modelled cycles |\n"
                "|---|---|---|---|---|---|---|---|\n");
     for (std::size_t i = 0; i < prog.instrs.size(); ++i) {

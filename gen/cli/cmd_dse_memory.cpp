@@ -126,7 +126,7 @@ std::string best_markdown(const std::vector<OpProfile>& ops, const std::vector<C
       o += fmt::format("| {} | {} | {} | {:.1f} | {} | {} | {:.4f} |\n", option_name(d.point.option), d.point.id, d.cycles,
                        d.cycles ? clock_mhz * 1e6 / double(d.cycles) : 0.0, d.dram_read_bytes, d.dram_write_bytes,
                        d.point.offchip_mj);
-    o += fmt::format("\nSMP and sizes the chip cannot run: {} configurations not evaluated.\n", r.skipped);
+    o += fmt::format("\nSizes the chip cannot run: {} configurations not evaluated.\n", r.skipped);
   } else {
     o += fmt::format("\nOff-chip DRAM energy (same for every configuration): {:.4f} mJ per inference.\n", offchip_mj);
   }
@@ -182,8 +182,8 @@ int dse_memory(const std::vector<std::string>& argv_in) {
       .option("seed", "N", "seed of the random weights used for quantization", "1")
       .flag("streamed", "evaluate each configuration on the program the chip runs with its memories (docs/dse-memory.md\n"
                         "section 7): compile the network into parts for every size tuple, take cycles, accesses,\n"
-                        "awake sectors and wake-ups from the stream timing, access and frame models; SMP is skipped\n"
-                        "(no memory system), as are sizes the chip cannot run")
+                        "awake sectors and wake-ups from the stream timing, access and frame models; sizes the chip\n"
+                        "cannot run are skipped with the reason (e.g. SMP shared words under 32 bits)")
       .flag("descnet-sectors", "explore every sector count of sigma(s), also those that do not split a memory into\n"
                                "whole words per bank and sector (capsgen generate cannot build those)")
       .flag("no-csv", "do not write configs.csv.gz")

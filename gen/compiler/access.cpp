@@ -20,26 +20,30 @@ class Counter {
   // set_sectors() collects.
   Counter(const AccelConfig& cfg, const OnchipMap& map, AccessModel& out, std::vector<SectorMap> layouts = {})
       : sec_(cfg, map), out_(out), layouts_(std::move(layouts)) {
-    for (int m = 0; m < kOnchipMemories; ++m)
-      if (map.elements[m] > 0) out_.mem[std::size_t(m)].sector.assign(std::size_t(sec_.sectors[m]), 0);
+    for (int m = 0; m < kOnchipMemories; ++m)  // sectors of physical memories (SMP: the acc view's are the shared one's)
+      if (map.elements[m] > 0 && map.phys(m) == m) out_.mem[std::size_t(m)].sector.assign(std::size_t(sec_.sectors[m]), 0);
   }
   void set_part(PartAccesses* p) { part_ = p; }
   // One mask per layout (or none).
   void set_sectors(std::vector<Mask*> s) { sectors_ = std::move(s); }
 
   // One access of n consecutive elements from a (memsys enables every word they span, one bank each).
+  // Accesses count against the range (SMP: the acc view's psum lanes as `acc`), sectors against the
+  // physical memory.
   void span(Port port, std::int64_t a, std::int64_t n) {
     const int m = sec_.memory_of(a);
     if (m < 0 || sec_.memory_of(a + n - 1) != m) {
       ++out_.outside;
       return;
     }
+    const int pm = sec_.map.phys(m);
     const std::int64_t w0 = sec_.word_of(m, a), w1 = sec_.word_of(m, a + n - 1);
     MemoryAccesses& ma = out_.mem[std::size_t(m)];
-    for (std::int64_t w = w0; w <= w1; ++w) ++ma.sector[std::size_t(sec_.sector_of_word(m, w))];
+    std::vector<long long>& sector = out_.mem[std::size_t(pm)].sector;
+    for (std::int64_t w = w0; w <= w1; ++w) ++sector[std::size_t(sec_.sector_of_word(m, w))];
     for (std::size_t k = 0; k < sectors_.size(); ++k)  // sectors are contiguous word ranges
       for (int s = layouts_[k].sector_of_word(m, w0); s <= layouts_[k].sector_of_word(m, w1); ++s)
-        (*sectors_[k])[std::size_t(m)] |= 1u << s;
+        (*sectors_[k])[std::size_t(pm)] |= 1u << s;
     const long long words = w1 - w0 + 1;
     switch (port) {
       case kRead:

@@ -114,11 +114,12 @@ isa::FrameGeometry frame_geometry(const AccelConfig& cfg) {
   const MemoryConfig* mems[kOnchipMemories] = {&s.data, &s.weight, &s.acc, &s.shared};
   int widest = 8;
   for (int i = 0; i < kOnchipMemories; ++i)
-    if (map.elements[i] > 0) widest = std::max(widest, mems[i]->width_bits);
+    if (map.elements[i] > 0) widest = std::max(widest, mems[map.phys(i)]->width_bits);
   g.max_size = clog2(widest / 8);
   g.size_bits = std::max(1, clog2(g.max_size + 1LL));
   for (int i = 0; i < kOnchipMemories; ++i) {
-    g.sectors[i] = s.power_gating && map.elements[i] > 0 ? std::max(1, mems[i]->sectors) : 0;
+    // One awake field per physical memory (SMP: the shared one; its acc view has none of its own).
+    g.sectors[i] = s.power_gating && map.elements[i] > 0 && map.phys(i) == i ? std::max(1, mems[i]->sectors) : 0;
     if (g.sectors[i] > 32)
       throw StreamError(fmt::format("frames: the {} memory has {} sectors, more than a PMU frame's 32-bit awake field",
                                     to_string(Onchip(i)), g.sectors[i]));
@@ -452,6 +453,7 @@ FrameCheck run_frame_program(const AccelConfig& cfg, const isa::Program& prog, c
               ck.store_elements += 1;
               if (stores) stores->push_back({fi, k, b + std::int64_t(j) * eb, eb, chip[ci], e});
             } else {
+              for (const std::int64_t x : map.aliases(c)) defined[std::size_t(x)] = 0;  // SMP: the other view's bytes
               chip[ci] = e < std::int64_t(dram.size()) ? dram[std::size_t(e)] : 0;
               defined[ci] = 1;
               load_by[ci] = k;
@@ -507,6 +509,7 @@ FrameCheck run_frame_program(const AccelConfig& cfg, const isa::Program& prog, c
           throw StreamError(fmt::format("{}: engine write of on-chip element {} that a DMA frame not complete by wait_dma {} moves",
                                         where, a, f.header.wait_dma));
         add_sector(sec, a, engine_mask);
+        for (const std::int64_t x : map.aliases(a)) defined[std::size_t(x)] = 0;
         chip[ci] = std::int32_t(v);
         defined[ci] = 1;
         eng_write[ci] = engine;
@@ -537,10 +540,13 @@ FrameCheck run_frame_program(const AccelConfig& cfg, const isa::Program& prog, c
             st = 0;
             ck.sleeps += 1;
             ck.sector_sleeps[std::size_t(m)][std::size_t(s)] += 1;
-            // Contents are lost in sleep.
-            const std::int64_t span = sec.wps[m] * sec.banks[m] * map.word_elements[m];
-            const std::int64_t lo = map.base[m] + s * span, hi = std::min(map.base[m] + map.elements[m], lo + span);
-            std::fill(defined.begin() + lo, defined.begin() + std::max(lo, hi), 0);
+            // Contents are lost in sleep (of every range on this memory: SMP's acc view too).
+            for (int v = 0; v < kOnchipMemories; ++v) {
+              if (map.phys(v) != m || map.elements[v] == 0) continue;
+              const std::int64_t span = sec.wps[v] * sec.banks[v] * map.word_elements[v];
+              const std::int64_t lo = map.base[v] + s * span, hi = std::min(map.base[v] + map.elements[v], lo + span);
+              std::fill(defined.begin() + lo, defined.begin() + std::max(lo, hi), 0);
+            }
           }
         }
       ck.pmu += 1;

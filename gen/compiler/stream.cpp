@@ -24,11 +24,23 @@ const char* to_string(Onchip m) {
 
 OnchipMap OnchipMap::from_config(const AccelConfig& cfg) {
   const ScratchpadConfig& s = cfg.scratchpad;
-  if (s.organization == SpmOrganization::Smp)
-    throw StreamError(fmt::format("streaming supports the sep and hy scratchpad organizations (preset {}: smp; its psum "
-                                  "codes would need 32-bit lanes in the shared memory)",
-                                  cfg.name));
   OnchipMap m;
+  if (s.organization == SpmOrganization::Smp) {
+    // One memory of S bytes: the acc view [0, S/4) (32-bit lanes) and the byte view [S/4, S/4 + S).
+    if (s.shared.width_bits < 32)
+      throw StreamError(fmt::format("streaming the smp organization needs scratchpad.shared.width_bits >= 32 (one psum "
+                                    "code per 32-bit lane of a shared word), preset {} has {}",
+                                    cfg.name, s.shared.width_bits));
+    const std::int64_t bytes = std::int64_t(s.shared.size_kib) * 1024;
+    m.smp = true;
+    m.elements[int(Onchip::kAcc)] = bytes / 4;
+    m.word_elements[int(Onchip::kAcc)] = s.shared.width_bits / 32;
+    m.base[int(Onchip::kShared)] = bytes / 4;
+    m.elements[int(Onchip::kShared)] = bytes;
+    m.word_elements[int(Onchip::kShared)] = s.shared.width_bits / 8;
+    for (int i : {0, 1}) m.base[i] = 0;
+    return m;
+  }
   const bool hy = s.organization == SpmOrganization::Hy;
   const MemoryConfig* mems[kOnchipMemories] = {&s.data, &s.weight, &s.acc, &s.shared};
   std::int64_t base = 0;
@@ -46,16 +58,28 @@ OnchipMap OnchipMap::from_config(const AccelConfig& cfg) {
   return m;
 }
 
+std::vector<std::int64_t> OnchipMap::aliases(std::int64_t a) const {
+  if (!smp) return {};
+  const int acc = int(Onchip::kAcc), sh = int(Onchip::kShared);
+  if (a >= base[acc] && a < base[acc] + elements[acc]) {
+    const std::int64_t b = base[sh] + 4 * (a - base[acc]);
+    return {b, b + 1, b + 2, b + 3};
+  }
+  if (a >= base[sh] && a < base[sh] + elements[sh]) return {base[acc] + (a - base[sh]) / 4};
+  return {};
+}
+
 SectorMap::SectorMap(const AccelConfig& cfg, const OnchipMap& m) : map(m) {
   const ScratchpadConfig& s = cfg.scratchpad;
   gating = s.power_gating;
   const MemoryConfig* mems[kOnchipMemories] = {&s.data, &s.weight, &s.acc, &s.shared};
   for (int i = 0; i < kOnchipMemories; ++i) {
-    if (!mems[i]->present) continue;
-    banks[i] = std::max(1, mems[i]->banks);
-    sectors[i] = std::max(1, mems[i]->sectors);
-    const std::int64_t sector_bytes = std::int64_t(banks[i]) * sectors[i] * (mems[i]->width_bits / 8);
-    wps[i] = std::max<std::int64_t>(1, std::int64_t(mems[i]->size_kib) * 1024 / sector_bytes);
+    const MemoryConfig& mc = *mems[m.phys(i)];
+    if (!mc.present || m.elements[i] == 0) continue;
+    banks[i] = std::max(1, mc.banks);
+    sectors[i] = std::max(1, mc.sectors);
+    const std::int64_t sector_bytes = std::int64_t(banks[i]) * sectors[i] * (mc.width_bits / 8);
+    wps[i] = std::max<std::int64_t>(1, std::int64_t(mc.size_kib) * 1024 / sector_bytes);
   }
 }
 
@@ -66,9 +90,10 @@ int SectorMap::memory_of(std::int64_t a) const {
 }
 
 bool SectorMap::of(std::int64_t a, int& mem, int& sector) const {
-  mem = memory_of(a);
-  if (mem < 0) return false;
-  sector = sector_of_word(mem, word_of(mem, a));
+  const int view = memory_of(a);
+  if (view < 0) return false;
+  sector = sector_of_word(view, word_of(view, a));
+  mem = map.phys(view);
   return true;
 }
 
@@ -170,18 +195,30 @@ std::int64_t align_up(std::int64_t x, std::int64_t a) { return (x + a - 1) / a *
 // section 2.1) the data and weight placers overflow into the shared memory: a buffer that does not fit
 // what is left of the separate memory's half goes to the shared memory's half (DESCNet Fig. 29, per
 // buffer: an engine access never spans two memories).
+// With SMP (section 2.2) data and weight have no memory of their own (every buffer spills into the
+// shared memory) and the acc placer takes its psum lanes from the shared placer's bytes (4 per lane,
+// from a word boundary), so the buffers of a part never share a byte of the one memory.
 class Placer {
  public:
   Placer(const OnchipMap& map, Onchip m, int half, Placer* overflow = nullptr) : map_(map), m_(m), overflow_(overflow) {
     begin_ = map.base[int(m)] + half * map.half(m);
     next_ = begin_;
+    if (map.smp && m == Onchip::kAcc) {
+      if (!overflow) throw std::logic_error("stream: the SMP acc view needs the shared placer");
+      view_of_ = overflow;
+      overflow_ = nullptr;
+    }
   }
   std::int64_t place(std::int64_t size) {
+    if (view_of_) {
+      const std::int64_t byte = view_of_->place(4 * size) - map_.base[int(Onchip::kShared)];
+      return map_.base[int(Onchip::kAcc)] + byte / 4;
+    }
     const std::int64_t at = next_;
     next_ = align_up(next_ + size, map_.word_elements[int(m_)]);
     return at;
   }
-  bool fits() const { return next_ - begin_ <= map_.half(m_); }
+  bool fits() const { return view_of_ ? view_of_->fits() : next_ - begin_ <= map_.half(m_); }
   // An input buffer: placed, and brought in by DMA moves before the part.
   std::int64_t load(const Box& b, Part& part, bool widen = false) {
     if (Placer* o = spill(b.size())) return o->load(b, part, widen);
@@ -208,6 +245,7 @@ class Placer {
   const OnchipMap& map_;
   Onchip m_;
   Placer* overflow_ = nullptr;
+  Placer* view_of_ = nullptr;  // SMP acc view: the shared placer it takes bytes from
   std::int64_t begin_ = 0, next_ = 0;
 };
 
@@ -262,7 +300,8 @@ Built build_gemm_part(const isa::Program& prog, const OnchipMap& map, const Acce
   p.n_total = o_hi - o_lo;
   Placer shared(map, Onchip::kShared, half);
   Placer* spill = map.has_shared() ? &shared : nullptr;
-  Placer data(map, Onchip::kData, half, spill), weight(map, Onchip::kWeight, half, spill), acc(map, Onchip::kAcc, half);
+  Placer data(map, Onchip::kData, half, spill), weight(map, Onchip::kWeight, half, spill);
+  Placer acc(map, Onchip::kAcc, half, map.smp ? &shared : nullptr);
 
   // Tiles (b, k, n) of the part's ranges.
   {
@@ -479,9 +518,10 @@ void stream_gemm(const AccelConfig& cfg, const isa::Program& prog, const OnchipM
   }
   if (!found)
     throw StreamError(fmt::format(
-        "{}: no part fits the on-chip memories (half of each per part: {} data, {} weight, {} acc elements), "
-        "not even 1 batch item x {} vectors x 1 output tile x {} reduction chunks",
-        g.name, map.half(Onchip::kData), map.half(Onchip::kWeight), map.half(Onchip::kAcc), m_unit, k_unit));
+        "{}: no part fits the on-chip memories (half of each per part: {} data, {} weight, {} acc, {} shared "
+        "elements), not even 1 batch item x {} vectors x 1 output tile x {} reduction chunks",
+        g.name, map.half(Onchip::kData), map.half(Onchip::kWeight), map.half(Onchip::kAcc),
+        map.half(Onchip::kShared), m_unit, k_unit));
   for (int b0 = 0; b0 < g.batch; b0 += best.nb)
     for (int m0 = 0; m0 < g.m_total; m0 += best.nm)
       for (int n0 = 0; n0 < g.n_tiles; n0 += best.nn)
@@ -687,13 +727,18 @@ StreamStats execute_streamed(const AccelConfig& cfg, const isa::Program& prog, c
     // Everything outside the part's buffers is undefined for it: a read of data left by an earlier
     // part would pass here and fail in RTL, where another part's moves may have overwritten it.
     std::fill(defined.begin(), defined.end(), 0);
+    // Element c takes value v; with SMP the other view's elements on the same bytes lose theirs.
+    const auto define = [&](std::int64_t c, std::int32_t v) {
+      for (const std::int64_t x : map.aliases(c)) defined[std::size_t(x)] = 0;
+      chip[std::size_t(c)] = v;
+      defined[std::size_t(c)] = 1;
+    };
     for (const Move& m : part.loads)
       for_each_move_element(m, [&](std::int64_t d, std::int64_t c) {
         Onchip mem;
         if (!in_half(c, &mem) || mem != m.mem)
           throw StreamError(fmt::format("{}: load to on-chip {} outside its half of {}", where, c, to_string(m.mem)));
-        chip[std::size_t(c)] = (d >= 0 && d < std::int64_t(dram.size())) ? dram[std::size_t(d)] : 0;
-        defined[std::size_t(c)] = 1;
+        define(c, (d >= 0 && d < std::int64_t(dram.size())) ? dram[std::size_t(d)] : 0);
       });
     // Activate reads its vectors through drd: the data memory (with HY also the shared memory's drd
     // port); its results are in the weight memory, which no engine port reads during the pass, or in
@@ -717,8 +762,7 @@ StreamStats execute_streamed(const AccelConfig& cfg, const isa::Program& prog, c
       if (!in_half(a, &mem) || (mem != result_mem && mem != Onchip::kShared))
         throw StreamError(fmt::format("{}: engine write to on-chip element {} outside its half of the {} memory", where,
                                       a, to_string(result_mem)));
-      chip[std::size_t(a)] = std::int32_t(v);
-      defined[std::size_t(a)] = 1;
+      define(a, std::int32_t(v));
     };
     if (const auto* g = std::get_if<isa::Gemm>(&part.op)) isa::run_gemm_reference(*g, shape, read, write, nullptr, &accs);
     else if (const auto* a = std::get_if<isa::Activate>(&part.op)) isa::run_activate_reference(*a, tables, read, write);

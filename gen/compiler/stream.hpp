@@ -24,20 +24,31 @@ inline constexpr int kOnchipMemories = 4;
 const char* to_string(Onchip m);
 
 // The on-chip element space: memory m holds elements [base[m], base[m] + elements[m]) (in the order
-// data, weight, acc, shared; the shared memory has 0 elements without HY); data, weight and shared
+// data, weight, acc, shared; the shared memory has 0 elements with SEP); data, weight and shared
 // memories one code per byte, the acc memory one psum code per 32-bit lane.
+// SMP (docs/memory-system.md section 2.2): one physical memory, the shared one, seen through two
+// views: its bytes (the `shared` range, data and weight codes) and its 32-bit lanes (the `acc` range,
+// psum codes), which alias: acc element base[acc] + r is the shared bytes base[shared] + 4r .. + 4r + 3.
+// Data and weight have 0 elements; the compiler keeps the buffers of a part disjoint.
 struct OnchipMap {
   std::int64_t base[kOnchipMemories] = {0, 0, 0, 0};
   std::int64_t elements[kOnchipMemories] = {0, 0, 0, 0};
   int word_elements[kOnchipMemories] = {1, 1, 1, 1};  // elements per scratchpad word
+  bool smp = false;  // the acc range is a view of the shared memory
   std::int64_t half(Onchip m) const { return elements[int(m)] / 2; }
   std::int64_t size() const { return base[3] + elements[3]; }
   bool has_shared() const { return elements[3] > 0; }
-  // Throws StreamError for the SMP organization.
+  // The physical memory holding range m's words (SMP: acc -> shared; else m itself).
+  int phys(int m) const { return smp && m == int(Onchip::kAcc) ? int(Onchip::kShared) : m; }
+  // SMP: the elements of the other view that share storage with element a ({} without SMP).
+  std::vector<std::int64_t> aliases(std::int64_t a) const;
+  // Throws StreamError for an SMP shared memory whose words are narrower than a 32-bit lane.
   static OnchipMap from_config(const AccelConfig& cfg);
 };
 
 // Element -> (memory, word, sector) of the on-chip element space (docs/rtl-memsys.md "Address map").
+// Ranges index wps/banks/sectors; SMP's acc range has the shared memory's (its words are the shared
+// memory's words), and of() names the physical memory.
 struct SectorMap {
   OnchipMap map;
   std::int64_t wps[kOnchipMemories] = {1, 1, 1, 1};  // words per sector in one bank
@@ -49,7 +60,7 @@ struct SectorMap {
   int memory_of(std::int64_t a) const;
   std::int64_t word_of(int mem, std::int64_t a) const { return (a - map.base[mem]) / map.word_elements[mem]; }
   int sector_of_word(int mem, std::int64_t word) const { return int(word / banks[mem] / wps[mem]); }
-  // Memory and sector of element a; false outside the element space.
+  // Physical memory and sector of element a; false outside the element space.
   bool of(std::int64_t a, int& mem, int& sector) const;
 };
 
@@ -102,8 +113,7 @@ class StreamError : public std::runtime_error {
 };
 
 // Throws StreamError naming the instruction when no split of it fits the on-chip memories (even one
-// batch item, the smallest vector range, one output tile and one reduction chunk), and for an
-// organization other than SEP.
+// batch item, the smallest vector range, one output tile and one reduction chunk).
 StreamedProgram stream_program(const AccelConfig& cfg, const isa::Program& prog);
 
 struct StreamStats {

@@ -180,6 +180,8 @@ int memsys_element_addr_bits(const AccelConfig& cfg) {
     const int lane_bits = g.name == "acc" ? kMemsysPsumLaneBits : kMemsysElementLaneBits;
     const long long words = static_cast<long long>(g.mem.banks) * g.mem.sectors * g.words_per_sector;
     elem += words * std::max(1, g.mem.width_bits / lane_bits);
+    // SMP: the shared memory's 32-bit lanes are a second range of the element space (the acc view).
+    if (cfg.scratchpad.organization == SpmOrganization::Smp) elem += words * std::max(1, g.mem.width_bits / kMemsysPsumLaneBits);
   }
   return std::max(1, clog2(elem));
 }

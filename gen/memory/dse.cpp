@@ -316,13 +316,13 @@ DseResult run_dse(const std::vector<OpProfile>& ops, const TechParams& tech, con
   const std::size_t window = 64;
   std::vector<std::string> csv(window);
 
-  // Streamed evaluation: one compile per size tuple, before the configurations (SMP is never streamed).
+  // Streamed evaluation: one compile per size tuple, before the configurations.
   std::map<std::array<long long, kMems>, StreamedFigures> streamed;
   std::vector<std::array<long long, kMems>> tuples;
-  std::map<std::array<long long, kMems>, bool> skip;  // by size tuple; SMP's too
+  std::map<std::array<long long, kMems>, bool> skip;  // by size tuple
   if (opt.streamed) {
     for (const Job& j : jobs)
-      if (j.option != kSmp && j.option != kSmpPg && !streamed.count(j.bytes)) {
+      if (!streamed.count(j.bytes)) {
         streamed[j.bytes] = {};
         tuples.push_back(j.bytes);
       }
@@ -331,7 +331,9 @@ DseResult run_dse(const std::vector<OpProfile>& ops, const TechParams& tech, con
     std::mutex mu;
     auto worker = [&] {
       for (std::size_t k; (k = next.fetch_add(1)) < tuples.size();) {
-        StreamedFigures f = (*opt.streamed)(tuples[k][kShared] > 0 ? kHyPg : kSepPg, tuples[k], pg_pools(opt, tuples[k]));
+        // The tuple names its organization: shared only (SMP), shared beside the others (HY), or none (SEP).
+        const int option = tuples[k][kShared] == 0 ? kSepPg : tuples[k][kData] > 0 ? kHyPg : kSmpPg;
+        StreamedFigures f = (*opt.streamed)(option, tuples[k], pg_pools(opt, tuples[k]));
         std::lock_guard<std::mutex> lock(mu);
         streamed[tuples[k]] = std::move(f);
         if (opt.compile_progress) opt.compile_progress(++compiled, (long long)tuples.size());
@@ -426,9 +428,6 @@ DseResult run_dse(const std::vector<OpProfile>& ops, const TechParams& tech, con
   DseResult r;
   for (const auto& t : tuples)
     if (!streamed[t].ok) r.skipped_why.push_back(fmt::format("{}: {}", size_text(t), streamed[t].why));
-  for (const Job& j : jobs)
-    if (opt.streamed && j.option == kSmp)
-      r.skipped_why.push_back(fmt::format("{}: the SMP organization has no memory system (docs/memory-system.md 2.1)", size_text(j.bytes)));
   std::vector<ConfigPoint> all;
   for (auto& L : locals) {
     r.skipped += L.skipped;

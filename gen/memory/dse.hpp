@@ -64,8 +64,8 @@ struct DseOptions {
   long long sample_every = 0;  // keep every n-th configuration in DseResult::sample (0: none)
   // Streamed evaluation (docs/dse-memory.md section 7): each configuration's cycles, accesses and sector
   // power from the program the chip runs with its memories (one compile per size tuple, shared by the
-  // option with and without power gating). SMP configurations and size tuples the chip cannot run are
-  // not evaluated (DseResult::skipped). Null: the flat program's per-operation profile `ops`.
+  // option with and without power gating). Size tuples the chip cannot run are not evaluated
+  // (DseResult::skipped). Null: the flat program's per-operation profile `ops`.
   const StreamedEvaluator* streamed = nullptr;
   // Off-chip DRAM energy per byte read and written (docs/dse-memory.md section 2).
   double offchip_rd_pj_per_byte = 0, offchip_wr_pj_per_byte = 0;
@@ -106,7 +106,7 @@ struct ConfigDetail {
 
 struct DseResult {
   long long evaluated = 0;  // enumerated; skipped ones included
-  // Streamed evaluation: configurations not evaluated (SMP; sizes the chip cannot run), with one
+  // Streamed evaluation: configurations not evaluated (sizes the chip cannot run), with one
   // reason per organization and size tuple.
   long long skipped = 0;
   std::vector<std::string> skipped_why;

@@ -89,12 +89,15 @@ StreamedFigures StreamedEvaluator::operator()(int option, const std::array<long 
           f.rd_bytes[std::size_t(m)].assign(ops_, 0.0);
           f.wr_bytes[std::size_t(m)].assign(ops_, 0.0);
           if (bytes[std::size_t(m)] == 0) continue;
-          const int c = onchip_of(m);
           const double wb = memory_config(cfg.scratchpad, m).width_bits / 8.0;
-          for (std::size_t p = 0; p < n; ++p) {
-            const PartAccesses& pa = a.parts[p];
-            f.rd_bytes[std::size_t(m)][op[p]] += double(pa.eng_rd[std::size_t(c)] + pa.dma_rd[std::size_t(c)]) * wb;
-            f.wr_bytes[std::size_t(m)][op[p]] += double(pa.eng_wr[std::size_t(c)] + pa.dma_wr[std::size_t(c)]) * wb;
+          // The on-chip ranges on this memory (SMP: the shared memory's bytes and its acc view).
+          for (int c = 0; c < kOnchipMemories; ++c) {
+            if (sp.map.phys(c) != onchip_of(m)) continue;
+            for (std::size_t p = 0; p < n; ++p) {
+              const PartAccesses& pa = a.parts[p];
+              f.rd_bytes[std::size_t(m)][op[p]] += double(pa.eng_rd[std::size_t(c)] + pa.dma_rd[std::size_t(c)]) * wb;
+              f.wr_bytes[std::size_t(m)][op[p]] += double(pa.eng_wr[std::size_t(c)] + pa.dma_wr[std::size_t(c)]) * wb;
+            }
           }
         }
       }

@@ -45,7 +45,7 @@ class StreamedEvaluator {
   // `ops`: the number of DESCNet rows of `prog` (profiles_from(analyze_program(...)).size()).
   StreamedEvaluator(const AccelConfig& base, const isa::Program& prog);
   std::size_t ops() const { return ops_; }
-  // The figures of `option`'s organization (SEP or HY; SMP is never ok: it has no memory system) with
+  // The figures of `option`'s organization (SEP, SMP or HY; SMP needs shared words of at least 32 bits) with
   // memory sizes `bytes` (0: absent), with power gating for each sector count in `pools` (a memory's
   // pool {1} or empty: not gated). Thread-safe.
   StreamedFigures operator()(int option, const std::array<long long, kMems>& bytes,

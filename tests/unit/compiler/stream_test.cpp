@@ -3,6 +3,8 @@
 // leave DRAM equal to the flat program's memory, element for element.
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include <fmt/format.h>
 
 #include "compiler/compiler.hpp"
@@ -82,9 +84,11 @@ TEST_P(StreamTest, StreamedProgramLeavesDramEqualToTheFlatProgram) {
   EXPECT_GT(st.dram_read_bytes, 0);
 
   // Placement (docs/memory-system.md section 2): Gemm results in the data memory, Activate and Fill results in the part's half of the weight memory, stored from there;
-  // Activate's inputs in the data memory.
+  // Activate's inputs in the data memory. SMP (section 2.2): data and weight buffers in the shared memory.
   const OnchipMap& map = sp.map;
-  const auto in_half = [&](const Part& p, Onchip m, std::int64_t a) {
+  const auto place = [&](Onchip m) { return map.smp && (m == Onchip::kData || m == Onchip::kWeight) ? Onchip::kShared : m; };
+  const auto in_half = [&](const Part& p, Onchip kind, std::int64_t a) {
+    const Onchip m = place(kind);
     const std::int64_t lo = map.base[int(m)] + p.half * map.half(m);
     return a >= lo && a < lo + map.half(m);
   };
@@ -103,19 +107,19 @@ TEST_P(StreamTest, StreamedProgramLeavesDramEqualToTheFlatProgram) {
       EXPECT_TRUE(in_half(p, Onchip::kData, a->in_base)) << "part " << i << " " << a->name;
       // Loads: the input (data), and only read-modify-write loads of the output box (weight).
       for (const Move& m : p.loads) {
-        EXPECT_TRUE(m.mem == Onchip::kData || m.mem == Onchip::kWeight) << "part " << i;
+        EXPECT_TRUE(m.mem == place(Onchip::kData) || m.mem == place(Onchip::kWeight)) << "part " << i;
         EXPECT_TRUE(in_half(p, m.mem, m.chip)) << "part " << i;
-        if (m.mem == Onchip::kWeight) {
+        if (m.mem == Onchip::kWeight) {  // (SMP: input and output loads share a memory; not told apart)
           EXPECT_EQ(m.chip, a->out_base) << "part " << i;
         }
       }
     } else if (const auto* f = std::get_if<isa::Fill>(&p.op)) {
       ++fill_parts;
       EXPECT_TRUE(in_half(p, Onchip::kWeight, f->base)) << "part " << i << " " << f->name;
-      for (const Move& m : p.loads) EXPECT_EQ(m.mem, Onchip::kWeight) << "part " << i;
+      for (const Move& m : p.loads) EXPECT_EQ(m.mem, place(Onchip::kWeight)) << "part " << i;
     }
     for (const Move& m : p.stores) {
-      EXPECT_EQ(m.mem, out_mem) << "part " << i << " " << isa::instr_name(p.op);
+      EXPECT_EQ(m.mem, place(out_mem)) << "part " << i << " " << isa::instr_name(p.op);
       EXPECT_TRUE(in_half(p, out_mem, m.chip)) << "part " << i;
     }
   }
@@ -131,6 +135,8 @@ TEST_P(StreamTest, StreamedProgramLeavesDramEqualToTheFlatProgram) {
 INSTANTIATE_TEST_SUITE_P(Workloads, StreamTest,
                          ::testing::Values(Case{"tiny-2x2", "capsnet-tiny", 1, false},
                                            Case{"small-4x4", "capsnet-tiny", 2, false},
+                                           Case{"tiny-2x2-smp", "capsnet-tiny", 7, false},
+                                           Case{"tiny-2x2-smp", "capsnet-small", 8, true},
                                            Case{"tiny-2x2", "capsnet-small", 3, true},
                                            Case{"small-4x4", "capsnet-small", 4, true},
                                            Case{"capsacc-16x16", "capsnet-small", 5, true},
@@ -205,10 +211,81 @@ TEST(Stream, ExecutorCatchesAnActivateResultInTheDataMemory) {
   EXPECT_THROW(execute_streamed(c.w.cfg, c.prog, bad, dram), StreamError);
 }
 
-TEST(Stream, OnlyTheSepOrganizationAndFittingPartsAreStreamed) {
-  AccelConfig cfg = preset("tiny-2x2");
-  cfg.scratchpad.organization = SpmOrganization::Smp;
-  EXPECT_THROW(OnchipMap::from_config(cfg), StreamError);
+// SMP (docs/memory-system.md section 2.2): one memory holds every buffer of a part, its psum lanes
+// (the acc view) beside its data and weight bytes. No byte belongs to two buffers of a part, every
+// buffer lies in the part's half; and the executor notices when two do overlap.
+TEST(Stream, SmpPartsKeepByteAndLaneBuffersApart) {
+  const Compiled c = compile("tiny-2x2-smp", "capsnet-tiny", 1);
+  const StreamedProgram sp = stream_program(c.w.cfg, c.prog);
+  const OnchipMap& map = sp.map;
+  ASSERT_TRUE(map.smp);
+  EXPECT_EQ(map.elements[int(Onchip::kData)], 0);
+  EXPECT_EQ(map.elements[int(Onchip::kWeight)], 0);
+  EXPECT_EQ(map.elements[int(Onchip::kAcc)] * 4, map.elements[int(Onchip::kShared)]);
+  const std::int64_t sh = map.base[int(Onchip::kShared)], acc = map.base[int(Onchip::kAcc)];
+  int both = 0;
+  for (std::size_t pi = 0; pi < sp.parts.size(); ++pi) {
+    const Part& p = sp.parts[pi];
+    std::map<std::int64_t, int> owner;  // shared byte -> 1 byte buffer, 2 lane buffer
+    for (const auto* list : {&p.loads, &p.stores})
+      for (const Move& m : *list) {
+        ASSERT_TRUE(m.mem == Onchip::kShared || m.mem == Onchip::kAcc) << "part " << pi;
+        const int kind = m.mem == Onchip::kAcc ? 2 : 1;
+        for_each_move_element(m, [&](std::int64_t, std::int64_t e) {
+          const std::int64_t b0 = kind == 2 ? sh + 4 * (e - acc) : e;
+          for (std::int64_t b = b0; b < b0 + (kind == 2 ? 4 : 1); ++b) {
+            ASSERT_GE(b, sh + p.half * map.half(Onchip::kShared)) << "part " << pi;
+            ASSERT_LT(b, sh + (p.half + 1) * map.half(Onchip::kShared)) << "part " << pi;
+            auto [it, fresh] = owner.emplace(b, kind);
+            ASSERT_TRUE(fresh || it->second == kind) << "part " << pi << ": shared byte " << b << " in a byte and a lane buffer";
+          }
+        });
+      }
+    bool lanes = false, bytes = false;
+    for (const auto& [b, k] : owner) (k == 2 ? lanes : bytes) = true;
+    both += lanes && bytes;
+  }
+  EXPECT_GT(both, 0) << "no part with psum lanes beside byte buffers";
+
+  // A part whose bias lanes are moved onto its data buffer's bytes: the bias load overwrites the
+  // data, and the executor's aliasing model reports the read of the lost data.
+  std::size_t pi = 0;
+  for (; pi < sp.parts.size(); ++pi) {
+    const auto* g = std::get_if<isa::Gemm>(&sp.parts[pi].op);
+    if (g && g->init.kind == isa::AccInit::Kind::kPerColumn) break;
+  }
+  ASSERT_LT(pi, sp.parts.size());
+  StreamedProgram bad = sp;
+  Part& p = bad.parts[pi];
+  auto& g = std::get<isa::Gemm>(p.op);
+  Move* bias = nullptr;
+  for (Move& m : p.loads)
+    if (m.mem == Onchip::kAcc) bias = &m;
+  ASSERT_NE(bias, nullptr);
+  const std::int64_t lane = acc + (g.data.base - sh) / 4;  // the data buffer starts on a word
+  bias->chip = lane;
+  g.init.base = lane;
+  std::vector<std::int32_t> dram = c.image;
+  execute_streamed(c.w.cfg, c.prog, sp, dram);  // as compiled: passes
+  dram = c.image;
+  try {
+    execute_streamed(c.w.cfg, c.prog, bad, dram);
+    FAIL() << "bias lanes on the data buffer's bytes went unnoticed";
+  } catch (const StreamError& e) {
+    EXPECT_NE(std::string(e.what()).find("that no move of the part loaded"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Stream, OnlyFittingPartsAreStreamed) {
+  // SMP keeps psum codes in 32-bit lanes of the shared memory's words: 16-bit words cannot hold one.
+  AccelConfig cfg = preset("tiny-2x2-smp");
+  cfg.scratchpad.shared.width_bits = 16;
+  try {
+    OnchipMap::from_config(cfg);
+    FAIL() << "no error";
+  } catch (const StreamError& e) {
+    EXPECT_NE(std::string(e.what()).find("scratchpad.shared.width_bits >= 32"), std::string::npos) << e.what();
+  }
 
   // A data memory too small for one part of conv1 (one output row needs 5 input rows of 12).
   Compiled c = compile("tiny-2x2", "capsnet-tiny", 1);
