@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # From the DESCNet exploration to a simulated chip (docs/dse-memory.md section 6): runs
 # `capsgen dse memory` for a preset and a network, takes the lowest-energy configuration of each
-# requested option (best.md), builds its RTL with `capsgen generate --dse ... --dse-id N` and, with
+# requested option (best.md; default SEP-PG, HY-PG and SMP-PG), builds its RTL with `capsgen generate --dse ... --dse-id N` and, with
 # --sim, runs the whole chip on it from DRAM (`capsgen sim --memory dram`): bit-exact against the
 # golden model, every memory counter against the compiler's access model.
 #
 # With --streamed the exploration evaluates the streamed program of each size tuple (its modelled
 # cycles are printed beside the chip's).
 #
-# usage: scripts/dse_chip.sh --config PRESET.yaml --model NET.yaml [--option SEP-PG] [--option HY-PG]
+# usage: scripts/dse_chip.sh --config PRESET.yaml --model NET.yaml [--option SEP-PG] [--option HY-PG] [--option SMP-PG]
 #                            [--max-sectors N] [--streamed] [--size-steps N] [--sep-range] [--objective onchip|total]
 #                            [--jobs N] [--out DIR] [--sim]
 #                            [--seed N] [--capsgen BIN]
@@ -36,7 +36,7 @@ while [[ $# -gt 0 ]]; do
   esac
 done
 [[ -n "$config" && -n "$model" ]] || { echo "dse_chip.sh: --config and --model are required" >&2; exit 2; }
-[[ ${#options[@]} -gt 0 ]] || options=(SEP-PG HY-PG)
+[[ ${#options[@]} -gt 0 ]] || options=(SEP-PG HY-PG SMP-PG)
 mkdir -p "$out"
 "$capsgen" dse memory --config "$config" --model "$model" --max-sectors "$max_sectors" --out "$out/dse" --quiet \
   -j "$jobs" ${dse_args[@]+"${dse_args[@]}"}

@@ -396,12 +396,19 @@ class ChipTb {
 #undef CAPSGEN_MEM_PIN
 #undef CAPSGEN_PIN
   // A field of a wide per-sector pin (32 bits per sector, or one bit per sector).
+  // 0 for a memory without sector counters (SMP has the shared memory's only: its acc range is a view).
   template <class F>
   std::uint64_t mem_field(int m, int lsb, int width, F&& f) const {
     switch (m) {
-      case 0: return f(dut_->cnt_sector_data_o, lsb, width, 0);
-      case 1: return f(dut_->cnt_sector_weight_o, lsb, width, 1);
-      case 2: return f(dut_->cnt_sector_acc_o, lsb, width, 2);
+      case 0:
+        if constexpr (requires(Dut& x) { x.cnt_sector_data_o; }) return f(dut_->cnt_sector_data_o, lsb, width, 0);
+        return 0;
+      case 1:
+        if constexpr (requires(Dut& x) { x.cnt_sector_weight_o; }) return f(dut_->cnt_sector_weight_o, lsb, width, 1);
+        return 0;
+      case 2:
+        if constexpr (requires(Dut& x) { x.cnt_sector_acc_o; }) return f(dut_->cnt_sector_acc_o, lsb, width, 2);
+        return 0;
       default:
         if constexpr (requires(Dut& x) { x.cnt_sector_shared_o; }) return f(dut_->cnt_sector_shared_o, lsb, width, 3);
         return 0;
@@ -411,11 +418,17 @@ class ChipTb {
     return (long long)mem_field(m, 32 * s, 32, [](const auto& pin, int lsb, int w, int) { return tb::get(pin, lsb, w); });
   }
   std::uint64_t sector_asleep(int m) const {
-    if constexpr (requires(Dut& x) { x.sector_asleep_data_o; }) {
+    if constexpr (requires(Dut& x) { x.sector_asleep_shared_o; } || requires(Dut& x) { x.sector_asleep_data_o; }) {
       switch (m) {
-        case 0: return tb::get(dut_->sector_asleep_data_o, 0, sectors(0));
-        case 1: return tb::get(dut_->sector_asleep_weight_o, 0, sectors(1));
-        case 2: return tb::get(dut_->sector_asleep_acc_o, 0, sectors(2));
+        case 0:
+          if constexpr (requires(Dut& x) { x.sector_asleep_data_o; }) return tb::get(dut_->sector_asleep_data_o, 0, sectors(0));
+          return 0;
+        case 1:
+          if constexpr (requires(Dut& x) { x.sector_asleep_weight_o; }) return tb::get(dut_->sector_asleep_weight_o, 0, sectors(1));
+          return 0;
+        case 2:
+          if constexpr (requires(Dut& x) { x.sector_asleep_acc_o; }) return tb::get(dut_->sector_asleep_acc_o, 0, sectors(2));
+          return 0;
         default:
           if constexpr (requires(Dut& x) { x.sector_asleep_shared_o; }) return tb::get(dut_->sector_asleep_shared_o, 0, sectors(3));
           return 0;
@@ -424,11 +437,17 @@ class ChipTb {
     return 0;
   }
   long long pmu_asleep_cycles(int m, int s) const {
-    if constexpr (requires(Dut& x) { x.pmu_data_asleep_cycles_o; }) {
+    if constexpr (requires(Dut& x) { x.pmu_shared_asleep_cycles_o; } || requires(Dut& x) { x.pmu_data_asleep_cycles_o; }) {
       switch (m) {
-        case 0: return (long long)tb::get(dut_->pmu_data_asleep_cycles_o, 32 * s, 32);
-        case 1: return (long long)tb::get(dut_->pmu_weight_asleep_cycles_o, 32 * s, 32);
-        case 2: return (long long)tb::get(dut_->pmu_acc_asleep_cycles_o, 32 * s, 32);
+        case 0:
+          if constexpr (requires(Dut& x) { x.pmu_data_asleep_cycles_o; }) return (long long)tb::get(dut_->pmu_data_asleep_cycles_o, 32 * s, 32);
+          return 0;
+        case 1:
+          if constexpr (requires(Dut& x) { x.pmu_weight_asleep_cycles_o; }) return (long long)tb::get(dut_->pmu_weight_asleep_cycles_o, 32 * s, 32);
+          return 0;
+        case 2:
+          if constexpr (requires(Dut& x) { x.pmu_acc_asleep_cycles_o; }) return (long long)tb::get(dut_->pmu_acc_asleep_cycles_o, 32 * s, 32);
+          return 0;
         default:
           if constexpr (requires(Dut& x) { x.pmu_shared_asleep_cycles_o; })
             return (long long)tb::get(dut_->pmu_shared_asleep_cycles_o, 32 * s, 32);
@@ -438,7 +457,7 @@ class ChipTb {
     return 0;
   }
   int memories() const {
-    if (memories_ < 0) memories_ = kv_.str("organization") == "hy" ? 4 : 3;
+    if (memories_ < 0) memories_ = kv_.str("organization") == "sep" ? 3 : 4;  // HY and SMP have the shared memory
     return memories_;
   }
 
@@ -568,7 +587,7 @@ class ChipTb {
 
   // Sector sleep and wake events (rising and falling sleep acknowledgements) for the coverage bins.
   void sample_sectors() {
-    if constexpr (requires(Dut& d) { d.sector_asleep_data_o; }) {
+    if constexpr (requires(Dut& d) { d.sector_asleep_data_o; } || requires(Dut& d) { d.sector_asleep_shared_o; }) {
       for (int m = 0; m < memories(); ++m) {
         const std::uint64_t now = sector_asleep(m);
         if (sleeps_[m].empty()) {
@@ -658,7 +677,7 @@ class ChipTb {
                   mem_counter(m, 1), mem_counter(m, 2), mem_counter(m, 3), mem_counter(m, 4));
     std::printf("stat checks ops=%lld elements=%lld prediction=%lld golden=%lld\n", checked_ops_, checked_elements_, prediction_,
                 sum_.at("golden"));
-    if constexpr (requires(Dut& x) { x.pmu_data_wake_count_o; }) {
+    if constexpr (requires(Dut& x) { x.pmu_data_wake_count_o; } || requires(Dut& x) { x.pmu_shared_wake_count_o; }) {
       long long wakes = 0;
       for (int m = 0; m < memories(); ++m) wakes += pmu_wakes(m);
       report_.check(cyc, "sector wake-ups (PMUs) vs the frame model", sum_.at("wakes"), wakes);

@@ -147,8 +147,15 @@ int run_chip_sim(const WorkloadInput& in, const ChipSimRun& r) {
   md += fmt::format("- input: {}{}; weights: {}\n", in.input_name, in.label >= 0 ? fmt::format(", true label {}", in.label) : "",
                     r.weights.empty() ? fmt::format("seeded random (seed {})", r.seed) : r.weights);
   md += fmt::format("- class prediction: RTL {} (from the norms in DRAM), golden model {}\n", at(checks, "prediction"), sd.golden);
+  std::string org_upper = to_string(w.cfg.scratchpad.organization);
+  for (char& ch : org_upper) ch = char(ch - 'a' + 'A');
+  // SMP has neither a data nor a weight memory, and its acc range is a view of the shared memory (no PMU).
+  const bool smp = w.cfg.scratchpad.organization == SpmOrganization::Smp;
+  const auto shown = [&](const std::string& name, bool pmu) {
+    return !smp || (name != "data" && name != "weight" && (!pmu || name != "acc"));
+  };
   md += fmt::format("- RTL: {} (capsgen_chip: {}x{} array, {} scratchpads, DMA{}, {} MHz target), model {}{}\n", r.rtl.string(), R,
-                    C, w.cfg.scratchpad.organization == SpmOrganization::Hy ? "HY" : "SEP",
+                    C, org_upper,
                     w.cfg.scratchpad.power_gating ? ", PMUs" : "", mhz, (r.build / "tb_chip").string(),
                     r.fault.empty() ? "" : fmt::format(" (**deliberately broken: --fault {}**)", r.fault));
   md += fmt::format("- off-chip memory: DDR3-1600 x8 model (gen/dram), at least {} cycles read latency{}\n",
@@ -203,6 +210,7 @@ int run_chip_sim(const WorkloadInput& in, const ChipSimRun& r) {
   md += "\n| memory | engine reads | engine writes | DMA reads | DMA writes | DMA wait cycles |\n|---|---:|---:|---:|---:|---:|\n";
   nlohmann::ordered_json jmem;
   for (const auto& [name, s] : memories) {
+    if (!shown(name, false)) continue;
     md += fmt::format("| {} | {} | {} | {} | {} | {} |\n", name, at(s, "eng_rd"), at(s, "eng_wr"), at(s, "dma_rd"), at(s, "dma_wr"),
                       at(s, "dma_wait"));
     jmem[name] = s;
@@ -217,7 +225,8 @@ int run_chip_sim(const WorkloadInput& in, const ChipSimRun& r) {
     md += "\n| memory | sectors | sector-cycles asleep | of all sector-cycles | modelled | barrier stall cycles |\n"
           "|---|---:|---:|---:|---:|---:|\n";
     for (const auto& [name, s] : pmus)
-      md += fmt::format("| {} | {} | {} | {} | {} | {} |\n", name, at(s, "sectors"), at(s, "asleep_sector_cycles"),
+      if (shown(name, true))
+        md += fmt::format("| {} | {} | {} | {} | {} | {} |\n", name, at(s, "sectors"), at(s, "asleep_sector_cycles"),
                         pct(at(s, "asleep_sector_cycles"), at(s, "sectors") * cycles), pct(at(s, "model_asleep"), at(s, "model_all")),
                         at(s, "barrier_stall"));
     md += "\nModelled: per part, the sectors its PMU frame leaves asleep times the part's cycles in the streamed "

@@ -143,7 +143,7 @@ int cmd_sim(const std::vector<std::string>& argv) {
               "come from the same preset (its config.txt is checked)")
       .option("memory", "MODEL",
               "where the network lives: 'ideal' (capsgen_accel: sequencer + engine on one memory that answers in a\n"
-              "cycle) or 'dram' (capsgen_chip: the streamed program's frames run the engine on the SEP or HY scratchpads,\n"
+              "cycle) or 'dram' (capsgen_chip: the streamed program's frames run the engine on the SEP, HY or SMP scratchpads,\n"
               "the DMA moves every operand and result between them and an off-chip DDR3 model, the PMUs gate the\n"
               "sectors; docs/rtl-chip.md)", "ideal")
       .option("fetch", "MODEL", "program memory behind the sequencer's fetch port: 'latency1' (a word per cycle, 1-cycle\n"

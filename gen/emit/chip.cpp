@@ -1,5 +1,7 @@
 #include "emit/chip.hpp"
 
+#include <cctype>
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -20,6 +22,14 @@ namespace capsgen::emit {
 
 using detail::lit;
 using detail::zext;
+
+namespace {
+// "SEP", "SMP", "HY" for the generated comments.
+std::string upper(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return s;
+}
+}  // namespace
 
 namespace {
 
@@ -266,7 +276,7 @@ Module build_chip(const AccelConfig& cfg) {
                "(stat_*, seq_*, cnt_* of the memories, dma_beats_*{2}) count since reset or start_i.\n"
                "error_o: the sequencer's, the engine's or the memory system's sticky error.",
                cfg.name, pg ? "; one PMU per memory drives the sectors' sleep requests from the PMU frames" : "",
-               pg ? ", pmu_*" : "", cfg.scratchpad.organization == SpmOrganization::Hy ? "HY" : "SEP"));
+               pg ? ", pmu_*" : "", upper(to_string(cfg.scratchpad.organization))));
   m.clock_and_reset()
       .input("start_i", "1", "start the program at prog_base_i (ignored while busy)")
       .input("prog_base_i", "32", "word address of the frame program")
@@ -407,7 +417,7 @@ Module build_chip(const AccelConfig& cfg) {
   d.connect("beats_read_o", "dma_beats_read_o").connect("beats_written_o", "dma_beats_written_o");
 
   m.comment(fmt::format("The memory system: {} scratchpads behind the engine's and the DMA's ports.",
-                        cfg.scratchpad.organization == SpmOrganization::Hy ? "HY" : "SEP"));
+                        upper(to_string(cfg.scratchpad.organization))));
   Instance& ms = m.instance(kMemsysModule, "u_memsys");
   ms.connect("clk_i", "clk_i").connect("rst_ni", "rst_ni");
   for (const auto& [ep, mp] : kEngineMem) ms.connect(mp, "e_" + std::string(ep).substr(0, std::string(ep).size() - 2));

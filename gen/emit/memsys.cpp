@@ -28,12 +28,12 @@ int log2_exact(long long v) {
 // The first unsupported property of the preset, as (field, message); empty field: supported.
 std::pair<std::string, std::string> unsupported(const AccelConfig& cfg) {
   const ScratchpadConfig& s = cfg.scratchpad;
-  if (s.organization == SpmOrganization::Smp)
-    return {"scratchpad.organization",
-            fmt::format("capsgen_memsys supports the 'sep' and 'hy' organizations, not '{}': SMP keeps the partial sums "
-                        "in the shared memory, whose psum codes would need 32-bit lanes there (it has 8-bit lanes; "
-                        "issue 7)",
-                        to_string(s.organization))};
+  const bool smp = s.organization == SpmOrganization::Smp;
+  if (smp && s.shared.width_bits < kMemsysPsumLaneBits)
+    return {"scratchpad.shared.width_bits",
+            fmt::format("capsgen_memsys keeps SMP's psum codes in {}-bit lanes of the shared memory's words: {}-bit words "
+                        "hold none (docs/memory-system.md 2.2)",
+                        kMemsysPsumLaneBits, s.shared.width_bits)};
   const bool hy = s.organization == SpmOrganization::Hy;
   const ActGeometry ag = act_geometry(cfg);
   const int lane = kMemsysElementLaneBits;
@@ -55,7 +55,7 @@ std::pair<std::string, std::string> unsupported(const AccelConfig& cfg) {
   if (cfg.widths.psum > kMemsysPsumLaneBits)
     return {"widths.psum", fmt::format("capsgen_memsys stores one psum code per {}-bit lane: {} bits do not fit",
                                        kMemsysPsumLaneBits, cfg.widths.psum)};
-  if (s.acc.width_bits < kMemsysPsumLaneBits)
+  if (!smp && s.acc.width_bits < kMemsysPsumLaneBits)
     return {"scratchpad.acc.width_bits",
             fmt::format("capsgen_memsys needs acc words of at least {} bits (one psum code per 32-bit lane), got {}",
                         kMemsysPsumLaneBits, s.acc.width_bits)};
@@ -67,13 +67,16 @@ std::pair<std::string, std::string> unsupported(const AccelConfig& cfg) {
     int n;
     const char* what;
   };
-  std::vector<Access> acc = {
-      {"drd (vector read)", "scratchpad.data.banks", &s.data, lane, cfg.array.rows, "array.rows"},
-      {"wr (record write)", "scratchpad.data.banks", &s.data, lane, cfg.array.cols, "array.cols"},
-      {"wrd (tile row)", "scratchpad.weight.banks", &s.weight, lane, cfg.array.cols, "array.cols"},
-      {"brd (bias row)", "scratchpad.acc.banks", &s.acc, kMemsysPsumLaneBits, cfg.array.cols, "array.cols"},
-  };
-  if (hy) {  // the shared memory takes drd vectors, wr records and tile rows too
+  std::vector<Access> acc;
+  if (smp) {
+    acc.push_back({"brd (bias row)", "scratchpad.shared.banks", &s.shared, kMemsysPsumLaneBits, cfg.array.cols, "array.cols"});
+  } else {
+    acc = {{"drd (vector read)", "scratchpad.data.banks", &s.data, lane, cfg.array.rows, "array.rows"},
+           {"wr (record write)", "scratchpad.data.banks", &s.data, lane, cfg.array.cols, "array.cols"},
+           {"wrd (tile row)", "scratchpad.weight.banks", &s.weight, lane, cfg.array.cols, "array.cols"},
+           {"brd (bias row)", "scratchpad.acc.banks", &s.acc, kMemsysPsumLaneBits, cfg.array.cols, "array.cols"}};
+  }
+  if (hy || smp) {  // the shared memory takes drd vectors, wr records and tile rows too
     acc.push_back({"drd (vector read)", "scratchpad.shared.banks", &s.shared, lane, cfg.array.rows, "array.rows"});
     acc.push_back({"wr (record write)", "scratchpad.shared.banks", &s.shared, lane, cfg.array.cols, "array.cols"});
     acc.push_back({"wrd (tile row)", "scratchpad.shared.banks", &s.shared, lane, cfg.array.cols, "array.cols"});
@@ -142,10 +145,21 @@ MemsysGeometry memsys_geometry(const AccelConfig& cfg) {
                      it == cfg.locations.end() ? 0 : it->second.column, field, msg);
   }
   MemsysGeometry mg;
-  long long elem = 0;
+  mg.smp = cfg.scratchpad.organization == SpmOrganization::Smp;
+  std::vector<std::pair<SpmGeometry, std::string>> ranges;  // (geometry named as the range, scratchpad)
   for (const SpmGeometry& g : spm_memories(cfg)) {
+    if (mg.smp) {  // the acc view first: elements [0, S/4), then the bytes
+      SpmGeometry v = g;
+      v.name = "acc";
+      ranges.push_back({v, g.name});
+    }
+    ranges.push_back({g, g.name});
+  }
+  long long elem = 0;
+  for (const auto& [g, phys] : ranges) {
     MemsysMemory m;
     m.g = g;
+    m.phys = phys;
     m.lane_bits = g.name == "acc" ? kMemsysPsumLaneBits : kMemsysElementLaneBits;
     m.lanes = g.mem.width_bits / m.lane_bits;
     m.words = static_cast<long long>(g.mem.banks) * g.mem.sectors * g.words_per_sector;
@@ -224,9 +238,10 @@ Module build_memsys(const AccelConfig& cfg) {
   const int ZW = mg.spm_size_bits;
   const int R = mg.rows, C = mg.cols, OB = mg.out_bits;
   const bool pg = cfg.scratchpad.power_gating;
-  const MemsysMemory& md = mg.mems[0];
   // HY: the shared memory is mems[3], three ports per bank: p0 drd, p1 wrd and wr, p2 the DMA.
-  const bool hy = mg.mems.size() == 4;
+  // SMP: mems = {acc view, shared}, one scratchpad: p0 drd, p1 wrd and wr, p2 brd and the DMA.
+  const bool smp = mg.smp;
+  const bool hy = !smp && mg.index("shared") >= 0;
 
   std::string map;
   for (const MemsysMemory& m : mg.mems)
@@ -266,8 +281,33 @@ Module build_memsys(const AccelConfig& cfg) {
       "Counters ({} bits, wrap): bank accesses (words) per memory by the engine and by the DMA, writer\n"
       "and DMA wait cycles, bank accesses per memory and sector (shared: of all three ports).",
       map, R, C, C, mg.psum, OB, pg ? " or when the word's sector is not usable (its sleep_ack is high)" : "", KB);
+  const std::string smp_doc = fmt::format(
+      "Memory system, SMP organization (docs/rtl-memsys.md, docs/memory-system.md 2.2): one shared scratchpad\n"
+      "(capsgen_spm_shared, three ports per bank) seen as two ranges of the element space: its 32-bit lanes\n"
+      "(acc: bias and init psum codes) and its bytes (shared: data, weights, results). Acc element r is the\n"
+      "shared bytes 4r .. 4r + 3 (the same word, bank, row and sector).\n"
+      "Address map (element a of a range: word (a - base) / E, lane (a - base) % E, bank word % B,\n"
+      "bank row word / B = {{sector, word in sector}}):\n"
+      "{}"
+      "Ports: p0 drd, p1 wrd and wr, p2 brd and the DMA. Engine reads (drd, wrd -> shared bytes, brd -> acc\n"
+      "lanes) have priority and a fixed latency: data in the cycle after the enable; a vector/row access\n"
+      "reads every bank it spans in one cycle and rotates lanes. drd: 1 element in lane 0 (the other lanes 0)\n"
+      "or {} with drd_vec_i; wrd: {} weight codes; brd: {} psum codes (the low {} bits of each 32-bit lane).\n"
+      "wr -> shared bytes: 1 result in lane 0, or with wr_vec_i lane c at wr_addr_i + c where wr_mask_i[c];\n"
+      "result codes ({} bits) are stored sign-extended to 8 bits with byte-lane write enables. wr_ready_o is\n"
+      "low exactly when a wrd of the same cycle (also port p1) uses a bank the write needs; a drd (p0) never\n"
+      "blocks it (it reads the word before the write). It depends combinationally on wrd_* and wr_*.\n"
+      "DMA (spm_*, port p2): an element address in either range and a size (2^spm_size_i bytes, the low bytes\n"
+      "of spm_wdata_i / spm_rdata_o; acc: whole 4-byte lanes); lowest priority: spm_gnt_o is low when any\n"
+      "engine port uses that bank this cycle{}.\n"
+      "An access outside the ranges, crossing a word, not a whole number of lanes or wider than the word is\n"
+      "granted and dropped (a read returns 0). Out-of-range engine accesses are dropped.\n"
+      "err_o (sticky, registered): a dropped access or the scratchpad's error flag (err_sticky_o).\n"
+      "Counters ({} bits, wrap): bank accesses per range by the engine and by the DMA, writer and DMA wait\n"
+      "cycles, bank accesses per sector of the scratchpad (all three ports).",
+      map, R, C, C, mg.psum, OB, pg ? " or when the word's sector is not usable (its sleep_ack is high)" : "", KB);
   Module m(kMemsysModule,
-           hy ? hy_doc : fmt::format(
+           smp ? smp_doc : hy ? hy_doc : fmt::format(
                "Memory system, SEP organization (docs/rtl-memsys.md): the data, weight and acc scratchpads\n"
                "(capsgen_spm_*, one port per bank) behind the compute engine's memory ports and the DMA's SPM port.\n"
                "Address map (element a of a memory: word (a - base) / E, lane (a - base) % E, bank word % B,\n"
@@ -295,17 +335,17 @@ Module build_memsys(const AccelConfig& cfg) {
                map, R, C, C, mg.psum, OB,
                pg ? " or when the word's sector is not usable (its sleep_ack is high)" : "", KB));
   m.clock_and_reset()
-      .input("drd_en_i", "1", hy ? "engine data read (data or shared memory)" : "engine data read (data memory)")
+      .input("drd_en_i", "1", smp ? "engine data read (shared memory)" : hy ? "engine data read (data or shared memory)" : "engine data read (data memory)")
       .input("drd_vec_i", "1", fmt::format("with drd_en_i: {} consecutive elements (else one)", R))
       .input("drd_addr_i", str(AW), "element address (the first one of a vector)")
       .output("drd_data_o", str(R * mg.data), fmt::format("cycle after drd_en_i: element r in [r*{0} +: {0}]", mg.data))
-      .input("wrd_en_i", "1", hy ? "engine weight row read (weight or shared memory)" : "engine weight row read (weight memory)")
+      .input("wrd_en_i", "1", smp ? "engine weight row read (shared memory)" : hy ? "engine weight row read (weight or shared memory)" : "engine weight row read (weight memory)")
       .input("wrd_addr_i", str(AW), "address of the row's first element")
       .output("wrd_data_o", str(C * mg.weight), fmt::format("cycle after wrd_en_i: {} consecutive weight codes", C))
-      .input("brd_en_i", "1", "engine bias read (acc memory)")
+      .input("brd_en_i", "1", smp ? "engine bias read (acc lanes of the shared memory)" : "engine bias read (acc memory)")
       .input("brd_addr_i", str(AW), "address of the first psum code")
       .output("brd_data_o", str(C * mg.psum), fmt::format("cycle after brd_en_i: {} consecutive psum codes", C))
-      .input("wr_en_i", "1", hy ? "engine result write (data, weight or shared memory)" : "engine result write (data or weight memory)")
+      .input("wr_en_i", "1", smp ? "engine result write (shared memory)" : hy ? "engine result write (data, weight or shared memory)" : "engine result write (data or weight memory)")
       .input("wr_vec_i", "1", fmt::format("with wr_en_i: lane c at wr_addr_i + c where wr_mask_i[c] (c < {})", C))
       .input("wr_mask_i", str(C), "lanes of a wr_vec_i write")
       .input("wr_addr_i", str(AW), "element address (lane 0's; selects the memory)")
@@ -315,13 +355,14 @@ Module build_memsys(const AccelConfig& cfg) {
       .input("spm_req_i", "1", "DMA access")
       .output("spm_gnt_o", "1", "DMA access accepted this cycle")
       .input("spm_we_i", "1", "DMA: 1 write, 0 read")
-      .input("spm_addr_i", str(SA), hy ? "DMA element address (data, weight, acc, shared elements)" : "DMA element address (data, weight, acc elements)")
+      .input("spm_addr_i", str(SA), smp ? "DMA element address (acc lanes, shared bytes)" : hy ? "DMA element address (data, weight, acc, shared elements)" : "DMA element address (data, weight, acc elements)")
       .input("spm_size_i", str(ZW), fmt::format("DMA access of 2^size bytes (0..{}; whole lanes of one word)", mg.spm_max_size))
       .input("spm_wdata_i", str(DW), "DMA write data: the access's bytes in the low bytes")
       .output("spm_rvalid_o", "1", "read data of the read granted in the previous cycle")
       .output("spm_rdata_o", str(DW), "DMA read data: the access's bytes in the low bytes, zeros above");
   for (const MemsysMemory& mm : mg.mems) {
     if (!pg) break;
+    if (mm.view()) continue;  // its scratchpad's sectors
     m.input(fmt::format("sleep_req_{}_i", mm.g.name), str(mm.g.mem.sectors), fmt::format("{} memory: per sector 1 = sleep", mm.g.name));
     m.output(fmt::format("sleep_ack_{}_o", mm.g.name), str(mm.g.mem.sectors),
              fmt::format("{} memory: per sector 1 = asleep or waking (not usable)", mm.g.name));
@@ -333,6 +374,7 @@ Module build_memsys(const AccelConfig& cfg) {
     m.output(fmt::format("cnt_dma_rd_{}_o", n), str(KB), fmt::format("{} memory: reads by the DMA", n));
     m.output(fmt::format("cnt_dma_wr_{}_o", n), str(KB), fmt::format("{} memory: writes by the DMA", n));
     m.output(fmt::format("cnt_dma_wait_{}_o", n), str(KB), fmt::format("{} memory: cycles with spm_req_i & ~spm_gnt_o", n));
+    if (mm.view()) continue;  // SMP's acc lanes: their sectors are the shared memory's
     m.output(fmt::format("cnt_sector_{}_o", n), str(mm.g.mem.sectors * KB),
              fmt::format("{} memory: bank accesses (reads + writes, all ports) per sector s in [s*{} +: {}]", n, KB, KB));
   }
@@ -351,18 +393,31 @@ Module build_memsys(const AccelConfig& cfg) {
     int out_bits;    // read: element bits on the port
     int sport = -1;  // the shared memory's port (p0, p1), -1 for a one-port memory
   };
-  std::vector<EPort> eports = {{"drd", "drd", 0, false, R, mg.data},   {"wr", "wr", 0, true, C, OB},
-                               {"wrw", "wr", 1, true, C, OB},          {"wrd", "wrd", 1, false, C, mg.weight},
-                               {"brd", "brd", 2, false, C, mg.psum}};
-  if (hy) {
-    eports.push_back({"drs", "drd", 3, false, R, mg.data, 0});
-    eports.push_back({"wrs", "wr", 3, true, C, OB, 1});
-    eports.push_back({"wrds", "wrd", 3, false, C, mg.weight, 1});
+  const int ish = mg.index("shared");
+  std::vector<EPort> eports;
+  if (smp) {  // brd reaches the acc lanes (mems[0]) through the scratchpad's port p2
+    eports = {{"brd", "brd", mg.index("acc"), false, C, mg.psum, 2}};
+  } else {
+    eports = {{"drd", "drd", 0, false, R, mg.data},   {"wr", "wr", 0, true, C, OB},
+              {"wrw", "wr", 1, true, C, OB},          {"wrd", "wrd", 1, false, C, mg.weight},
+              {"brd", "brd", 2, false, C, mg.psum}};
   }
+  if (ish >= 0) {
+    eports.push_back({"drs", "drd", ish, false, R, mg.data, 0});
+    eports.push_back({"wrs", "wr", ish, true, C, OB, 1});
+    eports.push_back({"wrds", "wrd", ish, false, C, mg.weight, 1});
+  }
+  const auto on_shared = [&](const EPort& p) { return p.mem == ish; };
   // The shared memory's decoder of an input port ("" when none): the port reaches that memory too.
   const auto shared_of = [&](const std::string& in) -> std::string {
     for (const EPort& p : eports)
-      if (p.mem == 3 && p.in == in) return p.name;
+      if (on_shared(p) && p.in == in) return p.name;
+    return "";
+  };
+  // The port's decoder of a one-port memory ("" when none: SMP).
+  const auto single_of = [&](const std::string& in) -> std::string {
+    for (const EPort& p : eports)
+      if (!on_shared(p) && p.in == in && !p.write) return p.name;
     return "";
   };
   std::string err_range;
@@ -406,9 +461,11 @@ Module build_memsys(const AccelConfig& cfg) {
       m.assign(x + "_ok", lo + below(p.nmax - 1));
     }
     // A read is dropped when no memory the port reaches holds it whole.
-    if (!p.write && p.mem != 3)
-      orj(err_range, shared_of(p.in).empty() ? fmt::format("({}_en_i & ~{}_ok)", x, x)
-                                             : fmt::format("({}_en_i & ~{}_ok & ~{}_ok)", x, x, shared_of(p.in)));
+    if (!p.write && !on_shared(p))
+      orj(err_range, shared_of(p.in).empty() ? fmt::format("({}_en_i & ~{}_ok)", p.in, x)
+                                             : fmt::format("({}_en_i & ~{}_ok & ~{}_ok)", p.in, x, shared_of(p.in)));
+    else if (!p.write && single_of(p.in).empty())
+      orj(err_range, fmt::format("({}_en_i & ~{}_ok)", p.in, x));
     m.assign(x + "_rel", base > 0 ? fmt::format("{} - {}", bits(a, REL - 1, 0), lit(REL, base % (1LL << REL)))
                                   : bits(a, REL - 1, 0));
     if (RB > 0) m.assign(x + "_row0", bits(x + "_rel", REL - 1, SBITS));
@@ -472,12 +529,12 @@ Module build_memsys(const AccelConfig& cfg) {
       }
     } else {
       // Read data: the memory's banks rotated back by the registered rotation.
-      const std::string rd = p.sport >= 0 ? fmt::format("{}_p{}_rdata", mm.g.name, p.sport) : mm.g.name + "_rdata";
+      const std::string rd = p.sport >= 0 ? fmt::format("{}_p{}_rdata", mm.phys, p.sport) : mm.phys + "_rdata";
       if (SBITS > 0) {
         m.reg(x + "_s_q", str(SBITS), "rotation of the read issued in the previous cycle");
         rd_body.push_back(if_(p.in + "_en_i", {nb(x + "_s_q", x + "_s")}));
       }
-      if (x == "drd") {
+      if (x == (single_of("drd").empty() ? shared_of("drd") : "drd")) {  // once, with drd's first decoder
         m.reg("drd_vec_q", "1", "the previous cycle's read was a vector");
         vec_reset.push_back(nb("drd_vec_q", "1'b0"));
         vec_body.push_back(if_("drd_en_i", {nb("drd_vec_q", "drd_vec_i")}));
@@ -497,14 +554,14 @@ Module build_memsys(const AccelConfig& cfg) {
       // The port's data: from this memory, or (a port that reaches the shared memory too, assigned with
       // its shared decoder) from the memory the read went to.
       std::string other;
-      if (p.mem == 3) {
-        other = p.in;  // the port's one-port memory's decoder has the input's name
+      if (on_shared(p) && !single_of(p.in).empty()) {
+        other = single_of(p.in);  // the port's one-port memory's decoder (HY)
         const std::string q = p.in + "_shared_q";
         m.reg(q, "1", "the previous cycle's read went to the shared memory");
         vec_reset.push_back(nb(q, "1'b0"));
         vec_body.push_back(if_(p.in + "_en_i", {nb(q, x + "_ok")}));
       }
-      if (p.mem == 3 || shared_of(p.in).empty()) {
+      if (on_shared(p) || shared_of(p.in).empty()) {
         for (int i = 0; i < p.nmax; ++i) {
           std::string v = bits(x + "_rot", i * LW + p.out_bits - 1, i * LW);
           if (!other.empty())
@@ -518,18 +575,27 @@ Module build_memsys(const AccelConfig& cfg) {
 
   // ---- writer arbitration ----
   m.blank();
-  m.comment(hy ? "The writer waits while the same memory's read of this cycle uses one of its banks (data: drd, weight:\n"
+  m.comment(smp ? "The writer waits while a wrd of this cycle (port p1, like the writer) uses one of its banks; a drd\n"
+                  "(port p0) reads the word before the write; a write outside the shared bytes is dropped."
+           : hy ? "The writer waits while the same memory's read of this cycle uses one of its banks (data: drd, weight:\n"
                  "wrd, shared: wrd on port p1; a drd of the shared memory uses p0 and reads the word before the write);\n"
                  "a write in none of the memories is dropped."
                : "The writer waits while the same memory's read of this cycle uses one of its banks (data: drd, weight:\n"
                  "wrd); a write in neither memory is dropped.");
   m.wire("wr_ready", "1");
   m.wire("wr_go", "1", "the write happens this cycle");
-  const int BD = md.g.mem.banks, BW = mg.mems[1].g.mem.banks;
-  std::string ready = fmt::format("((wr_bank & drd_bank) == {}) & ((wrw_bank & wrd_bank) == {})", lit(BD, 0), lit(BW, 0));
-  if (hy) ready += fmt::format(" & ((wrs_bank & wrds_bank) == {})", lit(mg.mems[3].g.mem.banks, 0));
+  std::string ready, wr_ok;
+  const auto conflict = [&](const std::string& w, const std::string& r, int mem) {
+    orj(wr_ok, w + "_ok");
+    ready += fmt::format("{}(({}_bank & {}_bank) == {})", ready.empty() ? "" : " & ", w, r, lit(mg.mems[std::size_t(mem)].g.mem.banks, 0));
+  };
+  if (!smp) {
+    conflict("wr", "drd", 0);
+    conflict("wrw", "wrd", 1);
+  }
+  if (ish >= 0) conflict("wrs", "wrds", ish);
   m.assign("wr_ready", ready);
-  orj(err_range, hy ? "(wr_en_i & ~wr_ok & ~wrw_ok & ~wrs_ok)" : "(wr_en_i & ~wr_ok & ~wrw_ok)");
+  orj(err_range, fmt::format("(wr_en_i & ~({}))", wr_ok));
   m.assign("wr_go", "wr_en_i & wr_ready");
   m.assign("wr_ready_o", "wr_ready");
 
@@ -586,13 +652,15 @@ Module build_memsys(const AccelConfig& cfg) {
                BB > 0 ? fmt::format("{}_ok & ({} == {})", n, bits(n + "_rel", LB + BB - 1, LB), lit(BB, b)) : n + "_ok");
     const int SB = mm.g.sector_bits, OBm = mm.g.offset_bits;
     if (pg) {
-      const std::string ack = mm.g.name + "_ack";
+      const std::string ack = mm.phys + "_ack";
       m.assign(n + "_usable", SB > 0 ? fmt::format("~{}[{}]", ack, bits(n + "_addr", mm.g.addr_bits - 1, OBm)) : "~" + ack);
     } else {
       m.assign(n + "_usable", "1'b1");
     }
     // The engine's banks of this memory (shared: all three ports' engine accesses).
-    const std::string eng = mm.g.name == "data"     ? "(drd_bank | (wr_bank & {" + str(B) + "{wr_go}}))"
+    // SMP: both ranges are one scratchpad, whose p2 also serves brd.
+    const std::string eng = smp                     ? "(drs_bank | wrds_bank | (wrs_bank & {" + str(B) + "{wr_go}}) | brd_bank)"
+                            : mm.g.name == "data"   ? "(drd_bank | (wr_bank & {" + str(B) + "{wr_go}}))"
                             : mm.g.name == "weight" ? "(wrd_bank | (wrw_bank & {" + str(B) + "{wr_go}}))"
                             : mm.g.name == "shared" ? "(drs_bank | wrds_bank | (wrs_bank & {" + str(B) + "{wr_go}}))"
                                                     : "brd_bank";
@@ -679,14 +747,17 @@ Module build_memsys(const AccelConfig& cfg) {
     const std::string rport = nm == "data" ? "drd" : (nm == "weight" ? "wrd" : "brd");
     const std::string wport = nm == "data" ? "wr" : (nm == "weight" ? "wrw" : "");
     const std::string ewr = nm + "_eng_wr";
-    if (mm.g.ports == 3) {
+    if (mm.view()) {
+      // SMP's acc lanes: no scratchpad of their own (the shared memory's block below serves them).
+    } else if (mm.g.ports == 3) {
       // HY's shared memory: port p0 serves drd (decoder drs), p1 wrd (wrds) and the result writer (wrs), p2
       // the DMA. A drd and a write of one word in one cycle: the read gets the word before the write.
+      // SMP: p2 serves brd too, and the DMA's accesses of both ranges (acc lanes, bytes).
       const std::string xb = str(B);
       m.blank();
-      m.comment(fmt::format("{} memory: three ports per bank (p0 drd, p1 wrd and wr, p2 the DMA): enables, addresses,\n"
+      m.comment(fmt::format("{} memory: three ports per bank (p0 drd, p1 wrd and wr, p2 {}the DMA): enables, addresses,\n"
                             "write data; the scratchpad.",
-                            nm));
+                            nm, smp ? "brd and " : ""));
       m.wire(ewr, xb, "banks written by the engine (port p1)");
       m.wire(nm + "_dma", xb, "bank accessed by the DMA (port p2)");
       for (int k = 0; k < 3; ++k) {
@@ -702,21 +773,27 @@ Module build_memsys(const AccelConfig& cfg) {
       }
       status_wires(mm, {nm + "_p0_rvalid", nm + "_p1_rvalid", nm + "_p2_rvalid"});
       m.assign(ewr, fmt::format("wrs_bank & {{{}{{wr_go}}}}", B));
-      m.assign(nm + "_dma", fmt::format("dma_{}_hit & {{{}{{dma_go}}}}", nm, B));
+      m.assign(nm + "_dma", smp ? fmt::format("(dma_{}_hit | dma_acc_hit) & {{{}{{dma_go}}}}", nm, B)
+                                : fmt::format("dma_{}_hit & {{{}{{dma_go}}}}", nm, B));
       m.assign(nm + "_p0_en", "drs_bank");
       m.assign(nm + "_p1_en", "wrds_bank | " + ewr);
       m.assign(nm + "_p1_we", ewr);
       m.assign(nm + "_p1_be", "wrs_bpos");
       m.assign(nm + "_p1_wdata", "wrs_bdata");
-      m.assign(nm + "_p2_en", nm + "_dma");
+      m.assign(nm + "_p2_en", smp ? "brd_bank | " + nm + "_dma" : nm + "_dma");
       m.assign(nm + "_p2_we", fmt::format("{0}_dma & {{{1}{{spm_we_i}}}}", nm, B));
-      m.assign(nm + "_p2_be", B == 1 ? fmt::format("dma_{}_be", nm) : fmt::format("{{{}{{dma_{}_be}}}}", B, nm));
-      m.assign(nm + "_p2_wdata", B == 1 ? fmt::format("dma_{}_wdata", nm) : fmt::format("{{{}{{dma_{}_wdata}}}}", B, nm));
+      // The DMA's access on p2: the acc range's (SMP, psum lanes) or the bytes'.
+      const auto dma_of = [&](const std::string& f) {
+        return smp ? fmt::format("(dma_acc_ok ? dma_acc_{0} : dma_{1}_{0})", f, nm) : fmt::format("dma_{}_{}", nm, f);
+      };
+      m.assign(nm + "_p2_be", B == 1 ? dma_of("be") : fmt::format("{{{}{{{}}}}}", B, dma_of("be")));
+      m.assign(nm + "_p2_wdata", B == 1 ? dma_of("wdata") : fmt::format("{{{}{{{}}}}}", B, dma_of("wdata")));
       for (int b = 0; b < B; ++b) {
         m.assign(sl(nm + "_p0_addr", b, AWm, B * AWm), fmt::format("drs_b{}_addr", b));
         m.assign(sl(nm + "_p1_addr", b, AWm, B * AWm),
                  fmt::format("{} ? wrds_b{}_addr : wrs_b{}_addr", bit_of("wrds_bank", b, B), b, b));
-        m.assign(sl(nm + "_p2_addr", b, AWm, B * AWm), fmt::format("dma_{}_addr", nm));
+        m.assign(sl(nm + "_p2_addr", b, AWm, B * AWm),
+                 smp ? fmt::format("{} ? brd_b{}_addr : {}", bit_of("brd_bank", b, B), b, dma_of("addr")) : dma_of("addr"));
       }
       Instance& inst = m.instance(mm.g.module, "u_spm_" + nm);
       inst.connect("clk_i", "clk_i").connect("rst_ni", "rst_ni");
@@ -792,7 +869,9 @@ Module build_memsys(const AccelConfig& cfg) {
 
     // Counters.
     m.comment(fmt::format("{} memory counters.", nm));
-    if (mm.g.ports == 3) {  // drd (p0) and wrd (p1) reads on one bank in one cycle count 2
+    if (mm.view()) {  // SMP's acc lanes: brd's bank reads
+      counter(fmt::format("cnt_eng_rd_{}_q", nm), bits_of("brd_bank", B));
+    } else if (mm.g.ports == 3) {  // drd (p0) and wrd (p1) reads on one bank in one cycle count 2
       std::vector<std::string> rd = bits_of("drs_bank", B);
       for (const std::string& t : bits_of("wrds_bank", B)) rd.push_back(t);
       counter(fmt::format("cnt_eng_rd_{}_q", nm), rd);
@@ -804,7 +883,7 @@ Module build_memsys(const AccelConfig& cfg) {
     counter(fmt::format("cnt_dma_rd_{}_q", nm), {fmt::format("dma_go & ~spm_we_i & dma_{}_ok", nm)});
     counter(fmt::format("cnt_dma_wr_{}_q", nm), {fmt::format("dma_go & spm_we_i & dma_{}_ok", nm)});
     counter(fmt::format("cnt_dma_wait_{}_q", nm), {fmt::format("spm_req_i & ~spm_gnt & dma_{}_ok", nm)});
-    for (int s = 0; s < SC; ++s) {
+    for (int s = 0; s < SC && !mm.view(); ++s) {
       std::vector<std::string> terms;
       // Every port's enabled banks (the shared memory: p0, p1, p2, each once).
       const std::vector<std::string> ports =
@@ -833,7 +912,7 @@ Module build_memsys(const AccelConfig& cfg) {
   for (const MemsysMemory& mm : mg.mems) {
     const std::string& nm = mm.g.name;
     const int W = mm.g.mem.width_bits, BB = mm.bank_log, LB = mm.lane_log;
-    const std::string rdv = mm.g.ports == 3 ? nm + "_p2_rdata" : nm + "_rdata";  // the shared memory's DMA port: p2
+    const std::string rdv = mm.g.ports == 3 ? mm.phys + "_p2_rdata" : nm + "_rdata";  // the shared memory's DMA port: p2
     const std::string word =
         BB > 0 ? fmt::format("{}[{{dma_{}_bank_q, {}}} +: {}]", rdv, nm, lit(clog2(W), 0), W) : rdv;
     const std::string w = fmt::format("dma_{}_word", nm);
@@ -867,7 +946,7 @@ Module build_memsys(const AccelConfig& cfg) {
     if (nm != "acc") m.assign(fmt::format("cnt_eng_wr_{}_o", nm), fmt::format("cnt_eng_wr_{}_q", nm));
     for (const char* k : {"dma_rd", "dma_wr", "dma_wait"})
       m.assign(fmt::format("cnt_{}_{}_o", k, nm), fmt::format("cnt_{}_{}_q", k, nm));
-    for (int s = 0; s < mm.g.mem.sectors; ++s)
+    for (int s = 0; s < mm.g.mem.sectors && !mm.view(); ++s)
       m.assign(expr_slice(fmt::format("cnt_sector_{}_o", nm), s, str(KB)), fmt::format("cnt_sector_{}_s{}_q", nm, s));
   }
   m.assign("cnt_wr_wait_o", "cnt_wr_wait_q");
@@ -890,12 +969,16 @@ std::string memsys_summary(const AccelConfig& cfg) {
   s += fmt::format("rows {}\ncols {}\ndata_bits {}\nweight_bits {}\npsum_bits {}\nout_bits {}\n", g.rows, g.cols, g.data,
                    g.weight, g.psum, g.out_bits);
   s += fmt::format("power_gating {}\nwakeup_cycles {}\n", cfg.scratchpad.power_gating ? 1 : 0, cfg.scratchpad.wakeup_cycles);
-  if (g.mems.size() == 4)
+  if (g.smp)
+    s += "organization smp\n# one scratchpad (shared): acc = its 32-bit lanes, shared = its bytes; ports p0 drd, p1 wrd and wr, p2 brd and the DMA\n";
+  else if (g.mems.size() == 4)
     s += "organization hy\n# the shared memory's ports: p0 drd, p1 wrd and wr, p2 the DMA\n";
   s += "# memory <name> <elem_base> <elements> <words> <banks> <sectors> <words_per_sector> <width_bits> <lane_bits>\n";
   for (const MemsysMemory& m : g.mems)
     s += fmt::format("memory {} {} {} {} {} {} {} {} {}\n", m.g.name, m.elem_base, m.elements, m.words, m.g.mem.banks,
                      m.g.mem.sectors, m.g.words_per_sector, m.g.mem.width_bits, m.lane_bits);
+  for (const MemsysMemory& m : g.mems)
+    if (m.view()) s += fmt::format("# view <range> <scratchpad>: the range's words are the scratchpad's (no sectors of its own)\nview {} {}\n", m.g.name, m.phys);
   return s;
 }
 

@@ -1,4 +1,4 @@
-// Memory system of the SEP and HY organizations (docs/memory-system.md section 2, docs/rtl-memsys.md):
+// Memory system of the SEP, HY and SMP organizations (docs/memory-system.md section 2, docs/rtl-memsys.md):
 // capsgen_memsys instantiates the organization's scratchpads (capsgen_spm_*: data, weight, acc with one
 // port per bank; HY adds the shared memory with three ports per bank) and maps onto their banks the
 // compute engine's four memory ports (drd, wrd, brd: fixed 1-cycle reads that never wait; wr: element
@@ -10,8 +10,9 @@
 // only on a wrd of its shared bank (p1), a DMA access on any engine access of its bank. Vector
 // and row accesses read or write all the banks they span in one cycle and rotate lanes. Counters
 // of bank accesses per memory, port and sector, waits of the writer and of the DMA, and a sticky
-// error output. The SMP organization (its psum codes would need 32-bit lanes in the shared memory)
-// and presets whose element codes do not fit the memories' 8-bit lanes are not supported:
+// error output. SMP: one three-port shared memory seen as bytes (data, weights, results: drd p0, wrd
+// and wr p1) and as 32-bit psum lanes (the acc view: brd p2), the DMA on p2 for both. Presets whose
+// element codes do not fit the memories' 8-bit lanes, or SMP with words under 32 bits, are not supported:
 // memsys_unsupported_reason() says why, and `capsgen generate` then writes memsys.txt with the reason
 // instead of the module.
 #pragma once
@@ -33,9 +34,14 @@ inline constexpr int kMemsysCounterBits = 32;  // every counter, wraps
 inline constexpr int kMemsysElementLaneBits = 8;  // data/weight memories: one element code per byte
 inline constexpr int kMemsysPsumLaneBits = 32;    // acc memory: one psum code per 32-bit lane
 
-// One memory of the organization as memsys sees it.
+// One memory of the organization as memsys sees it: a range of the element space over the words of
+// a scratchpad. SMP (docs/memory-system.md section 2.2) has two over one scratchpad: `acc`, the
+// shared memory's 32-bit lanes (a view: g is the shared memory's geometry named "acc"), and `shared`,
+// its bytes.
 struct MemsysMemory {
   SpmGeometry g;
+  std::string phys;        // the scratchpad holding the words (capsgen_spm_<phys>): g.name, or for a view "shared"
+  bool view() const { return phys != g.name; }
   int lane_bits = 0;       // 8 (data, weight, shared) or 32 (acc)
   int lanes = 0;           // E: elements per word
   long long words = 0;     // banks * sectors * words_per_sector
@@ -47,7 +53,14 @@ struct MemsysMemory {
 };
 
 struct MemsysGeometry {
-  std::vector<MemsysMemory> mems;  // data, weight, acc[, shared (HY)] (spm_memories order: element and word maps)
+  std::vector<MemsysMemory> mems;  // data, weight, acc[, shared (HY)], or SMP acc (view), shared: the element space's order
+  bool smp = false;
+  // Index of memory `name` in mems, -1 when the organization has none.
+  int index(const std::string& name) const {
+    for (std::size_t i = 0; i < mems.size(); ++i)
+      if (mems[i].g.name == name) return static_cast<int>(i);
+    return -1;
+  }
   int addr_bits = 0;      // engine element addresses (kGatherAddrBits)
   int spm_addr_bits = 0;  // DMA element address: clog2(total elements) (= memsys_element_addr_bits)
   int spm_data_bits = 0;  // DMA word: the widest memory word
@@ -85,7 +98,7 @@ int memsys_dma_lanes(const MemsysMemory& m, int size);
 
 Module build_memsys(const AccelConfig& cfg);
 std::string memsys_summary(const AccelConfig& cfg);
-// capsgen_memsys and memsys.txt (SEP and HY presets that fit); otherwise memsys.txt with the reason.
+// capsgen_memsys and memsys.txt (presets that fit); otherwise memsys.txt with the reason.
 void emit_memsys(const AccelConfig& cfg, Design& design);
 
 }  // namespace capsgen::emit

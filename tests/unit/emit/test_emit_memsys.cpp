@@ -151,7 +151,7 @@ TEST(EmitMemsys, ResultWritesReachDataAndWeight) {
   for (const char* s : {"assign wr_ok = wr_lane_ok[0] & (~wr_vec_i | ((wr_mask_i & ~wr_lane_ok) == 2'd0));",
                         "assign wrw_ok = (wr_addr_i >= 32'd2048) & wrw_lane_ok[0]",
                         "assign wr_ready = ((wr_bank & drd_bank) == 2'd0) & ((wrw_bank & wrd_bank) == 2'd0);",
-                        "(wr_en_i & ~wr_ok & ~wrw_ok)", "assign weight_eng_wr = wrw_bank & {2{wr_go}};",
+                        "(wr_en_i & ~(wr_ok | wrw_ok))", "assign weight_eng_wr = wrw_bank & {2{wr_go}};",
                         "assign dma_weight_free = ((dma_weight_hit & (wrd_bank | (wrw_bank & {2{wr_go}}))) == 2'd0)",
                         "assign cnt_eng_wr_weight_o = cnt_eng_wr_weight_q;"})
     EXPECT_NE(v.find(s), std::string::npos) << s;
@@ -171,24 +171,116 @@ TEST(EmitMemsys, NonPowerOfTwoSectors) {
   EXPECT_NE(v.find(">= 8'd100) ? 1'd1"), std::string::npos) << "sector decode by comparison with 100";
 }
 
-TEST(EmitMemsys, RejectsSmp) {
-  // SMP keeps partial sums in the shared memory, whose 8-bit lanes cannot hold psum codes.
-  AccelConfig cfg = preset("tiny-2x2");
-  cfg.scratchpad.organization = SpmOrganization::Smp;
-  cfg.scratchpad.data = cfg.scratchpad.weight = cfg.scratchpad.acc = {};
-  cfg.scratchpad.shared = {true, 4, 2, 2, 32};
+TEST(EmitMemsys, RejectsSmpWithNarrowWords) {
+  // SMP keeps psum codes in 32-bit lanes of the shared memory's words: 16-bit words hold none.
+  AccelConfig cfg = preset("tiny-2x2-smp");
+  cfg.scratchpad.shared.width_bits = 16;
   validate_accel_config(cfg);
-  EXPECT_NE(memsys_unsupported_reason(cfg).find("scratchpad.organization"), std::string::npos);
-  EXPECT_NE(memsys_unsupported_reason(cfg).find("not 'smp'"), std::string::npos) << memsys_unsupported_reason(cfg);
-  EXPECT_NE(memsys_unsupported_reason(cfg).find("32-bit lanes"), std::string::npos);
-  EXPECT_NE(reject_message(cfg).find("scratchpad.organization"), std::string::npos);
+  EXPECT_NE(memsys_unsupported_reason(cfg).find("scratchpad.shared.width_bits"), std::string::npos);
+  EXPECT_NE(memsys_unsupported_reason(cfg).find("32-bit lanes"), std::string::npos) << memsys_unsupported_reason(cfg);
+  EXPECT_NE(reject_message(cfg).find("scratchpad.shared.width_bits"), std::string::npos);
   // generate still works: no capsgen_memsys, memsys.txt says why.
   const Design d = build_design(cfg);
   EXPECT_FALSE(d.has_module(kMemsysModule));
   const OutputFile* txt = find(d, kMemsysSummaryName);
   ASSERT_NE(txt, nullptr);
   EXPECT_NE(txt->contents.find("supported 0"), std::string::npos);
-  EXPECT_NE(txt->contents.find("reason scratchpad.organization"), std::string::npos);
+  EXPECT_NE(txt->contents.find("reason scratchpad.shared.width_bits"), std::string::npos);
+}
+
+TEST(EmitMemsys, AddressMapSmp) {
+  // tiny-2x2-smp: one 4 KiB memory of 32-bit words (2 banks x 4 sectors x 128 words): the acc range
+  // [0, 1024) is its 32-bit lanes (one per word), the shared range [1024, 5120) its bytes.
+  const AccelConfig cfg = preset("tiny-2x2-smp");
+  EXPECT_EQ(memsys_unsupported_reason(cfg), "");
+  const MemsysGeometry g = memsys_geometry(cfg);
+  ASSERT_TRUE(g.smp);
+  ASSERT_EQ(g.mems.size(), 2u);
+  const MemsysMemory &acc = g.mems[0], &sh = g.mems[1];
+  EXPECT_EQ(acc.g.name, "acc");
+  EXPECT_EQ(acc.phys, "shared");
+  EXPECT_TRUE(acc.view());
+  EXPECT_EQ(acc.g.module, "capsgen_spm_shared");
+  EXPECT_EQ(acc.elem_base, 0);
+  EXPECT_EQ(acc.elements, 1024);
+  EXPECT_EQ(acc.lanes, 1);
+  EXPECT_EQ(acc.lane_bits, 32);
+  EXPECT_FALSE(sh.view());
+  EXPECT_EQ(sh.elem_base, 1024);
+  EXPECT_EQ(sh.elements, 4096);
+  EXPECT_EQ(sh.lanes, 4);
+  EXPECT_EQ(sh.g.ports, 3);
+  EXPECT_EQ(g.index("data"), -1);
+  EXPECT_EQ(g.spm_addr_bits, 13);
+  EXPECT_EQ(g.spm_addr_bits, memsys_element_addr_bits(cfg));
+  EXPECT_EQ(g.spm_addr_bits, dma_geometry(cfg).spm_addr_bits);
+  EXPECT_EQ(memsys_dma_lanes(acc, 2), 1);
+  EXPECT_EQ(memsys_dma_lanes(acc, 1), 0);
+  EXPECT_EQ(memsys_dma_lanes(sh, 2), 4);
+  // Acc element 261 and shared bytes 1024 + 4 * 261 + k are one word: 261, bank 1, row 130 = sector 1, word 2.
+  expect_location(memsys_locate_element(g, 261), 0, 261, 0, 1, 130, 1, 2);
+  for (int k = 0; k < 4; ++k) expect_location(memsys_locate_element(g, 1024 + 4 * 261 + k), 1, 261, k, 1, 130, 1, 2);
+  EXPECT_EQ(memsys_locate_element(g, 5120).memory, -1);
+  const std::string txt = memsys_summary(cfg);
+  EXPECT_NE(txt.find("organization smp"), std::string::npos);
+  EXPECT_NE(txt.find("memory acc 0 1024 1024 2 4 128 32 32\n"), std::string::npos) << txt;
+  EXPECT_NE(txt.find("memory shared 1024 4096 1024 2 4 128 32 8\n"), std::string::npos) << txt;
+  EXPECT_NE(txt.find("\nview acc shared\n"), std::string::npos) << txt;
+}
+
+TEST(EmitMemsys, SmpPortsCountersAndArbitration) {
+  const AccelConfig cfg = preset("tiny-2x2-smp");
+  const Module m = build_memsys(cfg);
+  auto width = [&m](const std::string& n) -> std::string {
+    for (const Port& port : m.ports())
+      if (port.name == n) return port.width;
+    return "";
+  };
+  // The engine and DMA ports are those of SEP and HY (the chip connects the same engine and DMA).
+  EXPECT_EQ(width("drd_data_o"), "16");
+  EXPECT_EQ(width("wrd_data_o"), "16");
+  EXPECT_EQ(width("brd_data_o"), "40");
+  EXPECT_EQ(width("spm_addr_i"), "13");
+  // One scratchpad: one handshake, sector counters of the shared memory only; per-range access counters.
+  EXPECT_EQ(width("sleep_req_shared_i"), "4");
+  EXPECT_EQ(width("sleep_req_acc_i"), "");
+  EXPECT_EQ(width("cnt_sector_shared_o"), "128");
+  EXPECT_EQ(width("cnt_sector_acc_o"), "");
+  for (const char* c : {"cnt_eng_rd_acc_o", "cnt_dma_rd_acc_o", "cnt_dma_wr_acc_o", "cnt_dma_wait_acc_o", "cnt_eng_rd_shared_o",
+                        "cnt_eng_wr_shared_o", "cnt_dma_rd_shared_o", "cnt_dma_wr_shared_o", "cnt_dma_wait_shared_o"})
+    EXPECT_EQ(width(c), "32") << c;
+  for (const char* c : {"cnt_eng_rd_data_o", "cnt_eng_wr_acc_o", "sleep_req_data_i"}) EXPECT_EQ(width(c), "") << c;
+  const std::string v = print_module(m);
+  EXPECT_EQ(v, print_module(build_memsys(cfg))) << "deterministic";
+  EXPECT_NE(v.find("Memory system, SMP organization"), std::string::npos);
+  EXPECT_EQ(v.find("initial"), std::string::npos);
+  for (const char* s : {
+           "assign brd_ok = (brd_addr_i < 32'd1023);",
+           "assign drs_ok = (drd_addr_i >= 32'd1024) & (drd_vec_i ? (drd_addr_i < 32'd5119) : (drd_addr_i < 32'd5120));",
+           "assign wrds_ok = (wrd_addr_i >= 32'd1024) & (wrd_addr_i < 32'd5119);",
+           "assign err_range = (brd_en_i & ~brd_ok) | (drd_en_i & ~drs_ok) | (wrd_en_i & ~wrds_ok) | (wr_en_i & ~(wrs_ok)) | "
+           "(spm_req_i & dma_drop);",
+           // The writer waits only on a wrd of its bank (both port p1).
+           "assign wr_ready = ((wrs_bank & wrds_bank) == 2'd0);",
+           // The DMA (p2, either range) waits on any engine port of the bank, brd (p2) included.
+           "assign dma_acc_free = ((dma_acc_hit & (drs_bank | wrds_bank | (wrs_bank & {2{wr_go}}) | brd_bank)) == 2'd0) & "
+           "dma_acc_usable;",
+           "assign dma_acc_usable = ~shared_ack[dma_acc_addr[8:7]];",
+           // Ports: p0 drd, p1 wrd and wr, p2 brd and the DMA of both ranges.
+           "assign shared_p0_en = drs_bank;", "assign shared_p1_en = wrds_bank | shared_eng_wr;",
+           "assign shared_dma = (dma_shared_hit | dma_acc_hit) & {2{dma_go}};", "assign shared_p2_en = brd_bank | shared_dma;",
+           "assign shared_p2_be = {2{(dma_acc_ok ? dma_acc_be : dma_shared_be)}};",
+           "assign shared_p2_addr[8:0] = brd_bank[0] ? brd_b0_addr : (dma_acc_ok ? dma_acc_addr : dma_shared_addr);",
+           // Reads: brd's lanes from p2, drd's from p0 (no other memory to choose from).
+           "assign brd_rot2 = {shared_p2_rdata, shared_p2_rdata} >> {brd_s_q, 5'd0};",
+           "assign brd_data_o[39:20] = brd_rot[51:32];", "assign drd_data_o[7:0] = drs_rot[7:0];",
+           "assign drd_data_o[15:8] = drd_vec_q ? drs_rot[15:8] : 8'd0;",
+           "assign dma_acc_word = shared_p2_rdata[{dma_acc_bank_q, 5'd0} +: 32];",
+           // Counters: brd's reads as the acc range's, the sectors over all three ports.
+           "cnt_eng_rd_acc_inc_q <= {1'd0, (brd_bank[0])} + {1'd0, (brd_bank[1])};",
+           "(shared_p2_en[1] & (shared_p2_addr[17:16] == 2'd3))", "capsgen_spm_shared u_spm_shared ("})
+    EXPECT_NE(v.find(s), std::string::npos) << s;
+  EXPECT_EQ(v.find("u_spm_acc"), std::string::npos);
 }
 
 TEST(EmitMemsys, RejectsWideCodes) {
@@ -342,7 +434,7 @@ TEST(EmitMemsys, HyPortsCountersAndArbitration) {
            "assign wrds_ok = (wrd_addr_i >= 32'd3328) & (wrd_addr_i < 32'd5375);",
            "assign wrs_ok = (wr_addr_i >= 32'd3328) & wrs_lane_ok[0]",
            "(drd_en_i & ~drd_ok & ~drs_ok)", "(wrd_en_i & ~wrd_ok & ~wrds_ok)", "(brd_en_i & ~brd_ok)",
-           "(wr_en_i & ~wr_ok & ~wrw_ok & ~wrs_ok)",
+           "(wr_en_i & ~(wr_ok | wrw_ok | wrs_ok))",
            // The writer waits on the wrd of the shared memory (both port p1), never on its drd (p0).
            "assign wr_ready = ((wr_bank & drd_bank) == 2'd0) & ((wrw_bank & wrd_bank) == 2'd0) & ((wrs_bank & wrds_bank) == 2'd0);",
            // The DMA (p2) waits on any engine port of the bank.

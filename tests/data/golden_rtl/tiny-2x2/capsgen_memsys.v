@@ -599,7 +599,7 @@ module capsgen_memsys (
   // Read-side registers, counters, the sticky range error.
   wire err_range;  // an access outside its memory this cycle
   reg err_range_q;
-  assign err_range = (drd_en_i & ~drd_ok) | (wrd_en_i & ~wrd_ok) | (brd_en_i & ~brd_ok) | (wr_en_i & ~wr_ok & ~wrw_ok) | (spm_req_i & dma_drop);
+  assign err_range = (drd_en_i & ~drd_ok) | (wrd_en_i & ~wrd_ok) | (brd_en_i & ~brd_ok) | (wr_en_i & ~(wr_ok | wrw_ok)) | (spm_req_i & dma_drop);
   always @(posedge clk_i) begin
     if (drd_en_i) begin
       drd_s_q <= drd_s;
