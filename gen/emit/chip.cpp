@@ -93,6 +93,11 @@ isa::FrameGeometry chip_frame_geometry(const AccelConfig& cfg) {
 
 std::string chip_unsupported_reason(const AccelConfig& cfg) {
   if (std::string why = memsys_unsupported_reason(cfg); !why.empty()) return why;
+  // DRAM stores codes of up to 16 bits in 1 or 2 bytes; the DMA moves bias (psum) codes as 4 bytes.
+  if (cfg.widths.psum <= 16)
+    return fmt::format("widths.psum: {}-bit bias codes are stored in {} in DRAM; the chip's DMA moves bias codes of "
+                       "4 bytes into the 32-bit lanes (widening narrower bias codes is not built)",
+                       cfg.widths.psum, cfg.widths.psum <= 8 ? "1 byte" : "2 bytes");
   for (const SpmGeometry& m : spm_memories(cfg))
     if (m.power_gating && m.mem.sectors > 32)
       return fmt::format("scratchpad.{}.sectors: {} sectors, more than a PMU frame's 32-bit awake field holds", m.name,
@@ -190,8 +195,9 @@ Module build_frame_sequencer(const AccelConfig& cfg) {
   m.assign("last_pay", fmt::format("rsp_pay & (rcv_q == len_q - {})", lit(WB, 1)));
   m.assign("is_eng", "full_q & (kind == 2'd0)");
   m.assign("is_dma", "full_q & (kind == 2'd1)");
-  m.assign("is_pmu", pg ? "full_q & (kind == 2'd2)" : "1'b0");
-  m.assign("refused", pg ? "is_eng & pending" : "(is_eng & pending) | (full_q & (kind == 2'd2))");
+  m.assign("is_pmu", "full_q & (kind == 2'd2)");
+  // Without power gating there is no PMU: a PMU frame is refused.
+  m.assign("refused", pg ? "is_eng & pending" : "(is_eng & pending) | is_pmu");
   m.assign("stop", "(full_q & (kind == 2'd3)) | refused");
   m.assign("eng_valid_o", fmt::format("is_eng & ~pending & (outst_q <= wait_dma)"));
   m.assign("dma_valid_o", "is_dma & (~wait_engine | eng_ready_i)");

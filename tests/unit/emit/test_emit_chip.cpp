@@ -77,6 +77,18 @@ TEST(EmitChip, HeaderFieldsFromTheHeaderLayout) {
   EXPECT_EQ(count(text, "6'd" + std::to_string(isa::payload_words(isa::FrameKind::kDma, g))), 1);
 }
 
+// Bias codes of 16 bits or fewer sit in 1 or 2 bytes of DRAM; the chip's DMA moves 4-byte bias codes:
+// no chip then, with the reason (and not a failure later in the compiler's frames).
+TEST(EmitChip, NarrowPsumCodesHaveNoChip) {
+  AccelConfig cfg = preset("tiny-2x2");
+  EXPECT_EQ(chip_unsupported_reason(cfg), "");
+  cfg.widths.psum = 16;
+  EXPECT_NE(chip_unsupported_reason(cfg).find("widths.psum: 16-bit bias codes are stored in 2 bytes"), std::string::npos)
+      << chip_unsupported_reason(cfg);
+  cfg.widths.psum = 17;
+  EXPECT_EQ(chip_unsupported_reason(cfg), "");
+}
+
 TEST(EmitChip, NoPmuWithoutPowerGating) {
   AccelConfig cfg = preset("small-4x4");
   cfg.scratchpad.power_gating = false;
@@ -86,7 +98,8 @@ TEST(EmitChip, NoPmuWithoutPowerGating) {
   EXPECT_EQ(count(chip, "sleep_req"), 0);
   EXPECT_EQ(count(seq, "pmu_valid_o"), 0);
   // A PMU frame is refused (no payload table): the sequencer stops with error_o.
-  EXPECT_EQ(count(seq, "assign refused = (is_eng & pending) | (full_q & (kind == 2'd2));"), 1);
+  EXPECT_EQ(count(seq, "assign is_pmu = full_q & (kind == 2'd2);"), 1);
+  EXPECT_EQ(count(seq, "assign refused = (is_eng & pending) | is_pmu;"), 1);
 }
 
 TEST(EmitChip, OnlyWhereTheMemorySystemExists) {
