@@ -31,8 +31,31 @@
 //      HY adds accesses straddling memory boundaries (drd vectors data|weight, weight|acc, acc|shared,
 //      wrd rows acc|shared and past shared, wr records past shared), brd and drd into memories their
 //      port does not reach, and a read of a sleeping shared sector.
+// SMP (memsys.txt: `organization smp`, `view acc shared`; docs/memory-system.md 2.2): one scratchpad
+// (the shared memory, three ports per bank) seen as two ranges of the element space: acc = its 32-bit
+// lanes, shared = its bytes. The reference keeps one storage (the bytes; acc element r is bytes 4r ..
+// 4r + 3, byte j at bits [8j +: 8] of the lane), so a write through either range is seen through the
+// other. drd (p0), wrd and wr (p1) reach the bytes only, brd (p2) the acc lanes only, the DMA (p2) both;
+// the writer waits on a wrd of its bank (p1), never on drd (p0) or brd (p2); the DMA waits on any
+// engine access of its bank (brd included, for either range) and on a sleeping sector; counters per
+// range, sectors of the one scratchpad over all three ports; one sleep handshake (shared).
+//   1. fill: every word once, through a random range (whole words of acc lanes or of bytes);
+//   2. random phases as above, drd/wrd/wr always into the bytes, brd into the lanes, the DMA into both
+//      ranges (every legal size), the lanes' hot window on the bytes' one so the views meet; the
+//      sleeping sector is the scratchpad's, DMA requests of both ranges steered into it;
+//   3. the shared-memory directed cases of HY, then SMP ones: DMA lane writes read back through drd/wrd
+//      and DMA byte reads, wr and DMA byte writes read back through brd and DMA lane reads, brd beside a
+//      DMA access of its bank (waits) and beside a wr of its word (the write happens), DMA lane writes
+//      beside drd/wrd/wr of the word (wait), drd + wrd + brd of one word;
+//   4. counters: acc (brd reads, DMA), shared (drd + wrd reads, wr, DMA), sectors (all three ports);
+//   5. negative: drd/wrd/wr into the acc range, brd into the bytes, vectors, rows and records crossing
+//      acc|shared or the end, the DMA kinds above for both ranges, brd and drd of a sleeping sector.
+// Coverage (SMP): the run fails unless the random phases had brd reads, DMA lane reads and writes, DMA
+// waits of each range caused by brd and by drd/wrd/wr, brd beside a write of its word and beside
+// drd/wrd on a bank, reads through each range of bytes last written through the other, (power gating)
+// DMA requests of both ranges to the sleeping sector; besides the shared-memory coverage of HY.
 // On a mismatch: MISMATCH block=memsys cycle=<c> port=<p> addr=<a> expected=<v> actual=<v>.
-// Without memsys (smp, or a preset memsys does not support: memsys.txt says why) it prints SKIP.
+// Without memsys (a preset memsys does not support: memsys.txt says why) it prints SKIP.
 #include <cstdio>
 #include <fstream>
 #include <memory>
@@ -62,6 +85,8 @@ struct Info {
   std::string reason;
   int aw = 0, sa = 0, dw = 0, size_bits = 0, max_size = 0, rows = 0, cols = 0, data = 0, weight = 0, psum = 0, ob = 0, pg = 0, wake = 0;
   std::vector<Mem> mems;
+  std::string organization;                                // "hy", "smp" ("" for SEP: no line)
+  std::vector<std::pair<std::string, std::string>> views;  // (range, scratchpad): SMP's acc lanes of shared
 };
 
 Info load_info(const std::string& dir) {
@@ -89,6 +114,12 @@ Info load_info(const std::string& dir) {
     else if (k == "out_bits") ls >> in.ob;
     else if (k == "power_gating") ls >> in.pg;
     else if (k == "wakeup_cycles") ls >> in.wake;
+    else if (k == "organization") ls >> in.organization;
+    else if (k == "view") {
+      std::string r, p;
+      ls >> r >> p;
+      in.views.push_back({r, p});
+    }
     else if (k == "memory") {
       Mem m;
       ls >> m.name >> m.ebase >> m.elems >> m.words >> m.banks >> m.sectors >> m.wps >> m.width >> m.lane_bits;
@@ -101,7 +132,7 @@ Info load_info(const std::string& dir) {
 
 #ifdef CAPSGEN_TB_MEMSYS
 
-enum { kData = 0, kWeight = 1, kAcc = 2, kShared = 3 };  // kShared: HY only
+enum { kData = 0, kWeight = 1, kAcc = 2, kShared = 3 };  // SEP and HY (kShared: HY only); SMP: iacc_, ish_
 
 struct Loc {
   long long word, lane, bank, row, sector, offset;
@@ -114,27 +145,65 @@ class MemsysBench {
     d_ = std::make_unique<Vmemsys>(sim_.context(), "memsys");
     sim_.add(*d_);
     sim_.open_trace();
-    const char* const names[] = {"data", "weight", "acc", "shared"};
-    if (in_.mems.size() != 3 && in_.mems.size() != 4) throw std::runtime_error("memsys.txt: expected data, weight, acc [, shared]");
-    for (int m = 0; m < nm(); ++m)
-      if (mem(m).name != names[m]) throw std::runtime_error("memsys.txt: memory " + std::to_string(m) + " is not " + names[m]);
-    hy_ = nm() == 4;
-    for (const Mem& m : in_.mems) {
-      ref_.emplace_back(static_cast<std::size_t>(m.elems), 0u);
-      last_req_.emplace_back(static_cast<std::size_t>(m.sectors), -1000000);
-      req_.emplace_back(static_cast<std::size_t>(m.sectors), 0);
-      sec_cnt_.emplace_back(static_cast<std::size_t>(m.sectors), 0);
+    if (in_.organization == "smp") {
+      // SMP: two ranges over one scratchpad, the acc lanes (a view) and the bytes.
+      smp_ = true;
+      if (nm() != 2 || mem(0).name != "acc" || mem(1).name != "shared")
+        throw std::runtime_error("memsys.txt: SMP expects the ranges acc, shared");
+      if (in_.views.size() != 1 || in_.views[0].first != "acc" || in_.views[0].second != "shared")
+        throw std::runtime_error("memsys.txt: SMP expects 'view acc shared'");
+      iacc_ = 0, ish_ = 1;
+      const Mem& A = mem(iacc_);
+      const Mem& S = mem(ish_);
+      // The view names the scratchpad's words: same words, banks, sectors and width; 32-bit lanes over bytes.
+      if (A.words != S.words || A.banks != S.banks || A.sectors != S.sectors || A.wps != S.wps || A.width != S.width ||
+          A.lane_bits != 32 || S.lane_bits != 8 || A.elems * 4 != S.elems || A.ebase != 0 || S.ebase != A.elems)
+        throw std::runtime_error("memsys.txt: the acc view does not match the shared memory's words");
+      phys_ = {ish_, ish_};
+    } else {
+      const char* const names[] = {"data", "weight", "acc", "shared"};
+      if (in_.mems.size() != 3 && in_.mems.size() != 4) throw std::runtime_error("memsys.txt: expected data, weight, acc [, shared]");
+      for (int m = 0; m < nm(); ++m)
+        if (mem(m).name != names[m]) throw std::runtime_error("memsys.txt: memory " + std::to_string(m) + " is not " + names[m]);
+      if (!in_.views.empty()) throw std::runtime_error("memsys.txt: a view without the SMP organization");
+      hy_ = nm() == 4;
+      ish_ = hy_ ? kShared : -1;
+      for (int m = 0; m < nm(); ++m) phys_.push_back(m);
     }
+    for (int m = 0; m < nm(); ++m) {
+      const Mem& M = mem(m);
+      // A view keeps no values of its own: its lanes are the scratchpad's bytes (ref_get / ref_set).
+      ref_.emplace_back(static_cast<std::size_t>(phys_[static_cast<std::size_t>(m)] == m ? M.elems : 0), 0u);
+      last_req_.emplace_back(static_cast<std::size_t>(M.sectors), -1000000);
+      req_.emplace_back(static_cast<std::size_t>(M.sectors), 0);
+      sec_cnt_.emplace_back(static_cast<std::size_t>(M.sectors), 0);
+    }
+    if (smp_) view_of_.assign(static_cast<std::size_t>(mem(ish_).elems), 0);
     dut([&](auto& d) {
       if constexpr (requires { d.sleep_req_data_i; }) {
         if (!in_.pg) throw std::runtime_error("sleep ports without power gating");
+      } else if constexpr (requires { d.sleep_req_shared_i; }) {
+        if (!in_.pg) throw std::runtime_error("sleep ports without power gating");
+        if (!smp_) throw std::runtime_error("shared sleep ports without data sleep ports, but not SMP");
       } else if (in_.pg) {
         throw std::runtime_error("power gating without sleep ports");
       }
       if constexpr (requires { d.cnt_eng_rd_shared_o; }) {
-        if (!hy_) throw std::runtime_error("shared-memory ports but memsys.txt lists no shared memory");
-      } else if (hy_) {
+        if (ish_ < 0) throw std::runtime_error("shared-memory ports but memsys.txt lists no shared memory");
+      } else if (ish_ >= 0) {
         throw std::runtime_error("memsys.txt lists a shared memory but the module has no shared-memory ports");
+      }
+      // SMP: no data or weight memory, and the acc view has no sectors, sleep handshake or writer counter.
+      if constexpr (requires { d.cnt_eng_rd_data_o; }) {
+        if (smp_) throw std::runtime_error("SMP, but the module has data-memory ports");
+      } else if (!smp_) {
+        throw std::runtime_error("the module has no data-memory ports, but memsys.txt is not SMP");
+      }
+      if constexpr (requires { d.cnt_sector_acc_o; }) {
+        if (smp_) throw std::runtime_error("SMP, but the module has acc sector counters");
+      }
+      if constexpr (requires { d.sleep_req_acc_i; }) {
+        if (smp_) throw std::runtime_error("SMP, but the module has an acc sleep handshake");
       }
     });
     sim_.set_watchdog(~0ull);
@@ -150,11 +219,13 @@ class MemsysBench {
       pick_phase(ph);
       for (long long i = 0; i < cycles / phases && errors_ <= args_.max_errors; ++i) random_cycle();
     }
+    const SmpStats random_smp = smp_st_;  // SMP: what the random phases did (before the directed cases)
     // Let a sleeping sector wake before the directed part.
     for (auto& r : req_) std::fill(r.begin(), r.end(), 0);
     for (int i = 0; i < in_.wake + 3; ++i) idle_cycle();
-    same_word();
-    if (hy_) same_word_shared();
+    if (!smp_) same_word();  // SMP has no data or weight memory
+    if (ish_ >= 0) same_word_shared();
+    if (smp_) same_word_smp();
     idle_cycle();
     idle_cycle();
     check_counters();
@@ -163,7 +234,8 @@ class MemsysBench {
     sim_.finish();
     if (eng_reads_checked_ == 0 || wr_waits_ == 0 || wr_elems_ == 0 || dma_reads_checked_ == 0 || dma_waits_ == 0)
       report_.fail(t_, "stimulus missed engine reads, writer waits, writes, DMA reads or DMA waits");
-    if (wr_weight_elems_ == 0 || wr_weight_waits_ == 0) report_.fail(t_, "stimulus missed result writes into the weight memory or their waits");
+    if (!smp_ && (wr_weight_elems_ == 0 || wr_weight_waits_ == 0))
+      report_.fail(t_, "stimulus missed result writes into the weight memory or their waits");
     std::string sizes;
     for (int m = 0; m < nm(); ++m)
       for (int z = 0; z <= in_.max_size; ++z) {
@@ -174,7 +246,7 @@ class MemsysBench {
     if (in_.pg && sleep_blocked_ == 0) report_.fail(t_, "stimulus missed DMA requests to sleeping sectors");
     if (same_word_ == 0) report_.fail(t_, "no same-word read/write cycles");
     std::string shared;
-    if (hy_) {
+    if (ish_ >= 0) {
       // Every kind of shared-memory traffic must have happened.
       const std::pair<const char*, long long> kinds[] = {
           {"drd scalar reads of shared", sh_.drd_scalar},
@@ -186,8 +258,8 @@ class MemsysBench {
           {"drd and wrd into shared in one cycle", sh_.drd_wrd},
           {"drd (p0) and a write (p1) on one shared bank in one cycle", sh_.p0_p1_bank},
           {"drd (p0) and a write (p1) of one shared word in one cycle", sh_.p0_p1_word},
-          {"DMA reads of shared", cnt_dma_rd_[kShared]},
-          {"DMA writes of shared", cnt_dma_wr_[kShared]},
+          {"DMA reads of shared", cnt_dma_rd_[ish_]},
+          {"DMA writes of shared", cnt_dma_wr_[ish_]},
           {"DMA waits on shared engine accesses", sh_.dma_busy},
           {"directed shared same-word cases", sh_.same_word},
           {"shared negative kinds", sh_.neg},
@@ -204,14 +276,53 @@ class MemsysBench {
                     "%lld on sleeping sectors), %lld directed same-word cases, %lld negative kinds",
                     sh_.drd_scalar + sh_.drd_vec, sh_.drd_vec, sh_.wrd, sh_.drd_wrd, sh_.wr_elems, sh_.wr_vec,
                     sh_.wr_waits, sh_.wr_cycles, sh_.wr_cycles ? 100.0 * double(sh_.wr_waits) / double(sh_.wr_cycles) : 0.0,
-                    sh_.p0_p1_bank, sh_.p0_p1_word, cnt_dma_rd_[kShared], cnt_dma_wr_[kShared], cnt_dma_wait_[kShared],
-                    sh_.dma_req, sh_.dma_req ? 100.0 * double(cnt_dma_wait_[kShared]) / double(sh_.dma_req) : 0.0,
+                    sh_.p0_p1_bank, sh_.p0_p1_word, cnt_dma_rd_[ish_], cnt_dma_wr_[ish_], cnt_dma_wait_[ish_],
+                    sh_.dma_req, sh_.dma_req ? 100.0 * double(cnt_dma_wait_[ish_]) / double(sh_.dma_req) : 0.0,
                     sh_.dma_busy, sh_.dma_sleep, sh_.same_word, sh_.neg);
       shared = buf;
     }
+    if (smp_) {
+      // SMP: the acc lanes and the bytes are one scratchpad; every kind of traffic between the views and
+      // on port p2 must have happened (in the random phases, not only in the directed cases).
+      const SmpStats& r = random_smp;
+      const int A = iacc_, S = ish_;
+      const std::pair<const char*, long long> kinds[] = {
+          {"brd reads (acc lanes)", r.brd},
+          {"DMA reads of the acc range", r.dma_rd[A]},
+          {"DMA writes of the acc range", r.dma_wr[A]},
+          {"DMA waits on the acc range caused by brd (p2)", r.dma_wait_brd[A]},
+          {"DMA waits on the shared range caused by brd (p2)", r.dma_wait_brd[S]},
+          {"DMA waits on the acc range caused by drd/wrd/wr (p0/p1)", r.dma_wait_p01[A]},
+          {"DMA waits on the shared range caused by drd/wrd/wr (p0/p1)", r.dma_wait_p01[S]},
+          {"brd (p2) beside a write (p1) of one word in one cycle", r.brd_wr_word},
+          {"brd (p2) beside drd/wrd (p0/p1) on one bank in one cycle", r.brd_rd_bank},
+          {"acc-lane reads (brd, DMA) of bytes written through the byte range (wr, DMA)", r.xv_lane},
+          {"byte reads (drd, wrd, DMA) of bytes written through the acc range (DMA)", r.xv_byte},
+          {"directed SMP cases", smp_st_.same_word},
+          {"directed SMP cross-view cases", smp_st_.xv_directed},
+          {"SMP negative kinds", smp_st_.neg},
+      };
+      for (const auto& [what, n] : kinds)
+        if (n == 0) report_.fail(t_, std::string("stimulus missed ") + what);
+      if (in_.pg && (r.dma_sleep[A] == 0 || r.dma_sleep[S] == 0))
+        report_.fail(t_, "stimulus missed DMA requests of both ranges to sleeping sectors");
+      char buf[1024];
+      std::snprintf(buf, sizeof buf,
+                    "; SMP, random phases: %lld brd reads, %lld DMA reads / %lld writes of acc lanes, DMA waited "
+                    "%lld of %lld acc request cycles (on brd %lld, on drd/wrd/wr %lld, sleeping %lld) and on "
+                    "shared on brd %lld, on drd/wrd/wr %lld (sleeping %lld), %lld cycles with brd and a write of "
+                    "one word, %lld with brd and drd/wrd on one bank, cross-view reads: %lld lane reads of "
+                    "byte-written bytes, %lld byte reads of lane-written bytes; all: %lld DMA reads / %lld writes of "
+                    "acc lanes (incl. the fill), %lld directed SMP cases (%lld cross-view), %lld SMP negative kinds",
+                    r.brd, r.dma_rd[A], r.dma_wr[A], r.dma_wait[A], r.dma_req[A], r.dma_wait_brd[A],
+                    r.dma_wait_p01[A], r.dma_sleep[A], r.dma_wait_brd[S], r.dma_wait_p01[S], r.dma_sleep[S],
+                    r.brd_wr_word, r.brd_rd_bank, r.xv_lane, r.xv_byte, cnt_dma_rd_[A], cnt_dma_wr_[A],
+                    smp_st_.same_word, smp_st_.xv_directed, smp_st_.neg);
+      shared += buf;
+    }
     const double wait_frac = wr_en_cycles_ ? double(wr_waits_) / double(wr_en_cycles_) : 0.0;
     const double dma_frac = dma_req_cycles_ ? double(dma_waits_) / double(dma_req_cycles_) : 0.0;
-    char extra[2048];
+    char extra[4096];
     std::snprintf(extra, sizeof extra,
                   "%llu cycles; %lld engine reads checked (%lld vector), %lld element writes (%lld vector records; "
                   "%lld elements into weight, %lld weight-write waits), %lld DMA reads checked, %lld DMA writes; "
@@ -265,10 +376,48 @@ class MemsysBench {
   }
   int word_size(int m) const { return log2i(mem(m).width / 8); }
   int lane_size(int m) const { return log2i(mem(m).lane_bits / 8); }
+  // The scratchpad holding memory m's words (m itself; SMP's acc view: the shared memory).
+  int phys(int m) const { return phys_[static_cast<std::size_t>(m)]; }
+  // A lane of the reference (rel: element relative to the memory). SMP's acc view has no values of its
+  // own: its lane rel is the scratchpad's bytes k*rel .. k*rel + k - 1 (k = 4 byte lanes per 32-bit lane),
+  // byte j at bits [8j +: 8] (little-endian), so the two views alias.
+  std::uint32_t ref_get(int m, long long rel) const {
+    const int p = phys(m);
+    const std::vector<std::uint32_t>& r = ref_[static_cast<std::size_t>(p)];
+    if (p == m) return r[static_cast<std::size_t>(rel)];
+    const int pb = mem(p).lane_bits, k = mem(m).lane_bits / pb;
+    std::uint64_t v = 0;
+    for (int j = 0; j < k; ++j) v |= static_cast<std::uint64_t>(r[static_cast<std::size_t>(rel * k + j)]) << (j * pb);
+    return static_cast<std::uint32_t>(v);
+  }
+  void ref_set(int m, long long rel, std::uint32_t v) {
+    const int p = phys(m);
+    std::vector<std::uint32_t>& r = ref_[static_cast<std::size_t>(p)];
+    if (p == m) {
+      r[static_cast<std::size_t>(rel)] = v;
+      if (smp_) view_of_[static_cast<std::size_t>(rel)] = 2;
+      return;
+    }
+    const int pb = mem(p).lane_bits, k = mem(m).lane_bits / pb;
+    for (int j = 0; j < k; ++j) {
+      r[static_cast<std::size_t>(rel * k + j)] = static_cast<std::uint32_t>((v >> (j * pb)) & tb::mask64(pb));
+      view_of_[static_cast<std::size_t>(rel * k + j)] = 1;
+    }
+  }
+  // SMP coverage: whether n elements from rel of memory m (a range) read storage bytes last written
+  // through the other range (view_of_: 1 acc lanes, 2 bytes).
+  bool cross_view(int m, long long rel, int n) const {
+    if (!smp_) return false;
+    const int k = m == iacc_ ? mem(iacc_).lane_bits / mem(ish_).lane_bits : 1;
+    const std::uint8_t other = m == iacc_ ? 2 : 1;
+    for (long long b = rel * k; b < (rel + n) * k; ++b)
+      if (view_of_[static_cast<std::size_t>(b)] == other) return true;
+    return false;
+  }
 
   // ---- power gating model ----
   bool ack(int m, long long s) const {
-    const long long L = last_req_[static_cast<std::size_t>(m)][static_cast<std::size_t>(s)];
+    const long long L = last_req_[static_cast<std::size_t>(phys(m))][static_cast<std::size_t>(s)];
     return L < t_ && t_ - L <= in_.wake + 1;
   }
   bool usable(int m, long long s) const { return !in_.pg || !ack(m, s); }
@@ -341,8 +490,9 @@ class MemsysBench {
     return v;
   }
   // The memories a port reaches: drd data (HY: or shared), wrd weight (or shared), brd acc, wr data or
-  // weight (or shared).
+  // weight (or shared). SMP: brd the acc lanes, the others the bytes.
   std::vector<int> port_mems(const std::string& port) const {
+    if (smp_) return {port == "brd" ? iacc_ : ish_};
     std::vector<int> v = port == "drd" ? std::vector<int>{kData}
                          : port == "wrd" ? std::vector<int>{kWeight}
                          : port == "brd" ? std::vector<int>{kAcc}
@@ -375,6 +525,13 @@ class MemsysBench {
       if (!seen) v.push_back({l.bank, l.row});
     }
     return v;
+  }
+  // Whether an (enabled, in-range) access uses bank b.
+  bool uses_bank(const std::string& port, const EngAcc& a, long long b) const {
+    if (!a.en || !all_in(port, a)) return false;
+    for (auto& [b2, r] : banks_of(port, a))
+      if (b2 == b) return true;
+    return false;
   }
   bool avoids_unusable(const std::string& port, const EngAcc& a) const {
     const int m = port_mem(port, a);
@@ -419,7 +576,7 @@ class MemsysBench {
         d.sleep_req_weight_i = static_cast<CData>(lv(kWeight));
         d.sleep_req_acc_i = static_cast<CData>(lv(kAcc));
       }
-      if constexpr (requires { d.sleep_req_shared_i; }) d.sleep_req_shared_i = static_cast<CData>(lv(kShared));
+      if constexpr (requires { d.sleep_req_shared_i; }) d.sleep_req_shared_i = static_cast<CData>(lv(ish_));
     });
   }
 
@@ -449,18 +606,20 @@ class MemsysBench {
     drive(drd, wrd, brd, wr, dma);
     d_->eval();
 
-    // Expected arbitration.
-    std::set<long long> rd_banks[4];  // per memory: banks the engine reads (any port)
-    std::set<long long> wr_block[4];  // per memory: banks read on the writer's port
+    // Expected arbitration. Bank sets are per scratchpad (phys: SMP's two ranges share one).
+    std::set<long long> rd_banks[4];  // per scratchpad: banks the engine reads (any port)
+    std::set<long long> wr_block[4];  // per scratchpad: banks read on the writer's port
+    std::set<long long> p2_banks;     // SMP: banks brd reads (port p2, the DMA's)
     const std::pair<const char*, const EngAcc*> reads[] = {{"drd", &drd}, {"wrd", &wrd}, {"brd", &brd}};
     for (auto& [port, a] : reads) {
       if (!a->en || !all_in(port, *a)) continue;
-      const int m = port_mem(port, *a);
+      const int m = port_mem(port, *a), pm = phys(m);
       for (auto& [b, r] : banks_of(port, *a)) {
-        rd_banks[m].insert(b);
+        rd_banks[pm].insert(b);
         // Data and weight have one port; the shared memory's writer port p1 is shared with wrd only
-        // (drd reads on p0).
-        if (m != kShared || std::string(port) == "wrd") wr_block[m].insert(b);
+        // (drd reads on p0; SMP: brd on p2).
+        if (pm != ish_ || std::string(port) == "wrd") wr_block[pm].insert(b);
+        if (smp_ && std::string(port) == "brd") p2_banks.insert(b);
       }
     }
     // The writer waits for the read on its memory's port (drd: data, wrd: weight, wrd: shared).
@@ -468,43 +627,69 @@ class MemsysBench {
     const int wm = port_mem("wr", wr);
     bool ready = true;
     if (wr_ok)
-      for (auto& [b, r] : banks_of("wr", wr)) ready &= !wr_block[wm].count(b);
+      for (auto& [b, r] : banks_of("wr", wr)) ready &= !wr_block[phys(wm)].count(b);
     check("wr_ready_o", wr.addr, ready, d_->wr_ready_o);
     const bool wr_go = wr.en && ready;
     std::set<long long> wr_banks[4];
     if (wr_go && wr_ok)
-      for (auto& [b, r] : banks_of("wr", wr)) wr_banks[wm].insert(b);
-    if (hy_) {
+      for (auto& [b, r] : banks_of("wr", wr)) wr_banks[phys(wm)].insert(b);
+    if (ish_ >= 0) {
       // Shared-memory coverage: reads, both readers at once, a p0 read beside a p1 write.
-      const bool ds = drd.en && all_in("drd", drd) && port_mem("drd", drd) == kShared;
-      const bool ws = wrd.en && all_in("wrd", wrd) && port_mem("wrd", wrd) == kShared;
+      const Mem& S = mem(ish_);
+      const bool ds = drd.en && all_in("drd", drd) && port_mem("drd", drd) == ish_;
+      const bool ws = wrd.en && all_in("wrd", wrd) && port_mem("wrd", wrd) == ish_;
       if (ds) ++(drd.vec ? sh_.drd_vec : sh_.drd_scalar);
       if (ws) ++sh_.wrd;
       if (ds && ws) ++sh_.drd_wrd;
-      if (ds && wr_go && wr_ok && wm == kShared) {
+      if (ds && wr_go && wr_ok && wm == ish_) {
         bool bank = false, word = false;
-        for (auto& [b, r] : banks_of("drd", drd)) bank |= wr_banks[kShared].count(b) > 0;
+        for (auto& [b, r] : banks_of("drd", drd)) bank |= wr_banks[ish_].count(b) > 0;
         for (long long e : elems("drd", drd))
-          for (long long f : elems("wr", wr)) word |= (e - mem(kShared).ebase) / mem(kShared).lanes == (f - mem(kShared).ebase) / mem(kShared).lanes;
+          for (long long f : elems("wr", wr)) word |= (e - S.ebase) / S.lanes == (f - S.ebase) / S.lanes;
         sh_.p0_p1_bank += bank;
         sh_.p0_p1_word += word;
       }
-      if (wr.en && wm == kShared) ++sh_.wr_cycles;
-      if (wr.en && !ready && wm == kShared) ++sh_.wr_waits;
+      if (wr.en && wm == ish_) ++sh_.wr_cycles;
+      if (wr.en && !ready && wm == ish_) ++sh_.wr_waits;
+    }
+    if (smp_ && brd.en && all_in("brd", brd)) {
+      // SMP coverage of port p2's reader: beside the other readers on a bank, beside a write of its word.
+      const Mem& A = mem(iacc_);
+      const Mem& S = mem(ish_);
+      ++smp_st_.brd;
+      bool bank = false, word = false;
+      for (auto& [b, r] : banks_of("brd", brd)) bank |= uses_bank("drd", drd, b) || uses_bank("wrd", wrd, b);
+      if (wr_go && wr_ok)
+        for (long long e : elems("brd", brd))
+          for (long long f : elems("wr", wr)) word |= (e - A.ebase) / A.lanes == (f - S.ebase) / S.lanes;
+      smp_st_.brd_rd_bank += bank;
+      smp_st_.brd_wr_word += word;
     }
     // DMA target: a legal access waits while the engine uses its bank or its sector is not usable;
-    // anything else is granted and dropped.
+    // anything else is granted and dropped. SMP: both ranges are the one scratchpad's banks.
     const DmaLoc dl = dma_loc(dma);  // also without a request: spm_gnt_o is checked every cycle
     const int dm = dl.legal ? dl.m : -1;
     bool gnt = true;
     if (dm >= 0) {
-      const bool busy = rd_banks[dm].count(dl.l.bank) || wr_banks[dm].count(dl.l.bank);
+      const int pm = phys(dm);
+      const bool busy = rd_banks[pm].count(dl.l.bank) || wr_banks[pm].count(dl.l.bank);
       gnt = !busy && usable(dm, dl.l.sector);
       if (dma.req && !usable(dm, dl.l.sector)) ++sleep_blocked_;
-      if (dma.req && dm == kShared) {
+      if (dma.req && dm == ish_) {
         ++sh_.dma_req;
         sh_.dma_busy += busy;
         sh_.dma_sleep += !usable(dm, dl.l.sector);
+      }
+      if (smp_ && dma.req) {
+        // The cause: brd (p2), or drd/wrd/a write (p0/p1) on the bank (both can hold).
+        const bool by_brd = p2_banks.count(dl.l.bank) > 0;
+        const bool by_p01 = wr_banks[pm].count(dl.l.bank) > 0 || uses_bank("drd", drd, dl.l.bank) || uses_bank("wrd", wrd, dl.l.bank);
+        ++smp_st_.dma_req[dm];
+        smp_st_.dma_wait[dm] += !gnt;
+        smp_st_.dma_wait_brd[dm] += by_brd;
+        smp_st_.dma_wait_p01[dm] += by_p01;
+        smp_st_.dma_sleep[dm] += !usable(dm, dl.l.sector);
+        if (gnt) ++(dma.we ? smp_st_.dma_wr[dm] : smp_st_.dma_rd[dm]);
       }
     }
     check("spm_gnt_o", dma.addr, gnt, d_->spm_gnt_o);
@@ -521,22 +706,23 @@ class MemsysBench {
       const int bits = p == "drd" ? in_.data : (p == "wrd" ? in_.weight : in_.psum);
       for (int i = 0; i < n; ++i) {
         long long v = 0;
-        if (p != "drd" || a->vec || i == 0)
-          v = static_cast<long long>(ref_[static_cast<std::size_t>(m)][static_cast<std::size_t>(a->addr + i - mem(m).ebase)] & tb::mask64(bits));
+        if (p != "drd" || a->vec || i == 0) v = static_cast<long long>(ref_get(m, a->addr + i - mem(m).ebase) & tb::mask64(bits));
         pd.lanes.push_back(v);
       }
       if (p == "drd" && a->vec) ++vec_reads_;
+      if (cross_view(m, a->addr - mem(m).ebase, static_cast<int>(elems(p, *a).size())))
+        ++(m == iacc_ ? smp_st_.xv_lane : smp_st_.xv_byte);
       pending_.push_back(pd);
       for (auto& [b, r] : banks_of(p, *a)) {
-        ++cnt_eng_rd_[m];
-        ++sec_cnt_[static_cast<std::size_t>(m)][static_cast<std::size_t>(r / mem(m).wps)];
+        ++cnt_eng_rd_[m];  // per range (SMP: brd counts for acc, drd and wrd for shared)
+        ++sec_cnt_[static_cast<std::size_t>(phys(m))][static_cast<std::size_t>(r / mem(m).wps)];
       }
     }
     const int nchunks = (in_.dw + 31) / 32;
     if (dma.req && gnt && dm >= 0) {
       const Mem& M = mem(dm);
-      const std::size_t e0 = static_cast<std::size_t>(dl.word * M.lanes + dl.lane);
-      ++sec_cnt_[static_cast<std::size_t>(dm)][static_cast<std::size_t>(dl.l.sector)];
+      const long long e0 = dl.word * M.lanes + dl.lane;
+      ++sec_cnt_[static_cast<std::size_t>(phys(dm))][static_cast<std::size_t>(dl.l.sector)];
       ++dma_size_cnt_[dm][dma.size];
       if (dma.we) {
         ++cnt_dma_wr_[dm];
@@ -546,8 +732,9 @@ class MemsysBench {
         // The access's lanes in the low bits, zeros above.
         Pending pd{"spm", dma.addr, {}, 32};
         std::vector<std::uint32_t> w(static_cast<std::size_t>(nchunks), 0u);
-        for (int i = 0; i < dl.n; ++i) tb::put_words(w, i * M.lane_bits, M.lane_bits, ref_[static_cast<std::size_t>(dm)][e0 + static_cast<std::size_t>(i)]);
+        for (int i = 0; i < dl.n; ++i) tb::put_words(w, i * M.lane_bits, M.lane_bits, ref_get(dm, e0 + i));
         for (std::uint32_t x : w) pd.lanes.push_back(x);
+        if (cross_view(dm, e0, dl.n)) ++(dm == iacc_ ? smp_st_.xv_lane : smp_st_.xv_byte);
         pending_.push_back(pd);
         ++dma_reads_checked_;
       }
@@ -567,7 +754,7 @@ class MemsysBench {
       ++wr_en_cycles_;
       if (!ready) {
         ++wr_waits_, ++cnt_wr_wait_;
-        if (wm == kWeight) ++wr_weight_waits_;
+        if (!smp_ && wm == kWeight) ++wr_weight_waits_;
       }
     }
     // Writes of this cycle.
@@ -576,26 +763,25 @@ class MemsysBench {
       for (std::size_t i = 0; i < es.size(); ++i) {
         const long long lane = es[i] - wr.addr;
         const std::int64_t code = tb::sign_extend(wr.data[static_cast<std::size_t>(lane)], in_.ob);
-        ref_[static_cast<std::size_t>(wm)][static_cast<std::size_t>(es[i] - mem(wm).ebase)] = static_cast<std::uint32_t>(code) & 0xffu;
+        ref_set(wm, es[i] - mem(wm).ebase, static_cast<std::uint32_t>(code) & 0xffu);
         ++wr_elems_;
-        if (wm == kWeight) ++wr_weight_elems_;
+        if (!smp_ && wm == kWeight) ++wr_weight_elems_;
       }
       if (wr.vec) ++vec_writes_;
-      if (wm == kShared) {
+      if (wm == ish_) {
         sh_.wr_elems += static_cast<long long>(es.size());
         ++(wr.vec ? sh_.wr_vec : sh_.wr_scalar);
       }
       for (auto& [b, r] : banks_of("wr", wr)) {
         ++cnt_eng_wr_[wm];
-        ++sec_cnt_[static_cast<std::size_t>(wm)][static_cast<std::size_t>(r / mem(wm).wps)];
+        ++sec_cnt_[static_cast<std::size_t>(phys(wm))][static_cast<std::size_t>(r / mem(wm).wps)];
       }
     }
     if (dma.req && gnt && dm >= 0 && dma.we) {
       // Lanes [lane, lane + n) from the low bits of the write data; the word's other lanes keep theirs.
       const Mem& M = mem(dm);
       for (int i = 0; i < dl.n; ++i)
-        ref_[static_cast<std::size_t>(dm)][static_cast<std::size_t>(dl.word * M.lanes + dl.lane + i)] =
-            static_cast<std::uint32_t>(tb::get_words(dma.wdata, i * M.lane_bits, M.lane_bits));
+        ref_set(dm, dl.word * M.lanes + dl.lane + i, static_cast<std::uint32_t>(tb::get_words(dma.wdata, i * M.lane_bits, M.lane_bits)));
     }
     // Sleep requests take effect at this edge.
     for (int m = 0; m < nm(); ++m)
@@ -613,6 +799,10 @@ class MemsysBench {
         for (int m = 0; m < nm(); ++m)
           for (int s = 0; s < mem(m).sectors; ++s)
             check("sleep_ack_" + mem(m).name + "_o[" + std::to_string(s) + "]", s, ack(m, s), (got[m] >> s) & 1);
+      } else if constexpr (requires { d.sleep_ack_shared_o; }) {
+        // SMP: the one scratchpad's handshake (the acc view has none).
+        for (int s = 0; s < mem(ish_).sectors; ++s)
+          check("sleep_ack_shared_o[" + std::to_string(s) + "]", s, ack(ish_, s), (d.sleep_ack_shared_o >> s) & 1);
       }
     });
   }
@@ -626,6 +816,18 @@ class MemsysBench {
     return w;
   }
   void fill() {
+    if (smp_) {
+      // SMP: every word of the one scratchpad once, through a random range (a whole word of acc lanes or
+      // of bytes), so later reads through the other range read values written through this one.
+      for (long long w = 0; w < mem(ish_).words; ++w) {
+        const int m = rng_.chance(50) ? iacc_ : ish_;
+        DmaAcc d{true, true, mem(m).ebase + w * mem(m).lanes, random_word(), word_size(m)};
+        cycle({}, {}, {}, {}, d);
+      }
+      std::fill(view_of_.begin(), view_of_.end(), 0);  // cross-view coverage counts the later writes only
+      smp_st_ = {};                                      // and the random phases' traffic only
+      return;
+    }
     for (int m = 0; m < nm(); ++m)
       for (long long w = 0; w < mem(m).words; ++w) {
         DmaAcc d{true, true, mem(m).ebase + w * mem(m).lanes, random_word(), word_size(m)};
@@ -655,13 +857,18 @@ class MemsysBench {
       if (ph == 0) ph_.dshared = ph_.wdshared = ph_.wshared = 50;
     }
     for (int m = 0; m < nm(); ++m) hot_[m] = rng_.uniform(0, std::max<long long>(0, mem(m).elems - 64));
+    // SMP: the acc lanes' hot window lies on the bytes' hot window (the same words), so brd and DMA lane
+    // accesses meet the byte ports' recent writes and the other way round.
+    if (smp_) hot_[iacc_] = hot_[ish_] / (mem(iacc_).lane_bits / mem(ish_).lane_bits);
   }
+  // Elements of memory m's hot window: 64 (SMP's acc lanes: the lanes on the bytes' 64).
+  long long hot_span(int m) const { return smp_ && m == iacc_ ? 64 / (mem(iacc_).lane_bits / mem(ish_).lane_bits) : 64; }
 
   // A random in-range address for n consecutive elements of memory m (hot window half the time).
   long long rand_addr(int m, int n) {
     const Mem& M = mem(m);
     long long rel;
-    if (rng_.chance(ph_.hot)) rel = std::min(hot_[m] + rng_.uniform(0, 63), M.elems - n);
+    if (rng_.chance(ph_.hot)) rel = std::min(hot_[m] + rng_.uniform(0, hot_span(m) - 1), M.elems - n);
     else rel = rng_.uniform(0, M.elems - n);
     return M.ebase + rel;
   }
@@ -670,9 +877,14 @@ class MemsysBench {
     if (!rng_.chance(p_en)) return a;
     a.vec = (port == "drd" || port == "wr") && rng_.chance(p_vec);
     const int n = n_of(port, a.vec);
-    int m = port == "wr" ? (rng_.chance(ph_.wweight) ? kWeight : kData) : (port == "drd" ? kData : (port == "wrd" ? kWeight : kAcc));
-    if (hy_ && port != "brd" && rng_.chance(port == "drd" ? ph_.dshared : (port == "wrd" ? ph_.wdshared : ph_.wshared)))
-      m = kShared;
+    int m;
+    if (smp_) {
+      m = port_mems(port)[0];  // SMP: one memory per port (brd: the acc lanes, the others: the bytes)
+    } else {
+      m = port == "wr" ? (rng_.chance(ph_.wweight) ? kWeight : kData) : (port == "drd" ? kData : (port == "wrd" ? kWeight : kAcc));
+      if (hy_ && port != "brd" && rng_.chance(port == "drd" ? ph_.dshared : (port == "wrd" ? ph_.wdshared : ph_.wshared)))
+        m = kShared;
+    }
     for (int tries = 0; tries < 8; ++tries) {
       a.addr = rand_addr(m, n);
       if (port == "wr") {
@@ -695,7 +907,8 @@ class MemsysBench {
     d.we = rng_.chance(ph_.dwe);
     d.wdata = random_word();  // garbage above the access's bytes: the byte enables must drop it
     const bool sleep = steer_sleep && sleep_m_ >= 0 && rng_.chance(40);
-    const int m = sleep ? sleep_m_ : static_cast<int>(rng_.uniform(0, nm() - 1));
+    // SMP: the sleeping sector is the scratchpad's, reached through either range.
+    const int m = sleep && !smp_ ? sleep_m_ : static_cast<int>(rng_.uniform(0, nm() - 1));
     const Mem& M = mem(m);
     // A size legal for the memory (whole lanes, at most a word; acc: 4-byte lanes as the DMA's widened
     // loads and psum codes), at a lane where its lanes stay in the word.
@@ -720,7 +933,7 @@ class MemsysBench {
     // Sleep/wake one sector at a time: request high for 2-6 cycles, then low until usable again.
     if (in_.pg) {
       if (sleep_m_ < 0 && rng_.chance(ph_.sleep)) {
-        sleep_m_ = static_cast<int>(rng_.uniform(0, nm() - 1));
+        sleep_m_ = smp_ ? ish_ : static_cast<int>(rng_.uniform(0, nm() - 1));  // SMP: the one scratchpad
         sleep_s_ = rng_.uniform(0, mem(sleep_m_).sectors - 1);
         sleep_left_ = static_cast<int>(rng_.uniform(2, 6));
       }
@@ -782,7 +995,7 @@ class MemsysBench {
   // The rules are checked every cycle by cycle(); here also that the model itself did what the case
   // means (writes landed or not, grants).
   void same_word_shared() {
-    const Mem& S = mem(kShared);
+    const Mem& S = mem(ish_);
     const EngAcc none;
     const DmaAcc no_dma;
     auto code = [&](std::uint64_t c) { return static_cast<std::uint32_t>(tb::sign_extend(c, in_.ob)) & 0xffu; };
@@ -792,9 +1005,9 @@ class MemsysBench {
     };
     for (int i = 0; i < 50; ++i) {
       const int v = i % 5;
-      const long long a = rand_addr(kShared, std::max(in_.rows, in_.cols));
+      const long long a = rand_addr(ish_, std::max(in_.rows, in_.cols));
       const std::size_t e = static_cast<std::size_t>(a - S.ebase);
-      std::vector<std::uint32_t>& ref = ref_[kShared];
+      std::vector<std::uint32_t>& ref = ref_[static_cast<std::size_t>(ish_)];  // HY and SMP: the bytes
       const std::uint32_t before = ref[e];
       EngAcc wr;
       wr.en = true;
@@ -826,12 +1039,12 @@ class MemsysBench {
           cycle(v == 3 ? dr : none, wd, {}, {}, no_dma);
           break;
         default: {
-          DmaAcc dw{true, true, a, random_word(), lane_size(kShared)};
+          DmaAcc dw{true, true, a, random_word(), lane_size(ish_)};
           cycle(dr, none, {}, {}, dw);
           expect(!last_gnt_ && ref[e] == before, "a DMA write must wait for the drd (p0) of its bank", a);
           cycle(none, none, {}, wr, dw);
           expect(last_ready_ && !last_gnt_ && ref[e] == after, "a DMA write must wait for the write (p1) of its bank", a);
-          const DmaAcc rd{true, false, a, {}, lane_size(kShared)};
+          const DmaAcc rd{true, false, a, {}, lane_size(ish_)};
           cycle(none, wd, {}, {}, rd);
           expect(!last_gnt_, "a DMA read must wait for the wrd (p1) of its bank", a);
           cycle(none, none, {}, {}, rd);
@@ -845,30 +1058,197 @@ class MemsysBench {
     }
   }
 
-  void check_counters() {
-    const std::string n[3] = {"data", "weight", "acc"};
-    const std::uint32_t eng_rd[3] = {d_->cnt_eng_rd_data_o, d_->cnt_eng_rd_weight_o, d_->cnt_eng_rd_acc_o};
-    const std::uint32_t dma_rd[3] = {d_->cnt_dma_rd_data_o, d_->cnt_dma_rd_weight_o, d_->cnt_dma_rd_acc_o};
-    const std::uint32_t dma_wr[3] = {d_->cnt_dma_wr_data_o, d_->cnt_dma_wr_weight_o, d_->cnt_dma_wr_acc_o};
-    const std::uint32_t dma_wait[3] = {d_->cnt_dma_wait_data_o, d_->cnt_dma_wait_weight_o, d_->cnt_dma_wait_acc_o};
-    for (int m = 0; m < 3; ++m) {
-      check("cnt_eng_rd_" + n[m] + "_o", 0, cnt_eng_rd_[m] & 0xffffffffLL, eng_rd[m]);
-      check("cnt_dma_rd_" + n[m] + "_o", 0, cnt_dma_rd_[m] & 0xffffffffLL, dma_rd[m]);
-      check("cnt_dma_wr_" + n[m] + "_o", 0, cnt_dma_wr_[m] & 0xffffffffLL, dma_wr[m]);
-      check("cnt_dma_wait_" + n[m] + "_o", 0, cnt_dma_wait_[m] & 0xffffffffLL, dma_wait[m]);
-      for (int s = 0; s < mem(m).sectors; ++s) {
-        std::uint64_t got = 0;
-        if (m == 0) got = tb::get(d_->cnt_sector_data_o, s * 32, 32);
-        if (m == 1) got = tb::get(d_->cnt_sector_weight_o, s * 32, 32);
-        if (m == 2) got = tb::get(d_->cnt_sector_acc_o, s * 32, 32);
-        check("cnt_sector_" + n[m] + "_o[" + std::to_string(s) + "]", s,
-              sec_cnt_[static_cast<std::size_t>(m)][static_cast<std::size_t>(s)] & 0xffffffffLL, static_cast<long long>(got));
+  // Directed (SMP): the acc lanes and the bytes are one scratchpad. For acc element r (bytes 4r .. 4r + 3
+  // of the byte range, byte j at bits [8j +: 8] of the lane), rotating through
+  //   0: a DMA write of the lane (value V, garbage above it), then drd and wrd reads of its bytes and a
+  //      DMA read of its word through the bytes: byte j is V >> 8j;
+  //   1: wr writes of the lane's bytes (a record, then scalars), then brd and a DMA read of the lane;
+  //   2: a DMA write of 1 or 2 bytes of the lane, then brd and a DMA read of the lane;
+  //   3: brd of the lane beside a DMA read of it and beside a DMA byte write of its word: the DMA waits
+  //      (brd uses the bank on p2, the DMA's port); then the write alone: granted;
+  //   4: brd (p2) and a scalar wr (p1) of one of the lane's bytes in one cycle: the write happens, brd
+  //      returns the old lane, the next brd the new one;
+  //   5: a DMA write of the lane beside a wrd row, beside a drd vector of its bytes and beside a wr of
+  //      one of them (the write happens): the DMA waits each time; then alone: granted, the lane is V;
+  //   6: drd (p0), wrd (p1) and brd (p2) of one word in one cycle: all return it, a DMA read of the lane
+  //      waits.
+  // As in same_word_shared(), besides the per-cycle checks against the rules, each case checks that the
+  // model did what the case means (expected values computed here from the bytes, grants, writes).
+  void same_word_smp() {
+    const Mem& A = mem(iacc_);
+    const Mem& S = mem(ish_);
+    const int kx = A.lane_bits / S.lane_bits;  // bytes per acc lane
+    const EngAcc none;
+    const DmaAcc no_dma;
+    auto code = [&](std::uint64_t c) { return static_cast<std::uint32_t>(tb::sign_extend(c, in_.ob)) & 0xffu; };
+    auto expect = [&](bool ok, const std::string& what, long long addr) {
+      ++checks_;
+      if (!ok) fail("SMP directed: " + what, addr, 1, 0);
+    };
+    auto eng = [](long long a, bool vec = false) {
+      EngAcc e;
+      e.en = true, e.addr = a, e.vec = vec;
+      return e;
+    };
+    // Lane v with byte j (of the lane) replaced by b.
+    auto with_byte = [](std::uint32_t v, int j, std::uint32_t b) {
+      return (v & ~(0xffu << (8 * j))) | ((b & 0xffu) << (8 * j));
+    };
+    for (int i = 0; i < 56; ++i) {
+      const int v = i % 7;
+      const long long r = rand_addr(iacc_, in_.cols) - A.ebase;  // a bias row of cols lanes fits from r
+      const long long ra = A.ebase + r, b0 = S.ebase + r * kx;     // the lane's element, its first byte
+      const long long bword = S.ebase + (r / A.lanes) * S.lanes;   // lane 0 of the word (bytes)
+      const std::uint32_t before = ref_get(iacc_, r);
+      const std::vector<std::uint32_t>& bytes = ref_[static_cast<std::size_t>(ish_)];
+      const EngAcc brd = eng(ra);
+      const EngAcc drd = eng(std::min(b0, S.ebase + S.elems - in_.rows), in_.rows > 1);
+      const EngAcc wrd = eng(std::min(std::max(b0, b0 + kx - in_.cols), S.ebase + S.elems - in_.cols));
+      const DmaAcc lane_rd{true, false, ra, {}, lane_size(iacc_)};
+      switch (v) {
+        case 0: {
+          const std::uint32_t V = static_cast<std::uint32_t>(rng_.next());
+          std::vector<std::uint32_t> wd = random_word();
+          wd[0] = V;  // a 32-bit lane: the low 32 bits; above them garbage
+          cycle(none, none, none, none, DmaAcc{true, true, ra, wd, lane_size(iacc_)});
+          expect(last_gnt_ && ref_get(iacc_, r) == V, "a DMA lane write is granted and lands", ra);
+          for (int j = 0; j < kx; ++j)
+            expect(bytes[static_cast<std::size_t>(r * kx + j)] == ((V >> (8 * j)) & 0xffu), "byte j of a lane is V >> 8j", b0 + j);
+          cycle(drd, wrd, none, none, no_dma);  // the bytes through p0 and p1
+          cycle(none, none, none, none, DmaAcc{true, false, bword, {}, word_size(ish_)});  // the word's bytes
+          expect(last_gnt_, "a DMA word read through the bytes is granted", bword);
+          ++smp_st_.xv_directed;
+          break;
+        }
+        case 1: {
+          std::uint32_t want = before;
+          EngAcc rec = eng(b0, true);
+          rec.mask = tb::mask64(in_.cols);
+          for (int c = 0; c < in_.cols; ++c) {
+            rec.data.push_back(rng_.next() & tb::mask64(in_.ob));
+            if (c < kx) want = with_byte(want, c, code(rec.data.back()));
+          }
+          cycle(none, none, none, rec, no_dma);
+          expect(last_ready_, "a record alone is written", b0);
+          for (int j = in_.cols; j < kx; ++j) {
+            EngAcc w1 = eng(b0 + j);
+            w1.data.assign(static_cast<std::size_t>(in_.cols), 0);
+            w1.data[0] = rng_.next() & tb::mask64(in_.ob);
+            want = with_byte(want, j, code(w1.data[0]));
+            cycle(none, none, none, w1, no_dma);
+            expect(last_ready_, "a scalar write alone is written", b0 + j);
+          }
+          expect(ref_get(iacc_, r) == want, "the written bytes are the lane's bytes", ra);
+          cycle(none, none, brd, none, no_dma);   // the lane through p2 (checked in the next cycle)
+          cycle(none, none, none, none, lane_rd);  // and through the DMA
+          expect(last_gnt_, "a DMA lane read alone is granted", ra);
+          ++smp_st_.xv_directed;
+          break;
+        }
+        case 2: {
+          const int z = static_cast<int>(rng_.uniform(0, lane_size(iacc_) - 1));  // 1 or 2 bytes
+          const int n = 1 << z, j = static_cast<int>(rng_.uniform(0, (kx - n) / n)) * n;
+          std::vector<std::uint32_t> wd = random_word();
+          std::uint32_t want = before;
+          for (int k = 0; k < n; ++k) want = with_byte(want, j + k, (wd[0] >> (8 * k)) & 0xffu);
+          cycle(none, none, none, none, DmaAcc{true, true, b0 + j, wd, z});
+          expect(last_gnt_ && ref_get(iacc_, r) == want, "a DMA byte write lands in its place of the lane", b0 + j);
+          cycle(none, none, brd, none, no_dma);
+          cycle(none, none, none, none, lane_rd);
+          ++smp_st_.xv_directed;
+          break;
+        }
+        case 3: {
+          cycle(none, none, brd, none, lane_rd);
+          expect(!last_gnt_, "a DMA lane read waits for brd of its bank (p2)", ra);
+          const DmaAcc bw{true, true, b0, random_word(), 0};
+          cycle(none, none, brd, none, bw);
+          expect(!last_gnt_ && ref_get(iacc_, r) == before, "a DMA byte write waits for brd of its bank (p2)", b0);
+          cycle(none, none, none, none, bw);
+          expect(last_gnt_ && ref_get(iacc_, r) == with_byte(before, 0, bw.wdata[0] & 0xffu), "the DMA byte write alone lands", b0);
+          break;
+        }
+        case 4: {
+          const int j = static_cast<int>(rng_.uniform(0, kx - 1));
+          EngAcc w1 = eng(b0 + j);
+          w1.data.assign(static_cast<std::size_t>(in_.cols), 0);
+          w1.data[0] = (bytes[static_cast<std::size_t>(r * kx + j)] ^ static_cast<std::uint64_t>(1 + rng_.uniform(0, (1LL << in_.ob) - 2))) &
+                       tb::mask64(in_.ob);  // differs from the old byte
+          cycle(none, none, brd, w1, no_dma);  // brd returns the old lane (checked next cycle)
+          expect(last_ready_ && ref_get(iacc_, r) == with_byte(before, j, code(w1.data[0])) && ref_get(iacc_, r) != before,
+                 "brd (p2) does not block a write (p1) of its word", b0 + j);
+          cycle(none, none, brd, none, no_dma);  // the new lane
+          break;
+        }
+        case 5: {
+          const std::uint32_t V = static_cast<std::uint32_t>(rng_.next());
+          std::vector<std::uint32_t> wd = random_word();
+          wd[0] = V;
+          const DmaAcc lw{true, true, ra, wd, lane_size(iacc_)};
+          cycle(none, eng(b0), none, none, lw);
+          expect(!last_gnt_ && ref_get(iacc_, r) == before, "a DMA lane write waits for wrd (p1) of its word", ra);
+          cycle(drd, none, none, none, lw);
+          expect(!last_gnt_ && ref_get(iacc_, r) == before, "a DMA lane write waits for drd (p0) of its word", ra);
+          const int j = static_cast<int>(rng_.uniform(0, kx - 1));
+          EngAcc w1 = eng(b0 + j);
+          w1.data.assign(static_cast<std::size_t>(in_.cols), 0);
+          w1.data[0] = rng_.next() & tb::mask64(in_.ob);
+          cycle(none, none, none, w1, lw);
+          expect(last_ready_ && !last_gnt_ && ref_get(iacc_, r) == with_byte(before, j, code(w1.data[0])),
+                 "a DMA lane write waits for a write (p1) of its word, which happens", ra);
+          cycle(none, none, none, none, lw);
+          expect(last_gnt_ && ref_get(iacc_, r) == V, "the DMA lane write alone lands", ra);
+          cycle(drd, none, none, none, no_dma);  // its bytes
+          break;
+        }
+        default: {
+          cycle(drd, wrd, brd, none, lane_rd);
+          expect(last_ready_ && !last_gnt_, "drd, wrd and brd of one word in one cycle; the DMA waits", ra);
+          break;
+        }
       }
+      ++smp_st_.same_word;
+      ++same_word_;
+      idle_cycle();
     }
+  }
+
+  void check_counters() {
     dut([&](auto& d) {
+      if constexpr (requires { d.cnt_eng_rd_data_o; }) {
+        // SEP and HY: data, weight, acc.
+        const std::string n[3] = {"data", "weight", "acc"};
+        const std::uint32_t eng_rd[3] = {d.cnt_eng_rd_data_o, d.cnt_eng_rd_weight_o, d.cnt_eng_rd_acc_o};
+        const std::uint32_t dma_rd[3] = {d.cnt_dma_rd_data_o, d.cnt_dma_rd_weight_o, d.cnt_dma_rd_acc_o};
+        const std::uint32_t dma_wr[3] = {d.cnt_dma_wr_data_o, d.cnt_dma_wr_weight_o, d.cnt_dma_wr_acc_o};
+        const std::uint32_t dma_wait[3] = {d.cnt_dma_wait_data_o, d.cnt_dma_wait_weight_o, d.cnt_dma_wait_acc_o};
+        for (int m = 0; m < 3; ++m) {
+          check("cnt_eng_rd_" + n[m] + "_o", 0, cnt_eng_rd_[m] & 0xffffffffLL, eng_rd[m]);
+          check("cnt_dma_rd_" + n[m] + "_o", 0, cnt_dma_rd_[m] & 0xffffffffLL, dma_rd[m]);
+          check("cnt_dma_wr_" + n[m] + "_o", 0, cnt_dma_wr_[m] & 0xffffffffLL, dma_wr[m]);
+          check("cnt_dma_wait_" + n[m] + "_o", 0, cnt_dma_wait_[m] & 0xffffffffLL, dma_wait[m]);
+          for (int s = 0; s < mem(m).sectors; ++s) {
+            std::uint64_t got = 0;
+            if (m == 0) got = tb::get(d.cnt_sector_data_o, s * 32, 32);
+            if (m == 1) got = tb::get(d.cnt_sector_weight_o, s * 32, 32);
+            if (m == 2) got = tb::get(d.cnt_sector_acc_o, s * 32, 32);
+            check("cnt_sector_" + n[m] + "_o[" + std::to_string(s) + "]", s,
+                  sec_cnt_[static_cast<std::size_t>(m)][static_cast<std::size_t>(s)] & 0xffffffffLL, static_cast<long long>(got));
+          }
+        }
+      } else {
+        // SMP: the acc range's counters (brd bank reads, DMA accesses and waits); its sectors are the
+        // shared memory's (below).
+        const int m = iacc_;
+        check("cnt_eng_rd_acc_o", 0, cnt_eng_rd_[m] & 0xffffffffLL, d.cnt_eng_rd_acc_o);
+        check("cnt_dma_rd_acc_o", 0, cnt_dma_rd_[m] & 0xffffffffLL, d.cnt_dma_rd_acc_o);
+        check("cnt_dma_wr_acc_o", 0, cnt_dma_wr_[m] & 0xffffffffLL, d.cnt_dma_wr_acc_o);
+        check("cnt_dma_wait_acc_o", 0, cnt_dma_wait_[m] & 0xffffffffLL, d.cnt_dma_wait_acc_o);
+      }
       if constexpr (requires { d.cnt_eng_rd_shared_o; }) {
-        const int m = kShared;
-        const std::string nmm = "shared";
+        // HY and SMP (SMP: the byte range's counters; the sectors count every port's bank accesses,
+        // brd and the acc range's DMA accesses included).
+        const int m = ish_;
         check("cnt_eng_rd_shared_o", 0, cnt_eng_rd_[m] & 0xffffffffLL, d.cnt_eng_rd_shared_o);
         check("cnt_eng_wr_shared_o", 0, cnt_eng_wr_[m] & 0xffffffffLL, d.cnt_eng_wr_shared_o);
         check("cnt_dma_rd_shared_o", 0, cnt_dma_rd_[m] & 0xffffffffLL, d.cnt_dma_rd_shared_o);
@@ -879,24 +1259,31 @@ class MemsysBench {
                 sec_cnt_[static_cast<std::size_t>(m)][static_cast<std::size_t>(s)] & 0xffffffffLL,
                 static_cast<long long>(tb::get(d.cnt_sector_shared_o, s * 32, 32)));
       }
+      if constexpr (requires { d.cnt_eng_wr_data_o; }) {
+        check("cnt_eng_wr_data_o", 0, cnt_eng_wr_[kData] & 0xffffffffLL, d.cnt_eng_wr_data_o);
+        check("cnt_eng_wr_weight_o", 0, cnt_eng_wr_[kWeight] & 0xffffffffLL, d.cnt_eng_wr_weight_o);
+      }
+      check("cnt_wr_wait_o", 0, cnt_wr_wait_ & 0xffffffffLL, d.cnt_wr_wait_o);
     });
-    check("cnt_eng_wr_data_o", 0, cnt_eng_wr_[kData] & 0xffffffffLL, d_->cnt_eng_wr_data_o);
-    check("cnt_eng_wr_weight_o", 0, cnt_eng_wr_[kWeight] & 0xffffffffLL, d_->cnt_eng_wr_weight_o);
-    check("cnt_wr_wait_o", 0, cnt_wr_wait_ & 0xffffffffLL, d_->cnt_wr_wait_o);
+    if (smp_) {
+      // The acc view never counts into sectors of its own, and the engine never writes through it.
+      long long acc_sec = 0;
+      for (long long c : sec_cnt_[static_cast<std::size_t>(iacc_)]) acc_sec += c;
+      check("SMP: the model's acc view sector counts", 0, 0, acc_sec);
+      check("SMP: the model's engine writes through the acc view", 0, 0, cnt_eng_wr_[iacc_]);
+    }
   }
 
   // One out-of-range access per kind, each after a reset (err_o is sticky).
   void negative() {
-    const Mem& D = mem(kData);
-    const Mem& Wm = mem(kWeight);
-    const Mem& A = mem(kAcc);
+    const Mem& A = mem(iacc_);
     struct Kind {
       std::string name;
       EngAcc drd, wrd, brd, wr;
       DmaAcc dma;
       int keep_m = -1;      // an element (memory, absolute address) the dropped write must not change
       long long keep = -1;
-      bool shared = false;  // an HY kind (counted in the shared-memory coverage)
+      bool shared = false;  // an HY kind (counted in the shared-memory coverage), or an SMP kind
     };
     std::vector<Kind> kinds;
     auto mk = [](long long a, bool vec = false) {
@@ -904,99 +1291,149 @@ class MemsysBench {
       e.en = true, e.addr = a, e.vec = vec;
       return e;
     };
-    {
-      Kind k{"drd past the data memory"};
-      k.drd = mk(D.ebase + D.elems);
-      kinds.push_back(k);
-    }
-    if (in_.rows > 1) {
-      Kind k{"drd vector crossing the end of the data memory"};
-      k.drd = mk(D.ebase + D.elems - 1, true);
-      kinds.push_back(k);
-    }
-    {
-      Kind k{"wrd in the data memory"};
-      k.wrd = mk(D.ebase);
-      kinds.push_back(k);
-    }
-    {
-      Kind k{"wrd crossing into the acc memory"};
-      k.wrd = mk(Wm.ebase + Wm.elems - (in_.cols > 1 ? 1 : 0));
-      kinds.push_back(k);
-    }
-    {
-      Kind k{"brd below the acc memory"};
-      k.brd = mk(A.ebase - 1);
-      kinds.push_back(k);
-    }
-    {
-      Kind k{"brd past the acc memory"};
-      k.brd = mk(A.ebase + A.elems);
-      kinds.push_back(k);
-    }
-    {
-      Kind k{"wr in the acc memory"};
-      k.wr = mk(A.ebase);
-      k.wr.data.assign(static_cast<std::size_t>(in_.cols), 1);
-      kinds.push_back(k);
-    }
-    if (in_.cols > 1) {
-      // A record starting at a memory's last element: its in-range lane 0 must keep its value.
-      const auto past_end = [&](const char* what, int m, std::int64_t last) {
-        Kind k{what};
-        k.wr = mk(last, true);
-        k.wr.mask = tb::mask64(in_.cols);
-        k.wr.data.assign(static_cast<std::size_t>(in_.cols), 0x5a & tb::mask64(in_.ob));
-        k.keep_m = m, k.keep = last;
+    if (!smp_) {
+      const Mem& D = mem(kData);
+      const Mem& Wm = mem(kWeight);
+      {
+        Kind k{"drd past the data memory"};
+        k.drd = mk(D.ebase + D.elems);
         kinds.push_back(k);
-      };
-      past_end("wr record with its last lane past the data memory", kData, D.ebase + D.elems - 1);
-      past_end("wr record with its last lane past the weight memory", kWeight, Wm.ebase + Wm.elems - 1);
-    }
-    if (hy_) {
-      // HY: accesses straddling two memories or in a memory the port does not reach.
-      const Mem& S = mem(kShared);
+      }
+      if (in_.rows > 1) {
+        Kind k{"drd vector crossing the end of the data memory"};
+        k.drd = mk(D.ebase + D.elems - 1, true);
+        kinds.push_back(k);
+      }
+      {
+        Kind k{"wrd in the data memory"};
+        k.wrd = mk(D.ebase);
+        kinds.push_back(k);
+      }
+      {
+        Kind k{"wrd crossing into the acc memory"};
+        k.wrd = mk(Wm.ebase + Wm.elems - (in_.cols > 1 ? 1 : 0));
+        kinds.push_back(k);
+      }
+      {
+        Kind k{"brd below the acc memory"};
+        k.brd = mk(A.ebase - 1);
+        kinds.push_back(k);
+      }
+      {
+        Kind k{"brd past the acc memory"};
+        k.brd = mk(A.ebase + A.elems);
+        kinds.push_back(k);
+      }
+      {
+        Kind k{"wr in the acc memory"};
+        k.wr = mk(A.ebase);
+        k.wr.data.assign(static_cast<std::size_t>(in_.cols), 1);
+        kinds.push_back(k);
+      }
+      if (in_.cols > 1) {
+        // A record starting at a memory's last element: its in-range lane 0 must keep its value.
+        const auto past_end = [&](const char* what, int m, std::int64_t last) {
+          Kind k{what};
+          k.wr = mk(last, true);
+          k.wr.mask = tb::mask64(in_.cols);
+          k.wr.data.assign(static_cast<std::size_t>(in_.cols), 0x5a & tb::mask64(in_.ob));
+          k.keep_m = m, k.keep = last;
+          kinds.push_back(k);
+        };
+        past_end("wr record with its last lane past the data memory", kData, D.ebase + D.elems - 1);
+        past_end("wr record with its last lane past the weight memory", kWeight, Wm.ebase + Wm.elems - 1);
+      }
+      if (hy_) {
+        // HY: accesses straddling two memories or in a memory the port does not reach.
+        const Mem& S = mem(kShared);
+        auto add = [&](const std::string& name, EngAcc Kind::*port, long long a, bool vec = false) {
+          Kind k{name};
+          k.*port = mk(a, vec);
+          k.shared = true;
+          kinds.push_back(k);
+        };
+        const long long c1 = in_.cols > 1 ? 1 : 0;
+        if (in_.rows > 1) {
+          add("drd vector crossing weight|acc", &Kind::drd, Wm.ebase + Wm.elems - 1, true);
+          add("drd vector crossing acc|shared", &Kind::drd, A.ebase + A.elems - 1, true);
+          add("drd vector crossing the end of the shared memory", &Kind::drd, S.ebase + S.elems - 1, true);
+        }
+        add("drd in the weight memory", &Kind::drd, Wm.ebase + 3);
+        add("drd in the acc memory", &Kind::drd, A.ebase + 3);
+        add("drd past the shared memory", &Kind::drd, S.ebase + S.elems);
+        if (in_.cols > 1) add("wrd crossing data|weight", &Kind::wrd, Wm.ebase - 1);
+        add("wrd crossing acc|shared", &Kind::wrd, A.ebase + A.elems - c1);
+        add("wrd crossing the end of the shared memory", &Kind::wrd, S.ebase + S.elems - c1);
+        add("brd in the shared memory", &Kind::brd, S.ebase + 2 * in_.cols);
+        {
+          Kind k{"wr past the shared memory"};
+          k.wr = mk(S.ebase + S.elems);
+          k.wr.data.assign(static_cast<std::size_t>(in_.cols), 1);
+          k.shared = true;
+          kinds.push_back(k);
+        }
+        if (in_.cols > 1) {
+          Kind k{"wr record with its last lane past the shared memory"};
+          k.wr = mk(S.ebase + S.elems - 1, true);
+          k.wr.mask = tb::mask64(in_.cols);
+          k.wr.data.assign(static_cast<std::size_t>(in_.cols), 0x5a & tb::mask64(in_.ob));
+          k.keep_m = kShared, k.keep = S.ebase + S.elems - 1;
+          k.shared = true;
+          kinds.push_back(k);
+          Kind a{"wr record from acc into shared"};
+          a.wr = mk(A.ebase + A.elems - 1, true);
+          a.wr.mask = tb::mask64(in_.cols);
+          a.wr.data.assign(static_cast<std::size_t>(in_.cols), 0x33 & tb::mask64(in_.ob));
+          a.keep_m = kShared, a.keep = S.ebase;
+          a.shared = true;
+          kinds.push_back(a);
+        }
+      }
+    } else {
+      // SMP: the byte ports into the acc range, brd into the bytes, accesses crossing acc|shared or the end.
+      const Mem& S = mem(ish_);
       auto add = [&](const std::string& name, EngAcc Kind::*port, long long a, bool vec = false) {
         Kind k{name};
         k.*port = mk(a, vec);
         k.shared = true;
         kinds.push_back(k);
+        return &kinds.back();
       };
-      const long long c1 = in_.cols > 1 ? 1 : 0;
+      add("drd in the acc range", &Kind::drd, A.ebase + 3);
       if (in_.rows > 1) {
-        add("drd vector crossing weight|acc", &Kind::drd, Wm.ebase + Wm.elems - 1, true);
         add("drd vector crossing acc|shared", &Kind::drd, A.ebase + A.elems - 1, true);
-        add("drd vector crossing the end of the shared memory", &Kind::drd, S.ebase + S.elems - 1, true);
+        add("drd vector crossing the end of the shared range", &Kind::drd, S.ebase + S.elems - 1, true);
       }
-      add("drd in the weight memory", &Kind::drd, Wm.ebase + 3);
-      add("drd in the acc memory", &Kind::drd, A.ebase + 3);
-      add("drd past the shared memory", &Kind::drd, S.ebase + S.elems);
-      if (in_.cols > 1) add("wrd crossing data|weight", &Kind::wrd, Wm.ebase - 1);
-      add("wrd crossing acc|shared", &Kind::wrd, A.ebase + A.elems - c1);
-      add("wrd crossing the end of the shared memory", &Kind::wrd, S.ebase + S.elems - c1);
-      add("brd in the shared memory", &Kind::brd, S.ebase + 2 * in_.cols);
+      add("drd past the shared range", &Kind::drd, S.ebase + S.elems);
+      add("wrd in the acc range", &Kind::wrd, A.ebase);
+      if (in_.cols > 1) add("wrd crossing acc|shared", &Kind::wrd, S.ebase - 1);
+      add("wrd crossing the end of the shared range", &Kind::wrd, S.ebase + S.elems - (in_.cols > 1 ? 1 : 0));
+      add("brd in the shared range", &Kind::brd, S.ebase + 2 * in_.cols);
+      if (in_.cols > 1) add("brd crossing acc|shared", &Kind::brd, A.ebase + A.elems - 1);
+      add("brd past the shared range", &Kind::brd, S.ebase + S.elems);
       {
-        Kind k{"wr past the shared memory"};
-        k.wr = mk(S.ebase + S.elems);
-        k.wr.data.assign(static_cast<std::size_t>(in_.cols), 1);
-        k.shared = true;
-        kinds.push_back(k);
+        // A scalar result into the acc range: dropped, the lane keeps its value.
+        Kind* k = add("wr in the acc range", &Kind::wr, A.ebase + 5);
+        k->wr.data.assign(static_cast<std::size_t>(in_.cols), 0x5a & tb::mask64(in_.ob));
+        k->keep_m = iacc_, k->keep = A.ebase + 5;
       }
       if (in_.cols > 1) {
-        Kind k{"wr record with its last lane past the shared memory"};
-        k.wr = mk(S.ebase + S.elems - 1, true);
-        k.wr.mask = tb::mask64(in_.cols);
-        k.wr.data.assign(static_cast<std::size_t>(in_.cols), 0x5a & tb::mask64(in_.ob));
-        k.keep_m = kShared, k.keep = S.ebase + S.elems - 1;
-        k.shared = true;
-        kinds.push_back(k);
-        Kind a{"wr record from acc into shared"};
-        a.wr = mk(A.ebase + A.elems - 1, true);
-        a.wr.mask = tb::mask64(in_.cols);
-        a.wr.data.assign(static_cast<std::size_t>(in_.cols), 0x33 & tb::mask64(in_.ob));
-        a.keep_m = kShared, a.keep = S.ebase;
-        a.shared = true;
-        kinds.push_back(a);
+        Kind* k = add("wr record in the acc range", &Kind::wr, A.ebase + 9, true);
+        k->wr.mask = tb::mask64(in_.cols);
+        k->wr.data.assign(static_cast<std::size_t>(in_.cols), 0x3c & tb::mask64(in_.ob));
+        k->keep_m = iacc_, k->keep = A.ebase + 9;
+        k = add("wr record from acc's last lane into shared", &Kind::wr, A.ebase + A.elems - 1, true);
+        k->wr.mask = tb::mask64(in_.cols);
+        k->wr.data.assign(static_cast<std::size_t>(in_.cols), 0x33 & tb::mask64(in_.ob));
+        k->keep_m = ish_, k->keep = S.ebase;
+        k = add("wr record with its last lane past the shared range", &Kind::wr, S.ebase + S.elems - 1, true);
+        k->wr.mask = tb::mask64(in_.cols);
+        k->wr.data.assign(static_cast<std::size_t>(in_.cols), 0x5a & tb::mask64(in_.ob));
+        k->keep_m = ish_, k->keep = S.ebase + S.elems - 1;
+      }
+      {
+        Kind* k = add("wr past the shared range", &Kind::wr, S.ebase + S.elems);
+        k->wr.data.assign(static_cast<std::size_t>(in_.cols), 1);
       }
     }
     const long long end_all = mem(nm() - 1).ebase + mem(nm() - 1).elems;  // past the last memory
@@ -1018,25 +1455,25 @@ class MemsysBench {
         Kind k{"DMA write crossing a word (" + M.name + ")"};
         k.dma = {true, true, a, random_word(), z};
         k.keep_m = m, k.keep = a;
-        k.shared = m == kShared;
+        k.shared = m == ish_;
         kinds.push_back(k);
         Kind r{"DMA read crossing a word (" + M.name + ", returns 0)"};
         r.dma = {true, false, a, {}, z};
-        r.shared = m == kShared;
+        r.shared = m == ish_;
         kinds.push_back(r);
       }
       if (word_size(m) + 1 <= (1 << in_.size_bits) - 1) {
         Kind k{"DMA access wider than the word (" + M.name + ")"};
         k.dma = {true, true, M.ebase + 5 * M.lanes, random_word(), word_size(m) + 1};
         k.keep_m = m, k.keep = M.ebase + 5 * M.lanes;
-        k.shared = m == kShared;
+        k.shared = m == ish_;
         kinds.push_back(k);
       }
     }
-    for (int z = 0; z < lane_size(kAcc); ++z) {
+    for (int z = 0; z < lane_size(iacc_); ++z) {
       Kind k{"DMA " + std::to_string(1 << z) + "-byte access into acc"};
       k.dma = {true, true, A.ebase + 7, random_word(), z};
-      k.keep_m = kAcc, k.keep = A.ebase + 7;
+      k.keep_m = iacc_, k.keep = A.ebase + 7;
       kinds.push_back(k);
     }
     for (Kind& k : kinds) {
@@ -1044,7 +1481,7 @@ class MemsysBench {
       for (auto& r : last_req_) std::fill(r.begin(), r.end(), -1000000);
       pending_.clear();
       const auto keep_ref = [&] {
-        return k.keep >= 0 ? ref_[static_cast<std::size_t>(k.keep_m)][static_cast<std::size_t>(k.keep - mem(k.keep_m).ebase)] : 0u;
+        return k.keep >= 0 ? ref_get(k.keep_m, k.keep - mem(k.keep_m).ebase) : 0u;
       };
       const std::uint32_t keep_before = keep_ref();
       check("err_o after reset (" + k.name + ")", 0, 0, d_->err_o);
@@ -1052,6 +1489,7 @@ class MemsysBench {
       check("err_o (" + k.name + ")", k.drd.addr | k.wrd.addr | k.brd.addr | k.wr.addr | k.dma.addr, 1, d_->err_o);
       neg_kinds_ += d_->err_o ? 1 : 0;
       if (k.shared) sh_.neg += d_->err_o ? 1 : 0;
+      if (smp_) smp_st_.neg += d_->err_o ? 1 : 0;  // SMP: every kind is the one scratchpad's
       if (k.keep >= 0) {
         // The dropped write left the element alone: read it back (a legal one-lane DMA read).
         cycle({}, {}, {}, {}, DmaAcc{true, false, k.keep, {}, lane_size(k.keep_m)}, true);
@@ -1062,40 +1500,48 @@ class MemsysBench {
     }
     if (in_.pg) {
       // An engine read of a sleeping sector: the scratchpad refuses it and flags it; err_o follows.
-      sim_.reset();
-      for (auto& r : last_req_) std::fill(r.begin(), r.end(), -1000000);
-      pending_.clear();
-      req_[kData][0] = 1;
-      idle_cycle();
-      req_[kData][0] = 1;
-      idle_cycle();
-      EngAcc r = mk(D.ebase);  // element 0: sector 0
-      pending_.clear();
-      cycle(r, {}, {}, {}, {}, true);
-      pending_.clear();
-      cycle({}, {}, {}, {}, {}, true);  // the scratchpad's flag is registered, err_sticky one later
-      pending_.clear();
-      check("err_o (engine read of a sleeping sector)", D.ebase, 1, d_->err_o);
-      neg_kinds_ += d_->err_o ? 1 : 0;
-      req_[kData][0] = 0;
-      if (hy_) {
-        // The same for the shared memory (a drd on port p0 into sector 0).
-        const Mem& S = mem(kShared);
+      if (!smp_) {
+        const Mem& D = mem(kData);
+        sim_.reset();
+        for (auto& r : last_req_) std::fill(r.begin(), r.end(), -1000000);
+        pending_.clear();
+        req_[kData][0] = 1;
+        idle_cycle();
+        req_[kData][0] = 1;
+        idle_cycle();
+        EngAcc r = mk(D.ebase);  // element 0: sector 0
+        pending_.clear();
+        cycle(r, {}, {}, {}, {}, true);
+        pending_.clear();
+        cycle({}, {}, {}, {}, {}, true);  // the scratchpad's flag is registered, err_sticky one later
+        pending_.clear();
+        check("err_o (engine read of a sleeping sector)", D.ebase, 1, d_->err_o);
+        neg_kinds_ += d_->err_o ? 1 : 0;
+        req_[kData][0] = 0;
+      }
+      // The same for the shared memory (a drd on port p0 into sector 0; SMP also a brd on port p2 into
+      // sector 0 through the acc range).
+      for (const char* port : {"drd", "brd"}) {
+        if (ish_ < 0 || (std::string(port) == "brd" && !smp_)) continue;
+        const int m = std::string(port) == "brd" ? iacc_ : ish_;
+        const Mem& S = mem(m);
         sim_.reset();
         for (auto& lr : last_req_) std::fill(lr.begin(), lr.end(), -1000000);
         pending_.clear();
-        req_[kShared][0] = 1;
+        req_[static_cast<std::size_t>(ish_)][0] = 1;
         idle_cycle();
         idle_cycle();
         pending_.clear();
-        cycle(mk(S.ebase), {}, {}, {}, {}, true);
+        if (std::string(port) == "brd") cycle({}, {}, mk(S.ebase), {}, {}, true);
+        else cycle(mk(S.ebase), {}, {}, {}, {}, true);
         pending_.clear();
         cycle({}, {}, {}, {}, {}, true);
         pending_.clear();
-        check("err_o (engine read of a sleeping shared sector)", S.ebase, 1, d_->err_o);
+        check(std::string("err_o (engine read of a sleeping shared sector") + (smp_ ? ", " + std::string(port) : "") + ")", S.ebase, 1, d_->err_o);
         neg_kinds_ += d_->err_o ? 1 : 0;
         sh_.neg += d_->err_o ? 1 : 0;
-        req_[kShared][0] = 0;
+        if (smp_) smp_st_.neg += d_->err_o ? 1 : 0;
+        req_[static_cast<std::size_t>(ish_)][0] = 0;
       }
     }
   }
@@ -1113,6 +1559,10 @@ class MemsysBench {
   std::uint64_t t_ = 0;
   long long errors_ = 0, checks_ = 0;
   bool hy_ = false;  // the shared memory exists (mems[3])
+  bool smp_ = false;  // SMP: mems = {acc (a view of the shared memory's 32-bit lanes), shared (its bytes)}
+  int iacc_ = kAcc, ish_ = -1;  // indices of the acc lanes and of the shared bytes in mems (-1: none)
+  std::vector<int> phys_;       // per memory: the memory whose scratchpad holds its words (SMP acc: shared)
+  std::vector<std::uint8_t> view_of_;  // SMP, per storage byte: last written through 1 acc lanes, 2 bytes, 0 not since the fill
   long long cnt_eng_rd_[4] = {}, cnt_dma_rd_[4] = {}, cnt_dma_wr_[4] = {}, cnt_dma_wait_[4] = {}, cnt_eng_wr_[4] = {},
             cnt_wr_wait_ = 0;
   long long dma_size_cnt_[4][8] = {};
@@ -1122,7 +1572,12 @@ class MemsysBench {
               wr_waits = 0, p0_p1_bank = 0, p0_p1_word = 0, dma_req = 0, dma_busy = 0, dma_sleep = 0, same_word = 0,
               neg = 0;
   } sh_;
-  std::vector<std::vector<long long>> sec_cnt_;
+  struct SmpStats {  // SMP coverage (per range: [iacc_], [ish_])
+    long long brd = 0, brd_wr_word = 0, brd_rd_bank = 0, dma_req[2] = {}, dma_wait[2] = {}, dma_rd[2] = {}, dma_wr[2] = {},
+              dma_wait_brd[2] = {}, dma_wait_p01[2] = {}, dma_sleep[2] = {}, xv_lane = 0, xv_byte = 0, xv_directed = 0,
+              same_word = 0, neg = 0;
+  } smp_st_;
+  std::vector<std::vector<long long>> sec_cnt_;  // per scratchpad (SMP: the acc view's stay 0)
   long long eng_reads_checked_ = 0, vec_reads_ = 0, wr_elems_ = 0, vec_writes_ = 0, dma_reads_checked_ = 0,
             dma_writes_ = 0, wr_waits_ = 0, wr_weight_elems_ = 0, wr_weight_waits_ = 0, wr_en_cycles_ = 0, dma_waits_ = 0, dma_req_cycles_ = 0, sleep_blocked_ = 0,
             same_word_ = 0;
