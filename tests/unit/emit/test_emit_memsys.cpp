@@ -35,6 +35,22 @@ std::string reject_message(const AccelConfig& cfg) {
   return "";
 }
 
+// Width of a port of m ("" when it has none).
+std::string port_width(const Module& m, const std::string& n) {
+  for (const Port& port : m.ports())
+    if (port.name == n) return port.width;
+  return "";
+}
+
+// The engine's and the DMA's ports of a tiny-2x2 variant (2x2 array, 8-bit codes, 20-bit psums, 13-bit
+// element addresses), whatever its organization.
+void expect_tiny_engine_ports(const Module& m) {
+  EXPECT_EQ(port_width(m, "drd_data_o"), "16");
+  EXPECT_EQ(port_width(m, "wrd_data_o"), "16");
+  EXPECT_EQ(port_width(m, "brd_data_o"), "40");
+  EXPECT_EQ(port_width(m, "spm_addr_i"), "13");
+}
+
 // Every field of an element's location: memory, word, lane, bank, row, sector, offset.
 void expect_location(const MemsysLocation& l, int memory, long long word, long long lane, long long bank, long long row,
                      long long sector, long long offset) {
@@ -231,16 +247,8 @@ TEST(EmitMemsys, AddressMapSmp) {
 TEST(EmitMemsys, SmpPortsCountersAndArbitration) {
   const AccelConfig cfg = preset("tiny-2x2-smp");
   const Module m = build_memsys(cfg);
-  auto width = [&m](const std::string& n) -> std::string {
-    for (const Port& port : m.ports())
-      if (port.name == n) return port.width;
-    return "";
-  };
-  // The engine and DMA ports are those of SEP and HY (the chip connects the same engine and DMA).
-  EXPECT_EQ(width("drd_data_o"), "16");
-  EXPECT_EQ(width("wrd_data_o"), "16");
-  EXPECT_EQ(width("brd_data_o"), "40");
-  EXPECT_EQ(width("spm_addr_i"), "13");
+  const auto width = [&m](const std::string& n) { return port_width(m, n); };
+  expect_tiny_engine_ports(m);  // those of SEP and HY (the chip connects the same engine and DMA)
   // One scratchpad: one handshake, sector counters of the shared memory only; per-range access counters.
   EXPECT_EQ(width("sleep_req_shared_i"), "4");
   EXPECT_EQ(width("sleep_req_acc_i"), "");
@@ -323,11 +331,7 @@ TEST(EmitMemsys, PortsAndOrder) {
   for (const char* p : {"tiny-2x2", "small-4x4", "capsacc-16x16"}) {
     const AccelConfig cfg = preset(p);
     const Module m = build_memsys(cfg);
-    auto width = [&m](const std::string& n) -> std::string {
-      for (const Port& port : m.ports())
-        if (port.name == n) return port.width;
-      return "";
-    };
+    const auto width = [&m](const std::string& n) { return port_width(m, n); };
     EXPECT_EQ(width("drd_data_o"), str(cfg.array.rows * cfg.widths.data)) << p;
     EXPECT_EQ(width("wrd_data_o"), str(cfg.array.cols * cfg.widths.weight)) << p;
     EXPECT_EQ(width("brd_data_o"), str(cfg.array.cols * cfg.widths.psum)) << p;
@@ -405,16 +409,8 @@ TEST(EmitMemsys, AddressMapHy) {
 TEST(EmitMemsys, HyPortsCountersAndArbitration) {
   const AccelConfig cfg = preset("tiny-2x2-hy");
   const Module m = build_memsys(cfg);
-  auto width = [&m](const std::string& n) -> std::string {
-    for (const Port& port : m.ports())
-      if (port.name == n) return port.width;
-    return "";
-  };
-  // The engine and DMA ports are those of SEP (the chip connects the same engine and DMA).
-  EXPECT_EQ(width("drd_data_o"), "16");
-  EXPECT_EQ(width("wrd_data_o"), "16");
-  EXPECT_EQ(width("brd_data_o"), "40");
-  EXPECT_EQ(width("spm_addr_i"), "13");
+  const auto width = [&m](const std::string& n) { return port_width(m, n); };
+  expect_tiny_engine_ports(m);  // those of SEP (the chip connects the same engine and DMA)
   // The shared memory's handshake and counters.
   EXPECT_EQ(width("sleep_req_shared_i"), "4");
   EXPECT_EQ(width("sleep_ack_shared_o"), "4");
