@@ -372,7 +372,8 @@ int dse_memory(const std::vector<std::string>& argv_in) {
   std::vector<std::string> rows;
   std::vector<std::vector<double>> on;
   for (const auto& d : best) {
-    if (!option_pg(d.point.option) || d.point.option == kSmpPg) continue;
+    // DESCNet Fig. 30 shows SEP-PG and HY-PG; the streamed evaluation has SMP-PG's PMU frames too.
+    if (!option_pg(d.point.option) || (d.point.option == kSmpPg && !streamed)) continue;
     for (int m = 0; m < kMems; ++m) {
       // At most 16 rows per memory: with more sectors a row stands for a group, ON if any is.
       const int sc = d.point.sectors[m], group = std::max(1, sc / 16);
@@ -388,7 +389,7 @@ int dse_memory(const std::vector<std::string>& argv_in) {
       }
     }
   }
-  write_file_atomic(dir + "/sectors.svg", svg_grid(streamed ? "Share of each operation's cycles a sector is awake (best SEP-PG, HY-PG; PMU frames)"
+  write_file_atomic(dir + "/sectors.svg", svg_grid(streamed ? "Share of each operation's cycles a sector is awake (best SEP-PG, HY-PG, SMP-PG; PMU frames)"
                                                       : "Sectors ON per operation (best SEP-PG, HY-PG)", rows, names, on));
 
   if (!quiet) {
