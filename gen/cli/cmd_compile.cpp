@@ -118,7 +118,9 @@ int cmd_compile(const std::vector<std::string>& argv) {
     const StreamStats st = stream_stats(prog, streamed);
     fmt::print("\nstreamed through the scratchpad (data {} / weight {} / acc {} / shared {} elements{}, half each per part):\n\n",
                streamed.map.elements[0], streamed.map.elements[1], streamed.map.elements[2], streamed.map.elements[3],
-               streamed.map.smp ? "; SMP: acc is a view of the shared memory's 32-bit lanes" : "");
+               streamed.map.smp ? "; SMP: acc is a view of the shared memory's 32-bit lanes"
+               : streamed.map.has_lanes() ? fmt::format("; HY: acc overflow into the shared memory's {} 32-bit lanes", streamed.map.elements[4])
+                                          : std::string());
     fmt::print("| instruction | parts | loads | stores | DRAM read B | DRAM write B | engine cycles | modelled cycles |\n"
                "|---|---|---|---|---|---|---|---|\n");
     for (std::size_t i = 0; i < prog.instrs.size(); ++i) {

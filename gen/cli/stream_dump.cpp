@@ -186,7 +186,7 @@ StreamDump dump_stream(const Workload& w, const isa::Program& prog, const std::s
   // part's modelled cycles (stream_timing), against all sector-cycles.
   {
     const StreamTiming st = stream_timing(w.cfg, prog, sp);
-    for (int m = 0; m < kOnchipMemories; ++m) {
+    for (int m = 0; m < isa::kFrameMemories; ++m) {
       const int sc = fp.geometry.sectors[m];
       if (sc == 0) continue;
       long long asleep = 0, all = 0;

@@ -20,6 +20,7 @@ class Counter {
   // set_sectors() collects.
   Counter(const AccelConfig& cfg, const OnchipMap& map, AccessModel& out, std::vector<SectorMap> layouts = {})
       : sec_(cfg, map), out_(out), layouts_(std::move(layouts)) {
+    out_.ranges = map.has_lanes() ? 5 : map.has_shared() ? 4 : 3;
     for (int m = 0; m < kOnchipMemories; ++m)  // sectors of physical memories (SMP: the acc view's are the shared one's)
       if (map.elements[m] > 0 && map.phys(m) == m) out_.mem[std::size_t(m)].sector.assign(std::size_t(sec_.sectors[m]), 0);
   }
@@ -218,7 +219,7 @@ AccessModel count_accesses(const AccelConfig& cfg, const StreamedProgram& sp, co
 }
 
 std::string access_text(const AccessModel& a) {
-  const int mems = a.mem[3].sector.empty() ? 3 : 4;
+  const int mems = a.ranges;
   std::string s =
       "# memsys counters the streamed program must produce (gen/compiler/access.hpp):\n"
       "# mem NAME eng_rd eng_wr dma_rd dma_wr | sector NAME S accesses | part P eng_rd[M] eng_wr[M] dma_rd[M] dma_wr[M]\n";

@@ -24,12 +24,13 @@ struct MemoryAccesses {
 };
 
 struct PartAccesses {
-  std::array<long long, kOnchipMemories> eng_rd{}, eng_wr{};  // per memory (data, weight, acc, shared)
+  std::array<long long, kOnchipMemories> eng_rd{}, eng_wr{};  // per range (data, weight, acc, shared, lanes)
   std::array<long long, kOnchipMemories> dma_rd{}, dma_wr{};  // the part's own moves (stores read, loads write)
 };
 
 struct AccessModel {
-  std::array<MemoryAccesses, kOnchipMemories> mem;  // the shared memory's stays empty without HY
+  std::array<MemoryAccesses, kOnchipMemories> mem;  // per range; shared and lanes stay empty without HY
+  int ranges = 3;  // ranges with counters: 3 (SEP), 4 (+ shared: HY, SMP), 5 (+ HY's lanes view)
   std::vector<PartAccesses> parts;  // per part of the streamed program
   // Accesses the enumeration found outside every memory (a program the RTL would flag with err_o).
   long long outside = 0;

@@ -111,13 +111,13 @@ isa::FrameGeometry frame_geometry(const AccelConfig& cfg) {
   g.spm_addr_bits = std::max(1, clog2(map.size()));
   g.len_bits = clog2(cfg.offchip.max_burst + 1LL);
   const ScratchpadConfig& s = cfg.scratchpad;
-  const MemoryConfig* mems[kOnchipMemories] = {&s.data, &s.weight, &s.acc, &s.shared};
+  const MemoryConfig* mems[kOnchipMemories] = {&s.data, &s.weight, &s.acc, &s.shared, &s.shared};
   int widest = 8;
   for (int i = 0; i < kOnchipMemories; ++i)
     if (map.elements[i] > 0) widest = std::max(widest, mems[map.phys(i)]->width_bits);
   g.max_size = clog2(widest / 8);
   g.size_bits = std::max(1, clog2(g.max_size + 1LL));
-  for (int i = 0; i < kOnchipMemories; ++i) {
+  for (int i = 0; i < isa::kFrameMemories; ++i) {
     // One awake field per physical memory (SMP: the shared one; its acc view has none of its own).
     g.sectors[i] = s.power_gating && map.elements[i] > 0 && map.phys(i) == i ? std::max(1, mems[i]->sectors) : 0;
     if (g.sectors[i] > 32)
@@ -203,11 +203,12 @@ isa::DmaFields lower_move(const Move& m, const DramBytes& bytes, const isa::Fram
   isa::DmaFields f;
   f.store = m.store;
   if (m.widen) {
-    if (m.store || m.mem != Onchip::kAcc || eb != 1) fail("widening is a load of 1-byte codes into the acc memory");
+    if (m.store || !OnchipMap::psum_lanes(m.mem) || eb != 1)
+      fail("widening is a load of 1-byte codes into psum lanes (the acc memory, HY's shared lanes)");
     f.size = 0;
     f.widen = true;
-  } else if (m.mem == Onchip::kAcc) {
-    if (eb != 4) fail(fmt::format("{}-byte codes in the acc memory's 4-byte lanes", eb));
+  } else if (OnchipMap::psum_lanes(m.mem)) {
+    if (eb != 4) fail(fmt::format("{}-byte codes in the {} range's 4-byte lanes", eb, to_string(m.mem)));
     f.size = 2;
   } else {
     if (eb != 1) fail(fmt::format("{}-byte codes in the {} memory's 1-byte lanes", eb, to_string(m.mem)));
@@ -292,7 +293,7 @@ FrameProgram build_frame_program(const AccelConfig& cfg, const isa::Program& pro
   bool engine_busy = false;
   Mask engine_mask{};
   Mask awake{};  // what the last PMU frame keeps awake (at reset: everything)
-  for (int i = 0; i < kOnchipMemories; ++i) awake[std::size_t(i)] = g.sectors[i] >= 32 ? 0xFFFFFFFFu : (1u << g.sectors[i]) - 1;
+  for (int i = 0; i < isa::kFrameMemories; ++i) awake[std::size_t(i)] = g.sectors[i] >= 32 ? 0xFFFFFFFFu : (1u << g.sectors[i]) - 1;
   const auto inflight = [&] {
     Mask k{};
     for (std::size_t i = dma_done; i < dma_masks.size(); ++i) k = k | dma_masks[i];
@@ -302,7 +303,7 @@ FrameProgram build_frame_program(const AccelConfig& cfg, const isa::Program& pro
   const auto pmu = [&](Mask m, bool wait) {
     isa::Frame f;
     f.header.kind = isa::FrameKind::kPmu;
-    for (int i = 0; i < kOnchipMemories; ++i) f.pmu.awake[i] = m[std::size_t(i)];
+    for (int i = 0; i < isa::kFrameMemories; ++i) f.pmu.awake[i] = m[std::size_t(i)];
     f.pmu.wait = wait;
     fp.frames.push_back(f);
     fp.pmu += 1;
@@ -388,9 +389,9 @@ FrameCheck run_frame_program(const AccelConfig& cfg, const isa::Program& prog, c
   std::vector<long long> load_by(size, -1), store_by(size, -1), eng_read(size, -1), eng_write(size, -1);
   // Sector state: 0 asleep, 1 woken by a prefetch (not usable yet), 2 usable. At reset all usable.
   std::array<std::vector<std::uint8_t>, kOnchipMemories> state;
-  for (int m = 0; m < kOnchipMemories; ++m) state[std::size_t(m)].assign(std::size_t(std::max(1, g.sectors[m])), 2);
+  for (int m = 0; m < isa::kFrameMemories; ++m) state[std::size_t(m)].assign(std::size_t(std::max(1, g.sectors[m])), 2);
   FrameCheck ck;
-  for (int m = 0; m < kOnchipMemories; ++m) {
+  for (int m = 0; m < isa::kFrameMemories; ++m) {
     ck.sector_sleeps[std::size_t(m)].assign(std::size_t(g.sectors[m]), 0);
     ck.sector_wakes[std::size_t(m)].assign(std::size_t(g.sectors[m]), 0);
   }
@@ -479,7 +480,7 @@ FrameCheck run_frame_program(const AccelConfig& cfg, const isa::Program& prog, c
       engine_busy = true;
       engine_mask = Mask{};
       // Every word the engine's accesses span (lanes it discards included) must be in a usable sector.
-      for (int m = 0; m < kOnchipMemories && g.power_gating(); ++m)
+      for (int m = 0; m < isa::kFrameMemories && g.power_gating(); ++m)
         for (int s = 0; s < g.sectors[m]; ++s)
           if ((eng_sectors[part][std::size_t(m)] >> s) & 1) {
             if (state[std::size_t(m)][std::size_t(s)] != 2)
@@ -523,7 +524,7 @@ FrameCheck run_frame_program(const AccelConfig& cfg, const isa::Program& prog, c
       Mask inflight{};
       for (std::size_t i = dma_done; i < dma_masks.size(); ++i) inflight = inflight | dma_masks[i];
       if (engine_busy) inflight = inflight | engine_mask;
-      for (int m = 0; m < kOnchipMemories; ++m)
+      for (int m = 0; m < isa::kFrameMemories; ++m)
         for (int s = 0; s < g.sectors[m]; ++s) {
           auto& st = state[std::size_t(m)][std::size_t(s)];
           if ((f.pmu.awake[m] >> s) & 1) {

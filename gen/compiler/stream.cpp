@@ -18,6 +18,7 @@ const char* to_string(Onchip m) {
     case Onchip::kWeight: return "weight";
     case Onchip::kAcc: return "acc";
     case Onchip::kShared: return "shared";
+    case Onchip::kLanes: return "lanes";
   }
   return "?";
 }
@@ -42,11 +43,11 @@ OnchipMap OnchipMap::from_config(const AccelConfig& cfg) {
     return m;
   }
   const bool hy = s.organization == SpmOrganization::Hy;
-  const MemoryConfig* mems[kOnchipMemories] = {&s.data, &s.weight, &s.acc, &s.shared};
+  const MemoryConfig* mems[kOnchipMemories] = {&s.data, &s.weight, &s.acc, &s.shared, &s.shared};
   std::int64_t base = 0;
   for (int i = 0; i < kOnchipMemories; ++i) {
-    const int lane_bytes = i == 2 ? 4 : 1;
-    if (i == 3 && !hy) {
+    const int lane_bytes = i == 2 || i == 4 ? 4 : 1;
+    if ((i >= 3 && !hy) || (i == 4 && !hy_shared_lanes(s, cfg.array.cols))) {
       m.base[i] = base;
       continue;
     }
@@ -59,8 +60,8 @@ OnchipMap OnchipMap::from_config(const AccelConfig& cfg) {
 }
 
 std::vector<std::int64_t> OnchipMap::aliases(std::int64_t a) const {
-  if (!smp) return {};
-  const int acc = int(Onchip::kAcc), sh = int(Onchip::kShared);
+  const int acc = lane_view(), sh = int(Onchip::kShared);
+  if (acc < 0) return {};
   if (a >= base[acc] && a < base[acc] + elements[acc]) {
     const std::int64_t b = base[sh] + 4 * (a - base[acc]);
     return {b, b + 1, b + 2, b + 3};
@@ -72,7 +73,7 @@ std::vector<std::int64_t> OnchipMap::aliases(std::int64_t a) const {
 SectorMap::SectorMap(const AccelConfig& cfg, const OnchipMap& m) : map(m) {
   const ScratchpadConfig& s = cfg.scratchpad;
   gating = s.power_gating;
-  const MemoryConfig* mems[kOnchipMemories] = {&s.data, &s.weight, &s.acc, &s.shared};
+  const MemoryConfig* mems[kOnchipMemories] = {&s.data, &s.weight, &s.acc, &s.shared, &s.shared};
   for (int i = 0; i < kOnchipMemories; ++i) {
     const MemoryConfig& mc = *mems[m.phys(i)];
     if (!mc.present || m.elements[i] == 0) continue;
@@ -198,27 +199,39 @@ std::int64_t align_up(std::int64_t x, std::int64_t a) { return (x + a - 1) / a *
 // With SMP (section 2.2) data and weight have no memory of their own (every buffer spills into the
 // shared memory) and the acc placer takes its psum lanes from the shared placer's bytes (4 per lane,
 // from a word boundary), so the buffers of a part never share a byte of the one memory.
+// `tail`: elements an engine access may read past a buffer's last element (brd reads rows of `cols`
+// psum lanes, also for a per-output init that uses lane 0 only, so a buffer of psum lanes needs
+// cols - 1 lanes after it inside its range: memsys drops a row that leaves the range). A buffer that
+// would end too close to the range's end spills like one that does not fit, or the part does not fit.
+// The rule is the second half's (it ends where the range ends) whichever half the part uses, so the
+// split search, which builds its candidate parts in the first half, judges every part of a split alike.
 class Placer {
  public:
-  Placer(const OnchipMap& map, Onchip m, int half, Placer* overflow = nullptr) : map_(map), m_(m), overflow_(overflow) {
+  Placer(const OnchipMap& map, Onchip m, int half, Placer* overflow = nullptr, std::int64_t tail = 0)
+      : map_(map), m_(m), overflow_(overflow), tail_(tail) {
     begin_ = map.base[int(m)] + half * map.half(m);
     next_ = begin_;
-    if (map.smp && m == Onchip::kAcc) {
-      if (!overflow) throw std::logic_error("stream: the SMP acc view needs the shared placer");
+    if (map.phys(int(m)) != int(m)) {
+      if (!overflow) throw std::logic_error("stream: a lane view needs the shared placer");
       view_of_ = overflow;
       overflow_ = nullptr;
     }
   }
   std::int64_t place(std::int64_t size) {
+    std::int64_t at = next_;
     if (view_of_) {
       const std::int64_t byte = view_of_->place(4 * size) - map_.base[int(Onchip::kShared)];
-      return map_.base[int(Onchip::kAcc)] + byte / 4;
+      at = map_.base[int(m_)] + byte / 4;
+    } else {
+      next_ = align_up(next_ + size, map_.word_elements[int(m_)]);
     }
-    const std::int64_t at = next_;
-    next_ = align_up(next_ + size, map_.word_elements[int(m_)]);
+    end_ = std::max(end_, at + size);
     return at;
   }
-  bool fits() const { return view_of_ ? view_of_->fits() : next_ - begin_ <= map_.half(m_); }
+  bool fits() const {
+    if (end_ > 0 && end_ - begin_ + tail_ > room()) return false;
+    return view_of_ ? view_of_->fits() : next_ - begin_ <= map_.half(m_);
+  }
   // An input buffer: placed, and brought in by DMA moves before the part.
   std::int64_t load(const Box& b, Part& part, bool widen = false) {
     if (Placer* o = spill(b.size())) return o->load(b, part, widen);
@@ -240,13 +253,17 @@ class Placer {
  private:
   // The overflow placer when a buffer of `size` elements does not fit the rest of this half.
   Placer* spill(std::int64_t size) const {
-    return overflow_ && next_ + size - begin_ > map_.half(m_) ? overflow_ : nullptr;
+    const bool over = next_ + size - begin_ > map_.half(m_) || next_ + size - begin_ + tail_ > room();
+    return overflow_ && over ? overflow_ : nullptr;
   }
+  // Elements from a half's start to the range's end in the second half (an odd range's extra one included).
+  std::int64_t room() const { return map_.elements[int(m_)] - map_.half(m_); }
   const OnchipMap& map_;
   Onchip m_;
   Placer* overflow_ = nullptr;
-  Placer* view_of_ = nullptr;  // SMP acc view: the shared placer it takes bytes from
-  std::int64_t begin_ = 0, next_ = 0;
+  Placer* view_of_ = nullptr;  // a lane view (SMP's acc, HY's lanes): the shared placer it takes bytes from
+  std::int64_t tail_ = 0;
+  std::int64_t begin_ = 0, next_ = 0, end_ = 0;  // end_: past the last element placed (0: none)
 };
 
 // The region holding DRAM element a: the program's, or one of `extra`.
@@ -301,7 +318,9 @@ Built build_gemm_part(const isa::Program& prog, const OnchipMap& map, const Acce
   Placer shared(map, Onchip::kShared, half);
   Placer* spill = map.has_shared() ? &shared : nullptr;
   Placer data(map, Onchip::kData, half, spill), weight(map, Onchip::kWeight, half, spill);
-  Placer acc(map, Onchip::kAcc, half, map.smp ? &shared : nullptr);
+  // HY: acc buffers that do not fit the acc memory's half take psum lanes of the shared memory's half.
+  Placer lanes(map, Onchip::kLanes, half, map.has_lanes() ? &shared : nullptr, C - 1);
+  Placer acc(map, Onchip::kAcc, half, map.smp ? &shared : map.has_lanes() ? &lanes : nullptr, C - 1);
 
   // Tiles (b, k, n) of the part's ranges.
   {
@@ -399,7 +418,7 @@ Built build_gemm_part(const isa::Program& prog, const OnchipMap& map, const Acce
   }
   out.part.op = p;
   out.part.half = half;
-  out.fits = data.fits() && weight.fits() && acc.fits() && shared.fits();
+  out.fits = data.fits() && weight.fits() && acc.fits() && lanes.fits() && shared.fits();
   return out;
 }
 

@@ -167,6 +167,13 @@ MemoryConfig parse_memory(const yaml::MapReader& mem) {
 
 const char* to_string(SquashKind k) { return k == SquashKind::kGain ? "gain" : "table"; }
 
+bool hy_shared_lanes(const ScratchpadConfig& s, int cols) {
+  if (s.organization != SpmOrganization::Hy || !s.shared.present || s.shared.width_bits < 32) return false;
+  const long long lanes = s.shared.width_bits / 32;
+  const long long words = cols <= 1 ? 1 : (cols + lanes - 2) / lanes + 1;  // memsys_words_spanned
+  return words <= s.shared.banks;
+}
+
 const char* to_string(SpmOrganization org) {
   switch (org) {
     case SpmOrganization::Sep:

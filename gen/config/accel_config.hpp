@@ -76,6 +76,12 @@ struct ScratchpadConfig {
   int wakeup_cycles = 4;  // sleep-acknowledge to usable, in clock cycles
 };
 
+// HY (docs/memory-system.md 2.1): whether the shared memory also serves as 32-bit psum lanes (the
+// `lanes` range, where acc buffers that do not fit the acc memory go): its words hold at least one
+// lane, and a bias row of array.cols lanes spans at most scratchpad.shared.banks words (memsys reads
+// it in one cycle). False for other organizations.
+bool hy_shared_lanes(const ScratchpadConfig& s, int cols);
+
 struct OffchipConfig {
   int bus_bits = 64;        // data width of the valid/ready burst port
   int max_burst = 16;       // beats per burst

@@ -155,6 +155,7 @@ TEST_P(FrameModelTest, DecodedFramesReproduceTheFlatProgram) {
 INSTANTIATE_TEST_SUITE_P(Presets, FrameModelTest,
                          ::testing::Values(Case{"tiny-2x2", "capsnet-tiny", 5}, Case{"small-4x4", "capsnet-small", 6},
                                            Case{"tiny-2x2-smp", "capsnet-small", 8},
+                                           Case{"tiny-2x2-hy-lanes", "capsnet-small", 9},
                                            Case{"capsacc-16x16", "capsnet-mnist", 7}));
 
 TEST(Frames, ModelRejectsALoosenedWaitOrAnEarlySleep) {

@@ -85,13 +85,18 @@ TEST_P(StreamTest, StreamedProgramLeavesDramEqualToTheFlatProgram) {
 
   // Placement (docs/memory-system.md section 2): Gemm results in the data memory, Activate and Fill results in the part's half of the weight memory, stored from there;
   // Activate's inputs in the data memory. SMP (section 2.2): data and weight buffers in the shared memory.
+  // HY (section 2.1): a data or weight buffer may have overflowed into the shared memory.
   const OnchipMap& map = sp.map;
+  const bool hy = map.has_shared() && !map.smp;
   const auto place = [&](Onchip m) { return map.smp && (m == Onchip::kData || m == Onchip::kWeight) ? Onchip::kShared : m; };
-  const auto in_half = [&](const Part& p, Onchip kind, std::int64_t a) {
-    const Onchip m = place(kind);
+  const auto in_mem_half = [&](const Part& p, Onchip m, std::int64_t a) {
     const std::int64_t lo = map.base[int(m)] + p.half * map.half(m);
     return a >= lo && a < lo + map.half(m);
   };
+  const auto in_half = [&](const Part& p, Onchip kind, std::int64_t a) {
+    return in_mem_half(p, place(kind), a) || (hy && in_mem_half(p, Onchip::kShared, a));
+  };
+  const auto placed = [&](Onchip got, Onchip kind) { return got == place(kind) || (hy && got == Onchip::kShared); };
   int activate_parts = 0, fill_parts = 0;
   for (std::size_t i = 0; i < sp.parts.size(); ++i) {
     const Part& p = sp.parts[i];
@@ -107,7 +112,7 @@ TEST_P(StreamTest, StreamedProgramLeavesDramEqualToTheFlatProgram) {
       EXPECT_TRUE(in_half(p, Onchip::kData, a->in_base)) << "part " << i << " " << a->name;
       // Loads: the input (data), and only read-modify-write loads of the output box (weight).
       for (const Move& m : p.loads) {
-        EXPECT_TRUE(m.mem == place(Onchip::kData) || m.mem == place(Onchip::kWeight)) << "part " << i;
+        EXPECT_TRUE(placed(m.mem, Onchip::kData) || placed(m.mem, Onchip::kWeight)) << "part " << i;
         EXPECT_TRUE(in_half(p, m.mem, m.chip)) << "part " << i;
         if (m.mem == Onchip::kWeight) {  // (SMP: input and output loads share a memory; not told apart)
           EXPECT_EQ(m.chip, a->out_base) << "part " << i;
@@ -116,10 +121,10 @@ TEST_P(StreamTest, StreamedProgramLeavesDramEqualToTheFlatProgram) {
     } else if (const auto* f = std::get_if<isa::Fill>(&p.op)) {
       ++fill_parts;
       EXPECT_TRUE(in_half(p, Onchip::kWeight, f->base)) << "part " << i << " " << f->name;
-      for (const Move& m : p.loads) EXPECT_EQ(m.mem, place(Onchip::kWeight)) << "part " << i;
+      for (const Move& m : p.loads) EXPECT_TRUE(placed(m.mem, Onchip::kWeight)) << "part " << i;
     }
     for (const Move& m : p.stores) {
-      EXPECT_EQ(m.mem, place(out_mem)) << "part " << i << " " << isa::instr_name(p.op);
+      EXPECT_TRUE(placed(m.mem, out_mem)) << "part " << i << " " << isa::instr_name(p.op);
       EXPECT_TRUE(in_half(p, out_mem, m.chip)) << "part " << i;
     }
   }
@@ -137,6 +142,8 @@ INSTANTIATE_TEST_SUITE_P(Workloads, StreamTest,
                                            Case{"small-4x4", "capsnet-tiny", 2, false},
                                            Case{"tiny-2x2-smp", "capsnet-tiny", 7, false},
                                            Case{"tiny-2x2-smp", "capsnet-small", 8, true},
+                                           Case{"tiny-2x2-hy-lanes", "capsnet-tiny", 9, false},
+                                           Case{"tiny-2x2-hy-lanes", "capsnet-small", 10, true},
                                            Case{"tiny-2x2", "capsnet-small", 3, true},
                                            Case{"small-4x4", "capsnet-small", 4, true},
                                            Case{"capsacc-16x16", "capsnet-small", 5, true},
@@ -274,6 +281,68 @@ TEST(Stream, SmpPartsKeepByteAndLaneBuffersApart) {
   } catch (const StreamError& e) {
     EXPECT_NE(std::string(e.what()).find("that no move of the part loaded"), std::string::npos) << e.what();
   }
+}
+
+// HY with 32-bit shared words (docs/memory-system.md 2.1): acc buffers that do not fit the acc
+// memory's half take psum lanes of the shared memory's half (the lanes range, a view of its words),
+// disjoint from the part's byte buffers there; with 16-bit shared words there is no lanes range.
+TEST(Stream, HyAccBuffersOverflowIntoTheSharedMemorysLanes) {
+  EXPECT_FALSE(OnchipMap::from_config(preset("tiny-2x2-hy")).has_lanes());
+  const Compiled c = compile("tiny-2x2-hy-lanes", "capsnet-tiny", 1);
+  const StreamedProgram sp = stream_program(c.w.cfg, c.prog);
+  const OnchipMap& map = sp.map;
+  ASSERT_TRUE(map.has_lanes());
+  ASSERT_FALSE(map.smp);
+  EXPECT_EQ(map.elements[int(Onchip::kLanes)] * 4, map.elements[int(Onchip::kShared)]);
+  EXPECT_EQ(map.base[int(Onchip::kLanes)], map.base[int(Onchip::kShared)] + map.elements[int(Onchip::kShared)]);
+  EXPECT_EQ(map.phys(int(Onchip::kLanes)), int(Onchip::kShared));
+  EXPECT_EQ(map.phys(int(Onchip::kAcc)), int(Onchip::kAcc));
+  const std::int64_t sh = map.base[int(Onchip::kShared)], ln = map.base[int(Onchip::kLanes)];
+  EXPECT_EQ(map.aliases(ln + 3), (std::vector<std::int64_t>{sh + 12, sh + 13, sh + 14, sh + 15}));
+  EXPECT_EQ(map.aliases(sh + 13), (std::vector<std::int64_t>{ln + 3}));
+  EXPECT_TRUE(map.aliases(map.base[int(Onchip::kAcc)]).empty());  // HY's own acc memory aliases nothing
+  int overflow_parts = 0, with_bytes = 0;
+  for (std::size_t pi = 0; pi < sp.parts.size(); ++pi) {
+    const Part& p = sp.parts[pi];
+    std::map<std::int64_t, int> owner;  // shared byte -> 1 byte buffer, 2 lane buffer
+    long long acc_lanes = 0;
+    bool lanes = false;
+    for (const auto* list : {&p.loads, &p.stores})
+      for (const Move& m : *list) {
+        if (m.mem == Onchip::kAcc) acc_lanes += m.elements();
+        if (m.mem != Onchip::kShared && m.mem != Onchip::kLanes) continue;
+        ASSERT_FALSE(m.store && m.mem == Onchip::kLanes) << "part " << pi << ": psum lanes are only loaded";
+        const int kind = m.mem == Onchip::kLanes ? 2 : 1;
+        lanes |= kind == 2;
+        for_each_move_element(m, [&](std::int64_t, std::int64_t e) {
+          const std::int64_t b0 = kind == 2 ? sh + 4 * (e - ln) : e;
+          for (std::int64_t b = b0; b < b0 + (kind == 2 ? 4 : 1); ++b) {
+            ASSERT_GE(b, sh + p.half * map.half(Onchip::kShared)) << "part " << pi;
+            ASSERT_LT(b, sh + (p.half + 1) * map.half(Onchip::kShared)) << "part " << pi;
+            auto [it, fresh] = owner.emplace(b, kind);
+            ASSERT_TRUE(fresh || it->second == kind) << "part " << pi << ": shared byte " << b << " in a byte and a lane buffer";
+          }
+        });
+      }
+    if (!lanes) continue;
+    ++overflow_parts;
+    // Only what does not fit goes over: the acc buffers the part keeps in the acc memory plus the
+    // first one that went to the lanes exceed the acc memory's half.
+    long long first_over = 0;
+    for (const Move& m : p.loads)
+      if (m.mem == Onchip::kLanes) {
+        first_over = m.elements();
+        break;
+      }
+    EXPECT_GT(acc_lanes + first_over, map.half(Onchip::kAcc)) << "part " << pi;
+    bool bytes = false;
+    for (const auto& [b, k] : owner) bytes |= k == 1;
+    with_bytes += bytes;
+  }
+  EXPECT_GT(overflow_parts, 0) << "no acc buffer overflowed into the shared memory's lanes";
+  EXPECT_GT(with_bytes, 0) << "no part with psum lanes beside byte buffers in the shared memory";
+  std::vector<std::int32_t> dram = c.image;
+  execute_streamed(c.w.cfg, c.prog, sp, dram);
 }
 
 TEST(Stream, OnlyFittingPartsAreStreamed) {
