@@ -84,8 +84,10 @@ struct Check {
   std::vector<long long> values;
 };
 // The memsys counters the streamed program must produce (access.txt, gen/compiler/access.hpp).
-constexpr int kMems = 4;  // data, weight, acc, shared (HY)
-const char* const kMemNames[kMems] = {"data", "weight", "acc", "shared"};
+// The ranges of the on-chip element space: data, weight, acc, shared (HY, SMP) and lanes (HY whose
+// shared words hold 32-bit psum lanes: a view of the shared memory, no sectors or PMU of its own).
+constexpr int kMems = 5;
+const char* const kMemNames[kMems] = {"data", "weight", "acc", "shared", "lanes"};
 struct AccessModel {
   bool present = false;
   int memories = 3;
@@ -371,8 +373,9 @@ class ChipTb {
     }
   }
 
-  // The chip's per-memory pins (m: data, weight, acc, shared); 0 for a pin the chip does not have (the
-  // shared memory's without HY, the acc memory's engine writes, the PMUs' without power gating).
+  // The chip's per-memory pins (m: data, weight, acc, shared, lanes); 0 for a pin the chip does not have
+  // (the shared memory's without HY, the psum lanes' engine writes, the PMUs' without power gating, a
+  // view's PMU).
 #define CAPSGEN_PIN(expr)                                             \
   [&]() -> long long {                                                \
     if constexpr (requires(Dut& x) { x.expr; }) return (long long)dut_->expr; \
@@ -380,7 +383,8 @@ class ChipTb {
   }()
 #define CAPSGEN_MEM_PIN(prefix, suffix)                                                      \
   (m == 0 ? CAPSGEN_PIN(prefix##data##suffix) : m == 1 ? CAPSGEN_PIN(prefix##weight##suffix) \
-   : m == 2 ? CAPSGEN_PIN(prefix##acc##suffix) : CAPSGEN_PIN(prefix##shared##suffix))
+   : m == 2 ? CAPSGEN_PIN(prefix##acc##suffix) : m == 3 ? CAPSGEN_PIN(prefix##shared##suffix)  \
+            : CAPSGEN_PIN(prefix##lanes##suffix))
   // kind: 0 engine reads, 1 engine writes, 2 DMA reads, 3 DMA writes, 4 DMA waits.
   long long mem_counter(int m, int kind) const {
     switch (kind) {
@@ -409,8 +413,10 @@ class ChipTb {
       case 2:
         if constexpr (requires(Dut& x) { x.cnt_sector_acc_o; }) return f(dut_->cnt_sector_acc_o, lsb, width, 2);
         return 0;
-      default:
+      case 3:
         if constexpr (requires(Dut& x) { x.cnt_sector_shared_o; }) return f(dut_->cnt_sector_shared_o, lsb, width, 3);
+        return 0;
+      default:  // the lanes view: the shared memory's sectors
         return 0;
     }
   }
@@ -429,8 +435,10 @@ class ChipTb {
         case 2:
           if constexpr (requires(Dut& x) { x.sector_asleep_acc_o; }) return tb::get(dut_->sector_asleep_acc_o, 0, sectors(2));
           return 0;
-        default:
+        case 3:
           if constexpr (requires(Dut& x) { x.sector_asleep_shared_o; }) return tb::get(dut_->sector_asleep_shared_o, 0, sectors(3));
+          return 0;
+        default:
           return 0;
       }
     }
@@ -448,16 +456,22 @@ class ChipTb {
         case 2:
           if constexpr (requires(Dut& x) { x.pmu_acc_asleep_cycles_o; }) return (long long)tb::get(dut_->pmu_acc_asleep_cycles_o, 32 * s, 32);
           return 0;
-        default:
+        case 3:
           if constexpr (requires(Dut& x) { x.pmu_shared_asleep_cycles_o; })
             return (long long)tb::get(dut_->pmu_shared_asleep_cycles_o, 32 * s, 32);
+          return 0;
+        default:
           return 0;
       }
     }
     return 0;
   }
   int memories() const {
-    if (memories_ < 0) memories_ = kv_.str("organization") == "sep" ? 3 : 4;  // HY and SMP have the shared memory
+    // HY and SMP have the shared memory; HY's lanes view has counters of its own.
+    if (memories_ < 0) {
+      memories_ = kv_.str("organization") == "sep" ? 3 : 4;
+      if constexpr (requires(Dut& x) { x.cnt_eng_rd_lanes_o; }) memories_ = 5;
+    }
     return memories_;
   }
 
@@ -605,7 +619,7 @@ class ChipTb {
   }
   // Sectors per memory (chip.txt), read once: sample_sectors() runs every cycle.
   int sectors(int m) const {
-    if (sectors_[m] < 0) sectors_[m] = kv_.num((std::string("sectors_") + kMemNames[m]).c_str());
+    if (sectors_[m] < 0) sectors_[m] = m == 4 ? 0 : kv_.num((std::string("sectors_") + kMemNames[m]).c_str());
     return sectors_[m];
   }
 
@@ -727,13 +741,13 @@ class ChipTb {
   std::vector<Check> checks_;
   long long stray_writes_ = 0, checked_ops_ = 0, checked_elements_ = 0, prediction_ = -1, prog_cycles_ = 0, engine_cycles_ = 0;
   long long part_wr_wait_ = 0, part_stall_[3] = {0, 0, 0};
-  std::uint64_t prev_asleep_[kMems] = {0, 0, 0, 0};
+  std::uint64_t prev_asleep_[kMems] = {0, 0, 0, 0, 0};
   std::vector<long long> sleeps_[kMems], wakes_[kMems];
   AccessModel access_;
   std::deque<std::pair<std::uint64_t, std::size_t>> snap_;  // (cycle, part): engine counters to check
   long long eng_seen_[kMems][2] = {};
   long long access_checks_ = 0;
-  mutable int sectors_[kMems] = {-1, -1, -1, -1};
+  mutable int sectors_[kMems] = {-1, -1, -1, -1, -1};
   mutable int memories_ = -1;
 };
 

@@ -149,9 +149,11 @@ int run_chip_sim(const WorkloadInput& in, const ChipSimRun& r) {
   md += fmt::format("- class prediction: RTL {} (from the norms in DRAM), golden model {}\n", at(checks, "prediction"), sd.golden);
   std::string org_upper = to_string(w.cfg.scratchpad.organization);
   for (char& ch : org_upper) ch = char(ch - 'a' + 'A');
-  // SMP has neither a data nor a weight memory, and its acc range is a view of the shared memory (no PMU).
+  // SMP has neither a data nor a weight memory, and its acc range is a view of the shared memory (no PMU);
+  // HY's lanes range is such a view too.
   const bool smp = w.cfg.scratchpad.organization == SpmOrganization::Smp;
   const auto shown = [&](const std::string& name, bool pmu) {
+    if (pmu && name == "lanes") return false;
     return !smp || (name != "data" && name != "weight" && (!pmu || name != "acc"));
   };
   md += fmt::format("- RTL: {} (capsgen_chip: {}x{} array, {} scratchpads, DMA{}, {} MHz target), model {}{}\n", r.rtl.string(), R,

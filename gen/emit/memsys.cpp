@@ -146,21 +146,28 @@ MemsysGeometry memsys_geometry(const AccelConfig& cfg) {
   }
   MemsysGeometry mg;
   mg.smp = cfg.scratchpad.organization == SpmOrganization::Smp;
+  // HY (docs/memory-system.md 2.1): the shared memory's 32-bit lanes are a fifth range, `lanes`, after
+  // its bytes, where the acc buffers that do not fit the acc memory go.
+  const bool lanes = hy_shared_lanes(cfg.scratchpad, cfg.array.cols);
   std::vector<std::pair<SpmGeometry, std::string>> ranges;  // (geometry named as the range, scratchpad)
   for (const SpmGeometry& g : spm_memories(cfg)) {
+    SpmGeometry v = g;
     if (mg.smp) {  // the acc view first: elements [0, S/4), then the bytes
-      SpmGeometry v = g;
       v.name = "acc";
       ranges.push_back({v, g.name});
     }
     ranges.push_back({g, g.name});
+    if (lanes && g.name == "shared") {
+      v.name = "lanes";
+      ranges.push_back({v, g.name});
+    }
   }
   long long elem = 0;
   for (const auto& [g, phys] : ranges) {
     MemsysMemory m;
     m.g = g;
     m.phys = phys;
-    m.lane_bits = g.name == "acc" ? kMemsysPsumLaneBits : kMemsysElementLaneBits;
+    m.lane_bits = g.name == "acc" || g.name == "lanes" ? kMemsysPsumLaneBits : kMemsysElementLaneBits;
     m.lanes = g.mem.width_bits / m.lane_bits;
     m.words = static_cast<long long>(g.mem.banks) * g.mem.sectors * g.words_per_sector;
     m.elements = m.words * m.lanes;
@@ -194,8 +201,11 @@ int memsys_element_addr_bits(const AccelConfig& cfg) {
     const int lane_bits = g.name == "acc" ? kMemsysPsumLaneBits : kMemsysElementLaneBits;
     const long long words = static_cast<long long>(g.mem.banks) * g.mem.sectors * g.words_per_sector;
     elem += words * std::max(1, g.mem.width_bits / lane_bits);
-    // SMP: the shared memory's 32-bit lanes are a second range of the element space (the acc view).
-    if (cfg.scratchpad.organization == SpmOrganization::Smp) elem += words * std::max(1, g.mem.width_bits / kMemsysPsumLaneBits);
+    // SMP: the shared memory's 32-bit lanes are a second range of the element space (the acc view);
+    // HY: the same, the lanes range, when the words and banks hold bias rows of lanes.
+    if (cfg.scratchpad.organization == SpmOrganization::Smp ||
+        (g.name == "shared" && hy_shared_lanes(cfg.scratchpad, cfg.array.cols)))
+      elem += words * std::max(1, g.mem.width_bits / kMemsysPsumLaneBits);
   }
   return std::max(1, clog2(elem));
 }
@@ -242,6 +252,10 @@ Module build_memsys(const AccelConfig& cfg) {
   // SMP: mems = {acc view, shared}, one scratchpad: p0 drd, p1 wrd and wr, p2 brd and the DMA.
   const bool smp = mg.smp;
   const bool hy = !smp && mg.index("shared") >= 0;
+  // The range of the shared memory's 32-bit lanes (SMP: acc, HY: lanes; "" when none) and the brd
+  // decoder that reads it through the scratchpad's port p2 (SMP: brd itself, HY: brs).
+  const std::string lview = smp ? "acc" : mg.index("lanes") >= 0 ? "lanes" : "";
+  const std::string p2brd = smp ? "brd" : lview.empty() ? "" : "brs";
 
   std::string map;
   for (const MemsysMemory& m : mg.mems)
@@ -252,12 +266,13 @@ Module build_memsys(const AccelConfig& cfg) {
   const std::string hy_doc = fmt::format(
       "Memory system, HY organization (docs/rtl-memsys.md): the data, weight and acc scratchpads\n"
       "(capsgen_spm_*, one port per bank) and the shared scratchpad (capsgen_spm_shared, three ports per bank:\n"
-      "p0 drd, p1 wrd and wr, p2 the DMA) behind the compute engine's memory ports and the DMA's SPM port.\n"
+      "p0 drd, p1 wrd and wr, p2 {}the DMA) behind the compute engine's memory ports and the DMA's SPM port.\n"
+      "{}"
       "Address map (element a of a memory: word (a - base) / E, lane (a - base) % E, bank word % B,\n"
       "bank row word / B = {{sector, word in sector}}):\n"
       "{}"
       "Engine reads (drd -> data or shared, wrd -> weight or shared: the memory that holds the whole access;\n"
-      "brd -> acc) have priority and a fixed latency: data in the cycle after the enable; a vector/row access\n"
+      "brd -> acc{}) have priority and a fixed latency: data in the cycle after the enable; a vector/row access\n"
       "reads every bank it spans in one cycle and rotates lanes. drd: 1 element in lane 0 (the other lanes 0)\n"
       "or {} with drd_vec_i; wrd: {} weight codes; brd: {} psum codes (the low {} bits of each 32-bit lane).\n"
       "Codes are the low bits of their lanes.\n"
@@ -273,14 +288,18 @@ Module build_memsys(const AccelConfig& cfg) {
       "enables, a read returns the word shifted down by the lane, zeros above the access's bytes (in the\n"
       "cycle after the grant, spm_rvalid_o); the shared memory's DMA accesses use port p2. Lowest priority:\n"
       "spm_gnt_o is low when the engine reads or writes that bank of that memory in the same cycle (shared:\n"
-      "on any port){}.\n"
+      "on any port{}){}.\n"
       "An access outside the memories, crossing a word, not a whole number of lanes or wider than the memory's\n"
       "word is granted and dropped (a read returns 0). Out-of-range engine accesses (any element outside every\n"
       "memory the port reaches) are dropped.\n"
       "err_o (sticky, registered): a dropped access or an error flag of a scratchpad (err_sticky_o).\n"
       "Counters ({} bits, wrap): bank accesses (words) per memory by the engine and by the DMA, writer\n"
       "and DMA wait cycles, bank accesses per memory and sector (shared: of all three ports).",
-      map, R, C, C, mg.psum, OB, pg ? " or when the word's sector is not usable (its sleep_ack is high)" : "", KB);
+      lview.empty() ? "" : "brd of the lanes range and ",
+      lview.empty() ? "" : "The lanes range is the shared memory's words seen as 32-bit psum lanes: lanes element r is the\n"
+                           "shared bytes 4r .. 4r + 3 (acc buffers that do not fit the acc memory).\n",
+      map, lview.empty() ? "" : " or the shared memory's lanes, whichever holds the whole row", R, C, C, mg.psum, OB,
+      lview.empty() ? "" : ", brd of the lanes too", pg ? " or when the word's sector is not usable (its sleep_ack is high)" : "", KB);
   const std::string smp_doc = fmt::format(
       "Memory system, SMP organization (docs/rtl-memsys.md, docs/memory-system.md 2.2): one shared scratchpad\n"
       "(capsgen_spm_shared, three ports per bank) seen as two ranges of the element space: its 32-bit lanes\n"
@@ -342,7 +361,8 @@ Module build_memsys(const AccelConfig& cfg) {
       .input("wrd_en_i", "1", smp ? "engine weight row read (shared memory)" : hy ? "engine weight row read (weight or shared memory)" : "engine weight row read (weight memory)")
       .input("wrd_addr_i", str(AW), "address of the row's first element")
       .output("wrd_data_o", str(C * mg.weight), fmt::format("cycle after wrd_en_i: {} consecutive weight codes", C))
-      .input("brd_en_i", "1", smp ? "engine bias read (acc lanes of the shared memory)" : "engine bias read (acc memory)")
+      .input("brd_en_i", "1", smp ? "engine bias read (acc lanes of the shared memory)"
+                              : lview.empty() ? "engine bias read (acc memory)" : "engine bias read (acc memory or the shared memory's lanes)")
       .input("brd_addr_i", str(AW), "address of the first psum code")
       .output("brd_data_o", str(C * mg.psum), fmt::format("cycle after brd_en_i: {} consecutive psum codes", C))
       .input("wr_en_i", "1", smp ? "engine result write (shared memory)" : hy ? "engine result write (data, weight or shared memory)" : "engine result write (data or weight memory)")
@@ -370,11 +390,12 @@ Module build_memsys(const AccelConfig& cfg) {
   for (const MemsysMemory& mm : mg.mems) {
     const std::string& n = mm.g.name;
     m.output(fmt::format("cnt_eng_rd_{}_o", n), str(KB), fmt::format("{} memory: bank reads by the engine", n));
-    if (n != "acc") m.output(fmt::format("cnt_eng_wr_{}_o", n), str(KB), fmt::format("{} memory: bank writes by the engine", n));
+    if (mm.lane_bits != kMemsysPsumLaneBits)  // psum lanes (acc, lanes): read by brd, written by the DMA only
+      m.output(fmt::format("cnt_eng_wr_{}_o", n), str(KB), fmt::format("{} memory: bank writes by the engine", n));
     m.output(fmt::format("cnt_dma_rd_{}_o", n), str(KB), fmt::format("{} memory: reads by the DMA", n));
     m.output(fmt::format("cnt_dma_wr_{}_o", n), str(KB), fmt::format("{} memory: writes by the DMA", n));
     m.output(fmt::format("cnt_dma_wait_{}_o", n), str(KB), fmt::format("{} memory: cycles with spm_req_i & ~spm_gnt_o", n));
-    if (mm.view()) continue;  // SMP's acc lanes: their sectors are the shared memory's
+    if (mm.view()) continue;  // a lane view's sectors are the shared memory's
     m.output(fmt::format("cnt_sector_{}_o", n), str(mm.g.mem.sectors * KB),
              fmt::format("{} memory: bank accesses (reads + writes, all ports) per sector s in [s*{} +: {}]", n, KB, KB));
   }
@@ -407,7 +428,8 @@ Module build_memsys(const AccelConfig& cfg) {
     eports.push_back({"wrs", "wr", ish, true, C, OB, 1});
     eports.push_back({"wrds", "wrd", ish, false, C, mg.weight, 1});
   }
-  const auto on_shared = [&](const EPort& p) { return p.mem == ish; };
+  if (hy && !lview.empty()) eports.push_back({"brs", "brd", mg.index(lview), false, C, mg.psum, 2});  // HY's lanes: p2
+  const auto on_shared = [&](const EPort& p) { return mg.mems[static_cast<std::size_t>(p.mem)].phys == "shared"; };
   // The shared memory's decoder of an input port ("" when none): the port reaches that memory too.
   const auto shared_of = [&](const std::string& in) -> std::string {
     for (const EPort& p : eports)
@@ -657,12 +679,12 @@ Module build_memsys(const AccelConfig& cfg) {
     } else {
       m.assign(n + "_usable", "1'b1");
     }
-    // The engine's banks of this memory (shared: all three ports' engine accesses).
-    // SMP: both ranges are one scratchpad, whose p2 also serves brd.
-    const std::string eng = smp                     ? "(drs_bank | wrds_bank | (wrs_bank & {" + str(B) + "{wr_go}}) | brd_bank)"
+    // The engine's banks of this memory (shared: all three ports' engine accesses; both ranges of the
+    // shared memory are one scratchpad, whose p2 also serves brd of its lanes).
+    const std::string eng = mm.phys == "shared"
+                                ? "(drs_bank | wrds_bank | (wrs_bank & {" + str(B) + "{wr_go}})" + (p2brd.empty() ? "" : " | " + p2brd + "_bank") + ")"
                             : mm.g.name == "data"   ? "(drd_bank | (wr_bank & {" + str(B) + "{wr_go}}))"
                             : mm.g.name == "weight" ? "(wrd_bank | (wrw_bank & {" + str(B) + "{wr_go}}))"
-                            : mm.g.name == "shared" ? "(drs_bank | wrds_bank | (wrs_bank & {" + str(B) + "{wr_go}}))"
                                                     : "brd_bank";
     m.assign(n + "_free", fmt::format("(({}_hit & {}) == {}) & {}_usable", n, eng, lit(B, 0), n));
     // Byte enables: the low 2^size bytes (byte k iff size >= floor(log2 k) + 1), shifted to the lane.
@@ -752,12 +774,13 @@ Module build_memsys(const AccelConfig& cfg) {
     } else if (mm.g.ports == 3) {
       // HY's shared memory: port p0 serves drd (decoder drs), p1 wrd (wrds) and the result writer (wrs), p2
       // the DMA. A drd and a write of one word in one cycle: the read gets the word before the write.
-      // SMP: p2 serves brd too, and the DMA's accesses of both ranges (acc lanes, bytes).
+      // With a lane view (SMP's acc, HY's lanes) p2 serves brd of it too (SMP: decoder brd, HY: brs),
+      // and the DMA's accesses of both ranges (lanes, bytes).
       const std::string xb = str(B);
       m.blank();
       m.comment(fmt::format("{} memory: three ports per bank (p0 drd, p1 wrd and wr, p2 {}the DMA): enables, addresses,\n"
                             "write data; the scratchpad.",
-                            nm, smp ? "brd and " : ""));
+                            nm, p2brd.empty() ? "" : "brd and "));
       m.wire(ewr, xb, "banks written by the engine (port p1)");
       m.wire(nm + "_dma", xb, "bank accessed by the DMA (port p2)");
       for (int k = 0; k < 3; ++k) {
@@ -773,18 +796,18 @@ Module build_memsys(const AccelConfig& cfg) {
       }
       status_wires(mm, {nm + "_p0_rvalid", nm + "_p1_rvalid", nm + "_p2_rvalid"});
       m.assign(ewr, fmt::format("wrs_bank & {{{}{{wr_go}}}}", B));
-      m.assign(nm + "_dma", smp ? fmt::format("(dma_{}_hit | dma_acc_hit) & {{{}{{dma_go}}}}", nm, B)
-                                : fmt::format("dma_{}_hit & {{{}{{dma_go}}}}", nm, B));
+      m.assign(nm + "_dma", !lview.empty() ? fmt::format("(dma_{}_hit | dma_{}_hit) & {{{}{{dma_go}}}}", nm, lview, B)
+                                           : fmt::format("dma_{}_hit & {{{}{{dma_go}}}}", nm, B));
       m.assign(nm + "_p0_en", "drs_bank");
       m.assign(nm + "_p1_en", "wrds_bank | " + ewr);
       m.assign(nm + "_p1_we", ewr);
       m.assign(nm + "_p1_be", "wrs_bpos");
       m.assign(nm + "_p1_wdata", "wrs_bdata");
-      m.assign(nm + "_p2_en", smp ? "brd_bank | " + nm + "_dma" : nm + "_dma");
+      m.assign(nm + "_p2_en", !p2brd.empty() ? p2brd + "_bank | " + nm + "_dma" : nm + "_dma");
       m.assign(nm + "_p2_we", fmt::format("{0}_dma & {{{1}{{spm_we_i}}}}", nm, B));
-      // The DMA's access on p2: the acc range's (SMP, psum lanes) or the bytes'.
+      // The DMA's access on p2: the lane view's (psum lanes) or the bytes'.
       const auto dma_of = [&](const std::string& f) {
-        return smp ? fmt::format("(dma_acc_ok ? dma_acc_{0} : dma_{1}_{0})", f, nm) : fmt::format("dma_{}_{}", nm, f);
+        return !lview.empty() ? fmt::format("(dma_{2}_ok ? dma_{2}_{0} : dma_{1}_{0})", f, nm, lview) : fmt::format("dma_{}_{}", nm, f);
       };
       m.assign(nm + "_p2_be", B == 1 ? dma_of("be") : fmt::format("{{{}{{{}}}}}", B, dma_of("be")));
       m.assign(nm + "_p2_wdata", B == 1 ? dma_of("wdata") : fmt::format("{{{}{{{}}}}}", B, dma_of("wdata")));
@@ -793,7 +816,8 @@ Module build_memsys(const AccelConfig& cfg) {
         m.assign(sl(nm + "_p1_addr", b, AWm, B * AWm),
                  fmt::format("{} ? wrds_b{}_addr : wrs_b{}_addr", bit_of("wrds_bank", b, B), b, b));
         m.assign(sl(nm + "_p2_addr", b, AWm, B * AWm),
-                 smp ? fmt::format("{} ? brd_b{}_addr : {}", bit_of("brd_bank", b, B), b, dma_of("addr")) : dma_of("addr"));
+                 !p2brd.empty() ? fmt::format("{} ? {}_b{}_addr : {}", bit_of(p2brd + "_bank", b, B), p2brd, b, dma_of("addr"))
+                                : dma_of("addr"));
       }
       Instance& inst = m.instance(mm.g.module, "u_spm_" + nm);
       inst.connect("clk_i", "clk_i").connect("rst_ni", "rst_ni");
@@ -869,8 +893,8 @@ Module build_memsys(const AccelConfig& cfg) {
 
     // Counters.
     m.comment(fmt::format("{} memory counters.", nm));
-    if (mm.view()) {  // SMP's acc lanes: brd's bank reads
-      counter(fmt::format("cnt_eng_rd_{}_q", nm), bits_of("brd_bank", B));
+    if (mm.view()) {  // a lane view: brd's bank reads of it
+      counter(fmt::format("cnt_eng_rd_{}_q", nm), bits_of(p2brd + "_bank", B));
     } else if (mm.g.ports == 3) {  // drd (p0) and wrd (p1) reads on one bank in one cycle count 2
       std::vector<std::string> rd = bits_of("drs_bank", B);
       for (const std::string& t : bits_of("wrds_bank", B)) rd.push_back(t);
@@ -943,7 +967,7 @@ Module build_memsys(const AccelConfig& cfg) {
   for (const MemsysMemory& mm : mg.mems) {
     const std::string& nm = mm.g.name;
     m.assign(fmt::format("cnt_eng_rd_{}_o", nm), fmt::format("cnt_eng_rd_{}_q", nm));
-    if (nm != "acc") m.assign(fmt::format("cnt_eng_wr_{}_o", nm), fmt::format("cnt_eng_wr_{}_q", nm));
+    if (mm.lane_bits != kMemsysPsumLaneBits) m.assign(fmt::format("cnt_eng_wr_{}_o", nm), fmt::format("cnt_eng_wr_{}_q", nm));
     for (const char* k : {"dma_rd", "dma_wr", "dma_wait"})
       m.assign(fmt::format("cnt_{}_{}_o", k, nm), fmt::format("cnt_{}_{}_q", k, nm));
     for (int s = 0; s < mm.g.mem.sectors && !mm.view(); ++s)
@@ -971,7 +995,9 @@ std::string memsys_summary(const AccelConfig& cfg) {
   s += fmt::format("power_gating {}\nwakeup_cycles {}\n", cfg.scratchpad.power_gating ? 1 : 0, cfg.scratchpad.wakeup_cycles);
   if (g.smp)
     s += "organization smp\n# one scratchpad (shared): acc = its 32-bit lanes, shared = its bytes; ports p0 drd, p1 wrd and wr, p2 brd and the DMA\n";
-  else if (g.mems.size() == 4)
+  else if (g.index("lanes") >= 0)
+    s += "organization hy\n# the shared memory's ports: p0 drd, p1 wrd and wr, p2 brd of its lanes and the DMA; lanes = its 32-bit lanes\n";
+  else if (g.index("shared") >= 0)
     s += "organization hy\n# the shared memory's ports: p0 drd, p1 wrd and wr, p2 the DMA\n";
   s += "# memory <name> <elem_base> <elements> <words> <banks> <sectors> <words_per_sector> <width_bits> <lane_bits>\n";
   for (const MemsysMemory& m : g.mems)

@@ -7,7 +7,9 @@
 // banks) and the DMA's SPM port (one element-addressed access of 2^size bytes, placed in its lanes
 // with byte enables; lowest priority). HY: drd reaches data or shared (shared port p0), wrd weight or
 // shared (p1), wr data, weight or shared (p1), the DMA every memory (shared: p2); the writer waits
-// only on a wrd of its shared bank (p1), a DMA access on any engine access of its bank. Vector
+// only on a wrd of its shared bank (p1), a DMA access on any engine access of its bank. HY with 32-bit
+// shared words: a fifth range, `lanes`, the shared memory's words as 32-bit psum lanes (brd p2, where
+// the compiler puts acc buffers that do not fit the acc memory). Vector
 // and row accesses read or write all the banks they span in one cycle and rotate lanes. Counters
 // of bank accesses per memory, port and sector, waits of the writer and of the DMA, and a sticky
 // error output. SMP: one three-port shared memory seen as bytes (data, weights, results: drd p0, wrd
@@ -53,7 +55,9 @@ struct MemsysMemory {
 };
 
 struct MemsysGeometry {
-  std::vector<MemsysMemory> mems;  // data, weight, acc[, shared (HY)], or SMP acc (view), shared: the element space's order
+  // The element space's order: data, weight, acc[, shared (HY)[, lanes (HY's view of the shared memory's
+  // 32-bit lanes)]], or SMP's acc (view), shared.
+  std::vector<MemsysMemory> mems;
   bool smp = false;
   // Index of memory `name` in mems, -1 when the organization has none.
   int index(const std::string& name) const {

@@ -459,6 +459,84 @@ TEST(EmitMemsys, HyPortsCountersAndArbitration) {
   EXPECT_NE(v.find("assign weight_eng_rd = wrd_bank;"), std::string::npos);
 }
 
+TEST(EmitMemsys, AddressMapHyLanes) {
+  // tiny-2x2-hy-lanes: data 1 KiB, weight 1 KiB, acc 1 KiB, shared 8 KiB of 32-bit words (2 banks x 4
+  // sectors x 256 words); its words hold 32-bit lanes, so the lanes range follows its bytes: lanes
+  // element r is shared bytes 4r .. 4r + 3, the same word.
+  const AccelConfig cfg = preset("tiny-2x2-hy-lanes");
+  EXPECT_EQ(memsys_unsupported_reason(cfg), "");
+  const MemsysGeometry g = memsys_geometry(cfg);
+  ASSERT_EQ(g.mems.size(), 5u);
+  EXPECT_FALSE(g.smp);
+  EXPECT_EQ(g.index("lanes"), 4);
+  const MemsysMemory& sh = g.mems[3];
+  const MemsysMemory& ln = g.mems[4];
+  EXPECT_EQ(sh.elem_base, 2304);
+  EXPECT_EQ(sh.elements, 8192);
+  EXPECT_FALSE(sh.view());
+  EXPECT_TRUE(ln.view());
+  EXPECT_EQ(ln.phys, "shared");
+  EXPECT_EQ(ln.elem_base, 2304 + 8192);
+  EXPECT_EQ(ln.elements, 2048);
+  EXPECT_EQ(ln.lane_bits, 32);
+  EXPECT_EQ(ln.lanes, 1);
+  EXPECT_EQ(ln.words, sh.words);
+  EXPECT_EQ(g.total_elements, 12544);
+  EXPECT_EQ(g.spm_addr_bits, 14);
+  EXPECT_EQ(g.spm_addr_bits, memsys_element_addr_bits(cfg));
+  EXPECT_EQ(g.spm_addr_bits, dma_geometry(cfg).spm_addr_bits);
+  EXPECT_EQ(memsys_dma_lanes(ln, 1), 0);  // whole 4-byte lanes only
+  EXPECT_EQ(memsys_dma_lanes(ln, 2), 1);
+  // Lanes element 10496 + 1025 is word 1025 (bank 1, row 512 = sector 2, word 0), as are shared bytes
+  // 2304 + 4 * 1025 .. + 3.
+  expect_location(memsys_locate_element(g, 10496 + 1025), 4, 1025, 0, 1, 512, 2, 0);
+  expect_location(memsys_locate_element(g, 2304 + 4 * 1025 + 3), 3, 1025, 3, 1, 512, 2, 0);
+  const std::string txt = memsys_summary(cfg);
+  EXPECT_NE(txt.find("organization hy\n"), std::string::npos);
+  EXPECT_NE(txt.find("memory lanes 10496 2048 2048 2 4 256 32 32\n"), std::string::npos) << txt;
+  EXPECT_NE(txt.find("view lanes shared\n"), std::string::npos) << txt;
+  // With 16-bit shared words (tiny-2x2-hy) there are no lanes.
+  EXPECT_EQ(memsys_geometry(preset("tiny-2x2-hy")).index("lanes"), -1);
+  // Nor with too few shared banks for a bias row of psum lanes: 4 columns in 32-bit words span up to
+  // 4 words, more than 2 banks (the acc buffers then stay in the acc memory).
+  AccelConfig narrow = cfg;
+  narrow.array.cols = 4;
+  EXPECT_FALSE(hy_shared_lanes(narrow.scratchpad, narrow.array.cols));
+  EXPECT_TRUE(hy_shared_lanes(cfg.scratchpad, cfg.array.cols));
+}
+
+TEST(EmitMemsys, HyLanesPortsCountersAndArbitration) {
+  const AccelConfig cfg = preset("tiny-2x2-hy-lanes");
+  const Module m = build_memsys(cfg);
+  const auto width = [&m](const std::string& n) { return port_width(m, n); };
+  for (const char* c : {"cnt_eng_rd_lanes_o", "cnt_dma_rd_lanes_o", "cnt_dma_wr_lanes_o", "cnt_dma_wait_lanes_o"})
+    EXPECT_EQ(width(c), "32") << c;
+  // A view: no engine writes, no sectors or sleep handshake of its own (the shared memory's).
+  EXPECT_EQ(width("cnt_eng_wr_lanes_o"), "");
+  EXPECT_EQ(width("cnt_sector_lanes_o"), "");
+  EXPECT_EQ(width("sleep_req_lanes_i"), "");
+  EXPECT_EQ(width("sleep_req_shared_i"), "4");
+  const std::string v = print_module(m);
+  for (const char* s : {
+           // brd reaches the acc memory or the lanes, whichever holds the whole row; else dropped.
+           "assign brs_ok = (brd_addr_i >= 32'd10496) & (brd_addr_i < 32'd12543);", "(brd_en_i & ~brd_ok & ~brs_ok)",
+           "assign brd_data_o[39:20] = (brd_shared_q ? brs_rot[51:32] : brd_rot[51:32]);", "brd_shared_q <= brs_ok;",
+           // brd of the lanes on port p2, before the DMA of either range; the DMA waits on it.
+           "assign shared_p2_en = brs_bank | shared_dma;", "assign shared_dma = (dma_shared_hit | dma_lanes_hit) & {2{dma_go}};",
+           "assign shared_p2_addr[9:0] = brs_bank[0] ? brs_b0_addr : (dma_lanes_ok ? dma_lanes_addr : dma_shared_addr);",
+           "assign shared_p2_be = {2{(dma_lanes_ok ? dma_lanes_be : dma_shared_be)}};",
+           "assign dma_shared_free = ((dma_shared_hit & (drs_bank | wrds_bank | (wrs_bank & {2{wr_go}}) | brs_bank)) == 2'd0) & "
+           "dma_shared_usable;",
+           "assign dma_lanes_free = ((dma_lanes_hit & (drs_bank | wrds_bank | (wrs_bank & {2{wr_go}}) | brs_bank)) == 2'd0) & "
+           "dma_lanes_usable;",
+           // The writer still waits only on the shared memory's wrd (port p1).
+           "assign wr_ready = ((wr_bank & drd_bank) == 2'd0) & ((wrw_bank & wrd_bank) == 2'd0) & ((wrs_bank & wrds_bank) == 2'd0);",
+           // Counters: brd's bank reads of the lanes; the shared memory's sectors count p2 (brd included).
+           "cnt_eng_rd_lanes_inc_q <= {1'd0, (brs_bank[0])} + {1'd0, (brs_bank[1])};",
+           "(shared_p2_en[1] & (shared_p2_addr[19:18] == 2'd3))"})
+    EXPECT_NE(v.find(s), std::string::npos) << s;
+}
+
 TEST(EmitMemsys, HyNeedsBanksForSharedVectors) {
   // The shared memory takes drd vectors, wr records and tile rows: with 4 rows of 8-bit codes in
   // 16-bit words a vector spans up to 3 words, more than 2 shared banks.
