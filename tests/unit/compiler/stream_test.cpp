@@ -34,6 +34,27 @@ struct Case {
 
 class StreamTest : public ::testing::TestWithParam<Case> {};
 
+// The shared-memory bytes of part pi's moves: owner[b] = 1 for a byte buffer's, 2 for a buffer of the
+// lane view `view` (4 bytes per lane); fails when a byte belongs to both or lies outside the part's
+// half of the shared memory. Moves into other memories are skipped.
+void own_shared_bytes(const OnchipMap& map, const Part& p, std::size_t pi, Onchip view, std::map<std::int64_t, int>& owner) {
+  const std::int64_t sh = map.base[int(Onchip::kShared)], lv = map.base[int(view)];
+  for (const auto* list : {&p.loads, &p.stores})
+    for (const Move& m : *list) {
+      if (m.mem != Onchip::kShared && m.mem != view) continue;
+      const int kind = m.mem == view ? 2 : 1;
+      for_each_move_element(m, [&](std::int64_t, std::int64_t e) {
+        const std::int64_t b0 = kind == 2 ? sh + 4 * (e - lv) : e;
+        for (std::int64_t b = b0; b < b0 + (kind == 2 ? 4 : 1); ++b) {
+          ASSERT_GE(b, sh + p.half * map.half(Onchip::kShared)) << "part " << pi;
+          ASSERT_LT(b, sh + (p.half + 1) * map.half(Onchip::kShared)) << "part " << pi;
+          auto [it, fresh] = owner.emplace(b, kind);
+          ASSERT_TRUE(fresh || it->second == kind) << "part " << pi << ": shared byte " << b << " in a byte and a lane buffer";
+        }
+      });
+    }
+}
+
 TEST_P(StreamTest, StreamedProgramLeavesDramEqualToTheFlatProgram) {
   const Case tc = GetParam();
   const Compiled c = compile(tc.preset, tc.model, tc.seed);
@@ -233,21 +254,10 @@ TEST(Stream, SmpPartsKeepByteAndLaneBuffersApart) {
   int both = 0;
   for (std::size_t pi = 0; pi < sp.parts.size(); ++pi) {
     const Part& p = sp.parts[pi];
-    std::map<std::int64_t, int> owner;  // shared byte -> 1 byte buffer, 2 lane buffer
     for (const auto* list : {&p.loads, &p.stores})
-      for (const Move& m : *list) {
-        ASSERT_TRUE(m.mem == Onchip::kShared || m.mem == Onchip::kAcc) << "part " << pi;
-        const int kind = m.mem == Onchip::kAcc ? 2 : 1;
-        for_each_move_element(m, [&](std::int64_t, std::int64_t e) {
-          const std::int64_t b0 = kind == 2 ? sh + 4 * (e - acc) : e;
-          for (std::int64_t b = b0; b < b0 + (kind == 2 ? 4 : 1); ++b) {
-            ASSERT_GE(b, sh + p.half * map.half(Onchip::kShared)) << "part " << pi;
-            ASSERT_LT(b, sh + (p.half + 1) * map.half(Onchip::kShared)) << "part " << pi;
-            auto [it, fresh] = owner.emplace(b, kind);
-            ASSERT_TRUE(fresh || it->second == kind) << "part " << pi << ": shared byte " << b << " in a byte and a lane buffer";
-          }
-        });
-      }
+      for (const Move& m : *list) ASSERT_TRUE(m.mem == Onchip::kShared || m.mem == Onchip::kAcc) << "part " << pi;
+    std::map<std::int64_t, int> owner;  // shared byte -> 1 byte buffer, 2 lane buffer
+    own_shared_bytes(map, p, pi, Onchip::kAcc, owner);
     bool lanes = false, bytes = false;
     for (const auto& [b, k] : owner) (k == 2 ? lanes : bytes) = true;
     both += lanes && bytes;
@@ -304,26 +314,16 @@ TEST(Stream, HyAccBuffersOverflowIntoTheSharedMemorysLanes) {
   int overflow_parts = 0, with_bytes = 0;
   for (std::size_t pi = 0; pi < sp.parts.size(); ++pi) {
     const Part& p = sp.parts[pi];
-    std::map<std::int64_t, int> owner;  // shared byte -> 1 byte buffer, 2 lane buffer
     long long acc_lanes = 0;
     bool lanes = false;
     for (const auto* list : {&p.loads, &p.stores})
       for (const Move& m : *list) {
         if (m.mem == Onchip::kAcc) acc_lanes += m.elements();
-        if (m.mem != Onchip::kShared && m.mem != Onchip::kLanes) continue;
         ASSERT_FALSE(m.store && m.mem == Onchip::kLanes) << "part " << pi << ": psum lanes are only loaded";
-        const int kind = m.mem == Onchip::kLanes ? 2 : 1;
-        lanes |= kind == 2;
-        for_each_move_element(m, [&](std::int64_t, std::int64_t e) {
-          const std::int64_t b0 = kind == 2 ? sh + 4 * (e - ln) : e;
-          for (std::int64_t b = b0; b < b0 + (kind == 2 ? 4 : 1); ++b) {
-            ASSERT_GE(b, sh + p.half * map.half(Onchip::kShared)) << "part " << pi;
-            ASSERT_LT(b, sh + (p.half + 1) * map.half(Onchip::kShared)) << "part " << pi;
-            auto [it, fresh] = owner.emplace(b, kind);
-            ASSERT_TRUE(fresh || it->second == kind) << "part " << pi << ": shared byte " << b << " in a byte and a lane buffer";
-          }
-        });
+        lanes |= m.mem == Onchip::kLanes;
       }
+    std::map<std::int64_t, int> owner;  // shared byte -> 1 byte buffer, 2 lane buffer
+    own_shared_bytes(map, p, pi, Onchip::kLanes, owner);
     if (!lanes) continue;
     ++overflow_parts;
     // Only what does not fit goes over: the acc buffers the part keeps in the acc memory plus the
