@@ -54,6 +54,21 @@
 // waits of each range caused by brd and by drd/wrd/wr, brd beside a write of its word and beside
 // drd/wrd on a bank, reads through each range of bytes last written through the other, (power gating)
 // DMA requests of both ranges to the sleeping sector; besides the shared-memory coverage of HY.
+// HY with 32-bit shared words (memsys.txt: a fifth memory `lanes`, `view lanes shared`): the shared
+// memory's 32-bit lanes are also a range of their own after its bytes, exactly as SMP's acc view (the
+// same reference storage and aliasing, mems = {data, weight, acc, shared, lanes}). brd reaches the acc
+// memory or the lanes, whichever holds the whole row (lanes: port p2 of the shared scratchpad), the
+// DMA every range (shared bytes and lanes: p2); the DMA waits on any engine access of its bank of the
+// shared scratchpad (brd of the lanes included, for either range), the writer only on a wrd of its bank.
+// The random phases send a good share of brd to the lanes (their hot window on the bytes' one), the
+// fill writes each shared word through a random range, the SMP directed cases run on the lanes (then
+// brd of acc or of the lanes beside a DMA access of the same bank number of the other scratchpad:
+// granted), negative kinds add brd rows crossing acc|shared, shared|lanes or the end, the byte ports
+// into the lanes, 1- and 2-byte DMA accesses into them, brd of a sleeping shared sector through them.
+// Counters: the lanes' brd reads and DMA accesses (no engine writes, sectors or sleep handshake of
+// their own). Coverage: the SMP requirements for the lanes range (brd into the lanes, DMA lane reads
+// and writes, DMA waits of both ranges caused by brd and by drd/wrd/wr, cross-view reads both ways),
+// and brd reads of the acc memory.
 // On a mismatch: MISMATCH block=memsys cycle=<c> port=<p> addr=<a> expected=<v> actual=<v>.
 // Without memsys (a preset memsys does not support: memsys.txt says why) it prints SKIP.
 #include <cstdio>
@@ -86,7 +101,7 @@ struct Info {
   int aw = 0, sa = 0, dw = 0, size_bits = 0, max_size = 0, rows = 0, cols = 0, data = 0, weight = 0, psum = 0, ob = 0, pg = 0, wake = 0;
   std::vector<Mem> mems;
   std::string organization;                                // "hy", "smp" ("" for SEP: no line)
-  std::vector<std::pair<std::string, std::string>> views;  // (range, scratchpad): SMP's acc lanes of shared
+  std::vector<std::pair<std::string, std::string>> views;  // (range, scratchpad): SMP's acc or HY's lanes of shared
 };
 
 Info load_info(const std::string& dir) {
@@ -133,6 +148,7 @@ Info load_info(const std::string& dir) {
 #ifdef CAPSGEN_TB_MEMSYS
 
 enum { kData = 0, kWeight = 1, kAcc = 2, kShared = 3 };  // SEP and HY (kShared: HY only); SMP: iacc_, ish_
+constexpr int kMaxMems = 5;  // HY with its lanes range: data, weight, acc, shared, lanes
 
 struct Loc {
   long long word, lane, bank, row, sector, offset;
@@ -152,23 +168,31 @@ class MemsysBench {
         throw std::runtime_error("memsys.txt: SMP expects the ranges acc, shared");
       if (in_.views.size() != 1 || in_.views[0].first != "acc" || in_.views[0].second != "shared")
         throw std::runtime_error("memsys.txt: SMP expects 'view acc shared'");
-      iacc_ = 0, ish_ = 1;
-      const Mem& A = mem(iacc_);
-      const Mem& S = mem(ish_);
-      // The view names the scratchpad's words: same words, banks, sectors and width; 32-bit lanes over bytes.
-      if (A.words != S.words || A.banks != S.banks || A.sectors != S.sectors || A.wps != S.wps || A.width != S.width ||
-          A.lane_bits != 32 || S.lane_bits != 8 || A.elems * 4 != S.elems || A.ebase != 0 || S.ebase != A.elems)
-        throw std::runtime_error("memsys.txt: the acc view does not match the shared memory's words");
+      iacc_ = ilv_ = 0, ish_ = 1;
+      check_view();
+      if (mem(iacc_).ebase != 0 || mem(ish_).ebase != mem(iacc_).elems)
+        throw std::runtime_error("memsys.txt: SMP expects the acc view first, then the bytes");
       phys_ = {ish_, ish_};
     } else {
-      const char* const names[] = {"data", "weight", "acc", "shared"};
-      if (in_.mems.size() != 3 && in_.mems.size() != 4) throw std::runtime_error("memsys.txt: expected data, weight, acc [, shared]");
+      const char* const names[] = {"data", "weight", "acc", "shared", "lanes"};
+      if (nm() < 3 || nm() > kMaxMems) throw std::runtime_error("memsys.txt: expected data, weight, acc [, shared [, lanes]]");
       for (int m = 0; m < nm(); ++m)
         if (mem(m).name != names[m]) throw std::runtime_error("memsys.txt: memory " + std::to_string(m) + " is not " + names[m]);
-      if (!in_.views.empty()) throw std::runtime_error("memsys.txt: a view without the SMP organization");
-      hy_ = nm() == 4;
+      hy_ = nm() >= 4;
       ish_ = hy_ ? kShared : -1;
       for (int m = 0; m < nm(); ++m) phys_.push_back(m);
+      if (nm() == kMaxMems) {
+        // HY with 32-bit shared words: the lanes range, a view of the shared memory's words after its bytes.
+        if (in_.organization != "hy" || in_.views.size() != 1 || in_.views[0].first != "lanes" || in_.views[0].second != "shared")
+          throw std::runtime_error("memsys.txt: a lanes range expects 'organization hy' and 'view lanes shared'");
+        ilv_ = kMaxMems - 1;
+        check_view();
+        if (mem(ilv_).ebase != mem(ish_).ebase + mem(ish_).elems)
+          throw std::runtime_error("memsys.txt: the lanes range does not follow the shared bytes");
+        phys_[static_cast<std::size_t>(ilv_)] = ish_;
+      } else if (!in_.views.empty()) {
+        throw std::runtime_error("memsys.txt: a view other than SMP's acc or HY's lanes");
+      }
     }
     for (int m = 0; m < nm(); ++m) {
       const Mem& M = mem(m);
@@ -178,7 +202,7 @@ class MemsysBench {
       req_.emplace_back(static_cast<std::size_t>(M.sectors), 0);
       sec_cnt_.emplace_back(static_cast<std::size_t>(M.sectors), 0);
     }
-    if (smp_) view_of_.assign(static_cast<std::size_t>(mem(ish_).elems), 0);
+    if (ilv_ >= 0) view_of_.assign(static_cast<std::size_t>(mem(ish_).elems), 0);
     dut([&](auto& d) {
       if constexpr (requires { d.sleep_req_data_i; }) {
         if (!in_.pg) throw std::runtime_error("sleep ports without power gating");
@@ -205,6 +229,14 @@ class MemsysBench {
       if constexpr (requires { d.sleep_req_acc_i; }) {
         if (smp_) throw std::runtime_error("SMP, but the module has an acc sleep handshake");
       }
+      // HY's lanes: brd's and the DMA's counters only; its sectors and sleep handshake are the shared memory's.
+      if constexpr (requires { d.cnt_eng_rd_lanes_o; }) {
+        if (ilv_ < 0 || smp_) throw std::runtime_error("the module has lanes ports but memsys.txt lists no lanes range");
+      } else if (ilv_ >= 0 && !smp_) {
+        throw std::runtime_error("memsys.txt lists a lanes range but the module has no lanes ports");
+      }
+      if constexpr (requires { d.cnt_eng_wr_lanes_o; } || requires { d.cnt_sector_lanes_o; } || requires { d.sleep_req_lanes_i; })
+        throw std::runtime_error("the lanes range has engine-write or sector counters or a sleep handshake of its own");
     });
     sim_.set_watchdog(~0ull);
     sim_.reset();
@@ -219,13 +251,13 @@ class MemsysBench {
       pick_phase(ph);
       for (long long i = 0; i < cycles / phases && errors_ <= args_.max_errors; ++i) random_cycle();
     }
-    const SmpStats random_smp = smp_st_;  // SMP: what the random phases did (before the directed cases)
+    const ViewStats random_vs = vs_;  // a lane view: what the random phases did (before the directed cases)
     // Let a sleeping sector wake before the directed part.
     for (auto& r : req_) std::fill(r.begin(), r.end(), 0);
     for (int i = 0; i < in_.wake + 3; ++i) idle_cycle();
     if (!smp_) same_word();  // SMP has no data or weight memory
     if (ish_ >= 0) same_word_shared();
-    if (smp_) same_word_smp();
+    if (ilv_ >= 0) same_word_view();
     idle_cycle();
     idle_cycle();
     check_counters();
@@ -281,43 +313,49 @@ class MemsysBench {
                     sh_.dma_busy, sh_.dma_sleep, sh_.same_word, sh_.neg);
       shared = buf;
     }
-    if (smp_) {
-      // SMP: the acc lanes and the bytes are one scratchpad; every kind of traffic between the views and
-      // on port p2 must have happened (in the random phases, not only in the directed cases).
-      const SmpStats& r = random_smp;
-      const int A = iacc_, S = ish_;
-      const std::pair<const char*, long long> kinds[] = {
-          {"brd reads (acc lanes)", r.brd},
-          {"DMA reads of the acc range", r.dma_rd[A]},
-          {"DMA writes of the acc range", r.dma_wr[A]},
-          {"DMA waits on the acc range caused by brd (p2)", r.dma_wait_brd[A]},
+    if (ilv_ >= 0) {
+      // SMP, HY with lanes: the lane view and the bytes are one scratchpad; every kind of traffic between
+      // the views and on port p2 must have happened (in the random phases, not only in the directed cases).
+      const ViewStats& r = random_vs;
+      const int A = ilv_, S = ish_;
+      const std::string L = mem(A).name, tag = smp_ ? "SMP" : "lanes";
+      const std::pair<std::string, long long> kinds[] = {
+          {"brd reads of the " + L + " range", r.brd},
+          {"DMA reads of the " + L + " range", r.dma_rd[A]},
+          {"DMA writes of the " + L + " range", r.dma_wr[A]},
+          {"DMA waits on the " + L + " range caused by brd (p2)", r.dma_wait_brd[A]},
           {"DMA waits on the shared range caused by brd (p2)", r.dma_wait_brd[S]},
-          {"DMA waits on the acc range caused by drd/wrd/wr (p0/p1)", r.dma_wait_p01[A]},
+          {"DMA waits on the " + L + " range caused by drd/wrd/wr (p0/p1)", r.dma_wait_p01[A]},
           {"DMA waits on the shared range caused by drd/wrd/wr (p0/p1)", r.dma_wait_p01[S]},
           {"brd (p2) beside a write (p1) of one word in one cycle", r.brd_wr_word},
           {"brd (p2) beside drd/wrd (p0/p1) on one bank in one cycle", r.brd_rd_bank},
-          {"acc-lane reads (brd, DMA) of bytes written through the byte range (wr, DMA)", r.xv_lane},
-          {"byte reads (drd, wrd, DMA) of bytes written through the acc range (DMA)", r.xv_byte},
-          {"directed SMP cases", smp_st_.same_word},
-          {"directed SMP cross-view cases", smp_st_.xv_directed},
-          {"SMP negative kinds", smp_st_.neg},
+          {"lane reads (brd, DMA) of bytes written through the byte range (wr, DMA)", r.xv_lane},
+          {"byte reads (drd, wrd, DMA) of bytes written through the " + L + " range (DMA)", r.xv_byte},
+          {"brd reads of the acc memory", smp_ ? 1 : r.brd_acc},  // HY: brd still reaches acc
+          {"directed " + tag + " cases", vs_.same_word},
+          {"directed " + tag + " cross-view cases", vs_.xv_directed},
+          {tag + " negative kinds", vs_.neg},
       };
       for (const auto& [what, n] : kinds)
-        if (n == 0) report_.fail(t_, std::string("stimulus missed ") + what);
+        if (n == 0) report_.fail(t_, "stimulus missed " + what);
       if (in_.pg && (r.dma_sleep[A] == 0 || r.dma_sleep[S] == 0))
         report_.fail(t_, "stimulus missed DMA requests of both ranges to sleeping sectors");
+      // SMP prints what it always printed; HY adds its brd reads of acc.
+      char brd[64] = "";
+      if (!smp_) std::snprintf(brd, sizeof brd, " of lanes (%lld of acc)", r.brd_acc);
+      const char* of = smp_ ? "acc lanes" : "the lanes range";
       char buf[1024];
       std::snprintf(buf, sizeof buf,
-                    "; SMP, random phases: %lld brd reads, %lld DMA reads / %lld writes of acc lanes, DMA waited "
-                    "%lld of %lld acc request cycles (on brd %lld, on drd/wrd/wr %lld, sleeping %lld) and on "
+                    "; %s, random phases: %lld brd reads%s, %lld DMA reads / %lld writes of %s, DMA waited "
+                    "%lld of %lld %s request cycles (on brd %lld, on drd/wrd/wr %lld, sleeping %lld) and on "
                     "shared on brd %lld, on drd/wrd/wr %lld (sleeping %lld), %lld cycles with brd and a write of "
                     "one word, %lld with brd and drd/wrd on one bank, cross-view reads: %lld lane reads of "
                     "byte-written bytes, %lld byte reads of lane-written bytes; all: %lld DMA reads / %lld writes of "
-                    "acc lanes (incl. the fill), %lld directed SMP cases (%lld cross-view), %lld SMP negative kinds",
-                    r.brd, r.dma_rd[A], r.dma_wr[A], r.dma_wait[A], r.dma_req[A], r.dma_wait_brd[A],
-                    r.dma_wait_p01[A], r.dma_sleep[A], r.dma_wait_brd[S], r.dma_wait_p01[S], r.dma_sleep[S],
-                    r.brd_wr_word, r.brd_rd_bank, r.xv_lane, r.xv_byte, cnt_dma_rd_[A], cnt_dma_wr_[A],
-                    smp_st_.same_word, smp_st_.xv_directed, smp_st_.neg);
+                    "%s (incl. the fill), %lld directed %s cases (%lld cross-view), %lld %s negative kinds",
+                    smp_ ? "SMP" : "HY lanes", r.brd, brd, r.dma_rd[A], r.dma_wr[A], of, r.dma_wait[A], r.dma_req[A],
+                    L.c_str(), r.dma_wait_brd[A], r.dma_wait_p01[A], r.dma_sleep[A], r.dma_wait_brd[S],
+                    r.dma_wait_p01[S], r.dma_sleep[S], r.brd_wr_word, r.brd_rd_bank, r.xv_lane, r.xv_byte,
+                    cnt_dma_rd_[A], cnt_dma_wr_[A], of, vs_.same_word, tag.c_str(), vs_.xv_directed, vs_.neg, tag.c_str());
       shared += buf;
     }
     const double wait_frac = wr_en_cycles_ ? double(wr_waits_) / double(wr_en_cycles_) : 0.0;
@@ -376,9 +414,18 @@ class MemsysBench {
   }
   int word_size(int m) const { return log2i(mem(m).width / 8); }
   int lane_size(int m) const { return log2i(mem(m).lane_bits / 8); }
-  // The scratchpad holding memory m's words (m itself; SMP's acc view: the shared memory).
+  // The scratchpad holding memory m's words (m itself; a lane view: the shared memory).
   int phys(int m) const { return phys_[static_cast<std::size_t>(m)]; }
-  // A lane of the reference (rel: element relative to the memory). SMP's acc view has no values of its
+  // The lane view (SMP's acc, HY's lanes) names the shared scratchpad's words: same words, banks, sectors
+  // and width; 32-bit lanes over bytes.
+  void check_view() const {
+    const Mem& A = mem(ilv_);
+    const Mem& S = mem(ish_);
+    if (A.words != S.words || A.banks != S.banks || A.sectors != S.sectors || A.wps != S.wps || A.width != S.width ||
+        A.lane_bits != 32 || S.lane_bits != 8 || A.elems * 4 != S.elems)
+      throw std::runtime_error("memsys.txt: the " + A.name + " view does not match the shared memory's words");
+  }
+  // A lane of the reference (rel: element relative to the memory). A lane view has no values of its
   // own: its lane rel is the scratchpad's bytes k*rel .. k*rel + k - 1 (k = 4 byte lanes per 32-bit lane),
   // byte j at bits [8j +: 8] (little-endian), so the two views alias.
   std::uint32_t ref_get(int m, long long rel) const {
@@ -395,7 +442,7 @@ class MemsysBench {
     std::vector<std::uint32_t>& r = ref_[static_cast<std::size_t>(p)];
     if (p == m) {
       r[static_cast<std::size_t>(rel)] = v;
-      if (smp_) view_of_[static_cast<std::size_t>(rel)] = 2;
+      if (m == ish_ && ilv_ >= 0) view_of_[static_cast<std::size_t>(rel)] = 2;
       return;
     }
     const int pb = mem(p).lane_bits, k = mem(m).lane_bits / pb;
@@ -404,12 +451,12 @@ class MemsysBench {
       view_of_[static_cast<std::size_t>(rel * k + j)] = 1;
     }
   }
-  // SMP coverage: whether n elements from rel of memory m (a range) read storage bytes last written
-  // through the other range (view_of_: 1 acc lanes, 2 bytes).
+  // Lane-view coverage: whether n elements from rel of memory m (a range) read storage bytes last
+  // written through the other range of the shared scratchpad (view_of_: 1 lanes, 2 bytes).
   bool cross_view(int m, long long rel, int n) const {
-    if (!smp_) return false;
-    const int k = m == iacc_ ? mem(iacc_).lane_bits / mem(ish_).lane_bits : 1;
-    const std::uint8_t other = m == iacc_ ? 2 : 1;
+    if (ilv_ < 0 || (m != ilv_ && m != ish_)) return false;
+    const int k = m == ilv_ ? mem(ilv_).lane_bits / mem(ish_).lane_bits : 1;
+    const std::uint8_t other = m == ilv_ ? 2 : 1;
     for (long long b = rel * k; b < (rel + n) * k; ++b)
       if (view_of_[static_cast<std::size_t>(b)] == other) return true;
     return false;
@@ -489,8 +536,8 @@ class MemsysBench {
       if (port != "wr" || !a.vec || ((a.mask >> i) & 1)) v.push_back(a.addr + i);
     return v;
   }
-  // The memories a port reaches: drd data (HY: or shared), wrd weight (or shared), brd acc, wr data or
-  // weight (or shared). SMP: brd the acc lanes, the others the bytes.
+  // The memories a port reaches: drd data (HY: or shared), wrd weight (or shared), brd acc (or HY's
+  // lanes), wr data or weight (or shared). SMP: brd the acc lanes, the others the bytes.
   std::vector<int> port_mems(const std::string& port) const {
     if (smp_) return {port == "brd" ? iacc_ : ish_};
     std::vector<int> v = port == "drd" ? std::vector<int>{kData}
@@ -498,6 +545,7 @@ class MemsysBench {
                          : port == "brd" ? std::vector<int>{kAcc}
                                          : std::vector<int>{kData, kWeight};
     if (hy_ && port != "brd") v.push_back(kShared);
+    if (ilv_ >= 0 && port == "brd") v.push_back(ilv_);
     return v;
   }
   // The memory of a port's access: the one of the port's memories that holds its address (lane 0's
@@ -526,9 +574,9 @@ class MemsysBench {
     }
     return v;
   }
-  // Whether an (enabled, in-range) access uses bank b.
-  bool uses_bank(const std::string& port, const EngAcc& a, long long b) const {
-    if (!a.en || !all_in(port, a)) return false;
+  // Whether an (enabled, in-range) access uses bank b of scratchpad p.
+  bool uses_bank(const std::string& port, const EngAcc& a, long long b, int p) const {
+    if (!a.en || !all_in(port, a) || phys(port_mem(port, a)) != p) return false;
     for (auto& [b2, r] : banks_of(port, a))
       if (b2 == b) return true;
     return false;
@@ -607,9 +655,9 @@ class MemsysBench {
     d_->eval();
 
     // Expected arbitration. Bank sets are per scratchpad (phys: SMP's two ranges share one).
-    std::set<long long> rd_banks[4];  // per scratchpad: banks the engine reads (any port)
-    std::set<long long> wr_block[4];  // per scratchpad: banks read on the writer's port
-    std::set<long long> p2_banks;     // SMP: banks brd reads (port p2, the DMA's)
+    std::set<long long> rd_banks[kMaxMems];  // per scratchpad: banks the engine reads (any port)
+    std::set<long long> wr_block[kMaxMems];  // per scratchpad: banks read on the writer's port
+    std::set<long long> p2_banks;            // banks brd reads through a lane view (port p2, the DMA's)
     const std::pair<const char*, const EngAcc*> reads[] = {{"drd", &drd}, {"wrd", &wrd}, {"brd", &brd}};
     for (auto& [port, a] : reads) {
       if (!a->en || !all_in(port, *a)) continue;
@@ -617,9 +665,9 @@ class MemsysBench {
       for (auto& [b, r] : banks_of(port, *a)) {
         rd_banks[pm].insert(b);
         // Data and weight have one port; the shared memory's writer port p1 is shared with wrd only
-        // (drd reads on p0; SMP: brd on p2).
+        // (drd reads on p0; brd of a lane view on p2).
         if (pm != ish_ || std::string(port) == "wrd") wr_block[pm].insert(b);
-        if (smp_ && std::string(port) == "brd") p2_banks.insert(b);
+        if (m == ilv_) p2_banks.insert(b);
       }
     }
     // The writer waits for the read on its memory's port (drd: data, wrd: weight, wrd: shared).
@@ -630,7 +678,7 @@ class MemsysBench {
       for (auto& [b, r] : banks_of("wr", wr)) ready &= !wr_block[phys(wm)].count(b);
     check("wr_ready_o", wr.addr, ready, d_->wr_ready_o);
     const bool wr_go = wr.en && ready;
-    std::set<long long> wr_banks[4];
+    std::set<long long> wr_banks[kMaxMems];
     if (wr_go && wr_ok)
       for (auto& [b, r] : banks_of("wr", wr)) wr_banks[phys(wm)].insert(b);
     if (ish_ >= 0) {
@@ -652,21 +700,24 @@ class MemsysBench {
       if (wr.en && wm == ish_) ++sh_.wr_cycles;
       if (wr.en && !ready && wm == ish_) ++sh_.wr_waits;
     }
-    if (smp_ && brd.en && all_in("brd", brd)) {
-      // SMP coverage of port p2's reader: beside the other readers on a bank, beside a write of its word.
-      const Mem& A = mem(iacc_);
+    if (ilv_ >= 0 && brd.en && all_in("brd", brd) && port_mem("brd", brd) != ilv_) {
+      ++vs_.brd_acc;  // HY: brd of the acc memory
+    } else if (ilv_ >= 0 && brd.en && all_in("brd", brd)) {
+      // Coverage of port p2's reader (brd of the lane view): beside the other readers on a bank, beside a
+      // write of its word.
+      const Mem& A = mem(ilv_);
       const Mem& S = mem(ish_);
-      ++smp_st_.brd;
+      ++vs_.brd;
       bool bank = false, word = false;
-      for (auto& [b, r] : banks_of("brd", brd)) bank |= uses_bank("drd", drd, b) || uses_bank("wrd", wrd, b);
-      if (wr_go && wr_ok)
+      for (auto& [b, r] : banks_of("brd", brd)) bank |= uses_bank("drd", drd, b, ish_) || uses_bank("wrd", wrd, b, ish_);
+      if (wr_go && wr_ok && wm == ish_)
         for (long long e : elems("brd", brd))
           for (long long f : elems("wr", wr)) word |= (e - A.ebase) / A.lanes == (f - S.ebase) / S.lanes;
-      smp_st_.brd_rd_bank += bank;
-      smp_st_.brd_wr_word += word;
+      vs_.brd_rd_bank += bank;
+      vs_.brd_wr_word += word;
     }
     // DMA target: a legal access waits while the engine uses its bank or its sector is not usable;
-    // anything else is granted and dropped. SMP: both ranges are the one scratchpad's banks.
+    // anything else is granted and dropped. A lane view and the bytes are the one scratchpad's banks.
     const DmaLoc dl = dma_loc(dma);  // also without a request: spm_gnt_o is checked every cycle
     const int dm = dl.legal ? dl.m : -1;
     bool gnt = true;
@@ -680,16 +731,18 @@ class MemsysBench {
         sh_.dma_busy += busy;
         sh_.dma_sleep += !usable(dm, dl.l.sector);
       }
-      if (smp_ && dma.req) {
-        // The cause: brd (p2), or drd/wrd/a write (p0/p1) on the bank (both can hold).
+      if (ilv_ >= 0 && pm == ish_ && dma.req) {
+        // Either range of the shared scratchpad. The cause: brd (p2), or drd/wrd/a write (p0/p1) on the
+        // bank (both can hold).
         const bool by_brd = p2_banks.count(dl.l.bank) > 0;
-        const bool by_p01 = wr_banks[pm].count(dl.l.bank) > 0 || uses_bank("drd", drd, dl.l.bank) || uses_bank("wrd", wrd, dl.l.bank);
-        ++smp_st_.dma_req[dm];
-        smp_st_.dma_wait[dm] += !gnt;
-        smp_st_.dma_wait_brd[dm] += by_brd;
-        smp_st_.dma_wait_p01[dm] += by_p01;
-        smp_st_.dma_sleep[dm] += !usable(dm, dl.l.sector);
-        if (gnt) ++(dma.we ? smp_st_.dma_wr[dm] : smp_st_.dma_rd[dm]);
+        const bool by_p01 = wr_banks[pm].count(dl.l.bank) > 0 || uses_bank("drd", drd, dl.l.bank, pm) ||
+                            uses_bank("wrd", wrd, dl.l.bank, pm);
+        ++vs_.dma_req[dm];
+        vs_.dma_wait[dm] += !gnt;
+        vs_.dma_wait_brd[dm] += by_brd;
+        vs_.dma_wait_p01[dm] += by_p01;
+        vs_.dma_sleep[dm] += !usable(dm, dl.l.sector);
+        if (gnt) ++(dma.we ? vs_.dma_wr[dm] : vs_.dma_rd[dm]);
       }
     }
     check("spm_gnt_o", dma.addr, gnt, d_->spm_gnt_o);
@@ -711,10 +764,10 @@ class MemsysBench {
       }
       if (p == "drd" && a->vec) ++vec_reads_;
       if (cross_view(m, a->addr - mem(m).ebase, static_cast<int>(elems(p, *a).size())))
-        ++(m == iacc_ ? smp_st_.xv_lane : smp_st_.xv_byte);
+        ++(m == ilv_ ? vs_.xv_lane : vs_.xv_byte);
       pending_.push_back(pd);
       for (auto& [b, r] : banks_of(p, *a)) {
-        ++cnt_eng_rd_[m];  // per range (SMP: brd counts for acc, drd and wrd for shared)
+        ++cnt_eng_rd_[m];  // per range (a lane view: brd counts for it, drd and wrd for shared)
         ++sec_cnt_[static_cast<std::size_t>(phys(m))][static_cast<std::size_t>(r / mem(m).wps)];
       }
     }
@@ -734,7 +787,7 @@ class MemsysBench {
         std::vector<std::uint32_t> w(static_cast<std::size_t>(nchunks), 0u);
         for (int i = 0; i < dl.n; ++i) tb::put_words(w, i * M.lane_bits, M.lane_bits, ref_get(dm, e0 + i));
         for (std::uint32_t x : w) pd.lanes.push_back(x);
-        if (cross_view(dm, e0, dl.n)) ++(dm == iacc_ ? smp_st_.xv_lane : smp_st_.xv_byte);
+        if (cross_view(dm, e0, dl.n)) ++(dm == ilv_ ? vs_.xv_lane : vs_.xv_byte);
         pending_.push_back(pd);
         ++dma_reads_checked_;
       }
@@ -794,10 +847,10 @@ class MemsysBench {
   void check_acks() {
     dut([&](auto& d) {
       if constexpr (requires { d.sleep_ack_data_o; }) {
-        std::uint64_t got[4] = {d.sleep_ack_data_o, d.sleep_ack_weight_o, d.sleep_ack_acc_o, 0};
+        std::uint64_t got[kMaxMems] = {d.sleep_ack_data_o, d.sleep_ack_weight_o, d.sleep_ack_acc_o, 0, 0};
         if constexpr (requires { d.sleep_ack_shared_o; }) got[kShared] = d.sleep_ack_shared_o;
         for (int m = 0; m < nm(); ++m)
-          for (int s = 0; s < mem(m).sectors; ++s)
+          for (int s = 0; s < mem(m).sectors && phys(m) == m; ++s)  // HY's lanes: the shared memory's handshake
             check("sleep_ack_" + mem(m).name + "_o[" + std::to_string(s) + "]", s, ack(m, s), (got[m] >> s) & 1);
       } else if constexpr (requires { d.sleep_ack_shared_o; }) {
         // SMP: the one scratchpad's handshake (the acc view has none).
@@ -816,30 +869,28 @@ class MemsysBench {
     return w;
   }
   void fill() {
-    if (smp_) {
-      // SMP: every word of the one scratchpad once, through a random range (a whole word of acc lanes or
-      // of bytes), so later reads through the other range read values written through this one.
-      for (long long w = 0; w < mem(ish_).words; ++w) {
-        const int m = rng_.chance(50) ? iacc_ : ish_;
-        DmaAcc d{true, true, mem(m).ebase + w * mem(m).lanes, random_word(), word_size(m)};
-        cycle({}, {}, {}, {}, d);
-      }
-      std::fill(view_of_.begin(), view_of_.end(), 0);  // cross-view coverage counts the later writes only
-      smp_st_ = {};                                      // and the random phases' traffic only
-      return;
-    }
-    for (int m = 0; m < nm(); ++m)
+    for (int m = 0; m < nm(); ++m) {
+      if (m == ilv_) continue;  // a lane view: filled with the shared memory's words
       for (long long w = 0; w < mem(m).words; ++w) {
-        DmaAcc d{true, true, mem(m).ebase + w * mem(m).lanes, random_word(), word_size(m)};
+        // The shared scratchpad with a lane view: each word through a random range (a whole word of
+        // lanes or of bytes), so later reads through the other range read values written through this one.
+        const int r = m == ish_ && ilv_ >= 0 && rng_.chance(50) ? ilv_ : m;
+        DmaAcc d{true, true, mem(r).ebase + w * mem(r).lanes, random_word(), word_size(r)};
         cycle({}, {}, {}, {}, d);
       }
+    }
+    if (ilv_ >= 0) {
+      std::fill(view_of_.begin(), view_of_.end(), 0);  // cross-view coverage counts the later writes only
+      vs_ = {};                                          // and the random phases' traffic only
+    }
   }
 
   struct Phase {
     int drd = 0, vec = 0, wrd = 0, brd = 0, wr = 0, wvec = 0, dma = 0, dwe = 0, hot = 0, sleep = 0, wweight = 0;
     int dshared = 0, wdshared = 0, wshared = 0;  // HY: shares of drd, wrd and wr going to the shared memory
+    int blanes = 0;                              // HY: share of brd going to the lanes
   } ph_;
-  long long hot_[4] = {0, 0, 0, 0};
+  long long hot_[kMaxMems] = {};
 
   void pick_phase(int ph) {
     const int levels[] = {0, 10, 30, 50, 80, 100};
@@ -855,14 +906,19 @@ class MemsysBench {
       auto sh = [&] { return share[rng_.uniform(0, 2)]; };
       ph_.dshared = sh(), ph_.wdshared = sh(), ph_.wshared = sh();
       if (ph == 0) ph_.dshared = ph_.wdshared = ph_.wshared = 50;
+      if (ilv_ >= 0) {
+        // The lanes: a good share of brd, and brd busy in every phase (the p2 rules need it).
+        ph_.blanes = ph == 0 ? 50 : sh();
+        ph_.brd = std::max(30, ph_.brd);
+      }
     }
     for (int m = 0; m < nm(); ++m) hot_[m] = rng_.uniform(0, std::max<long long>(0, mem(m).elems - 64));
-    // SMP: the acc lanes' hot window lies on the bytes' hot window (the same words), so brd and DMA lane
+    // A lane view's hot window lies on the bytes' hot window (the same words), so brd and DMA lane
     // accesses meet the byte ports' recent writes and the other way round.
-    if (smp_) hot_[iacc_] = hot_[ish_] / (mem(iacc_).lane_bits / mem(ish_).lane_bits);
+    if (ilv_ >= 0) hot_[ilv_] = hot_[ish_] / (mem(ilv_).lane_bits / mem(ish_).lane_bits);
   }
-  // Elements of memory m's hot window: 64 (SMP's acc lanes: the lanes on the bytes' 64).
-  long long hot_span(int m) const { return smp_ && m == iacc_ ? 64 / (mem(iacc_).lane_bits / mem(ish_).lane_bits) : 64; }
+  // Elements of memory m's hot window: 64 (a lane view: the lanes on the bytes' 64).
+  long long hot_span(int m) const { return m == ilv_ ? 64 / (mem(ilv_).lane_bits / mem(ish_).lane_bits) : 64; }
 
   // A random in-range address for n consecutive elements of memory m (hot window half the time).
   long long rand_addr(int m, int n) {
@@ -884,6 +940,7 @@ class MemsysBench {
       m = port == "wr" ? (rng_.chance(ph_.wweight) ? kWeight : kData) : (port == "drd" ? kData : (port == "wrd" ? kWeight : kAcc));
       if (hy_ && port != "brd" && rng_.chance(port == "drd" ? ph_.dshared : (port == "wrd" ? ph_.wdshared : ph_.wshared)))
         m = kShared;
+      if (ilv_ >= 0 && port == "brd" && rng_.chance(ph_.blanes)) m = ilv_;
     }
     for (int tries = 0; tries < 8; ++tries) {
       a.addr = rand_addr(m, n);
@@ -907,8 +964,10 @@ class MemsysBench {
     d.we = rng_.chance(ph_.dwe);
     d.wdata = random_word();  // garbage above the access's bytes: the byte enables must drop it
     const bool sleep = steer_sleep && sleep_m_ >= 0 && rng_.chance(40);
-    // SMP: the sleeping sector is the scratchpad's, reached through either range.
-    const int m = sleep && !smp_ ? sleep_m_ : static_cast<int>(rng_.uniform(0, nm() - 1));
+    // SMP: the sleeping sector is the scratchpad's, reached through either range (HY: the shared
+    // memory's, through either range when it has lanes).
+    int m = sleep && !smp_ ? sleep_m_ : static_cast<int>(rng_.uniform(0, nm() - 1));
+    if (sleep && !smp_ && m == ish_ && ilv_ >= 0 && rng_.chance(50)) m = ilv_;
     const Mem& M = mem(m);
     // A size legal for the memory (whole lanes, at most a word; acc: 4-byte lanes as the DMA's widened
     // loads and psum codes), at a lane where its lanes stay in the word.
@@ -933,7 +992,7 @@ class MemsysBench {
     // Sleep/wake one sector at a time: request high for 2-6 cycles, then low until usable again.
     if (in_.pg) {
       if (sleep_m_ < 0 && rng_.chance(ph_.sleep)) {
-        sleep_m_ = smp_ ? ish_ : static_cast<int>(rng_.uniform(0, nm() - 1));  // SMP: the one scratchpad
+        sleep_m_ = smp_ ? ish_ : phys(static_cast<int>(rng_.uniform(0, nm() - 1)));  // a scratchpad (SMP: the one)
         sleep_s_ = rng_.uniform(0, mem(sleep_m_).sectors - 1);
         sleep_left_ = static_cast<int>(rng_.uniform(2, 6));
       }
@@ -1058,8 +1117,9 @@ class MemsysBench {
     }
   }
 
-  // Directed (SMP): the acc lanes and the bytes are one scratchpad. For acc element r (bytes 4r .. 4r + 3
-  // of the byte range, byte j at bits [8j +: 8] of the lane), rotating through
+  // Directed (SMP, HY with lanes): the lane view (SMP: acc, HY: lanes) and the bytes are one scratchpad.
+  // For lane element r (bytes 4r .. 4r + 3 of the byte range, byte j at bits [8j +: 8] of the lane),
+  // rotating through
   //   0: a DMA write of the lane (value V, garbage above it), then drd and wrd reads of its bytes and a
   //      DMA read of its word through the bytes: byte j is V >> 8j;
   //   1: wr writes of the lane's bytes (a record, then scalars), then brd and a DMA read of the lane;
@@ -1074,8 +1134,8 @@ class MemsysBench {
   //      waits.
   // As in same_word_shared(), besides the per-cycle checks against the rules, each case checks that the
   // model did what the case means (expected values computed here from the bytes, grants, writes).
-  void same_word_smp() {
-    const Mem& A = mem(iacc_);
+  void same_word_view() {
+    const Mem& A = mem(ilv_);
     const Mem& S = mem(ish_);
     const int kx = A.lane_bits / S.lane_bits;  // bytes per acc lane
     const EngAcc none;
@@ -1083,7 +1143,7 @@ class MemsysBench {
     auto code = [&](std::uint64_t c) { return static_cast<std::uint32_t>(tb::sign_extend(c, in_.ob)) & 0xffu; };
     auto expect = [&](bool ok, const std::string& what, long long addr) {
       ++checks_;
-      if (!ok) fail("SMP directed: " + what, addr, 1, 0);
+      if (!ok) fail(std::string(smp_ ? "SMP" : "lanes") + " directed: " + what, addr, 1, 0);
     };
     auto eng = [](long long a, bool vec = false) {
       EngAcc e;
@@ -1096,28 +1156,28 @@ class MemsysBench {
     };
     for (int i = 0; i < 56; ++i) {
       const int v = i % 7;
-      const long long r = rand_addr(iacc_, in_.cols) - A.ebase;  // a bias row of cols lanes fits from r
+      const long long r = rand_addr(ilv_, in_.cols) - A.ebase;  // a bias row of cols lanes fits from r
       const long long ra = A.ebase + r, b0 = S.ebase + r * kx;     // the lane's element, its first byte
       const long long bword = S.ebase + (r / A.lanes) * S.lanes;   // lane 0 of the word (bytes)
-      const std::uint32_t before = ref_get(iacc_, r);
+      const std::uint32_t before = ref_get(ilv_, r);
       const std::vector<std::uint32_t>& bytes = ref_[static_cast<std::size_t>(ish_)];
       const EngAcc brd = eng(ra);
       const EngAcc drd = eng(std::min(b0, S.ebase + S.elems - in_.rows), in_.rows > 1);
       const EngAcc wrd = eng(std::min(std::max(b0, b0 + kx - in_.cols), S.ebase + S.elems - in_.cols));
-      const DmaAcc lane_rd{true, false, ra, {}, lane_size(iacc_)};
+      const DmaAcc lane_rd{true, false, ra, {}, lane_size(ilv_)};
       switch (v) {
         case 0: {
           const std::uint32_t V = static_cast<std::uint32_t>(rng_.next());
           std::vector<std::uint32_t> wd = random_word();
           wd[0] = V;  // a 32-bit lane: the low 32 bits; above them garbage
-          cycle(none, none, none, none, DmaAcc{true, true, ra, wd, lane_size(iacc_)});
-          expect(last_gnt_ && ref_get(iacc_, r) == V, "a DMA lane write is granted and lands", ra);
+          cycle(none, none, none, none, DmaAcc{true, true, ra, wd, lane_size(ilv_)});
+          expect(last_gnt_ && ref_get(ilv_, r) == V, "a DMA lane write is granted and lands", ra);
           for (int j = 0; j < kx; ++j)
             expect(bytes[static_cast<std::size_t>(r * kx + j)] == ((V >> (8 * j)) & 0xffu), "byte j of a lane is V >> 8j", b0 + j);
           cycle(drd, wrd, none, none, no_dma);  // the bytes through p0 and p1
           cycle(none, none, none, none, DmaAcc{true, false, bword, {}, word_size(ish_)});  // the word's bytes
           expect(last_gnt_, "a DMA word read through the bytes is granted", bword);
-          ++smp_st_.xv_directed;
+          ++vs_.xv_directed;
           break;
         }
         case 1: {
@@ -1138,24 +1198,24 @@ class MemsysBench {
             cycle(none, none, none, w1, no_dma);
             expect(last_ready_, "a scalar write alone is written", b0 + j);
           }
-          expect(ref_get(iacc_, r) == want, "the written bytes are the lane's bytes", ra);
+          expect(ref_get(ilv_, r) == want, "the written bytes are the lane's bytes", ra);
           cycle(none, none, brd, none, no_dma);   // the lane through p2 (checked in the next cycle)
           cycle(none, none, none, none, lane_rd);  // and through the DMA
           expect(last_gnt_, "a DMA lane read alone is granted", ra);
-          ++smp_st_.xv_directed;
+          ++vs_.xv_directed;
           break;
         }
         case 2: {
-          const int z = static_cast<int>(rng_.uniform(0, lane_size(iacc_) - 1));  // 1 or 2 bytes
+          const int z = static_cast<int>(rng_.uniform(0, lane_size(ilv_) - 1));  // 1 or 2 bytes
           const int n = 1 << z, j = static_cast<int>(rng_.uniform(0, (kx - n) / n)) * n;
           std::vector<std::uint32_t> wd = random_word();
           std::uint32_t want = before;
           for (int k = 0; k < n; ++k) want = with_byte(want, j + k, (wd[0] >> (8 * k)) & 0xffu);
           cycle(none, none, none, none, DmaAcc{true, true, b0 + j, wd, z});
-          expect(last_gnt_ && ref_get(iacc_, r) == want, "a DMA byte write lands in its place of the lane", b0 + j);
+          expect(last_gnt_ && ref_get(ilv_, r) == want, "a DMA byte write lands in its place of the lane", b0 + j);
           cycle(none, none, brd, none, no_dma);
           cycle(none, none, none, none, lane_rd);
-          ++smp_st_.xv_directed;
+          ++vs_.xv_directed;
           break;
         }
         case 3: {
@@ -1163,9 +1223,9 @@ class MemsysBench {
           expect(!last_gnt_, "a DMA lane read waits for brd of its bank (p2)", ra);
           const DmaAcc bw{true, true, b0, random_word(), 0};
           cycle(none, none, brd, none, bw);
-          expect(!last_gnt_ && ref_get(iacc_, r) == before, "a DMA byte write waits for brd of its bank (p2)", b0);
+          expect(!last_gnt_ && ref_get(ilv_, r) == before, "a DMA byte write waits for brd of its bank (p2)", b0);
           cycle(none, none, none, none, bw);
-          expect(last_gnt_ && ref_get(iacc_, r) == with_byte(before, 0, bw.wdata[0] & 0xffu), "the DMA byte write alone lands", b0);
+          expect(last_gnt_ && ref_get(ilv_, r) == with_byte(before, 0, bw.wdata[0] & 0xffu), "the DMA byte write alone lands", b0);
           break;
         }
         case 4: {
@@ -1175,7 +1235,7 @@ class MemsysBench {
           w1.data[0] = (bytes[static_cast<std::size_t>(r * kx + j)] ^ static_cast<std::uint64_t>(1 + rng_.uniform(0, (1LL << in_.ob) - 2))) &
                        tb::mask64(in_.ob);  // differs from the old byte
           cycle(none, none, brd, w1, no_dma);  // brd returns the old lane (checked next cycle)
-          expect(last_ready_ && ref_get(iacc_, r) == with_byte(before, j, code(w1.data[0])) && ref_get(iacc_, r) != before,
+          expect(last_ready_ && ref_get(ilv_, r) == with_byte(before, j, code(w1.data[0])) && ref_get(ilv_, r) != before,
                  "brd (p2) does not block a write (p1) of its word", b0 + j);
           cycle(none, none, brd, none, no_dma);  // the new lane
           break;
@@ -1184,20 +1244,20 @@ class MemsysBench {
           const std::uint32_t V = static_cast<std::uint32_t>(rng_.next());
           std::vector<std::uint32_t> wd = random_word();
           wd[0] = V;
-          const DmaAcc lw{true, true, ra, wd, lane_size(iacc_)};
+          const DmaAcc lw{true, true, ra, wd, lane_size(ilv_)};
           cycle(none, eng(b0), none, none, lw);
-          expect(!last_gnt_ && ref_get(iacc_, r) == before, "a DMA lane write waits for wrd (p1) of its word", ra);
+          expect(!last_gnt_ && ref_get(ilv_, r) == before, "a DMA lane write waits for wrd (p1) of its word", ra);
           cycle(drd, none, none, none, lw);
-          expect(!last_gnt_ && ref_get(iacc_, r) == before, "a DMA lane write waits for drd (p0) of its word", ra);
+          expect(!last_gnt_ && ref_get(ilv_, r) == before, "a DMA lane write waits for drd (p0) of its word", ra);
           const int j = static_cast<int>(rng_.uniform(0, kx - 1));
           EngAcc w1 = eng(b0 + j);
           w1.data.assign(static_cast<std::size_t>(in_.cols), 0);
           w1.data[0] = rng_.next() & tb::mask64(in_.ob);
           cycle(none, none, none, w1, lw);
-          expect(last_ready_ && !last_gnt_ && ref_get(iacc_, r) == with_byte(before, j, code(w1.data[0])),
+          expect(last_ready_ && !last_gnt_ && ref_get(ilv_, r) == with_byte(before, j, code(w1.data[0])),
                  "a DMA lane write waits for a write (p1) of its word, which happens", ra);
           cycle(none, none, none, none, lw);
-          expect(last_gnt_ && ref_get(iacc_, r) == V, "the DMA lane write alone lands", ra);
+          expect(last_gnt_ && ref_get(ilv_, r) == V, "the DMA lane write alone lands", ra);
           cycle(drd, none, none, none, no_dma);  // its bytes
           break;
         }
@@ -1207,7 +1267,36 @@ class MemsysBench {
           break;
         }
       }
-      ++smp_st_.same_word;
+      ++vs_.same_word;
+      ++same_word_;
+      idle_cycle();
+    }
+    if (smp_) return;
+    // HY: brd of the acc memory and brd of the lanes beside a DMA access of the same bank number of the
+    // other scratchpad: granted (only the lanes' brd uses the shared scratchpad's p2); brd switching
+    // between the two memories from cycle to cycle (the registered select of brd_data_o).
+    const Mem& C = mem(kAcc);
+    // Lane 0 of a random acc word on bank b (mod the acc memory's banks) from which n elements fit.
+    auto acc_on_bank = [&](long long b, int n) {
+      for (;;) {
+        const long long w = rng_.uniform(0, C.words / C.banks - 1) * C.banks + b % C.banks;
+        if (w * C.lanes + n <= C.elems) return C.ebase + w * C.lanes;
+      }
+    };
+    for (int i = 0; i < 16; ++i) {
+      const long long ra = rand_addr(ilv_, in_.cols);
+      const long long bank = loc_elem(ilv_, ra - A.ebase).bank;
+      const long long sa = S.ebase + ((ra - A.ebase) / A.lanes) * S.lanes;  // lane 0 of the word in bytes
+      const long long ca = acc_on_bank(bank, in_.cols), cd = acc_on_bank(bank, 1);
+      cycle(none, none, eng(ca), none, DmaAcc{true, i % 2 == 1, sa, random_word(), 0});
+      expect(last_gnt_, "a DMA byte access is granted beside brd of the acc memory", sa);
+      cycle(none, none, eng(ra), none, DmaAcc{true, i % 2 == 0, cd, random_word(), lane_size(kAcc)});
+      expect(last_gnt_, "a DMA access of the acc memory is granted beside brd of the lanes", cd);
+      cycle(none, none, eng(ca), none, DmaAcc{true, false, ra, {}, lane_size(ilv_)});
+      expect(last_gnt_, "a DMA lane read is granted beside brd of the acc memory", ra);
+      cycle(none, none, eng(ra), none, no_dma);
+      cycle(none, none, eng(ca), none, no_dma);
+      ++vs_.same_word;
       ++same_word_;
       idle_cycle();
     }
@@ -1263,14 +1352,24 @@ class MemsysBench {
         check("cnt_eng_wr_data_o", 0, cnt_eng_wr_[kData] & 0xffffffffLL, d.cnt_eng_wr_data_o);
         check("cnt_eng_wr_weight_o", 0, cnt_eng_wr_[kWeight] & 0xffffffffLL, d.cnt_eng_wr_weight_o);
       }
+      if constexpr (requires { d.cnt_eng_rd_lanes_o; }) {
+        // HY's lanes: brd's bank reads of them and the DMA accesses of their range; their sectors are
+        // the shared memory's (above, p2's brd of the lanes included).
+        const int m = ilv_;
+        check("cnt_eng_rd_lanes_o", 0, cnt_eng_rd_[m] & 0xffffffffLL, d.cnt_eng_rd_lanes_o);
+        check("cnt_dma_rd_lanes_o", 0, cnt_dma_rd_[m] & 0xffffffffLL, d.cnt_dma_rd_lanes_o);
+        check("cnt_dma_wr_lanes_o", 0, cnt_dma_wr_[m] & 0xffffffffLL, d.cnt_dma_wr_lanes_o);
+        check("cnt_dma_wait_lanes_o", 0, cnt_dma_wait_[m] & 0xffffffffLL, d.cnt_dma_wait_lanes_o);
+      }
       check("cnt_wr_wait_o", 0, cnt_wr_wait_ & 0xffffffffLL, d.cnt_wr_wait_o);
     });
-    if (smp_) {
-      // The acc view never counts into sectors of its own, and the engine never writes through it.
-      long long acc_sec = 0;
-      for (long long c : sec_cnt_[static_cast<std::size_t>(iacc_)]) acc_sec += c;
-      check("SMP: the model's acc view sector counts", 0, 0, acc_sec);
-      check("SMP: the model's engine writes through the acc view", 0, 0, cnt_eng_wr_[iacc_]);
+    if (ilv_ >= 0) {
+      // A lane view never counts into sectors of its own, and the engine never writes through it.
+      const std::string v = smp_ ? "SMP: the model's acc view" : "HY: the model's lanes view";
+      long long view_sec = 0;
+      for (long long c : sec_cnt_[static_cast<std::size_t>(ilv_)]) view_sec += c;
+      check(v + " sector counts", 0, 0, view_sec);
+      check(v + "'s engine writes", 0, 0, cnt_eng_wr_[ilv_]);
     }
   }
 
@@ -1284,6 +1383,7 @@ class MemsysBench {
       int keep_m = -1;      // an element (memory, absolute address) the dropped write must not change
       long long keep = -1;
       bool shared = false;  // an HY kind (counted in the shared-memory coverage), or an SMP kind
+      bool lanes = false;   // an HY kind of the lanes range (counted in the lane-view coverage)
     };
     std::vector<Kind> kinds;
     auto mk = [](long long a, bool vec = false) {
@@ -1362,7 +1462,7 @@ class MemsysBench {
         add("drd in the acc memory", &Kind::drd, A.ebase + 3);
         add("drd past the shared memory", &Kind::drd, S.ebase + S.elems);
         if (in_.cols > 1) add("wrd crossing data|weight", &Kind::wrd, Wm.ebase - 1);
-        add("wrd crossing acc|shared", &Kind::wrd, A.ebase + A.elems - c1);
+        if (in_.cols > 1) add("wrd crossing acc|shared", &Kind::wrd, A.ebase + A.elems - 1);  // one element crosses nothing
         add("wrd crossing the end of the shared memory", &Kind::wrd, S.ebase + S.elems - c1);
         add("brd in the shared memory", &Kind::brd, S.ebase + 2 * in_.cols);
         {
@@ -1387,6 +1487,36 @@ class MemsysBench {
           a.keep_m = kShared, a.keep = S.ebase;
           a.shared = true;
           kinds.push_back(a);
+        }
+        if (ilv_ >= 0) {
+          // HY's lanes: brd rows that no memory holds whole (straddling acc|shared, shared|lanes or the
+          // end), the byte ports into the lanes (dropped, the lane keeps its value).
+          const Mem& L = mem(ilv_);
+          auto lanes = [&](const std::string& name, EngAcc Kind::*port, long long a, bool vec = false) {
+            Kind k{name};
+            k.*port = mk(a, vec);
+            k.lanes = true;
+            kinds.push_back(k);
+            return &kinds.back();
+          };
+          if (in_.cols > 1) {
+            lanes("brd crossing acc|shared", &Kind::brd, A.ebase + A.elems - 1);
+            lanes("brd crossing shared|lanes", &Kind::brd, L.ebase - 1);
+            lanes("brd crossing the end of the lanes", &Kind::brd, L.ebase + L.elems - 1);
+          }
+          if (L.ebase + L.elems < (1LL << in_.aw)) lanes("brd past the lanes", &Kind::brd, L.ebase + L.elems);
+          lanes("drd in the lanes", &Kind::drd, L.ebase + 3);
+          if (in_.rows > 1) lanes("drd vector crossing shared|lanes", &Kind::drd, L.ebase - 1, true);
+          lanes("wrd in the lanes", &Kind::wrd, L.ebase + 1);
+          Kind* k = lanes("wr in the lanes", &Kind::wr, L.ebase + 5);
+          k->wr.data.assign(static_cast<std::size_t>(in_.cols), 0x5a & tb::mask64(in_.ob));
+          k->keep_m = ilv_, k->keep = L.ebase + 5;
+          if (in_.cols > 1) {
+            k = lanes("wr record in the lanes", &Kind::wr, L.ebase + 9, true);
+            k->wr.mask = tb::mask64(in_.cols);
+            k->wr.data.assign(static_cast<std::size_t>(in_.cols), 0x3c & tb::mask64(in_.ob));
+            k->keep_m = ilv_, k->keep = L.ebase + 9;
+          }
         }
       }
     } else {
@@ -1456,10 +1586,12 @@ class MemsysBench {
         k.dma = {true, true, a, random_word(), z};
         k.keep_m = m, k.keep = a;
         k.shared = m == ish_;
+        k.lanes = !smp_ && m == ilv_;
         kinds.push_back(k);
         Kind r{"DMA read crossing a word (" + M.name + ", returns 0)"};
         r.dma = {true, false, a, {}, z};
         r.shared = m == ish_;
+        r.lanes = !smp_ && m == ilv_;
         kinds.push_back(r);
       }
       if (word_size(m) + 1 <= (1 << in_.size_bits) - 1) {
@@ -1467,6 +1599,7 @@ class MemsysBench {
         k.dma = {true, true, M.ebase + 5 * M.lanes, random_word(), word_size(m) + 1};
         k.keep_m = m, k.keep = M.ebase + 5 * M.lanes;
         k.shared = m == ish_;
+        k.lanes = !smp_ && m == ilv_;
         kinds.push_back(k);
       }
     }
@@ -1474,6 +1607,13 @@ class MemsysBench {
       Kind k{"DMA " + std::to_string(1 << z) + "-byte access into acc"};
       k.dma = {true, true, A.ebase + 7, random_word(), z};
       k.keep_m = iacc_, k.keep = A.ebase + 7;
+      kinds.push_back(k);
+    }
+    for (int z = 0; !smp_ && ilv_ >= 0 && z < lane_size(ilv_); ++z) {  // HY: the same into the lanes
+      Kind k{"DMA " + std::to_string(1 << z) + "-byte access into the lanes"};
+      k.dma = {true, true, mem(ilv_).ebase + 7, random_word(), z};
+      k.keep_m = ilv_, k.keep = mem(ilv_).ebase + 7;
+      k.lanes = true;
       kinds.push_back(k);
     }
     for (Kind& k : kinds) {
@@ -1489,7 +1629,7 @@ class MemsysBench {
       check("err_o (" + k.name + ")", k.drd.addr | k.wrd.addr | k.brd.addr | k.wr.addr | k.dma.addr, 1, d_->err_o);
       neg_kinds_ += d_->err_o ? 1 : 0;
       if (k.shared) sh_.neg += d_->err_o ? 1 : 0;
-      if (smp_) smp_st_.neg += d_->err_o ? 1 : 0;  // SMP: every kind is the one scratchpad's
+      if (smp_ || k.lanes) vs_.neg += d_->err_o ? 1 : 0;  // SMP: every kind is the one scratchpad's
       if (k.keep >= 0) {
         // The dropped write left the element alone: read it back (a legal one-lane DMA read).
         cycle({}, {}, {}, {}, DmaAcc{true, false, k.keep, {}, lane_size(k.keep_m)}, true);
@@ -1519,11 +1659,11 @@ class MemsysBench {
         neg_kinds_ += d_->err_o ? 1 : 0;
         req_[kData][0] = 0;
       }
-      // The same for the shared memory (a drd on port p0 into sector 0; SMP also a brd on port p2 into
-      // sector 0 through the acc range).
+      // The same for the shared memory (a drd on port p0 into sector 0; with a lane view also a brd on
+      // port p2 into sector 0 through it).
       for (const char* port : {"drd", "brd"}) {
-        if (ish_ < 0 || (std::string(port) == "brd" && !smp_)) continue;
-        const int m = std::string(port) == "brd" ? iacc_ : ish_;
+        if (ish_ < 0 || (std::string(port) == "brd" && ilv_ < 0)) continue;
+        const int m = std::string(port) == "brd" ? ilv_ : ish_;
         const Mem& S = mem(m);
         sim_.reset();
         for (auto& lr : last_req_) std::fill(lr.begin(), lr.end(), -1000000);
@@ -1537,10 +1677,10 @@ class MemsysBench {
         pending_.clear();
         cycle({}, {}, {}, {}, {}, true);
         pending_.clear();
-        check(std::string("err_o (engine read of a sleeping shared sector") + (smp_ ? ", " + std::string(port) : "") + ")", S.ebase, 1, d_->err_o);
+        check(std::string("err_o (engine read of a sleeping shared sector") + (ilv_ >= 0 ? ", " + std::string(port) : "") + ")", S.ebase, 1, d_->err_o);
         neg_kinds_ += d_->err_o ? 1 : 0;
         sh_.neg += d_->err_o ? 1 : 0;
-        if (smp_) smp_st_.neg += d_->err_o ? 1 : 0;
+        if (smp_ || std::string(port) == "brd") vs_.neg += d_->err_o ? 1 : 0;
         req_[static_cast<std::size_t>(ish_)][0] = 0;
       }
     }
@@ -1560,23 +1700,24 @@ class MemsysBench {
   long long errors_ = 0, checks_ = 0;
   bool hy_ = false;  // the shared memory exists (mems[3])
   bool smp_ = false;  // SMP: mems = {acc (a view of the shared memory's 32-bit lanes), shared (its bytes)}
-  int iacc_ = kAcc, ish_ = -1;  // indices of the acc lanes and of the shared bytes in mems (-1: none)
-  std::vector<int> phys_;       // per memory: the memory whose scratchpad holds its words (SMP acc: shared)
-  std::vector<std::uint8_t> view_of_;  // SMP, per storage byte: last written through 1 acc lanes, 2 bytes, 0 not since the fill
-  long long cnt_eng_rd_[4] = {}, cnt_dma_rd_[4] = {}, cnt_dma_wr_[4] = {}, cnt_dma_wait_[4] = {}, cnt_eng_wr_[4] = {},
-            cnt_wr_wait_ = 0;
-  long long dma_size_cnt_[4][8] = {};
+  int iacc_ = kAcc, ish_ = -1;  // indices of the acc memory (SMP: its lanes view) and of the shared bytes (-1: none)
+  int ilv_ = -1;                // the lane view of the shared memory (SMP: acc = iacc_, HY: lanes = mems[4]; -1: none)
+  std::vector<int> phys_;       // per memory: the memory whose scratchpad holds its words (a lane view: shared)
+  std::vector<std::uint8_t> view_of_;  // a lane view, per storage byte: last written through 1 lanes, 2 bytes, 0 not since the fill
+  long long cnt_eng_rd_[kMaxMems] = {}, cnt_dma_rd_[kMaxMems] = {}, cnt_dma_wr_[kMaxMems] = {}, cnt_dma_wait_[kMaxMems] = {},
+            cnt_eng_wr_[kMaxMems] = {}, cnt_wr_wait_ = 0;
+  long long dma_size_cnt_[kMaxMems][8] = {};
   bool last_ready_ = false, last_gnt_ = false;  // the rule's wr_ready / spm_gnt of the last cycle
   struct SharedStats {  // HY coverage of the shared memory
     long long drd_scalar = 0, drd_vec = 0, wrd = 0, drd_wrd = 0, wr_scalar = 0, wr_vec = 0, wr_elems = 0, wr_cycles = 0,
               wr_waits = 0, p0_p1_bank = 0, p0_p1_word = 0, dma_req = 0, dma_busy = 0, dma_sleep = 0, same_word = 0,
               neg = 0;
   } sh_;
-  struct SmpStats {  // SMP coverage (per range: [iacc_], [ish_])
-    long long brd = 0, brd_wr_word = 0, brd_rd_bank = 0, dma_req[2] = {}, dma_wait[2] = {}, dma_rd[2] = {}, dma_wr[2] = {},
-              dma_wait_brd[2] = {}, dma_wait_p01[2] = {}, dma_sleep[2] = {}, xv_lane = 0, xv_byte = 0, xv_directed = 0,
-              same_word = 0, neg = 0;
-  } smp_st_;
+  struct ViewStats {  // lane-view coverage, SMP and HY with lanes (per range: [ilv_], [ish_]); brd_acc: HY
+    long long brd = 0, brd_acc = 0, brd_wr_word = 0, brd_rd_bank = 0, dma_req[kMaxMems] = {}, dma_wait[kMaxMems] = {},
+              dma_rd[kMaxMems] = {}, dma_wr[kMaxMems] = {}, dma_wait_brd[kMaxMems] = {}, dma_wait_p01[kMaxMems] = {},
+              dma_sleep[kMaxMems] = {}, xv_lane = 0, xv_byte = 0, xv_directed = 0, same_word = 0, neg = 0;
+  } vs_;
   std::vector<std::vector<long long>> sec_cnt_;  // per scratchpad (SMP: the acc view's stay 0)
   long long eng_reads_checked_ = 0, vec_reads_ = 0, wr_elems_ = 0, vec_writes_ = 0, dma_reads_checked_ = 0,
             dma_writes_ = 0, wr_waits_ = 0, wr_weight_elems_ = 0, wr_weight_waits_ = 0, wr_en_cycles_ = 0, dma_waits_ = 0, dma_req_cycles_ = 0, sleep_blocked_ = 0,
