@@ -1302,6 +1302,16 @@ class MemsysBench {
     }
   }
 
+  // The four counters every range has (engine bank reads, DMA reads, writes and waits) against range
+  // m's reference counts; `name` is the range as the pins name it.
+  void check_range_counters(const std::string& name, int m, std::uint32_t eng_rd, std::uint32_t dma_rd, std::uint32_t dma_wr,
+                            std::uint32_t dma_wait) {
+    check("cnt_eng_rd_" + name + "_o", 0, cnt_eng_rd_[m] & 0xffffffffLL, eng_rd);
+    check("cnt_dma_rd_" + name + "_o", 0, cnt_dma_rd_[m] & 0xffffffffLL, dma_rd);
+    check("cnt_dma_wr_" + name + "_o", 0, cnt_dma_wr_[m] & 0xffffffffLL, dma_wr);
+    check("cnt_dma_wait_" + name + "_o", 0, cnt_dma_wait_[m] & 0xffffffffLL, dma_wait);
+  }
+
   void check_counters() {
     dut([&](auto& d) {
       if constexpr (requires { d.cnt_eng_rd_data_o; }) {
@@ -1312,10 +1322,7 @@ class MemsysBench {
         const std::uint32_t dma_wr[3] = {d.cnt_dma_wr_data_o, d.cnt_dma_wr_weight_o, d.cnt_dma_wr_acc_o};
         const std::uint32_t dma_wait[3] = {d.cnt_dma_wait_data_o, d.cnt_dma_wait_weight_o, d.cnt_dma_wait_acc_o};
         for (int m = 0; m < 3; ++m) {
-          check("cnt_eng_rd_" + n[m] + "_o", 0, cnt_eng_rd_[m] & 0xffffffffLL, eng_rd[m]);
-          check("cnt_dma_rd_" + n[m] + "_o", 0, cnt_dma_rd_[m] & 0xffffffffLL, dma_rd[m]);
-          check("cnt_dma_wr_" + n[m] + "_o", 0, cnt_dma_wr_[m] & 0xffffffffLL, dma_wr[m]);
-          check("cnt_dma_wait_" + n[m] + "_o", 0, cnt_dma_wait_[m] & 0xffffffffLL, dma_wait[m]);
+          check_range_counters(n[m], m, eng_rd[m], dma_rd[m], dma_wr[m], dma_wait[m]);
           for (int s = 0; s < mem(m).sectors; ++s) {
             std::uint64_t got = 0;
             if (m == 0) got = tb::get(d.cnt_sector_data_o, s * 32, 32);
@@ -1328,21 +1335,15 @@ class MemsysBench {
       } else {
         // SMP: the acc range's counters (brd bank reads, DMA accesses and waits); its sectors are the
         // shared memory's (below).
-        const int m = iacc_;
-        check("cnt_eng_rd_acc_o", 0, cnt_eng_rd_[m] & 0xffffffffLL, d.cnt_eng_rd_acc_o);
-        check("cnt_dma_rd_acc_o", 0, cnt_dma_rd_[m] & 0xffffffffLL, d.cnt_dma_rd_acc_o);
-        check("cnt_dma_wr_acc_o", 0, cnt_dma_wr_[m] & 0xffffffffLL, d.cnt_dma_wr_acc_o);
-        check("cnt_dma_wait_acc_o", 0, cnt_dma_wait_[m] & 0xffffffffLL, d.cnt_dma_wait_acc_o);
+        check_range_counters("acc", iacc_, d.cnt_eng_rd_acc_o, d.cnt_dma_rd_acc_o, d.cnt_dma_wr_acc_o, d.cnt_dma_wait_acc_o);
       }
       if constexpr (requires { d.cnt_eng_rd_shared_o; }) {
         // HY and SMP (SMP: the byte range's counters; the sectors count every port's bank accesses,
         // brd and the acc range's DMA accesses included).
         const int m = ish_;
-        check("cnt_eng_rd_shared_o", 0, cnt_eng_rd_[m] & 0xffffffffLL, d.cnt_eng_rd_shared_o);
+        check_range_counters("shared", m, d.cnt_eng_rd_shared_o, d.cnt_dma_rd_shared_o, d.cnt_dma_wr_shared_o,
+                             d.cnt_dma_wait_shared_o);
         check("cnt_eng_wr_shared_o", 0, cnt_eng_wr_[m] & 0xffffffffLL, d.cnt_eng_wr_shared_o);
-        check("cnt_dma_rd_shared_o", 0, cnt_dma_rd_[m] & 0xffffffffLL, d.cnt_dma_rd_shared_o);
-        check("cnt_dma_wr_shared_o", 0, cnt_dma_wr_[m] & 0xffffffffLL, d.cnt_dma_wr_shared_o);
-        check("cnt_dma_wait_shared_o", 0, cnt_dma_wait_[m] & 0xffffffffLL, d.cnt_dma_wait_shared_o);
         for (int s = 0; s < mem(m).sectors; ++s)
           check("cnt_sector_shared_o[" + std::to_string(s) + "]", s,
                 sec_cnt_[static_cast<std::size_t>(m)][static_cast<std::size_t>(s)] & 0xffffffffLL,
@@ -1355,11 +1356,8 @@ class MemsysBench {
       if constexpr (requires { d.cnt_eng_rd_lanes_o; }) {
         // HY's lanes: brd's bank reads of them and the DMA accesses of their range; their sectors are
         // the shared memory's (above, p2's brd of the lanes included).
-        const int m = ilv_;
-        check("cnt_eng_rd_lanes_o", 0, cnt_eng_rd_[m] & 0xffffffffLL, d.cnt_eng_rd_lanes_o);
-        check("cnt_dma_rd_lanes_o", 0, cnt_dma_rd_[m] & 0xffffffffLL, d.cnt_dma_rd_lanes_o);
-        check("cnt_dma_wr_lanes_o", 0, cnt_dma_wr_[m] & 0xffffffffLL, d.cnt_dma_wr_lanes_o);
-        check("cnt_dma_wait_lanes_o", 0, cnt_dma_wait_[m] & 0xffffffffLL, d.cnt_dma_wait_lanes_o);
+        check_range_counters("lanes", ilv_, d.cnt_eng_rd_lanes_o, d.cnt_dma_rd_lanes_o, d.cnt_dma_wr_lanes_o,
+                             d.cnt_dma_wait_lanes_o);
       }
       check("cnt_wr_wait_o", 0, cnt_wr_wait_ & 0xffffffffLL, d.cnt_wr_wait_o);
     });
