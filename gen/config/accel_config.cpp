@@ -169,9 +169,12 @@ const char* to_string(SquashKind k) { return k == SquashKind::kGain ? "gain" : "
 
 bool hy_shared_lanes(const ScratchpadConfig& s, int cols) {
   if (s.organization != SpmOrganization::Hy || !s.shared.present || s.shared.width_bits < 32) return false;
-  const long long lanes = s.shared.width_bits / 32;
-  const long long words = cols <= 1 ? 1 : (cols + lanes - 2) / lanes + 1;  // memsys_words_spanned
-  return words <= s.shared.banks;
+  return spm_words_spanned(cols, s.shared.width_bits / 32) <= s.shared.banks;
+}
+
+long long spm_words_spanned(long long n, int lanes) {
+  if (n <= 1) return 1;
+  return (n + lanes - 2) / lanes + 1;
 }
 
 const char* to_string(SpmOrganization org) {

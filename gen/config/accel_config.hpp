@@ -82,6 +82,10 @@ struct ScratchpadConfig {
 // it in one cycle). False for other organizations.
 bool hy_shared_lanes(const ScratchpadConfig& s, int cols);
 
+// Largest number of consecutive words n consecutive elements can span with `lanes` per word (an access
+// may start in any lane): what memsys reads in one cycle, one bank per word.
+long long spm_words_spanned(long long n, int lanes);
+
 struct OffchipConfig {
   int bus_bits = 64;        // data width of the valid/ready burst port
   int max_burst = 16;       // beats per burst

@@ -127,10 +127,7 @@ std::string sl(const std::string& v, int i, int w, int total) { return w == tota
 
 }  // namespace
 
-long long memsys_words_spanned(long long n, int lanes) {
-  if (n <= 1) return 1;
-  return (n + lanes - 2) / lanes + 1;
-}
+long long memsys_words_spanned(long long n, int lanes) { return spm_words_spanned(n, lanes); }
 
 std::string memsys_unsupported_reason(const AccelConfig& cfg) {
   const auto [field, msg] = unsupported(cfg);
