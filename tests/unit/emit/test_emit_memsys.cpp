@@ -517,6 +517,7 @@ TEST(EmitMemsys, HyLanesPortsCountersAndArbitration) {
   EXPECT_EQ(width("sleep_req_lanes_i"), "");
   EXPECT_EQ(width("sleep_req_shared_i"), "4");
   const std::string v = print_module(m);
+  EXPECT_EQ(v, print_module(build_memsys(cfg))) << "deterministic";
   for (const char* s : {
            // brd reaches the acc memory or the lanes, whichever holds the whole row; else dropped.
            "assign brs_ok = (brd_addr_i >= 32'd10496) & (brd_addr_i < 32'd12543);", "(brd_en_i & ~brd_ok & ~brs_ok)",
