@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The synthesis table of the README and docs/flows.md: for every preset and both PE variants
+# The synthesis table of docs/figures.md and docs/flows.md: for every preset and both PE variants
 # (pe_pipeline off/on), capsgen synth on every datapath block:
 #   asic-osu018      area (um^2, kGE), flip-flops, RAM macro bits, critical path, Fmax
 #   xilinx-estimate  LUT, FF, DSP, BRAM

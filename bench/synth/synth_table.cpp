@@ -1,4 +1,4 @@
-// synth_table: the README table of area, Fmax and FPGA resources, from `capsgen synth` reports.
+// synth_table: the docs/figures.md table of area, Fmax and FPGA resources, from `capsgen synth` reports.
 //
 //   synth_table [--md FILE] [--json FILE] [--update FILE]... RUN_DIR...
 //
