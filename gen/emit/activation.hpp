@@ -1,7 +1,7 @@
 // Activation unit (CapsAcc Fig. 11d-g): one per array column, fed with the column accumulator's
 // psum-width results. Reduction to act bits (round-half-up shift by a run-time amount, saturation),
 // then one of: identity, ReLU, Norm, Squash, Softmax. The LUT ROMs (sqrt, squash, exp) are written
-// from the numerics LUT builders -- the only place golden-side code feeds the RTL (DESIGN.md);
+// from the numerics LUT builders -- the only place golden-side code feeds the RTL (docs/architecture.md);
 // everything around them (shifts, rounding, saturation, sums, max, divider) is implemented here.
 // Interface and timing contract: docs/rtl-activation.md.
 #pragma once
