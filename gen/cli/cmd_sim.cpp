@@ -36,6 +36,7 @@
 #include "emit/generate.hpp"
 #include "emit/chip.hpp"
 #include "emit/memsys.hpp"
+#include "sim/model_build.hpp"
 
 namespace capsgen::cli {
 namespace {
@@ -160,7 +161,10 @@ int cmd_sim(const std::vector<std::string>& argv) {
               "entering one PE (row 1, column 1) in every cycle (WORK/rtl-flip-pe-bit; tests of the checkers);\n"
               "'ignore-wait-dma' (--memory dram) lets the frame sequencer start an engine frame before the DMA frames\n"
               "it waits for have finished")
-      .option("source-dir", "DIR", "the capsgen source tree (for tb/)", CAPSGEN_SOURCE_DIR);
+      .option("source-dir", "DIR", "the capsgen source tree (for tb/)", CAPSGEN_SOURCE_DIR)
+      .option("model-cache", "DIR", "build the Verilator model in DIR/<testbench>-<key>, shared by every run whose RTL,\n"
+              "testbench sources, options and tools are the same (the key hashes all four); WORK/build-* then links to\n"
+              "it. Default: $CAPSGEN_MODEL_CACHE, or none (the model is built in WORK)");
   if (!args.parse(argv)) {
     fmt::print("{}", args.help());
     return 0;
@@ -239,30 +243,41 @@ int cmd_sim(const std::vector<std::string>& argv) {
                fault.empty() ? "" : ", with fault " + fault);
   }
 
-  // 2. The accelerator's model and testbench.
-  const fs::path build = given_build ? fs::path(*given_build)
-                                     : work / (std::string(chip ? "build-chip" : "build-accel") + (trace ? "-trace" : "") +
-                                               (coverage ? "-cov" : "") + (fault.empty() ? "" : "-" + fault));
-  const auto t_build = std::chrono::steady_clock::now();
+  // 2. The accelerator's model and testbench (sim/model_build.hpp): keyed on the RTL, the testbench
+  // sources, the options and the tools; in WORK, or shared in the model cache.
+  fs::path build;
+  double build_s = 0;
   if (given_build) {
+    build = *given_build;
     fmt::print("sim: using the model built in {}\n", build.string());
-  } else if (!fs::exists(build / "CMakeCache.txt") || !fs::exists(build / "build.ninja")) {  // (an interrupted configure)
-    const std::string cfg_cmd = fmt::format(
-        "cmake -S {} -B {} -G Ninja -DCMAKE_BUILD_TYPE=Release -DCAPSGEN_RTL_DIR={} -DCAPSGEN_TB_{}_ONLY=ON "
-        "-DCAPSGEN_TB_TRACE={}{}",
-        quote((src / "tb").string()), quote(build.string()), quote(fs::absolute(rtl).string()), chip ? "CHIP" : "ACCEL",
-        trace ? "ON" : "OFF",
-        coverage ? " -DCAPSGEN_TB_COVERAGE=ON" : "");
-    fmt::print("sim: configuring the Verilator model ({})\n", (work / "configure.log").string());
-    if (run_logged(cfg_cmd, work / "configure.log") != 0)
-      throw InputError((work / "configure.log").string(), 0, 0, "cmake", "configuring the testbench failed (see the log)");
+  } else {
+    sim::ModelSpec spec;
+    spec.testbench = tb_target;
+    spec.trace = trace.has_value();
+    spec.coverage = coverage;
+    spec.source_dir = fs::absolute(src);
+    spec.rtl = sim::read_rtl_dir(rtl);
+    const fs::path own = work / (std::string(chip ? "build-chip" : "build-accel") + (trace ? "-trace" : "") +
+                                 (coverage ? "-cov" : "") + (fault.empty() ? "" : "-" + fault));
+    const char* cache_env = std::getenv("CAPSGEN_MODEL_CACHE");
+    const std::string cache = args.get_opt("model-cache").value_or(cache_env ? cache_env : "");
+    fs::path dir = own;
+    if (!cache.empty()) {
+      dir = sim::cached_model_dir(cache, spec, sim::model_key(spec, sim::tool_versions()));
+      // WORK's build directory names the shared model (capsgen regress runs --build WORK/build-...).
+      // A private build left there by a run without the cache is replaced by the link.
+      std::error_code lec;
+      fs::remove_all(own, lec);
+      fs::create_directory_symlink(fs::absolute(dir), own, lec);
+      if (lec) throw InputError(own.string(), 0, 0, "--model-cache", "cannot link the shared model: " + lec.message());
+    }
+    fmt::print("sim: building {} in {} ({}; the first build of a model takes minutes)\n", tb_target, dir.string(),
+               (work / "build.log").string());
+    const sim::BuiltModel m = sim::build_model(spec, dir, static_cast<int>(jobs), work);
+    build = m.dir;
+    build_s = m.seconds;
+    fmt::print("sim: model {} {} ({:.1f} s)\n", m.key, m.reused ? "reused" : "built", m.seconds);
   }
-  if (!given_build) {
-    fmt::print("sim: building {} ({}; the first build of a preset takes minutes)\n", tb_target, (work / "build.log").string());
-    if (run_logged(fmt::format("cmake --build {} -j {}", quote(build.string()), jobs), work / "build.log") != 0)
-      throw InputError((work / "build.log").string(), 0, 0, "cmake --build", "building the testbench failed (see the log)");
-  }
-  const double build_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_build).count();
   if (build_only) {
     fmt::print("sim: built {} in {:.1f} s (--build-only)\n", (build / tb_target).string(), build_s);
     return 0;
