@@ -5,7 +5,7 @@ set -euo pipefail
 
 PACKAGES=(
   # build
-  g++ cmake ninja-build pkg-config
+  g++ cmake ninja-build pkg-config ccache
   # libraries
   libfmt-dev libyaml-cpp-dev libgtest-dev zlib1g-dev nlohmann-json3-dev
   # simulation and waveforms
