@@ -9,6 +9,7 @@
 #include <functional>
 #include <limits>
 #include <stdexcept>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -80,7 +81,8 @@ struct Nsga2Options {
 // (g = 0) and after each generation g = 1..generations.
 template <class G>
 std::vector<Individual<G>> run_nsga2(const Problem<G>& prob, const Nsga2Options& opt,
-                                     const std::function<void(int, const std::vector<Individual<G>>&)>& on_generation = {}) {
+                                     const std::type_identity_t<std::function<void(int, const std::vector<Individual<G>>&)>>&
+                                         on_generation = {}) {
   if (opt.parents < 2 || opt.offspring < 1 || opt.generations < 0)
     throw std::invalid_argument("run_nsga2: needs >= 2 parents, >= 1 offspring, >= 0 generations");
   Rng rng(opt.seed);

@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "compiler/compiler.hpp"
+#include "compiler/stream.hpp"
 #include "core/input_error.hpp"
 #include "golden/quant.hpp"
 #include "memory/dse.hpp"
@@ -52,6 +53,14 @@ HwObjectives hardware_objectives(const AccelConfig& cfg, const Network& net, con
   opt.clock_mhz = cfg.clock.target_mhz;
   const memory::ConfigDetail d = memory::evaluate_config(ops, tech, opt, sep);
   o.energy_mj = d.point.energy_mj();
+  try {
+    const StreamedProgram sp = stream_program(cfg, prog);
+    o.streamed_cycles = stream_timing(cfg, prog, sp).cycles;
+    const StreamStats st = stream_stats(prog, sp);
+    o.dram_bytes = st.dram_read_bytes + st.dram_write_bytes;
+  } catch (const StreamError&) {
+    o.streamed_cycles = o.dram_bytes = -1;
+  }
   o.ok = true;
   return o;
 }

@@ -35,6 +35,11 @@ struct HwObjectives {
   // sizes without power gating. The datapath and DRAM are not in it.
   double energy_mj = 0;
   long long macs = 0;  // useful multiply-accumulates
+  // The program split into parts that fit the preset's own scratchpad, with the DMA moves to and
+  // from DRAM (compiler/stream.hpp): its modelled cycles with double buffering (stream_timing, the
+  // figure `capsgen compile --stream` prints) and its DRAM bytes read plus written. -1 when no split
+  // of some instruction fits the preset's memories. Informative: not a search objective.
+  long long streamed_cycles = -1, dram_bytes = -1;
 };
 
 // Compiles `net` for `cfg` (seeded random weights: the cycles and usage depend on shapes only) and

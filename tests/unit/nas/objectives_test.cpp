@@ -9,6 +9,7 @@
 #include "model/network.hpp"
 #include "nas/genome.hpp"
 #include "nas/objectives.hpp"
+#include "nas/search.hpp"
 
 namespace capsgen::nas {
 namespace {
@@ -105,6 +106,64 @@ TEST(NasObjectives, RandomGenomesOfASmallSpaceCompile) {
     EXPECT_TRUE(o.ok) << genome_text(g) << ": " << o.why;
     EXPECT_GT(o.cycles, 0);
   }
+}
+
+}  // namespace
+}  // namespace capsgen::nas
+
+namespace capsgen::nas {
+namespace {
+
+HardwareProblem small_problem() {
+  HardwareProblem hp;
+  hp.space.in_height = hp.space.in_width = 12;
+  hp.space.conv_channels = {8, 16, 32};
+  hp.space.primary_types = {2, 4, 8};
+  hp.cfg = load_accel_config(kRoot + "/configs/capsacc-16x16.yaml");
+  hp.tech = tech();
+  return hp;
+}
+
+std::vector<Individual<Genome>> search(const HardwareProblem& hp, std::uint64_t seed) {
+  Nsga2Options o;
+  o.parents = 6;
+  o.offspring = 6;
+  o.generations = 3;
+  o.seed = seed;
+  return run_nsga2(make_problem(hp), o);
+}
+
+TEST(NasSearch, HardwareSearchIsDeterministicAndItsFrontNonDominated) {
+  const HardwareProblem hp = small_problem();
+  const auto a = search(hp, 4);
+  ASSERT_EQ(a.size(), 6u);
+  EXPECT_LE(*hp.compiled, 6 + 6 * 3);  // the cache never compiles a genome twice
+  EXPECT_EQ(long(hp.cache->size()), *hp.compiled);
+  for (const auto& x : a) {
+    EXPECT_NO_THROW(parse_network(to_yaml(x.genome, hp.space, "m"), "m.yaml")) << genome_text(x.genome);
+    ASSERT_EQ(x.obj.size(), 3u);
+    EXPECT_LT(x.obj[0], kInfeasible);
+    for (const auto& y : a)
+      if (x.rank == 0 && y.rank == 0) EXPECT_FALSE(dominates(x.obj, y.obj));
+  }
+  const HardwareProblem hp2 = small_problem();
+  const auto b = search(hp2, 4);
+  ASSERT_EQ(b.size(), a.size());
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    EXPECT_EQ(a[i].genome, b[i].genome);
+    EXPECT_EQ(a[i].obj, b[i].obj);
+  }
+}
+
+TEST(NasSearch, InfeasibleIsDominatedByEveryFeasible) {
+  HwObjectives bad;
+  HwObjectives good;
+  good.ok = true;
+  good.cycles = 1LL << 40;
+  good.onchip_bytes = 1LL << 40;
+  good.energy_mj = 1e6;
+  EXPECT_TRUE(dominates(hardware_vector(good), hardware_vector(bad)));
+  EXPECT_FALSE(dominates(hardware_vector(bad), hardware_vector(bad)));
 }
 
 }  // namespace
