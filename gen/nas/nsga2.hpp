@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <set>
 #include <stdexcept>
 #include <type_traits>
 #include <utility>
@@ -67,6 +68,11 @@ struct Problem {
   std::function<Objectives(const G&)> evaluate;
   std::function<std::pair<G, G>(const G&, const G&, Rng&)> crossover;
   std::function<void(G&, Rng&)> mutate;
+  // Optional: a key equal for equal genomes. When set, a random genome or offspring whose key is
+  // already in the population (parents and offspring so far) is drawn again, up to
+  // Nsga2Options::duplicate_retries times per member, so that no network is evaluated twice in one
+  // generation and the parents do not fill with copies. Unset: Deb's algorithm as published.
+  std::function<std::uint64_t(const G&)> key;
 };
 
 struct Nsga2Options {
@@ -74,6 +80,7 @@ struct Nsga2Options {
   int offspring = 10;  // |Q|
   int generations = 20;
   std::uint64_t seed = 1;
+  int duplicate_retries = 20;  // with Problem::key
 };
 
 // Runs the search and returns the final parents with their objectives, ranks and crowding distances
@@ -87,9 +94,20 @@ std::vector<Individual<G>> run_nsga2(const Problem<G>& prob, const Nsga2Options&
     throw std::invalid_argument("run_nsga2: needs >= 2 parents, >= 1 offspring, >= 0 generations");
   Rng rng(opt.seed);
   std::vector<Individual<G>> pop;
+  std::set<std::uint64_t> keys;  // of the population being built (with Problem::key)
+  // True when g may join: no key function, a new key, or the retries for this member are used up.
+  auto admit = [&](const G& g, int& tries) {
+    if (!prob.key) return true;
+    const std::uint64_t k = prob.key(g);
+    if (keys.count(k) && tries++ < opt.duplicate_retries) return false;
+    keys.insert(k);
+    return true;
+  };
   for (int i = 0; i < opt.parents; ++i) {
     Individual<G> ind;
-    ind.genome = prob.random(rng);
+    int tries = 0;
+    do ind.genome = prob.random(rng);
+    while (!admit(ind.genome, tries));
     ind.obj = prob.evaluate(ind.genome);
     pop.push_back(std::move(ind));
   }
@@ -107,12 +125,18 @@ std::vector<Individual<G>> run_nsga2(const Problem<G>& prob, const Nsga2Options&
   if (on_generation) on_generation(0, pop);
   for (int g = 1; g <= opt.generations; ++g) {
     std::vector<Individual<G>> all = pop;
+    keys.clear();
+    if (prob.key)
+      for (const auto& x : pop) keys.insert(prob.key(x.genome));
+    int tries = 0;
     while (int(all.size()) < opt.parents + opt.offspring) {
       const int a = tournament(rc, rng), b = tournament(rc, rng);
       auto kids = prob.crossover(pop[std::size_t(a)].genome, pop[std::size_t(b)].genome, rng);
       for (G* k : {&kids.first, &kids.second}) {
         if (int(all.size()) == opt.parents + opt.offspring) break;
         prob.mutate(*k, rng);
+        if (!admit(*k, tries)) continue;
+        tries = 0;
         Individual<G> ind;
         ind.genome = std::move(*k);
         ind.obj = prob.evaluate(ind.genome);

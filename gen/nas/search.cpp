@@ -14,6 +14,7 @@ Problem<Genome> make_problem(const HardwareProblem& hp) {
   p.random = [&hp](Rng& rng) { return random_genome(hp.space, rng); };
   p.crossover = [&hp](const Genome& a, const Genome& b, Rng& rng) { return crossover(a, b, hp.space, rng); };
   p.mutate = [&hp](Genome& g, Rng& rng) { mutate(g, hp.space, hp.p_mutation, rng); };
+  p.key = [](const Genome& g) { return genome_hash(g); };
   p.evaluate = [&hp](const Genome& g) {
     const std::uint64_t h = genome_hash(g);
     if (auto it = hp.cache->find(h); it != hp.cache->end()) return it->second;

@@ -32,7 +32,7 @@ struct HardwareProblem {
   std::shared_ptr<long long> compiled = std::make_shared<long long>(0);  // networks compiled
 };
 
-// NSGA-II callbacks over `hp` (which must outlive the result).
+// NSGA-II callbacks over `hp` (which must outlive the result), with genome_hash as the duplicate key.
 Problem<Genome> make_problem(const HardwareProblem& hp);
 
 }  // namespace capsgen::nas

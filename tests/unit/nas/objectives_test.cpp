@@ -3,6 +3,8 @@
 // the memory exploration's SEP sizing, and every random genome of a small space compiles.
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "compiler/compiler.hpp"
 #include "golden/workload.hpp"
 #include "memory/dse.hpp"
@@ -146,6 +148,9 @@ TEST(NasSearch, HardwareSearchIsDeterministicAndItsFrontNonDominated) {
     for (const auto& y : a)
       if (x.rank == 0 && y.rank == 0) EXPECT_FALSE(dominates(x.obj, y.obj));
   }
+  std::set<std::string> distinct;
+  for (const auto& x : a) distinct.insert(genome_text(x.genome));
+  EXPECT_EQ(distinct.size(), a.size());  // duplicates are drawn again
   const HardwareProblem hp2 = small_problem();
   const auto b = search(hp2, 4);
   ASSERT_EQ(b.size(), a.size());
