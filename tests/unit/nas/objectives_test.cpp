@@ -145,8 +145,11 @@ TEST(NasSearch, HardwareSearchIsDeterministicAndItsFrontNonDominated) {
     EXPECT_NO_THROW(parse_network(to_yaml(x.genome, hp.space, "m"), "m.yaml")) << genome_text(x.genome);
     ASSERT_EQ(x.obj.size(), 3u);
     EXPECT_LT(x.obj[0], kInfeasible);
-    for (const auto& y : a)
-      if (x.rank == 0 && y.rank == 0) EXPECT_FALSE(dominates(x.obj, y.obj));
+    for (const auto& y : a) {
+      if (x.rank == 0 && y.rank == 0) {
+        EXPECT_FALSE(dominates(x.obj, y.obj));
+      }
+    }
   }
   std::set<std::string> distinct;
   for (const auto& x : a) distinct.insert(genome_text(x.genome));
