@@ -2,7 +2,13 @@
 // descriptions that gen/model's loader accepts (the check `capsgen validate` runs).
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <set>
+
+#include <unistd.h>
+
+#include <fmt/format.h>
 
 #include "core/input_error.hpp"
 #include "model/network.hpp"
@@ -93,6 +99,24 @@ TEST(NasGenome, RandomGenomesAllValidate) {
     distinct.insert(genome_text(g));
   }
   EXPECT_GT(distinct.size(), 450u);  // the space is large: random draws rarely repeat
+}
+
+TEST(NasGenome, DecodedFilesLoadLikeCapsgenValidate) {
+  // load_network on a written file: the call `capsgen validate --model FILE` makes.
+  const SearchSpace s;
+  Rng rng(77);
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / fmt::format("capsgen_nas_genome_test_{}", ::getpid());
+  std::filesystem::create_directories(dir);
+  for (int i = 0; i < 20; ++i) {
+    const Genome g = random_genome(s, rng);
+    const std::string path = (dir / fmt::format("cand{}.yaml", i)).string();
+    std::ofstream(path) << to_yaml(g, s, fmt::format("cand{}", i));
+    const Network n = load_network(path);
+    EXPECT_EQ(n.name, fmt::format("cand{}", i));
+    EXPECT_EQ(n.layers.size(), g.layers.size());
+    EXPECT_EQ(n.input.height, 28);
+  }
+  std::filesystem::remove_all(dir);
 }
 
 TEST(NasGenome, SmallInputsStillValidate) {
