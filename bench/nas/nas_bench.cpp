@@ -1,0 +1,130 @@
+// NASCaps hardware objectives (docs/nas.md): per network of --models, the objectives gen/nas computes
+// on --config; with --search P,Q,G, a hardware-only NSGA-II search of the CapsNet-like space on a
+// 28x28x1 input (no accuracy objective), its wall time and final front. Prints JSON.
+//   build/bench/nas_bench [--config C.yaml] [--models a.yaml,b.yaml] [--tech T.yaml]
+//                         [--search P,Q,G] [--seed S] [--json out.json]
+#include <fmt/format.h>
+
+#include <chrono>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "config/accel_config.hpp"
+#include "core/input_error.hpp"
+#include "core/version.hpp"
+#include "model/network.hpp"
+#include "nas/search.hpp"
+
+using namespace capsgen;
+using namespace capsgen::nas;
+
+namespace {
+
+std::vector<std::string> split_list(const std::string& s) {
+  std::vector<std::string> out;
+  std::size_t pos = 0;
+  while (true) {
+    const std::size_t c = s.find(',', pos);
+    out.push_back(s.substr(pos, c == std::string::npos ? std::string::npos : c - pos));
+    if (c == std::string::npos) break;
+    pos = c + 1;
+  }
+  return out;
+}
+
+nlohmann::json to_json(const HwObjectives& o) {
+  nlohmann::json j;
+  j["ok"] = o.ok;
+  if (!o.ok) {
+    j["why"] = o.why;
+    return j;
+  }
+  j["cycles"] = o.cycles;
+  j["engine_cycles"] = o.engine_cycles;
+  j["latency_ms"] = o.latency_ms;
+  j["onchip_bytes"] = o.onchip_bytes;
+  j["onchip_usage_bytes"] = o.onchip_usage_bytes;
+  j["param_bytes"] = o.param_bytes;
+  j["energy_mj"] = o.energy_mj;
+  j["macs"] = o.macs;
+  j["streamed_cycles"] = o.streamed_cycles;
+  j["dram_bytes"] = o.dram_bytes;
+  return j;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string config = "configs/capsacc-16x16.yaml", tech_path = "configs/tech/sram-32nm.yaml";
+  std::string models = "models/capsnet-tiny.yaml,models/capsnet-small.yaml,models/capsnet-mnist.yaml", json_path;
+  int P = 0, Q = 0, G = 0;
+  std::uint64_t seed = 1;
+  try {
+    for (int i = 1; i < argc; ++i) {
+      const std::string a = argv[i];
+      auto next = [&]() -> std::string {
+        if (i + 1 >= argc) throw std::runtime_error("missing value for " + a);
+        return argv[++i];
+      };
+      if (a == "--config") config = next();
+      else if (a == "--models") models = next();
+      else if (a == "--tech") tech_path = next();
+      else if (a == "--json") json_path = next();
+      else if (a == "--seed") seed = std::stoull(next());
+      else if (a == "--search") {
+        const auto v = split_list(next());
+        if (v.size() != 3) throw std::runtime_error("--search takes P,Q,G");
+        P = std::stoi(v[0]), Q = std::stoi(v[1]), G = std::stoi(v[2]);
+      } else throw std::runtime_error("unknown argument " + a);
+    }
+    const AccelConfig cfg = load_accel_config(config);
+    const memory::TechParams tech = memory::load_tech(tech_path);
+    nlohmann::json out;
+    out["capsgen"] = capsgen::kVersion;
+    out["config"] = config;
+    out["tech"] = tech_path;
+    for (const std::string& m : split_list(models)) {
+      if (m.empty()) continue;
+      const Network net = load_network(m);
+      const auto t0 = std::chrono::steady_clock::now();
+      nlohmann::json j = to_json(hardware_objectives(cfg, net, tech));
+      j["model"] = m;
+      j["eval_seconds"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      out["networks"].push_back(j);
+    }
+    if (P > 0) {
+      HardwareProblem hp;
+      hp.cfg = cfg;
+      hp.tech = tech;
+      Nsga2Options o;
+      o.parents = P, o.offspring = Q, o.generations = G, o.seed = seed;
+      const auto t0 = std::chrono::steady_clock::now();
+      const auto pop = run_nsga2(make_problem(hp), o, [&](int g, const std::vector<Individual<Genome>>&) {
+        fmt::print(stderr, "generation {} / {}: {} networks compiled\n", g, G, *hp.compiled);
+      });
+      nlohmann::json s;
+      s["parents"] = P, s["offspring"] = Q, s["generations"] = G, s["seed"] = seed;
+      s["compiled"] = *hp.compiled;
+      s["seconds"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      for (const auto& ind : pop) {
+        if (ind.rank != 0) continue;
+        nlohmann::json f;
+        f["genome"] = genome_text(ind.genome);
+        f["cycles"] = ind.obj[0], f["onchip_bytes"] = ind.obj[1], f["energy_mj"] = ind.obj[2];
+        s["front"].push_back(f);
+      }
+      out["search"] = s;
+    }
+    const std::string text = out.dump(2);
+    fmt::print("{}\n", text);
+    if (!json_path.empty()) std::ofstream(json_path) << text << "\n";
+  } catch (const InputError& e) {
+    fmt::print(stderr, "{}\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "nas_bench: {}\n", e.what());
+    return 2;
+  }
+  return 0;
+}

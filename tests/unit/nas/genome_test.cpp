@@ -1,0 +1,194 @@
+// The CapsNet-like genome: order rule, repair, crossover and mutation, and decoding into network
+// descriptions that gen/model's loader accepts (the check `capsgen validate` runs).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include "core/input_error.hpp"
+#include "model/network.hpp"
+#include "nas/genome.hpp"
+
+namespace capsgen::nas {
+namespace {
+
+LayerGene conv(int k, int s, int c) { return {GeneKind::Conv, k, s, c, 0, 0, 0}; }
+LayerGene prim(int k, int s, int t, int d) { return {GeneKind::PrimaryCaps, k, s, t, d, 0, 0}; }
+LayerGene cls(int n, int d, int r) { return {GeneKind::ClassCaps, 0, 0, 0, d, n, r}; }
+
+// Parses the decoded description as `capsgen validate --model` does (load_network = read + parse).
+Network decode(const Genome& g, const SearchSpace& s) { return parse_network(to_yaml(g, s, "cand"), "cand.yaml"); }
+
+TEST(NasGenome, CapsNetDecodesToCapsNetShapes) {
+  const SearchSpace s;
+  const Genome g{{conv(9, 1, 256), prim(9, 2, 32, 8), cls(10, 16, 3)}};
+  ASSERT_TRUE(well_ordered(g, s));
+  Genome r = g;
+  repair(r, s);
+  EXPECT_EQ(r, g);  // already legal
+  const Network n = decode(g, s);
+  ASSERT_EQ(n.layers.size(), 3u);
+  EXPECT_EQ(n.layers[0].out.str(), "256x20x20");
+  EXPECT_EQ(n.layers[1].out.count, 1152);
+  EXPECT_EQ(n.layers[1].out.dim, 8);
+  EXPECT_EQ(n.layers[2].out.count, 10);
+  EXPECT_EQ(n.layers[2].out.dim, 16);
+  EXPECT_EQ(n.layers[2].routing_iterations, 3);
+  EXPECT_EQ(genome_text(g), "C9s1c256 P9s2t32d8 K10d16r3");
+}
+
+TEST(NasGenome, OrderRule) {
+  const SearchSpace s;
+  EXPECT_FALSE(well_ordered(Genome{{prim(3, 1, 4, 4), cls(10, 8, 1)}}, s));               // no conv
+  EXPECT_FALSE(well_ordered(Genome{{conv(3, 1, 16), cls(10, 8, 1)}}, s));                 // no primary
+  EXPECT_FALSE(well_ordered(Genome{{conv(3, 1, 16), prim(3, 1, 4, 4)}}, s));              // no class caps
+  EXPECT_FALSE(well_ordered(Genome{{conv(3, 1, 16), prim(3, 1, 4, 4), conv(3, 1, 16), cls(10, 8, 1)}}, s));
+  EXPECT_FALSE(well_ordered(Genome{{conv(3, 1, 16), prim(3, 1, 4, 4), prim(3, 1, 4, 4), cls(10, 8, 1)}}, s));
+  EXPECT_FALSE(well_ordered(Genome{{conv(3, 1, 16), prim(3, 1, 4, 4), cls(8, 8, 1), cls(8, 8, 1), cls(10, 8, 1)}}, s));
+  EXPECT_FALSE(well_ordered(Genome{{conv(3, 1, 16), conv(3, 1, 16), conv(3, 1, 16), conv(3, 1, 16),
+                                    prim(3, 1, 4, 4), cls(10, 8, 1)}}, s));  // 4 convs > max 3
+  EXPECT_TRUE(well_ordered(Genome{{conv(3, 1, 16), prim(3, 1, 4, 4), cls(8, 8, 1), cls(10, 8, 1)}}, s));
+  Genome bad{{cls(10, 8, 1)}};
+  EXPECT_THROW(repair(bad, s), std::invalid_argument);
+}
+
+TEST(NasGenome, RepairFitsKernelsAndSnapsValues) {
+  SearchSpace s;
+  s.in_height = s.in_width = 12;
+  // 12 -> conv 9 s2 -> 2x2; primary kernel 9 does not fit 2: no choice <= 2, so the kernel becomes 2.
+  Genome g{{conv(9, 2, 256), prim(9, 1, 32, 8), cls(7, 16, 3)}};
+  repair(g, s);
+  EXPECT_EQ(g.layers[1].kernel, 2);
+  EXPECT_EQ(g.layers[2].caps_count, 10);  // the last layer has one capsule per class
+  EXPECT_NO_THROW(decode(g, s));
+  // 12 -> conv 7 s1 -> 6x6: primary kernel 9 becomes 5, the largest choice <= 6.
+  Genome h{{conv(7, 1, 16), prim(9, 1, 4, 4), cls(10, 8, 1)}};
+  repair(h, s);
+  EXPECT_EQ(h.layers[1].kernel, 5);
+  // Values off the choices move to the nearest (ties: the smaller); unused fields become 0.
+  Genome v{{LayerGene{GeneKind::Conv, 4, 3, 100, 7, 7, 7}, prim(6, 2, 6, 5), cls(10, 12, 9)}};
+  repair(v, s);
+  EXPECT_EQ(v.layers[0], conv(3, 2, 128));
+  EXPECT_EQ(v.layers[1].kernel, 5);  // 12 -> 5x5 after conv 3 s2; 5 fits
+  EXPECT_EQ(v.layers[1].channels, 4);
+  EXPECT_EQ(v.layers[1].caps_dim, 4);
+  EXPECT_EQ(v.layers[2], cls(10, 8, 3));
+  Genome again = v;
+  repair(again, s);
+  EXPECT_EQ(again, v);  // idempotent
+}
+
+TEST(NasGenome, RandomGenomesAllValidate) {
+  const SearchSpace s;
+  Rng rng(2024);
+  std::set<std::string> distinct;
+  for (int i = 0; i < 500; ++i) {
+    const Genome g = random_genome(s, rng);
+    ASSERT_TRUE(well_ordered(g, s)) << genome_text(g);
+    try {
+      const Network n = decode(g, s);
+      EXPECT_EQ(n.layers.back().out.count, s.classes);
+    } catch (const InputError& e) {
+      FAIL() << genome_text(g) << ": " << e.what();
+    }
+    distinct.insert(genome_text(g));
+  }
+  EXPECT_GT(distinct.size(), 450u);  // the space is large: random draws rarely repeat
+}
+
+TEST(NasGenome, DecodedFilesLoadLikeCapsgenValidate) {
+  // load_network on a written file: the call `capsgen validate --model FILE` makes.
+  const SearchSpace s;
+  Rng rng(77);
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / fmt::format("capsgen_nas_genome_test_{}", ::getpid());
+  std::filesystem::create_directories(dir);
+  for (int i = 0; i < 20; ++i) {
+    const Genome g = random_genome(s, rng);
+    const std::string path = (dir / fmt::format("cand{}.yaml", i)).string();
+    std::ofstream(path) << to_yaml(g, s, fmt::format("cand{}", i));
+    const Network n = load_network(path);
+    EXPECT_EQ(n.name, fmt::format("cand{}", i));
+    EXPECT_EQ(n.layers.size(), g.layers.size());
+    EXPECT_EQ(n.input.height, 28);
+  }
+  std::filesystem::remove_all(dir);
+}
+
+TEST(NasGenome, SmallInputsStillValidate) {
+  SearchSpace s;
+  s.in_channels = 3;
+  s.in_height = 8;
+  s.in_width = 10;
+  Rng rng(5);
+  for (int i = 0; i < 300; ++i) {
+    Genome g = random_genome(s, rng);
+    EXPECT_NO_THROW(decode(g, s)) << genome_text(g);
+  }
+}
+
+TEST(NasGenome, CrossoverSwapsTailsAndKeepsOrder) {
+  const SearchSpace s;
+  const Genome a{{conv(9, 1, 256), conv(3, 1, 32), prim(9, 2, 32, 8), cls(10, 16, 3)}};
+  const Genome b{{conv(5, 2, 64), prim(3, 1, 8, 4), cls(16, 8, 2), cls(10, 8, 1)}};
+  Rng rng(11);
+  std::set<std::string> seen;
+  for (int i = 0; i < 200; ++i) {
+    const auto [c1, c2] = crossover(a, b, s, rng);
+    ASSERT_TRUE(well_ordered(c1, s) && well_ordered(c2, s)) << genome_text(c1) << " / " << genome_text(c2);
+    // The children share the parents' layers between them (no kernel needs refitting here).
+    EXPECT_EQ(c1.layers.size() + c2.layers.size(), a.layers.size() + b.layers.size());
+    EXPECT_EQ(c1.layers.front(), a.layers.front());
+    EXPECT_EQ(c2.layers.front(), b.layers.front());
+    EXPECT_NO_THROW(decode(c1, s));
+    EXPECT_NO_THROW(decode(c2, s));
+    seen.insert(genome_text(c1));
+  }
+  // The cut pairs (i, j) whose children are both well ordered: (1,1) and (2,1) among the convs,
+  // (3,2) and (3,3) among the capsule layers; c1 = a[:i] + b[j:].
+  EXPECT_EQ(seen, (std::set<std::string>{"C9s1c256 P3s1t8d4 K16d8r2 K10d8r1", "C9s1c256 C3s1c32 P3s1t8d4 K16d8r2 K10d8r1",
+                                         "C9s1c256 C3s1c32 P9s2t32d8 K16d8r2 K10d8r1",
+                                         "C9s1c256 C3s1c32 P9s2t32d8 K10d8r1"}));
+}
+
+TEST(NasGenome, MutationChangesOneParameterWithProbabilityP) {
+  const SearchSpace s;
+  Rng rng(99);
+  int mutated = 0, changed_one = 0;
+  const int trials = 2000;
+  for (int i = 0; i < trials; ++i) {
+    Genome g = random_genome(s, rng);
+    const Genome before = g;
+    if (mutate(g, s, 0.1, rng)) {
+      ++mutated;
+      int diff = 0;
+      for (std::size_t l = 0; l < g.layers.size(); ++l) diff += g.layers[l] == before.layers[l] ? 0 : 1;
+      changed_one += diff >= 1 ? 1 : 0;  // repair may also refit a later kernel
+      EXPECT_NO_THROW(decode(g, s)) << genome_text(g);
+    } else {
+      EXPECT_EQ(g, before);
+    }
+    EXPECT_EQ(g.layers.back().caps_count, s.classes);
+  }
+  // Binomial(2000, 0.1): mean 200, sd 13.4; 5 sd either side.
+  EXPECT_GT(mutated, 133);
+  EXPECT_LT(mutated, 267);
+  // A mutation always changes something except when repair undoes it (a kernel that cannot fit).
+  EXPECT_GT(changed_one, mutated * 9 / 10);
+}
+
+TEST(NasGenome, HashAndTextDistinguishGenomes) {
+  const Genome a{{conv(9, 1, 256), prim(9, 2, 32, 8), cls(10, 16, 3)}};
+  Genome b = a;
+  EXPECT_EQ(genome_hash(a), genome_hash(b));
+  b.layers[2].routing = 2;
+  EXPECT_NE(genome_hash(a), genome_hash(b));
+  EXPECT_NE(genome_text(a), genome_text(b));
+}
+
+}  // namespace
+}  // namespace capsgen::nas
