@@ -1,6 +1,9 @@
 // Cycle-level DRAM model: one channel's command and data bus, per-bank row buffers, open-row policy,
-// first-come-first-serve (requests are served strictly in arrival order; the commands of a request
-// are issued after those of the previous one), burst (BL8) and non-burst modes, periodic refresh.
+// first-come-first-serve (requests are served strictly in arrival order), burst (BL8) and non-burst
+// modes, periodic refresh. The controller policy is a field of the DRAM description
+// (DramSpec::controller): with fcfs (the default) the commands of a request are issued after the
+// previous request's READ/WRITE; with fcfs-overlap a request's PRE/ACT may issue while earlier
+// requests wait for tRCD/CL (open-bank lookahead, up to queue_depth requests ahead; docs/dram.md).
 //
 // Request interface (for the trace generator and, later, the testbench's off-chip memory):
 //   access(address, write, arrival)      one column access (a burst, or one beat in non-burst mode)
@@ -11,7 +14,8 @@
 // Row-buffer outcomes (ROMANet Sec. II-C): hit = the row is open; miss = the bank has no open row
 // (ACT); conflict = another row is open (PRE, then ACT).
 //
-// Timing constraints modelled: tRCD, tRP, tRAS, tRC, tRRD, tFAW, tCCD, tRTP, tWR, tWTR, read-to-write
+// Timing constraints modelled: tRCD, tRP, tRAS, tRC, tRRD, tFAW, tCCD, tRTP, tWR, tWTR (the _L values
+// of tRRD, tCCD and tWTR within a DDR4 bank group), read-to-write
 // turnaround (CL + tBURST + 2 - CWL), CL/CWL, data-bus occupancy (BL/2 cycles per column access in
 // both modes: DDR3's shortest burst still takes tCCD = 4 cycles), one command per cycle, refresh
 // (all banks precharged, REF, tRFC) every tREFI. Not modelled: power-down, rank-to-rank switching
@@ -20,6 +24,7 @@
 
 #include <array>
 #include <cstdint>
+#include <set>
 #include <vector>
 
 #include "dram/address_mapping.hpp"
@@ -34,6 +39,15 @@ const char* to_string(RowOutcome o);
 struct DramModelOptions {
   bool burst = true;    // one column access moves burst_length beats; false: one beat (non-burst mode)
   bool refresh = true;  // issue REF every tREFI
+  bool log_commands = false;  // keep every issued command (command_log(), for checking the timing)
+};
+
+// One issued command. PreAll and Ref concern every bank (bank = -1).
+struct IssuedCommand {
+  enum class Kind { Act, Pre, PreAll, Read, Write, Ref };
+  std::uint64_t cycle = 0;
+  Kind kind = Kind::Act;
+  int bank = -1;  // flat bank index (channel, rank, bank)
 };
 
 struct AccessResult {
@@ -90,6 +104,8 @@ class DramModel {
   std::uint64_t now() const;
 
   const DramStats& stats() const { return stats_; }
+  // In issue order per request (not sorted by cycle); empty unless options.log_commands.
+  const std::vector<IssuedCommand>& command_log() const { return log_; }
   EnergyBreakdown energy() const { return energy_of(energy_per_command_, stats_.commands); }
   const CommandEnergy& command_energy_values() const { return energy_per_command_; }
   // Achieved bandwidth: useful bytes / (end - first arrival), in GB/s.
@@ -103,10 +119,15 @@ class DramModel {
     std::uint64_t pre_ready = 0;  // earliest PRE (tRAS, tRTP, tWR)
   };
   std::size_t bank_index(const DramAddress& a) const;
+  int group_of(const DramAddress& a) const { return a.bank % spec_.org.bank_groups; }
+  bool overlap() const { return spec_.controller.policy == ControllerPolicy::FcfsOverlap; }
+  std::uint64_t commands_end() const;  // the cycle after the last issued command
   std::uint64_t issue(std::uint64_t earliest);  // claims the command bus at >= earliest
+  void log(std::uint64_t t, IssuedCommand::Kind k, std::size_t bank);
   void account_background(std::uint64_t until);
   void refresh_until(std::uint64_t t);
   std::uint64_t precharge(Bank& b, std::uint64_t earliest);
+  void prune_command_slots();
   void note_act(std::uint64_t t);
 
   DramSpec spec_;
@@ -114,9 +135,23 @@ class DramModel {
   CommandEnergy energy_per_command_;
   DramStats stats_;
   std::vector<Bank> banks_;
+  std::vector<IssuedCommand> log_;
   int open_banks_ = 0;
-  std::uint64_t cmd_free_ = 0;        // next free command-bus cycle
-  std::uint64_t col_ready_ = 0;       // tCCD
+  // fcfs: the next free command-bus cycle. fcfs-overlap: no command before it (start, after a REF);
+  // the cycles taken at or above it are in cmd_slots_.
+  std::uint64_t cmd_free_ = 0;
+  std::set<std::uint64_t> cmd_slots_;  // fcfs-overlap: command-bus cycles already taken
+  std::uint64_t cmd_last_ = 0;        // fcfs-overlap: the latest issued command
+  bool any_cmd_ = false;
+  std::uint64_t last_row_cmd_ = 0;    // fcfs-overlap: the latest PRE/ACT (row commands stay in order)
+  bool any_row_cmd_ = false;
+  std::vector<std::uint64_t> col_history_;  // fcfs-overlap: column command of request n, at n % queue_depth
+  std::uint64_t served_ = 0;          // column accesses so far
+  std::uint64_t last_col_ = 0;        // tCCD
+  bool any_col_ = false;
+  // Per bank group (one entry without groups): the latest column command (tCCD_L), ACT (tRRD_L) and
+  // end of write data (tWTR_L); -1: none yet.
+  std::vector<std::int64_t> group_col_, group_act_, group_wr_end_;
   std::uint64_t data_free_ = 0;       // data bus
   std::uint64_t last_rd_cmd_ = 0;     // for read-to-write turnaround
   bool any_rd_ = false;

@@ -12,12 +12,30 @@ double DramSpec::peak_gbps() const {
   return 2.0 * org.word_bytes() * static_cast<double>(org.channels) / timing.tck_ns;
 }
 
+const char* to_string(ControllerPolicy p) {
+  switch (p) {
+    case ControllerPolicy::Fcfs:
+      return "fcfs";
+    case ControllerPolicy::FcfsOverlap:
+      return "fcfs-overlap";
+  }
+  return "?";
+}
+
 DramSpec ddr3_1600_2gb_x8() {
   DramSpec s;
   s.name = "micron-mt41j256m8-ddr3-1600";
   s.description = "Micron MT41J256M8 2Gb x8 DDR3-1600 (-125, 11-11-11), 1 channel, 1 rank, 1 chip per rank";
   s.source_path = "(built in)";
   return s;  // the member defaults are these values
+}
+
+DramSpec ddr3_1600_2gb_x64_rank() {
+  DramSpec s = ddr3_1600_2gb_x8();
+  s.name = "micron-mt41j256m8-ddr3-1600-x64";
+  s.description = "8 x Micron MT41J256M8 2Gb x8 DDR3-1600 (-125, 11-11-11): a 64-bit rank, 1 channel";
+  s.org.chips_per_rank = 8;
+  return s;
 }
 
 DramSpec load_dram_spec(const std::string& path) { return parse_dram_spec(yaml::read_file(path), path); }
@@ -27,17 +45,24 @@ DramSpec parse_dram_spec(const std::string& yaml_text, const std::string& file_n
   s.source_path = file_name;
   const YAML::Node doc = yaml::parse(yaml_text, file_name);
   const yaml::MapReader top = yaml::MapReader::root(doc, file_name);
-  top.allow_only({"name", "description", "organization", "timing", "power"});
+  top.allow_only({"name", "description", "organization", "timing", "power", "controller"});
   s.name = top.get_string("name");
   s.description = top.get_string("description", "");
 
   const yaml::MapReader o = top.get_map("organization");
-  o.allow_only({"channels", "ranks", "chips_per_rank", "device_width", "banks", "rows", "columns", "burst_length"});
+  o.allow_only({"channels", "ranks", "chips_per_rank", "device_width", "banks", "bank_groups", "rows", "columns",
+                "burst_length"});
   s.org.channels = o.get("channels").as_pow2(1, 64);
   s.org.ranks = o.get("ranks").as_pow2(1, 64);
   s.org.chips_per_rank = o.get("chips_per_rank").as_int(1, 64);
   s.org.device_width = o.get("device_width").as_int_in({4, 8, 16, 32});
   s.org.banks = o.get("banks").as_pow2(1, 64);
+  if (o.has("bank_groups")) {
+    s.org.bank_groups = o.get("bank_groups").as_pow2(1, 16);
+    if (s.org.bank_groups > s.org.banks)
+      o.fail("bank_groups", fmt::format("{} bank groups for {} banks: a group needs at least one bank",
+                                        s.org.bank_groups, s.org.banks));
+  }
   s.org.rows = o.get("rows").as_pow2(1, 1 << 24);
   s.org.columns = o.get("columns").as_pow2(8, 1 << 16);
   s.org.burst_length = o.get("burst_length").as_int_in({4, 8, 16});
@@ -49,7 +74,8 @@ DramSpec parse_dram_spec(const std::string& yaml_text, const std::string& file_n
                                   s.org.burst_length));
 
   const yaml::MapReader t = top.get_map("timing");
-  t.allow_only({"tck_ns", "cl", "cwl", "rcd", "rp", "ras", "rc", "rrd", "faw", "ccd", "rtp", "wtr", "wr", "rfc", "refi"});
+  t.allow_only({"tck_ns", "cl", "cwl", "rcd", "rp", "ras", "rc", "rrd", "faw", "ccd", "rtp", "wtr", "wr", "rfc", "refi",
+                "ccd_l", "rrd_l", "wtr_l"});
   DramTiming& tm = s.timing;
   tm.tck_ns = t.get("tck_ns").as_double(0.0, 100.0, true);
   tm.cl = t.get_int("cl", 1, 1000);
@@ -66,6 +92,17 @@ DramSpec parse_dram_spec(const std::string& yaml_text, const std::string& file_n
   tm.wr = t.get_int("wr", 1, 1000);
   tm.rfc = t.get_int("rfc", 1, 100000);
   tm.refi = t.get_int("refi", 1, 10000000);
+  // The same-bank-group values exist only with bank groups; without them they equal the plain ones.
+  const bool groups = s.org.bank_groups > 1;
+  if (!groups)
+    for (const char* k : {"ccd_l", "rrd_l", "wtr_l"})
+      if (t.has(k)) t.fail(k, fmt::format("{} applies to devices with bank groups (organization.bank_groups > 1)", k));
+  tm.ccd_l = groups ? t.get_int("ccd_l", 1, 1000) : tm.ccd;
+  tm.rrd_l = groups ? t.get_int("rrd_l", 1, 1000) : tm.rrd;
+  tm.wtr_l = groups ? t.get_int("wtr_l", 1, 1000) : tm.wtr;
+  if (tm.ccd_l < tm.ccd) t.fail("ccd_l", fmt::format("ccd_l ({}) is shorter than ccd ({})", tm.ccd_l, tm.ccd));
+  if (tm.rrd_l < tm.rrd) t.fail("rrd_l", fmt::format("rrd_l ({}) is shorter than rrd ({})", tm.rrd_l, tm.rrd));
+  if (tm.wtr_l < tm.wtr) t.fail("wtr_l", fmt::format("wtr_l ({}) is shorter than wtr ({})", tm.wtr_l, tm.wtr));
   if (tm.rc < tm.ras + tm.rp)
     t.fail("rc", fmt::format("rc ({}) must be at least ras + rp ({} + {})", tm.rc, tm.ras, tm.rp));
   if (tm.ccd < s.burst_cycles())
@@ -88,6 +125,20 @@ DramSpec parse_dram_spec(const std::string& yaml_text, const std::string& file_n
   if (pw.idd4r <= pw.idd3n) p.fail("idd4r", "idd4r must exceed idd3n");
   if (pw.idd4w <= pw.idd3n) p.fail("idd4w", "idd4w must exceed idd3n");
   if (pw.idd5b <= pw.idd3n) p.fail("idd5b", "idd5b must exceed idd3n");
+
+  if (const auto c = top.find("controller")) {
+    const yaml::MapReader cr = c->as_map();
+    cr.allow_only({"policy", "queue_depth"});
+    s.controller.policy = cr.get("policy").as_enum({"fcfs", "fcfs-overlap"}) == 0 ? ControllerPolicy::Fcfs
+                                                                                 : ControllerPolicy::FcfsOverlap;
+    if (s.controller.policy == ControllerPolicy::Fcfs) {
+      if (cr.has("queue_depth"))
+        cr.fail("queue_depth", "queue_depth applies to policy fcfs-overlap (fcfs serves one request at a time)");
+      s.controller.queue_depth = 1;
+    } else {
+      s.controller.queue_depth = cr.get_int("queue_depth", 1, 256, 8);
+    }
+  }
   return s;
 }
 

@@ -236,11 +236,15 @@ std::string setup_markdown(const EvalOptions& opt) {
   s += fmt::format(
       "Setup: {}x{} systolic array; buffers iBuff {} B, wBuff {} B, oBuff {} B ({} banks each); "
       "elements of {}/{}/{} bytes (ifmaps/weights/ofmaps and partial sums); DRAM {} ({}), {} channel(s), "
-      "{} rank(s), {} chip(s) per rank, {} banks, {} rows x {} columns, open-row policy, FCFS, "
+      "{} rank(s), {} chip(s) per rank, {} banks, {} rows x {} columns, open-row policy, {}, "
       "refresh {}; search steps Tm/Tn/Tj {}/{}/{}; schedules: {}.\n",
       opt.array_rows, opt.array_cols, opt.buffers.ifmap, opt.buffers.weight, opt.buffers.ofmap, opt.buffer_banks,
       opt.bytes.ifmap, opt.bytes.weight, opt.bytes.ofmap, d.name, d.source_path, d.org.channels, d.org.ranks,
-      d.org.chips_per_rank, d.org.banks, d.org.rows, d.org.columns, opt.refresh ? "on" : "off", opt.step_m,
+      d.org.chips_per_rank, d.org.banks, d.org.rows, d.org.columns,
+      d.controller.policy == dram::ControllerPolicy::Fcfs
+          ? std::string("FCFS")
+          : fmt::format("FCFS with open-bank lookahead (fcfs-overlap, queue of {})", d.controller.queue_depth),
+      opt.refresh ? "on" : "off", opt.step_m,
       opt.step_n, opt.step_j, opt.all_orders ? "all six Table I orders" : "Alg. 2 (the orders of the network's layers)");
   return s;
 }
@@ -476,6 +480,7 @@ std::string results_json(const std::vector<NetworkResult>& results, const EvalOp
                 {{"channels", d.org.channels}, {"ranks", d.org.ranks}, {"chips_per_rank", d.org.chips_per_rank},
                  {"device_width", d.org.device_width}, {"banks", d.org.banks}, {"rows", d.org.rows},
                  {"columns", d.org.columns}, {"burst_length", d.org.burst_length}}},
+               {"controller", {{"policy", dram::to_string(d.controller.policy)}, {"queue_depth", d.controller.queue_depth}}},
                {"tck_ns", d.timing.tck_ns},
                {"peak_gbps", d.peak_gbps()},
                {"command_energy_pj",
