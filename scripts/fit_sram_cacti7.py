@@ -4,6 +4,8 @@
   scripts/fit_sram_cacti7.py            writes configs/tech/sram-cacti7-{32,90,180}nm.yaml
   scripts/fit_sram_cacti7.py --residuals  prints the residual table of docs/dse-memory.md (markdown)
   scripts/fit_sram_cacti7.py --check      exits 1 unless the checked-in files are what it would write
+  scripts/fit_sram_cacti7.py --descnet    DESCNet's Table III calibration (configs/tech/sram-32nm.yaml)
+                                          against the 32 nm, 16-bank, 16 B rows (ratios model / CACTI)
 
 Per node, port count (1, 3), block (1 B, 16 B) and bank count (1, 16) every figure is a log-quadratic
 power law in the size: ln y = c0 + c1 L + c2 L^2, L = log2(KiB), fitted by least squares in log space
@@ -187,8 +189,34 @@ def residuals(rows, fits):
     return "\n".join(out)
 
 
+def descnet_ratios(rows):
+    import re
+    text = open(os.path.join(ROOT, "configs", "tech", "sram-32nm.yaml")).read()
+
+    def val(section, key):
+        block = text[text.index(section + ":"):]
+        return float(re.search(r"\n\s+" + key + r":\s*([0-9.eE+-]+)", block).group(1))
+    a, ae, ak = val("area", "coeff_mm2"), val("area", "size_exp"), val("area", "port_k")
+    lk, lp = val("leakage", "mw_per_kib"), val("leakage", "port_k")
+    rd, ref, de, dp = val("dynamic", "read_pj_per_byte"), val("dynamic", "ref_kib"), val("dynamic", "size_exp"), val("dynamic", "port_k")
+    out = ["| size | ports | area | leakage | read energy per access |", "|---|---:|---:|---:|---:|"]
+    for r in rows:
+        if r["tech_nm"] != "32" or r["banks"] != "16" or r["block_bytes"] != "16":
+            continue
+        k, p = float(r["capacity_bytes"]) / 1024, int(r["rw_ports"])
+        area = a * k ** ae * (1 + ak * (p - 1))
+        leak = lk * k * (1 + lp * (p - 1))
+        read = rd * (k / ref) ** de * (1 + dp * (p - 1)) * 16 / 1000
+        out.append(f"| {r['capacity']} | {p} | {area / float(r['area_mm2']):.2f} | {leak / float(r['leak_total_mW']):.2f} | "
+                   f"{read / float(r['read_energy_nJ']):.2f} |")
+    return "\n".join(out)
+
+
 def main():
     rows = load()
+    if "--descnet" in sys.argv[1:]:
+        print(descnet_ratios(rows))
+        return
     fits = fit_all(rows)
     if "--residuals" in sys.argv[1:]:
         print(residuals(rows, fits))
