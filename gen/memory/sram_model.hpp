@@ -32,7 +32,8 @@ struct TechParams {
   int node_nm = 32;
   double fit_lo_kib = 8, fit_hi_kib = 8192;
   std::array<std::array<std::array<double, 3>, kFitFigures>, 8> fit{};
-  // area_mm2 = area_coeff * KiB^area_exp * (1 + area_port_k * (ports - 1)) * (banks / ref_banks)^bank_exp
+  // Both: a non-retentive sleeping sector still leaks off_leak_fraction of its share.
+  // descnet (the rest): area_mm2 = area_coeff * KiB^area_exp * (1 + area_port_k * (ports - 1)) * (banks / ref_banks)^bank_exp
   double area_coeff = 0, area_exp = 1, area_port_k = 0, bank_exp = 0;
   int ref_banks = 16;
   // leak_mw = leak_mw_per_kib * KiB * (1 + leak_port_k * (ports - 1))
@@ -40,8 +41,7 @@ struct TechParams {
   // pJ per byte at ref_kib, scaled by (KiB / ref_kib)^dyn_exp and (1 + dyn_port_k * (ports - 1))
   double read_pj_per_byte = 0, write_pj_per_byte = 0, dyn_ref_kib = 64, dyn_exp = 0.5, dyn_port_k = 0;
   // power gating: sleep transistors pg_coeff * area^pg_area_exp * sectors^pg_sector_exp (mm2),
-  // a gated-off sector still leaks off_leak_fraction, waking one sector costs wake_nj_per_mm2 per
-  // mm2 of sector area and takes wake_latency_ns.
+  // waking one sector costs wake_nj_per_mm2 per mm2 of sector area and takes wake_latency_ns.
   double pg_coeff = 0, pg_area_exp = 1, pg_sector_exp = 0, off_leak_fraction = 0, wake_nj_per_mm2 = 0,
          wake_latency_ns = 0;
 };
@@ -57,8 +57,8 @@ struct SramSpec {
 
 // The model's outputs for one instance.
 struct SramFigures {
-  double area_mm2 = 0;       // including sleep transistors when sectors > 1
-  double pg_area_mm2 = 0;    // the sleep-transistor part
+  double area_mm2 = 0;       // including the gating's area when sectors > 1
+  double pg_area_mm2 = 0;    // the gating's part: sleep transistors (cacti7: and the sectors' periphery)
   double read_pj_per_byte = 0, write_pj_per_byte = 0;
   double leak_mw = 0;        // all sectors on
   double wake_nj_per_sector = 0;
