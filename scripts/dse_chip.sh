@@ -5,17 +5,20 @@
 # --sim, runs the whole chip on it from DRAM (`capsgen sim --memory dram`): bit-exact against the
 # golden model, every memory counter against the compiler's access model.
 #
+# The exploration uses DESCNet's Table III calibration (--tech configs/tech/sram-32nm.yaml, the
+# calibration the chip runs in docs/dse-memory.md sections 6-7 were chosen with) unless --tech is given.
+#
 # With --streamed the exploration evaluates the streamed program of each size tuple (its modelled
 # cycles are printed beside the chip's).
 #
 # usage: scripts/dse_chip.sh --config PRESET.yaml --model NET.yaml [--option SEP-PG] [--option HY-PG] [--option SMP-PG]
 #                            [--max-sectors N] [--streamed] [--size-steps N] [--sep-range] [--objective onchip|total]
-#                            [--jobs N] [--out DIR] [--sim]
+#                            [--tech FILE] [--jobs N] [--out DIR] [--sim]
 #                            [--seed N] [--capsgen BIN]
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 capsgen="$root/build/capsgen" config="" model="" out="build/dse-chip" max_sectors=32 sim="" seed=1 jobs=1
-options=() dse_args=()
+options=() dse_args=() tech=configs/tech/sram-32nm.yaml
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --config) config="$2"; shift 2 ;;
@@ -23,6 +26,7 @@ while [[ $# -gt 0 ]]; do
     --option) options+=("$2"); shift 2 ;;
     --max-sectors) max_sectors="$2"; shift 2 ;;
     --streamed) dse_args+=(--streamed); shift ;;
+    --tech) tech="$2"; shift 2 ;;
     --size-steps) dse_args+=(--size-steps "$2"); shift 2 ;;
     --sep-range) dse_args+=(--sep-range); shift ;;
     --objective) dse_args+=(--objective "$2"); shift 2 ;;
@@ -38,7 +42,7 @@ done
 [[ -n "$config" && -n "$model" ]] || { echo "dse_chip.sh: --config and --model are required" >&2; exit 2; }
 [[ ${#options[@]} -gt 0 ]] || options=(SEP-PG HY-PG SMP-PG)
 mkdir -p "$out"
-"$capsgen" dse memory --config "$config" --model "$model" --max-sectors "$max_sectors" --out "$out/dse" --quiet \
+"$capsgen" dse memory --config "$config" --model "$model" --tech "$tech" --max-sectors "$max_sectors" --out "$out/dse" --quiet \
   -j "$jobs" ${dse_args[@]+"${dse_args[@]}"}
 status=0
 for opt in "${options[@]}"; do

@@ -100,12 +100,18 @@ std::string best_markdown(const std::vector<OpProfile>& ops, const std::vector<C
                      p.wakeup_mj * 1e6, p.energy_mj(), p.offchip_mj);
   }
   o += "\n## Breakdown per memory (DESCNet Table III / Fig. 19)\n\n"
-       "| option | memory | area mm2 | sleep-tx mm2 | dynamic mJ | static mJ | wake-up nJ |\n|---|---|---|---|---|---|---|\n";
+       "| option | memory | area mm2 | gating mm2 | dynamic mJ | static mJ | wake-up nJ | asleep leaks | wake-up cycles | figures from |\n"
+       "|---|---|---|---|---|---|---|---|---|---|\n";
   for (const auto& d : best)
     for (int m = 0; m < kMems; ++m)
-      if (d.point.bytes[m])
-        o += fmt::format("| {} | {} | {:.3f} | {:.3f} | {:.4f} | {:.4f} | {:.3f} |\n", option_name(d.point.option),
-                         mem_name(m), d.area[m], d.figures[m].pg_area_mm2, d.dynamic[m], d.leak[m], d.wakeup[m] * 1e6);
+      if (d.point.bytes[m]) {
+        const SramFigures& f = d.figures[m];
+        const bool pg = d.point.sectors[m] > 1;
+        o += fmt::format("| {} | {} | {:.3f} | {:.3f} | {:.4f} | {:.4f} | {:.3f} | {} | {} | {} |\n", option_name(d.point.option),
+                         mem_name(m), d.area[m], f.pg_area_mm2, d.dynamic[m], d.leak[m], d.wakeup[m] * 1e6,
+                         pg ? fmt::format("{:.0f}%", 100 * f.sleep_leak_fraction) : "-",
+                         pg ? fmt::format("{} ({:.3f} ns)", wake_cycles(f, clock_mhz), f.wake_latency_ns) : "-", f.source);
+      }
   o += "\n## On-chip energy per operation, mJ (DESCNet Fig. 19d; dynamic + static, wake-up left out)\n\n| operation |";
   for (const auto& d : best) o += fmt::format(" {} |", option_name(d.point.option));
   o += "\n|---|";
@@ -165,7 +171,9 @@ int dse_memory(const std::vector<std::string>& argv_in) {
             "Writes configs.csv.gz, pareto.csv, best.md, summary.json and SVG plots to --out.");
   args.option("config", "FILE", "accelerator preset (configs/*.yaml)")
       .option("model", "FILE", "network description (models/*.yaml)")
-      .option("tech", "FILE", "SRAM technology file", "configs/tech/sram-32nm.yaml")
+      .option("tech", "FILE", "SRAM technology file (configs/tech/sram-32nm.yaml: DESCNet's Table III calibration)",
+              "configs/tech/sram-cacti7-32nm.yaml")
+      .option("sleep", "retentive|non-retentive", "sleep style of a gated sector (default: the technology file's)")
       .option("cacti", "FILE", "CACTI / CACTI-P output whose figures replace the model's for its sizes")
       .option("dram", "FILE", "DRAM data file for the off-chip energy", "configs/dram/micron-mt41j256m8-ddr3-1600.yaml")
       .option("out", "DIR", "output directory", "build/dse-memory")
@@ -194,7 +202,14 @@ int dse_memory(const std::vector<std::string>& argv_in) {
   }
   if (!args.positional().empty()) throw InputError(kWho, 0, 0, args.positional().front(), "unexpected argument");
   const auto t0 = std::chrono::steady_clock::now();
-  const TechParams tech = load_tech(args.get("tech"));
+  TechParams tech = load_tech(args.get("tech"));
+  if (auto sl = args.get_opt("sleep")) {
+    if (*sl != "retentive" && *sl != "non-retentive")
+      throw InputError(kWho, 0, 0, "--sleep", fmt::format("expected retentive or non-retentive, got '{}'", *sl));
+    if (*sl == "retentive" && tech.model != TechParams::Model::Cacti7)
+      throw InputError(kWho, 0, 0, "--sleep", "retentive sleep needs a cacti7 technology file (CACTI-P's sleep leakage)");
+    tech.sleep = *sl == "retentive" ? SleepStyle::Retentive : SleepStyle::NonRetentive;
+  }
   CactiTable cacti;
   if (auto c = args.get_opt("cacti")) cacti = load_cacti(*c);
   const dram::DramSpec dspec = dram::load_dram_spec(args.get("dram"));
@@ -217,6 +232,8 @@ int dse_memory(const std::vector<std::string>& argv_in) {
   DseOptions opt;
   opt.banks = w.cfg.scratchpad.data.present ? w.cfg.scratchpad.data.banks : w.cfg.array.rows;
   opt.max_sectors = int(max_sc);
+  for (int m = 0; m < kMems; ++m)
+    opt.block_bytes[std::size_t(m)] = std::max(1, stand_in_memory(w.cfg.scratchpad, m).width_bits / 8);
   if (!args.has("descnet-sectors")) {
     // Sector counts the scratchpads can be built with: words of the preset's memories (the shared
     // memory, absent from SEP presets, takes the data memory's words).
@@ -311,6 +328,7 @@ int dse_memory(const std::vector<std::string>& argv_in) {
   j["network"] = w.net.name;
   j["preset"] = w.cfg.name;
   j["tech"] = tech.name;
+  j["sleep"] = tech.sleep == SleepStyle::Retentive ? "retentive" : "non-retentive";
   j["cacti"] = args.get_opt("cacti").value_or("");
   j["banks"] = opt.banks;
   j["max_sectors"] = opt.max_sectors;
@@ -335,6 +353,11 @@ int dse_memory(const std::vector<std::string>& argv_in) {
   for (const auto& d : best) {
     nlohmann::ordered_json b = point_json(d.point);
     b["cycles"] = d.cycles;
+    for (int m = 0; m < kMems; ++m)
+      if (d.point.bytes[m]) {
+        b[mem_name(m)]["figures_from"] = d.figures[m].source;
+        if (d.point.sectors[m] > 1) b[mem_name(m)]["wake_cycles"] = wake_cycles(d.figures[m], opt.clock_mhz);
+      }
     if (streamed) b["dram_read_bytes"] = d.dram_read_bytes, b["dram_write_bytes"] = d.dram_write_bytes;
     j["best"].push_back(b);
   }

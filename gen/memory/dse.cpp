@@ -103,6 +103,12 @@ std::array<MemLoad, kMems> place(const std::vector<OpProfile>& ops, int option, 
 
 int ports_of(int m) { return m == kShared ? 3 : 1; }
 
+SramSpec spec_of(const DseOptions& opt, int m, long long bytes, int sectors) {
+  SramSpec s{bytes, opt.banks, ports_of(m), sectors};
+  s.block_bytes = opt.block_bytes[std::size_t(m)];
+  return s;
+}
+
 struct MemEval {
   SramFigures fig;
   double dynamic = 0, leak = 0, wakeup = 0;  // mJ
@@ -112,9 +118,9 @@ struct MemEval {
 };
 
 MemEval eval_mem(const std::vector<OpProfile>& ops, const TechParams& tech, const DseOptions& opt, const MemLoad& l,
-                 long long bytes, int ports, int sectors) {
+                 int m, long long bytes, int sectors) {
   MemEval e;
-  e.fig = evaluate_sram(tech, SramSpec{bytes, opt.banks, ports, sectors}, opt.cacti);
+  e.fig = evaluate_sram(tech, spec_of(opt, m, bytes, sectors), opt.cacti);
   const long long sector_bytes = (bytes + sectors - 1) / sectors;
   int prev_on = 0;
   for (std::size_t i = 0; i < ops.size(); ++i) {
@@ -122,7 +128,7 @@ MemEval eval_mem(const std::vector<OpProfile>& ops, const TechParams& tech, cons
     const int on = sectors == 1 ? 1 : int(std::min<long long>(sectors, (l.usage[i] + sector_bytes - 1) / sector_bytes));
     e.on.push_back(on);
     const double seconds = double(ops[i].cycles) / (opt.clock_mhz * 1e6);
-    const double frac_on = sectors == 1 ? 1.0 : (on + (sectors - on) * tech.off_leak_fraction) / sectors;
+    const double frac_on = sectors == 1 ? 1.0 : (on + (sectors - on) * e.fig.sleep_leak_fraction) / sectors;
     const double leak = e.fig.leak_mw * frac_on * seconds;  // mW * s = mJ
     const double dyn = (l.reads[i] * e.fig.read_pj_per_byte + l.writes[i] * e.fig.write_pj_per_byte) * 1e-9;
     e.leak += leak;
@@ -138,17 +144,17 @@ MemEval eval_mem(const std::vector<OpProfile>& ops, const TechParams& tech, cons
 
 // Memory m of a streamed configuration (docs/dse-memory.md section 7): dynamic energy per byte the
 // ports move (bank accesses x word bytes), leakage per part from the sectors its PMU frame keeps
-// awake (a sleeping one leaks off_leak_fraction), wake-up energy per OFF->ON transition of the PMU
+// awake (a sleeping one leaks the figures' sleep_leak_fraction), wake-up energy per OFF->ON transition of the PMU
 // frames. `sf`: the memory's figures with `sectors` (null: not gated, every sector ON).
 MemEval eval_streamed(const TechParams& tech, const DseOptions& opt, const StreamedFigures& f, int m, long long bytes,
                       int sectors, const SectorFigures* sf) {
   MemEval e;
-  e.fig = evaluate_sram(tech, SramSpec{bytes, opt.banks, ports_of(m), sf ? sectors : 1}, opt.cacti);
+  e.fig = evaluate_sram(tech, spec_of(opt, m, bytes, sf ? sectors : 1), opt.cacti);
   const double hz = opt.clock_mhz * 1e6;
   for (std::size_t i = 0; i < f.op_cycles.size(); ++i) {
     const double cyc = double(f.op_cycles[i]);
     double frac_on = 1.0;
-    if (sf && cyc > 0) frac_on = (sf->awake_cycles[i] + (cyc * sectors - sf->awake_cycles[i]) * tech.off_leak_fraction) / (cyc * sectors);
+    if (sf && cyc > 0) frac_on = (sf->awake_cycles[i] + (cyc * sectors - sf->awake_cycles[i]) * e.fig.sleep_leak_fraction) / (cyc * sectors);
     const double leak = e.fig.leak_mw * frac_on * cyc / hz;
     const double dyn = (f.rd_bytes[std::size_t(m)][i] * e.fig.read_pj_per_byte + f.wr_bytes[std::size_t(m)][i] * e.fig.write_pj_per_byte) * 1e-9;
     e.leak += leak;
@@ -369,7 +375,7 @@ DseResult run_dse(const std::vector<OpProfile>& ops, const TechParams& tech, con
       for (std::size_t i = 0; i < pools[m].size(); ++i) {
         const int sc = pools[m][i];
         evals[m].push_back(f ? eval_streamed(tech, opt, *f, m, j.bytes[m], sc, sc > 1 ? &f->sectors[m][i] : nullptr)
-                             : eval_mem(ops, tech, opt, loads[m], j.bytes[m], ports_of(m), sc));
+                             : eval_mem(ops, tech, opt, loads[m], m, j.bytes[m], sc));
       }
     }
     const double offchip = offchip_mj(opt, ops, f);
@@ -476,7 +482,7 @@ ConfigDetail evaluate_config(const std::vector<OpProfile>& ops, const TechParams
     const int sc = std::max(1, cfg.sectors[m]);
     const MemEval e = opt.streamed ? eval_streamed(tech, opt, f, m, cfg.bytes[m], sc,
                                                    option_pg(cfg.option) && sc > 1 ? &f.sectors[m][0] : nullptr)
-                                   : eval_mem(ops, tech, opt, loads[m], cfg.bytes[m], ports_of(m), cfg.sectors[m]);
+                                   : eval_mem(ops, tech, opt, loads[m], m, cfg.bytes[m], cfg.sectors[m]);
     d.figures[m] = e.fig;
     d.area[m] = e.fig.area_mm2;
     d.dynamic[m] = e.dynamic;

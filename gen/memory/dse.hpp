@@ -44,6 +44,8 @@ struct DseOptions {
   // Word bytes per memory (shared, data, weight, acc); > 0 keeps only the sector counts that split the
   // memory into whole words (sector_pool's granule = banks x word bytes). 0: DESCNet's sigma(s) as is.
   std::array<int, kMems> word_bytes{};
+  // Bytes of one access per memory (its word), for the SRAM model's per-access energies.
+  std::array<int, kMems> block_bytes{16, 16, 16, 16};
   // Sizes (bytes) acceptable besides the powers of two; DESCNet adds 25, 108, 450 and 460 KiB.
   std::vector<long long> extra_sizes;
   // SEP beyond Eq. 2: each memory also 1..size_steps powers of two larger than its Eq. 2 size (with the
