@@ -243,6 +243,46 @@ TEST(DeepCapsGolden, FixedTracksFloatOnTheTinyVariant) {
   RecordProperty("clear_margin_images", clear);
 }
 
+TEST(DeepCapsGolden, QuantizationOfTheNewTensors) {
+  const Workload w = tiny_workload(1);
+  auto q = [&](const std::string& name) -> const LayerQuant& {
+    for (std::size_t i = 0; i < w.net.layers.size(); ++i)
+      if (w.net.layers[i].name == name) return w.qm.layers[i];
+    throw std::out_of_range(name);
+  };
+  const int sq_out = w.qm.act.squash_out_frac();
+  // conv_caps2d: s in the squash unit's input format, output the squash output format.
+  EXPECT_EQ(q("c2_1").out_frac, w.qm.act.sq_in_frac);
+  EXPECT_EQ(q("c2_1").next_frac, sq_out);
+  EXPECT_EQ(q("c2_1").shift, q("c2_1").in_frac + q("c2_1").w_frac - q("c2_1").out_frac);
+  EXPECT_EQ(q("c2_1").in_frac, q("c2_0").next_frac);   // reads c2_0, not the layer before it (c2_skip)
+  EXPECT_EQ(q("c2_0").in_frac, q("cell1").next_frac);  // reads the sum
+  EXPECT_TRUE(q("c2_1").bias.empty());
+  // caps_add of two Q0.7 squash outputs: between Q1.6 (room for the sum) and Q0.7, by calibration.
+  for (const char* add : {"cell1", "cell2", "cell3", "cell4"}) {
+    EXPECT_GE(q(add).out_frac, sq_out - 1) << add;
+    EXPECT_LE(q(add).out_frac, sq_out) << add;
+    EXPECT_EQ(q(add).next_frac, q(add).out_frac) << add;
+    EXPECT_TRUE(q(add).weight.data.empty()) << add;
+  }
+  // flatten_caps takes the coarser of its inputs' formats; class_caps reads that.
+  EXPECT_EQ(q("flat").out_frac, std::min(q("cell4").next_frac, q("cell3").next_frac));
+  EXPECT_EQ(q("classcaps").in_frac, q("flat").out_frac);
+  // conv_caps3d: routing shifts as class_caps, and its bias [T, D] repeated over the 2x2 positions,
+  // in the s accumulator's format.
+  const LayerQuant& r = q("c4_skip");
+  EXPECT_EQ(r.u_frac, r.out_frac);
+  EXPECT_EQ(r.s_shift, w.qm.act.coupling_frac() + r.u_frac - w.qm.act.sq_in_frac);
+  EXPECT_EQ(r.b_shift, r.u_frac + sq_out - w.qm.act.sm_in_frac);
+  ASSERT_EQ(r.bias.size(), 4u * 4u * 8u);
+  const FloatTensor& bt = w.weights.at("c4_skip.bias");
+  for (std::size_t t = 0; t < 4; ++t)
+    for (std::size_t p = 0; p < 4; ++p)
+      for (std::size_t d = 0; d < 8; ++d)
+        EXPECT_EQ(r.bias[(t * 4 + p) * 8 + d],
+                  fx::quantize(bt[t * 8 + d], w.qm.act.coupling_frac() + r.u_frac, w.cfg.widths.psum));
+}
+
 TEST(DeepCapsGolden, BitExactAndDeterministic) {
   const Workload a = tiny_workload(7), b = tiny_workload(7);
   const FloatTensor in = random_input(a.net, 3);
