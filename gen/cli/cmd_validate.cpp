@@ -1,5 +1,6 @@
 // capsgen validate: load and check presets, network descriptions and weight files.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "cli/args.hpp"
 #include "cli/commands.hpp"
@@ -39,7 +40,8 @@ int cmd_validate(const std::vector<std::string>& argv) {
     const Network n = load_network(*path);
     fmt::print("{}: network '{}' is valid: input {}\n", *path, n.name, n.input.str());
     for (const Layer& L : n.layers)
-      fmt::print("  {:<12} {:<13} {} -> {}\n", L.name, to_string(L.kind), L.in.str(), L.out.str());
+      fmt::print("  {:<12} {:<13} {} -> {}{}\n", L.name, to_string(L.kind), L.in.str(), L.out.str(),
+                 L.inputs.empty() ? "" : fmt::format("  (inputs: {})", fmt::join(L.inputs, ", ")));
     if (auto wpath = args.get_opt("weights")) {
       const WeightSet w = load_weights(*wpath, n);
       std::size_t params = 0;

@@ -78,6 +78,7 @@ Gemm conv_gemm(const AccelConfig& cfg, const Layer& L, std::int64_t in_base, std
 
 isa::Program compile_program(const AccelConfig& cfg, const Network& net, const QuantizedModel& qm) {
   if (qm.layers.size() != net.layers.size()) throw std::logic_error("compile_program: model/network mismatch");
+  require_mapped_layers(net, "the compiler");
   const int rows = cfg.array.rows, cols = cfg.array.cols;
   isa::Program p;
   p.network = net.name;

@@ -52,14 +52,17 @@ inline std::int32_t reduce_out(std::int64_t acc, int shift, int bits, GoldenStat
 
 // Convolution, output [K, Ho, Wo] of act codes (no activation applied). Reduction index order
 // r = (c*KH + ky)*KW + kx; zero padding contributes zero terms (they still occupy array rows).
+// The input is [C,H,W]; weight [K,C,KH,KW] codes; bias (accumulator codes, may be empty) and the
+// reduction shift as the layer's quantization gives them.
 template <typename T, typename P>
-IntTensor conv_fixed_t(const AccelConfig& cfg, const Layer& L, const LayerQuant& q, const IntTensor& in, int Ho, int Wo,
+IntTensor conv_fixed_t(const AccelConfig& cfg, const Layer& L, const IntTensor& weight,
+                       const std::vector<std::int64_t>& bias, int shift, const IntTensor& in, int Ho, int Wo,
                        GoldenStats& st) {
-  const int C = L.in.channels, H = L.in.height, W = L.in.width, KH = L.kernel_h, KW = L.kernel_w;
-  const int K = int(q.weight.shape[0]);
+  const int C = int(in.shape[0]), H = int(in.shape[1]), W = int(in.shape[2]), KH = L.kernel_h, KW = L.kernel_w;
+  const int K = int(weight.shape[0]);
   const int R = C * KH * KW;
   IntTensor out({std::size_t(K), std::size_t(Ho), std::size_t(Wo)});
-  const std::vector<T> w(q.weight.data.begin(), q.weight.data.end());
+  const std::vector<T> w(weight.data.begin(), weight.data.end());
   std::vector<T> patch(static_cast<std::size_t>(R));
   for (int y = 0; y < Ho; ++y)
     for (int x = 0; x < Wo; ++x) {
@@ -71,10 +74,10 @@ IntTensor conv_fixed_t(const AccelConfig& cfg, const Layer& L, const LayerQuant&
             patch[r++] = (iy < 0 || iy >= H || ix < 0 || ix >= W) ? T(0) : T(in[(std::size_t(c) * H + iy) * W + ix]);
           }
       for (int k = 0; k < K; ++k) {
-        const std::int64_t init = q.bias.empty() ? 0 : q.bias[std::size_t(k)];
+        const std::int64_t init = bias.empty() ? 0 : bias[std::size_t(k)];
         const std::int64_t acc = dot_chunked<T, P>(patch.data(), &w[std::size_t(k) * R], R, cfg.array.rows,
                                                    cfg.widths.psum, init, st);
-        out[(std::size_t(k) * Ho + y) * Wo + x] = reduce_out(acc, q.shift, cfg.widths.act, st);
+        out[(std::size_t(k) * Ho + y) * Wo + x] = reduce_out(acc, shift, cfg.widths.act, st);
       }
     }
   return out;
@@ -82,11 +85,118 @@ IntTensor conv_fixed_t(const AccelConfig& cfg, const Layer& L, const LayerQuant&
 
 // Convolution, output [K, Ho, Wo] of act codes (no activation applied). Reduction index order
 // r = (c*KH + ky)*KW + kx; zero padding contributes zero terms (they still occupy array rows).
+IntTensor conv_fixed(const AccelConfig& cfg, const Layer& L, const IntTensor& weight,
+                     const std::vector<std::int64_t>& bias, int shift, const IntTensor& in, int Ho, int Wo,
+                     GoldenStats& st) {
+  if (fits_fast_path(cfg))
+    return conv_fixed_t<std::int16_t, std::int32_t>(cfg, L, weight, bias, shift, in, Ho, Wo, st);
+  return conv_fixed_t<std::int32_t, std::int64_t>(cfg, L, weight, bias, shift, in, Ho, Wo, st);
+}
 IntTensor conv_fixed(const AccelConfig& cfg, const Layer& L, const LayerQuant& q, const IntTensor& in, int Ho, int Wo,
                      GoldenStats& st) {
-  if (fits_fast_path(cfg)) return conv_fixed_t<std::int16_t, std::int32_t>(cfg, L, q, in, Ho, Wo, st);
-  return conv_fixed_t<std::int32_t, std::int64_t>(cfg, L, q, in, Ho, Wo, st);
+  return conv_fixed(cfg, L, q.weight, q.bias, q.shift, in, Ho, Wo, st);
 }
+
+// Capsule grid [T*H*W, D] -> [T*D, H, W] channels (channel t*D + d); feature maps pass unchanged.
+IntTensor grid_to_channels(const IntTensor& x, const TensorShape& s) {
+  if (!s.capsules) return x;
+  const std::size_t T = std::size_t(s.grid_types), D = std::size_t(s.dim), H = std::size_t(s.height),
+                    W = std::size_t(s.width);
+  IntTensor out({T * D, H, W});
+  for (std::size_t t = 0; t < T; ++t)
+    for (std::size_t y = 0; y < H; ++y)
+      for (std::size_t xx = 0; xx < W; ++xx)
+        for (std::size_t d = 0; d < D; ++d) out[((t * D + d) * H + y) * W + xx] = x[((t * H + y) * W + xx) * D + d];
+  return out;
+}
+
+// Conv output [T*D, Ho, Wo] -> capsules [T*Ho*Wo, D] (capsule (t*Ho + y)*Wo + x, element channel t*D + d).
+IntTensor channels_to_grid(const IntTensor& conv, int T, int D) {
+  const std::size_t Ho = conv.shape[1], Wo = conv.shape[2];
+  IntTensor s({std::size_t(T) * Ho * Wo, std::size_t(D)});
+  for (std::size_t t = 0; t < std::size_t(T); ++t)
+    for (std::size_t y = 0; y < Ho; ++y)
+      for (std::size_t xx = 0; xx < Wo; ++xx)
+        for (std::size_t d = 0; d < std::size_t(D); ++d)
+          s[((t * Ho + y) * Wo + xx) * D + d] = conv[((t * D + d) * Ho + y) * Wo + xx];
+  return s;
+}
+
+void squash_rows(const fx::ActParams& ap, const QuantizedModel& qm, const IntTensor& s, IntTensor& u) {
+  const std::size_t D = s.shape[1];
+  std::vector<std::int64_t> in(D), o(D);
+  for (std::size_t i = 0; i < s.shape[0]; ++i) {
+    for (std::size_t d = 0; d < D; ++d) in[d] = s[i * D + d];
+    fx::squash(ap, qm.sqrt_lut, qm.squash_lut, in.data(), int(D), o.data());
+    for (std::size_t d = 0; d < D; ++d) u[i * D + d] = std::int32_t(o[d]);
+  }
+}
+
+// Dynamic routing over prediction vectors uhat [I, J, D] (docs/numerics.md, "Dynamic routing"):
+// softmax over the J outputs of each input i, s_j = reduce(bias_j + sum_i c_ij * uhat_ij, s_shift),
+// v_j = squash(s_j), b_ij = reduce(b_ij << b_shift + uhat_ij . v_j, b_shift). `bias` holds [J*D]
+// accumulator codes (frac coupling + u) or is empty. Returns v [J, D].
+IntTensor routing_fixed(const AccelConfig& cfg, const QuantizedModel& qm, const std::string& name,
+                        const IntTensor& uhat, int iterations, const std::vector<std::int64_t>& bias, int s_shift,
+                        int b_shift, FixedTrace& tr, GoldenStats& st) {
+  const fx::ActParams& ap = qm.act;
+  const int A = cfg.widths.act, P = cfg.widths.psum, rows = cfg.array.rows;
+  const int I = int(uhat.shape[0]), J = int(uhat.shape[1]), D = int(uhat.shape[2]);
+  IntTensor b({std::size_t(I), std::size_t(J)}, 0), c({std::size_t(I), std::size_t(J)});
+  IntTensor s({std::size_t(J), std::size_t(D)}), v({std::size_t(J), std::size_t(D)});
+  std::vector<std::int64_t> vin(std::size_t(std::max(J, D))), vout(vin.size());
+  // CapsAcc's shortcut: with b = 0 the first softmax is the same for every input capsule, so the
+  // accelerator loads it as a constant instead of computing it. It is the softmax unit's output
+  // for an all-zero vector, so the shortcut is exact.
+  std::vector<std::int64_t> zeros(static_cast<std::size_t>(J), 0), c_init(static_cast<std::size_t>(J));
+  fx::softmax(ap, qm.exp_lut, zeros.data(), J, c_init.data());
+  // Transposed u_hat (per j, d: the I predictions) so that s is a contiguous reduction over i.
+  std::vector<std::int32_t> ucol(static_cast<std::size_t>(I)), ccol(static_cast<std::size_t>(I));
+  for (int r = 0; r < iterations; ++r) {
+    for (int i = 0; i < I; ++i) {
+      if (r == 0) {
+        for (int j = 0; j < J; ++j) c[std::size_t(i) * J + j] = std::int32_t(c_init[std::size_t(j)]);
+      } else {
+        for (int j = 0; j < J; ++j) vin[std::size_t(j)] = b[std::size_t(i) * J + j];
+        fx::softmax(ap, qm.exp_lut, vin.data(), J, vout.data());
+        for (int j = 0; j < J; ++j) c[std::size_t(i) * J + j] = std::int32_t(vout[std::size_t(j)]);
+      }
+    }
+    tr.add(fmt::format("{}.iter{}.c", name, r), c);
+    // s_j = sum_i c_ij * u_hat_j|i, reduced over i in index order, the accumulator starting at the bias.
+    for (int j = 0; j < J; ++j) {
+      for (int i = 0; i < I; ++i) ccol[std::size_t(i)] = c[std::size_t(i) * J + j];
+      for (int d = 0; d < D; ++d) {
+        for (int i = 0; i < I; ++i) ucol[std::size_t(i)] = uhat[(std::size_t(i) * J + j) * D + d];
+        const std::int64_t init = bias.empty() ? 0 : bias[std::size_t(j) * D + d];
+        const std::int64_t acc = dot_chunked(ccol.data(), ucol.data(), I, rows, P, init, st);
+        s[std::size_t(j) * D + d] = reduce_out(acc, s_shift, A, st);
+      }
+    }
+    tr.add(fmt::format("{}.iter{}.s", name, r), s);
+    for (int j = 0; j < J; ++j) {
+      for (int d = 0; d < D; ++d) vin[std::size_t(d)] = s[std::size_t(j) * D + d];
+      fx::squash(ap, qm.sqrt_lut, qm.squash_lut, vin.data(), D, vout.data());
+      for (int d = 0; d < D; ++d) v[std::size_t(j) * D + d] = std::int32_t(vout[std::size_t(d)]);
+    }
+    tr.add(fmt::format("{}.iter{}.v", name, r), v);
+    if (r + 1 < iterations) {
+      // b_ij += u_hat_j|i . v_j: the accumulator is loaded with b_ij << b_shift, then reduced.
+      for (int i = 0; i < I; ++i)
+        for (int j = 0; j < J; ++j) {
+          const std::int64_t init = std::int64_t(b[std::size_t(i) * J + j]) << b_shift;
+          const std::int64_t acc =
+              dot_chunked(&uhat[(std::size_t(i) * J + j) * D], &v[std::size_t(j) * D], D, rows, P, init, st);
+          b[std::size_t(i) * J + j] = reduce_out(acc, b_shift, A, st);
+        }
+      tr.add(fmt::format("{}.iter{}.b", name, r), b);
+    }
+  }
+  return v;
+}
+
+// Format of layer k's output activations (k = -1: the network input).
+int act_frac_of(const QuantizedModel& qm, int k) { return k < 0 ? qm.input_frac : qm.layers[std::size_t(k)].next_frac; }
 
 }  // namespace
 
@@ -100,10 +210,13 @@ FixedTrace run_golden(const AccelConfig& cfg, const Network& net, const Quantize
   const int A = cfg.widths.act, P = cfg.widths.psum, rows = cfg.array.rows;
   tr.add("input", input);
   IntTensor x = input;
+  std::vector<IntTensor> outs(net.layers.size());
+  auto produced = [&](int k) -> const IntTensor& { return k < 0 ? input : outs[std::size_t(k)]; };
 
   for (std::size_t li = 0; li < net.layers.size(); ++li) {
     const Layer& L = net.layers[li];
     const LayerQuant& q = qm.layers[li];
+    x = produced(L.input_layers.empty() ? int(li) - 1 : L.input_layers[0]);
     switch (L.kind) {
       default:  // pools, fc, grouped conv2d: rejected by require_capsnet_layers() above
         break;
@@ -149,56 +262,8 @@ FixedTrace run_golden(const AccelConfig& cfg, const Network& net, const Quantize
               uhat[(std::size_t(i) * J + j) * D + d] = reduce_out(acc, q.shift, A, st);
             }
         tr.add(L.name + ".u_hat", uhat);
-
-        IntTensor b({std::size_t(I), std::size_t(J)}, 0), c({std::size_t(I), std::size_t(J)});
-        IntTensor s({std::size_t(J), std::size_t(D)}), v({std::size_t(J), std::size_t(D)});
-        std::vector<std::int64_t> vin(std::size_t(std::max(J, D))), vout(vin.size());
-        // CapsAcc's shortcut: with b = 0 the first softmax is the same for every input capsule, so the
-        // accelerator loads it as a constant instead of computing it. It is the softmax unit's output
-        // for an all-zero vector, so the shortcut is exact.
-        std::vector<std::int64_t> zeros(static_cast<std::size_t>(J), 0), c_init(static_cast<std::size_t>(J));
-        fx::softmax(ap, qm.exp_lut, zeros.data(), J, c_init.data());
-        // Transposed u_hat (per j, d: the I predictions) so that s is a contiguous reduction over i.
-        std::vector<std::int32_t> ucol(static_cast<std::size_t>(I)), ccol(static_cast<std::size_t>(I));
-        for (int r = 0; r < L.routing_iterations; ++r) {
-          for (int i = 0; i < I; ++i) {
-            if (r == 0) {
-              for (int j = 0; j < J; ++j) c[std::size_t(i) * J + j] = std::int32_t(c_init[std::size_t(j)]);
-            } else {
-              for (int j = 0; j < J; ++j) vin[std::size_t(j)] = b[std::size_t(i) * J + j];
-              fx::softmax(ap, qm.exp_lut, vin.data(), J, vout.data());
-              for (int j = 0; j < J; ++j) c[std::size_t(i) * J + j] = std::int32_t(vout[std::size_t(j)]);
-            }
-          }
-          tr.add(fmt::format("{}.iter{}.c", L.name, r), c);
-          // s_j = sum_i c_ij * u_hat_j|i, reduced over i in index order.
-          for (int j = 0; j < J; ++j) {
-            for (int i = 0; i < I; ++i) ccol[std::size_t(i)] = c[std::size_t(i) * J + j];
-            for (int d = 0; d < D; ++d) {
-              for (int i = 0; i < I; ++i) ucol[std::size_t(i)] = uhat[(std::size_t(i) * J + j) * D + d];
-              const std::int64_t acc = dot_chunked(ccol.data(), ucol.data(), I, rows, P, 0, st);
-              s[std::size_t(j) * D + d] = reduce_out(acc, q.s_shift, A, st);
-            }
-          }
-          tr.add(fmt::format("{}.iter{}.s", L.name, r), s);
-          for (int j = 0; j < J; ++j) {
-            for (int d = 0; d < D; ++d) vin[std::size_t(d)] = s[std::size_t(j) * D + d];
-            fx::squash(ap, qm.sqrt_lut, qm.squash_lut, vin.data(), D, vout.data());
-            for (int d = 0; d < D; ++d) v[std::size_t(j) * D + d] = std::int32_t(vout[std::size_t(d)]);
-          }
-          tr.add(fmt::format("{}.iter{}.v", L.name, r), v);
-          if (r + 1 < L.routing_iterations) {
-            // b_ij += u_hat_j|i . v_j: the accumulator is loaded with b_ij << b_shift, then reduced.
-            for (int i = 0; i < I; ++i)
-              for (int j = 0; j < J; ++j) {
-                const std::int64_t init = std::int64_t(b[std::size_t(i) * J + j]) << q.b_shift;
-                const std::int64_t acc = dot_chunked(&uhat[(std::size_t(i) * J + j) * D], &v[std::size_t(j) * D], D,
-                                                     rows, P, init, st);
-                b[std::size_t(i) * J + j] = reduce_out(acc, q.b_shift, A, st);
-              }
-            tr.add(fmt::format("{}.iter{}.b", L.name, r), b);
-          }
-        }
+        const IntTensor v = routing_fixed(cfg, qm, L.name, uhat, L.routing_iterations, {}, q.s_shift, q.b_shift, tr, st);
+        std::vector<std::int64_t> vin(static_cast<std::size_t>(D));
         x = v;
         tr.add(L.name + ".out", x);
         IntTensor norms({std::size_t(J)});
@@ -215,7 +280,72 @@ FixedTrace run_golden(const AccelConfig& cfg, const Network& net, const Quantize
         tr.prediction = best;
         break;
       }
+      case LayerKind::ConvCaps2d: {
+        const IntTensor conv = conv_fixed(cfg, L, q, grid_to_channels(x, L.in), L.out.height, L.out.width, st);
+        const IntTensor s = channels_to_grid(conv, L.capsule_types, L.capsule_dim);
+        tr.add(L.name + ".s", s);
+        IntTensor u(s.shape);
+        squash_rows(ap, qm, s, u);
+        x = u;
+        tr.add(L.name + ".out", x);
+        break;
+      }
+      case LayerKind::ConvCaps3d: {
+        // Votes of each input type i: the shared kernel over its D_in atoms, reduced to u_frac.
+        const IntTensor ch = grid_to_channels(x, L.in);
+        const std::size_t I = L.in.capsules ? std::size_t(L.in.grid_types) : ch.shape[0];
+        const std::size_t Din = ch.shape[0] / I, H = ch.shape[1], W = ch.shape[2];
+        const int T = L.capsule_types, D = L.capsule_dim;
+        const std::size_t per = std::size_t(T) * L.out.height * L.out.width * D;
+        IntTensor uhat({I, per / std::size_t(D), std::size_t(D)});
+        for (std::size_t i = 0; i < I; ++i) {
+          IntTensor slice({Din, H, W});
+          std::copy(ch.data.begin() + std::ptrdiff_t(i * Din * H * W),
+                    ch.data.begin() + std::ptrdiff_t((i + 1) * Din * H * W), slice.data.begin());
+          const IntTensor votes =
+              channels_to_grid(conv_fixed(cfg, L, q.weight, {}, q.shift, slice, L.out.height, L.out.width, st), T, D);
+          std::copy(votes.data.begin(), votes.data.end(), uhat.data.begin() + std::ptrdiff_t(i * per));
+        }
+        tr.add(L.name + ".u_hat", uhat);
+        x = routing_fixed(cfg, qm, L.name, uhat, L.routing_iterations, q.bias, q.s_shift, q.b_shift, tr, st);
+        tr.add(L.name + ".out", x);
+        break;
+      }
+      case LayerKind::CapsAdd:
+      case LayerKind::FlattenCaps: {
+        // Each input requantized to out_frac (fx::align_sum): added element-wise, or concatenated.
+        const std::size_t n = L.input_layers.size();
+        std::vector<std::int64_t> codes(n);
+        std::vector<int> fracs(n);
+        for (std::size_t r = 0; r < n; ++r) fracs[r] = act_frac_of(qm, L.input_layers[r]);
+        if (L.kind == LayerKind::CapsAdd) {
+          IntTensor sum(x.shape);
+          for (std::size_t k = 0; k < sum.size(); ++k) {
+            for (std::size_t r = 0; r < n; ++r) codes[r] = produced(L.input_layers[r])[k];
+            const std::int64_t v = fx::align_sum(codes.data(), fracs.data(), int(n), q.out_frac, A);
+            const std::int64_t exact = fx::align_sum(codes.data(), fracs.data(), int(n), q.out_frac, 62);
+            if (v != exact) ++st.output_saturations;
+            sum[k] = std::int32_t(v);
+          }
+          x = sum;
+        } else {
+          IntTensor cat({std::size_t(L.out.count), std::size_t(L.out.dim)});
+          std::size_t at = 0;
+          for (std::size_t r = 0; r < n; ++r) {
+            const IntTensor& o = produced(L.input_layers[r]);
+            for (std::size_t k = 0; k < o.size(); ++k) {
+              const std::int64_t c0 = o[k];
+              cat[at + k] = std::int32_t(fx::align_sum(&c0, &fracs[r], 1, q.out_frac, A));
+            }
+            at += o.size();
+          }
+          x = cat;
+        }
+        tr.add(L.name + ".out", x);
+        break;
+      }
     }
+    outs[li] = x;
   }
   if (stats_out) *stats_out = st;
   return tr;
@@ -228,7 +358,9 @@ int trace_frac(const Network& net, const QuantizedModel& qm, const std::string& 
     const LayerQuant& q = qm.layers[li];
     if (name.rfind(L.name + ".", 0) != 0) continue;
     const std::string t = name.substr(L.name.size() + 1);
-    if (L.kind == LayerKind::Conv2d) return q.out_frac;
+    if (L.kind == LayerKind::Conv2d || L.kind == LayerKind::CapsAdd || L.kind == LayerKind::FlattenCaps)
+      return q.out_frac;
+    if (L.kind == LayerKind::ConvCaps2d) return t == "s" ? q.out_frac : qm.act.squash_out_frac();
     if (L.kind == LayerKind::PrimaryCaps) return t == "s" ? q.out_frac : qm.act.squash_out_frac();
     if (t == "u_hat") return q.u_frac;
     if (t == "norm") return q.norm_frac;

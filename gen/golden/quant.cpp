@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
 
 #include "core/input_error.hpp"
@@ -63,11 +64,28 @@ QuantizedModel quantize_model(const AccelConfig& cfg, const Network& net, const 
   qm.input_frac = cfg.widths.act - 1;
 
   const int A = cfg.widths.act, Wb = cfg.widths.weight, P = cfg.widths.psum;
-  int cur_frac = qm.input_frac;
-  for (const Layer& L : net.layers) {
+  auto frac_of = [&](int k) { return k < 0 ? qm.input_frac : qm.layers[std::size_t(k)].next_frac; };
+  for (std::size_t li = 0; li < net.layers.size(); ++li) {
+    const Layer& L = net.layers[li];
     LayerQuant q;
     q.name = L.name;
-    q.in_frac = cur_frac;
+    const std::vector<int> srcs = L.input_layers.empty() ? std::vector<int>{int(li) - 1} : L.input_layers;
+    q.in_frac = frac_of(srcs[0]);
+    if (L.kind == LayerKind::CapsAdd || L.kind == LayerKind::FlattenCaps) {
+      int lo = INT_MAX, hi = INT_MIN;
+      for (int k : srcs) {
+        lo = std::min(lo, frac_of(k));
+        hi = std::max(hi, frac_of(k));
+      }
+      // A sum of n inputs that fit their formats fits one of ceil(log2 n) fewer fraction bits than the
+      // coarsest; calibration may allow more, up to the finest. A concatenation takes the coarsest.
+      int grow = 0;
+      while ((1 << grow) < int(srcs.size())) ++grow;
+      q.out_frac = L.kind == LayerKind::CapsAdd ? choose_frac(stats.get(L.name + ".out"), A, lo - grow, hi) : lo;
+      q.next_frac = q.out_frac;
+      qm.layers.push_back(std::move(q));
+      continue;
+    }
     const std::string wkey = L.name + (L.kind == LayerKind::ClassCaps ? ".W" : ".weight");
     const FloatTensor& w = weights.at(wkey);
     // Weight formats may go negative (weights larger than the code range) or deep (tiny weights);
@@ -84,6 +102,7 @@ QuantizedModel quantize_model(const AccelConfig& cfg, const Network& net, const 
         q.out_frac = choose_frac(stats.get(L.name + ".out"), A, lo, acc_frac);
         break;
       case LayerKind::PrimaryCaps:
+      case LayerKind::ConvCaps2d:
         q.out_frac = qm.act.sq_in_frac;  // fixed by the squash LUT
         if (q.out_frac > acc_frac)
           throw InputError(net.source_path, L.line, 0, L.name,
@@ -91,7 +110,8 @@ QuantizedModel quantize_model(const AccelConfig& cfg, const Network& net, const 
                                        "(weights too large for {}-bit codes?)",
                                        q.out_frac, acc_frac, Wb));
         break;
-      case LayerKind::ClassCaps: {
+      case LayerKind::ClassCaps:
+      case LayerKind::ConvCaps3d: {
         // u_hat feeds s = sum c*u_hat (c: Q0.(A-1)) and b += u_hat . v (v: Q0.(out-1)):
         // both reductions must be right shifts.
         const int need = std::max(qm.act.sq_in_frac - qm.act.coupling_frac(),
@@ -112,15 +132,21 @@ QuantizedModel quantize_model(const AccelConfig& cfg, const Network& net, const 
       }
     }
     q.shift = acc_frac - q.out_frac;
-    if (L.kind != LayerKind::ClassCaps && L.bias) {
+    if (L.kind == LayerKind::ConvCaps3d && L.bias) {
+      // Added to s = sum_i c * u_hat: accumulator format coupling + u, repeated over the positions.
+      const FloatTensor& b = weights.at(L.name + ".bias");
+      const std::size_t T = std::size_t(L.capsule_types), D = std::size_t(L.capsule_dim);
+      const std::size_t Pos = std::size_t(L.out.height) * std::size_t(L.out.width);
+      for (std::size_t t = 0; t < T; ++t)
+        for (std::size_t p = 0; p < Pos; ++p)
+          for (std::size_t d = 0; d < D; ++d)
+            q.bias.push_back(fx::quantize(b[t * D + d], qm.act.coupling_frac() + q.u_frac, P));
+    } else if (L.kind != LayerKind::ClassCaps && L.bias) {
       const FloatTensor& b = weights.at(L.name + ".bias");
       for (float v : b.data) q.bias.push_back(fx::quantize(v, acc_frac, P));
     }
-    // The next layer's input format.
-    if (L.kind == LayerKind::Conv2d)
-      cur_frac = q.out_frac;
-    else
-      cur_frac = qm.act.squash_out_frac();
+    // The format this layer hands on.
+    q.next_frac = L.kind == LayerKind::Conv2d ? q.out_frac : qm.act.squash_out_frac();
     qm.layers.push_back(std::move(q));
   }
   return qm;

@@ -22,10 +22,13 @@ struct LayerQuant {
   int w_frac = 0;    // format of its weights
   int out_frac = 0;  // format of its output activations (conv2d, primary_caps: pre-squash s)
   int shift = 0;     // reduction shift: in_frac + w_frac - out_frac (>= 0)
+  int next_frac = 0; // format of the activations the layer hands on (its ".out" tensor)
   IntTensor weight;                 // weight codes, shape of the float weights
-  std::vector<std::int64_t> bias;   // bias codes in the accumulator format (frac in+w), may be empty
+  std::vector<std::int64_t> bias;   // bias codes in the accumulator format (frac in+w), may be empty;
+                                    // conv_caps3d: [T*D] codes of the s accumulator (frac coupling+u)
+  // caps_add, flatten_caps: out_frac is the format of the sum / concatenation; no weights.
 
-  // class_caps only (docs/numerics.md, "Dynamic routing")
+  // class_caps and conv_caps3d (docs/numerics.md, "Dynamic routing")
   int u_frac = 0;        // prediction vectors u_hat (== out_frac)
   int s_shift = 0;       // s = reduce(sum_i c*u_hat, s_shift) -> squash input format
   int b_shift = 0;       // b = reduce(b << b_shift + u_hat . v, b_shift) -> softmax input format

@@ -74,7 +74,7 @@ std::string golden_report_markdown(const GoldenRun& run) {
   for (std::size_t i = 0; i < w.qm.layers.size(); ++i) {
     const LayerQuant& q = w.qm.layers[i];
     std::string extra;
-    if (w.net.layers[i].kind == LayerKind::ClassCaps)
+    if ((w.net.layers[i].kind == LayerKind::ClassCaps || w.net.layers[i].kind == LayerKind::ConvCaps3d))
       extra = fmt::format("s_shift {}, b_shift {}, norm_shift {}", q.s_shift, q.b_shift, q.norm_shift);
     out += fmt::format("| {} | {} | {} | {} | {} | {} |\n", q.name, q.in_frac, q.w_frac, q.out_frac, q.shift, extra);
   }
@@ -117,7 +117,7 @@ std::string golden_report_json(const GoldenRun& run) {
     const LayerQuant& q = w.qm.layers[i];
     nlohmann::ordered_json l{{"name", q.name}, {"in_frac", q.in_frac}, {"w_frac", q.w_frac},
                              {"out_frac", q.out_frac}, {"shift", q.shift}};
-    if (w.net.layers[i].kind == LayerKind::ClassCaps) {
+    if ((w.net.layers[i].kind == LayerKind::ClassCaps || w.net.layers[i].kind == LayerKind::ConvCaps3d)) {
       l["s_shift"] = q.s_shift;
       l["b_shift"] = q.b_shift;
       l["norm_shift"] = q.norm_shift;

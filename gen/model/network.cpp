@@ -15,11 +15,14 @@ namespace capsgen {
 namespace {
 
 // YAML names of the layer kinds: the capsule-network kinds, then the CNN kinds of the DRAM exploration.
-const std::vector<std::string_view> kCapsKindNames{"conv2d", "primary_caps", "class_caps"};
+const std::vector<std::string_view> kCapsKindNames{"conv2d",      "primary_caps", "class_caps", "conv_caps2d",
+                                                   "conv_caps3d", "caps_add",     "flatten_caps"};
 const std::vector<std::string_view> kCnnKindNames{"max_pool", "avg_pool", "fc"};
 
 LayerKind parse_kind(const yaml::Value& v) {
-  static const LayerKind caps[] = {LayerKind::Conv2d, LayerKind::PrimaryCaps, LayerKind::ClassCaps};
+  static const LayerKind caps[] = {LayerKind::Conv2d,     LayerKind::PrimaryCaps, LayerKind::ClassCaps,
+                                   LayerKind::ConvCaps2d, LayerKind::ConvCaps3d,  LayerKind::CapsAdd,
+                                   LayerKind::FlattenCaps};
   static const LayerKind cnn[] = {LayerKind::MaxPool, LayerKind::AvgPool, LayerKind::FullyConnected};
   if (v.is_scalar()) {
     for (std::size_t i = 0; i < kCapsKindNames.size(); ++i)
@@ -45,6 +48,16 @@ std::vector<std::string_view> allowed_keys(LayerKind kind) {
       return {"name", "type", "capsule_types", "capsule_dim", "kernel", "stride", "padding", "bias", "activation"};
     case LayerKind::ClassCaps:
       return {"name", "type", "num_capsules", "capsule_dim", "routing_iterations"};
+    case LayerKind::ConvCaps2d:
+      return {"name", "type", "input", "capsule_types", "capsule_dim", "kernel", "stride", "padding", "bias",
+              "activation"};
+    case LayerKind::ConvCaps3d:
+      return {"name", "type", "input", "capsule_types", "capsule_dim", "kernel", "stride", "padding", "bias",
+              "routing_iterations"};
+    case LayerKind::CapsAdd:
+      return {"name", "type", "inputs"};
+    case LayerKind::FlattenCaps:
+      return {"name", "type", "inputs"};
   }
   return {};
 }
@@ -79,6 +92,14 @@ void parse_kernel(const yaml::Value& v, Layer& layer) {
   } else {
     v.fail("expected an integer or a list [kh, kw], got " + v.describe());
   }
+}
+
+// A reference to an earlier layer (`input:` / `inputs:` entries).
+std::string parse_layer_ref(const yaml::Value& v) {
+  if (!v.is_scalar()) v.fail("expected a layer name, got " + v.describe());
+  const std::string name = v.as_string();
+  if (!is_layer_name(name)) v.fail(fmt::format("expected a layer name ([a-z_][a-z0-9_]*), got '{}'", name));
+  return name;
 }
 
 // The convolution part shared by conv2d and primary_caps.
@@ -169,6 +190,48 @@ Layer parse_layer(const yaml::Value& v) {
       layer.activation = Activation::Squash;
       break;
     }
+    case LayerKind::ConvCaps2d:
+    case LayerKind::ConvCaps3d: {
+      if (auto in = m.find("input")) layer.inputs.push_back(parse_layer_ref(*in));
+      layer.capsule_types = m.get_int("capsule_types", 1);
+      const yaml::Value dim = m.get("capsule_dim");
+      layer.capsule_dim = dim.as_int(1);
+      const long long channels = static_cast<long long>(layer.capsule_types) * layer.capsule_dim;
+      if (channels > INT_MAX) dim.fail(fmt::format("capsule_types x capsule_dim = {} is too large", channels));
+      layer.out_channels = static_cast<int>(channels);
+      parse_kernel(m.get("kernel"), layer);
+      layer.stride = m.get_int("stride", 1, INT_MAX, 1);
+      layer.padding = m.get_int("padding", 0, INT_MAX, 0);
+      if (layer.kind == LayerKind::ConvCaps2d) {
+        layer.bias = m.get_bool("bias", false);  // DeepCaps' Conv2DCaps has no bias (docs/deepcaps.md)
+        if (auto act = m.find("activation")) {
+          if (!act->is_scalar() || act->node().Scalar() != "squash") {
+            act->fail("conv_caps2d layers always squash; expected 'squash', got " + act->describe());
+          }
+        }
+      } else {
+        layer.bias = m.get_bool("bias", true);  // ConvCapsuleLayer3D's b, added to s every iteration
+        layer.routing_iterations = m.get_int("routing_iterations", 1, INT_MAX, 3);
+      }
+      layer.activation = Activation::Squash;
+      break;
+    }
+    case LayerKind::CapsAdd:
+    case LayerKind::FlattenCaps: {
+      const std::optional<yaml::Value> list =
+          layer.kind == LayerKind::CapsAdd ? std::optional<yaml::Value>(m.get("inputs")) : m.find("inputs");
+      if (list) {
+        if (!list->is_seq()) list->fail("expected a list of layer names, got " + list->describe());
+        const std::vector<yaml::Value> refs = list->as_seq();
+        if (layer.kind == LayerKind::CapsAdd && refs.size() < 2)
+          list->fail(fmt::format("caps_add needs at least two inputs, got {}", refs.size()));
+        if (refs.empty()) list->fail("expected a non-empty list of layer names");
+        for (const yaml::Value& r : refs) layer.inputs.push_back(parse_layer_ref(r));
+      }
+      layer.bias = false;
+      layer.activation = Activation::None;
+      break;
+    }
   }
   return layer;
 }
@@ -189,6 +252,14 @@ const char* to_string(LayerKind k) {
       return "avg_pool";
     case LayerKind::FullyConnected:
       return "fc";
+    case LayerKind::ConvCaps2d:
+      return "conv_caps2d";
+    case LayerKind::ConvCaps3d:
+      return "conv_caps3d";
+    case LayerKind::CapsAdd:
+      return "caps_add";
+    case LayerKind::FlattenCaps:
+      return "flatten_caps";
   }
   return "?";
 }
@@ -246,7 +317,27 @@ std::vector<WeightSpec> expected_weights(const Network& net) {
       }
       case LayerKind::MaxPool:
       case LayerKind::AvgPool:
+      case LayerKind::CapsAdd:
+      case LayerKind::FlattenCaps:
         break;
+      case LayerKind::ConvCaps2d: {
+        // Over the input capsule grid seen as T_in*D_in channels, channel t*D_in + d (docs/deepcaps.md).
+        const auto oc = static_cast<std::size_t>(l.out_channels);
+        const auto ic = static_cast<std::size_t>(l.in.is_grid() ? l.in.grid_types * l.in.dim : l.in.channels);
+        out.push_back({l.name + ".weight", {oc, ic, kh, kw}, &l});
+        if (l.bias) out.push_back({l.name + ".bias", {oc}, &l});
+        break;
+      }
+      case LayerKind::ConvCaps3d: {
+        // One kernel over the D_in atoms of a capsule, shared by every input capsule type.
+        const auto oc = static_cast<std::size_t>(l.out_channels);
+        const auto din = static_cast<std::size_t>(l.in.is_grid() ? l.in.dim : 1);
+        out.push_back({l.name + ".weight", {oc, din, kh, kw}, &l});
+        if (l.bias)
+          out.push_back({l.name + ".bias",
+                         {static_cast<std::size_t>(l.capsule_types), static_cast<std::size_t>(l.capsule_dim)}, &l});
+        break;
+      }
       case LayerKind::ClassCaps:
         out.push_back({l.name + ".W",
                        {static_cast<std::size_t>(l.in.count), static_cast<std::size_t>(l.num_capsules),
@@ -264,6 +355,10 @@ bool is_capsnet_layer(const Layer& l) {
       return l.groups == 1;
     case LayerKind::PrimaryCaps:
     case LayerKind::ClassCaps:
+    case LayerKind::ConvCaps2d:
+    case LayerKind::ConvCaps3d:
+    case LayerKind::CapsAdd:
+    case LayerKind::FlattenCaps:
       return true;
     case LayerKind::MaxPool:
     case LayerKind::AvgPool:
@@ -280,9 +375,26 @@ void require_capsnet_layers(const Network& net, const std::string& who) {
     const std::string what = l.kind == LayerKind::Conv2d ? fmt::format("grouped conv2d (groups {})", l.groups)
                                                          : fmt::format("'{}'", to_string(l.kind));
     throw InputError(net.source_path, l.line, 0, fmt::format("layers[{}].type", i),
-                     fmt::format("layer '{}': {} runs conv2d (groups 1), primary_caps and class_caps layers only, not "
-                                 "{} layers (those are for the analytic tools, e.g. capsgen dse dram)",
+                     fmt::format("layer '{}': {} runs conv2d (groups 1), primary_caps and class_caps layers (and the "
+                                 "DeepCaps kinds) only, not {} layers (those are for the analytic tools, e.g. "
+                                 "capsgen dse dram)",
                                  l.name, who, what));
+  }
+}
+
+bool is_deepcaps_layer(const Layer& l) {
+  return l.kind == LayerKind::ConvCaps2d || l.kind == LayerKind::ConvCaps3d || l.kind == LayerKind::CapsAdd ||
+         l.kind == LayerKind::FlattenCaps;
+}
+
+void require_mapped_layers(const Network& net, const std::string& who) {
+  for (std::size_t i = 0; i < net.layers.size(); ++i) {
+    const Layer& l = net.layers[i];
+    if (!is_deepcaps_layer(l)) continue;
+    throw InputError(net.source_path, l.line, 0, fmt::format("layers[{}].type", i),
+                     fmt::format("layer '{}': {} has no hardware mapping for '{}' layers yet (it maps conv2d, "
+                                 "primary_caps and class_caps; the golden models run '{}': capsgen golden)",
+                                 l.name, who, to_string(l.kind), to_string(l.kind)));
   }
 }
 
@@ -337,14 +449,43 @@ void infer_shapes(Network& net) {
                                               input.str());
   }
 
-  TensorShape cur = input;
-  std::string producer = "the network input";
+  auto shape_of = [&](int k) -> const TensorShape& { return k < 0 ? input : net.layers[std::size_t(k)].out; };
+  auto producer_of = [&](int k) {
+    return k < 0 ? std::string("the network input") : fmt::format("layer '{}'", net.layers[std::size_t(k)].name);
+  };
   for (std::size_t i = 0; i < net.layers.size(); ++i) {
     Layer& l = net.layers[i];
     const std::string field = fmt::format("layers[{}]", i);
     auto fail = [&](std::string_view sub, const std::string& message) {
       throw InputError(file, l.line, 0, field + std::string(sub), fmt::format("layer '{}': {}", l.name, message));
     };
+    // Resolve `input:` / `inputs:`: earlier layers only, so the list order is an execution order.
+    l.input_layers.clear();
+    if (l.inputs.empty()) {
+      l.input_layers.push_back(static_cast<int>(i) - 1);
+    } else {
+      const bool single = l.kind == LayerKind::ConvCaps2d || l.kind == LayerKind::ConvCaps3d;
+      for (std::size_t r = 0; r < l.inputs.size(); ++r) {
+        const std::string sub = single ? std::string(".input") : fmt::format(".inputs[{}]", r);
+        const std::string& ref = l.inputs[r];
+        int found = -1;
+        for (std::size_t k = 0; k < i; ++k)
+          if (net.layers[k].name == ref) found = static_cast<int>(k);
+        if (found < 0) {
+          if (ref == l.name) fail(sub, "a layer cannot take its own output as input");
+          for (std::size_t k = i + 1; k < net.layers.size(); ++k)
+            if (net.layers[k].name == ref)
+              fail(sub, fmt::format("input '{}' is layers[{}], which comes later; inputs must be earlier layers", ref,
+                                    k));
+          fail(sub, fmt::format("no layer named '{}' before this one", ref));
+        }
+        if (std::find(l.input_layers.begin(), l.input_layers.end(), found) != l.input_layers.end())
+          fail(sub, fmt::format("input '{}' is listed twice", ref));
+        l.input_layers.push_back(found);
+      }
+    }
+    const TensorShape cur = shape_of(l.input_layers[0]);
+    const std::string producer = producer_of(l.input_layers[0]);
     l.in = cur;
     switch (l.kind) {
       case LayerKind::Conv2d:
@@ -445,9 +586,82 @@ void infer_shapes(Network& net) {
         l.out = out;
         break;
       }
+      case LayerKind::ConvCaps2d:
+      case LayerKind::ConvCaps3d: {
+        // A feature map enters as C capsule types of one atom each (DeepCaps' ConvertToCaps).
+        if (cur.capsules && !cur.is_grid()) {
+          fail(l.inputs.empty() ? ".type" : ".input",
+               fmt::format("a {} layer needs a capsule grid (types x height x width) or a feature map, but {} "
+                           "outputs {} without a grid",
+                           to_string(l.kind), producer, cur.str()));
+        }
+        if (l.kernel_h < 1 || l.kernel_w < 1) fail(".kernel", "kernel sizes must be >= 1");
+        if (l.stride < 1) fail(".stride", "stride must be >= 1");
+        if (l.padding < 0) fail(".padding", "padding must be >= 0");
+        if (l.capsule_types < 1) fail(".capsule_types", "capsule_types must be >= 1");
+        if (l.capsule_dim < 1) fail(".capsule_dim", "capsule_dim must be >= 1");
+        if (l.kind == LayerKind::ConvCaps3d && l.routing_iterations < 1)
+          fail(".routing_iterations", "routing_iterations must be >= 1");
+        const long long span_h = static_cast<long long>(cur.height) + 2LL * l.padding - l.kernel_h;
+        const long long span_w = static_cast<long long>(cur.width) + 2LL * l.padding - l.kernel_w;
+        if (span_h < 0 || span_w < 0) {
+          fail(".kernel", fmt::format("kernel {}x{} does not fit its {}x{} input from {} (padding {})", l.kernel_h,
+                                      l.kernel_w, cur.height, cur.width, producer, l.padding));
+        }
+        const int ho = static_cast<int>(span_h / l.stride + 1);
+        const int wo = static_cast<int>(span_w / l.stride + 1);
+        const long long count = static_cast<long long>(l.capsule_types) * ho * wo;
+        if (count > INT_MAX) fail(".capsule_types", fmt::format("{} capsules are too many", count));
+        l.out_channels = l.capsule_types * l.capsule_dim;
+        TensorShape out;
+        out.capsules = true;
+        out.count = static_cast<int>(count);
+        out.dim = l.capsule_dim;
+        out.grid_types = l.capsule_types;
+        out.height = ho;
+        out.width = wo;
+        l.out = out;
+        break;
+      }
+      case LayerKind::CapsAdd: {
+        if (l.input_layers.size() < 2) fail(".inputs", "caps_add needs at least two inputs");
+        for (std::size_t r = 0; r < l.input_layers.size(); ++r) {
+          const TensorShape& s = shape_of(l.input_layers[r]);
+          const std::string sub = fmt::format(".inputs[{}]", r);
+          if (!s.capsules)
+            fail(sub, fmt::format("caps_add adds capsules, but {} outputs a feature map {}", producer_of(l.input_layers[r]),
+                                  s.str()));
+          if (s.count != cur.count || s.dim != cur.dim || s.grid_types != cur.grid_types || s.height != cur.height ||
+              s.width != cur.width)
+            fail(sub, fmt::format("{} outputs {}, but {} outputs {}: added capsules must have the same shape",
+                                  producer_of(l.input_layers[r]), s.str(), producer, cur.str()));
+        }
+        l.out = cur;
+        break;
+      }
+      case LayerKind::FlattenCaps: {
+        long long count = 0;
+        for (std::size_t r = 0; r < l.input_layers.size(); ++r) {
+          const TensorShape& s = shape_of(l.input_layers[r]);
+          const std::string sub = l.inputs.empty() ? std::string(".type") : fmt::format(".inputs[{}]", r);
+          if (!s.capsules)
+            fail(sub, fmt::format("flatten_caps needs capsules, but {} outputs a feature map {}",
+                                  producer_of(l.input_layers[r]), s.str()));
+          if (s.dim != cur.dim)
+            fail(sub, fmt::format("{} outputs {}-D capsules, but {} outputs {}-D ones: concatenated capsules must "
+                                  "have the same dimension",
+                                  producer_of(l.input_layers[r]), s.dim, producer, cur.dim));
+          count += s.count;
+        }
+        if (count > INT_MAX) fail(".inputs", fmt::format("{} capsules are too many", count));
+        TensorShape out;
+        out.capsules = true;
+        out.count = static_cast<int>(count);
+        out.dim = cur.dim;
+        l.out = out;
+        break;
+      }
     }
-    cur = l.out;
-    producer = fmt::format("layer '{}'", l.name);
   }
 }
 

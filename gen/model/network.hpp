@@ -7,10 +7,23 @@
 
 namespace capsgen {
 
-// conv2d, primary_caps and class_caps make up capsule networks (golden models, accelerator). max_pool,
-// avg_pool, fc and grouped conv2d describe the CNNs of the DRAM exploration (AlexNet, VGG-16,
-// MobileNet, docs/romanet.md); the golden models reject them (require_capsnet_layers()).
-enum class LayerKind { Conv2d, PrimaryCaps, ClassCaps, MaxPool, AvgPool, FullyConnected };
+// conv2d, primary_caps and class_caps make up capsule networks (golden models, accelerator). The
+// DeepCaps kinds (docs/deepcaps.md) conv_caps2d, conv_caps3d, caps_add and flatten_caps run in the
+// golden models; the compiler has no mapping for them yet. max_pool, avg_pool, fc and grouped
+// conv2d describe the CNNs of the DRAM exploration (AlexNet, VGG-16, MobileNet, docs/romanet.md);
+// the golden models reject them (require_capsnet_layers()).
+enum class LayerKind {
+  Conv2d,
+  PrimaryCaps,
+  ClassCaps,
+  MaxPool,
+  AvgPool,
+  FullyConnected,
+  ConvCaps2d,
+  ConvCaps3d,
+  CapsAdd,
+  FlattenCaps
+};
 enum class Activation { None, Relu, Squash };
 
 const char* to_string(LayerKind k);
@@ -21,8 +34,11 @@ struct TensorShape {
   bool capsules = false;
   int channels = 0, height = 0, width = 0;  // feature map
   int count = 0, dim = 0;                   // capsules
-  // Capsule tensors that came from a primary_caps layer keep their grid (types x height x width).
+  // Capsule tensors that came from a primary_caps or conv-capsule layer keep their grid
+  // (types x height x width); capsule i = (t*height + y)*width + x.
   int grid_types = 0;
+
+  bool is_grid() const { return capsules && grid_types > 0; }
 
   std::string str() const;
   long long elements() const;
@@ -48,7 +64,13 @@ struct Layer {
 
   // class_caps
   int num_capsules = 0;
-  int routing_iterations = 3;
+  int routing_iterations = 3;  // class_caps and conv_caps3d
+
+  // Producers of this layer's inputs, as written in the description (`input:` / `inputs:`); empty
+  // means the previous layer. input_layers holds the resolved indices (-1 = the network input),
+  // filled by shape inference for every layer.
+  std::vector<std::string> inputs;
+  std::vector<int> input_layers;
 
   TensorShape in;   // filled by shape inference
   TensorShape out;  // filled by shape inference
@@ -73,9 +95,14 @@ struct WeightSpec {
 
 std::vector<WeightSpec> expected_weights(const Network& net);
 
-// True for conv2d (groups 1), primary_caps and class_caps: the layers the golden models and the
-// accelerator run. Pools, fc and grouped convolutions exist for the analytic tools (capsgen dse dram).
+// True for conv2d (groups 1), primary_caps, class_caps and the DeepCaps kinds: the layers the golden
+// models run. Pools, fc and grouped convolutions exist for the analytic tools (capsgen dse dram).
 bool is_capsnet_layer(const Layer& l);
+// True for the DeepCaps kinds (conv_caps2d, conv_caps3d, caps_add, flatten_caps).
+bool is_deepcaps_layer(const Layer& l);
+// Throws InputError naming file, line and the first layer the compiler cannot map onto the
+// accelerator yet (the DeepCaps kinds).
+void require_mapped_layers(const Network& net, const std::string& who);
 // Throws InputError naming file, line and the first layer that is not a capsnet layer; `who` says
 // what cannot run it ("the golden model").
 void require_capsnet_layers(const Network& net, const std::string& who);

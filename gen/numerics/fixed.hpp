@@ -84,6 +84,18 @@ class ChunkedAccumulator {
   bool saturated_ = false;
 };
 
+// Sum of n codes of different formats (code k has fracs[k] fraction bits), requantized to
+// out_frac and `bits` with one rounding: the codes are aligned exactly to F = max(fracs, out_frac)
+// by left shifts, summed, then reduced with round_shift(sum, F - out_frac) and saturated. With
+// n = 1 it requantizes one code; with n = 2 it is the skip connection's capsule add (docs/numerics.md).
+inline std::int64_t align_sum(const std::int64_t* codes, const int* fracs, int n, int out_frac, int bits) {
+  int F = out_frac;
+  for (int k = 0; k < n; ++k) F = fracs[k] > F ? fracs[k] : F;
+  std::int64_t sum = 0;
+  for (int k = 0; k < n; ++k) sum += codes[k] * (std::int64_t{1} << (F - fracs[k]));
+  return sat_s(round_shift(sum, F - out_frac), bits);
+}
+
 // Round-to-nearest (ties to even) quantization of a real value to `frac` fraction bits,
 // saturated to `bits`. Used only for importing float weights and inputs.
 std::int64_t quantize(double value, int frac, int bits);

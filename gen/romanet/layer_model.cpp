@@ -121,6 +121,13 @@ std::vector<LayerGeometry> dram_layers(const Network& net, std::vector<std::stri
         g.I = static_cast<int>(L.in.elements());
         g.J = L.out_channels;
         break;
+      case LayerKind::ConvCaps2d:
+      case LayerKind::ConvCaps3d:
+      case LayerKind::CapsAdd:
+      case LayerKind::FlattenCaps:
+        throw InputError(net.source_path, L.line, 0, fmt::format("layers[{}].type", li),
+                         fmt::format("layer '{}': the DRAM model has no geometry for '{}' layers yet", L.name,
+                                     to_string(L.kind)));
       case LayerKind::ClassCaps:
         g.op = OpKind::CapsPredict;
         g.M = g.H = L.in.count;  // input capsules as positions (one column)

@@ -84,6 +84,15 @@ WeightSet random_weights(const Network& net, std::uint64_t seed) {
       // keeps |s_j| around 1, where squash is most sensitive.
       const double I = double(spec.shape[0]), J = double(spec.shape[1]), D = double(spec.shape[2]);
       sigma = 0.5 * J / (std::sqrt(I) * 0.5 * std::sqrt(D));
+    } else if (L.kind == LayerKind::ConvCaps2d || L.kind == LayerKind::ConvCaps3d) {
+      // A chain of squashed layers keeps its scale only if |s| = g |u| |s|^2 / (1 + |s|^2) has a
+      // stable fixed point, i.e. for gain g > 2 (He's sqrt(2) lets capsules shrink to zero over the
+      // 16 layers of DeepCaps): g = 3 settles at |s| ~ 2.6, |v| ~ 0.87.
+      const double fan_in = double(spec.shape[1] * spec.shape[2] * spec.shape[3]);
+      sigma = 3.0 / std::sqrt(fan_in);
+      // conv_caps3d votes use the same gain: scaling them up to make the first iteration's s (spread
+      // over T*H'*W' outputs) of order one drives the logits b = u_hat . v far outside the softmax
+      // unit's input range within one update.
     } else {
       double fan_in = 1.0;  // conv [out, in, kh, kw] and fc [out, in] weights
       for (std::size_t d = 1; d < spec.shape.size(); ++d) fan_in *= double(spec.shape[d]);

@@ -174,7 +174,8 @@ TEST(Network, DuplicateName) {
 
 TEST(Network, BadType) {
   expect_edit_error("    type: conv2d", "    type: conv3d", "layers[0].type",
-                    "expected one of conv2d, primary_caps, class_caps, got 'conv3d'");
+                    "expected one of conv2d, primary_caps, class_caps, conv_caps2d, conv_caps3d, caps_add, flatten_caps, "
+                    "got 'conv3d'");
   const std::string text = replace(kBase, "    type: conv2d\n", "");
   expect_input_error([&] { parse(text); }, kFile, 4, "layers[0].type", "missing required field");
 }

@@ -120,7 +120,8 @@ TEST(NetworkKinds, Errors) {
   expect_error(head + "  - {name: f, type: fc, out_features: 0}\n", "layers[0].out_features",
                "expected an integer >= 1, got 0");
   expect_error(head + "  - {name: f, type: fcc, out_features: 3}\n", "layers[0].type",
-               "expected one of conv2d, primary_caps, class_caps, got 'fcc' (CNN layers for the analytic tools: "
+               "expected one of conv2d, primary_caps, class_caps, conv_caps2d, conv_caps3d, caps_add, flatten_caps, "
+               "got 'fcc' (CNN layers for the analytic tools: "
                "max_pool, avg_pool, fc)");
   expect_error(head +
                    "  - {name: c, type: conv2d, out_channels: 8, kernel: 3}\n"
@@ -150,7 +151,7 @@ TEST(NetworkKinds, GoldenModelsRejectThem) {
     EXPECT_EQ(e.field(), "layers[1].type");
     EXPECT_EQ(e.line(), n.layers[1].line);
     EXPECT_NE(std::string(e.what()).find("layer 'pool1': the golden model runs conv2d (groups 1), primary_caps and "
-                                         "class_caps layers only, not 'max_pool' layers"),
+                                         "class_caps layers (and the DeepCaps kinds) only, not 'max_pool' layers"),
               std::string::npos)
         << e.what();
   }
