@@ -9,14 +9,18 @@
 #
 # usage: run_block_tests.sh --capsgen BIN --work DIR (--config YAML | --random SEED)
 #                           [--seed N] [--scale X] [--icarus | --icarus-only] [--jobs N] [--no-trace]
+#                           [--same-as REF.yaml]
 # --icarus-only reuses the RTL and build of an earlier run in DIR (CTest fixture); --jobs defaults
 # to $CAPSGEN_RTL_JOBS or 2; --no-trace builds the models without FST support (faster builds).
+# --same-as REF.yaml: a block whose RTL, parameter files and engine programs equal those of preset
+# REF (scripts/rtl_same_blocks.py) is neither built nor run here: with the same seed it would be
+# the same test as REF's own block test. The others are built and run as usual.
 # Exit status 0 only if every step passed. Nothing outside DIR is written.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/.." && pwd)"
-capsgen="" work="" config="" random="" seed=1 scale=1 icarus=0 icarus_only=0 jobs="${CAPSGEN_RTL_JOBS:-2}" trace=ON
+capsgen="" work="" config="" random="" seed=1 scale=1 icarus=0 icarus_only=0 jobs="${CAPSGEN_RTL_JOBS:-2}" trace=ON same_as=""
 
 while [[ $# -gt 0 ]]; do
   case "$1" in
@@ -30,6 +34,7 @@ while [[ $# -gt 0 ]]; do
     --icarus-only) icarus=1; icarus_only=1; shift ;;
     --jobs) jobs="$2"; shift 2 ;;
     --no-trace) trace=OFF; shift ;;
+    --same-as) same_as="$2"; shift 2 ;;
     *) echo "run_block_tests.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
 done
@@ -77,34 +82,74 @@ if command -v yosys > /dev/null; then
   echo "yosys read/hierarchy/proc clean"
 fi
 
+# The engine programs of step 4 (capsgen compile --dump-engine): capsnet-tiny with seeded weights and a
+# synthetic image everywhere; the presets also run capsnet-small with its trained weights on MNIST
+# test image 0.
+nets=("capsnet-tiny:")
+[[ -z "$random" ]] && nets+=("capsnet-small:--weights $root/models/weights/capsnet-small-mnist.npz --dataset mnist --index 0")
+dump_programs() {  # dump_programs CONFIG DIR_PREFIX
+  local entry net opts
+  for entry in "${nets[@]}"; do
+    net="${entry%%:*}" opts="${entry#*:}"
+    # shellcheck disable=SC2086  # opts is a list of options
+    "$capsgen" compile --config "$1" --model "$root/models/$net.yaml" $opts --seed "$seed" \
+      --dump-engine "$2-$net" > "$2-$net.log" || { cat "$2-$net.log"; echo "FAIL compile"; exit 1; }
+  done
+}
+dump_programs "$config" "$work/engine"
+
+# 2b. with --same-as: leave out the blocks that would repeat REF's tests.
+blocks=(pe accumulator array activation scratchpad dma pmu memsys gather staging engine)
+if [[ -n "$same_as" ]]; then
+  step "compare with $same_as"
+  "$capsgen" generate --config "$same_as" --out "$work/ref-rtl" > /dev/null
+  dump_programs "$same_as" "$work/ref-engine"
+  kept=()
+  while read -r verdict block why; do
+    if [[ "$verdict" == same && "$block" == engine ]]; then
+      for entry in "${nets[@]}"; do  # the programs, less the comment lines that name the preset
+        net="${entry%%:*}"
+        if ! diff -r -q -I '^#' -I '^//' "$work/engine-$net" "$work/ref-engine-$net" > /dev/null; then
+          verdict=differs why="the $net engine program"
+        fi
+      done
+    fi
+    if [[ "$verdict" == same ]]; then
+      echo "SKIP $block: its RTL, parameter files and programs equal $same_as's (the same test runs there)"
+    else
+      echo "run $block: $why differs from $same_as's"
+      kept+=("$block")
+    fi
+  done < <(python3 "$root/scripts/rtl_same_blocks.py" "$rtl" "$work/ref-rtl" "${blocks[@]}")
+  blocks=("${kept[@]}")
+fi
+block_list="$(IFS=';'; echo "${blocks[*]}")"
+
 # 3. build the testbenches
-step "build testbenches"
-cmake -S "$root/tb" -B "$work/build" -G Ninja -DCAPSGEN_RTL_DIR="$rtl" -DCMAKE_BUILD_TYPE=Release -DCAPSGEN_TB_TRACE="$trace" > "$work/configure.log" 2>&1 \
+step "build testbenches (${blocks[*]})"
+cmake -S "$root/tb" -B "$work/build" -G Ninja -DCAPSGEN_RTL_DIR="$rtl" -DCMAKE_BUILD_TYPE=Release -DCAPSGEN_TB_TRACE="$trace" \
+  -DCAPSGEN_TB_BLOCKS="$block_list" > "$work/configure.log" 2>&1 \
   || { cat "$work/configure.log"; echo "FAIL configure"; exit 1; }
 cmake --build "$work/build" -j "$jobs" > "$work/build.log" 2>&1 || { tail -50 "$work/build.log"; echo "FAIL build"; exit 1; }
 echo "built in $((SECONDS - t0)) s"
 
 # 4. run
 tbx="$work/build/tb_blocks"
-for block in pe accumulator array activation scratchpad dma pmu memsys gather staging engine; do
+for block in "${blocks[@]}"; do
   step "$block (seed $seed)"
   "$tbx" "$block" --rtl "$rtl" --seed "$seed" --scale "$scale"
 done
-# The compute engine on compiled networks (capsgen compile --dump-engine): the whole program, every
+# The compute engine on compiled networks (the programs dumped above): the whole program, every
 # descriptor in order on one memory that the engine's own writes update (the RTL computes the
 # inference), each descriptor's writes compared with the functional executor's and the RTL's class
-# prediction with the golden model's. capsnet-tiny with seeded weights and a synthetic image
-# everywhere; the presets also run capsnet-small with its trained weights on MNIST test image 0.
-nets=("capsnet-tiny:")
-[[ -z "$random" ]] && nets+=("capsnet-small:--weights $root/models/weights/capsnet-small-mnist.npz --dataset mnist --index 0")
-for entry in "${nets[@]}"; do
-  net="${entry%%:*}" opts="${entry#*:}"
-  step "engine program $net${opts:+ ($opts)}"
-  # shellcheck disable=SC2086  # opts is a list of options
-  "$capsgen" compile --config "$config" --model "$root/models/$net.yaml" $opts --seed "$seed" \
-    --dump-engine "$work/engine-$net" > "$work/engine-$net.log" || { cat "$work/engine-$net.log"; echo "FAIL compile"; exit 1; }
-  "$tbx" engine --rtl "$rtl" --program "$work/engine-$net"
-done
+# prediction with the golden model's.
+if [[ " ${blocks[*]} " == *" engine "* ]]; then
+  for entry in "${nets[@]}"; do
+    net="${entry%%:*}" opts="${entry#*:}"
+    step "engine program $net${opts:+ ($opts)}"
+    "$tbx" engine --rtl "$rtl" --program "$work/engine-$net"
+  done
+fi
 fi
 
 # 5. Icarus cross-check of the array and activation tests
