@@ -282,6 +282,7 @@ int cmd_regress(const std::vector<std::string>& argv_in) {
     std::string o;
     if (regress::run_capture(a, o) != 0) {
       while (!o.empty() && (o.back() == '\n' || o.back() == ' ')) o.pop_back();
+      for (std::size_t k; (k = o.find('\n')) != std::string::npos;) o.replace(k, 1, "; ");
       throw InputError("capsgen regress", 0, 0, "--slurm", fmt::format("sbatch refuses the jobs' options: {} ({})", o, join_cmd(a)));
     }
   }
