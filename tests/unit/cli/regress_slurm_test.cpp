@@ -26,9 +26,21 @@ void write(const fs::path& p, const std::string& text) {
   fs::permissions(p, fs::perms::owner_all, fs::perm_options::add);
 }
 
+// This process's temporary directory, removed when the tests end.
+const fs::path& test_root() {
+  static const struct Root {
+    fs::path path = fs::temp_directory_path() / ("capsgen-slurm-test-" + std::to_string(getpid()));
+    ~Root() {
+      std::error_code ec;
+      fs::remove_all(path, ec);
+    }
+  } root;
+  return root.path;
+}
+
 // A fresh directory under the test's temporary directory.
 fs::path fresh_dir(const std::string& name) {
-  const fs::path d = fs::temp_directory_path() / ("capsgen-slurm-test-" + std::to_string(getpid())) / name;
+  const fs::path d = test_root() / name;
   fs::remove_all(d);
   fs::create_directories(d);
   return d;
