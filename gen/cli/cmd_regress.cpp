@@ -9,6 +9,8 @@
 //      command that reproduces the job alone), with --trace an FST and .gtkw of each failure, and with
 //      coverage the merged Verilator coverage (verilator_coverage) and the functional coverage per bin.
 // A live progress line goes to stderr. Ctrl-C stops the workers and still writes the summaries.
+// With --slurm, step 2 and 3 are Slurm jobs instead of local processes (cli/regress_slurm.hpp): the same
+// commands, one build job per model and one job array of its runs after it; step 4 is the same code.
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -30,6 +32,7 @@
 #include "cli/regress_list.hpp"
 #include "cli/regress_pool.hpp"
 #include "cli/regress_report.hpp"
+#include "cli/regress_slurm.hpp"
 #include "config/accel_config.hpp"
 #include "core/atomic_file.hpp"
 #include "core/input_error.hpp"
@@ -158,7 +161,13 @@ int cmd_regress(const std::vector<std::string>& argv_in) {
       .option("trace-max", "N", "rerun at most N failures with --trace", "4")
       .option("filter", "REGEX", "only the jobs whose name matches")
       .flag("dry-run", "list the jobs and the commands, build and run nothing")
-      .option("source-dir", "DIR", "the capsgen source tree (for tb/)", CAPSGEN_SOURCE_DIR);
+      .option("source-dir", "DIR", "the capsgen source tree (for tb/)", CAPSGEN_SOURCE_DIR)
+      .flag("slurm", "run the builds and runs as Slurm jobs (sbatch; OUT, the current directory and capsgen on a shared filesystem)")
+      .option("slurm-partition", "P", "--slurm: sbatch --partition")
+      .option("slurm-account", "A", "--slurm: sbatch --account")
+      .option("slurm-time", "T", "--slurm: sbatch --time of every job (e.g. 30:00)")
+      .option("slurm-extra", "ARGS", "--slurm: more sbatch options for every job, separated by blanks (e.g. '--qos=short --mem=4G')")
+      .option("slurm-timeout", "S", "--slurm: stop waiting after S seconds and cancel the jobs left (0: wait as long as they are queued)", "0");
   if (!args.parse(argv)) {
     fmt::print("{}", args.help());
     return 0;
@@ -178,6 +187,11 @@ int cmd_regress(const std::vector<std::string>& argv_in) {
       throw InputError("capsgen regress", 0, 0, "--filter", fmt::format("bad regular expression '{}': {}", *f, e.what()));
     }
   }
+  const bool slurm = args.has("slurm");
+  for (const char* o : {"slurm-partition", "slurm-account", "slurm-time", "slurm-extra"})
+    if (args.get_opt(o) && !slurm)
+      throw InputError("capsgen regress", 0, 0, std::string("--") + o, "only with --slurm");
+  const int slurm_timeout = static_cast<int>(args.get_int("slurm-timeout", 0, 100000000));
   const RegressList list = load_regress_list(list_path, ".");
   const fs::path out = fs::absolute(args.get_opt("out").value_or("build/regress/" + list.name));
   const bool coverage = list.coverage || args.has("coverage");
@@ -214,7 +228,7 @@ int cmd_regress(const std::vector<std::string>& argv_in) {
     if (coverage && j.fault.empty()) a.push_back("--coverage");
     if (!j.fault.empty()) a.insert(a.end(), {"--fault", j.fault});
     key_task[key] = tasks.size();
-    tasks.push_back({a, (out / "builds" / (key + ".log")).string(), 0, {}});
+    tasks.push_back({a, (out / "builds" / (key + ".log")).string(), 0, {}, key, build_jobs});
   }
   const std::size_t first_run = tasks.size();
   std::vector<JobResult> results(jobs.size());
@@ -227,7 +241,7 @@ int cmd_regress(const std::vector<std::string>& argv_in) {
     a.insert(a.begin(), exe);
     a.insert(a.end(), {"--work", (out / "runs" / j.name).string(), "--build", build.string(), "--source-dir", src});
     if (cov) a.push_back("--coverage");
-    tasks.push_back({a, (out / "runs" / j.name / "run.log").string(), list.timeout_s, {key_task[j.build_key()]}});
+    tasks.push_back({a, (out / "runs" / j.name / "run.log").string(), list.timeout_s, {key_task[j.build_key()]}, j.name, 1});
     // The command that reproduces the job alone: generates and builds its own model.
     std::vector<std::string> r = sim_args(j);
     r.insert(r.begin(), exe);
@@ -237,17 +251,47 @@ int cmd_regress(const std::vector<std::string>& argv_in) {
     results[i].repro = "cd " + quote(cwd) + " && " + join_cmd(r);
     results[i].log = tasks.back().log;
   }
+  regress::SlurmOptions sopt;
+  if (slurm) {
+    sopt.partition = args.get_opt("slurm-partition").value_or("");
+    sopt.account = args.get_opt("slurm-account").value_or("");
+    sopt.time = args.get_opt("slurm-time").value_or("");
+    std::istringstream extra(args.get_opt("slurm-extra").value_or(""));
+    for (std::string w; extra >> w;) sopt.extra.push_back(w);
+    sopt.job_name = "capsgen-" + list.name;
+    sopt.dir = (out / "slurm").string();
+    sopt.cwd = cwd;
+    sopt.wait_timeout_s = slurm_timeout;
+  }
   if (args.has("dry-run")) {
     fmt::print("capsgen regress {}: {} jobs, {} model builds (dry run)\n", list.name, jobs.size(), keys.size());
     for (const Task& t : tasks) fmt::print("  {}\n", join_cmd(t.argv));
+    if (slurm)
+      fmt::print("--slurm: {} build job(s), then {} job array(s) of the runs, each after its model's build; sbatch options: {}\n",
+                 keys.size(), keys.size(), join_cmd(regress::sbatch_common(sopt)));
     return 0;
+  }
+  if (slurm) {
+    // Before anything is written: the commands exist and sbatch accepts the options.
+    for (const char* c : {"sbatch", "squeue", "scancel"})
+      if (regress::find_on_path(c).empty())
+        throw InputError("capsgen regress", 0, 0, "--slurm", fmt::format("{} not found on PATH (Slurm's client commands are needed)", c));
+    std::vector<std::string> a = {"sbatch", "--test-only", "--job-name=" + sopt.job_name, "--chdir=" + cwd};
+    for (const std::string& o : regress::sbatch_common(sopt)) a.push_back(o);
+    a.insert(a.end(), {"--wrap", "true"});
+    std::string o;
+    if (regress::run_capture(a, o) != 0) {
+      while (!o.empty() && (o.back() == '\n' || o.back() == ' ')) o.pop_back();
+      for (std::size_t k; (k = o.find('\n')) != std::string::npos;) o.replace(k, 1, "; ");
+      throw InputError("capsgen regress", 0, 0, "--slurm", fmt::format("sbatch refuses the jobs' options: {} ({})", o, join_cmd(a)));
+    }
   }
 
   // Output directory: earlier results are replaced, earlier builds reused.
   std::error_code ec;
   fs::create_directories(out / "builds", ec);
   if (ec) throw InputError(out.string(), 0, 0, "--out", "cannot create directory: " + ec.message());
-  for (const char* d : {"runs", "failures", "coverage"}) fs::remove_all(out / d, ec);
+  for (const char* d : {"runs", "failures", "coverage", "slurm"}) fs::remove_all(out / d, ec);
   for (const char* f : {"summary.md", "summary.json", "junit.xml", "coverage.md", "coverage.json"}) fs::remove(out / f, ec);
   for (const Job& j : jobs) fs::create_directories(out / "runs" / j.name, ec);
   for (const auto& [seed, yaml] : names.randoms()) {
@@ -255,8 +299,8 @@ int cmd_regress(const std::vector<std::string>& argv_in) {
     write_file_atomic((out / "configs" / fmt::format("random-{}.yaml", seed)).string(), yaml);
   }
   catch_interrupts();
-  fmt::print(stderr, "capsgen regress {}: {} jobs, {} model build(s), -j {}{}; output in {}\n", list.name, jobs.size(),
-             keys.size(), slots, coverage ? ", coverage on" : "", out.string());
+  fmt::print(stderr, "capsgen regress {}: {} jobs, {} model build(s), {}{}; output in {}\n", list.name, jobs.size(),
+             keys.size(), slurm ? "as Slurm jobs" : fmt::format("-j {}", slots), coverage ? ", coverage on" : "", out.string());
 
   // Progress.
   const bool tty = isatty(2);
@@ -366,7 +410,22 @@ int cmd_regress(const std::vector<std::string>& argv_in) {
     }
     progress(false);
   };
-  const bool completed = run_tasks(tasks, slots, outcomes, classify, [&] { progress(false); });
+  bool completed = false;
+  if (slurm) {
+    try {
+      completed = regress::run_tasks_slurm(
+          tasks, sopt, outcomes, classify, [&] { progress(false); }, [] { return interrupted(); },
+          [&](const std::string& m) {
+            if (tty) fmt::print(stderr, "\r{:<110}\r", "");
+            fmt::print(stderr, "[regress {}] slurm: {}\n", list.name, m);
+          });
+    } catch (const regress::SlurmError& e) {
+      fmt::print(stderr, "capsgen regress: error: --slurm: {}\n", e.what());
+      return 2;
+    }
+  } else {
+    completed = run_tasks(tasks, slots, outcomes, classify, [&] { progress(false); });
+  }
   progress(true);
   for (std::size_t i = 0; i < jobs.size(); ++i)
     if (!outcomes[first_run + i].started && !outcomes[first_run + i].dep_failed) results[i].status = Status::kNotRun;
@@ -420,7 +479,7 @@ int cmd_regress(const std::vector<std::string>& argv_in) {
       a.insert(a.end(), {"--work", (f / "trace-run").string(), "--trace", (f / (j.name + ".fst")).string(),
                          "--jobs", std::to_string(std::max(1, slots / static_cast<int>(std::min<std::size_t>(slots, to_trace.size())))),
                          "--source-dir", src});
-      tt.push_back({a, (f / "trace.log").string(), 0, {}});
+      tt.push_back({a, (f / "trace.log").string(), 0, {}, j.name, 1});
       fsts.push_back(f / (j.name + ".fst"));
     }
     fmt::print(stderr, "[regress {}] rerunning {} failure(s) with tracing\n", list.name, tt.size());
@@ -435,6 +494,7 @@ int cmd_regress(const std::vector<std::string>& argv_in) {
   // Coverage.
   RunInfo info{list.file, list.name, out.string(), slots, 0, !completed || interrupted(), coverage,
                static_cast<int>(keys.size()), builds_failed, 0};
+  info.slurm = slurm;
   if (coverage) {
     FunctionalCoverage fc;
     std::vector<std::string> dats;

@@ -15,6 +15,8 @@ struct Task {
   std::string log;                // stdout and stderr
   int timeout_s = 0;              // 0: none
   std::vector<std::size_t> deps;  // tasks that must have finished (with exit status 0) first
+  std::string name;               // for people: the model's key or the job's name (Slurm job names)
+  int cpus = 1;                   // CPUs the command uses (Slurm: --cpus-per-task)
 };
 
 struct Outcome {

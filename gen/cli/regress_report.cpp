@@ -52,8 +52,9 @@ std::string md_cell(std::string s) {
 std::string summary_markdown(const RunInfo& info, const std::vector<JobResult>& results) {
   const Totals t = totals(results);
   std::string md = fmt::format("# capsgen regress: {}{}\n\n", info.list_name, info.interrupted ? " (INTERRUPTED)" : "");
-  md += fmt::format("- list: {}; {} jobs on {} model build(s){}, {} in parallel, {} wall time\n", info.list_file, t.jobs,
-                    info.builds, info.builds_failed ? fmt::format(" ({} failed)", info.builds_failed) : "", info.slots,
+  md += fmt::format("- list: {}; {} jobs on {} model build(s){}, {}, {} wall time\n", info.list_file, t.jobs,
+                    info.builds, info.builds_failed ? fmt::format(" ({} failed)", info.builds_failed) : "",
+                    info.slurm ? std::string("as Slurm jobs") : fmt::format("{} in parallel", info.slots),
                     clock_time(info.seconds));
   md += fmt::format("- result: **{}**: {} passed, {} failed, {} errors, {} not run\n",
                     t.passed == t.jobs ? "PASS" : info.interrupted ? "INTERRUPTED" : "FAIL", t.passed, t.failed, t.errors,
@@ -96,6 +97,7 @@ std::string summary_json(const RunInfo& info, const std::vector<JobResult>& resu
   j["not_run"] = t.not_run;
   j["builds"] = info.builds;
   j["builds_failed"] = info.builds_failed;
+  if (info.slurm) j["slurm"] = true;
   j["parallel"] = info.slots;
   j["wall_seconds"] = info.seconds;
   j["results"] = nlohmann::json::array();

@@ -17,7 +17,8 @@ struct RunInfo {
   bool interrupted = false;
   bool coverage = false;
   int builds = 0, builds_failed = 0;
-  int dram_runs = 0;  // coverage: the runs summed that were --memory dram (capsgen_chip: sector sleep/wake bins)
+  int dram_runs = 0;
+  bool slurm = false;  // the builds and runs were Slurm jobs (--slurm), not local processes  // coverage: the runs summed that were --memory dram (capsgen_chip: sector sleep/wake bins)
 };
 
 // Counts: passed (ok), failed (not ok: mismatch, uncaught fault), errors (could not run, timeout),
