@@ -28,9 +28,9 @@ constexpr int kMaxSquashLutBits = 16;
 constexpr Limit kExpOutBits{2, 16};
 constexpr Limit kAccDepth{1, 65536};
 constexpr Limit kWakeup{0, 1000};
-constexpr Limit kSizeKib{1, 65536};
+constexpr Limit kSizeKib{1, int(kMaxMemoryKib)};
 constexpr Limit kBanks{1, 64};     // powers of 2
-constexpr Limit kSectors{1, 256};  // powers of 2
+constexpr Limit kSectors{1, int(kMaxMemorySectors)};  // powers of 2
 const std::vector<int> kMemWidths{8, 16, 32, 64, 128, 256};
 constexpr Limit kBusBits{8, 512};  // powers of 2
 constexpr Limit kMaxBurst{1, 256};

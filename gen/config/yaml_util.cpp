@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "core/input_error.hpp"
+#include "core/parse_number.hpp"
 
 namespace capsgen::yaml {
 namespace {
@@ -22,24 +23,17 @@ std::string clip(const std::string& s) {
   return s.size() <= kMax ? s : s.substr(0, kMax) + "...";
 }
 
-// Strict decimal integer: [+-]?[0-9]+, nothing else. Values beyond long long fail too.
+// Strict decimal integer and finite decimal number (core/parse_number.hpp).
 bool parse_integer(const std::string& s, long long* out) {
-  if (s.empty()) return false;
-  std::size_t start = (s[0] == '+' || s[0] == '-') ? 1 : 0;
-  if (start == s.size()) return false;
-  for (std::size_t i = start; i < s.size(); ++i) {
-    if (s[i] < '0' || s[i] > '9') return false;
-  }
-  const char* first = s.data() + (s[0] == '+' ? 1 : 0);
-  auto [ptr, ec] = std::from_chars(first, s.data() + s.size(), *out);
-  return ec == std::errc() && ptr == s.data() + s.size();
+  const auto v = parse_decimal_int(s);
+  if (v) *out = *v;
+  return v.has_value();
 }
 
 bool parse_number(const std::string& s, double* out) {
-  if (s.empty()) return false;
-  const char* first = s.data() + (s[0] == '+' ? 1 : 0);
-  auto [ptr, ec] = std::from_chars(first, s.data() + s.size(), *out);
-  return ec == std::errc() && ptr == s.data() + s.size() && std::isfinite(*out);
+  const auto v = parse_finite_real(s);
+  if (v) *out = *v;
+  return v.has_value();
 }
 
 std::string int_range_text(int lo, int hi) {
@@ -81,27 +75,61 @@ Location location_of(const YAML::Node& node) {
   return {m.line + 1, m.column + 1};
 }
 
-std::string read_file(const std::string& path) {
+std::string read_file(const std::string& path, std::size_t max_bytes) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) {
     throw InputError(path, 0, 0, "", "cannot open file (it is a directory)");
   }
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(path, 0, 0, "", "cannot open file");
-  std::ostringstream ss;
-  ss << in.rdbuf();
+  // Read in chunks up to the limit: /dev/zero or a FIFO must not fill the memory.
+  std::string out;
+  char buf[1 << 16];
+  while (in) {
+    in.read(buf, sizeof buf);
+    const std::size_t n = std::size_t(in.gcount());
+    if (out.size() + n > max_bytes)
+      throw InputError(path, 0, 0, "", fmt::format("larger than {} bytes (the limit for text input files, docs/limits.md)", max_bytes));
+    out.append(buf, n);
+  }
   if (in.bad()) throw InputError(path, 0, 0, "", "cannot read file");
-  return ss.str();
+  return out;
 }
 
 YAML::Node parse(const std::string& text, const std::string& file_name) {
+  std::vector<YAML::Node> docs;
   try {
-    return YAML::Load(text);
+    docs = YAML::LoadAll(text);
   } catch (const YAML::Exception& e) {
     Location loc;
     if (!e.mark.is_null() && e.mark.line >= 0) loc = {e.mark.line + 1, e.mark.column + 1};
     throw InputError(file_name, loc.line, loc.column, "", "YAML syntax error: " + e.msg);
   }
+  if (docs.size() > 1) {
+    // One document per file: a second one would be silently ignored. An empty document has no mark;
+    // then the second document marker line ("---") is the place.
+    Location loc = location_of(docs[1]);
+    if (loc.line == 0) {
+      std::istringstream in(text);
+      std::string line;
+      int n = 0, markers = 0;
+      bool content_before = false;
+      while (std::getline(in, line)) {
+        ++n;
+        if (line.rfind("---", 0) == 0) {
+          if (content_before || ++markers == 2) {
+            loc = {n, 1};
+            break;
+          }
+        } else if (!line.empty() && line[0] != '#' && line.find_first_not_of(" \t\r") != std::string::npos) {
+          content_before = true;
+        }
+      }
+    }
+    throw InputError(file_name, loc.line, loc.column, "",
+                     "a second YAML document ('---') is not read; put everything in one document");
+  }
+  return docs.empty() ? YAML::Node() : docs.front();
 }
 
 // ---------------------------------------------------------------------------------------------
