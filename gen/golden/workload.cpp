@@ -22,6 +22,7 @@ Workload prepare_workload(AccelConfig cfg, Network net, WeightSet weights, std::
 Workload prepare_workload(const WorkloadSpec& spec) {
   AccelConfig cfg = load_accel_config(spec.config_path);
   Network net = load_network(spec.model_path);
+  check_runnable_network(net, "the golden model");  // before any weight is allocated
   WeightSet weights;
   std::string source;
   if (spec.weights_path) {
