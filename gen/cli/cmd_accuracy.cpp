@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "cli/accuracy.hpp"
+#include "model/network_limits.hpp"
 #include "cli/args.hpp"
 #include "cli/commands.hpp"
 #include "core/atomic_file.hpp"

@@ -10,6 +10,7 @@
 #include "emit/chip.hpp"
 #include "emit/memsys.hpp"
 #include "model/network.hpp"
+#include "model/network_limits.hpp"
 #include "weights/weight_set.hpp"
 
 namespace capsgen::cli {

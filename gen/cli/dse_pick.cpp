@@ -9,6 +9,7 @@
 #include <sstream>
 #include <vector>
 
+#include "config/memory_bounds.hpp"
 #include "config/yaml_util.hpp"
 #include "core/input_error.hpp"
 #include "core/parse_number.hpp"

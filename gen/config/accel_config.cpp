@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "config/memory_bounds.hpp"
 #include "config/yaml_util.hpp"
 #include "core/input_error.hpp"
 

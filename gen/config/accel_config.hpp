@@ -7,11 +7,6 @@
 
 namespace capsgen {
 
-// Bounds of a scratchpad memory's size and sector count (docs/config.md); shared with the readers of
-// exploration results so that a CSV row cannot ask for what a preset cannot hold.
-constexpr long long kMaxMemoryKib = 65536;
-constexpr long long kMaxMemorySectors = 256;
-
 struct ArrayConfig {
   int rows = 16;             // PE rows: the reduction dimension of one pass
   int cols = 16;             // PE columns: independent outputs per cycle

@@ -1,4 +1,5 @@
 #include "config/yaml_util.hpp"
+#include "config/text_file.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -75,7 +76,13 @@ Location location_of(const YAML::Node& node) {
   return {m.line + 1, m.column + 1};
 }
 
-std::string read_file(const std::string& path, std::size_t max_bytes) {
+std::string read_file(const std::string& path) { return read_text_file(path, kMaxTextFileBytes); }
+
+}  // namespace capsgen::yaml
+
+namespace capsgen {
+
+std::string read_text_file(const std::string& path, std::size_t max_bytes) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) {
     throw InputError(path, 0, 0, "", "cannot open file (it is a directory)");
@@ -95,6 +102,10 @@ std::string read_file(const std::string& path, std::size_t max_bytes) {
   if (in.bad()) throw InputError(path, 0, 0, "", "cannot read file");
   return out;
 }
+
+}  // namespace capsgen
+
+namespace capsgen::yaml {
 
 YAML::Node parse(const std::string& text, const std::string& file_name) {
   std::vector<YAML::Node> docs;

@@ -7,7 +7,6 @@
 #pragma once
 
 #include <climits>
-#include <cstddef>
 #include <functional>
 #include <optional>
 #include <string>
@@ -27,12 +26,8 @@ struct Location {
 // yaml-cpp marks are 0-based (-1 when unknown).
 Location location_of(const YAML::Node& node);
 
-// Largest text input file (preset, network, regression list, technology file, CACTI report): 64 MiB.
-constexpr std::size_t kMaxTextFileBytes = std::size_t(64) << 20;
-
-// Whole file as text. InputError(path, "cannot open file") when it cannot be read, and when it holds
-// more than max_bytes (reading stops there: /dev/zero is an error, not an endless read).
-std::string read_file(const std::string& path, std::size_t max_bytes = kMaxTextFileBytes);
+// Whole file as text. InputError(path, "cannot open file") when it cannot be read.
+std::string read_file(const std::string& path);
 
 // Parses one YAML document. Syntax errors become InputError with yaml-cpp's line and column.
 YAML::Node parse(const std::string& text, const std::string& file_name);

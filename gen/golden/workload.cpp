@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "golden/float_model.hpp"
+#include "model/network_limits.hpp"
 
 namespace capsgen {
 

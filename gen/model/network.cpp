@@ -10,6 +10,7 @@
 #include <fmt/ranges.h>
 
 #include "config/yaml_util.hpp"
+#include "model/network_limits.hpp"
 #include "core/checked.hpp"
 #include "core/input_error.hpp"
 #include "core/limits.hpp"

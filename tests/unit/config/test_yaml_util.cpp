@@ -5,6 +5,7 @@
 #include <fstream>
 #include <map>
 
+#include "config/text_file.hpp"
 #include "config/yaml_util.hpp"
 #include "core/input_error.hpp"
 #include "test_helpers.hpp"
@@ -165,9 +166,9 @@ TEST(YamlUtil, ReadFile) {
   expect_input_error([&] { yaml::read_file(missing); }, missing, 0, "", "cannot open file");
   expect_input_error([&] { yaml::read_file(dir.string()); }, dir.string(), 0, "", "cannot open file");
   // Bounded: reading stops at the limit (/dev/zero would otherwise fill the memory).
-  expect_input_error([&] { yaml::read_file(path, 4); }, path, 0, "", "larger than 4 bytes");
-  EXPECT_EQ(yaml::read_file(path, 5), "a: 1\n");
-  expect_input_error([] { yaml::read_file("/dev/zero", 1 << 20); }, "/dev/zero", 0, "", "larger than 1048576 bytes");
+  expect_input_error([&] { read_text_file(path, 4); }, path, 0, "", "larger than 4 bytes");
+  EXPECT_EQ(read_text_file(path, 5), "a: 1\n");
+  expect_input_error([] { read_text_file("/dev/zero", 1 << 20); }, "/dev/zero", 0, "", "larger than 1048576 bytes");
   std::filesystem::remove_all(dir);
 }
 
