@@ -239,7 +239,7 @@ TEST(Network, FieldErrors) {
                     "expected an integer in [1, 256], got 65536");
   // Padding used to wrap the output size around (1073741825 gave 8x1x1).
   expect_edit_error("    kernel: 5", "    kernel: 5\n    padding: 1073741825", "layers[0].padding",
-                    "expected an integer in [0, 65536], got 1073741825");
+                    "expected an integer in [0, 65536], got 1073741825", "    padding: 1073741825");
   expect_edit_error("    kernel: 5", "    kernel: 5\n    padding: 32765", "layers[0].padding",
                     "layer 'conv1': output 65538x65538 exceeds the 65536 limit", "  - name: conv1");
   expect_edit_error("  - name: conv1", "  - name: Conv-1", "layers[0].name",

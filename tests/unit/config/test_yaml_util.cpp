@@ -142,7 +142,7 @@ TEST(YamlUtil, DocumentMustBeAMapping) {
 
 // A second document used to be ignored silently.
 TEST(YamlUtil, OneDocumentPerFile) {
-  expect_input_error([] { yaml::parse("a: 1\n---\nb: 2\n", kFile); }, kFile, 3, "", "a second YAML document");
+  expect_input_error([] { yaml::parse("a: 1\n---\nb: 2\n", kFile); }, kFile, 2, "", "a second YAML document");
   expect_input_error([] { yaml::parse("---\na: 1\n---\n", kFile); }, kFile, 3, "", "a second YAML document");
   expect_input_error([] { yaml::parse("a: 1\n---\n", kFile); }, kFile, 2, "", "a second YAML document");
   EXPECT_EQ(yaml::parse("---\na: 1\n", kFile)["a"].as<int>(), 1);  // an explicit start of the one document
