@@ -107,41 +107,44 @@ std::string read_text_file(const std::string& path, std::size_t max_bytes) {
 
 namespace capsgen::yaml {
 
+namespace {
+// Line (1-based) of the "---" marker that starts a second document, 0 if there is none. A marker
+// is "---" at the start of a line, alone or followed by a space; the first one starts the first
+// document when nothing but comments precedes it. (yaml-cpp's LoadAll can loop on malformed input,
+// so documents are counted on the text.)
+int second_document_line(const std::string& text) {
+  std::istringstream in(text);
+  std::string line;
+  int n = 0;
+  bool content_before = false, started = false;
+  while (std::getline(in, line)) {
+    ++n;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    const bool marker = line.rfind("---", 0) == 0 && (line.size() == 3 || line[3] == ' ' || line[3] == '\t');
+    if (marker) {
+      if (content_before || started) return n;
+      started = true;
+    } else if (!line.empty() && line[0] != '#' && line.find_first_not_of(" \t") != std::string::npos) {
+      content_before = true;
+    }
+  }
+  return 0;
+}
+}  // namespace
+
 YAML::Node parse(const std::string& text, const std::string& file_name) {
-  std::vector<YAML::Node> docs;
+  YAML::Node doc;
   try {
-    docs = YAML::LoadAll(text);
+    doc = YAML::Load(text);
   } catch (const YAML::Exception& e) {
     Location loc;
     if (!e.mark.is_null() && e.mark.line >= 0) loc = {e.mark.line + 1, e.mark.column + 1};
     throw InputError(file_name, loc.line, loc.column, "", "YAML syntax error: " + e.msg);
   }
-  if (docs.size() > 1) {
-    // One document per file: a second one would be silently ignored. The place is the line of the
-    // second document's "---" marker (yaml-cpp marks an empty document at the line after it).
-    Location loc;
-    {
-      std::istringstream in(text);
-      std::string line;
-      int n = 0, markers = 0;
-      bool content_before = false;
-      while (std::getline(in, line)) {
-        ++n;
-        if (line.rfind("---", 0) == 0) {
-          if (content_before || ++markers == 2) {
-            loc = {n, 1};
-            break;
-          }
-        } else if (!line.empty() && line[0] != '#' && line.find_first_not_of(" \t\r") != std::string::npos) {
-          content_before = true;
-        }
-      }
-    }
-    if (loc.line == 0) loc = location_of(docs[1]);
-    throw InputError(file_name, loc.line, loc.column, "",
-                     "a second YAML document ('---') is not read; put everything in one document");
-  }
-  return docs.empty() ? YAML::Node() : docs.front();
+  // One document per file: a second one would be silently ignored.
+  if (const int line = second_document_line(text); line > 0)
+    throw InputError(file_name, line, 1, "", "a second YAML document ('---') is not read; put everything in one document");
+  return doc;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -149,6 +149,18 @@ TEST(YamlUtil, OneDocumentPerFile) {
   EXPECT_EQ(yaml::parse("a: 1\n...\n", kFile)["a"].as<int>(), 1);
 }
 
+// Found by fuzz_network: yaml-cpp's LoadAll did not return on this input (documents are now counted
+// on the text). It must end, with a result or an InputError.
+TEST(YamlUtil, MalformedMultiDocumentInputEnds) {
+  const std::string text("," + std::string(6, '\0') + "et sm# A redN" + std::string(2, '\0') + "," + std::string(6, '\0') +
+                         "et sma" + std::string(2, '\0'));
+  try {
+    (void)yaml::parse(text, kFile);
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.file(), kFile);
+  }
+}
+
 TEST(YamlUtil, NonScalarKeysAreRejected) {
   expect_input_error([] { root("? [a, b]\n: 1\n"); }, kFile, 1, "", "keys must be plain names");
 }
