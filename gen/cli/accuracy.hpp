@@ -13,9 +13,15 @@ struct DatasetWorkloadSpec {
   std::string config_path, model_path, weights_path;
   std::string dataset;     // mnist | fashion
   std::string data_dir;    // empty: default location
-  int calib_count = 32;    // training images used for calibration (evenly spaced)
+  int calib_count = kDatasetCalibImages;  // training images used for calibration (evenly spaced)
   std::string squash_in_frac = "preset";  // preset | auto | maxabs | an integer
 };
+
+// check_images_fit for a network: the data set's images must be the network's [C,H,W] input.
+inline void check_dataset_fits(const Dataset& ds, const Network& net) {
+  check_images_fit(ds, {std::size_t(net.input.channels), std::size_t(net.input.height), std::size_t(net.input.width)},
+                   "'" + net.name + "' (" + net.source_path + ")");
+}
 
 // Loads preset, network, weights and calibration images; quantizes. Returns the workload and
 // writes a one-line description of the calibration choices to *note.

@@ -3,11 +3,19 @@
 #include <fmt/format.h>
 
 #include "core/input_error.hpp"
+#include "core/limits.hpp"
+#include "core/parse_number.hpp"
 
 namespace capsgen::cli {
 
 Args::Args(std::string command, std::string synopsis, std::string description)
-    : command_(std::move(command)), synopsis_(std::move(synopsis)), description_(std::move(description)) {}
+    : command_(std::move(command)), synopsis_(std::move(synopsis)), description_(std::move(description)) {
+  // Caps every command shares (docs/limits.md); applied when the arguments are parsed.
+  option("max-array-mib", "N", "largest .npy/.npz array data read, after decompression (MiB)",
+         std::to_string(input_limits().max_array_bytes >> 20));
+  option("max-model-elements", "N", "largest weight count (summed) and tensor of a network golden/compile/sim run",
+         std::to_string(input_limits().max_model_elements));
+}
 
 Args& Args::option(const std::string& name, const std::string& value_name, const std::string& help,
                    std::optional<std::string> default_value) {
@@ -21,6 +29,10 @@ bool Args::parse(const std::vector<std::string>& argv) {
     const std::string& a = argv[i];
     if (a == "--help" || a == "-h") return false;
     if (a.rfind("--", 0) != 0 || a.size() == 2) {
+      if (positional_.size() >= max_positional_)
+        throw InputError("capsgen " + command_, 0, 0, a,
+                         max_positional_ == 0 ? "unexpected argument (options start with --; see 'capsgen " + command_ + " --help')"
+                                              : "unexpected argument");
       positional_.push_back(a);
       continue;
     }
@@ -46,9 +58,17 @@ bool Args::parse(const std::vector<std::string>& argv) {
     } else {
       if (i + 1 >= argv.size())
         throw InputError("capsgen " + command_, 0, 0, "--" + name, "missing value " + it->second.value_name);
+      const std::string& next = argv[i + 1];
+      if (next.rfind("--", 0) == 0 && next.size() > 2)
+        throw InputError("capsgen " + command_, 0, 0, "--" + name,
+                         fmt::format("missing value {} ('{}' is an option; write --{}={} for a value starting with --)",
+                                     it->second.value_name, next, name, next));
       values_[name] = argv[++i];
     }
   }
+  if (has("max-array-mib")) input_limits().max_array_bytes = std::uint64_t(get_int("max-array-mib", 1, 1 << 20)) << 20;
+  if (has("max-model-elements"))
+    input_limits().max_model_elements = std::uint64_t(get_int("max-model-elements", 1, 1LL << 40));
   return true;
 }
 
@@ -68,15 +88,10 @@ std::string Args::get(const std::string& name) const {
 
 long long Args::get_int(const std::string& name, long long lo, long long hi) const {
   const std::string v = get(name);
-  std::size_t pos = 0;
-  long long x = 0;
-  try {
-    x = std::stoll(v, &pos, 0);
-  } catch (const std::exception&) {
-    pos = 0;
-  }
-  if (pos != v.size() || v.empty())
-    throw InputError("capsgen " + command_, 0, 0, "--" + name, fmt::format("expected an integer, got '{}'", v));
+  const std::optional<long long> parsed = parse_decimal_int(v);
+  if (!parsed)
+    throw InputError("capsgen " + command_, 0, 0, "--" + name, fmt::format("expected a decimal integer, got '{}'", v));
+  const long long x = *parsed;
   if (x < lo || x > hi)
     throw InputError("capsgen " + command_, 0, 0, "--" + name, fmt::format("{} is outside [{}, {}]", x, lo, hi));
   return x;
@@ -84,7 +99,12 @@ long long Args::get_int(const std::string& name, long long lo, long long hi) con
 
 std::string Args::help() const {
   std::string out = fmt::format("usage: capsgen {} {}\n\n{}\n\noptions:\n", command_, synopsis_, description_);
-  for (const auto& name : order_) {
+  // The caps every command shares come last.
+  std::vector<std::string> names;
+  for (const auto& name : order_)
+    if (name != "max-array-mib" && name != "max-model-elements") names.push_back(name);
+  names.insert(names.end(), {"max-array-mib", "max-model-elements"});
+  for (const auto& name : names) {
     const Spec& s = specs_.at(name);
     std::string lhs = "--" + name + (s.value_name.empty() ? "" : " " + s.value_name);
     out += fmt::format("  {:<26} {}", lhs, s.help);

@@ -17,9 +17,16 @@ class Args {
   Args& option(const std::string& name, const std::string& value_name, const std::string& help,
                std::optional<std::string> default_value = std::nullopt);
   Args& flag(const std::string& name, const std::string& help) { return option(name, "", help); }
+  // How many positional arguments the command takes (default none: any is "unexpected argument").
+  Args& allow_positional(std::size_t n) {
+    max_positional_ = n;
+    return *this;
+  }
 
   // Parses argv (without the program and command names). Throws InputError (field = "--name")
-  // for unknown options, missing values and repeated options. Returns false if --help was given.
+  // for unknown options, missing values, repeated options and positional arguments beyond
+  // allow_positional(). A value that starts with "--" must be given inline ("--out=--x"): the next
+  // argument of "--out --quiet" is an option, not the value. Returns false if --help was given.
   bool parse(const std::vector<std::string>& argv);
 
   bool has(const std::string& name) const;
@@ -41,6 +48,7 @@ class Args {
   std::map<std::string, Spec> specs_;
   std::map<std::string, std::string> values_;
   std::vector<std::string> positional_;
+  std::size_t max_positional_ = 0;
 };
 
 }  // namespace capsgen::cli

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "cli/accuracy.hpp"
+#include "model/network_limits.hpp"
 #include "cli/args.hpp"
 #include "cli/commands.hpp"
 #include "core/atomic_file.hpp"
@@ -64,8 +65,10 @@ int auto_squash_in_frac(const Workload& w, std::string* why) {
 Workload prepare_dataset_workload(const DatasetWorkloadSpec& spec, std::string* note) {
   AccelConfig cfg = load_accel_config(spec.config_path);
   Network net = load_network(spec.model_path);
+  check_runnable_network(net, "the golden model");
   WeightSet weights = load_weights(spec.weights_path, net);
   const Dataset train = load_dataset(spec.dataset, Split::Train, spec.data_dir);
+  check_dataset_fits(train, net);
   std::vector<FloatTensor> calib;
   const std::size_t n = std::min<std::size_t>(std::size_t(spec.calib_count), train.images.size());
   for (std::size_t k = 0; k < n; ++k) calib.push_back(train.images[k * train.images.size() / n]);
@@ -153,6 +156,7 @@ int cmd_accuracy(const std::vector<std::string>& argv_in) {
   std::string note;
   const Workload w = prepare_dataset_workload(spec, &note);
   Dataset test = load_dataset(spec.dataset, Split::Test, spec.data_dir);
+  check_dataset_fits(test, w.net);  // an empty test set is an error, not "0 of 0 = 0.00%"
   std::size_t N = test.images.size();
   if (limit > 0) N = std::min<std::size_t>(N, std::size_t(limit));
   const auto t1 = std::chrono::steady_clock::now();

@@ -47,6 +47,9 @@ int cmd_golden(const std::vector<std::string>& argv) {
   if (!args.positional().empty())
     throw InputError("capsgen golden", 0, 0, args.positional().front(), "unexpected argument");
 
+  if (args.has("index") && !args.has("input") && !args.has("dataset"))
+    throw InputError("capsgen golden", 0, 0, "--index", "needs --input or --dataset (the synthetic input is one image)");
+
   WorkloadSpec spec;
   spec.config_path = args.get("config");
   spec.model_path = args.get("model");
@@ -61,7 +64,7 @@ int cmd_golden(const std::vector<std::string>& argv) {
   if (args.has("squash-in-frac") && !(dataset && spec.weights_path))
     throw InputError("capsgen golden", 0, 0, "--squash-in-frac", "needs --dataset and --weights");
   const bool dataset_calib = dataset && spec.weights_path && !spec.calib_path;
-  spec.calib_count = int(args.has("calib-count") ? args.get_int("calib-count", 1, 100000) : dataset_calib ? 32 : 4);
+  spec.calib_count = int(args.has("calib-count") ? args.get_int("calib-count", 1, 100000) : dataset_calib ? kDatasetCalibImages : kSyntheticCalibImages);
   const auto t0 = std::chrono::steady_clock::now();
   std::string calib_note;
   Workload w;
@@ -84,6 +87,7 @@ int cmd_golden(const std::vector<std::string>& argv) {
   FloatTensor input;
   if (dataset) {
     const Dataset test = load_dataset(*dataset, Split::Test, args.get_opt("data-dir").value_or(""));
+    check_dataset_fits(test, w.net);
     const long long idx = args.get_int("index", 0, (long long)test.images.size() - 1);
     input = test.images[std::size_t(idx)];
     run.label = test.labels[std::size_t(idx)];
@@ -118,8 +122,10 @@ int cmd_golden(const std::vector<std::string>& argv) {
     fmt::print("\ntime: prepare+calibrate {:.2f} s, golden inference {:.3f} s\n",
                std::chrono::duration<double>(t1 - t0).count(), std::chrono::duration<double>(t2 - t1).count());
   }
-  if (auto path = args.get_opt("report")) write_file_atomic(*path, golden_report_markdown(run));
-  if (auto path = args.get_opt("json")) write_file_atomic(*path, golden_report_json(run));
+  // All reports or none (a bad --json path must not leave the --report behind).
+  std::vector<std::pair<std::string, std::string>> outputs;
+  if (auto path = args.get_opt("report")) outputs.emplace_back(*path, golden_report_markdown(run));
+  if (auto path = args.get_opt("json")) outputs.emplace_back(*path, golden_report_json(run));
   if (auto path = args.get_opt("dump")) {
     std::map<std::string, FloatTensor> arrays;
     for (const auto& [name, t] : run.fixed.tensors) {
@@ -127,8 +133,9 @@ int cmd_golden(const std::vector<std::string>& argv) {
       for (std::size_t i = 0; i < t.size(); ++i) f[i] = float(t[i]);
       arrays[name] = std::move(f);
     }
-    write_npz(*path, arrays);
+    outputs.emplace_back(*path, serialize_npz(arrays));
   }
+  write_files_atomic(outputs);
   return 0;
 }
 

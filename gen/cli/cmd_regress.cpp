@@ -154,6 +154,7 @@ int cmd_regress(const std::vector<std::string>& argv_in) {
             "and with coverage OUT/coverage.md and coverage.json. Exit status 0 only if every job passed (a\n"
             "job with 'expect: fail' passes when its run fails), 1 otherwise, 2 on bad input, 130 when\n"
             "interrupted (the summaries are still written).");
+  args.allow_positional(1);
   args.option("jobs", "N", "runs and builds in parallel (also -j N)", "2")
       .option("out", "DIR", "output directory (default build/regress/<list name>); its builds/ are reused")
       .flag("coverage", "Verilator line/toggle coverage and functional coverage even if the list does not ask")
@@ -161,6 +162,7 @@ int cmd_regress(const std::vector<std::string>& argv_in) {
       .option("trace-max", "N", "rerun at most N failures with --trace", "4")
       .option("filter", "REGEX", "only the jobs whose name matches")
       .flag("dry-run", "list the jobs and the commands, build and run nothing")
+      .option("max-jobs", "N", "largest number of jobs the list may expand to (docs/limits.md)", std::to_string(kDefaultMaxJobs))
       .option("source-dir", "DIR", "the capsgen source tree (for tb/)", CAPSGEN_SOURCE_DIR)
       .flag("slurm", "run the builds and runs as Slurm jobs (sbatch; OUT, the current directory and capsgen on a shared filesystem)")
       .option("slurm-partition", "P", "--slurm: sbatch --partition")
@@ -196,7 +198,7 @@ int cmd_regress(const std::vector<std::string>& argv_in) {
   const fs::path out = fs::absolute(args.get_opt("out").value_or("build/regress/" + list.name));
   const bool coverage = list.coverage || args.has("coverage");
   FileNames names(out);
-  std::vector<Job> jobs = expand_jobs(list, names);
+  std::vector<Job> jobs = expand_jobs(list, names, args.get_int("max-jobs", 1, 1LL << 40));
   {  // a name must mean one preset: two files of one name would share a build
     std::map<std::string, std::string> by_name;
     for (const Job& j : jobs)

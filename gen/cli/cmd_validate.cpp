@@ -2,11 +2,16 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
+
 #include "cli/args.hpp"
 #include "cli/commands.hpp"
 #include "config/accel_config.hpp"
 #include "core/input_error.hpp"
+#include "emit/chip.hpp"
+#include "emit/memsys.hpp"
 #include "model/network.hpp"
+#include "model/network_limits.hpp"
 #include "weights/weight_set.hpp"
 
 namespace capsgen::cli {
@@ -35,10 +40,22 @@ int cmd_validate(const std::vector<std::string>& argv) {
                *path, c.name, c.array.rows, c.array.cols, c.widths.data, c.widths.weight, c.widths.psum, c.widths.act,
                to_string(c.scratchpad.organization), c.scratchpad.power_gating ? " with power gating" : "",
                c.clock.target_mhz);
+    // Valid presets that generate can build only in part: said here, not only by generate.
+    if (const std::string why = emit::memsys_unsupported_reason(c); !why.empty())
+      fmt::print("{}: note: no capsgen_memsys and no capsgen_chip for this preset ({}); generate writes the blocks only\n",
+                 *path, why);
+    else if (const std::string chip = emit::chip_unsupported_reason(c); !chip.empty())
+      fmt::print("{}: note: no capsgen_chip for this preset ({}); generate writes the blocks and the memory system only\n",
+                 *path, chip);
   }
   if (auto path = args.get_opt("model")) {
     const Network n = load_network(*path);
-    fmt::print("{}: network '{}' is valid: input {}\n", *path, n.name, n.input.str());
+    // Capsule networks are for golden/compile/sim: everything those rely on is checked here. CNNs
+    // (max_pool, avg_pool, fc, grouped conv2d) are for the analytic tools only.
+    const bool capsnet = std::all_of(n.layers.begin(), n.layers.end(), [](const Layer& l) { return is_capsnet_layer(l); });
+    if (capsnet) check_runnable_network(n, "golden, compile and sim");
+    fmt::print("{}: network '{}' is valid: input {}{}\n", *path, n.name, n.input.str(),
+               capsnet ? "" : " (for capsgen dse dram only: golden, compile and sim run conv2d, primary_caps and class_caps)");
     for (const Layer& L : n.layers)
       fmt::print("  {:<12} {:<13} {} -> {}{}\n", L.name, to_string(L.kind), L.in.str(), L.out.str(),
                  L.inputs.empty() ? "" : fmt::format("  (inputs: {})", fmt::join(L.inputs, ", ")));

@@ -9,8 +9,10 @@
 #include <sstream>
 #include <vector>
 
+#include "config/memory_bounds.hpp"
 #include "config/yaml_util.hpp"
 #include "core/input_error.hpp"
+#include "core/parse_number.hpp"
 #include "memory/dse_config.hpp"
 
 namespace capsgen::cli {
@@ -18,17 +20,27 @@ namespace {
 
 using namespace capsgen::memory;
 
-// The whole file, gunzipped when it is gzip (zlib reads plain files as they are).
+// The whole file, gunzipped when it is gzip (zlib reads plain files as they are). A truncated or
+// corrupt gzip stream is an error, not a shorter file; so is more than kMaxDseCsvBytes of text.
 std::string read_maybe_gz(const std::string& path) {
   gzFile f = gzopen(path.c_str(), "rb");
   if (!f) throw InputError(path, 0, 0, "--dse", "cannot open file");
   std::string out;
   char buf[1 << 16];
   int n = 0;
-  while ((n = gzread(f, buf, sizeof buf)) > 0) out.append(buf, std::size_t(n));
-  const bool bad = n < 0;
+  while ((n = gzread(f, buf, sizeof buf)) > 0) {
+    if (out.size() + std::size_t(n) > kMaxDseCsvBytes) {
+      gzclose(f);
+      throw InputError(path, 0, 0, "--dse", fmt::format("more than {} bytes of CSV text (the limit, docs/limits.md)", kMaxDseCsvBytes));
+    }
+    out.append(buf, std::size_t(n));
+  }
+  int err = Z_OK;
+  const char* msg = gzerror(f, &err);
+  const std::string why = (n < 0 || err != Z_OK) && msg ? msg : "";
+  const bool bad = n < 0 || (err != Z_OK && err != Z_STREAM_END);
   gzclose(f);
-  if (bad) throw InputError(path, 0, 0, "--dse", "not a readable CSV or gzip file");
+  if (bad) throw InputError(path, 0, 0, "--dse", "not a readable CSV or gzip file" + (why.empty() ? "" : " (" + why + ")"));
   return out;
 }
 
@@ -56,13 +68,19 @@ DsePick read_dse_pick(const std::string& csv_path, long long id) {
     const std::vector<std::string> f = split(line);
     if (f.size() != cols.size())
       throw InputError(csv_path, ln, 1, "row", fmt::format("{} columns, the header has {}", f.size(), cols.size()));
-    const auto num = [&](std::size_t i) {
-      char* end = nullptr;
-      const double v = std::strtod(f[i].c_str(), &end);
-      if (f[i].empty() || *end) throw InputError(csv_path, ln, 1, cols[i], fmt::format("not a number: '{}'", f[i]));
-      return v;
+    // Sizes and counts are exact integers in the preset's ranges; figures are finite and >= 0.
+    const auto integer = [&](std::size_t i, long long lo, long long hi) {
+      const auto v = parse_decimal_int(f[i]);
+      if (!v || *v < lo || *v > hi)
+        throw InputError(csv_path, ln, 1, cols[i], fmt::format("expected a decimal integer in [{}, {}], got '{}'", lo, hi, f[i]));
+      return *v;
     };
-    if ((long long)num(0) != id) continue;
+    const auto num = [&](std::size_t i) {
+      const auto v = parse_finite_real(f[i]);
+      if (!v || *v < 0) throw InputError(csv_path, ln, 1, cols[i], fmt::format("expected a finite number >= 0, got '{}'", f[i]));
+      return *v;
+    };
+    if (integer(0, 0, 1LL << 62) != id) continue;
     DsePick p;
     p.file = csv_path;
     p.line = ln;
@@ -72,8 +90,9 @@ DsePick read_dse_pick(const std::string& csv_path, long long id) {
       if (f[1] == option_name(o)) p.point.option = o;
     if (p.point.option < 0) throw InputError(csv_path, ln, 1, "option", fmt::format("unknown option '{}'", f[1]));
     for (int m = 0; m < kMems; ++m) {
-      p.point.bytes[std::size_t(m)] = (long long)num(2 + 2 * std::size_t(m)) * 1024;
-      p.point.sectors[std::size_t(m)] = int(num(3 + 2 * std::size_t(m)));
+      // 0 KiB: the option has no such memory. The upper bounds are the preset's (size_kib, sectors).
+      p.point.bytes[std::size_t(m)] = integer(2 + 2 * std::size_t(m), 0, kMaxMemoryKib) * 1024;
+      p.point.sectors[std::size_t(m)] = int(integer(3 + 2 * std::size_t(m), 0, kMaxMemorySectors));
     }
     p.point.area_mm2 = num(10);
     p.point.dynamic_mj = num(11);

@@ -5,12 +5,16 @@
 // data memory). docs/dse-memory.md section 5.
 #pragma once
 
+#include <cstddef>
 #include <string>
 
 #include "config/accel_config.hpp"
 #include "memory/dse.hpp"
 
 namespace capsgen::cli {
+
+// Largest CSV text (after gunzip) read_dse_pick accepts: 1 GiB (docs/limits.md).
+constexpr std::size_t kMaxDseCsvBytes = std::size_t(1) << 30;
 
 struct DsePick {
   memory::ConfigPoint point;

@@ -5,10 +5,13 @@
 #include <algorithm>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "config/yaml_util.hpp"
+#include "core/checked.hpp"
 #include "core/input_error.hpp"
+#include "core/parse_number.hpp"
 
 namespace capsgen::cli::regress {
 namespace {
@@ -43,17 +46,10 @@ std::vector<long long> integers(const yaml::Value& v) {
   if (v.is_scalar() && v.as_string().find('-') != std::string::npos) {
     const std::string s = v.as_string();
     const std::size_t dash = s.find('-');
-    std::size_t pa = 0, pb = 0;
-    long long a = -1, b = -1;
-    try {
-      a = std::stoll(s.substr(0, dash), &pa);
-      b = std::stoll(s.substr(dash + 1), &pb);
-    } catch (const std::exception&) {
-      pa = 0;
-    }
-    if (pa == 0 || pa != dash || pb != s.size() - dash - 1 || a < 0 || b < a || b - a > 100000)
-      v.fail(fmt::format("expected a non-negative integer, a list of them or a range A-B, got '{}'", s));
-    for (long long x = a; x <= b; ++x) out.push_back(x);
+    const auto a = parse_decimal_int(s.substr(0, dash)), b = parse_decimal_int(s.substr(dash + 1));
+    if (!a || !b || *a < 0 || *b < *a || *b - *a > 100000 || *b > 2147483647)
+      v.fail(fmt::format("expected a non-negative integer, a list of them or a range A-B (at most 100001 values), got '{}'", s));
+    for (long long x = *a; x <= *b; ++x) out.push_back(x);
     return out;
   }
   std::set<long long> seen;
@@ -78,8 +74,11 @@ RegressList parse_regress_list(const std::string& text, const std::string& file,
   RegressList list;
   list.file = file;
   list.name = root.get_string("name", fs::path(file).stem().string());
-  if (list.name.empty() || list.name.find_first_of("/\\ \t") != std::string::npos)
-    root.fail("name", fmt::format("'{}' is not usable as a directory name", list.name));
+  // The name becomes a directory under build/regress: plain characters only, no "." or "..".
+  if (list.name.empty() || list.name == "." || list.name == ".." ||
+      list.name.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._+-") != std::string::npos)
+    root.fail("name", fmt::format("'{}' is not usable as a directory name (letters, digits, '.', '_', '+', '-'; not '.' or '..')",
+                                  list.name));
   list.coverage = root.get_bool("coverage", false);
   list.timeout_s = root.get_int("timeout", 10, 86400, 1200);
   const yaml::Value entries = root.get("entries");
@@ -129,7 +128,21 @@ RegressList load_regress_list(const std::string& path, const std::string& base_d
   return parse_regress_list(yaml::read_file(path), path, base_dir);
 }
 
-std::vector<Job> expand_jobs(const RegressList& list, const Names& names) {
+std::vector<Job> expand_jobs(const RegressList& list, const Names& names, long long max_jobs) {
+  // Count first, with checked arithmetic: seeds 0-100000 x indices 0-100000 must be an error, not an
+  // attempt to list 10^10 jobs.
+  long long total = 0;
+  for (const Entry& e : list.entries) {
+    std::optional<long long> n = (long long)(e.configs.size() + e.random_configs.size());
+    for (std::size_t f : {e.networks.size(), e.seeds.size(), std::max<std::size_t>(1, e.indices.size()), e.fetch.size(),
+                          e.memory.size()})
+      if (n) n = checked_mul(*n, (long long)f);
+    if (n) n = checked_add(total, *n);
+    if (!n || *n > max_jobs)
+      throw InputError(list.file, e.line, 0, "entries",
+                       fmt::format("the list expands to more than {} jobs (the limit; raise it with --max-jobs)", max_jobs));
+    total = *n;
+  }
   std::vector<Job> jobs;
   std::map<std::string, int> seen;  // job name -> line of its entry
   for (const Entry& e : list.entries) {

@@ -74,7 +74,11 @@ struct Names {
 
 // Expands the entries in order (configs, then random configs) x networks x seeds x indices x fetch
 // x memory. Throws InputError naming the list's entry when two jobs would have the same name, and
-// naming the entry's `memory` when a dram job's preset has no capsgen_chip.
-std::vector<Job> expand_jobs(const RegressList& list, const Names& names);
+// naming the entry's `memory` when a dram job's preset has no capsgen_chip, and naming the first
+// entry at which the count passes max_jobs (counted before any job is built).
+// Largest number of jobs a list may expand to unless raised (capsgen regress --max-jobs).
+constexpr long long kDefaultMaxJobs = 10000;
+
+std::vector<Job> expand_jobs(const RegressList& list, const Names& names, long long max_jobs = kDefaultMaxJobs);
 
 }  // namespace capsgen::cli::regress

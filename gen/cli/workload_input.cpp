@@ -34,7 +34,7 @@ WorkloadInput load_workload_input(const Args& args, const std::string& cmd, bool
   spec.model_path = args.get("model");
   spec.weights_path = args.get_opt("weights");
   spec.seed = std::uint64_t(args.get_int("seed", 0, (1LL << 62)));
-  spec.calib_count = 2;
+  // Calibration follows the shared rule (golden/workload.hpp): golden --seed N agrees with compile/sim.
   // The input of --dump-engine and --check: a test image of a data set (with that data set's
   // calibration, the preset's squash format: the RTL's LUTs), or a synthetic one.
   const auto dataset = args.get_opt("dataset");
@@ -52,6 +52,7 @@ WorkloadInput load_workload_input(const Args& args, const std::string& cmd, bool
     ds.dataset = *dataset;
     ds.data_dir = args.get_opt("data-dir").value_or("");
     test = load_dataset(*dataset, Split::Test, ds.data_dir);
+    if (test.images.empty()) check_images_fit(test, {}, "");  // names the empty split's source
     std::string is = args.get("index");
     const auto colon = is.find(':');
     const std::string range = is.substr(0, colon);
@@ -79,6 +80,7 @@ WorkloadInput load_workload_input(const Args& args, const std::string& cmd, bool
       throw InputError(cmd, 0, 0, "--index", range_error ? range_error : "expected one image K");
     std::string note;
     w = prepare_dataset_workload(ds, &note);  // after the index checks: calibration takes seconds
+    check_dataset_fits(test, w.net);
     input_image = test.images[std::size_t(first)];
     label = test.labels[std::size_t(first)];
     input_name = fmt::format("{}[{}]", test.name, first);

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "config/memory_bounds.hpp"
 #include "config/yaml_util.hpp"
 #include "core/input_error.hpp"
 
@@ -28,9 +29,9 @@ constexpr int kMaxSquashLutBits = 16;
 constexpr Limit kExpOutBits{2, 16};
 constexpr Limit kAccDepth{1, 65536};
 constexpr Limit kWakeup{0, 1000};
-constexpr Limit kSizeKib{1, 65536};
+constexpr Limit kSizeKib{1, int(kMaxMemoryKib)};
 constexpr Limit kBanks{1, 64};     // powers of 2
-constexpr Limit kSectors{1, 256};  // powers of 2
+constexpr Limit kSectors{1, int(kMaxMemorySectors)};  // powers of 2
 const std::vector<int> kMemWidths{8, 16, 32, 64, 128, 256};
 constexpr Limit kBusBits{8, 512};  // powers of 2
 constexpr Limit kMaxBurst{1, 256};
@@ -317,6 +318,18 @@ void validate_accel_config(const AccelConfig& cfg) {
     c.fail("widths.act", fmt::format("{} bits exceed widths.weight ({}): coupling coefficients go through the "
                                      "weight path",
                                      w.act, w.weight));
+  }
+  // The activation unit sums up to max(32, rows, cols) squares of act-bit codes; its norm shift
+  // (0 .. that sum's width) travels in the engine descriptor's 5-bit a_norm_shift field
+  // (isa/engine.cpp), so the sum may be at most 31 bits wide: act <= 13.
+  {
+    const int len = std::max({32, cfg.array.rows, cfg.array.cols});
+    const int sum_bits = 2 * w.act - 1 + ceil_log2(len);
+    if (ceil_log2(sum_bits + 1) > 5)
+      c.fail("widths.data", fmt::format("{} bits: the activation unit's sum of {} squares is {} bits wide, and its norm "
+                                        "shift must fit the engine descriptor's 5-bit field (sums of at most 31 bits: "
+                                        "widths.data <= 13)",
+                                        w.data, len, sum_bits));
   }
   // The column adder chain sums `rows` products without saturation, so it must not overflow.
   const int need = w.data + w.weight + ceil_log2(cfg.array.rows);

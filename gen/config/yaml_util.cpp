@@ -1,4 +1,5 @@
 #include "config/yaml_util.hpp"
+#include "config/text_file.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -10,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "core/input_error.hpp"
+#include "core/parse_number.hpp"
 
 namespace capsgen::yaml {
 namespace {
@@ -22,24 +24,17 @@ std::string clip(const std::string& s) {
   return s.size() <= kMax ? s : s.substr(0, kMax) + "...";
 }
 
-// Strict decimal integer: [+-]?[0-9]+, nothing else. Values beyond long long fail too.
+// Strict decimal integer and finite decimal number (core/parse_number.hpp).
 bool parse_integer(const std::string& s, long long* out) {
-  if (s.empty()) return false;
-  std::size_t start = (s[0] == '+' || s[0] == '-') ? 1 : 0;
-  if (start == s.size()) return false;
-  for (std::size_t i = start; i < s.size(); ++i) {
-    if (s[i] < '0' || s[i] > '9') return false;
-  }
-  const char* first = s.data() + (s[0] == '+' ? 1 : 0);
-  auto [ptr, ec] = std::from_chars(first, s.data() + s.size(), *out);
-  return ec == std::errc() && ptr == s.data() + s.size();
+  const auto v = parse_decimal_int(s);
+  if (v) *out = *v;
+  return v.has_value();
 }
 
 bool parse_number(const std::string& s, double* out) {
-  if (s.empty()) return false;
-  const char* first = s.data() + (s[0] == '+' ? 1 : 0);
-  auto [ptr, ec] = std::from_chars(first, s.data() + s.size(), *out);
-  return ec == std::errc() && ptr == s.data() + s.size() && std::isfinite(*out);
+  const auto v = parse_finite_real(s);
+  if (v) *out = *v;
+  return v.has_value();
 }
 
 std::string int_range_text(int lo, int hi) {
@@ -81,27 +76,75 @@ Location location_of(const YAML::Node& node) {
   return {m.line + 1, m.column + 1};
 }
 
-std::string read_file(const std::string& path) {
+std::string read_file(const std::string& path) { return read_text_file(path, kMaxTextFileBytes); }
+
+}  // namespace capsgen::yaml
+
+namespace capsgen {
+
+std::string read_text_file(const std::string& path, std::size_t max_bytes) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) {
     throw InputError(path, 0, 0, "", "cannot open file (it is a directory)");
   }
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(path, 0, 0, "", "cannot open file");
-  std::ostringstream ss;
-  ss << in.rdbuf();
+  // Read in chunks up to the limit: /dev/zero or a FIFO must not fill the memory.
+  std::string out;
+  char buf[1 << 16];
+  while (in) {
+    in.read(buf, sizeof buf);
+    const std::size_t n = std::size_t(in.gcount());
+    if (out.size() + n > max_bytes)
+      throw InputError(path, 0, 0, "", fmt::format("larger than {} bytes (the limit for text input files, docs/limits.md)", max_bytes));
+    out.append(buf, n);
+  }
   if (in.bad()) throw InputError(path, 0, 0, "", "cannot read file");
-  return ss.str();
+  return out;
 }
 
+}  // namespace capsgen
+
+namespace capsgen::yaml {
+
+namespace {
+// Line (1-based) of the "---" marker that starts a second document, 0 if there is none. A marker
+// is "---" at the start of a line, alone or followed by a space; the first one starts the first
+// document when nothing but comments precedes it. (yaml-cpp's LoadAll can loop on malformed input,
+// so documents are counted on the text.)
+int second_document_line(const std::string& text) {
+  std::istringstream in(text);
+  std::string line;
+  int n = 0;
+  bool content_before = false, started = false;
+  while (std::getline(in, line)) {
+    ++n;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    const bool marker = line.rfind("---", 0) == 0 && (line.size() == 3 || line[3] == ' ' || line[3] == '\t');
+    if (marker) {
+      if (content_before || started) return n;
+      started = true;
+    } else if (!line.empty() && line[0] != '#' && line.find_first_not_of(" \t") != std::string::npos) {
+      content_before = true;
+    }
+  }
+  return 0;
+}
+}  // namespace
+
 YAML::Node parse(const std::string& text, const std::string& file_name) {
+  YAML::Node doc;
   try {
-    return YAML::Load(text);
+    doc = YAML::Load(text);
   } catch (const YAML::Exception& e) {
     Location loc;
     if (!e.mark.is_null() && e.mark.line >= 0) loc = {e.mark.line + 1, e.mark.column + 1};
     throw InputError(file_name, loc.line, loc.column, "", "YAML syntax error: " + e.msg);
   }
+  // One document per file: a second one would be silently ignored.
+  if (const int line = second_document_line(text); line > 0)
+    throw InputError(file_name, line, 1, "", "a second YAML document ('---') is not read; put everything in one document");
+  return doc;
 }
 
 // ---------------------------------------------------------------------------------------------

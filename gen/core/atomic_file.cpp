@@ -34,4 +34,38 @@ void write_file_atomic(const std::string& path, const std::string& content) {
   }
 }
 
+void write_files_atomic(const std::vector<std::pair<std::string, std::string>>& files) {
+  std::vector<std::string> staged;
+  std::error_code ignored;
+  const auto discard = [&] {
+    for (const auto& t : staged) std::filesystem::remove(t, ignored);
+  };
+  for (const auto& [path, content] : files) {
+    const std::string tmp = path + ".tmp";
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) {
+      const int err = errno;
+      discard();
+      throw InputError(path, 0, 0, "", fmt::format("cannot create {}: {}", tmp, std::strerror(err)));
+    }
+    staged.push_back(tmp);
+    out.write(content.data(), static_cast<std::streamsize>(content.size()));
+    out.close();
+    if (!out) {
+      const int err = errno;
+      discard();
+      throw InputError(path, 0, 0, "", fmt::format("cannot write {}: {}", tmp, std::strerror(err)));
+    }
+  }
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    std::error_code ec;
+    std::filesystem::rename(staged[i], files[i].first, ec);
+    if (ec) {
+      staged.erase(staged.begin(), staged.begin() + std::ptrdiff_t(i));
+      discard();
+      throw InputError(files[i].first, 0, 0, "", fmt::format("cannot rename {} to it: {}", files[i].first + ".tmp", ec.message()));
+    }
+  }
+}
+
 }  // namespace capsgen

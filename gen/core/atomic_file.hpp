@@ -3,10 +3,17 @@
 #pragma once
 
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace capsgen {
 
 // Throws InputError (file = path) on failure; removes the temporary file.
 void write_file_atomic(const std::string& path, const std::string& content);
+
+// Several files, all or none: every content is first written to "<path>.tmp"; only when all of
+// them were written are they renamed into place. On a failure no destination is created or
+// changed and the temporary files are removed (InputError names the file that failed).
+void write_files_atomic(const std::vector<std::pair<std::string, std::string>>& files);
 
 }  // namespace capsgen

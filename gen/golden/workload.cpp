@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "golden/float_model.hpp"
+#include "model/network_limits.hpp"
 
 namespace capsgen {
 
@@ -22,6 +23,7 @@ Workload prepare_workload(AccelConfig cfg, Network net, WeightSet weights, std::
 Workload prepare_workload(const WorkloadSpec& spec) {
   AccelConfig cfg = load_accel_config(spec.config_path);
   Network net = load_network(spec.model_path);
+  check_runnable_network(net, "the golden model");  // before any weight is allocated
   WeightSet weights;
   std::string source;
   if (spec.weights_path) {

@@ -14,13 +14,19 @@
 
 namespace capsgen {
 
+// The calibration rule every command shares for the same inputs, so that golden, compile and sim
+// quantize a network identically and agree tensor for tensor: synthetic calibration images (seeded
+// from --seed) unless a data set is given, then evenly spaced images of its training split.
+constexpr int kSyntheticCalibImages = 4;
+constexpr int kDatasetCalibImages = 32;
+
 struct WorkloadSpec {
   std::string config_path;
   std::string model_path;
   std::optional<std::string> weights_path;  // .npz; seeded random weights when absent
   std::uint64_t seed = 1;                   // random weights and synthetic inputs
   std::optional<std::string> calib_path;    // .npy calibration images; synthetic ones when absent
-  int calib_count = 4;                      // images used for calibration
+  int calib_count = kSyntheticCalibImages;  // images used for calibration
 };
 
 struct Workload {

@@ -1,5 +1,7 @@
 #include "memory/cacti.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <map>
@@ -9,6 +11,7 @@
 
 #include "config/yaml_util.hpp"
 #include "core/input_error.hpp"
+#include "core/parse_number.hpp"
 
 namespace capsgen::memory {
 namespace {
@@ -37,12 +40,38 @@ struct Parsed {
   CactiPoint p;        // gated: leak_mw is the sleep-state leakage until paired
 };
 
+// What one report field may hold. Integers (sizes, counts) must be exact integers; physical
+// figures must be finite, non-negative and below a plausibility bound (docs/limits.md), so that a
+// typo such as 1e308 cannot turn into an infinite energy downstream.
+struct FieldRule {
+  bool integer;
+  double lo, hi;
+};
+
+constexpr double kMaxCactiBytes = 1LL << 40;  // 1 TiB: far beyond any on-chip memory
+FieldRule rule_of(const std::string& key) {
+  if (key == "Cache size" || key == "Block size") return {true, 1, kMaxCactiBytes};
+  if (key == "Read write ports" || key == "Read only ports" || key == "Write only ports") return {true, 0, 64};
+  if (key == "Number of banks" || key == "Sectors") return {true, 1, 1 << 16};
+  if (key == "Total leakage power of a bank (mW)") return {false, 0, 1e6};
+  if (key == "Cache height x width (mm)") return {false, 0, 1e4};
+  if (key == "Wakeup latency (ns)") return {false, 0, 1e9};
+  return {false, 0, 1e6};  // energies (nJ)
+}
+
 double number(const std::string& v, const std::string& file, int line, const std::string& field) {
-  char* end = nullptr;
-  const double x = std::strtod(v.c_str(), &end);
-  if (v.empty() || end == v.c_str() || trim(end) != "" || !(x >= 0))
-    throw InputError(file, line, 0, field, "expected a non-negative number, got '" + v + "'");
-  return x;
+  const FieldRule r = rule_of(field);
+  if (r.integer) {
+    const auto x = parse_integral_real(v, (long long)r.lo, (long long)r.hi);
+    if (!x)
+      throw InputError(file, line, 0, field, fmt::format("expected an integer in [{}, {}], got '{}'", (long long)r.lo,
+                                                         (long long)r.hi, v));
+    return double(*x);
+  }
+  const auto x = parse_finite_real(v);
+  if (!x || *x < r.lo || *x > r.hi)
+    throw InputError(file, line, 0, field, fmt::format("expected a number in [{}, {:g}], got '{}'", r.lo, r.hi, v));
+  return *x;
 }
 
 // CACTI's "Total (gate) leakage power of a bank" lines give ONE bank plus the inter-bank routing
@@ -59,6 +88,8 @@ void finish(const Report& r, const std::string& file, std::vector<Parsed>& out) 
   q.bytes = (long long)need(r.size, "Cache size");
   const double block = need(r.block, "Block size");
   if (block <= 0) throw InputError(file, r.line, 0, "Block size", "must be positive");
+  if (block > double(q.bytes))
+    throw InputError(file, r.line, 0, "Block size", fmt::format("{} bytes exceed the cache size {}", block, q.bytes));
   q.ports = int(r.rw_ports.value_or(0) + r.r_ports.value_or(0) + r.w_ports.value_or(0));
   if (q.ports < 1) throw InputError(file, r.line, 0, "Read write ports", "missing in the CACTI report starting here");
   q.sectors = int(r.sectors.value_or(1));

@@ -3,13 +3,17 @@
 #include <algorithm>
 #include <climits>
 #include <map>
+#include <optional>
 #include <string_view>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include "config/yaml_util.hpp"
+#include "model/network_limits.hpp"
+#include "core/checked.hpp"
 #include "core/input_error.hpp"
+#include "core/limits.hpp"
 
 namespace capsgen {
 namespace {
@@ -85,10 +89,10 @@ void parse_kernel(const yaml::Value& v, Layer& layer) {
   if (v.is_seq()) {
     const std::vector<yaml::Value> dims = v.as_seq();
     if (dims.size() != 2) v.fail(fmt::format("expected an integer or a list [kh, kw], got a list of {}", dims.size()));
-    layer.kernel_h = dims[0].as_int(1);
-    layer.kernel_w = dims[1].as_int(1);
+    layer.kernel_h = dims[0].as_int(1, kMaxFeatureDim);
+    layer.kernel_w = dims[1].as_int(1, kMaxFeatureDim);
   } else if (v.is_scalar()) {
-    layer.kernel_h = layer.kernel_w = v.as_int(1);
+    layer.kernel_h = layer.kernel_w = v.as_int(1, kMaxFeatureDim);
   } else {
     v.fail("expected an integer or a list [kh, kw], got " + v.describe());
   }
@@ -105,8 +109,8 @@ std::string parse_layer_ref(const yaml::Value& v) {
 // The convolution part shared by conv2d and primary_caps.
 void parse_conv_fields(const yaml::MapReader& m, Layer& layer) {
   parse_kernel(m.get("kernel"), layer);
-  layer.stride = m.get_int("stride", 1, INT_MAX, 1);
-  layer.padding = m.get_int("padding", 0, INT_MAX, 0);
+  layer.stride = m.get_int("stride", 1, kMaxFeatureDim, 1);
+  layer.padding = m.get_int("padding", 0, kMaxFeatureDim, 0);
   layer.bias = m.get_bool("bias", true);
 }
 
@@ -125,9 +129,9 @@ Layer parse_layer(const yaml::Value& v) {
 
   switch (layer.kind) {
     case LayerKind::Conv2d: {
-      layer.out_channels = m.get_int("out_channels", 1);
+      layer.out_channels = m.get_int("out_channels", 1, kMaxFeatureDim);
       parse_conv_fields(m, layer);
-      layer.groups = m.get_int("groups", 1, INT_MAX, 1);
+      layer.groups = m.get_int("groups", 1, kMaxFeatureDim, 1);
       layer.activation = Activation::Relu;
       if (auto act = m.find("activation")) {
         layer.activation = act->as_enum({"none", "relu"}) == 0 ? Activation::None : Activation::Relu;
@@ -139,7 +143,7 @@ Layer parse_layer(const yaml::Value& v) {
       const yaml::Value kernel = m.get("kernel");
       parse_kernel(kernel, layer);
       if (auto stride = m.find("stride")) {
-        layer.stride = stride->as_int(1);
+        layer.stride = stride->as_int(1, kMaxFeatureDim);
       } else if (layer.kernel_h == layer.kernel_w) {
         layer.stride = layer.kernel_h;  // non-overlapping windows
       } else {
@@ -147,7 +151,7 @@ Layer parse_layer(const yaml::Value& v) {
                                 "of square windows)",
                                 layer.kernel_h, layer.kernel_w));
       }
-      layer.padding = m.get_int("padding", 0, INT_MAX, 0);
+      layer.padding = m.get_int("padding", 0, kMaxFeatureDim, 0);
       if (2LL * layer.padding > std::min(layer.kernel_h, layer.kernel_w)) {
         m.fail("padding", fmt::format("padding {} is more than half the {}x{} window", layer.padding, layer.kernel_h,
                                       layer.kernel_w));
@@ -157,7 +161,7 @@ Layer parse_layer(const yaml::Value& v) {
       break;
     }
     case LayerKind::FullyConnected: {
-      layer.out_channels = m.get_int("out_features", 1);
+      layer.out_channels = m.get_int("out_features", 1, kMaxCount);
       layer.kernel_h = layer.kernel_w = 1;
       layer.bias = m.get_bool("bias", true);
       layer.activation = Activation::Relu;
@@ -167,9 +171,9 @@ Layer parse_layer(const yaml::Value& v) {
       break;
     }
     case LayerKind::PrimaryCaps: {
-      layer.capsule_types = m.get_int("capsule_types", 1);
+      layer.capsule_types = m.get_int("capsule_types", 1, kMaxCount);
       const yaml::Value dim = m.get("capsule_dim");
-      layer.capsule_dim = dim.as_int(1);
+      layer.capsule_dim = dim.as_int(1, kMaxCapsuleDim);
       const long long channels = static_cast<long long>(layer.capsule_types) * layer.capsule_dim;
       if (channels > INT_MAX) dim.fail(fmt::format("capsule_types x capsule_dim = {} is too large", channels));
       layer.out_channels = static_cast<int>(channels);
@@ -184,9 +188,9 @@ Layer parse_layer(const yaml::Value& v) {
       break;
     }
     case LayerKind::ClassCaps: {
-      layer.num_capsules = m.get_int("num_capsules", 1);
-      layer.capsule_dim = m.get_int("capsule_dim", 1);
-      layer.routing_iterations = m.get_int("routing_iterations", 1, INT_MAX, 3);
+      layer.num_capsules = m.get_int("num_capsules", 1, kMaxCount);
+      layer.capsule_dim = m.get_int("capsule_dim", 1, kMaxCapsuleDim);
+      layer.routing_iterations = m.get_int("routing_iterations", 1, kMaxRoutingIterations, 3);
       layer.activation = Activation::Squash;
       break;
     }
@@ -398,6 +402,43 @@ void require_mapped_layers(const Network& net, const std::string& who) {
   }
 }
 
+namespace {
+// Elements of one weight array, or -1 when the product overflows.
+long long weight_elements(const WeightSpec& w) {
+  std::optional<long long> n = 1;
+  for (std::size_t d : w.shape)
+    if (n) n = checked_mul(*n, (long long)d);
+  return n ? *n : -1;
+}
+}  // namespace
+
+void check_runnable_network(const Network& net, const std::string& who) {
+  require_capsnet_layers(net, who);
+  const long long cap = (long long)input_limits().max_model_elements;
+  long long total = 0;
+  for (const WeightSpec& w : expected_weights(net)) {
+    const long long n = weight_elements(w);
+    const auto sum = n < 0 ? std::nullopt : checked_add(total, n);
+    if (!sum || *sum > cap) {
+      const auto it = std::find_if(net.layers.begin(), net.layers.end(), [&](const Layer& l) { return &l == w.layer; });
+      throw InputError(net.source_path, w.layer ? w.layer->line : 0, 0,
+                       fmt::format("layers[{}]", it - net.layers.begin()),
+                       fmt::format("layer '{}': the weights up to {} pass {} elements, the limit for {} (raise it with "
+                                   "--max-model-elements)",
+                                   w.layer ? w.layer->name : "?", w.key, cap, who));
+    }
+    total = *sum;
+  }
+  for (std::size_t i = 0; i < net.layers.size(); ++i) {
+    const Layer& l = net.layers[i];
+    if (l.out.elements() > cap)
+      throw InputError(net.source_path, l.line, 0, fmt::format("layers[{}]", i),
+                       fmt::format("layer '{}': its output of {} elements passes {}, the limit for {} (raise it with "
+                                   "--max-model-elements)",
+                                   l.name, l.out.elements(), cap, who));
+  }
+}
+
 Network load_network(const std::string& path) { return parse_network(yaml::read_file(path), path); }
 
 Network parse_network(const std::string& yaml_text, const std::string& file_name) {
@@ -417,9 +458,9 @@ Network parse_network(const std::string& yaml_text, const std::string& file_name
   const yaml::MapReader in = top.get_map("input");
   in.allow_only({"channels", "height", "width"});
   net.input.capsules = false;
-  net.input.channels = in.get_int("channels", 1);
-  net.input.height = in.get_int("height", 1);
-  net.input.width = in.get_int("width", 1);
+  net.input.channels = in.get_int("channels", 1, kMaxFeatureDim);
+  net.input.height = in.get_int("height", 1, kMaxFeatureDim);
+  net.input.width = in.get_int("width", 1, kMaxFeatureDim);
 
   const yaml::Value layers = top.get("layers");
   const std::vector<yaml::Value> items = layers.as_seq();
@@ -504,8 +545,12 @@ void infer_shapes(Network& net) {
           fail(".kernel", fmt::format("kernel {}x{} does not fit its {}x{} input from {} (padding {})", l.kernel_h,
                                       l.kernel_w, cur.height, cur.width, producer, l.padding));
         }
-        const int ho = static_cast<int>(span_h / l.stride + 1);
-        const int wo = static_cast<int>(span_w / l.stride + 1);
+        // Computed in long long and capped before narrowing: padding 1073741825 must not wrap around.
+        const long long ho_ll = span_h / l.stride + 1, wo_ll = span_w / l.stride + 1;
+        if (ho_ll > kMaxFeatureDim || wo_ll > kMaxFeatureDim)
+          fail(".padding", fmt::format("output {}x{} exceeds the {} limit on feature-map sides", ho_ll, wo_ll, kMaxFeatureDim));
+        const int ho = static_cast<int>(ho_ll);
+        const int wo = static_cast<int>(wo_ll);
         TensorShape out;
         if (l.kind == LayerKind::Conv2d) {
           if (l.out_channels < 1) fail(".out_channels", "out_channels must be >= 1");
@@ -548,6 +593,9 @@ void infer_shapes(Network& net) {
           fail(".kernel", fmt::format("window {}x{} does not fit its {}x{} input from {} (padding {})", l.kernel_h,
                                       l.kernel_w, cur.height, cur.width, producer, l.padding));
         }
+        if (span_h / l.stride + 1 > kMaxFeatureDim || span_w / l.stride + 1 > kMaxFeatureDim)
+          fail(".padding", fmt::format("output {}x{} exceeds the {} limit on feature-map sides", span_h / l.stride + 1,
+                                       span_w / l.stride + 1, kMaxFeatureDim));
         TensorShape out;
         out.channels = cur.channels;
         out.height = static_cast<int>(span_h / l.stride + 1);
@@ -662,6 +710,9 @@ void infer_shapes(Network& net) {
         break;
       }
     }
+    // Every tensor and every weight array stays countable in int-sized indices.
+    if (l.out.elements() >= kMaxElements)
+      fail("", fmt::format("its output of {} elements reaches the limit of {}", l.out.elements(), kMaxElements));
   }
 }
 

@@ -19,6 +19,7 @@
 
 #include "core/atomic_file.hpp"
 #include "core/input_error.hpp"
+#include "core/limits.hpp"
 #include "weights/byte_io.hpp"
 #include "weights/zip.hpp"
 
@@ -61,6 +62,13 @@ std::string read_file(const std::string& path) {
   std::string bytes;
   in.seekg(0, std::ios::end);
   const std::streamoff size = in.tellg();
+  // Array files hold at most the array-data limit (plus headers): no device or huge file is read whole.
+  const std::uint64_t cap = input_limits().max_array_bytes + (std::uint64_t(1) << 20);
+  if (size < 0 || std::uint64_t(size) > cap)
+    throw InputError(path, 0, 0, "",
+                     size < 0 ? std::string("not a regular file of known size")
+                              : fmt::format("{} bytes is more than the array limit of {} MiB (raise it with --max-array-mib)",
+                                            size, input_limits().max_array_bytes >> 20));
   if (size > 0) {
     in.seekg(0, std::ios::beg);
     bytes.resize(static_cast<std::size_t>(size));
@@ -457,6 +465,17 @@ FloatTensor read_npy(const std::string& path) { return parse_npy(read_file(path)
 
 std::map<std::string, FloatTensor> parse_npz(const std::string& bytes, const std::string& file_name) {
   const ZipReader zip(bytes, file_name);
+  // Decompressed bytes are capped before anything is inflated: a small archive must not expand
+  // into gigabytes (extract() makes each member exactly its recorded size or fails).
+  const std::uint64_t cap = input_limits().max_array_bytes;
+  std::uint64_t total = 0;
+  for (std::size_t i = 0; i < zip.size(); ++i) {
+    total += std::min<std::uint64_t>(zip.uncompressed_size(i), cap + 1);
+    if (total > cap)
+      Where{file_name, zip.name(i).empty() ? "<unnamed member>" : excerpt(zip.name(i), 200)}.fail(
+          "", fmt::format("the archive's members inflate to more than {} MiB (the limit; raise it with --max-array-mib)",
+                          cap >> 20));
+  }
   std::map<std::string, FloatTensor> arrays;
   for (std::size_t i = 0; i < zip.size(); ++i) {
     // numpy.load strips ".npy" from member names to form the keys; do the same.

@@ -43,6 +43,8 @@ class ZipReader {
   std::size_t size() const { return members_.size(); }
   // Raw member name as stored in the archive (may hold arbitrary bytes).
   const std::string& name(std::size_t i) const { return members_.at(i).name; }
+  // Uncompressed size of member i as the central directory records it (extract() checks it).
+  std::uint64_t uncompressed_size(std::size_t i) const { return members_.at(i).size; }
   // Uncompressed bytes of member i. Its errors carry `label` as the InputError field, so the caller
   // decides how the member is named in messages (e.g. a printable form of its key).
   std::string extract(std::size_t i, const std::string& label) const;

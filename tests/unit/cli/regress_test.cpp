@@ -105,6 +105,39 @@ TEST(RegressList, ErrorsNameFileLineAndField) {
   EXPECT_NE(error_of("bogus: 1\n" + head).find("unknown key 'bogus'"), std::string::npos);
 }
 
+TEST(RegressList, NameMustStayInsideTheOutputDirectory) {
+  const std::string entries = "entries:\n  - configs: [configs/tiny-2x2.yaml]\n    networks: [models/capsnet-tiny.yaml]\n";
+  for (const char* bad : {"'..'", "'.'", "a/b", "'../x'", "\"a\\\\b\""}) {
+    const std::string e = error_of(std::string("name: ") + bad + "\n" + entries);
+    EXPECT_NE(e.find("list.yaml:1:7: name:"), std::string::npos) << bad << ": " << e;
+    EXPECT_NE(e.find("not usable as a directory name"), std::string::npos) << bad << ": " << e;
+  }
+  EXPECT_EQ(parse_regress_list("name: ci.nightly-2\n" + entries, "list.yaml", kRoot).name, "ci.nightly-2");
+}
+
+// seeds 0-100000 x indices 0-100000 used to run out of memory in --dry-run: counted, then refused.
+TEST(RegressList, ExpansionIsCapped) {
+  const RegressList l = parse_regress_list(
+      "entries:\n  - configs: [configs/small-4x4.yaml]\n    networks: [models/capsnet-small.yaml]\n"
+      "    weights: models/weights/capsnet-small-mnist.npz\n    dataset: mnist\n"
+      "    seeds: 0-100000\n    indices: 0-100000\n",
+      "list.yaml", kRoot);
+  try {
+    expand_jobs(l, FakeNames{});
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.file(), "list.yaml");
+    EXPECT_EQ(e.line(), 2);
+    EXPECT_EQ(e.field(), "entries");
+    EXPECT_NE(e.message().find("more than 10000 jobs"), std::string::npos) << e.what();
+  }
+  const RegressList small = parse_regress_list(
+      "entries:\n  - configs: [configs/tiny-2x2.yaml]\n    networks: [models/capsnet-tiny.yaml]\n    seeds: 0-9\n",
+      "list.yaml", kRoot);
+  EXPECT_EQ(expand_jobs(small, FakeNames{}, 10).size(), 10u);
+  EXPECT_THROW(expand_jobs(small, FakeNames{}, 9), InputError);
+}
+
 TEST(RegressList, DuplicateJobsAreAnError) {
   const RegressList l = parse_regress_list(
       "entries:\n  - configs: [configs/tiny-2x2.yaml]\n    networks: [models/capsnet-tiny.yaml]\n"

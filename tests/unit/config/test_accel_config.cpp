@@ -1,4 +1,5 @@
 // Accelerator presets: the bundled configs/*.yaml, and every class of error with file, line, field.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <string>
@@ -84,6 +85,17 @@ TEST(AccelConfig, BaseParses) {
   EXPECT_FALSE(c.scratchpad.shared.present);
   EXPECT_EQ(c.locations.at("widths.psum").line, line_of(kBase, "psum:"));
   EXPECT_EQ(c.locations.at("scratchpad.data").line, line_of(kBase, "  data:\n"));
+}
+
+// Data widths of 14-16 bits used to pass validation and fail in generate (a port wider than its
+// descriptor field): the activation unit's norm shift must fit 5 bits.
+TEST(AccelConfig, DataWidthFitsTheNormShiftField) {
+  const std::string widths = "  data: 8\n  weight: 8\n  psum: 25\n  act: 8";
+  for (int d : {14, 16})
+    expect_edit_error(widths, fmt::format("  data: {}\n  weight: 16\n  psum: 40\n  act: {}", d, d), "widths.data",
+                      fmt::format("{} bits: the activation unit's sum of 32 squares is {} bits wide", d, 2 * d - 1 + 5),
+                      fmt::format("  data: {}", d));
+  EXPECT_EQ(parse(replace(kBase, widths, "  data: 13\n  weight: 16\n  psum: 40\n  act: 13")).widths.data, 13);
 }
 
 TEST(AccelConfig, OptionalFields) {

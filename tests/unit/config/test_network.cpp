@@ -226,18 +226,28 @@ TEST(Network, EmptyOrMissingLayers) {
 
 TEST(Network, FieldErrors) {
   expect_edit_error("    out_channels: 8", "    out_channels: 0", "layers[0].out_channels",
-                    "expected an integer >= 1, got 0");
+                    "expected an integer in [1, 65536], got 0");
   expect_edit_error("    kernel: 5", "    kernel: [5, 5, 5]", "layers[0].kernel",
                     "expected an integer or a list [kh, kw], got a list of 3");
-  expect_edit_error("    kernel: 5", "    kernel: [5, x]", "layers[0].kernel[1]", "expected an integer >= 1, got 'x'");
-  expect_edit_error("    stride: 2", "    stride: 0", "layers[1].stride", "expected an integer >= 1, got 0");
+  expect_edit_error("    kernel: 5", "    kernel: [5, x]", "layers[0].kernel[1]", "expected an integer in [1, 65536], got 'x'");
+  expect_edit_error("    stride: 2", "    stride: 0", "layers[1].stride", "expected an integer in [1, 65536], got 0");
   expect_edit_error("    capsule_dim: 8", "    capsule_dim: 8\n    routing_iterations: 0", "layers[2].routing_iterations",
-                    "expected an integer >= 1, got 0", "routing_iterations");
+                    "expected an integer in [1, 32], got 0", "routing_iterations");
+  // Caps (docs/limits.md): each used to be accepted and to fail later or run for hours.
+  expect_edit_error("    capsule_dim: 8", "    capsule_dim: 8\n    routing_iterations: 65537", "layers[2].routing_iterations",
+                    "expected an integer in [1, 32], got 65537", "routing_iterations");
+  expect_edit_error("    capsule_dim: 8", "    capsule_dim: 65536", "layers[2].capsule_dim",
+                    "expected an integer in [1, 256], got 65536");
+  // Padding used to wrap the output size around (1073741825 gave 8x1x1).
+  expect_edit_error("    kernel: 5", "    kernel: 5\n    padding: 1073741825", "layers[0].padding",
+                    "expected an integer in [0, 65536], got 1073741825", "    padding: 1073741825");
+  expect_edit_error("    kernel: 5", "    kernel: 5\n    padding: 32765", "layers[0].padding",
+                    "layer 'conv1': output 65538x65538 exceeds the 65536 limit", "  - name: conv1");
   expect_edit_error("  - name: conv1", "  - name: Conv-1", "layers[0].name",
                     "expected a lower-case identifier ([a-z_][a-z0-9_]*), got 'Conv-1'");
   expect_edit_error("    stride: 2", "    stride: 2\n    activation: relu", "layers[1].activation",
                     "primary_caps layers always squash; expected 'squash', got 'relu'", "activation: relu");
-  expect_edit_error("input: {channels: 1,", "input: {channels: 0,", "input.channels", "expected an integer >= 1, got 0");
+  expect_edit_error("input: {channels: 1,", "input: {channels: 0,", "input.channels", "expected an integer in [1, 65536], got 0");
 }
 
 TEST(Network, UnknownKeys) {

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <map>
 
+#include "config/text_file.hpp"
 #include "config/yaml_util.hpp"
 #include "core/input_error.hpp"
 #include "test_helpers.hpp"
@@ -139,6 +140,27 @@ TEST(YamlUtil, DocumentMustBeAMapping) {
   expect_input_error([] { root("[a: 1]\n"); }, kFile, 1, "", "expected a mapping at the top level");
 }
 
+// A second document used to be ignored silently.
+TEST(YamlUtil, OneDocumentPerFile) {
+  expect_input_error([] { yaml::parse("a: 1\n---\nb: 2\n", kFile); }, kFile, 2, "", "a second YAML document");
+  expect_input_error([] { yaml::parse("---\na: 1\n---\n", kFile); }, kFile, 3, "", "a second YAML document");
+  expect_input_error([] { yaml::parse("a: 1\n---\n", kFile); }, kFile, 2, "", "a second YAML document");
+  EXPECT_EQ(yaml::parse("---\na: 1\n", kFile)["a"].as<int>(), 1);  // an explicit start of the one document
+  EXPECT_EQ(yaml::parse("a: 1\n...\n", kFile)["a"].as<int>(), 1);
+}
+
+// Found by fuzz_network: yaml-cpp's LoadAll did not return on this input (documents are now counted
+// on the text). It must end, with a result or an InputError.
+TEST(YamlUtil, MalformedMultiDocumentInputEnds) {
+  const std::string text("," + std::string(6, '\0') + "et sm# A redN" + std::string(2, '\0') + "," + std::string(6, '\0') +
+                         "et sma" + std::string(2, '\0'));
+  try {
+    (void)yaml::parse(text, kFile);
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.file(), kFile);
+  }
+}
+
 TEST(YamlUtil, NonScalarKeysAreRejected) {
   expect_input_error([] { root("? [a, b]\n: 1\n"); }, kFile, 1, "", "keys must be plain names");
 }
@@ -155,6 +177,10 @@ TEST(YamlUtil, ReadFile) {
   const std::string missing = (dir / "missing.yaml").string();
   expect_input_error([&] { yaml::read_file(missing); }, missing, 0, "", "cannot open file");
   expect_input_error([&] { yaml::read_file(dir.string()); }, dir.string(), 0, "", "cannot open file");
+  // Bounded: reading stops at the limit (/dev/zero would otherwise fill the memory).
+  expect_input_error([&] { read_text_file(path, 4); }, path, 0, "", "larger than 4 bytes");
+  EXPECT_EQ(read_text_file(path, 5), "a: 1\n");
+  expect_input_error([] { read_text_file("/dev/zero", 1 << 20); }, "/dev/zero", 0, "", "larger than 1048576 bytes");
   std::filesystem::remove_all(dir);
 }
 

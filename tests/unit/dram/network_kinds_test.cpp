@@ -118,7 +118,7 @@ TEST(NetworkKinds, Errors) {
   expect_error(head + "  - {name: f, type: fc, out_features: 10, kernel: 3}\n", "layers[0]",
                "unknown key 'kernel' (allowed: name, type, out_features, bias, activation)");
   expect_error(head + "  - {name: f, type: fc, out_features: 0}\n", "layers[0].out_features",
-               "expected an integer >= 1, got 0");
+               "expected an integer in [1, 16777216], got 0");
   expect_error(head + "  - {name: f, type: fcc, out_features: 3}\n", "layers[0].type",
                "expected one of conv2d, primary_caps, class_caps, conv_caps2d, conv_caps3d, caps_add, flatten_caps, "
                "got 'fcc' (CNN layers for the analytic tools: "

@@ -7,6 +7,8 @@
 #include <sstream>
 
 #include "config/yaml_util.hpp"
+#include <string>
+#include <vector>
 
 #include "core/input_error.hpp"
 #include "memory/cacti.hpp"
@@ -152,6 +154,45 @@ TEST(Cacti, LeakageNeedsTheRoutingAndGatedNeedsUngated) {
   } catch (const InputError& e) {
     EXPECT_EQ(e.field(), "Sectors");
   }
+}
+
+// Values that used to be accepted and silently became wrong figures: each names its line and field.
+TEST(Cacti, RejectsOutOfRangeValues) {
+  const std::string tail =
+      "Read write ports : 1\nTotal dynamic read energy per access (nJ) : 0.01\n"
+      "Total dynamic write energy per access (nJ) : 0.01\nTotal leakage power of a bank (mW) : 1\n"
+      "Total gate leakage power of a bank (mW) : 0.1\nCache height x width (mm) : 0.5 x 0.5\n";
+  struct Case {
+    std::string text;
+    int line;
+    std::string field;
+  };
+  const std::vector<Case> cases = {
+      {"Cache size : 1e30\nBlock size : 8\n" + tail, 1, "Cache size"},
+      {"Cache size : inf\nBlock size : 8\n" + tail, 1, "Cache size"},
+      {"Cache size : 9223372036854775808\nBlock size : 8\n" + tail, 1, "Cache size"},
+      {"Cache size : 1024.5\nBlock size : 8\n" + tail, 1, "Cache size"},
+      {"Cache size : 1024\nBlock size : 1e-320\n" + tail, 2, "Block size"},
+      {"Cache size : 1024\nBlock size : 2048\n" + tail, 1, "Block size"},
+      {"Cache size : 1024\nBlock size : 8\nSectors : 0\n" + tail, 3, "Sectors"},
+      {"Cache size : 1024\nBlock size : 8\nSectors : 0.5\n" + tail, 3, "Sectors"},
+      {"Cache size : 1024\nBlock size : 8\nTotal leakage power of a bank (mW) : 1e308\n" + tail, 3,
+       "Total leakage power of a bank (mW)"},
+      {"Cache size : 1024\nBlock size : 8\nWakeup energy (nJ) : nan\n" + tail, 3, "Wakeup energy (nJ)"},
+      {"Cache size : 1024\nBlock size : 8\nNumber of banks : 0x10\n" + tail, 3, "Number of banks"},
+  };
+  for (const Case& c : cases) {
+    try {
+      parse_cacti(c.text, "f.out");
+      ADD_FAILURE() << "accepted: " << c.text;
+    } catch (const InputError& e) {
+      EXPECT_EQ(e.file(), "f.out");
+      EXPECT_EQ(e.line(), c.line) << e.what();
+      EXPECT_EQ(e.field(), c.field) << e.what();
+    }
+  }
+  // The same report with plain values is read.
+  EXPECT_EQ(parse_cacti("Cache size : 1024\nBlock size : 8\nSectors : 2\n" + tail, "f.out").size(), 1u);
 }
 
 }  // namespace

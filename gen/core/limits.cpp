@@ -1,0 +1,10 @@
+#include "core/limits.hpp"
+
+namespace capsgen {
+
+InputLimits& input_limits() {
+  static InputLimits limits;
+  return limits;
+}
+
+}  // namespace capsgen
