@@ -272,7 +272,7 @@ Expr Module::reg(std::string name, const Dim& width, std::string comment, bool i
 Memory Module::memory(std::string name, const Dim& width, const Dim& depth, std::string comment) {
   if (depth.value() < 1) throw std::logic_error("vast: memory depth < 1: " + name + " in " + name_);
   memory(name, width.text(), depth.text(), std::move(comment));
-  return Memory(detail::signal_ref(name_, name, width, false, true));
+  return Memory(detail::signal_ref(name_, name, width, false, true), depth.value());
 }
 
 void Module::assign(const Expr& lhs, const Expr& rhs) {

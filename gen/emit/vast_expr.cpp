@@ -25,6 +25,18 @@ using Kind = Node::Kind;
 
 namespace {
 
+// A bare index (a number or a parameter) as an expression: it prints as its text.
+Expr constant_index(const Dim& index) {
+  auto n = std::make_shared<Node>();
+  n->kind = Kind::kConst;
+  n->text = index.text();
+  return Expr(n);
+}
+
+}  // namespace
+
+namespace {
+
 // Binding strength of a binary operator (Verilog-2005 table 5-4; higher binds tighter).
 int precedence(const std::string& op) {
   if (op == "*") return 11;
@@ -158,7 +170,7 @@ Expr binary(const std::string& op, const Expr& a, const Expr& b) {
 }
 
 Expr select(const Expr& base, int width, const std::string& text) {
-  if (base.node().kind != Kind::kRef) fail(base.node().module, "only a declared signal can be selected from", text);
+  if (base.node().kind != Kind::kRef && base.node().kind != Kind::kWord) fail(base.node().module, "only a declared signal can be selected from", text);
   auto n = make(Kind::kSelect, width, {base}, text);
   n->text = text;
   n->assignable = base.node().assignable;
@@ -209,21 +221,21 @@ bool Expr::is_lvalue() const {
 }
 
 Expr Expr::operator[](const Dim& index) const {
-  const std::string t = fmt::format("{}[{}]", node_->text, index.text());
+  const std::string t = fmt::format("{}[{}]", print(*node_), index.text());
   if (index.value() < 0 || index.value() >= width())
     fail(node_->module, fmt::format("bit {} outside a {}-bit signal", index.value(), width()), t);
   return select(*this, 1, t);
 }
 
 Expr Expr::slice(const Dim& hi, const Dim& lo) const {
-  const std::string t = fmt::format("{}[{}:{}]", node_->text, hi.text(), lo.text());
+  const std::string t = fmt::format("{}[{}:{}]", print(*node_), hi.text(), lo.text());
   if (lo.value() < 0 || hi.value() < lo.value() || hi.value() >= width())
     fail(node_->module, fmt::format("bits {}:{} outside a {}-bit signal", hi.value(), lo.value(), width()), t);
   return select(*this, static_cast<int>(hi.value() - lo.value() + 1), t);
 }
 
 Expr Expr::part(int index, const Dim& w) const {
-  const std::string& name = node_->text;
+  const std::string name = print(*node_);
   std::string t;
   if (w.is_number()) {
     const long long lo = index * w.value();
@@ -238,7 +250,7 @@ Expr Expr::part(int index, const Dim& w) const {
 }
 
 Expr Expr::at(const Expr& index) const {
-  const std::string t = fmt::format("{}[{}]", node_->text, index.text());
+  const std::string t = fmt::format("{}[{}]", print(*node_), index.text());
   if (index.width() > 31 || (1LL << index.width()) > width())
     fail(node_->module, fmt::format("a {}-bit index reaches outside a {}-bit signal", index.width(), width()), t);
   Expr e = select(*this, 1, t);
@@ -253,6 +265,16 @@ Expr Memory::operator[](const Expr& address) const {
   n->assignable = true;
   if (!address.node().module.empty() && address.node().module != n->module)
     fail(n->module, "address from module " + address.node().module, print(*n));
+  return Expr(n);
+}
+
+Expr Memory::word(const Dim& index) const {
+  auto n = make(Kind::kWord, word_.width(), {constant_index(index)}, word_.text() + "[" + index.text() + "]");
+  n->text = word_.text();
+  n->module = word_.module();
+  n->assignable = true;
+  if (index.value() < 0 || index.value() >= depth_)
+    fail(n->module, fmt::format("word {} outside a memory of {} words", index.value(), depth_), print(*n));
   return Expr(n);
 }
 

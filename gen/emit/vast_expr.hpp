@@ -85,7 +85,7 @@ class Expr {
   // of a memory.
   bool is_lvalue() const;
 
-  // Selects; the operand must be a declared signal (Verilog selects only names).
+  // Selects; the operand must be a declared signal or a word of a memory (Verilog selects only those).
   Expr operator[](const Dim& index) const;            // name[i]
   Expr slice(const Dim& hi, const Dim& lo) const;     // name[hi:lo] (also when hi == lo)
   Expr part(int index, const Dim& part_width) const;  // name[index*W +: W] (folded when W is a number)
@@ -102,12 +102,14 @@ class Expr {
 class Memory {
  public:
   Expr operator[](const Expr& address) const;  // name[address]
+  Expr word(const Dim& index) const;           // name[index], a fixed word (index < depth)
   int width() const { return word_.width(); }
 
  private:
   friend class Module;
-  explicit Memory(Expr word) : word_(std::move(word)) {}
+  Memory(Expr word, long long depth) : word_(std::move(word)), depth_(depth) {}
   Expr word_;  // a reference to the memory's name with the word width
+  long long depth_;
 };
 
 // ---- Constants ---------------------------------------------------------------------------------

@@ -182,6 +182,10 @@ TEST(VastExpr, MemoryWords) {
   EXPECT_EQ(mem[addr].text(), "mem[addr_i]");
   EXPECT_EQ(mem[addr].width(), 16);
   EXPECT_TRUE(mem[addr].is_lvalue());
+  EXPECT_EQ(mem.word(3).text(), "mem[3]");
+  EXPECT_EQ(mem.word(3).slice(1, 0).text(), "mem[3][1:0]");
+  EXPECT_EQ(mem.word(3).slice(1, 0).width(), 2);
+  EXPECT_NE(error_of([&] { (void)mem.word(4); }), "");  // 4 words
 }
 
 TEST(VastExpr, Extensions) {
