@@ -9,9 +9,11 @@
 //   - comparisons need equal widths (and, for < <= > >=, equal signedness) and give 1 bit;
 //   - conditions, logical operators and ternary selectors need 1 bit; ternary branches equal widths;
 //   - selects stay inside the operand, literals fit their width, assignments have equal widths.
-// The printer parenthesizes for correctness and, for readability, in three more places: a
-// comparison that is an operand, a ternary that is an operand, and a binary operand of a binary
-// operator of another precedence level (`a & (b == c)`, `c ? x : (d ? y : z)`, `a & (b + c)`).
+// The printer parenthesizes for correctness and, for readability, also: a comparison or a ternary
+// that is an operand, a binary operand of a binary operator of another precedence level, a
+// reduction that is a binary operand, and any operator under a unary one (`a & (b == c)`,
+// `c ? x : (d ? y : z)`, `a & (b + c)`, `(|a) | b`, `~(&a)`); a right operand of the same level
+// prints bare only for the same associative operator (`a & b & c`, `a - (b - c)`).
 #pragma once
 
 #include <cstdint>
