@@ -3,13 +3,9 @@
 #include <fmt/format.h>
 
 #include <stdexcept>
-
-#include "emit/activation_internal.hpp"
+#include <vector>
 
 namespace capsgen::emit {
-
-using detail::lit;
-using detail::zext;
 
 std::string pmu_module(const SpmGeometry& g) { return "capsgen_pmu_" + g.name; }
 
@@ -17,7 +13,8 @@ Module build_pmu(const SpmGeometry& g) {
   if (!g.power_gating) throw std::logic_error("build_pmu: memory without power gating");
   const int SC = g.mem.sectors, W = g.wakeup_cycles, KB = kPmuCounterBits;
   if (SC < 1 || W < 0) throw std::logic_error("build_pmu: bad geometry");
-  auto bit = [SC](const std::string& n, int i) { return SC == 1 ? n : fmt::format("{}[{}]", n, i); };
+  // Sector s of a per-sector vector (the vector itself when there is one sector).
+  auto sector = [SC](const Expr& v, int s) { return SC == 1 ? v : v[s]; };
 
   Module m(pmu_module(g),
            fmt::format(
@@ -38,62 +35,65 @@ Module build_pmu(const SpmGeometry& g) {
                "cycles asleep or waking), wake_count_o the 1 -> 0 transitions of sleep_req_o bits (summed over\n"
                "sectors), stall_cycles_o the cycles with a barrier valid but not ready. Reset: all sectors on.",
                g.name, g.module, SC, SC == 1 ? "" : "s", W, W + 2, W + 2, KB));
-  m.clock_and_reset()
-      .input("cmd_valid_i", "1", "command valid")
-      .output("cmd_ready_o", "1", "command accepted when valid")
-      .input("cmd_awake_i", str(SC), "sectors that must be on after this command; the others sleep")
-      .input("cmd_wait_i", "1", "0: prefetch (accepted at once), 1: barrier (wait until cmd_awake_i is usable)")
-      .output("sleep_req_o", str(SC), "to the memory's sleep_req_i: 1 = sleep (registered)")
-      .input("sleep_ack_i", str(SC), "from the memory's sleep_ack_o: 1 = asleep or waking")
-      .output("usable_o", str(SC), "sector requested on and acknowledged on: may be accessed this cycle")
-      .output("asleep_cycles_o", str(SC * KB), fmt::format("per sector s, bits [s*{0} +: {0}]: cycles with sleep_ack_i[s] high", KB))
-      .output("wake_count_o", str(KB), "sector wake-ups requested (1 -> 0 transitions of sleep_req_o bits)")
-      .output("stall_cycles_o", str(KB), "cycles with a barrier command valid and not ready");
+  m.clock_and_reset();
+  const Expr cmd_valid_i = m.input("cmd_valid_i", 1, "command valid");
+  const Expr cmd_ready_o = m.output("cmd_ready_o", 1, "command accepted when valid");
+  const Expr cmd_awake_i = m.input("cmd_awake_i", SC, "sectors that must be on after this command; the others sleep");
+  const Expr cmd_wait_i =
+      m.input("cmd_wait_i", 1, "0: prefetch (accepted at once), 1: barrier (wait until cmd_awake_i is usable)");
+  const Expr sleep_req_o = m.output("sleep_req_o", SC, "to the memory's sleep_req_i: 1 = sleep (registered)");
+  const Expr sleep_ack_i = m.input("sleep_ack_i", SC, "from the memory's sleep_ack_o: 1 = asleep or waking");
+  const Expr usable_o = m.output("usable_o", SC, "sector requested on and acknowledged on: may be accessed this cycle");
+  const Expr asleep_cycles_o =
+      m.output("asleep_cycles_o", SC * KB,
+               fmt::format("per sector s, bits [s*{0} +: {0}]: cycles with sleep_ack_i[s] high", KB));
+  const Expr wake_count_o =
+      m.output("wake_count_o", KB, "sector wake-ups requested (1 -> 0 transitions of sleep_req_o bits)");
+  const Expr stall_cycles_o = m.output("stall_cycles_o", KB, "cycles with a barrier command valid and not ready");
 
   m.comment("Sleep request levels (1 = sleep) and counters.");
-  m.reg("req_q", str(SC));
-  for (int s = 0; s < SC; ++s) m.reg(fmt::format("asleep_s{}_q", s), str(KB));
-  m.reg("wake_q", str(KB));
-  m.reg("stall_q", str(KB));
-  m.wire("usable", str(SC));
-  m.wire("need", str(SC), "sectors of the command not usable yet");
-  m.wire("ready", "1");
-  m.wire("wakes", str(SC), "sectors released by this cycle's command");
-  m.wire("wake_inc", str(KB), "number of released sectors");
+  const Expr req_q = m.reg("req_q", SC);
+  std::vector<Expr> asleep;
+  for (int s = 0; s < SC; ++s) asleep.push_back(m.reg(fmt::format("asleep_s{}_q", s), KB));
+  const Expr wake_q = m.reg("wake_q", KB);
+  const Expr stall_q = m.reg("stall_q", KB);
+  const Expr usable = m.wire("usable", SC);
+  const Expr need = m.wire("need", SC, "sectors of the command not usable yet");
+  const Expr ready = m.wire("ready", 1);
+  const Expr wakes = m.wire("wakes", SC, "sectors released by this cycle's command");
+  const Expr wake_inc = m.wire("wake_inc", KB, "number of released sectors");
 
   m.blank();
-  m.assign("usable", "~req_q & ~sleep_ack_i");
-  m.assign("need", "cmd_awake_i & ~usable");
-  m.assign("ready", fmt::format("~cmd_wait_i | (need == {})", lit(SC, 0)));
-  m.assign("wakes", fmt::format("req_q & cmd_awake_i & {{{}{{cmd_valid_i}}}}", SC));
+  m.assign(usable, ~req_q & ~sleep_ack_i);
+  m.assign(need, cmd_awake_i & ~usable);
+  m.assign(ready, ~cmd_wait_i | (need == lit(SC, 0)));
+  m.assign(wakes, req_q & cmd_awake_i & rep(SC, cmd_valid_i));
   {
-    std::string sum;
-    for (int s = 0; s < SC; ++s) sum += (s ? " + " : "") + zext(bit("wakes", s), 1, KB);
-    m.assign("wake_inc", sum);
+    Expr sum = zext(sector(wakes, 0), KB);
+    for (int s = 1; s < SC; ++s) sum = sum + zext(sector(wakes, s), KB);
+    m.assign(wake_inc, sum);
   }
-  m.always_ff_reset({nb("req_q", lit(SC, 0))}, {if_("cmd_valid_i", {nb("req_q", "~cmd_awake_i")})});
+  m.always_ff_reset({nb(req_q, lit(SC, 0))}, {if_(cmd_valid_i, {nb(req_q, ~cmd_awake_i)})});
 
   m.blank();
   m.comment("Counters.");
   {
-    Stmts reset = {nb("wake_q", lit(KB, 0)), nb("stall_q", lit(KB, 0))};
-    Stmts body = {nb("wake_q", "wake_q + wake_inc"),
-                  if_("cmd_valid_i & ~ready", {nb("stall_q", fmt::format("stall_q + {}", lit(KB, 1)))})};
+    Stmts reset = {nb(wake_q, lit(KB, 0)), nb(stall_q, lit(KB, 0))};
+    Stmts body = {nb(wake_q, wake_q + wake_inc), if_(cmd_valid_i & ~ready, {nb(stall_q, stall_q + lit(KB, 1))})};
     for (int s = 0; s < SC; ++s) {
-      const std::string c = fmt::format("asleep_s{}_q", s);
-      reset.push_back(nb(c, lit(KB, 0)));
-      body.push_back(if_(bit("sleep_ack_i", s), {nb(c, fmt::format("{} + {}", c, lit(KB, 1)))}));
+      reset.push_back(nb(asleep[s], lit(KB, 0)));
+      body.push_back(if_(sector(sleep_ack_i, s), {nb(asleep[s], asleep[s] + lit(KB, 1))}));
     }
     m.always_ff_reset(reset, body);
   }
 
   m.blank();
-  m.assign("cmd_ready_o", "ready");
-  m.assign("sleep_req_o", "req_q");
-  m.assign("usable_o", "usable");
-  for (int s = 0; s < SC; ++s) m.assign(expr_slice("asleep_cycles_o", s, str(KB)), fmt::format("asleep_s{}_q", s));
-  m.assign("wake_count_o", "wake_q");
-  m.assign("stall_cycles_o", "stall_q");
+  m.assign(cmd_ready_o, ready);
+  m.assign(sleep_req_o, req_q);
+  m.assign(usable_o, usable);
+  for (int s = 0; s < SC; ++s) m.assign(asleep_cycles_o.part(s, KB), asleep[s]);
+  m.assign(wake_count_o, wake_q);
+  m.assign(stall_cycles_o, stall_q);
   return m;
 }
 

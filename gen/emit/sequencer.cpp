@@ -6,19 +6,15 @@
 #include <stdexcept>
 #include <string>
 
-#include "emit/activation_internal.hpp"
 #include "emit/engine.hpp"
 #include "isa/engine.hpp"
 
 namespace capsgen::emit {
 
-using detail::lit;
-using detail::zext;
-
 Module build_sequencer(const AccelConfig& cfg) {
   const int NW = isa::engine_descriptor_words(), WB = clog2(NW + 1);
+  const int AW = 32;  // bits of a word address, a program word and a statistics counter
   if (NW < 2) throw std::logic_error("build_sequencer: a packed descriptor of fewer than 2 words");
-  const std::string wb = str(WB);
   Module m(kSequencerModule,
            fmt::format(
                "Program sequencer (docs/rtl-sequencer.md) for {0}: runs a program of packed descriptors\n"
@@ -34,75 +30,75 @@ Module build_sequencer(const AccelConfig& cfg) {
                "stat_cycles_o the cycles from start_i to done_o, stat_fetch_wait_o the cycles the engine was idle\n"
                "waiting for a fetch (the first descriptor's fetch included).",
                cfg.name, NW));
-  m.clock_and_reset()
-      .input("start_i", "1", "start the program at prog_base_i (ignored while busy)")
-      .input("prog_base_i", "32", "word address of the program's first descriptor")
-      .output("busy_o", "1", "a program runs")
-      .output("done_o", "1", "one-cycle pulse: the program ended and the engine is idle")
-      .output("error_o", "1", "sticky: a fetch response without a request")
-      .output("pf_valid_o", "1", "fetch request")
-      .input("pf_ready_i", "1", "the request is taken")
-      .output("pf_addr_o", "32", "word address of the request")
-      .input("pr_valid_i", "1", "a fetched word (in request order)")
-      .input("pr_data_i", "32", "its value")
-      .output("desc_valid_o", "1", "desc_words_o holds a whole descriptor")
-      .input("desc_ready_i", "1", "the engine takes it (the engine is idle)")
-      .output("desc_words_o", str(NW * 32), "the descriptor: word w in bits [w*32 +: 32] (isa::engine_descriptor_layout)")
-      .output("stat_ops_o", "32", "descriptors handed to the engine")
-      .output("stat_cycles_o", "32", "cycles since start_i (frozen at done_o)")
-      .output("stat_fetch_wait_o", "32", "cycles the engine waited for a fetched descriptor");
+  m.clock_and_reset();
+  const Expr start_i = m.input("start_i", 1, "start the program at prog_base_i (ignored while busy)");
+  const Expr prog_base_i = m.input("prog_base_i", AW, "word address of the program's first descriptor");
+  const Expr busy_o = m.output("busy_o", 1, "a program runs");
+  const Expr done_o = m.output("done_o", 1, "one-cycle pulse: the program ended and the engine is idle");
+  const Expr error_o = m.output("error_o", 1, "sticky: a fetch response without a request");
+  const Expr pf_valid_o = m.output("pf_valid_o", 1, "fetch request");
+  const Expr pf_ready_i = m.input("pf_ready_i", 1, "the request is taken");
+  const Expr pf_addr_o = m.output("pf_addr_o", AW, "word address of the request");
+  const Expr pr_valid_i = m.input("pr_valid_i", 1, "a fetched word (in request order)");
+  const Expr pr_data_i = m.input("pr_data_i", AW, "its value");
+  const Expr desc_valid_o = m.output("desc_valid_o", 1, "desc_words_o holds a whole descriptor");
+  const Expr desc_ready_i = m.input("desc_ready_i", 1, "the engine takes it (the engine is idle)");
+  const Expr desc_words_o =
+      m.output("desc_words_o", NW * AW, "the descriptor: word w in bits [w*32 +: 32] (isa::engine_descriptor_layout)");
+  const Expr stat_ops_o = m.output("stat_ops_o", AW, "descriptors handed to the engine");
+  const Expr stat_cycles_o = m.output("stat_cycles_o", AW, "cycles since start_i (frozen at done_o)");
+  const Expr stat_fetch_wait_o = m.output("stat_fetch_wait_o", AW, "cycles the engine waited for a fetched descriptor");
 
   m.comment("State: fetching words of the descriptor at pc_q (req_q requested, rcv_q received), a whole descriptor\n"
             "waiting for the engine (full_q), the end marker fetched (end_q).");
-  for (const char* n : {"busy_q", "fetch_q", "full_q", "end_q", "done_q", "err_q"}) m.reg(n, "1");
-  m.reg("pc_q", "32", "word address of the descriptor being fetched");
-  m.reg("req_q", wb, "words requested");
-  m.reg("rcv_q", wb, "words received");
-  m.memory("words_q", "32", str(NW), "the descriptor's words");
-  for (const char* n : {"ops_q", "cycles_q", "wait_q"}) m.reg(n, "32");
-  m.wire("rsp_ok", "1", "a response that was requested");
-  m.wire("last_word", "1", "the descriptor's last word arrives");
-  m.wire("is_end", "1", "word 0 (received first) holds the end marker");
-  m.wire("accept", "1", "the engine takes the descriptor");
-  m.wire("finish", "1", "end marker fetched and the engine idle");
+  const Expr busy_q = m.reg("busy_q", 1), fetch_q = m.reg("fetch_q", 1), full_q = m.reg("full_q", 1),
+             end_q = m.reg("end_q", 1), done_q = m.reg("done_q", 1), err_q = m.reg("err_q", 1);
+  const Expr pc_q = m.reg("pc_q", AW, "word address of the descriptor being fetched");
+  const Expr req_q = m.reg("req_q", WB, "words requested");
+  const Expr rcv_q = m.reg("rcv_q", WB, "words received");
+  const Memory words_q = m.memory("words_q", AW, NW, "the descriptor's words");
+  const Expr ops_q = m.reg("ops_q", AW), cycles_q = m.reg("cycles_q", AW), wait_q = m.reg("wait_q", AW);
+  const Expr rsp_ok = m.wire("rsp_ok", 1, "a response that was requested");
+  const Expr last_word = m.wire("last_word", 1, "the descriptor's last word arrives");
+  const Expr is_end = m.wire("is_end", 1, "word 0 (received first) holds the end marker");
+  const Expr accept = m.wire("accept", 1, "the engine takes the descriptor");
+  const Expr finish = m.wire("finish", 1, "end marker fetched and the engine idle");
   m.blank();
-  m.assign("rsp_ok", "pr_valid_i & fetch_q & (rcv_q != req_q)");
-  m.assign("last_word", fmt::format("rsp_ok & (rcv_q == {})", lit(WB, NW - 1)));
-  m.assign("is_end", fmt::format("words_q[0][1:0] == 2'd{}", int(isa::kEngineKindEnd)));
-  m.assign("accept", "full_q & desc_ready_i");
-  m.assign("finish", "end_q & desc_ready_i");
-  m.assign("pf_valid_o", fmt::format("fetch_q & (req_q != {})", lit(WB, NW)));
-  m.assign("pf_addr_o", fmt::format("pc_q + {}", zext("req_q", WB, 32)));
-  m.assign("desc_valid_o", "full_q");
-  for (int w = 0; w < NW; ++w) m.assign(expr_slice("desc_words_o", w, "32"), fmt::format("words_q[{}]", w));
-  m.assign("busy_o", "busy_q");
-  m.assign("done_o", "done_q");
-  m.assign("error_o", "err_q");
-  m.assign("stat_ops_o", "ops_q");
-  m.assign("stat_cycles_o", "cycles_q");
-  m.assign("stat_fetch_wait_o", "wait_q");
+  m.assign(rsp_ok, pr_valid_i & fetch_q & (rcv_q != req_q));
+  m.assign(last_word, rsp_ok & (rcv_q == lit(WB, NW - 1)));
+  m.assign(is_end, words_q.word(0).slice(1, 0) == lit(2, int(isa::kEngineKindEnd)));
+  m.assign(accept, full_q & desc_ready_i);
+  m.assign(finish, end_q & desc_ready_i);
+  m.assign(pf_valid_o, fetch_q & (req_q != lit(WB, NW)));
+  m.assign(pf_addr_o, pc_q + zext(req_q, AW));
+  m.assign(desc_valid_o, full_q);
+  for (int w = 0; w < NW; ++w) m.assign(desc_words_o.part(w, AW), words_q.word(w));
+  m.assign(busy_o, busy_q);
+  m.assign(done_o, done_q);
+  m.assign(error_o, err_q);
+  m.assign(stat_ops_o, ops_q);
+  m.assign(stat_cycles_o, cycles_q);
+  m.assign(stat_fetch_wait_o, wait_q);
   m.blank();
-  m.always_ff({if_("rsp_ok", {nb("words_q[rcv_q]", "pr_data_i")})});
+  m.always_ff({if_(rsp_ok, {nb(words_q[rcv_q], pr_data_i)})});
+  const Expr zero_word = lit(AW, 0), one_word = lit(AW, 1), lo = bit(false), hi = bit(true);
   m.always_ff_reset(
-      {nb("busy_q", "1'b0"), nb("fetch_q", "1'b0"), nb("full_q", "1'b0"), nb("end_q", "1'b0"), nb("done_q", "1'b0"),
-       nb("err_q", "1'b0"), nb("pc_q", "32'd0"), nb("req_q", lit(WB, 0)), nb("rcv_q", lit(WB, 0)), nb("ops_q", "32'd0"),
-       nb("cycles_q", "32'd0"), nb("wait_q", "32'd0")},
-      {nb("done_q", "finish"),
-       if_("pr_valid_i & ~rsp_ok", {nb("err_q", "1'b1")}),
-       if_("start_i & ~busy_q",
-           {nb("busy_q", "1'b1"), nb("fetch_q", "1'b1"), nb("full_q", "1'b0"), nb("end_q", "1'b0"), nb("pc_q", "prog_base_i"),
-            nb("req_q", lit(WB, 0)), nb("rcv_q", lit(WB, 0)), nb("ops_q", "32'd0"), nb("cycles_q", "32'd0"),
-            nb("wait_q", "32'd0")},
-           {if_("busy_q",
-                {nb("cycles_q", "cycles_q + 32'd1"),
-                 if_("desc_ready_i & ~full_q & ~end_q", {nb("wait_q", "wait_q + 32'd1")}),
-                 if_("pf_valid_o & pf_ready_i", {nb("req_q", fmt::format("req_q + {}", lit(WB, 1)))}),
-                 if_("rsp_ok", {nb("rcv_q", fmt::format("rcv_q + {}", lit(WB, 1)))}),
-                 if_("last_word", {nb("fetch_q", "1'b0"), if_("is_end", {nb("end_q", "1'b1")}, {nb("full_q", "1'b1")})}),
-                 if_("accept",
-                     {nb("full_q", "1'b0"), nb("fetch_q", "1'b1"), nb("pc_q", fmt::format("pc_q + 32'd{}", NW)),
-                      nb("req_q", lit(WB, 0)), nb("rcv_q", lit(WB, 0)), nb("ops_q", "ops_q + 32'd1")}),
-                 if_("finish", {nb("busy_q", "1'b0"), nb("end_q", "1'b0")})})})});
+      {nb(busy_q, lo), nb(fetch_q, lo), nb(full_q, lo), nb(end_q, lo), nb(done_q, lo), nb(err_q, lo), nb(pc_q, zero_word),
+       nb(req_q, lit(WB, 0)), nb(rcv_q, lit(WB, 0)), nb(ops_q, zero_word), nb(cycles_q, zero_word), nb(wait_q, zero_word)},
+      {nb(done_q, finish),
+       if_(pr_valid_i & ~rsp_ok, {nb(err_q, hi)}),
+       if_(start_i & ~busy_q,
+           {nb(busy_q, hi), nb(fetch_q, hi), nb(full_q, lo), nb(end_q, lo), nb(pc_q, prog_base_i), nb(req_q, lit(WB, 0)),
+            nb(rcv_q, lit(WB, 0)), nb(ops_q, zero_word), nb(cycles_q, zero_word), nb(wait_q, zero_word)},
+           {if_(busy_q,
+                {nb(cycles_q, cycles_q + one_word),
+                 if_(desc_ready_i & ~full_q & ~end_q, {nb(wait_q, wait_q + one_word)}),
+                 if_(pf_valid_o & pf_ready_i, {nb(req_q, req_q + lit(WB, 1))}),
+                 if_(rsp_ok, {nb(rcv_q, rcv_q + lit(WB, 1))}),
+                 if_(last_word, {nb(fetch_q, lo), if_(is_end, {nb(end_q, hi)}, {nb(full_q, hi)})}),
+                 if_(accept, {nb(full_q, lo), nb(fetch_q, hi), nb(pc_q, pc_q + lit(AW, NW)), nb(req_q, lit(WB, 0)),
+                              nb(rcv_q, lit(WB, 0)), nb(ops_q, ops_q + one_word)}),
+                 if_(finish, {nb(busy_q, lo), nb(end_q, lo)})})})});
   return m;
 }
 

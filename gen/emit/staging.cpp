@@ -5,12 +5,7 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include "emit/activation_internal.hpp"
-
 namespace capsgen::emit {
-
-using detail::lit;
-using detail::zext;
 
 int staging_vec_bits(const AccelConfig& cfg) { return std::max(1, clog2(cfg.accumulator.depth)); }
 
@@ -20,21 +15,56 @@ Module build_staging_ram() {
            "registered output) that FPGA tools infer as block RAM and an ASIC flow maps to a two-port SRAM\n"
            "macro. A read of the word written in the same cycle returns the old word (the staging buffer\n"
            "never does that: writer and reader own different buffers).");
-  m.parameter("Width", "8", "element bits").parameter("Depth", "512", "words").parameter("AddrWidth", "9", "address bits");
-  m.input("clk_i", "1", "clock");
-  m.input("we_i", "1", "write enable");
-  m.input("waddr_i", "AddrWidth", "write address (< Depth)");
-  m.input("wdata_i", "Width", "write data");
-  m.input("re_i", "1", "read enable");
-  m.input("raddr_i", "AddrWidth", "read address (< Depth)");
-  m.output("rdata_o", "Width", "read data, one cycle after re_i (held otherwise)");
-  m.memory("mem", "Width", "Depth", "the words");
-  m.reg("rdata_q", "Width");
+  const Param width = m.parameter("Width", 8, "element bits");
+  const Param depth = m.parameter("Depth", 512, "words");
+  const Param addr_width = m.parameter("AddrWidth", 9, "address bits");
+  m.input("clk_i", 1, "clock");
+  const Expr we_i = m.input("we_i", 1, "write enable");
+  const Expr waddr_i = m.input("waddr_i", addr_width, "write address (< Depth)");
+  const Expr wdata_i = m.input("wdata_i", width, "write data");
+  const Expr re_i = m.input("re_i", 1, "read enable");
+  const Expr raddr_i = m.input("raddr_i", addr_width, "read address (< Depth)");
+  const Expr rdata_o = m.output("rdata_o", width, "read data, one cycle after re_i (held otherwise)");
+  const Memory mem = m.memory("mem", width, depth, "the words");
+  const Expr rdata_q = m.reg("rdata_q", width);
   m.blank();
-  m.always_ff({if_("we_i", {nb("mem[waddr_i]", "wdata_i")}), if_("re_i", {nb("rdata_q", "mem[raddr_i]")})});
-  m.assign("rdata_o", "rdata_q");
+  m.always_ff({if_(we_i, {nb(mem[waddr_i], wdata_i)}), if_(re_i, {nb(rdata_q, mem[raddr_i])})});
+  m.assign(rdata_o, rdata_q);
   return m;
 }
+
+namespace {
+
+// The staging buffer's ports.
+struct StagingPorts {
+  Expr wr_en_i, wr_row_i, wr_vec_i, wr_zero_i, wr_data_i, wr_vall_i, wr_vdata_i, wr_vzero_i, wr_commit_i, wr_free_o;
+  Expr rd_en_i, rd_vec_i, rd_data_o, rd_release_i, rd_avail_o, wr_buf_o, rd_buf_o, error_o;
+};
+
+StagingPorts declare_staging_ports(Module& m, int R, int D, int N, int RB, int VB) {
+  m.clock_and_reset();
+  return StagingPorts{
+      m.input("wr_en_i", 1, "write one element"),
+      m.input("wr_row_i", RB, fmt::format("array row of the element (< {})", R)),
+      m.input("wr_vec_i", VB, fmt::format("vector within the block (< {})", N)),
+      m.input("wr_zero_i", 1, "write zero instead of wr_data_i"),
+      m.input("wr_data_i", D, "element (signed data code)"),
+      m.input("wr_vall_i", 1, "with wr_en_i: write the whole vector wr_vec_i (every row) from wr_vdata_i"),
+      m.input("wr_vdata_i", R * D, "the vector (row r in bits [r*D +: D])"),
+      m.input("wr_vzero_i", R, "rows written as zero (bit r: row r) in a whole-vector write"),
+      m.input("wr_commit_i", 1, "the write buffer holds a complete block: hand it to the reader"),
+      m.output("wr_free_o", 1, "the write buffer may be written"),
+      m.input("rd_en_i", 1, "read one vector"),
+      m.input("rd_vec_i", VB, fmt::format("vector within the block (< {})", N)),
+      m.output("rd_data_o", R * D, "the vector, one cycle after rd_en_i (held otherwise)"),
+      m.input("rd_release_i", 1, "the reader is done with the read buffer"),
+      m.output("rd_avail_o", 1, "the read buffer holds a committed block"),
+      m.output("wr_buf_o", 1, "buffer the writer is on"),
+      m.output("rd_buf_o", 1, "buffer the reader is on"),
+      m.output("error_o", 1, "sticky: a request in the wrong buffer state (or index out of range)")};
+}
+
+}  // namespace
 
 Module build_staging(const AccelConfig& cfg) {
   const int R = cfg.array.rows, D = cfg.widths.data, N = cfg.accumulator.depth;
@@ -59,84 +89,65 @@ Module build_staging(const AccelConfig& cfg) {
                "and sets the sticky error_o (a protocol bug in the controller; the testbenches fail on it).",
                R, N, D,
                row_check || vec_check ? ", or with an index out of range," : ""));
-  m.clock_and_reset()
-      .input("wr_en_i", "1", "write one element")
-      .input("wr_row_i", str(RB), fmt::format("array row of the element (< {})", R))
-      .input("wr_vec_i", str(VB), fmt::format("vector within the block (< {})", N))
-      .input("wr_zero_i", "1", "write zero instead of wr_data_i")
-      .input("wr_data_i", str(D), "element (signed data code)")
-      .input("wr_vall_i", "1", "with wr_en_i: write the whole vector wr_vec_i (every row) from wr_vdata_i")
-      .input("wr_vdata_i", str(R * D), "the vector (row r in bits [r*D +: D])")
-      .input("wr_vzero_i", str(R), "rows written as zero (bit r: row r) in a whole-vector write")
-      .input("wr_commit_i", "1", "the write buffer holds a complete block: hand it to the reader")
-      .output("wr_free_o", "1", "the write buffer may be written")
-      .input("rd_en_i", "1", "read one vector")
-      .input("rd_vec_i", str(VB), fmt::format("vector within the block (< {})", N))
-      .output("rd_data_o", str(R * D), "the vector, one cycle after rd_en_i (held otherwise)")
-      .input("rd_release_i", "1", "the reader is done with the read buffer")
-      .output("rd_avail_o", "1", "the read buffer holds a committed block")
-      .output("wr_buf_o", "1", "buffer the writer is on")
-      .output("rd_buf_o", "1", "buffer the reader is on")
-      .output("error_o", "1", "sticky: a request in the wrong buffer state (or index out of range)");
+  const StagingPorts p = declare_staging_ports(m, R, D, N, RB, VB);
 
   m.comment("Buffer state: full flag per buffer, the writer's and the reader's buffer, sticky error.");
-  m.reg("full_q", "2");
-  m.reg("wr_buf_q", "1");
-  m.reg("rd_buf_q", "1");
-  m.reg("error_q", "1");
-  m.wire("wr_free", "1");
-  m.wire("rd_avail", "1");
-  m.wire("do_write", "1");
-  m.wire("bad", "1", "a request in the wrong state this cycle");
-  m.wire("wdata", str(D));
-  m.wire("waddr", str(AB), fmt::format("word of the write: wr_vec_i (buffer 0) or {} + wr_vec_i (buffer 1)", N));
-  m.wire("raddr", str(AB));
+  const Expr full_q = m.reg("full_q", 2);
+  const Expr wr_buf_q = m.reg("wr_buf_q", 1);
+  const Expr rd_buf_q = m.reg("rd_buf_q", 1);
+  const Expr error_q = m.reg("error_q", 1);
+  const Expr wr_free = m.wire("wr_free", 1);
+  const Expr rd_avail = m.wire("rd_avail", 1);
+  const Expr do_write = m.wire("do_write", 1);
+  const Expr bad = m.wire("bad", 1, "a request in the wrong state this cycle");
+  const Expr wdata = m.wire("wdata", D);
+  const Expr waddr =
+      m.wire("waddr", AB, fmt::format("word of the write: wr_vec_i (buffer 0) or {} + wr_vec_i (buffer 1)", N));
+  const Expr raddr = m.wire("raddr", AB);
   m.blank();
-  m.assign("wr_free", "wr_buf_q ? ~full_q[1] : ~full_q[0]");
-  m.assign("rd_avail", "rd_buf_q ? full_q[1] : full_q[0]");
-  std::string range_ok;
-  if (row_check) range_ok += fmt::format(" & (wr_vall_i | (wr_row_i < {}))", lit(RB, R));
-  if (vec_check) range_ok += fmt::format(" & (wr_vec_i < {})", lit(VB, N));
-  m.assign("do_write", "wr_en_i & wr_free" + range_ok);
-  {
-    std::string bad = "(wr_en_i & ~wr_free) | (wr_commit_i & ~wr_free) | (rd_en_i & ~rd_avail) | (rd_release_i & ~rd_avail)";
-    if (row_check) bad += fmt::format(" | (wr_en_i & ~wr_vall_i & (wr_row_i >= {}))", lit(RB, R));
-    if (vec_check)
-      bad += fmt::format(" | (wr_en_i & (wr_vec_i >= {0})) | (rd_en_i & (rd_vec_i >= {0}))", lit(VB, N));
-    m.assign("bad", bad);
-  }
-  m.assign("wdata", fmt::format("wr_zero_i ? {} : wr_data_i", lit(D, 0)));
-  m.assign("waddr", fmt::format("wr_buf_q ? {} + {} : {}", zext("wr_vec_i", VB, AB), lit(AB, N), zext("wr_vec_i", VB, AB)));
-  m.assign("raddr", fmt::format("rd_buf_q ? {} + {} : {}", zext("rd_vec_i", VB, AB), lit(AB, N), zext("rd_vec_i", VB, AB)));
-  m.always_ff_reset({nb("full_q", "2'b00"), nb("wr_buf_q", "1'b0"), nb("rd_buf_q", "1'b0"), nb("error_q", "1'b0")},
+  m.assign(wr_free, ternary(wr_buf_q, ~full_q[1], ~full_q[0]));
+  m.assign(rd_avail, ternary(rd_buf_q, full_q[1], full_q[0]));
+  Expr write_ok = p.wr_en_i & wr_free;
+  if (row_check) write_ok = write_ok & (p.wr_vall_i | (p.wr_row_i < lit(RB, R)));
+  if (vec_check) write_ok = write_ok & (p.wr_vec_i < lit(VB, N));
+  m.assign(do_write, write_ok);
+  Expr wrong = (p.wr_en_i & ~wr_free) | (p.wr_commit_i & ~wr_free) | (p.rd_en_i & ~rd_avail) |
+               (p.rd_release_i & ~rd_avail);
+  if (row_check) wrong = wrong | (p.wr_en_i & ~p.wr_vall_i & (p.wr_row_i >= lit(RB, R)));
+  if (vec_check) wrong = wrong | (p.wr_en_i & (p.wr_vec_i >= lit(VB, N))) | (p.rd_en_i & (p.rd_vec_i >= lit(VB, N)));
+  m.assign(bad, wrong);
+  m.assign(wdata, ternary(p.wr_zero_i, lit(D, 0), p.wr_data_i));
+  m.assign(waddr, ternary(wr_buf_q, zext(p.wr_vec_i, AB) + lit(AB, N), zext(p.wr_vec_i, AB)));
+  m.assign(raddr, ternary(rd_buf_q, zext(p.rd_vec_i, AB) + lit(AB, N), zext(p.rd_vec_i, AB)));
+  m.always_ff_reset({nb(full_q, lit_bin(2, 0)), nb(wr_buf_q, bit(false)), nb(rd_buf_q, bit(false)), nb(error_q, bit(false))},
                     {stmt_comment("commit and release in one cycle touch different buffers (one full, one empty)"),
-                     if_("wr_commit_i & wr_free", {nb("full_q[wr_buf_q]", "1'b1"), nb("wr_buf_q", "~wr_buf_q")}),
-                     if_("rd_release_i & rd_avail", {nb("full_q[rd_buf_q]", "1'b0"), nb("rd_buf_q", "~rd_buf_q")}),
-                     if_("bad", {nb("error_q", "1'b1")})});
+                     if_(p.wr_commit_i & wr_free, {nb(full_q.at(wr_buf_q), bit(true)), nb(wr_buf_q, ~wr_buf_q)}),
+                     if_(p.rd_release_i & rd_avail, {nb(full_q.at(rd_buf_q), bit(false)), nb(rd_buf_q, ~rd_buf_q)}),
+                     if_(bad, {nb(error_q, bit(true))})});
 
   m.blank();
   m.comment("One RAM per array row.");
+  const Module ram = build_staging_ram();
   for (int r = 0; r < R; ++r) {
-    m.instance(kStagingRamModule, fmt::format("u_row{}", r))
-        .param("Width", str(D))
-        .param("Depth", str(2 * N))
-        .param("AddrWidth", str(AB))
-        .connect("clk_i", "clk_i")
-        .connect("we_i", R == 1 ? "do_write" : fmt::format("do_write & (wr_vall_i | (wr_row_i == {}))", lit(RB, r)))
-        .connect("waddr_i", "waddr")
-        .connect("wdata_i", fmt::format("wr_vall_i ? ({} ? {} : {}) : wdata", R == 1 ? std::string("wr_vzero_i")
-                                                                                  : fmt::format("wr_vzero_i[{}]", r),
-                                        lit(D, 0), expr_slice("wr_vdata_i", r, str(D))))
-        .connect("re_i", "rd_en_i & rd_avail")
-        .connect("raddr_i", "raddr")
-        .connect("rdata_o", expr_slice("rd_data_o", r, str(D)));
+    const Expr zero_row = R == 1 ? p.wr_vzero_i : p.wr_vzero_i[r];
+    m.instance(ram, fmt::format("u_row{}", r))
+        .param("Width", D)
+        .param("Depth", 2 * N)
+        .param("AddrWidth", AB)
+        .connect("clk_i", m.clk())
+        .connect("we_i", R == 1 ? do_write : do_write & (p.wr_vall_i | (p.wr_row_i == lit(RB, r))))
+        .connect("waddr_i", waddr)
+        .connect("wdata_i", ternary(p.wr_vall_i, ternary(zero_row, lit(D, 0), p.wr_vdata_i.part(r, D)), wdata))
+        .connect("re_i", p.rd_en_i & rd_avail)
+        .connect("raddr_i", raddr)
+        .connect("rdata_o", p.rd_data_o.part(r, D));
   }
   m.blank();
-  m.assign("wr_free_o", "wr_free");
-  m.assign("rd_avail_o", "rd_avail");
-  m.assign("wr_buf_o", "wr_buf_q");
-  m.assign("rd_buf_o", "rd_buf_q");
-  m.assign("error_o", "error_q");
+  m.assign(p.wr_free_o, wr_free);
+  m.assign(p.rd_avail_o, rd_avail);
+  m.assign(p.wr_buf_o, wr_buf_q);
+  m.assign(p.rd_buf_o, rd_buf_q);
+  m.assign(p.error_o, error_q);
   return m;
 }
 

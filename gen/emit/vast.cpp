@@ -146,6 +146,21 @@ std::string expr_zero(const std::string& width) {
   return fmt::format("{{{}{{1'b0}}}}", width);
 }
 
+Stmt nb(const Expr& lhs, const Expr& rhs) {
+  detail::check_assignment(lhs, rhs, "<=");
+  return nb(lhs.text(), rhs.text());
+}
+
+Stmt blk(const Expr& lhs, const Expr& rhs) {
+  detail::check_assignment(lhs, rhs, "=");
+  return blk(lhs.text(), rhs.text());
+}
+
+Stmt if_(const Expr& cond, Stmts then_body, Stmts else_body) {
+  detail::check_condition(cond, "if");
+  return if_(cond.text(), std::move(then_body), std::move(else_body));
+}
+
 Stmt nb(std::string lhs, std::string rhs) {
   Stmt s;
   s.kind = Stmt::Kind::kNonBlocking;
@@ -202,8 +217,132 @@ Module::Module(std::string name, std::string description)
 
 Module& Module::parameter(std::string name, std::string value, std::string comment) {
   if (!is_upper_camel_case(name)) throw std::logic_error("vast: parameter not UpperCamelCase: " + name);
+  claim(name);
   params_.push_back({std::move(name), std::move(value), std::move(comment)});
   return *this;
+}
+
+Param Module::parameter(std::string name, long long value, std::string comment) {
+  parameter(name, std::to_string(value), std::move(comment));
+  params_.back().typed = true;
+  params_.back().number = value;
+  return Param(std::move(name), value);
+}
+
+Expr Module::port_ref(const std::string& name) const {
+  for (const Port& p : ports_)
+    if (p.name == name) {
+      if (p.bits == 0) throw std::logic_error("vast: port " + name + " of " + name_ + " has a text width");
+      const Dim w = p.width == std::to_string(p.bits) ? Dim(p.bits) : Dim(Param(p.width, p.bits));
+      return detail::signal_ref(name_, name, w, p.is_signed, p.dir == PortDir::kOutput);
+    }
+  throw std::logic_error("vast: no port " + name + " in " + name_);
+}
+
+Expr Module::input(std::string name, const Dim& width, std::string comment, bool is_signed) {
+  input(name, width.text(), std::move(comment), is_signed);
+  ports_.back().bits = width.value();
+  return detail::signal_ref(name_, name, width, is_signed, false);
+}
+
+Expr Module::output(std::string name, const Dim& width, std::string comment, bool is_signed) {
+  output(name, width.text(), std::move(comment), is_signed);
+  ports_.back().bits = width.value();
+  return detail::signal_ref(name_, name, width, is_signed, true);
+}
+
+Expr Module::clk() const { return port_ref("clk_i"); }
+Expr Module::rst_n() const { return port_ref("rst_ni"); }
+
+Param Module::localparam(std::string name, const Dim& value, std::string comment) {
+  localparam(name, value.text(), std::move(comment));
+  return Param(std::move(name), value.value());
+}
+
+Expr Module::wire(std::string name, const Dim& width, std::string comment, bool is_signed) {
+  wire(name, width.text(), std::move(comment), is_signed);
+  return detail::signal_ref(name_, name, width, is_signed, true);
+}
+
+Expr Module::reg(std::string name, const Dim& width, std::string comment, bool is_signed) {
+  reg(name, width.text(), std::move(comment), is_signed);
+  return detail::signal_ref(name_, name, width, is_signed, true);
+}
+
+Memory Module::memory(std::string name, const Dim& width, const Dim& depth, std::string comment) {
+  if (depth.value() < 1) throw std::logic_error("vast: memory depth < 1: " + name + " in " + name_);
+  memory(name, width.text(), depth.text(), std::move(comment));
+  return Memory(detail::signal_ref(name_, name, width, false, true), depth.value());
+}
+
+void Module::assign(const Expr& lhs, const Expr& rhs) {
+  detail::check_assignment(lhs, rhs, "=");
+  if (lhs.module() != name_) throw std::logic_error("vast: " + name_ + ": assign to a signal of " + lhs.module());
+  assign(lhs.text(), rhs.text());
+}
+
+Instance& Module::instance(const Module& child, std::string name) {
+  Instance& inst = instance(child.name(), std::move(name));
+  inst.typed = true;
+  inst.parent = name_;
+  inst.child_ports = child.ports();
+  inst.child_params = child.parameters();
+  return inst;
+}
+
+Instance& Instance::param(const Param& p) {
+  if (!typed) throw std::logic_error("vast: typed param on an untyped instance " + name);
+  for (const Parameter& cp : child_params)
+    if (cp.name == p.name()) {
+      if (!cp.typed || cp.number != p.value())
+        throw std::logic_error(fmt::format("vast: {}: {}.{} gets {} = {}, the child was built with {}", parent, name,
+                                           cp.name, p.name(), p.value(), cp.value));
+      return param(p.name(), p.name());
+    }
+  throw std::logic_error("vast: " + parent + ": " + module + " has no parameter " + p.name());
+}
+
+Instance& Instance::param(const std::string& child_param, const Dim& value) {
+  if (!typed) throw std::logic_error("vast: typed param on an untyped instance " + name);
+  for (const Parameter& cp : child_params)
+    if (cp.name == child_param) {
+      overrides.emplace_back(child_param, value.value());
+      return param(child_param, value.text());
+    }
+  throw std::logic_error("vast: " + parent + ": " + module + " has no parameter " + child_param);
+}
+
+namespace {
+
+// The width in bits of a child's port under the instance's parameter overrides (0: not known).
+long long child_port_bits(const Instance& inst, const Port& cp) {
+  if (inst.overrides.empty() || is_number(cp.width)) return cp.bits;
+  for (const auto& [n, v] : inst.overrides)
+    if (n == cp.width) return v;
+  for (const Parameter& p : inst.child_params)
+    if (p.name == cp.width) return cp.bits;
+  throw std::logic_error(fmt::format("vast: {}: {}.{}: width {} depends on overridden parameters", inst.parent,
+                                     inst.name, cp.name, cp.width));
+}
+
+}  // namespace
+
+Instance& Instance::connect(const std::string& port, const Expr& e) {
+  if (!typed) throw std::logic_error("vast: typed connection on an untyped instance " + name);
+  for (const Port& cp : child_ports)
+    if (cp.name == port) {
+      const std::string what = fmt::format("{}.{}({})", name, port, e.text());
+      if (!e.module().empty() && e.module() != parent)
+        throw std::logic_error("vast: " + parent + ": " + what + " connects a signal of " + e.module());
+      const long long bits = child_port_bits(*this, cp);
+      if (bits != 0 && bits != e.width())
+        throw std::logic_error(
+            fmt::format("vast: {}: {}: port of {} bits gets {} bits", parent, what, bits, e.width()));
+      if (cp.dir == PortDir::kOutput && !e.is_lvalue())
+        throw std::logic_error("vast: " + parent + ": " + what + ": an output drives a non-assignable expression");
+      return connect(port, e.text());
+    }
+  throw std::logic_error("vast: " + parent + ": " + module + " has no port " + port);
 }
 
 Module& Module::input(std::string name, std::string width, std::string comment, bool is_signed) {
@@ -223,15 +362,18 @@ Module& Module::output(std::string name, std::string width, std::string comment,
 }
 
 Module& Module::clock_and_reset() {
-  input("clk_i", "1", "clock, all registers on its rising edge");
-  input("rst_ni", "1", "asynchronous reset, active low (control registers only)");
+  input("clk_i", Dim(1), "clock, all registers on its rising edge");
+  input("rst_ni", Dim(1), "asynchronous reset, active low (control registers only)");
   return *this;
 }
 
-void Module::check_signal(const std::string& name) const {
+void Module::check_signal(const std::string& name) {
   if (!is_snake_case(name)) throw std::logic_error("vast: signal not lower_snake_case: " + name + " in " + name_);
-  for (const Port& p : ports_)
-    if (p.name == name) throw std::logic_error("vast: duplicate name " + name + " in " + name_);
+  claim(name);
+}
+
+void Module::claim(const std::string& name) {
+  if (!names_.insert(name).second) throw std::logic_error("vast: duplicate name " + name + " in " + name_);
 }
 
 void Module::blank() { items_.emplace_back(ItemBlank{}); }
@@ -239,6 +381,7 @@ void Module::comment(std::string text) { items_.emplace_back(ItemComment{std::mo
 
 void Module::localparam(std::string name, std::string value, std::string comment) {
   if (!is_upper_camel_case(name)) throw std::logic_error("vast: localparam not UpperCamelCase: " + name);
+  claim(name);
   items_.emplace_back(ItemLocalparam{std::move(name), std::move(value), std::move(comment)});
 }
 
@@ -276,6 +419,7 @@ void Module::always_comb(Stmts body) { items_.emplace_back(ItemAlways{ItemAlways
 
 Instance& Module::instance(std::string module, std::string name) {
   if (!is_snake_case(name)) throw std::logic_error("vast: instance name not lower_snake_case: " + name);
+  claim(name);
   Instance inst;
   inst.module = std::move(module);
   inst.name = std::move(name);

@@ -8,15 +8,23 @@
 //   - registers end in _q, their next-state signals in _d; other signals lower_snake_case;
 //   - named port and parameter connections only; no `define, no `include;
 //   - plain Verilog-2005 that Verilator 5.006, Icarus 11 (-g2012) and Yosys 0.23 all accept.
-// Names are checked when they are added (std::logic_error on a violation: an emitter bug).
-// Expressions are Verilog text; expr_* helpers build the common ones.
+// Names are checked when they are added (std::logic_error on a violation: an emitter bug); a name
+// declared twice in a module (port, parameter, localparam, net, instance) is an error.
+//
+// Expressions are typed (emit/vast_expr.hpp): declarations return handles that carry their width,
+// and the operators check widths. New emitters use only the typed overloads below. The overloads
+// that take Verilog text (widths as strings, expressions as strings, and the expr_* helpers) are
+// deprecated: they remain for the emitters not yet migrated and are marked "Deprecated" below.
 #pragma once
 
 #include <cstdint>
+#include <set>
 #include <string>
 #include <utility>
 #include <variant>
 #include <vector>
+
+#include "emit/vast_expr.hpp"
 
 namespace capsgen::emit {
 
@@ -25,7 +33,7 @@ namespace capsgen::emit {
 bool is_snake_case(const std::string& s);        // lower_snake_case: [a-z][a-z0-9_]*
 bool is_upper_camel_case(const std::string& s);  // UpperCamelCase: [A-Z][A-Za-z0-9]*
 
-// ---- Expressions (Verilog text) ----------------------------------------------------------------
+// ---- Expressions (Verilog text; deprecated, use emit/vast_expr.hpp) -----------------------------
 
 // A width given as Verilog text: a number ("8") or a parameter expression ("Rows*DataWidth").
 // Printed as a range [W-1:0]; numeric widths are folded ("8" -> [7:0]); width "1" means a scalar.
@@ -54,8 +62,13 @@ struct Stmt {
   std::vector<std::pair<std::string, Stmts>> cases;  // kCase: label ("default" allowed) -> body
 };
 
-Stmt nb(std::string lhs, std::string rhs);       // lhs <= rhs;
-Stmt blk(std::string lhs, std::string rhs);      // lhs = rhs;
+// Typed: the target must be assignable and as wide as the value; a condition is 1 bit wide.
+Stmt nb(const Expr& lhs, const Expr& rhs);  // lhs <= rhs;
+Stmt blk(const Expr& lhs, const Expr& rhs);  // lhs = rhs;
+Stmt if_(const Expr& cond, Stmts then_body, Stmts else_body = {});
+// Deprecated (Verilog text).
+Stmt nb(std::string lhs, std::string rhs);
+Stmt blk(std::string lhs, std::string rhs);
 Stmt if_(std::string cond, Stmts then_body, Stmts else_body = {});
 Stmt case_(std::string selector, std::vector<std::pair<std::string, Stmts>> cases);
 Stmt stmt_comment(std::string text);
@@ -68,6 +81,8 @@ struct Parameter {
   std::string name;
   std::string value;
   std::string comment;
+  bool typed = false;  // declared with a number: `number` is its value
+  long long number = 0;
 };
 
 enum class PortDir { kInput, kOutput };
@@ -78,6 +93,7 @@ struct Port {
   std::string width;  // "1" for scalars
   bool is_signed = false;
   std::string comment;
+  long long bits = 0;  // the width in bits; 0 when declared with a text width (deprecated)
 };
 
 struct Instance {
@@ -86,6 +102,17 @@ struct Instance {
   std::vector<std::pair<std::string, std::string>> params;  // name -> value
   std::vector<std::pair<std::string, std::string>> ports;   // port -> expression
 
+  // Typed (an instance made by Module::instance(const Module& child, ...)): a parameter is passed
+  // to the child's parameter of the same name, which must have the same value (the child module
+  // was built from the same config, so its port widths are the ones checked here); a port must
+  // exist in the child and get an expression of its width; an output drives an assignable one.
+  Instance& param(const Param& p);
+  // Sets the child's parameter `child_param` to `value` (a port whose width is that parameter is
+  // then checked against `value`; a port whose width is an expression of an overridden parameter
+  // cannot be checked and throws on connection).
+  Instance& param(const std::string& child_param, const Dim& value);
+  Instance& connect(const std::string& port, const Expr& e);
+  // Deprecated (Verilog text, unchecked).
   Instance& param(std::string n, std::string v) {
     params.emplace_back(std::move(n), std::move(v));
     return *this;
@@ -94,6 +121,12 @@ struct Instance {
     ports.emplace_back(std::move(port), std::move(expr));
     return *this;
   }
+
+  std::string parent;                   // the module holding the instance (typed instances)
+  std::vector<Port> child_ports;        // the child's ports (typed instances)
+  std::vector<Parameter> child_params;  // the child's parameters (typed instances)
+  std::vector<std::pair<std::string, long long>> overrides;  // parameters set to another value
+  bool typed = false;
 };
 
 struct ItemBlank {};
@@ -136,37 +169,55 @@ class Module {
   const std::vector<Port>& ports() const { return ports_; }
   const std::vector<Item>& items() const { return items_; }
 
+  // ---- Typed declarations: each returns a handle for expressions ----
   // Header: parameters and ports, in the order added.
+  Param parameter(std::string name, long long value, std::string comment);
+  Expr input(std::string name, const Dim& width, std::string comment, bool is_signed = false);
+  Expr output(std::string name, const Dim& width, std::string comment, bool is_signed = false);
+  // clk_i and rst_ni with their standard comments.
+  Module& clock_and_reset();
+  Expr clk() const;    // clk_i (after clock_and_reset)
+  Expr rst_n() const;  // rst_ni (after clock_and_reset)
+  // Body.
+  Param localparam(std::string name, const Dim& value, std::string comment = "");
+  Expr wire(std::string name, const Dim& width, std::string comment = "", bool is_signed = false);
+  Expr reg(std::string name, const Dim& width, std::string comment = "", bool is_signed = false);
+  Memory memory(std::string name, const Dim& width, const Dim& depth, std::string comment = "");
+  void assign(const Expr& lhs, const Expr& rhs);
+  // An instance of `child` (built from the same config) whose connections are checked.
+  Instance& instance(const Module& child, std::string name);
+
+  // ---- Deprecated: widths and expressions as Verilog text, unchecked ----
   Module& parameter(std::string name, std::string value, std::string comment);
   Module& input(std::string name, std::string width, std::string comment, bool is_signed = false);
   Module& output(std::string name, std::string width, std::string comment, bool is_signed = false);
-  // clk_i and rst_ni with their standard comments.
-  Module& clock_and_reset();
-
-  // Body.
-  void blank();
-  void comment(std::string text);
   void localparam(std::string name, std::string value, std::string comment = "");
   void wire(std::string name, std::string width, std::string comment = "", bool is_signed = false);
   void reg(std::string name, std::string width, std::string comment = "", bool is_signed = false);
   void memory(std::string name, std::string width, std::string depth, std::string comment = "");
-  void integer(std::string name, std::string comment = "");  // a loop variable for for_()
   void assign(std::string lhs, std::string rhs);
+  Instance& instance(std::string module, std::string name);
+
+  void blank();
+  void comment(std::string text);
+  void integer(std::string name, std::string comment = "");  // a loop variable for for_()
   void always_ff(Stmts body);                          // always @(posedge clk_i), no reset
   void always_ff_reset(Stmts reset_body, Stmts body);  // async active-low rst_ni
   void always_comb(Stmts body);                        // always @*
-  Instance& instance(std::string module, std::string name);
   void lint_off(std::string rule, std::string reason);
   void lint_on(std::string rule);
 
  private:
-  void check_signal(const std::string& name) const;
+  void check_signal(const std::string& name);
+  void claim(const std::string& name);  // throws if the name is already declared in this module
+  Expr port_ref(const std::string& name) const;
 
   std::string name_;
   std::string description_;
   std::vector<Parameter> params_;
   std::vector<Port> ports_;
   std::vector<Item> items_;
+  std::set<std::string> names_;
 };
 
 // The one printer. Deterministic: the same Module always prints the same bytes.

@@ -1,0 +1,373 @@
+// The typed Verilog AST (emit/vast.hpp, emit/vast_expr.hpp): the exact text the printer gives for
+// each construct, and the emitter bugs (width mismatches, name clashes, bad selects) it refuses.
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+#include <string>
+
+#include "emit/vast.hpp"
+
+using namespace capsgen::emit;
+
+namespace {
+
+// A module with a few typed signals the expression tests share.
+struct Fixture {
+  Module m{"capsgen_t", "test"};
+  Param width = m.parameter("Width", 8, "bits");
+  Expr a = m.input("a_i", 4, "");
+  Expr b = m.input("b_i", 4, "");
+  Expr c = m.input("c_i", 4, "");
+  Expr s = m.input("s_i", 1, "");
+  Expr t = m.input("t_i", 1, "");
+  Expr u = m.input("u_i", 1, "");
+  Expr p = m.input("p_i", width, "", true);
+  Expr q = m.input("q_i", width, "", true);
+  Expr w = m.wire("w", 4);
+};
+
+// The message of the std::logic_error `f` throws ("" if it throws none).
+template <typename F>
+std::string error_of(F f) {
+  try {
+    f();
+  } catch (const std::logic_error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST(VastDim, NumbersFoldNamesPrint) {
+  Fixture f;
+  EXPECT_EQ(Dim(8).text(), "8");
+  EXPECT_EQ((4 * Dim(8)).text(), "32");
+  EXPECT_EQ((4 * Dim(8)).value(), 32);
+  EXPECT_EQ((4 * f.width).text(), "4*Width");
+  EXPECT_EQ((4 * f.width).value(), 32);
+  EXPECT_EQ((f.width + 1).text(), "Width + 1");
+  EXPECT_EQ((f.width + 1).value(), 9);
+  EXPECT_EQ((f.width - 1).text(), "Width-1");
+  EXPECT_EQ((f.width - 0).text(), "Width");
+  EXPECT_EQ((Dim(8) - 1).text(), "7");
+  EXPECT_EQ((2 * (f.width + 1)).text(), "2*(Width + 1)");
+}
+
+TEST(VastExpr, Literals) {
+  EXPECT_EQ(lit(16, 5).text(), "16'd5");
+  EXPECT_EQ(lit(16, 5).width(), 16);
+  EXPECT_EQ(lit(64, ~0ULL).text(), "64'd18446744073709551615");
+  EXPECT_EQ(lit_bin(3, 5).text(), "3'b101");
+  EXPECT_EQ(lit_bin(4, 1).text(), "4'b0001");
+  EXPECT_EQ(bit(false).text(), "1'b0");
+  EXPECT_EQ(bit(true).text(), "1'b1");
+  EXPECT_EQ(zero(8).text(), "8'd0");
+  Fixture f;
+  EXPECT_EQ(zero(f.width).text(), "{Width{1'b0}}");
+  EXPECT_EQ(zero(f.width).width(), 8);
+  EXPECT_EQ(zero(2 * f.width).text(), "{2*Width{1'b0}}");
+}
+
+TEST(VastExpr, SignalsCarryWidthAndSign) {
+  Fixture f;
+  EXPECT_EQ(f.p.text(), "p_i");
+  EXPECT_EQ(f.p.width(), 8);
+  EXPECT_TRUE(f.p.is_signed());
+  EXPECT_EQ(f.p.width_dim().text(), "Width");
+  EXPECT_FALSE(f.a.is_signed());
+  EXPECT_FALSE(f.a.is_lvalue());  // an input
+  EXPECT_TRUE(f.w.is_lvalue());
+}
+
+TEST(VastExpr, UnaryOperators) {
+  Fixture f;
+  EXPECT_EQ((~f.a).text(), "~a_i");
+  EXPECT_EQ((!f.s).text(), "!s_i");
+  EXPECT_EQ(reduce_or(f.a).text(), "|a_i");
+  EXPECT_EQ(reduce_or(f.a).width(), 1);
+  EXPECT_EQ(reduce_and(f.a).text(), "&a_i");
+  EXPECT_EQ(reduce_xor(f.a).text(), "^a_i");
+  EXPECT_EQ((~(f.a & f.b)).text(), "~(a_i & b_i)");
+  EXPECT_EQ((~reduce_and(f.a)).text(), "~(&a_i)");
+  EXPECT_EQ((~f.a[0]).text(), "~a_i[0]");
+}
+
+TEST(VastExpr, BinaryOperatorsAndParentheses) {
+  Fixture f;
+  EXPECT_EQ((f.a & f.b).text(), "a_i & b_i");
+  EXPECT_EQ((f.a & f.b & f.c).text(), "a_i & b_i & c_i");
+  EXPECT_EQ((f.a & (f.b & f.c)).text(), "a_i & b_i & c_i");
+  EXPECT_EQ((f.a - f.b - f.c).text(), "a_i - b_i - c_i");
+  EXPECT_EQ((f.a - (f.b - f.c)).text(), "a_i - (b_i - c_i)");
+  EXPECT_EQ((f.a - (f.b + f.c)).text(), "a_i - (b_i + c_i)");
+  EXPECT_EQ(((f.a + f.b) & f.c).text(), "(a_i + b_i) & c_i");
+  EXPECT_EQ((f.a | (f.b ^ f.c)).text(), "a_i | (b_i ^ c_i)");
+  EXPECT_EQ((f.s & f.t & (f.a == f.b)).text(), "s_i & t_i & (a_i == b_i)");
+  EXPECT_EQ((f.s | (f.a != f.b)).text(), "s_i | (a_i != b_i)");
+  EXPECT_EQ((f.a + f.b == f.c).text(), "(a_i + b_i) == c_i");
+  EXPECT_EQ(logical_and(f.s, f.t).text(), "s_i && t_i");
+  EXPECT_EQ(logical_or(f.a < f.b, f.s).text(), "(a_i < b_i) || s_i");
+  EXPECT_EQ((reduce_or(f.a) | f.s).text(), "(|a_i) | s_i");
+  EXPECT_EQ((f.a == f.b).width(), 1);
+  EXPECT_EQ((f.a + f.b).width(), 4);
+  EXPECT_TRUE((f.p + f.q).is_signed());
+  EXPECT_FALSE((f.p + zero(f.width)).is_signed());  // a literal is unsigned
+  EXPECT_EQ((f.p <= f.q).text(), "p_i <= q_i");
+  EXPECT_EQ((f.a > f.b).text(), "a_i > b_i");
+  EXPECT_EQ((f.a >= f.b).text(), "a_i >= b_i");
+}
+
+TEST(VastExpr, FullProduct) {
+  Fixture f;
+  const Expr prod = full_product(f.p, f.q);
+  EXPECT_EQ(prod.text(), "p_i * q_i");
+  EXPECT_EQ(prod.width(), 16);
+  EXPECT_TRUE(prod.is_signed());
+}
+
+TEST(VastExpr, Ternary) {
+  Fixture f;
+  EXPECT_EQ(ternary(f.s, f.a, f.b).text(), "s_i ? a_i : b_i");
+  EXPECT_EQ(ternary(f.s, f.a, ternary(f.t, f.b, f.c)).text(), "s_i ? a_i : (t_i ? b_i : c_i)");
+  EXPECT_EQ(ternary(f.s, f.a, f.b + lit(4, 1)).text(), "s_i ? a_i : b_i + 4'd1");
+  EXPECT_EQ(ternary(f.a == f.b, f.t, f.a != f.c).text(), "(a_i == b_i) ? t_i : (a_i != c_i)");
+  EXPECT_EQ((ternary(f.s, f.a, f.b) & f.c).text(), "(s_i ? a_i : b_i) & c_i");
+  EXPECT_EQ(ternary(f.s, f.a, f.b).width(), 4);
+}
+
+TEST(VastExpr, ConcatenationAndReplication) {
+  Fixture f;
+  EXPECT_EQ(cat({f.a, f.s}).text(), "{a_i, s_i}");
+  EXPECT_EQ(cat({f.a, f.s}).width(), 5);
+  EXPECT_EQ(cat({f.a & f.b, lit(2, 3)}).text(), "{a_i & b_i, 2'd3}");
+  EXPECT_EQ(rep(3, f.s).text(), "{3{s_i}}");
+  EXPECT_EQ(rep(3, f.a).width(), 12);
+  EXPECT_EQ(rep(f.width - 1, ~f.s).text(), "{(Width-1){~s_i}}");
+  EXPECT_EQ(rep(f.width - 1, ~f.s).width(), 7);
+  EXPECT_TRUE(cat({f.w, f.w}).is_lvalue());
+  EXPECT_FALSE(cat({f.w, f.a}).is_lvalue());
+}
+
+TEST(VastExpr, Selects) {
+  Fixture f;
+  EXPECT_EQ(f.a[3].text(), "a_i[3]");
+  EXPECT_EQ(f.p[f.width - 1].text(), "p_i[Width-1]");
+  EXPECT_EQ(f.a.slice(2, 1).text(), "a_i[2:1]");
+  EXPECT_EQ(f.a.slice(2, 1).width(), 2);
+  EXPECT_EQ(f.a.slice(0, 0).text(), "a_i[0:0]");
+  EXPECT_EQ(f.p.slice(f.width - 1, 0).text(), "p_i[Width-1:0]");
+  EXPECT_FALSE(f.p.slice(f.width - 1, 0).is_signed());  // a select is unsigned
+  EXPECT_TRUE(f.w.slice(1, 0).is_lvalue());
+  EXPECT_EQ(f.a.at(f.s).text(), "a_i[s_i]");
+  EXPECT_EQ(f.a.at(f.s).width(), 1);
+}
+
+TEST(VastExpr, PartSelects) {
+  Module m("capsgen_t", "test");
+  const Param w = m.parameter("Width", 8, "");
+  const Expr v = m.input("v_i", 4 * w, "");
+  const Expr n = m.input("n_i", 12, "");
+  EXPECT_EQ(v.part(0, w).text(), "v_i[0 +: Width]");
+  EXPECT_EQ(v.part(3, w).text(), "v_i[3*Width +: Width]");
+  EXPECT_EQ(v.part(3, w).width(), 8);
+  EXPECT_EQ(n.part(2, 4).text(), "n_i[11:8]");
+  EXPECT_EQ(n.part(5, 1).text(), "n_i[5]");
+}
+
+TEST(VastExpr, MemoryWords) {
+  Module m("capsgen_t", "test");
+  const Memory mem = m.memory("mem", 16, 4);
+  const Expr addr = m.input("addr_i", 2, "");
+  EXPECT_EQ(mem[addr].text(), "mem[addr_i]");
+  EXPECT_EQ(mem[addr].width(), 16);
+  EXPECT_TRUE(mem[addr].is_lvalue());
+  EXPECT_EQ(mem.word(3).text(), "mem[3]");
+  EXPECT_EQ(mem.word(3).slice(1, 0).text(), "mem[3][1:0]");
+  EXPECT_EQ(mem.word(3).slice(1, 0).width(), 2);
+  EXPECT_NE(error_of([&] { (void)mem.word(4); }), "");  // 4 words
+}
+
+TEST(VastExpr, Extensions) {
+  Module m("capsgen_t", "test");
+  const Param pw = m.parameter("ProdWidth", 16, "");
+  const Param sw = m.parameter("SumWidth", 20, "");
+  const Expr prod = m.wire("prod", pw, "", true);
+  const Expr x = m.wire("x", 6);
+  EXPECT_EQ(sext(x, 10).text(), "{{4{x[5]}}, x}");
+  EXPECT_EQ(sext(x, 10).width(), 10);
+  EXPECT_EQ(sext(x, 6).text(), "x");
+  EXPECT_EQ(sext(prod, sw).text(), "{{(SumWidth-ProdWidth+1){prod[ProdWidth-1]}}, prod[ProdWidth-2:0]}");
+  EXPECT_EQ(sext(prod, sw).width(), 20);
+  EXPECT_EQ(sext(prod, pw).text(), "{{(ProdWidth-ProdWidth+1){prod[ProdWidth-1]}}, prod[ProdWidth-2:0]}");
+  EXPECT_EQ(zext(x, 10).text(), "{4'd0, x}");
+  EXPECT_EQ(zext(x, 6).text(), "x");
+  EXPECT_EQ(zext(prod, sw).text(), "{{(SumWidth-ProdWidth){1'b0}}, prod}");
+  EXPECT_EQ(zext(x & x, 7).text(), "{1'd0, x & x}");
+}
+
+TEST(VastModule, PrintsTypedDeclarationsAndStatements) {
+  Module m("capsgen_demo", "A counter.");
+  const Param width = m.parameter("Width", 4, "bits");
+  m.clock_and_reset();
+  const Expr en = m.input("en_i", 1, "count");
+  const Expr d = m.input("d_i", width, "data", true);
+  const Expr q = m.output("q_o", width, "count", true);
+  const Expr wide = m.output("wide_o", 2 * width, "two of them");
+  const Param depth = m.localparam("Depth", width + 1, "entries");
+  const Expr count = m.reg("count_q", width, "the count", true);
+  const Expr sum = m.wire("sum", width + 1);
+  const Memory mem = m.memory("mem", width, depth, "storage");
+  m.blank();
+  m.assign(sum, zext(count, width + 1));
+  m.assign(q, count);
+  m.assign(wide.part(0, width), d);
+  m.assign(wide.part(1, width), mem[lit(3, 0)]);
+  m.always_ff_reset({nb(count, zero(width))}, {if_(en & (count != d), {nb(count, count + d)}, {nb(count, count)})});
+  m.always_comb({blk(mem[lit(3, 1)], d)});
+  m.instance(m, "u_self").param(width).connect("clk_i", m.clk()).connect("rst_ni", m.rst_n()).connect("q_o", sum.slice(3, 0));
+  EXPECT_EQ(print_module(m),
+            "// A counter.\n"
+            "module capsgen_demo #(\n"
+            "  parameter integer Width = 4  // bits\n"
+            ") (\n"
+            "  input  wire clk_i,  // clock, all registers on its rising edge\n"
+            "  input  wire rst_ni,  // asynchronous reset, active low (control registers only)\n"
+            "  input  wire en_i,  // count\n"
+            "  input  wire signed [Width-1:0] d_i,  // data\n"
+            "  output wire signed [Width-1:0] q_o,  // count\n"
+            "  output wire [(2*Width)-1:0] wide_o  // two of them\n"
+            ");\n"
+            "  localparam integer Depth = Width + 1;  // entries\n"
+            "  reg signed [Width-1:0] count_q;  // the count\n"
+            "  wire [(Width + 1)-1:0] sum;\n"
+            "  reg [Width-1:0] mem [0:Depth-1];  // storage\n"
+            "\n"
+            "  assign sum = {{(Width + 1-Width){1'b0}}, count_q};\n"
+            "  assign q_o = count_q;\n"
+            "  assign wide_o[0 +: Width] = d_i;\n"
+            "  assign wide_o[1*Width +: Width] = mem[3'd0];\n"
+            "  always @(posedge clk_i or negedge rst_ni) begin\n"
+            "    if (!rst_ni) begin\n"
+            "      count_q <= {Width{1'b0}};\n"
+            "    end else begin\n"
+            "      if (en_i & (count_q != d_i)) begin\n"
+            "        count_q <= count_q + d_i;\n"
+            "      end else begin\n"
+            "        count_q <= count_q;\n"
+            "      end\n"
+            "    end\n"
+            "  end\n"
+            "  always @* begin\n"
+            "    mem[3'd1] = d_i;\n"
+            "  end\n"
+            "  capsgen_demo #(\n"
+            "    .Width(Width)\n"
+            "  ) u_self (\n"
+            "    .clk_i(clk_i),\n"
+            "    .rst_ni(rst_ni),\n"
+            "    .q_o(sum[3:0])\n"
+            "  );\n"
+            "endmodule\n");
+}
+
+TEST(VastErrors, WidthMismatchNamesModuleAndExpression) {
+  Fixture f;
+  const std::string e = error_of([&] { (void)(f.a & f.p); });
+  EXPECT_NE(e.find("capsgen_t"), std::string::npos) << e;
+  EXPECT_NE(e.find("a_i & p_i"), std::string::npos) << e;
+  EXPECT_NE(e.find("4 and 8 bits"), std::string::npos) << e;
+  EXPECT_NE(error_of([&] { (void)(f.a + f.s); }), "");
+  EXPECT_NE(error_of([&] { (void)(f.a == f.p); }), "");
+  EXPECT_NE(error_of([&] { (void)(f.p < zero(f.width)); }), "");  // signed with unsigned
+  EXPECT_NE(error_of([&] { (void)logical_and(f.a, f.b); }), "");  // 4-bit operands
+  EXPECT_NE(error_of([&] { (void)!f.a; }), "");
+  EXPECT_NE(error_of([&] { (void)ternary(f.a, f.b, f.c); }), "");  // 4-bit selector
+  EXPECT_NE(error_of([&] { (void)ternary(f.s, f.a, f.p); }), "");  // branches 4 and 8 bits
+  EXPECT_NE(error_of([&] { (void)(full_product(f.p, f.q) + full_product(f.p, f.q)); }), "");
+  EXPECT_NE(error_of([&] { (void)full_product(f.p, f.a); }), "");  // signed times unsigned
+  EXPECT_EQ(error_of([&] { (void)(f.a & f.b); }), "");
+}
+
+TEST(VastErrors, AssignmentsAndConditions) {
+  Fixture f;
+  const std::string e = error_of([&] { f.m.assign(f.w, f.p); });
+  EXPECT_NE(e.find("capsgen_t"), std::string::npos) << e;
+  EXPECT_NE(e.find("w = p_i"), std::string::npos) << e;
+  EXPECT_NE(error_of([&] { f.m.assign(f.a, f.b); }), "");       // an input
+  EXPECT_NE(error_of([&] { (void)nb(f.w, f.s); }), "");
+  EXPECT_NE(error_of([&] { (void)blk(f.w & f.a, f.a); }), "");  // not assignable
+  EXPECT_NE(error_of([&] { (void)if_(f.a, {}); }), "");         // 4-bit condition
+  EXPECT_EQ(error_of([&] { (void)nb(f.w, f.a); }), "");
+}
+
+TEST(VastErrors, LiteralsMustFit) {
+  EXPECT_NE(error_of([] { (void)lit(4, 16); }), "");
+  EXPECT_EQ(error_of([] { (void)lit(4, 15); }), "");
+  EXPECT_NE(error_of([] { (void)lit_bin(2, 4); }), "");
+  EXPECT_NE(error_of([] { (void)lit(0, 0); }), "");
+  Fixture f;
+  EXPECT_NE(error_of([&] { (void)lit(f.width, 1); }), "");  // Width'd1 is not Verilog
+}
+
+TEST(VastErrors, SelectsStayInside) {
+  Fixture f;
+  const std::string e = error_of([&] { (void)f.a[4]; });
+  EXPECT_NE(e.find("a_i[4]"), std::string::npos) << e;
+  EXPECT_NE(e.find("capsgen_t"), std::string::npos) << e;
+  EXPECT_NE(error_of([&] { (void)f.a.slice(4, 0); }), "");
+  EXPECT_NE(error_of([&] { (void)f.a.slice(1, 2); }), "");
+  EXPECT_NE(error_of([&] { (void)f.a.part(2, 2); }), "");
+  EXPECT_NE(error_of([&] { (void)(f.a & f.b)[0]; }), "");  // only names are selected
+  EXPECT_NE(error_of([&] { (void)zext(f.a, 3); }), "");    // narrowing
+  EXPECT_NE(error_of([&] { (void)sext(f.s, 4); }), "");    // a 1-bit operand
+  EXPECT_NE(error_of([&] { (void)sext(f.a & f.b, 6); }), "");
+  EXPECT_NE(error_of([&] { (void)rep(0, f.a); }), "");
+  EXPECT_NE(error_of([&] { (void)f.a.at(f.b); }), "");    // a 4-bit index into 4 bits
+  EXPECT_EQ(error_of([&] { (void)f.a.part(1, 2); }), "");
+}
+
+TEST(VastErrors, NameClashesAnywhereInAModule) {
+  Module m("capsgen_t", "test");
+  m.parameter("Width", 8, "");
+  m.input("x_i", 1, "");
+  m.wire("n", 1);
+  m.instance("capsgen_other", "u_a");
+  EXPECT_NE(error_of([&] { m.wire("x_i", 1); }), "");            // a port
+  EXPECT_NE(error_of([&] { m.reg("n", 1); }), "");               // a net
+  EXPECT_NE(error_of([&] { m.localparam("Width", 3); }), "");    // a parameter
+  EXPECT_NE(error_of([&] { m.parameter("Width", "8", ""); }), "");
+  EXPECT_NE(error_of([&] { m.wire("u_a", 1); }), "");            // an instance
+  EXPECT_NE(error_of([&] { m.instance("capsgen_other", "n"); }), "");
+  EXPECT_NE(error_of([&] { m.memory("n", 8, 4); }), "");
+  EXPECT_NE(error_of([&] { m.input("x_i", 1, ""); }), "");
+  EXPECT_NE(error_of([&] { m.integer("n"); }), "");
+  const std::string e = error_of([&] { m.reg("n", "1"); });  // the text API too
+  EXPECT_NE(e.find("duplicate name n in capsgen_t"), std::string::npos) << e;
+}
+
+TEST(VastErrors, TypedInstancesCheckTheChild) {
+  Module child("capsgen_child", "child");
+  const Param cw = child.parameter("Width", 8, "");
+  child.input("d_i", cw, "");
+  child.output("q_o", 1, "");
+  Module m("capsgen_t", "test");
+  const Param w8 = m.parameter("Width", 8, "");
+  const Param w4 = m.parameter("Narrow", 4, "");
+  const Expr d8 = m.wire("d8", w8);
+  const Expr d4 = m.wire("d4", w4);
+  const Expr in = m.input("in_i", 1, "");
+  Instance& u = m.instance(child, "u_child");
+  EXPECT_EQ(error_of([&] { u.param(w8).connect("d_i", d8); }), "");
+  EXPECT_NE(error_of([&] { u.param(w4); }), "");           // no parameter Narrow
+  EXPECT_NE(error_of([&] { u.connect("d_i", d4); }), "");  // 4 bits to an 8-bit port
+  EXPECT_NE(error_of([&] { u.connect("e_i", d8); }), "");  // no such port
+  EXPECT_NE(error_of([&] { u.connect("q_o", in); }), "");  // an output driving an input
+  Module other("capsgen_u", "other");
+  const Param w6 = other.parameter("Width", 6, "");
+  const Expr o = other.wire("o", 8);
+  EXPECT_NE(error_of([&] { u.param(w6); }), "");           // the child has Width = 8
+  EXPECT_NE(error_of([&] { u.connect("d_i", o); }), "");   // a signal of another module
+  EXPECT_NE(error_of([&] { (void)(o & d8); }), "");        // mixing modules
+  EXPECT_NE(error_of([&] { m.assign(o, d8); }), "");
+}
