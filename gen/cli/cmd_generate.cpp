@@ -59,6 +59,7 @@ int cmd_generate(const std::vector<std::string>& argv) {
   } else {
     cfg = load_accel_config(config_path);
   }
+  require_rtl_support(cfg);
   const auto files = emit::generate_rtl(cfg, out, extra);
   if (!args.has("quiet")) fmt::print("capsgen generate: {} files for '{}' written to {}\n", files.size(), cfg.name, out);
   if (!args.has("quiet")) {
