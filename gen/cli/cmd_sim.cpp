@@ -215,6 +215,7 @@ int cmd_sim(const std::vector<std::string>& argv) {
   if (ec) throw InputError(work.string(), 0, 0, "--work", "cannot create directory: " + ec.message());
 
   // 1. RTL.
+  require_rtl_support(w.cfg);
   const emit::Design design = emit::build_design(w.cfg);
   std::optional<std::string> given_rtl = args.get_opt("rtl");
   if (given_build && !given_rtl) {  // the RTL the model was built from

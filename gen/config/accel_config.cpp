@@ -40,6 +40,9 @@ constexpr double kMaxMhz = 2000.0;
 
 const std::vector<std::string_view> kOrgNames{"sep", "smp", "hy"};
 const std::vector<std::string_view> kSquashKindNames{"table", "gain"};  // SquashKind order
+const std::vector<std::string_view> kSqrtKindNames{"lut", "pim-rsqrt"};             // SqrtKind order
+const std::vector<std::string_view> kExpKindNames{"lut", "pim-shift"};              // ExpKind order
+const std::vector<std::string_view> kDivideKindNames{"divider", "pim-reciprocal"};  // DivideKind order
 const std::vector<std::string_view> kMemNames{"data", "weight", "acc", "shared"};
 
 bool is_preset_name(std::string_view s) {
@@ -167,6 +170,9 @@ MemoryConfig parse_memory(const yaml::MapReader& mem) {
 }  // namespace
 
 const char* to_string(SquashKind k) { return k == SquashKind::kGain ? "gain" : "table"; }
+const char* to_string(SqrtKind k) { return k == SqrtKind::kPimRsqrt ? "pim-rsqrt" : "lut"; }
+const char* to_string(ExpKind k) { return k == ExpKind::kPimShift ? "pim-shift" : "lut"; }
+const char* to_string(DivideKind k) { return k == DivideKind::kPimReciprocal ? "pim-reciprocal" : "divider"; }
 
 bool hy_shared_lanes(const ScratchpadConfig& s, int cols) {
   if (s.organization != SpmOrganization::Hy || !s.shared.present || s.shared.width_bits < 32) return false;
@@ -229,9 +235,10 @@ AccelConfig parse_accel_config(const std::string& yaml_text, const std::string& 
     }
     {
       const yaml::MapReader n = top.get_map("norm");
-      n.allow_only({"sqrt_in_bits", "sqrt_out_bits"});
+      n.allow_only({"sqrt_in_bits", "sqrt_out_bits", "sqrt_kind"});
       cfg.norm.sqrt_in_bits = n.get_int("sqrt_in_bits", kSqrtInBits.lo, kSqrtInBits.hi);
       cfg.norm.sqrt_out_bits = n.get_int("sqrt_out_bits", kSqrtOutBits.lo, kSqrtOutBits.hi);
+      if (n.has("sqrt_kind")) cfg.norm.sqrt_kind = static_cast<SqrtKind>(n.get("sqrt_kind").as_enum(kSqrtKindNames));
     }
     {
       const yaml::MapReader s = top.get_map("squash");
@@ -251,10 +258,18 @@ AccelConfig parse_accel_config(const std::string& yaml_text, const std::string& 
     }
     {
       const yaml::MapReader s = top.get_map("softmax");
-      s.allow_only({"exp_in_bits", "exp_out_bits", "in_frac"});
+      s.allow_only({"exp_in_bits", "exp_out_bits", "in_frac", "exp_kind", "exp_recovery", "divide_kind"});
       cfg.softmax.exp_in_bits = s.get_int("exp_in_bits");
       cfg.softmax.exp_out_bits = s.get_int("exp_out_bits", kExpOutBits.lo, kExpOutBits.hi);
       cfg.softmax.in_frac = s.get_int("in_frac");
+      if (s.has("exp_kind")) cfg.softmax.exp_kind = static_cast<ExpKind>(s.get("exp_kind").as_enum(kExpKindNames));
+      if (cfg.softmax.exp_kind == ExpKind::kPimShift) {
+        cfg.softmax.exp_recovery = s.get_bool("exp_recovery");
+      } else if (s.has("exp_recovery")) {
+        s.fail("exp_recovery", "only with exp_kind: pim-shift (the recovery multiply belongs to the shift-based exp)");
+      }
+      if (s.has("divide_kind"))
+        cfg.softmax.divide_kind = static_cast<DivideKind>(s.get("divide_kind").as_enum(kDivideKindNames));
     }
     {
       const yaml::MapReader acc = top.get_map("accumulator");
@@ -373,6 +388,10 @@ void validate_accel_config(const AccelConfig& cfg) {
   c.range("softmax.exp_out_bits", sm.exp_out_bits, kExpOutBits);
   c.range_rel("softmax.in_frac", sm.in_frac, 0, act + 8, "widths.act+8");
 
+  if (sm.exp_recovery && sm.exp_kind != ExpKind::kPimShift) {
+    c.fail("softmax.exp_recovery", "only with exp_kind: pim-shift (the recovery multiply belongs to the shift-based exp)");
+  }
+
   c.range("accumulator.depth", cfg.accumulator.depth, kAccDepth);
 
   const ScratchpadConfig& sp = cfg.scratchpad;
@@ -400,6 +419,19 @@ void validate_accel_config(const AccelConfig& cfg) {
   if (!std::isfinite(f) || !(f > 0.0) || f > kMaxMhz) {
     c.fail("clock.target_mhz", fmt::format("expected a number in (0, {}], got {}", kMaxMhz, f));
   }
+}
+
+void require_rtl_support(const AccelConfig& cfg) {
+  const Checker c(cfg);
+  const auto refuse = [&c](const std::string& field, const char* value) {
+    c.fail(field, fmt::format("no RTL yet for {}: {} (the golden model computes it; generate RTL with the "
+                              "LUT units: remove the field or set its default)",
+                              field, value));
+  };
+  if (cfg.norm.sqrt_kind != SqrtKind::kLut) refuse("norm.sqrt_kind", to_string(cfg.norm.sqrt_kind));
+  if (cfg.softmax.exp_kind != ExpKind::kLut) refuse("softmax.exp_kind", to_string(cfg.softmax.exp_kind));
+  if (cfg.softmax.divide_kind != DivideKind::kDivider)
+    refuse("softmax.divide_kind", to_string(cfg.softmax.divide_kind));
 }
 
 }  // namespace capsgen

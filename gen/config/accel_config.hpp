@@ -20,9 +20,19 @@ struct WidthConfig {
   int act = 8;      // signed activation outputs (== data: activations are the next layer's data)
 };
 
+// PIM-CapsNet approximations (docs/pim-capsnet.md), selectable beside the LUT units. The golden
+// model computes them (gen/numerics/pim_approx.hpp); the RTL does not have them yet.
+enum class SqrtKind { kLut, kPimRsqrt };        // norm.sqrt_kind: lut | pim-rsqrt
+enum class ExpKind { kLut, kPimShift };         // softmax.exp_kind: lut | pim-shift
+enum class DivideKind { kDivider, kPimReciprocal };  // softmax.divide_kind: divider | pim-reciprocal
+const char* to_string(SqrtKind k);
+const char* to_string(ExpKind k);
+const char* to_string(DivideKind k);
+
 struct NormConfig {
   int sqrt_in_bits = 12;   // sqrt LUT address width (sum of squares after rounding shift, saturated)
   int sqrt_out_bits = 8;   // sqrt LUT output width (unsigned norm code)
+  SqrtKind sqrt_kind = SqrtKind::kLut;  // the sqrt LUT, or the LUT-free inverse-square-root sqrt
 };
 
 // How the squash unit maps (element, norm) to its output (docs/numerics.md, "Squash"):
@@ -47,6 +57,9 @@ struct SoftmaxConfig {
   int exp_in_bits = 8;   // exp LUT address width (top bits of the act-width logit b)
   int exp_out_bits = 8;  // exp LUT output width (unsigned)
   int in_frac = 5;       // fraction bits of the act-width logits b
+  ExpKind exp_kind = ExpKind::kLut;             // the exp LUT, or the shift-based exp
+  bool exp_recovery = false;                    // kPimShift: the accuracy-recovery multiply
+  DivideKind divide_kind = DivideKind::kDivider;  // the divider, or reciprocal + multiply
 };
 
 struct AccumulatorConfig {
@@ -128,5 +141,10 @@ AccelConfig parse_accel_config(const std::string& yaml_text, const std::string& 
 
 // Cross-field checks (also run by the loaders). Throws InputError naming the field.
 void validate_accel_config(const AccelConfig& cfg);
+
+// The RTL emitters implement only the LUT units and the divider. When the preset selects an
+// approximation they do not implement, throws InputError naming the preset file, the field's line and
+// the field ("no RTL yet for softmax.exp_kind: pim-shift ..."); returns otherwise.
+void require_rtl_support(const AccelConfig& cfg);
 
 }  // namespace capsgen

@@ -6,6 +6,7 @@
 
 #include "config/accel_config.hpp"
 #include "numerics/fixed.hpp"
+#include "numerics/pim_approx.hpp"
 
 namespace capsgen::fx {
 
@@ -24,6 +25,10 @@ ActParams ActParams::from_config(const AccelConfig& cfg) {
   p.exp_in_bits = cfg.softmax.exp_in_bits;
   p.exp_out_bits = cfg.softmax.exp_out_bits;
   p.sm_in_frac = cfg.softmax.in_frac;
+  p.exp_pim = cfg.softmax.exp_kind == ExpKind::kPimShift;
+  p.exp_recovery_q = p.exp_pim && cfg.softmax.exp_recovery ? pim::exp_recovery_q(p) : 0;
+  p.divide_pim = cfg.softmax.divide_kind == DivideKind::kPimReciprocal;
+  p.sqrt_pim = cfg.norm.sqrt_kind == SqrtKind::kPimRsqrt;
   return p;
 }
 
@@ -101,7 +106,7 @@ NormResult norm(const ActParams& p, const std::vector<std::uint32_t>& sqrt_lut, 
   NormResult r;
   for (int i = 0; i < n; ++i) r.sumsq += x[i] * x[i];
   r.addr = sat_u(round_shift(r.sumsq, shift), p.sqrt_in_bits);
-  r.norm = sqrt_lut.at(static_cast<std::size_t>(r.addr));
+  r.norm = sqrt_unit(p, sqrt_lut, r.addr);
   return r;
 }
 
@@ -121,6 +126,16 @@ void squash(const ActParams& p, const std::vector<std::uint32_t>& sqrt_lut, cons
   }
 }
 
+std::int64_t exp_unit(const ActParams& p, const std::vector<std::uint32_t>& exp_lut, std::int64_t addr) {
+  if (p.exp_pim) return pim::exp_shift(p, addr, p.exp_recovery_q);
+  return exp_lut.at(static_cast<std::size_t>(addr));
+}
+
+std::int64_t sqrt_unit(const ActParams& p, const std::vector<std::uint32_t>& sqrt_lut, std::int64_t addr) {
+  if (p.sqrt_pim) return pim::sqrt_rsqrt(p, addr);
+  return sqrt_lut.at(static_cast<std::size_t>(addr));
+}
+
 std::int64_t softmax_divide(std::int64_t num, std::int64_t den, int frac, std::int64_t sat_max) {
   if (den <= 0) return 0;
   const std::int64_t q = ((num << frac) + den / 2) / den;
@@ -136,11 +151,12 @@ void softmax(const ActParams& p, const std::vector<std::uint32_t>& exp_lut, cons
   for (int i = 0; i < n; ++i) {
     // max - x is a non-negative difference of two act-bit codes (< 2^act); the LUT sees its top exp_in_bits.
     const std::int64_t a = sat_u(round_shift(mx - x[i], p.act_bits - p.exp_in_bits), p.exp_in_bits);
-    e[static_cast<std::size_t>(i)] = exp_lut.at(static_cast<std::size_t>(a));
+    e[static_cast<std::size_t>(i)] = exp_unit(p, exp_lut, a);
     sum += e[static_cast<std::size_t>(i)];
   }
   for (int i = 0; i < n; ++i)
-    out[i] = softmax_divide(e[static_cast<std::size_t>(i)], sum, p.coupling_frac(), smax(p.act_bits));
+    out[i] = p.divide_pim ? pim::divide_recip(e[static_cast<std::size_t>(i)], sum, p.coupling_frac(), smax(p.act_bits))
+                          : softmax_divide(e[static_cast<std::size_t>(i)], sum, p.coupling_frac(), smax(p.act_bits));
 }
 
 }  // namespace capsgen::fx

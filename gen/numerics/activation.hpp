@@ -28,6 +28,11 @@ struct ActParams {
   int exp_in_bits = 8;     // exp LUT address
   int exp_out_bits = 8;    // exp LUT output (unsigned)
   int sm_in_frac = 5;      // fraction bits of the softmax input (routing logits b)
+  // PIM-CapsNet approximations (numerics/pim_approx.hpp) in place of the LUT units / the divider:
+  bool exp_pim = false;          // exp through pim::exp_shift instead of the exp LUT
+  std::int64_t exp_recovery_q = 0;  // exp_pim: accuracy-recovery constant (Q1.exp_out_bits), 0 = none
+  bool divide_pim = false;       // softmax divide through pim::divide_recip instead of the divider
+  bool sqrt_pim = false;         // norm sqrt through pim::sqrt_rsqrt instead of the sqrt LUT
 
   static ActParams from_config(const AccelConfig& cfg);
 
@@ -69,7 +74,7 @@ std::vector<std::uint32_t> build_exp_lut(const ActParams& p);
 inline std::int64_t relu(std::int64_t x) { return x < 0 ? 0 : x; }
 
 // Norm unit: sumsq = sum x^2 (exact), addr = sat_u(round_shift(sumsq, shift), sqrt_in_bits),
-// result = sqrt_lut[addr]. `shift` must be even.
+// result = sqrt_unit(addr) (the sqrt LUT, or pim::sqrt_rsqrt). `shift` must be even.
 struct NormResult {
   std::int64_t sumsq = 0;
   std::int64_t addr = 0;
@@ -87,9 +92,16 @@ NormResult norm(const ActParams& p, const std::vector<std::uint32_t>& sqrt_lut,
 void squash(const ActParams& p, const std::vector<std::uint32_t>& sqrt_lut,
             const std::vector<std::uint32_t>& squash_lut, const std::int64_t* x, int n, std::int64_t* out);
 
+// The exp unit on one address (exp LUT, or pim::exp_shift when p.exp_pim).
+std::int64_t exp_unit(const ActParams& p, const std::vector<std::uint32_t>& exp_lut, std::int64_t addr);
+
+// The sqrt unit on one address (sqrt LUT, or pim::sqrt_rsqrt when p.sqrt_pim).
+std::int64_t sqrt_unit(const ActParams& p, const std::vector<std::uint32_t>& sqrt_lut, std::int64_t addr);
+
 // Softmax unit on n logits (format Q.sm_in_frac of act_bits), with max subtraction:
 // m = max x, e_k = exp_lut[sat_u(round_shift(m - x_k, act - exp_in_bits), exp_in_bits)],
 // sum = sum e_k (>= exp_lut[0] > 0), c_k = min(2^(act-1) - 1, floor((e_k * 2^(act-1) + floor(sum/2)) / sum)).
+// exp_unit / pim::divide_recip replace the LUT / the divider when the preset selects them.
 void softmax(const ActParams& p, const std::vector<std::uint32_t>& exp_lut, const std::int64_t* x, int n,
              std::int64_t* out);
 

@@ -374,6 +374,58 @@ TEST(AccelConfig, SoftmaxRelations) {
                     "in [0, 16] (widths.act+8 = 16), got -1", "in_frac: -1");
 }
 
+// PIM-CapsNet approximations: optional kinds beside the LUT units, strict values, recovery only with
+// the shift-based exp, and refused by the RTL check with the field's line.
+TEST(AccelConfig, PimApproximationKinds) {
+  const AccelConfig base = parse(kBase);
+  EXPECT_EQ(base.norm.sqrt_kind, SqrtKind::kLut);
+  EXPECT_EQ(base.softmax.exp_kind, ExpKind::kLut);
+  EXPECT_EQ(base.softmax.divide_kind, DivideKind::kDivider);
+  EXPECT_FALSE(base.softmax.exp_recovery);
+  EXPECT_NO_THROW(require_rtl_support(base));
+
+  std::string pim = replace(kBase, "  sqrt_out_bits: 8", "  sqrt_out_bits: 8\n  sqrt_kind: pim-rsqrt");
+  pim = replace(pim, "  exp_out_bits: 8", "  exp_out_bits: 8\n  exp_kind: pim-shift\n  exp_recovery: true\n"
+                                          "  divide_kind: pim-reciprocal");
+  const AccelConfig c = parse(pim);
+  EXPECT_EQ(c.norm.sqrt_kind, SqrtKind::kPimRsqrt);
+  EXPECT_EQ(c.softmax.exp_kind, ExpKind::kPimShift);
+  EXPECT_TRUE(c.softmax.exp_recovery);
+  EXPECT_EQ(c.softmax.divide_kind, DivideKind::kPimReciprocal);
+  EXPECT_STREQ(to_string(c.norm.sqrt_kind), "pim-rsqrt");
+  EXPECT_STREQ(to_string(c.softmax.exp_kind), "pim-shift");
+  EXPECT_STREQ(to_string(c.softmax.divide_kind), "pim-reciprocal");
+  // The RTL check names the first approximation and its line.
+  expect_input_error([&] { require_rtl_support(c); }, kFile, line_of(pim, "sqrt_kind: pim-rsqrt"), "norm.sqrt_kind",
+                     "no RTL yet for norm.sqrt_kind: pim-rsqrt");
+  const std::string only_div = replace(kBase, "  exp_out_bits: 8", "  exp_out_bits: 8\n  divide_kind: pim-reciprocal");
+  expect_input_error([&] { require_rtl_support(parse(only_div)); }, kFile, line_of(only_div, "divide_kind"),
+                     "softmax.divide_kind", "no RTL yet for softmax.divide_kind: pim-reciprocal");
+  const std::string only_exp =
+      replace(kBase, "  exp_out_bits: 8", "  exp_out_bits: 8\n  exp_kind: pim-shift\n  exp_recovery: false");
+  EXPECT_FALSE(parse(only_exp).softmax.exp_recovery);
+  expect_input_error([&] { require_rtl_support(parse(only_exp)); }, kFile, line_of(only_exp, "exp_kind"),
+                     "softmax.exp_kind", "no RTL yet for softmax.exp_kind: pim-shift");
+
+  // Bad values and misplaced keys name their line.
+  expect_edit_error("  sqrt_out_bits: 8", "  sqrt_out_bits: 8\n  sqrt_kind: newton", "norm.sqrt_kind", "newton",
+                    "sqrt_kind");
+  expect_edit_error("  exp_out_bits: 8", "  exp_out_bits: 8\n  exp_kind: taylor", "softmax.exp_kind", "taylor",
+                    "exp_kind");
+  expect_edit_error("  exp_out_bits: 8", "  exp_out_bits: 8\n  divide_kind: lut", "softmax.divide_kind", "lut",
+                    "divide_kind");
+  expect_edit_error("  exp_out_bits: 8", "  exp_out_bits: 8\n  exp_recovery: true", "softmax.exp_recovery",
+                    "only with exp_kind: pim-shift", "exp_recovery");
+  expect_edit_error("  exp_out_bits: 8", "  exp_out_bits: 8\n  exp_kind: pim-shift", "softmax.exp_recovery",
+                    "missing required field", "softmax:");
+  expect_edit_error("  exp_out_bits: 8", "  exp_out_bits: 8\n  exp_kind: pim-shift\n  exp_recovery: maybe",
+                    "softmax.exp_recovery", "maybe", "exp_recovery");
+  // Configs built in code are checked too.
+  AccelConfig bad = base;
+  bad.softmax.exp_recovery = true;
+  EXPECT_THROW(validate_accel_config(bad), InputError);
+}
+
 TEST(AccelConfig, SyntaxError) {
   const std::string text = replace(kBase, "  weight: {size_kib: 64,", "  weight: {size_kib: 64 banks: [,");
   expect_input_error([&] { parse(text); }, kFile, line_of(text, "weight: {"), "", "YAML syntax error");
