@@ -500,6 +500,20 @@ void infer_shapes(Network& net) {
     auto fail = [&](std::string_view sub, const std::string& message) {
       throw InputError(file, l.line, 0, field + std::string(sub), fmt::format("layer '{}': {}", l.name, message));
     };
+    // The output of a capsule convolution: capsule_types x ho x wo capsules of capsule_dim atoms.
+    auto capsule_grid = [&](int ho, int wo) {
+      const long long count = static_cast<long long>(l.capsule_types) * ho * wo;
+      if (count > INT_MAX) fail(".capsule_types", fmt::format("{} capsules are too many", count));
+      l.out_channels = l.capsule_types * l.capsule_dim;
+      TensorShape out;
+      out.capsules = true;
+      out.count = static_cast<int>(count);
+      out.dim = l.capsule_dim;
+      out.grid_types = l.capsule_types;
+      out.height = ho;
+      out.width = wo;
+      return out;
+    };
     // Resolve `input:` / `inputs:`: earlier layers only, so the list order is an execution order.
     l.input_layers.clear();
     if (l.inputs.empty()) {
@@ -565,15 +579,7 @@ void infer_shapes(Network& net) {
           out.width = wo;
         } else {
           if (l.capsule_types < 1 || l.capsule_dim < 1) fail(".capsule_types", "capsule_types and capsule_dim must be >= 1");
-          const long long count = static_cast<long long>(l.capsule_types) * ho * wo;
-          if (count > INT_MAX) fail(".capsule_types", fmt::format("{} capsules are too many", count));
-          l.out_channels = l.capsule_types * l.capsule_dim;
-          out.capsules = true;
-          out.count = static_cast<int>(count);
-          out.dim = l.capsule_dim;
-          out.grid_types = l.capsule_types;
-          out.height = ho;
-          out.width = wo;
+          out = capsule_grid(ho, wo);
         }
         l.out = out;
         break;
@@ -658,17 +664,7 @@ void infer_shapes(Network& net) {
         }
         const int ho = static_cast<int>(span_h / l.stride + 1);
         const int wo = static_cast<int>(span_w / l.stride + 1);
-        const long long count = static_cast<long long>(l.capsule_types) * ho * wo;
-        if (count > INT_MAX) fail(".capsule_types", fmt::format("{} capsules are too many", count));
-        l.out_channels = l.capsule_types * l.capsule_dim;
-        TensorShape out;
-        out.capsules = true;
-        out.count = static_cast<int>(count);
-        out.dim = l.capsule_dim;
-        out.grid_types = l.capsule_types;
-        out.height = ho;
-        out.width = wo;
-        l.out = out;
+        l.out = capsule_grid(ho, wo);
         break;
       }
       case LayerKind::CapsAdd: {
