@@ -5,8 +5,7 @@
 if(activation IN_LIST CAPSGEN_TB_BLOCKS)
   target_sources(tb_blocks PRIVATE
     ${CMAKE_CURRENT_LIST_DIR}/activation_tb.cpp
-    ${CAPSGEN_ROOT}/gen/numerics/activation.cpp
-    ${CAPSGEN_ROOT}/gen/numerics/fixed.cpp)
+    ${CAPSGEN_NUMERICS_SOURCES})
   capsgen_verilate(tb_blocks capsgen_activation Vact)
   capsgen_verilate(tb_blocks capsgen_activation_bank Vact_bank)
   # The ROMs and the divider in one model, through a testbench-only wrapper (one build instead of four).
