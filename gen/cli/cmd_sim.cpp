@@ -272,7 +272,7 @@ int cmd_sim(const std::vector<std::string>& argv) {
       fs::create_directory_symlink(fs::absolute(dir), own, lec);
       if (lec) throw InputError(own.string(), 0, 0, "--model-cache", "cannot link the shared model: " + lec.message());
     }
-    fmt::print("sim: building {} in {} ({}; the first build of a model takes minutes)\n", tb_target, dir.string(),
+    fmt::print("sim: {} model in {} (a new model takes minutes to build; log {})\n", tb_target, dir.string(),
                (work / "build.log").string());
     const sim::BuiltModel m = sim::build_model(spec, dir, static_cast<int>(jobs), work);
     build = m.dir;
