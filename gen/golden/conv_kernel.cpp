@@ -32,18 +32,47 @@ PairLayout pair_layout(int reduction, int rows) {
   return {rows, (reduction + rows - 1) / rows, (rows + 1) / 2};
 }
 
-// Zero-padded input patch of output position (y, x) in the pair layout.
-void gather_patch(const ConvShape& s, const PairLayout& lay, const IntTensor& in, int y, int x, std::int16_t* patch) {
-  std::fill(patch, patch + lay.slots(), std::int16_t(0));
-  int chunk = 0, term = 0;
+// Per reduction term r = (c*KH + ky)*KW + kx: its slot in the pair layout and its input offset
+// from the window's top-left element.
+struct PatchMap {
+  std::vector<int> slot, offset;
+  bool identity = true;  // slot[r] == r (even rows): windows copy row by row
+};
+
+PatchMap patch_map(const ConvShape& s, const PairLayout& lay) {
+  PatchMap m;
   for (int c = 0; c < s.in_channels; ++c)
     for (int ky = 0; ky < s.kernel_h; ++ky)
       for (int kx = 0; kx < s.kernel_w; ++kx) {
-        const int iy = y * s.stride + ky - s.padding, ix = x * s.stride + kx - s.padding;
+        const int r = int(m.slot.size());
+        m.slot.push_back(r / lay.rows * lay.chunk_slots() + r % lay.rows);
+        m.identity = m.identity && m.slot.back() == r;
+        m.offset.push_back((c * s.in_height + ky) * s.in_width + kx);
+      }
+  return m;
+}
+
+// Zero-padded input patch of output position (y, x) in the pair layout.
+void gather_patch(const ConvShape& s, const PatchMap& m, const IntTensor& in, int y, int x, std::int16_t* patch) {
+  const int y0 = y * s.stride - s.padding, x0 = x * s.stride - s.padding;
+  const int terms = int(m.slot.size());
+  if (y0 >= 0 && x0 >= 0 && y0 + s.kernel_h <= s.in_height && x0 + s.kernel_w <= s.in_width) {
+    const std::int32_t* corner = in.data.data() + std::size_t(y0) * s.in_width + std::size_t(x0);
+    if (m.identity) {
+      for (int row = 0; row < s.in_channels * s.kernel_h; ++row, patch += s.kernel_w)
+        for (int kx = 0; kx < s.kernel_w; ++kx) patch[kx] = std::int16_t(corner[m.offset[std::size_t(row * s.kernel_w)] + kx]);
+      return;
+    }
+    for (int r = 0; r < terms; ++r) patch[m.slot[std::size_t(r)]] = std::int16_t(corner[m.offset[std::size_t(r)]]);
+    return;
+  }
+  int r = 0;
+  for (int c = 0; c < s.in_channels; ++c)
+    for (int ky = 0; ky < s.kernel_h; ++ky)
+      for (int kx = 0; kx < s.kernel_w; ++kx, ++r) {
+        const int iy = y0 + ky, ix = x0 + kx;
         if (iy >= 0 && iy < s.in_height && ix >= 0 && ix < s.in_width)
-          patch[chunk * lay.chunk_slots() + term] =
-              std::int16_t(in[(std::size_t(c) * s.in_height + iy) * s.in_width + ix]);
-        if (++term == lay.rows) term = 0, ++chunk;
+          patch[m.slot[std::size_t(r)]] = std::int16_t(in[(std::size_t(c) * s.in_height + iy) * s.in_width + ix]);
       }
 }
 
@@ -144,9 +173,10 @@ void conv_positions_fast(const ConvShape& s, const ChunkContract& cc, const Pack
   const int n = end - begin, groups = (n + kTilePositions - 1) / kTilePositions;
   const int channel_tiles = pw.channel_blocks / 2, ppc = pw.pairs_per_chunk;
   const std::size_t slots = std::size_t(lay.slots());
-  std::vector<std::int16_t> patches(std::size_t(groups) * kTilePositions * slots);
+  std::vector<std::int16_t> patches(std::size_t(groups) * kTilePositions * slots, 0);
+  const PatchMap map = patch_map(s, lay);
   for (int i = 0; i < n; ++i)
-    gather_patch(s, lay, in, (begin + i) / s.out_width, (begin + i) % s.out_width, &patches[std::size_t(i) * slots]);
+    gather_patch(s, map, in, (begin + i) / s.out_width, (begin + i) % s.out_width, &patches[std::size_t(i) * slots]);
   // Accumulators [group][channel tile][position][channel], starting at the saturated bias.
   std::vector<Acc> acc(std::size_t(groups) * channel_tiles * kTileAccs);
   for (std::size_t t = 0; t < acc.size(); t += kTileAccs)
@@ -219,7 +249,81 @@ void conv_scalar(const ConvShape& s, const ChunkContract& cc, const IntTensor& w
   });
 }
 
+// part[o] += w[o] * x for n outputs (GCC vectorizes it; AVX2 clone chosen at load time).
+__attribute__((target_clones("avx2", "default"))) void add_products(const std::int16_t* w, std::int32_t x, int n,
+                                                                    std::int32_t* part) {
+  for (int o = 0; o < n; ++o) part[o] += std::int32_t(w[o]) * x;
+}
+
+// acc[o] = sat(acc[o] + part[o]) for n int32 accumulators (psum_bits <= 31); returns the clips.
+__attribute__((target_clones("avx2", "default"))) int add_chunks32(std::int32_t* acc, const std::int32_t* part, int n,
+                                                                   std::int32_t lo, std::int32_t hi) {
+  int clipped = 0;
+  for (int o = 0; o < n; ++o) {
+    const std::int32_t sum = acc[o] + part[o];
+    clipped += (sum < lo) | (sum > hi);
+    acc[o] = std::min(std::max(sum, lo), hi);
+  }
+  return clipped;
+}
+
+template <typename Acc>
+long long add_chunks(Acc* acc, const std::int32_t* part, int n, std::int64_t lo, std::int64_t hi) {
+  if constexpr (std::is_same_v<Acc, std::int32_t>) {
+    return add_chunks32(acc, part, n, std::int32_t(lo), std::int32_t(hi));
+  } else {
+    long long clipped = 0;
+    for (int o = 0; o < n; ++o) clipped += add_chunk(acc[o], part[o], lo, hi);
+    return clipped;
+  }
+}
+
+// Matrix-vector products of inputs [begin, end): per chunk of terms, the exact chunk sums of all
+// outputs, then one saturating accumulate per output.
+template <typename Acc>
+void matvecs(const PackedMatvecWeights& pw, const IntTensor& x, const ChunkContract& cc, int begin, int end,
+             IntTensor& out, GoldenStats& st) {
+  const int O = pw.outputs, depth = pw.depth;
+  const std::int64_t lo = fx::smin(cc.psum_bits), hi = fx::smax(cc.psum_bits);
+  std::vector<Acc> acc(static_cast<std::size_t>(O));
+  std::vector<std::int32_t> part(static_cast<std::size_t>(O));
+  for (int i = begin; i < end; ++i) {
+    std::fill(acc.begin(), acc.end(), Acc(0));
+    for (int base = 0; base < depth; base += cc.rows) {
+      std::fill(part.begin(), part.end(), 0);
+      for (int t = base; t < std::min(depth, base + cc.rows); ++t)
+        add_products(&pw.codes[(std::size_t(i) * depth + std::size_t(t)) * std::size_t(O)],
+                     x[std::size_t(i) * depth + std::size_t(t)], O, part.data());
+      st.psum_saturations += add_chunks(acc.data(), part.data(), O, lo, hi);
+    }
+    for (int o = 0; o < O; ++o)
+      out[std::size_t(i) * O + std::size_t(o)] = reduce_out(acc[std::size_t(o)], cc.shift, cc.out_bits, st);
+  }
+  st.macs += static_cast<long long>(end - begin) * O * depth;
+}
+
 }  // namespace
+
+PackedMatvecWeights pack_matvec_weights(const IntTensor& weight, int inputs, int outputs, int depth) {
+  if (weight.size() != std::size_t(inputs) * std::size_t(outputs) * std::size_t(depth))
+    throw std::logic_error("pack_matvec_weights: weight size mismatch");
+  PackedMatvecWeights pw{inputs, outputs, depth, std::vector<std::int16_t>(weight.size())};
+  for (std::size_t i = 0; i < std::size_t(inputs); ++i)
+    for (std::size_t o = 0; o < std::size_t(outputs); ++o)
+      for (std::size_t t = 0; t < std::size_t(depth); ++t)
+        pw.codes[(i * depth + t) * outputs + o] = std::int16_t(weight[(i * outputs + o) * depth + t]);
+  return pw;
+}
+
+void chunked_matvecs(const PackedMatvecWeights& pw, const IntTensor& x, const ChunkContract& cc, IntTensor& out,
+                     GoldenStats& st, int threads) {
+  if (!fits_fast_path(cc.data_bits, cc.weight_bits, cc.rows))
+    throw std::logic_error("chunked_matvecs: codes too wide for the fast kernel");
+  parallel_ranges(pw.inputs, threads, st, [&](int b, int e, GoldenStats& ws) {
+    if (cc.psum_bits <= 31) matvecs<std::int32_t>(pw, x, cc, b, e, out, ws);
+    else matvecs<std::int64_t>(pw, x, cc, b, e, out, ws);
+  });
+}
 
 bool cpu_has_avx2() {
   static const bool has = __builtin_cpu_supports("avx2");

@@ -64,4 +64,18 @@ IntTensor conv_chunked(const ConvShape& shape, const ChunkContract& cc, const In
                        const std::vector<std::int64_t>& bias, const IntTensor& in, GoldenStats& st,
                        int threads = 1, ConvPath path = ConvPath::Auto, const PackedConvWeights* packed = nullptr);
 
+// Weights W[i][o][t] of I matrix-vector products (O outputs of `depth` terms each), transposed to
+// [i][t][o] int16 so that vector lanes run over the outputs o. Requires fits_fast_path().
+struct PackedMatvecWeights {
+  int inputs = 0, outputs = 0, depth = 0;
+  std::vector<std::int16_t> codes;  // [inputs][depth][outputs]
+};
+PackedMatvecWeights pack_matvec_weights(const IntTensor& weight, int inputs, int outputs, int depth);
+
+// out[i*O + o] = reduce_out(W[i][o] . x[i]) under the accumulation contract (accumulators start at
+// 0), as dot_chunked() per output would give it, counts included; x is [I, depth]. The capsule
+// prediction vectors u_hat (ClassCaps). Inputs i are split over `threads` workers.
+void chunked_matvecs(const PackedMatvecWeights& pw, const IntTensor& x, const ChunkContract& cc, IntTensor& out,
+                     GoldenStats& st, int threads = 1);
+
 }  // namespace capsgen

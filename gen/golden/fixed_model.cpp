@@ -141,13 +141,17 @@ int act_frac_of(const QuantizedModel& qm, int k) { return k < 0 ? qm.input_frac 
 }  // namespace
 
 GoldenModel::GoldenModel(const AccelConfig& cfg, const Network& net, const QuantizedModel& qm)
-    : cfg_(cfg), net_(net), qm_(qm), packed_(net.layers.size()) {
+    : cfg_(cfg), net_(net), qm_(qm), packed_(net.layers.size()), matvec_(net.layers.size()) {
   if (qm.layers.size() != net.layers.size()) throw std::logic_error("run_golden: model/network mismatch");
   require_capsnet_layers(net, "the golden model");
   if (!fits_fast_path(cfg.widths.data, cfg.widths.weight, cfg.array.rows)) return;
   for (std::size_t li = 0; li < net.layers.size(); ++li) {
     const Layer& L = net.layers[li];
     const LayerQuant& q = qm.layers[li];
+    if (L.kind == LayerKind::ClassCaps) {
+      const int J = L.num_capsules, D = L.capsule_dim, I = L.in.count, Din = L.in.dim;
+      matvec_[li] = pack_matvec_weights(q.weight, I, J * D, Din);
+    }
     if (!is_convolution(L.kind)) continue;
     const std::vector<std::int64_t> no_bias;
     packed_[li] = pack_conv_weights(q.weight, L.kind == LayerKind::ConvCaps3d ? no_bias : q.bias,
@@ -236,13 +240,18 @@ FixedTrace GoldenModel::run(const IntTensor& input, GoldenStats* stats_out, int 
         const int I = int(x.shape[0]), Din = int(x.shape[1]), J = L.num_capsules, D = L.capsule_dim;
         // Prediction vectors u_hat[i][j] = W[i][j] (D x Din) . u_i, reduced over Din.
         IntTensor uhat({std::size_t(I), std::size_t(J), std::size_t(D)});
-        for (int i = 0; i < I; ++i)
-          for (int j = 0; j < J; ++j)
-            for (int d = 0; d < D; ++d) {
-              const std::int64_t acc = dot_chunked(&q.weight[((std::size_t(i) * J + j) * D + d) * Din],
-                                                   &x[std::size_t(i) * Din], Din, rows, P, 0, st);
-              uhat[(std::size_t(i) * J + j) * D + d] = reduce_out(acc, q.shift, A, st);
-            }
+        const PackedMatvecWeights& mv = matvec_[li];
+        if (!mv.codes.empty() && mv.inputs == I && mv.depth == Din) {
+          chunked_matvecs(mv, x, chunk_contract(cfg, q.shift), uhat, st, threads);
+        } else {
+          for (int i = 0; i < I; ++i)
+            for (int j = 0; j < J; ++j)
+              for (int d = 0; d < D; ++d) {
+                const std::int64_t acc = dot_chunked(&q.weight[((std::size_t(i) * J + j) * D + d) * Din],
+                                                     &x[std::size_t(i) * Din], Din, rows, P, 0, st);
+                uhat[(std::size_t(i) * J + j) * D + d] = reduce_out(acc, q.shift, A, st);
+              }
+        }
         tr.add(L.name + ".u_hat", uhat);
         const IntTensor v = routing_fixed(cfg, qm, L.name, uhat, L.routing_iterations, {}, q.s_shift, q.b_shift, tr, st);
         std::vector<std::int64_t> vin(static_cast<std::size_t>(D));

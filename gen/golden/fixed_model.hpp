@@ -32,7 +32,8 @@ class GoldenModel {
   const AccelConfig& cfg_;
   const Network& net_;
   const QuantizedModel& qm_;
-  std::vector<PackedConvWeights> packed_;  // per layer; empty codes: not packed (scalar path)
+  std::vector<PackedConvWeights> packed_;     // per convolution layer; empty codes: scalar path
+  std::vector<PackedMatvecWeights> matvec_;  // per ClassCaps layer; empty codes: scalar path
 };
 
 // One inference. `input` holds act-width codes [C,H,W] with qm.input_frac fraction bits. Packs the

@@ -117,6 +117,35 @@ TEST(ConvKernel, PackedWeightsEqualPackingPerCall) {
   expect_same(run_conv(rc, ConvPath::Scalar, 1), packed, "packed");
 }
 
+// The prediction-vector kernel against dot_chunked() per output on random sizes and contracts.
+TEST(ConvKernel, MatvecsEqualDotChunkedPerOutput) {
+  long long saturating = 0;
+  for (std::uint64_t seed = 2000; seed < 2100; ++seed) {
+    RandomConv rc = random_conv(seed);  // for its contract and code widths
+    std::mt19937_64 rng(seed);
+    const int I = pick(rng, 1, 9), O = pick(rng, 1, 40), depth = pick(rng, 1, 40);
+    IntTensor w({std::size_t(I), std::size_t(O), std::size_t(depth)}), x({std::size_t(I), std::size_t(depth)});
+    fill_codes(rng, w, rc.contract.weight_bits);
+    fill_codes(rng, x, rc.contract.data_bits);
+    const ChunkContract& cc = rc.contract;
+    ConvResult ref{IntTensor({std::size_t(I) * std::size_t(O)}), {}};
+    for (int i = 0; i < I; ++i)
+      for (int o = 0; o < O; ++o) {
+        const std::int64_t acc = dot_chunked(&w[(std::size_t(i) * O + std::size_t(o)) * depth],
+                                             &x[std::size_t(i) * depth], depth, cc.rows, cc.psum_bits, 0, ref.stats);
+        ref.out[std::size_t(i) * O + std::size_t(o)] = reduce_out(acc, cc.shift, cc.out_bits, ref.stats);
+      }
+    saturating += ref.stats.psum_saturations > 0;
+    const PackedMatvecWeights pw = pack_matvec_weights(w, I, O, depth);
+    for (const int t : {1, 2, 3}) {
+      ConvResult got{IntTensor({std::size_t(I) * std::size_t(O)}), {}};
+      chunked_matvecs(pw, x, cc, got.out, got.stats, t);
+      expect_same(ref, got, fmt::format("seed {} rows {} psum {} threads {}", seed, cc.rows, cc.psum_bits, t));
+    }
+  }
+  EXPECT_GT(saturating, 10);
+}
+
 void expect_same_trace(const FixedTrace& a, const FixedTrace& b, const GoldenStats& sa, const GoldenStats& sb) {
   ASSERT_EQ(a.tensors.size(), b.tensors.size());
   for (std::size_t k = 0; k < a.tensors.size(); ++k) {
