@@ -345,13 +345,17 @@ PackedConvWeights pack_conv_weights(const IntTensor& weight, const std::vector<s
   const std::size_t block_size = std::size_t(lay.slots()) * kLanes;
   pw.codes.assign(block_size * std::size_t(pw.channel_blocks), 0);
   pw.init.assign(std::size_t(pw.channel_blocks) * kLanes, 0);
-  for (int k = 0; k < pw.out_channels; ++k) {
-    if (!bias.empty()) pw.init[std::size_t(k)] = fx::sat_s(bias[std::size_t(k)], cc.psum_bits);
-    std::int16_t* block = &pw.codes[std::size_t(k / kLanes) * block_size];
-    for (int r = 0; r < pw.reduction; ++r) {
-      const int slot = (r / cc.rows) * lay.chunk_slots() + r % cc.rows;  // pair slot/2, half slot%2
-      block[std::size_t(slot / 2) * 2 * kLanes + std::size_t(k % kLanes) * 2 + std::size_t(slot % 2)] =
-          std::int16_t(weight[std::size_t(k) * pw.reduction + std::size_t(r)]);
+  for (int k = 0; k < pw.out_channels && !bias.empty(); ++k)
+    pw.init[std::size_t(k)] = fx::sat_s(bias[std::size_t(k)], cc.psum_bits);
+  // Block by block, term by term: the writes are sequential, the reads 8 streams of weight rows.
+  for (int kb = 0; kb * kLanes < pw.out_channels; ++kb) {
+    std::int16_t* block = &pw.codes[std::size_t(kb) * block_size];
+    const int lanes = std::min(kLanes, pw.out_channels - kb * kLanes);
+    for (int r = 0, slot = 0; r < pw.reduction; ++r) {
+      std::int16_t* pair = block + std::size_t(slot / 2) * 2 * kLanes + std::size_t(slot % 2);
+      for (int l = 0; l < lanes; ++l)
+        pair[2 * l] = std::int16_t(weight[std::size_t(kb * kLanes + l) * pw.reduction + std::size_t(r)]);
+      slot = (r + 1) % cc.rows == 0 ? (r + 1) / cc.rows * lay.chunk_slots() : slot + 1;
     }
   }
   return pw;

@@ -72,6 +72,31 @@ void squash_rows(const fx::ActParams& ap, const QuantizedModel& qm, const IntTen
   }
 }
 
+// s_j = reduce(bias_j + sum_i c_ij * u_hat_j|i) for every element o = j*D + d: the terms, order and
+// chunks of one dot_chunked() over i per element, but all elements at once, so that u_hat is read
+// row by row. c [I, J], u_hat [I, J, D]; writes s [J, D].
+void routing_sums(const IntTensor& c, const IntTensor& uhat, const std::vector<std::int64_t>& bias, int rows,
+                  int psum_bits, int shift, int out_bits, IntTensor& s, GoldenStats& st) {
+  const std::size_t I = uhat.shape[0], J = uhat.shape[1], D = uhat.shape[2], O = J * D;
+  std::vector<std::int64_t> acc(O), part(O);
+  for (std::size_t o = 0; o < O; ++o) acc[o] = fx::sat_s(bias.empty() ? 0 : bias[o], psum_bits);
+  for (std::size_t base = 0; base < I; base += std::size_t(rows)) {
+    std::fill(part.begin(), part.end(), 0);
+    for (std::size_t i = base; i < std::min(I, base + std::size_t(rows)); ++i)
+      for (std::size_t j = 0; j < J; ++j) {
+        const std::int64_t cij = c[i * J + j];
+        for (std::size_t d = 0; d < D; ++d) part[j * D + d] += cij * uhat[i * O + j * D + d];
+      }
+    for (std::size_t o = 0; o < O; ++o) {
+      const std::int64_t sum = acc[o] + part[o];
+      if (!fx::fits_s(sum, psum_bits)) ++st.psum_saturations;
+      acc[o] = fx::sat_s(sum, psum_bits);
+    }
+  }
+  st.macs += static_cast<long long>(I * O);
+  for (std::size_t o = 0; o < O; ++o) s[o] = reduce_out(acc[o], shift, out_bits, st);
+}
+
 // Dynamic routing over prediction vectors uhat [I, J, D] (docs/numerics.md, "Dynamic routing"):
 // softmax over the J outputs of each input i, s_j = reduce(bias_j + sum_i c_ij * uhat_ij, s_shift),
 // v_j = squash(s_j), b_ij = reduce(b_ij << b_shift + uhat_ij . v_j, b_shift). `bias` holds [J*D]
@@ -90,8 +115,6 @@ IntTensor routing_fixed(const AccelConfig& cfg, const QuantizedModel& qm, const 
   // for an all-zero vector, so the shortcut is exact.
   std::vector<std::int64_t> zeros(static_cast<std::size_t>(J), 0), c_init(static_cast<std::size_t>(J));
   fx::softmax(ap, qm.exp_lut, zeros.data(), J, c_init.data());
-  // Transposed u_hat (per j, d: the I predictions) so that s is a contiguous reduction over i.
-  std::vector<std::int32_t> ucol(static_cast<std::size_t>(I)), ccol(static_cast<std::size_t>(I));
   for (int r = 0; r < iterations; ++r) {
     for (int i = 0; i < I; ++i) {
       if (r == 0) {
@@ -103,16 +126,7 @@ IntTensor routing_fixed(const AccelConfig& cfg, const QuantizedModel& qm, const 
       }
     }
     tr.add(fmt::format("{}.iter{}.c", name, r), c);
-    // s_j = sum_i c_ij * u_hat_j|i, reduced over i in index order, the accumulator starting at the bias.
-    for (int j = 0; j < J; ++j) {
-      for (int i = 0; i < I; ++i) ccol[std::size_t(i)] = c[std::size_t(i) * J + j];
-      for (int d = 0; d < D; ++d) {
-        for (int i = 0; i < I; ++i) ucol[std::size_t(i)] = uhat[(std::size_t(i) * J + j) * D + d];
-        const std::int64_t init = bias.empty() ? 0 : bias[std::size_t(j) * D + d];
-        const std::int64_t acc = dot_chunked(ccol.data(), ucol.data(), I, rows, P, init, st);
-        s[std::size_t(j) * D + d] = reduce_out(acc, s_shift, A, st);
-      }
-    }
+    routing_sums(c, uhat, bias, rows, P, s_shift, A, s, st);
     tr.add(fmt::format("{}.iter{}.s", name, r), s);
     for (int j = 0; j < J; ++j) {
       for (int d = 0; d < D; ++d) vin[std::size_t(d)] = s[std::size_t(j) * D + d];
