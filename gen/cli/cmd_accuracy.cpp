@@ -128,7 +128,7 @@ int cmd_accuracy(const std::vector<std::string>& argv_in) {
       .option("limit", "N", "only the first N test images (0 = all)", "0")
       .option("calib-count", "N", "training images used for calibration", "32")
       .option("squash-in-frac", "F", "squash input fraction bits: preset, auto (class norms closest to float on the calibration images), maxabs (largest calibrated squash input fits) or an integer", "preset")
-      .option("j", "N", "threads (also -j N)", "1")
+      .option("j", "N", "threads, one test image each (also -j N)", "1")
       .option("report", "FILE", "also write the result as Markdown")
       .option("json", "FILE", "also write the result as JSON");
   if (!args.parse(argv)) {
@@ -162,11 +162,12 @@ int cmd_accuracy(const std::vector<std::string>& argv_in) {
   const auto t1 = std::chrono::steady_clock::now();
 
   std::vector<Result> res(N);
+  const GoldenModel golden(w.cfg, w.net, w.qm);  // weights packed once for all images
   std::atomic<std::size_t> next{0};
   auto worker = [&]() {
     for (std::size_t i = next++; i < N; i = next++) {
       const IntTensor codes = quantize_input(w.cfg, w.qm, w.net, test.images[i]);
-      res[i].fixed = run_golden(w.cfg, w.net, w.qm, codes, nullptr).prediction;
+      res[i].fixed = golden.run(codes).prediction;
       res[i].flt = run_float(w.net, w.weights, test.images[i]).prediction;
     }
   };

@@ -39,6 +39,7 @@ int cmd_golden(const std::vector<std::string>& argv) {
       .option("report", "FILE", "also write the report as Markdown to FILE")
       .option("json", "FILE", "also write the report as JSON to FILE")
       .option("dump", "FILE", "write every intermediate tensor (codes) to an .npz")
+      .option("threads", "N", "threads splitting each convolution of the fixed-point model (results do not depend on it)", "1")
       .flag("quiet", "print only the prediction line");
   if (!args.parse(argv)) {
     fmt::print("{}", args.help());
@@ -104,7 +105,7 @@ int cmd_golden(const std::vector<std::string>& argv) {
   if (args.has("label")) run.label = int(args.get_int("label", 0, 1 << 20));
   const IntTensor codes = quantize_input(w.cfg, w.qm, w.net, input);
   const auto t1 = std::chrono::steady_clock::now();
-  run.fixed = run_golden(w.cfg, w.net, w.qm, codes, &run.stats);
+  run.fixed = run_golden(w.cfg, w.net, w.qm, codes, &run.stats, int(args.get_int("threads", 1, 256)));
   const auto t2 = std::chrono::steady_clock::now();
   run.flt = run_float(w.net, w.weights, input);
 

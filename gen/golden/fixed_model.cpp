@@ -2,99 +2,39 @@
 
 #include <fmt/format.h>
 
+#include <atomic>
 #include <stdexcept>
+#include <thread>
 
+#include "golden/chunked_dot.hpp"
 #include "numerics/activation.hpp"
 #include "numerics/fixed.hpp"
 
 namespace capsgen {
 namespace {
 
-// Dot product under the accumulation contract (fx::ChunkedAccumulator): chunks of `chunk` terms
-// summed exactly, then added to the accumulator (which starts at `init`) with saturation.
-// Written out here rather than calling ChunkedAccumulator per term, because it runs ~2e8 times per
-// full CapsNet inference; tests check both agree. T is the code type, P the chunk-sum type: the
-// int16/int32 instance lets the compiler vectorize the chunk sums (pmaddwd).
-template <typename T, typename P>
-inline std::int64_t dot_chunked(const T* a, const T* b, int n, int chunk, int psum_bits, std::int64_t init,
-                                GoldenStats& st) {
-  std::int64_t acc = fx::sat_s(init, psum_bits);
-  for (int base = 0; base < n; base += chunk) {
-    const int len = std::min(n - base, chunk);
-    P part = 0;
-    for (int k = 0; k < len; ++k) part += P(a[base + k]) * P(b[base + k]);
-    const std::int64_t sum = acc + part;
-    if (!fx::fits_s(sum, psum_bits)) ++st.psum_saturations;
-    acc = fx::sat_s(sum, psum_bits);
-  }
-  st.macs += n;
-  return acc;
+ChunkContract chunk_contract(const AccelConfig& cfg, int shift) {
+  ChunkContract cc;
+  cc.rows = cfg.array.rows, cc.psum_bits = cfg.widths.psum, cc.out_bits = cfg.widths.act, cc.shift = shift;
+  cc.data_bits = cfg.widths.data, cc.weight_bits = cfg.widths.weight;
+  return cc;
 }
 
-inline std::int64_t dot_chunked(const std::int32_t* a, const std::int32_t* b, int n, int chunk, int psum_bits,
-                                std::int64_t init, GoldenStats& st) {
-  return dot_chunked<std::int32_t, std::int64_t>(a, b, n, chunk, psum_bits, init, st);
+bool is_convolution(LayerKind k) {
+  return k == LayerKind::Conv2d || k == LayerKind::PrimaryCaps || k == LayerKind::ConvCaps2d ||
+         k == LayerKind::ConvCaps3d;
 }
 
-// The int16/int32 fast path is exact when codes fit 16 bits and a chunk sum fits 31 bits.
-bool fits_fast_path(const AccelConfig& cfg) {
-  const int prod_bits = cfg.widths.data + cfg.widths.weight - 1;  // |a*b| <= 2^(d+w-2)
-  int chunk_bits = 0;
-  while ((1 << chunk_bits) < cfg.array.rows) ++chunk_bits;
-  return cfg.widths.data <= 16 && cfg.widths.weight <= 16 && prod_bits + chunk_bits <= 31;
-}
-
-inline std::int32_t reduce_out(std::int64_t acc, int shift, int bits, GoldenStats& st) {
-  const std::int64_t r = fx::round_shift(acc, shift);
-  if (!fx::fits_s(r, bits)) ++st.output_saturations;
-  return std::int32_t(fx::sat_s(r, bits));
-}
-
-// Convolution, output [K, Ho, Wo] of act codes (no activation applied). Reduction index order
-// r = (c*KH + ky)*KW + kx; zero padding contributes zero terms (they still occupy array rows).
-// The input is [C,H,W]; weight [K,C,KH,KW] codes; bias (accumulator codes, may be empty) and the
-// reduction shift as the layer's quantization gives them.
-template <typename T, typename P>
-IntTensor conv_fixed_t(const AccelConfig& cfg, const Layer& L, const IntTensor& weight,
-                       const std::vector<std::int64_t>& bias, int shift, const IntTensor& in, int Ho, int Wo,
-                       GoldenStats& st) {
-  const int C = int(in.shape[0]), H = int(in.shape[1]), W = int(in.shape[2]), KH = L.kernel_h, KW = L.kernel_w;
-  const int K = int(weight.shape[0]);
-  const int R = C * KH * KW;
-  IntTensor out({std::size_t(K), std::size_t(Ho), std::size_t(Wo)});
-  const std::vector<T> w(weight.data.begin(), weight.data.end());
-  std::vector<T> patch(static_cast<std::size_t>(R));
-  for (int y = 0; y < Ho; ++y)
-    for (int x = 0; x < Wo; ++x) {
-      std::size_t r = 0;
-      for (int c = 0; c < C; ++c)
-        for (int ky = 0; ky < KH; ++ky)
-          for (int kx = 0; kx < KW; ++kx) {
-            const int iy = y * L.stride + ky - L.padding, ix = x * L.stride + kx - L.padding;
-            patch[r++] = (iy < 0 || iy >= H || ix < 0 || ix >= W) ? T(0) : T(in[(std::size_t(c) * H + iy) * W + ix]);
-          }
-      for (int k = 0; k < K; ++k) {
-        const std::int64_t init = bias.empty() ? 0 : bias[std::size_t(k)];
-        const std::int64_t acc = dot_chunked<T, P>(patch.data(), &w[std::size_t(k) * R], R, cfg.array.rows,
-                                                   cfg.widths.psum, init, st);
-        out[(std::size_t(k) * Ho + y) * Wo + x] = reduce_out(acc, shift, cfg.widths.act, st);
-      }
-    }
-  return out;
-}
-
-// Convolution, output [K, Ho, Wo] of act codes (no activation applied). Reduction index order
-// r = (c*KH + ky)*KW + kx; zero padding contributes zero terms (they still occupy array rows).
+// The convolution of layer L over `in` [C,H,W] (docs/numerics.md, "Fast convolution kernel").
 IntTensor conv_fixed(const AccelConfig& cfg, const Layer& L, const IntTensor& weight,
                      const std::vector<std::int64_t>& bias, int shift, const IntTensor& in, int Ho, int Wo,
-                     GoldenStats& st) {
-  if (fits_fast_path(cfg))
-    return conv_fixed_t<std::int16_t, std::int32_t>(cfg, L, weight, bias, shift, in, Ho, Wo, st);
-  return conv_fixed_t<std::int32_t, std::int64_t>(cfg, L, weight, bias, shift, in, Ho, Wo, st);
-}
-IntTensor conv_fixed(const AccelConfig& cfg, const Layer& L, const LayerQuant& q, const IntTensor& in, int Ho, int Wo,
-                     GoldenStats& st) {
-  return conv_fixed(cfg, L, q.weight, q.bias, q.shift, in, Ho, Wo, st);
+                     const PackedConvWeights& packed, int threads, GoldenStats& st) {
+  ConvShape s;
+  s.in_channels = int(in.shape[0]), s.in_height = int(in.shape[1]), s.in_width = int(in.shape[2]);
+  s.kernel_h = L.kernel_h, s.kernel_w = L.kernel_w, s.stride = L.stride, s.padding = L.padding;
+  s.out_channels = int(weight.shape[0]), s.out_height = Ho, s.out_width = Wo;
+  const ChunkContract cc = chunk_contract(cfg, shift);
+  return conv_chunked(s, cc, weight, bias, in, st, threads, ConvPath::Auto, packed.codes.empty() ? nullptr : &packed);
 }
 
 // Capsule grid [T*H*W, D] -> [T*D, H, W] channels (channel t*D + d); feature maps pass unchanged.
@@ -132,6 +72,31 @@ void squash_rows(const fx::ActParams& ap, const QuantizedModel& qm, const IntTen
   }
 }
 
+// s_j = reduce(bias_j + sum_i c_ij * u_hat_j|i) for every element o = j*D + d: the terms, order and
+// chunks of one dot_chunked() over i per element, but all elements at once, so that u_hat is read
+// row by row. c [I, J], u_hat [I, J, D]; writes s [J, D].
+void routing_sums(const IntTensor& c, const IntTensor& uhat, const std::vector<std::int64_t>& bias, int rows,
+                  int psum_bits, int shift, int out_bits, IntTensor& s, GoldenStats& st) {
+  const std::size_t I = uhat.shape[0], J = uhat.shape[1], D = uhat.shape[2], O = J * D;
+  std::vector<std::int64_t> acc(O), part(O);
+  for (std::size_t o = 0; o < O; ++o) acc[o] = fx::sat_s(bias.empty() ? 0 : bias[o], psum_bits);
+  for (std::size_t base = 0; base < I; base += std::size_t(rows)) {
+    std::fill(part.begin(), part.end(), 0);
+    for (std::size_t i = base; i < std::min(I, base + std::size_t(rows)); ++i)
+      for (std::size_t j = 0; j < J; ++j) {
+        const std::int64_t cij = c[i * J + j];
+        for (std::size_t d = 0; d < D; ++d) part[j * D + d] += cij * uhat[i * O + j * D + d];
+      }
+    for (std::size_t o = 0; o < O; ++o) {
+      const std::int64_t sum = acc[o] + part[o];
+      if (!fx::fits_s(sum, psum_bits)) ++st.psum_saturations;
+      acc[o] = fx::sat_s(sum, psum_bits);
+    }
+  }
+  st.macs += static_cast<long long>(I * O);
+  for (std::size_t o = 0; o < O; ++o) s[o] = reduce_out(acc[o], shift, out_bits, st);
+}
+
 // Dynamic routing over prediction vectors uhat [I, J, D] (docs/numerics.md, "Dynamic routing"):
 // softmax over the J outputs of each input i, s_j = reduce(bias_j + sum_i c_ij * uhat_ij, s_shift),
 // v_j = squash(s_j), b_ij = reduce(b_ij << b_shift + uhat_ij . v_j, b_shift). `bias` holds [J*D]
@@ -150,8 +115,6 @@ IntTensor routing_fixed(const AccelConfig& cfg, const QuantizedModel& qm, const 
   // for an all-zero vector, so the shortcut is exact.
   std::vector<std::int64_t> zeros(static_cast<std::size_t>(J), 0), c_init(static_cast<std::size_t>(J));
   fx::softmax(ap, qm.exp_lut, zeros.data(), J, c_init.data());
-  // Transposed u_hat (per j, d: the I predictions) so that s is a contiguous reduction over i.
-  std::vector<std::int32_t> ucol(static_cast<std::size_t>(I)), ccol(static_cast<std::size_t>(I));
   for (int r = 0; r < iterations; ++r) {
     for (int i = 0; i < I; ++i) {
       if (r == 0) {
@@ -163,16 +126,7 @@ IntTensor routing_fixed(const AccelConfig& cfg, const QuantizedModel& qm, const 
       }
     }
     tr.add(fmt::format("{}.iter{}.c", name, r), c);
-    // s_j = sum_i c_ij * u_hat_j|i, reduced over i in index order, the accumulator starting at the bias.
-    for (int j = 0; j < J; ++j) {
-      for (int i = 0; i < I; ++i) ccol[std::size_t(i)] = c[std::size_t(i) * J + j];
-      for (int d = 0; d < D; ++d) {
-        for (int i = 0; i < I; ++i) ucol[std::size_t(i)] = uhat[(std::size_t(i) * J + j) * D + d];
-        const std::int64_t init = bias.empty() ? 0 : bias[std::size_t(j) * D + d];
-        const std::int64_t acc = dot_chunked(ccol.data(), ucol.data(), I, rows, P, init, st);
-        s[std::size_t(j) * D + d] = reduce_out(acc, s_shift, A, st);
-      }
-    }
+    routing_sums(c, uhat, bias, rows, P, s_shift, A, s, st);
     tr.add(fmt::format("{}.iter{}.s", name, r), s);
     for (int j = 0; j < J; ++j) {
       for (int d = 0; d < D; ++d) vin[std::size_t(d)] = s[std::size_t(j) * D + d];
@@ -200,10 +154,56 @@ int act_frac_of(const QuantizedModel& qm, int k) { return k < 0 ? qm.input_frac 
 
 }  // namespace
 
-FixedTrace run_golden(const AccelConfig& cfg, const Network& net, const QuantizedModel& qm, const IntTensor& input,
-                      GoldenStats* stats_out) {
+GoldenModel::GoldenModel(const AccelConfig& cfg, const Network& net, const QuantizedModel& qm)
+    : cfg_(cfg), net_(net), qm_(qm), packed_(net.layers.size()), matvec_(net.layers.size()) {
   if (qm.layers.size() != net.layers.size()) throw std::logic_error("run_golden: model/network mismatch");
   require_capsnet_layers(net, "the golden model");
+  if (!fits_fast_path(cfg.widths.data, cfg.widths.weight, cfg.array.rows)) return;
+  for (std::size_t li = 0; li < net.layers.size(); ++li) {
+    const Layer& L = net.layers[li];
+    const LayerQuant& q = qm.layers[li];
+    if (L.kind == LayerKind::ClassCaps) {
+      const int J = L.num_capsules, D = L.capsule_dim, I = L.in.count, Din = L.in.dim;
+      matvec_[li] = pack_matvec_weights(q.weight, I, J * D, Din);
+    }
+    if (!is_convolution(L.kind)) continue;
+    const std::vector<std::int64_t> no_bias;
+    packed_[li] = pack_conv_weights(q.weight, L.kind == LayerKind::ConvCaps3d ? no_bias : q.bias,
+                                    chunk_contract(cfg, q.shift));
+  }
+}
+
+FixedTrace run_golden(const AccelConfig& cfg, const Network& net, const QuantizedModel& qm, const IntTensor& input,
+                      GoldenStats* stats, int threads) {
+  return GoldenModel(cfg, net, qm).run(input, stats, threads);
+}
+
+std::vector<FixedTrace> run_golden_batch(const AccelConfig& cfg, const Network& net, const QuantizedModel& qm,
+                                         const std::vector<IntTensor>& inputs, std::vector<GoldenStats>* stats,
+                                         int threads) {
+  return GoldenModel(cfg, net, qm).run_batch(inputs, stats, threads);
+}
+
+std::vector<FixedTrace> GoldenModel::run_batch(const std::vector<IntTensor>& inputs, std::vector<GoldenStats>* stats,
+                                               int threads) const {
+  std::vector<FixedTrace> traces(inputs.size());
+  std::vector<GoldenStats> per_image(inputs.size());
+  std::atomic<std::size_t> next{0};
+  auto worker = [&] {
+    for (std::size_t i = next++; i < inputs.size(); i = next++) traces[i] = run(inputs[i], &per_image[i], 1);
+  };
+  std::vector<std::thread> pool;
+  for (int t = 1; t < std::min<int>(threads, int(inputs.size())); ++t) pool.emplace_back(worker);
+  worker();
+  for (auto& th : pool) th.join();
+  if (stats) *stats = std::move(per_image);
+  return traces;
+}
+
+FixedTrace GoldenModel::run(const IntTensor& input, GoldenStats* stats_out, int threads) const {
+  const AccelConfig& cfg = cfg_;
+  const Network& net = net_;
+  const QuantizedModel& qm = qm_;
   GoldenStats st;
   FixedTrace tr;
   const fx::ActParams& ap = qm.act;
@@ -221,7 +221,7 @@ FixedTrace run_golden(const AccelConfig& cfg, const Network& net, const Quantize
       default:  // pools, fc, grouped conv2d: rejected by require_capsnet_layers() above
         break;
       case LayerKind::Conv2d: {
-        x = conv_fixed(cfg, L, q, x, L.out.height, L.out.width, st);
+        x = conv_fixed(cfg, L, q.weight, q.bias, q.shift, x, L.out.height, L.out.width, packed_[li], threads, st);
         if (L.activation == Activation::Relu)
           for (auto& v : x.data) v = std::int32_t(fx::relu(v));
         tr.add(L.name + ".out", x);
@@ -230,7 +230,7 @@ FixedTrace run_golden(const AccelConfig& cfg, const Network& net, const Quantize
       case LayerKind::PrimaryCaps: {
         const int Ho = (L.in.height + 2 * L.padding - L.kernel_h) / L.stride + 1;
         const int Wo = (L.in.width + 2 * L.padding - L.kernel_w) / L.stride + 1;
-        const IntTensor conv = conv_fixed(cfg, L, q, x, Ho, Wo, st);
+        const IntTensor conv = conv_fixed(cfg, L, q.weight, q.bias, q.shift, x, Ho, Wo, packed_[li], threads, st);
         const int T = L.capsule_types, D = L.capsule_dim;
         IntTensor s({std::size_t(T) * Ho * Wo, std::size_t(D)});
         for (int t = 0; t < T; ++t)
@@ -254,13 +254,18 @@ FixedTrace run_golden(const AccelConfig& cfg, const Network& net, const Quantize
         const int I = int(x.shape[0]), Din = int(x.shape[1]), J = L.num_capsules, D = L.capsule_dim;
         // Prediction vectors u_hat[i][j] = W[i][j] (D x Din) . u_i, reduced over Din.
         IntTensor uhat({std::size_t(I), std::size_t(J), std::size_t(D)});
-        for (int i = 0; i < I; ++i)
-          for (int j = 0; j < J; ++j)
-            for (int d = 0; d < D; ++d) {
-              const std::int64_t acc = dot_chunked(&q.weight[((std::size_t(i) * J + j) * D + d) * Din],
-                                                   &x[std::size_t(i) * Din], Din, rows, P, 0, st);
-              uhat[(std::size_t(i) * J + j) * D + d] = reduce_out(acc, q.shift, A, st);
-            }
+        const PackedMatvecWeights& mv = matvec_[li];
+        if (!mv.codes.empty() && mv.inputs == I && mv.depth == Din) {
+          chunked_matvecs(mv, x, chunk_contract(cfg, q.shift), uhat, st, threads);
+        } else {
+          for (int i = 0; i < I; ++i)
+            for (int j = 0; j < J; ++j)
+              for (int d = 0; d < D; ++d) {
+                const std::int64_t acc = dot_chunked(&q.weight[((std::size_t(i) * J + j) * D + d) * Din],
+                                                     &x[std::size_t(i) * Din], Din, rows, P, 0, st);
+                uhat[(std::size_t(i) * J + j) * D + d] = reduce_out(acc, q.shift, A, st);
+              }
+        }
         tr.add(L.name + ".u_hat", uhat);
         const IntTensor v = routing_fixed(cfg, qm, L.name, uhat, L.routing_iterations, {}, q.s_shift, q.b_shift, tr, st);
         std::vector<std::int64_t> vin(static_cast<std::size_t>(D));
@@ -281,7 +286,8 @@ FixedTrace run_golden(const AccelConfig& cfg, const Network& net, const Quantize
         break;
       }
       case LayerKind::ConvCaps2d: {
-        const IntTensor conv = conv_fixed(cfg, L, q, grid_to_channels(x, L.in), L.out.height, L.out.width, st);
+        const IntTensor conv = conv_fixed(cfg, L, q.weight, q.bias, q.shift, grid_to_channels(x, L.in), L.out.height,
+                                          L.out.width, packed_[li], threads, st);
         const IntTensor s = channels_to_grid(conv, L.capsule_types, L.capsule_dim);
         tr.add(L.name + ".s", s);
         IntTensor u(s.shape);
@@ -303,7 +309,8 @@ FixedTrace run_golden(const AccelConfig& cfg, const Network& net, const Quantize
           std::copy(ch.data.begin() + std::ptrdiff_t(i * Din * H * W),
                     ch.data.begin() + std::ptrdiff_t((i + 1) * Din * H * W), slice.data.begin());
           const IntTensor votes =
-              channels_to_grid(conv_fixed(cfg, L, q.weight, {}, q.shift, slice, L.out.height, L.out.width, st), T, D);
+              channels_to_grid(conv_fixed(cfg, L, q.weight, {}, q.shift, slice, L.out.height, L.out.width, packed_[li], threads, st),
+                  T, D);
           std::copy(votes.data.begin(), votes.data.end(), uhat.data.begin() + std::ptrdiff_t(i * per));
         }
         tr.add(L.name + ".u_hat", uhat);

@@ -3,22 +3,48 @@
 // produces: each layer's output, each routing iteration's c, s, v and b (docs/golden.md).
 #pragma once
 
+#include <vector>
+
 #include "config/accel_config.hpp"
+#include "golden/conv_kernel.hpp"
 #include "golden/quant.hpp"
+#include "golden/stats.hpp"
 #include "golden/trace.hpp"
 #include "model/network.hpp"
 
 namespace capsgen {
 
-struct GoldenStats {
-  long long macs = 0;                // multiply-accumulates executed (array work)
-  long long psum_saturations = 0;    // accumulator saturation events
-  long long output_saturations = 0;  // 25->8 reductions that clipped
+// The golden model of one network, its convolution weights packed once for the fast kernel
+// (conv_kernel.hpp). It keeps references: cfg, net and qm must outlive it.
+class GoldenModel {
+ public:
+  GoldenModel(const AccelConfig& cfg, const Network& net, const QuantizedModel& qm);
+
+  // One inference; `threads` workers split each convolution's output positions.
+  FixedTrace run(const IntTensor& input, GoldenStats* stats = nullptr, int threads = 1) const;
+
+  // One inference per input, `threads` images at a time (one per worker); each result and its
+  // stats are those of run() on that input alone.
+  std::vector<FixedTrace> run_batch(const std::vector<IntTensor>& inputs, std::vector<GoldenStats>* stats = nullptr,
+                                    int threads = 1) const;
+
+ private:
+  const AccelConfig& cfg_;
+  const Network& net_;
+  const QuantizedModel& qm_;
+  std::vector<PackedConvWeights> packed_;     // per convolution layer; empty codes: scalar path
+  std::vector<PackedMatvecWeights> matvec_;  // per ClassCaps layer; empty codes: scalar path
 };
 
-// One inference. `input` holds act-width codes [C,H,W] with qm.input_frac fraction bits.
+// One inference. `input` holds act-width codes [C,H,W] with qm.input_frac fraction bits. Packs the
+// weights on every call: for many inferences, a GoldenModel packs them once.
 FixedTrace run_golden(const AccelConfig& cfg, const Network& net, const QuantizedModel& qm, const IntTensor& input,
-                      GoldenStats* stats = nullptr);
+                      GoldenStats* stats = nullptr, int threads = 1);
+
+// GoldenModel(cfg, net, qm).run_batch(inputs, stats, threads).
+std::vector<FixedTrace> run_golden_batch(const AccelConfig& cfg, const Network& net, const QuantizedModel& qm,
+                                         const std::vector<IntTensor>& inputs, std::vector<GoldenStats>* stats = nullptr,
+                                         int threads = 1);
 
 // Real value of a fixed trace tensor, for reports and float comparisons (fraction bits per tensor).
 int trace_frac(const Network& net, const QuantizedModel& qm, const std::string& tensor_name);
