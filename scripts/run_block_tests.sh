@@ -65,13 +65,18 @@ else
 fi
 grep -E '^(rows|cols|pe_pipeline|data_bits|weight_bits|psum_bits|acc_depth) ' "$rtl/config.txt" | tr '\n' ' '; echo
 
-# 2. lint every module on its own (-Wall, no waivers beyond the commented ones in the RTL)
+# 2. lint every module on its own (-Wall, no waivers beyond the commented ones in the RTL), $jobs at
+# a time; a module's messages are in $work/lint/<module>.log.
 step "lint"
 mapfile -t sources < <(grep -v '^//' "$rtl/files.f" | sed '/^$/d')
-for f in "${sources[@]}"; do
-  top="${f%.v}"
-  (cd "$rtl" && verilator --lint-only -Wall -F files.f --top-module "$top") || { echo "FAIL lint $top"; exit 1; }
-done
+mkdir -p "$work/lint"
+lint_one() {  # lint_one MODULE: exit status 255 stops xargs at the first module that fails
+  (cd "$rtl" && verilator --lint-only -Wall -F files.f --top-module "$1") > "$work/lint/$1.log" 2>&1 \
+    || { cat "$work/lint/$1.log"; echo "FAIL lint $1"; exit 255; }
+}
+export -f lint_one
+export rtl work
+printf '%s\n' "${sources[@]%.v}" | xargs -P "$jobs" -I{} bash -c 'lint_one "$1"' _ {} || exit 1
 echo "verilator lint clean: ${#sources[@]} modules"
 # Yosys 0.23 must accept the same files (read, hierarchy check, processes).
 if command -v yosys > /dev/null; then

@@ -2,8 +2,9 @@
 # The whole test suite: installs what is missing, builds everything, runs CTest (unit tests,
 # CLI tests, RTL block tests, synthesis flows, gate-level simulation).
 #   scripts/test.sh             the default suite (what CI runs through .ci/run): every test except
-#                               those labelled "nightly" (17 more random RTL configs, 3
-#                               gate-level netlists; roughly two hours more on 2 cores, estimated)
+#                               those labelled "nightly" (19 more random RTL configs, the 16x16
+#                               block tests, the tiny accelerator's ASIC flow, 3 gate-level
+#                               netlists, random chip configs, the single-node Slurm run)
 #   scripts/test.sh --nightly   everything, nightly-labelled tests included
 # Other arguments are passed to ctest (e.g. -L unit, -R golden).
 set -euo pipefail

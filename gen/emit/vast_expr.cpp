@@ -135,12 +135,6 @@ std::shared_ptr<Node> make(Kind kind, int width, std::vector<Expr> args, const s
   return n;
 }
 
-bool all_signed(const std::vector<Expr>& v) {
-  for (const Expr& e : v)
-    if (!e.is_signed()) return false;
-  return true;
-}
-
 Expr unary(const std::string& op, const Expr& a, int width) {
   auto n = make(Kind::kUnary, width, {a}, op + a.text());
   n->text = op;
