@@ -100,8 +100,8 @@ int dse_dram(const std::vector<std::string>& argv) {
       .flag("ablation", "also run ROMANet's schedules with the baseline mapping (always on with --table)")
       .flag("no-refresh", "do not issue refresh commands")
       .flag("no-sim", "search and count only; no DRAM simulation")
-      .option("report", "FILE", "write the Markdown report (--table: default docs/romanet-results.md)")
-      .option("json", "FILE", "write the results as JSON (--table: default docs/romanet-results.json)")
+      .option("report", "FILE", "write the Markdown report (--table: default romanet-results.md)")
+      .option("json", "FILE", "write the results as JSON (--table: default romanet-results.json)")
       .option("trace", "FILE", "write the DRAM trace of --trace-layer (one request per line)")
       .option("trace-layer", "NAME", "layer whose trace --trace writes")
       .option("trace-method", "M", "romanet, baseline or ablation", "romanet")
@@ -195,8 +195,8 @@ int dse_dram(const std::vector<std::string>& argv) {
   }
   std::optional<std::string> report = args.get_opt("report"), json = args.get_opt("json");
   if (table) {
-    if (!report) report = "docs/romanet-results.md";
-    if (!json) json = "docs/romanet-results.json";
+    if (!report) report = "romanet-results.md";  // the current directory, never the repository's docs
+    if (!json) json = "romanet-results.json";
   }
   const std::string md = table ? romanet::table_markdown(results, opt) : romanet::network_markdown(results.front(), opt);
   if (report) write_file_atomic(*report, md);
