@@ -221,13 +221,16 @@ int cmd_dse(const std::vector<std::string>& argv) {
         "usage: capsgen dse <exploration> [options]\n\nexplorations:\n"
         "  dram       ROMANet: DRAM-aware partitioning and scheduling, DRAM mapping, DDR3 model (docs/romanet.md)\n"
         "  memory     DESCNet: scratchpad organizations, sizes and power-gating sectors (docs/dse-memory.md)\n"
+        "  routing    PIM-CapsNet: dynamic routing split over HMC vaults by batch, low or high capsules\n"
+        "             (docs/pim-capsnet.md)\n"
         "\n'capsgen dse <exploration> --help' describes its options.\n");
     return argv.empty() ? 2 : 0;
   }
   const std::vector<std::string> rest(argv.begin() + 1, argv.end());
   if (argv[0] == "dram") return dse_dram(rest);
   if (argv[0] == "memory") return dse_memory(rest);
-  throw InputError("capsgen dse", 0, 0, argv[0], "unknown exploration (available: dram, memory)");
+  if (argv[0] == "routing") return dse_routing(rest);
+  throw InputError("capsgen dse", 0, 0, argv[0], "unknown exploration (available: dram, memory, routing)");
 }
 
 }  // namespace capsgen::cli
