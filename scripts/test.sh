@@ -4,7 +4,8 @@
 #   scripts/test.sh             the default suite (what CI runs through .ci/run): every test except
 #                               those labelled "nightly" (19 more random RTL configs, the 16x16
 #                               block tests, the tiny accelerator's ASIC flow, 3 gate-level
-#                               netlists, random chip configs, the single-node Slurm run)
+#                               netlists, random chip configs, the DESCNet-to-chip run, the
+#                               single-node Slurm run)
 #   scripts/test.sh --nightly   everything, nightly-labelled tests included
 # Other arguments are passed to ctest (e.g. -L unit, -R golden).
 set -euo pipefail
