@@ -51,4 +51,7 @@ class Args {
   std::size_t max_positional_ = 0;
 };
 
+// The items of a comma-separated option value ("a,b,,c" -> a, b, "", c; "" -> one empty item).
+std::vector<std::string> split_list(const std::string& s);
+
 }  // namespace capsgen::cli

@@ -18,18 +18,6 @@ namespace {
 
 const char* kWho = "capsgen dse dram";
 
-std::vector<std::string> split_list(const std::string& s) {
-  std::vector<std::string> out;
-  std::size_t pos = 0;
-  while (true) {
-    const std::size_t c = s.find(',', pos);
-    out.push_back(s.substr(pos, c == std::string::npos ? std::string::npos : c - pos));
-    if (c == std::string::npos) break;
-    pos = c + 1;
-  }
-  return out;
-}
-
 // "65536", "64K", "64KB", "1M", "1MB".
 long long parse_size(const std::string& text, const std::string& field) {
   std::string s = text;

@@ -241,16 +241,12 @@ int dse_memory(const std::vector<std::string>& argv_in) {
       opt.word_bytes[std::size_t(m)] = std::max(1, stand_in_memory(w.cfg.scratchpad, m).width_bits / 8);
   }
   if (const std::string ex = args.get("extra-sizes"); ex != "none") {
-    std::size_t pos = 0;
-    while (pos <= ex.size()) {
-      const std::size_t comma = std::min(ex.find(',', pos), ex.size());
-      const std::string item = ex.substr(pos, comma - pos);
+    for (const std::string& item : split_list(ex)) {
       char* end = nullptr;
       const long long v = std::strtoll(item.c_str(), &end, 10);
       if (item.empty() || *end || v < 1 || v > (1LL << 30))
         throw InputError(kWho, 0, 0, "--extra-sizes", fmt::format("expected KiB values in [1, 2^30], got '{}'", item));
       opt.extra_sizes.push_back(v * 1024);
-      pos = comma + 1;
     }
   }
   opt.threads = int(args.get_int("jobs", 1, 256));

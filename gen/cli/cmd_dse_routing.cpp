@@ -23,15 +23,11 @@ const char* kWho = "capsgen dse routing";
 
 std::vector<double> parse_frequencies(const std::string& list) {
   std::vector<double> out;
-  std::size_t pos = 0;
-  while (pos <= list.size()) {
-    const std::size_t comma = std::min(list.find(',', pos), list.size());
-    const std::string item = list.substr(pos, comma - pos);
+  for (const std::string& item : split_list(list)) {
     const std::optional<double> f = parse_finite_real(item);
     if (!f || *f <= 0 || *f > 1e5)
       throw InputError(kWho, 0, 0, "--freq", fmt::format("'{}' is not a PE clock in MHz (0 < f <= 100000)", item));
     out.push_back(*f);
-    pos = comma + 1;
   }
   return out;
 }
