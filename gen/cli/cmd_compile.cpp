@@ -176,12 +176,14 @@ int cmd_compile(const std::vector<std::string>& argv) {
     for (const auto& [name, t] : golden.tensors) {
       const isa::Region* r = prog.region(name);
       if (!r) throw std::logic_error("program has no region for " + name);
-      for (std::size_t i = 0; i < t.size(); ++i)
-        if (mem[std::size_t(r->base) + i] != t[i]) {
-          fmt::print(stderr, "MISMATCH tensor {} index {}: program {}, golden {}\n", name, index_str(t.shape, i),
-                     mem[std::size_t(r->base) + i], t[i]);
+      for (std::size_t i = 0; i < t.size(); ++i) {
+        const std::int32_t got = mem[std::size_t(r->base + r->offset_of(std::int64_t(i)))];
+        if (got != t[i]) {
+          fmt::print(stderr, "MISMATCH tensor {} index {}: program {}, golden {}\n", name, index_str(t.shape, i), got,
+                     t[i]);
           return 1;
         }
+      }
     }
     fmt::print("check: the program reproduces all {} golden tensors bit for bit\n", golden.tensors.size());
     if (args.has("stream")) {

@@ -44,6 +44,7 @@ void dump_engine(const Workload& w, const isa::Program& prog, const std::string&
                                   w.net.name, w.cfg.name, input_name, label, golden.prediction);
   int dumped = 0, skipped = 0;
   std::vector<isa::EngineDescriptor> program;  // what the sequencer runs (program.hex)
+  isa::AccState acc;  // the accumulators a split reduction's parts hand on
   auto visit = [&](std::size_t i) {
     const isa::Instr& in = prog.instrs[i];
     const std::string stem = fmt::format("i{:02}", i), name = isa::instr_name(in);
@@ -54,7 +55,7 @@ void dump_engine(const Workload& w, const isa::Program& prog, const std::string&
     isa::EngineDescriptor d;
     try {
       if (const auto* g = std::get_if<isa::Gemm>(&in)) {
-        isa::run_gemm_reference(*g, {rows, cols, w.cfg.widths.psum, w.cfg.widths.act}, read, write);
+        isa::run_gemm_reference(*g, {rows, cols, w.cfg.widths.psum, w.cfg.widths.act}, read, write, nullptr, &acc);
         d = isa::encode_engine(*g, rows, cols, w.cfg.accumulator.depth);
       } else if (const auto* a = std::get_if<isa::Activate>(&in)) {
         isa::run_activate_reference(*a, tables, read, write);

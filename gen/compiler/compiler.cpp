@@ -11,293 +11,6 @@
 #include "numerics/activation.hpp"
 
 namespace capsgen {
-namespace {
-
-using isa::Activate;
-using isa::Fill;
-using isa::Gemm;
-
-int ceil_div(long long a, long long b) { return int((a + b - 1) / b); }
-
-class Allocator {
- public:
-  explicit Allocator(isa::Program& p) : p_(p) {}
-  std::int64_t add(const std::string& name, std::vector<std::size_t> shape, int bits) {
-    const std::int64_t base = p_.size;
-    p_.size += std::int64_t(shape_size(shape));
-    p_.regions.push_back({name, base, std::move(shape), bits});
-    return base;
-  }
-  // Batched matrices stored transposed (isa::Region::minor_transposed).
-  std::int64_t add_transposed(const std::string& name, std::vector<std::size_t> shape, int bits) {
-    const std::int64_t base = add(name, std::move(shape), bits);
-    p_.regions.back().minor_transposed = true;
-    return base;
-  }
-  // A stationary operand stored tile-major (isa::Region::tile_rows).
-  std::int64_t add_tiled(const std::string& name, std::vector<std::size_t> shape, int bits, int rows, int cols) {
-    isa::Region r{name, p_.size, std::move(shape), bits};
-    r.tile_rows = rows;
-    r.tile_cols = cols;
-    p_.size += r.stored_size();
-    p_.regions.push_back(std::move(r));
-    return p_.regions.back().base;
-  }
-  void alias(const std::string& name, const std::string& of) {
-    const isa::Region* r = p_.region(of);
-    if (!r) throw std::logic_error("alias of unknown region " + of);
-    isa::Region a = *r;
-    a.name = name;
-    p_.regions.push_back(a);
-  }
-
- private:
-  isa::Program& p_;
-};
-
-int block_size(const AccelConfig& cfg, int m_total, int n_tiles) {
-  return isa::block_size(cfg.accumulator.depth, m_total, n_tiles);
-}
-
-// Conv2d and the convolution of a primary_caps layer (isa::conv_gemm).
-Gemm conv_gemm(const AccelConfig& cfg, const Layer& L, std::int64_t in_base, std::int64_t w_base,
-               std::int64_t bias_base) {
-  isa::ConvShape s;
-  s.channels = L.in.channels;
-  s.height = L.in.height;
-  s.width = L.in.width;
-  s.out_channels = L.out_channels;
-  s.kernel_h = L.kernel_h;
-  s.kernel_w = L.kernel_w;
-  s.stride = L.stride;
-  s.padding = L.padding;
-  return isa::conv_gemm(s, cfg.array.rows, cfg.array.cols, cfg.accumulator.depth, in_base, w_base, bias_base);
-}
-
-}  // namespace
-
-isa::Program compile_program(const AccelConfig& cfg, const Network& net, const QuantizedModel& qm) {
-  if (qm.layers.size() != net.layers.size()) throw std::logic_error("compile_program: model/network mismatch");
-  require_mapped_layers(net, "the compiler");
-  const int rows = cfg.array.rows, cols = cfg.array.cols;
-  isa::Program p;
-  p.network = net.name;
-  p.preset = cfg.name;
-  Allocator mem(p);
-  const int A = cfg.widths.act;
-  std::int64_t cur = mem.add("input", {std::size_t(net.input.channels), std::size_t(net.input.height),
-                                       std::size_t(net.input.width)}, A);
-
-  for (std::size_t li = 0; li < net.layers.size(); ++li) {
-    const Layer& L = net.layers[li];
-    const LayerQuant& q = qm.layers[li];
-    if (L.kind == LayerKind::Conv2d || L.kind == LayerKind::PrimaryCaps) {
-      const int Ho = (L.in.height + 2 * L.padding - L.kernel_h) / L.stride + 1;
-      const int Wo = (L.in.width + 2 * L.padding - L.kernel_w) / L.stride + 1;
-      const std::int64_t w = mem.add_tiled(L.name + ".weight", q.weight.shape, cfg.widths.weight, rows, cols);
-      const std::int64_t b = q.bias.empty() ? -1 : mem.add(L.name + ".bias", {q.bias.size()}, cfg.widths.psum);
-      Gemm g = conv_gemm(cfg, L, cur, w, b);
-      g.shift = q.shift;
-      if (L.kind == LayerKind::Conv2d) {
-        g.name = L.name;
-        g.relu = L.activation == Activation::Relu;
-        const std::int64_t out = mem.add(L.name + ".out", {std::size_t(L.out_channels), std::size_t(Ho), std::size_t(Wo)}, A);
-        g.out = isa::map_output(out, std::int64_t(Ho) * Wo);
-        p.instrs.push_back(g);
-        cur = out;
-      } else {
-        // Output channel o = t*D + d at position m goes to capsule t*Ho*Wo + m, element d.
-        const int D = L.capsule_dim, N = L.capsule_types * Ho * Wo;
-        g.name = L.name + "/conv";
-        const std::int64_t s = mem.add(L.name + ".s", {std::size_t(N), std::size_t(D)}, A);
-        g.out = isa::capsule_output(s, std::int64_t(Ho) * Wo, D);
-        p.instrs.push_back(g);
-        const std::int64_t u = mem.add(L.name + ".out", {std::size_t(N), std::size_t(D)}, A);
-        Activate sq;
-        sq.name = L.name + "/squash";
-        sq.func = Activate::Func::kSquash;
-        sq.count = N;
-        sq.n = D;
-        sq.in_base = s;
-        sq.in_s_v = D;
-        sq.out_base = u;
-        sq.out_s_v = D;
-        p.instrs.push_back(sq);
-        cur = u;
-      }
-      continue;
-    }
-
-    // class_caps: predictions, then the routing iterations.
-    const int I = L.in.count, Din = L.in.dim, J = L.num_capsules, D = L.capsule_dim, JD = J * D;
-    {
-      // Two mappings of the predictions u_hat_i = W_i u_i, chosen by the engine's cycle model:
-      //  - W streamed (W stored [i][jd][e]): G predictions per vector, the tile holds u_i
-      //    block-diagonally in G columns and the data vector G rows of W_i side by side
-      //    (docs/accelerator.md; G divides J*D so every vector is full). Every vector is used once:
-      //    J*D/G vectors per capsule through the vector-wide gather (rows cycles each where the
-      //    element-wise gather has to be used), G results each for the one-per-cycle writer.
-      //  - W stationary (W stored transposed, [i][e][jd]: contiguous tile rows): W_i's tiles, rows e
-      //    and columns jd, u_i the one data vector. A tile per vector, so about ceil(J*D/cols) *
-      //    rows cycles per capsule; the only choice when W codes are wider than the data input.
-      int G = 1;
-      if (Din <= rows)
-        for (int g = std::min(rows / Din, cols); g >= 1; --g)
-          if (JD % g == 0) {
-            G = g;
-            break;
-          }
-      // Addresses: W first, u_hat after it (both mappings use the same sizes).
-      const std::int64_t wW = p.size, uh = p.size + std::int64_t(shape_size(q.weight.shape));
-      Gemm streamed;
-      streamed.name = L.name + "/predict";
-      streamed.batch = I;
-      streamed.shift = q.shift;
-      Gemm stationary = streamed;
-      if (G > 1) {
-        streamed.m_total = JD / G;
-        streamed.k_chunks = 1;
-        streamed.n_tiles = 1;
-        streamed.r_total = Din;
-        streamed.n_total = G;
-        streamed.tile = {cur, Din, 0, 0, 1, 0, G};
-        streamed.data = {isa::DataSource::Kind::kAffine, wW, std::int64_t(JD) * Din, std::int64_t(G) * Din, 0, 1};
-        streamed.out = {uh, JD, G, 1, 0, 1, 0};
-      } else {
-        streamed.m_total = JD;
-        streamed.k_chunks = ceil_div(Din, rows);
-        streamed.n_tiles = 1;
-        streamed.r_total = Din;
-        streamed.n_total = 1;
-        streamed.tile = {cur, Din, rows, 0, 1, 0, 1};
-        streamed.data = {isa::DataSource::Kind::kAffine, wW, std::int64_t(JD) * Din, Din, rows, 1};
-        streamed.out = {uh, JD, 1, 1, 0, 1, 0};
-      }
-      streamed.m_block = block_size(cfg, streamed.m_total, streamed.n_tiles);
-      stationary.m_total = 1;
-      stationary.k_chunks = ceil_div(Din, rows);
-      stationary.n_tiles = ceil_div(JD, cols);
-      stationary.r_total = Din;
-      stationary.n_total = JD;
-      stationary.tile = {wW, std::int64_t(JD) * Din, std::int64_t(rows) * JD, cols, JD, 1, 1};
-      stationary.data = {isa::DataSource::Kind::kAffine, cur, Din, 0, rows, 1};
-      stationary.out = {uh, JD, 0, 1, 0, 1, 0};
-      stationary.m_block = 1;
-      const isa::EngineTimingShape shape{rows, cols, cfg.array.pe_pipeline, cfg.widths.act};
-      isa::EngineTiming ts, tw;
-      const bool ts_ok = isa::instr_timing(streamed, shape, &ts);
-      // W stationary keeps every tile's partial sums over the chunks of e: it must fit the accumulators.
-      bool tw_ok = isa::instr_timing(stationary, shape, &tw);
-      try {
-        isa::encode_engine(stationary, rows, cols, cfg.accumulator.depth);
-      } catch (const std::invalid_argument&) {
-        tw_ok = false;
-      }
-      const bool w_stationary = cfg.widths.weight > cfg.widths.data || !ts_ok || (tw_ok && tw.cycles < ts.cycles);
-      if (w_stationary) {
-        mem.add_transposed(L.name + ".W", q.weight.shape, cfg.widths.weight);
-      } else {
-        mem.add(L.name + ".W", q.weight.shape, cfg.widths.weight);
-      }
-      if (mem.add(L.name + ".u_hat", {std::size_t(I), std::size_t(J), std::size_t(D)}, A) != uh)
-        throw std::logic_error("compile: u_hat not where the prediction writes it");
-      p.instrs.push_back(w_stationary ? stationary : streamed);
-    }
-    const std::int64_t uh = p.region(L.name + ".u_hat")->base;
-
-    std::vector<std::int64_t> zeros(static_cast<std::size_t>(J), 0), c_init(static_cast<std::size_t>(J));
-    fx::softmax(qm.act, qm.exp_lut, zeros.data(), J, c_init.data());
-    std::int64_t b_prev = -1;
-    std::int64_t v = -1;
-    for (int r = 0; r < L.routing_iterations; ++r) {
-      const std::string it = fmt::format("{}.iter{}", L.name, r);
-      const std::int64_t c = mem.add(it + ".c", {std::size_t(I), std::size_t(J)}, A);
-      if (r == 0) {
-        // CapsAcc's shortcut: b = 0, so every input capsule's coefficients are softmax(0).
-        Fill f;
-        f.name = fmt::format("{}/iter{}.c", L.name, r);
-        f.base = c;
-        f.count = std::int64_t(I) * J;
-        f.period = J;
-        f.table = c_init;
-        p.instrs.push_back(f);
-      } else {
-        Activate sm;
-        sm.name = fmt::format("{}/iter{}.softmax", L.name, r);
-        sm.func = Activate::Func::kSoftmax;
-        sm.count = I;
-        sm.n = J;
-        sm.in_base = b_prev;
-        sm.in_s_v = J;
-        sm.out_base = c;
-        sm.out_s_v = J;
-        p.instrs.push_back(sm);
-      }
-      // s_j = sum_i c_ij u_hat_j|i: tiles of u_hat (rows = i, cols = d), data vector c_.j.
-      const std::int64_t s = mem.add(it + ".s", {std::size_t(J), std::size_t(D)}, A);
-      Gemm sum;
-      sum.name = fmt::format("{}/iter{}.sum", L.name, r);
-      sum.batch = J;
-      sum.m_total = 1;
-      sum.m_block = 1;
-      sum.k_chunks = ceil_div(I, rows);
-      sum.n_tiles = ceil_div(D, cols);
-      sum.r_total = I;
-      sum.n_total = D;
-      sum.tile = {uh, D, std::int64_t(rows) * JD, cols, JD, 1, 1};
-      sum.data = {isa::DataSource::Kind::kAffine, c, 1, 0, std::int64_t(rows) * J, J};
-      sum.out = {s, D, 0, 1, 0, 1, 0};
-      sum.shift = q.s_shift;
-      p.instrs.push_back(sum);
-      v = mem.add(it + ".v", {std::size_t(J), std::size_t(D)}, A);
-      Activate sq;
-      sq.name = fmt::format("{}/iter{}.squash", L.name, r);
-      sq.func = Activate::Func::kSquash;
-      sq.count = J;
-      sq.n = D;
-      sq.in_base = s;
-      sq.in_s_v = D;
-      sq.out_base = v;
-      sq.out_s_v = D;
-      p.instrs.push_back(sq);
-      if (r + 1 < L.routing_iterations) {
-        // b_ij = reduce((b_ij << b_shift) + u_hat_j|i . v_j): tile = v_0..v_{J-1} in columns,
-        // data vector m = i*J + j is u_hat_j|i, and only column j of vector m is kept.
-        const std::int64_t b = mem.add(it + ".b", {std::size_t(I), std::size_t(J)}, A);
-        Gemm up;
-        up.name = fmt::format("{}/iter{}.update", L.name, r);
-        up.m_total = I * J;
-        up.k_chunks = ceil_div(D, rows);
-        up.n_tiles = ceil_div(J, cols);
-        up.m_block = block_size(cfg, up.m_total, up.n_tiles);
-        up.r_total = D;
-        up.n_total = J;
-        up.tile = {v, 0, rows, std::int64_t(cols) * D, 1, D, 1};
-        up.data = {isa::DataSource::Kind::kAffine, uh, 0, D, rows, 1};
-        if (b_prev >= 0) up.init = {isa::AccInit::Kind::kPerOutput, b_prev, 0, 1, q.b_shift};
-        up.out = {b, 0, 1, 0, 0, 1, J};
-        up.shift = q.b_shift;
-        p.instrs.push_back(up);
-        b_prev = b;
-      }
-    }
-    mem.alias(L.name + ".out", fmt::format("{}.iter{}.v", L.name, L.routing_iterations - 1));
-    const std::int64_t nrm = mem.add(L.name + ".norm", {std::size_t(J)}, A);
-    Activate an;
-    an.name = L.name + "/norm";
-    an.func = Activate::Func::kNorm;
-    an.count = J;
-    an.n = D;
-    an.in_base = v;
-    an.in_s_v = D;
-    an.out_base = nrm;
-    an.out_s_v = 1;
-    an.norm_shift = q.norm_shift;
-    p.instrs.push_back(an);
-    cur = v;
-  }
-  return p;
-}
 
 std::vector<std::int32_t> build_image(const isa::Program& prog, const Network& net, const QuantizedModel& qm,
                                       const IntTensor& input) {
@@ -313,13 +26,30 @@ std::vector<std::int32_t> build_image(const isa::Program& prog, const Network& n
   for (std::size_t li = 0; li < net.layers.size(); ++li) {
     const Layer& L = net.layers[li];
     const LayerQuant& q = qm.layers[li];
-    place(L.name + (L.kind == LayerKind::ClassCaps ? ".W" : ".weight"), q.weight.data);
+    if (!q.weight.data.empty()) place(L.name + (L.kind == LayerKind::ClassCaps ? ".W" : ".weight"), q.weight.data);
     if (!q.bias.empty()) {
       std::vector<std::int32_t> b(q.bias.begin(), q.bias.end());
       place(L.name + ".bias", b);
     }
   }
+  for (const isa::Program::Constant& c : prog.constants) place(c.region, c.values);
   return mem;
+}
+
+std::string instr_step(const std::string& instr) {
+  std::string out;
+  std::size_t at = 0;
+  while (at <= instr.size()) {
+    const std::size_t dot = std::min(instr.find('.', at), instr.size());
+    const std::string part = instr.substr(at, dot - at);
+    // A part index: t<N> (a capsule type), m<N> (a block of vectors), in<N> (an input).
+    const std::size_t digits = part.rfind("in", 0) == 0 ? 2 : part.size() > 1 && (part[0] == 't' || part[0] == 'm') ? 1 : 0;
+    const bool index = at > 0 && digits > 0 && part.size() > digits &&
+                       part.find_first_not_of("0123456789", digits) == std::string::npos;
+    if (!index) out += (at > 0 ? "." : "") + part;
+    at = dot + 1;
+  }
+  return out;
 }
 
 bool starts_descnet_row(const std::string& prev_instr, const std::string& instr) {
@@ -327,7 +57,9 @@ bool starts_descnet_row(const std::string& prev_instr, const std::string& instr)
   if (prev_instr.empty() || layer(prev_instr) != layer(instr)) return true;
   const auto slash = instr.find('/');
   if (slash == std::string::npos) return true;
-  const std::string suffix = instr.substr(slash + 1);
+  const std::string step = instr_step(instr);
+  if (step == instr_step(prev_instr)) return false;  // another part of the same step
+  const std::string suffix = step.substr(slash + 1);
   const auto dot = suffix.rfind('.');
   const std::string kind = dot == std::string::npos ? suffix : suffix.substr(dot + 1);
   return kind == "sum" || kind == "update";
@@ -446,11 +178,13 @@ std::vector<OpStats> analyze_program(const AccelConfig& cfg, const isa::Program&
   std::string prev;
   auto stats_for = [&](const isa::Instr& in) -> OpStats& {
     const std::string& name = isa::instr_name(in);
+    // Rows are named by steps: the parts of one step (per type, per block, per input) appear once.
+    const std::string step = instr_step(name);
     if (out.empty() || starts_descnet_row(prev, name)) {
-      out.push_back(OpStats{name});
-    } else {
-      const auto slash = name.find('/');
-      out.back().name += "+" + (slash == std::string::npos ? name : name.substr(slash + 1));
+      out.push_back(OpStats{step});
+    } else if (step != instr_step(prev)) {
+      const auto slash = step.find('/');
+      out.back().name += "+" + (slash == std::string::npos ? step : step.substr(slash + 1));
     }
     prev = name;
     return out.back();

@@ -53,6 +53,10 @@ struct OpStats {
 // instruction named <layer>/iterR.sum or <layer>/iterR.update; the others (squash, softmax, the
 // first iteration's coupling fill, the class norms) join the row before them.
 bool starts_descnet_row(const std::string& prev_instr, const std::string& instr);
+// The step an instruction is a part of: its name without part indices (".t<N>" a capsule type,
+// ".m<N>" a block of vectors, ".in<N>" an input), e.g. c1_0/squash.t3 -> c1_0/squash,
+// cell1/add.m0.in1 -> cell1/add. Parts of one step never start a DESCNet row.
+std::string instr_step(const std::string& instr);
 
 std::vector<OpStats> analyze_program(const AccelConfig& cfg, const isa::Program& prog);
 // The statistics of one instruction alone (named after it).

@@ -25,11 +25,12 @@ class Memory {
   std::vector<std::int32_t>& m_;
 };
 
-void run_gemm(const AccelConfig& cfg, const isa::Gemm& g, Memory& mem, ExecStats& st) {
+// `acc`: the accumulators a split reduction's parts hand on (Gemm::acc_hold, acc_continue).
+void run_gemm(const AccelConfig& cfg, const isa::Gemm& g, Memory& mem, ExecStats& st, isa::AccState& acc) {
   isa::GemmCounters c;
   isa::run_gemm_reference(
       g, {cfg.array.rows, cfg.array.cols, cfg.widths.psum, cfg.widths.act}, [&](std::int64_t a) { return mem.read(a); },
-      [&](std::int64_t a, std::int64_t v) { mem.write(a, v); }, &c);
+      [&](std::int64_t a, std::int64_t v) { mem.write(a, v); }, &c, &acc);
   st.vectors += c.vectors;
   st.psum_saturations += c.psum_saturations;
 }
@@ -41,10 +42,11 @@ ExecStats execute_program(const AccelConfig& cfg, const isa::Program& prog, std:
   const isa::ActTables tables(fx::ActParams::from_config(cfg));
   Memory mem(m);
   ExecStats st;
+  isa::AccState acc;
   for (std::size_t i = 0; i < prog.instrs.size(); ++i) {
     const isa::Instr& in = prog.instrs[i];
     if (const auto* g = std::get_if<isa::Gemm>(&in)) {
-      run_gemm(cfg, *g, mem, st);
+      run_gemm(cfg, *g, mem, st, acc);
     } else if (const auto* a = std::get_if<isa::Activate>(&in)) {
       isa::run_activate_reference(*a, tables, [&](std::int64_t x) { return mem.read(x); },
                                   [&](std::int64_t x, std::int64_t v) { mem.write(x, v); });

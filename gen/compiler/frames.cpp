@@ -62,7 +62,7 @@ bool encode_part(const AccelConfig& cfg, const isa::ActTables& tables, const isa
                  std::string& why) {
   const int rows = cfg.array.rows, cols = cfg.array.cols;
   // emit::act_geometry's max_len (the compiler does not link the emitters).
-  const int max_len = std::max({32, rows, cols});
+  const int max_len = activation_max_len(cfg);
   try {
     if (const auto* g = std::get_if<isa::Gemm>(&op)) d = isa::encode_engine(*g, rows, cols, cfg.accumulator.depth);
     else if (const auto* a = std::get_if<isa::Activate>(&op)) d = isa::encode_activate(*a, tables.params.sq_norm_shift, max_len);

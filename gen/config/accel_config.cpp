@@ -174,6 +174,10 @@ const char* to_string(SqrtKind k) { return k == SqrtKind::kPimRsqrt ? "pim-rsqrt
 const char* to_string(ExpKind k) { return k == ExpKind::kPimShift ? "pim-shift" : "lut"; }
 const char* to_string(DivideKind k) { return k == DivideKind::kPimReciprocal ? "pim-reciprocal" : "divider"; }
 
+int activation_max_len(const AccelConfig& cfg) {
+  return cfg.softmax.max_len > 0 ? cfg.softmax.max_len : std::max({32, cfg.array.rows, cfg.array.cols});
+}
+
 bool hy_shared_lanes(const ScratchpadConfig& s, int cols) {
   if (s.organization != SpmOrganization::Hy || !s.shared.present || s.shared.width_bits < 32) return false;
   return spm_words_spanned(cols, s.shared.width_bits / 32) <= s.shared.banks;
@@ -258,7 +262,8 @@ AccelConfig parse_accel_config(const std::string& yaml_text, const std::string& 
     }
     {
       const yaml::MapReader s = top.get_map("softmax");
-      s.allow_only({"exp_in_bits", "exp_out_bits", "in_frac", "exp_kind", "exp_recovery", "divide_kind"});
+      s.allow_only({"exp_in_bits", "exp_out_bits", "in_frac", "exp_kind", "exp_recovery", "divide_kind", "max_len"});
+      if (s.has("max_len")) cfg.softmax.max_len = s.get_int("max_len");
       cfg.softmax.exp_in_bits = s.get_int("exp_in_bits");
       cfg.softmax.exp_out_bits = s.get_int("exp_out_bits", kExpOutBits.lo, kExpOutBits.hi);
       cfg.softmax.in_frac = s.get_int("in_frac");
@@ -386,6 +391,8 @@ void validate_accel_config(const AccelConfig& cfg) {
   const SoftmaxConfig& sm = cfg.softmax;
   c.range_rel("softmax.exp_in_bits", sm.exp_in_bits, 2, act, "widths.act");
   c.range("softmax.exp_out_bits", sm.exp_out_bits, kExpOutBits);
+  // The activation units take a column's worth of results at once: at least max(rows, cols).
+  if (sm.max_len != 0) c.range("softmax.max_len", sm.max_len, {std::max(cfg.array.rows, cfg.array.cols), 4096});
   c.range_rel("softmax.in_frac", sm.in_frac, 0, act + 8, "widths.act+8");
 
   if (sm.exp_recovery && sm.exp_kind != ExpKind::kPimShift) {

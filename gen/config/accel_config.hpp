@@ -60,6 +60,9 @@ struct SoftmaxConfig {
   ExpKind exp_kind = ExpKind::kLut;             // the exp LUT, or the shift-based exp
   bool exp_recovery = false;                    // kPimShift: the accuracy-recovery multiply
   DivideKind divide_kind = DivideKind::kDivider;  // the divider, or reciprocal + multiply
+  // Longest vector the activation units take (softmax over J outputs, squash and norm over D atoms);
+  // 0: max(32, rows, cols). DeepCaps' 3D routing needs J = types x positions (128).
+  int max_len = 0;
 };
 
 struct AccumulatorConfig {
@@ -132,6 +135,9 @@ struct AccelConfig {
   OffchipConfig offchip;
   ClockConfig clock;
 };
+// The activation units' longest vector (SoftmaxConfig::max_len, or its default).
+int activation_max_len(const AccelConfig& cfg);
+
 
 // Loads and validates a preset. Throws InputError naming file, line and field.
 AccelConfig load_accel_config(const std::string& path);

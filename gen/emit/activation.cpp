@@ -18,7 +18,7 @@ ActGeometry act_geometry(const AccelConfig& cfg) {
   ActGeometry g;
   g.psum = cfg.widths.psum;
   g.act = cfg.widths.act;
-  g.max_len = std::max({32, cfg.array.rows, cfg.array.cols});
+  g.max_len = activation_max_len(cfg);
   g.len_bits = clog2(g.max_len + 1);
   g.shift_bits = clog2(g.psum + 1);
   g.sum_bits = 2 * g.act - 1 + clog2(g.max_len);

@@ -145,6 +145,13 @@ struct Program {
   std::vector<Instr> instrs;
   std::vector<Region> regions;
   std::int64_t size = 0;  // elements in the address space
+  // Operands the compiler makes up (not weights of the network, e.g. the scaled identity tiles of a
+  // capsule add): codes of a region, in the order of its shape, that the memory image holds.
+  struct Constant {
+    std::string region;
+    std::vector<std::int32_t> values;
+  };
+  std::vector<Constant> constants;
 
   const Region* region(const std::string& name) const;
   // The operation an instruction belongs to (its name up to the first '/').

@@ -391,17 +391,6 @@ bool is_deepcaps_layer(const Layer& l) {
          l.kind == LayerKind::FlattenCaps;
 }
 
-void require_mapped_layers(const Network& net, const std::string& who) {
-  for (std::size_t i = 0; i < net.layers.size(); ++i) {
-    const Layer& l = net.layers[i];
-    if (!is_deepcaps_layer(l)) continue;
-    throw InputError(net.source_path, l.line, 0, fmt::format("layers[{}].type", i),
-                     fmt::format("layer '{}': {} has no hardware mapping for '{}' layers yet (it maps conv2d, "
-                                 "primary_caps and class_caps; the golden models run '{}': capsgen golden)",
-                                 l.name, who, to_string(l.kind), to_string(l.kind)));
-  }
-}
-
 namespace {
 // Elements of one weight array, or -1 when the product overflows.
 long long weight_elements(const WeightSpec& w) {

@@ -9,7 +9,7 @@ namespace capsgen {
 
 // conv2d, primary_caps and class_caps make up capsule networks (golden models, accelerator). The
 // DeepCaps kinds (docs/deepcaps.md) conv_caps2d, conv_caps3d, caps_add and flatten_caps run in the
-// golden models; the compiler has no mapping for them yet. max_pool, avg_pool, fc and grouped
+// golden models and on the accelerator (gen/compiler/lower.cpp). max_pool, avg_pool, fc and grouped
 // conv2d describe the CNNs of the DRAM exploration (AlexNet, VGG-16, MobileNet, docs/romanet.md);
 // the golden models reject them (require_capsnet_layers()).
 enum class LayerKind {
@@ -100,9 +100,6 @@ std::vector<WeightSpec> expected_weights(const Network& net);
 bool is_capsnet_layer(const Layer& l);
 // True for the DeepCaps kinds (conv_caps2d, conv_caps3d, caps_add, flatten_caps).
 bool is_deepcaps_layer(const Layer& l);
-// Throws InputError naming file, line and the first layer the compiler cannot map onto the
-// accelerator yet (the DeepCaps kinds).
-void require_mapped_layers(const Network& net, const std::string& who);
 // Throws InputError naming file, line and the first layer that is not a capsnet layer; `who` says
 // what cannot run it ("the golden model").
 void require_capsnet_layers(const Network& net, const std::string& who);

@@ -42,6 +42,17 @@ TEST(Stats, DescnetRows) {
   EXPECT_TRUE(starts_descnet_row("classcaps/iter0.c", "classcaps/iter0.sum"));
   EXPECT_FALSE(starts_descnet_row("classcaps/iter0.sum", "classcaps/iter0.squash"));
   EXPECT_TRUE(starts_descnet_row("classcaps/iter0.squash", "classcaps/iter0.update"));
+  // Parts of one step (per capsule type, block, input) join its row.
+  EXPECT_EQ(instr_step("c1_0/squash.t3"), "c1_0/squash");
+  EXPECT_EQ(instr_step("cell1/add.m0.in1"), "cell1/add");
+  EXPECT_EQ(instr_step("c4_skip/iter2.sum.t31"), "c4_skip/iter2.sum");
+  EXPECT_EQ(instr_step("classcaps/iter0.c"), "classcaps/iter0.c");
+  EXPECT_EQ(instr_step("conv1"), "conv1");
+  EXPECT_EQ(instr_step("main/t1"), "main/t1");
+  EXPECT_TRUE(starts_descnet_row("c4_skip/iter0.c", "c4_skip/iter0.sum"));
+  EXPECT_FALSE(starts_descnet_row("c4_skip/iter0.sum", "c4_skip/iter0.sum.t1"));
+  EXPECT_FALSE(starts_descnet_row("c4_skip/iter0.sum.t1", "c4_skip/iter0.sum.t2"));
+  EXPECT_FALSE(starts_descnet_row("c4_skip/iter0.sum.t31", "c4_skip/iter0.squash"));
   EXPECT_FALSE(starts_descnet_row("classcaps/iter0.update", "classcaps/iter1.softmax"));
   EXPECT_FALSE(starts_descnet_row("classcaps/iter2.squash", "classcaps/norm"));
 }

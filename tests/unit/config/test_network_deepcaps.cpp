@@ -155,15 +155,12 @@ TEST(NetworkDeepCaps, BundledModels) {
   EXPECT_EQ(t.find("flat")->out.str(), "80 capsules x 8-D");
 }
 
-TEST(NetworkDeepCaps, CompilerHasNoMappingYet) {
+TEST(NetworkDeepCaps, LayerKinds) {
   const Network n = parse(kCell);
   EXPECT_TRUE(is_capsnet_layer(n.layers[2]));
   EXPECT_TRUE(is_deepcaps_layer(n.layers[4]));
   EXPECT_FALSE(is_deepcaps_layer(n.layers[6]));
   EXPECT_NO_THROW(require_capsnet_layers(n, "the golden model"));
-  expect_input_error([&] { require_mapped_layers(n, "the compiler"); }, kFile, line_of(kCell, "- name: a\n"),
-                     "layers[1].type", "the compiler has no hardware mapping for 'conv_caps2d' layers yet");
-  EXPECT_NO_THROW(require_mapped_layers(load_network(kRepo + "/models/capsnet-mnist.yaml"), "the compiler"));
 }
 
 TEST(NetworkDeepCaps, InputReferenceErrors) {
