@@ -3,9 +3,9 @@
 # CLI tests, RTL block tests, synthesis flows, gate-level simulation).
 #   scripts/test.sh             the default suite (what CI runs through .ci/run): every test except
 #                               those labelled "nightly" (19 more random RTL configs, the 16x16
-#                               block tests, the tiny accelerator's ASIC flow, 3 gate-level
-#                               netlists, random chip configs, the DESCNet-to-chip run, the
-#                               single-node Slurm run)
+#                               and 4x4 block tests, the tiny accelerator's ASIC and Xilinx flows,
+#                               3 gate-level netlists, random chip configs, the DESCNet-to-chip
+#                               run, the full DeepCaps on the RTL, the single-node Slurm run)
 #   scripts/test.sh --nightly   everything, nightly-labelled tests included
 # Other arguments are passed to ctest (e.g. -L unit, -R golden).
 set -euo pipefail

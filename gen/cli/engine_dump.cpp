@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include "compiler/compiler.hpp"
@@ -85,11 +86,15 @@ void dump_engine(const Workload& w, const isa::Program& prog, const std::string&
   });
   // The tensors (untiled) by address, so that the testbench names a mismatching write by tensor and
   // index: "name base d0 d1 ..." per line.
-  std::string regions = "# tensor base shape: the golden model's tensors in the address space\n";
+  // A minor-transposed region (capsule grids stored channel-major, class_caps' W for W stationary)
+  // is listed in its stored order: [first, last, the ones between], so that an index names the element.
+  std::string regions = "# tensor base shape: the golden model's tensors in the address space (shapes in stored order)\n";
   for (const isa::Region& r : prog.regions) {
     if (r.tile_rows > 0) continue;
+    std::vector<std::size_t> shape = r.shape;
+    if (r.minor_transposed && shape.size() >= 2) std::rotate(shape.begin() + 1, shape.end() - 1, shape.end());
     regions += fmt::format("{} {}", r.name, r.base);
-    for (std::size_t d : r.shape) regions += fmt::format(" {}", d);
+    for (std::size_t d : shape) regions += fmt::format(" {}", d);
     regions += "\n";
   }
   write_file_atomic(dir + "/regions.txt", regions);
