@@ -334,6 +334,8 @@ class EngineTb {
       c.out_channels = int(rng_.uniform(1, 3 * C_));
       g = conv(c, rng_.chance(70), rng_.chance(50), int(rng_.uniform(1, 9)), int(rng_.uniform(0, 12)), rng_.chance(50));
       if (rng_.chance(30)) g.m_block = int(rng_.uniform(1, g.m_block));
+      // A band of a larger padded map (no zero rows above it): a DESCNet part of a padded convolution.
+      if (c.padding > 0 && rng_.chance(25)) g.data.band = true;
     } else {
       g.batch = int(rng_.uniform(1, 3));
       g.m_total = int(rng_.uniform(1, 20));
@@ -444,6 +446,7 @@ class EngineTb {
     set(dut_->desc_y_step_i, q.y_step);
     set(dut_->desc_kx0_i, q.kx0);
     set(dut_->desc_ky0_i, q.ky0);
+    set(dut_->desc_band_i, q.band);
     set(dut_->desc_acc_continue_i, d.acc_continue);
     set(dut_->desc_acc_hold_i, d.acc_hold);
     set(dut_->desc_n_tiles_i, d.n_tiles);

@@ -249,6 +249,11 @@ Stim random_stim(tb::Rng& rng, const tb::RtlConfig& c, int i) {
       g.k_chunks = std::max(1, ceil_div(g.r_total, rows));
       name = "conv-offset";
     }
+    // A quarter of the padded ones are bands of a larger map (no zero rows above: DataSource::band).
+    if (pad > 0 && rng.chance(25)) {
+      g.data.band = true;
+      name += "-band";
+    }
   } else if (kind < 6 && rows >= 2) {  // diag
     const int G = static_cast<int>(rng.uniform(2, std::min(rows, 8)));
     g.tile.diag_groups = G;
@@ -338,6 +343,7 @@ class GatherBench {
     dut_->desc_y_step_i = d.y_step;
     dut_->desc_kx0_i = d.kx0;
     dut_->desc_ky0_i = d.ky0;
+    dut_->desc_band_i = d.band;
   }
 
   // Random values on every descriptor input (desc_valid_i low: the unit must ignore them).

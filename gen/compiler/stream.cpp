@@ -308,8 +308,9 @@ Built build_gemm_part(const isa::Program& prog, const OnchipMap& map, const Acce
   p.m_total = nm;
   // A split reduction's part is one block (its accumulators carry over to the next part).
   p.m_block = first_k && last_k ? std::min(g.m_block, nm) : nm;
-  p.acc_continue = !first_k;
-  p.acc_hold = !last_k;
+  // A Gemm that is itself a part of a split reduction (caps_add's inputs) runs as one part.
+  p.acc_continue = g.acc_continue || !first_k;
+  p.acc_hold = g.acc_hold || !last_k;
   p.n_tiles = nn;
   p.k_chunks = nk;
   p.r_total = std::min(g.r_total - k0 * R, nk * R);
@@ -337,9 +338,10 @@ Built build_gemm_part(const isa::Program& prog, const OnchipMap& map, const Acce
     const isa::DataSource& d = g.data;
     if (d.kind == isa::DataSource::Kind::kConv) {
       // Whole output rows (stream_gemm's m_unit): the part reads the band of input rows its windows
-      // cover; with padding the part is the whole map. Reduction parts are whole channels (k_unit).
+      // cover. A band below the padded map's top has no zero rows above it (DataSource::band); the
+      // first part keeps the map's top padding. Reduction parts are whole channels (k_unit).
       const bool whole = (m0 == 0 && nm == g.m_total);
-      if (!whole && (d.padding != 0 || m0 % d.out_w != 0 || nm % d.out_w != 0))
+      if (!whole && (m0 % d.out_w != 0 || nm % d.out_w != 0))
         throw std::logic_error("stream: conv part not on whole output rows");
       // The part's reduction indices [R0, R1) cover channels [c0, c1); r_offset starts it inside c0.
       const int window = d.kernel_h * d.kernel_w;
@@ -347,9 +349,14 @@ Built build_gemm_part(const isa::Program& prog, const OnchipMap& map, const Acce
       const int c0 = R0 / window, nc = (R1 + window - 1) / window - c0;
       p.data.r_offset = R0 - c0 * window;
       const int y0 = m0 / d.out_w, ny = nm / d.out_w;
-      const int band = whole ? d.height : (ny - 1) * d.stride + d.kernel_h;
+      const int pad_top = d.band ? 0 : d.padding, top = y0 * d.stride - pad_top;  // first row the windows touch
+      if (!whole && top < 0 && y0 > 0) throw std::logic_error("stream: conv part starts inside the top padding");
+      const int row0 = whole ? 0 : std::max(0, top);
+      const int band = whole ? d.height
+                             : std::min(d.height, (y0 + ny - 1) * d.stride - pad_top + d.kernel_h) - row0;
+      p.data.band = d.band || (!whole && pad_top > 0 && top >= 0);
       const std::int64_t plane = std::int64_t(d.height) * d.width;
-      const Box b = make_box(d.base + b0 * d.s_b + c0 * plane + (whole ? 0 : std::int64_t(y0) * d.stride * d.width),
+      const Box b = make_box(d.base + b0 * d.s_b + c0 * plane + std::int64_t(row0) * d.width,
                              {{d.width, 1}, {band, d.width}, {nc, plane}, {nb, d.s_b}});
       const std::int64_t at = data.load(b, out.part);
       p.data.base = at;
@@ -370,7 +377,7 @@ Built build_gemm_part(const isa::Program& prog, const OnchipMap& map, const Acce
     }
   }
   // Accumulator init (a part that continues a reduction starts from the accumulators).
-  if (!first_k) {
+  if (p.acc_continue) {
     p.init = {};
   } else if (g.init.kind == isa::AccInit::Kind::kPerColumn) {
     const Box b = make_box(g.init.base + o_lo, {{o_hi - o_lo, 1}});
@@ -385,7 +392,7 @@ Built build_gemm_part(const isa::Program& prog, const OnchipMap& map, const Acce
     p.init.s_m = b.chip_stride(nm, g.init.s_m);
   }
   // Outputs: none while the accumulators hold the sums; the reduced outputs into the data memory.
-  if (!last_k) {
+  if (p.acc_hold) {
     p.out = {};
   } else {
     const isa::OutTarget& o = g.out;
@@ -452,9 +459,13 @@ void stream_gemm(const AccelConfig& cfg, const isa::Program& prog, const OnchipM
                  const isa::Gemm& g, StreamedProgram& sp) {
   const int C = cfg.array.cols;
   const bool conv = g.data.kind == isa::DataSource::Kind::kConv;
-  // Vectors per part: whole output rows for convolutions (padding 0 only), multiples of select_mod.
+  // Vectors per part: whole output rows for convolutions, enough of them that every part but the first
+  // starts below the top padding (its band has none: DataSource::band); multiples of select_mod.
   int m_unit = 1;
-  if (conv) m_unit = g.data.padding == 0 ? g.data.out_w : g.m_total;
+  if (conv) {
+    const int pad_top = g.data.band ? 0 : g.data.padding;
+    m_unit = g.data.out_w * std::max(1, (pad_top + g.data.stride - 1) / g.data.stride);
+  }
   if (g.out.select_mod > 0) m_unit = std::lcm(m_unit, g.out.select_mod);
   m_unit = std::min(m_unit, g.m_total);
   // Reduction chunks per part: any (a conv part may start inside a window: DataSource::r_offset, the
@@ -475,12 +486,16 @@ void stream_gemm(const AccelConfig& cfg, const isa::Program& prog, const OnchipM
   double best_time = 0;
   long long best_bytes = 0;
   GemmPartSpec best;
+  // A Gemm that holds or continues the accumulators across instructions (a split reduction the
+  // compiler made, caps_add) is one part: its sums are one block.
+  const bool whole_only = g.acc_hold || g.acc_continue;
+  if (whole_only) n_sizes = {g.n_tiles};
   // Whole reductions first: a split one is one accumulator block per part (more weight reloads).
   for (const bool split_k : {false, true}) {
-    if (found || (split_k && k_unit >= g.k_chunks)) break;
+    if (found || (split_k && (k_unit >= g.k_chunks || whole_only))) break;
     for (int nk : split_k ? sizes_upto(g.k_chunks, k_unit) : std::vector<int>{g.k_chunks})
-      for (int nb : sizes_upto(g.batch, 1))
-        for (int nm : sizes_upto(g.m_total, m_unit))
+      for (int nb : whole_only ? std::vector<int>{g.batch} : sizes_upto(g.batch, 1))
+        for (int nm : whole_only ? std::vector<int>{g.m_total} : sizes_upto(g.m_total, m_unit))
           for (int nn : n_sizes) {
             if (split_k && nk == g.k_chunks) continue;
             // A split reduction's parts keep their sums in the accumulators: one block each.
@@ -517,6 +532,15 @@ void stream_gemm(const AccelConfig& cfg, const isa::Program& prog, const OnchipM
               isa::EngineTiming t;
               const isa::Gemm& pg = std::get<isa::Gemm>(b.part.op);
               if (!b.fits || (split_k && !encodable(cfg, pg)) || !isa::instr_timing(timing_view(pg), shape, &t)) {
+                ok = false;
+                break;
+              }
+              // A padded convolution's first band has the map's top padding; the next one reads
+              // `padding` more input rows and must fit too (the last is cut by the map's bottom).
+              if (conv && nm < g.m_total &&
+                  !build_gemm_part(prog, map, cfg, g, 0,
+                                   {0, nb, nm, std::min(nm, g.m_total - nm), 0, nn, k0, std::min(nk, g.k_chunks - k0)})
+                       .fits) {
                 ok = false;
                 break;
               }

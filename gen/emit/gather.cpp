@@ -21,7 +21,7 @@ const std::vector<std::string>& gather_descriptor_fields() {
   static const std::vector<std::string> f = {"conv", "batch", "m_total", "m_block", "k_chunks", "r_total", "base",
                                              "s_b", "s_m", "s_k", "s_r", "groups", "group_rows", "s_g", "height",
                                              "width", "kernel_h", "kernel_w", "stride", "padding", "out_w", "pad_off",
-                                             "ky_step", "c_step", "y_step", "kx0", "ky0"};
+                                             "ky_step", "c_step", "y_step", "kx0", "ky0", "band"};
   return f;
 }
 
@@ -48,12 +48,13 @@ void gather_descriptor_ports(Module& m) {
       .input("desc_stride_i", C, "conv: stride (>= 1)")
       .input("desc_padding_i", C, "conv: padding")
       .input("desc_out_w_i", C, "conv: output width (>= 1)")
-      .input("desc_pad_off_i", A, "conv, derived: -(padding*width + padding)")
+      .input("desc_pad_off_i", A, "conv, derived: -(pad_top*width + padding), pad_top = band ? 0 : padding")
       .input("desc_ky_step_i", A, "conv, derived: width - (kernel_w - 1)")
       .input("desc_c_step_i", A, "conv, derived: height*width - (kernel_h - 1)*width - (kernel_w - 1)")
       .input("desc_y_step_i", A, "conv, derived: stride*width - (out_w - 1)*stride")
       .input("desc_kx0_i", str(isa::kGatherStartBits), "conv: window column of the first element (a part starting inside the window)")
-      .input("desc_ky0_i", str(isa::kGatherStartBits), "conv: window row of the first element");
+      .input("desc_ky0_i", str(isa::kGatherStartBits), "conv: window row of the first element")
+      .input("desc_band_i", "1", "conv: the map is a band below the padded map's top (no zero rows above it)");
 }
 
 Module build_gather(const AccelConfig& cfg) {
@@ -77,7 +78,8 @@ Module build_gather(const AccelConfig& cfg) {
                "          R = k*rows + r = (c*kernel_h + ky)*kernel_w + kx, iy = y*stride - padding + ky,\n"
                "          ix = x*stride - padding + kx; zero outside the map. A part of a split reduction may start\n"
                "          inside the window: (kx, ky) of its first element are desc_kx0_i, desc_ky0_i, its base that\n"
-               "          element's (DataSource::r_offset, isa::encode_gather).\n"
+               "          element's (DataSource::r_offset, isa::encode_gather). A band of a padded map (desc_band_i)\n"
+               "          has no zero rows above it: iy = y*stride + ky.\n"
                "Addresses and strides are {}-bit two's complement (arithmetic modulo 2^{}). The derived fields\n"
                "(s_g, pad_off, ky_step, c_step, y_step) come from isa::encode_gather; no multiplier is used.\n"
                "Timing: a descriptor is accepted (desc_valid_i & desc_ready_o, ready = idle) at the clock edge\n"
@@ -120,6 +122,7 @@ Module build_gather(const AccelConfig& cfg) {
   m.reg("stride_q", C);
   m.reg("owm1_q", C);
   m.reg("npad_q", P, "-padding (two's complement)");
+  m.reg("iytop_q", P, "input row of the first output row's kernel origin: -padding, 0 for a band");
   m.reg("kx0_q", C, "conv: window column of each block's first element (0 unless a part starts inside the window)");
   m.reg("ky0_q", C, "conv: window row of it");
   for (const char* n : {"ky_step_q", "c_step_q", "y_step_q"}) m.reg(n, A);
@@ -132,8 +135,9 @@ Module build_gather(const AccelConfig& cfg) {
   for (const char* n : {"c0_q", "c1_q", "rem_q", "c0s_q", "c1s_q", "rems_q"}) m.reg(n, C);
   for (const char* n : {"off_q", "offs_q", "gofs_q"}) m.reg(n, A);
   m.comment("Outer state (the vector): its address without the inner offset, conv x and the input\n"
-            "coordinates of its kernel origin iy0 = y*stride - padding, ix0 = x*stride - padding. *s_q: the\n"
-            "state at the start of the current block, restored for every chunk. bb_q: the batch item's base.");
+            "coordinates of its kernel origin iy0 = y*stride - padding (y*stride in a band), ix0 = x*stride -\n"
+            "padding. *s_q: the state at the start of the current block, restored for every chunk. bb_q: the\n"
+            "batch item's base.");
   m.reg("outer_q", A);
   m.reg("outs_q", A);
   m.reg("bb_q", A);
@@ -167,6 +171,7 @@ Module build_gather(const AccelConfig& cfg) {
   m.wire("outer_n", A);
   m.wire("bb_n", A);
   m.wire("npad", P);
+  m.wire("iytop", P);
   m.wire("iy", P, "conv input coordinates of the element");
   m.wire("ix", P);
   m.wire("zero", "1");
@@ -202,6 +207,7 @@ Module build_gather(const AccelConfig& cfg) {
   m.assign("outer_n", fmt::format("outer_q + (~conv_q ? s_m_q : (x_wrap ? y_step_q : {}))", zext("stride_q", CW, AW)));
   m.assign("bb_n", "bb_q + s_b_q");
   m.assign("npad", fmt::format("{} - {}", lit(PW, 0), zext("desc_padding_i", CW, PW)));
+  m.assign("iytop", fmt::format("desc_band_i ? {} : npad", lit(PW, 0)));
   m.comment("Zero flag. A negative coordinate is >= 2^(W-1) unsigned, above any 16-bit height/width.");
   m.assign("iy", fmt::format("iy0_q + {}", zext("c1_q", CW, PW)));
   m.assign("ix", fmt::format("ix0_q + {}", zext("c0_q", CW, PW)));
@@ -264,6 +270,7 @@ Module build_gather(const AccelConfig& cfg) {
                {"stride_q", "desc_stride_i"},
                {"owm1_q", fmt::format("desc_out_w_i - {}", one16)},
                {"npad_q", "npad"},
+               {"iytop_q", "iytop"},
                {"ky_step_q", "desc_ky_step_i"},
                {"c_step_q", "desc_c_step_i"},
                {"y_step_q", "desc_y_step_i"},
@@ -277,7 +284,7 @@ Module build_gather(const AccelConfig& cfg) {
                {"k_q", z16},
                {"b_q", z16}}),
           inner_init("desc_r_total_i", kx0_in, ky0_in)),
-      outer_set(fmt::format("desc_base_i + (desc_conv_i ? desc_pad_off_i : {})", lit(AW, 0)), z16, "npad", "npad"));
+      outer_set(fmt::format("desc_base_i + (desc_conv_i ? desc_pad_off_i : {})", lit(AW, 0)), z16, "iytop", "npad"));
 
   const Stmts next_row = set({{"r_q", fmt::format("r_q + {}", lit(RB, 1))},
                               {"c0_q", "c0_n"},
@@ -327,7 +334,7 @@ Module build_gather(const AccelConfig& cfg) {
                                         {"m0_q", z16},
                                         {"b_q", fmt::format("b_q + {}", one16)},
                                         {"bb_q", "bb_n"}}),
-                                   outer_set("bb_n", z16, "npad_q", "npad_q")),
+                                   outer_set("bb_n", z16, "iytop_q", "npad_q")),
                                inner_init("rt_q", "kx0_q", "ky0_q"));
   const Stmts finish = set({{"busy_q", "1'b0"}, {"done_q", "1'b1"}});
 

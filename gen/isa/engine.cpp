@@ -219,7 +219,7 @@ const std::vector<Field>& fields() {
       CAPSGEN_FIELD("a_out_s_v", a_out_s_v, 32),       CAPSGEN_FIELD("a_out_s_e", a_out_s_e, 32),
       CAPSGEN_FIELD("f_value", f_value, 16),           CAPSGEN_FIELD("acc_continue", acc_continue, 1),
       CAPSGEN_FIELD("acc_hold", acc_hold, 1),           CAPSGEN_FIELD("g_kx0", gather.kx0, 7),
-      CAPSGEN_FIELD("g_ky0", gather.ky0, 7)};
+      CAPSGEN_FIELD("g_ky0", gather.ky0, 7),          CAPSGEN_FIELD("g_band", gather.band, 1)};
   return f;
 }
 #undef CAPSGEN_FIELD

@@ -17,7 +17,7 @@ std::optional<std::int64_t> source_address(const DataSource& d, int r_valid, int
   const long long Rw = R + d.r_offset;  // index into the whole window
   const long long kx = Rw % d.kernel_w, ky = (Rw / d.kernel_w) % d.kernel_h, c = Rw / (std::int64_t(d.kernel_w) * d.kernel_h);
   const long long y = m / d.out_w, x = m % d.out_w;
-  const long long iy = y * d.stride + ky - d.padding, ix = x * d.stride + kx - d.padding;
+  const long long iy = y * d.stride + ky - (d.band ? 0 : d.padding), ix = x * d.stride + kx - d.padding;
   if (iy < 0 || iy >= d.height || ix < 0 || ix >= d.width) return std::nullopt;
   return d.base + b * d.s_b + (std::int64_t(c) * d.height + iy) * d.width + ix;
 }
@@ -120,7 +120,8 @@ GatherDescriptor encode_gather(const Gemm& g, int rows) {
     const long long lim = 1LL << (kGatherCoordBits - 1);
     const long long y_max = g.m_total > 0 ? (g.m_total - 1) / d.out_w : 0;
     const long long x_max = std::min<long long>(d.out_w, std::max(1, g.m_total)) - 1;
-    const long long hi = std::max(y_max * d.stride + d.kernel_h, x_max * d.stride + d.kernel_w) - 1 - d.padding;
+    const long long pad_top = d.band ? 0 : d.padding;
+    const long long hi = std::max(y_max * d.stride + d.kernel_h - pad_top, x_max * d.stride + d.kernel_w - d.padding) - 1;
     if (d.padding > lim || hi >= lim)
       throw std::invalid_argument("encode_gather: conv input coordinates exceed the unit's signed " +
                                   std::to_string(kGatherCoordBits) + "-bit range");
@@ -132,7 +133,8 @@ GatherDescriptor encode_gather(const Gemm& g, int rows) {
     e.padding = std::uint16_t(d.padding);
     e.out_w = std::uint16_t(d.out_w);
     const std::int64_t H = d.height, W = d.width, KH = d.kernel_h, KW = d.kernel_w, S = d.stride, P = d.padding;
-    e.pad_off = u32(-(P * W + P));
+    e.band = d.band;
+    e.pad_off = u32(-((d.band ? 0 : P) * W + P));
     // A part starting inside the window: the mixed-radix counter starts at (kx0, ky0) of channel 0 and
     // the base moves to that element's offset in the window.
     if (d.r_offset < 0 || d.r_offset >= KH * KW)

@@ -45,7 +45,8 @@ std::vector<GatherElement> gather_sequence(const Gemm& g, int rows);
 // addresses and strides as 32-bit two's complement values (the unit computes modulo 2^32), and the
 // derived fields the encoder computes so that the hardware needs no multiplier:
 //   s_g     = r_total * s_r                                (diag: one group further)
-//   pad_off = -(padding * width + padding)                  (conv: address offset of iy = ix = -padding)
+//   pad_off = -(pad_top * width + padding)                  (conv: address offset of iy = -pad_top,
+//                                                            ix = -padding; pad_top = band ? 0 : padding)
 //   ky_step = width - (kernel_w - 1)                        (conv: kx wraps, ky + 1)
 //   c_step  = height*width - (kernel_h - 1)*width - (kernel_w - 1)   (conv: kx and ky wrap, c + 1)
 //   y_step  = stride*width - (out_w - 1)*stride             (conv: x wraps, y + 1)
@@ -61,6 +62,9 @@ struct GatherDescriptor {
   // conv, a reduction part that starts inside the window (DataSource::r_offset = ky0*kernel_w + kx0):
   // the window position of the first element (base is moved to it: base + ky0*width + kx0).
   std::uint8_t kx0 = 0, ky0 = 0;
+  // conv: the map is a band that starts below the padded map's top (DataSource::band): no zero rows
+  // above it, the first input row is iy = 0 instead of -padding.
+  bool band = false;
 };
 
 // Bits of kx0 and ky0 (a part may start inside windows of up to 2^kGatherStartBits rows and columns).

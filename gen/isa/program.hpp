@@ -30,13 +30,17 @@ struct TileSource {
 //  - kConv:     im2col of a [channels, height, width] feature map at base + b*s_b: m = y*out_w + x,
 //               r_offset + R = (c*kernel_h + ky)*kernel_w + kx, zero outside the map (padding).
 //               r_offset > 0 starts the reduction inside the window: a part of a split reduction
-//               (docs/memory-system.md 3.1).
+//               (docs/memory-system.md 3.1). `band`: the map is a band of rows of a padded map that
+//               starts below its top (a part of a convolution, docs/memory-system.md): there are no
+//               zero rows above it, input row iy = y*stride + ky; `padding` still pads the columns
+//               and the rows below the band's last.
 struct DataSource {
   enum class Kind { kAffine, kConv };
   Kind kind = Kind::kAffine;
   std::int64_t base = 0, s_b = 0, s_m = 0, s_k = 0, s_r = 0;
   int channels = 0, height = 0, width = 0, kernel_h = 0, kernel_w = 0, stride = 1, padding = 0, out_w = 0;
   int r_offset = 0;  // kConv
+  bool band = false;  // kConv
 };
 
 // How each accumulator starts: at zero, at a per-output-column value (bias, psum-width codes at

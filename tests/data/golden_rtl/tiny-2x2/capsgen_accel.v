@@ -159,6 +159,7 @@ module capsgen_accel (
     .desc_acc_hold_i(seq_words[1488]),
     .desc_kx0_i(seq_words[1495:1489]),
     .desc_ky0_i(seq_words[1502:1496]),
+    .desc_band_i(seq_words[1503]),
     .drd_en_o(drd_en_o),
     .drd_vec_o(drd_vec_o),
     .drd_addr_o(drd_addr_o),

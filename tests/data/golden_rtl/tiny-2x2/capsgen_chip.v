@@ -265,6 +265,7 @@ module capsgen_chip (
     .desc_acc_hold_i(seq_words[1488]),
     .desc_kx0_i(seq_words[1495:1489]),
     .desc_ky0_i(seq_words[1502:1496]),
+    .desc_band_i(seq_words[1503]),
     .drd_en_o(e_drd_en),
     .drd_vec_o(e_drd_vec),
     .drd_addr_o(e_drd_addr),

@@ -51,12 +51,13 @@ module capsgen_engine (
   input  wire [15:0] desc_stride_i,  // conv: stride (>= 1)
   input  wire [15:0] desc_padding_i,  // conv: padding
   input  wire [15:0] desc_out_w_i,  // conv: output width (>= 1)
-  input  wire [31:0] desc_pad_off_i,  // conv, derived: -(padding*width + padding)
+  input  wire [31:0] desc_pad_off_i,  // conv, derived: -(pad_top*width + padding), pad_top = band ? 0 : padding
   input  wire [31:0] desc_ky_step_i,  // conv, derived: width - (kernel_w - 1)
   input  wire [31:0] desc_c_step_i,  // conv, derived: height*width - (kernel_h - 1)*width - (kernel_w - 1)
   input  wire [31:0] desc_y_step_i,  // conv, derived: stride*width - (out_w - 1)*stride
   input  wire [6:0] desc_kx0_i,  // conv: window column of the first element (a part starting inside the window)
   input  wire [6:0] desc_ky0_i,  // conv: window row of the first element
+  input  wire desc_band_i,  // conv: the map is a band below the padded map's top (no zero rows above it)
   input  wire [15:0] desc_n_tiles_i,  // tiles per chunk
   input  wire [15:0] desc_n_total_i,  // output columns
   input  wire [31:0] desc_t_base_i,  // tiles: base
@@ -376,6 +377,7 @@ module capsgen_engine (
     .desc_y_step_i(desc_y_step_i),
     .desc_kx0_i(desc_kx0_i),
     .desc_ky0_i(desc_ky0_i),
+    .desc_band_i(desc_band_i),
     .elem_valid_o(g_valid),
     .elem_ready_i(g_ready),
     .elem_addr_o(g_addr),

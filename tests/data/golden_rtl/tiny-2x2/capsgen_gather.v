@@ -15,7 +15,8 @@
 //           R = k*rows + r = (c*kernel_h + ky)*kernel_w + kx, iy = y*stride - padding + ky,
 //           ix = x*stride - padding + kx; zero outside the map. A part of a split reduction may start
 //           inside the window: (kx, ky) of its first element are desc_kx0_i, desc_ky0_i, its base that
-//           element's (DataSource::r_offset, isa::encode_gather).
+//           element's (DataSource::r_offset, isa::encode_gather). A band of a padded map (desc_band_i)
+//           has no zero rows above it: iy = y*stride + ky.
 // Addresses and strides are 32-bit two's complement (arithmetic modulo 2^32). The derived fields
 // (s_g, pad_off, ky_step, c_step, y_step) come from isa::encode_gather; no multiplier is used.
 // Timing: a descriptor is accepted (desc_valid_i & desc_ready_o, ready = idle) at the clock edge
@@ -49,12 +50,13 @@ module capsgen_gather (
   input  wire [15:0] desc_stride_i,  // conv: stride (>= 1)
   input  wire [15:0] desc_padding_i,  // conv: padding
   input  wire [15:0] desc_out_w_i,  // conv: output width (>= 1)
-  input  wire [31:0] desc_pad_off_i,  // conv, derived: -(padding*width + padding)
+  input  wire [31:0] desc_pad_off_i,  // conv, derived: -(pad_top*width + padding), pad_top = band ? 0 : padding
   input  wire [31:0] desc_ky_step_i,  // conv, derived: width - (kernel_w - 1)
   input  wire [31:0] desc_c_step_i,  // conv, derived: height*width - (kernel_h - 1)*width - (kernel_w - 1)
   input  wire [31:0] desc_y_step_i,  // conv, derived: stride*width - (out_w - 1)*stride
   input  wire [6:0] desc_kx0_i,  // conv: window column of the first element (a part starting inside the window)
   input  wire [6:0] desc_ky0_i,  // conv: window row of the first element
+  input  wire desc_band_i,  // conv: the map is a band below the padded map's top (no zero rows above it)
   output wire elem_valid_o,  // an element is presented
   input  wire elem_ready_i,  // the element is taken
   output wire [31:0] elem_addr_o,  // element address (meaningful when elem_zero_o is low)
@@ -92,6 +94,7 @@ module capsgen_gather (
   reg [15:0] stride_q;
   reg [15:0] owm1_q;
   reg [17:0] npad_q;  // -padding (two's complement)
+  reg [17:0] iytop_q;  // input row of the first output row's kernel origin: -padding, 0 for a band
   reg [15:0] kx0_q;  // conv: window column of each block's first element (0 unless a part starts inside the window)
   reg [15:0] ky0_q;  // conv: window row of it
   reg [31:0] ky_step_q;
@@ -117,8 +120,9 @@ module capsgen_gather (
   reg [31:0] offs_q;
   reg [31:0] gofs_q;
   // Outer state (the vector): its address without the inner offset, conv x and the input
-  // coordinates of its kernel origin iy0 = y*stride - padding, ix0 = x*stride - padding. *s_q: the
-  // state at the start of the current block, restored for every chunk. bb_q: the batch item's base.
+  // coordinates of its kernel origin iy0 = y*stride - padding (y*stride in a band), ix0 = x*stride -
+  // padding. *s_q: the state at the start of the current block, restored for every chunk. bb_q: the
+  // batch item's base.
   reg [31:0] outer_q;
   reg [31:0] outs_q;
   reg [31:0] bb_q;
@@ -154,6 +158,7 @@ module capsgen_gather (
   wire [31:0] outer_n;
   wire [31:0] bb_n;
   wire [17:0] npad;
+  wire [17:0] iytop;
   wire [17:0] iy;  // conv input coordinates of the element
   wire [17:0] ix;
   wire zero;
@@ -185,6 +190,7 @@ module capsgen_gather (
   assign outer_n = outer_q + (~conv_q ? s_m_q : (x_wrap ? y_step_q : {16'd0, stride_q}));
   assign bb_n = bb_q + s_b_q;
   assign npad = 18'd0 - {2'd0, desc_padding_i};
+  assign iytop = desc_band_i ? 18'd0 : npad;
   // Zero flag. A negative coordinate is >= 2^(W-1) unsigned, above any 16-bit height/width.
   assign iy = iy0_q + {2'd0, c1_q};
   assign ix = ix0_q + {2'd0, c0_q};
@@ -215,6 +221,7 @@ module capsgen_gather (
       stride_q <= 16'd0;
       owm1_q <= 16'd0;
       npad_q <= 18'd0;
+      iytop_q <= 18'd0;
       kx0_q <= 16'd0;
       ky0_q <= 16'd0;
       ky_step_q <= 32'd0;
@@ -271,6 +278,7 @@ module capsgen_gather (
           stride_q <= desc_stride_i;
           owm1_q <= desc_out_w_i - 16'd1;
           npad_q <= npad;
+          iytop_q <= iytop;
           ky_step_q <= desc_ky_step_i;
           c_step_q <= desc_c_step_i;
           y_step_q <= desc_y_step_i;
@@ -296,8 +304,8 @@ module capsgen_gather (
           outs_q <= desc_base_i + (desc_conv_i ? desc_pad_off_i : 32'd0);
           x_q <= 16'd0;
           xs_q <= 16'd0;
-          iy0_q <= npad;
-          iy0s_q <= npad;
+          iy0_q <= iytop;
+          iy0s_q <= iytop;
           ix0_q <= npad;
           ix0s_q <= npad;
         end
@@ -373,8 +381,8 @@ module capsgen_gather (
             outs_q <= bb_n;
             x_q <= 16'd0;
             xs_q <= 16'd0;
-            iy0_q <= npad_q;
-            iy0s_q <= npad_q;
+            iy0_q <= iytop_q;
+            iy0s_q <= iytop_q;
             ix0_q <= npad_q;
             ix0s_q <= npad_q;
             c0_q <= kx0_q;
