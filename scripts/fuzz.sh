@@ -3,13 +3,14 @@
 # in build-fuzz/ and runs each for SECONDS (default 60) on a seed corpus of the repository's own
 # files. Exit status 0 only if no harness found anything; a finding is saved as
 # build-fuzz/findings/<harness>/crash-* (rerun it with build-fuzz/tests/fuzz/<harness> FILE).
-#   scripts/fuzz.sh [SECONDS] [HARNESS...]     harnesses: preset network npz cacti regress_list
+#   scripts/fuzz.sh [SECONDS] [HARNESS...]     harnesses: preset network npz cacti regress_list idx
+#                                              mnist_json dse_csv
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 secs="${1:-60}"
 shift || true
 harnesses=("$@")
-[[ ${#harnesses[@]} -gt 0 ]] || harnesses=(preset network npz cacti regress_list)
+[[ ${#harnesses[@]} -gt 0 ]] || harnesses=(preset network npz cacti regress_list idx mnist_json dse_csv)
 build="$root/build-fuzz"
 
 CXX=clang++ cmake -S "$root" -B "$build" -G Ninja -DCAPSGEN_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
@@ -23,6 +24,9 @@ seeds() {  # the repository's files of each input kind
            [[ $(stat -c %s "$f") -le 1048576 ]] && echo "$f"; done ;;
     cacti) ls "$root"/tests/data/cacti/* ;;
     regress_list) ls "$root"/tests/regress/*.yaml "$root"/tests/data/regress/*.yaml ;;
+    idx) ls "$root"/tests/data/datasets/*-ubyte ;;  # plain IDX: the harness reads bytes after gunzip
+    mnist_json) ls "$root"/tests/data/fuzz/*.json ;;
+    dse_csv) ls "$root"/tests/data/fuzz/*.csv ;;
   esac
 }
 

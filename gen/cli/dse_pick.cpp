@@ -53,8 +53,9 @@ std::vector<std::string> split(const std::string& line) {
 
 }  // namespace
 
-DsePick read_dse_pick(const std::string& csv_path, long long id) {
-  const std::string text = read_maybe_gz(csv_path);
+DsePick read_dse_pick(const std::string& csv_path, long long id) { return parse_dse_pick(read_maybe_gz(csv_path), csv_path, id); }
+
+DsePick parse_dse_pick(const std::string& text, const std::string& csv_path, long long id) {
   std::istringstream in(text);
   std::string line;
   const std::string want = csv_header().substr(0, csv_header().size() - 1);

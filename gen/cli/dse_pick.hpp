@@ -25,6 +25,8 @@ struct DsePick {
 // The row with `id` of a configs.csv(.gz) or pareto.csv file. InputError naming the file, the line and
 // the column for a malformed row or header, field "--dse-id" when no row has the id.
 DsePick read_dse_pick(const std::string& csv_path, long long id);
+// The same from the CSV text (gunzipped); `csv_path` names it in errors.
+DsePick parse_dse_pick(const std::string& text, const std::string& csv_path, long long id);
 
 // The preset's YAML with the configuration applied (name "<preset>-dse<id>", description naming the
 // exploration file and row). Checked by parsing it back: a configuration the preset's memories cannot

