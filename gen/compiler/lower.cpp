@@ -381,9 +381,11 @@ class ProgramBuilder {
     one.out = {b, 0, 1, 0, 0, 1, J};
     one.shift = q.b_shift;
     if (!blocked || J <= cols) return {one};
+    // A block's outputs are its vectors' accumulators, one each: at most min(cols, depth) of them.
+    const int step = std::min(cols, cfg_.accumulator.depth);
     std::vector<Gemm> blocks;
-    for (int j0 = 0, n = 0; j0 < J; j0 += cols, ++n) {
-      const int w = std::min(cols, J - j0);
+    for (int j0 = 0, n = 0; j0 < J; j0 += step, ++n) {
+      const int w = std::min(step, J - j0);
       Gemm g = one;
       g.name = fmt::format("{}.m{}", name, n);
       g.batch = I;
