@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "core/split_list.hpp"
 #include "config/accel_config.hpp"
 #include "core/input_error.hpp"
 #include "core/version.hpp"
@@ -20,18 +21,6 @@ using namespace capsgen;
 using namespace capsgen::nas;
 
 namespace {
-
-std::vector<std::string> split_list(const std::string& s) {
-  std::vector<std::string> out;
-  std::size_t pos = 0;
-  while (true) {
-    const std::size_t c = s.find(',', pos);
-    out.push_back(s.substr(pos, c == std::string::npos ? std::string::npos : c - pos));
-    if (c == std::string::npos) break;
-    pos = c + 1;
-  }
-  return out;
-}
 
 nlohmann::json to_json(const HwObjectives& o) {
   nlohmann::json j;

@@ -12,6 +12,7 @@
 #include <string>
 #include <thread>
 
+#include "core/split_list.hpp"
 #include "core/version.hpp"
 #include "model/network.hpp"
 #include "romanet/evaluate.hpp"
@@ -20,21 +21,6 @@
 using namespace capsgen;
 using namespace capsgen::romanet;
 
-namespace {
-
-std::vector<std::string> split_list(const std::string& s) {
-  std::vector<std::string> out;
-  std::size_t pos = 0;
-  while (true) {
-    const std::size_t c = s.find(',', pos);
-    out.push_back(s.substr(pos, c == std::string::npos ? std::string::npos : c - pos));
-    if (c == std::string::npos) break;
-    pos = c + 1;
-  }
-  return out;
-}
-
-}  // namespace
 
 int main(int argc, char** argv) {
   std::string models = "models/alexnet.yaml,models/vgg16.yaml,models/mobilenet.yaml,models/capsnet-mnist.yaml";

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "core/split_list.hpp"
+
 namespace capsgen::cli {
 
 class Args {
@@ -51,7 +53,6 @@ class Args {
   std::size_t max_positional_ = 0;
 };
 
-// The items of a comma-separated option value ("a,b,,c" -> a, b, "", c; "" -> one empty item).
-std::vector<std::string> split_list(const std::string& s);
+using capsgen::split_list;  // core/split_list.hpp
 
 }  // namespace capsgen::cli
