@@ -163,6 +163,16 @@ class ProgramBuilder {
     return q.bias.empty() ? -1 : mem_.add(L.name + ".bias", {q.bias.size()}, cfg_.widths.psum);
   }
 
+  // The convolution of a conv2d, primary_caps or conv_caps2d layer over all of `in`'s channels: its
+  // filters tiled and its biases placed, reduced by the layer's shift; the output target left to the caller.
+  Gemm layer_conv(const Layer& L, const LayerQuant& q, const Operand& in, const std::string& name) {
+    const std::int64_t w = weight_tiles(L, q), b = bias_codes(L, q);
+    Gemm g = conv(L, in, in.types() * in.atoms(), L.out_channels, w, b);
+    g.shift = q.shift;
+    g.name = name;
+    return g;
+  }
+
   Activate squash(const std::string& name, int count, int n, std::int64_t in, std::int64_t in_s_v, std::int64_t in_s_e,
                   std::int64_t out, std::int64_t out_s_v, std::int64_t out_s_e) const {
     Activate a;
@@ -191,10 +201,7 @@ class ProgramBuilder {
 
   Operand conv2d(std::size_t li, const LayerQuant& q, const Operand& in) {
     const Layer& L = net_.layers[li];
-    const std::int64_t w = weight_tiles(L, q), b = bias_codes(L, q);
-    Gemm g = conv(L, in, in.types() * in.atoms(), L.out_channels, w, b);
-    g.shift = q.shift;
-    g.name = L.name;
+    Gemm g = layer_conv(L, q, in, L.name);
     g.relu = L.activation == Activation::Relu;
     const int Ho = L.out.height, Wo = L.out.width;
     const std::int64_t out =
@@ -206,12 +213,9 @@ class ProgramBuilder {
 
   Operand primary_caps(std::size_t li, const LayerQuant& q, const Operand& in) {
     const Layer& L = net_.layers[li];
-    const std::int64_t w = weight_tiles(L, q), b = bias_codes(L, q);
-    Gemm g = conv(L, in, in.types() * in.atoms(), L.out_channels, w, b);
-    g.shift = q.shift;
+    Gemm g = layer_conv(L, q, in, L.name + "/conv");
     // Output channel o = t*D + d at position m goes to capsule t*Ho*Wo + m, element d.
     const int P = L.out.height * L.out.width, D = L.capsule_dim, N = L.capsule_types * P;
-    g.name = L.name + "/conv";
     const std::int64_t s = mem_.add(L.name + ".s", {std::size_t(N), std::size_t(D)}, act_);
     g.out = isa::capsule_output(s, P, D);
     p_.instrs.push_back(g);
@@ -224,10 +228,7 @@ class ProgramBuilder {
   // channel-major for the next convolution.
   Operand conv_caps2d(std::size_t li, const LayerQuant& q, const Operand& in) {
     const Layer& L = net_.layers[li];
-    const std::int64_t w = weight_tiles(L, q), b = bias_codes(L, q);
-    Gemm g = conv(L, in, in.types() * in.atoms(), L.out_channels, w, b);
-    g.shift = q.shift;
-    g.name = L.name + "/conv";
+    Gemm g = layer_conv(L, q, in, L.name + "/conv");
     const int T = L.capsule_types, D = L.capsule_dim, P = L.out.height * L.out.width;
     const std::vector<std::size_t> grid{std::size_t(T), std::size_t(P), std::size_t(D)};
     const std::int64_t s = mem_.add_transposed(L.name + ".s", grid, act_);
