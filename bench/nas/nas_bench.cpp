@@ -83,18 +83,18 @@ int main(int argc, char** argv) {
       out["networks"].push_back(j);
     }
     if (P > 0) {
-      HardwareProblem hp;
+      SearchProblem hp;
       hp.cfg = cfg;
       hp.tech = tech;
       Nsga2Options o;
       o.parents = P, o.offspring = Q, o.generations = G, o.seed = seed;
       const auto t0 = std::chrono::steady_clock::now();
       const auto pop = run_nsga2(make_problem(hp), o, [&](int g, const std::vector<Individual<Genome>>&) {
-        fmt::print(stderr, "generation {} / {}: {} networks compiled\n", g, G, *hp.compiled);
+        fmt::print(stderr, "generation {} / {}: {} networks compiled\n", g, G, hp.evaluated->size());
       });
       nlohmann::json s;
       s["parents"] = P, s["offspring"] = Q, s["generations"] = G, s["seed"] = seed;
-      s["compiled"] = *hp.compiled;
+      s["compiled"] = hp.evaluated->size();
       s["seconds"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       for (const auto& ind : pop) {
         if (ind.rank != 0) continue;

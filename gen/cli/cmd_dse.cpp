@@ -211,6 +211,7 @@ int cmd_dse(const std::vector<std::string>& argv) {
         "  memory     DESCNet: scratchpad organizations, sizes and power-gating sectors (docs/dse-memory.md)\n"
         "  routing    PIM-CapsNet: dynamic routing split over HMC vaults by batch, low or high capsules\n"
         "             (docs/pim-capsnet.md)\n"
+        "  nas        NASCaps: NSGA-II network search on accuracy, cycles, memory and energy (docs/nas.md)\n"
         "\n'capsgen dse <exploration> --help' describes its options.\n");
     return argv.empty() ? 2 : 0;
   }
@@ -218,7 +219,8 @@ int cmd_dse(const std::vector<std::string>& argv) {
   if (argv[0] == "dram") return dse_dram(rest);
   if (argv[0] == "memory") return dse_memory(rest);
   if (argv[0] == "routing") return dse_routing(rest);
-  throw InputError("capsgen dse", 0, 0, argv[0], "unknown exploration (available: dram, memory, routing)");
+  if (argv[0] == "nas") return dse_nas(rest);
+  throw InputError("capsgen dse", 0, 0, argv[0], "unknown exploration (available: dram, memory, routing, nas)");
 }
 
 }  // namespace capsgen::cli

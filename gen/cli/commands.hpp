@@ -22,6 +22,7 @@ int cmd_compile(const std::vector<std::string>& argv);
 int cmd_dse(const std::vector<std::string>& argv);
 int dse_memory(const std::vector<std::string>& argv);  // capsgen dse memory (cmd_dse_memory.cpp)
 int dse_routing(const std::vector<std::string>& argv);  // capsgen dse routing (cmd_dse_routing.cpp)
+int dse_nas(const std::vector<std::string>& argv);      // capsgen dse nas (cmd_dse_nas.cpp)
 int cmd_accuracy(const std::vector<std::string>& argv);
 int cmd_sim(const std::vector<std::string>& argv);
 int cmd_regress(const std::vector<std::string>& argv);  // capsgen regress (cmd_regress.cpp, regress_*.cpp)

@@ -220,4 +220,8 @@ std::uint64_t genome_hash(const Genome& g) {
   return h;
 }
 
+std::string genome_key(const Genome& g) { return fmt::format("{:016x}", genome_hash(g)); }
+
+std::string network_name(const Genome& g) { return "nas-" + genome_key(g); }
+
 }  // namespace capsgen::nas

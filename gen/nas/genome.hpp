@@ -79,5 +79,9 @@ std::string genome_text(const Genome& g);
 
 // Stable 64-bit hash of the genome (FNV-1a over its genes), for caches keyed by genome.
 std::uint64_t genome_hash(const Genome& g);
+// genome_hash as 16 hexadecimal digits (file names of a search's outputs), and the network name
+// "nas-<key>" its description carries.
+std::string genome_key(const Genome& g);
+std::string network_name(const Genome& g);
 
 }  // namespace capsgen::nas

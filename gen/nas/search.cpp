@@ -1,5 +1,7 @@
 #include "nas/search.hpp"
 
+#include <algorithm>
+
 #include "model/network.hpp"
 
 namespace capsgen::nas {
@@ -9,22 +11,47 @@ Objectives hardware_vector(const HwObjectives& o) {
   return {double(o.cycles), double(o.onchip_bytes), o.energy_mj};
 }
 
-Problem<Genome> make_problem(const HardwareProblem& hp) {
-  Problem<Genome> p;
-  p.random = [&hp](Rng& rng) { return random_genome(hp.space, rng); };
-  p.crossover = [&hp](const Genome& a, const Genome& b, Rng& rng) { return crossover(a, b, hp.space, rng); };
-  p.mutate = [&hp](Genome& g, Rng& rng) { mutate(g, hp.space, hp.p_mutation, rng); };
-  p.key = [](const Genome& g) { return genome_hash(g); };
-  p.evaluate = [&hp](const Genome& g) {
-    const std::uint64_t h = genome_hash(g);
-    if (auto it = hp.cache->find(h); it != hp.cache->end()) return it->second;
-    const Network net = parse_network(to_yaml(g, hp.space, "candidate"), "candidate.yaml");
-    const Objectives o = hardware_vector(hardware_objectives(hp.cfg, net, hp.tech));
-    ++*hp.compiled;
-    hp.cache->emplace(h, o);
-    return o;
-  };
-  return p;
+std::vector<std::string> objective_names(const SearchProblem& p) {
+  std::vector<std::string> n;
+  if (p.accuracy) n.push_back("error");
+  for (const char* h : {"cycles", "onchip_bytes", "energy_mj"}) n.push_back(h);
+  return n;
+}
+
+Objectives search_vector(const SearchProblem& p, const HwObjectives& hw, std::optional<double> accuracy) {
+  Objectives o = hardware_vector(hw);
+  if (p.accuracy) o.insert(o.begin(), hw.ok && accuracy ? 1.0 - *accuracy : kInfeasible);
+  return o;
+}
+
+const Evaluation& evaluate(const SearchProblem& p, const Genome& g) {
+  const std::uint64_t h = genome_hash(g);
+  if (auto it = p.evaluated->find(h); it != p.evaluated->end()) return it->second;
+  Evaluation e;
+  e.genome = g;
+  e.order = int(p.evaluated->size());
+  const std::string yaml = to_yaml(g, p.space, network_name(g));
+  e.hw = hardware_objectives(p.cfg, parse_network(yaml, network_name(g) + ".yaml"), p.tech);
+  if (p.accuracy && e.hw.ok) e.accuracy = p.accuracy(g, yaml);
+  e.obj = search_vector(p, e.hw, e.accuracy);
+  return p.evaluated->emplace(h, std::move(e)).first->second;
+}
+
+Problem<Genome> make_problem(const SearchProblem& p) {
+  Problem<Genome> pr;
+  pr.random = [&p](Rng& rng) { return random_genome(p.space, rng); };
+  pr.crossover = [&p](const Genome& a, const Genome& b, Rng& rng) { return crossover(a, b, p.space, rng); };
+  pr.mutate = [&p](Genome& g, Rng& rng) { mutate(g, p.space, p.p_mutation, rng); };
+  pr.key = [](const Genome& g) { return genome_hash(g); };
+  pr.evaluate = [&p](const Genome& g) { return evaluate(p, g).obj; };
+  return pr;
+}
+
+std::vector<const Evaluation*> in_order(const SearchProblem& p) {
+  std::vector<const Evaluation*> v;
+  for (const auto& [h, e] : *p.evaluated) v.push_back(&e);
+  std::sort(v.begin(), v.end(), [](const Evaluation* a, const Evaluation* b) { return a->order < b->order; });
+  return v;
 }
 
 }  // namespace capsgen::nas

@@ -116,8 +116,8 @@ TEST(NasObjectives, RandomGenomesOfASmallSpaceCompile) {
 namespace capsgen::nas {
 namespace {
 
-HardwareProblem small_problem() {
-  HardwareProblem hp;
+SearchProblem small_problem() {
+  SearchProblem hp;
   hp.space.in_height = hp.space.in_width = 12;
   hp.space.conv_channels = {8, 16, 32};
   hp.space.primary_types = {2, 4, 8};
@@ -126,7 +126,7 @@ HardwareProblem small_problem() {
   return hp;
 }
 
-std::vector<Individual<Genome>> search(const HardwareProblem& hp, std::uint64_t seed) {
+std::vector<Individual<Genome>> search(const SearchProblem& hp, std::uint64_t seed) {
   Nsga2Options o;
   o.parents = 6;
   o.offspring = 6;
@@ -136,11 +136,10 @@ std::vector<Individual<Genome>> search(const HardwareProblem& hp, std::uint64_t 
 }
 
 TEST(NasSearch, HardwareSearchIsDeterministicAndItsFrontNonDominated) {
-  const HardwareProblem hp = small_problem();
+  const SearchProblem hp = small_problem();
   const auto a = search(hp, 4);
   ASSERT_EQ(a.size(), 6u);
-  EXPECT_LE(*hp.compiled, 6 + 6 * 3);  // the cache never compiles a genome twice
-  EXPECT_EQ(long(hp.cache->size()), *hp.compiled);
+  EXPECT_LE(hp.evaluated->size(), 6u + 6u * 3u);  // the cache never compiles a genome twice
   for (const auto& x : a) {
     EXPECT_NO_THROW(parse_network(to_yaml(x.genome, hp.space, "m"), "m.yaml")) << genome_text(x.genome);
     ASSERT_EQ(x.obj.size(), 3u);
@@ -154,7 +153,7 @@ TEST(NasSearch, HardwareSearchIsDeterministicAndItsFrontNonDominated) {
   std::set<std::string> distinct;
   for (const auto& x : a) distinct.insert(genome_text(x.genome));
   EXPECT_EQ(distinct.size(), a.size());  // duplicates are drawn again
-  const HardwareProblem hp2 = small_problem();
+  const SearchProblem hp2 = small_problem();
   const auto b = search(hp2, 4);
   ASSERT_EQ(b.size(), a.size());
   for (std::size_t i = 0; i < a.size(); ++i) {
@@ -172,6 +171,51 @@ TEST(NasSearch, InfeasibleIsDominatedByEveryFeasible) {
   good.energy_mj = 1e6;
   EXPECT_TRUE(dominates(hardware_vector(good), hardware_vector(bad)));
   EXPECT_FALSE(dominates(hardware_vector(bad), hardware_vector(bad)));
+}
+
+}  // namespace
+}  // namespace capsgen::nas
+
+namespace capsgen::nas {
+namespace {
+
+// With an accuracy proxy the error comes first, the proxy runs once per distinct network the preset
+// runs, and its accuracy is what the evaluation and the objective carry.
+TEST(NasSearch, AccuracyProxyIsTheFirstObjectiveAndRunsOncePerNetwork) {
+  SearchProblem hp = small_problem();
+  std::map<std::uint64_t, int> calls;
+  hp.accuracy = [&calls](const Genome& g, const std::string& yaml) {
+    ++calls[genome_hash(g)];
+    EXPECT_NE(yaml.find("name: " + network_name(g)), std::string::npos);
+    // A made-up score that favours wide first convolutions: a trade-off with the hardware objectives.
+    return 0.5 + 0.4 * g.layers.front().channels / 32.0;
+  };
+  EXPECT_EQ(objective_names(hp), (std::vector<std::string>{"error", "cycles", "onchip_bytes", "energy_mj"}));
+  const auto pop = search(hp, 7);
+  for (const auto& [h, n] : calls) EXPECT_EQ(n, 1) << h;
+  ASSERT_EQ(calls.size(), hp.evaluated->size());  // every network of this space runs on the preset
+  for (const Evaluation* e : in_order(hp)) {
+    ASSERT_TRUE(e->accuracy.has_value());
+    ASSERT_EQ(e->obj.size(), 4u);
+    EXPECT_DOUBLE_EQ(e->obj[0], 1.0 - *e->accuracy);
+    EXPECT_EQ(e->obj[1], double(e->hw.cycles));
+  }
+  // The proxy's trade-off shows in the front: it holds a network wider than the narrowest choice.
+  int widest = 0;
+  for (const auto& x : pop)
+    if (x.rank == 0) widest = std::max(widest, x.genome.layers.front().channels);
+  EXPECT_GT(widest, 8);
+}
+
+TEST(NasSearch, InfeasibleWithAccuracyIsInfeasibleInEveryObjective) {
+  SearchProblem hp = small_problem();
+  hp.accuracy = [](const Genome&, const std::string&) { return 1.0; };
+  HwObjectives good;
+  good.ok = true;
+  EXPECT_EQ(search_vector(hp, HwObjectives{}, std::nullopt),
+            (Objectives{kInfeasible, kInfeasible, kInfeasible, kInfeasible}));
+  EXPECT_EQ(search_vector(hp, HwObjectives{}, 0.99).front(), kInfeasible);  // no accuracy rescues it
+  EXPECT_TRUE(dominates(search_vector(hp, good, 0.1), search_vector(hp, HwObjectives{}, std::nullopt)));
 }
 
 }  // namespace
