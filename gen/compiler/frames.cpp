@@ -105,6 +105,17 @@ bool loads_what_stores(const Part& a, const Part& b) {
 
 }  // namespace
 
+std::optional<std::string> unrunnable_operation(const AccelConfig& cfg, const isa::Program& prog) {
+  const isa::ActTables tables(fx::ActParams::from_config(cfg));
+  for (std::size_t i = 0; i < prog.instrs.size(); ++i) {
+    isa::EngineDescriptor d;
+    std::string why;
+    if (!encode_part(cfg, tables, prog.instrs[i], d, why))
+      return fmt::format("i{:02} {}: {}", i, isa::instr_name(prog.instrs[i]), why);
+  }
+  return std::nullopt;
+}
+
 isa::FrameGeometry frame_geometry(const AccelConfig& cfg) {
   const OnchipMap map = OnchipMap::from_config(cfg);
   isa::FrameGeometry g;

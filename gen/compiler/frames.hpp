@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,12 @@ namespace capsgen {
 // bytes)) and emit::spm_memories (sectors per memory, 0 for all without power gating). Throws
 // StreamError for more than 32 sectors in a memory (one awake field must fit a word).
 isa::FrameGeometry frame_geometry(const AccelConfig& cfg);
+
+// The first operation of `prog` the preset's engine has no descriptor for ("i61 c2_skip/iter1.softmax:
+// n: vector length must be in [1, 32]"), or nullopt when the engine runs every operation. The
+// compiler's cycle model covers programs the RTL cannot run; a caller that ranks programs by those
+// cycles needs this check.
+std::optional<std::string> unrunnable_operation(const AccelConfig& cfg, const isa::Program& prog);
 
 // DRAM byte layout of the streamed program's image (docs/memory-system.md section 1): the regions in
 // element order, each element taking its code's bytes rounded up to a power of 2 (1 for 8-bit codes,

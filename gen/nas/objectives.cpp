@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "compiler/compiler.hpp"
+#include "compiler/frames.hpp"
 #include "compiler/stream.hpp"
 #include "core/input_error.hpp"
 #include "golden/quant.hpp"
@@ -20,6 +21,10 @@ HwObjectives hardware_objectives(const AccelConfig& cfg, const Network& net, con
     // No calibration: the formats change shifts, not shapes, and the cycle model sees shapes only.
     const QuantizedModel qm = quantize_model(cfg, net, weights, CalibrationStats{});
     prog = compile_program(cfg, net, qm);
+    if (auto why = unrunnable_operation(cfg, prog)) {
+      o.why = "the engine has no descriptor for " + *why;
+      return o;
+    }
     for (const LayerQuant& q : qm.layers)
       o.param_bytes += (long long)(shape_size(q.weight.shape)) * cfg.widths.weight / 8 +
                        (long long)(q.bias.size()) * cfg.widths.psum / 8;

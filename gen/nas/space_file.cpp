@@ -28,6 +28,11 @@ const ChoiceList kChoiceLists[] = {
     {"caps_counts", &SearchSpace::caps_counts, 1, 1024},
     {"class_dims", &SearchSpace::class_dims, 1, 32},
     {"routing", &SearchSpace::routing, 1, 8},
+    {"cell_kernels", &SearchSpace::cell_kernels, 1, 15},
+    {"cell_strides", &SearchSpace::cell_strides, 1, 4},
+    {"cell_types", &SearchSpace::cell_types, 1, 256},
+    {"cell_dims", &SearchSpace::cell_dims, 1, 32},
+    {"cell_routing", &SearchSpace::cell_routing, 0, 8},  // 0: the parallel layer is ConvCaps2D
 };
 
 std::vector<int> read_choices(const yaml::Value& v, int lo, int hi) {
@@ -46,7 +51,8 @@ std::vector<int> read_choices(const yaml::Value& v, int lo, int hi) {
 
 SearchSpace parse_search_space(const std::string& yaml_text, const std::string& file_name) {
   const yaml::MapReader top = yaml::MapReader::root(yaml::parse(yaml_text, file_name), file_name);
-  std::vector<std::string_view> keys = {"input", "classes", "min_convs", "max_convs", "max_class_caps"};
+  std::vector<std::string_view> keys = {"input",          "classes",   "min_convs", "max_convs",
+                                        "max_class_caps", "min_cells", "max_cells"};
   for (const ChoiceList& c : kChoiceLists) keys.push_back(c.key);
   top.allow_only(keys);
   SearchSpace s;
@@ -63,6 +69,10 @@ SearchSpace parse_search_space(const std::string& yaml_text, const std::string& 
   if (s.max_convs < s.min_convs)
     top.fail("max_convs", fmt::format("{} is below min_convs {}", s.max_convs, s.min_convs));
   s.max_class_caps = top.get_int("max_class_caps", 1, 4, s.max_class_caps);
+  s.min_cells = top.get_int("min_cells", 0, 8, s.min_cells);
+  s.max_cells = top.get_int("max_cells", 0, 8, s.max_cells);
+  if (s.max_cells < s.min_cells)
+    top.fail("max_cells", fmt::format("{} is below min_cells {}", s.max_cells, s.min_cells));
   for (const ChoiceList& c : kChoiceLists)
     if (auto v = top.find(c.key)) s.*c.member = read_choices(*v, c.lo, c.hi);
   return s;
@@ -73,7 +83,8 @@ SearchSpace load_search_space(const std::string& path) { return parse_search_spa
 std::string search_space_yaml(const SearchSpace& s) {
   std::string y = fmt::format("input: {{channels: {}, height: {}, width: {}}}\nclasses: {}\n", s.in_channels,
                               s.in_height, s.in_width, s.classes);
-  y += fmt::format("min_convs: {}\nmax_convs: {}\nmax_class_caps: {}\n", s.min_convs, s.max_convs, s.max_class_caps);
+  y += fmt::format("min_convs: {}\nmax_convs: {}\nmax_class_caps: {}\nmin_cells: {}\nmax_cells: {}\n", s.min_convs,
+                   s.max_convs, s.max_class_caps, s.min_cells, s.max_cells);
   for (const ChoiceList& c : kChoiceLists) y += fmt::format("{}: [{}]\n", c.key, fmt::join(s.*c.member, ", "));
   return y;
 }

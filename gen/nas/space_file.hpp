@@ -1,6 +1,6 @@
 // The search space of `capsgen dse nas` as a YAML file (docs/nas.md section 2.1; configs/nas/):
 // the input, the class count, the layer counts and the choices of every gene. Every key is
-// optional and defaults to SearchSpace{}, the paper's CapsNet-like space on 28x28x1 inputs.
+// optional and defaults to SearchSpace{}: the paper's CapsNet-like space on 28x28x1 inputs, no CapsCells.
 #pragma once
 
 #include <string>

@@ -1,22 +1,24 @@
 #!/usr/bin/env bash
 # NASCaps' search end to end (docs/nas.md section 5): `capsgen dse nas` on a small corner of the
-# CapsNet-like space with the accuracy proxy (real PyTorch training runs on MNIST subsets), then
+# search space (configs/nas/tiny-space.yaml: CapsNet-like; tiny-cells-space.yaml: DeepCaps' cells)
+# with the accuracy proxy (real PyTorch training runs on MNIST subsets), then
 #   - its outputs: every network in evaluated.csv, the front in front.csv, descriptions and weights;
 #   - a rerun of the same command trains nothing (resume from OUT/train);
 #   - a rerun with another proxy setting is refused (exit 2, naming the field);
 #   - the front member with the fewest cycles, with the weights the proxy trained, on the RTL with an
 #     ideal memory and on the whole chip with DRAM: bit-exact, and the cycles the search ranked it by
 #     equal to the RTL's (ideal memory) and the streamed model's.
-# usage: front_on_chip.sh CAPSGEN WORKDIR
+# usage: front_on_chip.sh CAPSGEN SPACE.yaml WORKDIR
 set -euo pipefail
 capsgen=$1
-work=$2
+space=$2
+work=$3
 rm -rf "$work"
 mkdir -p "$work"
-search=("$capsgen" dse nas --space configs/nas/tiny-space.yaml --config configs/tiny-2x2.yaml --out "$work/search"
+search=("$capsgen" dse nas --space "$space" --config configs/tiny-2x2.yaml --out "$work/search"
         --population 3 --offspring 2 --generations 1 --train-images 300 --test-images 200)
 "${search[@]}" | tee "$work/search.log"
-grep -q "^generation 1/1: 5 networks evaluated (5 trained now, 0 trained before)" "$work/search.log"
+grep -q "^generation 1/1: 5 networks evaluated (" "$work/search.log"
 
 python3 - "$work/search" <<'PY'
 import csv, os, sys
@@ -26,27 +28,32 @@ front = list(csv.DictReader(open(os.path.join(out, "front.csv"))))
 assert len(rows) == 5, len(rows)
 assert front and all(r["in_front"] == "1" for r in front)
 assert {r["hash"] for r in front} == {r["hash"] for r in rows if r["in_front"] == "1"}
+feasible = [r for r in rows if r["feasible"] == "1"]
+assert feasible and all(r["feasible"] == "1" for r in front)
 for r in rows:
-    acc = float(r["accuracy"])
-    assert 0 <= acc <= 1, r
-    for f in (r["network"], r["weights"]):
-        assert os.path.getsize(os.path.join(out, f)) > 0, f
+    assert os.path.getsize(os.path.join(out, r["network"])) > 0, r["network"]
+    if r["feasible"] == "1":  # trained: an accuracy and its weights
+        assert 0 <= float(r["accuracy"]) <= 1 and os.path.getsize(os.path.join(out, r["weights"])) > 0, r
+    else:  # the preset cannot run it: not trained, and the reason given
+        assert r["accuracy"] == "" and r["weights"] == "" and r["why"], r
 # No front member is dominated by any evaluated network on (error, cycles, memory, energy).
 key = lambda r: (1 - float(r["accuracy"]), int(r["cycles"]), int(r["onchip_bytes"]), float(r["energy_mj"]))
 for f in front:
-    for r in rows:
+    for r in feasible:
         a, b = key(r), key(f)
         assert not (all(x <= y for x, y in zip(a, b)) and a != b), (r["hash"], f["hash"])
 for svg in ("front-accuracy-latency.svg", "front-accuracy-energy.svg", "front-accuracy-memory.svg"):
     assert "<svg" in open(os.path.join(out, svg)).read()
 pick = min(front, key=lambda r: int(r["cycles"]))
 open(os.path.join(out, "..", "pick.txt"), "w").write(
-    f'{pick["network"]} {pick["weights"]} {pick["cycles"]} {pick["streamed_cycles"]}\n')
+    f'{pick["network"]} {pick["weights"]} {pick["cycles"]} {pick["streamed_cycles"]} {len(feasible)}\n')
 print("outputs ok; front", len(front), "of", len(rows), "; picked", pick["genome"])
 PY
 
+read -r network weights cycles streamed trained < "$work/pick.txt"
+grep -q "^generation 1/1: 5 networks evaluated ($trained trained now, 0 trained before)" "$work/search.log"
 "${search[@]}" > "$work/resume.log"
-grep -q "^generation 1/1: 5 networks evaluated (0 trained now, 5 trained before)" "$work/resume.log"
+grep -q "^generation 1/1: 5 networks evaluated (0 trained now, $trained trained before)" "$work/resume.log"
 set +e
 "${search[@]}" --epochs 2 > "$work/other.log" 2>&1
 rc=$?
@@ -54,7 +61,6 @@ set -e
 [[ $rc == 2 ]] && grep -q "search.json: evaluation.proxy.epochs: the search in this directory was run with another value" "$work/other.log"
 echo "resume ok"
 
-read -r network weights cycles streamed < "$work/pick.txt"
 for memory in ideal dram; do
   "$capsgen" sim --config configs/tiny-2x2.yaml --memory $memory --model "$work/search/$network" \
     --weights "$work/search/$weights" --dataset mnist --index 0 --work "$work/sim-$memory" > "$work/sim-$memory.log"

@@ -192,3 +192,127 @@ TEST(NasGenome, HashAndTextDistinguishGenomes) {
 
 }  // namespace
 }  // namespace capsgen::nas
+
+namespace capsgen::nas {
+namespace {
+
+LayerGene cell(int k, int s, int t, int d, int r) { return {GeneKind::CapsCell, k, s, t, d, 0, r}; }
+
+SearchSpace cell_space() {
+  SearchSpace s;
+  s.min_cells = 0;
+  s.max_cells = 4;
+  return s;
+}
+
+// DeepCaps' structure (models/deepcaps-tiny.yaml): four cells, the last with a ConvCaps3D parallel
+// layer, the third cell's capsules concatenated after the fourth's, then class capsules.
+TEST(NasGenomeCells, DeepCapsLikeGenomeDecodesToDeepCapsStructure) {
+  const SearchSpace s = cell_space();
+  Genome g{{conv(3, 1, 16), cell(3, 2, 4, 4, 0), cell(3, 2, 4, 8, 0), cell(3, 2, 4, 8, 0), cell(3, 2, 4, 8, 3),
+            cls(10, 16, 3)},
+           3};
+  ASSERT_TRUE(well_ordered(g, s));
+  const Genome before = g;
+  repair(g, s);
+  EXPECT_EQ(g, before);
+  EXPECT_EQ(genome_text(g), "C3s1c16 X3s2t4d4r0 X3s2t4d8r0 X3s2t4d8r0 X3s2t4d8r3 K10d16r3 S3");
+  const Network n = decode(g, s);
+  ASSERT_EQ(n.layers.size(), 1u + 4u * 5u + 1u + 1u);
+  int caps3d = 0, adds = 0;
+  for (const Layer& L : n.layers) {
+    caps3d += L.kind == LayerKind::ConvCaps3d;
+    adds += L.kind == LayerKind::CapsAdd;
+  }
+  EXPECT_EQ(caps3d, 1);
+  EXPECT_EQ(adds, 4);
+  // 26x26 after conv1, then ceil(n / 2) per cell: 13, 7, 4, 2. The flatten holds the last cell's
+  // 4 x 2 x 2 capsules and the third's 4 x 4 x 4.
+  const Layer& flat = n.layers[n.layers.size() - 2];
+  ASSERT_EQ(flat.kind, LayerKind::FlattenCaps);
+  EXPECT_EQ(flat.out.count, 4 * 2 * 2 + 4 * 4 * 4);
+  EXPECT_EQ(flat.out.dim, 8);
+  EXPECT_EQ(n.layers.back().out.count, 10);
+}
+
+TEST(NasGenomeCells, RepairDropsASkipOfAnotherDimensionOrPosition) {
+  const SearchSpace s = cell_space();
+  Genome g{{conv(3, 1, 16), cell(3, 2, 4, 4, 0), cell(3, 2, 4, 8, 0), cls(10, 16, 3)}, 1};
+  repair(g, s);
+  EXPECT_EQ(g.skip, 0);  // cell 1 has 4-D capsules, the last cell 8-D ones
+  g.skip = 2;            // the last cell itself
+  repair(g, s);
+  EXPECT_EQ(g.skip, 0);
+  g.layers[1].caps_dim = 8;
+  g.skip = 1;
+  repair(g, s);
+  EXPECT_EQ(g.skip, 1);
+  // A cell after a primary-capsule layer, or cells in a space without cells, break the order rule.
+  EXPECT_FALSE(well_ordered(Genome{{conv(3, 1, 16), prim(3, 2, 4, 4), cell(3, 2, 4, 8, 0), cls(10, 16, 3)}}, s));
+  EXPECT_FALSE(well_ordered(g, SearchSpace{}));
+}
+
+TEST(NasGenomeCells, RandomGenomesOfBothFamiliesAllValidate) {
+  const SearchSpace s = cell_space();
+  Rng rng(11);
+  int capsnet = 0, deepcaps = 0, skips = 0, three_d = 0;
+  for (int i = 0; i < 300; ++i) {
+    const Genome g = random_genome(s, rng);
+    ASSERT_TRUE(well_ordered(g, s)) << genome_text(g);
+    try {
+      const Network n = decode(g, s);
+      EXPECT_EQ(n.layers.back().out.count, s.classes);
+    } catch (const InputError& e) {
+      FAIL() << genome_text(g) << ": " << e.what();
+    }
+    bool cells = false;
+    for (const LayerGene& L : g.layers) {
+      cells |= L.kind == GeneKind::CapsCell;
+      three_d += L.kind == GeneKind::CapsCell && L.routing > 0;
+    }
+    (cells ? deepcaps : capsnet)++;
+    skips += g.skip > 0;
+  }
+  EXPECT_GT(capsnet, 30);  // a fifth of the draws have no cell
+  EXPECT_GT(deepcaps, 200);
+  EXPECT_GT(skips, 20);
+  EXPECT_GT(three_d, 100);
+}
+
+TEST(NasGenomeCells, OperatorsMixTheFamiliesAndMoveTheSkip) {
+  const SearchSpace s = cell_space();
+  Rng rng(5);
+  int mixed = 0, skip_moves = 0;
+  for (int i = 0; i < 300; ++i) {
+    const Genome a = random_genome(s, rng), b = random_genome(s, rng);
+    auto [c1, c2] = crossover(a, b, s, rng);
+    ASSERT_TRUE(well_ordered(c1, s) && well_ordered(c2, s)) << genome_text(c1) << " / " << genome_text(c2);
+    EXPECT_NO_THROW(decode(c1, s)) << genome_text(c1);
+    Genome m = c1;
+    const int skip = m.skip;
+    if (mutate(m, s, 1.0, rng)) {
+      ASSERT_TRUE(well_ordered(m, s));
+      EXPECT_NO_THROW(decode(m, s)) << genome_text(m);
+      skip_moves += m.skip != skip && m.layers == c1.layers;
+    }
+    const bool a_cells = a.layers[1].kind == GeneKind::CapsCell || a.layers.size() > 2;
+    mixed += a_cells && c1 != a && c1 != b;
+  }
+  EXPECT_GT(mixed, 50);
+  EXPECT_GT(skip_moves, 5);
+}
+
+TEST(NasGenomeCells, SkipIsPartOfHashAndText) {
+  Genome a{{conv(3, 1, 16), cell(3, 2, 4, 8, 0), cell(3, 2, 4, 8, 0), cls(10, 16, 3)}, 0};
+  Genome b = a;
+  b.skip = 1;
+  EXPECT_NE(genome_hash(a), genome_hash(b));
+  EXPECT_EQ(genome_text(b), genome_text(a) + " S1");
+  // Genomes without a skip hash as before the skip term existed, so the outputs of a search of the
+  // CapsNet-like space keep their names (the key computed by the code without cells).
+  const Genome capsnet{{conv(3, 2, 32), conv(7, 1, 256), prim(5, 1, 8, 4), cls(10, 16, 3)}};
+  EXPECT_EQ(genome_key(capsnet), "db7323846ae42b73");
+}
+
+}  // namespace
+}  // namespace capsgen::nas

@@ -24,8 +24,8 @@ TEST(NasSpaceFile, EmptyKeysTakeThePapersSpace) {
   EXPECT_EQ(s.conv_channels, d.conv_channels);
   EXPECT_EQ(s.routing, d.routing);
   EXPECT_EQ(s.max_convs, d.max_convs);
-  // configs/nas/nascaps-space.yaml writes those defaults out.
-  const SearchSpace f = load_search_space(kRoot + "/configs/nas/nascaps-space.yaml");
+  // configs/nas/capsnet-space.yaml writes those defaults out.
+  const SearchSpace f = load_search_space(kRoot + "/configs/nas/capsnet-space.yaml");
   EXPECT_EQ(search_space_yaml(f), search_space_yaml(d));
 }
 
