@@ -24,6 +24,16 @@ LayerGene cls(int n, int d, int r) { return {GeneKind::ClassCaps, 0, 0, 0, d, n,
 // Parses the decoded description as `capsgen validate --model` does (load_network = read + parse).
 Network decode(const Genome& g, const SearchSpace& s) { return parse_network(to_yaml(g, s, "cand"), "cand.yaml"); }
 
+// g is well ordered and decodes to a network that ends in one capsule per class.
+void expect_valid_network(const Genome& g, const SearchSpace& s) {
+  ASSERT_TRUE(well_ordered(g, s)) << genome_text(g);
+  try {
+    EXPECT_EQ(decode(g, s).layers.back().out.count, s.classes) << genome_text(g);
+  } catch (const InputError& e) {
+    FAIL() << genome_text(g) << ": " << e.what();
+  }
+}
+
 TEST(NasGenome, CapsNetDecodesToCapsNetShapes) {
   const SearchSpace s;
   const Genome g{{conv(9, 1, 256), prim(9, 2, 32, 8), cls(10, 16, 3)}};
@@ -89,13 +99,7 @@ TEST(NasGenome, RandomGenomesAllValidate) {
   std::set<std::string> distinct;
   for (int i = 0; i < 500; ++i) {
     const Genome g = random_genome(s, rng);
-    ASSERT_TRUE(well_ordered(g, s)) << genome_text(g);
-    try {
-      const Network n = decode(g, s);
-      EXPECT_EQ(n.layers.back().out.count, s.classes);
-    } catch (const InputError& e) {
-      FAIL() << genome_text(g) << ": " << e.what();
-    }
+    expect_valid_network(g, s);
     distinct.insert(genome_text(g));
   }
   EXPECT_GT(distinct.size(), 450u);  // the space is large: random draws rarely repeat
@@ -258,13 +262,7 @@ TEST(NasGenomeCells, RandomGenomesOfBothFamiliesAllValidate) {
   int capsnet = 0, deepcaps = 0, skips = 0, three_d = 0;
   for (int i = 0; i < 300; ++i) {
     const Genome g = random_genome(s, rng);
-    ASSERT_TRUE(well_ordered(g, s)) << genome_text(g);
-    try {
-      const Network n = decode(g, s);
-      EXPECT_EQ(n.layers.back().out.count, s.classes);
-    } catch (const InputError& e) {
-      FAIL() << genome_text(g) << ": " << e.what();
-    }
+    expect_valid_network(g, s);
     bool cells = false;
     for (const LayerGene& L : g.layers) {
       cells |= L.kind == GeneKind::CapsCell;
