@@ -48,7 +48,7 @@ struct TrainFailure : std::runtime_error {
 // The accuracy proxy: scripts/train_capsnet.py for a few epochs on a fixed subset of the data set.
 struct TrainProxy {
   std::string python, trainer, dataset;
-  int epochs = 1, train_images = 2000, test_images = 500, seed = 1, threads = 1;
+  int epochs = 1, train_images = 2000, test_images = 500, batch = 8, seed = 1, threads = 1;
   fs::path dir;         // OUT/train: <hash>.npz (weights), <hash>.json (the trainer's log), <hash>.log
   fs::path models_dir;  // OUT/networks: <hash>.yaml
   int trained = 0, reused = 0;
@@ -73,10 +73,10 @@ double train_network(TrainProxy& p, const Genome& g, const std::string& yaml) {
     return *acc;
   }
   const std::string cmd =
-      fmt::format("{} {} --model {} --dataset {} --epochs {} --limit {} --test-limit {} --seed {} --threads {} "
-                  "--out {} --log {} > {} 2>&1",
+      fmt::format("{} {} --model {} --dataset {} --epochs {} --limit {} --test-limit {} --batch {} --seed {} "
+                  "--threads {} --out {} --log {} > {} 2>&1",
                   quote(p.python), quote(p.trainer), quote(model.string()), p.dataset, p.epochs, p.train_images,
-                  p.test_images, p.seed, p.threads, quote((p.dir / (key + ".npz")).string()), quote(log.string()),
+                  p.test_images, p.batch, p.seed, p.threads, quote((p.dir / (key + ".npz")).string()), quote(log.string()),
                   quote(out.string()));
   const auto t0 = std::chrono::steady_clock::now();
   const int status = std::system(cmd.c_str());
@@ -104,7 +104,7 @@ nlohmann::ordered_json evaluation_settings(const Args& args, const nas::SearchSp
   j["accuracy"] = train ? "train" : "none";
   if (train)
     j["proxy"] = {{"dataset", p.dataset},           {"epochs", p.epochs},           {"train_images", p.train_images},
-                  {"test_images", p.test_images},   {"seed", p.seed},               {"trainer", slurp(p.trainer)}};
+                  {"test_images", p.test_images},   {"batch", p.batch},             {"seed", p.seed},               {"trainer", slurp(p.trainer)}};
   return j;
 }
 
@@ -225,6 +225,7 @@ TrainProxy proxy_from(const Args& args, const fs::path& out) {
   p.epochs = int(args.get_int("epochs", 1, 100));
   p.train_images = int(args.get_int("train-images", 10, 1 << 20));
   p.test_images = int(args.get_int("test-images", 10, 1 << 20));
+  p.batch = int(args.get_int("train-batch", 1, 4096));
   p.seed = int(args.get_int("train-seed", 0, 1 << 30));
   p.threads = int(args.get_int("train-threads", 1, 256));
   p.dir = out / "train";
@@ -256,6 +257,8 @@ Args make_args() {
       .option("epochs", "N", "the proxy's training epochs", "1")
       .option("train-images", "N", "the proxy's training images (a fixed class-balanced subset)", "2000")
       .option("test-images", "N", "the proxy's test images (a fixed subset)", "500")
+      .option("train-batch", "N",
+              "the proxy's minibatch (small: a short run needs optimizer steps more than large batches)", "8")
       .option("train-seed", "N", "the proxy's seed (weights initialization and batch order)", "1")
       .option("train-threads", "N", "PyTorch threads per training run", "1")
       .option("python", "FILE", "the Python that runs the trainer (Debian's, with python3-torch)", "/usr/bin/python3")
