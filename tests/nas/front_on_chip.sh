@@ -33,11 +33,13 @@ assert feasible and all(r["feasible"] == "1" for r in front)
 for r in rows:
     assert os.path.getsize(os.path.join(out, r["network"])) > 0, r["network"]
     if r["feasible"] == "1":  # trained: an accuracy and its weights
-        assert 0 <= float(r["accuracy"]) <= 1 and os.path.getsize(os.path.join(out, r["weights"])) > 0, r
+        for a in (r["val_accuracy"], r["test_accuracy"]):
+            assert 0 <= float(a) <= 1, r
+        assert os.path.getsize(os.path.join(out, r["weights"])) > 0, r
     else:  # the preset cannot run it: not trained, and the reason given
-        assert r["accuracy"] == "" and r["weights"] == "" and r["why"], r
+        assert r["val_accuracy"] == r["test_accuracy"] == r["weights"] == "" and r["why"], r
 # No front member is dominated by any evaluated network on (error, cycles, memory, energy).
-key = lambda r: (1 - float(r["accuracy"]), int(r["cycles"]), int(r["onchip_bytes"]), float(r["energy_mj"]))
+key = lambda r: (1 - float(r["val_accuracy"]), int(r["cycles"]), int(r["onchip_bytes"]), float(r["energy_mj"]))
 for f in front:
     for r in feasible:
         a, b = key(r), key(f)
