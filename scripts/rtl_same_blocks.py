@@ -29,6 +29,7 @@ BLOCK_TOPS = {
     "gather": ["capsgen_gather"],
     "staging": ["capsgen_staging"],
     "engine": ["capsgen_engine"],
+    "frame_seq": ["capsgen_frame_seq"],
 }
 # Parameter files every block test may read, besides the Verilog, and those of single blocks.
 DATA_FILES = ["activation.txt", "config.txt"]
@@ -37,6 +38,7 @@ BLOCK_DATA_FILES = {
     "pmu": ["pmu.txt", "scratchpad.txt"],
     "dma": ["dma.txt", "memsys.txt"],
     "memsys": ["memsys.txt"],
+    "frame_seq": ["chip.txt"],
 }
 INSTANCE = re.compile(r"^\s*(capsgen_\w+)\s+(?:#\(|u_)", re.M)
 

@@ -3,8 +3,9 @@
 #   1. capsgen generate (a preset, or a seeded random config written to YAML first)
 #   2. verilator --lint-only -Wall on every generated module (must be clean)
 #   3. configure + build the Verilator testbench project tb/ against that RTL
-#   4. run the PE, accumulator, array, activation, scratchpad, DMA, PMU, memory-system, gather, staging and engine block tests,
-#      and whole compiled networks on the engine (capsgen compile --dump-engine, tb_blocks engine --program)
+#   4. run the PE, accumulator, array, activation, scratchpad, DMA, PMU, memory-system, gather, staging, engine and
+#      frame-sequencer block tests, whole compiled networks on the engine (capsgen compile --dump-engine,
+#      tb_blocks engine --program) and capsnet-tiny's frame program on the frame sequencer
 #   5. optionally (--icarus) replay the array and activation tests under Icarus Verilog and compare
 #
 # usage: run_block_tests.sh --capsgen BIN --work DIR (--config YAML | --random SEED)
@@ -102,9 +103,17 @@ dump_programs() {  # dump_programs CONFIG DIR_PREFIX
   done
 }
 dump_programs "$config" "$work/engine"
+# capsnet-tiny's frame program (capsgen compile --stream --frames) for the frame sequencer's test, where
+# the preset has the chip.
+frames=()
+if grep -q '^supported 1' "$rtl/chip.txt"; then
+  "$capsgen" compile --config "$config" --model "$root/models/capsnet-tiny.yaml" --seed "$seed" --stream \
+    --frames "$work/frames-capsnet-tiny" > "$work/frames-capsnet-tiny.log" || { cat "$work/frames-capsnet-tiny.log"; echo "FAIL compile"; exit 1; }
+  frames=(--program "$work/frames-capsnet-tiny")
+fi
 
 # 2b. with --same-as: leave out the blocks that would repeat REF's tests.
-blocks=(pe accumulator array activation scratchpad dma pmu memsys gather staging engine)
+blocks=(pe accumulator array activation scratchpad dma pmu memsys gather staging engine frame_seq)
 if [[ -n "$same_as" ]]; then
   step "compare with $same_as"
   "$capsgen" generate --config "$same_as" --out "$work/ref-rtl" > /dev/null
@@ -142,7 +151,11 @@ echo "built in $((SECONDS - t0)) s"
 tbx="$work/build/tb_blocks"
 for block in "${blocks[@]}"; do
   step "$block (seed $seed)"
-  "$tbx" "$block" --rtl "$rtl" --seed "$seed" --scale "$scale"
+  if [[ "$block" == frame_seq ]]; then
+    "$tbx" "$block" --rtl "$rtl" --seed "$seed" --scale "$scale" "${frames[@]}"
+  else
+    "$tbx" "$block" --rtl "$rtl" --seed "$seed" --scale "$scale"
+  fi
 done
 # The compute engine on compiled networks (the programs dumped above): the whole program, every
 # descriptor in order on one memory that the engine's own writes update (the RTL computes the

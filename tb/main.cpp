@@ -1,6 +1,6 @@
 // tb_blocks: all block testbenches in one executable (the Verilator runtime is compiled once); the
 // ones built are those of CAPSGEN_TB_BLOCKS (tb/CMakeLists.txt), the others answer "not built".
-//   tb_blocks pe|accumulator|array|activation|scratchpad|dma|pmu|memsys|gather|staging|engine --rtl DIR [--seed N] [--trace file.fst] [--scale X] ...
+//   tb_blocks pe|accumulator|array|activation|scratchpad|dma|pmu|memsys|gather|staging|engine|frame_seq --rtl DIR [--seed N] [--trace file.fst] [--scale X] ...
 #include <cstdio>
 #include <cstring>
 #include <exception>
@@ -16,6 +16,7 @@ int memsys_tb_main(int argc, char** argv);
 int gather_tb_main(int argc, char** argv);
 int staging_tb_main(int argc, char** argv);
 int engine_tb_main(int argc, char** argv);
+int frame_seq_tb_main(int argc, char** argv);
 
 int main(int argc, char** argv) {
   struct Entry {
@@ -78,6 +79,11 @@ int main(int argc, char** argv) {
 #else
       {"engine", nullptr},
 #endif
+#ifdef CAPSGEN_TB_BLOCK_FRAME_SEQ
+      {"frame_seq", frame_seq_tb_main},
+#else
+      {"frame_seq", nullptr},
+#endif
   };
   if (argc >= 2) {
     for (const Entry& e : tbs) {
@@ -94,6 +100,6 @@ int main(int argc, char** argv) {
       }
     }
   }
-  std::fprintf(stderr, "usage: %s pe|accumulator|array|activation|scratchpad|dma|pmu|memsys|gather|staging|engine --rtl DIR [--seed N] [--trace file.fst] [--scale X]\n", argv[0]);
+  std::fprintf(stderr, "usage: %s pe|accumulator|array|activation|scratchpad|dma|pmu|memsys|gather|staging|engine|frame_seq --rtl DIR [--seed N] [--trace file.fst] [--scale X]\n", argv[0]);
   return 2;
 }
