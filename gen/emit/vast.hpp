@@ -75,6 +75,11 @@ Stmt stmt_comment(std::string text);
 // for (var = 0; var < bound; var = var + 1) begin body end; `var` must be declared with Module::integer.
 Stmt for_(std::string var, std::string bound, Stmts body);
 
+// The signals `stmts` assign anywhere (inside if, case and for statements too), by base name: a bit
+// or part select, a memory index and the parts of a concatenation name their signal. In the order of
+// their first assignment, each once.
+std::vector<std::string> assigned_signals(const Stmts& stmts);
+
 // ---- Module items ------------------------------------------------------------------------------
 
 struct Parameter {
@@ -203,6 +208,9 @@ class Module {
   void integer(std::string name, std::string comment = "");  // a loop variable for for_()
   void always_ff(Stmts body);                          // always @(posedge clk_i), no reset
   void always_ff_reset(Stmts reset_body, Stmts body);  // async active-low rst_ni
+  // Reset statements `name <= 0;` for the named registers, each zero as wide as its declaration
+  // (std::logic_error for a name that is not a register of this module).
+  Stmts reset_to_zero(const std::vector<std::string>& names) const;
   void always_comb(Stmts body);                        // always @*
   void lint_off(std::string rule, std::string reason);
   void lint_on(std::string rule);

@@ -371,3 +371,4 @@ TEST(VastErrors, TypedInstancesCheckTheChild) {
   EXPECT_NE(error_of([&] { (void)(o & d8); }), "");        // mixing modules
   EXPECT_NE(error_of([&] { m.assign(o, d8); }), "");
 }
+
