@@ -454,6 +454,8 @@ void Module::reg(std::string name, std::string width, std::string comment, bool 
 
 void Module::memory(std::string name, std::string width, std::string depth, std::string comment) {
   check_signal(name);
+  if (async_assigned_.count(name) != 0)
+    throw std::logic_error("vast: " + name_ + ": memory " + name + " is assigned in an async-reset block");
   items_.emplace_back(ItemNet{true, false, std::move(name), std::move(width), std::move(comment), std::move(depth)});
 }
 
@@ -469,6 +471,29 @@ void Module::assign(std::string lhs, std::string rhs) { items_.emplace_back(Item
 void Module::always_ff(Stmts body) { items_.emplace_back(ItemAlways{ItemAlways::Kind::kFlop, {}, std::move(body)}); }
 
 void Module::always_ff_reset(Stmts reset_body, Stmts body) {
+  const std::vector<std::string> reset = assigned_signals(reset_body);
+  const std::vector<std::string> assigned = assigned_signals(body);
+  const std::set<std::string> reset_set(reset.begin(), reset.end());
+  std::set<std::string> memories;
+  for (const Item& item : items_)
+    if (const auto* n = std::get_if<ItemNet>(&item); n != nullptr && !n->depth.empty()) memories.insert(n->name);
+  std::string mems, missing;
+  for (const std::vector<std::string>* list : {&reset, &assigned})
+    for (const std::string& s : *list)
+      if (memories.count(s) != 0 && mems.find(" " + s + ",") == std::string::npos) mems += " " + s + ",";
+  for (const std::string& s : assigned)
+    if (reset_set.count(s) == 0 && memories.count(s) == 0) missing += " " + s + ",";
+  if (!mems.empty()) {
+    mems.pop_back();
+    throw std::logic_error("vast: " + name_ + ": memory assigned in an async-reset block (use always_ff):" + mems);
+  }
+  if (!missing.empty()) {
+    missing.pop_back();
+    throw std::logic_error("vast: " + name_ + ": register(s) assigned in an async-reset block without a reset value:" +
+                           missing);
+  }
+  async_assigned_.insert(reset.begin(), reset.end());
+  async_assigned_.insert(assigned.begin(), assigned.end());
   items_.emplace_back(ItemAlways{ItemAlways::Kind::kFlopAsyncReset, std::move(reset_body), std::move(body)});
 }
 

@@ -206,8 +206,12 @@ class Module {
   void blank();
   void comment(std::string text);
   void integer(std::string name, std::string comment = "");  // a loop variable for for_()
-  void always_ff(Stmts body);                          // always @(posedge clk_i), no reset
-  void always_ff_reset(Stmts reset_body, Stmts body);  // async active-low rst_ni
+  void always_ff(Stmts body);  // always @(posedge clk_i), no reset
+  // always @(posedge clk_i or negedge rst_ni): reset_body while rst_ni is low, else body. Every
+  // register body assigns must get its reset value in reset_body (a register without one would
+  // make synthesis use rst_ni as its load enable), and no memory may be assigned in either (a
+  // memory belongs in always_ff): std::logic_error naming the module and the registers otherwise.
+  void always_ff_reset(Stmts reset_body, Stmts body);
   // Reset statements `name <= 0;` for the named registers, each zero as wide as its declaration
   // (std::logic_error for a name that is not a register of this module).
   Stmts reset_to_zero(const std::vector<std::string>& names) const;
@@ -226,6 +230,7 @@ class Module {
   std::vector<Port> ports_;
   std::vector<Item> items_;
   std::set<std::string> names_;
+  std::set<std::string> async_assigned_;  // signals assigned in always_ff_reset blocks
 };
 
 // The one printer. Deterministic: the same Module always prints the same bytes.
