@@ -1,7 +1,9 @@
 #include "emit/vast.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cctype>
 #include <stdexcept>
 
@@ -477,21 +479,18 @@ void Module::always_ff_reset(Stmts reset_body, Stmts body) {
   std::set<std::string> memories;
   for (const Item& item : items_)
     if (const auto* n = std::get_if<ItemNet>(&item); n != nullptr && !n->depth.empty()) memories.insert(n->name);
-  std::string mems, missing;
+  std::vector<std::string> mems, missing;
   for (const std::vector<std::string>* list : {&reset, &assigned})
     for (const std::string& s : *list)
-      if (memories.count(s) != 0 && mems.find(" " + s + ",") == std::string::npos) mems += " " + s + ",";
+      if (memories.count(s) != 0 && std::find(mems.begin(), mems.end(), s) == mems.end()) mems.push_back(s);
   for (const std::string& s : assigned)
-    if (reset_set.count(s) == 0 && memories.count(s) == 0) missing += " " + s + ",";
-  if (!mems.empty()) {
-    mems.pop_back();
-    throw std::logic_error("vast: " + name_ + ": memory assigned in an async-reset block (use always_ff):" + mems);
-  }
-  if (!missing.empty()) {
-    missing.pop_back();
-    throw std::logic_error("vast: " + name_ + ": register(s) assigned in an async-reset block without a reset value:" +
-                           missing);
-  }
+    if (reset_set.count(s) == 0 && memories.count(s) == 0) missing.push_back(s);
+  if (!mems.empty())
+    throw std::logic_error("vast: " + name_ + ": memory assigned in an async-reset block (use always_ff): " +
+                           fmt::format("{}", fmt::join(mems, ", ")));
+  if (!missing.empty())
+    throw std::logic_error("vast: " + name_ + ": register(s) assigned in an async-reset block without a reset value: " +
+                           fmt::format("{}", fmt::join(missing, ", ")));
   async_assigned_.insert(reset.begin(), reset.end());
   async_assigned_.insert(assigned.begin(), assigned.end());
   items_.emplace_back(ItemAlways{ItemAlways::Kind::kFlopAsyncReset, std::move(reset_body), std::move(body)});
