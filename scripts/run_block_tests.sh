@@ -10,18 +10,21 @@
 #
 # usage: run_block_tests.sh --capsgen BIN --work DIR (--config YAML | --random SEED)
 #                           [--seed N] [--scale X] [--icarus | --icarus-only] [--jobs N] [--no-trace]
-#                           [--same-as REF.yaml]
+#                           [--same-as REF.yaml] [--lint-only] [--run-only]
 # --icarus-only reuses the RTL and build of an earlier run in DIR (CTest fixture); --jobs defaults
 # to $CAPSGEN_RTL_JOBS or 2; --no-trace builds the models without FST support (faster builds).
 # --same-as REF.yaml: a block whose RTL, parameter files and engine programs equal those of preset
 # REF (scripts/rtl_same_blocks.py) is neither built nor run here: with the same seed it would be
 # the same test as REF's own block test. The others are built and run as usual.
+# --lint-only: steps 1 and 2 only (generate, Verilator lint, Yosys read), no testbench build.
+# --run-only reuses the RTL, engine programs and build of an earlier run in DIR (CTest fixture) and
+# runs step 4 again, e.g. with other initial register values (CAPSGEN_RAND_RESET, tb/common/sim.hpp).
 # Exit status 0 only if every step passed. Nothing outside DIR is written.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/.." && pwd)"
-capsgen="" work="" config="" random="" seed=1 scale=1 icarus=0 icarus_only=0 jobs="${CAPSGEN_RTL_JOBS:-2}" trace=ON same_as=""
+capsgen="" work="" config="" random="" seed=1 scale=1 icarus=0 icarus_only=0 lint_only=0 run_only=0 jobs="${CAPSGEN_RTL_JOBS:-2}" trace=ON same_as=""
 
 while [[ $# -gt 0 ]]; do
   case "$1" in
@@ -36,6 +39,8 @@ while [[ $# -gt 0 ]]; do
     --jobs) jobs="$2"; shift 2 ;;
     --no-trace) trace=OFF; shift ;;
     --same-as) same_as="$2"; shift 2 ;;
+    --lint-only) lint_only=1; shift ;;
+    --run-only) run_only=1; shift ;;
     *) echo "run_block_tests.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
 done
@@ -49,11 +54,49 @@ rtl="$work/rtl"
 step() { printf '== %s\n' "$*"; }
 t0=$SECONDS
 
-if [[ "$icarus_only" == 1 ]]; then
+# The engine programs of step 4 (capsgen compile --dump-engine): capsnet-tiny with seeded weights and a
+# synthetic image everywhere; the presets also run capsnet-small with its trained weights on MNIST
+# test image 0.
+nets=("capsnet-tiny:")
+[[ -z "$random" ]] && nets+=("capsnet-small:--weights $root/models/weights/capsnet-small-mnist.npz --dataset mnist --index 0")
+
+# 4. run the block tests of $blocks with tb_blocks $tbx, then the engine programs
+run_blocks() {
+  # The frame sequencer's test also runs capsnet-tiny's frame program, when the preset has the chip.
+  local frames=()
+  [[ -d "$work/frames-capsnet-tiny" ]] && frames=(--program "$work/frames-capsnet-tiny")
+  for block in "${blocks[@]}"; do
+    step "$block (seed $seed)"
+    if [[ "$block" == frame_seq ]]; then
+      "$tbx" "$block" --rtl "$rtl" --seed "$seed" --scale "$scale" "${frames[@]}"
+    else
+      "$tbx" "$block" --rtl "$rtl" --seed "$seed" --scale "$scale"
+    fi
+  done
+  # The compute engine on compiled networks (the programs dumped above): the whole program, every
+  # descriptor in order on one memory that the engine's own writes update (the RTL computes the
+  # inference), each descriptor's writes compared with the functional executor's and the RTL's class
+  # prediction with the golden model's.
+  if [[ " ${blocks[*]} " == *" engine "* ]]; then
+    for entry in "${nets[@]}"; do
+      net="${entry%%:*}" opts="${entry#*:}"
+      step "engine program $net${opts:+ ($opts)}"
+      "$tbx" engine --rtl "$rtl" --program "$work/engine-$net"
+    done
+  fi
+}
+
+if [[ "$icarus_only" == 1 || "$run_only" == 1 ]]; then
   # Reuse the RTL and testbench build of an earlier run in the same --work directory.
   [[ -x "$work/build/tb_blocks" && -f "$rtl/files.f" ]] || { echo "FAIL: no earlier build in $work"; exit 1; }
   mapfile -t sources < <(grep -v '^//' "$rtl/files.f" | sed '/^$/d')
   tbx="$work/build/tb_blocks"
+  if [[ "$run_only" == 1 ]]; then
+    # The blocks that run: those the earlier run built (the list it gave tb/'s CMake).
+    IFS=';' read -r -a blocks <<< "$(sed -n 's/^CAPSGEN_TB_BLOCKS:[A-Z]*=//p' "$work/build/CMakeCache.txt")"
+    [[ ${#blocks[@]} -gt 0 ]] || { echo "FAIL: no block list in $work/build/CMakeCache.txt"; exit 1; }
+    run_blocks
+  fi
 else
 # 1. generate
 if [[ -n "$random" ]]; then
@@ -87,12 +130,11 @@ if command -v yosys > /dev/null; then
     || { cat "$work/yosys.log"; echo "FAIL yosys"; exit 1; }
   echo "yosys read/hierarchy/proc clean"
 fi
+if [[ "$lint_only" == 1 ]]; then
+  echo "ALL PASS (lint only, $((SECONDS - t0)) s)"
+  exit 0
+fi
 
-# The engine programs of step 4 (capsgen compile --dump-engine): capsnet-tiny with seeded weights and a
-# synthetic image everywhere; the presets also run capsnet-small with its trained weights on MNIST
-# test image 0.
-nets=("capsnet-tiny:")
-[[ -z "$random" ]] && nets+=("capsnet-small:--weights $root/models/weights/capsnet-small-mnist.npz --dataset mnist --index 0")
 dump_programs() {  # dump_programs CONFIG DIR_PREFIX
   local entry net opts
   for entry in "${nets[@]}"; do
@@ -105,11 +147,10 @@ dump_programs() {  # dump_programs CONFIG DIR_PREFIX
 dump_programs "$config" "$work/engine"
 # capsnet-tiny's frame program (capsgen compile --stream --frames) for the frame sequencer's test, where
 # the preset has the chip.
-frames=()
+rm -rf "$work/frames-capsnet-tiny"
 if grep -q '^supported 1' "$rtl/chip.txt"; then
   "$capsgen" compile --config "$config" --model "$root/models/capsnet-tiny.yaml" --seed "$seed" --stream \
     --frames "$work/frames-capsnet-tiny" > "$work/frames-capsnet-tiny.log" || { cat "$work/frames-capsnet-tiny.log"; echo "FAIL compile"; exit 1; }
-  frames=(--program "$work/frames-capsnet-tiny")
 fi
 
 # 2b. with --same-as: leave out the blocks that would repeat REF's tests.
@@ -149,25 +190,7 @@ echo "built in $((SECONDS - t0)) s"
 
 # 4. run
 tbx="$work/build/tb_blocks"
-for block in "${blocks[@]}"; do
-  step "$block (seed $seed)"
-  if [[ "$block" == frame_seq ]]; then
-    "$tbx" "$block" --rtl "$rtl" --seed "$seed" --scale "$scale" "${frames[@]}"
-  else
-    "$tbx" "$block" --rtl "$rtl" --seed "$seed" --scale "$scale"
-  fi
-done
-# The compute engine on compiled networks (the programs dumped above): the whole program, every
-# descriptor in order on one memory that the engine's own writes update (the RTL computes the
-# inference), each descriptor's writes compared with the functional executor's and the RTL's class
-# prediction with the golden model's.
-if [[ " ${blocks[*]} " == *" engine "* ]]; then
-  for entry in "${nets[@]}"; do
-    net="${entry%%:*}" opts="${entry#*:}"
-    step "engine program $net${opts:+ ($opts)}"
-    "$tbx" engine --rtl "$rtl" --program "$work/engine-$net"
-  done
-fi
+run_blocks
 fi
 
 # 5. Icarus cross-check of the array and activation tests

@@ -204,6 +204,14 @@ class Bench {
     spm_.assign((std::size_t{1} << info_.spm_addr_bits) * static_cast<std::size_t>(info_.wb()), 0);
     for (auto& b : spm_) b = static_cast<std::uint8_t>(rng_.next());
     ratio_ = (1000.0 / spec_.timing.tck_ns) / info_.clock_mhz;  // DRAM cycles per accelerator cycle
+    // The handshake inputs are driven from the start (they would otherwise keep the model's initial
+    // value, random with CAPSGEN_RAND_RESET=2); data inputs are don't-care until their valid.
+    dut_.desc_valid_i = 0;
+    dut_.req_ready_i = 0;
+    dut_.rd_valid_i = 0;
+    dut_.wr_ready_i = 0;
+    dut_.spm_gnt_i = 0;
+    dut_.spm_rvalid_i = 0;
     sim_.reset();
   }
 

@@ -86,6 +86,7 @@ class StagingBench {
     dut_->rd_en_i = in.rd_en;
     dut_->rd_vec_i = static_cast<std::remove_reference_t<decltype(dut_->rd_vec_i)>>(in.rd_vec);
     dut_->rd_release_i = in.rd_release;
+    dut_->wr_vall_i = 0;  // element writes only (else the model's initial value, random with CAPSGEN_RAND_RESET=2)
   }
 
   // One clock cycle: compare the outputs of this cycle, apply `in`, advance the model and the DUT.

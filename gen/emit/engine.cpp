@@ -31,6 +31,18 @@ std::string sum_ge(const std::string& a, const std::string& b, const std::string
   return fmt::format("({{1'b0, {}}} + {{1'b0, {}}} >= {{1'b0, {}}})", a, b, c);
 }
 
+// The reset statements of a control block: `reset` (the state that must start idle), then a zero for
+// every register of `regs` that `reset` does not set. Descriptor fields and position counters start
+// at zero; a descriptor's start loads them before they are used.
+Stmts with_zero_reset(const Module& m, Stmts reset, const std::vector<std::string>& regs) {
+  const std::vector<std::string> have = assigned_signals(reset);
+  std::vector<std::string> rest;
+  for (const std::string& r : regs)
+    if (std::find(have.begin(), have.end(), r) == have.end()) rest.push_back(r);
+  for (Stmt& z : m.reset_to_zero(rest)) reset.push_back(std::move(z));
+  return reset;
+}
+
 }  // namespace
 
 Module build_tile_reader(const AccelConfig& cfg) {
@@ -184,8 +196,12 @@ Module build_tile_reader(const AccelConfig& cfg) {
                {nb("k_q", "k_q + 16'd1"), nb("rem_q", fmt::format("(rem_q > {0}) ? rem_q - {0} : 16'd0", lit(CW, R)))})},
           {nb("n_q", "n_q + 16'd1"),
            nb("lanes_q", fmt::format("(lanes_q > {0}) ? lanes_q - {0} : 16'd0", lit(CW, C)))})};
+  Stmts reset = with_zero_reset(
+      m, {nb("busy_q", "1'b0"), nb("loading_q", "1'b0"), nb("held_q", "1'b0"), nb("p_valid_q", "1'b0")},
+      assigned_signals(load));
+  reset = with_zero_reset(m, std::move(reset), {"raddr_q", "r_q", "g_q", "e_q", "laddr_q"});
   m.always_ff_reset(
-      {nb("busy_q", "1'b0"), nb("loading_q", "1'b0"), nb("held_q", "1'b0"), nb("p_valid_q", "1'b0")},
+      std::move(reset),
       {nb("p_valid_q", "row_rd & row_done"),
        if_("start_i", [&] {
          Stmts s = load;
@@ -355,21 +371,23 @@ Module build_out_writer(const AccelConfig& cfg) {
            nb("blk_q", "bb_q + s_b_q"), nb("maddr_q", "bb_q + s_b_q"), nb("mmblk_q", "16'd0"), nb("mmod_q", "16'd0"),
            nb("nbase_q", "16'd0"),
            if_("b_q == bm1_q", {nb("busy_q", "1'b0"), nb("done_q", "1'b1")})})};
+  const Stmts load = {
+      nb("busy_q", "1'b1"), nb("bm1_q", "desc_batch_i - 16'd1"), nb("mtot_q", "desc_m_total_i"),
+      nb("mblk_q", "desc_m_block_i"), nb("ntm1_q", "desc_n_tiles_i - 16'd1"), nb("ntot_q", "desc_n_total_i"),
+      nb("odm1_q", "desc_o_div_i - 16'd1"), nb("vec_q", "desc_o_vec_i"),
+      nb("mb0_q", "(desc_m_total_i < desc_m_block_i) ? desc_m_total_i : desc_m_block_i"),
+      nb("mb_q", "(desc_m_total_i < desc_m_block_i) ? desc_m_total_i : desc_m_block_i"), nb("s_b_q", "desc_s_b_i"),
+      nb("s_m_q", "desc_s_m_i"), nb("s_o2_q", "desc_s_o2_i"), nb("o_wrap_q", "desc_o_wrap_i"),
+      nb("c_q", lit(CB, 0)), nb("mi_q", "16'd0"), nb("n_q", "16'd0"), nb("m0_q", "16'd0"), nb("b_q", "16'd0"),
+      nb("off_q", "32'd0"), nb("noff_q", "32'd0"), nb("rem_q", "16'd0"), nb("nrem_q", "16'd0"),
+      nb("lanes_q", "desc_n_total_i"), nb("maddr_q", "desc_base_i"), nb("blk_q", "desc_base_i"),
+      nb("bb_q", "desc_base_i"), nb("sel_q", "desc_o_sel_i"), nb("mmod_q", "16'd0"), nb("mmblk_q", "16'd0"),
+      nb("nbase_q", "16'd0")};
   m.always_ff_reset(
-      {nb("busy_q", "1'b0"), nb("done_q", "1'b0")},
+      with_zero_reset(m, {nb("busy_q", "1'b0"), nb("done_q", "1'b0")}, assigned_signals(load)),
       {nb("done_q", "1'b0"),
        if_("start_i",
-           {nb("busy_q", "1'b1"), nb("bm1_q", "desc_batch_i - 16'd1"), nb("mtot_q", "desc_m_total_i"),
-            nb("mblk_q", "desc_m_block_i"), nb("ntm1_q", "desc_n_tiles_i - 16'd1"), nb("ntot_q", "desc_n_total_i"),
-            nb("odm1_q", "desc_o_div_i - 16'd1"), nb("vec_q", "desc_o_vec_i"),
-            nb("mb0_q", "(desc_m_total_i < desc_m_block_i) ? desc_m_total_i : desc_m_block_i"),
-            nb("mb_q", "(desc_m_total_i < desc_m_block_i) ? desc_m_total_i : desc_m_block_i"), nb("s_b_q", "desc_s_b_i"),
-            nb("s_m_q", "desc_s_m_i"), nb("s_o2_q", "desc_s_o2_i"), nb("o_wrap_q", "desc_o_wrap_i"),
-            nb("c_q", lit(CB, 0)), nb("mi_q", "16'd0"), nb("n_q", "16'd0"), nb("m0_q", "16'd0"), nb("b_q", "16'd0"),
-            nb("off_q", "32'd0"), nb("noff_q", "32'd0"), nb("rem_q", "16'd0"), nb("nrem_q", "16'd0"),
-            nb("lanes_q", "desc_n_total_i"), nb("maddr_q", "desc_base_i"), nb("blk_q", "desc_base_i"),
-            nb("bb_q", "desc_base_i"), nb("sel_q", "desc_o_sel_i"), nb("mmod_q", "16'd0"), nb("mmblk_q", "16'd0"),
-            nb("nbase_q", "16'd0")},
+           load,
            {if_("step",
                 {if_("~lane_last",
                      {nb("c_q", fmt::format("c_q + {}", lit(CB, 1))), nb("off_q", "off_next"), nb("rem_q", "rem_next")},
@@ -464,16 +482,19 @@ Module build_act_pass(const AccelConfig& cfg) {
   m.assign("wr_en_o", "w_take");
   m.assign("wr_addr_o", "waddr_q");
   m.assign("wr_data_o", fmt::format("fill_q ? {} : res_data_i", detail::sext("value_q", A, OB)));
+  const Stmts load = {
+      nb("busy_q", "1'b1"), nb("reading_q", "~fill_i"), nb("fill_q", "fill_i"), nb("norm_q", "desc_norm_i"),
+      nb("cm1_q", "desc_count_i - 32'd1"), nb("nm1_q", "desc_n_i - 16'd1"), nb("s_iv_q", "desc_in_s_v_i"),
+      nb("s_ie_q", "desc_in_s_e_i"), nb("s_ov_q", "desc_out_s_v_i"), nb("s_oe_q", "desc_out_s_e_i"),
+      nb("value_q", "desc_value_i"), nb("rv_q", "32'd0"), nb("re_q", "16'd0"), nb("raddr_q", "desc_in_base_i"),
+      nb("rvaddr_q", "desc_in_base_i"), nb("wv_q", "32'd0"), nb("we_q", "16'd0"), nb("waddr_q", "desc_out_base_i"),
+      nb("wvaddr_q", "desc_out_base_i")};
   m.always_ff_reset(
-      {nb("busy_q", "1'b0"), nb("done_q", "1'b0"), nb("reading_q", "1'b0"), nb("p_q", "1'b0")},
+      with_zero_reset(m, {nb("busy_q", "1'b0"), nb("done_q", "1'b0"), nb("reading_q", "1'b0"), nb("p_q", "1'b0")},
+                      assigned_signals(load)),
       {nb("done_q", "1'b0"), nb("p_q", "reading_q"),
        if_("start_i",
-           {nb("busy_q", "1'b1"), nb("reading_q", "~fill_i"), nb("fill_q", "fill_i"), nb("norm_q", "desc_norm_i"),
-            nb("cm1_q", "desc_count_i - 32'd1"), nb("nm1_q", "desc_n_i - 16'd1"), nb("s_iv_q", "desc_in_s_v_i"),
-            nb("s_ie_q", "desc_in_s_e_i"), nb("s_ov_q", "desc_out_s_v_i"), nb("s_oe_q", "desc_out_s_e_i"),
-            nb("value_q", "desc_value_i"), nb("rv_q", "32'd0"), nb("re_q", "16'd0"), nb("raddr_q", "desc_in_base_i"),
-            nb("rvaddr_q", "desc_in_base_i"), nb("wv_q", "32'd0"), nb("we_q", "16'd0"), nb("waddr_q", "desc_out_base_i"),
-            nb("wvaddr_q", "desc_out_base_i")},
+           load,
            {if_("reading_q",
                 {if_("r_vlast",
                      {nb("re_q", "16'd0"), nb("rv_q", "rv_q + 32'd1"), nb("rvaddr_q", "rvaddr_q + s_iv_q"),
@@ -700,14 +721,18 @@ Module build_engine(const AccelConfig& cfg) {
              nb("v_kaddr_q", "v_nblk"), nb("v_addr_q", "v_nblk")},
             next_batch)};
     m.reg("v_len_q", cw);
+    const Stmts load = {
+        nb("vmode_q", "desc_v_mode_i"), nb("v_busy_q", "desc_v_mode_i"), nb("v_b_q", "16'd0"), nb("v_m0_q", "16'd0"),
+        nb("v_mb_q", "(desc_m_total_i < desc_m_block_i) ? desc_m_total_i : desc_m_block_i"), nb("v_k_q", "16'd0"),
+        nb("v_mi_q", "16'd0"), nb("v_len_q", "desc_v_len_i"), nb("v_rem_q", "desc_v_len_i"),
+        nb("v_s_b_q", "desc_s_b_i"), nb("v_s_m_q", "desc_s_m_i"), nb("v_s_k_q", "desc_s_k_i"),
+        nb("v_baddr_q", "desc_base_i"), nb("v_kaddr_q", "desc_base_i"), nb("v_addr_q", "desc_base_i")};
+    Stmts reset = with_zero_reset(m, {nb("vmode_q", "1'b0"), nb("v_busy_q", "1'b0")}, assigned_signals(load));
+    reset = with_zero_reset(m, std::move(reset), {"v_nblk_q"});
     m.always_ff_reset(
-        {nb("vmode_q", "1'b0"), nb("v_busy_q", "1'b0")},
+        std::move(reset),
         {if_("start",
-             {nb("vmode_q", "desc_v_mode_i"), nb("v_busy_q", "desc_v_mode_i"), nb("v_b_q", "16'd0"), nb("v_m0_q", "16'd0"),
-              nb("v_mb_q", "(desc_m_total_i < desc_m_block_i) ? desc_m_total_i : desc_m_block_i"), nb("v_k_q", "16'd0"),
-              nb("v_mi_q", "16'd0"), nb("v_len_q", "desc_v_len_i"), nb("v_rem_q", "desc_v_len_i"),
-              nb("v_s_b_q", "desc_s_b_i"), nb("v_s_m_q", "desc_s_m_i"), nb("v_s_k_q", "desc_s_k_i"),
-              nb("v_baddr_q", "desc_base_i"), nb("v_kaddr_q", "desc_base_i"), nb("v_addr_q", "desc_base_i")},
+             load,
              {if_("v_take",
                   {if_("v_chunk_last",
                        [&] {
@@ -1131,32 +1156,39 @@ Module build_engine(const AccelConfig& cfg) {
 
   m.blank();
   m.comment("Descriptor accept, streamer counters, credits, done and the sticky error.");
+  const Stmts load = {
+      nb("busy_q", "1'b1"), nb("run_q", "1'b1"), nb("bm1_q", "desc_batch_i - 16'd1"), nb("mtot_q", "desc_m_total_i"),
+      nb("mblk_q", "desc_m_block_i"),
+      nb("mb0_q", "(desc_m_total_i < desc_m_block_i) ? desc_m_total_i : desc_m_block_i"),
+      nb("mb_q", "(desc_m_total_i < desc_m_block_i) ? desc_m_total_i : desc_m_block_i"),
+      nb("kcm1_q", "desc_k_chunks_i - 16'd1"), nb("ntm1_q", "desc_n_tiles_i - 16'd1"), nb("ntot_q", "desc_n_total_i"),
+      nb("nt_q", EB == CW   ? std::string("desc_n_tiles_i")
+                 : EB > CW ? zext("desc_n_tiles_i", CW, EB)
+                           : fmt::format("desc_n_tiles_i[{}:0]", EB - 1)),
+      nb("init_bias_q", "desc_init_bias_i"), nb("init_base_q", "desc_init_base_i"), nb("relu_q", "desc_relu_i"),
+      nb("cont_q", "desc_acc_continue_i"), nb("hold_q", "desc_acc_hold_i"),
+      nb("init_out_q", "desc_init_out_i"), nb("init_s_b_q", "desc_init_s_b_i"), nb("init_s_m_q", "desc_init_s_m_i"),
+      nb("init_shift_q", "desc_init_shift_i"), nb("ia_q", "desc_init_base_i"), nb("iblk_q", "desc_init_base_i"),
+      nb("ib_q", "desc_init_base_i"),
+      nb("shift_q", "desc_shift_i"), nb("mi_q", "16'd0"), nb("n_q", "16'd0"), nb("k_q", "16'd0"), nb("m0_q", "16'd0"),
+      nb("b_q", "16'd0"), nb("ent_q", lit(EB, 0)), nb("credits_q", lit(FB + 1, F))};
+  const Stmts a_load = {nb("busy_q", "1'b1"), nb("act_mode_q", "1'b1"), nb("a_func_q", "desc_a_func_i"),
+                        nb("a_len_q", ag.len_bits >= CW ? zext("desc_a_n_i", CW, ag.len_bits)
+                                                        : fmt::format("desc_a_n_i[{}:0]", ag.len_bits - 1)),
+                        nb("a_ns_q", "desc_a_norm_shift_i")};
+  Stmts reset = with_zero_reset(
+      m, {nb("busy_q", "1'b0"), nb("done_q", "1'b0"), nb("err_q", "1'b0"), nb("run_q", "1'b0"), nb("act_mode_q", "1'b0")},
+      assigned_signals(load));
+  reset = with_zero_reset(m, std::move(reset), assigned_signals(advance));
+  reset = with_zero_reset(m, std::move(reset), assigned_signals(a_load));
   m.always_ff_reset(
-      {nb("busy_q", "1'b0"), nb("done_q", "1'b0"), nb("err_q", "1'b0"), nb("run_q", "1'b0"), nb("act_mode_q", "1'b0")},
+      std::move(reset),
       {nb("done_q", "accept & empty"),
-       if_("start",
-           {nb("busy_q", "1'b1"), nb("run_q", "1'b1"), nb("bm1_q", "desc_batch_i - 16'd1"), nb("mtot_q", "desc_m_total_i"),
-            nb("mblk_q", "desc_m_block_i"),
-            nb("mb0_q", "(desc_m_total_i < desc_m_block_i) ? desc_m_total_i : desc_m_block_i"),
-            nb("mb_q", "(desc_m_total_i < desc_m_block_i) ? desc_m_total_i : desc_m_block_i"),
-            nb("kcm1_q", "desc_k_chunks_i - 16'd1"), nb("ntm1_q", "desc_n_tiles_i - 16'd1"), nb("ntot_q", "desc_n_total_i"),
-            nb("nt_q", EB == CW   ? std::string("desc_n_tiles_i")
-                       : EB > CW ? zext("desc_n_tiles_i", CW, EB)
-                                 : fmt::format("desc_n_tiles_i[{}:0]", EB - 1)),
-            nb("init_bias_q", "desc_init_bias_i"), nb("init_base_q", "desc_init_base_i"), nb("relu_q", "desc_relu_i"),
-            nb("cont_q", "desc_acc_continue_i"), nb("hold_q", "desc_acc_hold_i"),
-            nb("init_out_q", "desc_init_out_i"), nb("init_s_b_q", "desc_init_s_b_i"), nb("init_s_m_q", "desc_init_s_m_i"),
-            nb("init_shift_q", "desc_init_shift_i"), nb("ia_q", "desc_init_base_i"), nb("iblk_q", "desc_init_base_i"),
-            nb("ib_q", "desc_init_base_i"),
-            nb("shift_q", "desc_shift_i"), nb("mi_q", "16'd0"), nb("n_q", "16'd0"), nb("k_q", "16'd0"), nb("m0_q", "16'd0"),
-            nb("b_q", "16'd0"), nb("ent_q", lit(EB, 0)), nb("credits_q", lit(FB + 1, F))},
+       if_("start", load,
            {if_("issue", advance),
             nb("credits_q", fmt::format("credits_q - {{{}'d0, issue & last_k}} + {{{}'d0, pop}}", FB, FB))}),
        if_("busy_q & (w_done | ap_done)", {nb("busy_q", "1'b0"), nb("done_q", "1'b1"), nb("act_mode_q", "1'b0")}),
-       if_("a_start", {nb("busy_q", "1'b1"), nb("act_mode_q", "1'b1"), nb("a_func_q", "desc_a_func_i"),
-                       nb("a_len_q", ag.len_bits >= CW ? zext("desc_a_n_i", CW, ag.len_bits)
-                                                       : fmt::format("desc_a_n_i[{}:0]", ag.len_bits - 1)),
-                       nb("a_ns_q", "desc_a_norm_shift_i")}),
+       if_("a_start", a_load),
        if_("st_error | a_err | res_mismatch | fifo_overflow", {nb("err_q", "1'b1")})});
 
 

@@ -553,7 +553,9 @@ Module build_memsys(const AccelConfig& cfg) {
         m.reg(x + "_s_q", str(SBITS), "rotation of the read issued in the previous cycle");
         rd_body.push_back(if_(p.in + "_en_i", {nb(x + "_s_q", x + "_s")}));
       }
-      if (x == (single_of("drd").empty() ? shared_of("drd") : "drd")) {  // once, with drd's first decoder
+      // Once, with drd's first decoder; only with more than one row: lanes 1.. of a drd read are zero
+      // unless it was a vector read, and one row has no such lanes.
+      if (R > 1 && x == (single_of("drd").empty() ? shared_of("drd") : "drd")) {
         m.reg("drd_vec_q", "1", "the previous cycle's read was a vector");
         vec_reset.push_back(nb("drd_vec_q", "1'b0"));
         vec_body.push_back(if_("drd_en_i", {nb("drd_vec_q", "drd_vec_i")}));

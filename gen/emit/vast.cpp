@@ -1,7 +1,9 @@
 #include "emit/vast.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cctype>
 #include <stdexcept>
 
@@ -95,7 +97,64 @@ std::string net_type(bool is_reg, bool is_signed, const std::string& width) {
   return t;
 }
 
+// The signal an assignment target names: `name`, `name[i]`, `name[7:0]`, `name[i*8 +: 8]`.
+std::string target_base(const std::string& lhs) {
+  std::size_t b = 0;
+  while (b < lhs.size() && std::isspace(static_cast<unsigned char>(lhs[b]))) ++b;
+  std::size_t e = b;
+  while (e < lhs.size() && (std::isalnum(static_cast<unsigned char>(lhs[e])) || lhs[e] == '_' || lhs[e] == '$')) ++e;
+  if (e == b) throw std::logic_error("vast: assignment target without a name: " + lhs);
+  return lhs.substr(b, e - b);
+}
+
+void collect_targets(const Stmts& stmts, std::vector<std::string>& out, std::set<std::string>& seen) {
+  auto add = [&](const std::string& name) {
+    if (seen.insert(name).second) out.push_back(name);
+  };
+  for (const Stmt& s : stmts) {
+    switch (s.kind) {
+      case Stmt::Kind::kNonBlocking:
+      case Stmt::Kind::kBlocking:
+        if (!s.lhs.empty() && s.lhs[0] == '{') {  // a concatenation: each part at brace depth 1
+          int depth = 0;
+          std::size_t start = 1;
+          for (std::size_t i = 0; i < s.lhs.size(); ++i) {
+            const char c = s.lhs[i];
+            if (c == '{' || c == '[' || c == '(') ++depth;
+            if (c == '}' || c == ']' || c == ')') --depth;
+            if ((c == ',' && depth == 1) || (c == '}' && depth == 0)) {
+              add(target_base(s.lhs.substr(start, i - start)));
+              start = i + 1;
+            }
+          }
+        } else {
+          add(target_base(s.lhs));
+        }
+        break;
+      case Stmt::Kind::kIf:
+        collect_targets(s.then_body, out, seen);
+        collect_targets(s.else_body, out, seen);
+        break;
+      case Stmt::Kind::kFor:
+        collect_targets(s.then_body, out, seen);
+        break;
+      case Stmt::Kind::kCase:
+        for (const auto& c : s.cases) collect_targets(c.second, out, seen);
+        break;
+      case Stmt::Kind::kComment:
+        break;
+    }
+  }
+}
+
 }  // namespace
+
+std::vector<std::string> assigned_signals(const Stmts& stmts) {
+  std::vector<std::string> out;
+  std::set<std::string> seen;
+  collect_targets(stmts, out, seen);
+  return out;
+}
 
 bool is_snake_case(const std::string& s) {
   if (s.empty() || !(s[0] >= 'a' && s[0] <= 'z')) return false;
@@ -397,6 +456,8 @@ void Module::reg(std::string name, std::string width, std::string comment, bool 
 
 void Module::memory(std::string name, std::string width, std::string depth, std::string comment) {
   check_signal(name);
+  if (async_assigned_.count(name) != 0)
+    throw std::logic_error("vast: " + name_ + ": memory " + name + " is assigned in an async-reset block");
   items_.emplace_back(ItemNet{true, false, std::move(name), std::move(width), std::move(comment), std::move(depth)});
 }
 
@@ -412,7 +473,44 @@ void Module::assign(std::string lhs, std::string rhs) { items_.emplace_back(Item
 void Module::always_ff(Stmts body) { items_.emplace_back(ItemAlways{ItemAlways::Kind::kFlop, {}, std::move(body)}); }
 
 void Module::always_ff_reset(Stmts reset_body, Stmts body) {
+  const std::vector<std::string> reset = assigned_signals(reset_body);
+  const std::vector<std::string> assigned = assigned_signals(body);
+  const std::set<std::string> reset_set(reset.begin(), reset.end());
+  std::set<std::string> memories;
+  for (const Item& item : items_)
+    if (const auto* n = std::get_if<ItemNet>(&item); n != nullptr && !n->depth.empty()) memories.insert(n->name);
+  std::vector<std::string> mems, missing;
+  for (const std::vector<std::string>* list : {&reset, &assigned})
+    for (const std::string& s : *list)
+      if (memories.count(s) != 0 && std::find(mems.begin(), mems.end(), s) == mems.end()) mems.push_back(s);
+  for (const std::string& s : assigned)
+    if (reset_set.count(s) == 0 && memories.count(s) == 0) missing.push_back(s);
+  if (!mems.empty())
+    throw std::logic_error("vast: " + name_ + ": memory assigned in an async-reset block (use always_ff): " +
+                           fmt::format("{}", fmt::join(mems, ", ")));
+  if (!missing.empty())
+    throw std::logic_error("vast: " + name_ + ": register(s) assigned in an async-reset block without a reset value: " +
+                           fmt::format("{}", fmt::join(missing, ", ")));
+  async_assigned_.insert(reset.begin(), reset.end());
+  async_assigned_.insert(assigned.begin(), assigned.end());
   items_.emplace_back(ItemAlways{ItemAlways::Kind::kFlopAsyncReset, std::move(reset_body), std::move(body)});
+}
+
+Stmts Module::reset_to_zero(const std::vector<std::string>& names) const {
+  Stmts out;
+  for (const std::string& name : names) {
+    const ItemNet* net = nullptr;
+    for (const Item& item : items_)
+      if (const auto* n = std::get_if<ItemNet>(&item); n != nullptr && n->name == name) net = n;
+    if (net == nullptr || !net->is_reg || net->is_integer || !net->depth.empty())
+      throw std::logic_error("vast: " + name_ + ": reset_to_zero of " + name + ", not a register of the module");
+    std::string zero;
+    if (!is_number(net->width)) zero = expr_zero(net->width);
+    else if (net->width == "1") zero = "1'b0";
+    else zero = net->width + "'d0";
+    out.push_back(nb(name, zero));
+  }
+  return out;
 }
 
 void Module::always_comb(Stmts body) { items_.emplace_back(ItemAlways{ItemAlways::Kind::kComb, {}, std::move(body)}); }

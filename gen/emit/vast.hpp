@@ -75,6 +75,11 @@ Stmt stmt_comment(std::string text);
 // for (var = 0; var < bound; var = var + 1) begin body end; `var` must be declared with Module::integer.
 Stmt for_(std::string var, std::string bound, Stmts body);
 
+// The signals `stmts` assign anywhere (inside if, case and for statements too), by base name: a bit
+// or part select, a memory index and the parts of a concatenation name their signal. In the order of
+// their first assignment, each once.
+std::vector<std::string> assigned_signals(const Stmts& stmts);
+
 // ---- Module items ------------------------------------------------------------------------------
 
 struct Parameter {
@@ -201,8 +206,15 @@ class Module {
   void blank();
   void comment(std::string text);
   void integer(std::string name, std::string comment = "");  // a loop variable for for_()
-  void always_ff(Stmts body);                          // always @(posedge clk_i), no reset
-  void always_ff_reset(Stmts reset_body, Stmts body);  // async active-low rst_ni
+  void always_ff(Stmts body);  // always @(posedge clk_i), no reset
+  // always @(posedge clk_i or negedge rst_ni): reset_body while rst_ni is low, else body. Every
+  // register body assigns must get its reset value in reset_body (a register without one would
+  // make synthesis use rst_ni as its load enable), and no memory may be assigned in either (a
+  // memory belongs in always_ff): std::logic_error naming the module and the registers otherwise.
+  void always_ff_reset(Stmts reset_body, Stmts body);
+  // Reset statements `name <= 0;` for the named registers, each zero as wide as its declaration
+  // (std::logic_error for a name that is not a register of this module).
+  Stmts reset_to_zero(const std::vector<std::string>& names) const;
   void always_comb(Stmts body);                        // always @*
   void lint_off(std::string rule, std::string reason);
   void lint_on(std::string rule);
@@ -218,6 +230,7 @@ class Module {
   std::vector<Port> ports_;
   std::vector<Item> items_;
   std::set<std::string> names_;
+  std::set<std::string> async_assigned_;  // signals assigned in always_ff_reset blocks
 };
 
 // The one printer. Deterministic: the same Module always prints the same bytes.

@@ -159,10 +159,35 @@ class Report {
   long long checks_ = 0;
 };
 
+// The initial value of every register and memory of the models built after this call (Verilator's
+// randReset; the models are verilated with --x-initial unique, tb/CMakeLists.txt, so it applies):
+//   CAPSGEN_RAND_RESET=0  all zero (the default), 1 all ones, 2 random;
+//   CAPSGEN_RAND_SEED=N   the seed of the random values (N >= 1, default 1).
+// The models' input ports start there too, so a testbench drives every control input (valid,
+// ready, enable) before reset. Every register a design relies on is reset (rst_ni) and every memory
+// word is written before it is read, so no result may depend on the mode or the seed.
+inline void init_values(VerilatedContext& ctx) {
+  auto env_int = [](const char* name, long long lo, long long hi, long long dflt) {
+    const char* v = std::getenv(name);
+    if (v == nullptr || *v == '\0') return dflt;
+    char* end = nullptr;
+    const long long x = std::strtoll(v, &end, 10);
+    if (*end != '\0' || x < lo || x > hi)
+      throw std::runtime_error(std::string(name) + ": expected an integer in [" + std::to_string(lo) + ", " +
+                               std::to_string(hi) + "], got '" + v + "'");
+    return x;
+  };
+  const int mode = static_cast<int>(env_int("CAPSGEN_RAND_RESET", 0, 2, 0));
+  const int seed = static_cast<int>(env_int("CAPSGEN_RAND_SEED", 1, 2147483647, 1));
+  ctx.randReset(mode);
+  ctx.randSeed(seed);
+  if (mode != 0) std::fprintf(stderr, "initial values: CAPSGEN_RAND_RESET=%d CAPSGEN_RAND_SEED=%d\n", mode, seed);
+}
+
 class Sim {
  public:
   explicit Sim(const Args& args) : args_(args), ctx_(std::make_unique<VerilatedContext>()) {
-    ctx_->randReset(0);  // registers start at 0 (the testbenches only check values marked valid)
+    init_values(*ctx_);
     if (!args.trace.empty()) ctx_->traceEverOn(true);
   }
   // Call finish() before the models are destroyed (it runs their final()).

@@ -371,3 +371,74 @@ TEST(VastErrors, TypedInstancesCheckTheChild) {
   EXPECT_NE(error_of([&] { (void)(o & d8); }), "");        // mixing modules
   EXPECT_NE(error_of([&] { m.assign(o, d8); }), "");
 }
+
+TEST(VastReset, RegisterWithoutResetValueIsRefused) {
+  Module m("capsgen_t", "test");
+  m.clock_and_reset();
+  const Expr en = m.input("en_i", 1, "");
+  const Expr d = m.input("d_i", 8, "");
+  const Expr busy = m.reg("busy_q", 1);
+  const Expr data = m.reg("data_q", 8);
+  const std::string e =
+      error_of([&] { m.always_ff_reset({nb(busy, bit(false))}, {nb(busy, en), if_(en, {nb(data, d)})}); });
+  EXPECT_NE(e.find("capsgen_t"), std::string::npos) << e;
+  EXPECT_NE(e.find("without a reset value: data_q"), std::string::npos) << e;
+  EXPECT_EQ(e.find("busy_q"), std::string::npos) << e;  // it has one
+}
+
+TEST(VastReset, NestedAndSelectedTargetsAreFound) {
+  Module m("capsgen_t", "test");
+  m.clock_and_reset();
+  m.input("sel_i", "2", "");
+  m.reg("a_q", "8");
+  m.reg("b_q", "8");
+  m.reg("c_q", "8");
+  m.reg("e_q", "4");
+  m.reg("f_q", "4");
+  m.integer("i");
+  const Stmts body = {if_("sel_i[0]", {case_("sel_i", {{"2'd1", {nb("a_q[3:0]", "4'd1")}},
+                                                       {"default", {for_("i", "4", {nb("b_q[i]", "1'b1")})}}})},
+                          {if_("sel_i[1]", {nb("{e_q, f_q}", "8'd0")}, {nb("c_q[7 -: 2]", "2'd0")})})};
+  EXPECT_EQ(assigned_signals(body), (std::vector<std::string>{"a_q", "b_q", "e_q", "f_q", "c_q"}));
+  const std::string e = error_of([&] { m.always_ff_reset({nb("a_q", "8'd0"), nb("e_q", "4'd0")}, body); });
+  EXPECT_NE(e.find("without a reset value: b_q, f_q, c_q"), std::string::npos) << e;
+  EXPECT_EQ(error_of([&] { m.always_ff_reset(m.reset_to_zero(assigned_signals(body)), body); }), "");
+  EXPECT_NE(print_module(m).find("      b_q <= 8'd0;\n"), std::string::npos);
+}
+
+TEST(VastReset, ResetRegistersPassAndZeroKeepsTheWidth) {
+  Module m("capsgen_t", "test");
+  m.clock_and_reset();
+  const Param w = m.parameter("Width", 12, "");
+  const Expr en = m.input("en_i", 1, "");
+  const Expr d = m.input("d_i", w, "");
+  const Expr flag = m.reg("flag_q", 1);
+  const Expr cnt = m.reg("cnt_q", 5);
+  const Expr data = m.reg("data_q", w);
+  const Stmts reset = m.reset_to_zero({"flag_q", "cnt_q", "data_q"});
+  ASSERT_EQ(reset.size(), 3u);
+  EXPECT_EQ(reset[0].rhs, "1'b0");
+  EXPECT_EQ(reset[1].rhs, "5'd0");
+  EXPECT_EQ(reset[2].rhs, "{Width{1'b0}}");
+  EXPECT_EQ(error_of([&] { m.always_ff_reset(reset, {nb(flag, en), if_(en, {nb(cnt, cnt + lit(5, 1)), nb(data, d)})}); }),
+            "");
+  EXPECT_NE(error_of([&] { (void)m.reset_to_zero({"en_i"}); }), "");  // not a register
+}
+
+TEST(VastReset, MemoriesStayOutOfResetBlocks) {
+  Module m("capsgen_t", "test");
+  m.clock_and_reset();
+  const Expr we = m.input("we_i", 1, "");
+  const Expr addr = m.input("addr_i", 2, "");
+  const Expr d = m.input("d_i", 8, "");
+  const Memory mem = m.memory("mem_q", 8, 4);
+  const std::string e = error_of([&] { m.always_ff_reset({}, {if_(we, {nb(mem[addr], d)})}); });
+  EXPECT_NE(e.find("capsgen_t: memory assigned in an async-reset block (use always_ff): mem_q"), std::string::npos) << e;
+  EXPECT_EQ(error_of([&] { m.always_ff({if_(we, {nb(mem[addr], d)})}); }), "");
+  // Declared after an async-reset block that assigns it (text API, unchecked targets): refused too.
+  Module n("capsgen_u", "test");
+  n.clock_and_reset();
+  n.always_ff_reset({nb("late_q[0]", "1'b0")}, {nb("late_q[1]", "1'b1")});
+  const std::string late = error_of([&] { n.memory("late_q", "8", "4"); });
+  EXPECT_NE(late.find("memory late_q is assigned in an async-reset block"), std::string::npos) << late;
+}

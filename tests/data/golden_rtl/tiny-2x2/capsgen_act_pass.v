@@ -83,6 +83,23 @@ module capsgen_act_pass (
       done_q <= 1'b0;
       reading_q <= 1'b0;
       p_q <= 1'b0;
+      fill_q <= 1'b0;
+      norm_q <= 1'b0;
+      cm1_q <= 32'd0;
+      nm1_q <= 16'd0;
+      s_iv_q <= 32'd0;
+      s_ie_q <= 32'd0;
+      s_ov_q <= 32'd0;
+      s_oe_q <= 32'd0;
+      value_q <= 8'd0;
+      rv_q <= 32'd0;
+      re_q <= 16'd0;
+      raddr_q <= 32'd0;
+      rvaddr_q <= 32'd0;
+      wv_q <= 32'd0;
+      we_q <= 16'd0;
+      waddr_q <= 32'd0;
+      wvaddr_q <= 32'd0;
     end else begin
       done_q <= 1'b0;
       p_q <= reading_q;

@@ -234,6 +234,20 @@ module capsgen_engine (
     if (!rst_ni) begin
       vmode_q <= 1'b0;
       v_busy_q <= 1'b0;
+      v_b_q <= 16'd0;
+      v_m0_q <= 16'd0;
+      v_mb_q <= 16'd0;
+      v_k_q <= 16'd0;
+      v_mi_q <= 16'd0;
+      v_len_q <= 16'd0;
+      v_rem_q <= 16'd0;
+      v_s_b_q <= 32'd0;
+      v_s_m_q <= 32'd0;
+      v_s_k_q <= 32'd0;
+      v_baddr_q <= 32'd0;
+      v_kaddr_q <= 32'd0;
+      v_addr_q <= 32'd0;
+      v_nblk_q <= 32'd0;
     end else begin
       if (start) begin
         vmode_q <= desc_v_mode_i;
@@ -735,6 +749,38 @@ module capsgen_engine (
       err_q <= 1'b0;
       run_q <= 1'b0;
       act_mode_q <= 1'b0;
+      bm1_q <= 16'd0;
+      mtot_q <= 16'd0;
+      mblk_q <= 16'd0;
+      mb0_q <= 16'd0;
+      mb_q <= 16'd0;
+      kcm1_q <= 16'd0;
+      ntm1_q <= 16'd0;
+      ntot_q <= 16'd0;
+      nt_q <= 6'd0;
+      init_bias_q <= 1'b0;
+      init_base_q <= 32'd0;
+      relu_q <= 1'b0;
+      cont_q <= 1'b0;
+      hold_q <= 1'b0;
+      init_out_q <= 1'b0;
+      init_s_b_q <= 32'd0;
+      init_s_m_q <= 32'd0;
+      init_shift_q <= 5'd0;
+      ia_q <= 32'd0;
+      iblk_q <= 32'd0;
+      ib_q <= 32'd0;
+      shift_q <= 5'd0;
+      mi_q <= 16'd0;
+      n_q <= 16'd0;
+      k_q <= 16'd0;
+      m0_q <= 16'd0;
+      b_q <= 16'd0;
+      ent_q <= 6'd0;
+      credits_q <= 5'd0;
+      a_func_q <= 3'd0;
+      a_len_q <= 6'd0;
+      a_ns_q <= 5'd0;
     end else begin
       done_q <= accept & empty;
       if (start) begin

@@ -128,6 +128,36 @@ module capsgen_out_writer (
     if (!rst_ni) begin
       busy_q <= 1'b0;
       done_q <= 1'b0;
+      bm1_q <= 16'd0;
+      mtot_q <= 16'd0;
+      mblk_q <= 16'd0;
+      ntm1_q <= 16'd0;
+      ntot_q <= 16'd0;
+      odm1_q <= 16'd0;
+      vec_q <= 1'b0;
+      mb0_q <= 16'd0;
+      mb_q <= 16'd0;
+      s_b_q <= 32'd0;
+      s_m_q <= 32'd0;
+      s_o2_q <= 32'd0;
+      o_wrap_q <= 32'd0;
+      c_q <= 1'b0;
+      mi_q <= 16'd0;
+      n_q <= 16'd0;
+      m0_q <= 16'd0;
+      b_q <= 16'd0;
+      off_q <= 32'd0;
+      noff_q <= 32'd0;
+      rem_q <= 16'd0;
+      nrem_q <= 16'd0;
+      lanes_q <= 16'd0;
+      maddr_q <= 32'd0;
+      blk_q <= 32'd0;
+      bb_q <= 32'd0;
+      sel_q <= 16'd0;
+      mmod_q <= 16'd0;
+      mmblk_q <= 16'd0;
+      nbase_q <= 16'd0;
     end else begin
       done_q <= 1'b0;
       if (start_i) begin
