@@ -348,6 +348,7 @@ TEST(EmitActSpm, PimUnitsReplaceTheRoms) {
   cfg.softmax.exp_recovery = true;
   cfg.norm.sqrt_kind = SqrtKind::kPimRsqrt;
   validate_accel_config(cfg);
+  EXPECT_NO_THROW(require_rtl_support(cfg));
   const Design d = emit_act_spm(cfg);
   const OutputFile* exp = find(d, std::string(kActPimExpModule) + ".v");
   const OutputFile* rsq = find(d, std::string(kActPimRsqrtModule) + ".v");
