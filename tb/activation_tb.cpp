@@ -8,27 +8,38 @@
 //            one-dominant, n = 1 and n = max, norm shifts), back to back and with gaps, queueing of
 //            vectors of decreasing length; busy_o and err_o checked too
 //   bank     capsgen_activation_bank: the unit test on all columns with different data
-//   all      (default) rom, divider, unit, bank
+//   pim      the PIM-CapsNet units the preset selects (capsgen_act_pim_exp, capsgen_act_pim_rsqrt):
+//            every address == fx::pim::exp_shift / fx::pim::sqrt_rsqrt, one cycle later
+//   all      (default) rom, divider, pim, unit, bank
 //   icarus   a short unit run that writes vector files for tb/icarus/tb_activation.v (--vectors)
 // The expected timing is computed here from the documented contract, not read from the emitter.
 #include <algorithm>
 #include <cstdio>
 #include <deque>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <memory>
 #include <sstream>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "Vact.h"
 #include "Vact_bank.h"
 #include "Vact_parts.h"  // tb/verilog/tb_act_parts.v: the three ROMs and the divider
+#ifdef CAPSGEN_TB_ACT_PIM_EXP
+#include "Vact_pim_exp.h"
+#endif
+#ifdef CAPSGEN_TB_ACT_PIM_RSQRT
+#include "Vact_pim_rsqrt.h"
+#endif
 #include "common/bits.hpp"
 #include "common/rng.hpp"
 #include "common/sim.hpp"
 #include "numerics/activation.hpp"
 #include "numerics/fixed.hpp"
+#include "numerics/pim_approx.hpp"
 
 namespace fx = capsgen::fx;
 
@@ -47,7 +58,8 @@ const char* func_name(int f) {
 struct ActConfig {
   std::string name;
   int cols = 0, psum = 0, act = 0, sqrt_in = 0, sqrt_out = 0, sq_gain = 0, sq_elem = 0, sq_gain_bits = 0, sq_norm = 0, sq_out = 0, sq_in_frac = 0,
-      sq_norm_shift = 0, exp_in = 0, exp_out = 0, sm_in_frac = 0, max_len = 0, sqrt_computed = 0;
+      sq_norm_shift = 0, exp_in = 0, exp_out = 0, sm_in_frac = 0, max_len = 0, sqrt_computed = 0, exp_pim = 0,
+      exp_recovery = 0, sqrt_pim = 0;
 
   static ActConfig load(const std::string& dir) {
     const tb::KeyValueFile kv(dir + "/activation.txt");
@@ -70,6 +82,9 @@ struct ActConfig {
     c.sm_in_frac = num("softmax_in_frac");
     c.max_len = num("max_len");
     c.sqrt_computed = num("sqrt_computed");
+    c.exp_pim = kv.num_or("exp_pim", 0);
+    c.exp_recovery = kv.num_or("exp_recovery", 0);
+    c.sqrt_pim = kv.num_or("sqrt_pim", 0);
     return c;
   }
   fx::ActParams params() const {
@@ -87,6 +102,9 @@ struct ActConfig {
     p.exp_in_bits = exp_in;
     p.exp_out_bits = exp_out;
     p.sm_in_frac = sm_in_frac;
+    p.exp_pim = exp_pim != 0;
+    p.exp_recovery_q = exp_pim && exp_recovery ? fx::pim::exp_recovery_q(p) : 0;
+    p.sqrt_pim = sqrt_pim != 0;
     return p;
   }
   // Port widths (docs/rtl-activation.md, "Interface").
@@ -144,6 +162,64 @@ int run_roms(const tb::Args& args, const ActConfig& c) {
   std::snprintf(extra, sizeof extra, "sqrt %d->%d%s, squash %d->%d, exp %d->%d, every address", c.sqrt_in, c.sqrt_out,
                 c.sqrt_computed ? " (computed)" : "", p.squash_addr_bits(), p.squash_data_bits(), c.exp_in, c.exp_out);
   return report.summary(extra);
+}
+
+// ------------------------------------------------------------------------------------------------
+// PIM-CapsNet units on their own: every address (address in cycle t, data in cycle t + 1, as the ROM
+// each replaces) against fx::pim.
+// The units have no reset (clk_i, addr_i, data_o only), so the clock is driven here rather than by tb::Sim.
+template <class Model>
+int sweep_pim_unit(const tb::Args& args, const char* name, int addr_bits, int data_bits,
+                   const std::function<std::int64_t(std::int64_t)>& ref) {
+  tb::Report report(name, args.max_errors);
+  auto ctx = std::make_unique<VerilatedContext>();
+  ctx->randReset(0);
+  auto m = std::make_unique<Model>(ctx.get(), name);
+  using Addr = std::remove_reference_t<decltype(m->addr_i)>;
+  const std::uint64_t n = std::uint64_t{1} << addr_bits;
+  std::uint64_t checked = 0;
+  m->clk_i = 0;
+  m->eval();
+  for (std::uint64_t a = 0; a <= n && !report.too_many(); ++a) {
+    if (a >= 1) {  // data_o holds the value for the address presented in the previous cycle
+      report.check(a, std::string(name) + " addr=" + std::to_string(a - 1), ref(static_cast<std::int64_t>(a - 1)),
+                   static_cast<long long>(m->data_o & tb::mask64(data_bits)));
+      ++checked;
+    }
+    m->addr_i = static_cast<Addr>(a < n ? a : 0);
+    m->eval();
+    m->clk_i = 1;
+    m->eval();
+    m->clk_i = 0;
+    m->eval();
+  }
+  m->final();
+  char extra[120];
+  std::snprintf(extra, sizeof extra, "%d -> %d bits, every address (%llu of %llu)", addr_bits, data_bits,
+                static_cast<unsigned long long>(checked), static_cast<unsigned long long>(n));
+  return report.summary(extra);
+}
+
+int run_pim(const tb::Args& args, const ActConfig& c) {
+  const fx::ActParams p = c.params();
+  int rc = 0;
+  if (c.exp_pim) {
+#ifdef CAPSGEN_TB_ACT_PIM_EXP
+    rc |= sweep_pim_unit<Vact_pim_exp>(args, "act_pim_exp", c.exp_in, c.exp_out,
+                                       [&p](std::int64_t a) { return fx::pim::exp_shift(p, a, p.exp_recovery_q); });
+#else
+    throw std::runtime_error("activation.txt selects exp_pim but capsgen_act_pim_exp was not verilated");
+#endif
+  }
+  if (c.sqrt_pim) {
+#ifdef CAPSGEN_TB_ACT_PIM_RSQRT
+    rc |= sweep_pim_unit<Vact_pim_rsqrt>(args, "act_pim_rsqrt", c.sqrt_in, c.sqrt_out,
+                                         [&p](std::int64_t a) { return fx::pim::sqrt_rsqrt(p, a); });
+#else
+    throw std::runtime_error("activation.txt selects sqrt_pim but capsgen_act_pim_rsqrt was not verilated");
+#endif
+  }
+  return rc;
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -598,12 +674,13 @@ class UnitBench {
 }  // namespace
 
 int activation_tb_main(int argc, char** argv) {
-  const tb::Args args = tb::Args::parse(argc, argv, "[--mode all|rom|divider|unit|bank|icarus] [--vectors DIR]");
+  const tb::Args args = tb::Args::parse(argc, argv, "[--mode all|rom|divider|pim|unit|bank|icarus] [--vectors DIR]");
   const ActConfig c = ActConfig::load(args.rtl_dir);
   const std::string mode = args.mode.empty() ? "all" : args.mode;
   int rc = 0;
   if (mode == "all" || mode == "rom") rc |= run_roms(args, c);
   if (mode == "all" || mode == "divider") rc |= run_divider(args, c);
+  if (mode == "all" || mode == "pim") rc |= run_pim(args, c);
   if (mode == "all" || mode == "unit") {
     UnitBench<Vact> b(args, c, 1, "activation");
     rc |= b.run(args.scale);
@@ -618,7 +695,7 @@ int activation_tb_main(int argc, char** argv) {
     b.open_vectors(args.vectors);
     rc |= b.run(args.scale * 0.1);
   }
-  if (mode != "all" && mode != "rom" && mode != "divider" && mode != "unit" && mode != "bank" && mode != "icarus")
+  if (mode != "all" && mode != "rom" && mode != "divider" && mode != "pim" && mode != "unit" && mode != "bank" && mode != "icarus")
     throw std::runtime_error("unknown --mode " + mode);
   return rc;
 }

@@ -435,8 +435,6 @@ void require_rtl_support(const AccelConfig& cfg) {
                               "LUT units: remove the field or set its default)",
                               field, value));
   };
-  if (cfg.norm.sqrt_kind != SqrtKind::kLut) refuse("norm.sqrt_kind", to_string(cfg.norm.sqrt_kind));
-  if (cfg.softmax.exp_kind != ExpKind::kLut) refuse("softmax.exp_kind", to_string(cfg.softmax.exp_kind));
   if (cfg.softmax.divide_kind != DivideKind::kDivider)
     refuse("softmax.divide_kind", to_string(cfg.softmax.divide_kind));
 }

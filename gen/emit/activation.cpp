@@ -279,7 +279,7 @@ Module build_activation(const AccelConfig& cfg) {
                if_("sq_valid_q", {nb("sum_q", "sum_next")}),
                if_("sq_valid_q & sq_last_q", {nb("tot_q", "sum_next"), nb("tot_nshift_q", "sq_nshift_q")}),
                if_("tot_valid_q", {nb("addr_q", "nrm_addr")})});
-  m.instance(kActSqrtRomModule, "u_sqrt_rom")
+  m.instance(cfg.norm.sqrt_kind == SqrtKind::kPimRsqrt ? kActPimRsqrtModule : kActSqrtRomModule, "u_sqrt_rom")
       .connect("clk_i", "clk_i")
       .connect("addr_i", "addr_q")
       .connect("data_o", "sqrt_data");
@@ -374,7 +374,7 @@ Module build_activation(const AccelConfig& cfg) {
   } else {
     m.assign("sm_addr", "sm_d");
   }
-  m.instance(kActExpRomModule, "u_exp_rom")
+  m.instance(cfg.softmax.exp_kind == ExpKind::kPimShift ? kActPimExpModule : kActExpRomModule, "u_exp_rom")
       .connect("clk_i", "clk_i")
       .connect("addr_i", "sm_addr")
       .connect("data_o", "exp_data");
@@ -519,6 +519,12 @@ std::string activation_summary(const AccelConfig& cfg) {
   kv("softmax_in_frac", cfg.softmax.in_frac);
   kv("max_len", g.max_len);
   kv("sqrt_computed", g.sqrt_computed ? 1 : 0);
+  // PIM-CapsNet units (keys only when selected, so LUT presets keep their file).
+  if (cfg.softmax.exp_kind == ExpKind::kPimShift) {
+    kv("exp_pim", 1);
+    kv("exp_recovery", cfg.softmax.exp_recovery ? 1 : 0);
+  }
+  if (cfg.norm.sqrt_kind == SqrtKind::kPimRsqrt) kv("sqrt_pim", 1);
   return s;
 }
 
@@ -544,6 +550,10 @@ void emit_activation(const AccelConfig& cfg, Design& design) {
                                   "exp ROM of the Softmax unit: address = rounded (max - x), value = exp(-d) in Q0." +
                                       std::to_string(g.exp_out) + ", saturated.",
                                   exp_t, g.exp_in, g.exp_out));
+  // The PIM-CapsNet units replace the ROMs in the unit when the preset selects them; the ROMs are
+  // still written (their block test and .hex images describe the LUT option of the same preset).
+  if (cfg.softmax.exp_kind == ExpKind::kPimShift) design.add_module(build_act_pim_exp(cfg));
+  if (cfg.norm.sqrt_kind == SqrtKind::kPimRsqrt) design.add_module(build_act_pim_rsqrt(cfg));
   design.add_module(build_act_fifo(cfg));
   design.add_module(build_act_divider(cfg));
   design.add_module(build_activation(cfg));

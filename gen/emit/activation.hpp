@@ -22,6 +22,10 @@ inline constexpr const char* kActDividerModule = "capsgen_act_divider";
 inline constexpr const char* kActSqrtRomModule = "capsgen_act_sqrt_rom";
 inline constexpr const char* kActSquashRomModule = "capsgen_act_squash_rom";
 inline constexpr const char* kActExpRomModule = "capsgen_act_exp_rom";
+// PIM-CapsNet drop-ins for the exp ROM (softmax.exp_kind: pim-shift) and the sqrt ROM
+// (norm.sqrt_kind: pim-rsqrt): same ports and timing (emit/activation_pim.cpp).
+inline constexpr const char* kActPimExpModule = "capsgen_act_pim_exp";
+inline constexpr const char* kActPimRsqrtModule = "capsgen_act_pim_rsqrt";
 // Key/value description of the activation unit for the block testbench (raw preset values plus
 // the generator's choices: max vector length, ROM forms).
 inline constexpr const char* kActivationSummaryName = "activation.txt";
@@ -77,6 +81,8 @@ Module build_act_rom(const std::string& name, const std::string& what, const std
                      int addr_bits, int data_bits);
 Module build_act_sqrt_computed(const AccelConfig& cfg);  // the computed sqrt table (large sqrt_in)
 Module build_act_fifo(const AccelConfig& cfg);
+Module build_act_pim_exp(const AccelConfig& cfg);    // fx::pim::exp_shift (with the preset's recovery)
+Module build_act_pim_rsqrt(const AccelConfig& cfg);  // fx::pim::sqrt_rsqrt
 Module build_act_divider(const AccelConfig& cfg);
 Module build_activation(const AccelConfig& cfg);
 Module build_activation_bank(const AccelConfig& cfg);

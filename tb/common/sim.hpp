@@ -83,6 +83,8 @@ class KeyValueFile {
     }
   }
   int num(const char* key) const { return std::stoi(str(key)); }
+  // An optional key: its value, or `fallback` when the file does not have it.
+  int num_or(const char* key, int fallback) const { return kv_.count(key) ? num(key) : fallback; }
   std::string str(const char* key) const {
     auto it = kv_.find(key);
     if (it == kv_.end()) throw std::runtime_error(path_ + ": missing " + key);

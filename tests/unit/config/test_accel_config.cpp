@@ -375,7 +375,8 @@ TEST(AccelConfig, SoftmaxRelations) {
 }
 
 // PIM-CapsNet approximations: optional kinds beside the LUT units, strict values, recovery only with
-// the shift-based exp, and refused by the RTL check with the field's line.
+// the shift-based exp; the RTL check refuses the reciprocal divide (no RTL) with the field's line and
+// accepts the shift exp and the rsqrt sqrt (capsgen_act_pim_exp, capsgen_act_pim_rsqrt).
 TEST(AccelConfig, PimApproximationKinds) {
   const AccelConfig base = parse(kBase);
   EXPECT_EQ(base.norm.sqrt_kind, SqrtKind::kLut);
@@ -395,17 +396,18 @@ TEST(AccelConfig, PimApproximationKinds) {
   EXPECT_STREQ(to_string(c.norm.sqrt_kind), "pim-rsqrt");
   EXPECT_STREQ(to_string(c.softmax.exp_kind), "pim-shift");
   EXPECT_STREQ(to_string(c.softmax.divide_kind), "pim-reciprocal");
-  // The RTL check names the first approximation and its line.
-  expect_input_error([&] { require_rtl_support(c); }, kFile, line_of(pim, "sqrt_kind: pim-rsqrt"), "norm.sqrt_kind",
-                     "no RTL yet for norm.sqrt_kind: pim-rsqrt");
+  // The RTL check names the approximation without RTL and its line.
+  expect_input_error([&] { require_rtl_support(c); }, kFile, line_of(pim, "divide_kind: pim-reciprocal"),
+                     "softmax.divide_kind", "no RTL yet for softmax.divide_kind: pim-reciprocal");
   const std::string only_div = replace(kBase, "  exp_out_bits: 8", "  exp_out_bits: 8\n  divide_kind: pim-reciprocal");
   expect_input_error([&] { require_rtl_support(parse(only_div)); }, kFile, line_of(only_div, "divide_kind"),
                      "softmax.divide_kind", "no RTL yet for softmax.divide_kind: pim-reciprocal");
   const std::string only_exp =
       replace(kBase, "  exp_out_bits: 8", "  exp_out_bits: 8\n  exp_kind: pim-shift\n  exp_recovery: false");
   EXPECT_FALSE(parse(only_exp).softmax.exp_recovery);
-  expect_input_error([&] { require_rtl_support(parse(only_exp)); }, kFile, line_of(only_exp, "exp_kind"),
-                     "softmax.exp_kind", "no RTL yet for softmax.exp_kind: pim-shift");
+  EXPECT_NO_THROW(require_rtl_support(parse(only_exp)));
+  const std::string exp_rsqrt = replace(only_exp, "  sqrt_out_bits: 8", "  sqrt_out_bits: 8\n  sqrt_kind: pim-rsqrt");
+  EXPECT_NO_THROW(require_rtl_support(parse(exp_rsqrt)));
 
   // Bad values and misplaced keys name their line.
   expect_edit_error("  sqrt_out_bits: 8", "  sqrt_out_bits: 8\n  sqrt_kind: newton", "norm.sqrt_kind", "newton",

@@ -332,3 +332,48 @@ TEST(EmitActSpm, DividerStagesAndComputedSqrtAcrossWidths) {
       EXPECT_NO_THROW(print_module(build_act_sqrt_computed(s))) << in << " " << out;
     }
 }
+
+// PIM-CapsNet units: emitted only when the preset selects them, with the ports of the ROM each
+// replaces, instantiated in the unit instead of that ROM; activation.txt says which are in. Their
+// arithmetic is checked against fx::pim by the block test (tb_blocks activation --mode pim).
+TEST(EmitActSpm, PimUnitsReplaceTheRoms) {
+  const AccelConfig lut = preset("capsacc-16x16");
+  const Design plain = emit_act_spm(lut);
+  EXPECT_EQ(find(plain, std::string(kActPimExpModule) + ".v"), nullptr);
+  EXPECT_EQ(find(plain, std::string(kActPimRsqrtModule) + ".v"), nullptr);
+  EXPECT_EQ(find(plain, kActivationSummaryName)->contents.find("pim"), std::string::npos);
+
+  AccelConfig cfg = lut;
+  cfg.softmax.exp_kind = ExpKind::kPimShift;
+  cfg.softmax.exp_recovery = true;
+  cfg.norm.sqrt_kind = SqrtKind::kPimRsqrt;
+  validate_accel_config(cfg);
+  EXPECT_NO_THROW(require_rtl_support(cfg));
+  const Design d = emit_act_spm(cfg);
+  const OutputFile* exp = find(d, std::string(kActPimExpModule) + ".v");
+  const OutputFile* rsq = find(d, std::string(kActPimRsqrtModule) + ".v");
+  ASSERT_NE(exp, nullptr);
+  ASSERT_NE(rsq, nullptr);
+  EXPECT_NE(exp->contents.find("input  wire [7:0] addr_i"), std::string::npos);
+  EXPECT_NE(exp->contents.find("output wire [7:0] data_o"), std::string::npos);
+  EXPECT_NE(exp->contents.find("9'd260"), std::string::npos);  // the recovery constant of capsacc-16x16
+  EXPECT_NE(rsq->contents.find("input  wire [11:0] addr_i"), std::string::npos);
+  EXPECT_NE(rsq->contents.find("output wire [7:0] data_o"), std::string::npos);
+  for (const OutputFile* f : {exp, rsq}) {
+    EXPECT_EQ(count(f->contents, "always @(posedge clk_i)"), 1) << f->name;  // one register, as the ROM
+    EXPECT_EQ(f->contents.find("$"), std::string::npos) << f->name;
+  }
+  const std::string unit = print_module(build_activation(cfg));
+  EXPECT_NE(unit.find("capsgen_act_pim_exp u_exp_rom"), std::string::npos);
+  EXPECT_NE(unit.find("capsgen_act_pim_rsqrt u_sqrt_rom"), std::string::npos);
+  EXPECT_EQ(unit.find("capsgen_act_exp_rom u_"), std::string::npos);
+  EXPECT_EQ(unit.find("capsgen_act_sqrt_rom u_"), std::string::npos);
+  const std::string summary = find(d, kActivationSummaryName)->contents;
+  EXPECT_NE(summary.find("exp_pim 1\nexp_recovery 1\n"), std::string::npos);
+  EXPECT_NE(summary.find("sqrt_pim 1\n"), std::string::npos);
+  // Without recovery there is no recovery multiply; the emitter is deterministic.
+  cfg.softmax.exp_recovery = false;
+  const std::string plain_exp = print_module(build_act_pim_exp(cfg));
+  EXPECT_EQ(plain_exp.find("rc_prod"), std::string::npos);
+  EXPECT_EQ(plain_exp, print_module(build_act_pim_exp(cfg)));
+}
