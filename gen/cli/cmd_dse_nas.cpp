@@ -336,9 +336,12 @@ int dse_nas(const std::vector<std::string>& argv) {
   const auto on_generation = [&](int g, const std::vector<nas::Individual<Genome>>& parents) {
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     const long front = std::count_if(parents.begin(), parents.end(), [](const auto& x) { return x.rank == 0; });
+    // Time left: the mean time of a generation so far (the initial population counts as one) times
+    // the generations to go. Replayed generations of a resumed search are quick, so it runs low then.
+    const double left = s / (g + 1) * (opt.generations - g);
     fmt::print("generation {}/{}: {} networks evaluated ({} trained now, {} trained before), {} parents in the first "
-               "front, {:.0f} s\n",
-               g, opt.generations, prob.evaluated->size(), proxy.trained, proxy.reused, front, s);
+               "front, {:.0f} s, about {:.0f} s left\n",
+               g, opt.generations, prob.evaluated->size(), proxy.trained, proxy.reused, front, s, left);
     std::fflush(stdout);
     record["progress"].push_back({{"generation", g}, {"evaluated", prob.evaluated->size()},
                                   {"trained", proxy.trained}, {"reused", proxy.reused}, {"seconds", s},
