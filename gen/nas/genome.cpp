@@ -336,7 +336,7 @@ std::uint64_t genome_hash(const Genome& g) {
   mix(std::int64_t(g.layers.size()));
   for (const LayerGene& L : g.layers)
     for (int v : {int(L.kind), L.kernel, L.stride, L.channels, L.caps_dim, L.caps_count, L.routing}) mix(v);
-  if (g.skip != 0) mix(-g.skip);  // mixed only when set: genomes without a skip keep their hashes
+  if (g.skip != 0) mix(-g.skip);  // mixed only when set: a genome without a skip hashes its layers alone
   return h;
 }
 

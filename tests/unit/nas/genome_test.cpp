@@ -306,8 +306,8 @@ TEST(NasGenomeCells, SkipIsPartOfHashAndText) {
   b.skip = 1;
   EXPECT_NE(genome_hash(a), genome_hash(b));
   EXPECT_EQ(genome_text(b), genome_text(a) + " S1");
-  // Genomes without a skip hash as before the skip term existed, so the outputs of a search of the
-  // CapsNet-like space keep their names (the key computed by the code without cells).
+  // A genome without a skip hashes its layers alone: the key of a CapsNet-like genome is pinned, so
+  // the file names of a search's outputs stay stable.
   const Genome capsnet{{conv(3, 2, 32), conv(7, 1, 256), prim(5, 1, 8, 4), cls(10, 16, 3)}};
   EXPECT_EQ(genome_key(capsnet), "db7323846ae42b73");
 }
