@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # PIM-CapsNet's LUT-free units in the RTL (docs/pim-capsnet.md): tiny-2x2 with the shift exp (with
 # the recovery multiply) and the sqrt through the inverse square root in place of the exp and sqrt
-# ROMs. The activation unit's block test (every ROM address through the new units against
+# ROMs. The whole chip's RTL linted (verilator -Wall), the activation unit's block test (every ROM address through the new units against
 # gen/numerics, then the divider, unit and bank checks with them inside), then capsnet-tiny's whole
 # inference on the generated accelerator, every operation bit-exact against the golden model with the
 # same approximations. Then a mutant: the exp unit's log2(e) constant off by one LSB must fail the sweep.
@@ -24,6 +24,9 @@ rm -rf "$rtl"
 for m in capsgen_act_pim_exp capsgen_act_pim_rsqrt; do
   grep -q "^module $m" "$rtl/$m.v" || { echo "pim_cases.sh: $m not generated"; exit 1; }
 done
+mapfile -t sources < <(grep -v '^//' "$rtl/files.f" | sed '/^$/d')
+(cd "$rtl" && verilator --lint-only -Wall --top-module capsgen_chip "${sources[@]}") ||
+  { echo "pim_cases.sh: the RTL with the PIM units is not lint-clean"; exit 1; }
 cmake -S "$root/tb" -B "$work/build" -G Ninja -DCAPSGEN_RTL_DIR="$rtl" -DCMAKE_BUILD_TYPE=Release -DCAPSGEN_TB_TRACE=OFF \
   -DCAPSGEN_TB_BLOCKS=activation > "$work/configure.log" 2>&1 || { cat "$work/configure.log"; echo "FAIL configure"; exit 1; }
 cmake --build "$work/build" -j "${CAPSGEN_RTL_JOBS:-2}" > "$work/build.log" 2>&1 || { tail -50 "$work/build.log"; echo "FAIL build"; exit 1; }
