@@ -512,42 +512,80 @@ Module build_act_pass(const AccelConfig& cfg) {
   return m;
 }
 
-Module build_engine(const AccelConfig& cfg) {
-  const int R = cfg.array.rows, C = cfg.array.cols, D = cfg.widths.data, W = cfg.widths.weight, P = cfg.widths.psum,
-            A = cfg.widths.act, depth = cfg.accumulator.depth;
-  const int RB = std::max(1, clog2(R)), VB = staging_vec_bits(cfg), EB = accumulator_addr_bits(cfg);
-  const ActGeometry ag = act_geometry(cfg);
-  const int SB = ag.shift_bits, OB = ag.out_bits;
-  const int L = systolic_array_latency(cfg), S = L + 1;  // staging read + array
-  const int F = isa::engine_out_fifo_depth(L), FB = clog2(F);
-  const std::string cw = str(CW), aw = str(AW), eb = str(EB);
-  if (S < 3) throw std::logic_error("build_engine: array latency below 2");
+namespace {
 
-  Module m(kEngineModule,
-           fmt::format(
-               "Compute engine (docs/rtl-engine.md): runs one descriptor (gen/isa/program.hpp, encoded by\n"
-               "isa::encode_engine/encode_activate/encode_fill) on the {0}x{1} array with its operands in memory\n"
-               "behind four ports:\n"
-               "  drd_*  data for the gather unit (1 element, or {0} consecutive elements in vector mode; 1-cycle latency)\n"
-               "  wrd_*  weight tile rows for the tile reader ({1} consecutive elements, 1-cycle latency)\n"
-               "  brd_*  biases ({1} consecutive psum codes, 1-cycle latency; AccInit::kPerColumn)\n"
-               "  wr_*   results (1 act code per cycle)\n"
-               "Loop order (the executor's): for b, for each block of at most m_block vectors, for k < k_chunks: the\n"
-               "gather unit stages the block's vectors of chunk k (staging buffer, double-buffered, so the next\n"
-               "chunk is gathered while this one streams); for n < n_tiles: the streamer sends every staged vector\n"
-               "through the array against tile (b, k, n) (loaded by the tile reader while the previous tile\n"
-               "streams); its {1} column sums go to accumulator entry vector*n_tiles + n (load with bias on chunk\n"
-               "0, saturating add after). On the last chunk the accumulators pass each entry to the activation\n"
-               "bank (shift, saturate to act bits, optional ReLU), an output FIFO of {2} result vectors, and the\n"
-               "output writer. The streamer holds a last-chunk vector back unless an output FIFO entry is reserved\n"
-               "for it (credits), so no result is ever dropped. Activate and Fill descriptors (desc_kind_i 1, 2) run\n"
-               "in capsgen_act_pass, which has the activation bank, the data port and the write port meanwhile.\n"
-               "Handshake: desc_ready_o = idle; a descriptor accepted at the edge ending cycle t starts in cycle\n"
-               "t+1; done_o pulses one cycle after the last result was written. A descriptor with a zero count\n"
-               "does nothing (done_o in cycle t+1). error_o (sticky) flags a contract violation inside: staging\n"
-               "protocol, activation queue overflow, array results not where the streamer expected them, output\n"
-               "FIFO overflow. stat_*_o count cycles of the last descriptor (cleared on accept).",
-               R, C, F));
+// What the engine's pieces share: the config's widths and the sizes derived from them, computed once.
+struct EngineGeometry {
+  int R = 0, C = 0;                           // array rows and columns
+  int D = 0, W = 0, P = 0, A = 0;             // data, weight, psum and act bits
+  int depth = 0;                              // accumulator entries
+  int RB = 0, VB = 0, EB = 0;                 // array row, staged vector and accumulator entry index bits
+  ActGeometry ag;                             // the activation bank's widths
+  int SB = 0, OB = 0;                         // reduction shift bits, activation result bits
+  int L = 0, S = 0;                           // array latency; vector pipeline stages (staging read + array)
+  int F = 0, FB = 0;                          // output FIFO entries, its pointer bits
+  std::string cw, aw, eb;                     // count, address and accumulator entry widths as text
+};
+
+EngineGeometry engine_geometry(const AccelConfig& cfg) {
+  EngineGeometry geo;
+  geo.R = cfg.array.rows;
+  geo.C = cfg.array.cols;
+  geo.D = cfg.widths.data;
+  geo.W = cfg.widths.weight;
+  geo.P = cfg.widths.psum;
+  geo.A = cfg.widths.act;
+  geo.depth = cfg.accumulator.depth;
+  geo.RB = std::max(1, clog2(geo.R));
+  geo.VB = staging_vec_bits(cfg);
+  geo.EB = accumulator_addr_bits(cfg);
+  geo.ag = act_geometry(cfg);
+  geo.SB = geo.ag.shift_bits;
+  geo.OB = geo.ag.out_bits;
+  geo.L = systolic_array_latency(cfg);
+  geo.S = geo.L + 1;
+  geo.F = isa::engine_out_fifo_depth(geo.L);
+  geo.FB = clog2(geo.F);
+  geo.cw = str(CW);
+  geo.aw = str(AW);
+  geo.eb = str(geo.EB);
+  return geo;
+}
+
+// The engine's module comment: what it runs, its four memory ports, the loop order and the handshake.
+std::string engine_description(const EngineGeometry& geo) {
+  return fmt::format(
+      "Compute engine (docs/rtl-engine.md): runs one descriptor (gen/isa/program.hpp, encoded by\n"
+      "isa::encode_engine/encode_activate/encode_fill) on the {0}x{1} array with its operands in memory\n"
+      "behind four ports:\n"
+      "  drd_*  data for the gather unit (1 element, or {0} consecutive elements in vector mode; 1-cycle latency)\n"
+      "  wrd_*  weight tile rows for the tile reader ({1} consecutive elements, 1-cycle latency)\n"
+      "  brd_*  biases ({1} consecutive psum codes, 1-cycle latency; AccInit::kPerColumn)\n"
+      "  wr_*   results (1 act code per cycle)\n"
+      "Loop order (the executor's): for b, for each block of at most m_block vectors, for k < k_chunks: the\n"
+      "gather unit stages the block's vectors of chunk k (staging buffer, double-buffered, so the next\n"
+      "chunk is gathered while this one streams); for n < n_tiles: the streamer sends every staged vector\n"
+      "through the array against tile (b, k, n) (loaded by the tile reader while the previous tile\n"
+      "streams); its {1} column sums go to accumulator entry vector*n_tiles + n (load with bias on chunk\n"
+      "0, saturating add after). On the last chunk the accumulators pass each entry to the activation\n"
+      "bank (shift, saturate to act bits, optional ReLU), an output FIFO of {2} result vectors, and the\n"
+      "output writer. The streamer holds a last-chunk vector back unless an output FIFO entry is reserved\n"
+      "for it (credits), so no result is ever dropped. Activate and Fill descriptors (desc_kind_i 1, 2) run\n"
+      "in capsgen_act_pass, which has the activation bank, the data port and the write port meanwhile.\n"
+      "Handshake: desc_ready_o = idle; a descriptor accepted at the edge ending cycle t starts in cycle\n"
+      "t+1; done_o pulses one cycle after the last result was written. A descriptor with a zero count\n"
+      "does nothing (done_o in cycle t+1). error_o (sticky) flags a contract violation inside: staging\n"
+      "protocol, activation queue overflow, array results not where the streamer expected them, output\n"
+      "FIFO overflow. stat_*_o count cycles of the last descriptor (cleared on accept).",
+      geo.R, geo.C, geo.F);
+}
+
+// The descriptor ports: the handshake, the kind, the gather unit's fields and every other unit's, in
+// isa::EngineDescriptor's order.
+void declare_descriptor_ports(Module& m, const EngineGeometry& geo) {
+  const int A = geo.A, SB = geo.SB;
+  const ActGeometry& ag = geo.ag;
+  const std::string &cw = geo.cw, &aw = geo.aw;
   m.clock_and_reset()
       .input("desc_valid_i", "1", "descriptor valid")
       .output("desc_ready_o", "1", "idle: the descriptor is accepted")
@@ -598,8 +636,14 @@ Module build_engine(const AccelConfig& cfg) {
       .input("desc_o_vec_i", "1", "outputs: consecutive (offset of output o is o): one record per write")
       .input("desc_v_len_i", cw, "vector-wide gather: elements of a vector's reduction (rows past it are zero)")
       .input("desc_acc_continue_i", "1", "split reduction: chunk 0 adds onto the accumulator entries the previous Gemm left")
-      .input("desc_acc_hold_i", "1", "split reduction: write no output (the entries keep the sums for the next Gemm)")
-      .output("drd_en_o", "1", "data read")
+      .input("desc_acc_hold_i", "1", "split reduction: write no output (the entries keep the sums for the next Gemm)");
+}
+
+// The memory ports (data, weight rows, biases, results), done, the sticky error and the statistics.
+void declare_memory_and_status_ports(Module& m, const EngineGeometry& geo) {
+  const int R = geo.R, C = geo.C, D = geo.D, W = geo.W, P = geo.P, OB = geo.OB;
+  const std::string& aw = geo.aw;
+  m.output("drd_en_o", "1", "data read")
       .output("drd_vec_o", "1", fmt::format("with drd_en_o: read {} consecutive elements (else one)", R))
       .output("drd_addr_o", aw, "data element address (the first one of a vector read)")
       .input("drd_data_i", str(R * D),
@@ -627,6 +671,24 @@ Module build_engine(const AccelConfig& cfg) {
       .output("stat_stall_tile_o", "32", "streamer cycles waiting for a tile load")
       .output("stat_stall_out_o", "32", "streamer cycles waiting for output FIFO space")
       .output("stat_wr_wait_o", "32", "cycles a Gemm result write waited for wr_ready_i");
+}
+
+}  // namespace
+
+Module build_engine(const AccelConfig& cfg) {
+  const EngineGeometry geo = engine_geometry(cfg);
+  const int R = geo.R, C = geo.C, D = geo.D, W = geo.W, P = geo.P, A = geo.A, depth = geo.depth;
+  const int RB = geo.RB, VB = geo.VB, EB = geo.EB;
+  const ActGeometry& ag = geo.ag;
+  const int SB = geo.SB, OB = geo.OB;
+  const int L = geo.L, S = geo.S;
+  const int F = geo.F, FB = geo.FB;
+  const std::string &cw = geo.cw, &aw = geo.aw, &eb = geo.eb;
+  if (S < 3) throw std::logic_error("build_engine: array latency below 2");
+
+  Module m(kEngineModule, engine_description(geo));
+  declare_descriptor_ports(m, geo);
+  declare_memory_and_status_ports(m, geo);
 
   m.comment("Control state and the streamer's copy of the counts.");
   m.reg("busy_q", "1");
