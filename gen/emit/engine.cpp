@@ -673,23 +673,12 @@ void declare_memory_and_status_ports(Module& m, const EngineGeometry& geo) {
       .output("stat_wr_wait_o", "32", "cycles a Gemm result write waited for wr_ready_i");
 }
 
-}  // namespace
-
-Module build_engine(const AccelConfig& cfg) {
-  const EngineGeometry geo = engine_geometry(cfg);
-  const int R = geo.R, C = geo.C, D = geo.D, W = geo.W, P = geo.P, A = geo.A, depth = geo.depth;
-  const int RB = geo.RB, VB = geo.VB, EB = geo.EB;
+// The controller's registers: busy/done/error, the streamer's copy of the descriptor's counts and the
+// init, reduction and Activate fields, the streamer's position, the output credits and the statistics.
+void declare_control_state(Module& m, const EngineGeometry& geo) {
+  const int SB = geo.SB, FB = geo.FB;
   const ActGeometry& ag = geo.ag;
-  const int SB = geo.SB, OB = geo.OB;
-  const int L = geo.L, S = geo.S;
-  const int F = geo.F, FB = geo.FB;
   const std::string &cw = geo.cw, &aw = geo.aw, &eb = geo.eb;
-  if (S < 3) throw std::logic_error("build_engine: array latency below 2");
-
-  Module m(kEngineModule, engine_description(geo));
-  declare_descriptor_ports(m, geo);
-  declare_memory_and_status_ports(m, geo);
-
   m.comment("Control state and the streamer's copy of the counts.");
   m.reg("busy_q", "1");
   m.reg("done_q", "1");
@@ -722,6 +711,11 @@ Module build_engine(const AccelConfig& cfg) {
   for (const char* n : {"stat_cycles_q", "stat_vectors_q", "stat_stall_data_q", "stat_stall_tile_q", "stat_stall_out_q",
                         "stat_wr_wait_q"})
     m.reg(n, "32");
+}
+
+// Descriptor decode: accept (desc_valid_i while idle), empty (a count is zero: done at once) and which
+// side starts, the Gemm datapath (start) or the Activate/Fill pass (a_start).
+void build_descriptor_decode(Module& m) {
   m.wire("accept", "1");
   m.wire("empty", "1", "a count is zero: nothing to do");
   m.wire("start", "1", "accept a non-empty Gemm: every unit starts");
@@ -734,6 +728,13 @@ Module build_engine(const AccelConfig& cfg) {
   m.wire("a_start", "1", "accept a non-empty Activate or Fill");
   m.assign("a_start", "accept & ~empty & (desc_kind_i != 2'd0)");
   m.assign("start", "accept & ~empty & (desc_kind_i == 2'd0)");
+}
+
+// The Activate/Fill pass's outputs (instantiated after the output writer) and its element for
+// the activation bank.
+void declare_act_pass_wires(Module& m, const EngineGeometry& geo) {
+  const int C = geo.C, D = geo.D, P = geo.P, OB = geo.OB;
+  const std::string& aw = geo.aw;
   m.comment("The Activate/Fill pass (capsgen_act_pass, instantiated below) and its share of the ports.");
   m.wire("ap_rd_en", "1");
   m.wire("ap_rd_addr", aw);
@@ -745,6 +746,27 @@ Module build_engine(const AccelConfig& cfg) {
   m.wire("ap_done", "1");
   m.wire("ap_busy", "1");
   m.wire("act_in", str(C * P), "the pass's element for unit 0 (sign-extended to psum bits), 0 for the others");
+}
+
+}  // namespace
+
+Module build_engine(const AccelConfig& cfg) {
+  const EngineGeometry geo = engine_geometry(cfg);
+  const int R = geo.R, C = geo.C, D = geo.D, W = geo.W, P = geo.P, A = geo.A, depth = geo.depth;
+  const int RB = geo.RB, VB = geo.VB, EB = geo.EB;
+  const ActGeometry& ag = geo.ag;
+  const int SB = geo.SB, OB = geo.OB;
+  const int L = geo.L, S = geo.S;
+  const int F = geo.F, FB = geo.FB;
+  const std::string &cw = geo.cw, &aw = geo.aw, &eb = geo.eb;
+  if (S < 3) throw std::logic_error("build_engine: array latency below 2");
+
+  Module m(kEngineModule, engine_description(geo));
+  declare_descriptor_ports(m, geo);
+  declare_memory_and_status_ports(m, geo);
+  declare_control_state(m, geo);
+  build_descriptor_decode(m);
+  declare_act_pass_wires(m, geo);
 
   // --- vector-wide gather ---------------------------------------------------------------------------------
   m.blank();
