@@ -748,27 +748,36 @@ void declare_act_pass_wires(Module& m, const EngineGeometry& geo) {
   m.wire("act_in", str(C * P), "the pass's element for unit 0 (sign-extended to psum bits), 0 for the others");
 }
 
-}  // namespace
+// The vector-wide gather after a block's last chunk: the next block of the batch item, or the first
+// block of the next batch item (after the last one the gather stops).
+Stmts vector_gather_next_block() {
+  const std::string v_left = "(mtot_q - (v_m0_q + mblk_q))";
+  const Stmts next_batch = {nb("v_m0_q", "16'd0"), nb("v_mb_q", "mb0_q"), nb("v_b_q", "v_b_q + 16'd1"),
+                            nb("v_baddr_q", "v_baddr_q + v_s_b_q"), nb("v_kaddr_q", "v_baddr_q + v_s_b_q"),
+                            nb("v_addr_q", "v_baddr_q + v_s_b_q"), if_("v_b_q == bm1_q", {nb("v_busy_q", "1'b0")})};
+  return {nb("v_k_q", "16'd0"), nb("v_rem_q", "v_len_q"),
+          if_("~" + sum_ge("v_m0_q", "mblk_q", "mtot_q"),
+              {nb("v_m0_q", "v_m0_q + mblk_q"), nb("v_mb_q", fmt::format("({0} < mblk_q) ? {0} : mblk_q", v_left)),
+               nb("v_kaddr_q", "v_nblk"), nb("v_addr_q", "v_nblk")},
+              next_batch)};
+}
 
-Module build_engine(const AccelConfig& cfg) {
-  const EngineGeometry geo = engine_geometry(cfg);
-  const int R = geo.R, C = geo.C, D = geo.D, W = geo.W, P = geo.P, A = geo.A, depth = geo.depth;
-  const int RB = geo.RB, VB = geo.VB, EB = geo.EB;
-  const ActGeometry& ag = geo.ag;
-  const int SB = geo.SB, OB = geo.OB;
-  const int L = geo.L, S = geo.S;
-  const int F = geo.F, FB = geo.FB;
-  const std::string &cw = geo.cw, &aw = geo.aw, &eb = geo.eb;
-  if (S < 3) throw std::logic_error("build_engine: array latency below 2");
+// The vector-wide gather after a vector was read: the block's next vector, or after its last one the
+// next chunk (v_rem_q drops by rows) or the next block.
+Stmts vector_gather_advance(int R) {
+  Stmts chunk_done = {nb("v_mi_q", "16'd0"), if_("v_k_q == 16'd0", {nb("v_nblk_q", "v_addr_q + v_s_m_q")})};
+  chunk_done.push_back(if_("v_k_q == kcm1_q", vector_gather_next_block(),
+                           {nb("v_k_q", "v_k_q + 16'd1"),
+                            nb("v_rem_q", fmt::format("(v_rem_q > {0}) ? v_rem_q - {0} : 16'd0", lit(CW, R))),
+                            nb("v_kaddr_q", "v_kaddr_q + v_s_k_q"), nb("v_addr_q", "v_kaddr_q + v_s_k_q")}));
+  return {if_("v_chunk_last", chunk_done, {nb("v_mi_q", "v_mi_q + 16'd1"), nb("v_addr_q", "v_addr_q + v_s_m_q")})};
+}
 
-  Module m(kEngineModule, engine_description(geo));
-  declare_descriptor_ports(m, geo);
-  declare_memory_and_status_ports(m, geo);
-  declare_control_state(m, geo);
-  build_descriptor_decode(m);
-  declare_act_pass_wires(m, geo);
-
-  // --- vector-wide gather ---------------------------------------------------------------------------------
+// The vector-wide gather: its position registers, the rows past the reduction, and the walk over
+// (b, block, chunk, vector), one vector read per cycle the staging buffer takes it.
+void build_vector_gather(Module& m, const EngineGeometry& geo) {
+  const int R = geo.R;
+  const std::string &cw = geo.cw, &aw = geo.aw;
   m.blank();
   m.comment(fmt::format(
       "Vector-wide gather (desc_v_mode_i, docs/rtl-engine.md): for an affine source whose vector elements are\n"
@@ -793,44 +802,34 @@ Module build_engine(const AccelConfig& cfg) {
   m.assign("v_nblk", "(v_k_q == 16'd0) ? v_addr_q + v_s_m_q : v_nblk_q");
   for (int r = 0; r < R; ++r)
     m.assign(R == 1 ? std::string("v_zero") : fmt::format("v_zero[{}]", r), fmt::format("~({} < v_rem_q)", lit(CW, r)));
-  {
-    const std::string v_left = "(mtot_q - (v_m0_q + mblk_q))";
-    const Stmts next_batch = {nb("v_m0_q", "16'd0"), nb("v_mb_q", "mb0_q"), nb("v_b_q", "v_b_q + 16'd1"),
-                              nb("v_baddr_q", "v_baddr_q + v_s_b_q"), nb("v_kaddr_q", "v_baddr_q + v_s_b_q"),
-                              nb("v_addr_q", "v_baddr_q + v_s_b_q"), if_("v_b_q == bm1_q", {nb("v_busy_q", "1'b0")})};
-    const Stmts next_block = {
-        nb("v_k_q", "16'd0"), nb("v_rem_q", "v_len_q"),
-        if_("~" + sum_ge("v_m0_q", "mblk_q", "mtot_q"),
-            {nb("v_m0_q", "v_m0_q + mblk_q"), nb("v_mb_q", fmt::format("({0} < mblk_q) ? {0} : mblk_q", v_left)),
-             nb("v_kaddr_q", "v_nblk"), nb("v_addr_q", "v_nblk")},
-            next_batch)};
-    m.reg("v_len_q", cw);
-    const Stmts load = {
-        nb("vmode_q", "desc_v_mode_i"), nb("v_busy_q", "desc_v_mode_i"), nb("v_b_q", "16'd0"), nb("v_m0_q", "16'd0"),
-        nb("v_mb_q", "(desc_m_total_i < desc_m_block_i) ? desc_m_total_i : desc_m_block_i"), nb("v_k_q", "16'd0"),
-        nb("v_mi_q", "16'd0"), nb("v_len_q", "desc_v_len_i"), nb("v_rem_q", "desc_v_len_i"),
-        nb("v_s_b_q", "desc_s_b_i"), nb("v_s_m_q", "desc_s_m_i"), nb("v_s_k_q", "desc_s_k_i"),
-        nb("v_baddr_q", "desc_base_i"), nb("v_kaddr_q", "desc_base_i"), nb("v_addr_q", "desc_base_i")};
-    Stmts reset = with_zero_reset(m, {nb("vmode_q", "1'b0"), nb("v_busy_q", "1'b0")}, assigned_signals(load));
-    reset = with_zero_reset(m, std::move(reset), {"v_nblk_q"});
-    m.always_ff_reset(
-        std::move(reset),
-        {if_("start",
-             load,
-             {if_("v_take",
-                  {if_("v_chunk_last",
-                       [&] {
-                         Stmts t = {nb("v_mi_q", "16'd0"), if_("v_k_q == 16'd0", {nb("v_nblk_q", "v_addr_q + v_s_m_q")})};
-                         t.push_back(if_("v_k_q == kcm1_q", next_block,
-                                         {nb("v_k_q", "v_k_q + 16'd1"),
-                                          nb("v_rem_q", fmt::format("(v_rem_q > {0}) ? v_rem_q - {0} : 16'd0", lit(CW, R))),
-                                          nb("v_kaddr_q", "v_kaddr_q + v_s_k_q"), nb("v_addr_q", "v_kaddr_q + v_s_k_q")}));
-                         return t;
-                       }(),
-                       {nb("v_mi_q", "v_mi_q + 16'd1"), nb("v_addr_q", "v_addr_q + v_s_m_q")})})})});
-  }
+  m.reg("v_len_q", cw);
+  const Stmts load = {
+      nb("vmode_q", "desc_v_mode_i"), nb("v_busy_q", "desc_v_mode_i"), nb("v_b_q", "16'd0"), nb("v_m0_q", "16'd0"),
+      nb("v_mb_q", "(desc_m_total_i < desc_m_block_i) ? desc_m_total_i : desc_m_block_i"), nb("v_k_q", "16'd0"),
+      nb("v_mi_q", "16'd0"), nb("v_len_q", "desc_v_len_i"), nb("v_rem_q", "desc_v_len_i"),
+      nb("v_s_b_q", "desc_s_b_i"), nb("v_s_m_q", "desc_s_m_i"), nb("v_s_k_q", "desc_s_k_i"),
+      nb("v_baddr_q", "desc_base_i"), nb("v_kaddr_q", "desc_base_i"), nb("v_addr_q", "desc_base_i")};
+  Stmts reset = with_zero_reset(m, {nb("vmode_q", "1'b0"), nb("v_busy_q", "1'b0")}, assigned_signals(load));
+  reset = with_zero_reset(m, std::move(reset), {"v_nblk_q"});
+  m.always_ff_reset(std::move(reset), {if_("start", load, {if_("v_take", vector_gather_advance(R))})});
+}
 
-  // --- gather -> staging --------------------------------------------------------------------------------
+// The data port: the Activate/Fill pass's reads while it runs, else the vector-wide gather's vector
+// reads or the gather unit's element reads (none for a zero element).
+void drive_data_port(Module& m, const EngineGeometry& geo) {
+  const int D = geo.D;
+  m.wire("drd_elem", str(D), "an element read (low lane of the data port)");
+  m.assign("drd_elem", fmt::format("drd_data_i[{}:0]", D - 1));
+  m.assign("drd_en_o", "act_mode_q ? ap_rd_en : (g_take & ~g_zero) | v_take");
+  m.assign("drd_vec_o", "~act_mode_q & v_take");
+  m.assign("drd_addr_o", "act_mode_q ? ap_rd_addr : vmode_q ? v_addr_q : g_addr");
+}
+
+// Gather -> staging: the gather unit's element handshake and the stage-1 registers that write an
+// element (or, from the vector-wide gather, a whole vector) into the staging buffer with its read data.
+void build_gather_to_staging(Module& m, const EngineGeometry& geo) {
+  const int R = geo.R, D = geo.D, RB = geo.RB, VB = geo.VB;
+  const std::string &cw = geo.cw, &aw = geo.aw;
   m.blank();
   m.comment("Gather -> staging: an element taken in cycle t is read (drd) in t and written to the staging buffer\n"
             "in t+1 with the read data. The element after a block's last one waits a cycle, until the commit has\n"
@@ -865,11 +864,7 @@ Module build_engine(const AccelConfig& cfg) {
   m.lint_on("UNUSEDSIGNAL");
   m.assign("g_ready", "st_wr_free & ~(s1_valid_q & s1_commit_q)");
   m.assign("g_take", "g_valid & g_ready");
-  m.wire("drd_elem", str(D), "an element read (low lane of the data port)");
-  m.assign("drd_elem", fmt::format("drd_data_i[{}:0]", D - 1));
-  m.assign("drd_en_o", "act_mode_q ? ap_rd_en : (g_take & ~g_zero) | v_take");
-  m.assign("drd_vec_o", "~act_mode_q & v_take");
-  m.assign("drd_addr_o", "act_mode_q ? ap_rd_addr : vmode_q ? v_addr_q : g_addr");
+  drive_data_port(m, geo);
   m.always_ff_reset({nb("s1_valid_q", "1'b0"), nb("s1_vall_q", "1'b0")},
                     {nb("s1_valid_q", "g_take | v_take"), nb("s1_vall_q", "v_take")});
   m.always_ff({nb("s1_zero_q", "g_zero"), nb("s1_commit_q", "vmode_q ? v_chunk_last : g_chunk_last"),
@@ -877,23 +872,51 @@ Module build_engine(const AccelConfig& cfg) {
                nb("s1_vec_q", VB == CW ? "vmode_q ? v_mi_q : g_vec"
                                        : fmt::format("vmode_q ? v_mi_q[{0}:0] : g_vec[{0}:0]", VB - 1)),
                nb("s1_vzero_q", "v_zero")});
-  {
-    Instance& g = m.instance(kGatherModule, "u_gather");
-    g.connect("clk_i", "clk_i").connect("rst_ni", "rst_ni").connect("desc_valid_i", "start & ~desc_v_mode_i").connect("desc_ready_o", "g_desc_ready");
-    for (const std::string& f : gather_descriptor_fields()) g.connect("desc_" + f + "_i", "desc_" + f + "_i");
-    g.connect("elem_valid_o", "g_valid")
-        .connect("elem_ready_i", "g_ready")
-        .connect("elem_addr_o", "g_addr")
-        .connect("elem_zero_o", "g_zero")
-        .connect("elem_row_o", "g_row")
-        .connect("elem_vec_o", "g_vec")
-        .connect("elem_chunk_o", "g_chunk")
-        .connect("elem_vec_last_o", "g_vec_last")
-        .connect("elem_chunk_last_o", "g_chunk_last")
-        .connect("elem_last_o", "g_last")
-        .connect("busy_o", "g_busy")
-        .connect("done_o", "g_done");
-  }
+}
+
+// The gather unit (capsgen_gather) on the descriptor's data source; only its element stream is used.
+void instantiate_gather(Module& m) {
+  Instance& g = m.instance(kGatherModule, "u_gather");
+  g.connect("clk_i", "clk_i").connect("rst_ni", "rst_ni").connect("desc_valid_i", "start & ~desc_v_mode_i").connect("desc_ready_o", "g_desc_ready");
+  for (const std::string& f : gather_descriptor_fields()) g.connect("desc_" + f + "_i", "desc_" + f + "_i");
+  g.connect("elem_valid_o", "g_valid")
+      .connect("elem_ready_i", "g_ready")
+      .connect("elem_addr_o", "g_addr")
+      .connect("elem_zero_o", "g_zero")
+      .connect("elem_row_o", "g_row")
+      .connect("elem_vec_o", "g_vec")
+      .connect("elem_chunk_o", "g_chunk")
+      .connect("elem_vec_last_o", "g_vec_last")
+      .connect("elem_chunk_last_o", "g_chunk_last")
+      .connect("elem_last_o", "g_last")
+      .connect("busy_o", "g_busy")
+      .connect("done_o", "g_done");
+}
+
+}  // namespace
+
+Module build_engine(const AccelConfig& cfg) {
+  const EngineGeometry geo = engine_geometry(cfg);
+  const int C = geo.C, D = geo.D, W = geo.W, P = geo.P, A = geo.A, depth = geo.depth;
+  const int VB = geo.VB, EB = geo.EB;
+  const ActGeometry& ag = geo.ag;
+  const int SB = geo.SB, OB = geo.OB;
+  const int L = geo.L, S = geo.S;
+  const int F = geo.F, FB = geo.FB;
+  const std::string &cw = geo.cw, &aw = geo.aw, &eb = geo.eb;
+  if (S < 3) throw std::logic_error("build_engine: array latency below 2");
+
+  Module m(kEngineModule, engine_description(geo));
+  declare_descriptor_ports(m, geo);
+  declare_memory_and_status_ports(m, geo);
+  declare_control_state(m, geo);
+  build_descriptor_decode(m);
+  declare_act_pass_wires(m, geo);
+
+  build_vector_gather(m, geo);
+
+  build_gather_to_staging(m, geo);
+  instantiate_gather(m);
 
   // --- streamer ---------------------------------------------------------------------------------------
   m.blank();
