@@ -893,32 +893,11 @@ void instantiate_gather(Module& m) {
       .connect("done_o", "g_done");
 }
 
-}  // namespace
-
-Module build_engine(const AccelConfig& cfg) {
-  const EngineGeometry geo = engine_geometry(cfg);
-  const int C = geo.C, D = geo.D, W = geo.W, P = geo.P, A = geo.A, depth = geo.depth;
-  const int VB = geo.VB, EB = geo.EB;
-  const ActGeometry& ag = geo.ag;
-  const int SB = geo.SB, OB = geo.OB;
-  const int L = geo.L, S = geo.S;
-  const int F = geo.F, FB = geo.FB;
-  const std::string &cw = geo.cw, &aw = geo.aw, &eb = geo.eb;
-  if (S < 3) throw std::logic_error("build_engine: array latency below 2");
-
-  Module m(kEngineModule, engine_description(geo));
-  declare_descriptor_ports(m, geo);
-  declare_memory_and_status_ports(m, geo);
-  declare_control_state(m, geo);
-  build_descriptor_decode(m);
-  declare_act_pass_wires(m, geo);
-
-  build_vector_gather(m, geo);
-
-  build_gather_to_staging(m, geo);
-  instantiate_gather(m);
-
-  // --- streamer ---------------------------------------------------------------------------------------
+// The streamer's issue logic: a staged vector goes into the array when the staging buffer has a block,
+// the tile reader has the tile (first vector of a tile only) and, on the last chunk, an output FIFO
+// entry is free; the block's last vector of the chunk's last tile releases the staging buffer.
+void build_streamer_issue(Module& m, const EngineGeometry& geo) {
+  const int FB = geo.FB;
   m.blank();
   m.comment("Streamer: one staged vector per cycle into the array. The first vector of a tile waits for the\n"
             "tile reader (tile_ready) and starts it; every vector of the last chunk needs an output FIFO credit.");
@@ -938,89 +917,137 @@ Module build_engine(const AccelConfig& cfg) {
   m.assign("mi_last", "mi_q + 16'd1 == mb_q");
   m.assign("n_last", "n_q == ntm1_q");
   m.assign("st_release", "issue & mi_last & n_last");
-  {
-    Instance& s = m.instance(kStagingModule, "u_staging");
-    s.connect("clk_i", "clk_i")
-        .connect("rst_ni", "rst_ni")
-        .connect("wr_en_i", "s1_valid_q")
-        .connect("wr_row_i", "s1_row_q")
-        .connect("wr_vec_i", "s1_vec_q")
-        .connect("wr_zero_i", "s1_zero_q")
-        .connect("wr_data_i", "drd_elem")
-        .connect("wr_vall_i", "s1_vall_q")
-        .connect("wr_vdata_i", "drd_data_i")
-        .connect("wr_vzero_i", "s1_vzero_q")
-        .connect("wr_commit_i", "s1_valid_q & s1_commit_q")
-        .connect("wr_free_o", "st_wr_free")
-        .connect("rd_en_i", "issue")
-        .connect("rd_vec_i", VB == CW ? "mi_q" : fmt::format("mi_q[{}:0]", VB - 1))
-        .connect("rd_data_o", "st_rd_data")
-        .connect("rd_release_i", "st_release")
-        .connect("rd_avail_o", "st_rd_avail")
-        .connect("wr_buf_o", "st_wr_buf")
-        .connect("rd_buf_o", "st_rd_buf")
-        .connect("error_o", "st_error");
-  }
+}
+
+// The staging buffer (capsgen_staging): written by the gather stage, read by the streamer.
+void instantiate_staging(Module& m, const EngineGeometry& geo) {
+  const int VB = geo.VB;
+  Instance& s = m.instance(kStagingModule, "u_staging");
+  s.connect("clk_i", "clk_i")
+      .connect("rst_ni", "rst_ni")
+      .connect("wr_en_i", "s1_valid_q")
+      .connect("wr_row_i", "s1_row_q")
+      .connect("wr_vec_i", "s1_vec_q")
+      .connect("wr_zero_i", "s1_zero_q")
+      .connect("wr_data_i", "drd_elem")
+      .connect("wr_vall_i", "s1_vall_q")
+      .connect("wr_vdata_i", "drd_data_i")
+      .connect("wr_vzero_i", "s1_vzero_q")
+      .connect("wr_commit_i", "s1_valid_q & s1_commit_q")
+      .connect("wr_free_o", "st_wr_free")
+      .connect("rd_en_i", "issue")
+      .connect("rd_vec_i", VB == CW ? "mi_q" : fmt::format("mi_q[{}:0]", VB - 1))
+      .connect("rd_data_o", "st_rd_data")
+      .connect("rd_release_i", "st_release")
+      .connect("rd_avail_o", "st_rd_avail")
+      .connect("wr_buf_o", "st_wr_buf")
+      .connect("rd_buf_o", "st_rd_buf")
+      .connect("error_o", "st_error");
+}
+
+// The tile index n_q as an accumulator entry address (EB bits).
+std::string tile_entry(int EB) { return EB >= CW ? zext("n_q", CW, EB) : fmt::format("n_q[{}:0]", EB - 1); }
+
+// The streamer after the last tile of a block's last chunk: chunk 0 of the batch item's next block, or of
+// the next batch item's first block (after the last one the streamer stops); the per-output init
+// addresses follow.
+Stmts streamer_next_block() {
   const std::string m_left = "(mtot_q - (m0_q + mblk_q))";
-  const Stmts next_block = {
-      if_("~" + sum_ge("m0_q", "mblk_q", "mtot_q"),
-          {nb("m0_q", "m0_q + mblk_q"), nb("mb_q", fmt::format("({0} < mblk_q) ? {0} : mblk_q", m_left)),
-           nb("ia_q", "ia_q + init_s_m_q"), nb("iblk_q", "ia_q + init_s_m_q")},
-          {nb("m0_q", "16'd0"), nb("mb_q", "mb0_q"), nb("b_q", "b_q + 16'd1"), nb("ib_q", "ib_q + init_s_b_q"),
-           nb("iblk_q", "ib_q + init_s_b_q"), nb("ia_q", "ib_q + init_s_b_q"), if_("b_q == bm1_q", {nb("run_q", "1'b0")})})};
-  const Stmts advance = {if_(
-      "mi_last",
-      {nb("mi_q", "16'd0"),
-       if_("n_last",
-           {nb("n_q", "16'd0"), nb("ent_q", lit(EB, 0)),
-            if_("last_k", [&] {
-              Stmts s = {nb("k_q", "16'd0")};
-              s.insert(s.end(), next_block.begin(), next_block.end());
-              return s;
-            }(), {nb("k_q", "k_q + 16'd1"), nb("ia_q", "iblk_q")})},
-           {nb("n_q", "n_q + 16'd1"), nb("ia_q", "iblk_q"),
-            nb("ent_q", fmt::format("{} + {}", EB >= CW ? zext("n_q", CW, EB) : fmt::format("n_q[{}:0]", EB - 1), lit(EB, 1)))})},
-      {nb("mi_q", "mi_q + 16'd1"), nb("ent_q", "ent_q + nt_q"), nb("ia_q", "ia_q + init_s_m_q")})};
-  // --- tile reader ------------------------------------------------------------------------------------
+  return {nb("k_q", "16'd0"),
+          if_("~" + sum_ge("m0_q", "mblk_q", "mtot_q"),
+              {nb("m0_q", "m0_q + mblk_q"), nb("mb_q", fmt::format("({0} < mblk_q) ? {0} : mblk_q", m_left)),
+               nb("ia_q", "ia_q + init_s_m_q"), nb("iblk_q", "ia_q + init_s_m_q")},
+              {nb("m0_q", "16'd0"), nb("mb_q", "mb0_q"), nb("b_q", "b_q + 16'd1"), nb("ib_q", "ib_q + init_s_b_q"),
+               nb("iblk_q", "ib_q + init_s_b_q"), nb("ia_q", "ib_q + init_s_b_q"),
+               if_("b_q == bm1_q", {nb("run_q", "1'b0")})})};
+}
+
+// The streamer's position after it issued a vector: the block's next vector (entry + n_tiles), else
+// vector 0 of the next tile (entry n + 1), of the next chunk or of the next block (entry 0).
+Stmts streamer_advance(const EngineGeometry& geo) {
+  const int EB = geo.EB;
+  return {if_("mi_last",
+              {nb("mi_q", "16'd0"),
+               if_("n_last",
+                   {nb("n_q", "16'd0"), nb("ent_q", lit(EB, 0)),
+                    if_("last_k", streamer_next_block(), {nb("k_q", "k_q + 16'd1"), nb("ia_q", "iblk_q")})},
+                   {nb("n_q", "n_q + 16'd1"), nb("ia_q", "iblk_q"),
+                    nb("ent_q", fmt::format("{} + {}", tile_entry(EB), lit(EB, 1)))})},
+              {nb("mi_q", "mi_q + 16'd1"), nb("ent_q", "ent_q + nt_q"), nb("ia_q", "ia_q + init_s_m_q")})};
+}
+
+// The tile reader (capsgen_tile_reader) on the descriptor's tile fields: it loads tile (b, k, n) while
+// the previous tile streams; the streamer starts it with a tile's first vector.
+void instantiate_tile_reader(Module& m, const EngineGeometry& geo) {
+  const int C = geo.C, W = geo.W;
   m.blank();
   m.wire("tr_weight", str(C * W));
   m.wire("tr_load", "1");
   m.wire("tr_busy", "1");
-  {
-    Instance& t = m.instance(kTileReaderModule, "u_tiles");
-    t.connect("clk_i", "clk_i")
-        .connect("rst_ni", "rst_ni")
-        .connect("start_i", "start")
-        .connect("desc_batch_i", "desc_batch_i")
-        .connect("desc_m_total_i", "desc_m_total_i")
-        .connect("desc_m_block_i", "desc_m_block_i")
-        .connect("desc_k_chunks_i", "desc_k_chunks_i")
-        .connect("desc_n_tiles_i", "desc_n_tiles_i")
-        .connect("desc_r_total_i", "desc_r_total_i")
-        .connect("desc_n_total_i", "desc_n_total_i")
-        .connect("desc_base_i", "desc_t_base_i")
-        .connect("desc_s_b_i", "desc_t_s_b_i")
-        .connect("desc_s_k_i", "desc_t_s_k_i")
-        .connect("desc_s_n_i", "desc_t_s_n_i")
-        .connect("desc_s_r_i", "desc_t_s_r_i")
-        .connect("desc_strided_i", "desc_t_strided_i")
-        .connect("desc_s_c_i", "desc_t_s_c_i")
-        .connect("desc_top_i", "desc_t_top_i")
-        .connect("desc_diag_i", "desc_t_diag_i")
-        .connect("desc_group_rows_i", "desc_group_rows_i")
-        .connect("desc_gtop_i", "desc_t_gtop_i")
-        .connect("desc_etop_i", "desc_t_etop_i")
-        .connect("desc_dtop_i", "desc_t_dtop_i")
-        .connect("desc_dwrap_i", "desc_t_dwrap_i")
-        .connect("rd_en_o", "wrd_en_o")
-        .connect("rd_addr_o", "wrd_addr_o")
-        .connect("rd_data_i", "wrd_data_i")
-        .connect("weight_o", "tr_weight")
-        .connect("weight_load_o", "tr_load")
-        .connect("tile_start_i", "issue & (mi_q == 16'd0)")
-        .connect("tile_ready_o", "tile_ready")
-        .connect("busy_o", "tr_busy");
-  }
+  Instance& t = m.instance(kTileReaderModule, "u_tiles");
+  t.connect("clk_i", "clk_i")
+      .connect("rst_ni", "rst_ni")
+      .connect("start_i", "start")
+      .connect("desc_batch_i", "desc_batch_i")
+      .connect("desc_m_total_i", "desc_m_total_i")
+      .connect("desc_m_block_i", "desc_m_block_i")
+      .connect("desc_k_chunks_i", "desc_k_chunks_i")
+      .connect("desc_n_tiles_i", "desc_n_tiles_i")
+      .connect("desc_r_total_i", "desc_r_total_i")
+      .connect("desc_n_total_i", "desc_n_total_i")
+      .connect("desc_base_i", "desc_t_base_i")
+      .connect("desc_s_b_i", "desc_t_s_b_i")
+      .connect("desc_s_k_i", "desc_t_s_k_i")
+      .connect("desc_s_n_i", "desc_t_s_n_i")
+      .connect("desc_s_r_i", "desc_t_s_r_i")
+      .connect("desc_strided_i", "desc_t_strided_i")
+      .connect("desc_s_c_i", "desc_t_s_c_i")
+      .connect("desc_top_i", "desc_t_top_i")
+      .connect("desc_diag_i", "desc_t_diag_i")
+      .connect("desc_group_rows_i", "desc_group_rows_i")
+      .connect("desc_gtop_i", "desc_t_gtop_i")
+      .connect("desc_etop_i", "desc_t_etop_i")
+      .connect("desc_dtop_i", "desc_t_dtop_i")
+      .connect("desc_dwrap_i", "desc_t_dwrap_i")
+      .connect("rd_en_o", "wrd_en_o")
+      .connect("rd_addr_o", "wrd_addr_o")
+      .connect("rd_data_i", "wrd_data_i")
+      .connect("weight_o", "tr_weight")
+      .connect("weight_load_o", "tr_load")
+      .connect("tile_start_i", "issue & (mi_q == 16'd0)")
+      .connect("tile_ready_o", "tile_ready")
+      .connect("busy_o", "tr_busy");
+}
+
+}  // namespace
+
+Module build_engine(const AccelConfig& cfg) {
+  const EngineGeometry geo = engine_geometry(cfg);
+  const int C = geo.C, D = geo.D, W = geo.W, P = geo.P, A = geo.A, depth = geo.depth;
+  const int EB = geo.EB;
+  const ActGeometry& ag = geo.ag;
+  const int SB = geo.SB, OB = geo.OB;
+  const int L = geo.L, S = geo.S;
+  const int F = geo.F, FB = geo.FB;
+  const std::string &cw = geo.cw, &aw = geo.aw, &eb = geo.eb;
+  if (S < 3) throw std::logic_error("build_engine: array latency below 2");
+
+  Module m(kEngineModule, engine_description(geo));
+  declare_descriptor_ports(m, geo);
+  declare_memory_and_status_ports(m, geo);
+  declare_control_state(m, geo);
+  build_descriptor_decode(m);
+  declare_act_pass_wires(m, geo);
+
+  build_vector_gather(m, geo);
+
+  build_gather_to_staging(m, geo);
+  instantiate_gather(m);
+
+  build_streamer_issue(m, geo);
+  instantiate_staging(m, geo);
+  const Stmts advance = streamer_advance(geo);
+  instantiate_tile_reader(m, geo);
 
   // --- vector pipeline: staging read (1) + array (L) --------------------------------------------------
   m.blank();
