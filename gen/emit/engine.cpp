@@ -1019,37 +1019,10 @@ void instantiate_tile_reader(Module& m, const EngineGeometry& geo) {
       .connect("busy_o", "tr_busy");
 }
 
-}  // namespace
-
-Module build_engine(const AccelConfig& cfg) {
-  const EngineGeometry geo = engine_geometry(cfg);
-  const int C = geo.C, D = geo.D, W = geo.W, P = geo.P, A = geo.A, depth = geo.depth;
-  const int EB = geo.EB;
-  const ActGeometry& ag = geo.ag;
-  const int SB = geo.SB, OB = geo.OB;
-  const int L = geo.L, S = geo.S;
-  const int F = geo.F, FB = geo.FB;
-  const std::string &cw = geo.cw, &aw = geo.aw, &eb = geo.eb;
-  if (S < 3) throw std::logic_error("build_engine: array latency below 2");
-
-  Module m(kEngineModule, engine_description(geo));
-  declare_descriptor_ports(m, geo);
-  declare_memory_and_status_ports(m, geo);
-  declare_control_state(m, geo);
-  build_descriptor_decode(m);
-  declare_act_pass_wires(m, geo);
-
-  build_vector_gather(m, geo);
-
-  build_gather_to_staging(m, geo);
-  instantiate_gather(m);
-
-  build_streamer_issue(m, geo);
-  instantiate_staging(m, geo);
-  const Stmts advance = streamer_advance(geo);
-  instantiate_tile_reader(m, geo);
-
-  // --- vector pipeline: staging read (1) + array (L) --------------------------------------------------
+// The vector pipeline: shift registers of what travels with each issued vector through the staging
+// read and the array (valid, accumulate, last chunk, entry, tile index), read where a stage needs it.
+void build_vector_pipeline(Module& m, const EngineGeometry& geo) {
+  const int EB = geo.EB, L = geo.L, S = geo.S;
   m.blank();
   m.comment(fmt::format(
       "What travels with each vector: bit/field i = the vector issued i+1 cycles ago. Stage 0 enters the\n"
@@ -1065,8 +1038,13 @@ Module build_engine(const AccelConfig& cfg) {
                nb("pa_q", fmt::format("{{pa_q[{}:0], k_q != 16'd0}}", S - 2)),
                nb("pl_q", fmt::format("{{pl_q[{}:0], last_k}}", S - 2)),
                nb("pe_q", fmt::format("{{pe_q[{}:0], ent_q}}", (S - 1) * EB - 1)),
-               nb("pn_q", fmt::format("{{pn_q[{}:0], {}}}", (L - 1) * EB - 1,
-                                      EB >= CW ? zext("n_q", CW, EB) : fmt::format("n_q[{}:0]", EB - 1)))});
+               nb("pn_q", fmt::format("{{pn_q[{}:0], {}}}", (L - 1) * EB - 1, tile_entry(EB)))});
+}
+
+// The systolic array (capsgen_systolic_array): staged vectors in, the tile reader's rows as weights;
+// its result_valid_o must agree with the vector pipeline's record (else the sticky error).
+void instantiate_array(Module& m, const EngineGeometry& geo) {
+  const int C = geo.C, D = geo.D, W = geo.W, P = geo.P, S = geo.S;
   m.wire("arr_result", str(C * P));
   m.wire("arr_result_valid", "1");
   m.wire("res_mismatch", "1", "the array's result_valid_o disagrees with the streamer's record");
@@ -1084,8 +1062,13 @@ Module build_engine(const AccelConfig& cfg) {
       .connect("weight_load_i", "tr_load")
       .connect("result_o", "arr_result")
       .connect("result_valid_o", "arr_result_valid");
+}
 
-  // --- bias / accumulator init ---------------------------------------------------------------------------
+// Accumulator init on chunk 0: the per-column bias read and the per-output init codes' queue, muxed
+// into one init value per column.
+void build_accumulator_init(Module& m, const EngineGeometry& geo) {
+  const int C = geo.C, P = geo.P, EB = geo.EB, L = geo.L, S = geo.S;
+  const std::string &cw = geo.cw, &aw = geo.aw;
   m.blank();
   m.comment("Accumulator init on chunk 0. Per column (AccInit::kPerColumn, biases): read at stage L-1 for tile n\n"
             "(columns n*cols ..), used at stage L; columns at or past n_total get 0. Per output (kPerOutput,\n"
@@ -1125,8 +1108,12 @@ Module build_engine(const AccelConfig& cfg) {
     m.assign(lane("acc_bias", c, P),
              fmt::format("init_out_q ? io_fifo_q[io_rp_q] : (bv_q & ({} < bl_q)) ? {} : {}", lit(CW, c),
                          lane("brd_data_i", c, P), lit(P, 0)));
+}
 
-  // --- accumulators, activation ------------------------------------------------------------------------
+// The accumulators' and the activation bank's outputs (the unused ones under a lint waiver).
+void declare_result_wires(Module& m, const EngineGeometry& geo) {
+  const int C = geo.C, P = geo.P, OB = geo.OB;
+  const std::string& eb = geo.eb;
   m.blank();
   m.wire("acc_out_valid", "1");
   m.wire("acc_out_data", str(C * P));
@@ -1141,6 +1128,13 @@ Module build_engine(const AccelConfig& cfg) {
   m.wire("a_last", "1");
   m.wire("a_busy", "1");
   m.lint_on("UNUSEDSIGNAL");
+}
+
+// The column accumulators (capsgen_accumulator_bank): the array's sums at the last pipeline stage, with
+// the init on chunk 0 (unless the descriptor continues a split reduction), out on the last chunk.
+void instantiate_accumulators(Module& m, const EngineGeometry& geo) {
+  const int P = geo.P, depth = geo.depth, EB = geo.EB, S = geo.S;
+  const std::string& eb = geo.eb;
   m.instance(kAccumulatorBankModule, "u_acc")
       .param("PsumWidth", str(P))
       .param("Depth", str(depth))
@@ -1160,6 +1154,13 @@ Module build_engine(const AccelConfig& cfg) {
       .connect("rd_addr_i", lit(EB, 0))
       .connect("rd_valid_o", "acc_rd_valid")
       .connect("rd_data_o", "acc_rd_data");
+}
+
+// The activation bank (capsgen_activation_bank): the accumulators' results (shift, saturate, ReLU) in a
+// Gemm, the Activate/Fill pass's elements and functions while it runs.
+void instantiate_activation_bank(Module& m, const EngineGeometry& geo) {
+  const int SB = geo.SB;
+  const ActGeometry& ag = geo.ag;
   m.instance(kActivationBankModule, "u_act")
       .connect("clk_i", "clk_i")
       .connect("rst_ni", "rst_ni")
@@ -1174,6 +1175,44 @@ Module build_engine(const AccelConfig& cfg) {
       .connect("out_data_o", "a_data")
       .connect("busy_o", "a_busy")
       .connect("err_o", "a_err");
+}
+
+}  // namespace
+
+Module build_engine(const AccelConfig& cfg) {
+  const EngineGeometry geo = engine_geometry(cfg);
+  const int C = geo.C, D = geo.D, P = geo.P, A = geo.A;
+  const int EB = geo.EB;
+  const ActGeometry& ag = geo.ag;
+  const int OB = geo.OB;
+  const int S = geo.S;
+  const int F = geo.F, FB = geo.FB;
+  const std::string& aw = geo.aw;
+  if (S < 3) throw std::logic_error("build_engine: array latency below 2");
+
+  Module m(kEngineModule, engine_description(geo));
+  declare_descriptor_ports(m, geo);
+  declare_memory_and_status_ports(m, geo);
+  declare_control_state(m, geo);
+  build_descriptor_decode(m);
+  declare_act_pass_wires(m, geo);
+
+  build_vector_gather(m, geo);
+
+  build_gather_to_staging(m, geo);
+  instantiate_gather(m);
+
+  build_streamer_issue(m, geo);
+  instantiate_staging(m, geo);
+  const Stmts advance = streamer_advance(geo);
+  instantiate_tile_reader(m, geo);
+
+  build_vector_pipeline(m, geo);
+  instantiate_array(m, geo);
+  build_accumulator_init(m, geo);
+  declare_result_wires(m, geo);
+  instantiate_accumulators(m, geo);
+  instantiate_activation_bank(m, geo);
 
   // --- output FIFO and writer --------------------------------------------------------------------------
   m.blank();
