@@ -1177,44 +1177,10 @@ void instantiate_activation_bank(Module& m, const EngineGeometry& geo) {
       .connect("err_o", "a_err");
 }
 
-}  // namespace
-
-Module build_engine(const AccelConfig& cfg) {
-  const EngineGeometry geo = engine_geometry(cfg);
-  const int C = geo.C, D = geo.D, P = geo.P, A = geo.A;
-  const int EB = geo.EB;
-  const ActGeometry& ag = geo.ag;
-  const int OB = geo.OB;
-  const int S = geo.S;
-  const int F = geo.F, FB = geo.FB;
-  const std::string& aw = geo.aw;
-  if (S < 3) throw std::logic_error("build_engine: array latency below 2");
-
-  Module m(kEngineModule, engine_description(geo));
-  declare_descriptor_ports(m, geo);
-  declare_memory_and_status_ports(m, geo);
-  declare_control_state(m, geo);
-  build_descriptor_decode(m);
-  declare_act_pass_wires(m, geo);
-
-  build_vector_gather(m, geo);
-
-  build_gather_to_staging(m, geo);
-  instantiate_gather(m);
-
-  build_streamer_issue(m, geo);
-  instantiate_staging(m, geo);
-  const Stmts advance = streamer_advance(geo);
-  instantiate_tile_reader(m, geo);
-
-  build_vector_pipeline(m, geo);
-  instantiate_array(m, geo);
-  build_accumulator_init(m, geo);
-  declare_result_wires(m, geo);
-  instantiate_accumulators(m, geo);
-  instantiate_activation_bank(m, geo);
-
-  // --- output FIFO and writer --------------------------------------------------------------------------
+// The output FIFO between the activation bank and the writer: Gemm result vectors at act bits per
+// column; pushing into a full FIFO is an overflow (the credits rule it out).
+void build_output_fifo(Module& m, const EngineGeometry& geo) {
+  const int C = geo.C, A = geo.A, OB = geo.OB, F = geo.F, FB = geo.FB;
   m.blank();
   m.comment(fmt::format("Output FIFO: {} result vectors of {} act codes.", F, C));
   m.memory("fifo_mem", str(C * A), str(F));
@@ -1239,6 +1205,13 @@ Module build_engine(const AccelConfig& cfg) {
                      if_("pop", {nb("fifo_rp_q", fmt::format("fifo_rp_q + {}", lit(FB, 1)))}),
                      nb("fifo_cnt_q", fmt::format("fifo_cnt_q + {{{0}'d0, fifo_push}} - {{{0}'d0, pop}}", FB))});
   m.always_ff({if_("fifo_push", {nb("fifo_mem[fifo_wp_q]", "fifo_in")})});
+}
+
+// The output writer (capsgen_out_writer): pops the FIFO's records and writes them at the descriptor's
+// output addresses; with acc_hold it steps through the outputs without writing (always ready).
+void instantiate_output_writer(Module& m, const EngineGeometry& geo) {
+  const int C = geo.C, A = geo.A, FB = geo.FB;
+  const std::string& aw = geo.aw;
   m.wire("w_done", "1");
   m.wire("w_busy", "1");
   m.wire("w_wr_en", "1");
@@ -1278,6 +1251,12 @@ Module build_engine(const AccelConfig& cfg) {
       .connect("wr_data_o", "w_wr_data")
       .connect("busy_o", "w_busy")
       .connect("done_o", "w_done");
+}
+
+// The Activate/Fill pass (capsgen_act_pass): its element goes to activation unit 0 sign-extended to
+// psum bits (the other units get 0), unit 0's result comes back to it.
+void instantiate_act_pass(Module& m, const EngineGeometry& geo) {
+  const int C = geo.C, D = geo.D, P = geo.P, OB = geo.OB;
   m.assign("act_in", C == 1 ? detail::sext("ap_act_data", D, P)
                             : fmt::format("{{{}, {}}}", lit((C - 1) * P, 0), detail::sext("ap_act_data", D, P)));
   m.instance(kActPassModule, "u_act_pass")
@@ -1307,25 +1286,78 @@ Module build_engine(const AccelConfig& cfg) {
       .connect("wr_data_o", "ap_wr_data")
       .connect("busy_o", "ap_busy")
       .connect("done_o", "ap_done");
+}
+
+// The Gemm writer's data at result width, as Verilog concatenation items from lane C-1 down to lane 0:
+// lane c is the writer's act code c sign-extended to OB bits.
+std::string writer_lanes(const EngineGeometry& geo) {
+  const int C = geo.C, A = geo.A, OB = geo.OB;
+  std::string lanes;
+  for (int c = C - 1; c >= 0; --c) {
+    const std::string code = fmt::format("w_wr_data[{}:{}]", c * A + A - 1, c * A);
+    const std::string lane_ext =
+        OB == A ? code : fmt::format("{{{{{}{{w_wr_data[{}]}}}}, {}}}", OB - A, c * A + A - 1, code);
+    lanes += (lanes.empty() ? "" : ", ") + lane_ext;
+  }
+  return lanes;
+}
+
+// The write port: the Gemm writer's results (none while acc_hold) or, while it runs, the Activate/Fill
+// pass's (one result in lane 0).
+void drive_write_port(Module& m, const EngineGeometry& geo) {
+  const int C = geo.C, OB = geo.OB;
   m.comment("The write port: the Gemm writer's results (act codes, sign-extended) or the pass's.");
   m.assign("wr_en_o", "act_mode_q ? ap_wr_en : (w_wr_en & ~hold_q)");
   m.assign("wr_addr_o", "act_mode_q ? ap_wr_addr : w_wr_addr");
   m.assign("wr_vec_o", "~act_mode_q & w_wr_vec");
   m.assign("wr_mask_o", fmt::format("act_mode_q ? {} : w_wr_mask", lit(C, 1)));
-  {
-    // Lane c: the writer's act code c sign-extended to OB bits; the pass's result in lane 0.
-    std::string lanes;
-    for (int c = C - 1; c >= 0; --c) {
-      const std::string code = fmt::format("w_wr_data[{}:{}]", c * A + A - 1, c * A);
-      const std::string lane_ext =
-          OB == A ? code : fmt::format("{{{{{}{{w_wr_data[{}]}}}}, {}}}", OB - A, c * A + A - 1, code);
-      lanes += (lanes.empty() ? "" : ", ") + lane_ext;
-    }
-    m.wire("w_lanes", str(C * OB), "the writer's lanes at result width");
-    m.assign("w_lanes", C == 1 ? lanes : "{" + lanes + "}");
-    m.assign("wr_data_o", C == 1 ? std::string("act_mode_q ? ap_wr_data : w_lanes")
-                                 : fmt::format("act_mode_q ? {{{}'d0, ap_wr_data}} : w_lanes", (C - 1) * OB));
-  }
+  m.wire("w_lanes", str(C * OB), "the writer's lanes at result width");
+  const std::string lanes = writer_lanes(geo);
+  m.assign("w_lanes", C == 1 ? lanes : "{" + lanes + "}");
+  m.assign("wr_data_o", C == 1 ? std::string("act_mode_q ? ap_wr_data : w_lanes")
+                               : fmt::format("act_mode_q ? {{{}'d0, ap_wr_data}} : w_lanes", (C - 1) * OB));
+}
+
+}  // namespace
+
+// The pieces are built in the order the module prints them (declarations, assigns and instances as
+// added): reordering the calls changes the generated Verilog.
+Module build_engine(const AccelConfig& cfg) {
+  const EngineGeometry geo = engine_geometry(cfg);
+  const int EB = geo.EB, F = geo.F, FB = geo.FB;
+  const ActGeometry& ag = geo.ag;
+  if (geo.S < 3) throw std::logic_error("build_engine: array latency below 2");
+
+  Module m(kEngineModule, engine_description(geo));
+  declare_descriptor_ports(m, geo);
+  declare_memory_and_status_ports(m, geo);
+  declare_control_state(m, geo);
+  build_descriptor_decode(m);
+  declare_act_pass_wires(m, geo);
+
+  // Operands in: data through the (vector-wide) gather into the staging buffer, weights through the
+  // tile reader.
+  build_vector_gather(m, geo);
+  build_gather_to_staging(m, geo);
+  instantiate_gather(m);
+  build_streamer_issue(m, geo);
+  instantiate_staging(m, geo);
+  const Stmts advance = streamer_advance(geo);
+  instantiate_tile_reader(m, geo);
+
+  // The array and what follows it: accumulators (with their init) and the activation bank.
+  build_vector_pipeline(m, geo);
+  instantiate_array(m, geo);
+  build_accumulator_init(m, geo);
+  declare_result_wires(m, geo);
+  instantiate_accumulators(m, geo);
+  instantiate_activation_bank(m, geo);
+
+  // Results out: the output FIFO and writer, the Activate/Fill pass, the write port.
+  build_output_fifo(m, geo);
+  instantiate_output_writer(m, geo);
+  instantiate_act_pass(m, geo);
+  drive_write_port(m, geo);
 
   m.blank();
   m.comment("Descriptor accept, streamer counters, credits, done and the sticky error.");
