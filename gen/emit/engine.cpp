@@ -1318,14 +1318,103 @@ void drive_write_port(Module& m, const EngineGeometry& geo) {
                                : fmt::format("act_mode_q ? {{{}'d0, ap_wr_data}} : w_lanes", (C - 1) * OB));
 }
 
+// The Gemm descriptor's load on start: the streamer's copy of the counts, the init, reduction and
+// split-reduction fields, the position at vector 0 of tile 0, chunk 0, batch item 0, and every
+// output FIFO entry free as a credit.
+Stmts gemm_descriptor_load(const EngineGeometry& geo) {
+  const int EB = geo.EB, F = geo.F, FB = geo.FB;
+  return {
+      nb("busy_q", "1'b1"), nb("run_q", "1'b1"), nb("bm1_q", "desc_batch_i - 16'd1"), nb("mtot_q", "desc_m_total_i"),
+      nb("mblk_q", "desc_m_block_i"),
+      nb("mb0_q", "(desc_m_total_i < desc_m_block_i) ? desc_m_total_i : desc_m_block_i"),
+      nb("mb_q", "(desc_m_total_i < desc_m_block_i) ? desc_m_total_i : desc_m_block_i"),
+      nb("kcm1_q", "desc_k_chunks_i - 16'd1"), nb("ntm1_q", "desc_n_tiles_i - 16'd1"), nb("ntot_q", "desc_n_total_i"),
+      nb("nt_q", EB == CW   ? std::string("desc_n_tiles_i")
+                 : EB > CW ? zext("desc_n_tiles_i", CW, EB)
+                           : fmt::format("desc_n_tiles_i[{}:0]", EB - 1)),
+      nb("init_bias_q", "desc_init_bias_i"), nb("init_base_q", "desc_init_base_i"), nb("relu_q", "desc_relu_i"),
+      nb("cont_q", "desc_acc_continue_i"), nb("hold_q", "desc_acc_hold_i"),
+      nb("init_out_q", "desc_init_out_i"), nb("init_s_b_q", "desc_init_s_b_i"), nb("init_s_m_q", "desc_init_s_m_i"),
+      nb("init_shift_q", "desc_init_shift_i"), nb("ia_q", "desc_init_base_i"), nb("iblk_q", "desc_init_base_i"),
+      nb("ib_q", "desc_init_base_i"),
+      nb("shift_q", "desc_shift_i"), nb("mi_q", "16'd0"), nb("n_q", "16'd0"), nb("k_q", "16'd0"), nb("m0_q", "16'd0"),
+      nb("b_q", "16'd0"), nb("ent_q", lit(EB, 0)), nb("credits_q", lit(FB + 1, F))};
+}
+
+// The Activate/Fill descriptor's load on a_start: the activation bank's function, vector length and
+// norm shift for the pass; act_mode_q hands the bank and the ports to the pass.
+Stmts act_descriptor_load(const EngineGeometry& geo) {
+  const ActGeometry& ag = geo.ag;
+  return {nb("busy_q", "1'b1"), nb("act_mode_q", "1'b1"), nb("a_func_q", "desc_a_func_i"),
+          nb("a_len_q", ag.len_bits >= CW ? zext("desc_a_n_i", CW, ag.len_bits)
+                                          : fmt::format("desc_a_n_i[{}:0]", ag.len_bits - 1)),
+          nb("a_ns_q", "desc_a_norm_shift_i")};
+}
+
+// The controller: descriptor accept and load, the streamer's counters and the output credits, done
+// (the writer's or the pass's), and the sticky error (staging protocol, activation queue, array result
+// timing, output FIFO overflow).
+void build_controller(Module& m, const EngineGeometry& geo) {
+  const int FB = geo.FB;
+  m.blank();
+  m.comment("Descriptor accept, streamer counters, credits, done and the sticky error.");
+  const Stmts load = gemm_descriptor_load(geo);
+  const Stmts a_load = act_descriptor_load(geo);
+  const Stmts advance = streamer_advance(geo);
+  Stmts reset = with_zero_reset(
+      m, {nb("busy_q", "1'b0"), nb("done_q", "1'b0"), nb("err_q", "1'b0"), nb("run_q", "1'b0"), nb("act_mode_q", "1'b0")},
+      assigned_signals(load));
+  reset = with_zero_reset(m, std::move(reset), assigned_signals(advance));
+  reset = with_zero_reset(m, std::move(reset), assigned_signals(a_load));
+  m.always_ff_reset(
+      std::move(reset),
+      {nb("done_q", "accept & empty"),
+       if_("start", load,
+           {if_("issue", advance),
+            nb("credits_q", fmt::format("credits_q - {{{}'d0, issue & last_k}} + {{{}'d0, pop}}", FB, FB))}),
+       if_("busy_q & (w_done | ap_done)", {nb("busy_q", "1'b0"), nb("done_q", "1'b1"), nb("act_mode_q", "1'b0")}),
+       if_("a_start", a_load),
+       if_("st_error | a_err | res_mismatch | fifo_overflow", {nb("err_q", "1'b1")})});
+}
+
+// The statistics counters of the last descriptor, cleared on accept.
+void build_statistics(Module& m) {
+  m.blank();
+  m.comment("Statistics of the last descriptor (why the streamer did not issue, by first missing condition).");
+  m.always_ff_reset(
+      {nb("stat_cycles_q", "32'd0"), nb("stat_vectors_q", "32'd0"), nb("stat_stall_data_q", "32'd0"),
+       nb("stat_stall_tile_q", "32'd0"), nb("stat_stall_out_q", "32'd0"), nb("stat_wr_wait_q", "32'd0")},
+      {if_("start | a_start",
+           {nb("stat_cycles_q", "32'd1"), nb("stat_vectors_q", "32'd0"), nb("stat_stall_data_q", "32'd0"),
+            nb("stat_stall_tile_q", "32'd0"), nb("stat_stall_out_q", "32'd0"), nb("stat_wr_wait_q", "32'd0")},
+           {if_("busy_q", {nb("stat_cycles_q", "stat_cycles_q + 32'd1")}),
+            if_("~act_mode_q & ~hold_q & w_wr_en & ~wr_ready_i", {nb("stat_wr_wait_q", "stat_wr_wait_q + 32'd1")}),
+            if_("issue", {nb("stat_vectors_q", "stat_vectors_q + 32'd1")}),
+            if_("run_q & ~st_rd_avail", {nb("stat_stall_data_q", "stat_stall_data_q + 32'd1")}),
+            if_("run_q & st_rd_avail & ~tile_ok", {nb("stat_stall_tile_q", "stat_stall_tile_q + 32'd1")}),
+            if_("run_q & st_rd_avail & tile_ok & ~credit_ok", {nb("stat_stall_out_q", "stat_stall_out_q + 32'd1")})})});
+}
+
+// The handshake, status and statistics outputs from their registers.
+void drive_status_ports(Module& m) {
+  m.assign("desc_ready_o", "~busy_q");
+  m.assign("busy_o", "busy_q");
+  m.assign("done_o", "done_q");
+  m.assign("error_o", "err_q");
+  m.assign("stat_cycles_o", "stat_cycles_q");
+  m.assign("stat_vectors_o", "stat_vectors_q");
+  m.assign("stat_stall_data_o", "stat_stall_data_q");
+  m.assign("stat_stall_tile_o", "stat_stall_tile_q");
+  m.assign("stat_stall_out_o", "stat_stall_out_q");
+  m.assign("stat_wr_wait_o", "stat_wr_wait_q");
+}
+
 }  // namespace
 
 // The pieces are built in the order the module prints them (declarations, assigns and instances as
 // added): reordering the calls changes the generated Verilog.
 Module build_engine(const AccelConfig& cfg) {
   const EngineGeometry geo = engine_geometry(cfg);
-  const int EB = geo.EB, F = geo.F, FB = geo.FB;
-  const ActGeometry& ag = geo.ag;
   if (geo.S < 3) throw std::logic_error("build_engine: array latency below 2");
 
   Module m(kEngineModule, engine_description(geo));
@@ -1342,7 +1431,6 @@ Module build_engine(const AccelConfig& cfg) {
   instantiate_gather(m);
   build_streamer_issue(m, geo);
   instantiate_staging(m, geo);
-  const Stmts advance = streamer_advance(geo);
   instantiate_tile_reader(m, geo);
 
   // The array and what follows it: accumulators (with their init) and the activation bank.
@@ -1359,69 +1447,9 @@ Module build_engine(const AccelConfig& cfg) {
   instantiate_act_pass(m, geo);
   drive_write_port(m, geo);
 
-  m.blank();
-  m.comment("Descriptor accept, streamer counters, credits, done and the sticky error.");
-  const Stmts load = {
-      nb("busy_q", "1'b1"), nb("run_q", "1'b1"), nb("bm1_q", "desc_batch_i - 16'd1"), nb("mtot_q", "desc_m_total_i"),
-      nb("mblk_q", "desc_m_block_i"),
-      nb("mb0_q", "(desc_m_total_i < desc_m_block_i) ? desc_m_total_i : desc_m_block_i"),
-      nb("mb_q", "(desc_m_total_i < desc_m_block_i) ? desc_m_total_i : desc_m_block_i"),
-      nb("kcm1_q", "desc_k_chunks_i - 16'd1"), nb("ntm1_q", "desc_n_tiles_i - 16'd1"), nb("ntot_q", "desc_n_total_i"),
-      nb("nt_q", EB == CW   ? std::string("desc_n_tiles_i")
-                 : EB > CW ? zext("desc_n_tiles_i", CW, EB)
-                           : fmt::format("desc_n_tiles_i[{}:0]", EB - 1)),
-      nb("init_bias_q", "desc_init_bias_i"), nb("init_base_q", "desc_init_base_i"), nb("relu_q", "desc_relu_i"),
-      nb("cont_q", "desc_acc_continue_i"), nb("hold_q", "desc_acc_hold_i"),
-      nb("init_out_q", "desc_init_out_i"), nb("init_s_b_q", "desc_init_s_b_i"), nb("init_s_m_q", "desc_init_s_m_i"),
-      nb("init_shift_q", "desc_init_shift_i"), nb("ia_q", "desc_init_base_i"), nb("iblk_q", "desc_init_base_i"),
-      nb("ib_q", "desc_init_base_i"),
-      nb("shift_q", "desc_shift_i"), nb("mi_q", "16'd0"), nb("n_q", "16'd0"), nb("k_q", "16'd0"), nb("m0_q", "16'd0"),
-      nb("b_q", "16'd0"), nb("ent_q", lit(EB, 0)), nb("credits_q", lit(FB + 1, F))};
-  const Stmts a_load = {nb("busy_q", "1'b1"), nb("act_mode_q", "1'b1"), nb("a_func_q", "desc_a_func_i"),
-                        nb("a_len_q", ag.len_bits >= CW ? zext("desc_a_n_i", CW, ag.len_bits)
-                                                        : fmt::format("desc_a_n_i[{}:0]", ag.len_bits - 1)),
-                        nb("a_ns_q", "desc_a_norm_shift_i")};
-  Stmts reset = with_zero_reset(
-      m, {nb("busy_q", "1'b0"), nb("done_q", "1'b0"), nb("err_q", "1'b0"), nb("run_q", "1'b0"), nb("act_mode_q", "1'b0")},
-      assigned_signals(load));
-  reset = with_zero_reset(m, std::move(reset), assigned_signals(advance));
-  reset = with_zero_reset(m, std::move(reset), assigned_signals(a_load));
-  m.always_ff_reset(
-      std::move(reset),
-      {nb("done_q", "accept & empty"),
-       if_("start", load,
-           {if_("issue", advance),
-            nb("credits_q", fmt::format("credits_q - {{{}'d0, issue & last_k}} + {{{}'d0, pop}}", FB, FB))}),
-       if_("busy_q & (w_done | ap_done)", {nb("busy_q", "1'b0"), nb("done_q", "1'b1"), nb("act_mode_q", "1'b0")}),
-       if_("a_start", a_load),
-       if_("st_error | a_err | res_mismatch | fifo_overflow", {nb("err_q", "1'b1")})});
-
-
-  // --- statistics ---------------------------------------------------------------------------------------
-  m.blank();
-  m.comment("Statistics of the last descriptor (why the streamer did not issue, by first missing condition).");
-  m.always_ff_reset(
-      {nb("stat_cycles_q", "32'd0"), nb("stat_vectors_q", "32'd0"), nb("stat_stall_data_q", "32'd0"),
-       nb("stat_stall_tile_q", "32'd0"), nb("stat_stall_out_q", "32'd0"), nb("stat_wr_wait_q", "32'd0")},
-      {if_("start | a_start",
-           {nb("stat_cycles_q", "32'd1"), nb("stat_vectors_q", "32'd0"), nb("stat_stall_data_q", "32'd0"),
-            nb("stat_stall_tile_q", "32'd0"), nb("stat_stall_out_q", "32'd0"), nb("stat_wr_wait_q", "32'd0")},
-           {if_("busy_q", {nb("stat_cycles_q", "stat_cycles_q + 32'd1")}),
-            if_("~act_mode_q & ~hold_q & w_wr_en & ~wr_ready_i", {nb("stat_wr_wait_q", "stat_wr_wait_q + 32'd1")}),
-            if_("issue", {nb("stat_vectors_q", "stat_vectors_q + 32'd1")}),
-            if_("run_q & ~st_rd_avail", {nb("stat_stall_data_q", "stat_stall_data_q + 32'd1")}),
-            if_("run_q & st_rd_avail & ~tile_ok", {nb("stat_stall_tile_q", "stat_stall_tile_q + 32'd1")}),
-            if_("run_q & st_rd_avail & tile_ok & ~credit_ok", {nb("stat_stall_out_q", "stat_stall_out_q + 32'd1")})})});
-  m.assign("desc_ready_o", "~busy_q");
-  m.assign("busy_o", "busy_q");
-  m.assign("done_o", "done_q");
-  m.assign("error_o", "err_q");
-  m.assign("stat_cycles_o", "stat_cycles_q");
-  m.assign("stat_vectors_o", "stat_vectors_q");
-  m.assign("stat_stall_data_o", "stat_stall_data_q");
-  m.assign("stat_stall_tile_o", "stat_stall_tile_q");
-  m.assign("stat_stall_out_o", "stat_stall_out_q");
-  m.assign("stat_wr_wait_o", "stat_wr_wait_q");
+  build_controller(m, geo);
+  build_statistics(m);
+  drive_status_ports(m);
   return m;
 }
 
