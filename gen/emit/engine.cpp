@@ -516,15 +516,15 @@ namespace {
 
 // What the engine's pieces share: the config's widths and the sizes derived from them, computed once.
 struct EngineGeometry {
-  int R = 0, C = 0;                           // array rows and columns
-  int D = 0, W = 0, P = 0, A = 0;             // data, weight, psum and act bits
-  int depth = 0;                              // accumulator entries
-  int RB = 0, VB = 0, EB = 0;                 // array row, staged vector and accumulator entry index bits
-  ActGeometry ag;                             // the activation bank's widths
-  int SB = 0, OB = 0;                         // reduction shift bits, activation result bits
-  int L = 0, S = 0;                           // array latency; vector pipeline stages (staging read + array)
-  int F = 0, FB = 0;                          // output FIFO entries, its pointer bits
-  std::string cw, aw, eb;                     // count, address and accumulator entry widths as text
+  int R = 0, C = 0;                // array rows and columns
+  int D = 0, W = 0, P = 0, A = 0;  // data, weight, psum and act bits
+  int depth = 0;                   // accumulator entries
+  int RB = 0, VB = 0, EB = 0;      // array row, staged vector and accumulator entry index bits
+  ActGeometry ag;                  // the activation bank's widths
+  int SB = 0, OB = 0;              // reduction shift bits, activation result bits
+  int L = 0, S = 0;                // array latency; vector pipeline stages (staging read + array)
+  int F = 0, FB = 0;               // output FIFO entries, its pointer bits
+  std::string cw, aw, eb;          // count, address and accumulator entry widths as text
 };
 
 EngineGeometry engine_geometry(const AccelConfig& cfg) {
@@ -580,8 +580,9 @@ std::string engine_description(const EngineGeometry& geo) {
       geo.R, geo.C, geo.F);
 }
 
-// The descriptor ports: the handshake, the kind, the gather unit's fields and every other unit's, in
-// isa::EngineDescriptor's order.
+// The descriptor ports: the handshake and the kind, the gather unit's fields (gather_descriptor_ports),
+// then the other pieces' fields (tiles, accumulator init, outputs, reduction, Activate/Fill, vector-wide
+// gather, split reduction).
 void declare_descriptor_ports(Module& m, const EngineGeometry& geo) {
   const int A = geo.A, SB = geo.SB;
   const ActGeometry& ag = geo.ag;
@@ -874,10 +875,14 @@ void build_gather_to_staging(Module& m, const EngineGeometry& geo) {
                nb("s1_vzero_q", "v_zero")});
 }
 
-// The gather unit (capsgen_gather) on the descriptor's data source; only its element stream is used.
+// The gather unit (capsgen_gather) on the descriptor's data source, unless the vector-wide gather runs;
+// the engine uses its element stream.
 void instantiate_gather(Module& m) {
   Instance& g = m.instance(kGatherModule, "u_gather");
-  g.connect("clk_i", "clk_i").connect("rst_ni", "rst_ni").connect("desc_valid_i", "start & ~desc_v_mode_i").connect("desc_ready_o", "g_desc_ready");
+  g.connect("clk_i", "clk_i")
+      .connect("rst_ni", "rst_ni")
+      .connect("desc_valid_i", "start & ~desc_v_mode_i")
+      .connect("desc_ready_o", "g_desc_ready");
   for (const std::string& f : gather_descriptor_fields()) g.connect("desc_" + f + "_i", "desc_" + f + "_i");
   g.connect("elem_valid_o", "g_valid")
       .connect("elem_ready_i", "g_ready")
