@@ -48,7 +48,9 @@ TEST_P(ExecutorTest, ProgramReproducesEveryGoldenTensor) {
     ASSERT_NE(r, nullptr) << "program has no region for golden tensor " << name;
     // A capsule grid's region is [types, positions, atoms] for the golden [types*positions, atoms].
     ASSERT_EQ(shape_size(r->shape), t.size()) << name;
-    if (!r->minor_transposed) ASSERT_EQ(r->shape, t.shape) << name;
+    if (!r->minor_transposed) {
+      ASSERT_EQ(r->shape, t.shape) << name;
+    }
     for (std::size_t i = 0; i < t.size(); ++i) {
       const std::int32_t got = mem[std::size_t(r->base + r->offset_of(std::int64_t(i)))];
       ASSERT_EQ(got, t[i]) << "tensor " << name << " index " << index_str(t.shape, i) << ": executor " << got

@@ -304,9 +304,13 @@ TEST(PackedDescriptor, LayoutCoversEveryFieldWithoutOverlap) {
   // First-fit packing wastes less than one word per 32-bit field boundary: fewer words than bits/32 + 4.
   EXPECT_LT(words, bits / 32 + 4) << bits << " bits in " << words << " words";
   EXPECT_EQ(engine_descriptor_port(layout[0]), "desc_kind_i");
-  for (const PackedField& f : layout)
-    if (f.name == "g_base") EXPECT_EQ(engine_descriptor_port(f), "desc_base_i");
-    else if (f.name == "t_base") EXPECT_EQ(engine_descriptor_port(f), "desc_t_base_i");
+  for (const PackedField& f : layout) {
+    if (f.name == "g_base") {
+      EXPECT_EQ(engine_descriptor_port(f), "desc_base_i");
+    } else if (f.name == "t_base") {
+      EXPECT_EQ(engine_descriptor_port(f), "desc_t_base_i");
+    }
+  }
 }
 
 TEST(PackedDescriptor, RoundTripAtExtremesAndRandomValues) {

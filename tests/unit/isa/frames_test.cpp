@@ -12,6 +12,13 @@
 namespace capsgen::isa {
 namespace {
 
+// A frame of `kind` with every other field at its default.
+Frame frame_of_kind(FrameKind kind) {
+  Frame f;
+  f.header.kind = kind;
+  return f;
+}
+
 FrameGeometry geometry(int spm_bits = 17, int len_bits = 5, int size_bits = 2, int max_size = 3) {
   FrameGeometry g;
   g.spm_addr_bits = spm_bits;
@@ -50,7 +57,7 @@ TEST(Frames, LayoutsHaveNoOverlaps) {
   FrameGeometry off = g;
   off.sectors[0] = off.sectors[1] = off.sectors[2] = 0;
   EXPECT_TRUE(pmu_frame_layout(off).empty());
-  EXPECT_THROW(pack_frame(Frame{{FrameKind::kPmu}}, off), std::invalid_argument);
+  EXPECT_THROW(pack_frame(frame_of_kind(FrameKind::kPmu), off), std::invalid_argument);
 }
 
 Frame dma_frame(std::mt19937& rng, const FrameGeometry& g, bool extreme) {
@@ -78,7 +85,7 @@ TEST(Frames, DmaAndPmuFramesRoundTrip) {
     for (int t = 0; t < 200; ++t) {
       const bool extreme = t == 0;
       Frame d = dma_frame(rng, g, extreme);
-      if (t == 1) d = Frame{{FrameKind::kDma}};  // all zeros but the counts
+      if (t == 1) d = frame_of_kind(FrameKind::kDma);  // all zeros but the counts
       std::size_t at = 0;
       const auto w = pack_frame(d, g);
       ASSERT_EQ(int(w.size()), 1 + payload_words(FrameKind::kDma, g));
@@ -130,7 +137,7 @@ TEST(Frames, EnginePayloadIsThePackedDescriptor) {
 TEST(Frames, ProgramsEndWithTheEndFrameAndRejectOverflows) {
   const FrameGeometry g = geometry();
   std::mt19937 rng(9);
-  std::vector<Frame> fs{dma_frame(rng, g, false), Frame{{FrameKind::kPmu}}};
+  std::vector<Frame> fs{dma_frame(rng, g, false), frame_of_kind(FrameKind::kPmu)};
   const auto w = pack_frames(fs, g);
   const auto back = unpack_frames(w, g);
   ASSERT_EQ(back.size(), 3u);
@@ -142,10 +149,10 @@ TEST(Frames, ProgramsEndWithTheEndFrameAndRejectOverflows) {
   Frame big = fs[0];
   big.dma.spm_addr = 1u << g.spm_addr_bits;
   EXPECT_THROW(pack_frame(big, g), std::invalid_argument);
-  Frame wd{{FrameKind::kEngine}};
+  Frame wd = frame_of_kind(FrameKind::kEngine);
   wd.header.wait_dma = 1u << 16;
   EXPECT_THROW(pack_frame(wd, g), std::invalid_argument);
-  Frame pm{{FrameKind::kPmu}};
+  Frame pm = frame_of_kind(FrameKind::kPmu);
   pm.pmu.awake[0] = 4;  // 2 sectors
   EXPECT_THROW(pack_frame(pm, g), std::invalid_argument);
 }

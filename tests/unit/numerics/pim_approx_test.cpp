@@ -233,7 +233,9 @@ void check_sqrt(const ActParams& p, const char* name, bool strict) {
     vs_real.add(double(o) - real);
     vs_lut.add(double(o) - double(lut[std::size_t(a)]));
     ASSERT_LE(std::fabs(double(o) - real), 0.5 + 0.0038 * real) << "a=" << a;
-    if (strict) ASSERT_GE(o, prev) << "sqrt must be non-decreasing, a=" << a;
+    if (strict) {
+      ASSERT_GE(o, prev) << "sqrt must be non-decreasing, a=" << a;
+    }
     prev = o;
   }
   print((std::string(name) + " vs real sqrt").c_str(), vs_real);
