@@ -92,7 +92,8 @@ void hash_testbench_sources(const fs::path& src, Digest& d) {
 // The parts of the key whose change makes the whole build directory stale (a CMake cache of other
 // options or tools), as opposed to RTL and source changes, which CMake and Ninja rebuild incrementally.
 std::string options_and_tools(const ModelSpec& spec, const std::string& tools) {
-  return fmt::format("testbench={}\ntrace={}\ncoverage={}\n{}", spec.testbench, spec.trace, spec.coverage, tools);
+  return fmt::format("testbench={}\ntrace={}\ncoverage={}\nopt={}\n{}", spec.testbench, spec.trace, spec.coverage,
+                     spec.opt, tools);
 }
 
 // Holds an exclusive lock on a file for its lifetime (builders of one model serialize).
@@ -190,9 +191,9 @@ BuiltModel build_model(const ModelSpec& spec, const fs::path& dir, int jobs, con
     const std::string only = spec.testbench == "tb_chip" ? "CHIP" : "ACCEL";
     const std::string cmd = fmt::format(
         "cmake -S {} -B {} -G Ninja -DCMAKE_BUILD_TYPE=Release -DCAPSGEN_RTL_DIR={} -DCAPSGEN_TB_{}_ONLY=ON "
-        "-DCAPSGEN_TB_TRACE={}{}",
+        "-DCAPSGEN_TB_TRACE={} -DCAPSGEN_TB_OPT={}{}",
         quote((spec.source_dir / "tb").string()), quote(m.dir.string()), quote((m.dir / kRtlCopy).string()), only,
-        spec.trace ? "ON" : "OFF", spec.coverage ? " -DCAPSGEN_TB_COVERAGE=ON" : "");
+        spec.trace ? "ON" : "OFF", spec.opt, spec.coverage ? " -DCAPSGEN_TB_COVERAGE=ON" : "");
     if (run_logged(cmd, log_dir / "configure.log") != 0)
       throw InputError((log_dir / "configure.log").string(), 0, 0, "cmake", "configuring the testbench failed (see the log)");
   }
