@@ -53,38 +53,53 @@ ActGeometry act_geometry(const AccelConfig& cfg) {
   return g;
 }
 
+namespace {
+
+// The unit's module comment: the reduction, the five functions, the per-vector controls and where the
+// timing contract is written down.
+std::string activation_description(const ActGeometry& g) {
+  return fmt::format(
+      "Activation unit of one array column (CapsAcc Fig. 11d-g). Every element is first reduced from\n"
+      "{0} to {1} bits: a = sat(round_half_up(in >> shift)) (fx::reduce). func selects the output:\n"
+      "  0 identity, 1 ReLU: one output per element, 2 cycles after it;\n"
+      "  2 Norm: one output per vector of len elements: sqrt_lut[sat(round(sum a^2 >> norm_shift))];\n"
+      "  3 Squash: len outputs, {3} (fx::squash);\n"
+      "  4 Softmax: len outputs, fx::softmax (max subtraction, exp LUT, sum, divider).\n"
+      "func, len (1..{2}, 0 counts as 1), shift and norm_shift are sampled with the first element of\n"
+      "each vector; elements may arrive back to back, vectors too. func may change only while busy_o\n"
+      "is low. Timing contract (latency, queueing of Squash/Softmax vectors): docs/rtl-activation.md.",
+      g.psum, g.act, g.max_len,
+      g.sq_gain ? fmt::format("sat(round(a * gain_lut[top bits of the norm] >> {}))", g.sq_gain_shift)
+                : std::string("squash_lut[top bits of a, top bits of the norm]"));
+}
+
+// The port list: one element in with its vector's controls, one result out, busy and the sticky error.
+void declare_ports(Module& m, const ActGeometry& g) {
+  m.clock_and_reset()
+      .input("in_valid_i", "1", "an element this cycle")
+      .input("in_data_i", str(g.psum), "element: accumulator output", true)
+      .input("func_i", "3", "0 identity, 1 ReLU, 2 Norm, 3 Squash, 4 Softmax (first element of a vector)")
+      .input("len_i", str(g.len_bits), fmt::format("vector length 1..{} (first element of a vector)", g.max_len))
+      .input("shift_i", str(g.shift_bits), "reduction right shift (first element of a vector)")
+      .input("norm_shift_i", str(g.nshift_bits), "even right shift of the sum of squares (Norm, Squash)")
+      .output("out_valid_o", "1", "out_data_o holds a result")
+      .output("out_last_o", "1", "last result of a vector (always 1 for identity, ReLU and Norm)")
+      .output("out_data_o", str(g.out_bits),
+              "result: signed, sign-extended; Norm: unsigned " + std::to_string(g.sqrt_out) +
+                  "-bit code, zero-extended")
+      .output("busy_o", "1", "an accepted element has not produced its result yet")
+      .output("err_o", "1", "sticky: an internal queue overflowed (contract violated, e.g. len > max)");
+}
+
+}  // namespace
+
 Module build_activation(const AccelConfig& cfg) {
   const ActGeometry g = act_geometry(cfg);
   const int P = g.psum, A = g.act, LB = g.len_bits, SB = g.shift_bits, NSB = g.nshift_bits, SUM = g.sum_bits;
   const int SI = g.sqrt_in, SO = g.sqrt_out, EB = g.sq_elem, NB = g.sq_norm, QO = g.sq_out, EI = g.exp_in,
             EO = g.exp_out, ES = g.exp_sum_bits, OB = g.out_bits, DB = g.desc_bits;
-  Module m(kActivationModule,
-           fmt::format(
-               "Activation unit of one array column (CapsAcc Fig. 11d-g). Every element is first reduced from\n"
-               "{0} to {1} bits: a = sat(round_half_up(in >> shift)) (fx::reduce). func selects the output:\n"
-               "  0 identity, 1 ReLU: one output per element, 2 cycles after it;\n"
-               "  2 Norm: one output per vector of len elements: sqrt_lut[sat(round(sum a^2 >> norm_shift))];\n"
-               "  3 Squash: len outputs, {3} (fx::squash);\n"
-               "  4 Softmax: len outputs, fx::softmax (max subtraction, exp LUT, sum, divider).\n"
-               "func, len (1..{2}, 0 counts as 1), shift and norm_shift are sampled with the first element of\n"
-               "each vector; elements may arrive back to back, vectors too. func may change only while busy_o\n"
-               "is low. Timing contract (latency, queueing of Squash/Softmax vectors): docs/rtl-activation.md.",
-               P, A, g.max_len,
-               g.sq_gain ? fmt::format("sat(round(a * gain_lut[top bits of the norm] >> {}))", g.sq_gain_shift)
-                         : std::string("squash_lut[top bits of a, top bits of the norm]")));
-  m.clock_and_reset()
-      .input("in_valid_i", "1", "an element this cycle")
-      .input("in_data_i", str(P), "element: accumulator output", true)
-      .input("func_i", "3", "0 identity, 1 ReLU, 2 Norm, 3 Squash, 4 Softmax (first element of a vector)")
-      .input("len_i", str(LB), fmt::format("vector length 1..{} (first element of a vector)", g.max_len))
-      .input("shift_i", str(SB), "reduction right shift (first element of a vector)")
-      .input("norm_shift_i", str(NSB), "even right shift of the sum of squares (Norm, Squash)")
-      .output("out_valid_o", "1", "out_data_o holds a result")
-      .output("out_last_o", "1", "last result of a vector (always 1 for identity, ReLU and Norm)")
-      .output("out_data_o", str(OB),
-              "result: signed, sign-extended; Norm: unsigned " + std::to_string(SO) + "-bit code, zero-extended")
-      .output("busy_o", "1", "an accepted element has not produced its result yet")
-      .output("err_o", "1", "sticky: an internal queue overflowed (contract violated, e.g. len > max)");
+  Module m(kActivationModule, activation_description(g));
+  declare_ports(m, g);
 
   // ---------------- declarations ----------------
   m.comment("Vector framing and per-vector controls.");
