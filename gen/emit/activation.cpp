@@ -91,17 +91,10 @@ void declare_ports(Module& m, const ActGeometry& g) {
       .output("err_o", "1", "sticky: an internal queue overflowed (contract violated, e.g. len > max)");
 }
 
-}  // namespace
-
-Module build_activation(const AccelConfig& cfg) {
-  const ActGeometry g = act_geometry(cfg);
-  const int P = g.psum, A = g.act, LB = g.len_bits, SB = g.shift_bits, NSB = g.nshift_bits, SUM = g.sum_bits;
-  const int SI = g.sqrt_in, SO = g.sqrt_out, EB = g.sq_elem, NB = g.sq_norm, QO = g.sq_out, EI = g.exp_in,
-            EO = g.exp_out, ES = g.exp_sum_bits, OB = g.out_bits, DB = g.desc_bits;
-  Module m(kActivationModule, activation_description(g));
-  declare_ports(m, g);
-
-  // ---------------- declarations ----------------
+// The per-vector controls: the element count, the controls sampled with a vector's first element, and
+// the current element's view of them (the inputs on a first element, the registers after).
+void declare_vector_framing(Module& m, const ActGeometry& g) {
+  const int LB = g.len_bits, SB = g.shift_bits, NSB = g.nshift_bits;
   m.comment("Vector framing and per-vector controls.");
   m.reg("cnt_q", str(LB), "elements of the current vector received");
   m.reg("func_q", "3", "function of the current vector");
@@ -117,6 +110,12 @@ Module build_activation(const AccelConfig& cfg) {
   m.wire("cur_nshift", str(NSB));
   m.wire("cur_vec", "1", "Norm, Squash or Softmax: a vector of len elements");
   m.wire("in_last", "1", "this element closes its vector");
+}
+
+// The reduction psum -> act (fx::reduce) and its pipeline register a_q, which carries the element's
+// framing and norm shift on.
+void declare_reduction(Module& m, const ActGeometry& g) {
+  const int P = g.psum, A = g.act, NSB = g.nshift_bits;
   m.comment("Reduction psum -> act (fx::reduce).");
   m.wire("red_shr", str(P), "in >>> shift", true);
   m.wire("red_rbsrc", str(P + 1), "{in, 0}: bit s is the rounding bit in[s-1]");
@@ -128,13 +127,23 @@ Module build_activation(const AccelConfig& cfg) {
   m.reg("a_first_q", "1");
   m.reg("a_last_q", "1");
   m.reg("a_nshift_q", str(NSB));
+}
+
+// The decoded function of the current vector and the identity / ReLU result.
+void declare_function_decode(Module& m, const ActGeometry& g) {
   m.wire("f_relu", "1");
   m.wire("f_norm", "1");
   m.wire("f_squash", "1");
   m.wire("f_softmax", "1");
   m.wire("f_elem", "1", "identity or ReLU (codes 5..7 act as identity)");
   m.wire("elem_valid", "1");
-  m.wire("elem_val", str(A), "identity / ReLU result", true);
+  m.wire("elem_val", str(g.act), "identity / ReLU result", true);
+}
+
+// The norm/sqrt path: square, sum of squares, round-shift, saturated sqrt address, the sqrt unit's
+// output and the squash ROM's norm address derived from it.
+void declare_norm_path(Module& m, const ActGeometry& g) {
+  const int A = g.act, NSB = g.nshift_bits, SUM = g.sum_bits, SI = g.sqrt_in, SO = g.sqrt_out, NB = g.sq_norm;
   m.comment("Norm: square, accumulate, round-shift, saturate, sqrt ROM.");
   m.wire("sq_full", str(2 * A - 1), "a^2 (exact, non-negative)");
   m.reg("sq_q", str(2 * A - 1));
@@ -158,9 +167,18 @@ Module build_activation(const AccelConfig& cfg) {
   m.reg("nv_q", "1", "sqrt_data holds a vector's norm");
   m.wire("sq_m", str(NB), "squash ROM norm address: sat(round(norm >> " + std::to_string(SO - NB) + "))");
   if (SO > NB) m.wire("m_round", str(NB + 1));
+}
+
+// The softmax path's running maximum of a vector.
+void declare_softmax_max(Module& m, const ActGeometry& g) {
   m.comment("Softmax: running maximum.");
-  m.reg("mx_q", str(A), "", true);
-  m.wire("mx_next", str(A), "max including this element", true);
+  m.reg("mx_q", str(g.act), "", true);
+  m.wire("mx_next", str(g.act), "max including this element", true);
+}
+
+// The element and descriptor queues and the stream engine that empties them, a vector at a time.
+void declare_queues_and_stream_engine(Module& m, const ActGeometry& g) {
+  const int A = g.act, DB = g.desc_bits;
   m.comment("Queues: elements (with last flag) and per-vector descriptors (Squash: norm address m;\n"
             "Softmax: maximum), consumed in order by the stream engine.");
   m.wire("elem_push", "1");
@@ -185,9 +203,15 @@ Module build_activation(const AccelConfig& cfg) {
   m.wire("eng_start", "1");
   m.wire("eng_proc", "1", "stream engine consumes an element this cycle");
   m.wire("eng_desc", str(DB));
-  m.comment("Squash lookup.");
-  const int RA = g.sq_rom_addr, RD = g.sq_rom_data, GB = g.sq_gain_bits, GS = g.sq_gain_shift;
+}
+
+// The squash path's lookup: the ROM address and data, and for the gain kind the element held beside
+// its gain and the rounded, saturated product; for the table kind the element's rounded address bits.
+void declare_squash_lookup(Module& m, const ActGeometry& g) {
+  const int A = g.act, EB = g.sq_elem, QO = g.sq_out, RA = g.sq_rom_addr, RD = g.sq_rom_data, GB = g.sq_gain_bits,
+            GS = g.sq_gain_shift;
   const int GP = A + GB + 1;  // signed product a * gain (gain zero-extended)
+  m.comment("Squash lookup.");
   if (g.sq_gain) {
     m.reg("sqo_x_q", str(A), "gain kind: the element, beside its gain from the ROM");
     if (GS >= 2)
@@ -204,6 +228,12 @@ Module build_activation(const AccelConfig& cfg) {
   m.wire("squash_data", str(RD));
   m.reg("sqo_valid_q", "1");
   m.reg("sqo_last_q", "1");
+}
+
+// The softmax/exp path's exp pass: the exp address max - x, the exp unit's output, the running sum and
+// the exp value and sum queues.
+void declare_exp_pass(Module& m, const ActGeometry& g) {
+  const int A = g.act, EI = g.exp_in, EO = g.exp_out, ES = g.exp_sum_bits;
   m.comment("Softmax exp pass.");
   if (A - EI >= 2)
     m.lint_off("UNUSEDSIGNAL", "bits of max - x below the rounding bit do not change round-half-up (fx::round_shift).");
@@ -223,6 +253,11 @@ Module build_activation(const AccelConfig& cfg) {
   m.wire("sf_empty", "1");
   m.wire("sf_head", str(ES));
   m.wire("sf_err", "1");
+}
+
+// The softmax path's divide pass: its vector control and the divider interface.
+void declare_divide_pass(Module& m, const ActGeometry& g) {
+  const int A = g.act, ES = g.exp_sum_bits;
   m.comment("Softmax divide pass.");
   m.reg("c_busy_q", "1");
   m.reg("c_den_q", str(ES));
@@ -233,11 +268,39 @@ Module build_activation(const AccelConfig& cfg) {
   m.wire("div_last", "1");
   m.wire("div_quot", str(A));
   m.wire("div_busy", "1");
+}
+
+// The output register and the sticky error.
+void declare_output_register(Module& m, const ActGeometry& g) {
   m.comment("Output register.");
   m.reg("out_valid_q", "1");
   m.reg("out_last_q", "1");
-  m.reg("out_data_q", str(OB));
+  m.reg("out_data_q", str(g.out_bits));
   m.reg("err_q", "1");
+}
+
+}  // namespace
+
+Module build_activation(const AccelConfig& cfg) {
+  const ActGeometry g = act_geometry(cfg);
+  const int P = g.psum, A = g.act, LB = g.len_bits, SB = g.shift_bits, NSB = g.nshift_bits, SUM = g.sum_bits;
+  const int SI = g.sqrt_in, SO = g.sqrt_out, EB = g.sq_elem, NB = g.sq_norm, QO = g.sq_out, EI = g.exp_in,
+            EO = g.exp_out, ES = g.exp_sum_bits, OB = g.out_bits, DB = g.desc_bits;
+  const int GB = g.sq_gain_bits, GS = g.sq_gain_shift;
+  const int GP = A + GB + 1;  // signed product a * gain (gain zero-extended)
+  Module m(kActivationModule, activation_description(g));
+  declare_ports(m, g);
+
+  declare_vector_framing(m, g);
+  declare_reduction(m, g);
+  declare_function_decode(m, g);
+  declare_norm_path(m, g);
+  declare_softmax_max(m, g);
+  declare_queues_and_stream_engine(m, g);
+  declare_squash_lookup(m, g);
+  declare_exp_pass(m, g);
+  declare_divide_pass(m, g);
+  declare_output_register(m, g);
 
   // ---------------- stage A: framing and reduction ----------------
   m.blank();
