@@ -279,30 +279,10 @@ void declare_output_register(Module& m, const ActGeometry& g) {
   m.reg("err_q", "1");
 }
 
-}  // namespace
-
-Module build_activation(const AccelConfig& cfg) {
-  const ActGeometry g = act_geometry(cfg);
-  const int P = g.psum, A = g.act, LB = g.len_bits, SB = g.shift_bits, NSB = g.nshift_bits, SUM = g.sum_bits;
-  const int SI = g.sqrt_in, SO = g.sqrt_out, EB = g.sq_elem, NB = g.sq_norm, QO = g.sq_out, EI = g.exp_in,
-            EO = g.exp_out, ES = g.exp_sum_bits, OB = g.out_bits, DB = g.desc_bits;
-  const int GB = g.sq_gain_bits, GS = g.sq_gain_shift;
-  const int GP = A + GB + 1;  // signed product a * gain (gain zero-extended)
-  Module m(kActivationModule, activation_description(g));
-  declare_ports(m, g);
-
-  declare_vector_framing(m, g);
-  declare_reduction(m, g);
-  declare_function_decode(m, g);
-  declare_norm_path(m, g);
-  declare_softmax_max(m, g);
-  declare_queues_and_stream_engine(m, g);
-  declare_squash_lookup(m, g);
-  declare_exp_pass(m, g);
-  declare_divide_pass(m, g);
-  declare_output_register(m, g);
-
-  // ---------------- stage A: framing and reduction ----------------
+// The current element's controls: the inputs on a vector's first element, the registers after. An
+// element closes its vector when it is the len-th (identity and ReLU elements close their own).
+void build_vector_framing(Module& m, const ActGeometry& g) {
+  const int LB = g.len_bits;
   m.blank();
   m.assign("first", "first_q");
   m.assign("cur_func", "first ? func_i : func_q");
@@ -312,6 +292,12 @@ Module build_activation(const AccelConfig& cfg) {
   m.assign("cur_nshift", "first ? norm_shift_i : nshift_q");
   m.assign("cur_vec", "(cur_func == 3'd2) | (cur_func == 3'd3) | (cur_func == 3'd4)");
   m.assign("in_last", fmt::format("~cur_vec | (cnt_q + {} == cur_len)", lit(LB, 1)));
+}
+
+// The reduction psum -> act (fx::reduce): arithmetic shift right by the vector's shift, round half up
+// (the rounding bit is in[shift-1]; a shift wider than the element takes its sign bit), saturate.
+void build_reduction(Module& m, const ActGeometry& g) {
+  const int P = g.psum, A = g.act, SB = g.shift_bits;
   m.assign("red_shr", "in_data_i >>> cur_shift");
   m.assign("red_rbsrc", "{in_data_i, 1'b0}");
   if ((1 << SB) - 1 > P)
@@ -320,6 +306,12 @@ Module build_activation(const AccelConfig& cfg) {
     m.assign("red_rb", "red_rbsrc[cur_shift]");
   m.assign("red_round", fmt::format("{{red_shr[{}], red_shr}} + {}", P - 1, zext("red_rb", 1, P + 1)));
   m.assign("red_act", detail::sat_s("red_round", P + 1, A));
+}
+
+// The input stage's registers: the element count and the first-element flag, the per-vector controls
+// sampled with a vector's first element, and the reduced element a_q with its framing (t+1).
+void build_input_registers(Module& m, const ActGeometry& g) {
+  const int LB = g.len_bits;
   m.always_ff_reset({nb("cnt_q", lit(LB, 0)), nb("first_q", "1'b1"), nb("func_q", "3'd0"), nb("a_valid_q", "1'b0")},
                     {nb("a_valid_q", "in_valid_i"),
                      if_("in_valid_i", {nb("cnt_q", fmt::format("in_last ? {} : cnt_q + {}", lit(LB, 0), lit(LB, 1))),
@@ -328,6 +320,11 @@ Module build_activation(const AccelConfig& cfg) {
                                   nb("a_nshift_q", "cur_nshift")}),
                if_("in_valid_i & first",
                    {nb("len_q", "len_in"), nb("shift_q", "shift_i"), nb("nshift_q", "norm_shift_i")})});
+}
+
+// The function decode of func_q and the identity / ReLU result of a_q (the output register takes it).
+void build_function_decode(Module& m, const ActGeometry& g) {
+  const int A = g.act;
   m.assign("f_relu", "func_q == 3'd1");
   m.assign("f_norm", "func_q == 3'd2");
   m.assign("f_squash", "func_q == 3'd3");
@@ -335,8 +332,12 @@ Module build_activation(const AccelConfig& cfg) {
   m.assign("f_elem", "~(f_norm | f_squash | f_softmax)");
   m.assign("elem_valid", "a_valid_q & f_elem");
   m.assign("elem_val", fmt::format("(f_relu & a_q[{}]) ? {} : a_q", A - 1, lit(A, 0)));
+}
 
-  // ---------------- Norm ----------------
+// The norm/sqrt path up to the sqrt unit: square, running sum of squares (tot_q takes it with a
+// vector's last element), round-shift by the vector's norm shift, saturated sqrt address addr_q.
+void build_norm_pipeline(Module& m, const ActGeometry& g) {
+  const int A = g.act, NSB = g.nshift_bits, SUM = g.sum_bits, SI = g.sqrt_in;
   m.blank();
   m.comment("Norm pipeline: a_q (t+1) -> sq_q (t+2) -> tot_q (t+3) -> addr_q (t+4) -> sqrt_data (t+5).");
   m.assign("sq_full", fmt::format("{} * {}", sext("a_q", A, 2 * A - 1), sext("a_q", A, 2 * A - 1)));
@@ -357,10 +358,21 @@ Module build_activation(const AccelConfig& cfg) {
                if_("sq_valid_q", {nb("sum_q", "sum_next")}),
                if_("sq_valid_q & sq_last_q", {nb("tot_q", "sum_next"), nb("tot_nshift_q", "sq_nshift_q")}),
                if_("tot_valid_q", {nb("addr_q", "nrm_addr")})});
+}
+
+// The sqrt unit, addr_q -> sqrt_data in one cycle: the sqrt ROM, or PIM-CapsNet's rsqrt unit
+// (norm.sqrt_kind: pim-rsqrt), which has the same ports and timing.
+void instantiate_sqrt_unit(Module& m, const AccelConfig& cfg) {
   m.instance(cfg.norm.sqrt_kind == SqrtKind::kPimRsqrt ? kActPimRsqrtModule : kActSqrtRomModule, "u_sqrt_rom")
       .connect("clk_i", "clk_i")
       .connect("addr_i", "addr_q")
       .connect("data_o", "sqrt_data");
+}
+
+// The squash ROM's norm address m: the norm code's top squash.norm_bits bits, rounded half up and
+// saturated (the code itself when it is no wider).
+void build_squash_norm_address(Module& m, const ActGeometry& g) {
+  const int SO = g.sqrt_out, NB = g.sq_norm;
   if (SO > NB) {
     const int k = SO - NB;
     m.assign("m_round", fmt::format("{{1'b0, {}}} + {}", bits("sqrt_data", SO - 1, k),
@@ -369,11 +381,48 @@ Module build_activation(const AccelConfig& cfg) {
   } else {
     m.assign("sq_m", "sqrt_data");
   }
+}
 
-  // ---------------- Softmax max ----------------
+// The softmax path's running maximum of a vector (its first element restarts it).
+void build_softmax_max(Module& m) {
   m.blank();
   m.assign("mx_next", "(a_first_q | (a_q > mx_q)) ? a_q : mx_q");
   m.always_ff({if_("a_valid_q & f_softmax", {nb("mx_q", "mx_next")})});
+}
+
+}  // namespace
+
+Module build_activation(const AccelConfig& cfg) {
+  const ActGeometry g = act_geometry(cfg);
+  const int A = g.act, LB = g.len_bits, SO = g.sqrt_out, EB = g.sq_elem, NB = g.sq_norm, QO = g.sq_out, EI = g.exp_in,
+            EO = g.exp_out, ES = g.exp_sum_bits, OB = g.out_bits, DB = g.desc_bits;
+  const int GB = g.sq_gain_bits, GS = g.sq_gain_shift;
+  const int GP = A + GB + 1;  // signed product a * gain (gain zero-extended)
+  Module m(kActivationModule, activation_description(g));
+  declare_ports(m, g);
+
+  declare_vector_framing(m, g);
+  declare_reduction(m, g);
+  declare_function_decode(m, g);
+  declare_norm_path(m, g);
+  declare_softmax_max(m, g);
+  declare_queues_and_stream_engine(m, g);
+  declare_squash_lookup(m, g);
+  declare_exp_pass(m, g);
+  declare_divide_pass(m, g);
+  declare_output_register(m, g);
+
+  // Stage A: framing and reduction, then the identity / ReLU result.
+  build_vector_framing(m, g);
+  build_reduction(m, g);
+  build_input_registers(m, g);
+  build_function_decode(m, g);
+
+  // The norm/sqrt path (its code also addresses the squash ROM) and the softmax maximum.
+  build_norm_pipeline(m, g);
+  instantiate_sqrt_unit(m, cfg);
+  build_squash_norm_address(m, g);
+  build_softmax_max(m);
 
   // ---------------- queues and stream engine ----------------
   m.blank();
