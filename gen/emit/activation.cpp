@@ -390,12 +390,89 @@ void build_softmax_max(Module& m) {
   m.always_ff({if_("a_valid_q & f_softmax", {nb("mx_q", "mx_next")})});
 }
 
+// What one capsgen_act_fifo instance is connected to (the element, descriptor, exp and sum queues).
+struct FifoPorts {
+  std::string push, data, pop, empty, head, err;
+};
+
+void instantiate_fifo(Module& m, const std::string& name, int width, const FifoPorts& p) {
+  m.instance(kActFifoModule, name)
+      .param("Width", str(width))
+      .connect("clk_i", "clk_i")
+      .connect("rst_ni", "rst_ni")
+      .connect("push_i", p.push)
+      .connect("data_i", p.data)
+      .connect("pop_i", p.pop)
+      .connect("empty_o", p.empty)
+      .connect("head_o", p.head)
+      .connect("err_o", p.err);
+}
+
+// The element queue: every Squash and Softmax element with its last flag, popped by the stream engine.
+void build_element_queue(Module& m, const ActGeometry& g) {
+  const int A = g.act;
+  m.assign("elem_push", "a_valid_q & (f_squash | f_softmax)");
+  instantiate_fifo(m, "u_elem_fifo", A + 1,
+                   {.push = "elem_push",
+                    .data = "{a_last_q, a_q}",
+                    .pop = "eng_proc",
+                    .empty = "elem_empty",
+                    .head = "elem_head",
+                    .err = "elem_err"});
+  m.assign("elem_last", fmt::format("elem_head[{}]", A));
+  m.assign("elem_x", bits("elem_head", A - 1, 0));
+}
+
+// The descriptor queue: one entry per vector, the squash norm address m once the norm is known, or the
+// softmax maximum with the last element. A squash descriptor pushed while the queue is empty is
+// available in the same cycle (Squash bypass: desc_head is then the pushed value).
+void build_descriptor_queue(Module& m, const ActGeometry& g) {
+  const int A = g.act, NB = g.sq_norm, DB = g.desc_bits;
+  m.assign("desc_push_sq", "nv_q & f_squash");
+  m.assign("desc_push_sm", "a_valid_q & f_softmax & a_last_q");
+  m.assign("desc_push", "desc_push_sq | desc_push_sm");
+  m.assign("desc_in", fmt::format("f_squash ? {} : {}", zext("sq_m", NB, DB), sext("mx_next", A, DB)));
+  instantiate_fifo(m, "u_desc_fifo", DB,
+                   {.push = "desc_fifo_push",
+                    .data = "desc_in",
+                    .pop = "desc_pop",
+                    .empty = "desc_empty",
+                    .head = "desc_fifo_head",
+                    .err = "desc_err"});
+  m.assign("desc_avail", "~desc_empty | desc_push_sq");
+  m.assign("desc_head", "desc_empty ? desc_in : desc_fifo_head");
+}
+
+// The stream engine's control: an idle engine starts a vector when a descriptor is available and then
+// takes one element per cycle up to the vector's last. It pops the descriptor it starts with from the
+// queue, or takes the bypassed one, which is then not pushed.
+void build_stream_engine_control(Module& m) {
+  m.assign("eng_start", "~eng_busy_q & desc_avail");
+  m.assign("eng_proc", "eng_busy_q | eng_start");
+  m.assign("eng_desc", "eng_busy_q ? eng_desc_q : desc_head");
+  m.assign("desc_pop", "eng_start & ~desc_empty");
+  m.assign("desc_fifo_push", "desc_push & ~(eng_start & desc_empty)");
+  m.always_ff_reset({nb("eng_busy_q", "1'b0")}, {nb("eng_busy_q", "eng_proc & ~elem_last")});
+  m.always_ff({if_("eng_start", {nb("eng_desc_q", "desc_head")})});
+}
+
+// The stream engine with its element and descriptor queues.
+void build_stream_engine(Module& m, const ActGeometry& g) {
+  m.blank();
+  m.comment("Stream engine: takes the vectors in order; a vector starts when its descriptor is available\n"
+            "(Squash: norm known, t_last + 5, taken directly when the engine is idle; Softmax: max known,\n"
+            "t_last + 2) and the previous vector has been streamed; then one element per cycle.");
+  build_element_queue(m, g);
+  build_descriptor_queue(m, g);
+  build_stream_engine_control(m);
+}
+
 }  // namespace
 
 Module build_activation(const AccelConfig& cfg) {
   const ActGeometry g = act_geometry(cfg);
   const int A = g.act, LB = g.len_bits, SO = g.sqrt_out, EB = g.sq_elem, NB = g.sq_norm, QO = g.sq_out, EI = g.exp_in,
-            EO = g.exp_out, ES = g.exp_sum_bits, OB = g.out_bits, DB = g.desc_bits;
+            EO = g.exp_out, ES = g.exp_sum_bits, OB = g.out_bits;
   const int GB = g.sq_gain_bits, GS = g.sq_gain_shift;
   const int GP = A + GB + 1;  // signed product a * gain (gain zero-extended)
   Module m(kActivationModule, activation_description(g));
@@ -424,47 +501,8 @@ Module build_activation(const AccelConfig& cfg) {
   build_squash_norm_address(m, g);
   build_softmax_max(m);
 
-  // ---------------- queues and stream engine ----------------
-  m.blank();
-  m.comment("Stream engine: takes the vectors in order; a vector starts when its descriptor is available\n"
-            "(Squash: norm known, t_last + 5, taken directly when the engine is idle; Softmax: max known,\n"
-            "t_last + 2) and the previous vector has been streamed; then one element per cycle.");
-  m.assign("elem_push", "a_valid_q & (f_squash | f_softmax)");
-  m.instance(kActFifoModule, "u_elem_fifo")
-      .param("Width", str(A + 1))
-      .connect("clk_i", "clk_i")
-      .connect("rst_ni", "rst_ni")
-      .connect("push_i", "elem_push")
-      .connect("data_i", "{a_last_q, a_q}")
-      .connect("pop_i", "eng_proc")
-      .connect("empty_o", "elem_empty")
-      .connect("head_o", "elem_head")
-      .connect("err_o", "elem_err");
-  m.assign("elem_last", fmt::format("elem_head[{}]", A));
-  m.assign("elem_x", bits("elem_head", A - 1, 0));
-  m.assign("desc_push_sq", "nv_q & f_squash");
-  m.assign("desc_push_sm", "a_valid_q & f_softmax & a_last_q");
-  m.assign("desc_push", "desc_push_sq | desc_push_sm");
-  m.assign("desc_in", fmt::format("f_squash ? {} : {}", zext("sq_m", NB, DB), sext("mx_next", A, DB)));
-  m.instance(kActFifoModule, "u_desc_fifo")
-      .param("Width", str(DB))
-      .connect("clk_i", "clk_i")
-      .connect("rst_ni", "rst_ni")
-      .connect("push_i", "desc_fifo_push")
-      .connect("data_i", "desc_in")
-      .connect("pop_i", "desc_pop")
-      .connect("empty_o", "desc_empty")
-      .connect("head_o", "desc_fifo_head")
-      .connect("err_o", "desc_err");
-  m.assign("desc_avail", "~desc_empty | desc_push_sq");
-  m.assign("desc_head", "desc_empty ? desc_in : desc_fifo_head");
-  m.assign("eng_start", "~eng_busy_q & desc_avail");
-  m.assign("eng_proc", "eng_busy_q | eng_start");
-  m.assign("eng_desc", "eng_busy_q ? eng_desc_q : desc_head");
-  m.assign("desc_pop", "eng_start & ~desc_empty");
-  m.assign("desc_fifo_push", "desc_push & ~(eng_start & desc_empty)");
-  m.always_ff_reset({nb("eng_busy_q", "1'b0")}, {nb("eng_busy_q", "eng_proc & ~elem_last")});
-  m.always_ff({if_("eng_start", {nb("eng_desc_q", "desc_head")})});
+  // Squash and Softmax vectors are queued, then streamed through the squash lookup or the exp pass.
+  build_stream_engine(m, g);
 
   // Squash lookup.
   m.blank();
