@@ -205,12 +205,14 @@ void declare_queues_and_stream_engine(Module& m, const ActGeometry& g) {
   m.wire("eng_desc", str(DB));
 }
 
+// Gain kind: bits of the signed product a * gain (the gain zero-extended).
+int squash_product_bits(const ActGeometry& g) { return g.act + g.sq_gain_bits + 1; }
+
 // The squash path's lookup: the ROM address and data, and for the gain kind the element held beside
 // its gain and the rounded, saturated product; for the table kind the element's rounded address bits.
 void declare_squash_lookup(Module& m, const ActGeometry& g) {
-  const int A = g.act, EB = g.sq_elem, QO = g.sq_out, RA = g.sq_rom_addr, RD = g.sq_rom_data, GB = g.sq_gain_bits,
-            GS = g.sq_gain_shift;
-  const int GP = A + GB + 1;  // signed product a * gain (gain zero-extended)
+  const int A = g.act, EB = g.sq_elem, QO = g.sq_out, RA = g.sq_rom_addr, RD = g.sq_rom_data, GS = g.sq_gain_shift;
+  const int GP = squash_product_bits(g);
   m.comment("Squash lookup.");
   if (g.sq_gain) {
     m.reg("sqo_x_q", str(A), "gain kind: the element, beside its gain from the ROM");
@@ -467,17 +469,176 @@ void build_stream_engine(Module& m, const ActGeometry& g) {
   build_stream_engine_control(m);
 }
 
+// Squash lookup, gain kind: the ROM is addressed by the descriptor's norm address m alone; the element
+// waits a cycle in sqo_x_q beside its gain, and the product is rounded half up and saturated.
+void build_squash_gain_product(Module& m, const ActGeometry& g) {
+  const int A = g.act, NB = g.sq_norm, QO = g.sq_out, GB = g.sq_gain_bits, GS = g.sq_gain_shift;
+  const int GP = squash_product_bits(g);
+  m.comment("Gain kind: the ROM holds g(norm) = n / (1 + n^2); the element waits one cycle in sqo_x_q for it.");
+  m.assign("sq_addr", bits("eng_desc", NB - 1, 0));
+  m.always_ff({if_("eng_proc", {nb("sqo_x_q", "elem_x")})});
+  m.assign("sq_prod", fmt::format("{} * {}", sext("sqo_x_q", A, GP), zext("squash_data", GB, GP)));
+  m.assign("sq_pround", fmt::format("{{sq_prod[{}], {}}} + {}", GP - 1, bits("sq_prod", GP - 1, GS),
+                                    zext(fmt::format("sq_prod[{}]", GS - 1), 1, GP - GS + 1)));
+  m.assign("sq_out", detail::sat_s("sq_pround", GP - GS + 1, QO));
+}
+
+// Squash lookup, table kind: the ROM is addressed by {element, norm}, the element's top
+// squash.elem_bits bits rounded half up and saturated (the element itself when it is no wider).
+void build_squash_table_address(Module& m, const ActGeometry& g) {
+  const int A = g.act, EB = g.sq_elem, NB = g.sq_norm;
+  if (A > EB) {
+    const int k = A - EB;
+    m.assign("sqe_round", fmt::format("{{elem_x[{}], {}}} + {}", A - 1, bits("elem_x", A - 1, k),
+                                      zext(fmt::format("elem_x[{}]", k - 1), 1, EB + 1)));
+    m.assign("sq_e", detail::sat_s("sqe_round", EB + 1, EB));
+  } else {
+    m.assign("sq_e", "elem_x");
+  }
+  m.assign("sq_addr", fmt::format("{{sq_e, {}}}", bits("eng_desc", NB - 1, 0)));
+}
+
+// The squash path's lookup on the stream engine's element and descriptor, and its ROM instance.
+void build_squash_lookup(Module& m, const ActGeometry& g) {
+  m.blank();
+  if (g.sq_gain)
+    build_squash_gain_product(m, g);
+  else
+    build_squash_table_address(m, g);
+  m.instance(kActSquashRomModule, "u_squash_rom")
+      .connect("clk_i", "clk_i")
+      .connect("addr_i", "sq_addr")
+      .connect("data_o", "squash_data");
+}
+
+// The softmax/exp path's exp address: d = max - x (non-negative), its top exp_in_bits bits rounded
+// half up and saturated (d itself when it is no wider).
+void build_exp_address(Module& m, const ActGeometry& g) {
+  const int A = g.act, EI = g.exp_in;
+  m.blank();
+  m.assign("sm_d", fmt::format("{} - elem_x", bits("eng_desc", A - 1, 0)));
+  if (A > EI) {
+    const int k = A - EI;
+    m.assign("sm_round", fmt::format("{{1'b0, {}}} + {}", bits("sm_d", A - 1, k),
+                                     zext(fmt::format("sm_d[{}]", k - 1), 1, EI + 1)));
+    m.assign("sm_addr", detail::sat_u("sm_round", EI + 1, EI));
+  } else {
+    m.assign("sm_addr", "sm_d");
+  }
+}
+
+// The exp unit, sm_addr -> exp_data in one cycle: the exp ROM, or PIM-CapsNet's shift-based exp unit
+// (softmax.exp_kind: pim-shift), which has the same ports and timing.
+void instantiate_exp_unit(Module& m, const AccelConfig& cfg) {
+  m.instance(cfg.softmax.exp_kind == ExpKind::kPimShift ? kActPimExpModule : kActExpRomModule, "u_exp_rom")
+      .connect("clk_i", "clk_i")
+      .connect("addr_i", "sm_addr")
+      .connect("data_o", "exp_data");
+}
+
+// The pipeline registers behind the stream engine, beside the squash and exp ROMs' outputs: valid and
+// last of a squash result, valid, first and last of an exp value.
+void build_stream_output_registers(Module& m) {
+  m.always_ff_reset({nb("sqo_valid_q", "1'b0"), nb("ex_valid_q", "1'b0")},
+                    {nb("sqo_valid_q", "eng_proc & f_squash"), nb("ex_valid_q", "eng_proc & f_softmax")});
+  m.always_ff({if_("eng_proc", {nb("sqo_last_q", "elem_last"), nb("ex_first_q", "eng_start"),
+                                nb("ex_last_q", "elem_last")})});
+}
+
+// The running sum of a vector's exp values (its first value restarts it).
+void build_exp_sum(Module& m, const ActGeometry& g) {
+  m.assign("esum_next", fmt::format("ex_first_q ? {0} : esum_q + {0}", zext("exp_data", g.exp_out, g.exp_sum_bits)));
+  m.always_ff({if_("ex_valid_q", {nb("esum_q", "esum_next")})});
+}
+
+// The queues between the exp pass and the divide pass: exp values with their last flag, and one sum
+// per vector.
+void build_exp_queues(Module& m, const ActGeometry& g) {
+  instantiate_fifo(m, "u_exp_fifo", g.exp_out + 1,
+                   {.push = "ex_valid_q",
+                    .data = "{ex_last_q, exp_data}",
+                    .pop = "c_proc",
+                    .empty = "ef_empty",
+                    .head = "ef_head",
+                    .err = "ef_err"});
+  instantiate_fifo(m, "u_sum_fifo", g.exp_sum_bits,
+                   {.push = "ex_valid_q & ex_last_q",
+                    .data = "esum_next",
+                    .pop = "c_start",
+                    .empty = "sf_empty",
+                    .head = "sf_head",
+                    .err = "sf_err"});
+}
+
+// The divide pass's control: a vector starts when its sum is at the sum queue's head; c_den holds the
+// sum as the denominator while the vector's exp values go to the divider, one per cycle.
+void build_divide_control(Module& m, const ActGeometry& g) {
+  m.blank();
+  m.comment("Divide pass: vector by vector in order, once its sum is known; one division per cycle.");
+  m.assign("c_start", "~c_busy_q & ~sf_empty");
+  m.assign("c_proc", "c_busy_q | c_start");
+  m.assign("c_den", "c_busy_q ? c_den_q : sf_head");
+  m.always_ff_reset({nb("c_busy_q", "1'b0")}, {nb("c_busy_q", fmt::format("c_proc & ~ef_head[{}]", g.exp_out))});
+  m.always_ff({if_("c_start", {nb("c_den_q", "sf_head")})});
+}
+
+// The divider interface: an exp value with its last flag over its vector's sum in, the quotient with
+// the last flag out.
+void instantiate_divider(Module& m, const ActGeometry& g) {
+  const int EO = g.exp_out;
+  m.instance(kActDividerModule, "u_div")
+      .connect("clk_i", "clk_i")
+      .connect("rst_ni", "rst_ni")
+      .connect("in_valid_i", "c_proc")
+      .connect("in_last_i", fmt::format("ef_head[{}]", EO))
+      .connect("num_i", bits("ef_head", EO - 1, 0))
+      .connect("den_i", "c_den")
+      .connect("out_valid_o", "div_valid")
+      .connect("out_last_o", "div_last")
+      .connect("quot_o", "div_quot")
+      .connect("busy_o", "div_busy");
+}
+
+// The output register, fed by the identity/ReLU result, the norm code, the squash result or the
+// softmax quotient, and the sticky error of the four queues.
+void build_output_register(Module& m, const ActGeometry& g) {
+  const int A = g.act, SO = g.sqrt_out, QO = g.sq_out, OB = g.out_bits;
+  m.blank();
+  m.comment("Output register: one function is active at a time, so at most one source is valid.");
+  m.always_ff_reset({nb("out_valid_q", "1'b0"), nb("err_q", "1'b0")},
+                    {nb("out_valid_q", "elem_valid | (nv_q & f_norm) | sqo_valid_q | div_valid"),
+                     if_("elem_err | desc_err | ef_err | sf_err", {nb("err_q", "1'b1")})});
+  const Stmts from_div = {if_("div_valid", {nb("out_data_q", zext("div_quot", A, OB)), nb("out_last_q", "div_last")})};
+  const Stmts from_squash = {if_("sqo_valid_q",
+                                 {nb("out_data_q", sext(g.sq_gain ? "sq_out" : "squash_data", QO, OB)),
+                                  nb("out_last_q", "sqo_last_q")},
+                                 from_div)};
+  const Stmts from_norm = {
+      if_("nv_q & f_norm", {nb("out_data_q", zext("sqrt_data", SO, OB)), nb("out_last_q", "1'b1")}, from_squash)};
+  m.always_ff({if_("elem_valid", {nb("out_data_q", sext("elem_val", A, OB)), nb("out_last_q", "1'b1")}, from_norm)});
+}
+
+// The output ports: the output register, busy while any stage, queue or the divider holds an element,
+// and the sticky error.
+void drive_output_ports(Module& m, const ActGeometry& g) {
+  m.assign("out_valid_o", "out_valid_q");
+  m.assign("out_last_o", "out_last_q");
+  m.assign("out_data_o", "out_data_q");
+  m.assign("busy_o", fmt::format("(cnt_q != {}) | a_valid_q | sq_valid_q | tot_valid_q | addr_valid_q | nv_q |\n"
+                                 "                  ~elem_empty | ~desc_empty | eng_busy_q | sqo_valid_q | ex_valid_q |\n"
+                                 "                  ~ef_empty | ~sf_empty | c_busy_q | div_busy",
+                                 lit(g.len_bits, 0)));
+  m.assign("err_o", "err_q");
+}
+
 }  // namespace
 
+// The pieces are built in the order the module prints them (declarations first, then assigns, always
+// blocks and instances as added): reordering the calls changes the generated Verilog.
 Module build_activation(const AccelConfig& cfg) {
   const ActGeometry g = act_geometry(cfg);
-  const int A = g.act, LB = g.len_bits, SO = g.sqrt_out, EB = g.sq_elem, NB = g.sq_norm, QO = g.sq_out, EI = g.exp_in,
-            EO = g.exp_out, ES = g.exp_sum_bits, OB = g.out_bits;
-  const int GB = g.sq_gain_bits, GS = g.sq_gain_shift;
-  const int GP = A + GB + 1;  // signed product a * gain (gain zero-extended)
   Module m(kActivationModule, activation_description(g));
   declare_ports(m, g);
-
   declare_vector_framing(m, g);
   declare_reduction(m, g);
   declare_function_decode(m, g);
@@ -503,111 +664,18 @@ Module build_activation(const AccelConfig& cfg) {
 
   // Squash and Softmax vectors are queued, then streamed through the squash lookup or the exp pass.
   build_stream_engine(m, g);
+  build_squash_lookup(m, g);
+  build_exp_address(m, g);
+  instantiate_exp_unit(m, cfg);
+  build_stream_output_registers(m);
+  build_exp_sum(m, g);
+  build_exp_queues(m, g);
 
-  // Squash lookup.
-  m.blank();
-  if (g.sq_gain) {
-    m.comment("Gain kind: the ROM holds g(norm) = n / (1 + n^2); the element waits one cycle in sqo_x_q for it.");
-    m.assign("sq_addr", bits("eng_desc", NB - 1, 0));
-    m.always_ff({if_("eng_proc", {nb("sqo_x_q", "elem_x")})});
-    m.assign("sq_prod", fmt::format("{} * {}", sext("sqo_x_q", A, GP), zext("squash_data", GB, GP)));
-    m.assign("sq_pround", fmt::format("{{sq_prod[{}], {}}} + {}", GP - 1, bits("sq_prod", GP - 1, GS),
-                                      zext(fmt::format("sq_prod[{}]", GS - 1), 1, GP - GS + 1)));
-    m.assign("sq_out", detail::sat_s("sq_pround", GP - GS + 1, QO));
-  } else if (A > EB) {
-    const int k = A - EB;
-    m.assign("sqe_round", fmt::format("{{elem_x[{}], {}}} + {}", A - 1, bits("elem_x", A - 1, k),
-                                      zext(fmt::format("elem_x[{}]", k - 1), 1, EB + 1)));
-    m.assign("sq_e", detail::sat_s("sqe_round", EB + 1, EB));
-  } else {
-    m.assign("sq_e", "elem_x");
-  }
-  if (!g.sq_gain) m.assign("sq_addr", fmt::format("{{sq_e, {}}}", bits("eng_desc", NB - 1, 0)));
-  m.instance(kActSquashRomModule, "u_squash_rom")
-      .connect("clk_i", "clk_i")
-      .connect("addr_i", "sq_addr")
-      .connect("data_o", "squash_data");
-
-  // Softmax exp pass.
-  m.blank();
-  m.assign("sm_d", fmt::format("{} - elem_x", bits("eng_desc", A - 1, 0)));
-  if (A > EI) {
-    const int k = A - EI;
-    m.assign("sm_round", fmt::format("{{1'b0, {}}} + {}", bits("sm_d", A - 1, k),
-                                     zext(fmt::format("sm_d[{}]", k - 1), 1, EI + 1)));
-    m.assign("sm_addr", detail::sat_u("sm_round", EI + 1, EI));
-  } else {
-    m.assign("sm_addr", "sm_d");
-  }
-  m.instance(cfg.softmax.exp_kind == ExpKind::kPimShift ? kActPimExpModule : kActExpRomModule, "u_exp_rom")
-      .connect("clk_i", "clk_i")
-      .connect("addr_i", "sm_addr")
-      .connect("data_o", "exp_data");
-  m.always_ff_reset({nb("sqo_valid_q", "1'b0"), nb("ex_valid_q", "1'b0")},
-                    {nb("sqo_valid_q", "eng_proc & f_squash"), nb("ex_valid_q", "eng_proc & f_softmax")});
-  m.always_ff({if_("eng_proc", {nb("sqo_last_q", "elem_last"), nb("ex_first_q", "eng_start"),
-                                nb("ex_last_q", "elem_last")})});
-  m.assign("esum_next", fmt::format("ex_first_q ? {0} : esum_q + {0}", zext("exp_data", EO, ES)));
-  m.always_ff({if_("ex_valid_q", {nb("esum_q", "esum_next")})});
-  m.instance(kActFifoModule, "u_exp_fifo")
-      .param("Width", str(EO + 1))
-      .connect("clk_i", "clk_i")
-      .connect("rst_ni", "rst_ni")
-      .connect("push_i", "ex_valid_q")
-      .connect("data_i", "{ex_last_q, exp_data}")
-      .connect("pop_i", "c_proc")
-      .connect("empty_o", "ef_empty")
-      .connect("head_o", "ef_head")
-      .connect("err_o", "ef_err");
-  m.instance(kActFifoModule, "u_sum_fifo")
-      .param("Width", str(ES))
-      .connect("clk_i", "clk_i")
-      .connect("rst_ni", "rst_ni")
-      .connect("push_i", "ex_valid_q & ex_last_q")
-      .connect("data_i", "esum_next")
-      .connect("pop_i", "c_start")
-      .connect("empty_o", "sf_empty")
-      .connect("head_o", "sf_head")
-      .connect("err_o", "sf_err");
-
-  // Softmax divide pass.
-  m.blank();
-  m.comment("Divide pass: vector by vector in order, once its sum is known; one division per cycle.");
-  m.assign("c_start", "~c_busy_q & ~sf_empty");
-  m.assign("c_proc", "c_busy_q | c_start");
-  m.assign("c_den", "c_busy_q ? c_den_q : sf_head");
-  m.always_ff_reset({nb("c_busy_q", "1'b0")}, {nb("c_busy_q", fmt::format("c_proc & ~ef_head[{}]", EO))});
-  m.always_ff({if_("c_start", {nb("c_den_q", "sf_head")})});
-  m.instance(kActDividerModule, "u_div")
-      .connect("clk_i", "clk_i")
-      .connect("rst_ni", "rst_ni")
-      .connect("in_valid_i", "c_proc")
-      .connect("in_last_i", fmt::format("ef_head[{}]", EO))
-      .connect("num_i", bits("ef_head", EO - 1, 0))
-      .connect("den_i", "c_den")
-      .connect("out_valid_o", "div_valid")
-      .connect("out_last_o", "div_last")
-      .connect("quot_o", "div_quot")
-      .connect("busy_o", "div_busy");
-
-  // ---------------- output ----------------
-  m.blank();
-  m.comment("Output register: one function is active at a time, so at most one source is valid.");
-  m.always_ff_reset({nb("out_valid_q", "1'b0"), nb("err_q", "1'b0")},
-                    {nb("out_valid_q", "elem_valid | (nv_q & f_norm) | sqo_valid_q | div_valid"),
-                     if_("elem_err | desc_err | ef_err | sf_err", {nb("err_q", "1'b1")})});
-  m.always_ff({if_("elem_valid", {nb("out_data_q", sext("elem_val", A, OB)), nb("out_last_q", "1'b1")},
-                   {if_("nv_q & f_norm", {nb("out_data_q", zext("sqrt_data", SO, OB)), nb("out_last_q", "1'b1")},
-                        {if_("sqo_valid_q", {nb("out_data_q", sext(g.sq_gain ? "sq_out" : "squash_data", QO, OB)), nb("out_last_q", "sqo_last_q")},
-                             {if_("div_valid", {nb("out_data_q", zext("div_quot", A, OB)), nb("out_last_q", "div_last")})})})})});
-  m.assign("out_valid_o", "out_valid_q");
-  m.assign("out_last_o", "out_last_q");
-  m.assign("out_data_o", "out_data_q");
-  m.assign("busy_o", fmt::format("(cnt_q != {}) | a_valid_q | sq_valid_q | tot_valid_q | addr_valid_q | nv_q |\n"
-                                 "                  ~elem_empty | ~desc_empty | eng_busy_q | sqo_valid_q | ex_valid_q |\n"
-                                 "                  ~ef_empty | ~sf_empty | c_busy_q | div_busy",
-                                 lit(LB, 0)));
-  m.assign("err_o", "err_q");
+  // The softmax divide pass, then the output register and ports.
+  build_divide_control(m, g);
+  instantiate_divider(m, g);
+  build_output_register(m, g);
+  drive_output_ports(m, g);
   return m;
 }
 
