@@ -352,9 +352,10 @@ void build_norm_pipeline(Module& m, const ActGeometry& g) {
     m.assign("nrm_rb", "nrm_rbsrc[tot_nshift_q]");
   m.assign("nrm_round", fmt::format("nrm_shr + {}", zext("nrm_rb", 1, SUM)));
   m.assign("nrm_addr", detail::sat_u("nrm_round", SUM, SI));
-  m.always_ff_reset({nb("sq_valid_q", "1'b0"), nb("tot_valid_q", "1'b0"), nb("addr_valid_q", "1'b0"), nb("nv_q", "1'b0")},
-                    {nb("sq_valid_q", "a_valid_q & (f_norm | f_squash)"), nb("tot_valid_q", "sq_valid_q & sq_last_q"),
-                     nb("addr_valid_q", "tot_valid_q"), nb("nv_q", "addr_valid_q")});
+  m.always_ff_reset(
+      {nb("sq_valid_q", "1'b0"), nb("tot_valid_q", "1'b0"), nb("addr_valid_q", "1'b0"), nb("nv_q", "1'b0")},
+      {nb("sq_valid_q", "a_valid_q & (f_norm | f_squash)"), nb("tot_valid_q", "sq_valid_q & sq_last_q"),
+       nb("addr_valid_q", "tot_valid_q"), nb("nv_q", "addr_valid_q")});
   m.always_ff({if_("a_valid_q", {nb("sq_q", "sq_full"), nb("sq_first_q", "a_first_q"), nb("sq_last_q", "a_last_q"),
                                  nb("sq_nshift_q", "a_nshift_q")}),
                if_("sq_valid_q", {nb("sum_q", "sum_next")}),
@@ -397,6 +398,7 @@ struct FifoPorts {
   std::string push, data, pop, empty, head, err;
 };
 
+// One queue: a capsgen_act_fifo of `width`-bit entries, its ports connected as `p` says.
 void instantiate_fifo(Module& m, const std::string& name, int width, const FifoPorts& p) {
   m.instance(kActFifoModule, name)
       .param("Width", str(width))
@@ -600,7 +602,7 @@ void instantiate_divider(Module& m, const ActGeometry& g) {
 }
 
 // The output register, fed by the identity/ReLU result, the norm code, the squash result or the
-// softmax quotient, and the sticky error of the four queues.
+// softmax quotient (the first valid one in that order), and the sticky error of the four queues.
 void build_output_register(Module& m, const ActGeometry& g) {
   const int A = g.act, SO = g.sqrt_out, QO = g.sq_out, OB = g.out_bits;
   m.blank();
@@ -618,8 +620,8 @@ void build_output_register(Module& m, const ActGeometry& g) {
   m.always_ff({if_("elem_valid", {nb("out_data_q", sext("elem_val", A, OB)), nb("out_last_q", "1'b1")}, from_norm)});
 }
 
-// The output ports: the output register, busy while any stage, queue or the divider holds an element,
-// and the sticky error.
+// The output ports: the output register, busy while a vector is partly received or a stage, a queue,
+// the stream engine, the divide pass or the divider holds an element, and the sticky error.
 void drive_output_ports(Module& m, const ActGeometry& g) {
   m.assign("out_valid_o", "out_valid_q");
   m.assign("out_last_o", "out_last_q");
