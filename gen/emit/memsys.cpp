@@ -239,28 +239,80 @@ MemsysLocation memsys_locate_element(const MemsysGeometry& g, long long addr) {
   return {};
 }
 
-Module build_memsys(const AccelConfig& cfg) {
-  const MemsysGeometry mg = memsys_geometry(cfg);
-  const int AW = mg.addr_bits, SA = mg.spm_addr_bits, DW = mg.spm_data_bits, KB = kMemsysCounterBits;
-  const int ZW = mg.spm_size_bits;
-  const int R = mg.rows, C = mg.cols, OB = mg.out_bits;
-  const bool pg = cfg.scratchpad.power_gating;
+namespace {
+
+// The organization's choices every part of capsgen_memsys depends on.
+struct MemsysOrg {
+  const MemsysGeometry& mg;
+  bool pg;   // scratchpad power gating: sleep ports, a DMA access waits for a usable sector
   // HY: the shared memory is mems[3], three ports per bank: p0 drd, p1 wrd and wr, p2 the DMA.
   // SMP: mems = {acc view, shared}, one scratchpad: p0 drd, p1 wrd and wr, p2 brd and the DMA.
-  const bool smp = mg.smp;
-  const bool hy = !smp && mg.index("shared") >= 0;
+  bool smp;
+  bool hy;
   // The range of the shared memory's 32-bit lanes (SMP: acc, HY: lanes; "" when none) and the brd
   // decoder that reads it through the scratchpad's port p2 (SMP: brd itself, HY: brs).
+  std::string lview;
+  std::string p2brd;
+};
+
+MemsysOrg memsys_org(const AccelConfig& cfg, const MemsysGeometry& mg) {
+  const bool smp = mg.smp;
+  const bool hy = !smp && mg.index("shared") >= 0;
   const std::string lview = smp ? "acc" : mg.index("lanes") >= 0 ? "lanes" : "";
   const std::string p2brd = smp ? "brd" : lview.empty() ? "" : "brs";
+  return MemsysOrg{mg, cfg.scratchpad.power_gating, smp, hy, lview, p2brd};
+}
 
+// The address map of the module's description: one line per memory (range of the element space).
+std::string address_map_text(const MemsysGeometry& mg) {
   std::string map;
   for (const MemsysMemory& m : mg.mems)
     map += fmt::format("  {:<6} elements [{}, {}) ({}-bit lanes, {} per word): {} bank{} x {} sector{} x {} words x {} bits\n",
                        m.g.name, m.elem_base, m.elem_base + m.elements, m.lane_bits, m.lanes, m.g.mem.banks,
                        m.g.mem.banks == 1 ? "" : "s", m.g.mem.sectors, m.g.mem.sectors == 1 ? "" : "s",
                        m.g.words_per_sector, m.g.mem.width_bits);
-  const std::string hy_doc = fmt::format(
+  return map;
+}
+
+// What a power-gated memory adds to the DMA's grant condition ("" without power gating).
+std::string sector_wait_text(const MemsysOrg& o) {
+  return o.pg ? " or when the word's sector is not usable (its sleep_ack is high)" : "";
+}
+
+std::string sep_description(const MemsysOrg& o) {
+  const MemsysGeometry& mg = o.mg;
+  return fmt::format(
+      "Memory system, SEP organization (docs/rtl-memsys.md): the data, weight and acc scratchpads\n"
+      "(capsgen_spm_*, one port per bank) behind the compute engine's memory ports and the DMA's SPM port.\n"
+      "Address map (element a of a memory: word (a - base) / E, lane (a - base) % E, bank word % B,\n"
+      "bank row word / B = {{sector, word in sector}}):\n"
+      "{}"
+      "Engine reads (drd -> data, wrd -> weight, brd -> acc) have priority and a fixed latency: data in\n"
+      "the cycle after the enable; a vector/row access reads every bank it spans in one cycle and rotates\n"
+      "lanes. drd: 1 element in lane 0 (the other lanes 0) or {} with drd_vec_i; wrd: {} weight codes;\n"
+      "brd: {} psum codes (the low {} bits of each 32-bit lane). Codes are the low bits of their lanes.\n"
+      "wr -> data or weight (the memory holding wr_addr_i; else dropped): 1 result in lane 0, or with\n"
+      "wr_vec_i lane c at wr_addr_i + c where wr_mask_i[c]; result codes ({} bits) are stored sign-extended\n"
+      "to 8 bits with byte-lane write enables. The write happens in a cycle with wr_en_i & wr_ready_o;\n"
+      "wr_ready_o is low exactly when the same memory's read of the same cycle (drd for data, wrd for\n"
+      "weight) uses a bank the write needs (it depends combinationally on drd_*, wrd_* and wr_*).\n"
+      "DMA (spm_*): an element address in the same space and a size (2^spm_size_i bytes, the low bytes of\n"
+      "spm_wdata_i / spm_rdata_o); a write of n lanes writes lanes [lane, lane + n) of the word with byte\n"
+      "enables, a read returns the word shifted down by the lane, zeros above the access's bytes (in the\n"
+      "cycle after the grant, spm_rvalid_o). Lowest priority: spm_gnt_o is low when the engine reads or\n"
+      "writes that bank of that memory in the same cycle{}. An access outside the memories, crossing a\n"
+      "word, not a whole number of lanes or wider than the memory's word is granted and dropped (a read\n"
+      "returns 0). Out-of-range engine accesses (any element outside the port's memory) are dropped.\n"
+      "err_o (sticky, registered): a dropped access or an error flag of a scratchpad (err_sticky_o).\n"
+      "Counters ({} bits, wrap): bank accesses (words) per memory by the engine and by the DMA, writer\n"
+      "and DMA wait cycles, bank accesses per memory and sector.",
+      address_map_text(mg), mg.rows, mg.cols, mg.cols, mg.psum, mg.out_bits, sector_wait_text(o), kMemsysCounterBits);
+}
+
+std::string hy_description(const MemsysOrg& o) {
+  const MemsysGeometry& mg = o.mg;
+  const bool lanes = !o.lview.empty();
+  return fmt::format(
       "Memory system, HY organization (docs/rtl-memsys.md): the data, weight and acc scratchpads\n"
       "(capsgen_spm_*, one port per bank) and the shared scratchpad (capsgen_spm_shared, three ports per bank:\n"
       "p0 drd, p1 wrd and wr, p2 {}the DMA) behind the compute engine's memory ports and the DMA's SPM port.\n"
@@ -292,12 +344,17 @@ Module build_memsys(const AccelConfig& cfg) {
       "err_o (sticky, registered): a dropped access or an error flag of a scratchpad (err_sticky_o).\n"
       "Counters ({} bits, wrap): bank accesses (words) per memory by the engine and by the DMA, writer\n"
       "and DMA wait cycles, bank accesses per memory and sector (shared: of all three ports).",
-      lview.empty() ? "" : "brd of the lanes range and ",
-      lview.empty() ? "" : "The lanes range is the shared memory's words seen as 32-bit psum lanes: lanes element r is the\n"
-                           "shared bytes 4r .. 4r + 3 (acc buffers that do not fit the acc memory).\n",
-      map, lview.empty() ? "" : " or the shared memory's lanes, whichever holds the whole row", R, C, C, mg.psum, OB,
-      lview.empty() ? "" : ", brd of the lanes too", pg ? " or when the word's sector is not usable (its sleep_ack is high)" : "", KB);
-  const std::string smp_doc = fmt::format(
+      lanes ? "brd of the lanes range and " : "",
+      lanes ? "The lanes range is the shared memory's words seen as 32-bit psum lanes: lanes element r is the\n"
+              "shared bytes 4r .. 4r + 3 (acc buffers that do not fit the acc memory).\n"
+            : "",
+      address_map_text(mg), lanes ? " or the shared memory's lanes, whichever holds the whole row" : "", mg.rows, mg.cols,
+      mg.cols, mg.psum, mg.out_bits, lanes ? ", brd of the lanes too" : "", sector_wait_text(o), kMemsysCounterBits);
+}
+
+std::string smp_description(const MemsysOrg& o) {
+  const MemsysGeometry& mg = o.mg;
+  return fmt::format(
       "Memory system, SMP organization (docs/rtl-memsys.md, docs/memory-system.md 2.2): one shared scratchpad\n"
       "(capsgen_spm_shared, three ports per bank) seen as two ranges of the element space: its 32-bit lanes\n"
       "(acc: bias and init psum codes) and its bytes (shared: data, weights, results). Acc element r is the\n"
@@ -321,35 +378,15 @@ Module build_memsys(const AccelConfig& cfg) {
       "err_o (sticky, registered): a dropped access or the scratchpad's error flag (err_sticky_o).\n"
       "Counters ({} bits, wrap): bank accesses per range by the engine and by the DMA, writer and DMA wait\n"
       "cycles, bank accesses per sector of the scratchpad (all three ports).",
-      map, R, C, C, mg.psum, OB, pg ? " or when the word's sector is not usable (its sleep_ack is high)" : "", KB);
-  Module m(kMemsysModule,
-           smp ? smp_doc : hy ? hy_doc : fmt::format(
-               "Memory system, SEP organization (docs/rtl-memsys.md): the data, weight and acc scratchpads\n"
-               "(capsgen_spm_*, one port per bank) behind the compute engine's memory ports and the DMA's SPM port.\n"
-               "Address map (element a of a memory: word (a - base) / E, lane (a - base) % E, bank word % B,\n"
-               "bank row word / B = {{sector, word in sector}}):\n"
-               "{}"
-               "Engine reads (drd -> data, wrd -> weight, brd -> acc) have priority and a fixed latency: data in\n"
-               "the cycle after the enable; a vector/row access reads every bank it spans in one cycle and rotates\n"
-               "lanes. drd: 1 element in lane 0 (the other lanes 0) or {} with drd_vec_i; wrd: {} weight codes;\n"
-               "brd: {} psum codes (the low {} bits of each 32-bit lane). Codes are the low bits of their lanes.\n"
-               "wr -> data or weight (the memory holding wr_addr_i; else dropped): 1 result in lane 0, or with\n"
-               "wr_vec_i lane c at wr_addr_i + c where wr_mask_i[c]; result codes ({} bits) are stored sign-extended\n"
-               "to 8 bits with byte-lane write enables. The write happens in a cycle with wr_en_i & wr_ready_o;\n"
-               "wr_ready_o is low exactly when the same memory's read of the same cycle (drd for data, wrd for\n"
-               "weight) uses a bank the write needs (it depends combinationally on drd_*, wrd_* and wr_*).\n"
-               "DMA (spm_*): an element address in the same space and a size (2^spm_size_i bytes, the low bytes of\n"
-               "spm_wdata_i / spm_rdata_o); a write of n lanes writes lanes [lane, lane + n) of the word with byte\n"
-               "enables, a read returns the word shifted down by the lane, zeros above the access's bytes (in the\n"
-               "cycle after the grant, spm_rvalid_o). Lowest priority: spm_gnt_o is low when the engine reads or\n"
-               "writes that bank of that memory in the same cycle{}. An access outside the memories, crossing a\n"
-               "word, not a whole number of lanes or wider than the memory's word is granted and dropped (a read\n"
-               "returns 0). Out-of-range engine accesses (any element outside the port's memory) are dropped.\n"
-               "err_o (sticky, registered): a dropped access or an error flag of a scratchpad (err_sticky_o).\n"
-               "Counters ({} bits, wrap): bank accesses (words) per memory by the engine and by the DMA, writer\n"
-               "and DMA wait cycles, bank accesses per memory and sector.",
-               map, R, C, C, mg.psum, OB,
-               pg ? " or when the word's sector is not usable (its sleep_ack is high)" : "", KB));
+      address_map_text(mg), mg.rows, mg.cols, mg.cols, mg.psum, mg.out_bits, sector_wait_text(o), kMemsysCounterBits);
+}
+
+// The engine's four memory ports: the reads drd (data vectors), wrd (weight rows), brd (bias rows)
+// and the result writer wr.
+void declare_engine_ports(Module& m, const MemsysOrg& o) {
+  const MemsysGeometry& mg = o.mg;
+  const int AW = mg.addr_bits, R = mg.rows, C = mg.cols, OB = mg.out_bits;
+  const bool smp = o.smp, hy = o.hy;
   m.clock_and_reset()
       .input("drd_en_i", "1", smp ? "engine data read (shared memory)" : hy ? "engine data read (data or shared memory)" : "engine data read (data memory)")
       .input("drd_vec_i", "1", fmt::format("with drd_en_i: {} consecutive elements (else one)", R))
@@ -359,7 +396,7 @@ Module build_memsys(const AccelConfig& cfg) {
       .input("wrd_addr_i", str(AW), "address of the row's first element")
       .output("wrd_data_o", str(C * mg.weight), fmt::format("cycle after wrd_en_i: {} consecutive weight codes", C))
       .input("brd_en_i", "1", smp ? "engine bias read (acc lanes of the shared memory)"
-                              : lview.empty() ? "engine bias read (acc memory)" : "engine bias read (acc memory or the shared memory's lanes)")
+                              : o.lview.empty() ? "engine bias read (acc memory)" : "engine bias read (acc memory or the shared memory's lanes)")
       .input("brd_addr_i", str(AW), "address of the first psum code")
       .output("brd_data_o", str(C * mg.psum), fmt::format("cycle after brd_en_i: {} consecutive psum codes", C))
       .input("wr_en_i", "1", smp ? "engine result write (shared memory)" : hy ? "engine result write (data, weight or shared memory)" : "engine result write (data or weight memory)")
@@ -368,23 +405,38 @@ Module build_memsys(const AccelConfig& cfg) {
       .input("wr_addr_i", str(AW), "element address (lane 0's; selects the memory)")
       .input("wr_data_i", str(C * OB), fmt::format("result codes, lane c in [c*{0} +: {0}]", OB))
       .output("wr_ready_o", "1",
-              "the write happens in this cycle if wr_en_i (low: the same memory's read uses one of its banks)")
-      .input("spm_req_i", "1", "DMA access")
+              "the write happens in this cycle if wr_en_i (low: the same memory's read uses one of its banks)");
+}
+
+// The DMA's SPM port: one element-addressed access of 2^size bytes.
+void declare_dma_port(Module& m, const MemsysOrg& o) {
+  const MemsysGeometry& mg = o.mg;
+  const bool smp = o.smp, hy = o.hy;
+  m.input("spm_req_i", "1", "DMA access")
       .output("spm_gnt_o", "1", "DMA access accepted this cycle")
       .input("spm_we_i", "1", "DMA: 1 write, 0 read")
-      .input("spm_addr_i", str(SA), smp ? "DMA element address (acc lanes, shared bytes)" : hy ? "DMA element address (data, weight, acc, shared elements)" : "DMA element address (data, weight, acc elements)")
-      .input("spm_size_i", str(ZW), fmt::format("DMA access of 2^size bytes (0..{}; whole lanes of one word)", mg.spm_max_size))
-      .input("spm_wdata_i", str(DW), "DMA write data: the access's bytes in the low bytes")
+      .input("spm_addr_i", str(mg.spm_addr_bits), smp ? "DMA element address (acc lanes, shared bytes)" : hy ? "DMA element address (data, weight, acc, shared elements)" : "DMA element address (data, weight, acc elements)")
+      .input("spm_size_i", str(mg.spm_size_bits), fmt::format("DMA access of 2^size bytes (0..{}; whole lanes of one word)", mg.spm_max_size))
+      .input("spm_wdata_i", str(mg.spm_data_bits), "DMA write data: the access's bytes in the low bytes")
       .output("spm_rvalid_o", "1", "read data of the read granted in the previous cycle")
-      .output("spm_rdata_o", str(DW), "DMA read data: the access's bytes in the low bytes, zeros above");
-  for (const MemsysMemory& mm : mg.mems) {
-    if (!pg) break;
+      .output("spm_rdata_o", str(mg.spm_data_bits), "DMA read data: the access's bytes in the low bytes, zeros above");
+}
+
+// Power gating: each scratchpad's per-sector sleep request and acknowledge.
+void declare_sleep_ports(Module& m, const MemsysOrg& o) {
+  if (!o.pg) return;
+  for (const MemsysMemory& mm : o.mg.mems) {
     if (mm.view()) continue;  // its scratchpad's sectors
     m.input(fmt::format("sleep_req_{}_i", mm.g.name), str(mm.g.mem.sectors), fmt::format("{} memory: per sector 1 = sleep", mm.g.name));
     m.output(fmt::format("sleep_ack_{}_o", mm.g.name), str(mm.g.mem.sectors),
              fmt::format("{} memory: per sector 1 = asleep or waking (not usable)", mm.g.name));
   }
-  for (const MemsysMemory& mm : mg.mems) {
+}
+
+// The access counters of every memory, the writer's wait counter and the sticky error.
+void declare_counter_and_error_outputs(Module& m, const MemsysOrg& o) {
+  const int KB = kMemsysCounterBits;
+  for (const MemsysMemory& mm : o.mg.mems) {
     const std::string& n = mm.g.name;
     m.output(fmt::format("cnt_eng_rd_{}_o", n), str(KB), fmt::format("{} memory: bank reads by the engine", n));
     if (mm.lane_bits != kMemsysPsumLaneBits)  // psum lanes (acc, lanes): read by brd, written by the DMA only
@@ -398,6 +450,25 @@ Module build_memsys(const AccelConfig& cfg) {
   }
   m.output("cnt_wr_wait_o", str(KB), "cycles with wr_en_i & ~wr_ready_o");
   m.output("err_o", "1", "sticky: a dropped access or a scratchpad error flag");
+}
+
+}  // namespace
+
+Module build_memsys(const AccelConfig& cfg) {
+  const MemsysGeometry mg = memsys_geometry(cfg);
+  const MemsysOrg o = memsys_org(cfg, mg);
+  const int AW = mg.addr_bits, SA = mg.spm_addr_bits, DW = mg.spm_data_bits, KB = kMemsysCounterBits;
+  const int ZW = mg.spm_size_bits;
+  const int R = mg.rows, C = mg.cols, OB = mg.out_bits;
+  const bool pg = o.pg, smp = o.smp, hy = o.hy;
+  const std::string& lview = o.lview;
+  const std::string& p2brd = o.p2brd;
+
+  Module m(kMemsysModule, smp ? smp_description(o) : hy ? hy_description(o) : sep_description(o));
+  declare_engine_ports(m, o);
+  declare_dma_port(m, o);
+  declare_sleep_ports(m, o);
+  declare_counter_and_error_outputs(m, o);
 
   // ---- engine ports ----
   // The result port wr has one decoder per memory it can write: "wr" (data) and "wrw" (weight); HY
