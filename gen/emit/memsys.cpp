@@ -452,14 +452,288 @@ void declare_counter_and_error_outputs(Module& m, const MemsysOrg& o) {
   m.output("err_o", "1", "sticky: a dropped access or a scratchpad error flag");
 }
 
+// What the parts of capsgen_memsys add to as they are built, emitted at the end: the terms of the
+// range error and of err_o, and the statements of the two register blocks.
+struct MemsysCollect {
+  std::string err_range;                // " | " of the accesses dropped this cycle
+  std::string err_any = "err_range_q";  // err_o: the sticky range error, then each scratchpad's sticky flag
+  Stmts rd_body;                        // read-side registers without reset (always_ff)
+  Stmts reset, body;                    // registers with reset (always_ff_reset): read state, counters
+};
+
+void or_term(std::string& acc, const std::string& t) { acc += (acc.empty() ? "" : " | ") + t; }
+
+// One address decoder of an engine port into one memory the port reaches. The result port wr has one
+// decoder per memory it can write: "wr" (data) and "wrw" (weight); HY adds the shared memory's
+// decoders "drs" (drd, port p0), "wrs" (wr, p1) and "wrds" (wrd, p1).
+struct Decoder {
+  std::string name;  // prefix of the decoder's wires
+  std::string in;    // prefix of the port's inputs
+  int mem;           // index in MemsysGeometry::mems
+  bool write;
+  int nmax;          // elements of the widest access (a vector or row)
+  int out_bits;      // read: element bits on the port
+  int sport = -1;    // the shared memory's port (p0, p1), -1 for a one-port memory
+};
+
+// The engine ports' decoders, in the order their hardware is emitted.
+struct Decoders {
+  const MemsysGeometry& mg;
+  std::vector<Decoder> all;
+
+  const MemsysMemory& mem(const Decoder& p) const { return mg.mems[static_cast<std::size_t>(p.mem)]; }
+  bool on_shared(const Decoder& p) const { return mem(p).phys == "shared"; }
+  // The shared memory's decoder of an input port ("" when none): the port reaches that memory too.
+  std::string shared_of(const std::string& in) const {
+    for (const Decoder& p : all)
+      if (on_shared(p) && p.in == in) return p.name;
+    return "";
+  }
+  // The port's decoder of a one-port memory ("" when none: SMP).
+  std::string single_of(const std::string& in) const {
+    for (const Decoder& p : all)
+      if (!on_shared(p) && p.in == in && !p.write) return p.name;
+    return "";
+  }
+};
+
+Decoders engine_decoders(const MemsysOrg& o) {
+  const MemsysGeometry& mg = o.mg;
+  const int R = mg.rows, C = mg.cols, OB = mg.out_bits;
+  const int ish = mg.index("shared");
+  Decoders d{mg, {}};
+  if (o.smp) {  // brd reaches the acc lanes (mems[0]) through the scratchpad's port p2
+    d.all = {{"brd", "brd", mg.index("acc"), false, C, mg.psum, 2}};
+  } else {
+    d.all = {{"drd", "drd", 0, false, R, mg.data},   {"wr", "wr", 0, true, C, OB},
+             {"wrw", "wr", 1, true, C, OB},          {"wrd", "wrd", 1, false, C, mg.weight},
+             {"brd", "brd", 2, false, C, mg.psum}};
+  }
+  if (ish >= 0) {
+    d.all.push_back({"drs", "drd", ish, false, R, mg.data, 0});
+    d.all.push_back({"wrs", "wr", ish, true, C, OB, 1});
+    d.all.push_back({"wrds", "wrd", ish, false, C, mg.weight, 1});
+  }
+  if (o.hy && !o.lview.empty()) d.all.push_back({"brs", "brd", mg.index(o.lview), false, C, mg.psum, 2});  // HY's lanes: p2
+  return d;
+}
+
+// A decoder's memory seen as lane positions: B banks of E lanes of LW bits, NPOS = B*E positions of
+// T bits in all. The element address relative to the memory has REL = RB + BB + LB bits {bank row,
+// bank, lane}; its low SBITS = BB + LB bits rotate the positions to the banks.
+struct LanePositions {
+  int B, E, LB, BB, RB, REL, SBITS, NPOS, LW, T;
+};
+
+LanePositions lane_positions(const MemsysMemory& mm) {
+  LanePositions z{};
+  z.B = mm.g.mem.banks, z.E = mm.lanes, z.LB = mm.lane_log, z.BB = mm.bank_log, z.RB = mm.row_bits;
+  z.REL = z.LB + z.BB + z.RB, z.SBITS = z.LB + z.BB, z.NPOS = z.B * z.E, z.LW = mm.lane_bits, z.T = z.NPOS * z.LW;
+  return z;
+}
+
+void declare_decoder_wires(Module& m, const Decoders& d, const Decoder& p, const LanePositions& z) {
+  const MemsysMemory& mm = d.mem(p);
+  const std::string& x = p.name;
+  m.blank();
+  m.comment(fmt::format("Engine port {} -> {} memory{}: range check, bank row per bank, lane positions rotated to banks.", p.in,
+                        mm.g.name, p.sport >= 0 ? fmt::format(" (port p{})", p.sport) : ""));
+  m.wire(x + "_ok", "1", "every element of the access lies in the memory");
+  m.wire(x + "_rel", str(z.REL), "element address relative to the memory (mod 2^bits)");
+  m.wire(x + "_pos", str(z.NPOS), "lane positions used, before rotation (element i at position i)");
+  m.wire(x + "_bpos", str(z.NPOS), "lane positions used, per bank: bank b has [b*E +: E]");
+  m.wire(x + "_bank", str(z.B), "banks the access uses (in range)");
+  if (z.RB > 0) m.wire(x + "_row0", str(z.RB), "bank row of the first word");
+  if (z.BB > 0) m.wire(x + "_w0b", str(z.BB), "bank of the first word");
+  if (z.SBITS > 0) m.wire(x + "_s", str(z.SBITS), "rotation: (rel mod positions)");
+  for (int b = 0; b < z.B; ++b) {
+    if (z.RB > 0) m.wire(fmt::format("{}_b{}_row", x, b), str(z.RB));
+    m.wire(fmt::format("{}_b{}_addr", x, b), str(mm.g.addr_bits));
+  }
+}
+
+// Whether the access lies in the decoder's memory; a read that no memory the port reaches holds
+// whole, and a write in none of the memories, is dropped (err_range; writes: writer_arbitration).
+void check_decoder_range(Module& m, const Decoders& d, const Decoder& p, MemsysCollect& c) {
+  const MemsysMemory& mm = d.mem(p);
+  const int AW = d.mg.addr_bits, R = d.mg.rows, C = d.mg.cols;
+  const std::string x = p.name, a = p.in + "_addr_i";
+  const long long base = mm.elem_base, end = mm.elem_base + mm.elements;
+  // Range: base <= a and a + (last element) < end.
+  auto below = [&](long long k) {  // a + k < end
+    return end - k <= 0 ? std::string("1'b0") : fmt::format("({} < {})", a, lit(AW, end - k));
+  };
+  const std::string lo = base > 0 ? fmt::format("({} >= {}) & ", a, lit(AW, base)) : "";
+  if (p.in == "drd") {
+    m.assign(x + "_ok", fmt::format("{}(drd_vec_i ? {} : {})", lo, below(R - 1), below(0)));
+  } else if (p.write) {
+    // The memory is the one holding lane 0's address; every masked lane must lie in it.
+    m.wire(x + "_lane_ok", str(C), "lane c's element is in the memory");
+    for (int lane = 0; lane < C; ++lane) m.assign(bit_of(x + "_lane_ok", lane, C), below(lane));
+    m.assign(x + "_ok", fmt::format("{}{} & (~wr_vec_i | ((wr_mask_i & ~{}) == {}))", lo, bit_of(x + "_lane_ok", 0, C),
+                                    x + "_lane_ok", lit(C, 0)));
+  } else {
+    m.assign(x + "_ok", lo + below(p.nmax - 1));
+  }
+  // A read is dropped when no memory the port reaches holds it whole.
+  const std::string shared = d.shared_of(p.in);
+  if (!p.write && !d.on_shared(p))
+    or_term(c.err_range, shared.empty() ? fmt::format("({}_en_i & ~{}_ok)", p.in, x)
+                                        : fmt::format("({}_en_i & ~{}_ok & ~{}_ok)", p.in, x, shared));
+  else if (!p.write && d.single_of(p.in).empty())
+    or_term(c.err_range, fmt::format("({}_en_i & ~{}_ok)", p.in, x));
+}
+
+// The access's lane positions (element i at position i) rotated by the relative address to the
+// banks, the banks it uses, and each bank's row (banks before the first word's bank are a row further)
+// and address.
+void rotate_positions_to_banks(Module& m, const Decoders& d, const Decoder& p, const LanePositions& z) {
+  const MemsysMemory& mm = d.mem(p);
+  const int R = d.mg.rows, C = d.mg.cols, B = z.B, NPOS = z.NPOS, REL = z.REL, SBITS = z.SBITS;
+  const std::string x = p.name, a = p.in + "_addr_i";
+  const long long base = mm.elem_base;
+  m.assign(x + "_rel", base > 0 ? fmt::format("{} - {}", bits(a, REL - 1, 0), lit(REL, base % (1LL << REL)))
+                                : bits(a, REL - 1, 0));
+  if (z.RB > 0) m.assign(x + "_row0", bits(x + "_rel", REL - 1, SBITS));
+  if (z.BB > 0) m.assign(x + "_w0b", bits(x + "_rel", SBITS - 1, z.LB));
+  if (SBITS > 0) m.assign(x + "_s", bits(x + "_rel", SBITS - 1, 0));
+  // Positions before rotation.
+  const auto pad = [&](const std::string& v, int n) { return n == NPOS ? v : zext(v, n, NPOS); };
+  if (p.in == "drd")
+    m.assign(x + "_pos", fmt::format("drd_vec_i ? {} : {}", pad(ones(R), R), lit(NPOS, 1)));
+  else if (p.write)
+    m.assign(x + "_pos", fmt::format("wr_vec_i ? {} : {}", pad("wr_mask_i", C), lit(NPOS, 1)));
+  else
+    m.assign(x + "_pos", pad(ones(C), C));
+  if (SBITS > 0) {
+    m.lint_off("UNUSEDSIGNAL", "rotation: only the upper half of the doubled vector is used.");
+    m.wire(x + "_pos2", str(2 * NPOS));
+    m.lint_on("UNUSEDSIGNAL");
+    m.assign(x + "_pos2", fmt::format("{{{0}_pos, {0}_pos}} << {0}_s", x));
+    m.assign(x + "_bpos", bits(x + "_pos2", 2 * NPOS - 1, NPOS));
+  } else {
+    m.assign(x + "_bpos", x + "_pos");
+  }
+  const std::string gate = p.write ? x + "_ok" : fmt::format("{}_en_i & {}_ok", p.in, x);
+  for (int b = 0; b < B; ++b) {
+    m.assign(bit_of(x + "_bank", b, B), fmt::format("{} & (|{})", gate, sl(x + "_bpos", b, z.E, NPOS)));
+    if (z.RB > 0) {
+      const std::string row = fmt::format("{}_b{}_row", x, b);
+      if (z.BB > 0 && b < B - 1)
+        m.assign(row, fmt::format("{0}_row0 + (({0}_w0b > {1}) ? {2} : {3})", x, lit(z.BB, b), lit(z.RB, 1), lit(z.RB, 0)));
+      else
+        m.assign(row, x + "_row0");
+      m.assign(fmt::format("{}_b{}_addr", x, b), row_to_addr(mm, row));
+    } else {
+      m.assign(fmt::format("{}_b{}_addr", x, b), row_to_addr(mm, ""));
+    }
+  }
+}
+
+// Result codes sign-extended to 8-bit lanes, rotated to the banks like the positions.
+void rotate_write_data_to_banks(Module& m, const Decoders& d, const Decoder& p, const LanePositions& z) {
+  const int C = d.mg.cols, OB = d.mg.out_bits, NPOS = z.NPOS, LW = z.LW, T = z.T;
+  const std::string& x = p.name;
+  m.wire(x + "_pdata", str(T), "result codes in 8-bit lanes, element i in lane i");
+  std::string cat;
+  for (int i = NPOS - 1; i >= 0; --i) {
+    std::string lane;
+    if (i >= C) lane = lit(LW, 0);
+    else {
+      const std::string v = sl("wr_data_i", i, OB, C * OB);
+      lane = OB == LW ? v : (OB == 1 ? fmt::format("{{{}{{{}}}}}", LW, v)
+                                     : fmt::format("{{{{{}{{{}}}}}, {}}}", LW - OB, bits("wr_data_i", i * OB + OB - 1, i * OB + OB - 1), v));
+    }
+    cat += (cat.empty() ? "" : ", ") + lane;
+  }
+  m.assign(x + "_pdata", NPOS == 1 ? cat : "{" + cat + "}");
+  m.wire(x + "_bdata", str(T), "write data per bank: bank b has [b*W +: W]");
+  if (z.SBITS > 0) {
+    m.lint_off("UNUSEDSIGNAL", "rotation: only the upper half of the doubled vector is used.");
+    m.wire(x + "_pdata2", str(2 * T));
+    m.lint_on("UNUSEDSIGNAL");
+    m.assign(x + "_pdata2", fmt::format("{{{0}_pdata, {0}_pdata}} << {{{0}_s, {1}}}", x, lit(clog2(LW), 0)));
+    m.assign(x + "_bdata", bits(x + "_pdata2", 2 * T - 1, T));
+  } else {
+    m.assign(x + "_bdata", x + "_pdata");
+  }
+}
+
+// Read data: the memory's banks rotated back by the registered rotation (element i in lane i).
+void rotate_read_data_back(Module& m, const Decoders& d, const Decoder& p, const LanePositions& z, MemsysCollect& c) {
+  const MemsysMemory& mm = d.mem(p);
+  const int LW = z.LW, T = z.T, SBITS = z.SBITS;
+  const std::string& x = p.name;
+  const std::string rd = p.sport >= 0 ? fmt::format("{}_p{}_rdata", mm.phys, p.sport) : mm.phys + "_rdata";
+  if (SBITS > 0) {
+    m.reg(x + "_s_q", str(SBITS), "rotation of the read issued in the previous cycle");
+    c.rd_body.push_back(if_(p.in + "_en_i", {nb(x + "_s_q", x + "_s")}));
+  }
+  // Once, with drd's first decoder; only with more than one row: lanes 1.. of a drd read are zero
+  // unless it was a vector read, and one row has no such lanes.
+  if (d.mg.rows > 1 && x == (d.single_of("drd").empty() ? d.shared_of("drd") : "drd")) {
+    m.reg("drd_vec_q", "1", "the previous cycle's read was a vector");
+    c.reset.push_back(nb("drd_vec_q", "1'b0"));
+    c.body.push_back(if_("drd_en_i", {nb("drd_vec_q", "drd_vec_i")}));
+  }
+  m.lint_off("UNUSEDSIGNAL", fmt::format("read rotation: only the lower half is used, and of each {}-bit lane only the code's "
+                                         "low bits.",
+                                         LW));
+  m.wire(x + "_rot", str(T), "the read's words rotated: element i in lane i");
+  if (SBITS > 0) {
+    m.wire(x + "_rot2", str(2 * T));
+    m.assign(x + "_rot2", fmt::format("{{{0}, {0}}} >> {{{1}_s_q, {2}}}", rd, x, lit(clog2(LW), 0)));
+    m.assign(x + "_rot", bits(x + "_rot2", T - 1, 0));
+  } else {
+    m.assign(x + "_rot", rd);
+  }
+  m.lint_on("UNUSEDSIGNAL");
+}
+
+// The port's data: from this memory, or (a port that reaches the shared memory too, assigned with
+// its shared decoder) from the memory the read went to.
+void read_data_mux(Module& m, const Decoders& d, const Decoder& p, const LanePositions& z, MemsysCollect& c) {
+  const std::string& x = p.name;
+  std::string other;
+  if (d.on_shared(p) && !d.single_of(p.in).empty()) {
+    other = d.single_of(p.in);  // the port's one-port memory's decoder (HY)
+    const std::string q = p.in + "_shared_q";
+    m.reg(q, "1", "the previous cycle's read went to the shared memory");
+    c.reset.push_back(nb(q, "1'b0"));
+    c.body.push_back(if_(p.in + "_en_i", {nb(q, x + "_ok")}));
+  }
+  if (!d.on_shared(p) && !d.shared_of(p.in).empty()) return;  // the shared decoder assigns the port
+  for (int i = 0; i < p.nmax; ++i) {
+    std::string v = bits(x + "_rot", i * z.LW + p.out_bits - 1, i * z.LW);
+    if (!other.empty())
+      v = fmt::format("({}_shared_q ? {} : {})", p.in, v, bits(other + "_rot", i * z.LW + p.out_bits - 1, i * z.LW));
+    m.assign(sl(p.in + "_data_o", i, p.out_bits, p.nmax * p.out_bits),
+             p.in == "drd" && i > 0 ? fmt::format("drd_vec_q ? {} : {}", v, lit(p.out_bits, 0)) : v);
+  }
+}
+
+// One engine port's decoder into one memory: range check, bank row per bank, lane positions rotated
+// to banks; the write data rotated to the banks or the read data rotated back to the port.
+void engine_port_decoder(Module& m, const Decoders& d, const Decoder& p, MemsysCollect& c) {
+  const LanePositions z = lane_positions(d.mem(p));
+  declare_decoder_wires(m, d, p, z);
+  check_decoder_range(m, d, p, c);
+  rotate_positions_to_banks(m, d, p, z);
+  if (p.write) {
+    rotate_write_data_to_banks(m, d, p, z);
+  } else {
+    rotate_read_data_back(m, d, p, z, c);
+    read_data_mux(m, d, p, z, c);
+  }
+}
+
 }  // namespace
 
 Module build_memsys(const AccelConfig& cfg) {
   const MemsysGeometry mg = memsys_geometry(cfg);
   const MemsysOrg o = memsys_org(cfg, mg);
-  const int AW = mg.addr_bits, SA = mg.spm_addr_bits, DW = mg.spm_data_bits, KB = kMemsysCounterBits;
+  const int SA = mg.spm_addr_bits, DW = mg.spm_data_bits, KB = kMemsysCounterBits;
   const int ZW = mg.spm_size_bits;
-  const int R = mg.rows, C = mg.cols, OB = mg.out_bits;
   const bool pg = o.pg, smp = o.smp, hy = o.hy;
   const std::string& lview = o.lview;
   const std::string& p2brd = o.p2brd;
@@ -471,199 +745,14 @@ Module build_memsys(const AccelConfig& cfg) {
   declare_counter_and_error_outputs(m, o);
 
   // ---- engine ports ----
-  // The result port wr has one decoder per memory it can write: "wr" (data) and "wrw" (weight); HY
-  // adds the shared memory's decoders "drs" (drd, port p0), "wrs" (wr, p1) and "wrds" (wrd, p1).
-  struct EPort {
-    std::string name;  // prefix of the decoder's wires
-    std::string in;    // prefix of the port's inputs
-    int mem;
-    bool write;
-    int nmax;
-    int out_bits;    // read: element bits on the port
-    int sport = -1;  // the shared memory's port (p0, p1), -1 for a one-port memory
-  };
+  MemsysCollect c;
+  const Decoders decs = engine_decoders(o);
+  for (const Decoder& p : decs.all) engine_port_decoder(m, decs, p, c);
   const int ish = mg.index("shared");
-  std::vector<EPort> eports;
-  if (smp) {  // brd reaches the acc lanes (mems[0]) through the scratchpad's port p2
-    eports = {{"brd", "brd", mg.index("acc"), false, C, mg.psum, 2}};
-  } else {
-    eports = {{"drd", "drd", 0, false, R, mg.data},   {"wr", "wr", 0, true, C, OB},
-              {"wrw", "wr", 1, true, C, OB},          {"wrd", "wrd", 1, false, C, mg.weight},
-              {"brd", "brd", 2, false, C, mg.psum}};
-  }
-  if (ish >= 0) {
-    eports.push_back({"drs", "drd", ish, false, R, mg.data, 0});
-    eports.push_back({"wrs", "wr", ish, true, C, OB, 1});
-    eports.push_back({"wrds", "wrd", ish, false, C, mg.weight, 1});
-  }
-  if (hy && !lview.empty()) eports.push_back({"brs", "brd", mg.index(lview), false, C, mg.psum, 2});  // HY's lanes: p2
-  const auto on_shared = [&](const EPort& p) { return mg.mems[static_cast<std::size_t>(p.mem)].phys == "shared"; };
-  // The shared memory's decoder of an input port ("" when none): the port reaches that memory too.
-  const auto shared_of = [&](const std::string& in) -> std::string {
-    for (const EPort& p : eports)
-      if (on_shared(p) && p.in == in) return p.name;
-    return "";
-  };
-  // The port's decoder of a one-port memory ("" when none: SMP).
-  const auto single_of = [&](const std::string& in) -> std::string {
-    for (const EPort& p : eports)
-      if (!on_shared(p) && p.in == in && !p.write) return p.name;
-    return "";
-  };
-  std::string err_range;
-  auto orj = [](std::string& acc, const std::string& t) { acc += (acc.empty() ? "" : " | ") + t; };
-  Stmts rd_body, vec_reset, vec_body;  // read-side registers without / with reset
-  for (const EPort& p : eports) {
-    const MemsysMemory& mm = mg.mems[static_cast<std::size_t>(p.mem)];
-    const int B = mm.g.mem.banks, E = mm.lanes, LB = mm.lane_log, BB = mm.bank_log, RB = mm.row_bits;
-    const int REL = LB + BB + RB, SBITS = LB + BB, NPOS = B * E, LW = mm.lane_bits, T = NPOS * LW;
-    const std::string x = p.name, a = p.in + "_addr_i";
-    const long long base = mm.elem_base, end = mm.elem_base + mm.elements;
-    m.blank();
-    m.comment(fmt::format("Engine port {} -> {} memory{}: range check, bank row per bank, lane positions rotated to banks.", p.in,
-                          mm.g.name, p.sport >= 0 ? fmt::format(" (port p{})", p.sport) : ""));
-    m.wire(x + "_ok", "1", "every element of the access lies in the memory");
-    m.wire(x + "_rel", str(REL), "element address relative to the memory (mod 2^bits)");
-    m.wire(x + "_pos", str(NPOS), "lane positions used, before rotation (element i at position i)");
-    m.wire(x + "_bpos", str(NPOS), "lane positions used, per bank: bank b has [b*E +: E]");
-    m.wire(x + "_bank", str(B), "banks the access uses (in range)");
-    if (RB > 0) m.wire(x + "_row0", str(RB), "bank row of the first word");
-    if (BB > 0) m.wire(x + "_w0b", str(BB), "bank of the first word");
-    if (SBITS > 0) m.wire(x + "_s", str(SBITS), "rotation: (rel mod positions)");
-    for (int b = 0; b < B; ++b) {
-      if (RB > 0) m.wire(fmt::format("{}_b{}_row", x, b), str(RB));
-      m.wire(fmt::format("{}_b{}_addr", x, b), str(mm.g.addr_bits));
-    }
-    // Range: base <= a and a + (last element) < end.
-    auto below = [&](long long k) {  // a + k < end
-      return end - k <= 0 ? std::string("1'b0") : fmt::format("({} < {})", a, lit(AW, end - k));
-    };
-    const std::string lo = base > 0 ? fmt::format("({} >= {}) & ", a, lit(AW, base)) : "";
-    if (p.in == "drd") {
-      m.assign(x + "_ok", fmt::format("{}(drd_vec_i ? {} : {})", lo, below(R - 1), below(0)));
-    } else if (p.write) {
-      // The memory is the one holding lane 0's address; every masked lane must lie in it.
-      m.wire(x + "_lane_ok", str(C), "lane c's element is in the memory");
-      for (int c = 0; c < C; ++c) m.assign(bit_of(x + "_lane_ok", c, C), below(c));
-      m.assign(x + "_ok", fmt::format("{}{} & (~wr_vec_i | ((wr_mask_i & ~{}) == {}))", lo, bit_of(x + "_lane_ok", 0, C),
-                                      x + "_lane_ok", lit(C, 0)));
-    } else {
-      m.assign(x + "_ok", lo + below(p.nmax - 1));
-    }
-    // A read is dropped when no memory the port reaches holds it whole.
-    if (!p.write && !on_shared(p))
-      orj(err_range, shared_of(p.in).empty() ? fmt::format("({}_en_i & ~{}_ok)", p.in, x)
-                                             : fmt::format("({}_en_i & ~{}_ok & ~{}_ok)", p.in, x, shared_of(p.in)));
-    else if (!p.write && single_of(p.in).empty())
-      orj(err_range, fmt::format("({}_en_i & ~{}_ok)", p.in, x));
-    m.assign(x + "_rel", base > 0 ? fmt::format("{} - {}", bits(a, REL - 1, 0), lit(REL, base % (1LL << REL)))
-                                  : bits(a, REL - 1, 0));
-    if (RB > 0) m.assign(x + "_row0", bits(x + "_rel", REL - 1, SBITS));
-    if (BB > 0) m.assign(x + "_w0b", bits(x + "_rel", SBITS - 1, LB));
-    if (SBITS > 0) m.assign(x + "_s", bits(x + "_rel", SBITS - 1, 0));
-    // Positions before rotation.
-    const auto pad = [&](const std::string& v, int n) { return n == NPOS ? v : zext(v, n, NPOS); };
-    if (p.in == "drd")
-      m.assign(x + "_pos", fmt::format("drd_vec_i ? {} : {}", pad(ones(R), R), lit(NPOS, 1)));
-    else if (p.write)
-      m.assign(x + "_pos", fmt::format("wr_vec_i ? {} : {}", pad("wr_mask_i", C), lit(NPOS, 1)));
-    else
-      m.assign(x + "_pos", pad(ones(C), C));
-    if (SBITS > 0) {
-      m.lint_off("UNUSEDSIGNAL", "rotation: only the upper half of the doubled vector is used.");
-      m.wire(x + "_pos2", str(2 * NPOS));
-      m.lint_on("UNUSEDSIGNAL");
-      m.assign(x + "_pos2", fmt::format("{{{0}_pos, {0}_pos}} << {0}_s", x));
-      m.assign(x + "_bpos", bits(x + "_pos2", 2 * NPOS - 1, NPOS));
-    } else {
-      m.assign(x + "_bpos", x + "_pos");
-    }
-    const std::string gate = p.write ? x + "_ok" : fmt::format("{}_en_i & {}_ok", p.in, x);
-    for (int b = 0; b < B; ++b) {
-      m.assign(bit_of(x + "_bank", b, B), fmt::format("{} & (|{})", gate, sl(x + "_bpos", b, E, NPOS)));
-      if (RB > 0) {
-        const std::string row = fmt::format("{}_b{}_row", x, b);
-        if (BB > 0 && b < B - 1)
-          m.assign(row, fmt::format("{0}_row0 + (({0}_w0b > {1}) ? {2} : {3})", x, lit(BB, b), lit(RB, 1), lit(RB, 0)));
-        else
-          m.assign(row, x + "_row0");
-        m.assign(fmt::format("{}_b{}_addr", x, b), row_to_addr(mm, row));
-      } else {
-        m.assign(fmt::format("{}_b{}_addr", x, b), row_to_addr(mm, ""));
-      }
-    }
-    if (p.write) {
-      // Result codes sign-extended to 8-bit lanes, rotated to the banks like the positions.
-      m.wire(x + "_pdata", str(T), "result codes in 8-bit lanes, element i in lane i");
-      std::string cat;
-      for (int i = NPOS - 1; i >= 0; --i) {
-        std::string lane;
-        if (i >= C) lane = lit(LW, 0);
-        else {
-          const std::string v = sl("wr_data_i", i, OB, C * OB);
-          lane = OB == LW ? v : (OB == 1 ? fmt::format("{{{}{{{}}}}}", LW, v)
-                                         : fmt::format("{{{{{}{{{}}}}}, {}}}", LW - OB, bits("wr_data_i", i * OB + OB - 1, i * OB + OB - 1), v));
-        }
-        cat += (cat.empty() ? "" : ", ") + lane;
-      }
-      m.assign(x + "_pdata", NPOS == 1 ? cat : "{" + cat + "}");
-      m.wire(x + "_bdata", str(T), "write data per bank: bank b has [b*W +: W]");
-      if (SBITS > 0) {
-        m.lint_off("UNUSEDSIGNAL", "rotation: only the upper half of the doubled vector is used.");
-        m.wire(x + "_pdata2", str(2 * T));
-        m.lint_on("UNUSEDSIGNAL");
-        m.assign(x + "_pdata2", fmt::format("{{{0}_pdata, {0}_pdata}} << {{{0}_s, {1}}}", x, lit(clog2(LW), 0)));
-        m.assign(x + "_bdata", bits(x + "_pdata2", 2 * T - 1, T));
-      } else {
-        m.assign(x + "_bdata", x + "_pdata");
-      }
-    } else {
-      // Read data: the memory's banks rotated back by the registered rotation.
-      const std::string rd = p.sport >= 0 ? fmt::format("{}_p{}_rdata", mm.phys, p.sport) : mm.phys + "_rdata";
-      if (SBITS > 0) {
-        m.reg(x + "_s_q", str(SBITS), "rotation of the read issued in the previous cycle");
-        rd_body.push_back(if_(p.in + "_en_i", {nb(x + "_s_q", x + "_s")}));
-      }
-      // Once, with drd's first decoder; only with more than one row: lanes 1.. of a drd read are zero
-      // unless it was a vector read, and one row has no such lanes.
-      if (R > 1 && x == (single_of("drd").empty() ? shared_of("drd") : "drd")) {
-        m.reg("drd_vec_q", "1", "the previous cycle's read was a vector");
-        vec_reset.push_back(nb("drd_vec_q", "1'b0"));
-        vec_body.push_back(if_("drd_en_i", {nb("drd_vec_q", "drd_vec_i")}));
-      }
-      m.lint_off("UNUSEDSIGNAL", fmt::format("read rotation: only the lower half is used, and of each {}-bit lane only the code's "
-                                             "low bits.",
-                                             LW));
-      m.wire(x + "_rot", str(T), "the read's words rotated: element i in lane i");
-      if (SBITS > 0) {
-        m.wire(x + "_rot2", str(2 * T));
-        m.assign(x + "_rot2", fmt::format("{{{0}, {0}}} >> {{{1}_s_q, {2}}}", rd, x, lit(clog2(LW), 0)));
-        m.assign(x + "_rot", bits(x + "_rot2", T - 1, 0));
-      } else {
-        m.assign(x + "_rot", rd);
-      }
-      m.lint_on("UNUSEDSIGNAL");
-      // The port's data: from this memory, or (a port that reaches the shared memory too, assigned with
-      // its shared decoder) from the memory the read went to.
-      std::string other;
-      if (on_shared(p) && !single_of(p.in).empty()) {
-        other = single_of(p.in);  // the port's one-port memory's decoder (HY)
-        const std::string q = p.in + "_shared_q";
-        m.reg(q, "1", "the previous cycle's read went to the shared memory");
-        vec_reset.push_back(nb(q, "1'b0"));
-        vec_body.push_back(if_(p.in + "_en_i", {nb(q, x + "_ok")}));
-      }
-      if (on_shared(p) || shared_of(p.in).empty()) {
-        for (int i = 0; i < p.nmax; ++i) {
-          std::string v = bits(x + "_rot", i * LW + p.out_bits - 1, i * LW);
-          if (!other.empty())
-            v = fmt::format("({}_shared_q ? {} : {})", p.in, v, bits(other + "_rot", i * LW + p.out_bits - 1, i * LW));
-          m.assign(sl(p.in + "_data_o", i, p.out_bits, p.nmax * p.out_bits),
-                   p.in == "drd" && i > 0 ? fmt::format("drd_vec_q ? {} : {}", v, lit(p.out_bits, 0)) : v);
-        }
-      }
-    }
-  }
+  std::string& err_range = c.err_range;
+  auto orj = or_term;
+  Stmts& rd_body = c.rd_body;
+  const Stmts vec_reset = c.reset, vec_body = c.body;
 
   // ---- writer arbitration ----
   m.blank();
