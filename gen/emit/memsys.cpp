@@ -727,12 +727,172 @@ void engine_port_decoder(Module& m, const Decoders& d, const Decoder& p, MemsysC
   }
 }
 
+// The writer waits while the same memory's read of this cycle uses one of its banks; a write in none
+// of the memories it reaches is dropped.
+void writer_arbitration(Module& m, const MemsysOrg& o, MemsysCollect& c) {
+  const MemsysGeometry& mg = o.mg;
+  m.blank();
+  m.comment(o.smp ? "The writer waits while a wrd of this cycle (port p1, like the writer) uses one of its banks; a drd\n"
+                    "(port p0) reads the word before the write; a write outside the shared bytes is dropped."
+           : o.hy ? "The writer waits while the same memory's read of this cycle uses one of its banks (data: drd, weight:\n"
+                    "wrd, shared: wrd on port p1; a drd of the shared memory uses p0 and reads the word before the write);\n"
+                    "a write in none of the memories is dropped."
+                  : "The writer waits while the same memory's read of this cycle uses one of its banks (data: drd, weight:\n"
+                    "wrd); a write in neither memory is dropped.");
+  m.wire("wr_ready", "1");
+  m.wire("wr_go", "1", "the write happens this cycle");
+  std::string ready, wr_ok;
+  const auto conflict = [&](const std::string& w, const std::string& r, int mem) {
+    or_term(wr_ok, w + "_ok");
+    ready += fmt::format("{}(({}_bank & {}_bank) == {})", ready.empty() ? "" : " & ", w, r, lit(mg.mems[std::size_t(mem)].g.mem.banks, 0));
+  };
+  if (!o.smp) {
+    conflict("wr", "drd", 0);
+    conflict("wrw", "wrd", 1);
+  }
+  const int ish = mg.index("shared");
+  if (ish >= 0) conflict("wrs", "wrds", ish);
+  m.assign("wr_ready", ready);
+  or_term(c.err_range, fmt::format("(wr_en_i & ~({}))", wr_ok));
+  m.assign("wr_go", "wr_en_i & wr_ready");
+  m.assign("wr_ready_o", "wr_ready");
+}
+
+void declare_dma_decoder_wires(Module& m, const MemsysMemory& mm, const LanePositions& z) {
+  const std::string n = "dma_" + mm.g.name;
+  const int W = mm.g.mem.width_bits;
+  m.wire(n + "_in", "1", "the address is in this memory");
+  m.wire(n + "_rel", str(z.REL), "element relative to the memory");
+  if (z.LB > 0) m.wire(n + "_lane", str(z.LB), "lane of the element in its word");
+  m.wire(n + "_fit", "1", "the size is whole lanes, at most a word, and the lanes stay in the word");
+  m.wire(n + "_ok", "1", "a legal access to this memory");
+  m.wire(n + "_addr", str(mm.g.addr_bits), "{sector, word} in the bank");
+  m.wire(n + "_hit", str(z.B), "the bank addressed (one-hot, 0 when not a legal access to this memory)");
+  m.wire(n + "_usable", "1", "the word's sector is usable");
+  m.wire(n + "_free", "1", "no engine access on the bank, sector usable");
+  m.wire(n + "_be", str(W / 8), "byte enables of a write: the access's bytes at the lane");
+  m.wire(n + "_wdata", str(W), "write data shifted to the lane");
+}
+
+// Legal sizes: 2^s bytes = n whole lanes (n = 1, 2, .. E), starting at a lane <= E - n.
+std::string dma_size_fits(const MemsysGeometry& mg, const MemsysMemory& mm, const LanePositions& z) {
+  const std::string n = "dma_" + mm.g.name;
+  std::string fit;
+  for (int sz = 0; sz <= mg.spm_max_size; ++sz) {
+    const int nl = memsys_dma_lanes(mm, sz);
+    if (nl == 0) continue;
+    std::string t = fmt::format("(spm_size_i == {})", lit(mg.spm_size_bits, sz));
+    if (nl == z.E && z.LB > 0) t = fmt::format("({} & ({}_lane == {}))", t, n, lit(z.LB, 0));
+    else if (nl > 1) t = fmt::format("({} & ({}_lane <= {}))", t, n, lit(z.LB, z.E - nl));
+    fit += (fit.empty() ? "" : " | ") + t;
+  }
+  return fit;
+}
+
+// Which memory, word, lane and bank the DMA addresses; whether the size fits the lanes.
+void locate_dma_access(Module& m, const MemsysGeometry& mg, const MemsysMemory& mm, const LanePositions& z) {
+  const std::string n = "dma_" + mm.g.name;
+  const int SA = mg.spm_addr_bits, B = z.B, LB = z.LB, BB = z.BB, REL = z.REL;
+  const long long eb = mm.elem_base, ee = mm.elem_base + mm.elements;
+  if (REL == 0) throw std::logic_error("memsys: a memory of one element");
+  std::string in;
+  if (eb > 0) in = fmt::format("(spm_addr_i >= {})", lit(SA, eb));
+  if (ee < (1LL << SA)) in += (in.empty() ? "" : " & ") + fmt::format("(spm_addr_i < {})", lit(SA, ee));
+  m.assign(n + "_in", in.empty() ? "1'b1" : in);
+  m.assign(n + "_rel", eb > 0 ? fmt::format("{} - {}", bits("spm_addr_i", REL - 1, 0), lit(REL, eb % (1LL << REL)))
+                              : bits("spm_addr_i", REL - 1, 0));
+  if (LB > 0) m.assign(n + "_lane", bits(n + "_rel", LB - 1, 0));
+  m.assign(n + "_fit", dma_size_fits(mg, mm, z));
+  m.assign(n + "_ok", fmt::format("{0}_in & {0}_fit", n));
+  if (z.RB > 0) {
+    m.wire(n + "_row", str(z.RB));
+    m.assign(n + "_row", bits(n + "_rel", REL - 1, LB + BB));
+    m.assign(n + "_addr", row_to_addr(mm, n + "_row"));
+  } else {
+    m.assign(n + "_addr", row_to_addr(mm, ""));
+  }
+  for (int b = 0; b < B; ++b)
+    m.assign(bit_of(n + "_hit", b, B),
+             BB > 0 ? fmt::format("{}_ok & ({} == {})", n, bits(n + "_rel", LB + BB - 1, LB), lit(BB, b)) : n + "_ok");
+}
+
+// The engine's banks of memory mm this cycle (shared: all three ports' engine accesses; both ranges of
+// the shared memory are one scratchpad, whose p2 also serves brd of its lanes).
+std::string engine_banks(const MemsysOrg& o, const MemsysMemory& mm) {
+  const std::string B = str(mm.g.mem.banks);
+  return mm.phys == "shared"
+             ? "(drs_bank | wrds_bank | (wrs_bank & {" + B + "{wr_go}})" + (o.p2brd.empty() ? "" : " | " + o.p2brd + "_bank") + ")"
+         : mm.g.name == "data"   ? "(drd_bank | (wr_bank & {" + B + "{wr_go}}))"
+         : mm.g.name == "weight" ? "(wrd_bank | (wrw_bank & {" + B + "{wr_go}}))"
+                                 : "brd_bank";
+}
+
+// The DMA's bank is free when the engine leaves it alone and (power gating) the word's sector is usable.
+void dma_bank_free(Module& m, const MemsysOrg& o, const MemsysMemory& mm) {
+  const std::string n = "dma_" + mm.g.name;
+  if (o.pg) {
+    const std::string ack = mm.phys + "_ack";
+    m.assign(n + "_usable", mm.g.sector_bits > 0
+                                ? fmt::format("~{}[{}]", ack, bits(n + "_addr", mm.g.addr_bits - 1, mm.g.offset_bits))
+                                : "~" + ack);
+  } else {
+    m.assign(n + "_usable", "1'b1");
+  }
+  m.assign(n + "_free", fmt::format("(({}_hit & {}) == {}) & {}_usable", n, engine_banks(o, mm), lit(mm.g.mem.banks, 0), n));
+}
+
+// Byte enables: the low 2^size bytes (byte k iff size >= floor(log2 k) + 1), shifted to the lane;
+// the write data shifted to the lane.
+void dma_write_lanes(Module& m, const MemsysGeometry& mg, const MemsysMemory& mm) {
+  const std::string n = "dma_" + mm.g.name;
+  const int W = mm.g.mem.width_bits, WB = W / 8, LBL = clog2(mm.lane_bits / 8), ZW = mg.spm_size_bits;
+  const std::string dw = W == mg.spm_data_bits ? "spm_wdata_i" : bits("spm_wdata_i", W - 1, 0);
+  if (mm.lane_log > 0) {
+    std::string low = "{";
+    for (int k = clog2(WB); k >= 1; --k) low += fmt::format("{{{}{{spm_size_i >= {}}}}}, ", 1 << (k - 1), lit(ZW, k));
+    low += "1'b1}";
+    const std::string lane_bytes = LBL > 0 ? fmt::format("{{{}_lane, {}}}", n, lit(LBL, 0)) : n + "_lane";
+    m.assign(n + "_be", fmt::format("{} << {}", low, lane_bytes));
+    m.assign(n + "_wdata", fmt::format("{} << {{{}_lane, {}}}", dw, n, lit(clog2(mm.lane_bits), 0)));
+  } else {
+    m.assign(n + "_be", ones(WB));  // one lane per word: only whole-word accesses are legal
+    m.assign(n + "_wdata", dw);
+  }
+}
+
+// DMA port: which memory, word, lane and bank; whether the size fits the lanes; granted when the
+// engine leaves the bank alone and the sector is usable. An illegal access is granted and dropped.
+void dma_decode_and_grant(Module& m, const MemsysOrg& o, MemsysCollect& c) {
+  m.blank();
+  m.comment("DMA port: which memory, word, lane and bank; whether the size fits the lanes; granted when the engine\n"
+            "leaves the bank alone and the sector is usable.");
+  std::string drop, gnt;
+  for (const MemsysMemory& mm : o.mg.mems) {
+    const std::string n = "dma_" + mm.g.name;
+    const LanePositions z = lane_positions(mm);
+    declare_dma_decoder_wires(m, mm, z);
+    locate_dma_access(m, o.mg, mm, z);
+    dma_bank_free(m, o, mm);
+    dma_write_lanes(m, o.mg, mm);
+    or_term(drop, n + "_ok");
+    or_term(gnt, fmt::format("({0}_ok & {0}_free)", n));
+  }
+  m.wire("dma_drop", "1", "not a legal access to any memory (granted, dropped)");
+  m.wire("spm_gnt", "1");
+  m.wire("dma_go", "1", "a DMA access happens this cycle (or is dropped)");
+  m.assign("dma_drop", "~(" + drop + ")");
+  m.assign("spm_gnt", "dma_drop | " + gnt);
+  m.assign("dma_go", "spm_req_i & spm_gnt");
+  m.assign("spm_gnt_o", "spm_gnt");
+  or_term(c.err_range, "(spm_req_i & dma_drop)");
+}
+
 }  // namespace
 
 Module build_memsys(const AccelConfig& cfg) {
   const MemsysGeometry mg = memsys_geometry(cfg);
   const MemsysOrg o = memsys_org(cfg, mg);
-  const int SA = mg.spm_addr_bits, DW = mg.spm_data_bits, KB = kMemsysCounterBits;
+  const int DW = mg.spm_data_bits, KB = kMemsysCounterBits;
   const int ZW = mg.spm_size_bits;
   const bool pg = o.pg, smp = o.smp, hy = o.hy;
   const std::string& lview = o.lview;
@@ -748,128 +908,12 @@ Module build_memsys(const AccelConfig& cfg) {
   MemsysCollect c;
   const Decoders decs = engine_decoders(o);
   for (const Decoder& p : decs.all) engine_port_decoder(m, decs, p, c);
-  const int ish = mg.index("shared");
   std::string& err_range = c.err_range;
-  auto orj = or_term;
   Stmts& rd_body = c.rd_body;
   const Stmts vec_reset = c.reset, vec_body = c.body;
 
-  // ---- writer arbitration ----
-  m.blank();
-  m.comment(smp ? "The writer waits while a wrd of this cycle (port p1, like the writer) uses one of its banks; a drd\n"
-                  "(port p0) reads the word before the write; a write outside the shared bytes is dropped."
-           : hy ? "The writer waits while the same memory's read of this cycle uses one of its banks (data: drd, weight:\n"
-                 "wrd, shared: wrd on port p1; a drd of the shared memory uses p0 and reads the word before the write);\n"
-                 "a write in none of the memories is dropped."
-               : "The writer waits while the same memory's read of this cycle uses one of its banks (data: drd, weight:\n"
-                 "wrd); a write in neither memory is dropped.");
-  m.wire("wr_ready", "1");
-  m.wire("wr_go", "1", "the write happens this cycle");
-  std::string ready, wr_ok;
-  const auto conflict = [&](const std::string& w, const std::string& r, int mem) {
-    orj(wr_ok, w + "_ok");
-    ready += fmt::format("{}(({}_bank & {}_bank) == {})", ready.empty() ? "" : " & ", w, r, lit(mg.mems[std::size_t(mem)].g.mem.banks, 0));
-  };
-  if (!smp) {
-    conflict("wr", "drd", 0);
-    conflict("wrw", "wrd", 1);
-  }
-  if (ish >= 0) conflict("wrs", "wrds", ish);
-  m.assign("wr_ready", ready);
-  orj(err_range, fmt::format("(wr_en_i & ~({}))", wr_ok));
-  m.assign("wr_go", "wr_en_i & wr_ready");
-  m.assign("wr_ready_o", "wr_ready");
-
-  // ---- DMA decode ----
-  m.blank();
-  m.comment("DMA port: which memory, word, lane and bank; whether the size fits the lanes; granted when the engine\n"
-            "leaves the bank alone and the sector is usable.");
-  std::string drop, gnt;
-  for (const MemsysMemory& mm : mg.mems) {
-    const std::string n = "dma_" + mm.g.name;
-    const int B = mm.g.mem.banks, E = mm.lanes, LB = mm.lane_log, BB = mm.bank_log, RB = mm.row_bits;
-    const int REL = LB + BB + RB, W = mm.g.mem.width_bits, WB = W / 8, LBL = clog2(mm.lane_bits / 8);
-    m.wire(n + "_in", "1", "the address is in this memory");
-    m.wire(n + "_rel", str(REL), "element relative to the memory");
-    if (LB > 0) m.wire(n + "_lane", str(LB), "lane of the element in its word");
-    m.wire(n + "_fit", "1", "the size is whole lanes, at most a word, and the lanes stay in the word");
-    m.wire(n + "_ok", "1", "a legal access to this memory");
-    m.wire(n + "_addr", str(mm.g.addr_bits), "{sector, word} in the bank");
-    m.wire(n + "_hit", str(B), "the bank addressed (one-hot, 0 when not a legal access to this memory)");
-    m.wire(n + "_usable", "1", "the word's sector is usable");
-    m.wire(n + "_free", "1", "no engine access on the bank, sector usable");
-    m.wire(n + "_be", str(WB), "byte enables of a write: the access's bytes at the lane");
-    m.wire(n + "_wdata", str(W), "write data shifted to the lane");
-    const long long eb = mm.elem_base, ee = mm.elem_base + mm.elements;
-    if (REL == 0) throw std::logic_error("memsys: a memory of one element");
-    std::string in;
-    if (eb > 0) in = fmt::format("(spm_addr_i >= {})", lit(SA, eb));
-    if (ee < (1LL << SA)) in += (in.empty() ? "" : " & ") + fmt::format("(spm_addr_i < {})", lit(SA, ee));
-    m.assign(n + "_in", in.empty() ? "1'b1" : in);
-    m.assign(n + "_rel", eb > 0 ? fmt::format("{} - {}", bits("spm_addr_i", REL - 1, 0), lit(REL, eb % (1LL << REL)))
-                                : bits("spm_addr_i", REL - 1, 0));
-    if (LB > 0) m.assign(n + "_lane", bits(n + "_rel", LB - 1, 0));
-    // Legal sizes: 2^s bytes = n whole lanes (n = 1, 2, .. E), starting at a lane <= E - n.
-    std::string fit;
-    for (int sz = 0; sz <= mg.spm_max_size; ++sz) {
-      const int nl = memsys_dma_lanes(mm, sz);
-      if (nl == 0) continue;
-      std::string t = fmt::format("(spm_size_i == {})", lit(ZW, sz));
-      if (nl == E && LB > 0) t = fmt::format("({} & ({}_lane == {}))", t, n, lit(LB, 0));
-      else if (nl > 1) t = fmt::format("({} & ({}_lane <= {}))", t, n, lit(LB, E - nl));
-      fit += (fit.empty() ? "" : " | ") + t;
-    }
-    m.assign(n + "_fit", fit);
-    m.assign(n + "_ok", fmt::format("{0}_in & {0}_fit", n));
-    if (RB > 0) {
-      m.wire(n + "_row", str(RB));
-      m.assign(n + "_row", bits(n + "_rel", REL - 1, LB + BB));
-      m.assign(n + "_addr", row_to_addr(mm, n + "_row"));
-    } else {
-      m.assign(n + "_addr", row_to_addr(mm, ""));
-    }
-    for (int b = 0; b < B; ++b)
-      m.assign(bit_of(n + "_hit", b, B),
-               BB > 0 ? fmt::format("{}_ok & ({} == {})", n, bits(n + "_rel", LB + BB - 1, LB), lit(BB, b)) : n + "_ok");
-    const int SB = mm.g.sector_bits, OBm = mm.g.offset_bits;
-    if (pg) {
-      const std::string ack = mm.phys + "_ack";
-      m.assign(n + "_usable", SB > 0 ? fmt::format("~{}[{}]", ack, bits(n + "_addr", mm.g.addr_bits - 1, OBm)) : "~" + ack);
-    } else {
-      m.assign(n + "_usable", "1'b1");
-    }
-    // The engine's banks of this memory (shared: all three ports' engine accesses; both ranges of the
-    // shared memory are one scratchpad, whose p2 also serves brd of its lanes).
-    const std::string eng = mm.phys == "shared"
-                                ? "(drs_bank | wrds_bank | (wrs_bank & {" + str(B) + "{wr_go}})" + (p2brd.empty() ? "" : " | " + p2brd + "_bank") + ")"
-                            : mm.g.name == "data"   ? "(drd_bank | (wr_bank & {" + str(B) + "{wr_go}}))"
-                            : mm.g.name == "weight" ? "(wrd_bank | (wrw_bank & {" + str(B) + "{wr_go}}))"
-                                                    : "brd_bank";
-    m.assign(n + "_free", fmt::format("(({}_hit & {}) == {}) & {}_usable", n, eng, lit(B, 0), n));
-    // Byte enables: the low 2^size bytes (byte k iff size >= floor(log2 k) + 1), shifted to the lane.
-    const std::string dw = W == DW ? "spm_wdata_i" : bits("spm_wdata_i", W - 1, 0);
-    if (LB > 0) {
-      std::string low = "{";
-      for (int k = clog2(WB); k >= 1; --k) low += fmt::format("{{{}{{spm_size_i >= {}}}}}, ", 1 << (k - 1), lit(ZW, k));
-      low += "1'b1}";
-      const std::string lane_bytes = LBL > 0 ? fmt::format("{{{}_lane, {}}}", n, lit(LBL, 0)) : n + "_lane";
-      m.assign(n + "_be", fmt::format("{} << {}", low, lane_bytes));
-      m.assign(n + "_wdata", fmt::format("{} << {{{}_lane, {}}}", dw, n, lit(clog2(mm.lane_bits), 0)));
-    } else {
-      m.assign(n + "_be", ones(WB));  // one lane per word: only whole-word accesses are legal
-      m.assign(n + "_wdata", dw);
-    }
-    orj(drop, n + "_ok");
-    orj(gnt, fmt::format("({0}_ok & {0}_free)", n));
-  }
-  m.wire("dma_drop", "1", "not a legal access to any memory (granted, dropped)");
-  m.wire("spm_gnt", "1");
-  m.wire("dma_go", "1", "a DMA access happens this cycle (or is dropped)");
-  m.assign("dma_drop", "~(" + drop + ")");
-  m.assign("spm_gnt", "dma_drop | " + gnt);
-  m.assign("dma_go", "spm_req_i & spm_gnt");
-  m.assign("spm_gnt_o", "spm_gnt");
-  orj(err_range, "(spm_req_i & dma_drop)");
+  writer_arbitration(m, o, c);
+  dma_decode_and_grant(m, o, c);
 
   // ---- per memory: bank control and the scratchpad ----
   Stmts cnt_reset = vec_reset, cnt_body = vec_body;
