@@ -887,6 +887,290 @@ void dma_decode_and_grant(Module& m, const MemsysOrg& o, MemsysCollect& c) {
   or_term(c.err_range, "(spm_req_i & dma_drop)");
 }
 
+// A counter adds the number of its 1-bit `terms` that are high, one cycle late: the sum is
+// registered first (<name>_inc_q), so the address decode that makes the terms does not reach the
+// counter's adder in the same cycle (it was the chip's critical path, docs/rtl-chip.md).
+void add_counter(Module& m, MemsysCollect& c, const std::string& reg, const std::vector<std::string>& terms) {
+  const int KB = kMemsysCounterBits;
+  const int IB = std::max(1, clog2(static_cast<long long>(terms.size()) + 1));
+  const std::string inc = reg.substr(0, reg.size() - 2) + "_inc_q";
+  m.reg(reg, str(KB));
+  m.reg(inc, str(IB));
+  std::string sum;
+  for (std::size_t i = 0; i < terms.size(); ++i) sum += (i ? " + " : "") + zext("(" + terms[i] + ")", 1, IB);
+  c.reset.push_back(nb(reg, lit(KB, 0)));
+  c.reset.push_back(nb(inc, lit(IB, 0)));
+  c.body.push_back(nb(inc, sum));
+  c.body.push_back(nb(reg, fmt::format("{} + {}", reg, zext(inc, IB, KB))));
+}
+
+// The bits of an n-bit vector v, each a term of a counter.
+std::vector<std::string> bit_terms(const std::string& v, int n) {
+  std::vector<std::string> t;
+  for (int i = 0; i < n; ++i) t.push_back(n == 1 ? v : fmt::format("{}[{}]", v, i));
+  return t;
+}
+
+// A scratchpad's sleep acknowledge and error flags, the same for one port per bank and for three: the
+// wires (its read-valid outputs `rvalids` and per-cycle errors are unused: memsys tracks its reads
+// itself and uses the sticky flag), and their connections (the sticky flag joins err_o).
+void scratchpad_status_wires(Module& m, const MemsysOrg& o, const MemsysMemory& mm, const std::vector<std::string>& rvalids) {
+  const std::string& nm = mm.g.name;
+  if (o.pg) m.wire(nm + "_ack", str(mm.g.mem.sectors));
+  m.wire(nm + "_err", "1", "the scratchpad's err_sticky_o");
+  m.lint_off("UNUSEDSIGNAL", "the scratchpad's rvalid and per-cycle error outputs: memsys tracks its reads itself and uses\n"
+                             "the sticky error flag.");
+  for (const std::string& r : rvalids) m.wire(r, str(mm.g.mem.banks));
+  m.wire(nm + "_err_sleep", "1");
+  if ((1LL << mm.g.offset_bits) != mm.g.words_per_sector) m.wire(nm + "_err_addr", "1");
+  if (mm.g.ports > 1) m.wire(nm + "_err_conflict", "1");
+  m.lint_on("UNUSEDSIGNAL");
+}
+
+// `inst` is the scratchpad's instance; it is not used after this (an item added to the module may move it).
+void connect_scratchpad_status(Module& m, const MemsysOrg& o, const MemsysMemory& mm, Instance& inst, MemsysCollect& c) {
+  const std::string& nm = mm.g.name;
+  if (o.pg) inst.connect("sleep_req_i", fmt::format("sleep_req_{}_i", nm)).connect("sleep_ack_o", nm + "_ack");
+  inst.connect("err_sleep_o", nm + "_err_sleep");
+  if ((1LL << mm.g.offset_bits) != mm.g.words_per_sector) inst.connect("err_addr_o", nm + "_err_addr");
+  if (mm.g.ports > 1) inst.connect("err_conflict_o", nm + "_err_conflict");
+  inst.connect("err_sticky_o", nm + "_err");
+  if (o.pg) m.assign(fmt::format("sleep_ack_{}_o", nm), nm + "_ack");
+  c.err_any += " | " + nm + "_err";
+}
+
+// HY's shared memory: port p0 serves drd (decoder drs), p1 wrd (wrds) and the result writer (wrs), p2
+// the DMA. A drd and a write of one word in one cycle: the read gets the word before the write.
+// With a lane view (SMP's acc, HY's lanes) p2 serves brd of it too (SMP: decoder brd, HY: brs),
+// and the DMA's accesses of both ranges (lanes, bytes).
+void declare_shared_port_wires(Module& m, const MemsysOrg& o, const MemsysMemory& mm) {
+  const std::string& nm = mm.g.name;
+  const int B = mm.g.mem.banks, W = mm.g.mem.width_bits;
+  const std::string xb = str(B);
+  m.blank();
+  m.comment(fmt::format("{} memory: three ports per bank (p0 drd, p1 wrd and wr, p2 {}the DMA): enables, addresses,\n"
+                        "write data; the scratchpad.",
+                        nm, o.p2brd.empty() ? "" : "brd and "));
+  m.wire(nm + "_eng_wr", xb, "banks written by the engine (port p1)");
+  m.wire(nm + "_dma", xb, "bank accessed by the DMA (port p2)");
+  for (int k = 0; k < 3; ++k) {
+    const std::string pk = fmt::format("{}_p{}_", nm, k);
+    m.wire(pk + "en", xb);
+    if (k > 0) {
+      m.wire(pk + "we", xb);
+      m.wire(pk + "be", str(B * W / 8));
+      m.wire(pk + "wdata", str(B * W));
+    }
+    m.wire(pk + "addr", str(B * mm.g.addr_bits));
+    m.wire(pk + "rdata", str(B * W));
+  }
+  scratchpad_status_wires(m, o, mm, {nm + "_p0_rvalid", nm + "_p1_rvalid", nm + "_p2_rvalid"});
+}
+
+// The shared memory's three ports: enables, write enables, byte enables, write data and per-bank
+// addresses from the engine's decoders and the DMA.
+void drive_shared_ports(Module& m, const MemsysOrg& o, const MemsysMemory& mm) {
+  const std::string& nm = mm.g.name;
+  const std::string& lview = o.lview;
+  const std::string& p2brd = o.p2brd;
+  const std::string ewr = nm + "_eng_wr";
+  const int B = mm.g.mem.banks, AWm = mm.g.addr_bits;
+  m.assign(ewr, fmt::format("wrs_bank & {{{}{{wr_go}}}}", B));
+  m.assign(nm + "_dma", !lview.empty() ? fmt::format("(dma_{}_hit | dma_{}_hit) & {{{}{{dma_go}}}}", nm, lview, B)
+                                       : fmt::format("dma_{}_hit & {{{}{{dma_go}}}}", nm, B));
+  m.assign(nm + "_p0_en", "drs_bank");
+  m.assign(nm + "_p1_en", "wrds_bank | " + ewr);
+  m.assign(nm + "_p1_we", ewr);
+  m.assign(nm + "_p1_be", "wrs_bpos");
+  m.assign(nm + "_p1_wdata", "wrs_bdata");
+  m.assign(nm + "_p2_en", !p2brd.empty() ? p2brd + "_bank | " + nm + "_dma" : nm + "_dma");
+  m.assign(nm + "_p2_we", fmt::format("{0}_dma & {{{1}{{spm_we_i}}}}", nm, B));
+  // The DMA's access on p2: the lane view's (psum lanes) or the bytes'.
+  const auto dma_of = [&](const std::string& f) {
+    return !lview.empty() ? fmt::format("(dma_{2}_ok ? dma_{2}_{0} : dma_{1}_{0})", f, nm, lview) : fmt::format("dma_{}_{}", nm, f);
+  };
+  m.assign(nm + "_p2_be", B == 1 ? dma_of("be") : fmt::format("{{{}{{{}}}}}", B, dma_of("be")));
+  m.assign(nm + "_p2_wdata", B == 1 ? dma_of("wdata") : fmt::format("{{{}{{{}}}}}", B, dma_of("wdata")));
+  for (int b = 0; b < B; ++b) {
+    m.assign(sl(nm + "_p0_addr", b, AWm, B * AWm), fmt::format("drs_b{}_addr", b));
+    m.assign(sl(nm + "_p1_addr", b, AWm, B * AWm),
+             fmt::format("{} ? wrds_b{}_addr : wrs_b{}_addr", bit_of("wrds_bank", b, B), b, b));
+    m.assign(sl(nm + "_p2_addr", b, AWm, B * AWm),
+             !p2brd.empty() ? fmt::format("{} ? {}_b{}_addr : {}", bit_of(p2brd + "_bank", b, B), p2brd, b, dma_of("addr"))
+                            : dma_of("addr"));
+  }
+}
+
+// The shared scratchpad (capsgen_spm_shared); port p0 only reads.
+void instantiate_shared_scratchpad(Module& m, const MemsysOrg& o, const MemsysMemory& mm, MemsysCollect& c) {
+  const std::string& nm = mm.g.name;
+  const int B = mm.g.mem.banks, W = mm.g.mem.width_bits;
+  Instance& inst = m.instance(mm.g.module, "u_spm_" + nm);
+  inst.connect("clk_i", "clk_i").connect("rst_ni", "rst_ni");
+  inst.connect("p0_en_i", nm + "_p0_en").connect("p0_we_i", lit(B, 0)).connect("p0_be_i", lit(B * W / 8, 0));
+  inst.connect("p0_addr_i", nm + "_p0_addr").connect("p0_wdata_i", lit(B * W, 0));
+  for (int k = 1; k < 3; ++k) {
+    const std::string pi = fmt::format("p{}_", k), pk = fmt::format("{}_p{}_", nm, k);
+    inst.connect(pi + "en_i", pk + "en").connect(pi + "we_i", pk + "we").connect(pi + "be_i", pk + "be");
+    inst.connect(pi + "addr_i", pk + "addr").connect(pi + "wdata_i", pk + "wdata");
+  }
+  for (int k = 0; k < 3; ++k)
+    inst.connect(fmt::format("p{}_rdata_o", k), fmt::format("{}_p{}_rdata", nm, k))
+        .connect(fmt::format("p{}_rvalid_o", k), fmt::format("{}_p{}_rvalid", nm, k));
+  connect_scratchpad_status(m, o, mm, inst, c);
+}
+
+// A one-port memory's reader and result writer decoders (the shared memory's ports: drive_shared_ports).
+std::string reader_of(const MemsysMemory& mm) {
+  const std::string& nm = mm.g.name;
+  return nm == "data" ? "drd" : (nm == "weight" ? "wrd" : "brd");
+}
+std::string writer_of(const MemsysMemory& mm) {
+  const std::string& nm = mm.g.name;
+  return nm == "data" ? "wr" : (nm == "weight" ? "wrw" : "");
+}
+
+void declare_one_port_wires(Module& m, const MemsysOrg& o, const MemsysMemory& mm) {
+  const std::string& nm = mm.g.name;
+  const int B = mm.g.mem.banks, W = mm.g.mem.width_bits;
+  m.blank();
+  m.comment(fmt::format("{} memory: bank enables, addresses, write data; the scratchpad.", nm));
+  m.wire(nm + "_eng_rd", str(B), "banks read by the engine");
+  if (!writer_of(mm).empty()) m.wire(nm + "_eng_wr", str(B), "banks written by the engine");
+  m.wire(nm + "_dma", str(B), "bank accessed by the DMA");
+  m.wire(nm + "_en", str(B));
+  m.wire(nm + "_we", str(B));
+  m.wire(nm + "_be", str(B * W / 8));
+  m.wire(nm + "_addr", str(B * mm.g.addr_bits));
+  m.wire(nm + "_wdata", str(B * W));
+  m.wire(nm + "_rdata", str(B * W));
+  scratchpad_status_wires(m, o, mm, {nm + "_rvalid"});
+}
+
+// A one-port memory's banks: the engine's read, else its write, else the DMA.
+void drive_one_port_banks(Module& m, const MemsysMemory& mm) {
+  const std::string& nm = mm.g.name;
+  const std::string rport = reader_of(mm), wport = writer_of(mm), ewr = nm + "_eng_wr";
+  const int B = mm.g.mem.banks, W = mm.g.mem.width_bits, AWm = mm.g.addr_bits;
+  m.assign(nm + "_eng_rd", rport + "_bank");
+  if (!wport.empty()) m.assign(ewr, fmt::format("{}_bank & {{{}{{wr_go}}}}", wport, B));
+  m.assign(nm + "_dma", fmt::format("dma_{}_hit & {{{}{{dma_go}}}}", nm, B));
+  const std::string eng = wport.empty() ? nm + "_eng_rd" : fmt::format("{0}_eng_rd | {0}_eng_wr", nm);
+  m.assign(nm + "_en", fmt::format("{} | {}_dma", eng, nm));
+  m.assign(nm + "_we", wport.empty() ? fmt::format("{0}_dma & {{{1}{{spm_we_i}}}}", nm, B)
+                                     : fmt::format("{0} | ({1}_dma & {{{2}{{spm_we_i}}}})", ewr, nm, B));
+  for (int b = 0; b < B; ++b) {
+    const std::string rd = bit_of(nm + "_eng_rd", b, B);
+    std::string addr = fmt::format("{} ? {}_b{}_addr : ", rd, rport, b);
+    if (!wport.empty()) addr += fmt::format("{} ? {}_b{}_addr : ", bit_of(ewr, b, B), wport, b);
+    addr += fmt::format("dma_{}_addr", nm);
+    m.assign(sl(nm + "_addr", b, AWm, B * AWm), addr);
+    if (!wport.empty()) {
+      const std::string wrb = bit_of(ewr, b, B);
+      m.assign(sl(nm + "_be", b, W / 8, B * W / 8),
+               fmt::format("{} ? {} : dma_{}_be", wrb, sl(wport + "_bpos", b, W / 8, B * W / 8), nm));
+      m.assign(sl(nm + "_wdata", b, W, B * W),
+               fmt::format("{} ? {} : dma_{}_wdata", wrb, sl(wport + "_bdata", b, W, B * W), nm));
+    } else {
+      m.assign(sl(nm + "_be", b, W / 8, B * W / 8), fmt::format("dma_{}_be", nm));
+      m.assign(sl(nm + "_wdata", b, W, B * W), fmt::format("dma_{}_wdata", nm));
+    }
+  }
+}
+
+void instantiate_one_port_scratchpad(Module& m, const MemsysOrg& o, const MemsysMemory& mm, MemsysCollect& c) {
+  const std::string& nm = mm.g.name;
+  Instance& inst = m.instance(mm.g.module, "u_spm_" + nm);
+  inst.connect("clk_i", "clk_i").connect("rst_ni", "rst_ni");
+  inst.connect("p0_en_i", nm + "_en").connect("p0_we_i", nm + "_we").connect("p0_be_i", nm + "_be");
+  inst.connect("p0_addr_i", nm + "_addr").connect("p0_wdata_i", nm + "_wdata");
+  inst.connect("p0_rdata_o", nm + "_rdata").connect("p0_rvalid_o", nm + "_rvalid");
+  connect_scratchpad_status(m, o, mm, inst, c);
+}
+
+// The registers of the DMA's read of this memory: whether it was read, and the bank and lane to
+// select in the next cycle.
+void register_dma_read(Module& m, const MemsysMemory& mm, MemsysCollect& c) {
+  const std::string& nm = mm.g.name;
+  const int BB = mm.bank_log, LB = mm.lane_log;
+  m.reg(fmt::format("dma_{}_rd_q", nm), "1", "the DMA read this memory in the previous cycle");
+  c.reset.push_back(nb(fmt::format("dma_{}_rd_q", nm), "1'b0"));
+  c.body.push_back(nb(fmt::format("dma_{}_rd_q", nm), fmt::format("dma_go & ~spm_we_i & dma_{}_ok", nm)));
+  if (BB > 0) {
+    m.reg(fmt::format("dma_{}_bank_q", nm), str(BB));
+    c.rd_body.push_back(
+        if_("dma_go", {nb(fmt::format("dma_{}_bank_q", nm), bits(fmt::format("dma_{}_rel", nm), LB + BB - 1, LB))}));
+  }
+  if (LB > 0) {
+    m.reg(fmt::format("dma_{}_lane_q", nm), str(LB));
+    c.rd_body.push_back(if_("dma_go", {nb(fmt::format("dma_{}_lane_q", nm), fmt::format("dma_{}_lane", nm))}));
+  }
+}
+
+// Bank accesses per sector of a scratchpad: every port's enabled banks (the shared memory: p0, p1, p2,
+// each once) whose address is in the sector.
+void sector_counters(Module& m, const MemsysMemory& mm, MemsysCollect& c) {
+  const std::string& nm = mm.g.name;
+  const int B = mm.g.mem.banks, AWm = mm.g.addr_bits, SB = mm.g.sector_bits, OBm = mm.g.offset_bits;
+  for (int s = 0; s < mm.g.mem.sectors; ++s) {
+    std::vector<std::string> terms;
+    const std::vector<std::string> ports =
+        mm.g.ports == 3 ? std::vector<std::string>{nm + "_p0_", nm + "_p1_", nm + "_p2_"} : std::vector<std::string>{nm + "_"};
+    for (const std::string& pk : ports)
+      for (int b = 0; b < B; ++b) {
+        std::string t = bit_of(pk + "en", b, B);
+        if (SB > 0) t = fmt::format("{} & ({} == {})", t, bits(pk + "addr", b * AWm + AWm - 1, b * AWm + OBm), lit(SB, s));
+        terms.push_back(t);
+      }
+    add_counter(m, c, fmt::format("cnt_sector_{}_s{}_q", nm, s), terms);
+  }
+}
+
+// A memory's counters: the engine's bank reads and writes, the DMA's reads, writes and waits, and
+// (a scratchpad, not a lane view) the bank accesses per sector.
+void memory_counters(Module& m, const MemsysOrg& o, const MemsysMemory& mm, MemsysCollect& c) {
+  const std::string& nm = mm.g.name;
+  const int B = mm.g.mem.banks;
+  const std::string ewr = nm + "_eng_wr";
+  m.comment(fmt::format("{} memory counters.", nm));
+  if (mm.view()) {  // a lane view: brd's bank reads of it
+    add_counter(m, c, fmt::format("cnt_eng_rd_{}_q", nm), bit_terms(o.p2brd + "_bank", B));
+  } else if (mm.g.ports == 3) {  // drd (p0) and wrd (p1) reads on one bank in one cycle count 2
+    std::vector<std::string> rd = bit_terms("drs_bank", B);
+    for (const std::string& t : bit_terms("wrds_bank", B)) rd.push_back(t);
+    add_counter(m, c, fmt::format("cnt_eng_rd_{}_q", nm), rd);
+    add_counter(m, c, fmt::format("cnt_eng_wr_{}_q", nm), bit_terms(ewr, B));
+  } else {
+    add_counter(m, c, fmt::format("cnt_eng_rd_{}_q", nm), bit_terms(nm + "_eng_rd", B));
+    if (!writer_of(mm).empty()) add_counter(m, c, fmt::format("cnt_eng_wr_{}_q", nm), bit_terms(ewr, B));
+  }
+  add_counter(m, c, fmt::format("cnt_dma_rd_{}_q", nm), {fmt::format("dma_go & ~spm_we_i & dma_{}_ok", nm)});
+  add_counter(m, c, fmt::format("cnt_dma_wr_{}_q", nm), {fmt::format("dma_go & spm_we_i & dma_{}_ok", nm)});
+  add_counter(m, c, fmt::format("cnt_dma_wait_{}_q", nm), {fmt::format("spm_req_i & ~spm_gnt & dma_{}_ok", nm)});
+  if (!mm.view()) sector_counters(m, mm, c);
+}
+
+// Per memory: its bank control and scratchpad (a lane view has none of its own: the shared memory's
+// serves it), the registers of its DMA reads, its counters; then the writer's wait counter.
+void memories_and_counters(Module& m, const MemsysOrg& o, MemsysCollect& c) {
+  for (const MemsysMemory& mm : o.mg.mems) {
+    if (mm.view()) {
+      // SMP's acc lanes, HY's lanes: no scratchpad of their own (the shared memory's block serves them).
+    } else if (mm.g.ports == 3) {
+      declare_shared_port_wires(m, o, mm);
+      drive_shared_ports(m, o, mm);
+      instantiate_shared_scratchpad(m, o, mm, c);
+    } else {
+      declare_one_port_wires(m, o, mm);
+      drive_one_port_banks(m, mm);
+      instantiate_one_port_scratchpad(m, o, mm, c);
+    }
+    register_dma_read(m, mm, c);
+    memory_counters(m, o, mm, c);
+  }
+  add_counter(m, c, "cnt_wr_wait_q", {"wr_en_i & ~wr_ready"});
+}
+
 }  // namespace
 
 Module build_memsys(const AccelConfig& cfg) {
@@ -894,9 +1178,7 @@ Module build_memsys(const AccelConfig& cfg) {
   const MemsysOrg o = memsys_org(cfg, mg);
   const int DW = mg.spm_data_bits, KB = kMemsysCounterBits;
   const int ZW = mg.spm_size_bits;
-  const bool pg = o.pg, smp = o.smp, hy = o.hy;
-  const std::string& lview = o.lview;
-  const std::string& p2brd = o.p2brd;
+  const bool smp = o.smp, hy = o.hy;
 
   Module m(kMemsysModule, smp ? smp_description(o) : hy ? hy_description(o) : sep_description(o));
   declare_engine_ports(m, o);
@@ -910,221 +1192,14 @@ Module build_memsys(const AccelConfig& cfg) {
   for (const Decoder& p : decs.all) engine_port_decoder(m, decs, p, c);
   std::string& err_range = c.err_range;
   Stmts& rd_body = c.rd_body;
-  const Stmts vec_reset = c.reset, vec_body = c.body;
 
   writer_arbitration(m, o, c);
   dma_decode_and_grant(m, o, c);
 
-  // ---- per memory: bank control and the scratchpad ----
-  Stmts cnt_reset = vec_reset, cnt_body = vec_body;
-  // A counter adds the number of its 1-bit `terms` that are high, one cycle late: the sum is
-  // registered first (<name>_inc_q), so the address decode that makes the terms does not reach the
-  // counter's adder in the same cycle (it was the chip's critical path, docs/rtl-chip.md).
-  auto counter = [&](const std::string& reg, const std::vector<std::string>& terms) {
-    const int IB = std::max(1, clog2(static_cast<long long>(terms.size()) + 1));
-    const std::string inc = reg.substr(0, reg.size() - 2) + "_inc_q";
-    m.reg(reg, str(KB));
-    m.reg(inc, str(IB));
-    std::string sum;
-    for (std::size_t i = 0; i < terms.size(); ++i) sum += (i ? " + " : "") + zext("(" + terms[i] + ")", 1, IB);
-    cnt_reset.push_back(nb(reg, lit(KB, 0)));
-    cnt_reset.push_back(nb(inc, lit(IB, 0)));
-    cnt_body.push_back(nb(inc, sum));
-    cnt_body.push_back(nb(reg, fmt::format("{} + {}", reg, zext(inc, IB, KB))));
-  };
-  auto bits_of = [](const std::string& v, int n) {
-    std::vector<std::string> t;
-    for (int i = 0; i < n; ++i) t.push_back(n == 1 ? v : fmt::format("{}[{}]", v, i));
-    return t;
-  };
-  std::string err_any = "err_range_q";
-  // A scratchpad's sleep acknowledge and error flags, the same for one port per bank and for three: the
-  // wires (its read-valid outputs `rvalids` and per-cycle errors are unused: memsys tracks its reads
-  // itself and uses the sticky flag), and their connections (the sticky flag joins err_o).
-  auto status_wires = [&](const MemsysMemory& mm, const std::vector<std::string>& rvalids) {
-    const std::string& nm = mm.g.name;
-    if (pg) m.wire(nm + "_ack", str(mm.g.mem.sectors));
-    m.wire(nm + "_err", "1", "the scratchpad's err_sticky_o");
-    m.lint_off("UNUSEDSIGNAL", "the scratchpad's rvalid and per-cycle error outputs: memsys tracks its reads itself and uses\n"
-                               "the sticky error flag.");
-    for (const std::string& r : rvalids) m.wire(r, str(mm.g.mem.banks));
-    m.wire(nm + "_err_sleep", "1");
-    if ((1LL << mm.g.offset_bits) != mm.g.words_per_sector) m.wire(nm + "_err_addr", "1");
-    if (mm.g.ports > 1) m.wire(nm + "_err_conflict", "1");
-    m.lint_on("UNUSEDSIGNAL");
-  };
-  auto connect_status = [&](const MemsysMemory& mm, Instance& inst) {
-    const std::string& nm = mm.g.name;
-    if (pg) inst.connect("sleep_req_i", fmt::format("sleep_req_{}_i", nm)).connect("sleep_ack_o", nm + "_ack");
-    inst.connect("err_sleep_o", nm + "_err_sleep");
-    if ((1LL << mm.g.offset_bits) != mm.g.words_per_sector) inst.connect("err_addr_o", nm + "_err_addr");
-    if (mm.g.ports > 1) inst.connect("err_conflict_o", nm + "_err_conflict");
-    inst.connect("err_sticky_o", nm + "_err");
-    if (pg) m.assign(fmt::format("sleep_ack_{}_o", nm), nm + "_ack");
-    err_any += " | " + nm + "_err";
-  };
-  for (const MemsysMemory& mm : mg.mems) {
-    const std::string& nm = mm.g.name;
-    const int B = mm.g.mem.banks, W = mm.g.mem.width_bits, AWm = mm.g.addr_bits, SC = mm.g.mem.sectors, BB = mm.bank_log;
-    const int SB = mm.g.sector_bits, OBm = mm.g.offset_bits;
-    const int LB = mm.lane_log;
-    // A one-port memory's reader and result writer decoders (the shared memory's ports: below).
-    const std::string rport = nm == "data" ? "drd" : (nm == "weight" ? "wrd" : "brd");
-    const std::string wport = nm == "data" ? "wr" : (nm == "weight" ? "wrw" : "");
-    const std::string ewr = nm + "_eng_wr";
-    if (mm.view()) {
-      // SMP's acc lanes: no scratchpad of their own (the shared memory's block below serves them).
-    } else if (mm.g.ports == 3) {
-      // HY's shared memory: port p0 serves drd (decoder drs), p1 wrd (wrds) and the result writer (wrs), p2
-      // the DMA. A drd and a write of one word in one cycle: the read gets the word before the write.
-      // With a lane view (SMP's acc, HY's lanes) p2 serves brd of it too (SMP: decoder brd, HY: brs),
-      // and the DMA's accesses of both ranges (lanes, bytes).
-      const std::string xb = str(B);
-      m.blank();
-      m.comment(fmt::format("{} memory: three ports per bank (p0 drd, p1 wrd and wr, p2 {}the DMA): enables, addresses,\n"
-                            "write data; the scratchpad.",
-                            nm, p2brd.empty() ? "" : "brd and "));
-      m.wire(ewr, xb, "banks written by the engine (port p1)");
-      m.wire(nm + "_dma", xb, "bank accessed by the DMA (port p2)");
-      for (int k = 0; k < 3; ++k) {
-        const std::string pk = fmt::format("{}_p{}_", nm, k);
-        m.wire(pk + "en", xb);
-        if (k > 0) {
-          m.wire(pk + "we", xb);
-          m.wire(pk + "be", str(B * W / 8));
-          m.wire(pk + "wdata", str(B * W));
-        }
-        m.wire(pk + "addr", str(B * AWm));
-        m.wire(pk + "rdata", str(B * W));
-      }
-      status_wires(mm, {nm + "_p0_rvalid", nm + "_p1_rvalid", nm + "_p2_rvalid"});
-      m.assign(ewr, fmt::format("wrs_bank & {{{}{{wr_go}}}}", B));
-      m.assign(nm + "_dma", !lview.empty() ? fmt::format("(dma_{}_hit | dma_{}_hit) & {{{}{{dma_go}}}}", nm, lview, B)
-                                           : fmt::format("dma_{}_hit & {{{}{{dma_go}}}}", nm, B));
-      m.assign(nm + "_p0_en", "drs_bank");
-      m.assign(nm + "_p1_en", "wrds_bank | " + ewr);
-      m.assign(nm + "_p1_we", ewr);
-      m.assign(nm + "_p1_be", "wrs_bpos");
-      m.assign(nm + "_p1_wdata", "wrs_bdata");
-      m.assign(nm + "_p2_en", !p2brd.empty() ? p2brd + "_bank | " + nm + "_dma" : nm + "_dma");
-      m.assign(nm + "_p2_we", fmt::format("{0}_dma & {{{1}{{spm_we_i}}}}", nm, B));
-      // The DMA's access on p2: the lane view's (psum lanes) or the bytes'.
-      const auto dma_of = [&](const std::string& f) {
-        return !lview.empty() ? fmt::format("(dma_{2}_ok ? dma_{2}_{0} : dma_{1}_{0})", f, nm, lview) : fmt::format("dma_{}_{}", nm, f);
-      };
-      m.assign(nm + "_p2_be", B == 1 ? dma_of("be") : fmt::format("{{{}{{{}}}}}", B, dma_of("be")));
-      m.assign(nm + "_p2_wdata", B == 1 ? dma_of("wdata") : fmt::format("{{{}{{{}}}}}", B, dma_of("wdata")));
-      for (int b = 0; b < B; ++b) {
-        m.assign(sl(nm + "_p0_addr", b, AWm, B * AWm), fmt::format("drs_b{}_addr", b));
-        m.assign(sl(nm + "_p1_addr", b, AWm, B * AWm),
-                 fmt::format("{} ? wrds_b{}_addr : wrs_b{}_addr", bit_of("wrds_bank", b, B), b, b));
-        m.assign(sl(nm + "_p2_addr", b, AWm, B * AWm),
-                 !p2brd.empty() ? fmt::format("{} ? {}_b{}_addr : {}", bit_of(p2brd + "_bank", b, B), p2brd, b, dma_of("addr"))
-                                : dma_of("addr"));
-      }
-      Instance& inst = m.instance(mm.g.module, "u_spm_" + nm);
-      inst.connect("clk_i", "clk_i").connect("rst_ni", "rst_ni");
-      inst.connect("p0_en_i", nm + "_p0_en").connect("p0_we_i", lit(B, 0)).connect("p0_be_i", lit(B * W / 8, 0));
-      inst.connect("p0_addr_i", nm + "_p0_addr").connect("p0_wdata_i", lit(B * W, 0));
-      for (int k = 1; k < 3; ++k) {
-        const std::string pi = fmt::format("p{}_", k), pk = fmt::format("{}_p{}_", nm, k);
-        inst.connect(pi + "en_i", pk + "en").connect(pi + "we_i", pk + "we").connect(pi + "be_i", pk + "be");
-        inst.connect(pi + "addr_i", pk + "addr").connect(pi + "wdata_i", pk + "wdata");
-      }
-      for (int k = 0; k < 3; ++k)
-        inst.connect(fmt::format("p{}_rdata_o", k), fmt::format("{}_p{}_rdata", nm, k))
-            .connect(fmt::format("p{}_rvalid_o", k), fmt::format("{}_p{}_rvalid", nm, k));
-      connect_status(mm, inst);
-    } else {
-      m.blank();
-      m.comment(fmt::format("{} memory: bank enables, addresses, write data; the scratchpad.", nm));
-      m.wire(nm + "_eng_rd", str(B), "banks read by the engine");
-      if (!wport.empty()) m.wire(ewr, str(B), "banks written by the engine");
-      m.wire(nm + "_dma", str(B), "bank accessed by the DMA");
-      m.wire(nm + "_en", str(B));
-      m.wire(nm + "_we", str(B));
-      m.wire(nm + "_be", str(B * W / 8));
-      m.wire(nm + "_addr", str(B * AWm));
-      m.wire(nm + "_wdata", str(B * W));
-      m.wire(nm + "_rdata", str(B * W));
-      status_wires(mm, {nm + "_rvalid"});
-      m.assign(nm + "_eng_rd", rport + "_bank");
-      if (!wport.empty()) m.assign(ewr, fmt::format("{}_bank & {{{}{{wr_go}}}}", wport, B));
-      m.assign(nm + "_dma", fmt::format("dma_{}_hit & {{{}{{dma_go}}}}", nm, B));
-      const std::string eng = wport.empty() ? nm + "_eng_rd" : fmt::format("{0}_eng_rd | {0}_eng_wr", nm);
-      m.assign(nm + "_en", fmt::format("{} | {}_dma", eng, nm));
-      m.assign(nm + "_we", wport.empty() ? fmt::format("{0}_dma & {{{1}{{spm_we_i}}}}", nm, B)
-                                         : fmt::format("{0} | ({1}_dma & {{{2}{{spm_we_i}}}})", ewr, nm, B));
-      for (int b = 0; b < B; ++b) {
-        const std::string rd = bit_of(nm + "_eng_rd", b, B);
-        std::string addr = fmt::format("{} ? {}_b{}_addr : ", rd, rport, b);
-        if (!wport.empty()) addr += fmt::format("{} ? {}_b{}_addr : ", bit_of(ewr, b, B), wport, b);
-        addr += fmt::format("dma_{}_addr", nm);
-        m.assign(sl(nm + "_addr", b, AWm, B * AWm), addr);
-        if (!wport.empty()) {
-          const std::string wrb = bit_of(ewr, b, B);
-          m.assign(sl(nm + "_be", b, W / 8, B * W / 8),
-                   fmt::format("{} ? {} : dma_{}_be", wrb, sl(wport + "_bpos", b, W / 8, B * W / 8), nm));
-          m.assign(sl(nm + "_wdata", b, W, B * W),
-                   fmt::format("{} ? {} : dma_{}_wdata", wrb, sl(wport + "_bdata", b, W, B * W), nm));
-        } else {
-          m.assign(sl(nm + "_be", b, W / 8, B * W / 8), fmt::format("dma_{}_be", nm));
-          m.assign(sl(nm + "_wdata", b, W, B * W), fmt::format("dma_{}_wdata", nm));
-        }
-      }
-      Instance& inst = m.instance(mm.g.module, "u_spm_" + nm);
-      inst.connect("clk_i", "clk_i").connect("rst_ni", "rst_ni");
-      inst.connect("p0_en_i", nm + "_en").connect("p0_we_i", nm + "_we").connect("p0_be_i", nm + "_be");
-      inst.connect("p0_addr_i", nm + "_addr").connect("p0_wdata_i", nm + "_wdata");
-      inst.connect("p0_rdata_o", nm + "_rdata").connect("p0_rvalid_o", nm + "_rvalid");
-      connect_status(mm, inst);
-    }
-
-    // DMA read data of this memory.
-    m.reg(fmt::format("dma_{}_rd_q", nm), "1", "the DMA read this memory in the previous cycle");
-    cnt_reset.push_back(nb(fmt::format("dma_{}_rd_q", nm), "1'b0"));
-    cnt_body.push_back(nb(fmt::format("dma_{}_rd_q", nm), fmt::format("dma_go & ~spm_we_i & dma_{}_ok", nm)));
-    if (BB > 0) {
-      m.reg(fmt::format("dma_{}_bank_q", nm), str(BB));
-      rd_body.push_back(
-          if_("dma_go", {nb(fmt::format("dma_{}_bank_q", nm), bits(fmt::format("dma_{}_rel", nm), LB + BB - 1, LB))}));
-    }
-    if (LB > 0) {
-      m.reg(fmt::format("dma_{}_lane_q", nm), str(LB));
-      rd_body.push_back(if_("dma_go", {nb(fmt::format("dma_{}_lane_q", nm), fmt::format("dma_{}_lane", nm))}));
-    }
-
-    // Counters.
-    m.comment(fmt::format("{} memory counters.", nm));
-    if (mm.view()) {  // a lane view: brd's bank reads of it
-      counter(fmt::format("cnt_eng_rd_{}_q", nm), bits_of(p2brd + "_bank", B));
-    } else if (mm.g.ports == 3) {  // drd (p0) and wrd (p1) reads on one bank in one cycle count 2
-      std::vector<std::string> rd = bits_of("drs_bank", B);
-      for (const std::string& t : bits_of("wrds_bank", B)) rd.push_back(t);
-      counter(fmt::format("cnt_eng_rd_{}_q", nm), rd);
-      counter(fmt::format("cnt_eng_wr_{}_q", nm), bits_of(ewr, B));
-    } else {
-      counter(fmt::format("cnt_eng_rd_{}_q", nm), bits_of(nm + "_eng_rd", B));
-      if (!wport.empty()) counter(fmt::format("cnt_eng_wr_{}_q", nm), bits_of(ewr, B));
-    }
-    counter(fmt::format("cnt_dma_rd_{}_q", nm), {fmt::format("dma_go & ~spm_we_i & dma_{}_ok", nm)});
-    counter(fmt::format("cnt_dma_wr_{}_q", nm), {fmt::format("dma_go & spm_we_i & dma_{}_ok", nm)});
-    counter(fmt::format("cnt_dma_wait_{}_q", nm), {fmt::format("spm_req_i & ~spm_gnt & dma_{}_ok", nm)});
-    for (int s = 0; s < SC && !mm.view(); ++s) {
-      std::vector<std::string> terms;
-      // Every port's enabled banks (the shared memory: p0, p1, p2, each once).
-      const std::vector<std::string> ports =
-          mm.g.ports == 3 ? std::vector<std::string>{nm + "_p0_", nm + "_p1_", nm + "_p2_"} : std::vector<std::string>{nm + "_"};
-      for (const std::string& pk : ports)
-        for (int b = 0; b < B; ++b) {
-          std::string t = bit_of(pk + "en", b, B);
-          if (SB > 0) t = fmt::format("{} & ({} == {})", t, bits(pk + "addr", b * AWm + AWm - 1, b * AWm + OBm), lit(SB, s));
-          terms.push_back(t);
-        }
-      counter(fmt::format("cnt_sector_{}_s{}_q", nm, s), terms);
-    }
-  }
-  counter("cnt_wr_wait_q", {"wr_en_i & ~wr_ready"});
+  memories_and_counters(m, o, c);
+  Stmts& cnt_reset = c.reset;
+  Stmts& cnt_body = c.body;
+  const std::string& err_any = c.err_any;
 
   // ---- DMA read data ----
   m.blank();
