@@ -1171,45 +1171,18 @@ void memories_and_counters(Module& m, const MemsysOrg& o, MemsysCollect& c) {
   add_counter(m, c, "cnt_wr_wait_q", {"wr_en_i & ~wr_ready"});
 }
 
-}  // namespace
-
-Module build_memsys(const AccelConfig& cfg) {
-  const MemsysGeometry mg = memsys_geometry(cfg);
-  const MemsysOrg o = memsys_org(cfg, mg);
-  const int DW = mg.spm_data_bits, KB = kMemsysCounterBits;
-  const int ZW = mg.spm_size_bits;
-  const bool smp = o.smp, hy = o.hy;
-
-  Module m(kMemsysModule, smp ? smp_description(o) : hy ? hy_description(o) : sep_description(o));
-  declare_engine_ports(m, o);
-  declare_dma_port(m, o);
-  declare_sleep_ports(m, o);
-  declare_counter_and_error_outputs(m, o);
-
-  // ---- engine ports ----
-  MemsysCollect c;
-  const Decoders decs = engine_decoders(o);
-  for (const Decoder& p : decs.all) engine_port_decoder(m, decs, p, c);
-  std::string& err_range = c.err_range;
-  Stmts& rd_body = c.rd_body;
-
-  writer_arbitration(m, o, c);
-  dma_decode_and_grant(m, o, c);
-
-  memories_and_counters(m, o, c);
-  Stmts& cnt_reset = c.reset;
-  Stmts& cnt_body = c.body;
-  const std::string& err_any = c.err_any;
-
-  // ---- DMA read data ----
+// DMA read data: the word of the bank read in the previous cycle shifted down by the lane, the access's
+// 2^size bytes kept (0 for a dropped read).
+void dma_read_data(Module& m, const MemsysGeometry& mg, MemsysCollect& c) {
+  const int DW = mg.spm_data_bits, ZW = mg.spm_size_bits;
   m.blank();
   m.comment("DMA read data: the word of the bank read in the previous cycle shifted down by the lane, the access's\n"
             "2^size bytes kept (0 for a dropped read).");
   m.reg("dma_rvalid_q", "1");
   m.reg("dma_size_q", str(ZW), "size of the DMA read issued in the previous cycle");
-  cnt_reset.push_back(nb("dma_rvalid_q", "1'b0"));
-  cnt_body.push_back(nb("dma_rvalid_q", "dma_go & ~spm_we_i"));
-  rd_body.push_back(if_("dma_go", {nb("dma_size_q", "spm_size_i")}));
+  c.reset.push_back(nb("dma_rvalid_q", "1'b0"));
+  c.body.push_back(nb("dma_rvalid_q", "dma_go & ~spm_we_i"));
+  c.rd_body.push_back(if_("dma_go", {nb("dma_size_q", "spm_size_i")}));
   std::string rdata;
   for (const MemsysMemory& mm : mg.mems) {
     const std::string& nm = mm.g.name;
@@ -1231,17 +1204,23 @@ Module build_memsys(const AccelConfig& cfg) {
   m.assign("dma_keep", keep);
   m.assign("spm_rvalid_o", "dma_rvalid_q");
   m.assign("spm_rdata_o", fmt::format("({}) & dma_keep", rdata));
+}
 
-  // ---- registers ----
+// Read-side registers, counters, the sticky range error: the two always blocks of everything collected.
+void sticky_error_and_registers(Module& m, MemsysCollect& c) {
   m.blank();
   m.comment("Read-side registers, counters, the sticky range error.");
   m.wire("err_range", "1", "an access outside its memory this cycle");
   m.reg("err_range_q", "1");
-  m.assign("err_range", err_range);
-  cnt_reset.push_back(nb("err_range_q", "1'b0"));
-  cnt_body.push_back(if_("err_range", {nb("err_range_q", "1'b1")}));
-  if (!rd_body.empty()) m.always_ff(rd_body);
-  m.always_ff_reset(cnt_reset, cnt_body);
+  m.assign("err_range", c.err_range);
+  c.reset.push_back(nb("err_range_q", "1'b0"));
+  c.body.push_back(if_("err_range", {nb("err_range_q", "1'b1")}));
+  if (!c.rd_body.empty()) m.always_ff(c.rd_body);
+  m.always_ff_reset(c.reset, c.body);
+}
+
+// The counter outputs from their registers, and err_o.
+void drive_counter_and_error_outputs(Module& m, const MemsysGeometry& mg, const MemsysCollect& c) {
   for (const MemsysMemory& mm : mg.mems) {
     const std::string& nm = mm.g.name;
     m.assign(fmt::format("cnt_eng_rd_{}_o", nm), fmt::format("cnt_eng_rd_{}_q", nm));
@@ -1249,10 +1228,33 @@ Module build_memsys(const AccelConfig& cfg) {
     for (const char* k : {"dma_rd", "dma_wr", "dma_wait"})
       m.assign(fmt::format("cnt_{}_{}_o", k, nm), fmt::format("cnt_{}_{}_q", k, nm));
     for (int s = 0; s < mm.g.mem.sectors && !mm.view(); ++s)
-      m.assign(expr_slice(fmt::format("cnt_sector_{}_o", nm), s, str(KB)), fmt::format("cnt_sector_{}_s{}_q", nm, s));
+      m.assign(expr_slice(fmt::format("cnt_sector_{}_o", nm), s, str(kMemsysCounterBits)),
+               fmt::format("cnt_sector_{}_s{}_q", nm, s));
   }
   m.assign("cnt_wr_wait_o", "cnt_wr_wait_q");
-  m.assign("err_o", err_any);
+  m.assign("err_o", c.err_any);
+}
+
+}  // namespace
+
+Module build_memsys(const AccelConfig& cfg) {
+  const MemsysGeometry mg = memsys_geometry(cfg);
+  const MemsysOrg o = memsys_org(cfg, mg);
+  Module m(kMemsysModule, o.smp ? smp_description(o) : o.hy ? hy_description(o) : sep_description(o));
+  declare_engine_ports(m, o);
+  declare_dma_port(m, o);
+  declare_sleep_ports(m, o);
+  declare_counter_and_error_outputs(m, o);
+
+  MemsysCollect c;
+  const Decoders decoders = engine_decoders(o);
+  for (const Decoder& p : decoders.all) engine_port_decoder(m, decoders, p, c);
+  writer_arbitration(m, o, c);
+  dma_decode_and_grant(m, o, c);
+  memories_and_counters(m, o, c);
+  dma_read_data(m, mg, c);
+  sticky_error_and_registers(m, c);
+  drive_counter_and_error_outputs(m, mg, c);
   return m;
 }
 
