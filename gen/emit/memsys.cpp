@@ -279,6 +279,7 @@ std::string sector_wait_text(const MemsysOrg& o) {
   return o.pg ? " or when the word's sector is not usable (its sleep_ack is high)" : "";
 }
 
+// The module's description, one per organization.
 std::string sep_description(const MemsysOrg& o) {
   const MemsysGeometry& mg = o.mg;
   return fmt::format(
@@ -465,7 +466,8 @@ void or_term(std::string& acc, const std::string& t) { acc += (acc.empty() ? "" 
 
 // One address decoder of an engine port into one memory the port reaches. The result port wr has one
 // decoder per memory it can write: "wr" (data) and "wrw" (weight); HY adds the shared memory's
-// decoders "drs" (drd, port p0), "wrs" (wr, p1) and "wrds" (wrd, p1).
+// decoders "drs" (drd, port p0), "wrs" (wr, p1) and "wrds" (wrd, p1), and with its lanes range "brs"
+// (brd, p2). SMP has only the shared memory: brd (its acc lanes, p2), drs, wrs and wrds.
 struct Decoder {
   std::string name;  // prefix of the decoder's wires
   std::string in;    // prefix of the port's inputs
@@ -473,7 +475,7 @@ struct Decoder {
   bool write;
   int nmax;          // elements of the widest access (a vector or row)
   int out_bits;      // read: element bits on the port
-  int sport = -1;    // the shared memory's port (p0, p1), -1 for a one-port memory
+  int sport = -1;    // the shared memory's port (p0, p1, p2), -1 for a one-port memory
 };
 
 // The engine ports' decoders, in the order their hardware is emitted.
@@ -526,12 +528,11 @@ struct LanePositions {
 };
 
 LanePositions lane_positions(const MemsysMemory& mm) {
-  LanePositions z{};
-  z.B = mm.g.mem.banks, z.E = mm.lanes, z.LB = mm.lane_log, z.BB = mm.bank_log, z.RB = mm.row_bits;
-  z.REL = z.LB + z.BB + z.RB, z.SBITS = z.LB + z.BB, z.NPOS = z.B * z.E, z.LW = mm.lane_bits, z.T = z.NPOS * z.LW;
-  return z;
+  const int B = mm.g.mem.banks, E = mm.lanes, LB = mm.lane_log, BB = mm.bank_log, RB = mm.row_bits, LW = mm.lane_bits;
+  return LanePositions{B, E, LB, BB, RB, LB + BB + RB, LB + BB, B * E, LW, B * E * LW};
 }
 
+// The decoder's wires (prefix: its name), declared ahead of their logic.
 void declare_decoder_wires(Module& m, const Decoders& d, const Decoder& p, const LanePositions& z) {
   const MemsysMemory& mm = d.mem(p);
   const std::string& x = p.name;
@@ -758,6 +759,7 @@ void writer_arbitration(Module& m, const MemsysOrg& o, MemsysCollect& c) {
   m.assign("wr_ready_o", "wr_ready");
 }
 
+// The DMA's wires for memory mm (prefix dma_<memory>), declared ahead of their logic.
 void declare_dma_decoder_wires(Module& m, const MemsysMemory& mm, const LanePositions& z) {
   const std::string n = "dma_" + mm.g.name;
   const int W = mm.g.mem.width_bits;
@@ -913,7 +915,7 @@ std::vector<std::string> bit_terms(const std::string& v, int n) {
 
 // A scratchpad's sleep acknowledge and error flags, the same for one port per bank and for three: the
 // wires (its read-valid outputs `rvalids` and per-cycle errors are unused: memsys tracks its reads
-// itself and uses the sticky flag), and their connections (the sticky flag joins err_o).
+// itself and uses the sticky flag).
 void scratchpad_status_wires(Module& m, const MemsysOrg& o, const MemsysMemory& mm, const std::vector<std::string>& rvalids) {
   const std::string& nm = mm.g.name;
   if (o.pg) m.wire(nm + "_ack", str(mm.g.mem.sectors));
@@ -927,7 +929,8 @@ void scratchpad_status_wires(Module& m, const MemsysOrg& o, const MemsysMemory& 
   m.lint_on("UNUSEDSIGNAL");
 }
 
-// `inst` is the scratchpad's instance; it is not used after this (an item added to the module may move it).
+// The scratchpad's sleep and error connections; its sticky flag joins err_o. `inst` is not used after
+// this (an item added to the module may move it).
 void connect_scratchpad_status(Module& m, const MemsysOrg& o, const MemsysMemory& mm, Instance& inst, MemsysCollect& c) {
   const std::string& nm = mm.g.name;
   if (o.pg) inst.connect("sleep_req_i", fmt::format("sleep_req_{}_i", nm)).connect("sleep_ack_o", nm + "_ack");
@@ -939,8 +942,8 @@ void connect_scratchpad_status(Module& m, const MemsysOrg& o, const MemsysMemory
   c.err_any += " | " + nm + "_err";
 }
 
-// HY's shared memory: port p0 serves drd (decoder drs), p1 wrd (wrds) and the result writer (wrs), p2
-// the DMA. A drd and a write of one word in one cycle: the read gets the word before the write.
+// The shared memory (HY, SMP): port p0 serves drd (decoder drs), p1 wrd (wrds) and the result writer
+// (wrs), p2 the DMA. A drd and a write of one word in one cycle: the read gets the word before the write.
 // With a lane view (SMP's acc, HY's lanes) p2 serves brd of it too (SMP: decoder brd, HY: brs),
 // and the DMA's accesses of both ranges (lanes, bytes).
 void declare_shared_port_wires(Module& m, const MemsysOrg& o, const MemsysMemory& mm) {
@@ -1030,6 +1033,7 @@ std::string writer_of(const MemsysMemory& mm) {
   return nm == "data" ? "wr" : (nm == "weight" ? "wrw" : "");
 }
 
+// A one-port memory (data, weight, acc): the engine's and the DMA's banks, the scratchpad's port.
 void declare_one_port_wires(Module& m, const MemsysOrg& o, const MemsysMemory& mm) {
   const std::string& nm = mm.g.name;
   const int B = mm.g.mem.banks, W = mm.g.mem.width_bits;
@@ -1078,6 +1082,7 @@ void drive_one_port_banks(Module& m, const MemsysMemory& mm) {
   }
 }
 
+// A one-port memory's scratchpad (capsgen_spm_<memory>).
 void instantiate_one_port_scratchpad(Module& m, const MemsysOrg& o, const MemsysMemory& mm, MemsysCollect& c) {
   const std::string& nm = mm.g.name;
   Instance& inst = m.instance(mm.g.module, "u_spm_" + nm);
