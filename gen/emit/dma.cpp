@@ -50,42 +50,64 @@ std::string strobe_expr(const std::string& size, int max_size, int size_bits) {
   return s + "1'b1}";
 }
 
-}  // namespace
+// The DMA's geometry with the widths derived from it that several pieces use, computed once.
+struct DmaWidths {
+  DmaGeometry g;
+  int lq_ptr = 0;       // burst-length FIFO pointer: log2(outstanding)
+  int lq_count = 0;     // its fill count, 0..outstanding
+  int df_ptr = 0;       // data FIFO pointer: log2(kDmaFifoDepth)
+  int df_count = 0;     // its fill count, 0..kDmaFifoDepth
+  bool narrow = false;  // a 1-byte word has only size 0: the size and widen inputs are unused
+  bool widen = false;   // a 1-byte load can be sign-extended to a lane of widen_bytes > 1
+};
 
-Module build_dma(const AccelConfig& cfg) {
-  const DmaGeometry g = dma_geometry(cfg);
-  const int W = g.data_bits, SA = g.spm_addr_bits, DA = kDmaDramAddrBits, CW = kDmaCountBits, LW = g.len_bits;
-  const int WS = clog2(g.word_bytes), MB = g.max_burst, KB = kDmaCounterBits;
-  const int OUT = g.outstanding, PB = clog2(OUT), CB = PB + 1;
-  const int FD = kDmaFifoDepth, FB = clog2(FD), FCB = FB + 1;
-  const int WB = g.word_bytes, ZW = g.size_bits, WL = g.widen_bytes;
-  const bool narrow = WB > 1;  // a 1-byte word has only size 0: the size and widen inputs are unused
-  if (DA < LW + WS || CW < LW) throw std::logic_error("emit_dma: widths too small");
+DmaWidths dma_widths(const AccelConfig& cfg) {
+  DmaWidths w;
+  w.g = dma_geometry(cfg);
+  w.lq_ptr = clog2(w.g.outstanding);
+  w.lq_count = w.lq_ptr + 1;
+  w.df_ptr = clog2(kDmaFifoDepth);
+  w.df_count = w.df_ptr + 1;
+  w.narrow = w.g.word_bytes > 1;
+  w.widen = w.g.widen_bytes > 1;
+  if (kDmaDramAddrBits < w.g.len_bits + clog2(w.g.word_bytes) || kDmaCountBits < w.g.len_bits)
+    throw std::logic_error("emit_dma: widths too small");
+  return w;
+}
 
-  Module m(kDmaModule,
-           fmt::format(
-               "DMA engine between the off-chip burst port and a scratchpad port (docs/rtl-dma.md).\n"
-               "One descriptor at a time: desc_store_i = 0 loads DRAM -> SPM, 1 stores SPM -> DRAM. Element\n"
-               "(i2, i1, i0), i0 innermost, i_k < count_k, moves one element (up to a {}-bit word) between DRAM\n"
-               "byte address dram_addr + i0*ds0 + i1*ds1 + i2*ds2 and SPM element address spm_addr + i0*ss0 +\n"
-               "i1*ss1 + i2*ss2 (both modulo their width; the SPM side is memsys's on-chip element space).\n"
-               "desc_size_i narrows each beat to its low 2^size bytes (0..{}; larger: a whole word): read beats\n"
-               "carry the element in the low bytes of rd_data_i (the rest is ignored), the SPM write data gets it\n"
-               "in its low bytes, zeros above (desc_widen_i on a 1-byte load: the byte sign-extended to {} bits);\n"
-               "write beats carry the low bytes of the SPM read data, wr_strb_o marks them. spm_size_o gives the\n"
-               "bytes of each SPM access: 2^size, or the widened lane.\n"
-               "When ds0 = 2^size bytes, runs of the inner level become bursts of\n"
-               "up to min(desc_burst_i, {}) beats (desc_burst_i = 0: {}); otherwise every element is a 1-beat burst.\n"
-               "A count of 0 ends the descriptor at once (done_o, no transfers).\n"
-               "Off-chip port: burst requests (req_*) run ahead of the data by up to {} bursts (prefetch);\n"
-               "read data (rd_*) and write data (wr_*, wr_last_o on each burst's final beat) follow the\n"
-               "requests in order. Write data of a burst is sent after its request was accepted.\n"
-               "SPM port: one word per accepted request (spm_req_o & spm_gnt_i); read data returns on\n"
-               "spm_rvalid_i/spm_rdata_i (1 cycle later for capsgen_spm_*; any latency works). The top level\n"
-               "lowers spm_gnt_i while the addressed sector sleeps (capsgen_spm_* refuses such accesses).\n"
-               "done_o pulses for one cycle when the last word of a descriptor has been written (SPM) or\n"
-               "accepted (off-chip); desc_ready_o is high from that cycle on. beats_*_o count since reset.",
-               W, g.max_size, 8 * WL, MB, MB, OUT));
+// The engine's module comment: the descriptor's three-level pattern, beat sizes and widening, bursts,
+// prefetch, and the handshakes of the off-chip and SPM ports.
+std::string dma_description(const DmaGeometry& g) {
+  return fmt::format(
+      "DMA engine between the off-chip burst port and a scratchpad port (docs/rtl-dma.md).\n"
+      "One descriptor at a time: desc_store_i = 0 loads DRAM -> SPM, 1 stores SPM -> DRAM. Element\n"
+      "(i2, i1, i0), i0 innermost, i_k < count_k, moves one element (up to a {}-bit word) between DRAM\n"
+      "byte address dram_addr + i0*ds0 + i1*ds1 + i2*ds2 and SPM element address spm_addr + i0*ss0 +\n"
+      "i1*ss1 + i2*ss2 (both modulo their width; the SPM side is memsys's on-chip element space).\n"
+      "desc_size_i narrows each beat to its low 2^size bytes (0..{}; larger: a whole word): read beats\n"
+      "carry the element in the low bytes of rd_data_i (the rest is ignored), the SPM write data gets it\n"
+      "in its low bytes, zeros above (desc_widen_i on a 1-byte load: the byte sign-extended to {} bits);\n"
+      "write beats carry the low bytes of the SPM read data, wr_strb_o marks them. spm_size_o gives the\n"
+      "bytes of each SPM access: 2^size, or the widened lane.\n"
+      "When ds0 = 2^size bytes, runs of the inner level become bursts of\n"
+      "up to min(desc_burst_i, {}) beats (desc_burst_i = 0: {}); otherwise every element is a 1-beat burst.\n"
+      "A count of 0 ends the descriptor at once (done_o, no transfers).\n"
+      "Off-chip port: burst requests (req_*) run ahead of the data by up to {} bursts (prefetch);\n"
+      "read data (rd_*) and write data (wr_*, wr_last_o on each burst's final beat) follow the\n"
+      "requests in order. Write data of a burst is sent after its request was accepted.\n"
+      "SPM port: one word per accepted request (spm_req_o & spm_gnt_i); read data returns on\n"
+      "spm_rvalid_i/spm_rdata_i (1 cycle later for capsgen_spm_*; any latency works). The top level\n"
+      "lowers spm_gnt_i while the addressed sector sleeps (capsgen_spm_* refuses such accesses).\n"
+      "done_o pulses for one cycle when the last word of a descriptor has been written (SPM) or\n"
+      "accepted (off-chip); desc_ready_o is high from that cycle on. beats_*_o count since reset.",
+      g.data_bits, g.max_size, 8 * g.widen_bytes, g.max_burst, g.max_burst, g.outstanding);
+}
+
+// The descriptor: direction, base addresses, three levels of counts and strides, burst limit, beat size
+// and widening; then the run's busy level and done pulse.
+void declare_descriptor_ports(Module& m, const DmaGeometry& g) {
+  const int SA = g.spm_addr_bits, DA = kDmaDramAddrBits, CW = kDmaCountBits, LW = g.len_bits, MB = g.max_burst;
+  const int ZW = g.size_bits, WL = g.widen_bytes;
   m.clock_and_reset()
       .input("desc_valid_i", "1", "descriptor valid")
       .output("desc_ready_o", "1", "descriptor accepted when valid (idle)")
@@ -101,53 +123,80 @@ Module build_dma(const AccelConfig& cfg) {
       .input("desc_size_i", str(ZW), fmt::format("bytes per beat = 2^size; {} (or more): a whole word", g.max_size))
       .input("desc_widen_i", "1", fmt::format("1-byte load (size 0): sign-extend each byte to {} bits (else ignored)", 8 * WL))
       .output("busy_o", "1", "a descriptor is running")
-      .output("done_o", "1", "one-cycle pulse: the descriptor has finished")
-      .output("req_valid_o", "1", "off-chip burst request")
+      .output("done_o", "1", "one-cycle pulse: the descriptor has finished");
+}
+
+// The off-chip burst port: burst requests, then read data and write data beats in request order.
+void declare_offchip_ports(Module& m, const DmaGeometry& g) {
+  const int W = g.data_bits, DA = kDmaDramAddrBits, LW = g.len_bits;
+  m.output("req_valid_o", "1", "off-chip burst request")
       .input("req_ready_i", "1", "request accepted")
       .output("req_addr_o", str(DA), "burst byte address")
-      .output("req_len_o", str(LW), fmt::format("burst length in beats (1..{})", MB))
+      .output("req_len_o", str(LW), fmt::format("burst length in beats (1..{})", g.max_burst))
       .output("req_write_o", "1", "1: write burst, 0: read burst")
-      .output("req_size_o", str(ZW), "bytes per beat = 2^size, in the low bytes of the data channels")
+      .output("req_size_o", str(g.size_bits), "bytes per beat = 2^size, in the low bytes of the data channels")
       .input("rd_valid_i", "1", "read data beat valid")
       .output("rd_ready_o", "1", "read data beat accepted")
       .input("rd_data_i", str(W), "read data beat")
       .output("wr_valid_o", "1", "write data beat valid")
       .input("wr_ready_i", "1", "write data beat accepted")
       .output("wr_data_o", str(W), "write data beat")
-      .output("wr_strb_o", str(WB), "byte strobes of the beat: the low 2^size bytes")
-      .output("wr_last_o", "1", "final beat of its burst")
-      .output("spm_req_o", "1", "SPM access")
+      .output("wr_strb_o", str(g.word_bytes), "byte strobes of the beat: the low 2^size bytes")
+      .output("wr_last_o", "1", "final beat of its burst");
+}
+
+// The scratchpad port: one word per granted request, read data returning later.
+void declare_spm_ports(Module& m, const DmaGeometry& g) {
+  const int W = g.data_bits, ZW = g.size_bits;
+  m.output("spm_req_o", "1", "SPM access")
       .input("spm_gnt_i", "1", "SPM access accepted this cycle")
       .output("spm_we_o", "1", "1: write, 0: read")
-      .output("spm_addr_o", str(SA), "SPM element address")
+      .output("spm_addr_o", str(g.spm_addr_bits), "SPM element address")
       .output("spm_size_o", str(ZW), fmt::format("SPM access of 2^size bytes: the descriptor's size, {} when widened", g.widen_size))
       .output("spm_wdata_o", str(W), "SPM write data")
       .input("spm_rvalid_i", "1", "SPM read data of an earlier accepted read")
-      .input("spm_rdata_i", str(W), "SPM read data")
-      .output("beats_read_o", str(KB), "read beats accepted since reset (wraps)")
-      .output("beats_written_o", str(KB), "write beats accepted since reset (wraps)");
+      .input("spm_rdata_i", str(W), "SPM read data");
+}
 
-  // ---- declarations ----
-  m.comment("Descriptor registers.");
-  m.reg("busy_q", "1");
-  m.reg("done_q", "1");
-  m.reg("store_q", "1");
-  m.reg("contig_q", "1", "ds0 is one word: inner runs form bursts");
-  m.reg("limit_q", str(LW), "burst length limit (1..max)");
-  if (narrow) {
+// The port list: descriptor, off-chip port, SPM port and the beat counters.
+void declare_ports(Module& m, const DmaGeometry& g) {
+  declare_descriptor_ports(m, g);
+  declare_offchip_ports(m, g);
+  declare_spm_ports(m, g);
+  m.output("beats_read_o", str(kDmaCounterBits), "read beats accepted since reset (wraps)")
+      .output("beats_written_o", str(kDmaCounterBits), "write beats accepted since reset (wraps)");
+}
+
+// A beat's size: the registered size and strobes, the size input limited to a whole word, and a read
+// beat narrowed to its low bytes (and widened). 1-byte words have no size to choose.
+void declare_beat_size(Module& m, const DmaWidths& w) {
+  const int W = w.g.data_bits, WB = w.g.word_bytes, ZW = w.g.size_bits;
+  if (w.narrow) {
     m.reg("size_q", str(ZW), "bytes per beat = 2^size_q");
     m.reg("strb_q", str(WB), "bytes of a beat: the low 2^size_q");
-    if (WL > 1) m.reg("widen_q", "1", "sign-extend each read byte to a lane");
+    if (w.widen) m.reg("widen_q", "1", "sign-extend each read byte to a lane");
     m.wire("desc_size", str(ZW), "desc_size_i limited to a whole word");
     m.wire("desc_strb", str(WB));
     m.wire("rd_keep", str(W), "bits of a read beat that carry the element");
-    if (WL > 1) m.wire("rd_sign", str(W), "sign bits of a widened byte");
+    if (w.widen) m.wire("rd_sign", str(W), "sign bits of a widened byte");
     m.wire("rd_elem", str(W), "a read beat narrowed (and widened) to the SPM word");
   } else {
     m.lint_off("UNUSEDSIGNAL", "1-byte words: every beat is one byte, no size or widening to choose.");
     m.wire("unused_desc", "2");
     m.lint_on("UNUSEDSIGNAL");
   }
+}
+
+// The descriptor registers, loaded when a descriptor is accepted, and what is decoded from the inputs.
+void declare_descriptor_registers(Module& m, const DmaWidths& w) {
+  const int SA = w.g.spm_addr_bits, DA = kDmaDramAddrBits, CW = kDmaCountBits, LW = w.g.len_bits;
+  m.comment("Descriptor registers.");
+  m.reg("busy_q", "1");
+  m.reg("done_q", "1");
+  m.reg("store_q", "1");
+  m.reg("contig_q", "1", "ds0 is one word: inner runs form bursts");
+  m.reg("limit_q", str(LW), "burst length limit (1..max)");
+  declare_beat_size(m, w);
   for (int k = 0; k < 3; ++k) m.reg(fmt::format("count{}_q", k), str(CW));
   for (int k = 0; k < 3; ++k) m.reg(fmt::format("ds{}_q", k), str(DA));
   for (int k = 0; k < 3; ++k) m.reg(fmt::format("ss{}_q", k), str(SA));
@@ -156,6 +205,11 @@ Module build_dma(const AccelConfig& cfg) {
   m.wire("desc_limit", str(LW));
   m.wire("count1_last", str(CW));
   m.wire("count2_last", str(CW));
+}
+
+// The request side's walker: the position of the next burst in the pattern and its DRAM address.
+void declare_request_walker(Module& m, const DmaWidths& w) {
+  const int DA = kDmaDramAddrBits, CW = kDmaCountBits, LW = w.g.len_bits;
   m.comment("Request side: walks the pattern burst by burst.");
   m.reg("rq_active_q", "1", "requests remain");
   m.reg("rq_j_q", str(CW), "inner index of the next burst's first element");
@@ -171,11 +225,16 @@ Module build_dma(const AccelConfig& cfg) {
   m.wire("rq_row1_next", str(DA));
   m.wire("rq_row2_next", str(DA));
   m.wire("req_fire", "1");
-  m.comment(fmt::format("Burst-length FIFO: the lengths of the {} bursts in flight at most.", OUT));
-  m.memory("lq_mem", str(LW), str(OUT));
-  m.reg("lq_wp_q", str(PB));
-  m.reg("lq_rp_q", str(PB));
-  m.reg("lq_cnt_q", str(CB));
+}
+
+// The burst-length FIFO of the bursts in flight and the beat count of the one whose data streams now.
+void declare_burst_length_fifo(Module& m, const DmaWidths& w) {
+  const int LW = w.g.len_bits;
+  m.comment(fmt::format("Burst-length FIFO: the lengths of the {} bursts in flight at most.", w.g.outstanding));
+  m.memory("lq_mem", str(LW), str(w.g.outstanding));
+  m.reg("lq_wp_q", str(w.lq_ptr));
+  m.reg("lq_rp_q", str(w.lq_ptr));
+  m.reg("lq_cnt_q", str(w.lq_count));
   m.wire("lq_full", "1");
   m.wire("lq_empty", "1");
   m.wire("lq_head", str(LW), "length of the burst whose data streams now");
@@ -186,10 +245,16 @@ Module build_dma(const AccelConfig& cfg) {
   m.wire("beat_fire", "1");
   m.wire("rd_fire", "1");
   m.wire("wr_fire", "1");
-  m.comment(fmt::format("Data FIFO ({} words): read beats -> SPM writes (load), SPM reads -> write beats (store).", FD));
-  m.memory("df_mem", str(W), str(FD));
-  m.reg("df_wp_q", str(FB));
-  m.reg("df_rp_q", str(FB));
+}
+
+// The data FIFO between the off-chip data channels and the SPM port.
+void declare_data_fifo(Module& m, const DmaWidths& w) {
+  const int W = w.g.data_bits, FCB = w.df_count;
+  m.comment(fmt::format("Data FIFO ({} words): read beats -> SPM writes (load), SPM reads -> write beats (store).",
+                        kDmaFifoDepth));
+  m.memory("df_mem", str(W), str(kDmaFifoDepth));
+  m.reg("df_wp_q", str(w.df_ptr));
+  m.reg("df_rp_q", str(w.df_ptr));
   m.reg("df_cnt_q", str(FCB));
   m.wire("df_push", "1");
   m.wire("df_pop", "1");
@@ -197,6 +262,12 @@ Module build_dma(const AccelConfig& cfg) {
   m.wire("df_full", "1");
   m.wire("df_empty", "1");
   m.wire("df_used", str(FCB + 1), "FIFO words plus SPM reads in flight");
+}
+
+// The SPM side's walker: the position of the next word in the pattern, its SPM address and the SPM
+// reads in flight.
+void declare_spm_walker(Module& m, const DmaWidths& w) {
+  const int SA = w.g.spm_addr_bits, CW = kDmaCountBits;
   m.comment("SPM side: walks the pattern word by word.");
   m.reg("sp_active_q", "1", "SPM accesses remain");
   m.reg("sp_i0_q", str(CW));
@@ -205,15 +276,41 @@ Module build_dma(const AccelConfig& cfg) {
   m.reg("sp_ptr_q", str(SA));
   m.reg("sp_row1_q", str(SA));
   m.reg("sp_row2_q", str(SA));
-  m.reg("sp_inf_q", str(FCB), "SPM reads in flight");
+  m.reg("sp_inf_q", str(w.df_count), "SPM reads in flight");
   m.wire("sp_row1_next", str(SA));
   m.wire("sp_row2_next", str(SA));
   m.wire("count0_last", str(CW));
   m.wire("spm_fire", "1");
   m.wire("sp_ret", "1", "SPM read data returns");
+}
+
+// The end of a descriptor and the beat counters.
+void declare_status(Module& m) {
   m.wire("finish", "1");
-  m.reg("beats_rd_q", str(KB));
-  m.reg("beats_wr_q", str(KB));
+  m.reg("beats_rd_q", str(kDmaCounterBits));
+  m.reg("beats_wr_q", str(kDmaCounterBits));
+}
+
+}  // namespace
+
+Module build_dma(const AccelConfig& cfg) {
+  const DmaWidths w = dma_widths(cfg);
+  const DmaGeometry& g = w.g;
+  const int W = g.data_bits, SA = g.spm_addr_bits, DA = kDmaDramAddrBits, CW = kDmaCountBits, LW = g.len_bits;
+  const int MB = g.max_burst, KB = kDmaCounterBits;
+  const int OUT = g.outstanding, PB = w.lq_ptr, CB = w.lq_count;
+  const int FD = kDmaFifoDepth, FB = w.df_ptr, FCB = w.df_count;
+  const int WB = g.word_bytes, ZW = g.size_bits, WL = g.widen_bytes;
+  const bool narrow = w.narrow;
+
+  Module m(kDmaModule, dma_description(g));
+  declare_ports(m, g);
+  declare_descriptor_registers(m, w);
+  declare_request_walker(m, w);
+  declare_burst_length_fifo(m, w);
+  declare_data_fifo(m, w);
+  declare_spm_walker(m, w);
+  declare_status(m);
 
   // ---- descriptor ----
   m.blank();
