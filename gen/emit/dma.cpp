@@ -291,28 +291,10 @@ void declare_status(Module& m) {
   m.reg("beats_wr_q", str(kDmaCounterBits));
 }
 
-}  // namespace
-
-Module build_dma(const AccelConfig& cfg) {
-  const DmaWidths w = dma_widths(cfg);
-  const DmaGeometry& g = w.g;
-  const int W = g.data_bits, SA = g.spm_addr_bits, DA = kDmaDramAddrBits, CW = kDmaCountBits, LW = g.len_bits;
-  const int MB = g.max_burst, KB = kDmaCounterBits;
-  const int OUT = g.outstanding, PB = w.lq_ptr, CB = w.lq_count;
-  const int FD = kDmaFifoDepth, FB = w.df_ptr, FCB = w.df_count;
-  const int WB = g.word_bytes, ZW = g.size_bits, WL = g.widen_bytes;
-  const bool narrow = w.narrow;
-
-  Module m(kDmaModule, dma_description(g));
-  declare_ports(m, g);
-  declare_descriptor_registers(m, w);
-  declare_request_walker(m, w);
-  declare_burst_length_fifo(m, w);
-  declare_data_fifo(m, w);
-  declare_spm_walker(m, w);
-  declare_status(m);
-
-  // ---- descriptor ----
+// The descriptor handshake (accepted while idle), an empty pattern (a count of 0), the burst length
+// limit and the last index of each level.
+void build_descriptor_decode(Module& m, const DmaWidths& w) {
+  const int CW = kDmaCountBits, LW = w.g.len_bits, MB = w.g.max_burst;
   m.blank();
   m.assign("desc_ready_o", "~busy_q");
   m.assign("desc_fire", "desc_valid_i & ~busy_q");
@@ -326,91 +308,173 @@ Module build_dma(const AccelConfig& cfg) {
   m.assign("count0_last", fmt::format("count0_q - {}", lit(CW, 1)));
   m.assign("count1_last", fmt::format("count1_q - {}", lit(CW, 1)));
   m.assign("count2_last", fmt::format("count2_q - {}", lit(CW, 1)));
-  if (narrow) {
+}
+
+// The descriptor's beat size, limited to a whole word, and its byte strobes. 1-byte words leave the
+// size and widen inputs unused.
+void build_size_decode(Module& m, const DmaWidths& w) {
+  const int ZW = w.g.size_bits;
+  if (w.narrow) {
     // desc_size_i > max_size is impossible (a constant comparison for lint) when max_size = 2^ZW - 1.
-    if ((1 << ZW) - 1 > g.max_size)
-      m.assign("desc_size", fmt::format("(desc_size_i > {0}) ? {0} : desc_size_i", lit(ZW, g.max_size)));
+    if ((1 << ZW) - 1 > w.g.max_size)
+      m.assign("desc_size", fmt::format("(desc_size_i > {0}) ? {0} : desc_size_i", lit(ZW, w.g.max_size)));
     else
       m.assign("desc_size", "desc_size_i");
-    m.assign("desc_strb", strobe_expr("desc_size", g.max_size, ZW));
+    m.assign("desc_strb", strobe_expr("desc_size", w.g.max_size, ZW));
   } else {
     m.assign("unused_desc", "{desc_size_i, desc_widen_i}");
   }
-  m.assign("finish", fmt::format("busy_q & ~rq_active_q & ~sp_active_q & lq_empty & df_empty & (sp_inf_q == {})", lit(FCB, 0)));
-  {
-    Stmts reset = {nb("busy_q", "1'b0"), nb("done_q", "1'b0"), nb("store_q", "1'b0"), nb("contig_q", "1'b0"),
-                   nb("limit_q", lit(LW, 1))};
-    if (narrow) {
-      reset.push_back(nb("size_q", lit(ZW, g.max_size)));
-      reset.push_back(nb("strb_q", detail::ones(WB)));
-      if (WL > 1) reset.push_back(nb("widen_q", "1'b0"));
-    }
-    for (int k = 0; k < 3; ++k) {
-      reset.push_back(nb(fmt::format("count{}_q", k), lit(CW, 0)));
-      reset.push_back(nb(fmt::format("ds{}_q", k), lit(DA, 0)));
-      reset.push_back(nb(fmt::format("ss{}_q", k), lit(SA, 0)));
-    }
-    Stmts accept = {nb("busy_q", "~desc_empty"), nb("done_q", "desc_empty"), nb("store_q", "desc_store_i"),
-                    nb("contig_q", narrow ? fmt::format("desc_dram_stride0_i == ({} << desc_size)", lit(DA, 1))
-                                          : fmt::format("desc_dram_stride0_i == {}", lit(DA, g.word_bytes))),
-                    nb("limit_q", "desc_limit")};
-    if (narrow) {
-      accept.push_back(nb("size_q", "desc_size"));
-      accept.push_back(nb("strb_q", "desc_strb"));
-      if (WL > 1)
-        accept.push_back(nb("widen_q", fmt::format("desc_widen_i & ~desc_store_i & (desc_size == {})", lit(ZW, 0))));
-    }
-    for (int k = 0; k < 3; ++k) {
-      accept.push_back(nb(fmt::format("count{}_q", k), fmt::format("desc_count{}_i", k)));
-      accept.push_back(nb(fmt::format("ds{}_q", k), fmt::format("desc_dram_stride{}_i", k)));
-      accept.push_back(nb(fmt::format("ss{}_q", k), fmt::format("desc_spm_stride{}_i", k)));
-    }
-    m.always_ff_reset(reset, {nb("done_q", "1'b0"), if_("desc_fire", accept),
-                              if_("finish", {nb("busy_q", "1'b0"), nb("done_q", "1'b1")})});
-  }
+}
 
-  // ---- request side ----
-  m.blank();
-  m.comment("Request side: burst length, next position, request handshake.");
+// The descriptor registers' reset values: idle, a 1-beat limit, whole-word beats, no pattern.
+Stmts descriptor_reset(const DmaWidths& w) {
+  const int SA = w.g.spm_addr_bits, DA = kDmaDramAddrBits, CW = kDmaCountBits, LW = w.g.len_bits;
+  const int ZW = w.g.size_bits;
+  Stmts reset = {nb("busy_q", "1'b0"), nb("done_q", "1'b0"), nb("store_q", "1'b0"), nb("contig_q", "1'b0"),
+                 nb("limit_q", lit(LW, 1))};
+  if (w.narrow) {
+    reset.push_back(nb("size_q", lit(ZW, w.g.max_size)));
+    reset.push_back(nb("strb_q", detail::ones(w.g.word_bytes)));
+    if (w.widen) reset.push_back(nb("widen_q", "1'b0"));
+  }
+  for (int k = 0; k < 3; ++k) {
+    reset.push_back(nb(fmt::format("count{}_q", k), lit(CW, 0)));
+    reset.push_back(nb(fmt::format("ds{}_q", k), lit(DA, 0)));
+    reset.push_back(nb(fmt::format("ss{}_q", k), lit(SA, 0)));
+  }
+  return reset;
+}
+
+// An accepted descriptor: busy unless its pattern is empty (then done at once); contiguous when ds0 is
+// one beat of 2^size bytes; widened only on a 1-byte load; its counts and strides.
+Stmts descriptor_load(const DmaWidths& w) {
+  const int DA = kDmaDramAddrBits, ZW = w.g.size_bits;
+  Stmts accept = {nb("busy_q", "~desc_empty"), nb("done_q", "desc_empty"), nb("store_q", "desc_store_i"),
+                  nb("contig_q", w.narrow ? fmt::format("desc_dram_stride0_i == ({} << desc_size)", lit(DA, 1))
+                                          : fmt::format("desc_dram_stride0_i == {}", lit(DA, w.g.word_bytes))),
+                  nb("limit_q", "desc_limit")};
+  if (w.narrow) {
+    accept.push_back(nb("size_q", "desc_size"));
+    accept.push_back(nb("strb_q", "desc_strb"));
+    if (w.widen)
+      accept.push_back(nb("widen_q", fmt::format("desc_widen_i & ~desc_store_i & (desc_size == {})", lit(ZW, 0))));
+  }
+  for (int k = 0; k < 3; ++k) {
+    accept.push_back(nb(fmt::format("count{}_q", k), fmt::format("desc_count{}_i", k)));
+    accept.push_back(nb(fmt::format("ds{}_q", k), fmt::format("desc_dram_stride{}_i", k)));
+    accept.push_back(nb(fmt::format("ss{}_q", k), fmt::format("desc_spm_stride{}_i", k)));
+  }
+  return accept;
+}
+
+// The descriptor registers, loaded when a descriptor is accepted. The run finishes when both walkers
+// are done, no burst is in flight, the data FIFO is empty and no SPM read is outstanding; done_q
+// pulses then.
+void build_descriptor_registers(Module& m, const DmaWidths& w) {
+  const int FCB = w.df_count;
+  m.assign("finish", fmt::format("busy_q & ~rq_active_q & ~sp_active_q & lq_empty & df_empty & (sp_inf_q == {})",
+                                 lit(FCB, 0)));
+  m.always_ff_reset(descriptor_reset(w), {nb("done_q", "1'b0"), if_("desc_fire", descriptor_load(w)),
+                                          if_("finish", {nb("busy_q", "1'b0"), nb("done_q", "1'b1")})});
+}
+
+// The two pattern walkers, prefix p = rq (request side, DRAM byte addresses) and sp (SPM side, SPM
+// element addresses), have the same registers: p_active_q, an inner index (rq_j_q, sp_i0_q), p_i1_q,
+// p_i2_q, the address p_ptr_q and the addresses of the current level-1 row and level-2 plane,
+// p_row1_q and p_row2_q (next ones: p_row1_next, p_row2_next).
+
+// A walker's registers at reset: inactive, at index (0, 0, 0) and address 0.
+Stmts walker_reset(const std::string& p, const std::string& inner, int addr_bits) {
+  const int CW = kDmaCountBits;
+  return {nb(p + "_active_q", "1'b0"),
+          nb(inner, lit(CW, 0)),
+          nb(p + "_i1_q", lit(CW, 0)),
+          nb(p + "_i2_q", lit(CW, 0)),
+          nb(p + "_ptr_q", lit(addr_bits, 0)),
+          nb(p + "_row1_q", lit(addr_bits, 0)),
+          nb(p + "_row2_q", lit(addr_bits, 0))};
+}
+
+// A walker started by an accepted descriptor: active unless the pattern is empty, at index (0, 0, 0)
+// and the base address `base`.
+Stmts walker_start(const std::string& p, const std::string& inner, const std::string& base) {
+  const int CW = kDmaCountBits;
+  return {nb(p + "_active_q", "~desc_empty"),
+          nb(inner, lit(CW, 0)),
+          nb(p + "_i1_q", lit(CW, 0)),
+          nb(p + "_i2_q", lit(CW, 0)),
+          nb(p + "_ptr_q", base),
+          nb(p + "_row1_q", base),
+          nb(p + "_row2_q", base)};
+}
+
+// A walker past the end of an inner run: on to the next level-1 row, else to the next level-2 plane
+// (whose first row starts there), else the pattern is done.
+Stmts walker_next_row(const std::string& p, const std::string& inner) {
+  const int CW = kDmaCountBits;
+  const std::string i1 = p + "_i1_q", i2 = p + "_i2_q", row1_next = p + "_row1_next", row2_next = p + "_row2_next";
+  return {if_(i1 + " != count1_last",
+              {nb(inner, lit(CW, 0)), nb(i1, fmt::format("{} + {}", i1, lit(CW, 1))), nb(p + "_row1_q", row1_next),
+               nb(p + "_ptr_q", row1_next)},
+              {if_(i2 + " != count2_last",
+                   {nb(inner, lit(CW, 0)), nb(i1, lit(CW, 0)), nb(i2, fmt::format("{} + {}", i2, lit(CW, 1))),
+                    nb(p + "_row2_q", row2_next), nb(p + "_row1_q", row2_next), nb(p + "_ptr_q", row2_next)},
+                   {nb(p + "_active_q", "1'b0")})})};
+}
+
+// The next burst: 1 beat unless ds0 is contiguous, else the rest of the inner run up to the limit; the
+// inner index after it, the DRAM address step to the following burst, the next row and plane.
+void build_request_burst(Module& m, const DmaWidths& w) {
+  const int DA = kDmaDramAddrBits, CW = kDmaCountBits, LW = w.g.len_bits;
   m.assign("rq_rem", "count0_q - rq_j_q");
   m.assign("rq_len", fmt::format("~contig_q ? {0} : (rq_rem > {1}) ? limit_q : rq_rem[{2}:0]", lit(LW, 1),
                                  zext("limit_q", LW, CW), LW - 1));
   m.assign("rq_j_next", fmt::format("rq_j_q + {}", zext("rq_len", LW, CW)));
-  {
-    // A contiguous burst covers len * 2^size bytes.
-    const std::string len_bytes = narrow ? fmt::format("{} << size_q", zext("rq_len", LW, DA)) : zext("rq_len", LW, DA);
-    m.assign("rq_step", fmt::format("contig_q ? {} : ds0_q", len_bytes));
-  }
+  // A contiguous burst covers len * 2^size bytes.
+  const std::string len_bytes = w.narrow ? fmt::format("{} << size_q", zext("rq_len", LW, DA)) : zext("rq_len", LW, DA);
+  m.assign("rq_step", fmt::format("contig_q ? {} : ds0_q", len_bytes));
   m.assign("rq_row1_next", "rq_row1_q + ds1_q");
   m.assign("rq_row2_next", "rq_row2_q + ds2_q");
+}
+
+// The off-chip request channel: a burst is requested while bursts remain and the burst-length FIFO has
+// room for its length.
+void drive_request_port(Module& m, const DmaWidths& w) {
   m.assign("req_valid_o", "rq_active_q & ~lq_full");
   m.assign("req_addr_o", "rq_ptr_q");
   m.assign("req_len_o", "rq_len");
   m.assign("req_write_o", "store_q");
-  m.assign("req_size_o", narrow ? "size_q" : "1'b0");
+  m.assign("req_size_o", w.narrow ? "size_q" : "1'b0");
   m.assign("req_fire", "rq_active_q & ~lq_full & req_ready_i");
-  m.always_ff_reset(
-      {nb("rq_active_q", "1'b0"), nb("rq_j_q", lit(CW, 0)), nb("rq_i1_q", lit(CW, 0)), nb("rq_i2_q", lit(CW, 0)),
-       nb("rq_ptr_q", lit(DA, 0)), nb("rq_row1_q", lit(DA, 0)), nb("rq_row2_q", lit(DA, 0))},
-      {if_("desc_fire",
-           {nb("rq_active_q", "~desc_empty"), nb("rq_j_q", lit(CW, 0)), nb("rq_i1_q", lit(CW, 0)),
-            nb("rq_i2_q", lit(CW, 0)), nb("rq_ptr_q", "desc_dram_addr_i"), nb("rq_row1_q", "desc_dram_addr_i"),
-            nb("rq_row2_q", "desc_dram_addr_i")},
-           {if_("req_fire",
-                {if_("rq_j_next != count0_q", {nb("rq_j_q", "rq_j_next"), nb("rq_ptr_q", "rq_ptr_q + rq_step")},
-                     {if_("rq_i1_q != count1_last",
-                          {nb("rq_j_q", lit(CW, 0)), nb("rq_i1_q", fmt::format("rq_i1_q + {}", lit(CW, 1))),
-                           nb("rq_row1_q", "rq_row1_next"), nb("rq_ptr_q", "rq_row1_next")},
-                          {if_("rq_i2_q != count2_last",
-                               {nb("rq_j_q", lit(CW, 0)), nb("rq_i1_q", lit(CW, 0)),
-                                nb("rq_i2_q", fmt::format("rq_i2_q + {}", lit(CW, 1))), nb("rq_row2_q", "rq_row2_next"),
-                                nb("rq_row1_q", "rq_row2_next"), nb("rq_ptr_q", "rq_row2_next")},
-                               {nb("rq_active_q", "1'b0")})})})})})});
+}
 
-  // ---- burst-length FIFO and beat counting ----
+// The request walker: after an accepted request the next burst goes on in the same inner run, or
+// starts the next row or plane.
+void build_request_walker(Module& m) {
+  const Stmts next_burst = {
+      if_("rq_j_next != count0_q", {nb("rq_j_q", "rq_j_next"), nb("rq_ptr_q", "rq_ptr_q + rq_step")},
+          walker_next_row("rq", "rq_j_q"))};
+  m.always_ff_reset(
+      walker_reset("rq", "rq_j_q", kDmaDramAddrBits),
+      {if_("desc_fire", walker_start("rq", "rq_j_q", "desc_dram_addr_i"), {if_("req_fire", next_burst)})});
+}
+
+// The request side: walks the pattern a burst at a time, ahead of the data.
+void build_request_side(Module& m, const DmaWidths& w) {
+  m.blank();
+  m.comment("Request side: burst length, next position, request handshake.");
+  build_request_burst(m, w);
+  drive_request_port(m, w);
+  build_request_walker(m);
+}
+
+// The burst-length FIFO and the beat count of its head burst: a length is pushed with its request and
+// popped with the burst's final data beat (read or write, as the descriptor's direction says).
+void build_burst_length_fifo(Module& m, const DmaWidths& w) {
+  const int LW = w.g.len_bits, PB = w.lq_ptr, CB = w.lq_count;
   m.blank();
   m.comment("Bursts in flight: pushed with the request, popped with the burst's final data beat.");
-  m.assign("lq_full", fmt::format("lq_cnt_q == {}", lit(CB, OUT)));
+  m.assign("lq_full", fmt::format("lq_cnt_q == {}", lit(CB, w.g.outstanding)));
   m.assign("lq_empty", fmt::format("lq_cnt_q == {}", lit(CB, 0)));
   m.assign("lq_head", "lq_mem[lq_rp_q]");
   m.assign("rd_fire", "rd_valid_i & rd_ready_o");
@@ -427,8 +491,29 @@ Module build_dma(const AccelConfig& cfg) {
        if_("req_fire & ~lq_pop", {nb("lq_cnt_q", fmt::format("lq_cnt_q + {}", lit(CB, 1)))}),
        if_("lq_pop & ~req_fire", {nb("lq_cnt_q", fmt::format("lq_cnt_q - {}", lit(CB, 1)))}),
        if_("beat_fire", {nb("bt_q", fmt::format("beat_last ? {} : bt_inc", lit(LW, 0)))})});
+}
 
-  // ---- data FIFO ----
+// Read beats: the low 2^size bytes are the element, zeros above; a widened byte fills the low
+// widen_bytes with its sign. Whole words (strb_q all ones, widen_q 0) pass unchanged.
+void build_read_beat_narrowing(Module& m, const DmaWidths& w) {
+  const int W = w.g.data_bits, WB = w.g.word_bytes, WL = w.g.widen_bytes;
+  std::string keep = "{";
+  for (int k = WB - 1; k >= 0; --k) keep += fmt::format("{{8{{strb_q[{}]}}}}{}", k, k ? ", " : "}");
+  m.assign("rd_keep", keep);
+  if (w.widen) {
+    const std::string sign = fmt::format("{{{}{{widen_q & rd_data_i[7]}}}}, 8'd0", 8 * (WL - 1));
+    m.assign("rd_sign", W > 8 * WL ? fmt::format("{{{}'d0, {}}}", W - 8 * WL, sign) : "{" + sign + "}");
+    m.assign("rd_elem", "(rd_data_i & rd_keep) | rd_sign");
+  } else {
+    m.assign("rd_elem", "rd_data_i & rd_keep");
+  }
+}
+
+// The data FIFO: a load pushes read beats (narrowed) and pops SPM writes; a store pushes returning SPM
+// read data and pops write beats. df_used counts the SPM reads in flight too, which have a word
+// reserved.
+void build_data_fifo(Module& m, const DmaWidths& w) {
+  const int FD = kDmaFifoDepth, FB = w.df_ptr, FCB = w.df_count;
   m.blank();
   m.comment("Data FIFO.");
   m.assign("df_full", fmt::format("df_cnt_q == {}", lit(FCB, FD)));
@@ -436,21 +521,8 @@ Module build_dma(const AccelConfig& cfg) {
   m.assign("df_used", fmt::format("{} + {}", zext("df_cnt_q", FCB, FCB + 1), zext("sp_inf_q", FCB, FCB + 1)));
   m.assign("sp_ret", "spm_rvalid_i & busy_q & store_q");
   m.assign("df_push", "store_q ? sp_ret : rd_fire");
-  if (narrow) {
-    // Read beats: the low 2^size bytes are the element, zeros above; a widened byte fills the low
-    // widen_bytes with its sign. Whole words (strb_q all ones, widen_q 0) pass unchanged.
-    std::string keep = "{";
-    for (int k = WB - 1; k >= 0; --k) keep += fmt::format("{{8{{strb_q[{}]}}}}{}", k, k ? ", " : "}");
-    m.assign("rd_keep", keep);
-    if (WL > 1) {
-      const std::string sign = fmt::format("{{{}{{widen_q & rd_data_i[7]}}}}, 8'd0", 8 * (WL - 1));
-      m.assign("rd_sign", W > 8 * WL ? fmt::format("{{{}'d0, {}}}", W - 8 * WL, sign) : "{" + sign + "}");
-      m.assign("rd_elem", "(rd_data_i & rd_keep) | rd_sign");
-    } else {
-      m.assign("rd_elem", "rd_data_i & rd_keep");
-    }
-  }
-  m.assign("df_wdata", narrow ? "store_q ? spm_rdata_i : rd_elem" : "store_q ? spm_rdata_i : rd_data_i");
+  if (w.narrow) build_read_beat_narrowing(m, w);
+  m.assign("df_wdata", w.narrow ? "store_q ? spm_rdata_i : rd_elem" : "store_q ? spm_rdata_i : rd_data_i");
   m.assign("df_pop", "store_q ? wr_fire : spm_fire");
   m.always_ff({if_("df_push", {nb("df_mem[df_wp_q]", "df_wdata")})});
   m.always_ff_reset(
@@ -459,47 +531,63 @@ Module build_dma(const AccelConfig& cfg) {
        if_("df_pop", {nb("df_rp_q", fmt::format("df_rp_q + {}", lit(FB, 1)))}),
        if_("df_push & ~df_pop", {nb("df_cnt_q", fmt::format("df_cnt_q + {}", lit(FCB, 1)))}),
        if_("df_pop & ~df_push", {nb("df_cnt_q", fmt::format("df_cnt_q - {}", lit(FCB, 1)))})});
+}
+
+// The off-chip data channels, only while a burst is in flight: a load takes read beats while the data
+// FIFO has room, a store sends write beats from its head, with the descriptor's strobes.
+void drive_data_channels(Module& m, const DmaWidths& w) {
   m.assign("rd_ready_o", "busy_q & ~store_q & ~lq_empty & ~df_full");
   m.assign("wr_valid_o", "busy_q & store_q & ~lq_empty & ~df_empty");
   m.assign("wr_data_o", "df_mem[df_rp_q]");
   m.assign("wr_last_o", "beat_last");
-  m.assign("wr_strb_o", narrow ? "strb_q" : "1'b1");
+  m.assign("wr_strb_o", w.narrow ? "strb_q" : "1'b1");
+}
 
-  // ---- SPM side ----
-  m.blank();
-  m.comment("SPM side: a load writes the FIFO head; a store reads ahead while the FIFO has room.");
-  m.assign("spm_req_o", fmt::format("busy_q & (store_q ? (sp_active_q & (df_used < {})) : ~df_empty)", lit(FCB + 1, FD)));
+// The SPM port: a load writes the data FIFO's head; a store reads while SPM words remain and the FIFO
+// can take the data of every read in flight. A widened load writes whole lanes.
+void drive_spm_port(Module& m, const DmaWidths& w) {
+  const int FCB = w.df_count, ZW = w.g.size_bits;
+  m.assign("spm_req_o",
+           fmt::format("busy_q & (store_q ? (sp_active_q & (df_used < {})) : ~df_empty)", lit(FCB + 1, kDmaFifoDepth)));
   m.assign("spm_we_o", "~store_q");
   m.assign("spm_addr_o", "sp_ptr_q");
-  if (!narrow) m.assign("spm_size_o", "1'b0");
-  else if (WL > 1) m.assign("spm_size_o", fmt::format("widen_q ? {} : size_q", lit(ZW, g.widen_size)));
+  if (!w.narrow) m.assign("spm_size_o", "1'b0");
+  else if (w.widen) m.assign("spm_size_o", fmt::format("widen_q ? {} : size_q", lit(ZW, w.g.widen_size)));
   else m.assign("spm_size_o", "size_q");
   m.assign("spm_wdata_o", "df_mem[df_rp_q]");
   m.assign("spm_fire", "spm_req_o & spm_gnt_i");
+}
+
+// The SPM walker: one word per granted access, on along the inner level, else to the next row or
+// plane; sp_inf_q counts a store's SPM reads until their data returns.
+void build_spm_walker(Module& m, const DmaWidths& w) {
+  const int CW = kDmaCountBits, FCB = w.df_count;
   m.assign("sp_row1_next", "sp_row1_q + ss1_q");
   m.assign("sp_row2_next", "sp_row2_q + ss2_q");
+  Stmts reset = walker_reset("sp", "sp_i0_q", w.g.spm_addr_bits);
+  reset.push_back(nb("sp_inf_q", lit(FCB, 0)));
+  const Stmts next_word = {
+      if_("sp_i0_q != count0_last",
+          {nb("sp_i0_q", fmt::format("sp_i0_q + {}", lit(CW, 1))), nb("sp_ptr_q", "sp_ptr_q + ss0_q")},
+          walker_next_row("sp", "sp_i0_q"))};
   m.always_ff_reset(
-      {nb("sp_active_q", "1'b0"), nb("sp_i0_q", lit(CW, 0)), nb("sp_i1_q", lit(CW, 0)), nb("sp_i2_q", lit(CW, 0)),
-       nb("sp_ptr_q", lit(SA, 0)), nb("sp_row1_q", lit(SA, 0)), nb("sp_row2_q", lit(SA, 0)), nb("sp_inf_q", lit(FCB, 0))},
-      {if_("desc_fire",
-           {nb("sp_active_q", "~desc_empty"), nb("sp_i0_q", lit(CW, 0)), nb("sp_i1_q", lit(CW, 0)),
-            nb("sp_i2_q", lit(CW, 0)), nb("sp_ptr_q", "desc_spm_addr_i"), nb("sp_row1_q", "desc_spm_addr_i"),
-            nb("sp_row2_q", "desc_spm_addr_i")},
-           {if_("spm_fire",
-                {if_("sp_i0_q != count0_last",
-                     {nb("sp_i0_q", fmt::format("sp_i0_q + {}", lit(CW, 1))), nb("sp_ptr_q", "sp_ptr_q + ss0_q")},
-                     {if_("sp_i1_q != count1_last",
-                          {nb("sp_i0_q", lit(CW, 0)), nb("sp_i1_q", fmt::format("sp_i1_q + {}", lit(CW, 1))),
-                           nb("sp_row1_q", "sp_row1_next"), nb("sp_ptr_q", "sp_row1_next")},
-                          {if_("sp_i2_q != count2_last",
-                               {nb("sp_i0_q", lit(CW, 0)), nb("sp_i1_q", lit(CW, 0)),
-                                nb("sp_i2_q", fmt::format("sp_i2_q + {}", lit(CW, 1))), nb("sp_row2_q", "sp_row2_next"),
-                                nb("sp_row1_q", "sp_row2_next"), nb("sp_ptr_q", "sp_row2_next")},
-                               {nb("sp_active_q", "1'b0")})})})})}),
+      reset,
+      {if_("desc_fire", walker_start("sp", "sp_i0_q", "desc_spm_addr_i"), {if_("spm_fire", next_word)}),
        if_("spm_fire & store_q & ~sp_ret", {nb("sp_inf_q", fmt::format("sp_inf_q + {}", lit(FCB, 1)))}),
        if_("sp_ret & ~(spm_fire & store_q)", {nb("sp_inf_q", fmt::format("sp_inf_q - {}", lit(FCB, 1)))})});
+}
 
-  // ---- status ----
+// The SPM side: walks the pattern a word at a time.
+void build_spm_side(Module& m, const DmaWidths& w) {
+  m.blank();
+  m.comment("SPM side: a load writes the FIFO head; a store reads ahead while the FIFO has room.");
+  drive_spm_port(m, w);
+  build_spm_walker(m, w);
+}
+
+// Status: busy and the done pulse from the descriptor registers, and the off-chip beat counters.
+void build_status(Module& m) {
+  const int KB = kDmaCounterBits;
   m.blank();
   m.comment("Status and beat counters.");
   m.always_ff_reset({nb("beats_rd_q", lit(KB, 0)), nb("beats_wr_q", lit(KB, 0))},
@@ -509,6 +597,35 @@ Module build_dma(const AccelConfig& cfg) {
   m.assign("done_o", "done_q");
   m.assign("beats_read_o", "beats_rd_q");
   m.assign("beats_written_o", "beats_wr_q");
+}
+
+}  // namespace
+
+Module build_dma(const AccelConfig& cfg) {
+  const DmaWidths w = dma_widths(cfg);
+  Module m(kDmaModule, dma_description(w.g));
+  declare_ports(m, w.g);
+  declare_descriptor_registers(m, w);
+  declare_request_walker(m, w);
+  declare_burst_length_fifo(m, w);
+  declare_data_fifo(m, w);
+  declare_spm_walker(m, w);
+  declare_status(m);
+
+  // The descriptor: accepted while idle, decoded, held until the run finishes.
+  build_descriptor_decode(m, w);
+  build_size_decode(m, w);
+  build_descriptor_registers(m, w);
+
+  // Requests run ahead of the data; the burst-length FIFO tells the data channels where a burst ends.
+  build_request_side(m, w);
+  build_burst_length_fifo(m, w);
+
+  // The data FIFO between the off-chip data channels and the SPM port, then the status outputs.
+  build_data_fifo(m, w);
+  drive_data_channels(m, w);
+  build_spm_side(m, w);
+  build_status(m);
   return m;
 }
 
