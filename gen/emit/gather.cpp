@@ -57,37 +57,56 @@ void gather_descriptor_ports(Module& m) {
       .input("desc_band_i", "1", "conv: the map is a band below the padded map's top (no zero rows above it)");
 }
 
-Module build_gather(const AccelConfig& cfg) {
-  const int rows = cfg.array.rows, RB = gather_row_bits(cfg);
-  const int CW = kGatherCountBits, AW = kGatherAddrBits, PW = kGatherCoordWidth;
-  if (rows < 1 || rows > 65535) throw std::logic_error("build_gather: rows outside [1, 65535]");
-  const std::string C = str(CW), A = str(AW), P = str(PW);
+namespace {
 
-  Module m(kGatherModule,
-           fmt::format(
-               "Gather address generator (docs/rtl-gather.md) for an array of {} rows: walks the data-vector\n"
-               "elements of one Gemm descriptor in the order the array consumes them, one element per cycle:\n"
-               "for b < batch, for each block of at most m_block vectors, for k < k_chunks, for each vector of the\n"
-               "block, for r < rows: element r of vector (b, m) in chunk k (gen/isa/gather.hpp). Each element is\n"
-               "an address (elem_addr_o) or a zero (elem_zero_o: reduction index k*rows + r >= r_total, conv\n"
-               "padding, diag row outside the groups).\n"
-               "  affine: base + b*s_b + m*s_m + k*s_k + r*s_r\n"
-               "  diag (affine, groups G > 1): row r = group g = r / group_rows, element e = r % group_rows:\n"
-               "          base + b*s_b + m*s_m + g*s_g + e*s_r, zero when g >= G or e >= r_total (k ignored)\n"
-               "  conv:   im2col of a [c, height, width] map at base + b*s_b, m = y*out_w + x,\n"
-               "          R = k*rows + r = (c*kernel_h + ky)*kernel_w + kx, iy = y*stride - padding + ky,\n"
-               "          ix = x*stride - padding + kx; zero outside the map. A part of a split reduction may start\n"
-               "          inside the window: (kx, ky) of its first element are desc_kx0_i, desc_ky0_i, its base that\n"
-               "          element's (DataSource::r_offset, isa::encode_gather). A band of a padded map (desc_band_i)\n"
-               "          has no zero rows above it: iy = y*stride + ky.\n"
-               "Addresses and strides are {}-bit two's complement (arithmetic modulo 2^{}). The derived fields\n"
-               "(s_g, pad_off, ky_step, c_step, y_step) come from isa::encode_gather; no multiplier is used.\n"
-               "Timing: a descriptor is accepted (desc_valid_i & desc_ready_o, ready = idle) at the clock edge\n"
-               "ending cycle t; its first element is valid in cycle t+1; each element stays until elem_ready_i;\n"
-               "after the edge that accepts the last element done_o is high for one cycle and desc_ready_o is\n"
-               "high again (one idle cycle per descriptor). A descriptor with batch, m_total, m_block or\n"
-               "k_chunks = 0 gives no element: done_o in cycle t+1.",
-               rows, AW, AW));
+// The array's rows, which set the walk's innermost level and the width of elem_row_o, checked once.
+struct GatherGeometry {
+  int rows = 0;
+  int row_bits = 0;  // gather_row_bits: max(1, clog2(rows))
+};
+
+GatherGeometry gather_geometry(const AccelConfig& cfg) {
+  GatherGeometry g;
+  g.rows = cfg.array.rows;
+  g.row_bits = gather_row_bits(cfg);
+  if (g.rows < 1 || g.rows > 65535) throw std::logic_error("build_gather: rows outside [1, 65535]");
+  return g;
+}
+
+// The unit's module comment: the loop nest, the three mappings (affine, diag, conv), the arithmetic and
+// the descriptor/element timing.
+std::string gather_description(const GatherGeometry& g) {
+  const int AW = kGatherAddrBits;
+  return fmt::format(
+      "Gather address generator (docs/rtl-gather.md) for an array of {} rows: walks the data-vector\n"
+      "elements of one Gemm descriptor in the order the array consumes them, one element per cycle:\n"
+      "for b < batch, for each block of at most m_block vectors, for k < k_chunks, for each vector of the\n"
+      "block, for r < rows: element r of vector (b, m) in chunk k (gen/isa/gather.hpp). Each element is\n"
+      "an address (elem_addr_o) or a zero (elem_zero_o: reduction index k*rows + r >= r_total, conv\n"
+      "padding, diag row outside the groups).\n"
+      "  affine: base + b*s_b + m*s_m + k*s_k + r*s_r\n"
+      "  diag (affine, groups G > 1): row r = group g = r / group_rows, element e = r % group_rows:\n"
+      "          base + b*s_b + m*s_m + g*s_g + e*s_r, zero when g >= G or e >= r_total (k ignored)\n"
+      "  conv:   im2col of a [c, height, width] map at base + b*s_b, m = y*out_w + x,\n"
+      "          R = k*rows + r = (c*kernel_h + ky)*kernel_w + kx, iy = y*stride - padding + ky,\n"
+      "          ix = x*stride - padding + kx; zero outside the map. A part of a split reduction may start\n"
+      "          inside the window: (kx, ky) of its first element are desc_kx0_i, desc_ky0_i, its base that\n"
+      "          element's (DataSource::r_offset, isa::encode_gather). A band of a padded map (desc_band_i)\n"
+      "          has no zero rows above it: iy = y*stride + ky.\n"
+      "Addresses and strides are {}-bit two's complement (arithmetic modulo 2^{}). The derived fields\n"
+      "(s_g, pad_off, ky_step, c_step, y_step) come from isa::encode_gather; no multiplier is used.\n"
+      "Timing: a descriptor is accepted (desc_valid_i & desc_ready_o, ready = idle) at the clock edge\n"
+      "ending cycle t; its first element is valid in cycle t+1; each element stays until elem_ready_i;\n"
+      "after the edge that accepts the last element done_o is high for one cycle and desc_ready_o is\n"
+      "high again (one idle cycle per descriptor). A descriptor with batch, m_total, m_block or\n"
+      "k_chunks = 0 gives no element: done_o in cycle t+1.",
+      g.rows, AW, AW);
+}
+
+// The port list: the descriptor handshake and fields, then one element per cycle (valid/ready) with its
+// address or zero flag, its position in the walk, and busy/done.
+void declare_ports(Module& m, const GatherGeometry& g) {
+  const std::string C = str(kGatherCountBits), A = str(kGatherAddrBits);
   m.clock_and_reset()
       .input("desc_valid_i", "1", "descriptor valid")
       .output("desc_ready_o", "1", "idle: the descriptor is accepted");
@@ -96,7 +115,7 @@ Module build_gather(const AccelConfig& cfg) {
       .input("elem_ready_i", "1", "the element is taken")
       .output("elem_addr_o", A, "element address (meaningful when elem_zero_o is low)")
       .output("elem_zero_o", "1", "the element is zero (no read)")
-      .output("elem_row_o", str(RB), "r: array row")
+      .output("elem_row_o", str(g.row_bits), "r: array row")
       .output("elem_vec_o", C, "index of the vector within its block")
       .output("elem_chunk_o", C, "k: chunk")
       .output("elem_vec_last_o", "1", "r == rows - 1")
@@ -104,7 +123,12 @@ Module build_gather(const AccelConfig& cfg) {
       .output("elem_last_o", "1", "last element of the descriptor")
       .output("busy_o", "1", "a descriptor is being walked")
       .output("done_o", "1", "one-cycle pulse: the descriptor finished");
+}
 
+// The descriptor's fields as the walk uses them: counts minus one, strides, conv geometry, the
+// padded origin and the window start of a part.
+void declare_descriptor_registers(Module& m) {
+  const std::string C = str(kGatherCountBits), A = str(kGatherAddrBits), P = str(kGatherCoordWidth);
   m.comment("Descriptor (loaded on accept).");
   m.reg("busy_q", "1");
   m.reg("done_q", "1");
@@ -126,14 +150,28 @@ Module build_gather(const AccelConfig& cfg) {
   m.reg("kx0_q", C, "conv: window column of each block's first element (0 unless a part starts inside the window)");
   m.reg("ky0_q", C, "conv: window row of it");
   for (const char* n : {"ky_step_q", "c_step_q", "y_step_q"}) m.reg(n, A);
+}
+
+// The loop counters of the element presented: row r, vector within the block mi, vector m and the
+// block's first vector m0, chunk k, batch item b.
+void declare_loop_counters(Module& m, const GatherGeometry& g) {
   m.comment("Loop counters of the element presented.");
-  m.reg("r_q", str(RB));
-  for (const char* n : {"mi_q", "m_q", "m0_q", "k_q", "b_q"}) m.reg(n, C);
+  m.reg("r_q", str(g.row_bits));
+  for (const char* n : {"mi_q", "m_q", "m0_q", "k_q", "b_q"}) m.reg(n, str(kGatherCountBits));
+}
+
+// The walk's state within a vector and its copy at the start of the chunk.
+void declare_inner_state(Module& m) {
   m.comment("Inner state (within a vector): conv c0 = kx, c1 = ky; diag c0 = element, c1 = group; the\n"
             "offset from the vector's address; remaining valid reduction elements (saturating). *s_q: the\n"
             "state at the start of the current chunk, restored for every vector of the block.");
-  for (const char* n : {"c0_q", "c1_q", "rem_q", "c0s_q", "c1s_q", "rems_q"}) m.reg(n, C);
-  for (const char* n : {"off_q", "offs_q", "gofs_q"}) m.reg(n, A);
+  for (const char* n : {"c0_q", "c1_q", "rem_q", "c0s_q", "c1s_q", "rems_q"}) m.reg(n, str(kGatherCountBits));
+  for (const char* n : {"off_q", "offs_q", "gofs_q"}) m.reg(n, str(kGatherAddrBits));
+}
+
+// The walk's state of the vector and its copy at the start of the block, and the batch item's base.
+void declare_outer_state(Module& m) {
+  const std::string C = str(kGatherCountBits), A = str(kGatherAddrBits), P = str(kGatherCoordWidth);
   m.comment("Outer state (the vector): its address without the inner offset, conv x and the input\n"
             "coordinates of its kernel origin iy0 = y*stride - padding (y*stride in a band), ix0 = x*stride -\n"
             "padding. *s_q: the state at the start of the current block, restored for every chunk. bb_q: the\n"
@@ -144,14 +182,21 @@ Module build_gather(const AccelConfig& cfg) {
   m.reg("x_q", C);
   m.reg("xs_q", C);
   for (const char* n : {"iy0_q", "ix0_q", "iy0s_q", "ix0s_q"}) m.reg(n, P);
+}
 
-  m.blank();
+// The last index of each loop level, and a descriptor without elements.
+void declare_loop_ends(Module& m) {
   m.wire("desc_empty", "1", "a zero count: no element");
   m.wire("row_last", "1");
   m.wire("m_last", "1");
   m.wire("bvec_last", "1", "last vector of the block");
   m.wire("k_last", "1");
   m.wire("b_last", "1");
+}
+
+// The inner state of the next element of the vector, and of the start of the next chunk.
+void declare_inner_step(Module& m) {
+  const std::string C = str(kGatherCountBits), A = str(kGatherAddrBits);
   m.wire("c0_wrap", "1");
   m.wire("c1_wrap", "1");
   m.wire("c0_n", C, "inner state of the next element of the vector");
@@ -164,17 +209,47 @@ Module build_gather(const AccelConfig& cfg) {
   m.wire("nc_c0", C, "inner state at the start of the next chunk");
   m.wire("nc_c1", C);
   m.wire("nc_off", A);
+}
+
+// The outer state of the next vector and the next batch item's base.
+void declare_vector_step(Module& m) {
+  const std::string C = str(kGatherCountBits), A = str(kGatherAddrBits), P = str(kGatherCoordWidth);
   m.wire("x_wrap", "1");
   m.wire("x_n", C, "outer state of the next vector");
   m.wire("iy0_n", P);
   m.wire("ix0_n", P);
   m.wire("outer_n", A);
   m.wire("bb_n", A);
+}
+
+// The padded map's origin, the element's conv input coordinates and its zero flag.
+void declare_coordinates(Module& m) {
+  const std::string P = str(kGatherCoordWidth);
   m.wire("npad", P);
   m.wire("iytop", P);
   m.wire("iy", P, "conv input coordinates of the element");
   m.wire("ix", P);
   m.wire("zero", "1");
+}
+
+}  // namespace
+
+Module build_gather(const AccelConfig& cfg) {
+  const GatherGeometry geo = gather_geometry(cfg);
+  const int rows = geo.rows, RB = geo.row_bits;
+  const int CW = kGatherCountBits, AW = kGatherAddrBits, PW = kGatherCoordWidth;
+
+  Module m(kGatherModule, gather_description(geo));
+  declare_ports(m, geo);
+  declare_descriptor_registers(m);
+  declare_loop_counters(m, geo);
+  declare_inner_state(m);
+  declare_outer_state(m);
+  m.blank();
+  declare_loop_ends(m);
+  declare_inner_step(m);
+  declare_vector_step(m);
+  declare_coordinates(m);
 
   const std::string z16 = lit(CW, 0), one16 = lit(CW, 1);
   m.blank();
