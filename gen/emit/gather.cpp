@@ -232,35 +232,27 @@ void declare_coordinates(Module& m) {
   m.wire("zero", "1");
 }
 
-}  // namespace
-
-Module build_gather(const AccelConfig& cfg) {
-  const GatherGeometry geo = gather_geometry(cfg);
-  const int rows = geo.rows, RB = geo.row_bits;
-  const int CW = kGatherCountBits, AW = kGatherAddrBits, PW = kGatherCoordWidth;
-
-  Module m(kGatherModule, gather_description(geo));
-  declare_ports(m, geo);
-  declare_descriptor_registers(m);
-  declare_loop_counters(m, geo);
-  declare_inner_state(m);
-  declare_outer_state(m);
-  m.blank();
-  declare_loop_ends(m);
-  declare_inner_step(m);
-  declare_vector_step(m);
-  declare_coordinates(m);
-
-  const std::string z16 = lit(CW, 0), one16 = lit(CW, 1);
+// The last index of each loop level (a block ends at m_block vectors or at the last vector), and a
+// descriptor with a zero count.
+void build_loop_ends(Module& m, const GatherGeometry& g) {
   m.blank();
   m.assign("desc_empty", fmt::format("(desc_batch_i == {0}) | (desc_m_total_i == {0}) | (desc_m_block_i == {0}) | "
                                      "(desc_k_chunks_i == {0})",
-                                     z16));
-  m.assign("row_last", fmt::format("r_q == {}", lit(RB, rows - 1)));
+                                     lit(kGatherCountBits, 0)));
+  m.assign("row_last", fmt::format("r_q == {}", lit(g.row_bits, g.rows - 1)));
   m.assign("m_last", "m_q == mtm1_q");
   m.assign("bvec_last", "(mi_q == mbm1_q) | m_last");
   m.assign("k_last", "k_q == kcm1_q");
   m.assign("b_last", "b_q == bm1_q");
+}
+
+// The next element of a vector: conv steps (kx, ky, c), the offset by 1, ky_step or c_step; diag steps
+// (element, group), the group offset by s_g; affine steps r by s_r. rem counts the valid reduction
+// elements down. The next chunk goes on from the element after the vector's last (conv), starts at
+// offset 0 (diag) or s_k past the chunk's start (affine).
+void build_inner_step(Module& m) {
+  const int CW = kGatherCountBits, AW = kGatherAddrBits;
+  const std::string z16 = lit(CW, 0), one16 = lit(CW, 1);
   m.comment("Inner step: conv (kx, ky, c) mixed-radix counter; diag (element, group); affine r.");
   m.assign("c0_wrap", "conv_q ? (c0_q == kwm1_q) : (diag_q & (c0_q == grm1_q))");
   m.assign("c1_wrap", "conv_q & (c1_q == khm1_q)");
@@ -274,154 +266,217 @@ Module build_gather(const AccelConfig& cfg) {
   m.assign("nc_c0", fmt::format("conv_q ? c0_n : {}", z16));
   m.assign("nc_c1", fmt::format("conv_q ? c1_n : {}", z16));
   m.assign("nc_off", fmt::format("conv_q ? off_n : (diag_q ? {} : offs_q + s_k_q)", lit(AW, 0)));
+}
+
+// The next vector: conv steps x (wrapping to the next output row) and the kernel origin's input
+// coordinates, the vector address by stride or y_step; affine by s_m. The next batch item's base is
+// s_b further.
+void build_vector_step(Module& m) {
+  const int CW = kGatherCountBits, AW = kGatherAddrBits, PW = kGatherCoordWidth;
   m.comment("Vector step: conv (x, y) with the kernel origin's input coordinates; affine m.");
   m.assign("x_wrap", "x_q == owm1_q");
-  m.assign("x_n", fmt::format("x_wrap ? {} : x_q + {}", z16, one16));
+  m.assign("x_n", fmt::format("x_wrap ? {} : x_q + {}", lit(CW, 0), lit(CW, 1)));
   m.assign("ix0_n", fmt::format("x_wrap ? npad_q : ix0_q + {}", zext("stride_q", CW, PW)));
   m.assign("iy0_n", fmt::format("x_wrap ? iy0_q + {} : iy0_q", zext("stride_q", CW, PW)));
   m.assign("outer_n", fmt::format("outer_q + (~conv_q ? s_m_q : (x_wrap ? y_step_q : {}))", zext("stride_q", CW, AW)));
   m.assign("bb_n", "bb_q + s_b_q");
+}
+
+// The padded map's origin from the descriptor: the first input column -padding, the first input row
+// -padding or, in a band, 0.
+void build_padded_origin(Module& m) {
+  const int CW = kGatherCountBits, PW = kGatherCoordWidth;
   m.assign("npad", fmt::format("{} - {}", lit(PW, 0), zext("desc_padding_i", CW, PW)));
   m.assign("iytop", fmt::format("desc_band_i ? {} : npad", lit(PW, 0)));
+}
+
+// The element's zero flag: conv, outside the reduction or the map; diag, outside the groups or
+// r_total; affine, outside the reduction.
+void build_zero_flag(Module& m) {
+  const int CW = kGatherCountBits, PW = kGatherCoordWidth;
   m.comment("Zero flag. A negative coordinate is >= 2^(W-1) unsigned, above any 16-bit height/width.");
   m.assign("iy", fmt::format("iy0_q + {}", zext("c1_q", CW, PW)));
   m.assign("ix", fmt::format("ix0_q + {}", zext("c0_q", CW, PW)));
   m.assign("zero", fmt::format("conv_q ? (~rem_nz | (iy >= {}) | (ix >= {})) : "
                                "(diag_q ? ((c1_q >= g_q) | (c0_q >= rt_q)) : ~rem_nz)",
                                zext("h_q", CW, PW), zext("w_q", CW, PW)));
+}
 
-  // Register groups.
-  auto set = [](std::vector<std::pair<std::string, std::string>> v) {
-    Stmts s;
-    for (auto& [l, r] : v) s.push_back(nb(l, r));
-    return s;
-  };
-  auto cat = [](Stmts a, const Stmts& b) {
-    a.insert(a.end(), b.begin(), b.end());
-    return a;
-  };
-  // Inner state (and its chunk-start copy) at the start of a block: the counters at (kx0, ky0), the
-  // offset 0 (the base points at that element); rem from `rt`.
-  auto inner_init = [&](const std::string& rt, const std::string& kx0, const std::string& ky0) {
-    return set({{"c0_q", kx0}, {"c1_q", ky0}, {"off_q", lit(AW, 0)}, {"gofs_q", lit(AW, 0)}, {"rem_q", rt},
-                {"c0s_q", kx0}, {"c1s_q", ky0}, {"offs_q", lit(AW, 0)}, {"rems_q", rt}});
-  };
-  const std::string kx0_in = fmt::format("desc_conv_i ? {} : {}", zext("desc_kx0_i", isa::kGatherStartBits, CW), z16);
-  const std::string ky0_in = fmt::format("desc_conv_i ? {} : {}", zext("desc_ky0_i", isa::kGatherStartBits, CW), z16);
-  // Outer state (and its block-start copy).
-  auto outer_set = [&](const std::string& outer, const std::string& x, const std::string& iy0, const std::string& ix0) {
-    return set({{"outer_q", outer}, {"outs_q", outer}, {"x_q", x}, {"xs_q", x}, {"iy0_q", iy0}, {"iy0s_q", iy0},
-                {"ix0_q", ix0}, {"ix0s_q", ix0}});
-  };
+// Register groups: nonblocking assignments in the order given, and two lists joined.
+Stmts set_regs(const std::vector<std::pair<std::string, std::string>>& v) {
+  Stmts s;
+  for (const auto& [l, r] : v) s.push_back(nb(l, r));
+  return s;
+}
 
+Stmts cat(Stmts a, const Stmts& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+// Inner state (and its chunk-start copy) at the start of a block: the counters at (kx0, ky0), the
+// offset 0 (the base points at that element); rem from `rt`.
+Stmts inner_init(const std::string& rt, const std::string& kx0, const std::string& ky0) {
+  const std::string zero = lit(kGatherAddrBits, 0);
+  return set_regs({{"c0_q", kx0}, {"c1_q", ky0}, {"off_q", zero}, {"gofs_q", zero}, {"rem_q", rt},
+                   {"c0s_q", kx0}, {"c1s_q", ky0}, {"offs_q", zero}, {"rems_q", rt}});
+}
+
+// Outer state (and its block-start copy).
+Stmts outer_set(const std::string& outer, const std::string& x, const std::string& iy0, const std::string& ix0) {
+  return set_regs({{"outer_q", outer}, {"outs_q", outer}, {"x_q", x}, {"xs_q", x}, {"iy0_q", iy0}, {"iy0s_q", iy0},
+                   {"ix0_q", ix0}, {"ix0s_q", ix0}});
+}
+
+// Every register declared so far cleared, in declaration order.
+Stmts reset_registers(const Module& m) {
   Stmts reset;
   for (const Item& it : m.items())
     if (const auto* n = std::get_if<ItemNet>(&it); n && n->is_reg) {
       const int w = n->width == "1" ? 1 : std::stoi(n->width);
       reset.push_back(nb(n->name, w == 1 ? "1'b0" : lit(w, 0)));
     }
+  return reset;
+}
 
-  const Stmts load = cat(
-      cat(set({{"busy_q", "~desc_empty"},
-               {"done_q", "desc_empty"},
-               {"conv_q", "desc_conv_i"},
-               {"diag_q", fmt::format("~desc_conv_i & (desc_groups_i > {})", one16)},
-               {"bm1_q", fmt::format("desc_batch_i - {}", one16)},
-               {"mtm1_q", fmt::format("desc_m_total_i - {}", one16)},
-               {"mbm1_q", fmt::format("desc_m_block_i - {}", one16)},
-               {"kcm1_q", fmt::format("desc_k_chunks_i - {}", one16)},
-               {"rt_q", "desc_r_total_i"},
-               {"s_b_q", "desc_s_b_i"},
-               {"s_m_q", "desc_s_m_i"},
-               {"s_k_q", "desc_s_k_i"},
-               {"s_r_q", "desc_s_r_i"},
-               {"s_g_q", "desc_s_g_i"},
-               {"g_q", "desc_groups_i"},
-               {"grm1_q", fmt::format("desc_group_rows_i - {}", one16)},
-               {"h_q", "desc_height_i"},
-               {"w_q", "desc_width_i"},
-               {"khm1_q", fmt::format("desc_kernel_h_i - {}", one16)},
-               {"kwm1_q", fmt::format("desc_kernel_w_i - {}", one16)},
-               {"stride_q", "desc_stride_i"},
-               {"owm1_q", fmt::format("desc_out_w_i - {}", one16)},
-               {"npad_q", "npad"},
-               {"iytop_q", "iytop"},
-               {"ky_step_q", "desc_ky_step_i"},
-               {"c_step_q", "desc_c_step_i"},
-               {"y_step_q", "desc_y_step_i"},
-               {"kx0_q", kx0_in},
-               {"ky0_q", ky0_in},
-               {"bb_q", fmt::format("desc_base_i + (desc_conv_i ? desc_pad_off_i : {})", lit(AW, 0))},
-               {"r_q", lit(RB, 0)},
-               {"mi_q", z16},
-               {"m_q", z16},
-               {"m0_q", z16},
-               {"k_q", z16},
-               {"b_q", z16}}),
-          inner_init("desc_r_total_i", kx0_in, ky0_in)),
-      outer_set(fmt::format("desc_base_i + (desc_conv_i ? desc_pad_off_i : {})", lit(AW, 0)), z16, "iytop", "npad"));
+// An accepted descriptor: its fields (counts as count - 1), the loop counters at 0, the inner state at
+// the part's window start (conv) and the outer state at the first vector, at the base (conv: moved by
+// pad_off to the padded map's origin).
+Stmts descriptor_load(const GatherGeometry& g) {
+  const int CW = kGatherCountBits, AW = kGatherAddrBits;
+  const std::string z16 = lit(CW, 0), one16 = lit(CW, 1);
+  const std::string kx0_in = fmt::format("desc_conv_i ? {} : {}", zext("desc_kx0_i", isa::kGatherStartBits, CW), z16);
+  const std::string ky0_in = fmt::format("desc_conv_i ? {} : {}", zext("desc_ky0_i", isa::kGatherStartBits, CW), z16);
+  const std::string base = fmt::format("desc_base_i + (desc_conv_i ? desc_pad_off_i : {})", lit(AW, 0));
+  const Stmts fields = set_regs({{"busy_q", "~desc_empty"},
+                                 {"done_q", "desc_empty"},
+                                 {"conv_q", "desc_conv_i"},
+                                 {"diag_q", fmt::format("~desc_conv_i & (desc_groups_i > {})", one16)},
+                                 {"bm1_q", fmt::format("desc_batch_i - {}", one16)},
+                                 {"mtm1_q", fmt::format("desc_m_total_i - {}", one16)},
+                                 {"mbm1_q", fmt::format("desc_m_block_i - {}", one16)},
+                                 {"kcm1_q", fmt::format("desc_k_chunks_i - {}", one16)},
+                                 {"rt_q", "desc_r_total_i"},
+                                 {"s_b_q", "desc_s_b_i"},
+                                 {"s_m_q", "desc_s_m_i"},
+                                 {"s_k_q", "desc_s_k_i"},
+                                 {"s_r_q", "desc_s_r_i"},
+                                 {"s_g_q", "desc_s_g_i"},
+                                 {"g_q", "desc_groups_i"},
+                                 {"grm1_q", fmt::format("desc_group_rows_i - {}", one16)},
+                                 {"h_q", "desc_height_i"},
+                                 {"w_q", "desc_width_i"},
+                                 {"khm1_q", fmt::format("desc_kernel_h_i - {}", one16)},
+                                 {"kwm1_q", fmt::format("desc_kernel_w_i - {}", one16)},
+                                 {"stride_q", "desc_stride_i"},
+                                 {"owm1_q", fmt::format("desc_out_w_i - {}", one16)},
+                                 {"npad_q", "npad"},
+                                 {"iytop_q", "iytop"},
+                                 {"ky_step_q", "desc_ky_step_i"},
+                                 {"c_step_q", "desc_c_step_i"},
+                                 {"y_step_q", "desc_y_step_i"},
+                                 {"kx0_q", kx0_in},
+                                 {"ky0_q", ky0_in},
+                                 {"bb_q", base}});
+  const Stmts counters = set_regs(
+      {{"r_q", lit(g.row_bits, 0)}, {"mi_q", z16}, {"m_q", z16}, {"m0_q", z16}, {"k_q", z16}, {"b_q", z16}});
+  return cat(cat(cat(fields, counters), inner_init("desc_r_total_i", kx0_in, ky0_in)),
+             outer_set(base, z16, "iytop", "npad"));
+}
 
-  const Stmts next_row = set({{"r_q", fmt::format("r_q + {}", lit(RB, 1))},
-                              {"c0_q", "c0_n"},
-                              {"c1_q", "c1_n"},
-                              {"off_q", "off_n"},
-                              {"gofs_q", "(diag_q & c0_wrap) ? gofs_n : gofs_q"},
-                              {"rem_q", "rem_n"}});
-  // Next vector of the block, same chunk: the chunk's inner state again.
-  const Stmts next_vec = set({{"mi_q", fmt::format("mi_q + {}", one16)},
-                              {"m_q", fmt::format("m_q + {}", one16)},
-                              {"outer_q", "outer_n"},
-                              {"x_q", "x_n"},
-                              {"iy0_q", "iy0_n"},
-                              {"ix0_q", "ix0_n"},
-                              {"c0_q", "c0s_q"},
-                              {"c1_q", "c1s_q"},
-                              {"off_q", "offs_q"},
-                              {"gofs_q", lit(AW, 0)},
-                              {"rem_q", "rems_q"}});
-  // Next chunk of the block: the block's first vector again, the chunk's new inner state.
-  const Stmts next_chunk = set({{"mi_q", z16},
-                                {"m_q", "m0_q"},
-                                {"k_q", fmt::format("k_q + {}", one16)},
-                                {"outer_q", "outs_q"},
-                                {"x_q", "xs_q"},
-                                {"iy0_q", "iy0s_q"},
-                                {"ix0_q", "ix0s_q"},
-                                {"c0_q", "nc_c0"},
-                                {"c1_q", "nc_c1"},
-                                {"off_q", "nc_off"},
-                                {"gofs_q", lit(AW, 0)},
-                                {"rem_q", "rem_n"},
-                                {"c0s_q", "nc_c0"},
-                                {"c1s_q", "nc_c1"},
-                                {"offs_q", "nc_off"},
-                                {"rems_q", "rem_n"}});
-  // Next block: the vector after the block's last one, chunk 0.
-  const Stmts next_block = cat(cat(set({{"mi_q", z16},
-                                        {"k_q", z16},
-                                        {"m_q", fmt::format("m_q + {}", one16)},
-                                        {"m0_q", fmt::format("m_q + {}", one16)}}),
-                                   outer_set("outer_n", "x_n", "iy0_n", "ix0_n")),
-                               inner_init("rt_q", "kx0_q", "ky0_q"));
-  const Stmts next_batch = cat(cat(set({{"mi_q", z16},
-                                        {"k_q", z16},
-                                        {"m_q", z16},
-                                        {"m0_q", z16},
-                                        {"b_q", fmt::format("b_q + {}", one16)},
-                                        {"bb_q", "bb_n"}}),
-                                   outer_set("bb_n", z16, "iytop_q", "npad_q")),
-                               inner_init("rt_q", "kx0_q", "ky0_q"));
-  const Stmts finish = set({{"busy_q", "1'b0"}, {"done_q", "1'b1"}});
+// Next row of the vector: the inner state steps on.
+Stmts next_row(const GatherGeometry& g) {
+  return set_regs({{"r_q", fmt::format("r_q + {}", lit(g.row_bits, 1))},
+                   {"c0_q", "c0_n"},
+                   {"c1_q", "c1_n"},
+                   {"off_q", "off_n"},
+                   {"gofs_q", "(diag_q & c0_wrap) ? gofs_n : gofs_q"},
+                   {"rem_q", "rem_n"}});
+}
 
-  const Stmts advance = {
-      if_("~row_last", next_row,
-          cat(set({{"r_q", lit(RB, 0)}}),
-              {if_("~bvec_last", next_vec,
-                   {if_("~k_last", next_chunk, {if_("~m_last", next_block, {if_("~b_last", next_batch, finish)})})})}))};
+// Next vector of the block, same chunk: the chunk's inner state again.
+Stmts next_vector() {
+  const std::string one16 = lit(kGatherCountBits, 1);
+  return set_regs({{"mi_q", fmt::format("mi_q + {}", one16)},
+                   {"m_q", fmt::format("m_q + {}", one16)},
+                   {"outer_q", "outer_n"},
+                   {"x_q", "x_n"},
+                   {"iy0_q", "iy0_n"},
+                   {"ix0_q", "ix0_n"},
+                   {"c0_q", "c0s_q"},
+                   {"c1_q", "c1s_q"},
+                   {"off_q", "offs_q"},
+                   {"gofs_q", lit(kGatherAddrBits, 0)},
+                   {"rem_q", "rems_q"}});
+}
 
+// Next chunk of the block: the block's first vector again, the chunk's new inner state.
+Stmts next_chunk() {
+  const std::string z16 = lit(kGatherCountBits, 0), one16 = lit(kGatherCountBits, 1);
+  return set_regs({{"mi_q", z16},
+                   {"m_q", "m0_q"},
+                   {"k_q", fmt::format("k_q + {}", one16)},
+                   {"outer_q", "outs_q"},
+                   {"x_q", "xs_q"},
+                   {"iy0_q", "iy0s_q"},
+                   {"ix0_q", "ix0s_q"},
+                   {"c0_q", "nc_c0"},
+                   {"c1_q", "nc_c1"},
+                   {"off_q", "nc_off"},
+                   {"gofs_q", lit(kGatherAddrBits, 0)},
+                   {"rem_q", "rem_n"},
+                   {"c0s_q", "nc_c0"},
+                   {"c1s_q", "nc_c1"},
+                   {"offs_q", "nc_off"},
+                   {"rems_q", "rem_n"}});
+}
+
+// Next block: the vector after the block's last one, chunk 0.
+Stmts next_block() {
+  const std::string z16 = lit(kGatherCountBits, 0), one16 = lit(kGatherCountBits, 1);
+  return cat(cat(set_regs({{"mi_q", z16},
+                           {"k_q", z16},
+                           {"m_q", fmt::format("m_q + {}", one16)},
+                           {"m0_q", fmt::format("m_q + {}", one16)}}),
+                 outer_set("outer_n", "x_n", "iy0_n", "ix0_n")),
+             inner_init("rt_q", "kx0_q", "ky0_q"));
+}
+
+// Next batch item: its first vector at its base, chunk 0.
+Stmts next_batch() {
+  const std::string z16 = lit(kGatherCountBits, 0), one16 = lit(kGatherCountBits, 1);
+  return cat(cat(set_regs({{"mi_q", z16},
+                           {"k_q", z16},
+                           {"m_q", z16},
+                           {"m0_q", z16},
+                           {"b_q", fmt::format("b_q + {}", one16)},
+                           {"bb_q", "bb_n"}}),
+                 outer_set("bb_n", z16, "iytop_q", "npad_q")),
+             inner_init("rt_q", "kx0_q", "ky0_q"));
+}
+
+// An element taken: the next row, else (row 0) the next vector of the block, chunk, block or batch
+// item, else the descriptor is finished.
+Stmts advance(const GatherGeometry& g) {
+  const Stmts finish = set_regs({{"busy_q", "1'b0"}, {"done_q", "1'b1"}});
+  return {if_("~row_last", next_row(g),
+              cat(set_regs({{"r_q", lit(g.row_bits, 0)}}),
+                  {if_("~bvec_last", next_vector(),
+                       {if_("~k_last", next_chunk(),
+                            {if_("~m_last", next_block(), {if_("~b_last", next_batch(), finish)})})})}))};
+}
+
+// The walk's registers: a descriptor is loaded while idle, then every taken element advances the walk.
+void build_walk_registers(Module& m, const GatherGeometry& g) {
+  const Stmts reset = reset_registers(m);
   m.blank();
-  m.always_ff_reset(reset, {nb("done_q", "1'b0"), if_("~busy_q", {if_("desc_valid_i", load)}, {if_("elem_ready_i", advance)})});
+  m.always_ff_reset(reset, {nb("done_q", "1'b0"), if_("~busy_q", {if_("desc_valid_i", descriptor_load(g))},
+                                                      {if_("elem_ready_i", advance(g))})});
+}
 
+// The outputs: the element presented while busy, its address and zero flag, its position and the
+// last flags of the levels it ends.
+void drive_outputs(Module& m) {
   m.blank();
   m.assign("desc_ready_o", "~busy_q");
   m.assign("elem_valid_o", "busy_q");
@@ -435,6 +490,31 @@ Module build_gather(const AccelConfig& cfg) {
   m.assign("elem_last_o", "row_last & bvec_last & k_last & m_last & b_last");
   m.assign("busy_o", "busy_q");
   m.assign("done_o", "done_q");
+}
+
+}  // namespace
+
+Module build_gather(const AccelConfig& cfg) {
+  const GatherGeometry g = gather_geometry(cfg);
+  Module m(kGatherModule, gather_description(g));
+  declare_ports(m, g);
+  declare_descriptor_registers(m);
+  declare_loop_counters(m, g);
+  declare_inner_state(m);
+  declare_outer_state(m);
+  m.blank();
+  declare_loop_ends(m);
+  declare_inner_step(m);
+  declare_vector_step(m);
+  declare_coordinates(m);
+
+  build_loop_ends(m, g);
+  build_inner_step(m);
+  build_vector_step(m);
+  build_padded_origin(m);
+  build_zero_flag(m);
+  build_walk_registers(m, g);
+  drive_outputs(m);
   return m;
 }
 
