@@ -78,6 +78,8 @@ int run_chip_sim(const WorkloadInput& in, const ChipSimRun& r) {
   const fs::path log = r.work / "sim.log", coverage_dat = r.work / "coverage.dat";
   std::string cmd = fmt::format("{} --rtl {} --program {}", quote((r.build / "tb_chip").string()), quote(fs::absolute(r.rtl).string()),
                                 quote(stream.string()));
+  const std::uint64_t period_ps = clock_period_ps(w.cfg.clock.target_mhz);
+  cmd += fmt::format(" --clock-period-ps {}", period_ps);
   if (r.trace) cmd += " --trace " + quote(*r.trace);
   if (r.stress) cmd += " --mode stress --seed " + quote(r.seed);
   if (r.coverage) {
@@ -244,7 +246,12 @@ int run_chip_sim(const WorkloadInput& in, const ChipSimRun& r) {
   md += fmt::format("- simulation: {:.1f} s for {} cycles{}; model build {:.1f} s\n", run_s, sim_cycles,
                     r.trace ? ", FST tracing on" : "", r.build_s);
   std::string gtkw_note;
-  if (r.trace) md += trace_report_line(*r.trace, "capsgen_chip", chip_trace_groups(), gtkw_note);
+  if (r.trace) {
+    // The .gtkw opens on the first cycles after the reset release (the program's start_i): the
+    // frames' overlap leaves no single first operation to zoom on.
+    const std::uint64_t shown = std::min<std::uint64_t>(static_cast<std::uint64_t>(std::max(1LL, sim_cycles)), kTraceFirstCycles);
+    md += trace_report_line(*r.trace, "capsgen_chip", chip_trace_groups(), trace_window(out, period_ps, 0, shown), gtkw_note);
+  }
   md += problems_section(problems);
   nlohmann::ordered_json j;
   j["mode"] = "dram";

@@ -318,6 +318,8 @@ int cmd_sim(const std::vector<std::string>& argv) {
   const fs::path log = work / "sim.log";
   std::string cmd = fmt::format("{} --rtl {} --program {}", quote((build / "tb_accel").string()),
                                 quote(fs::absolute(rtl).string()), quote(program.string()));
+  const std::uint64_t period_ps = clock_period_ps(w.cfg.clock.target_mhz);
+  cmd += fmt::format(" --clock-period-ps {}", period_ps);
   if (trace) cmd += " --trace " + quote(*trace);
   if (fetch == "random") cmd += " --mode fetch-random --seed " + quote(args.get("seed"));
   const fs::path coverage_dat = work / "coverage.dat";
@@ -473,7 +475,18 @@ int cmd_sim(const std::vector<std::string>& argv) {
   md += fmt::format("- simulation: {:.1f} s for {} cycles ({:.0f} cycles/s){}; model build {:.1f} s\n", run_s, sim_cycles,
                     run_s > 0 ? double(sim_cycles) / run_s : 0.0, trace ? ", FST tracing on" : "", build_s);
   std::string gtkw_note;
-  if (trace) md += trace_report_line(*trace, "capsgen_accel", trace_groups(), gtkw_note);
+  if (trace) {
+    // The .gtkw opens on the first descriptor: from the reset release (the program's start_i) to the
+    // cycle after the next descriptor's start (its op_done_o included), or to the program's end.
+    std::uint64_t first_end = static_cast<std::uint64_t>(std::max(0LL, sim_cycles));
+    const bool first_ran = !ops.empty() && ops[0].ran && ops[0].stat.count("start");
+    if (first_ran) first_end = ops.size() > 1 && ops[1].ran && ops[1].stat.count("start")
+                                   ? static_cast<std::uint64_t>(ops[1].stat.at("start")) + 1
+                                   : static_cast<std::uint64_t>(total);
+    else first_end = std::min<std::uint64_t>(first_end, kTraceFirstCycles);
+    const TraceWindow window = trace_window(out, period_ps, 0, first_end);
+    md += trace_report_line(*trace, "capsgen_accel", trace_groups(), window, gtkw_note);
+  }
   md += "- not modelled here: the scratchpad, DMA and off-chip memory behind the engine's ports (the testbench's memory "
         "answers every read in one cycle; docs/rtl-engine.md)\n";
   md += problems_section(problems);

@@ -3,6 +3,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cctype>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -44,8 +47,47 @@ std::string cmake_cache_value(const fs::path& cache, const std::string& key) {
   return "";
 }
 
-std::string write_gtkw(const fs::path& fst, const fs::path& gtkw, const std::string& top, const TraceGroups& groups) {
+std::uint64_t clock_period_ps(double mhz) { return static_cast<std::uint64_t>(std::llround(1e6 / mhz)); }
+
+TraceWindow trace_window(const std::string& log, std::uint64_t period_ps, std::uint64_t first, std::uint64_t end) {
+  const std::string key = "trace reset_released_ps=";
+  const std::size_t at = log.find(key);
+  if (at == std::string::npos) return {};
+  const std::uint64_t reset_released = std::stoull(log.substr(at + key.size()));
+  return {reset_released + first * period_ps, reset_released + end * period_ps};
+}
+
+namespace {
+
+// The window of a .gtkw: GTKWave's wave pane with [size] kGtkwWidth x kGtkwHeight and the two
+// signal panes at their widths below is about kWavePanePixels wide.
+constexpr int kGtkwWidth = 1400, kGtkwHeight = 800, kSstWidth = 220, kSignalsWidth = 260, kWavePanePixels = 880;
+
+// A VCD timescale ("1ps", "10 ns") in ps; 0 when not understood.
+std::uint64_t timescale_ps(const std::string& ts) {
+  std::size_t digits = 0;
+  while (digits < ts.size() && std::isdigit(static_cast<unsigned char>(ts[digits]))) ++digits;
+  const std::uint64_t n = digits ? std::stoull(ts.substr(0, digits)) : 0;
+  std::string unit = ts.substr(digits);
+  unit.erase(std::remove(unit.begin(), unit.end(), ' '), unit.end());
+  const std::map<std::string, double> ps_per = {{"fs", 1e-3}, {"ps", 1}, {"ns", 1e3}, {"us", 1e6}, {"ms", 1e9}, {"s", 1e12}};
+  const auto it = ps_per.find(unit);
+  const double v = it == ps_per.end() ? 0.0 : static_cast<double>(n) * it->second;
+  return v >= 1.0 ? static_cast<std::uint64_t>(v) : 0;
+}
+
+// GTKWave's zoom (the save file's "*" line) that shows `span` time units across `pixels`: it shows
+// zoombase^-zoom units per 200 pixels, and its zoombase is 2 unless an rc file changes it.
+double gtkw_zoom(std::uint64_t span, int pixels) {
+  return -std::log2(200.0 * static_cast<double>(span) / static_cast<double>(pixels));
+}
+
+}  // namespace
+
+std::string write_gtkw(const fs::path& fst, const fs::path& gtkw, const std::string& top, const TraceGroups& groups,
+                       const TraceWindow& window) {
   std::map<std::string, std::string> sig;  // name at the engine's scope -> full name with range
+  std::string timescale;
   const std::string cmd = "fst2vcd -f " + quote(fst.string()) + " 2>/dev/null";
   FILE* p = popen(cmd.c_str(), "r");
   if (!p) return "cannot run fst2vcd";
@@ -55,7 +97,17 @@ std::string write_gtkw(const fs::path& fst, const fs::path& gtkw, const std::str
     std::istringstream ls(buf);
     std::string kw;
     ls >> kw;
-    if (kw == "$scope") {
+    if (kw == "$timescale") {  // "$timescale 1ps $end", or over several lines
+      for (std::string t;;) {
+        if (!(ls >> t)) {
+          if (!std::fgets(buf, sizeof buf, p)) break;
+          ls = std::istringstream(buf);
+          continue;
+        }
+        if (t == "$end") break;
+        timescale += t;
+      }
+    } else if (kw == "$scope") {
       std::string type, name;
       ls >> type >> name;
       scope.push_back(name);
@@ -77,8 +129,19 @@ std::string write_gtkw(const fs::path& fst, const fs::path& gtkw, const std::str
   }
   pclose(p);
   if (sig.empty()) return "no " + top + " signals in the trace";
-  std::string out = fmt::format("[dumpfile] \"{}\"\n[savefile] \"{}\"\n[timestart] 0\n[sst_expanded] 1\n",
-                                fs::absolute(fst).string(), fs::absolute(gtkw).string());
+  std::string out = fmt::format("[dumpfile] \"{}\"\n[savefile] \"{}\"\n", fs::absolute(fst).string(),
+                                fs::absolute(gtkw).string());
+  // The view: from window.start_ps, zoomed so that the window fills the wave pane; the times of the
+  // save file are in the trace's timescale.
+  const std::uint64_t unit_ps = timescale_ps(timescale);
+  if (window.end_ps > window.start_ps && unit_ps > 0) {
+    const std::uint64_t start = window.start_ps / unit_ps, span = (window.end_ps - window.start_ps + unit_ps - 1) / unit_ps;
+    out += fmt::format("[timestart] {}\n[size] {} {}\n[pos] -1 -1\n*{:.6f} -1\n[sst_width] {}\n[signals_width] {}\n",
+                       start, kGtkwWidth, kGtkwHeight, gtkw_zoom(span, kWavePanePixels), kSstWidth, kSignalsWidth);
+  } else {
+    out += "[timestart] 0\n";
+  }
+  out += "[sst_expanded] 1\n";
   for (const auto& [group, names] : groups) {
     out += fmt::format("@800200\n-{}\n", group);
     for (const std::string& n : names) {
@@ -92,9 +155,10 @@ std::string write_gtkw(const fs::path& fst, const fs::path& gtkw, const std::str
   return "";
 }
 
-std::string trace_report_line(const fs::path& trace, const std::string& top, const TraceGroups& groups, std::string& gtkw) {
+std::string trace_report_line(const fs::path& trace, const std::string& top, const TraceGroups& groups,
+                              const TraceWindow& window, std::string& gtkw) {
   const fs::path g = fs::path(trace).replace_extension(".gtkw");
-  const std::string err = write_gtkw(trace, g, top, groups);
+  const std::string err = write_gtkw(trace, g, top, groups, window);
   gtkw = err.empty() ? g.string() : "";
   return err.empty() ? fmt::format("- trace: {} (open with `gtkwave {}`)\n", trace.string(), g.string())
                      : fmt::format("- trace: {} (no .gtkw: {})\n", trace.string(), err);

@@ -3,6 +3,7 @@
 // CMake build can be reused, and the GTKWave save file for a trace.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <string>
 #include <utility>
@@ -25,16 +26,35 @@ std::string cmake_cache_value(const std::filesystem::path& cache, const std::str
 // signal of instance u_x). Names the trace does not hold are left out.
 using TraceGroups = std::vector<std::pair<std::string, std::vector<std::string>>>;
 
-// Reads the trace's signal names (with their widths) from its VCD header (fst2vcd, GTKWave's tool)
-// and writes a .gtkw that opens the trace with `groups` (signals of module `top` and of its direct
-// instances). Returns "" or why no file was written.
+// The clock period the testbench runs at (its --clock-period-ps), in whole ps: the preset's period
+// rounded to the nearest ps (an error below 0.5 ps per cycle, e.g. 3003 ps for 333 MHz).
+std::uint64_t clock_period_ps(double mhz);
+
+// How many cycles after the reset release a .gtkw opens on when the run's first operation is not
+// known (capsgen sim --memory dram).
+constexpr std::uint64_t kTraceFirstCycles = 200;
+
+// The span of a trace a .gtkw opens on, in ps; end_ps == 0: the whole trace from time 0.
+struct TraceWindow {
+  std::uint64_t start_ps = 0, end_ps = 0;
+};
+
+// Cycles [first, end) after the reset release, in the trace of a testbench run at `period_ps` whose
+// log is `log`: from its "trace reset_released_ps=T" line (tb/common/sim.hpp). Without that line, the
+// whole trace.
+TraceWindow trace_window(const std::string& log, std::uint64_t period_ps, std::uint64_t first, std::uint64_t end);
+
+// Reads the trace's timescale and signal names (with their widths) from its VCD header (fst2vcd,
+// GTKWave's tool) and writes a .gtkw that opens the trace with `groups` (signals of module `top` and
+// of its direct instances), zoomed so that `window` fills the wave pane. Returns "" or why no file
+// was written.
 std::string write_gtkw(const std::filesystem::path& fst, const std::filesystem::path& gtkw, const std::string& top,
-                       const TraceGroups& groups);
+                       const TraceGroups& groups, const TraceWindow& window);
 
 // The report's trace line for an FST (`trace`): writes the .gtkw beside it (write_gtkw) and says how
 // to open it, or why there is none; `gtkw` gets the .gtkw's path ("" when none was written).
 std::string trace_report_line(const std::filesystem::path& trace, const std::string& top, const TraceGroups& groups,
-                              std::string& gtkw);
+                              const TraceWindow& window, std::string& gtkw);
 
 // The report's "Problems" section: the testbench's MISMATCH/FAIL lines ("" when there are none).
 std::string problems_section(const std::vector<std::string>& problems);

@@ -1,6 +1,6 @@
 // Simulation control shared by all block testbenches: command line, the generated RTL's
 // config.txt, clock/reset stepping of one or more Verilated models, a run-until watchdog, optional
-// FST tracing (--trace file.fst) and mismatch reporting.
+// FST tracing (--trace file.fst, in real time at --clock-period-ps) and mismatch reporting.
 #pragma once
 
 #include <chrono>
@@ -29,6 +29,9 @@ struct Args {
   std::uint64_t seed = 1;
   std::string rtl_dir;      // directory of the generated RTL (for config.txt)
   std::string trace;        // FST file, empty: no tracing
+  // The clock period in the trace, in ps (capsgen sim passes the preset's clock). The default, 2,
+  // gives one time step per clock edge, for testbenches that run without a preset's clock.
+  std::uint64_t clock_period_ps = 2;
   std::string vectors;      // directory for Icarus vector files, empty: none
   std::string program;      // engine: a `capsgen compile --dump-engine` directory to run instead
   std::string json;         // benchmark output, empty: none
@@ -47,6 +50,7 @@ struct Args {
       if (s == "--seed") a.seed = std::stoull(value());
       else if (s == "--rtl") a.rtl_dir = value();
       else if (s == "--trace") a.trace = value();
+      else if (s == "--clock-period-ps") a.clock_period_ps = std::stoull(value());
       else if (s == "--vectors") a.vectors = value();
       else if (s == "--program") a.program = value();
       else if (s == "--json") a.json = value();
@@ -55,9 +59,15 @@ struct Args {
       else if (s == "--max-errors") a.max_errors = std::stoi(value());
       else if (s.rfind("+verilator", 0) == 0) continue;
       else {
-        std::fprintf(stderr, "usage: %s --rtl DIR [--seed N] [--trace file.fst] [--scale X] %s\n", argv[0], usage);
+        std::fprintf(stderr,
+                     "usage: %s --rtl DIR [--seed N] [--trace file.fst] [--clock-period-ps PS] [--scale X] %s\n",
+                     argv[0], usage);
         std::exit(2);
       }
+    }
+    if (a.clock_period_ps < 2) {
+      std::fprintf(stderr, "%s: --clock-period-ps must be at least 2 (one ps per clock phase)\n", argv[0]);
+      std::exit(2);
     }
     if (a.rtl_dir.empty()) {
       std::fprintf(stderr, "%s: --rtl DIR (generated RTL with config.txt) is required\n", argv[0]);
@@ -186,9 +196,32 @@ inline void init_values(VerilatedContext& ctx) {
   if (mode != 0) std::fprintf(stderr, "initial values: CAPSGEN_RAND_RESET=%d CAPSGEN_RAND_SEED=%d\n", mode, seed);
 }
 
+// The clock as the trace shows it. The period is a whole number of ps (capsgen sim rounds the
+// preset's frequency to the nearest ps, an error below 0.5 ps per cycle); the high phase is the
+// period's first half, rounded down, the low phase the rest, so every cycle lasts exactly the period.
+// The trace's precision is 1 ns when both phases are whole ns (GTKWave then shows ns directly),
+// else 1 ps. Time steps are in units of that precision.
+class TraceClock {
+ public:
+  explicit TraceClock(std::uint64_t period_ps)
+      : high_ps_(period_ps / 2),
+        low_ps_(period_ps - period_ps / 2),
+        unit_ps_(high_ps_ % 1000 == 0 && low_ps_ % 1000 == 0 ? 1000 : 1) {}
+  std::uint64_t unit_ps() const { return unit_ps_; }
+  std::uint64_t high_steps() const { return high_ps_ / unit_ps_; }
+  std::uint64_t low_steps() const { return low_ps_ / unit_ps_; }
+  // The precision as VerilatedContext::timeprecision takes it, and as the FST's timescale.
+  int precision_exponent() const { return unit_ps_ == 1000 ? -9 : -12; }
+  const char* precision_name() const { return unit_ps_ == 1000 ? "1ns" : "1ps"; }
+
+ private:
+  std::uint64_t high_ps_, low_ps_, unit_ps_;
+};
+
 class Sim {
  public:
-  explicit Sim(const Args& args) : args_(args), ctx_(std::make_unique<VerilatedContext>()) {
+  explicit Sim(const Args& args)
+      : args_(args), clock_(args.clock_period_ps), ctx_(std::make_unique<VerilatedContext>()) {
     init_values(*ctx_);
     if (!args.trace.empty()) ctx_->traceEverOn(true);
   }
@@ -217,9 +250,18 @@ class Sim {
     throw std::runtime_error("--trace: this testbench was built without tracing (configure tb/ with "
                              "-DCAPSGEN_TB_TRACE=ON)");
 #else
+    // The models' constructors set the context's time unit and precision from the RTL's timescale;
+    // the trace's time follows the clock instead (TraceClock). The FST takes its timescale from the
+    // trace object, which reads the thread's default context, so both are set explicitly.
+    ctx_->timeunit(-9);
+    ctx_->timeprecision(clock_.precision_exponent());
     fst_ = std::make_unique<VerilatedFstC>();
+    fst_->set_time_unit("1ns");
+    fst_->set_time_resolution(clock_.precision_name());
     for (auto& h : models_) h.trace(fst_.get());
     fst_->open(args_.trace.c_str());
+    std::printf("trace clock_period_ps=%llu timescale=%s\n", static_cast<unsigned long long>(args_.clock_period_ps),
+                clock_.precision_name());
 #endif
   }
 
@@ -230,6 +272,10 @@ class Sim {
     for (auto& h : models_) *h.rst = 1;
     for (auto& h : models_) h.eval();
     cycle_ = 0;
+    // Where cycle 0 begins in the trace: capsgen sim zooms its GTKWave save file from here.
+    if (fst_)
+      std::printf("trace reset_released_ps=%llu\n",
+                  static_cast<unsigned long long>(ctx_->time() * clock_.unit_ps()));
   }
 
   // One clock cycle: the inputs set for cycle() are sampled at the rising edge; afterwards the
@@ -280,22 +326,26 @@ class Sim {
     std::function<void(VerilatedFstC*)> trace;
     std::function<void()> final;
   };
+  // One clock period: the rising edge at the period's start, the falling edge half a period later.
+  // Every edge of the simulation, reset included, advances the time, so the n-th rising edge is at
+  // n periods.
   void edge() {
     for (auto& h : models_) *h.clk = 1;
     for (auto& h : models_) h.eval();
-    ctx_->timeInc(1);
 #if VM_TRACE_FST
     if (fst_) fst_->dump(ctx_->time());
 #endif
+    ctx_->timeInc(clock_.high_steps());
     for (auto& h : models_) *h.clk = 0;
     for (auto& h : models_) h.eval();
-    ctx_->timeInc(1);
 #if VM_TRACE_FST
     if (fst_) fst_->dump(ctx_->time());
 #endif
+    ctx_->timeInc(clock_.low_steps());
   }
 
   Args args_;
+  TraceClock clock_;
   std::unique_ptr<VerilatedContext> ctx_;
 #if VM_TRACE_FST
   std::unique_ptr<VerilatedFstC> fst_;
