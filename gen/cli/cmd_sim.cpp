@@ -138,7 +138,8 @@ int cmd_sim(const std::vector<std::string>& argv) {
   args.option("work", "DIR", "work directory (RTL, model build, program, logs); default build/sim/<preset name>")
       .option("report", "FILE", "Markdown report (default WORK/report.md)")
       .option("json", "FILE", "JSON report (default WORK/report.json)")
-      .option("trace", "FILE", "write an FST of the whole run and FILE's .gtkw (GTKWave, signals grouped)")
+      .option("trace", "FILE", "write an FST of the whole run, in real time at the preset's clock, and FILE's .gtkw\n"
+              "(GTKWave, signals grouped, opening on the first operation)")
       .option("rtl", "DIR",
               "simulate this RTL directory as it is (e.g. hand-modified) instead of generating WORK/rtl; it must\n"
               "come from the same preset (its config.txt is checked)")

@@ -245,16 +245,17 @@ class Sim {
   }
 
   void open_trace() {
+    // The models' constructors set the context's time unit and precision from the RTL's timescale;
+    // the simulation's time follows the clock instead (TraceClock).
+    ctx_->timeunit(-9);
+    ctx_->timeprecision(clock_.precision_exponent());
     if (args_.trace.empty() || fst_) return;
 #if !VM_TRACE_FST
     throw std::runtime_error("--trace: this testbench was built without tracing (configure tb/ with "
                              "-DCAPSGEN_TB_TRACE=ON)");
 #else
-    // The models' constructors set the context's time unit and precision from the RTL's timescale;
-    // the trace's time follows the clock instead (TraceClock). The FST takes its timescale from the
-    // trace object, which reads the thread's default context, so both are set explicitly.
-    ctx_->timeunit(-9);
-    ctx_->timeprecision(clock_.precision_exponent());
+    // The FST takes its timescale from the trace object, which reads the thread's default context
+    // rather than this one, so it is set explicitly.
     fst_ = std::make_unique<VerilatedFstC>();
     fst_->set_time_unit("1ns");
     fst_->set_time_resolution(clock_.precision_name());
