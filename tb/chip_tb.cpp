@@ -150,6 +150,7 @@ class ChipTb {
     bool done = false;
     std::vector<long long> instr_cycles(parts_.empty() ? 0 : parts_.back().instr + 1, 0),
         instr_model(instr_cycles.size(), 0);
+    instr_done_.assign(instr_cycles.size(), 0);
     while (!done) {
       if ((long long)sim_.cycle() > bound) {
         report_.fail(sim_.cycle(), "watchdog: no done_o within " + std::to_string(bound) + " cycles (part " +
@@ -229,6 +230,7 @@ class ChipTb {
           const long long c = (long long)d.stat_cycles_o;
           instr_cycles[parts_[part].instr] += c;
           instr_model[parts_[part].instr] += parts_[part].model;
+          instr_done_[parts_[part].instr] = cyc;
           part_wr_wait_ += (long long)d.stat_wr_wait_o;
           part_stall_[0] += (long long)d.stat_stall_data_o;
           part_stall_[1] += (long long)d.stat_stall_tile_o;
@@ -667,7 +669,8 @@ class ChipTb {
           name = p.name;
           ++n;
         }
-      std::printf("stat instr index=%zu name=%s parts=%lld cycles=%lld model=%lld\n", i, name.c_str(), n, instr_cycles[i], instr_model[i]);
+      std::printf("stat instr index=%zu name=%s parts=%lld cycles=%lld model=%lld done=%llu\n", i, name.c_str(), n,
+                  instr_cycles[i], instr_model[i], static_cast<unsigned long long>(instr_done_[i]));
     }
     dram_model_.finish();
     const auto& ds = dram_model_.stats();
@@ -741,6 +744,7 @@ class ChipTb {
   std::vector<Check> checks_;
   long long stray_writes_ = 0, checked_ops_ = 0, checked_elements_ = 0, prediction_ = -1, prog_cycles_ = 0, engine_cycles_ = 0;
   long long part_wr_wait_ = 0, part_stall_[3] = {0, 0, 0};
+  std::vector<std::uint64_t> instr_done_;  // per instruction: the cycle of its last engine frame's op_done_o
   std::uint64_t prev_asleep_[kMems] = {0, 0, 0, 0, 0};
   std::vector<long long> sleeps_[kMems], wakes_[kMems];
   AccessModel access_;

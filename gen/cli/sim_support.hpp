@@ -30,8 +30,8 @@ using TraceGroups = std::vector<std::pair<std::string, std::vector<std::string>>
 // rounded to the nearest ps (an error below 0.5 ps per cycle, e.g. 3003 ps for 333 MHz).
 std::uint64_t clock_period_ps(double mhz);
 
-// How many cycles after the reset release a .gtkw opens on when the run's first operation is not
-// known (capsgen sim --memory dram).
+// How many cycles after the reset release a .gtkw opens on when the testbench's log does not say
+// where the run's first operation ends.
 constexpr std::uint64_t kTraceFirstCycles = 200;
 
 // The span of a trace a .gtkw opens on, in ps; end_ps == 0: the whole trace from time 0.
