@@ -250,11 +250,13 @@ int run_chip_sim(const WorkloadInput& in, const ChipSimRun& r) {
     // The .gtkw opens on the first instruction: from the reset release (the program's start_i, so its
     // DMA loads are included) to the cycle after its last engine frame's op_done_o; the first cycles
     // when the testbench does not say when that was.
-    const bool first_done = !instrs.empty() && instrs.front().second.count("done") && instrs.front().second.at("done") > 0;
+    const bool first_done =
+        !instrs.empty() && instrs.front().second.count("done") && instrs.front().second.at("done") > 0;
     const std::uint64_t shown =
         first_done ? static_cast<std::uint64_t>(instrs.front().second.at("done")) + 2
                    : std::min<std::uint64_t>(static_cast<std::uint64_t>(std::max(1LL, sim_cycles)), kTraceFirstCycles);
-    md += trace_report_line(*r.trace, "capsgen_chip", chip_trace_groups(), trace_window(out, period_ps, 0, shown), gtkw_note);
+    md += trace_report_line(*r.trace, "capsgen_chip", chip_trace_groups(), trace_window(out, period_ps, 0, shown),
+                            gtkw_note);
   }
   md += problems_section(problems);
   nlohmann::ordered_json j;

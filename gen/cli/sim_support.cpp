@@ -70,7 +70,8 @@ std::uint64_t timescale_ps(const std::string& ts) {
   const std::uint64_t n = digits ? std::stoull(ts.substr(0, digits)) : 0;
   std::string unit = ts.substr(digits);
   unit.erase(std::remove(unit.begin(), unit.end(), ' '), unit.end());
-  const std::map<std::string, double> ps_per = {{"fs", 1e-3}, {"ps", 1}, {"ns", 1e3}, {"us", 1e6}, {"ms", 1e9}, {"s", 1e12}};
+  const std::map<std::string, double> ps_per = {{"fs", 1e-3}, {"ps", 1},   {"ns", 1e3},
+                                                 {"us", 1e6},  {"ms", 1e9}, {"s", 1e12}};
   const auto it = ps_per.find(unit);
   const double v = it == ps_per.end() ? 0.0 : static_cast<double>(n) * it->second;
   return v >= 1.0 ? static_cast<std::uint64_t>(v) : 0;
@@ -135,7 +136,8 @@ std::string write_gtkw(const fs::path& fst, const fs::path& gtkw, const std::str
   // save file are in the trace's timescale.
   const std::uint64_t unit_ps = timescale_ps(timescale);
   if (window.end_ps > window.start_ps && unit_ps > 0) {
-    const std::uint64_t start = window.start_ps / unit_ps, span = (window.end_ps - window.start_ps + unit_ps - 1) / unit_ps;
+    const std::uint64_t start = window.start_ps / unit_ps;
+    const std::uint64_t span = (window.end_ps - window.start_ps + unit_ps - 1) / unit_ps;
     out += fmt::format("[timestart] {}\n[size] {} {}\n[pos] -1 -1\n*{:.6f} -1\n[sst_width] {}\n[signals_width] {}\n",
                        start, kGtkwWidth, kGtkwHeight, gtkw_zoom(span, kWavePanePixels), kSstWidth, kSignalsWidth);
   } else {
