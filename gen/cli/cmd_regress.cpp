@@ -498,9 +498,9 @@ void record_outcome(const Regression& g, Plan& p, const std::vector<Outcome>& ou
   progress.show(false);
 }
 
-// Runs the tasks, locally or as Slurm jobs: whether they all got to run (false when interrupted), or
+// Runs the plan's tasks, locally or as Slurm jobs: whether they all got to run (false when interrupted), or
 // nothing when Slurm failed (reported).
-std::optional<bool> run_all(const Regression& g, Plan& p, bool slurm, const regress::SlurmOptions& sopt,
+std::optional<bool> run_plan(const Regression& g, Plan& p, bool slurm, const regress::SlurmOptions& sopt,
                             std::vector<Outcome>& outcomes, Progress& progress) {
   const auto on_finish = [&](std::size_t ti) { record_outcome(g, p, outcomes, ti, progress); };
   const auto tick = [&] { progress.show(false); };
@@ -697,7 +697,7 @@ int cmd_regress(const std::vector<std::string>& argv) {
   // 2, 3. The model builds and the runs.
   Progress progress(g, plan.keys.size(), t0);
   std::vector<Outcome> outcomes;
-  const std::optional<bool> completed = run_all(g, plan, opt.slurm, sopt, outcomes, progress);
+  const std::optional<bool> completed = run_plan(g, plan, opt.slurm, sopt, outcomes, progress);
   if (!completed) return 2;
   progress.show(true);
   mark_not_run(plan, outcomes);
