@@ -121,9 +121,8 @@ const TraceGroups& trace_groups() {
   return g;
 }
 
-}  // namespace
-
-int cmd_sim(const std::vector<std::string>& argv) {
+// The options of capsgen sim (with the workload's, cli/workload_input.hpp).
+Args sim_options() {
   Args args("sim", "--config PRESET.yaml --model NET.yaml [options]",
             "Runs one whole inference on the generated RTL: generates the preset's RTL (reused when unchanged),\n"
             "builds the accelerator's Verilator model (program sequencer + compute engine) through CMake,\n"
@@ -168,292 +167,419 @@ int cmd_sim(const std::vector<std::string>& argv) {
               "it. Default: $CAPSGEN_MODEL_CACHE, or none (the model is built in WORK)")
       .option("model-opt", "LEVEL", "C++ optimization of the Verilator model's evaluation code: -O1, -O2, -O3 or -Os\n"
               "(-O1 builds about twice as fast, -O3 simulates faster). Default: $CAPSGEN_MODEL_OPT, or -O3");
-  if (!args.parse(argv)) {
-    fmt::print("{}", args.help());
-    return 0;
-  }
-  if (!args.positional().empty()) throw InputError("capsgen sim", 0, 0, args.positional().front(), "unexpected argument");
-  const fs::path src = args.get("source-dir");
-  if (!fs::exists(src / "tb" / "CMakeLists.txt"))
-    throw InputError("capsgen sim", 0, 0, "--source-dir", fmt::format("'{}' holds no tb/CMakeLists.txt", src.string()));
-  const long long jobs = args.get_int("jobs", 1, 256);
-  const std::string fetch = args.get("fetch");
-  const bool coverage = args.has("coverage"), build_only = args.has("build-only");
-  const std::optional<std::string> given_build = args.get_opt("build");
-  const std::string fault = args.get_opt("fault").value_or("");
-  const std::string memory = args.get("memory");
-  if (memory != "ideal" && memory != "dram")
-    throw InputError("capsgen sim", 0, 0, "--memory", fmt::format("expected 'ideal' or 'dram', got '{}'", memory));
-  const bool chip = memory == "dram";
-  const std::string tb_target = chip ? "tb_chip" : "tb_accel";
-  if (!fault.empty() && fault != "flip-pe-bit" && !(chip && fault == "ignore-wait-dma"))
-    throw InputError("capsgen sim", 0, 0, "--fault",
-                     fmt::format("expected 'flip-pe-bit'{}, got '{}'", chip ? " or 'ignore-wait-dma'" : "", fault));
-  if (!fault.empty() && (args.has("rtl") || given_build))
-    throw InputError("capsgen sim", 0, 0, "--fault", "applies to the generated RTL: not with --rtl or --build");
-  if (given_build && build_only) throw InputError("capsgen sim", 0, 0, "--build-only", "not with --build");
-  if (given_build) {
-    const fs::path b = *given_build;
-    if (!fs::exists(b / tb_target) || !fs::exists(b / "CMakeCache.txt"))
-      throw InputError(b.string(), 0, 0, "--build", "holds no built " + tb_target + " (build it with capsgen sim --build-only)");
-    const fs::path cache = b / "CMakeCache.txt";
-    if (args.has("trace") && cmake_cache_value(cache, "CAPSGEN_TB_TRACE") != "ON")
-      throw InputError(cache.string(), 0, 0, "--trace", "this model was built without tracing (CAPSGEN_TB_TRACE)");
-    if (coverage && cmake_cache_value(cache, "CAPSGEN_TB_COVERAGE") != "ON")
-      throw InputError(cache.string(), 0, 0, "--coverage", "this model was built without coverage (CAPSGEN_TB_COVERAGE)");
-  }
-  if (fetch != "latency1" && fetch != "random")
-    throw InputError("capsgen sim", 0, 0, "--fetch", fmt::format("expected 'latency1' or 'random', got '{}'", fetch));
-  const char* opt_env = std::getenv("CAPSGEN_MODEL_OPT");
-  const std::string model_opt = args.get_opt("model-opt").value_or(opt_env && *opt_env ? opt_env : "-O3");
-  if (model_opt != "-O1" && model_opt != "-O2" && model_opt != "-O3" && model_opt != "-Os")
-    throw InputError(args.get_opt("model-opt") ? "capsgen sim" : "$CAPSGEN_MODEL_OPT", 0, 0, "--model-opt",
-                     fmt::format("expected -O1, -O2, -O3 or -Os, got '{}'", model_opt));
-  const auto t_start = std::chrono::steady_clock::now();
-  const WorkloadInput in = load_workload_input(args, "capsgen sim", false, "capsgen sim runs one image: --index K");
-  const Workload& w = in.w;
-  if (chip && !emit::chip_unsupported_reason(w.cfg).empty())
-    throw InputError(args.get("config"), 0, 0, "--memory dram", "no capsgen_chip for this preset: " + emit::chip_unsupported_reason(w.cfg));
-  const fs::path work = args.get_opt("work").value_or("build/sim/" + w.cfg.name + (chip ? "-dram" : ""));
-  const std::optional<std::string> trace = args.get_opt("trace");
-  const fs::path report_md = args.get_opt("report").value_or((work / "report.md").string());
-  const fs::path report_json = args.get_opt("json").value_or((work / "report.json").string());
-  std::error_code ec;
-  fs::create_directories(work, ec);
-  if (ec) throw InputError(work.string(), 0, 0, "--work", "cannot create directory: " + ec.message());
+  return args;
+}
 
-  // 1. RTL.
-  require_rtl_support(w.cfg);
-  const emit::Design design = emit::build_design(w.cfg);
-  std::optional<std::string> given_rtl = args.get_opt("rtl");
-  if (given_build && !given_rtl) {  // the RTL the model was built from
-    given_rtl = cmake_cache_value(fs::path(*given_build) / "CMakeCache.txt", "CAPSGEN_RTL_DIR");
+// What one capsgen sim run is asked to do: the command line's options, checked as far as they can be
+// without the workload (sim_request).
+struct SimRequest {
+  fs::path source_dir;
+  int jobs = 2;
+  std::string memory, fetch, fault, model_opt, seed, config;
+  bool chip = false;      // --memory dram: capsgen_chip
+  std::string tb_target;  // the testbench: tb_chip or tb_accel
+  bool coverage = false, build_only = false;
+  std::string model_cache;  // --model-cache or $CAPSGEN_MODEL_CACHE; "" for none
+  std::optional<std::string> build, rtl, trace, work, report, json, weights;
+};
+
+// A --build directory holds a built model of the testbench, with tracing and coverage when they are asked for.
+void check_given_build(const SimRequest& r) {
+  const fs::path b = *r.build;
+  if (!fs::exists(b / r.tb_target) || !fs::exists(b / "CMakeCache.txt"))
+    throw InputError(b.string(), 0, 0, "--build", "holds no built " + r.tb_target + " (build it with capsgen sim --build-only)");
+  const fs::path cache = b / "CMakeCache.txt";
+  if (r.trace && cmake_cache_value(cache, "CAPSGEN_TB_TRACE") != "ON")
+    throw InputError(cache.string(), 0, 0, "--trace", "this model was built without tracing (CAPSGEN_TB_TRACE)");
+  if (r.coverage && cmake_cache_value(cache, "CAPSGEN_TB_COVERAGE") != "ON")
+    throw InputError(cache.string(), 0, 0, "--coverage", "this model was built without coverage (CAPSGEN_TB_COVERAGE)");
+}
+
+// The model's optimization level: --model-opt, else $CAPSGEN_MODEL_OPT, else -O3; checked.
+std::string model_opt(const Args& args) {
+  const char* opt_env = std::getenv("CAPSGEN_MODEL_OPT");
+  const std::string opt = args.get_opt("model-opt").value_or(opt_env && *opt_env ? opt_env : "-O3");
+  if (opt != "-O1" && opt != "-O2" && opt != "-O3" && opt != "-Os")
+    throw InputError(args.get_opt("model-opt") ? "capsgen sim" : "$CAPSGEN_MODEL_OPT", 0, 0, "--model-opt",
+                     fmt::format("expected -O1, -O2, -O3 or -Os, got '{}'", opt));
+  return opt;
+}
+
+// Reads the options and checks them, in the order their errors are reported.
+SimRequest sim_request(const Args& args) {
+  if (!args.positional().empty()) throw InputError("capsgen sim", 0, 0, args.positional().front(), "unexpected argument");
+  SimRequest r;
+  r.source_dir = args.get("source-dir");
+  if (!fs::exists(r.source_dir / "tb" / "CMakeLists.txt"))
+    throw InputError("capsgen sim", 0, 0, "--source-dir",
+                     fmt::format("'{}' holds no tb/CMakeLists.txt", r.source_dir.string()));
+  r.jobs = static_cast<int>(args.get_int("jobs", 1, 256));
+  r.fetch = args.get("fetch");
+  r.coverage = args.has("coverage");
+  r.build_only = args.has("build-only");
+  r.build = args.get_opt("build");
+  r.rtl = args.get_opt("rtl");
+  r.trace = args.get_opt("trace");
+  r.fault = args.get_opt("fault").value_or("");
+  r.memory = args.get("memory");
+  if (r.memory != "ideal" && r.memory != "dram")
+    throw InputError("capsgen sim", 0, 0, "--memory", fmt::format("expected 'ideal' or 'dram', got '{}'", r.memory));
+  r.chip = r.memory == "dram";
+  r.tb_target = r.chip ? "tb_chip" : "tb_accel";
+  if (!r.fault.empty() && r.fault != "flip-pe-bit" && !(r.chip && r.fault == "ignore-wait-dma"))
+    throw InputError("capsgen sim", 0, 0, "--fault",
+                     fmt::format("expected 'flip-pe-bit'{}, got '{}'", r.chip ? " or 'ignore-wait-dma'" : "", r.fault));
+  if (!r.fault.empty() && (r.rtl || r.build))
+    throw InputError("capsgen sim", 0, 0, "--fault", "applies to the generated RTL: not with --rtl or --build");
+  if (r.build && r.build_only) throw InputError("capsgen sim", 0, 0, "--build-only", "not with --build");
+  if (r.build) check_given_build(r);
+  if (r.fetch != "latency1" && r.fetch != "random")
+    throw InputError("capsgen sim", 0, 0, "--fetch", fmt::format("expected 'latency1' or 'random', got '{}'", r.fetch));
+  r.model_opt = model_opt(args);
+  const char* cache_env = std::getenv("CAPSGEN_MODEL_CACHE");
+  r.model_cache = args.get_opt("model-cache").value_or(cache_env ? cache_env : "");
+  r.seed = args.get("seed");
+  r.config = args.get("config");
+  r.work = args.get_opt("work");
+  r.report = args.get_opt("report");
+  r.json = args.get_opt("json");
+  r.weights = args.get_opt("weights");
+  return r;
+}
+
+// Where a run writes: its work directory and its two reports.
+struct SimPaths {
+  fs::path work, report_md, report_json;
+};
+
+// The run's paths for preset `cfg` (the work directory created), once the preset is known to have the
+// asked memory model.
+SimPaths sim_paths(const SimRequest& r, const AccelConfig& cfg) {
+  if (r.chip && !emit::chip_unsupported_reason(cfg).empty())
+    throw InputError(r.config, 0, 0, "--memory dram", "no capsgen_chip for this preset: " + emit::chip_unsupported_reason(cfg));
+  SimPaths p;
+  p.work = r.work.value_or("build/sim/" + cfg.name + (r.chip ? "-dram" : ""));
+  p.report_md = r.report.value_or((p.work / "report.md").string());
+  p.report_json = r.json.value_or((p.work / "report.json").string());
+  std::error_code ec;
+  fs::create_directories(p.work, ec);
+  if (ec) throw InputError(p.work.string(), 0, 0, "--work", "cannot create directory: " + ec.message());
+  return p;
+}
+
+// Step 1: the RTL directory to simulate. A given one (--rtl, or the one a --build model was built from)
+// is checked to be of this preset; otherwise the preset's RTL (with --fault applied) is generated into
+// WORK/rtl[-FAULT], or kept there when unchanged so that its model is not rebuilt.
+fs::path prepare_rtl(const SimRequest& r, const AccelConfig& cfg, const fs::path& work) {
+  require_rtl_support(cfg);
+  const emit::Design design = emit::build_design(cfg);
+  std::optional<std::string> given_rtl = r.rtl;
+  if (r.build && !given_rtl) {  // the RTL the model was built from
+    given_rtl = cmake_cache_value(fs::path(*r.build) / "CMakeCache.txt", "CAPSGEN_RTL_DIR");
     if (given_rtl->empty())
-      throw InputError((fs::path(*given_build) / "CMakeCache.txt").string(), 0, 0, "--build", "no CAPSGEN_RTL_DIR in the cache");
+      throw InputError((fs::path(*r.build) / "CMakeCache.txt").string(), 0, 0, "--build", "no CAPSGEN_RTL_DIR in the cache");
   }
-  const fs::path rtl = given_rtl ? fs::path(*given_rtl) : work / (fault.empty() ? "rtl" : "rtl-" + fault);
+  const fs::path rtl = given_rtl ? fs::path(*given_rtl) : work / (r.fault.empty() ? "rtl" : "rtl-" + r.fault);
   if (given_rtl) {
     // A given RTL must be of this preset: its config.txt (sizes, widths) equals the generator's.
     const auto summary = std::find_if(design.files().begin(), design.files().end(),
                                       [](const emit::OutputFile& f) { return f.name == emit::kConfigSummaryName; });
     if (summary == design.files().end() || slurp(rtl / emit::kConfigSummaryName) != summary->contents)
       throw InputError((rtl / emit::kConfigSummaryName).string(), 0, 0, "--rtl",
-                       fmt::format("not the RTL of preset {} (config.txt differs or is missing)", w.cfg.name));
-    fmt::print("sim: RTL of {} in {} (given)\n", w.cfg.name, rtl.string());
-  } else {
-    const std::vector<emit::OutputFile> files = rtl_files(design, w.cfg, fault);
-    const bool rtl_reused = rtl_up_to_date(files, rtl);
-    if (!rtl_reused) {
-      emit::generate_rtl(w.cfg, rtl);
-      if (!fault.empty())
-        for (const emit::OutputFile& f : files) write_file_atomic((rtl / f.name).string(), f.contents);
-    }
-    fmt::print("sim: RTL of {} in {} ({}{})\n", w.cfg.name, rtl.string(), rtl_reused ? "unchanged, reused" : "generated",
-               fault.empty() ? "" : ", with fault " + fault);
+                       fmt::format("not the RTL of preset {} (config.txt differs or is missing)", cfg.name));
+    fmt::print("sim: RTL of {} in {} (given)\n", cfg.name, rtl.string());
+    return rtl;
   }
+  const std::vector<emit::OutputFile> files = rtl_files(design, cfg, r.fault);
+  const bool rtl_reused = rtl_up_to_date(files, rtl);
+  if (!rtl_reused) {
+    emit::generate_rtl(cfg, rtl);
+    if (!r.fault.empty())
+      for (const emit::OutputFile& f : files) write_file_atomic((rtl / f.name).string(), f.contents);
+  }
+  fmt::print("sim: RTL of {} in {} ({}{})\n", cfg.name, rtl.string(), rtl_reused ? "unchanged, reused" : "generated",
+             r.fault.empty() ? "" : ", with fault " + r.fault);
+  return rtl;
+}
 
-  // 2. The accelerator's model and testbench (sim/model_build.hpp): keyed on the RTL, the testbench
-  // sources, the options and the tools; in WORK, or shared in the model cache.
-  fs::path build;
-  double build_s = 0;
-  if (given_build) {
-    build = *given_build;
-    fmt::print("sim: using the model built in {}\n", build.string());
-  } else {
-    sim::ModelSpec spec;
-    spec.testbench = tb_target;
-    spec.trace = trace.has_value();
-    spec.coverage = coverage;
-    spec.opt = model_opt;
-    spec.source_dir = fs::absolute(src);
-    spec.rtl = sim::read_rtl_dir(rtl);
-    const fs::path own = work / (std::string(chip ? "build-chip" : "build-accel") + (trace ? "-trace" : "") +
-                                 (coverage ? "-cov" : "") + (fault.empty() ? "" : "-" + fault));
-    const char* cache_env = std::getenv("CAPSGEN_MODEL_CACHE");
-    const std::string cache = args.get_opt("model-cache").value_or(cache_env ? cache_env : "");
-    fs::path dir = own;
-    if (!cache.empty()) {
-      dir = sim::cached_model_dir(cache, spec, sim::model_key(spec, sim::tool_versions()));
-      // WORK's build directory names the shared model (capsgen regress runs --build WORK/build-...).
-      // A private build left there by a run without the cache is replaced by the link.
-      std::error_code lec;
-      fs::remove_all(own, lec);
-      fs::create_directory_symlink(fs::absolute(dir), own, lec);
-      if (lec) throw InputError(own.string(), 0, 0, "--model-cache", "cannot link the shared model: " + lec.message());
-    }
-    fmt::print("sim: {} model in {} (a new model takes minutes to build; log {})\n", tb_target, dir.string(),
-               (work / "build.log").string());
-    const sim::BuiltModel m = sim::build_model(spec, dir, static_cast<int>(jobs), work);
-    build = m.dir;
-    build_s = m.seconds;
-    fmt::print("sim: model {} {} ({:.1f} s)\n", m.key, m.reused ? "reused" : "built", m.seconds);
-  }
-  if (build_only) {
-    fmt::print("sim: built {} in {:.1f} s (--build-only)\n", (build / tb_target).string(), build_s);
-    return 0;
-  }
-  if (chip) {
-    ChipSimRun r;
-    r.work = work;
-    r.rtl = rtl;
-    r.build = build;
-    r.report_md = report_md;
-    r.report_json = report_json;
-    r.trace = trace;
-    r.stress = fetch == "random";
-    r.coverage = coverage;
-    r.seed = args.get("seed");
-    r.fault = fault;
-    r.weights = args.get_opt("weights").value_or("");
-    r.build_s = build_s;
-    return run_chip_sim(in, r);
-  }
+// The testbench's Verilator model: where it is built, and how long building (or checking) it took.
+struct SimModel {
+  fs::path dir;
+  double seconds = 0;
+};
 
-  // 3. Program.
-  const isa::Program prog = compile_program(w.cfg, w.net, w.qm);
-  const fs::path program = work / "program";
-  fs::remove_all(program, ec);
-  dump_engine(w, prog, program.string(), in.input, in.input_name, in.label);
+// The directory to build `spec` in: WORK/build-<kind>[-trace][-cov][-FAULT], or with --model-cache the
+// shared model's directory, which that WORK directory then links to (capsgen regress runs --build
+// WORK/build-...; a private build left there by a run without the cache is replaced by the link).
+fs::path model_build_dir(const SimRequest& r, const sim::ModelSpec& spec, const fs::path& work) {
+  const fs::path own = work / (std::string(r.chip ? "build-chip" : "build-accel") + (r.trace ? "-trace" : "") +
+                               (r.coverage ? "-cov" : "") + (r.fault.empty() ? "" : "-" + r.fault));
+  if (r.model_cache.empty()) return own;
+  const fs::path dir = sim::cached_model_dir(r.model_cache, spec, sim::model_key(spec, sim::tool_versions()));
+  std::error_code lec;
+  fs::remove_all(own, lec);
+  fs::create_directory_symlink(fs::absolute(dir), own, lec);
+  if (lec) throw InputError(own.string(), 0, 0, "--model-cache", "cannot link the shared model: " + lec.message());
+  return dir;
+}
 
-  // 4. Run.
-  const fs::path log = work / "sim.log";
+// Step 2: the testbench's model (sim/model_build.hpp), keyed on the RTL, the testbench sources, the
+// options and the tools: the --build one as it is, or built (reused when its key is unchanged) in WORK
+// or in the model cache.
+SimModel build_or_reuse_model(const SimRequest& r, const fs::path& work, const fs::path& rtl) {
+  if (r.build) {
+    fmt::print("sim: using the model built in {}\n", *r.build);
+    return {*r.build, 0};
+  }
+  sim::ModelSpec spec;
+  spec.testbench = r.tb_target;
+  spec.trace = r.trace.has_value();
+  spec.coverage = r.coverage;
+  spec.opt = r.model_opt;
+  spec.source_dir = fs::absolute(r.source_dir);
+  spec.rtl = sim::read_rtl_dir(rtl);
+  const fs::path dir = model_build_dir(r, spec, work);
+  fmt::print("sim: {} model in {} (a new model takes minutes to build; log {})\n", r.tb_target, dir.string(),
+             (work / "build.log").string());
+  const sim::BuiltModel m = sim::build_model(spec, dir, r.jobs, work);
+  fmt::print("sim: model {} {} ({:.1f} s)\n", m.key, m.reused ? "reused" : "built", m.seconds);
+  return {m.dir, m.seconds};
+}
+
+// What run_chip_sim (cli/chip_sim.hpp) runs for --memory dram.
+ChipSimRun chip_sim_run(const SimRequest& r, const SimPaths& p, const fs::path& rtl, const SimModel& model) {
+  ChipSimRun c;
+  c.work = p.work;
+  c.rtl = rtl;
+  c.build = model.dir;
+  c.report_md = p.report_md;
+  c.report_json = p.report_json;
+  c.trace = r.trace;
+  c.stress = r.fetch == "random";
+  c.coverage = r.coverage;
+  c.seed = r.seed;
+  c.fault = r.fault;
+  c.weights = r.weights.value_or("");
+  c.build_s = model.seconds;
+  return c;
+}
+
+// One run of tb_accel: the program it ran, where its log is, and how it ended.
+struct AccelRun {
+  isa::Program prog;
+  fs::path program, log, coverage_dat;
+  std::uint64_t period_ps = 0;
+  int rc = 0;
+  double seconds = 0;
+  std::string out;  // the log's text
+};
+
+// Steps 3 and 4: compiles the network, dumps its engine program into WORK/program and runs it on tb_accel
+// of `build` (simulating `rtl`), with its output in WORK/sim.log.
+AccelRun run_accel_sim(const SimRequest& r, const WorkloadInput& in, const fs::path& work, const fs::path& rtl,
+                       const fs::path& build) {
+  const Workload& w = in.w;
+  AccelRun run;
+  run.prog = compile_program(w.cfg, w.net, w.qm);
+  run.program = work / "program";
+  std::error_code ec;
+  fs::remove_all(run.program, ec);
+  dump_engine(w, run.prog, run.program.string(), in.input, in.input_name, in.label);
+
+  run.log = work / "sim.log";
   std::string cmd = fmt::format("{} --rtl {} --program {}", quote((build / "tb_accel").string()),
-                                quote(fs::absolute(rtl).string()), quote(program.string()));
-  const std::uint64_t period_ps = clock_period_ps(w.cfg.clock.target_mhz);
-  cmd += fmt::format(" --clock-period-ps {}", period_ps);
-  if (trace) cmd += " --trace " + quote(*trace);
-  if (fetch == "random") cmd += " --mode fetch-random --seed " + quote(args.get("seed"));
-  const fs::path coverage_dat = work / "coverage.dat";
-  if (coverage) {
-    fs::remove(coverage_dat, ec);
-    cmd += " --coverage-out " + quote(coverage_dat.string());
+                                quote(fs::absolute(rtl).string()), quote(run.program.string()));
+  run.period_ps = clock_period_ps(w.cfg.clock.target_mhz);
+  cmd += fmt::format(" --clock-period-ps {}", run.period_ps);
+  if (r.trace) cmd += " --trace " + quote(*r.trace);
+  if (r.fetch == "random") cmd += " --mode fetch-random --seed " + quote(r.seed);
+  run.coverage_dat = work / "coverage.dat";
+  if (r.coverage) {
+    fs::remove(run.coverage_dat, ec);
+    cmd += " --coverage-out " + quote(run.coverage_dat.string());
   }
-  fmt::print("sim: running the program of {} descriptors on the RTL ({})\n", prog.instrs.size(), log.string());
+  fmt::print("sim: running the program of {} descriptors on the RTL ({})\n", run.prog.instrs.size(), run.log.string());
   const auto t_run = std::chrono::steady_clock::now();
-  const int rc = run_logged(cmd, log);
-  const double run_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_run).count();
+  run.rc = run_logged(cmd, run.log);
+  run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_run).count();
+  run.out = slurp(run.log);
+  return run;
+}
 
-  // 5. Report.
+// How the testbench's log names an operation (its stat and problem lines).
+std::string op_label(const OpResult& r) { return r.name + " (" + r.stem + ")"; }
+
+// The program's operations, from its index.txt (one line per instruction, "skip STEM NAME REASON" for
+// those the executor skips), with the compiler's statistics of each instruction.
+std::vector<OpResult> read_program_index(const fs::path& program, const isa::Program& prog, const AccelConfig& cfg) {
   std::vector<OpResult> ops;
-  std::map<std::string, std::size_t> by_label;
-  {
-    std::istringstream idx(slurp(program / "index.txt"));
-    std::size_t i = 0;
-    for (std::string line; std::getline(idx, line);) {
-      if (line.empty() || line[0] == '#') continue;
-      OpResult r;
-      std::istringstream ls(line);
-      ls >> r.stem;
-      if (r.stem == "skip") {
-        ls >> r.stem >> r.name;
-        std::getline(ls, r.skip_reason);
-      } else {
-        ls >> r.name;
-      }
-      const isa::Instr& instr = prog.instrs.at(i++);
-      r.kind = std::holds_alternative<isa::Gemm>(instr) ? "gemm" : std::holds_alternative<isa::Activate>(instr) ? "activate" : "fill";
-      r.model = instr_stats(w.cfg, instr);
-      if (const auto* g = std::get_if<isa::Gemm>(&instr))
-        r.init_codes = g->init.kind == isa::AccInit::Kind::kPerColumn ? w.cfg.array.cols : 1;
-      by_label[r.name + " (" + r.stem + ")"] = ops.size();
-      ops.push_back(r);
+  std::istringstream idx(slurp(program / "index.txt"));
+  std::size_t i = 0;
+  for (std::string line; std::getline(idx, line);) {
+    if (line.empty() || line[0] == '#') continue;
+    OpResult r;
+    std::istringstream ls(line);
+    ls >> r.stem;
+    if (r.stem == "skip") {
+      ls >> r.stem >> r.name;
+      std::getline(ls, r.skip_reason);
+    } else {
+      ls >> r.name;
     }
+    const isa::Instr& instr = prog.instrs.at(i++);
+    r.kind = std::holds_alternative<isa::Gemm>(instr) ? "gemm" : std::holds_alternative<isa::Activate>(instr) ? "activate" : "fill";
+    r.model = instr_stats(cfg, instr);
+    if (const auto* g = std::get_if<isa::Gemm>(&instr))
+      r.init_codes = g->init.kind == isa::AccInit::Kind::kPerColumn ? cfg.array.cols : 1;
+    ops.push_back(r);
   }
-  const std::string out = slurp(log);
-  std::vector<std::string> problems;
+  return ops;
+}
+
+// What a tb_accel run came to: its operations (with their stat lines) and the log's other lines.
+struct AccelOutcome {
+  std::vector<OpResult> ops;
+  std::vector<std::string> problems;  // the log's MISMATCH and FAIL lines
   int rtl_pred = -1, golden_pred = -1;
   bool summary_pass = false;
   std::vector<std::pair<std::string, long long>> fcov;  // functional coverage bins (testbench "fcov" lines)
   std::vector<std::string> fcov_na;                      // bins whose hardware is not in this RTL
   long long sim_cycles = 0, prog_cycles = 0, prog_model = 0, fetch_wait = 0, words_per_desc = 0;
-  {
-    std::istringstream ls(out);
-    const std::regex stat_re(R"(^stat name=(.*?) cycles=)");
-    const std::regex kv_re(R"((\w+)=(-?\d+))");
-    const std::regex pred_re(R"(RTL prediction (\d+), golden prediction (-?\d+))");
-    const std::regex cyc_re(R"(, (\d+) cycles)");
-    const std::regex prog_re(R"(^program cycles=(\d+) model=(\d+) ops=\d+ fetch_wait=(\d+) words_per_descriptor=(\d+))");
-    for (std::string line; std::getline(ls, line);) {
-      std::smatch m;
-      if (std::regex_search(line, m, stat_re)) {
-        const auto it = by_label.find(m[1].str());
-        if (it == by_label.end()) continue;
-        OpResult& r = ops[it->second];
-        r.ran = true;
-        const std::string rest = line.substr(line.find(" cycles="));
-        for (std::sregex_iterator k(rest.begin(), rest.end(), kv_re), e; k != e; ++k) r.stat[(*k)[1]] = std::stoll((*k)[2]);
-      } else if (std::regex_search(line, m, prog_re)) {
-        prog_cycles = std::stoll(m[1]);
-        prog_model = std::stoll(m[2]);
-        fetch_wait = std::stoll(m[3]);
-        words_per_desc = std::stoll(m[4]);
-      } else if (std::regex_search(line, m, pred_re)) {
-        rtl_pred = std::stoi(m[1]);
-        golden_pred = std::stoi(m[2]);
-      } else if (line.rfind("fcov ", 0) == 0) {
-        std::istringstream fs_(line.substr(5));
-        std::string bin, na;
-        long long n = 0;
-        if (fs_ >> bin >> n) fcov.emplace_back(bin, n);
-        if (fs_ >> na && na == "na") fcov_na.push_back(bin);
-      } else if (line.rfind("MISMATCH", 0) == 0 || line.rfind("FAIL", 0) == 0) {
-        problems.push_back(line);
-      }
-      if (line.rfind("PASS accel", 0) == 0 || line.rfind("FAIL accel", 0) == 0) {
-        summary_pass = line.rfind("PASS", 0) == 0;
-        if (std::regex_search(line, m, cyc_re)) sim_cycles = std::stoll(m[1]);
-      }
+  bool pass = false;  // every check passed
+};
+
+// Reads the testbench's log `out` into `o`: each operation's stat line, the program's cycles, the
+// predictions, the functional coverage, the problem lines and the summary line.
+void read_accel_log(const std::string& out, AccelOutcome& o) {
+  std::map<std::string, std::size_t> by_label;
+  for (std::size_t i = 0; i < o.ops.size(); ++i) by_label[op_label(o.ops[i])] = i;
+  std::istringstream ls(out);
+  const std::regex stat_re(R"(^stat name=(.*?) cycles=)");
+  const std::regex kv_re(R"((\w+)=(-?\d+))");
+  const std::regex pred_re(R"(RTL prediction (\d+), golden prediction (-?\d+))");
+  const std::regex cyc_re(R"(, (\d+) cycles)");
+  const std::regex prog_re(R"(^program cycles=(\d+) model=(\d+) ops=\d+ fetch_wait=(\d+) words_per_descriptor=(\d+))");
+  for (std::string line; std::getline(ls, line);) {
+    std::smatch m;
+    if (std::regex_search(line, m, stat_re)) {
+      const auto it = by_label.find(m[1].str());
+      if (it == by_label.end()) continue;
+      OpResult& r = o.ops[it->second];
+      r.ran = true;
+      const std::string rest = line.substr(line.find(" cycles="));
+      for (std::sregex_iterator k(rest.begin(), rest.end(), kv_re), e; k != e; ++k) r.stat[(*k)[1]] = std::stoll((*k)[2]);
+    } else if (std::regex_search(line, m, prog_re)) {
+      o.prog_cycles = std::stoll(m[1]);
+      o.prog_model = std::stoll(m[2]);
+      o.fetch_wait = std::stoll(m[3]);
+      o.words_per_desc = std::stoll(m[4]);
+    } else if (std::regex_search(line, m, pred_re)) {
+      o.rtl_pred = std::stoi(m[1]);
+      o.golden_pred = std::stoi(m[2]);
+    } else if (line.rfind("fcov ", 0) == 0) {
+      std::istringstream fs_(line.substr(5));
+      std::string bin, na;
+      long long n = 0;
+      if (fs_ >> bin >> n) o.fcov.emplace_back(bin, n);
+      if (fs_ >> na && na == "na") o.fcov_na.push_back(bin);
+    } else if (line.rfind("MISMATCH", 0) == 0 || line.rfind("FAIL", 0) == 0) {
+      o.problems.push_back(line);
+    }
+    if (line.rfind("PASS accel", 0) == 0 || line.rfind("FAIL accel", 0) == 0) {
+      o.summary_pass = line.rfind("PASS", 0) == 0;
+      if (std::regex_search(line, m, cyc_re)) o.sim_cycles = std::stoll(m[1]);
     }
   }
-  for (OpResult& r : ops) {
+}
+
+// The outcome of `run`: an operation passes when it ran and no problem line names it; the run passes
+// when the testbench exited 0 and said PASS, with no problem line, the program's cycles and every
+// operation passed.
+AccelOutcome read_accel_outcome(const AccelRun& run, const AccelConfig& cfg) {
+  AccelOutcome o;
+  o.ops = read_program_index(run.program, run.prog, cfg);
+  read_accel_log(run.out, o);
+  for (OpResult& r : o.ops) {
     r.pass = r.ran;
-    for (const std::string& p : problems)
-      if (p.find(r.name + " (" + r.stem + ")") != std::string::npos) r.pass = false;
+    for (const std::string& p : o.problems)
+      if (p.find(op_label(r)) != std::string::npos) r.pass = false;
   }
-  const bool pass = rc == 0 && summary_pass && problems.empty() && prog_cycles > 0 &&
-                    std::all_of(ops.begin(), ops.end(), [](const OpResult& r) { return r.pass; });
+  o.pass = run.rc == 0 && o.summary_pass && o.problems.empty() && o.prog_cycles > 0 &&
+           std::all_of(o.ops.begin(), o.ops.end(), [](const OpResult& r) { return r.pass; });
+  return o;
+}
 
+// The run's sums over the operations that ran, and what follows from them at the preset's clock.
+struct AccelTotals {
   long long cycles = 0, model_cycles = 0, macs = 0, rd_d = 0, rd_dv = 0, rd_w = 0, rd_b = 0, rd_b_codes = 0, wr = 0;
-  for (const OpResult& r : ops) {
-    if (!r.ran) continue;
-    cycles += r.stat.at("cycles");
-    model_cycles += r.stat.at("model");
-    macs += r.model.useful_macs;
-    rd_d += r.stat.at("reads_data");
-    rd_dv += r.stat.at("reads_data_vec");
-    rd_w += r.stat.at("reads_weight");
-    rd_b += r.stat.at("reads_bias");
-    rd_b_codes += r.stat.at("reads_bias") * r.init_codes;
-    wr += r.stat.at("writes");
-  }
-  const double mhz = w.cfg.clock.target_mhz;
-  const int R = w.cfg.array.rows, C = w.cfg.array.cols;
-  // Per inference: the program's cycles from start_i to done_o (descriptor fetches and hand-overs included).
-  const long long total = prog_cycles > 0 ? prog_cycles : cycles;
-  const double ips = total ? mhz * 1e6 / double(total) : 0.0;
-  const double util = total ? double(macs) / (double(total) * R * C) : 0.0;
-  const long long db = (w.cfg.widths.data + 7) / 8, wb = (w.cfg.widths.weight + 7) / 8, pb = (w.cfg.widths.psum + 7) / 8;
+  long long total = 0;  // per inference: the program's cycles from start_i to done_o (fetches and hand-overs included)
+  double ips = 0, util = 0;
+};
 
-  std::string md = fmt::format("# capsgen sim: {} on {}\n\n", w.net.name, w.cfg.name);
-  md += fmt::format("- result: **{}**{}\n", pass ? "PASS, every operation bit-exact" : "FAIL",
-                    pass ? "" : fmt::format(" ({} problem line(s) below, exit status of the testbench {})", problems.size(), rc));
-  md += fmt::format("- input: {}{}; weights: {}\n", in.input_name, in.label >= 0 ? fmt::format(", true label {}", in.label) : "",
-                    args.get_opt("weights").value_or(fmt::format("seeded random (seed {})", args.get("seed"))));
-  md += fmt::format("- class prediction: RTL {}, golden model {}{}\n", rtl_pred, golden_pred,
-                    in.label >= 0 ? fmt::format(", true label {}", in.label) : "");
-  md += fmt::format("- RTL: {} ({}x{} array, {} MHz target), model {}{}\n\n", rtl.string(), R, C, mhz, (build / "tb_accel").string(),
-                    fault.empty() ? "" : fmt::format(" (**deliberately broken: --fault {}**)", fault));
-  md += "| # | operation | kind | result | cycles (RTL) | model | stalls data/tile/output | vectors | useful MACs | "
-        "data reads (elements + vectors) | tile rows | init reads | writes |\n|---|---|---|---|---:|---:|---|---:|---:|---:|---:|---:|---:|\n";
-  nlohmann::ordered_json jops = nlohmann::json::array();
+// The totals of the run's outcome `o` on preset `cfg`.
+AccelTotals accel_totals(const AccelOutcome& o, const AccelConfig& cfg) {
+  AccelTotals t;
+  for (const OpResult& r : o.ops) {
+    if (!r.ran) continue;
+    t.cycles += r.stat.at("cycles");
+    t.model_cycles += r.stat.at("model");
+    t.macs += r.model.useful_macs;
+    t.rd_d += r.stat.at("reads_data");
+    t.rd_dv += r.stat.at("reads_data_vec");
+    t.rd_w += r.stat.at("reads_weight");
+    t.rd_b += r.stat.at("reads_bias");
+    t.rd_b_codes += r.stat.at("reads_bias") * r.init_codes;
+    t.wr += r.stat.at("writes");
+  }
+  t.total = o.prog_cycles > 0 ? o.prog_cycles : t.cycles;
+  t.ips = t.total ? cfg.clock.target_mhz * 1e6 / double(t.total) : 0.0;
+  t.util = t.total ? double(t.macs) / (double(t.total) * cfg.array.rows * cfg.array.cols) : 0.0;
+  return t;
+}
+
+// Bytes of one element of `bits` bits in the report's memory activity.
+long long bytes_of(int bits) { return (bits + 7) / 8; }
+
+// Everything the report of a tb_accel run is made of.
+struct AccelReport {
+  const SimRequest& req;
+  const WorkloadInput& in;
+  fs::path rtl, build;
+  double build_s;
+  const AccelRun& run;
+  const AccelOutcome& o;
+  AccelTotals t;
+};
+
+// An operation's stat value `k` (0 when its stat line lacks it, or it did not run).
+long long op_stat(const OpResult& r, const char* k) { return r.stat.count(k) ? r.stat.at(k) : 0LL; }
+
+// An operation's result as the report says it.
+std::string op_result(const OpResult& r) {
+  return !r.skip_reason.empty() ? "skipped (executor)" : !r.ran ? "not run" : r.pass ? "pass" : "FAIL";
+}
+
+// The report's table of operations (Markdown).
+std::string accel_ops_md(const std::vector<OpResult>& ops) {
+  std::string md =
+      "| # | operation | kind | result | cycles (RTL) | model | stalls data/tile/output | vectors | useful MACs | "
+      "data reads (elements + vectors) | tile rows | init reads | writes |\n|---|---|---|---|---:|---:|---|---:|---:|---:|---:|---:|---:|\n";
   for (const OpResult& r : ops) {
-    const auto st = [&](const char* k) { return r.stat.count(k) ? r.stat.at(k) : 0LL; };
-    const std::string result = !r.skip_reason.empty() ? "skipped (executor)" : !r.ran ? "not run" : r.pass ? "pass" : "FAIL";
+    const auto st = [&](const char* k) { return op_stat(r, k); };
     md += fmt::format("| {} | {} | {} | {} | {} | {} | {}/{}/{} | {} | {} | {} + {} | {} | {} | {} |\n", r.stem, r.name,
-                      r.kind, result, st("cycles"), st("model"), st("stall_data"), st("stall_tile"), st("stall_out"),
+                      r.kind, op_result(r), st("cycles"), st("model"), st("stall_data"), st("stall_tile"), st("stall_out"),
                       st("vectors"), r.model.useful_macs, st("reads_data"), st("reads_data_vec"), st("reads_weight"),
                       st("reads_bias"), st("writes"));
-    jops.push_back({{"id", r.stem}, {"name", r.name}, {"kind", r.kind}, {"result", result},
+  }
+  return md;
+}
+
+// The report's operations (JSON).
+nlohmann::ordered_json accel_ops_json(const std::vector<OpResult>& ops) {
+  nlohmann::ordered_json jops = nlohmann::json::array();
+  for (const OpResult& r : ops) {
+    const auto st = [&](const char* k) { return op_stat(r, k); };
+    jops.push_back({{"id", r.stem}, {"name", r.name}, {"kind", r.kind}, {"result", op_result(r)},
                     {"cycles", st("cycles")}, {"model_cycles", st("model")},
                     {"stall_cycles", {{"data", st("stall_data")}, {"tile", st("stall_tile")}, {"output", st("stall_out")}}},
                     {"vectors", st("vectors")}, {"useful_macs", r.model.useful_macs},
@@ -461,72 +587,140 @@ int cmd_sim(const std::vector<std::string>& argv) {
                                {"tile_rows", st("reads_weight")}, {"init_reads", st("reads_bias")}}},
                     {"writes", st("writes")}, {"start_cycle", st("start")}});
   }
+  return jops;
+}
+
+// With --trace: the report's trace line, after writing the .gtkw, which opens on the first descriptor:
+// from the reset release (the program's start_i) to the cycle after the next descriptor's start (its
+// op_done_o included), or to the program's end. `gtkw` gets the .gtkw's path.
+std::string accel_trace_md(const AccelReport& a, std::string& gtkw) {
+  const std::vector<OpResult>& ops = a.o.ops;
+  std::uint64_t first_end = static_cast<std::uint64_t>(std::max(0LL, a.o.sim_cycles));
+  const bool first_ran = !ops.empty() && ops[0].ran && ops[0].stat.count("start");
+  if (first_ran) first_end = ops.size() > 1 && ops[1].ran && ops[1].stat.count("start")
+                                 ? static_cast<std::uint64_t>(ops[1].stat.at("start")) + 1
+                                 : static_cast<std::uint64_t>(a.t.total);
+  else first_end = std::min<std::uint64_t>(first_end, kTraceFirstCycles);
+  const TraceWindow window = trace_window(a.run.out, a.run.period_ps, 0, first_end);
+  return trace_report_line(*a.req.trace, "capsgen_accel", trace_groups(), window, gtkw);
+}
+
+// The Markdown report: result, input, predictions, the RTL and model, the table of operations, totals,
+// throughput, memory activity, simulation time and the trace (`gtkw` gets the .gtkw's path), problems.
+std::string accel_report_md(const AccelReport& a, std::string& gtkw) {
+  const Workload& w = a.in.w;
+  const AccelOutcome& o = a.o;
+  const AccelTotals& t = a.t;
+  const double mhz = w.cfg.clock.target_mhz;
+  const int R = w.cfg.array.rows, C = w.cfg.array.cols;
+  const long long db = bytes_of(w.cfg.widths.data), wb = bytes_of(w.cfg.widths.weight), pb = bytes_of(w.cfg.widths.psum);
+  const int label = a.in.label;
+  std::string md = fmt::format("# capsgen sim: {} on {}\n\n", w.net.name, w.cfg.name);
+  md += fmt::format("- result: **{}**{}\n", o.pass ? "PASS, every operation bit-exact" : "FAIL",
+                    o.pass ? "" : fmt::format(" ({} problem line(s) below, exit status of the testbench {})", o.problems.size(), a.run.rc));
+  md += fmt::format("- input: {}{}; weights: {}\n", a.in.input_name, label >= 0 ? fmt::format(", true label {}", label) : "",
+                    a.req.weights.value_or(fmt::format("seeded random (seed {})", a.req.seed)));
+  md += fmt::format("- class prediction: RTL {}, golden model {}{}\n", o.rtl_pred, o.golden_pred,
+                    label >= 0 ? fmt::format(", true label {}", label) : "");
+  md += fmt::format("- RTL: {} ({}x{} array, {} MHz target), model {}{}\n\n", a.rtl.string(), R, C, mhz, (a.build / "tb_accel").string(),
+                    a.req.fault.empty() ? "" : fmt::format(" (**deliberately broken: --fault {}**)", a.req.fault));
+  md += accel_ops_md(o.ops);
   md += fmt::format(
       "\n- total: {} cycles for the program from start_i to done_o (model {}), of which {} in the descriptors (the compiler's "
       "cycle model: {}, {:+.3f}%) and {} with the engine waiting for the sequencer ({} words per descriptor fetched); "
       "{} simulated cycles with reset\n",
-      prog_cycles, prog_model, cycles, model_cycles, cycles ? 100.0 * double(model_cycles - cycles) / double(cycles) : 0.0,
-      fetch_wait, words_per_desc, sim_cycles);
-  md += fmt::format("- {:.1f} inferences/s at {} MHz; array utilization {:.3f} ({} useful MACs / ({}x{} x cycles))\n", ips,
-                    mhz, util, macs, R, C);
+      o.prog_cycles, o.prog_model, t.cycles, t.model_cycles, t.cycles ? 100.0 * double(t.model_cycles - t.cycles) / double(t.cycles) : 0.0,
+      o.fetch_wait, o.words_per_desc, o.sim_cycles);
+  md += fmt::format("- {:.1f} inferences/s at {} MHz; array utilization {:.3f} ({} useful MACs / ({}x{} x cycles))\n", t.ips,
+                    mhz, t.util, t.macs, R, C);
   md += fmt::format(
       "- memory activity: {} data element reads and {} data vector reads ({} B), {} tile-row reads ({} B), {} "
       "accumulator-init reads (biases, logits: {} B), {} element writes ({} B)\n",
-      rd_d, rd_dv, (rd_d + rd_dv * R) * db, rd_w, rd_w * C * wb, rd_b, rd_b_codes * pb, wr, wr * db);
-  md += fmt::format("- simulation: {:.1f} s for {} cycles ({:.0f} cycles/s){}; model build {:.1f} s\n", run_s, sim_cycles,
-                    run_s > 0 ? double(sim_cycles) / run_s : 0.0, trace ? ", FST tracing on" : "", build_s);
-  std::string gtkw_note;
-  if (trace) {
-    // The .gtkw opens on the first descriptor: from the reset release (the program's start_i) to the
-    // cycle after the next descriptor's start (its op_done_o included), or to the program's end.
-    std::uint64_t first_end = static_cast<std::uint64_t>(std::max(0LL, sim_cycles));
-    const bool first_ran = !ops.empty() && ops[0].ran && ops[0].stat.count("start");
-    if (first_ran) first_end = ops.size() > 1 && ops[1].ran && ops[1].stat.count("start")
-                                   ? static_cast<std::uint64_t>(ops[1].stat.at("start")) + 1
-                                   : static_cast<std::uint64_t>(total);
-    else first_end = std::min<std::uint64_t>(first_end, kTraceFirstCycles);
-    const TraceWindow window = trace_window(out, period_ps, 0, first_end);
-    md += trace_report_line(*trace, "capsgen_accel", trace_groups(), window, gtkw_note);
-  }
+      t.rd_d, t.rd_dv, (t.rd_d + t.rd_dv * R) * db, t.rd_w, t.rd_w * C * wb, t.rd_b, t.rd_b_codes * pb, t.wr, t.wr * db);
+  md += fmt::format("- simulation: {:.1f} s for {} cycles ({:.0f} cycles/s){}; model build {:.1f} s\n", a.run.seconds, o.sim_cycles,
+                    a.run.seconds > 0 ? double(o.sim_cycles) / a.run.seconds : 0.0, a.req.trace ? ", FST tracing on" : "", a.build_s);
+  if (a.req.trace) md += accel_trace_md(a, gtkw);
   md += "- not modelled here: the scratchpad, DMA and off-chip memory behind the engine's ports (the testbench's memory "
         "answers every read in one cycle; docs/rtl-engine.md)\n";
-  md += problems_section(problems);
+  md += problems_section(o.problems);
+  return md;
+}
+
+// The JSON report: the Markdown report's facts, and the coverage files and bins (`gtkw`: the .gtkw's path).
+nlohmann::ordered_json accel_report_json(const AccelReport& a, const std::string& gtkw) {
+  const Workload& w = a.in.w;
+  const AccelOutcome& o = a.o;
+  const AccelTotals& t = a.t;
+  const long long pb = bytes_of(w.cfg.widths.psum);
   nlohmann::ordered_json j;
   j["network"] = w.net.name;
   j["preset"] = w.cfg.name;
-  j["pass"] = pass;
-  j["input"] = in.input_name;
-  j["label"] = in.label;
-  j["prediction"] = {{"rtl", rtl_pred}, {"golden", golden_pred}};
-  j["array"] = {{"rows", R}, {"cols", C}};
-  j["clock_mhz"] = mhz;
-  j["operations"] = jops;
-  j["total_cycles"] = total;
-  j["descriptor_cycles"] = cycles;
-  j["program_model_cycles"] = prog_model;
-  j["fetch_wait_cycles"] = fetch_wait;
-  j["words_per_descriptor"] = words_per_desc;
-  j["simulated_cycles"] = sim_cycles;
-  j["model_cycles"] = model_cycles;
-  j["inferences_per_second"] = ips;
-  j["array_utilization"] = util;
-  j["useful_macs"] = macs;
-  j["memory"] = {{"data_element_reads", rd_d}, {"data_vector_reads", rd_dv}, {"tile_row_reads", rd_w}, {"init_reads", rd_b}, {"init_bytes", rd_b_codes * pb}, {"element_writes", wr}};
-  j["sim_seconds"] = run_s;
-  j["build_seconds"] = build_s;
-  j["trace"] = trace.value_or("");
-  j["gtkw"] = gtkw_note;
-  j["problems"] = problems;
-  j["fault"] = fault;
-  j["coverage"] = coverage && fs::exists(coverage_dat) ? coverage_dat.string() : "";
+  j["pass"] = o.pass;
+  j["input"] = a.in.input_name;
+  j["label"] = a.in.label;
+  j["prediction"] = {{"rtl", o.rtl_pred}, {"golden", o.golden_pred}};
+  j["array"] = {{"rows", w.cfg.array.rows}, {"cols", w.cfg.array.cols}};
+  j["clock_mhz"] = w.cfg.clock.target_mhz;
+  j["operations"] = accel_ops_json(o.ops);
+  j["total_cycles"] = t.total;
+  j["descriptor_cycles"] = t.cycles;
+  j["program_model_cycles"] = o.prog_model;
+  j["fetch_wait_cycles"] = o.fetch_wait;
+  j["words_per_descriptor"] = o.words_per_desc;
+  j["simulated_cycles"] = o.sim_cycles;
+  j["model_cycles"] = t.model_cycles;
+  j["inferences_per_second"] = t.ips;
+  j["array_utilization"] = t.util;
+  j["useful_macs"] = t.macs;
+  j["memory"] = {{"data_element_reads", t.rd_d}, {"data_vector_reads", t.rd_dv}, {"tile_row_reads", t.rd_w}, {"init_reads", t.rd_b}, {"init_bytes", t.rd_b_codes * pb}, {"element_writes", t.wr}};
+  j["sim_seconds"] = a.run.seconds;
+  j["build_seconds"] = a.build_s;
+  j["trace"] = a.req.trace.value_or("");
+  j["gtkw"] = gtkw;
+  j["problems"] = o.problems;
+  j["fault"] = a.req.fault;
+  j["coverage"] = a.req.coverage && fs::exists(a.run.coverage_dat) ? a.run.coverage_dat.string() : "";
   j["functional_coverage"] = nlohmann::ordered_json::object();
-  for (const auto& [bin, n] : fcov) j["functional_coverage"][bin] = n;
-  j["functional_coverage_na"] = fcov_na;
-  write_file_atomic(report_md.string(), md);
-  write_file_atomic(report_json.string(), j.dump(2) + "\n");
-  fmt::print("\n{}\nsim: wrote {} and {} ({:.1f} s in all)\n", md, report_md.string(), report_json.string(),
+  for (const auto& [bin, n] : o.fcov) j["functional_coverage"][bin] = n;
+  j["functional_coverage_na"] = o.fcov_na;
+  return j;
+}
+
+// Step 5: writes the two reports and prints the Markdown one.
+void write_accel_report(const AccelReport& a, const SimPaths& p, std::chrono::steady_clock::time_point t_start) {
+  std::string gtkw;
+  const std::string md = accel_report_md(a, gtkw);
+  const nlohmann::ordered_json j = accel_report_json(a, gtkw);
+  write_file_atomic(p.report_md.string(), md);
+  write_file_atomic(p.report_json.string(), j.dump(2) + "\n");
+  fmt::print("\n{}\nsim: wrote {} and {} ({:.1f} s in all)\n", md, p.report_md.string(), p.report_json.string(),
              std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count());
-  return pass ? 0 : 1;
+}
+
+}  // namespace
+
+int cmd_sim(const std::vector<std::string>& argv) {
+  Args args = sim_options();
+  if (!args.parse(argv)) {
+    fmt::print("{}", args.help());
+    return 0;
+  }
+  const SimRequest req = sim_request(args);
+  const auto t_start = std::chrono::steady_clock::now();
+  const WorkloadInput in = load_workload_input(args, "capsgen sim", false, "capsgen sim runs one image: --index K");
+  const SimPaths paths = sim_paths(req, in.w.cfg);
+  const fs::path rtl = prepare_rtl(req, in.w.cfg, paths.work);
+  const SimModel model = build_or_reuse_model(req, paths.work, rtl);
+  if (req.build_only) {
+    fmt::print("sim: built {} in {:.1f} s (--build-only)\n", (model.dir / req.tb_target).string(), model.seconds);
+    return 0;
+  }
+  if (req.chip) return run_chip_sim(in, chip_sim_run(req, paths, rtl, model));
+  const AccelRun run = run_accel_sim(req, in, paths.work, rtl, model.dir);
+  const AccelOutcome outcome = read_accel_outcome(run, in.w.cfg);
+  const AccelReport report{req, in, rtl, model.dir, model.seconds, run, outcome, accel_totals(outcome, in.w.cfg)};
+  write_accel_report(report, paths, t_start);
+  return outcome.pass ? 0 : 1;
 }
 
 }  // namespace capsgen::cli
