@@ -174,8 +174,8 @@ Args sim_options() {
 // without the workload (sim_request).
 struct SimRequest {
   fs::path source_dir;
-  int jobs = 2;
-  std::string memory, fetch, fault, model_opt, seed, config;
+  int jobs = 0;
+  std::string fetch, fault, model_opt, seed, config;
   bool chip = false;      // --memory dram: capsgen_chip
   std::string tb_target;  // the testbench: tb_chip or tb_accel
   bool coverage = false, build_only = false;
@@ -221,10 +221,10 @@ SimRequest sim_request(const Args& args) {
   r.rtl = args.get_opt("rtl");
   r.trace = args.get_opt("trace");
   r.fault = args.get_opt("fault").value_or("");
-  r.memory = args.get("memory");
-  if (r.memory != "ideal" && r.memory != "dram")
-    throw InputError("capsgen sim", 0, 0, "--memory", fmt::format("expected 'ideal' or 'dram', got '{}'", r.memory));
-  r.chip = r.memory == "dram";
+  const std::string memory = args.get("memory");
+  if (memory != "ideal" && memory != "dram")
+    throw InputError("capsgen sim", 0, 0, "--memory", fmt::format("expected 'ideal' or 'dram', got '{}'", memory));
+  r.chip = memory == "dram";
   r.tb_target = r.chip ? "tb_chip" : "tb_accel";
   if (!r.fault.empty() && r.fault != "flip-pe-bit" && !(r.chip && r.fault == "ignore-wait-dma"))
     throw InputError("capsgen sim", 0, 0, "--fault",
