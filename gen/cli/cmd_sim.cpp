@@ -165,8 +165,9 @@ Args sim_options() {
       .option("model-cache", "DIR", "build the Verilator model in DIR/<testbench>-<key>, shared by every run whose RTL,\n"
               "testbench sources, options and tools are the same (the key hashes all four); WORK/build-* then links to\n"
               "it. Default: $CAPSGEN_MODEL_CACHE, or none (the model is built in WORK)")
-      .option("model-opt", "LEVEL", "C++ optimization of the Verilator model's evaluation code: -O1, -O2, -O3 or -Os\n"
-              "(-O1 builds about twice as fast, -O3 simulates faster). Default: $CAPSGEN_MODEL_OPT, or -O3");
+      .option("model-opt", "LEVEL", "C++ optimization of the testbench and the model's evaluation code: -O1, -O2, -O3 or -Os\n"
+              "(-O1 compiles the testbench sources faster; the generated model code builds and runs about the same).\n"
+              "Default: $CAPSGEN_MODEL_OPT, or -O3");
   return args;
 }
 
