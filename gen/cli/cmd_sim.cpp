@@ -199,9 +199,10 @@ void check_given_build(const SimRequest& r) {
 // The model's optimization level: --model-opt, else $CAPSGEN_MODEL_OPT, else -O3; checked.
 std::string model_opt(const Args& args) {
   const char* opt_env = std::getenv("CAPSGEN_MODEL_OPT");
-  const std::string opt = args.get_opt("model-opt").value_or(opt_env && *opt_env ? opt_env : "-O3");
+  const std::optional<std::string> given = args.get_opt("model-opt");
+  const std::string opt = given.value_or(opt_env && *opt_env ? opt_env : "-O3");
   if (opt != "-O1" && opt != "-O2" && opt != "-O3" && opt != "-Os")
-    throw InputError(args.get_opt("model-opt") ? "capsgen sim" : "$CAPSGEN_MODEL_OPT", 0, 0, "--model-opt",
+    throw InputError(given ? "capsgen sim" : "$CAPSGEN_MODEL_OPT", 0, 0, "--model-opt",
                      fmt::format("expected -O1, -O2, -O3 or -Os, got '{}'", opt));
   return opt;
 }

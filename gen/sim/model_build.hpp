@@ -2,11 +2,10 @@
 //
 // A model is a function of four things: the RTL files' contents, the testbench sources (tb/ and the
 // parts of gen/ it compiles in), the build options (which testbench, tracing, coverage, C++
-// optimization) and the tools
-// (Verilator, the C++ compiler, CMake). model_key() hashes all four; two models with equal keys are
-// interchangeable. build_model() keeps the model's own copy of the RTL beside its build, so the
-// build never depends on where the RTL came from (a stale model of another RTL directory cannot be
-// reused), and records the key after a successful build.
+// optimization) and the tools (Verilator, the C++ compiler, CMake). model_key() hashes all four; two
+// models with equal keys are interchangeable. build_model() keeps the model's own copy of the RTL
+// beside its build, so the build never depends on where the RTL came from (a stale model of another
+// RTL directory cannot be reused), and records the key after a successful build.
 //
 // Two places a model can live:
 //   - private: a build directory of one `capsgen sim --work` (WORK/build-accel, ...): rebuilt
@@ -27,7 +26,7 @@ struct ModelSpec {
   std::string testbench;  // "tb_accel" or "tb_chip" (the CMake target of tb/)
   bool trace = false;     // FST tracing built in (CAPSGEN_TB_TRACE)
   bool coverage = false;  // Verilator coverage built in (CAPSGEN_TB_COVERAGE)
-  std::string opt = "-O3";  // C++ optimization of the model's evaluation code (CAPSGEN_TB_OPT)
+  std::string opt = "-O3";  // C++ optimization of the testbench and the model (CAPSGEN_TB_OPT)
   std::filesystem::path source_dir;                          // the capsgen tree (tb/, gen/)
   std::vector<std::pair<std::string, std::string>> rtl;      // RTL directory files: name -> contents
 };
