@@ -5,7 +5,8 @@
 # (the program on capsgen_accel from start_i to done_o, and the cycle model's figure), the cycles in
 # the descriptors and waiting for the sequencer's fetches,
 # inferences/s at 250 MHz and at the preset's clock, array utilization (useful MACs / (rows x cols x
-# cycles)), the cycles and stall cycles per operation (where the cycles go), the simulation's wall
+# cycles)), the cycles, MAC bound (useful MACs / PEs), cycles per bound and stall cycles per operation
+# (where the cycles go, and which operation is furthest from its bound), the simulation's wall
 # time and speed. Cycle counts are deterministic; the wall time depends on the machine and its load.
 # usage: capsnet_rtl.sh [--capsgen BIN] [--config YAML] [--model YAML] [--work DIR] [-- more capsgen sim args]
 set -euo pipefail
@@ -32,7 +33,11 @@ import json, sys
 r = json.load(open(sys.argv[1]))
 rows, cols = r['array']['rows'], r['array']['cols']
 cyc = r['total_cycles']
+def mac_bound(o):  # cycles the operation needs with every PE doing a useful MAC in every cycle
+    return -(-o['useful_macs'] // (rows * cols))
 ops = [{'name': o['name'], 'cycles': o['cycles'], 'share': round(o['cycles'] / cyc, 4),
+        'mac_bound': mac_bound(o),
+        'cycles_per_bound': round(o['cycles'] / mac_bound(o), 2) if o['useful_macs'] else None,
         'stall_data': o['stall_cycles']['data'], 'stall_tile': o['stall_cycles']['tile'],
         'stall_output': o['stall_cycles']['output']} for o in r['operations']]
 print(json.dumps({'bench': 'capsnet_rtl', 'network': r['network'], 'preset': r['preset'], 'pass': r['pass'],

@@ -21,6 +21,32 @@ using isa::Gemm;
 
 int ceil_div(long long a, long long b) { return int((a + b - 1) / b); }
 
+// The accumulator block of a Gemm whose vectors x tiles do not fit the accumulators. The fewest blocks
+// hold isa::block_size vectors each but may leave a short last block, whose vectors stream against
+// each tile in fewer cycles than the tile takes to load (PrimaryCaps' 36 positions on a 16x16 array
+// with 512 entries: blocks of 32 and 4); and a large block makes the output writer's bursts long
+// (conv1, writer-bound). Candidates: the largest block, equal blocks for the fewest blocks and one or
+// two more, and blocks of the array's rows (a block streams at least as long as a tile loads); the
+// engine's cycle model picks, the earliest candidate on a tie.
+int fastest_block(const Gemm& g, const isa::EngineTimingShape& shape, int acc_depth) {
+  const int most = isa::block_size(acc_depth, g.m_total, g.n_tiles);
+  if (most >= g.m_total || g.acc_hold || g.acc_continue) return g.m_block;
+  const int fewest = ceil_div(g.m_total, most);
+  std::vector<int> candidates = {most};
+  for (int blocks = fewest; blocks <= fewest + 2; ++blocks) candidates.push_back(ceil_div(g.m_total, blocks));
+  if (shape.rows < most) candidates.push_back(shape.rows);
+  int best = g.m_block;
+  long long best_cycles = -1;
+  for (int mb : candidates) {
+    Gemm c = g;
+    c.m_block = mb;
+    isa::EngineTiming t;
+    if (!isa::instr_timing(c, shape, &t)) return g.m_block;
+    if (best_cycles < 0 || t.cycles < best_cycles) best_cycles = t.cycles, best = mb;
+  }
+  return best;
+}
+
 class Allocator {
  public:
   explicit Allocator(isa::Program& p) : p_(p) {}
@@ -95,6 +121,9 @@ class ProgramBuilder {
     input_.shape = net_.input;
     input_.frac = qm_.input_frac;
     for (std::size_t li = 0; li < net_.layers.size(); ++li) outs_.push_back(lower(li));
+    const isa::EngineTimingShape shape{rows_, cols_, cfg_.array.pe_pipeline, act_};
+    for (isa::Instr& in : p_.instrs)
+      if (auto* g = std::get_if<Gemm>(&in)) g->m_block = fastest_block(*g, shape, cfg_.accumulator.depth);
     return std::move(p_);
   }
 

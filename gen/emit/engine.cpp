@@ -695,7 +695,7 @@ void declare_control_state(Module& m, const EngineGeometry& geo) {
   m.reg("init_shift_q", "5");
   m.reg("relu_q", "1");
   m.reg("cont_q", "1", "acc_continue: chunk 0 accumulates onto the entries (no init)");
-  m.reg("hold_q", "1", "acc_hold: the writer steps through the outputs without writing them");
+  m.reg("hold_q", "1", "acc_hold: the writer steps through the records without writing them");
   m.reg("act_mode_q", "1", "an Activate or Fill runs (the activation bank, data port and write port are the pass's)");
   m.reg("a_func_q", "3");
   m.reg("a_len_q", str(ag.len_bits));
@@ -1213,7 +1213,8 @@ void build_output_fifo(Module& m, const EngineGeometry& geo) {
 }
 
 // The output writer (capsgen_out_writer): pops the FIFO's records and writes them at the descriptor's
-// output addresses; with acc_hold it steps through the outputs without writing (always ready).
+// output addresses; with acc_hold it steps through the records without writing, one per cycle (as
+// whole records, always ready).
 void instantiate_output_writer(Module& m, const EngineGeometry& geo) {
   const int C = geo.C, A = geo.A, FB = geo.FB;
   const std::string& aw = geo.aw;
@@ -1244,7 +1245,7 @@ void instantiate_output_writer(Module& m, const EngineGeometry& geo) {
       .connect("desc_o_wrap_i", "desc_o_wrap_i")
       .connect("desc_o_div_i", "desc_o_div_i")
       .connect("desc_o_sel_i", "desc_o_sel_i")
-      .connect("desc_o_vec_i", "desc_o_vec_i")
+      .connect("desc_o_vec_i", "desc_o_vec_i | desc_acc_hold_i")
       .connect("rec_valid_i", fmt::format("fifo_cnt_q != {}", lit(FB + 1, 0)))
       .connect("rec_data_i", "fifo_mem[fifo_rp_q]")
       .connect("rec_pop_o", "pop")

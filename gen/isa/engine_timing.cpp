@@ -21,9 +21,10 @@ long long tile_load_cycles(const EngineDescriptor& d, const EngineTimingShape& s
 }
 
 // Cycles the writer spends on one record (vector m of tile n): one per valid column, or one per
-// record with select_mod (written or not) or consecutive outputs (o_vec: the whole record at once).
+// record with select_mod (written or not), consecutive outputs (o_vec: the whole record at once) or
+// acc_hold (nothing written: the writer steps through whole records).
 long long record_cycles(const EngineDescriptor& d, const EngineTimingShape& s, int n) {
-  if (d.o_sel != 0 || d.o_vec) return 1;
+  if (d.o_sel != 0 || d.o_vec || d.acc_hold) return 1;
   return std::max<long long>(1, std::min<long long>(s.cols, (long long)d.n_total - (long long)n * s.cols));
 }
 

@@ -151,7 +151,7 @@ module capsgen_engine (
   reg [4:0] init_shift_q;
   reg relu_q;
   reg cont_q;  // acc_continue: chunk 0 accumulates onto the entries (no init)
-  reg hold_q;  // acc_hold: the writer steps through the outputs without writing them
+  reg hold_q;  // acc_hold: the writer steps through the records without writing them
   reg act_mode_q;  // an Activate or Fill runs (the activation bank, data port and write port are the pass's)
   reg [2:0] a_func_q;
   reg [5:0] a_len_q;
@@ -690,7 +690,7 @@ module capsgen_engine (
     .desc_o_wrap_i(desc_o_wrap_i),
     .desc_o_div_i(desc_o_div_i),
     .desc_o_sel_i(desc_o_sel_i),
-    .desc_o_vec_i(desc_o_vec_i),
+    .desc_o_vec_i(desc_o_vec_i | desc_acc_hold_i),
     .rec_valid_i(fifo_cnt_q != 5'd0),
     .rec_data_i(fifo_mem[fifo_rp_q]),
     .rec_pop_o(pop),
