@@ -1,10 +1,10 @@
 // tb_chip: the whole accelerator (capsgen_chip: frame sequencer, engine, memsys, DMA, PMUs) running a
 // streamed network from its frame program (`capsgen compile --dump-stream DIR`, `capsgen sim --memory dram`).
-//   tb_chip --rtl DIR --program DIR [--mode stress] [--seed N] [--trace file.fst] [--json FILE]
+//   tb_chip --rtl DIR --program DIR [--dram FILE] [--mode stress] [--seed N] [--trace file.fst] [--json FILE]
 // The testbench is only what lives outside the chip: the program memory behind the fetch port (1-cycle
 // reads; --mode stress: 1-8 cycles and random back-pressure) and the off-chip memory behind the DMA's
-// burst port, holding the network's DRAM image (dram.bin), with the cycle-level DDR3 model of gen/dram
-// timing every read burst (no earlier than the preset's offchip.latency_cycles) and finite write
+// burst port, holding the network's DRAM image (dram.bin), with the cycle-level DRAM model of gen/dram
+// (--dram: the preset's offchip.dram description; default the DDR3-1600 x8 chip) timing every read burst (no earlier than the preset's offchip.latency_cycles) and finite write
 // bandwidth (--mode stress adds random back-pressure on every channel). It observes and checks:
 //   - every byte the chip writes to DRAM, in order, against the frame model's store list (stores.txt):
 //     address, strobes, value; a mismatch names the operation, the tensor and index, both values, the cycle;
@@ -113,7 +113,7 @@ class ChipTb {
  public:
   explicit ChipTb(const tb::Args& args)
       : args_(args), kv_(args.rtl_dir + "/chip.txt"), sim_(args), rng_(args.seed * 104729 + 7), report_("chip", args.max_errors),
-        dut_(std::make_unique<Dut>(sim_.context())), spec_(capsgen::dram::ddr3_1600_2gb_x8()), dram_model_(spec_),
+        dut_(std::make_unique<Dut>(sim_.context())), spec_(capsgen::dram::offchip_dram(args.dram)), dram_model_(spec_),
         mapping_(spec_.org) {
     if (kv_.num("supported") != 1) throw std::runtime_error(args.rtl_dir + "/chip.txt: capsgen_chip is not generated for this preset");
     sim_.add(*dut_);
@@ -762,7 +762,7 @@ int main(int argc, char** argv) {
   try {
     tb::CoverageOut coverage(argc, argv);
     if (!coverage.usable("tb_chip")) return 2;
-    const tb::Args args = tb::Args::parse(coverage.argc(), coverage.argv(), "--program DIR [--mode stress] [--coverage-out FILE]");
+    const tb::Args args = tb::Args::parse(coverage.argc(), coverage.argv(), "--program DIR [--dram FILE] [--mode stress] [--coverage-out FILE]");
     if (args.program.empty()) {
       std::fprintf(stderr, "tb_chip: --program DIR (capsgen compile --dump-stream DIR) is required\n");
       return 2;

@@ -13,6 +13,7 @@
 #include "cli/sim_support.hpp"
 #include "cli/stream_dump.hpp"
 #include "compiler/compiler.hpp"
+#include "dram/dram_spec.hpp"
 #include "core/atomic_file.hpp"
 
 namespace capsgen::cli {
@@ -75,6 +76,7 @@ ChipRun run_chip_tb(const WorkloadInput& in, const ChipSimRun& r) {
                                 quote(stream.string()));
   run.period_ps = clock_period_ps(w.cfg.clock.target_mhz);
   cmd += fmt::format(" --clock-period-ps {}", run.period_ps);
+  if (!w.cfg.offchip.dram.empty()) cmd += " --dram " + quote(fs::absolute(w.cfg.offchip.dram).string());
   if (r.trace) cmd += " --trace " + quote(*r.trace);
   if (r.stress) cmd += " --mode stress --seed " + quote(r.seed);
   if (r.coverage) {
@@ -180,12 +182,15 @@ std::string chip_summary_md(const ChipReport& a) {
                     w.cfg.array.rows, w.cfg.array.cols, org_upper,
                     w.cfg.scratchpad.power_gating ? ", PMUs" : "", w.cfg.clock.target_mhz, (r.build / "tb_chip").string(),
                     r.fault.empty() ? "" : fmt::format(" (**deliberately broken: --fault {}**)", r.fault));
-  md += fmt::format("- off-chip memory: DDR3-1600 x8 model (gen/dram), at least {} cycles read latency{}\n",
-                    w.cfg.offchip.latency_cycles, r.stress ? "; --fetch random: random latency and back-pressure on every channel" : "");
+  const dram::DramSpec dram_spec = dram::offchip_dram(w.cfg.offchip.dram);
+  md += fmt::format("- off-chip memory: {} ({}; {:.1f} GB/s peak, {} controller; gen/dram model) behind a {}-bit port, at least "
+                    "{} cycles read latency{}\n",
+                    dram_spec.description, dram_spec.name, dram_spec.peak_gbps(), dram::to_string(dram_spec.controller.policy),
+                    w.cfg.offchip.bus_bits, w.cfg.offchip.latency_cycles, r.stress ? "; --fetch random: random latency and back-pressure on every channel" : "");
   md += fmt::format("- program: {} frames ({} engine, {} DMA, {} PMU), {} words; {} DMA beats in, {} out\n\n", sd.frames, sd.engine,
                     sd.dma, sd.pmu, sd.words, sd.load_beats, sd.store_beats);
   md += fmt::format("**{} cycles from start_i to done_o = {:.1f} inferences/s at {} MHz**, array utilization {:.3f}. For comparison: "
-                    "the streamed program's model at the port's width without DRAM latency (stream_timing) {} cycles; the same "
+                    "the streamed program's model at the port's or the DRAM's peak rate without DRAM latency (stream_timing) {} cycles; the same "
                     "network with an ideal memory (capsgen_accel) {} cycles.\n\n",
                     a.cycles, a.ips, w.cfg.clock.target_mhz, a.util, sd.stream_model_cycles, a.flat);
   return md;
@@ -230,7 +235,7 @@ std::string chip_sequencer_md(const ChipReport& a) {
 // The off-chip memory's traffic, row-buffer behaviour, energy and bandwidth.
 std::string chip_offchip_md(const Stat& dram) {
   return fmt::format(
-      "\n- off-chip (DDR3-1600 x8 model, ROMANet mapping): {} read and {} write beats by the DMA, {} bytes; {} column accesses "
+      "\n- off-chip (the DRAM model, ROMANet mapping): {} read and {} write beats by the DMA, {} bytes; {} column accesses "
       "({} reads, {} writes), row hits {}, misses {}, conflicts {} (hit rate {}); energy {:.3f} uJ ({:.1f} pJ/byte: activate "
       "{:.3f}, precharge {:.3f}, read {:.3f}, write {:.3f}, refresh {:.3f}, standby {:.3f} uJ); bandwidth {:.3f} GB/s over the "
       "DRAM's busy span, {:.3f} GB/s over the program, of {:.1f} GB/s peak\n",
@@ -353,6 +358,10 @@ nlohmann::ordered_json chip_report_json(const ChipReport& a, const std::string& 
   j["sequencer_cycles"] = jseq;
   j["engine_stalls"] = g.engine;
   j["offchip"] = g.dram;
+  const dram::DramSpec dram_spec = dram::offchip_dram(w.cfg.offchip.dram);
+  j["dram"] = {{"name", dram_spec.name}, {"peak_gbps", dram_spec.peak_gbps()},
+               {"controller", dram::to_string(dram_spec.controller.policy)},
+               {"port_bits", w.cfg.offchip.bus_bits}};
   j["memories"] = jmem;
   j["sectors"] = jsec;
   j["simulated_cycles"] = g.sim_cycles;

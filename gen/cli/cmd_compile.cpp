@@ -141,10 +141,10 @@ int cmd_compile(const std::vector<std::string>& argv) {
     fmt::print("\ntotal {} parts, {} DMA moves, DRAM {} B read and {} B written\n", st.parts, st.loads + st.stores,
                st.dram_read_bytes, st.dram_write_bytes);
     const StreamTiming tm = stream_timing(w.cfg, prog, streamed);
-    fmt::print("modelled {} cycles with double buffering at the off-chip port's {} bits per cycle ({} engine cycles, {} "
+    fmt::print("modelled {} cycles with double buffering at {:.2f} off-chip bytes per cycle ({} engine cycles, {} "
                "of {} parts bound by their moves, {} whose successor loads what they store, {} "
                "read-modify-write loads) = {:.1f} inferences/s at {} MHz\n",
-               tm.cycles, w.cfg.offchip.bus_bits, tm.engine_cycles, tm.dma_bound_parts, st.parts, tm.serialized_parts,
+               tm.cycles, offchip_bytes_per_cycle(w.cfg), tm.engine_cycles, tm.dma_bound_parts, st.parts, tm.serialized_parts,
                st.rmw_loads, w.cfg.clock.target_mhz * 1e6 / double(tm.cycles), w.cfg.clock.target_mhz);
     try {
       frames = build_frame_program(w.cfg, prog, streamed);

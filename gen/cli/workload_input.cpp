@@ -5,6 +5,7 @@
 
 #include "cli/accuracy.hpp"
 #include "core/input_error.hpp"
+#include "dram/dram_spec.hpp"
 
 namespace capsgen::cli {
 
@@ -17,7 +18,10 @@ void add_workload_options(Args& args, const std::string& index_help) {
               "input: test image --index of mnist or fashion (needs --weights; calibration on its training\n"
               "split, as capsgen golden --dataset, the preset's squash format); default: a synthetic image")
       .option("index", "K|A-B[:S]", index_help, "0")
-      .option("data-dir", "DIR", "where the --dataset files are (default: where bootstrap installs them)");
+      .option("data-dir", "DIR", "where the --dataset files are (default: where bootstrap installs them)")
+      .option("dram", "FILE",
+              "DRAM behind the off-chip port (configs/dram/*.yaml) instead of the preset's offchip.dram: the\n"
+              "stream compiler plans for its bandwidth and the chip's testbench times it");
 }
 
 WorkloadInput load_workload_input(const Args& args, const std::string& cmd, bool allow_range, const char* range_error) {
@@ -29,6 +33,9 @@ WorkloadInput load_workload_input(const Args& args, const std::string& cmd, bool
   long long& step = r.step;
   std::string& input_name = r.input_name;
   int& label = r.label;
+  // Before the workload's calibration: exit 2 naming the DRAM file, line and field when it is not valid.
+  const auto dram_file = args.get_opt("dram");
+  if (dram_file) dram::load_dram_spec(*dram_file);
   WorkloadSpec spec;
   spec.config_path = args.get("config");
   spec.model_path = args.get("model");
@@ -89,6 +96,7 @@ WorkloadInput load_workload_input(const Args& args, const std::string& cmd, bool
     input_image = random_input(w.net, spec.seed);
   }
   r.input = quantize_input(w.cfg, w.qm, w.net, input_image);
+  if (dram_file) w.cfg.offchip.dram = *dram_file;
   return r;
 }
 

@@ -21,7 +21,7 @@ struct WorkloadInput {
   long long first = 0, last = 0, step = 1;  // --index K or A-B[:S]
 };
 
-// Declares --config, --model, --weights, --seed, --dataset, --index, --data-dir.
+// Declares --config, --model, --weights, --seed, --dataset, --index, --data-dir, --dram.
 void add_workload_options(Args& args, const std::string& index_help);
 // Reads them. `cmd` names the command in errors. allow_range: --index may be a range A-B[:S]; when
 // false, a range is an error whose message is `range_error` (e.g. "a range needs --dump-engine").

@@ -6,11 +6,17 @@
 
 #include <fmt/format.h>
 
+#include "dram/dram_spec.hpp"
 #include "isa/engine_timing.hpp"
 #include "isa/gemm_ref.hpp"
 #include "numerics/activation.hpp"
 
 namespace capsgen {
+
+double offchip_bytes_per_cycle(const AccelConfig& cfg) {
+  const double dram = dram::offchip_dram(cfg.offchip.dram).peak_gbps() * 1e3 / cfg.clock.target_mhz;
+  return std::min(cfg.offchip.bus_bits / 8.0, dram);
+}
 
 const char* to_string(Onchip m) {
   switch (m) {
@@ -481,9 +487,9 @@ void stream_gemm(const AccelConfig& cfg, const isa::Program& prog, const OnchipM
     n_sizes.push_back(nn);
   }
   const isa::EngineTimingShape shape{cfg.array.rows, cfg.array.cols, cfg.array.pe_pipeline, cfg.widths.act};
-  const double bytes_per_cycle = cfg.offchip.bus_bits / 8.0;
+  const double bytes_per_cycle = offchip_bytes_per_cycle(cfg);
   bool found = false;
-  double best_time = 0;
+  double best_time = 0, best_compute = 0;
   long long best_bytes = 0;
   GemmPartSpec best;
   // A Gemm that holds or continues the accumulators across instructions (a split reduction the
@@ -551,10 +557,14 @@ void stream_gemm(const AccelConfig& cfg, const isa::Program& prog, const OnchipM
             if (!ok) continue;
             bytes *= outer;
             const double time = std::max(double(outer) * cycles, double(bytes) / bytes_per_cycle);
-            if (!found || time < best_time || (time == best_time && bytes < best_bytes)) {
+            // Equal time (bound by the moves): fewer bytes, then less compute (fewer, larger parts).
+            const double compute = double(outer) * cycles;
+            if (!found || time < best_time ||
+                (time == best_time && (bytes < best_bytes || (bytes == best_bytes && compute < best_compute)))) {
               found = true;
               best_time = time;
               best_bytes = bytes;
+              best_compute = compute;
               best = {0, nb, 0, nm, 0, nn, 0, nk};
             }
           }
@@ -688,7 +698,7 @@ StreamStats stream_stats(const isa::Program& prog, const StreamedProgram& sp) {
 
 StreamTiming stream_timing(const AccelConfig& cfg, const isa::Program& prog, const StreamedProgram& sp) {
   const isa::EngineTimingShape shape{cfg.array.rows, cfg.array.cols, cfg.array.pe_pipeline, cfg.widths.act};
-  const double bytes_per_cycle = cfg.offchip.bus_bits / 8.0;
+  const double bytes_per_cycle = offchip_bytes_per_cycle(cfg);
   const long long fetch = isa::engine_descriptor_words() + 2;
   const std::size_t n = sp.parts.size();
   std::vector<long long> load(n), store(n), eng(n);

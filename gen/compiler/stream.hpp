@@ -154,8 +154,9 @@ StreamStats stream_stats(const isa::Program& prog, const StreamedProgram& sp);
 // of part p-1 run while part p computes, so
 //   cycles = load(0) + sum_p max(max(engine(p), fetch), load(p+1) + store(p-1)) + store(last)
 // with engine(p) the engine's cycle model (isa::engine_timing; a split reduction's parts, which keep
-// their sums in the accumulators, timed as ordinary Gemms) and a move costing its bytes at the off-chip port's width (offchip.bus_bits per
-// cycle, no latency: an upper bound on speed; the DRAM may be slower, docs/accelerator.md section 6).
+// their sums in the accumulators, timed as ordinary Gemms) and a move costing its bytes at
+// offchip_bytes_per_cycle (no latency, no row misses: an upper bound on speed; docs/accelerator.md
+// section 6).
 // Where part p+1 loads DRAM that part p stores (the next instruction's input when p is its
 // producer's last part), p's stores and p+1's loads cannot overlap
 // p's compute: that term is max(engine(p), store(p-1)) + store(p) + load(p+1).
@@ -168,5 +169,11 @@ struct StreamTiming {
   std::vector<long long> part_cycles;
 };
 StreamTiming stream_timing(const AccelConfig& cfg, const isa::Program& prog, const StreamedProgram& sp);
+
+// Bytes per accelerator cycle the off-chip side can move at best: the port's width (offchip.bus_bits)
+// or the DRAM's peak data rate at the preset's clock (offchip.dram), whichever is lower. The stream
+// compiler plans its parts with it (fewer DRAM bytes win when the DRAM is the narrower side) and
+// stream_timing costs the moves with it.
+double offchip_bytes_per_cycle(const AccelConfig& cfg);
 
 }  // namespace capsgen

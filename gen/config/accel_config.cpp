@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <string_view>
 #include <vector>
 
@@ -156,6 +157,21 @@ void validate_memory(const Checker& c, const std::string& field, const MemoryCon
   }
 }
 
+// offchip.dram: a path relative to the preset's directory (or absolute) of a file that exists. Its
+// contents are read where the DRAM is used (dram::offchip_dram), with their own file and line.
+std::string resolve_dram_path(const yaml::MapReader& offchip, const std::string& preset_path) {
+  const std::string given = offchip.get_string("dram");
+  if (given.empty()) offchip.fail("dram", "expected the path of a DRAM description (configs/dram/*.yaml)");
+  std::filesystem::path p(given);
+  if (p.is_relative()) p = std::filesystem::path(preset_path).parent_path() / p;
+  p = p.lexically_normal();
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(p, ec))
+    offchip.fail("dram", fmt::format("no DRAM description at '{}' (resolved against the preset's directory: {})", given,
+                                     p.string()));
+  return p.string();
+}
+
 MemoryConfig parse_memory(const yaml::MapReader& mem) {
   mem.allow_only({"size_kib", "banks", "sectors", "width_bits"});
   MemoryConfig m;
@@ -303,10 +319,11 @@ AccelConfig parse_accel_config(const std::string& yaml_text, const std::string& 
     }
     {
       const yaml::MapReader o = top.get_map("offchip");
-      o.allow_only({"bus_bits", "max_burst", "latency_cycles"});
+      o.allow_only({"bus_bits", "max_burst", "latency_cycles", "dram"});
       cfg.offchip.bus_bits = o.get("bus_bits").as_pow2(kBusBits.lo, kBusBits.hi);
       cfg.offchip.max_burst = o.get_int("max_burst", kMaxBurst.lo, kMaxBurst.hi);
       cfg.offchip.latency_cycles = o.get_int("latency_cycles", kLatency.lo, kLatency.hi);
+      if (o.has("dram")) cfg.offchip.dram = resolve_dram_path(o, cfg.source_path);
     }
     {
       const yaml::MapReader c = top.get_map("clock");

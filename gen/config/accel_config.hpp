@@ -106,6 +106,9 @@ struct OffchipConfig {
   int bus_bits = 64;        // data width of the valid/ready burst port
   int max_burst = 16;       // beats per burst
   int latency_cycles = 20;  // default latency of the testbench memory model
+  // The DRAM behind the port (a configs/dram/*.yaml description, the path as resolved against the
+  // preset's directory); empty: the built-in DDR3-1600 x8 chip (dram::offchip_dram).
+  std::string dram;
 };
 
 struct ClockConfig {

@@ -22,6 +22,8 @@ const char* to_string(ControllerPolicy p) {
   return "?";
 }
 
+DramSpec offchip_dram(const std::string& path) { return path.empty() ? ddr3_1600_2gb_x8() : load_dram_spec(path); }
+
 DramSpec ddr3_1600_2gb_x8() {
   DramSpec s;
   s.name = "micron-mt41j256m8-ddr3-1600";

@@ -99,6 +99,9 @@ DramSpec ddr3_1600_2gb_x64_rank();
 
 // Loads and validates a DRAM data file. Throws InputError naming file, line and field.
 DramSpec load_dram_spec(const std::string& path);
+// The DRAM behind the accelerator's off-chip port (a preset's offchip.dram): the file at `path`, or
+// the built-in DDR3-1600 x8 chip when `path` is empty.
+DramSpec offchip_dram(const std::string& path);
 DramSpec parse_dram_spec(const std::string& yaml_text, const std::string& file_name);
 
 }  // namespace capsgen::dram

@@ -37,6 +37,7 @@ struct Args {
   std::string json;         // benchmark output, empty: none
   double scale = 1.0;       // multiplies the amount of random stimulus
   std::string mode;         // testbench-specific
+  std::string dram;         // chip: DRAM description (configs/dram/*.yaml), empty: the built-in DDR3-1600 x8
   int max_errors = 10;
 
   static Args parse(int argc, char** argv, const char* usage) {
@@ -56,6 +57,7 @@ struct Args {
       else if (s == "--json") a.json = value();
       else if (s == "--scale") a.scale = std::stod(value());
       else if (s == "--mode") a.mode = value();
+      else if (s == "--dram") a.dram = value();
       else if (s == "--max-errors") a.max_errors = std::stoi(value());
       else if (s.rfind("+verilator", 0) == 0) continue;
       else {

@@ -55,6 +55,18 @@ void own_shared_bytes(const OnchipMap& map, const Part& p, std::size_t pi, Onchi
     }
 }
 
+// The stream compiler plans for the narrower of the off-chip port and the DRAM's peak data rate, in
+// bytes per accelerator cycle: one DDR3-1600 x8 chip moves 1.6 GB/s = 6.4 bytes per cycle at 250 MHz,
+// below capsacc-16x16's 64-bit port (8); a 64-bit rank (12.8 GB/s) leaves the port the limit, as
+// does tiny-2x2's 32-bit port at 100 MHz (4 bytes against the chip's 16).
+TEST(StreamBandwidth, NarrowerOfPortAndDram) {
+  AccelConfig cfg = preset("capsacc-16x16");
+  EXPECT_DOUBLE_EQ(offchip_bytes_per_cycle(cfg), 6.4);
+  cfg.offchip.dram = std::string(CAPSGEN_REPO_ROOT) + "/configs/dram/micron-mt41j256m8-ddr3-1600-x64.yaml";
+  EXPECT_DOUBLE_EQ(offchip_bytes_per_cycle(cfg), 8.0);
+  EXPECT_DOUBLE_EQ(offchip_bytes_per_cycle(preset("tiny-2x2")), 4.0);
+}
+
 TEST_P(StreamTest, StreamedProgramLeavesDramEqualToTheFlatProgram) {
   const Case tc = GetParam();
   const Compiled c = compile(tc.preset, tc.model, tc.seed);

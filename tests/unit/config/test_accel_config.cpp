@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <string>
 
 #include "config/accel_config.hpp"
@@ -104,6 +105,22 @@ TEST(AccelConfig, OptionalFields) {
   const AccelConfig c = parse(text);
   EXPECT_EQ(c.description, "");
   EXPECT_TRUE(c.array.pe_pipeline);
+}
+
+// offchip.dram names a DRAM description relative to the preset's directory (or absolute); the file
+// must exist. Its contents are checked where it is read (dram::load_dram_spec).
+TEST(AccelConfig, OffchipDram) {
+  EXPECT_EQ(parse(kBase).offchip.dram, "");
+  const std::string preset = kRepo + "/configs/throughput/x.yaml";
+  const std::string text = replace(kBase, "  latency_cycles: 20\n",
+                                   "  latency_cycles: 20\n  dram: ../dram/micron-mt41j256m8-ddr3-1600-x64.yaml\n");
+  EXPECT_EQ(parse_accel_config(text, preset).offchip.dram,
+            std::filesystem::path(kRepo + "/configs/dram/micron-mt41j256m8-ddr3-1600-x64.yaml").lexically_normal().string());
+  const std::string missing = replace(kBase, "  latency_cycles: 20\n", "  latency_cycles: 20\n  dram: no-such.yaml\n");
+  expect_input_error([&] { parse(missing); }, kFile, line_of(missing, "  dram: no-such.yaml"), "offchip.dram",
+                     "no DRAM description at 'no-such.yaml'");
+  expect_edit_error("  latency_cycles: 20", "  latency_cycles: 20\n  dram: ''", "offchip.dram", "expected the path",
+                    "  dram: ''");
 }
 
 TEST(AccelConfig, CapsAcc16x16Preset) {
