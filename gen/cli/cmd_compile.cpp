@@ -126,8 +126,9 @@ int cmd_compile(const std::vector<std::string>& argv) {
                streamed.map.smp ? "; SMP: acc is a view of the shared memory's 32-bit lanes"
                : streamed.map.has_lanes() ? fmt::format("; HY: acc overflow into the shared memory's {} 32-bit lanes", streamed.map.elements[4])
                                           : std::string());
-    fmt::print("| instruction | parts | loads | stores | DRAM read B | DRAM write B | engine cycles | modelled cycles |\n"
-               "|---|---|---|---|---|---|---|---|\n");
+    fmt::print("| instruction | parts | loads | stores | DRAM read B | each once | DRAM write B | engine cycles | modelled cycles |\n"
+               "|---|---|---|---|---|---|---|---|---|\n");
+    long long distinct_read = 0;
     for (std::size_t i = 0; i < prog.instrs.size(); ++i) {
       StreamedProgram one;
       one.map = streamed.map;
@@ -135,11 +136,15 @@ int cmd_compile(const std::vector<std::string>& argv) {
         if (p.instr == i) one.parts.push_back(p);
       const StreamStats s = stream_stats(prog, one);
       const StreamTiming t = stream_timing(w.cfg, prog, one);
-      fmt::print("| {} | {} | {} | {} | {} | {} | {} | {} |\n", isa::instr_name(prog.instrs[i]), s.parts, s.loads,
-                 s.stores, s.dram_read_bytes, s.dram_write_bytes, t.engine_cycles, t.cycles);
+      const DistinctBytes once = stream_distinct_bytes(prog, one);
+      distinct_read += once.read;
+      fmt::print("| {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", isa::instr_name(prog.instrs[i]), s.parts, s.loads,
+                 s.stores, s.dram_read_bytes, once.read, s.dram_write_bytes, t.engine_cycles, t.cycles);
     }
-    fmt::print("\ntotal {} parts, {} DMA moves, DRAM {} B read and {} B written\n", st.parts, st.loads + st.stores,
-               st.dram_read_bytes, st.dram_write_bytes);
+    fmt::print("\ntotal {} parts, {} DMA moves, DRAM {} B read and {} B written; each instruction reading every byte it "
+               "needs once: {} B read ({:.2f}x)\n",
+               st.parts, st.loads + st.stores, st.dram_read_bytes, st.dram_write_bytes, distinct_read,
+               distinct_read ? double(st.dram_read_bytes) / double(distinct_read) : 0.0);
     const StreamTiming tm = stream_timing(w.cfg, prog, streamed);
     fmt::print("modelled {} cycles with double buffering at {:.2f} off-chip bytes per cycle ({} engine cycles, {} "
                "of {} parts bound by their moves, {} whose successor loads what they store, {} "

@@ -696,6 +696,25 @@ StreamStats stream_stats(const isa::Program& prog, const StreamedProgram& sp) {
   return st;
 }
 
+DistinctBytes stream_distinct_bytes(const isa::Program& prog, const StreamedProgram& sp) {
+  std::vector<bool> read(std::size_t(prog.size), false), written(std::size_t(prog.size), false);
+  DistinctBytes d;
+  const auto count = [&](const Move& m, std::vector<bool>& seen, long long& bytes) {
+    const isa::Region* r = region_at(prog, {}, m.dram);
+    const long long eb = ((r ? r->bits : 8) + 7) / 8;
+    for_each_move_element(m, [&](std::int64_t a, std::int64_t) {
+      if (a < 0 || a >= prog.size || seen[std::size_t(a)]) return;
+      seen[std::size_t(a)] = true;
+      bytes += eb;
+    });
+  };
+  for (const Part& p : sp.parts) {
+    for (const Move& m : p.loads) count(m, read, d.read);
+    for (const Move& m : p.stores) count(m, written, d.written);
+  }
+  return d;
+}
+
 StreamTiming stream_timing(const AccelConfig& cfg, const isa::Program& prog, const StreamedProgram& sp) {
   const isa::EngineTimingShape shape{cfg.array.rows, cfg.array.cols, cfg.array.pe_pipeline, cfg.widths.act};
   const double bytes_per_cycle = offchip_bytes_per_cycle(cfg);

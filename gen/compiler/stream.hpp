@@ -150,6 +150,14 @@ StreamStats execute_streamed(const AccelConfig& cfg, const isa::Program& prog, c
 // Static statistics of the streamed program (moves and DRAM bytes), without running it.
 StreamStats stream_stats(const isa::Program& prog, const StreamedProgram& sp);
 
+// The DRAM bytes the parts' moves touch, each element counted once however often it is moved: the
+// traffic of the same parts if nothing were moved twice (the minimum for what they compute). For the
+// parts of one instruction, that instruction's minimum traffic.
+struct DistinctBytes {
+  long long read = 0, written = 0;
+};
+DistinctBytes stream_distinct_bytes(const isa::Program& prog, const StreamedProgram& sp);
+
 // Modelled time of the streamed program with double buffering: the loads of part p+1 and the stores
 // of part p-1 run while part p computes, so
 //   cycles = load(0) + sum_p max(max(engine(p), fetch), load(p+1) + store(p-1)) + store(last)

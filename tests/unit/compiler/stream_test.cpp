@@ -67,6 +67,39 @@ TEST(StreamBandwidth, NarrowerOfPortAndDram) {
   EXPECT_DOUBLE_EQ(offchip_bytes_per_cycle(preset("tiny-2x2")), 4.0);
 }
 
+// Each element a move touches is counted once per direction however often it is moved, at its
+// region's code width: two parts load the same 4 x 3 box of 8-bit codes (12 bytes once); a third
+// loads two rows of 3, one inside that box (3 bytes more), and three 32-bit codes (12 bytes); a
+// store of two 32-bit codes done twice writes 8 distinct bytes.
+TEST(StreamDistinctBytes, EachElementOnce) {
+  isa::Program prog;
+  prog.size = 100;
+  prog.regions.push_back({"a", 0, {50}, 8});
+  prog.regions.push_back({"b", 50, {50}, 32});
+  Move box;
+  box.dram = 10;
+  box.dims = {{3, 1, 1}, {4, 10, 3}};  // elements 10-12, 20-22, 30-32, 40-42 (region a)
+  Move below = box;
+  below.dram = 40;
+  below.dims = {{3, 1, 1}, {2, 5, 3}};  // 40-42 (in the box) and 45-47
+  Move wide = box;
+  wide.dram = 50;
+  wide.dims = {{3, 1, 1}};  // 50-52, region b
+  Move out;
+  out.store = true;
+  out.dram = 60;
+  out.dims = {{2, 1, 1}};
+  StreamedProgram sp;
+  sp.parts.resize(3);
+  sp.parts[0].loads = {box};
+  sp.parts[1].loads = {box};
+  sp.parts[2].loads = {below, wide};
+  sp.parts[2].stores = {out, out};
+  const DistinctBytes d = stream_distinct_bytes(prog, sp);
+  EXPECT_EQ(d.read, 12 + 3 + 3 * 4);
+  EXPECT_EQ(d.written, 2 * 4);
+}
+
 TEST_P(StreamTest, StreamedProgramLeavesDramEqualToTheFlatProgram) {
   const Case tc = GetParam();
   const Compiled c = compile(tc.preset, tc.model, tc.seed);
