@@ -20,7 +20,9 @@
 
 namespace capsgen::cli {
 
-int cmd_compile(const std::vector<std::string>& argv) {
+namespace {
+
+Args compile_args() {
   Args args("compile", "--config PRESET.yaml --model NET.yaml [options]",
             "Maps the network onto the accelerator: writes the program of descriptors with the address map\n"
             "(program.json) and the analytic statistics per operation (stats.json: cycles, MACs, array\n"
@@ -46,19 +48,11 @@ int cmd_compile(const std::vector<std::string>& argv) {
               "with --stream: the streamed program as the sequencer's frame program (engine, DMA and PMU\n"
               "frames, docs/memory-system.md section 4): DIR/frames.hex (one 32-bit word per line) and\n"
               "DIR/frames.txt (one line per frame); with --check the decoded frames also run in the frame model");
-  if (!args.parse(argv)) {
-    fmt::print("{}", args.help());
-    return 0;
-  }
-  if (!args.positional().empty())
-    throw InputError("capsgen compile", 0, 0, args.positional().front(), "unexpected argument");
-  const WorkloadInput in =
-      load_workload_input(args, "capsgen compile", args.get_opt("dump-engine").has_value(), "a range needs --dump-engine");
-  const Workload& w = in.w;
-  const IntTensor& input = in.input;
-  const isa::Program prog = compile_program(w.cfg, w.net, w.qm);
-  const auto stats = analyze_program(w.cfg, prog);
+  return args;
+}
 
+// The flat program's statistics per operation, its total cycles and the sequencer's program cycles.
+void print_flat_stats(const Workload& w, const isa::Program& prog, const std::vector<OpStats>& stats) {
   long long total = 0, macs = 0;
   fmt::print("{} on {} ({}x{} array, {} MHz): {} descriptors, {} elements of address space\n\n", w.net.name, w.cfg.name,
              w.cfg.array.rows, w.cfg.array.cols, w.cfg.clock.target_mhz, prog.instrs.size(), prog.size);
@@ -85,7 +79,12 @@ int cmd_compile(const std::vector<std::string>& argv) {
   fmt::print("program {} cycles on the accelerator with the sequencer's descriptor fetches (isa::program_cycles) = {:.1f} "
              "inferences/s\n",
              prog_cycles, w.cfg.clock.target_mhz * 1e6 / double(prog_cycles));
+}
 
+// --out (program.json, stats.json), --dump-stream and --dump-engine.
+void write_outputs(const Args& args, const WorkloadInput& in, const isa::Program& prog, const std::vector<OpStats>& stats) {
+  const Workload& w = in.w;
+  const IntTensor& input = in.input;
   if (auto dir = args.get_opt("out")) {
     std::error_code ec;
     std::filesystem::create_directories(*dir, ec);
@@ -111,6 +110,144 @@ int cmd_compile(const std::vector<std::string>& argv) {
                     in.test.labels[std::size_t(k)]);
     }
   }
+}
+
+// The streamed program's parts per instruction (traffic, each byte once, cycles) and its totals.
+void print_streamed(const Workload& w, const isa::Program& prog, const StreamedProgram& streamed) {
+  const StreamStats st = stream_stats(prog, streamed);
+  fmt::print("\nstreamed through the scratchpad (data {} / weight {} / acc {} / shared {} elements{}, half each per part):\n\n",
+             streamed.map.elements[0], streamed.map.elements[1], streamed.map.elements[2], streamed.map.elements[3],
+             streamed.map.smp ? "; SMP: acc is a view of the shared memory's 32-bit lanes"
+             : streamed.map.has_lanes() ? fmt::format("; HY: acc overflow into the shared memory's {} 32-bit lanes", streamed.map.elements[4])
+                                        : std::string());
+  fmt::print("| instruction | parts | loads | stores | DRAM read B | each once | DRAM write B | engine cycles | modelled cycles |\n"
+             "|---|---|---|---|---|---|---|---|---|\n");
+  long long distinct_read = 0;
+  for (std::size_t i = 0; i < prog.instrs.size(); ++i) {
+    StreamedProgram one;
+    one.map = streamed.map;
+    for (const Part& p : streamed.parts)
+      if (p.instr == i) one.parts.push_back(p);
+    const StreamStats s = stream_stats(prog, one);
+    const StreamTiming t = stream_timing(w.cfg, prog, one);
+    const DistinctBytes once = stream_distinct_bytes(prog, one);
+    distinct_read += once.read;
+    fmt::print("| {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", isa::instr_name(prog.instrs[i]), s.parts, s.loads,
+               s.stores, s.dram_read_bytes, once.read, s.dram_write_bytes, t.engine_cycles, t.cycles);
+  }
+  fmt::print("\ntotal {} parts, {} DMA moves, DRAM {} B read and {} B written; each instruction reading every byte it "
+             "needs once: {} B read ({:.2f}x)\n",
+             st.parts, st.loads + st.stores, st.dram_read_bytes, st.dram_write_bytes, distinct_read,
+             distinct_read ? double(st.dram_read_bytes) / double(distinct_read) : 0.0);
+  const StreamTiming tm = stream_timing(w.cfg, prog, streamed);
+  fmt::print("modelled {} cycles with double buffering at {:.2f} off-chip bytes per cycle ({} engine cycles, {} "
+             "of {} parts bound by their moves, {} whose successor loads what they store, {} "
+             "read-modify-write loads) = {:.1f} inferences/s at {} MHz\n",
+             tm.cycles, offchip_bytes_per_cycle(w.cfg), tm.engine_cycles, tm.dma_bound_parts, st.parts, tm.serialized_parts,
+             st.rmw_loads, w.cfg.clock.target_mhz * 1e6 / double(tm.cycles), w.cfg.clock.target_mhz);
+}
+
+// The frame program of the streamed program, checked against the RTL's payload widths; --frames writes it.
+FrameProgram frame_program(const Args& args, const Workload& w, const isa::Program& prog, const StreamedProgram& streamed) {
+  FrameProgram frames;
+  try {
+    frames = build_frame_program(w.cfg, prog, streamed);
+  } catch (const StreamError& e) {
+    throw InputError(args.get_opt("config").value_or("configs/capsacc-16x16.yaml"), 0, 0, "--stream", e.what());
+  }
+  // The compiler derives the payload widths without the emitters; they must be the RTL's.
+  const emit::DmaGeometry dg = emit::dma_geometry(w.cfg);
+  const isa::FrameGeometry& fg = frames.geometry;
+  if (dg.spm_addr_bits != fg.spm_addr_bits || dg.len_bits != fg.len_bits || dg.size_bits != fg.size_bits ||
+      dg.max_size != fg.max_size || fg.count_bits != emit::kDmaCountBits || fg.dram_addr_bits != emit::kDmaDramAddrBits)
+    throw std::logic_error("frame_geometry disagrees with emit::dma_geometry");
+  fmt::print("frames: {} ({} engine of which {} pending the encoder, {} DMA, {} PMU, 1 end), {} words of 32 bits; {} "
+             "parts store before the next part's loads\n",
+             frames.frames.size(), frames.engine, frames.pending, frames.dma, frames.pmu, frames.words(),
+             frames.serialized);
+  if (auto dir = args.get_opt("frames")) {
+    std::error_code ec;
+    std::filesystem::create_directories(*dir, ec);
+    if (ec) throw InputError(*dir, 0, 0, "--frames", "cannot create directory: " + ec.message());
+    std::string hex, txt = fmt::format("# {} on {}: {} frames, {} words\n", w.net.name, w.cfg.name, frames.frames.size(),
+                                       frames.words());
+    for (std::uint32_t x : isa::pack_frames(frames.frames, fg)) hex += fmt::format("{:08x}\n", x);
+    for (const isa::Frame& f : frames.frames) txt += isa::frame_text(f, fg) + "\n";
+    write_file_atomic(*dir + "/frames.hex", hex);
+    write_file_atomic(*dir + "/frames.txt", txt);
+    fmt::print("wrote {}/frames.hex and {}/frames.txt\n", *dir, *dir);
+  }
+  return frames;
+}
+
+// --check: the flat program against the golden model, then with --stream the streamed program and
+// the decoded frame program against the flat program's memory. Returns the exit status.
+int check_programs(const Args& args, const Workload& w, const IntTensor& input, const isa::Program& prog,
+                   const StreamedProgram& streamed, const FrameProgram& frames) {
+  const FixedTrace golden = run_golden(w.cfg, w.net, w.qm, input);
+  std::vector<std::int32_t> mem = build_image(prog, w.net, w.qm, input);
+  execute_program(w.cfg, prog, mem);
+  for (const auto& [name, t] : golden.tensors) {
+    const isa::Region* r = prog.region(name);
+    if (!r) throw std::logic_error("program has no region for " + name);
+    for (std::size_t i = 0; i < t.size(); ++i) {
+      const std::int32_t got = mem[std::size_t(r->base + r->offset_of(std::int64_t(i)))];
+      if (got != t[i]) {
+        fmt::print(stderr, "MISMATCH tensor {} index {}: program {}, golden {}\n", name, index_str(t.shape, i), got,
+                   t[i]);
+        return 1;
+      }
+    }
+  }
+  fmt::print("check: the program reproduces all {} golden tensors bit for bit\n", golden.tensors.size());
+  if (args.has("stream")) {
+    std::vector<std::int32_t> dram = build_image(prog, w.net, w.qm, input);
+    execute_streamed(w.cfg, prog, streamed, dram);
+    for (std::size_t a = 0; a < mem.size(); ++a)
+      if (dram[a] != mem[a]) {
+        const isa::Region* r = nullptr;
+        for (const isa::Region& x : prog.regions)
+          if (std::int64_t(a) >= x.base && std::int64_t(a) < x.base + x.stored_size()) r = &x;
+        fmt::print(stderr, "MISMATCH streamed program: element {} ({} offset {}): streamed {}, flat {}\n", a,
+                   r ? r->name : "no region", r ? std::int64_t(a) - r->base : 0, dram[a], mem[a]);
+        return 1;
+      }
+    fmt::print("check: the streamed program leaves all {} elements of DRAM equal to the flat program's memory\n",
+               mem.size());
+    std::vector<std::int32_t> fdram = build_image(prog, w.net, w.qm, input);
+    const FrameCheck ck = run_frame_program(w.cfg, prog, streamed,
+                                            isa::unpack_frames(isa::pack_frames(frames.frames, frames.geometry),
+                                                               frames.geometry),
+                                            fdram);
+    for (std::size_t a = 0; a < mem.size(); ++a)
+      if (fdram[a] != mem[a]) {
+        fmt::print(stderr, "MISMATCH frame program: DRAM element {}: frames {}, flat {}\n", a, fdram[a], mem[a]);
+        return 1;
+      }
+    fmt::print("check: the decoded frame program ({} frames, {} sector sleeps) keeps its dependencies and sector power "
+               "rules and leaves DRAM equal to the flat program's memory\n",
+               ck.frames, ck.sleeps);
+  }
+  return 0;
+}
+
+}  // namespace
+
+int cmd_compile(const std::vector<std::string>& argv) {
+  Args args = compile_args();
+  if (!args.parse(argv)) {
+    fmt::print("{}", args.help());
+    return 0;
+  }
+  if (!args.positional().empty())
+    throw InputError("capsgen compile", 0, 0, args.positional().front(), "unexpected argument");
+  const WorkloadInput in =
+      load_workload_input(args, "capsgen compile", args.get_opt("dump-engine").has_value(), "a range needs --dump-engine");
+  const Workload& w = in.w;
+  const isa::Program prog = compile_program(w.cfg, w.net, w.qm);
+  const auto stats = analyze_program(w.cfg, prog);
+  print_flat_stats(w, prog, stats);
+  write_outputs(args, in, prog, stats);
   StreamedProgram streamed;
   FrameProgram frames;
   if (args.get_opt("frames") && !args.has("stream")) throw InputError("capsgen compile", 0, 0, "--frames", "needs --stream");
@@ -120,112 +257,10 @@ int cmd_compile(const std::vector<std::string>& argv) {
     } catch (const StreamError& e) {
       throw InputError(args.get_opt("config").value_or("configs/capsacc-16x16.yaml"), 0, 0, "--stream", e.what());
     }
-    const StreamStats st = stream_stats(prog, streamed);
-    fmt::print("\nstreamed through the scratchpad (data {} / weight {} / acc {} / shared {} elements{}, half each per part):\n\n",
-               streamed.map.elements[0], streamed.map.elements[1], streamed.map.elements[2], streamed.map.elements[3],
-               streamed.map.smp ? "; SMP: acc is a view of the shared memory's 32-bit lanes"
-               : streamed.map.has_lanes() ? fmt::format("; HY: acc overflow into the shared memory's {} 32-bit lanes", streamed.map.elements[4])
-                                          : std::string());
-    fmt::print("| instruction | parts | loads | stores | DRAM read B | each once | DRAM write B | engine cycles | modelled cycles |\n"
-               "|---|---|---|---|---|---|---|---|---|\n");
-    long long distinct_read = 0;
-    for (std::size_t i = 0; i < prog.instrs.size(); ++i) {
-      StreamedProgram one;
-      one.map = streamed.map;
-      for (const Part& p : streamed.parts)
-        if (p.instr == i) one.parts.push_back(p);
-      const StreamStats s = stream_stats(prog, one);
-      const StreamTiming t = stream_timing(w.cfg, prog, one);
-      const DistinctBytes once = stream_distinct_bytes(prog, one);
-      distinct_read += once.read;
-      fmt::print("| {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", isa::instr_name(prog.instrs[i]), s.parts, s.loads,
-                 s.stores, s.dram_read_bytes, once.read, s.dram_write_bytes, t.engine_cycles, t.cycles);
-    }
-    fmt::print("\ntotal {} parts, {} DMA moves, DRAM {} B read and {} B written; each instruction reading every byte it "
-               "needs once: {} B read ({:.2f}x)\n",
-               st.parts, st.loads + st.stores, st.dram_read_bytes, st.dram_write_bytes, distinct_read,
-               distinct_read ? double(st.dram_read_bytes) / double(distinct_read) : 0.0);
-    const StreamTiming tm = stream_timing(w.cfg, prog, streamed);
-    fmt::print("modelled {} cycles with double buffering at {:.2f} off-chip bytes per cycle ({} engine cycles, {} "
-               "of {} parts bound by their moves, {} whose successor loads what they store, {} "
-               "read-modify-write loads) = {:.1f} inferences/s at {} MHz\n",
-               tm.cycles, offchip_bytes_per_cycle(w.cfg), tm.engine_cycles, tm.dma_bound_parts, st.parts, tm.serialized_parts,
-               st.rmw_loads, w.cfg.clock.target_mhz * 1e6 / double(tm.cycles), w.cfg.clock.target_mhz);
-    try {
-      frames = build_frame_program(w.cfg, prog, streamed);
-    } catch (const StreamError& e) {
-      throw InputError(args.get_opt("config").value_or("configs/capsacc-16x16.yaml"), 0, 0, "--stream", e.what());
-    }
-    // The compiler derives the payload widths without the emitters; they must be the RTL's.
-    const emit::DmaGeometry dg = emit::dma_geometry(w.cfg);
-    const isa::FrameGeometry& fg = frames.geometry;
-    if (dg.spm_addr_bits != fg.spm_addr_bits || dg.len_bits != fg.len_bits || dg.size_bits != fg.size_bits ||
-        dg.max_size != fg.max_size || fg.count_bits != emit::kDmaCountBits || fg.dram_addr_bits != emit::kDmaDramAddrBits)
-      throw std::logic_error("frame_geometry disagrees with emit::dma_geometry");
-    fmt::print("frames: {} ({} engine of which {} pending the encoder, {} DMA, {} PMU, 1 end), {} words of 32 bits; {} "
-               "parts store before the next part's loads\n",
-               frames.frames.size(), frames.engine, frames.pending, frames.dma, frames.pmu, frames.words(),
-               frames.serialized);
-    if (auto dir = args.get_opt("frames")) {
-      std::error_code ec;
-      std::filesystem::create_directories(*dir, ec);
-      if (ec) throw InputError(*dir, 0, 0, "--frames", "cannot create directory: " + ec.message());
-      std::string hex, txt = fmt::format("# {} on {}: {} frames, {} words\n", w.net.name, w.cfg.name, frames.frames.size(),
-                                         frames.words());
-      for (std::uint32_t x : isa::pack_frames(frames.frames, fg)) hex += fmt::format("{:08x}\n", x);
-      for (const isa::Frame& f : frames.frames) txt += isa::frame_text(f, fg) + "\n";
-      write_file_atomic(*dir + "/frames.hex", hex);
-      write_file_atomic(*dir + "/frames.txt", txt);
-      fmt::print("wrote {}/frames.hex and {}/frames.txt\n", *dir, *dir);
-    }
+    print_streamed(w, prog, streamed);
+    frames = frame_program(args, w, prog, streamed);
   }
-  if (args.has("check")) {
-    const FixedTrace golden = run_golden(w.cfg, w.net, w.qm, input);
-    std::vector<std::int32_t> mem = build_image(prog, w.net, w.qm, input);
-    execute_program(w.cfg, prog, mem);
-    for (const auto& [name, t] : golden.tensors) {
-      const isa::Region* r = prog.region(name);
-      if (!r) throw std::logic_error("program has no region for " + name);
-      for (std::size_t i = 0; i < t.size(); ++i) {
-        const std::int32_t got = mem[std::size_t(r->base + r->offset_of(std::int64_t(i)))];
-        if (got != t[i]) {
-          fmt::print(stderr, "MISMATCH tensor {} index {}: program {}, golden {}\n", name, index_str(t.shape, i), got,
-                     t[i]);
-          return 1;
-        }
-      }
-    }
-    fmt::print("check: the program reproduces all {} golden tensors bit for bit\n", golden.tensors.size());
-    if (args.has("stream")) {
-      std::vector<std::int32_t> dram = build_image(prog, w.net, w.qm, input);
-      execute_streamed(w.cfg, prog, streamed, dram);
-      for (std::size_t a = 0; a < mem.size(); ++a)
-        if (dram[a] != mem[a]) {
-          const isa::Region* r = nullptr;
-          for (const isa::Region& x : prog.regions)
-            if (std::int64_t(a) >= x.base && std::int64_t(a) < x.base + x.stored_size()) r = &x;
-          fmt::print(stderr, "MISMATCH streamed program: element {} ({} offset {}): streamed {}, flat {}\n", a,
-                     r ? r->name : "no region", r ? std::int64_t(a) - r->base : 0, dram[a], mem[a]);
-          return 1;
-        }
-      fmt::print("check: the streamed program leaves all {} elements of DRAM equal to the flat program's memory\n",
-                 mem.size());
-      std::vector<std::int32_t> fdram = build_image(prog, w.net, w.qm, input);
-      const FrameCheck ck = run_frame_program(w.cfg, prog, streamed,
-                                              isa::unpack_frames(isa::pack_frames(frames.frames, frames.geometry),
-                                                                 frames.geometry),
-                                              fdram);
-      for (std::size_t a = 0; a < mem.size(); ++a)
-        if (fdram[a] != mem[a]) {
-          fmt::print(stderr, "MISMATCH frame program: DRAM element {}: frames {}, flat {}\n", a, fdram[a], mem[a]);
-          return 1;
-        }
-      fmt::print("check: the decoded frame program ({} frames, {} sector sleeps) keeps its dependencies and sector power "
-                 "rules and leaves DRAM equal to the flat program's memory\n",
-                 ck.frames, ck.sleeps);
-    }
-  }
-  return 0;
+  return args.has("check") ? check_programs(args, w, in.input, prog, streamed, frames) : 0;
 }
 
 }  // namespace capsgen::cli
