@@ -3,7 +3,8 @@
 # the network in the off-chip DDR3 model: `capsgen sim --memory dram` per preset/network pair, every
 # DRAM write and every operation bit-exact against the golden model. Prints one JSON line per run:
 # cycles from start_i to done_o, inferences/s at the preset's clock, the streamed program's model
-# (stream_timing) and the ideal-memory program (capsgen_accel) for comparison, engine cycles against
+# (stream_timing, with its error against the chip in percent) and the ideal-memory program
+# (capsgen_accel) for comparison, engine cycles against
 # their model, the frame sequencer's cycle classes (where the cycles go), DRAM traffic, row-buffer
 # outcomes, energy and bandwidth, sector sleep, simulation wall time. Cycle counts are deterministic;
 # wall times depend on the machine.
@@ -50,7 +51,9 @@ print(json.dumps({'bench': 'chip_rtl', 'network': r['network'], 'preset': r['pre
                   'prediction': r['prediction'], 'total_cycles': cyc, 'clock_mhz': r['clock_mhz'],
                   'inferences_per_second': round(r['inferences_per_second'], 1),
                   'array_utilization': round(r['array_utilization'], 4),
-                  'stream_model_cycles': r['stream_model_cycles'], 'ideal_memory_cycles': r['ideal_memory_program_cycles'],
+                  'stream_model_cycles': r['stream_model_cycles'],
+                  'stream_model_error_pct': round(r['stream_model_error_pct'], 1),
+                  'ideal_memory_cycles': r['ideal_memory_program_cycles'],
                   'engine_cycles': r['engine_cycles'], 'engine_model_cycles': r['engine_model_cycles'],
                   'frames': r['frames'], 'sequencer_cycles': seq,
                   'sequencer_shares': {k: round(v / cyc, 4) for k, v in seq.items()} if cyc else {},

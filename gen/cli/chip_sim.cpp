@@ -165,6 +165,11 @@ ChipReport chip_report(const WorkloadInput& in, const ChipSimRun& r, const ChipR
   return a;
 }
 
+// The stream model's error against the chip's measured cycles, in percent (negative: the model is short).
+double stream_model_error_pct(long long model, long long measured) {
+  return measured > 0 ? 100.0 * double(model - measured) / double(measured) : 0.0;
+}
+
 // The report's opening: result, input, predictions, the RTL and model, off-chip memory, program, throughput.
 std::string chip_summary_md(const ChipReport& a) {
   const Workload& w = a.in.w;
@@ -190,9 +195,10 @@ std::string chip_summary_md(const ChipReport& a) {
   md += fmt::format("- program: {} frames ({} engine, {} DMA, {} PMU), {} words; {} DMA beats in, {} out\n\n", sd.frames, sd.engine,
                     sd.dma, sd.pmu, sd.words, sd.load_beats, sd.store_beats);
   md += fmt::format("**{} cycles from start_i to done_o = {:.1f} inferences/s at {} MHz**, array utilization {:.3f}. For comparison: "
-                    "the streamed program's model at the port's or the DRAM's peak rate without DRAM latency (stream_timing) {} cycles; the same "
-                    "network with an ideal memory (capsgen_accel) {} cycles.\n\n",
-                    a.cycles, a.ips, w.cfg.clock.target_mhz, a.util, sd.stream_model_cycles, a.flat);
+                    "the streamed program's model at the port's or the DRAM's peak rate without DRAM latency (stream_timing) {} cycles "
+                    "({:+.1f}% against the chip); the same network with an ideal memory (capsgen_accel) {} cycles.\n\n",
+                    a.cycles, a.ips, w.cfg.clock.target_mhz, a.util, sd.stream_model_cycles,
+                    stream_model_error_pct(sd.stream_model_cycles, a.cycles), a.flat);
   return md;
 }
 
@@ -350,6 +356,7 @@ nlohmann::ordered_json chip_report_json(const ChipReport& a, const std::string& 
   j["array_utilization"] = a.util;
   j["useful_macs"] = a.macs;
   j["stream_model_cycles"] = sd.stream_model_cycles;
+  j["stream_model_error_pct"] = stream_model_error_pct(sd.stream_model_cycles, a.cycles);
   j["ideal_memory_program_cycles"] = a.flat;
   j["engine_cycles"] = at(g.program, "engine_cycles");
   j["engine_model_cycles"] = at(g.program, "engine_model");
