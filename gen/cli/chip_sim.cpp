@@ -150,6 +150,7 @@ struct ChipReport {
   long long macs = 0;    // useful MACs of the program's instructions
   double ips = 0, util = 0;
   long long flat = 0;    // the same network's program cycles with an ideal memory (capsgen_accel)
+  dram::DramSpec dram{};  // the DRAM the testbench timed (offchip.dram or --dram)
 };
 
 // The report of `run`, whose log says `g`.
@@ -162,6 +163,7 @@ ChipReport chip_report(const WorkloadInput& in, const ChipSimRun& r, const ChipR
   a.ips = a.cycles ? cfg.clock.target_mhz * 1e6 / double(a.cycles) : 0.0;
   a.util = a.cycles ? double(a.macs) / (double(a.cycles) * cfg.array.rows * cfg.array.cols) : 0.0;
   a.flat = program_cycles(cfg, run.prog);
+  a.dram = dram::offchip_dram(cfg.offchip.dram);
   return a;
 }
 
@@ -187,7 +189,7 @@ std::string chip_summary_md(const ChipReport& a) {
                     w.cfg.array.rows, w.cfg.array.cols, org_upper,
                     w.cfg.scratchpad.power_gating ? ", PMUs" : "", w.cfg.clock.target_mhz, (r.build / "tb_chip").string(),
                     r.fault.empty() ? "" : fmt::format(" (**deliberately broken: --fault {}**)", r.fault));
-  const dram::DramSpec dram_spec = dram::offchip_dram(w.cfg.offchip.dram);
+  const dram::DramSpec& dram_spec = a.dram;
   md += fmt::format("- off-chip memory: {} ({}; {:.1f} GB/s peak, {} controller; gen/dram model) behind a {}-bit port, at least "
                     "{} cycles read latency{}\n",
                     dram_spec.description, dram_spec.name, dram_spec.peak_gbps(), dram::to_string(dram_spec.controller.policy),
@@ -365,7 +367,7 @@ nlohmann::ordered_json chip_report_json(const ChipReport& a, const std::string& 
   j["sequencer_cycles"] = jseq;
   j["engine_stalls"] = g.engine;
   j["offchip"] = g.dram;
-  const dram::DramSpec dram_spec = dram::offchip_dram(w.cfg.offchip.dram);
+  const dram::DramSpec& dram_spec = a.dram;
   j["dram"] = {{"name", dram_spec.name}, {"peak_gbps", dram_spec.peak_gbps()},
                {"controller", dram::to_string(dram_spec.controller.policy)},
                {"port_bits", w.cfg.offchip.bus_bits}};
