@@ -149,7 +149,7 @@ struct FrameSeqPorts {
 
 FrameSeqPorts declare_frame_sequencer_ports(Module& m, bool power_gating, const PayloadWords& words) {
   m.clock_and_reset();
-  FrameSeqPorts p{
+  FrameSeqPorts ports{
       m.input("start_i", 1, "start the program at prog_base_i (ignored while busy)"),
       m.input("prog_base_i", 32, "word address of the program's first frame"),
       m.output("busy_o", 1, "a program runs"),
@@ -170,11 +170,11 @@ FrameSeqPorts declare_frame_sequencer_ports(Module& m, bool power_gating, const 
       std::nullopt,
       {}};
   if (power_gating) {
-    p.pmu_valid_o = m.output("pmu_valid_o", 1, "a PMU command (prefetch or barrier)");
-    p.pmu_ready_i = m.input("pmu_ready_i", 1, "every PMU takes it");
+    ports.pmu_valid_o = m.output("pmu_valid_o", 1, "a PMU command (prefetch or barrier)");
+    ports.pmu_ready_i = m.input("pmu_ready_i", 1, "every PMU takes it");
   }
-  for (const auto& s : kSeqStats) p.stats.push_back(m.output(fmt::format("stat_{}_o", s[0]), 32, s[1]));
-  return p;
+  for (const auto& stat : kSeqStats) ports.stats.push_back(m.output(fmt::format("stat_{}_o", stat[0]), 32, stat[1]));
+  return ports;
 }
 
 // The sequencer's registers and the wires of its decode.
@@ -209,7 +209,7 @@ FrameSeqState declare_frame_sequencer_state(Module& m, const PayloadWords& words
   const Expr outst_q = m.reg("outst_q", wait_dma_bits, "DMA frames issued and not done");
   const Memory words_q = m.memory("words_q", 32, words.max, "the payload");
   std::vector<Expr> stats;
-  for (const auto& s : kSeqStats) stats.push_back(m.reg(fmt::format("st_{}_q", s[0]), 32));
+  for (const auto& stat : kSeqStats) stats.push_back(m.reg(fmt::format("st_{}_q", stat[0]), 32));
   const Expr kind = m.wire("kind", 2, "the frame's kind");
   const Expr wait_engine = m.wire("wait_engine", 1);
   const Expr pending = m.wire("pending", 1);
@@ -232,107 +232,107 @@ FrameSeqState declare_frame_sequencer_state(Module& m, const PayloadWords& words
 
 // The header's fields, the fetch responses, which unit the frame goes to and when it issues, the
 // fetch requests and the outputs.
-void decode_frame(Module& m, const FrameSeqPorts& p, const FrameSeqState& s, const PayloadWords& words,
+void decode_frame(Module& m, const FrameSeqPorts& ports, const FrameSeqState& state, const PayloadWords& words,
                   const FrameHeader& header) {
-  const int count_bits = s.len_q.width();
-  const bool power_gating = p.pmu_valid_o.has_value();
+  const int count_bits = state.len_q.width();
+  const bool power_gating = ports.pmu_valid_o.has_value();
   m.blank();
-  m.assign(s.kind, field_bits(s.hdr_q, header.kind, 2));
-  m.assign(s.wait_engine, field_bits(s.hdr_q, header.wait_engine, 1));
-  m.assign(s.pending, field_bits(s.hdr_q, header.pending, 1));
-  m.assign(s.wait_dma, field_bits(s.hdr_q, header.wait_dma, header.wait_dma.bits));
-  m.assign(s.rsp_hdr, p.pr_valid_i & s.fetch_q & s.hreq_q & ~s.hdr_ok_q);
-  m.assign(s.rsp_pay, p.pr_valid_i & s.fetch_q & s.hdr_ok_q & (s.rcv_q != s.req_q));
-  const Expr arriving_kind = field_bits(p.pr_data_i, header.kind, 2);
-  m.assign(s.rsp_len, ternary_chain({{arriving_kind == lit(2, 0), lit(count_bits, words.engine)},
+  m.assign(state.kind, field_bits(state.hdr_q, header.kind, 2));
+  m.assign(state.wait_engine, field_bits(state.hdr_q, header.wait_engine, 1));
+  m.assign(state.pending, field_bits(state.hdr_q, header.pending, 1));
+  m.assign(state.wait_dma, field_bits(state.hdr_q, header.wait_dma, header.wait_dma.bits));
+  m.assign(state.rsp_hdr, ports.pr_valid_i & state.fetch_q & state.hreq_q & ~state.hdr_ok_q);
+  m.assign(state.rsp_pay, ports.pr_valid_i & state.fetch_q & state.hdr_ok_q & (state.rcv_q != state.req_q));
+  const Expr arriving_kind = field_bits(ports.pr_data_i, header.kind, 2);
+  m.assign(state.rsp_len, ternary_chain({{arriving_kind == lit(2, 0), lit(count_bits, words.engine)},
                                      {arriving_kind == lit(2, 1), lit(count_bits, words.dma)},
                                      {arriving_kind == lit(2, 2), lit(count_bits, words.pmu)}},
                                     lit(count_bits, 0)));
   // text API: the printer parenthesizes the subtraction inside the comparison (rcv_q == (len_q - 1)).
-  m.assign(s.last_pay.text(), fmt::format("{} & ({} == {})", s.rsp_pay.text(), s.rcv_q.text(),
-                                          (s.len_q - lit(count_bits, 1)).text()));
-  m.assign(s.is_eng, s.full_q & (s.kind == lit(2, 0)));
-  m.assign(s.is_dma, s.full_q & (s.kind == lit(2, 1)));
-  m.assign(s.is_pmu, s.full_q & (s.kind == lit(2, 2)));
+  m.assign(state.last_pay.text(), fmt::format("{} & ({} == {})", state.rsp_pay.text(), state.rcv_q.text(),
+                                          (state.len_q - lit(count_bits, 1)).text()));
+  m.assign(state.is_eng, state.full_q & (state.kind == lit(2, 0)));
+  m.assign(state.is_dma, state.full_q & (state.kind == lit(2, 1)));
+  m.assign(state.is_pmu, state.full_q & (state.kind == lit(2, 2)));
   // Without power gating there is no PMU: a PMU frame is refused.
-  m.assign(s.refused, power_gating ? s.is_eng & s.pending : (s.is_eng & s.pending) | s.is_pmu);
-  m.assign(s.stop, (s.full_q & (s.kind == lit(2, 3))) | s.refused);
-  m.assign(p.eng_valid_o, s.is_eng & ~s.pending & (s.outst_q <= s.wait_dma));
-  m.assign(p.dma_valid_o, s.is_dma & (~s.wait_engine | p.eng_ready_i));
-  if (power_gating) m.assign(*p.pmu_valid_o, s.is_pmu);
-  m.assign(s.dma_fire, p.dma_valid_o & p.dma_ready_i);
-  Expr issue = (p.eng_valid_o & p.eng_ready_i) | s.dma_fire;
-  if (power_gating) issue = issue | (*p.pmu_valid_o & *p.pmu_ready_i);
-  m.assign(s.issue, issue);
-  m.assign(s.finish, s.stop & p.eng_ready_i & (s.outst_q == lit(s.outst_q.width(), 0)));
-  m.assign(p.pf_valid_o, s.fetch_q & (~s.hreq_q | (s.hdr_ok_q & (s.req_q != s.len_q))));
-  m.assign(p.pf_addr_o, ternary(s.hreq_q, s.pc_q + lit(32, 1) + zext(s.req_q, 32), s.pc_q));
-  for (int w = 0; w < words.max; ++w) m.assign(p.words_o.part(w, 32), s.words_q.word(w));
-  m.assign(p.busy_o, s.busy_q);
-  m.assign(p.done_o, s.done_q);
-  m.assign(p.error_o, s.err_q);
-  for (std::size_t i = 0; i < s.stats.size(); ++i) m.assign(p.stats[i], s.stats[i]);
+  m.assign(state.refused, power_gating ? state.is_eng & state.pending : (state.is_eng & state.pending) | state.is_pmu);
+  m.assign(state.stop, (state.full_q & (state.kind == lit(2, 3))) | state.refused);
+  m.assign(ports.eng_valid_o, state.is_eng & ~state.pending & (state.outst_q <= state.wait_dma));
+  m.assign(ports.dma_valid_o, state.is_dma & (~state.wait_engine | ports.eng_ready_i));
+  if (power_gating) m.assign(*ports.pmu_valid_o, state.is_pmu);
+  m.assign(state.dma_fire, ports.dma_valid_o & ports.dma_ready_i);
+  Expr issue = (ports.eng_valid_o & ports.eng_ready_i) | state.dma_fire;
+  if (power_gating) issue = issue | (*ports.pmu_valid_o & *ports.pmu_ready_i);
+  m.assign(state.issue, issue);
+  m.assign(state.finish, state.stop & ports.eng_ready_i & (state.outst_q == lit(state.outst_q.width(), 0)));
+  m.assign(ports.pf_valid_o, state.fetch_q & (~state.hreq_q | (state.hdr_ok_q & (state.req_q != state.len_q))));
+  m.assign(ports.pf_addr_o, ternary(state.hreq_q, state.pc_q + lit(32, 1) + zext(state.req_q, 32), state.pc_q));
+  for (int w = 0; w < words.max; ++w) m.assign(ports.words_o.part(w, 32), state.words_q.word(w));
+  m.assign(ports.busy_o, state.busy_q);
+  m.assign(ports.done_o, state.done_q);
+  m.assign(ports.error_o, state.err_q);
+  for (std::size_t i = 0; i < state.stats.size(); ++i) m.assign(ports.stats[i], state.stats[i]);
 }
 
 // One stat class per busy cycle (the stat_* sum is stat_cycles_o): fetching, an issue by kind, the
 // drain after the end frame, or the wait that holds the frame.
-Stmts classify_busy_cycle(const FrameSeqPorts& p, const FrameSeqState& s) {
-  const auto count = [&](const char* name) { return nb(s.stat(name), s.stat(name) + lit(32, 1)); };
-  return {if_(~s.full_q, {count("fetch")},
-              {if_(s.issue, {if_(s.is_eng, {count("engine")}, {if_(s.is_dma, {count("dma")}, {count("pmu")})})},
-                   {if_(s.stop, {count("drain")},
-                        {if_(s.is_eng, {if_(~p.eng_ready_i, {count("eng_busy")}, {count("wait_dma")})},
-                             {if_(s.is_dma,
-                                  {if_(s.wait_engine & ~p.eng_ready_i, {count("wait_engine")}, {count("dma_busy")})},
+Stmts classify_busy_cycle(const FrameSeqPorts& ports, const FrameSeqState& state) {
+  const auto count = [&](const char* name) { return nb(state.stat(name), state.stat(name) + lit(32, 1)); };
+  return {if_(~state.full_q, {count("fetch")},
+              {if_(state.issue, {if_(state.is_eng, {count("engine")}, {if_(state.is_dma, {count("dma")}, {count("pmu")})})},
+                   {if_(state.stop, {count("drain")},
+                        {if_(state.is_eng, {if_(~ports.eng_ready_i, {count("eng_busy")}, {count("wait_dma")})},
+                             {if_(state.is_dma,
+                                  {if_(state.wait_engine & ~ports.eng_ready_i, {count("wait_engine")}, {count("dma_busy")})},
                                   {count("pmu_wait")})})})})})};
 }
 
 // A running program: the stat classes, the fetch of the header and the payload, issue and finish.
-Stmts run_program(const FrameSeqPorts& p, const FrameSeqState& s) {
-  const int count_bits = s.len_q.width();
-  Stmts run{nb(s.stat("cycles"), s.stat("cycles") + lit(32, 1))};
-  for (Stmt& st : classify_busy_cycle(p, s)) run.push_back(std::move(st));
-  run.push_back(if_(p.pf_valid_o & p.pf_ready_i,
-                    {if_(~s.hreq_q, {nb(s.hreq_q, bit(true))}, {nb(s.req_q, s.req_q + lit(count_bits, 1))})}));
-  run.push_back(if_(s.rsp_hdr, {nb(s.hdr_q, p.pr_data_i.slice(s.hdr_q.width() - 1, 0)), nb(s.hdr_ok_q, bit(true)),
-                                nb(s.len_q, s.rsp_len),
-                                if_(s.rsp_len == lit(count_bits, 0), {nb(s.fetch_q, bit(false)), nb(s.full_q, bit(true))})}));
-  run.push_back(if_(s.rsp_pay, {nb(s.rcv_q, s.rcv_q + lit(count_bits, 1))}));
-  run.push_back(if_(s.last_pay, {nb(s.fetch_q, bit(false)), nb(s.full_q, bit(true))}));
-  run.push_back(if_(s.refused, {nb(s.err_q, bit(true))}));
-  run.push_back(if_(s.issue, {nb(s.full_q, bit(false)), nb(s.fetch_q, bit(true)), nb(s.hreq_q, bit(false)),
-                              nb(s.hdr_ok_q, bit(false)), nb(s.req_q, lit(count_bits, 0)), nb(s.rcv_q, lit(count_bits, 0)),
-                              nb(s.pc_q, s.pc_q + lit(32, 1) + zext(s.len_q, 32))}));
-  run.push_back(if_(s.finish, {nb(s.busy_q, bit(false)), nb(s.full_q, bit(false))}));
+Stmts run_program(const FrameSeqPorts& ports, const FrameSeqState& state) {
+  const int count_bits = state.len_q.width();
+  Stmts run{nb(state.stat("cycles"), state.stat("cycles") + lit(32, 1))};
+  for (Stmt& st : classify_busy_cycle(ports, state)) run.push_back(std::move(st));
+  run.push_back(if_(ports.pf_valid_o & ports.pf_ready_i,
+                    {if_(~state.hreq_q, {nb(state.hreq_q, bit(true))}, {nb(state.req_q, state.req_q + lit(count_bits, 1))})}));
+  run.push_back(if_(state.rsp_hdr, {nb(state.hdr_q, ports.pr_data_i.slice(state.hdr_q.width() - 1, 0)), nb(state.hdr_ok_q, bit(true)),
+                                nb(state.len_q, state.rsp_len),
+                                if_(state.rsp_len == lit(count_bits, 0), {nb(state.fetch_q, bit(false)), nb(state.full_q, bit(true))})}));
+  run.push_back(if_(state.rsp_pay, {nb(state.rcv_q, state.rcv_q + lit(count_bits, 1))}));
+  run.push_back(if_(state.last_pay, {nb(state.fetch_q, bit(false)), nb(state.full_q, bit(true))}));
+  run.push_back(if_(state.refused, {nb(state.err_q, bit(true))}));
+  run.push_back(if_(state.issue, {nb(state.full_q, bit(false)), nb(state.fetch_q, bit(true)), nb(state.hreq_q, bit(false)),
+                              nb(state.hdr_ok_q, bit(false)), nb(state.req_q, lit(count_bits, 0)), nb(state.rcv_q, lit(count_bits, 0)),
+                              nb(state.pc_q, state.pc_q + lit(32, 1) + zext(state.len_q, 32))}));
+  run.push_back(if_(state.finish, {nb(state.busy_q, bit(false)), nb(state.full_q, bit(false))}));
   return run;
 }
 
 // The payload buffer, then the control registers: reset, errors, outstanding DMA frames, start and run.
-void frame_sequencer_registers(Module& m, const FrameSeqPorts& p, const FrameSeqState& s) {
-  const int count_bits = s.len_q.width(), wait_dma_bits = s.outst_q.width();
+void frame_sequencer_registers(Module& m, const FrameSeqPorts& ports, const FrameSeqState& state) {
+  const int count_bits = state.len_q.width(), wait_dma_bits = state.outst_q.width();
   m.blank();
-  m.always_ff({if_(s.rsp_pay, {nb(s.words_q[s.rcv_q], p.pr_data_i)})});
-  Stmts reset{nb(s.busy_q, bit(false)),      nb(s.fetch_q, bit(false)),          nb(s.hreq_q, bit(false)),
-              nb(s.hdr_ok_q, bit(false)),    nb(s.full_q, bit(false)),           nb(s.done_q, bit(false)),
-              nb(s.err_q, bit(false)),       nb(s.pc_q, lit(32, 0)),             nb(s.hdr_q, lit(s.hdr_q.width(), 0)),
-              nb(s.len_q, lit(count_bits, 0)), nb(s.req_q, lit(count_bits, 0)), nb(s.rcv_q, lit(count_bits, 0)),
-              nb(s.outst_q, lit(wait_dma_bits, 0))};
-  Stmts start{nb(s.busy_q, bit(true)),    nb(s.fetch_q, bit(true)), nb(s.hreq_q, bit(false)),
-              nb(s.hdr_ok_q, bit(false)), nb(s.full_q, bit(false)), nb(s.pc_q, p.prog_base_i)};
-  for (const Expr& st : s.stats) {
+  m.always_ff({if_(state.rsp_pay, {nb(state.words_q[state.rcv_q], ports.pr_data_i)})});
+  Stmts reset{nb(state.busy_q, bit(false)),      nb(state.fetch_q, bit(false)),          nb(state.hreq_q, bit(false)),
+              nb(state.hdr_ok_q, bit(false)),    nb(state.full_q, bit(false)),           nb(state.done_q, bit(false)),
+              nb(state.err_q, bit(false)),       nb(state.pc_q, lit(32, 0)),             nb(state.hdr_q, lit(state.hdr_q.width(), 0)),
+              nb(state.len_q, lit(count_bits, 0)), nb(state.req_q, lit(count_bits, 0)), nb(state.rcv_q, lit(count_bits, 0)),
+              nb(state.outst_q, lit(wait_dma_bits, 0))};
+  Stmts start{nb(state.busy_q, bit(true)),    nb(state.fetch_q, bit(true)), nb(state.hreq_q, bit(false)),
+              nb(state.hdr_ok_q, bit(false)), nb(state.full_q, bit(false)), nb(state.pc_q, ports.prog_base_i)};
+  for (const Expr& st : state.stats) {
     reset.push_back(nb(st, lit(32, 0)));
     start.push_back(nb(st, lit(32, 0)));
   }
-  const Expr no_dma_outstanding = s.outst_q == lit(wait_dma_bits, 0);
+  const Expr no_dma_outstanding = state.outst_q == lit(wait_dma_bits, 0);
   m.always_ff_reset(
       reset,
-      {nb(s.done_q, s.busy_q & s.finish),
-       if_(p.pr_valid_i & ~(s.rsp_hdr | s.rsp_pay), {nb(s.err_q, bit(true))}),
-       if_(p.dma_done_i & no_dma_outstanding, {nb(s.err_q, bit(true))}),
-       if_(s.dma_fire & ~p.dma_done_i, {nb(s.outst_q, s.outst_q + lit(wait_dma_bits, 1))},
-           {if_(~s.dma_fire & p.dma_done_i & (s.outst_q != lit(wait_dma_bits, 0)),
-                {nb(s.outst_q, s.outst_q - lit(wait_dma_bits, 1))})}),
-       if_(p.start_i & ~s.busy_q, start, {if_(s.busy_q, run_program(p, s))})});
+      {nb(state.done_q, state.busy_q & state.finish),
+       if_(ports.pr_valid_i & ~(state.rsp_hdr | state.rsp_pay), {nb(state.err_q, bit(true))}),
+       if_(ports.dma_done_i & no_dma_outstanding, {nb(state.err_q, bit(true))}),
+       if_(state.dma_fire & ~ports.dma_done_i, {nb(state.outst_q, state.outst_q + lit(wait_dma_bits, 1))},
+           {if_(~state.dma_fire & ports.dma_done_i & (state.outst_q != lit(wait_dma_bits, 0)),
+                {nb(state.outst_q, state.outst_q - lit(wait_dma_bits, 1))})}),
+       if_(ports.start_i & ~state.busy_q, start, {if_(state.busy_q, run_program(ports, state))})});
 }
 
 }  // namespace
@@ -482,28 +482,28 @@ std::vector<MemoryPower> declare_power_pins(Module& m, const std::vector<SpmGeom
 }
 
 // The chip's pins: the host's, the DMA's off-chip port, the units' status and counters.
-ChipPins declare_chip_pins(Module& m, const ChipUnits& u, bool power_gating) {
+ChipPins declare_chip_pins(Module& m, const ChipUnits& units, bool power_gating) {
   const HostPins host = declare_host_pins(m);
-  const std::map<std::string, Expr> offchip = declare_offchip_pins(m, u.dma);
+  const std::map<std::string, Expr> offchip = declare_offchip_pins(m, units.dma);
   const StatusPins status{m.output("op_busy_o", 1, "the engine runs a frame"),
                           m.output("op_done_o", 1, "one-cycle pulse: an engine frame finished (stat_* hold its counts)"),
                           m.output("dma_busy_o", 1, "the DMA runs a frame"),
                           m.output("dma_done_o", 1, "one-cycle pulse: a DMA frame finished")};
-  const auto engine_ports = ports_by_name(u.engine);
+  const auto engine_ports = ports_by_name(units.engine);
   std::map<std::string, Expr> engine_stats;
   for (const char* port : kEngineStatPorts) {
     const Port& ep = *engine_ports.at(port);
     engine_stats.emplace(port, m.output(port, port_width(ep), "engine: " + ep.comment));
   }
   std::vector<Expr> sequencer_stats;
-  for (const auto& s : kSeqStats)
-    sequencer_stats.push_back(m.output(fmt::format("seq_{}_o", s[0]), 32, std::string("sequencer: ") + s[1]));
+  for (const auto& stat : kSeqStats)
+    sequencer_stats.push_back(m.output(fmt::format("seq_{}_o", stat[0]), 32, std::string("sequencer: ") + stat[1]));
   const Expr beats_read = m.output("dma_beats_read_o", 32, "DMA: off-chip read beats since reset");
   const Expr beats_written = m.output("dma_beats_written_o", 32, "DMA: off-chip write beats since reset");
   std::map<std::string, Expr> counters;
-  for (const Port& mp : u.memsys.ports())
+  for (const Port& mp : units.memsys.ports())
     if (mp.name.rfind("cnt_", 0) == 0) counters.emplace(mp.name, m.output(mp.name, port_width(mp), "memory system: " + mp.comment));
-  std::vector<MemoryPower> power = power_gating ? declare_power_pins(m, u.memories) : std::vector<MemoryPower>{};
+  std::vector<MemoryPower> power = power_gating ? declare_power_pins(m, units.memories) : std::vector<MemoryPower>{};
   return ChipPins{host, offchip, status, engine_stats, sequencer_stats, beats_read, beats_written, counters, power};
 }
 
@@ -539,7 +539,7 @@ std::map<std::string, Expr> declare_port_pair_wires(Module& m, const char* what,
   return wires;
 }
 
-ChipWires declare_chip_wires(Module& m, const ChipUnits& u, bool power_gating, int payload_words) {
+ChipWires declare_chip_wires(Module& m, const ChipUnits& units, bool power_gating, int payload_words) {
   m.comment("The frame sequencer and the units its frames drive.");
   m.lint_off("UNUSEDSIGNAL",
              "payload words past a kind's fields (the payload buffer holds the longest kind) and the high bits of "
@@ -550,63 +550,63 @@ ChipWires declare_chip_wires(Module& m, const ChipUnits& u, bool power_gating, i
   const Expr seq_dma_valid = m.wire("seq_dma_valid", 1), dma_ready = m.wire("dma_ready", 1);
   const Expr dma_done = m.wire("dma_done", 1), seq_error = m.wire("seq_error", 1);
   const Expr eng_error = m.wire("eng_error", 1), mem_error = m.wire("mem_error", 1);
-  ChipWires w{seq_words, seq_eng_valid, eng_ready, seq_dma_valid, dma_ready, dma_done, seq_error, eng_error, mem_error,
+  ChipWires wires{seq_words, seq_eng_valid, eng_ready, seq_dma_valid, dma_ready, dma_done, seq_error, eng_error, mem_error,
               std::nullopt, std::nullopt, {}, {}, {}};
   if (power_gating) {
-    w.seq_pmu_valid = m.wire("seq_pmu_valid", 1);
-    w.pmu_ready = m.wire("pmu_ready", 1, "every PMU takes the command (a barrier: all its sectors are usable)");
-    for (const SpmGeometry& sg : u.memories) w.power.pmu_ready.push_back(m.wire(fmt::format("pmu_ready_{}", sg.name), 1));
+    wires.seq_pmu_valid = m.wire("seq_pmu_valid", 1);
+    wires.pmu_ready = m.wire("pmu_ready", 1, "every PMU takes the command (a barrier: all its sectors are usable)");
+    for (const SpmGeometry& sg : units.memories) wires.power.pmu_ready.push_back(m.wire(fmt::format("pmu_ready_{}", sg.name), 1));
     m.lint_off("UNUSEDSIGNAL", "the PMUs' usable_o: memsys decides grants from the sleep acknowledgements itself");
-    for (const SpmGeometry& sg : u.memories)
-      w.power.usable.push_back(m.wire(fmt::format("usable_{}", sg.name), std::max(1, sg.mem.sectors)));
+    for (const SpmGeometry& sg : units.memories)
+      wires.power.usable.push_back(m.wire(fmt::format("usable_{}", sg.name), std::max(1, sg.mem.sectors)));
     m.lint_on("UNUSEDSIGNAL");
   }
-  w.engine_memsys = declare_port_pair_wires(m, "engine", u.engine, u.memsys, kEngineMemsysPorts, "e_");
-  w.dma_memsys = declare_port_pair_wires(m, "DMA", u.dma, u.memsys, kDmaMemsysPorts, "d_");
+  wires.engine_memsys = declare_port_pair_wires(m, "engine", units.engine, units.memsys, kEngineMemsysPorts, "e_");
+  wires.dma_memsys = declare_port_pair_wires(m, "DMA", units.dma, units.memsys, kDmaMemsysPorts, "d_");
   if (power_gating)
-    for (const SpmGeometry& sg : u.memories) {
-      w.power.sleep_req.push_back(m.wire(fmt::format("sleep_req_{}", sg.name), std::max(1, sg.mem.sectors)));
-      w.power.sleep_ack.push_back(m.wire(fmt::format("sleep_ack_{}", sg.name), std::max(1, sg.mem.sectors)));
+    for (const SpmGeometry& sg : units.memories) {
+      wires.power.sleep_req.push_back(m.wire(fmt::format("sleep_req_{}", sg.name), std::max(1, sg.mem.sectors)));
+      wires.power.sleep_ack.push_back(m.wire(fmt::format("sleep_ack_{}", sg.name), std::max(1, sg.mem.sectors)));
     }
-  return w;
+  return wires;
 }
 
 // The chip's error, the DMA's done, the PMUs' joint ready and the sleeping sectors.
-void chip_status_outputs(Module& m, const ChipPins& p, const ChipWires& w) {
+void chip_status_outputs(Module& m, const ChipPins& pins, const ChipWires& wires) {
   m.blank();
-  m.assign(p.host.error_o, w.seq_error | w.eng_error | w.mem_error);
-  m.assign(p.status.dma_done_o, w.dma_done);
-  if (!w.pmu_ready) return;
-  Expr all_ready = w.power.pmu_ready.front();
-  for (std::size_t i = 1; i < w.power.pmu_ready.size(); ++i) all_ready = all_ready & w.power.pmu_ready[i];
-  m.assign(*w.pmu_ready, all_ready);
-  for (std::size_t i = 0; i < p.power.size(); ++i) m.assign(p.power[i].sector_asleep_o, w.power.sleep_ack[i]);
+  m.assign(pins.host.error_o, wires.seq_error | wires.eng_error | wires.mem_error);
+  m.assign(pins.status.dma_done_o, wires.dma_done);
+  if (!wires.pmu_ready) return;
+  Expr all_ready = wires.power.pmu_ready.front();
+  for (std::size_t i = 1; i < wires.power.pmu_ready.size(); ++i) all_ready = all_ready & wires.power.pmu_ready[i];
+  m.assign(*wires.pmu_ready, all_ready);
+  for (std::size_t i = 0; i < pins.power.size(); ++i) m.assign(pins.power[i].sector_asleep_o, wires.power.sleep_ack[i]);
 }
 
-void instantiate_frame_sequencer(Module& m, const ChipUnits& u, const ChipPins& p, const ChipWires& w) {
-  Instance& s = m.instance(u.sequencer, "u_seq");
-  s.connect("clk_i", m.clk()).connect("rst_ni", m.rst_n()).connect("start_i", p.host.start_i);
-  s.connect("prog_base_i", p.host.prog_base_i);
-  s.connect("busy_o", p.host.busy_o).connect("done_o", p.host.done_o).connect("error_o", w.seq_error);
-  s.connect("pf_valid_o", p.host.pf_valid_o).connect("pf_ready_i", p.host.pf_ready_i).connect("pf_addr_o", p.host.pf_addr_o);
-  s.connect("pr_valid_i", p.host.pr_valid_i).connect("pr_data_i", p.host.pr_data_i);
-  s.connect("words_o", w.seq_words);
-  s.connect("eng_valid_o", w.seq_eng_valid).connect("eng_ready_i", w.eng_ready);
-  s.connect("dma_valid_o", w.seq_dma_valid).connect("dma_ready_i", w.dma_ready).connect("dma_done_i", w.dma_done);
-  if (w.seq_pmu_valid) s.connect("pmu_valid_o", *w.seq_pmu_valid).connect("pmu_ready_i", *w.pmu_ready);
+void instantiate_frame_sequencer(Module& m, const ChipUnits& units, const ChipPins& pins, const ChipWires& wires) {
+  Instance& s = m.instance(units.sequencer, "u_seq");
+  s.connect("clk_i", m.clk()).connect("rst_ni", m.rst_n()).connect("start_i", pins.host.start_i);
+  s.connect("prog_base_i", pins.host.prog_base_i);
+  s.connect("busy_o", pins.host.busy_o).connect("done_o", pins.host.done_o).connect("error_o", wires.seq_error);
+  s.connect("pf_valid_o", pins.host.pf_valid_o).connect("pf_ready_i", pins.host.pf_ready_i).connect("pf_addr_o", pins.host.pf_addr_o);
+  s.connect("pr_valid_i", pins.host.pr_valid_i).connect("pr_data_i", pins.host.pr_data_i);
+  s.connect("words_o", wires.seq_words);
+  s.connect("eng_valid_o", wires.seq_eng_valid).connect("eng_ready_i", wires.eng_ready);
+  s.connect("dma_valid_o", wires.seq_dma_valid).connect("dma_ready_i", wires.dma_ready).connect("dma_done_i", wires.dma_done);
+  if (wires.seq_pmu_valid) s.connect("pmu_valid_o", *wires.seq_pmu_valid).connect("pmu_ready_i", *wires.pmu_ready);
   for (std::size_t i = 0; i < std::size(kSeqStats); ++i)
-    s.connect(fmt::format("stat_{}_o", kSeqStats[i][0]), p.sequencer_stats[i]);
+    s.connect(fmt::format("stat_{}_o", kSeqStats[i][0]), pins.sequencer_stats[i]);
 }
 
-void instantiate_engine(Module& m, const ChipUnits& u, const ChipPins& p, const ChipWires& w) {
+void instantiate_engine(Module& m, const ChipUnits& units, const ChipPins& pins, const ChipWires& wires) {
   m.comment("The engine: descriptor fields sliced out of the payload (isa::engine_descriptor_layout).");
-  Instance& e = m.instance(u.engine, "u_engine");
+  Instance& e = m.instance(units.engine, "u_engine");
   e.connect("clk_i", m.clk()).connect("rst_ni", m.rst_n());
-  e.connect("desc_valid_i", w.seq_eng_valid).connect("desc_ready_o", w.eng_ready);
-  connect_engine_descriptor(e, u.engine, w.seq_words.text());  // text API: sequencer.cpp's helper slices by name
-  for (const auto& [engine_port, memsys_port] : kEngineMemsysPorts) e.connect(engine_port, w.engine_memsys.at(engine_port));
-  e.connect("busy_o", p.status.op_busy_o).connect("done_o", p.status.op_done_o).connect("error_o", w.eng_error);
-  for (const char* port : kEngineStatPorts) e.connect(port, p.engine_stats.at(port));
+  e.connect("desc_valid_i", wires.seq_eng_valid).connect("desc_ready_o", wires.eng_ready);
+  connect_engine_descriptor(e, units.engine, wires.seq_words.text());  // text API: sequencer.cpp's helper slices by name
+  for (const auto& [engine_port, memsys_port] : kEngineMemsysPorts) e.connect(engine_port, wires.engine_memsys.at(engine_port));
+  e.connect("busy_o", pins.status.op_busy_o).connect("done_o", pins.status.op_done_o).connect("error_o", wires.eng_error);
+  for (const char* port : kEngineStatPorts) e.connect(port, pins.engine_stats.at(port));
 }
 
 // The DMA's descriptor inputs, one per field of the DMA frame (isa::dma_frame_layout) and no other.
@@ -628,57 +628,57 @@ void connect_dma_descriptor(Instance& d, const Module& dma, const isa::FrameGeom
     throw std::logic_error(fmt::format("build_chip: {} DMA frame fields for {} DMA inputs", fields, expected));
 }
 
-void instantiate_dma(Module& m, const ChipUnits& u, const isa::FrameGeometry& g, const ChipPins& p, const ChipWires& w) {
+void instantiate_dma(Module& m, const ChipUnits& units, const isa::FrameGeometry& g, const ChipPins& pins, const ChipWires& wires) {
   m.comment("The DMA: descriptor fields sliced out of the payload (isa::dma_frame_layout).");
-  Instance& d = m.instance(u.dma, "u_dma");
+  Instance& d = m.instance(units.dma, "u_dma");
   d.connect("clk_i", m.clk()).connect("rst_ni", m.rst_n());
-  d.connect("desc_valid_i", w.seq_dma_valid).connect("desc_ready_o", w.dma_ready);
-  connect_dma_descriptor(d, u.dma, g, w.seq_words);
-  d.connect("busy_o", p.status.dma_busy_o).connect("done_o", w.dma_done);
-  for (const char* port : kOffchipPorts) d.connect(port, p.offchip.at(port));
-  for (const auto& [dma_port, memsys_port] : kDmaMemsysPorts) d.connect(dma_port, w.dma_memsys.at(dma_port));
-  d.connect("beats_read_o", p.dma_beats_read_o).connect("beats_written_o", p.dma_beats_written_o);
+  d.connect("desc_valid_i", wires.seq_dma_valid).connect("desc_ready_o", wires.dma_ready);
+  connect_dma_descriptor(d, units.dma, g, wires.seq_words);
+  d.connect("busy_o", pins.status.dma_busy_o).connect("done_o", wires.dma_done);
+  for (const char* port : kOffchipPorts) d.connect(port, pins.offchip.at(port));
+  for (const auto& [dma_port, memsys_port] : kDmaMemsysPorts) d.connect(dma_port, wires.dma_memsys.at(dma_port));
+  d.connect("beats_read_o", pins.dma_beats_read_o).connect("beats_written_o", pins.dma_beats_written_o);
 }
 
-void instantiate_memsys(Module& m, const AccelConfig& cfg, const ChipUnits& u, const ChipPins& p, const ChipWires& w) {
+void instantiate_memsys(Module& m, const AccelConfig& cfg, const ChipUnits& units, const ChipPins& pins, const ChipWires& wires) {
   m.comment(fmt::format("The memory system: {} scratchpads behind the engine's and the DMA's ports.",
                         upper(to_string(cfg.scratchpad.organization))));
-  Instance& ms = m.instance(u.memsys, "u_memsys");
+  Instance& ms = m.instance(units.memsys, "u_memsys");
   ms.connect("clk_i", m.clk()).connect("rst_ni", m.rst_n());
-  for (const auto& [engine_port, memsys_port] : kEngineMemsysPorts) ms.connect(memsys_port, w.engine_memsys.at(engine_port));
-  for (const auto& [dma_port, memsys_port] : kDmaMemsysPorts) ms.connect(memsys_port, w.dma_memsys.at(dma_port));
-  for (std::size_t i = 0; i < w.power.sleep_req.size(); ++i) {
-    const std::string& name = u.memories[i].name;
-    ms.connect(fmt::format("sleep_req_{}_i", name), w.power.sleep_req[i])
-        .connect(fmt::format("sleep_ack_{}_o", name), w.power.sleep_ack[i]);
+  for (const auto& [engine_port, memsys_port] : kEngineMemsysPorts) ms.connect(memsys_port, wires.engine_memsys.at(engine_port));
+  for (const auto& [dma_port, memsys_port] : kDmaMemsysPorts) ms.connect(memsys_port, wires.dma_memsys.at(dma_port));
+  for (std::size_t i = 0; i < wires.power.sleep_req.size(); ++i) {
+    const std::string& name = units.memories[i].name;
+    ms.connect(fmt::format("sleep_req_{}_i", name), wires.power.sleep_req[i])
+        .connect(fmt::format("sleep_ack_{}_o", name), wires.power.sleep_ack[i]);
   }
-  for (const Port& port : u.memsys.ports())
-    if (port.name.rfind("cnt_", 0) == 0) ms.connect(port.name, p.counters.at(port.name));
-  ms.connect("err_o", w.mem_error);
+  for (const Port& port : units.memsys.ports())
+    if (port.name.rfind("cnt_", 0) == 0) ms.connect(port.name, pins.counters.at(port.name));
+  ms.connect("err_o", wires.mem_error);
 }
 
 // One PMU per memory, commanded by the PMU frame's awake mask and prefetch/barrier bit.
-void instantiate_pmus(Module& m, const ChipUnits& u, const isa::FrameGeometry& g, const ChipPins& p, const ChipWires& w) {
+void instantiate_pmus(Module& m, const ChipUnits& units, const isa::FrameGeometry& g, const ChipPins& pins, const ChipWires& wires) {
   m.comment("One PMU per memory: the PMU frame's awake mask and prefetch/barrier (isa::pmu_frame_layout).");
   const std::vector<isa::PackedField> layout = isa::pmu_frame_layout(g);
   const char* const names[isa::kFrameMemories] = {"data", "weight", "acc", "shared"};
-  for (std::size_t i = 0; i < u.memories.size(); ++i) {
-    const SpmGeometry& sg = u.memories[i];
+  for (std::size_t i = 0; i < units.memories.size(); ++i) {
+    const SpmGeometry& sg = units.memories[i];
     int frame_memory = -1;
     for (int k = 0; k < isa::kFrameMemories; ++k)
       if (sg.name == names[k]) frame_memory = k;
     if (frame_memory < 0) throw std::logic_error("build_chip: memory " + sg.name + " has no PMU frame field");
     Instance& pmu = m.instance(build_pmu(sg), "u_pmu_" + sg.name);
     pmu.connect("clk_i", m.clk()).connect("rst_ni", m.rst_n());
-    pmu.connect("cmd_valid_i", *w.seq_pmu_valid).connect("cmd_ready_o", w.power.pmu_ready[i]);
-    pmu.connect("cmd_awake_i", field_bits(w.seq_words, field(layout, std::string("awake_") + names[frame_memory]),
+    pmu.connect("cmd_valid_i", *wires.seq_pmu_valid).connect("cmd_ready_o", wires.power.pmu_ready[i]);
+    pmu.connect("cmd_awake_i", field_bits(wires.seq_words, field(layout, std::string("awake_") + names[frame_memory]),
                                           g.sectors[frame_memory]));
-    pmu.connect("cmd_wait_i", field_bits(w.seq_words, field(layout, "wait"), 1));
-    pmu.connect("sleep_req_o", w.power.sleep_req[i]).connect("sleep_ack_i", w.power.sleep_ack[i]);
-    pmu.connect("usable_o", w.power.usable[i]);
-    pmu.connect("asleep_cycles_o", p.power[i].asleep_cycles_o)
-        .connect("wake_count_o", p.power[i].wake_count_o)
-        .connect("stall_cycles_o", p.power[i].stall_cycles_o);
+    pmu.connect("cmd_wait_i", field_bits(wires.seq_words, field(layout, "wait"), 1));
+    pmu.connect("sleep_req_o", wires.power.sleep_req[i]).connect("sleep_ack_i", wires.power.sleep_ack[i]);
+    pmu.connect("usable_o", wires.power.usable[i]);
+    pmu.connect("asleep_cycles_o", pins.power[i].asleep_cycles_o)
+        .connect("wake_count_o", pins.power[i].wake_count_o)
+        .connect("stall_cycles_o", pins.power[i].stall_cycles_o);
   }
 }
 

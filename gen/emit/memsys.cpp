@@ -652,46 +652,46 @@ LanePositions lane_positions(const MemsysMemory& mm) {
 // The decoder's wires (prefix: its name), declared ahead of their logic.
 DecoderWires declare_decoder_wires(Module& m, const Decoders& decoders, const Decoder& decoder, const LanePositions& layout) {
   const MemsysMemory& mm = decoders.mem(decoder);
-  const std::string& x = decoder.name;
+  const std::string& prefix = decoder.name;
   m.blank();
   m.comment(fmt::format("Engine port {} -> {} memory{}: range check, bank row per bank, lane positions rotated to banks.", decoder.in,
                         mm.g.name, decoder.sport >= 0 ? fmt::format(" (port p{})", decoder.sport) : ""));
-  const Expr ok = m.wire(x + "_ok", 1, "every element of the access lies in the memory");
-  const Expr rel = m.wire(x + "_rel", layout.rel_bits, "element address relative to the memory (mod 2^bits)");
-  const Expr pos = m.wire(x + "_pos", layout.positions, "lane positions used, before rotation (element i at position i)");
-  const Expr bpos = m.wire(x + "_bpos", layout.positions, "lane positions used, per bank: bank b has [b*E +: E]");
-  const Expr bank = m.wire(x + "_bank", layout.banks, "banks the access uses (in range)");
-  DecoderWires w{ok, rel, pos, bpos, bank, std::nullopt, std::nullopt, std::nullopt, {}, {}, std::nullopt, std::nullopt};
-  if (layout.row_bits > 0) w.first_row = m.wire(x + "_row0", layout.row_bits, "bank row of the first word");
-  if (layout.bank_log > 0) w.first_bank = m.wire(x + "_w0b", layout.bank_log, "bank of the first word");
-  if (layout.rotation_bits > 0) w.rotation = m.wire(x + "_s", layout.rotation_bits, "rotation: (rel mod positions)");
+  const Expr ok = m.wire(prefix + "_ok", 1, "every element of the access lies in the memory");
+  const Expr rel = m.wire(prefix + "_rel", layout.rel_bits, "element address relative to the memory (mod 2^bits)");
+  const Expr pos = m.wire(prefix + "_pos", layout.positions, "lane positions used, before rotation (element i at position i)");
+  const Expr bpos = m.wire(prefix + "_bpos", layout.positions, "lane positions used, per bank: bank b has [b*E +: E]");
+  const Expr bank = m.wire(prefix + "_bank", layout.banks, "banks the access uses (in range)");
+  DecoderWires wires{ok, rel, pos, bpos, bank, std::nullopt, std::nullopt, std::nullopt, {}, {}, std::nullopt, std::nullopt};
+  if (layout.row_bits > 0) wires.first_row = m.wire(prefix + "_row0", layout.row_bits, "bank row of the first word");
+  if (layout.bank_log > 0) wires.first_bank = m.wire(prefix + "_w0b", layout.bank_log, "bank of the first word");
+  if (layout.rotation_bits > 0) wires.rotation = m.wire(prefix + "_s", layout.rotation_bits, "rotation: (rel mod positions)");
   for (int b = 0; b < layout.banks; ++b) {
-    w.bank_row.push_back(layout.row_bits > 0 ? std::optional<Expr>(m.wire(fmt::format("{}_b{}_row", x, b), layout.row_bits)) : std::nullopt);
-    w.bank_addr.push_back(m.wire(fmt::format("{}_b{}_addr", x, b), mm.g.addr_bits));
+    wires.bank_row.push_back(layout.row_bits > 0 ? std::optional<Expr>(m.wire(fmt::format("{}_b{}_row", prefix, b), layout.row_bits)) : std::nullopt);
+    wires.bank_addr.push_back(m.wire(fmt::format("{}_b{}_addr", prefix, b), mm.g.addr_bits));
   }
-  return w;
+  return wires;
 }
 
 // Whether the access lies in the decoder's memory: base <= address and address + (last element) < end.
-void check_decoder_range(Module& m, const Decoders& decoders, const Decoder& decoder, const EnginePort& port, const DecoderWires& w) {
+void check_decoder_range(Module& m, const Decoders& decoders, const Decoder& decoder, const EnginePort& port, const DecoderWires& wires) {
   const MemsysMemory& mm = decoders.mem(decoder);
   const int addr_bits = decoders.mg.addr_bits, cols = decoders.mg.cols;
-  const Expr& a = port.addr;
+  const Expr& address = port.addr;
   const long long base = mm.elem_base, end = mm.elem_base + mm.elements;
   const auto below = [&](long long k) {  // a + k < end
-    return end - k <= 0 ? bit(false) : paren(a < lit(addr_bits, end - k));
+    return end - k <= 0 ? bit(false) : paren(address < lit(addr_bits, end - k));
   };
-  const std::optional<Expr> from_base = base > 0 ? std::optional<Expr>(paren(a >= lit(addr_bits, base))) : std::nullopt;
+  const std::optional<Expr> from_base = base > 0 ? std::optional<Expr>(paren(address >= lit(addr_bits, base))) : std::nullopt;
   const auto after_base = [&](const Expr& e) { return from_base ? *from_base & e : e; };
   if (decoder.in == "drd") {
-    m.assign(w.ok, after_base(paren(ternary(*port.vec, below(decoders.mg.rows - 1), below(0)))));
+    m.assign(wires.ok, after_base(paren(ternary(*port.vec, below(decoders.mg.rows - 1), below(0)))));
   } else if (decoder.write) {
     // The memory is the one holding lane 0's address; every masked lane must lie in it.
     const Expr lane_ok = m.wire(decoder.name + "_lane_ok", cols, "lane c's element is in the memory");
     for (int lane = 0; lane < cols; ++lane) m.assign(bit_or_whole(lane_ok, lane), below(lane));
-    m.assign(w.ok, after_base(bit_or_whole(lane_ok, 0)) & (~*port.vec | ((*port.mask & ~lane_ok) == lit(cols, 0))));
+    m.assign(wires.ok, after_base(bit_or_whole(lane_ok, 0)) & (~*port.vec | ((*port.mask & ~lane_ok) == lit(cols, 0))));
   } else {
-    m.assign(w.ok, after_base(below(decoder.nmax - 1)));
+    m.assign(wires.ok, after_base(below(decoder.nmax - 1)));
   }
 }
 
@@ -725,33 +725,33 @@ Expr unrotated_positions(const Decoders& decoders, const Decoder& decoder, const
 // banks, the banks it uses, and each bank's row (banks before the first word's bank are a row further)
 // and address.
 void rotate_positions_to_banks(Module& m, const Decoders& decoders, const Decoder& decoder, const EnginePort& port,
-                               const LanePositions& layout, const DecoderWires& w) {
+                               const LanePositions& layout, const DecoderWires& wires) {
   const MemsysMemory& mm = decoders.mem(decoder);
   const int positions = layout.positions, rel_bits = layout.rel_bits, rotation_bits = layout.rotation_bits;
-  m.assign(w.rel, relative_address(port.addr, mm, rel_bits));
-  if (w.first_row) m.assign(*w.first_row, bits(w.rel, rel_bits - 1, rotation_bits));
-  if (w.first_bank) m.assign(*w.first_bank, bits(w.rel, rotation_bits - 1, layout.lane_log));
-  if (w.rotation) m.assign(*w.rotation, bits(w.rel, rotation_bits - 1, 0));
-  m.assign(w.pos, unrotated_positions(decoders, decoder, port, positions));
-  if (w.rotation) {
+  m.assign(wires.rel, relative_address(port.addr, mm, rel_bits));
+  if (wires.first_row) m.assign(*wires.first_row, bits(wires.rel, rel_bits - 1, rotation_bits));
+  if (wires.first_bank) m.assign(*wires.first_bank, bits(wires.rel, rotation_bits - 1, layout.lane_log));
+  if (wires.rotation) m.assign(*wires.rotation, bits(wires.rel, rotation_bits - 1, 0));
+  m.assign(wires.pos, unrotated_positions(decoders, decoder, port, positions));
+  if (wires.rotation) {
     m.lint_off("UNUSEDSIGNAL", "rotation: only the upper half of the doubled vector is used.");
     const Expr doubled = m.wire(decoder.name + "_pos2", 2 * positions);
     m.lint_on("UNUSEDSIGNAL");
-    m.assign(doubled, shl(cat({w.pos, w.pos}), *w.rotation));
-    m.assign(w.bpos, bits(doubled, 2 * positions - 1, positions));
+    m.assign(doubled, shl(cat({wires.pos, wires.pos}), *wires.rotation));
+    m.assign(wires.bpos, bits(doubled, 2 * positions - 1, positions));
   } else {
-    m.assign(w.bpos, w.pos);
+    m.assign(wires.bpos, wires.pos);
   }
-  const Expr gate = decoder.write ? w.ok : port.en & w.ok;
+  const Expr gate = decoder.write ? wires.ok : port.en & wires.ok;
   for (int b = 0; b < layout.banks; ++b) {
-    m.assign(bit_or_whole(w.bank, b), gate & reduce_or(part_or_whole(w.bpos, b, layout.lanes)));
-    if (const std::optional<Expr>& row = w.bank_row[static_cast<std::size_t>(b)]) {
-      if (w.first_bank && b < layout.banks - 1)
-        m.assign(*row, *w.first_row + ternary(*w.first_bank > lit(layout.bank_log, b), lit(layout.row_bits, 1), lit(layout.row_bits, 0)));
+    m.assign(bit_or_whole(wires.bank, b), gate & reduce_or(part_or_whole(wires.bpos, b, layout.lanes)));
+    if (const std::optional<Expr>& row = wires.bank_row[static_cast<std::size_t>(b)]) {
+      if (wires.first_bank && b < layout.banks - 1)
+        m.assign(*row, *wires.first_row + ternary(*wires.first_bank > lit(layout.bank_log, b), lit(layout.row_bits, 1), lit(layout.row_bits, 0)));
       else
-        m.assign(*row, *w.first_row);
+        m.assign(*row, *wires.first_row);
     }
-    m.assign(w.bank_addr[static_cast<std::size_t>(b)], row_to_addr(mm, w.bank_row[static_cast<std::size_t>(b)]));
+    m.assign(wires.bank_addr[static_cast<std::size_t>(b)], row_to_addr(mm, wires.bank_row[static_cast<std::size_t>(b)]));
   }
 }
 
@@ -768,34 +768,34 @@ Expr result_lane(const Decoders& decoders, const EnginePort& wr, int i, int lane
 
 // Result codes sign-extended to 8-bit lanes, rotated to the banks like the positions.
 void rotate_write_data_to_banks(Module& m, const Decoders& decoders, const Decoder& decoder, const EnginePort& wr,
-                                const LanePositions& layout, DecoderWires& w) {
+                                const LanePositions& layout, DecoderWires& wires) {
   const int total_bits = layout.total_bits;
   const Expr pdata = m.wire(decoder.name + "_pdata", total_bits, "result codes in 8-bit lanes, element i in lane i");
   std::vector<Expr> lanes;
   for (int i = layout.positions - 1; i >= 0; --i) lanes.push_back(result_lane(decoders, wr, i, layout.lane_bits));
   m.assign(pdata, lanes.size() == 1 ? lanes[0] : cat(lanes));
-  w.bdata = m.wire(decoder.name + "_bdata", total_bits, "write data per bank: bank b has [b*W +: W]");
-  if (w.rotation) {
+  wires.bdata = m.wire(decoder.name + "_bdata", total_bits, "write data per bank: bank b has [b*W +: W]");
+  if (wires.rotation) {
     m.lint_off("UNUSEDSIGNAL", "rotation: only the upper half of the doubled vector is used.");
     const Expr doubled = m.wire(decoder.name + "_pdata2", 2 * total_bits);
     m.lint_on("UNUSEDSIGNAL");
-    m.assign(doubled, shl(cat({pdata, pdata}), cat({*w.rotation, lit(clog2(layout.lane_bits), 0)})));
-    m.assign(*w.bdata, bits(doubled, 2 * total_bits - 1, total_bits));
+    m.assign(doubled, shl(cat({pdata, pdata}), cat({*wires.rotation, lit(clog2(layout.lane_bits), 0)})));
+    m.assign(*wires.bdata, bits(doubled, 2 * total_bits - 1, total_bits));
   } else {
-    m.assign(*w.bdata, pdata);
+    m.assign(*wires.bdata, pdata);
   }
 }
 
 // Read data: the memory's banks rotated back by the registered rotation (element i in lane i).
 void rotate_read_data_back(Module& m, Decoders& decoders, const Decoder& decoder, const EnginePorts& ports, const LanePositions& layout,
-                           const std::map<std::string, ScratchpadReads>& scratchpads, DecoderWires& w, MemsysCollect& collect) {
+                           const std::map<std::string, ScratchpadReads>& scratchpads, DecoderWires& wires, MemsysCollect& collect) {
   const MemsysMemory& mm = decoders.mem(decoder);
   const int total_bits = layout.total_bits;
   const Expr& rdata = scratchpads.at(mm.phys).rdata.at(decoder.sport >= 0 ? static_cast<std::size_t>(decoder.sport) : 0);
   std::optional<Expr> rotation_q;
-  if (w.rotation) {
+  if (wires.rotation) {
     rotation_q = m.reg(decoder.name + "_s_q", layout.rotation_bits, "rotation of the read issued in the previous cycle");
-    collect.rd_body.push_back(if_(ports[decoder.in].en, {nb(*rotation_q, *w.rotation)}));
+    collect.rd_body.push_back(if_(ports[decoder.in].en, {nb(*rotation_q, *wires.rotation)}));
   }
   // Once, with drd's first decoder; only with more than one row: lanes 1.. of a drd read are zero
   // unless it was a vector read, and one row has no such lanes.
@@ -807,13 +807,13 @@ void rotate_read_data_back(Module& m, Decoders& decoders, const Decoder& decoder
   m.lint_off("UNUSEDSIGNAL", fmt::format("read rotation: only the lower half is used, and of each {}-bit lane only the code's "
                                          "low bits.",
                                          layout.lane_bits));
-  w.rot = m.wire(decoder.name + "_rot", total_bits, "the read's words rotated: element i in lane i");
+  wires.rot = m.wire(decoder.name + "_rot", total_bits, "the read's words rotated: element i in lane i");
   if (rotation_q) {
     const Expr doubled = m.wire(decoder.name + "_rot2", 2 * total_bits);
     m.assign(doubled, shr(cat({rdata, rdata}), cat({*rotation_q, lit(clog2(layout.lane_bits), 0)})));
-    m.assign(*w.rot, bits(doubled, total_bits - 1, 0));
+    m.assign(*wires.rot, bits(doubled, total_bits - 1, 0));
   } else {
-    m.assign(*w.rot, rdata);
+    m.assign(*wires.rot, rdata);
   }
   m.lint_on("UNUSEDSIGNAL");
 }
@@ -847,15 +847,15 @@ void engine_port_decoder(Module& m, Decoders& decoders, const Decoder& decoder, 
                          const std::map<std::string, ScratchpadReads>& scratchpads, MemsysCollect& collect) {
   const LanePositions layout = lane_positions(decoders.mem(decoder));
   const EnginePort& port = ports[decoder.in];
-  DecoderWires w = declare_decoder_wires(m, decoders, decoder, layout);
-  check_decoder_range(m, decoders, decoder, port, w);
-  rotate_positions_to_banks(m, decoders, decoder, port, layout, w);
+  DecoderWires wires = declare_decoder_wires(m, decoders, decoder, layout);
+  check_decoder_range(m, decoders, decoder, port, wires);
+  rotate_positions_to_banks(m, decoders, decoder, port, layout, wires);
   if (decoder.write) {
-    rotate_write_data_to_banks(m, decoders, decoder, port, layout, w);
-    decoders.wires.emplace(decoder.name, w);
+    rotate_write_data_to_banks(m, decoders, decoder, port, layout, wires);
+    decoders.wires.emplace(decoder.name, wires);
   } else {
-    rotate_read_data_back(m, decoders, decoder, ports, layout, scratchpads, w, collect);
-    decoders.wires.emplace(decoder.name, w);
+    rotate_read_data_back(m, decoders, decoder, ports, layout, scratchpads, wires, collect);
+    decoders.wires.emplace(decoder.name, wires);
     read_data_mux(m, decoders, decoder, ports, layout, collect);
   }
 }
@@ -928,14 +928,14 @@ DmaWires declare_dma_decoder_wires(Module& m, const MemsysMemory& mm, const Lane
 
 // Legal sizes: 2^s bytes = n whole lanes (n = 1, 2, .. E), starting at a lane <= E - n.
 Expr dma_size_fits(const MemsysGeometry& mg, const MemsysMemory& mm, const LanePositions& layout, const DmaPort& dma,
-                   const DmaWires& w) {
+                   const DmaWires& wires) {
   std::vector<Expr> fits;
   for (int size = 0; size <= mg.spm_max_size; ++size) {
     const int lanes = memsys_dma_lanes(mm, size);
     if (lanes == 0) continue;
     Expr t = paren(dma.spm_size_i == lit(mg.spm_size_bits, size));
-    if (lanes == layout.lanes && layout.lane_log > 0) t = paren(t & (*w.lane == lit(layout.lane_log, 0)));
-    else if (lanes > 1) t = paren(t & (*w.lane <= lit(layout.lane_log, layout.lanes - lanes)));
+    if (lanes == layout.lanes && layout.lane_log > 0) t = paren(t & (*wires.lane == lit(layout.lane_log, 0)));
+    else if (lanes > 1) t = paren(t & (*wires.lane <= lit(layout.lane_log, layout.lanes - lanes)));
     fits.push_back(t);
   }
   if (fits.empty()) throw std::logic_error("memsys: no DMA access size fits memory " + mm.g.name);
@@ -944,28 +944,28 @@ Expr dma_size_fits(const MemsysGeometry& mg, const MemsysMemory& mm, const LaneP
 
 // Which memory, word, lane and bank the DMA addresses; whether the size fits the lanes.
 void locate_dma_access(Module& m, const MemsysGeometry& mg, const MemsysMemory& mm, const LanePositions& layout,
-                       const DmaPort& dma, const DmaWires& w) {
+                       const DmaPort& dma, const DmaWires& wires) {
   const int addr_bits = mg.spm_addr_bits, lane_log = layout.lane_log, bank_log = layout.bank_log, rel_bits = layout.rel_bits;
   const long long base = mm.elem_base, end = mm.elem_base + mm.elements;
   if (rel_bits == 0) throw std::logic_error("memsys: a memory of one element");
   std::vector<Expr> in;
   if (base > 0) in.push_back(paren(dma.spm_addr_i >= lit(addr_bits, base)));
   if (end < (1LL << addr_bits)) in.push_back(paren(dma.spm_addr_i < lit(addr_bits, end)));
-  m.assign(w.in, in.empty() ? bit(true) : in.size() == 1 ? in[0] : in[0] & in[1]);
-  m.assign(w.rel, relative_address(dma.spm_addr_i, mm, rel_bits));
-  if (w.lane) m.assign(*w.lane, bits(w.rel, lane_log - 1, 0));
-  m.assign(w.fit, dma_size_fits(mg, mm, layout, dma, w));
-  m.assign(w.ok, w.in & w.fit);
+  m.assign(wires.in, in.empty() ? bit(true) : in.size() == 1 ? in[0] : in[0] & in[1]);
+  m.assign(wires.rel, relative_address(dma.spm_addr_i, mm, rel_bits));
+  if (wires.lane) m.assign(*wires.lane, bits(wires.rel, lane_log - 1, 0));
+  m.assign(wires.fit, dma_size_fits(mg, mm, layout, dma, wires));
+  m.assign(wires.ok, wires.in & wires.fit);
   if (layout.row_bits > 0) {
     const Expr row = m.wire("dma_" + mm.g.name + "_row", layout.row_bits);
-    m.assign(row, bits(w.rel, rel_bits - 1, lane_log + bank_log));
-    m.assign(w.addr, row_to_addr(mm, row));
+    m.assign(row, bits(wires.rel, rel_bits - 1, lane_log + bank_log));
+    m.assign(wires.addr, row_to_addr(mm, row));
   } else {
-    m.assign(w.addr, row_to_addr(mm, std::nullopt));
+    m.assign(wires.addr, row_to_addr(mm, std::nullopt));
   }
   for (int b = 0; b < layout.banks; ++b)
-    m.assign(bit_or_whole(w.hit, b),
-             bank_log > 0 ? w.ok & (bits(w.rel, lane_log + bank_log - 1, lane_log) == lit(bank_log, b)) : w.ok);
+    m.assign(bit_or_whole(wires.hit, b),
+             bank_log > 0 ? wires.ok & (bits(wires.rel, lane_log + bank_log - 1, lane_log) == lit(bank_log, b)) : wires.ok);
 }
 
 // The engine's banks of memory mm this cycle (shared: all three ports' engine accesses; both ranges of
@@ -983,31 +983,31 @@ Expr engine_banks(const MemsysOrg& org, const MemsysMemory& mm, const Decoders& 
 
 // The DMA's bank is free when the engine leaves it alone and (power gating) the word's sector is usable.
 void dma_bank_free(Module& m, const MemsysOrg& org, const MemsysMemory& mm, const Decoders& decoders, const Writer& wr,
-                   const std::map<std::string, ScratchpadReads>& scratchpads, const DmaWires& w) {
+                   const std::map<std::string, ScratchpadReads>& scratchpads, const DmaWires& wires) {
   if (org.pg) {
     const Expr& ack = *scratchpads.at(mm.phys).ack;
-    m.assign(w.usable, mm.g.sector_bits > 0 ? ~ack.at(bits(w.addr, mm.g.addr_bits - 1, mm.g.offset_bits)) : ~ack);
+    m.assign(wires.usable, mm.g.sector_bits > 0 ? ~ack.at(bits(wires.addr, mm.g.addr_bits - 1, mm.g.offset_bits)) : ~ack);
   } else {
-    m.assign(w.usable, bit(true));
+    m.assign(wires.usable, bit(true));
   }
-  m.assign(w.free, ((w.hit & engine_banks(org, mm, decoders, wr)) == lit(mm.g.mem.banks, 0)) & w.usable);
+  m.assign(wires.free, ((wires.hit & engine_banks(org, mm, decoders, wr)) == lit(mm.g.mem.banks, 0)) & wires.usable);
 }
 
 // Byte enables: the low 2^size bytes (byte k iff size >= floor(log2 k) + 1), shifted to the lane;
 // the write data shifted to the lane.
-void dma_write_lanes(Module& m, const MemsysGeometry& mg, const MemsysMemory& mm, const DmaPort& dma, const DmaWires& w) {
+void dma_write_lanes(Module& m, const MemsysGeometry& mg, const MemsysMemory& mm, const DmaPort& dma, const DmaWires& wires) {
   const int width = mm.g.mem.width_bits, bytes = width / 8, lane_byte_log = clog2(mm.lane_bits / 8);
   const Expr data = width == mg.spm_data_bits ? dma.spm_wdata_i : bits(dma.spm_wdata_i, width - 1, 0);
   if (mm.lane_log > 0) {
     std::vector<Expr> low;
     for (int k = clog2(bytes); k >= 1; --k) low.push_back(rep(1 << (k - 1), dma.spm_size_i >= lit(mg.spm_size_bits, k)));
     low.push_back(bit(true));
-    const Expr lane_bytes = lane_byte_log > 0 ? cat({*w.lane, lit(lane_byte_log, 0)}) : *w.lane;
-    m.assign(w.be, shl(cat(low), lane_bytes));
-    m.assign(w.wdata, shl(data, cat({*w.lane, lit(clog2(mm.lane_bits), 0)})));
+    const Expr lane_bytes = lane_byte_log > 0 ? cat({*wires.lane, lit(lane_byte_log, 0)}) : *wires.lane;
+    m.assign(wires.be, shl(cat(low), lane_bytes));
+    m.assign(wires.wdata, shl(data, cat({*wires.lane, lit(clog2(mm.lane_bits), 0)})));
   } else {
-    m.assign(w.be, ones(bytes));  // one lane per word: only whole-word accesses are legal
-    m.assign(w.wdata, data);
+    m.assign(wires.be, ones(bytes));  // one lane per word: only whole-word accesses are legal
+    m.assign(wires.wdata, data);
   }
 }
 
@@ -1029,13 +1029,13 @@ DmaAccess dma_decode_and_grant(Module& m, const MemsysOrg& org, const MemsysPort
   std::vector<Expr> legal, granted;
   for (const MemsysMemory& mm : org.mg.mems) {
     const LanePositions layout = lane_positions(mm);
-    const DmaWires w = declare_dma_decoder_wires(m, mm, layout);
-    locate_dma_access(m, org.mg, mm, layout, ports.dma, w);
-    dma_bank_free(m, org, mm, decoders, wr, scratchpads, w);
-    dma_write_lanes(m, org.mg, mm, ports.dma, w);
-    legal.push_back(w.ok);
-    granted.push_back(paren(w.ok & w.free));
-    memories.emplace(mm.g.name, w);
+    const DmaWires wires = declare_dma_decoder_wires(m, mm, layout);
+    locate_dma_access(m, org.mg, mm, layout, ports.dma, wires);
+    dma_bank_free(m, org, mm, decoders, wr, scratchpads, wires);
+    dma_write_lanes(m, org.mg, mm, ports.dma, wires);
+    legal.push_back(wires.ok);
+    granted.push_back(paren(wires.ok & wires.free));
+    memories.emplace(mm.g.name, wires);
   }
   const Expr drop = m.wire("dma_drop", 1, "not a legal access to any memory (granted, dropped)");
   const Expr spm_gnt = m.wire("spm_gnt", 1);
@@ -1158,52 +1158,52 @@ ScratchpadWires declare_one_port_wires(Module& m, const MemsysOrg& org, const Me
   const Expr addr = m.wire(name + "_addr", banks * mm.g.addr_bits);
   const Expr wdata = m.wire(name + "_wdata", banks * width);
   const Expr rdata = m.wire(name + "_rdata", banks * width);
-  ScratchpadWires w{eng_rd, eng_wr, dma, {ScratchpadPort{en, we, be, wdata, addr, rdata}}, std::nullopt};
-  w.status = scratchpad_status_wires(m, org, mm, {name + "_rvalid"});
-  return w;
+  ScratchpadWires scratchpad{eng_rd, eng_wr, dma, {ScratchpadPort{en, we, be, wdata, addr, rdata}}, std::nullopt};
+  scratchpad.status = scratchpad_status_wires(m, org, mm, {name + "_rvalid"});
+  return scratchpad;
 }
 
 // A one-port memory's banks: the engine's read, else its write, else the DMA.
 void drive_one_port_banks(Module& m, const MemsysMemory& mm, const Decoders& decoders, const Writer& writer,
-                          const MemsysPorts& ports, const DmaAccess& dma, const ScratchpadWires& w) {
+                          const MemsysPorts& ports, const DmaAccess& dma, const ScratchpadWires& scratchpad) {
   const DecoderWires& reader = decoders[reader_of(mm)];
   const std::optional<DecoderWires> wr =
       writer_of(mm).empty() ? std::nullopt : std::optional<DecoderWires>(decoders[writer_of(mm)]);
-  const DmaWires& dw = dma.memories.at(mm.g.name);
-  const ScratchpadPort& p = w.ports[0];
+  const DmaWires& dma_wires = dma.memories.at(mm.g.name);
+  const ScratchpadPort& p = scratchpad.ports[0];
   const int banks = mm.g.mem.banks, width = mm.g.mem.width_bits, addr_bits = mm.g.addr_bits;
-  m.assign(*w.eng_rd, reader.bank);
-  if (wr) m.assign(*w.eng_wr, wr->bank & rep(banks, writer.go));
-  m.assign(w.dma, dw.hit & rep(banks, dma.go));
-  const Expr engine = wr ? *w.eng_rd | *w.eng_wr : *w.eng_rd;
-  m.assign(p.en, engine | w.dma);
-  const Expr dma_writes = w.dma & rep(banks, ports.dma.spm_we_i);
-  m.assign(*p.we, wr ? *w.eng_wr | dma_writes : dma_writes);
+  m.assign(*scratchpad.eng_rd, reader.bank);
+  if (wr) m.assign(*scratchpad.eng_wr, wr->bank & rep(banks, writer.go));
+  m.assign(scratchpad.dma, dma_wires.hit & rep(banks, dma.go));
+  const Expr engine = wr ? *scratchpad.eng_rd | *scratchpad.eng_wr : *scratchpad.eng_rd;
+  m.assign(p.en, engine | scratchpad.dma);
+  const Expr dma_writes = scratchpad.dma & rep(banks, ports.dma.spm_we_i);
+  m.assign(*p.we, wr ? *scratchpad.eng_wr | dma_writes : dma_writes);
   for (int b = 0; b < banks; ++b) {
-    std::vector<std::pair<Expr, Expr>> addr{{bit_or_whole(*w.eng_rd, b), reader.bank_addr[std::size_t(b)]}};
-    if (wr) addr.emplace_back(bit_or_whole(*w.eng_wr, b), wr->bank_addr[std::size_t(b)]);
-    m.assign(part_or_whole(p.addr, b, addr_bits), ternary_chain(addr, dw.addr));
+    std::vector<std::pair<Expr, Expr>> addr{{bit_or_whole(*scratchpad.eng_rd, b), reader.bank_addr[std::size_t(b)]}};
+    if (wr) addr.emplace_back(bit_or_whole(*scratchpad.eng_wr, b), wr->bank_addr[std::size_t(b)]);
+    m.assign(part_or_whole(p.addr, b, addr_bits), ternary_chain(addr, dma_wires.addr));
     if (wr) {
-      const Expr written = bit_or_whole(*w.eng_wr, b);
-      m.assign(part_or_whole(*p.be, b, width / 8), ternary(written, part_or_whole(wr->bpos, b, width / 8), dw.be));
-      m.assign(part_or_whole(*p.wdata, b, width), ternary(written, part_or_whole(*wr->bdata, b, width), dw.wdata));
+      const Expr written = bit_or_whole(*scratchpad.eng_wr, b);
+      m.assign(part_or_whole(*p.be, b, width / 8), ternary(written, part_or_whole(wr->bpos, b, width / 8), dma_wires.be));
+      m.assign(part_or_whole(*p.wdata, b, width), ternary(written, part_or_whole(*wr->bdata, b, width), dma_wires.wdata));
     } else {
-      m.assign(part_or_whole(*p.be, b, width / 8), dw.be);
-      m.assign(part_or_whole(*p.wdata, b, width), dw.wdata);
+      m.assign(part_or_whole(*p.be, b, width / 8), dma_wires.be);
+      m.assign(part_or_whole(*p.wdata, b, width), dma_wires.wdata);
     }
   }
 }
 
 // A one-port memory's scratchpad (capsgen_spm_<memory>).
 void instantiate_one_port_scratchpad(Module& m, const MemsysOrg& org, const MemsysMemory& mm, const SleepPorts& sleep,
-                                     const ScratchpadWires& w, MemsysCollect& collect) {
-  const ScratchpadPort& p = w.ports[0];
+                                     const ScratchpadWires& scratchpad, MemsysCollect& collect) {
+  const ScratchpadPort& p = scratchpad.ports[0];
   Instance& inst = m.instance(build_spm_memory(mm.g), "u_spm_" + mm.g.name);
   inst.connect("clk_i", m.clk()).connect("rst_ni", m.rst_n());
   inst.connect("p0_en_i", p.en).connect("p0_we_i", *p.we).connect("p0_be_i", *p.be);
   inst.connect("p0_addr_i", p.addr).connect("p0_wdata_i", *p.wdata);
-  inst.connect("p0_rdata_o", p.rdata).connect("p0_rvalid_o", w.status->rvalid[0]);
-  connect_scratchpad_status(m, org, mm, sleep, *w.status, inst, collect);
+  inst.connect("p0_rdata_o", p.rdata).connect("p0_rvalid_o", scratchpad.status->rvalid[0]);
+  connect_scratchpad_status(m, org, mm, sleep, *scratchpad.status, inst, collect);
 }
 
 // The shared memory (HY, SMP): port p0 serves drd (decoder drs), p1 wrd (wrds) and the result writer
@@ -1219,7 +1219,7 @@ ScratchpadWires declare_shared_port_wires(Module& m, const MemsysOrg& org, const
                         name, org.p2brd.empty() ? "" : "brd and "));
   const Expr eng_wr = m.wire(name + "_eng_wr", banks, "banks written by the engine (port p1)");
   const Expr dma = m.wire(name + "_dma", banks, "bank accessed by the DMA (port p2)");
-  ScratchpadWires w{std::nullopt, eng_wr, dma, {}, std::nullopt};
+  ScratchpadWires scratchpad{std::nullopt, eng_wr, dma, {}, std::nullopt};
   for (int k = 0; k < 3; ++k) {
     const std::string pk = fmt::format("{}_p{}_", name, k);
     const Expr en = m.wire(pk + "en", banks);
@@ -1231,16 +1231,16 @@ ScratchpadWires declare_shared_port_wires(Module& m, const MemsysOrg& org, const
     }
     const Expr addr = m.wire(pk + "addr", banks * mm.g.addr_bits);
     const Expr rdata = m.wire(pk + "rdata", banks * width);
-    w.ports.push_back(ScratchpadPort{en, we, be, wdata, addr, rdata});
+    scratchpad.ports.push_back(ScratchpadPort{en, we, be, wdata, addr, rdata});
   }
-  w.status = scratchpad_status_wires(m, org, mm, {name + "_p0_rvalid", name + "_p1_rvalid", name + "_p2_rvalid"});
-  return w;
+  scratchpad.status = scratchpad_status_wires(m, org, mm, {name + "_p0_rvalid", name + "_p1_rvalid", name + "_p2_rvalid"});
+  return scratchpad;
 }
 
 // The shared memory's three ports: enables, write enables, byte enables, write data and per-bank
 // addresses from the engine's decoders and the DMA.
 void drive_shared_ports(Module& m, const MemsysOrg& org, const MemsysMemory& mm, const Decoders& decoders, const Writer& writer,
-                        const MemsysPorts& ports, const DmaAccess& dma, const ScratchpadWires& w) {
+                        const MemsysPorts& ports, const DmaAccess& dma, const ScratchpadWires& scratchpad) {
   const int banks = mm.g.mem.banks, addr_bits = mm.g.addr_bits;
   const DmaWires& bytes = dma.memories.at(mm.g.name);
   const std::optional<DmaWires> lanes =
@@ -1248,16 +1248,16 @@ void drive_shared_ports(Module& m, const MemsysOrg& org, const MemsysMemory& mm,
   const std::optional<DecoderWires> p2_reader =
       org.p2brd.empty() ? std::nullopt : std::optional<DecoderWires>(decoders[org.p2brd]);
   const DecoderWires &drs = decoders["drs"], &wrds = decoders["wrds"], &wrs = decoders["wrs"];
-  const ScratchpadPort &p0 = w.ports[0], &p1 = w.ports[1], &p2 = w.ports[2];
-  m.assign(*w.eng_wr, wrs.bank & rep(banks, writer.go));
-  m.assign(w.dma, (lanes ? bytes.hit | lanes->hit : bytes.hit) & rep(banks, dma.go));
+  const ScratchpadPort &p0 = scratchpad.ports[0], &p1 = scratchpad.ports[1], &p2 = scratchpad.ports[2];
+  m.assign(*scratchpad.eng_wr, wrs.bank & rep(banks, writer.go));
+  m.assign(scratchpad.dma, (lanes ? bytes.hit | lanes->hit : bytes.hit) & rep(banks, dma.go));
   m.assign(p0.en, drs.bank);
-  m.assign(p1.en, wrds.bank | *w.eng_wr);
-  m.assign(*p1.we, *w.eng_wr);
+  m.assign(p1.en, wrds.bank | *scratchpad.eng_wr);
+  m.assign(*p1.we, *scratchpad.eng_wr);
   m.assign(*p1.be, wrs.bpos);
   m.assign(*p1.wdata, *wrs.bdata);
-  m.assign(p2.en, p2_reader ? p2_reader->bank | w.dma : w.dma);
-  m.assign(*p2.we, w.dma & rep(banks, ports.dma.spm_we_i));
+  m.assign(p2.en, p2_reader ? p2_reader->bank | scratchpad.dma : scratchpad.dma);
+  m.assign(*p2.we, scratchpad.dma & rep(banks, ports.dma.spm_we_i));
   // The DMA's access on p2: the lane view's (psum lanes) or the bytes'.
   const auto dma_of = [&](Expr DmaWires::*field) {
     return lanes ? paren(ternary(lanes->ok, (*lanes).*field, bytes.*field)) : bytes.*field;
@@ -1276,51 +1276,51 @@ void drive_shared_ports(Module& m, const MemsysOrg& org, const MemsysMemory& mm,
 
 // The shared scratchpad (capsgen_spm_shared); port p0 only reads.
 void instantiate_shared_scratchpad(Module& m, const MemsysOrg& org, const MemsysMemory& mm, const SleepPorts& sleep,
-                                   const ScratchpadWires& w, MemsysCollect& collect) {
+                                   const ScratchpadWires& scratchpad, MemsysCollect& collect) {
   const int banks = mm.g.mem.banks, width = mm.g.mem.width_bits;
   Instance& inst = m.instance(build_spm_memory(mm.g), "u_spm_" + mm.g.name);
   inst.connect("clk_i", m.clk()).connect("rst_ni", m.rst_n());
-  inst.connect("p0_en_i", w.ports[0].en).connect("p0_we_i", zero(banks)).connect("p0_be_i", zero(banks * width / 8));
-  inst.connect("p0_addr_i", w.ports[0].addr).connect("p0_wdata_i", zero(banks * width));
+  inst.connect("p0_en_i", scratchpad.ports[0].en).connect("p0_we_i", zero(banks)).connect("p0_be_i", zero(banks * width / 8));
+  inst.connect("p0_addr_i", scratchpad.ports[0].addr).connect("p0_wdata_i", zero(banks * width));
   for (int k = 1; k < 3; ++k) {
-    const ScratchpadPort& p = w.ports[static_cast<std::size_t>(k)];
+    const ScratchpadPort& p = scratchpad.ports[static_cast<std::size_t>(k)];
     const std::string pi = fmt::format("p{}_", k);
     inst.connect(pi + "en_i", p.en).connect(pi + "we_i", *p.we).connect(pi + "be_i", *p.be);
     inst.connect(pi + "addr_i", p.addr).connect(pi + "wdata_i", *p.wdata);
   }
   for (int k = 0; k < 3; ++k)
-    inst.connect(fmt::format("p{}_rdata_o", k), w.ports[static_cast<std::size_t>(k)].rdata)
-        .connect(fmt::format("p{}_rvalid_o", k), w.status->rvalid[static_cast<std::size_t>(k)]);
-  connect_scratchpad_status(m, org, mm, sleep, *w.status, inst, collect);
+    inst.connect(fmt::format("p{}_rdata_o", k), scratchpad.ports[static_cast<std::size_t>(k)].rdata)
+        .connect(fmt::format("p{}_rvalid_o", k), scratchpad.status->rvalid[static_cast<std::size_t>(k)]);
+  connect_scratchpad_status(m, org, mm, sleep, *scratchpad.status, inst, collect);
 }
 
 // The registers of the DMA's read of this memory: whether it was read, and the bank and lane to
 // select in the next cycle.
 void register_dma_read(Module& m, const MemsysMemory& mm, const MemsysPorts& ports, DmaAccess& dma, MemsysCollect& collect) {
   const std::string prefix = "dma_" + mm.g.name;
-  DmaWires& w = dma.memories.at(mm.g.name);
+  DmaWires& wires = dma.memories.at(mm.g.name);
   const int bank_log = mm.bank_log, lane_log = mm.lane_log;
-  w.rd_q = m.reg(prefix + "_rd_q", 1, "the DMA read this memory in the previous cycle");
-  collect.reset.push_back(nb(*w.rd_q, bit(false)));
-  collect.body.push_back(nb(*w.rd_q, dma.go & ~ports.dma.spm_we_i & w.ok));
+  wires.rd_q = m.reg(prefix + "_rd_q", 1, "the DMA read this memory in the previous cycle");
+  collect.reset.push_back(nb(*wires.rd_q, bit(false)));
+  collect.body.push_back(nb(*wires.rd_q, dma.go & ~ports.dma.spm_we_i & wires.ok));
   if (bank_log > 0) {
-    w.bank_q = m.reg(prefix + "_bank_q", bank_log);
-    collect.rd_body.push_back(if_(dma.go, {nb(*w.bank_q, bits(w.rel, lane_log + bank_log - 1, lane_log))}));
+    wires.bank_q = m.reg(prefix + "_bank_q", bank_log);
+    collect.rd_body.push_back(if_(dma.go, {nb(*wires.bank_q, bits(wires.rel, lane_log + bank_log - 1, lane_log))}));
   }
   if (lane_log > 0) {
-    w.lane_q = m.reg(prefix + "_lane_q", lane_log);
-    collect.rd_body.push_back(if_(dma.go, {nb(*w.lane_q, *w.lane)}));
+    wires.lane_q = m.reg(prefix + "_lane_q", lane_log);
+    collect.rd_body.push_back(if_(dma.go, {nb(*wires.lane_q, *wires.lane)}));
   }
 }
 
 // Bank accesses per sector of a scratchpad: every port's enabled banks (the shared memory: p0, p1, p2,
 // each once) whose address is in the sector.
-std::vector<Expr> sector_counters(Module& m, const MemsysMemory& mm, const ScratchpadWires& w, MemsysCollect& collect) {
+std::vector<Expr> sector_counters(Module& m, const MemsysMemory& mm, const ScratchpadWires& scratchpad, MemsysCollect& collect) {
   const int banks = mm.g.mem.banks, addr_bits = mm.g.addr_bits, sector_bits = mm.g.sector_bits;
   std::vector<Expr> counters;
   for (int s = 0; s < mm.g.mem.sectors; ++s) {
     std::vector<Expr> terms;
-    for (const ScratchpadPort& p : w.ports)
+    for (const ScratchpadPort& p : scratchpad.ports)
       for (int b = 0; b < banks; ++b) {
         Expr t = bit_or_whole(p.en, b);
         if (sector_bits > 0)
@@ -1335,9 +1335,9 @@ std::vector<Expr> sector_counters(Module& m, const MemsysMemory& mm, const Scrat
 // A memory's counters: the engine's bank reads and writes, the DMA's reads, writes and waits, and
 // (a scratchpad, not a lane view) the bank accesses per sector.
 MemoryCounters memory_counters(Module& m, const MemsysOrg& org, const MemsysMemory& mm, const Decoders& decoders,
-                               const MemsysPorts& ports, const DmaAccess& dma, const ScratchpadWires* w, MemsysCollect& collect) {
+                               const MemsysPorts& ports, const DmaAccess& dma, const ScratchpadWires* scratchpad, MemsysCollect& collect) {
   const std::string& name = mm.g.name;
-  const DmaWires& dw = dma.memories.at(name);
+  const DmaWires& dma_wires = dma.memories.at(name);
   m.comment(fmt::format("{} memory counters.", name));
   std::optional<Expr> eng_rd, eng_wr;
   if (mm.view()) {  // a lane view: brd's bank reads of it
@@ -1346,17 +1346,17 @@ MemoryCounters memory_counters(Module& m, const MemsysOrg& org, const MemsysMemo
     std::vector<Expr> reads = bit_terms(decoders["drs"].bank);
     for (const Expr& t : bit_terms(decoders["wrds"].bank)) reads.push_back(t);
     eng_rd = add_counter(m, collect, fmt::format("cnt_eng_rd_{}", name), reads);
-    eng_wr = add_counter(m, collect, fmt::format("cnt_eng_wr_{}", name), bit_terms(*w->eng_wr));
+    eng_wr = add_counter(m, collect, fmt::format("cnt_eng_wr_{}", name), bit_terms(*scratchpad->eng_wr));
   } else {
-    eng_rd = add_counter(m, collect, fmt::format("cnt_eng_rd_{}", name), bit_terms(*w->eng_rd));
-    if (w->eng_wr) eng_wr = add_counter(m, collect, fmt::format("cnt_eng_wr_{}", name), bit_terms(*w->eng_wr));
+    eng_rd = add_counter(m, collect, fmt::format("cnt_eng_rd_{}", name), bit_terms(*scratchpad->eng_rd));
+    if (scratchpad->eng_wr) eng_wr = add_counter(m, collect, fmt::format("cnt_eng_wr_{}", name), bit_terms(*scratchpad->eng_wr));
   }
   const DmaPort& p = ports.dma;
-  const Expr dma_rd = add_counter(m, collect, fmt::format("cnt_dma_rd_{}", name), {dma.go & ~p.spm_we_i & dw.ok});
-  const Expr dma_wr = add_counter(m, collect, fmt::format("cnt_dma_wr_{}", name), {dma.go & p.spm_we_i & dw.ok});
-  const Expr dma_wait = add_counter(m, collect, fmt::format("cnt_dma_wait_{}", name), {p.spm_req_i & ~dma.spm_gnt & dw.ok});
+  const Expr dma_rd = add_counter(m, collect, fmt::format("cnt_dma_rd_{}", name), {dma.go & ~p.spm_we_i & dma_wires.ok});
+  const Expr dma_wr = add_counter(m, collect, fmt::format("cnt_dma_wr_{}", name), {dma.go & p.spm_we_i & dma_wires.ok});
+  const Expr dma_wait = add_counter(m, collect, fmt::format("cnt_dma_wait_{}", name), {p.spm_req_i & ~dma.spm_gnt & dma_wires.ok});
   MemoryCounters counters{*eng_rd, eng_wr, dma_rd, dma_wr, dma_wait, {}};
-  if (!mm.view()) counters.sectors = sector_counters(m, mm, *w, collect);
+  if (!mm.view()) counters.sectors = sector_counters(m, mm, *scratchpad, collect);
   return counters;
 }
 
@@ -1377,13 +1377,13 @@ MemoryBlocks memories_and_counters(Module& m, const MemsysOrg& org, const Decode
     if (mm.view()) {
       // SMP's acc lanes, HY's lanes: no scratchpad of their own (the shared memory's block serves them).
     } else if (mm.g.ports == 3) {
-      const ScratchpadWires& w = scratchpads.emplace(mm.g.name, declare_shared_port_wires(m, org, mm)).first->second;
-      drive_shared_ports(m, org, mm, decoders, writer, ports, dma, w);
-      instantiate_shared_scratchpad(m, org, mm, ports.sleep, w, collect);
+      const ScratchpadWires& scratchpad = scratchpads.emplace(mm.g.name, declare_shared_port_wires(m, org, mm)).first->second;
+      drive_shared_ports(m, org, mm, decoders, writer, ports, dma, scratchpad);
+      instantiate_shared_scratchpad(m, org, mm, ports.sleep, scratchpad, collect);
     } else {
-      const ScratchpadWires& w = scratchpads.emplace(mm.g.name, declare_one_port_wires(m, org, mm)).first->second;
-      drive_one_port_banks(m, mm, decoders, writer, ports, dma, w);
-      instantiate_one_port_scratchpad(m, org, mm, ports.sleep, w, collect);
+      const ScratchpadWires& scratchpad = scratchpads.emplace(mm.g.name, declare_one_port_wires(m, org, mm)).first->second;
+      drive_one_port_banks(m, mm, decoders, writer, ports, dma, scratchpad);
+      instantiate_one_port_scratchpad(m, org, mm, ports.sleep, scratchpad, collect);
     }
     register_dma_read(m, mm, ports, dma, collect);
     const auto it = scratchpads.find(mm.phys);
@@ -1409,14 +1409,14 @@ void dma_read_data(Module& m, const MemsysGeometry& mg, const MemsysPorts& ports
   collect.rd_body.push_back(if_(dma.go, {nb(size_q, p.spm_size_i)}));
   std::vector<Expr> read;
   for (const MemsysMemory& mm : mg.mems) {
-    const DmaWires& w = dma.memories.at(mm.g.name);
+    const DmaWires& wires = dma.memories.at(mm.g.name);
     const int width = mm.g.mem.width_bits;
-    const ScratchpadWires& sp = blocks.scratchpads.at(mm.phys);
-    const Expr& rdata = sp.ports[mm.g.ports == 3 ? 2 : 0].rdata;  // the shared memory's DMA port: p2
-    const Expr word = w.bank_q ? rdata.part_from(cat({*w.bank_q, lit(clog2(width), 0)}), width) : rdata;
+    const ScratchpadWires& scratchpad = blocks.scratchpads.at(mm.phys);
+    const Expr& rdata = scratchpad.ports[mm.g.ports == 3 ? 2 : 0].rdata;  // the shared memory's DMA port: p2
+    const Expr word = wires.bank_q ? rdata.part_from(cat({*wires.bank_q, lit(clog2(width), 0)}), width) : rdata;
     const Expr shifted = m.wire("dma_" + mm.g.name + "_word", width, "the word read, shifted down by the lane");
-    m.assign(shifted, w.lane_q ? shr(word, cat({*w.lane_q, lit(clog2(mm.lane_bits), 0)})) : word);
-    read.push_back(paren(ternary(*w.rd_q, zext(shifted, data_bits), zero(data_bits))));
+    m.assign(shifted, wires.lane_q ? shr(word, cat({*wires.lane_q, lit(clog2(mm.lane_bits), 0)})) : word);
+    read.push_back(paren(ternary(*wires.rd_q, zext(shifted, data_bits), zero(data_bits))));
   }
   // Bytes of the read: byte k iff size >= floor(log2 k) + 1 (byte 0 always).
   std::vector<Expr> keep;
