@@ -7,13 +7,14 @@
 namespace capsgen::emit {
 
 struct Expr::Node {
-  enum class Kind { kRef, kConst, kUnary, kBinary, kTernary, kConcat, kReplicate, kSelect, kWord, kExtend };
+  enum class Kind { kRef, kConst, kUnary, kBinary, kTernary, kConcat, kReplicate, kSelect, kWord, kExtend, kParen };
   Kind kind = Kind::kConst;
   int width = 1;
   Dim dim = 1;  // kRef: the declared width
   bool is_signed = false;
   bool assignable = false;
   bool full_product = false;
+  bool chain = false;      // kTernary made by ternary_chain: an inner chained ternary prints bare
   std::string module;      // the module whose signals the expression reads ("" for constants)
   std::string text;        // kRef: name; kConst: literal; kUnary/kBinary: operator; kSelect/kExtend: printed form
   std::vector<Expr> args;  // operands
@@ -92,9 +93,14 @@ std::string print(const Node& n) {
     case Kind::kBinary:
       return fmt::format("{} {} {}", print_operand(n.args[0].node(), n, false), n.text,
                          print_operand(n.args[1].node(), n, true));
-    case Kind::kTernary:
+    case Kind::kTernary: {
+      const Node& f = n.args[2].node();
       return fmt::format("{} ? {} : {}", print_operand(n.args[0].node(), n, false),
-                         print_operand(n.args[1].node(), n, false), print_operand(n.args[2].node(), n, true));
+                         print_operand(n.args[1].node(), n, false),
+                         n.chain && f.kind == Kind::kTernary && f.chain ? print(f) : print_operand(f, n, true));
+    }
+    case Kind::kParen:
+      return "(" + print(n.args[0].node()) + ")";
     case Kind::kConcat: {
       std::string s = "{";
       for (std::size_t i = 0; i < n.args.size(); ++i) s += (i ? ", " : "") + print(n.args[i].node());
@@ -327,25 +333,30 @@ Expr constant(int width, std::string text) {
   return Expr(n);
 }
 
-void check_fits(const Dim& width, std::uint64_t value, const char* what) {
+void check_fits(const Dim& width, std::uint64_t value, const char* what, long long max_width) {
   const std::string t = fmt::format("{}'{}{}", width.text(), what, value);
   if (!width.is_number()) fail("", "a literal needs a numeric width", t);
-  if (width.value() < 1 || width.value() > 64) fail("", "literal width outside 1..64", t);
+  if (width.value() < 1 || width.value() > max_width) fail("", fmt::format("literal width outside 1..{}", max_width), t);
   if (width.value() < 64 && value >> width.value()) fail("", fmt::format("{} does not fit in {} bits", value, width.value()), t);
 }
 
 }  // namespace
 
 Expr lit(const Dim& width, std::uint64_t value) {
-  check_fits(width, value, "d");
+  check_fits(width, value, "d", 1LL << 20);
   return constant(static_cast<int>(width.value()), fmt::format("{}'d{}", width.value(), value));
 }
 
 Expr lit_bin(const Dim& width, std::uint64_t value) {
-  check_fits(width, value, "b");
+  check_fits(width, value, "b", 64);
   std::string digits;
   for (long long i = width.value() - 1; i >= 0; --i) digits += (value >> i) & 1 ? '1' : '0';
   return constant(static_cast<int>(width.value()), fmt::format("{}'b{}", width.value(), digits));
+}
+
+Expr lit_hex(const Dim& width, std::uint64_t value) {
+  check_fits(width, value, "h", 1LL << 20);
+  return constant(static_cast<int>(width.value()), fmt::format("{}'h{:x}", width.value(), value));
 }
 
 Expr bit(bool value) { return constant(1, value ? "1'b1" : "1'b0"); }
@@ -400,6 +411,23 @@ Expr ternary(const Expr& s, const Expr& t, const Expr& f) {
   if (s.width() != 1) fail(n->module, fmt::format("ternary selector has {} bits", s.width()), expr);
   if (t.width() != f.width()) fail(n->module, fmt::format("ternary branches have {} and {} bits", t.width(), f.width()), expr);
   n->is_signed = t.is_signed() && f.is_signed();
+  return Expr(n);
+}
+
+Expr ternary_chain(const std::vector<std::pair<Expr, Expr>>& cases, const Expr& otherwise) {
+  if (cases.empty()) fail(otherwise.node().module, "ternary chain without a case", otherwise.text());
+  Expr e = otherwise;
+  for (auto it = cases.rbegin(); it != cases.rend(); ++it) {
+    auto n = std::make_shared<Node>(ternary(it->first, it->second, e).node());
+    n->chain = true;
+    e = Expr(n);
+  }
+  return e;
+}
+
+Expr paren(const Expr& e) {
+  auto n = make(Kind::kParen, e.width(), {e}, "(" + e.text() + ")");
+  n->is_signed = e.is_signed();
   return Expr(n);
 }
 
