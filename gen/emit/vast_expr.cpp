@@ -14,6 +14,7 @@ struct Expr::Node {
   bool is_signed = false;
   bool assignable = false;
   bool full_product = false;
+  bool bare = false;  // bare(): no readability parentheses under a looser binary operator
   std::string module;      // the module whose signals the expression reads ("" for constants)
   std::string text;        // kRef: name; kConst: literal; kUnary/kBinary: operator; kSelect/kExtend: printed form
   std::vector<Expr> args;  // operands
@@ -62,7 +63,7 @@ std::string parens(const std::string& s) { return "(" + s + ")"; }
 // An operand of `parent`, parenthesized where needed (see the rules in vast_expr.hpp).
 std::string print_operand(const Node& child, const Node& parent, bool right) {
   const std::string s = print(child);
-  if (child.kind == Kind::kTernary) return parens(s);
+  if (child.kind == Kind::kTernary) return child.bare && parent.kind == Kind::kTernary && right ? s : parens(s);
   switch (parent.kind) {
     case Kind::kUnary:
       return child.kind == Kind::kBinary || child.kind == Kind::kUnary ? parens(s) : s;
@@ -71,6 +72,7 @@ std::string print_operand(const Node& child, const Node& parent, bool right) {
     case Kind::kBinary:
       if (is_reduction(child)) return parens(s);
       if (child.kind != Kind::kBinary) return s;
+      if (child.bare && precedence(child.text) > precedence(parent.text)) return s;
       if (is_comparison(child) || precedence(child.text) != precedence(parent.text)) return parens(s);
       return !right || (child.text == parent.text && is_associative(parent.text)) ? s : parens(s);
     default:
@@ -400,6 +402,21 @@ Expr sext(const Expr& v, const Dim& to) {
     return extension(v, to, fmt::format("{{{{{}{{{}[{}]}}}}, {}}}", to.value() - from.value(), name, from.value() - 1, name));
   return extension(v, to, fmt::format("{{{{({}-{}+1){{{}[{}-1]}}}}, {}[{}-2:0]}}", to.text(), from.text(), name,
                                       from.text(), name, from.text()));
+}
+
+Expr parens(const Expr& e) {
+  auto n = make(Kind::kExtend, e.width(), {e}, "(" + e.text() + ")");
+  n->text = "(" + e.text() + ")";
+  n->is_signed = e.is_signed();
+  return Expr(n);
+}
+
+Expr bare(const Expr& e) {
+  if (e.node().kind != Kind::kBinary && e.node().kind != Kind::kTernary)
+    fail(e.module(), "bare needs a binary operation or a ternary", e.text());
+  auto n = std::make_shared<Node>(e.node());
+  n->bare = true;
+  return Expr(n);
 }
 
 namespace detail {

@@ -160,6 +160,15 @@ Expr rep(const Dim& count, const Expr& e);                                   // 
 Expr zext(const Expr& v, const Dim& to);
 Expr sext(const Expr& v, const Dim& to);
 
+// Grouping beyond the printer's rules, to keep the parentheses of an existing text exactly.
+// parens: (e), always; the printer adds none around it (`(a & b) ? x : y`, `s ? (a & b) : c`).
+// bare: e, a binary operation or a ternary, printed without the readability parentheses where
+// Verilog's precedence needs none: a binary operation as the operand of a binary operator that binds
+// less tightly (`a + b >= c`, `{1'b0, a} < {1'b0, b} + c`), a ternary as the false branch of a
+// ternary (`s ? x : t ? y : z`); anywhere else e prints as usual.
+Expr parens(const Expr& e);
+Expr bare(const Expr& e);
+
 namespace detail {
 // A reference to a signal declared in `module` (Module's declarations make these; emitters do not).
 Expr signal_ref(const std::string& module, const std::string& name, const Dim& width, bool is_signed, bool assignable);

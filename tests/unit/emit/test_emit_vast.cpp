@@ -136,6 +136,29 @@ TEST(VastExpr, Ternary) {
   EXPECT_EQ(ternary(f.s, f.a, f.b).width(), 4);
 }
 
+TEST(VastExpr, ParensAndBareKeepAGrouping) {
+  Fixture f;
+  EXPECT_EQ(ternary(parens(f.s & f.t), f.a, f.b).text(), "(s_i & t_i) ? a_i : b_i");
+  EXPECT_EQ(ternary(f.s, parens(f.t & f.u), f.a == f.b).text(), "s_i ? (t_i & u_i) : (a_i == b_i)");
+  EXPECT_EQ(parens(f.a >= f.b).text(), "(a_i >= b_i)");
+  EXPECT_EQ((~parens(f.a + f.b)).text(), "~(a_i + b_i)");
+  EXPECT_EQ((f.s & parens(f.a == f.b)).text(), "s_i & (a_i == b_i)");
+  EXPECT_EQ(parens(f.p).width(), 8);
+  EXPECT_TRUE(parens(f.p).is_signed());
+  EXPECT_FALSE(parens(f.a).is_lvalue());
+  EXPECT_EQ((bare(f.a + f.b) >= f.c).text(), "a_i + b_i >= c_i");
+  EXPECT_EQ((f.a < bare(f.b + f.c)).text(), "a_i < b_i + c_i");
+  EXPECT_EQ((f.s & bare(f.a == f.b)).text(), "s_i & a_i == b_i");
+  EXPECT_EQ((bare(f.a & f.b) + f.c).text(), "(a_i & b_i) + c_i");  // & binds less tightly than +
+  EXPECT_EQ((f.a - bare(f.b - f.c)).text(), "a_i - (b_i - c_i)");  // same level: as usual
+  EXPECT_EQ(ternary(bare(f.a == f.b), f.a, f.b).text(), "(a_i == b_i) ? a_i : b_i");
+  EXPECT_EQ(bare(f.a + f.b).text(), "a_i + b_i");
+  EXPECT_EQ(ternary(f.s, f.a, bare(ternary(f.t, f.b, f.c))).text(), "s_i ? a_i : t_i ? b_i : c_i");
+  EXPECT_EQ(ternary(f.s, bare(ternary(f.t, f.b, f.c)), f.a).text(), "s_i ? (t_i ? b_i : c_i) : a_i");
+  EXPECT_EQ((bare(ternary(f.s, f.a, f.b)) & f.c).text(), "(s_i ? a_i : b_i) & c_i");
+  EXPECT_NE(error_of([&] { (void)bare(f.a); }), "");
+}
+
 TEST(VastExpr, ConcatenationAndReplication) {
   Fixture f;
   EXPECT_EQ(cat({f.a, f.s}).text(), "{a_i, s_i}");
