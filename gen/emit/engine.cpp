@@ -66,7 +66,7 @@ namespace {
 // The array the tile reader loads.
 struct TileGeometry {
   int rows = 0, cols = 0, weight_bits = 0;
-  int row_index_bits = 0, col_index_bits = 0;  // a row index (< rows) and a column index (< cols), at least 1 bit
+  int row_index_bits = 0, col_index_bits = 0;  // a row (< rows) and a column (< cols) index, >= 1 bit
 };
 
 TileGeometry tile_geometry(const AccelConfig& cfg) {
@@ -111,37 +111,37 @@ struct TileReaderPorts {
 TileReaderPorts declare_tile_reader_ports(Module& m, const TileGeometry& g) {
   const int count = kCountBits, addr = kAddrBits, tile_row_bits = g.cols * g.weight_bits;
   m.clock_and_reset();
-  return TileReaderPorts{
-      m.input("start_i", 1, "load the descriptor and start (only while idle)"),
-      m.input("desc_batch_i", count, "batch items"),
-      m.input("desc_m_total_i", count, "vectors per batch item"),
-      m.input("desc_m_block_i", count, "vectors per block"),
-      m.input("desc_k_chunks_i", count, "chunks"),
-      m.input("desc_n_tiles_i", count, "tiles per chunk"),
-      m.input("desc_r_total_i", count, "reduction length (diag: elements per group)"),
-      m.input("desc_n_total_i", count, "output columns"),
-      m.input("desc_base_i", addr, "tile (0, 0, 0) row 0"),
-      m.input("desc_s_b_i", addr, "batch stride"),
-      m.input("desc_s_k_i", addr, "chunk stride"),
-      m.input("desc_s_n_i", addr, "tile stride"),
-      m.input("desc_s_r_i", addr, "row stride"),
-      m.input("desc_strided_i", 1, "rows are not contiguous: read column by column"),
-      m.input("desc_s_c_i", addr, "strided: column stride"),
-      m.input("desc_top_i", addr, fmt::format("derived: {} * s_r (bottom row)", g.rows - 1)),
-      m.input("desc_diag_i", 1, "block-diagonal tiles"),
-      m.input("desc_group_rows_i", count, "diag: rows per group (>= 1)"),
-      m.input("desc_gtop_i", count, fmt::format("diag, derived: {} / group_rows", g.rows - 1)),
-      m.input("desc_etop_i", count, fmt::format("diag, derived: {} % group_rows", g.rows - 1)),
-      m.input("desc_dtop_i", addr, "diag, derived: etop * s_r"),
-      m.input("desc_dwrap_i", addr, "diag, derived: (group_rows - 1) * s_r"),
-      m.output("rd_en_o", 1, "read one tile row"),
-      m.output("rd_addr_o", addr, "element address of the row's column 0"),
-      m.input("rd_data_i", tile_row_bits, fmt::format("the {} elements from rd_addr_o on, one cycle after rd_en_o", g.cols)),
-      m.output("weight_o", tile_row_bits, "tile row for the array (column c in bits [c*W +: W])"),
-      m.output("weight_load_o", 1, "weight_o is the next tile row"),
-      m.input("tile_start_i", 1, "the streamer starts the loaded tile"),
-      m.output("tile_ready_o", 1, "a loaded tile waits to be started"),
-      m.output("busy_o", 1, "tiles left to load")};
+  return TileReaderPorts{m.input("start_i", 1, "load the descriptor and start (only while idle)"),
+                         m.input("desc_batch_i", count, "batch items"),
+                         m.input("desc_m_total_i", count, "vectors per batch item"),
+                         m.input("desc_m_block_i", count, "vectors per block"),
+                         m.input("desc_k_chunks_i", count, "chunks"),
+                         m.input("desc_n_tiles_i", count, "tiles per chunk"),
+                         m.input("desc_r_total_i", count, "reduction length (diag: elements per group)"),
+                         m.input("desc_n_total_i", count, "output columns"),
+                         m.input("desc_base_i", addr, "tile (0, 0, 0) row 0"),
+                         m.input("desc_s_b_i", addr, "batch stride"),
+                         m.input("desc_s_k_i", addr, "chunk stride"),
+                         m.input("desc_s_n_i", addr, "tile stride"),
+                         m.input("desc_s_r_i", addr, "row stride"),
+                         m.input("desc_strided_i", 1, "rows are not contiguous: read column by column"),
+                         m.input("desc_s_c_i", addr, "strided: column stride"),
+                         m.input("desc_top_i", addr, fmt::format("derived: {} * s_r (bottom row)", g.rows - 1)),
+                         m.input("desc_diag_i", 1, "block-diagonal tiles"),
+                         m.input("desc_group_rows_i", count, "diag: rows per group (>= 1)"),
+                         m.input("desc_gtop_i", count, fmt::format("diag, derived: {} / group_rows", g.rows - 1)),
+                         m.input("desc_etop_i", count, fmt::format("diag, derived: {} % group_rows", g.rows - 1)),
+                         m.input("desc_dtop_i", addr, "diag, derived: etop * s_r"),
+                         m.input("desc_dwrap_i", addr, "diag, derived: (group_rows - 1) * s_r"),
+                         m.output("rd_en_o", 1, "read one tile row"),
+                         m.output("rd_addr_o", addr, "element address of the row's column 0"),
+                         m.input("rd_data_i", tile_row_bits,
+                                 fmt::format("the {} elements from rd_addr_o on, one cycle after rd_en_o", g.cols)),
+                         m.output("weight_o", tile_row_bits, "tile row for the array (column c in bits [c*W +: W])"),
+                         m.output("weight_load_o", 1, "weight_o is the next tile row"),
+                         m.input("tile_start_i", 1, "the streamer starts the loaded tile"),
+                         m.output("tile_ready_o", 1, "a loaded tile waits to be started"),
+                         m.output("busy_o", 1, "tiles left to load")};
 }
 
 // The descriptor as the tile reader keeps it: counts minus one where the loops compare with the last
@@ -156,11 +156,11 @@ TileDescriptorRegisters declare_tile_descriptor_registers(Module& m) {
   const int count = kCountBits, addr = kAddrBits;
   m.comment("Descriptor.");
   return TileDescriptorRegisters{
-      m.reg("bm1_q", count),   m.reg("mtot_q", count), m.reg("mblk_q", count), m.reg("kcm1_q", count),
-      m.reg("ntm1_q", count),  m.reg("rt_q", count),   m.reg("ntot_q", count), m.reg("grm1_q", count),
-      m.reg("gtop_q", count),  m.reg("etop_q", count), m.reg("s_b_q", addr),   m.reg("s_k_q", addr),
-      m.reg("s_n_q", addr),    m.reg("s_r_q", addr),   m.reg("s_c_q", addr),   m.reg("top_q", addr),
-      m.reg("dtop_q", addr),   m.reg("dwrap_q", addr), m.reg("diag_q", 1),     m.reg("strided_q", 1)};
+      m.reg("bm1_q", count),  m.reg("mtot_q", count), m.reg("mblk_q", count), m.reg("kcm1_q", count),
+      m.reg("ntm1_q", count), m.reg("rt_q", count),   m.reg("ntot_q", count), m.reg("grm1_q", count),
+      m.reg("gtop_q", count), m.reg("etop_q", count), m.reg("s_b_q", addr),   m.reg("s_k_q", addr),
+      m.reg("s_n_q", addr),   m.reg("s_r_q", addr),   m.reg("s_c_q", addr),   m.reg("top_q", addr),
+      m.reg("dtop_q", addr),  m.reg("dwrap_q", addr), m.reg("diag_q", 1),     m.reg("strided_q", 1)};
 }
 
 // The reader's state, its tile loop counters and offsets, and the row walker (the row, diag group and
@@ -176,9 +176,10 @@ TileLoopRegisters declare_tile_loop_registers(Module& m, const TileGeometry& g) 
   const int count = kCountBits, addr = kAddrBits;
   m.comment("State: busy, reading a tile's rows after its first, a tile loaded (or loading) and not yet started.");
   const Expr busy_q = m.reg("busy_q", 1), loading_q = m.reg("loading_q", 1), held_q = m.reg("held_q", 1);
-  m.comment("Tile counters and offsets; rem_q = r_total - k*rows and lanes_q = n_total - n*cols (floored at 0);\n"
-            "first_q = address of the current tile's first row read (row rows-1), kept ready so that the read can\n"
-            "go out in the cycle the previous tile starts (the load then ends in time for a swap every rows cycles).");
+  m.comment(
+      "Tile counters and offsets; rem_q = r_total - k*rows and lanes_q = n_total - n*cols (floored at 0);\n"
+      "first_q = address of the current tile's first row read (row rows-1), kept ready so that the read can\n"
+      "go out in the cycle the previous tile starts (the load then ends in time for a swap every rows cycles).");
   return TileLoopRegisters{busy_q,
                            loading_q,
                            held_q,
@@ -261,30 +262,30 @@ void build_tile_address_walker(Module& m, const TileReader& t) {
   const TileGeometry& g = t.geometry;
   const TileReaderPorts& p = t.port;
   const TileDescriptorRegisters& d = t.desc;
-  const TileLoopRegisters& l = t.loop;
+  const TileLoopRegisters& loop = t.loop;
   const TileWalkerWires& w = t.walk;
-  const Expr col0 = lit(g.col_index_bits, 0), zero_addr = lit(kAddrBits, 0);
-  m.assign(w.begin_tile, l.busy_q & ~l.loading_q & (~l.held_q | p.tile_start_i));
-  m.assign(w.row_rd, w.begin_tile | l.loading_q);
-  m.assign(w.cur_r, ternary(l.loading_q, l.r_q, lit(g.row_index_bits, g.rows - 1)));
-  m.assign(w.cur_g, ternary(l.loading_q, l.g_q, d.gtop_q));
-  m.assign(w.cur_e, ternary(l.loading_q, l.e_q, d.etop_q));
-  m.assign(w.cur_addr, ternary(l.loading_q, l.raddr_q, l.first_q));
-  m.assign(w.cur_sc, ternary(l.loading_q, l.sc_q, col0));
-  m.assign(w.cur_laddr, ternary(w.cur_sc == col0, w.cur_addr, l.laddr_q));
-  m.assign(w.row_ok, ternary(d.diag_q,
-                             parens((w.cur_e < d.rt_q) & (w.cur_g < d.ntot_q) & (w.cur_g < lit(kCountBits, g.cols))),
-                             zext(w.cur_r, kCountBits) < l.rem_q));
+  const Expr first_column = lit(g.col_index_bits, 0), zero_addr = lit(kAddrBits, 0);
+  m.assign(w.begin_tile, loop.busy_q & ~loop.loading_q & (~loop.held_q | p.tile_start_i));
+  m.assign(w.row_rd, w.begin_tile | loop.loading_q);
+  m.assign(w.cur_r, ternary(loop.loading_q, loop.r_q, lit(g.row_index_bits, g.rows - 1)));
+  m.assign(w.cur_g, ternary(loop.loading_q, loop.g_q, d.gtop_q));
+  m.assign(w.cur_e, ternary(loop.loading_q, loop.e_q, d.etop_q));
+  m.assign(w.cur_addr, ternary(loop.loading_q, loop.raddr_q, loop.first_q));
+  m.assign(w.cur_sc, ternary(loop.loading_q, loop.sc_q, first_column));
+  m.assign(w.cur_laddr, ternary(w.cur_sc == first_column, w.cur_addr, loop.laddr_q));
+  m.assign(w.row_ok,
+           ternary(d.diag_q, parens((w.cur_e < d.rt_q) & (w.cur_g < d.ntot_q) & (w.cur_g < lit(kCountBits, g.cols))),
+                   zext(w.cur_r, kCountBits) < loop.rem_q));
   m.assign(w.last_row, w.cur_r == lit(g.row_index_bits, 0));
-  m.assign(w.last_block, sum_at_least(l.m0_q, d.mblk_q, d.mtot_q));
-  m.assign(w.n_wrap, l.n_q == d.ntm1_q);
-  m.assign(w.k_wrap, l.k_q == d.kcm1_q);
-  m.assign(w.last_tile, w.n_wrap & w.k_wrap & w.last_block & (l.b_q == d.bm1_q));
-  m.assign(w.nofs_next, ternary(w.n_wrap, zero_addr, l.nofs_q + d.s_n_q));
-  m.assign(w.kofs_next, ternary(w.n_wrap, ternary(w.k_wrap, zero_addr, l.kofs_q + d.s_k_q), l.kofs_q));
-  m.assign(w.bb_next, ternary(parens(w.n_wrap & w.k_wrap & w.last_block), l.bb_q + d.s_b_q, l.bb_q));
+  m.assign(w.last_block, sum_at_least(loop.m0_q, d.mblk_q, d.mtot_q));
+  m.assign(w.n_wrap, loop.n_q == d.ntm1_q);
+  m.assign(w.k_wrap, loop.k_q == d.kcm1_q);
+  m.assign(w.last_tile, w.n_wrap & w.k_wrap & w.last_block & (loop.b_q == d.bm1_q));
+  m.assign(w.nofs_next, ternary(w.n_wrap, zero_addr, loop.nofs_q + d.s_n_q));
+  m.assign(w.kofs_next, ternary(w.n_wrap, ternary(w.k_wrap, zero_addr, loop.kofs_q + d.s_k_q), loop.kofs_q));
+  m.assign(w.bb_next, ternary(parens(w.n_wrap & w.k_wrap & w.last_block), loop.bb_q + d.s_b_q, loop.bb_q));
   m.assign(w.row_done, ~d.strided_q | d.diag_q | ~w.row_ok | (w.cur_sc == lit(g.col_index_bits, g.cols - 1)) |
-                           (bare(zext(w.cur_sc, kCountBits) + lit(kCountBits, 1)) >= l.lanes_q));
+                           (bare(zext(w.cur_sc, kCountBits) + lit(kCountBits, 1)) >= loop.lanes_q));
   m.assign(p.rd_en_o, w.row_rd & w.row_ok);
   m.assign(p.rd_addr_o, ternary(parens(d.strided_q & ~d.diag_q), w.cur_laddr, w.cur_addr));
 }
@@ -293,7 +294,7 @@ void build_tile_address_walker(Module& m, const TileReader& t) {
 Stmts tile_descriptor_load(const TileReader& t) {
   const TileReaderPorts& p = t.port;
   const TileDescriptorRegisters& d = t.desc;
-  const TileLoopRegisters& l = t.loop;
+  const TileLoopRegisters& loop = t.loop;
   const Expr one = lit(kCountBits, 1), zero_count = lit(kCountBits, 0), zero_addr = lit(kAddrBits, 0);
   return {nb(d.bm1_q, p.desc_batch_i - one),
           nb(d.mtot_q, p.desc_m_total_i),
@@ -315,17 +316,17 @@ Stmts tile_descriptor_load(const TileReader& t) {
           nb(d.diag_q, p.desc_diag_i),
           nb(d.strided_q, p.desc_strided_i),
           nb(d.s_c_q, p.desc_s_c_i),
-          nb(l.sc_q, lit(t.geometry.col_index_bits, 0)),
-          nb(l.n_q, zero_count),
-          nb(l.k_q, zero_count),
-          nb(l.b_q, zero_count),
-          nb(l.m0_q, zero_count),
-          nb(l.rem_q, p.desc_r_total_i),
-          nb(l.lanes_q, p.desc_n_total_i),
-          nb(l.bb_q, p.desc_base_i),
-          nb(l.kofs_q, zero_addr),
-          nb(l.nofs_q, zero_addr),
-          nb(l.first_q, ternary(p.desc_diag_i, p.desc_base_i + p.desc_dtop_i, p.desc_base_i + p.desc_top_i))};
+          nb(loop.sc_q, lit(t.geometry.col_index_bits, 0)),
+          nb(loop.n_q, zero_count),
+          nb(loop.k_q, zero_count),
+          nb(loop.b_q, zero_count),
+          nb(loop.m0_q, zero_count),
+          nb(loop.rem_q, p.desc_r_total_i),
+          nb(loop.lanes_q, p.desc_n_total_i),
+          nb(loop.bb_q, p.desc_base_i),
+          nb(loop.kofs_q, zero_addr),
+          nb(loop.nofs_q, zero_addr),
+          nb(loop.first_q, ternary(p.desc_diag_i, p.desc_base_i + p.desc_dtop_i, p.desc_base_i + p.desc_top_i))};
 }
 
 // After a tile's last row: the loop counters (n innermost, then k, then the block and the batch item)
@@ -333,22 +334,25 @@ Stmts tile_descriptor_load(const TileReader& t) {
 Stmts tile_loop_advance(const TileReader& t) {
   const TileGeometry& g = t.geometry;
   const TileDescriptorRegisters& d = t.desc;
-  const TileLoopRegisters& l = t.loop;
+  const TileLoopRegisters& loop = t.loop;
   const TileWalkerWires& w = t.walk;
   const Expr one = lit(kCountBits, 1), zero_count = lit(kCountBits, 0);
   const Expr rows = lit(kCountBits, g.rows), cols = lit(kCountBits, g.cols);
-  return {nb(l.nofs_q, w.nofs_next),
-          nb(l.kofs_q, w.kofs_next),
-          nb(l.bb_q, w.bb_next),
-          nb(l.first_q, ternary(d.diag_q, w.bb_next + d.dtop_q, w.bb_next + w.kofs_next + w.nofs_next + d.top_q)),
+  return {nb(loop.nofs_q, w.nofs_next),
+          nb(loop.kofs_q, w.kofs_next),
+          nb(loop.bb_q, w.bb_next),
+          nb(loop.first_q, ternary(d.diag_q, w.bb_next + d.dtop_q, w.bb_next + w.kofs_next + w.nofs_next + d.top_q)),
           if_(w.n_wrap,
-              {nb(l.n_q, zero_count), nb(l.lanes_q, d.ntot_q),
+              {nb(loop.n_q, zero_count), nb(loop.lanes_q, d.ntot_q),
                if_(w.k_wrap,
-                   {nb(l.k_q, zero_count), nb(l.rem_q, d.rt_q),
-                    if_(w.last_block, {nb(l.m0_q, zero_count), nb(l.b_q, l.b_q + one)}, {nb(l.m0_q, l.m0_q + d.mblk_q)})},
-                   {nb(l.k_q, l.k_q + one), nb(l.rem_q, ternary(l.rem_q > rows, l.rem_q - rows, zero_count))})},
-              {nb(l.n_q, l.n_q + one), nb(l.lanes_q, ternary(l.lanes_q > cols, l.lanes_q - cols, zero_count))}),
-          if_(w.last_tile, {nb(l.busy_q, bit(false))})};
+                   {nb(loop.k_q, zero_count), nb(loop.rem_q, d.rt_q),
+                    if_(w.last_block, {nb(loop.m0_q, zero_count), nb(loop.b_q, loop.b_q + one)},
+                        {nb(loop.m0_q, loop.m0_q + d.mblk_q)})},
+                   {nb(loop.k_q, loop.k_q + one),
+                    nb(loop.rem_q, ternary(loop.rem_q > rows, loop.rem_q - rows, zero_count))})},
+              {nb(loop.n_q, loop.n_q + one),
+               nb(loop.lanes_q, ternary(loop.lanes_q > cols, loop.lanes_q - cols, zero_count))}),
+          if_(w.last_tile, {nb(loop.busy_q, bit(false))})};
 }
 
 // The row walker's step after each read: the next column of a strided row, or the next row (diag: the
@@ -356,33 +360,36 @@ Stmts tile_loop_advance(const TileReader& t) {
 Stmts tile_row_step(const TileReader& t) {
   const TileGeometry& g = t.geometry;
   const TileDescriptorRegisters& d = t.desc;
-  const TileLoopRegisters& l = t.loop;
+  const TileLoopRegisters& loop = t.loop;
   const TileWalkerWires& w = t.walk;
-  const Expr one = lit(kCountBits, 1);
-  return {if_(w.row_rd & ~w.row_done,
-              {nb(l.loading_q, bit(true)), nb(l.sc_q, w.cur_sc + lit(g.col_index_bits, 1)), nb(l.laddr_q, w.cur_laddr + d.s_c_q),
-               nb(l.raddr_q, w.cur_addr), nb(l.r_q, w.cur_r), nb(l.g_q, w.cur_g), nb(l.e_q, w.cur_e)}),
-          if_(w.row_rd & w.row_done,
-              {nb(l.loading_q, ~w.last_row), nb(l.sc_q, lit(g.col_index_bits, 0)), nb(l.r_q, w.cur_r - lit(g.row_index_bits, 1)),
-               if_(d.diag_q & (w.cur_e == lit(kCountBits, 0)),
-                   {nb(l.e_q, d.grm1_q), nb(l.g_q, w.cur_g - one), nb(l.raddr_q, l.bb_q + d.dwrap_q)},
-                   {nb(l.e_q, w.cur_e - one), nb(l.g_q, w.cur_g), nb(l.raddr_q, w.cur_addr - d.s_r_q)}),
-               if_(w.last_row, tile_loop_advance(t))})};
+  const Expr one = lit(kCountBits, 1), first_column = lit(g.col_index_bits, 0);
+  return {
+      if_(w.row_rd & ~w.row_done, {nb(loop.loading_q, bit(true)), nb(loop.sc_q, w.cur_sc + lit(g.col_index_bits, 1)),
+                                   nb(loop.laddr_q, w.cur_laddr + d.s_c_q), nb(loop.raddr_q, w.cur_addr),
+                                   nb(loop.r_q, w.cur_r), nb(loop.g_q, w.cur_g), nb(loop.e_q, w.cur_e)}),
+      if_(w.row_rd & w.row_done,
+          {nb(loop.loading_q, ~w.last_row), nb(loop.sc_q, first_column),
+           nb(loop.r_q, w.cur_r - lit(g.row_index_bits, 1)),
+           if_(d.diag_q & (w.cur_e == lit(kCountBits, 0)),
+               {nb(loop.e_q, d.grm1_q), nb(loop.g_q, w.cur_g - one), nb(loop.raddr_q, loop.bb_q + d.dwrap_q)},
+               {nb(loop.e_q, w.cur_e - one), nb(loop.g_q, w.cur_g), nb(loop.raddr_q, w.cur_addr - d.s_r_q)}),
+           if_(w.last_row, tile_loop_advance(t))})};
 }
 
 // The control registers: descriptor load, tile handshake (held_q), row walker and tile loops.
 void build_tile_reader_control(Module& m, const TileReader& t) {
-  const TileLoopRegisters& l = t.loop;
+  const TileLoopRegisters& loop = t.loop;
   const TileWalkerWires& w = t.walk;
   const Expr lo = bit(false), hi = bit(true);
   Stmts load = tile_descriptor_load(t);
-  Stmts reset = with_zero_reset(m, {nb(l.busy_q, lo), nb(l.loading_q, lo), nb(l.held_q, lo), nb(t.flight.p_valid_q, lo)},
-                                assigned_signals(load));
-  reset = with_zero_reset(m, std::move(reset), {l.raddr_q, l.r_q, l.g_q, l.e_q, l.laddr_q});
-  load.push_back(nb(l.busy_q, hi));
-  load.push_back(nb(l.loading_q, lo));
-  load.push_back(nb(l.held_q, lo));
-  Stmts run = {nb(l.held_q, (l.held_q & ~t.port.tile_start_i) | w.begin_tile)};
+  Stmts reset =
+      with_zero_reset(m, {nb(loop.busy_q, lo), nb(loop.loading_q, lo), nb(loop.held_q, lo), nb(t.flight.p_valid_q, lo)},
+                      assigned_signals(load));
+  reset = with_zero_reset(m, std::move(reset), {loop.raddr_q, loop.r_q, loop.g_q, loop.e_q, loop.laddr_q});
+  load.push_back(nb(loop.busy_q, hi));
+  load.push_back(nb(loop.loading_q, lo));
+  load.push_back(nb(loop.held_q, lo));
+  Stmts run = {nb(loop.held_q, (loop.held_q & ~t.port.tile_start_i) | w.begin_tile)};
   for (Stmt& s : tile_row_step(t)) run.push_back(std::move(s));
   m.always_ff_reset(std::move(reset), {nb(t.flight.p_valid_q, w.row_rd & w.row_done), if_(t.port.start_i, load, run)});
 }
@@ -394,12 +401,14 @@ void build_tile_row_output(Module& m, const TileReader& t) {
   const TileReaderPorts& p = t.port;
   const TileInFlightRegisters& f = t.flight;
   const Expr lane0 = p.rd_data_i.part(0, g.weight_bits);
-  m.always_ff({nb(f.p_read_q, p.rd_en_o), nb(f.p_diag_q, t.desc.diag_q), nb(f.p_strided_q, t.desc.strided_q & ~t.desc.diag_q),
-               nb(f.p_lanes_q, t.loop.lanes_q), nb(f.p_g_q, t.walk.cur_g), nb(f.p_sc_q, t.walk.cur_sc),
+  m.always_ff({nb(f.p_read_q, p.rd_en_o), nb(f.p_diag_q, t.desc.diag_q),
+               nb(f.p_strided_q, t.desc.strided_q & ~t.desc.diag_q), nb(f.p_lanes_q, t.loop.lanes_q),
+               nb(f.p_g_q, t.walk.cur_g), nb(f.p_sc_q, t.walk.cur_sc),
                if_(f.p_read_q & f.p_strided_q, {nb(t.loop.rowbuf_q[f.p_sc_q], lane0)})});
   m.blank();
-  m.comment("The row read in the previous cycle, masked (columns past n_total) or placed (diag: lane g only;\n"
-            "strided: the columns read before from rowbuf_q, the last one from rd_data_i).");
+  m.comment(
+      "The row read in the previous cycle, masked (columns past n_total) or placed (diag: lane g only;\n"
+      "strided: the columns read before from rowbuf_q, the last one from rd_data_i).");
   for (int c = 0; c < g.cols; ++c) {
     const Expr column = lit(kCountBits, c);
     const Expr strided_lane = ternary(f.p_sc_q == lit(g.col_index_bits, c), lane0, t.loop.rowbuf_q.word(c));
@@ -464,7 +473,8 @@ std::string out_writer_description(const OutGeometry& g) {
 struct OutWriterPorts {
   Expr start_i, desc_batch_i, desc_m_total_i, desc_m_block_i, desc_n_tiles_i, desc_n_total_i, desc_base_i, desc_s_b_i,
       desc_s_m_i, desc_s_o2_i, desc_o_wrap_i, desc_o_div_i, desc_o_sel_i, desc_o_vec_i;
-  Expr rec_valid_i, rec_data_i, rec_pop_o, wr_ready_i, wr_en_o, wr_vec_o, wr_mask_o, wr_addr_o, wr_data_o, busy_o, done_o;
+  Expr rec_valid_i, rec_data_i, rec_pop_o, wr_ready_i, wr_en_o, wr_vec_o, wr_mask_o, wr_addr_o, wr_data_o;
+  Expr busy_o, done_o;
 };
 
 OutWriterPorts declare_out_writer_ports(Module& m, const OutGeometry& g) {
@@ -524,21 +534,23 @@ struct OutPositionRegisters {
 
 OutPositionRegisters declare_out_position_registers(Module& m, const OutGeometry& g) {
   const int count = kCountBits, addr = kAddrBits;
-  m.comment("Position: column c_q of record (vector mi_q of the block at m0_q, tile n_q, batch b_q); mb_q vectors\n"
-            "in this block. off_q/rem_q: offset and o % o_div of output o = n*cols + c; noff_q/nrem_q: the same\n"
-            "for o = n*cols (restored for every vector of the tile). maddr_q = base + b*s_b + m*s_m, blk_q its\n"
-            "value for the block's first vector, bb_q = base + b*s_b.");
+  m.comment(
+      "Position: column c_q of record (vector mi_q of the block at m0_q, tile n_q, batch b_q); mb_q vectors\n"
+      "in this block. off_q/rem_q: offset and o % o_div of output o = n*cols + c; noff_q/nrem_q: the same\n"
+      "for o = n*cols (restored for every vector of the tile). maddr_q = base + b*s_b + m*s_m, blk_q its\n"
+      "value for the block's first vector, bb_q = base + b*s_b.");
   const Expr busy_q = m.reg("busy_q", 1), done_q = m.reg("done_q", 1), c_q = m.reg("c_q", g.col_index_bits);
   const Expr mi_q = m.reg("mi_q", count), n_q = m.reg("n_q", count), m0_q = m.reg("m0_q", count),
              b_q = m.reg("b_q", count), mb_q = m.reg("mb_q", count), rem_q = m.reg("rem_q", count),
              nrem_q = m.reg("nrem_q", count), lanes_q = m.reg("lanes_q", count);
   const Expr off_q = m.reg("off_q", addr), noff_q = m.reg("noff_q", addr), maddr_q = m.reg("maddr_q", addr),
              blk_q = m.reg("blk_q", addr), bb_q = m.reg("bb_q", addr);
-  m.comment("select_mod: mmod_q = m % J of the record's vector, mmblk_q the same for the block's first vector,\n"
-            "nbase_q = n*cols (the first output of the record's tile).");
+  m.comment(
+      "select_mod: mmod_q = m % J of the record's vector, mmblk_q the same for the block's first vector,\n"
+      "nbase_q = n*cols (the first output of the record's tile).");
   const Expr mmod_q = m.reg("mmod_q", count), mmblk_q = m.reg("mmblk_q", count), nbase_q = m.reg("nbase_q", count);
-  return OutPositionRegisters{busy_q, done_q, c_q,   mi_q,    n_q,   m0_q,  b_q,    mb_q,    rem_q,  nrem_q,
-                              lanes_q, off_q, noff_q, maddr_q, blk_q, bb_q, mmod_q, mmblk_q, nbase_q};
+  return OutPositionRegisters{busy_q,  done_q, c_q,    mi_q,    n_q,   m0_q, b_q,    mb_q,    rem_q,  nrem_q,
+                              lanes_q, off_q,  noff_q, maddr_q, blk_q, bb_q, mmod_q, mmblk_q, nbase_q};
 }
 
 // The record walker's combinational signals.
@@ -578,9 +590,8 @@ void build_out_select_decoder(Module& m, const OutWriter& o) {
   const OutWalkerWires& w = o.walk;
   const Expr one = lit(kCountBits, 1);
   m.assign(w.sel_on, o.desc.sel_q != lit(kCountBits, 0));
-  m.assign(w.sel_hit, (q.mmod_q >= q.nbase_q) &
-                          (cat({bit(false), q.mmod_q}) < bare(cat({bit(false), q.nbase_q}) + lit(kCountBits + 1, g.cols))) &
-                          (q.mmod_q < o.desc.ntot_q));
+  const Expr past_tile = bare(cat({bit(false), q.nbase_q}) + lit(kCountBits + 1, g.cols));  // n*cols + cols
+  m.assign(w.sel_hit, (q.mmod_q >= q.nbase_q) & (cat({bit(false), q.mmod_q}) < past_tile) & (q.mmod_q < o.desc.ntot_q));
   const Expr sel_diff = m.wire("sel_diff", kCountBits);
   m.assign(sel_diff, parens(q.mmod_q - q.nbase_q));
   m.lint_off("UNUSEDSIGNAL", "only the low bits of mmod - n*cols index a column (it is < cols when used).");
@@ -620,10 +631,12 @@ void build_out_record_walker(Module& m, const OutWriter& o) {
   } else {
     const Expr lane_idx = m.wire("lane_idx", g.col_index_bits, "column written");
     m.assign(lane_idx, ternary(w.sel_on, w.sel_lane, q.c_q));
-    // text API: a part-select at a run-time column (lane_idx * A +: A)
-    m.assign(p.wr_data_o.text(), fmt::format("{} ? {} : {{{}'d0, {}[{} * {} +: {}]}}", d.vec_q.text(), p.rec_data_i.text(),
-                                             (g.cols - 1) * g.act_bits, p.rec_data_i.text(), lane_idx.text(), g.act_bits,
-                                             g.act_bits));
+    // text API: the column's part-select prints `lane_idx * A +: A` (Expr::part_at prints `lane_idx*A`,
+    // and refuses a column index that can reach past the record when cols is not a power of two).
+    const std::string column =
+        fmt::format("{}[{} * {} +: {}]", p.rec_data_i.text(), lane_idx.text(), g.act_bits, g.act_bits);
+    m.assign(p.wr_data_o.text(), fmt::format("{} ? {} : {{{}, {}}}", d.vec_q.text(), p.rec_data_i.text(),
+                                             zero((g.cols - 1) * g.act_bits).text(), column));
   }
   m.assign(w.step, w.active & (~p.wr_en_o | p.wr_ready_i));
   m.assign(p.rec_pop_o, w.step & w.lane_last);
@@ -636,16 +649,36 @@ Stmts out_descriptor_load(const OutWriter& o) {
   const OutPositionRegisters& q = o.pos;
   const Expr one = lit(kCountBits, 1), zero_count = lit(kCountBits, 0), zero_addr = lit(kAddrBits, 0);
   const Expr first_block = ternary(p.desc_m_total_i < p.desc_m_block_i, p.desc_m_total_i, p.desc_m_block_i);
-  return {nb(q.busy_q, bit(true)),        nb(d.bm1_q, p.desc_batch_i - one),   nb(d.mtot_q, p.desc_m_total_i),
-          nb(d.mblk_q, p.desc_m_block_i), nb(d.ntm1_q, p.desc_n_tiles_i - one), nb(d.ntot_q, p.desc_n_total_i),
-          nb(d.odm1_q, p.desc_o_div_i - one), nb(d.vec_q, p.desc_o_vec_i),     nb(d.mb0_q, first_block),
-          nb(q.mb_q, first_block),        nb(d.s_b_q, p.desc_s_b_i),           nb(d.s_m_q, p.desc_s_m_i),
-          nb(d.s_o2_q, p.desc_s_o2_i),    nb(d.o_wrap_q, p.desc_o_wrap_i),     nb(q.c_q, lit(o.geometry.col_index_bits, 0)),
-          nb(q.mi_q, zero_count),         nb(q.n_q, zero_count),               nb(q.m0_q, zero_count),
-          nb(q.b_q, zero_count),          nb(q.off_q, zero_addr),              nb(q.noff_q, zero_addr),
-          nb(q.rem_q, zero_count),        nb(q.nrem_q, zero_count),            nb(q.lanes_q, p.desc_n_total_i),
-          nb(q.maddr_q, p.desc_base_i),   nb(q.blk_q, p.desc_base_i),          nb(q.bb_q, p.desc_base_i),
-          nb(d.sel_q, p.desc_o_sel_i),    nb(q.mmod_q, zero_count),            nb(q.mmblk_q, zero_count),
+  return {nb(q.busy_q, bit(true)),
+          nb(d.bm1_q, p.desc_batch_i - one),
+          nb(d.mtot_q, p.desc_m_total_i),
+          nb(d.mblk_q, p.desc_m_block_i),
+          nb(d.ntm1_q, p.desc_n_tiles_i - one),
+          nb(d.ntot_q, p.desc_n_total_i),
+          nb(d.odm1_q, p.desc_o_div_i - one),
+          nb(d.vec_q, p.desc_o_vec_i),
+          nb(d.mb0_q, first_block),
+          nb(q.mb_q, first_block),
+          nb(d.s_b_q, p.desc_s_b_i),
+          nb(d.s_m_q, p.desc_s_m_i),
+          nb(d.s_o2_q, p.desc_s_o2_i),
+          nb(d.o_wrap_q, p.desc_o_wrap_i),
+          nb(q.c_q, lit(o.geometry.col_index_bits, 0)),
+          nb(q.mi_q, zero_count),
+          nb(q.n_q, zero_count),
+          nb(q.m0_q, zero_count),
+          nb(q.b_q, zero_count),
+          nb(q.off_q, zero_addr),
+          nb(q.noff_q, zero_addr),
+          nb(q.rem_q, zero_count),
+          nb(q.nrem_q, zero_count),
+          nb(q.lanes_q, p.desc_n_total_i),
+          nb(q.maddr_q, p.desc_base_i),
+          nb(q.blk_q, p.desc_base_i),
+          nb(q.bb_q, p.desc_base_i),
+          nb(d.sel_q, p.desc_o_sel_i),
+          nb(q.mmod_q, zero_count),
+          nb(q.mmblk_q, zero_count),
           nb(q.nbase_q, zero_count)};
 }
 
@@ -656,8 +689,12 @@ Stmts out_next_block(const OutWriter& o) {
   const OutPositionRegisters& q = o.pos;
   const OutWalkerWires& w = o.walk;
   const Expr zero_count = lit(kCountBits, 0), zero_addr = lit(kAddrBits, 0);
-  return {nb(q.n_q, zero_count), nb(q.noff_q, zero_addr), nb(q.nrem_q, zero_count), nb(q.off_q, zero_addr),
-          nb(q.rem_q, zero_count), nb(q.lanes_q, d.ntot_q),
+  return {nb(q.n_q, zero_count),
+          nb(q.noff_q, zero_addr),
+          nb(q.nrem_q, zero_count),
+          nb(q.off_q, zero_addr),
+          nb(q.rem_q, zero_count),
+          nb(q.lanes_q, d.ntot_q),
           if_(~sum_at_least(q.m0_q, d.mblk_q, d.mtot_q),
               {nb(q.m0_q, w.m0_next), nb(q.mb_q, ternary(w.m_left < d.mblk_q, w.m_left, d.mblk_q)),
                nb(q.blk_q, q.maddr_q + d.s_m_q), nb(q.maddr_q, q.maddr_q + d.s_m_q), nb(q.mmblk_q, w.mmod_next),
@@ -709,8 +746,9 @@ Module build_out_writer(const AccelConfig& cfg) {
   build_out_select_decoder(m, o);
   build_out_record_walker(m, o);
   const Stmts load = out_descriptor_load(o);
-  m.always_ff_reset(with_zero_reset(m, {nb(pos.busy_q, bit(false)), nb(pos.done_q, bit(false))}, assigned_signals(load)),
-                    {nb(pos.done_q, bit(false)), if_(port.start_i, load, {if_(walk.step, out_record_step(o))})});
+  const Expr lo = bit(false);
+  m.always_ff_reset(with_zero_reset(m, {nb(pos.busy_q, lo), nb(pos.done_q, lo)}, assigned_signals(load)),
+                    {nb(pos.done_q, lo), if_(port.start_i, load, {if_(walk.step, out_record_step(o))})});
   m.assign(port.busy_o, pos.busy_q);
   m.assign(port.done_o, pos.done_q);
   return m;
@@ -780,8 +818,8 @@ ActPassRegisters declare_act_pass_registers(Module& m, const AccelConfig& cfg) {
   m.comment("Writer: result we_q of vector wv_q at waddr_q (wvaddr_q: the vector's result 0).");
   const Expr busy_q = m.reg("busy_q", 1), done_q = m.reg("done_q", 1), wv_q = m.reg("wv_q", kVectorCountBits),
              we_q = m.reg("we_q", count), waddr_q = m.reg("waddr_q", addr), wvaddr_q = m.reg("wvaddr_q", addr);
-  return ActPassRegisters{fill_q,    norm_q, cm1_q, nm1_q,   s_iv_q,   s_ie_q, s_ov_q, s_oe_q,  value_q,  reading_q, rv_q,
-                          re_q,      raddr_q, rvaddr_q, p_q, busy_q,   done_q, wv_q,   we_q,    waddr_q,  wvaddr_q};
+  return ActPassRegisters{fill_q, norm_q,  cm1_q,    nm1_q, s_iv_q, s_ie_q, s_ov_q, s_oe_q, value_q, reading_q, rv_q,
+                          re_q,   raddr_q, rvaddr_q, p_q,   busy_q, done_q, wv_q,   we_q,   waddr_q, wvaddr_q};
 }
 
 }  // namespace
@@ -816,18 +854,30 @@ Module build_act_pass(const AccelConfig& cfg) {
 
   const Expr lo = bit(false), hi = bit(true), one = lit(kCountBits, 1), one_vector = lit(kVectorCountBits, 1);
   const Expr zero_count = lit(kCountBits, 0), zero_vector = lit(kVectorCountBits, 0);
-  const Stmts load = {
-      nb(r.busy_q, hi), nb(r.reading_q, ~p.fill_i), nb(r.fill_q, p.fill_i), nb(r.norm_q, p.desc_norm_i),
-      nb(r.cm1_q, p.desc_count_i - one_vector), nb(r.nm1_q, p.desc_n_i - one), nb(r.s_iv_q, p.desc_in_s_v_i),
-      nb(r.s_ie_q, p.desc_in_s_e_i), nb(r.s_ov_q, p.desc_out_s_v_i), nb(r.s_oe_q, p.desc_out_s_e_i),
-      nb(r.value_q, p.desc_value_i), nb(r.rv_q, zero_vector), nb(r.re_q, zero_count), nb(r.raddr_q, p.desc_in_base_i),
-      nb(r.rvaddr_q, p.desc_in_base_i), nb(r.wv_q, zero_vector), nb(r.we_q, zero_count), nb(r.waddr_q, p.desc_out_base_i),
-      nb(r.wvaddr_q, p.desc_out_base_i)};
-  const Stmt read_step =
-      if_(r.reading_q, {if_(r_vlast,
-                            {nb(r.re_q, zero_count), nb(r.rv_q, r.rv_q + one_vector), nb(r.rvaddr_q, r.rvaddr_q + r.s_iv_q),
-                             nb(r.raddr_q, r.rvaddr_q + r.s_iv_q), if_(r.rv_q == r.cm1_q, {nb(r.reading_q, lo)})},
-                            {nb(r.re_q, r.re_q + one), nb(r.raddr_q, r.raddr_q + r.s_ie_q)})});
+  const Stmts load = {nb(r.busy_q, hi),
+                      nb(r.reading_q, ~p.fill_i),
+                      nb(r.fill_q, p.fill_i),
+                      nb(r.norm_q, p.desc_norm_i),
+                      nb(r.cm1_q, p.desc_count_i - one_vector),
+                      nb(r.nm1_q, p.desc_n_i - one),
+                      nb(r.s_iv_q, p.desc_in_s_v_i),
+                      nb(r.s_ie_q, p.desc_in_s_e_i),
+                      nb(r.s_ov_q, p.desc_out_s_v_i),
+                      nb(r.s_oe_q, p.desc_out_s_e_i),
+                      nb(r.value_q, p.desc_value_i),
+                      nb(r.rv_q, zero_vector),
+                      nb(r.re_q, zero_count),
+                      nb(r.raddr_q, p.desc_in_base_i),
+                      nb(r.rvaddr_q, p.desc_in_base_i),
+                      nb(r.wv_q, zero_vector),
+                      nb(r.we_q, zero_count),
+                      nb(r.waddr_q, p.desc_out_base_i),
+                      nb(r.wvaddr_q, p.desc_out_base_i)};
+  const Stmt read_step = if_(
+      r.reading_q, {if_(r_vlast,
+                        {nb(r.re_q, zero_count), nb(r.rv_q, r.rv_q + one_vector), nb(r.rvaddr_q, r.rvaddr_q + r.s_iv_q),
+                         nb(r.raddr_q, r.rvaddr_q + r.s_iv_q), if_(r.rv_q == r.cm1_q, {nb(r.reading_q, lo)})},
+                        {nb(r.re_q, r.re_q + one), nb(r.raddr_q, r.raddr_q + r.s_ie_q)})});
   const Stmt write_step =
       if_(w_take, {if_(w_last, {nb(r.busy_q, lo), nb(r.done_q, hi)}),
                    if_(r.fill_q, {nb(r.wv_q, r.wv_q + one_vector), nb(r.waddr_q, r.waddr_q + r.s_oe_q)},
