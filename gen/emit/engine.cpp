@@ -586,20 +586,21 @@ struct OutWriter {
 // select_mod: whether output m % J of the record's vector is in this record, and its column.
 void build_out_select_decoder(Module& m, const OutWriter& o) {
   const OutGeometry& g = o.geometry;
-  const OutPositionRegisters& q = o.pos;
+  const OutPositionRegisters& pos = o.pos;
   const OutWalkerWires& w = o.walk;
   const Expr one = lit(kCountBits, 1);
   m.assign(w.sel_on, o.desc.sel_q != lit(kCountBits, 0));
-  const Expr past_tile = bare(cat({bit(false), q.nbase_q}) + lit(kCountBits + 1, g.cols));  // n*cols + cols
-  m.assign(w.sel_hit, (q.mmod_q >= q.nbase_q) & (cat({bit(false), q.mmod_q}) < past_tile) & (q.mmod_q < o.desc.ntot_q));
+  const Expr past_tile = bare(cat({bit(false), pos.nbase_q}) + lit(kCountBits + 1, g.cols));  // n*cols + cols
+  m.assign(w.sel_hit,
+           (pos.mmod_q >= pos.nbase_q) & (cat({bit(false), pos.mmod_q}) < past_tile) & (pos.mmod_q < o.desc.ntot_q));
   const Expr sel_diff = m.wire("sel_diff", kCountBits);
-  m.assign(sel_diff, parens(q.mmod_q - q.nbase_q));
+  m.assign(sel_diff, parens(pos.mmod_q - pos.nbase_q));
   m.lint_off("UNUSEDSIGNAL", "only the low bits of mmod - n*cols index a column (it is < cols when used).");
   const Expr sel_diff_unused = m.wire("sel_diff_unused", kCountBits);
   m.assign(sel_diff_unused, sel_diff);
   m.lint_on("UNUSEDSIGNAL");
   m.assign(w.sel_lane, g.col_index_bits == kCountBits ? sel_diff : sel_diff.slice(g.col_index_bits - 1, 0));
-  m.assign(w.mmod_next, ternary(bare(q.mmod_q + one) == o.desc.sel_q, lit(kCountBits, 0), q.mmod_q + one));
+  m.assign(w.mmod_next, ternary(bare(pos.mmod_q + one) == o.desc.sel_q, lit(kCountBits, 0), pos.mmod_q + one));
 }
 
 // The record walker and the write port: which element (or whole record) is written this cycle, where,
@@ -608,29 +609,30 @@ void build_out_record_walker(Module& m, const OutWriter& o) {
   const OutGeometry& g = o.geometry;
   const OutWriterPorts& p = o.port;
   const OutDescriptorRegisters& d = o.desc;
-  const OutPositionRegisters& q = o.pos;
+  const OutPositionRegisters& pos = o.pos;
   const OutWalkerWires& w = o.walk;
   const Expr one = lit(kCountBits, 1);
-  m.assign(w.lane_last, w.sel_on | d.vec_q | (q.c_q == lit(g.col_index_bits, g.cols - 1)) |
-                            (bare(zext(q.c_q, kCountBits) + one) >= q.lanes_q));
-  m.assign(w.wrap, q.rem_q == d.odm1_q);
-  m.assign(w.off_next, q.off_q + ternary(w.wrap, d.o_wrap_q, d.s_o2_q));
-  m.assign(w.rem_next, ternary(w.wrap, lit(kCountBits, 0), q.rem_q + one));
-  m.assign(w.m0_next, q.m0_q + d.mblk_q);
+  m.assign(w.lane_last, w.sel_on | d.vec_q | (pos.c_q == lit(g.col_index_bits, g.cols - 1)) |
+                            (bare(zext(pos.c_q, kCountBits) + one) >= pos.lanes_q));
+  m.assign(w.wrap, pos.rem_q == d.odm1_q);
+  m.assign(w.off_next, pos.off_q + ternary(w.wrap, d.o_wrap_q, d.s_o2_q));
+  m.assign(w.rem_next, ternary(w.wrap, lit(kCountBits, 0), pos.rem_q + one));
+  m.assign(w.m0_next, pos.m0_q + d.mblk_q);
   m.assign(w.m_left, d.mtot_q - w.m0_next);
-  m.assign(p.wr_en_o, w.active & ternary(w.sel_on, w.sel_hit, zext(q.c_q, kCountBits) < q.lanes_q));
+  m.assign(p.wr_en_o, w.active & ternary(w.sel_on, w.sel_hit, zext(pos.c_q, kCountBits) < pos.lanes_q));
   m.assign(p.wr_vec_o, d.vec_q);
-  for (int c = 0; c < g.cols; ++c) m.assign(g.cols == 1 ? p.wr_mask_o : p.wr_mask_o[c], lit(kCountBits, c) < q.lanes_q);
-  m.assign(p.wr_addr_o, ternary(w.sel_on, q.maddr_q, q.maddr_q + q.off_q));
+  for (int c = 0; c < g.cols; ++c)
+    m.assign(g.cols == 1 ? p.wr_mask_o : p.wr_mask_o[c], lit(kCountBits, c) < pos.lanes_q);
+  m.assign(p.wr_addr_o, ternary(w.sel_on, pos.maddr_q, pos.maddr_q + pos.off_q));
   if (g.cols == 1) {
     m.lint_off("UNUSEDSIGNAL", "one column: the column index is always 0.");
     const Expr lane_idx_unused = m.wire("lane_idx_unused", g.col_index_bits);
-    m.assign(lane_idx_unused, ternary(w.sel_on, w.sel_lane, q.c_q));
+    m.assign(lane_idx_unused, ternary(w.sel_on, w.sel_lane, pos.c_q));
     m.lint_on("UNUSEDSIGNAL");
     m.assign(p.wr_data_o, p.rec_data_i);
   } else {
     const Expr lane_idx = m.wire("lane_idx", g.col_index_bits, "column written");
-    m.assign(lane_idx, ternary(w.sel_on, w.sel_lane, q.c_q));
+    m.assign(lane_idx, ternary(w.sel_on, w.sel_lane, pos.c_q));
     // text API: the column's part-select prints `lane_idx * A +: A` (Expr::part_at prints `lane_idx*A`,
     // and refuses a column index that can reach past the record when cols is not a power of two).
     const std::string column =
@@ -646,10 +648,10 @@ void build_out_record_walker(Module& m, const OutWriter& o) {
 Stmts out_descriptor_load(const OutWriter& o) {
   const OutWriterPorts& p = o.port;
   const OutDescriptorRegisters& d = o.desc;
-  const OutPositionRegisters& q = o.pos;
+  const OutPositionRegisters& pos = o.pos;
   const Expr one = lit(kCountBits, 1), zero_count = lit(kCountBits, 0), zero_addr = lit(kAddrBits, 0);
   const Expr first_block = ternary(p.desc_m_total_i < p.desc_m_block_i, p.desc_m_total_i, p.desc_m_block_i);
-  return {nb(q.busy_q, bit(true)),
+  return {nb(pos.busy_q, bit(true)),
           nb(d.bm1_q, p.desc_batch_i - one),
           nb(d.mtot_q, p.desc_m_total_i),
           nb(d.mblk_q, p.desc_m_block_i),
@@ -658,51 +660,51 @@ Stmts out_descriptor_load(const OutWriter& o) {
           nb(d.odm1_q, p.desc_o_div_i - one),
           nb(d.vec_q, p.desc_o_vec_i),
           nb(d.mb0_q, first_block),
-          nb(q.mb_q, first_block),
+          nb(pos.mb_q, first_block),
           nb(d.s_b_q, p.desc_s_b_i),
           nb(d.s_m_q, p.desc_s_m_i),
           nb(d.s_o2_q, p.desc_s_o2_i),
           nb(d.o_wrap_q, p.desc_o_wrap_i),
-          nb(q.c_q, lit(o.geometry.col_index_bits, 0)),
-          nb(q.mi_q, zero_count),
-          nb(q.n_q, zero_count),
-          nb(q.m0_q, zero_count),
-          nb(q.b_q, zero_count),
-          nb(q.off_q, zero_addr),
-          nb(q.noff_q, zero_addr),
-          nb(q.rem_q, zero_count),
-          nb(q.nrem_q, zero_count),
-          nb(q.lanes_q, p.desc_n_total_i),
-          nb(q.maddr_q, p.desc_base_i),
-          nb(q.blk_q, p.desc_base_i),
-          nb(q.bb_q, p.desc_base_i),
+          nb(pos.c_q, lit(o.geometry.col_index_bits, 0)),
+          nb(pos.mi_q, zero_count),
+          nb(pos.n_q, zero_count),
+          nb(pos.m0_q, zero_count),
+          nb(pos.b_q, zero_count),
+          nb(pos.off_q, zero_addr),
+          nb(pos.noff_q, zero_addr),
+          nb(pos.rem_q, zero_count),
+          nb(pos.nrem_q, zero_count),
+          nb(pos.lanes_q, p.desc_n_total_i),
+          nb(pos.maddr_q, p.desc_base_i),
+          nb(pos.blk_q, p.desc_base_i),
+          nb(pos.bb_q, p.desc_base_i),
           nb(d.sel_q, p.desc_o_sel_i),
-          nb(q.mmod_q, zero_count),
-          nb(q.mmblk_q, zero_count),
-          nb(q.nbase_q, zero_count)};
+          nb(pos.mmod_q, zero_count),
+          nb(pos.mmblk_q, zero_count),
+          nb(pos.nbase_q, zero_count)};
 }
 
 // After a block's last record: the next block of the batch item, or the next batch item (the last one
 // ends the descriptor).
 Stmts out_next_block(const OutWriter& o) {
   const OutDescriptorRegisters& d = o.desc;
-  const OutPositionRegisters& q = o.pos;
+  const OutPositionRegisters& pos = o.pos;
   const OutWalkerWires& w = o.walk;
   const Expr zero_count = lit(kCountBits, 0), zero_addr = lit(kAddrBits, 0);
-  return {nb(q.n_q, zero_count),
-          nb(q.noff_q, zero_addr),
-          nb(q.nrem_q, zero_count),
-          nb(q.off_q, zero_addr),
-          nb(q.rem_q, zero_count),
-          nb(q.lanes_q, d.ntot_q),
-          if_(~sum_at_least(q.m0_q, d.mblk_q, d.mtot_q),
-              {nb(q.m0_q, w.m0_next), nb(q.mb_q, ternary(w.m_left < d.mblk_q, w.m_left, d.mblk_q)),
-               nb(q.blk_q, q.maddr_q + d.s_m_q), nb(q.maddr_q, q.maddr_q + d.s_m_q), nb(q.mmblk_q, w.mmod_next),
-               nb(q.mmod_q, w.mmod_next), nb(q.nbase_q, zero_count)},
-              {nb(q.m0_q, zero_count), nb(q.mb_q, d.mb0_q), nb(q.b_q, q.b_q + lit(kCountBits, 1)),
-               nb(q.bb_q, q.bb_q + d.s_b_q), nb(q.blk_q, q.bb_q + d.s_b_q), nb(q.maddr_q, q.bb_q + d.s_b_q),
-               nb(q.mmblk_q, zero_count), nb(q.mmod_q, zero_count), nb(q.nbase_q, zero_count),
-               if_(q.b_q == d.bm1_q, {nb(q.busy_q, bit(false)), nb(q.done_q, bit(true))})})};
+  return {nb(pos.n_q, zero_count),
+          nb(pos.noff_q, zero_addr),
+          nb(pos.nrem_q, zero_count),
+          nb(pos.off_q, zero_addr),
+          nb(pos.rem_q, zero_count),
+          nb(pos.lanes_q, d.ntot_q),
+          if_(~sum_at_least(pos.m0_q, d.mblk_q, d.mtot_q),
+              {nb(pos.m0_q, w.m0_next), nb(pos.mb_q, ternary(w.m_left < d.mblk_q, w.m_left, d.mblk_q)),
+               nb(pos.blk_q, pos.maddr_q + d.s_m_q), nb(pos.maddr_q, pos.maddr_q + d.s_m_q),
+               nb(pos.mmblk_q, w.mmod_next), nb(pos.mmod_q, w.mmod_next), nb(pos.nbase_q, zero_count)},
+              {nb(pos.m0_q, zero_count), nb(pos.mb_q, d.mb0_q), nb(pos.b_q, pos.b_q + lit(kCountBits, 1)),
+               nb(pos.bb_q, pos.bb_q + d.s_b_q), nb(pos.blk_q, pos.bb_q + d.s_b_q), nb(pos.maddr_q, pos.bb_q + d.s_b_q),
+               nb(pos.mmblk_q, zero_count), nb(pos.mmod_q, zero_count), nb(pos.nbase_q, zero_count),
+               if_(pos.b_q == d.bm1_q, {nb(pos.busy_q, bit(false)), nb(pos.done_q, bit(true))})})};
 }
 
 // A handled element: the next column of the record, or after the record's last the next vector of the
@@ -710,22 +712,23 @@ Stmts out_next_block(const OutWriter& o) {
 Stmts out_record_step(const OutWriter& o) {
   const OutGeometry& g = o.geometry;
   const OutDescriptorRegisters& d = o.desc;
-  const OutPositionRegisters& q = o.pos;
+  const OutPositionRegisters& pos = o.pos;
   const OutWalkerWires& w = o.walk;
   const Expr one = lit(kCountBits, 1), cols = lit(kCountBits, g.cols);
-  const Expr next_tile_offset = ternary(d.vec_q, q.noff_q + lit(kAddrBits, g.cols), w.off_next);
-  return {if_(~w.lane_last,
-              {nb(q.c_q, q.c_q + lit(g.col_index_bits, 1)), nb(q.off_q, w.off_next), nb(q.rem_q, w.rem_next)},
-              {nb(q.c_q, lit(g.col_index_bits, 0)),
-               if_(bare(q.mi_q + one) != q.mb_q,
-                   {nb(q.mi_q, q.mi_q + one), nb(q.maddr_q, q.maddr_q + d.s_m_q), nb(q.off_q, q.noff_q),
-                    nb(q.rem_q, q.nrem_q), nb(q.mmod_q, w.mmod_next)},
-                   {nb(q.mi_q, lit(kCountBits, 0)),
-                    if_(q.n_q != d.ntm1_q,
-                        {nb(q.n_q, q.n_q + one), nb(q.noff_q, next_tile_offset), nb(q.nrem_q, w.rem_next),
-                         nb(q.off_q, next_tile_offset), nb(q.rem_q, w.rem_next), nb(q.lanes_q, q.lanes_q - cols),
-                         nb(q.maddr_q, q.blk_q), nb(q.mmod_q, q.mmblk_q), nb(q.nbase_q, q.nbase_q + cols)},
-                        out_next_block(o))})})};
+  const Expr next_tile_offset = ternary(d.vec_q, pos.noff_q + lit(kAddrBits, g.cols), w.off_next);
+  return {
+      if_(~w.lane_last,
+          {nb(pos.c_q, pos.c_q + lit(g.col_index_bits, 1)), nb(pos.off_q, w.off_next), nb(pos.rem_q, w.rem_next)},
+          {nb(pos.c_q, lit(g.col_index_bits, 0)),
+           if_(bare(pos.mi_q + one) != pos.mb_q,
+               {nb(pos.mi_q, pos.mi_q + one), nb(pos.maddr_q, pos.maddr_q + d.s_m_q), nb(pos.off_q, pos.noff_q),
+                nb(pos.rem_q, pos.nrem_q), nb(pos.mmod_q, w.mmod_next)},
+               {nb(pos.mi_q, lit(kCountBits, 0)),
+                if_(pos.n_q != d.ntm1_q,
+                    {nb(pos.n_q, pos.n_q + one), nb(pos.noff_q, next_tile_offset), nb(pos.nrem_q, w.rem_next),
+                     nb(pos.off_q, next_tile_offset), nb(pos.rem_q, w.rem_next), nb(pos.lanes_q, pos.lanes_q - cols),
+                     nb(pos.maddr_q, pos.blk_q), nb(pos.mmod_q, pos.mmblk_q), nb(pos.nbase_q, pos.nbase_q + cols)},
+                    out_next_block(o))})})};
 }
 
 }  // namespace
@@ -834,62 +837,65 @@ Module build_act_pass(const AccelConfig& cfg) {
            "vector at out_base + v*out_s_v. Fill: writes value to count elements at out_base + e*out_s_e,\n"
            "one per cycle. done_o pulses after the last write.");
   const ActPassPorts p = declare_act_pass_ports(m, cfg);
-  const ActPassRegisters r = declare_act_pass_registers(m, cfg);
+  const ActPassRegisters regs = declare_act_pass_registers(m, cfg);
   const Expr r_vlast = m.wire("r_vlast", 1, "the reader's element is its vector's last");
   const Expr w_take = m.wire("w_take", 1, "a result (or a Fill element) is written this cycle");
   const Expr w_vlast = m.wire("w_vlast", 1, "it is its vector's last");
   const Expr w_last = m.wire("w_last", 1, "it is the descriptor's last");
   m.blank();
-  m.assign(r_vlast, r.re_q == r.nm1_q);
-  m.assign(p.rd_en_o, r.reading_q);
-  m.assign(p.rd_addr_o, r.raddr_q);
-  m.assign(p.act_valid_o, r.p_q);
+  m.assign(r_vlast, regs.re_q == regs.nm1_q);
+  m.assign(p.rd_en_o, regs.reading_q);
+  m.assign(p.rd_addr_o, regs.raddr_q);
+  m.assign(p.act_valid_o, regs.p_q);
   m.assign(p.act_data_o, p.rd_data_i);
-  m.assign(w_take, r.busy_q & (r.fill_q | p.res_valid_i));
-  m.assign(w_vlast, r.fill_q | r.norm_q | (r.we_q == r.nm1_q));
-  m.assign(w_last, w_vlast & (r.wv_q == r.cm1_q));
+  m.assign(w_take, regs.busy_q & (regs.fill_q | p.res_valid_i));
+  m.assign(w_vlast, regs.fill_q | regs.norm_q | (regs.we_q == regs.nm1_q));
+  m.assign(w_last, w_vlast & (regs.wv_q == regs.cm1_q));
   m.assign(p.wr_en_o, w_take);
-  m.assign(p.wr_addr_o, r.waddr_q);
-  m.assign(p.wr_data_o, ternary(r.fill_q, sext(r.value_q, p.wr_data_o.width()), p.res_data_i));
+  m.assign(p.wr_addr_o, regs.waddr_q);
+  m.assign(p.wr_data_o, ternary(regs.fill_q, sext(regs.value_q, p.wr_data_o.width()), p.res_data_i));
 
   const Expr lo = bit(false), hi = bit(true), one = lit(kCountBits, 1), one_vector = lit(kVectorCountBits, 1);
   const Expr zero_count = lit(kCountBits, 0), zero_vector = lit(kVectorCountBits, 0);
-  const Stmts load = {nb(r.busy_q, hi),
-                      nb(r.reading_q, ~p.fill_i),
-                      nb(r.fill_q, p.fill_i),
-                      nb(r.norm_q, p.desc_norm_i),
-                      nb(r.cm1_q, p.desc_count_i - one_vector),
-                      nb(r.nm1_q, p.desc_n_i - one),
-                      nb(r.s_iv_q, p.desc_in_s_v_i),
-                      nb(r.s_ie_q, p.desc_in_s_e_i),
-                      nb(r.s_ov_q, p.desc_out_s_v_i),
-                      nb(r.s_oe_q, p.desc_out_s_e_i),
-                      nb(r.value_q, p.desc_value_i),
-                      nb(r.rv_q, zero_vector),
-                      nb(r.re_q, zero_count),
-                      nb(r.raddr_q, p.desc_in_base_i),
-                      nb(r.rvaddr_q, p.desc_in_base_i),
-                      nb(r.wv_q, zero_vector),
-                      nb(r.we_q, zero_count),
-                      nb(r.waddr_q, p.desc_out_base_i),
-                      nb(r.wvaddr_q, p.desc_out_base_i)};
-  const Stmt read_step = if_(
-      r.reading_q, {if_(r_vlast,
-                        {nb(r.re_q, zero_count), nb(r.rv_q, r.rv_q + one_vector), nb(r.rvaddr_q, r.rvaddr_q + r.s_iv_q),
-                         nb(r.raddr_q, r.rvaddr_q + r.s_iv_q), if_(r.rv_q == r.cm1_q, {nb(r.reading_q, lo)})},
-                        {nb(r.re_q, r.re_q + one), nb(r.raddr_q, r.raddr_q + r.s_ie_q)})});
-  const Stmt write_step =
-      if_(w_take, {if_(w_last, {nb(r.busy_q, lo), nb(r.done_q, hi)}),
-                   if_(r.fill_q, {nb(r.wv_q, r.wv_q + one_vector), nb(r.waddr_q, r.waddr_q + r.s_oe_q)},
-                       {if_(w_vlast,
-                            {nb(r.we_q, zero_count), nb(r.wv_q, r.wv_q + one_vector),
-                             nb(r.wvaddr_q, r.wvaddr_q + r.s_ov_q), nb(r.waddr_q, r.wvaddr_q + r.s_ov_q)},
-                            {nb(r.we_q, r.we_q + one), nb(r.waddr_q, r.waddr_q + r.s_oe_q)})})});
-  m.always_ff_reset(with_zero_reset(m, {nb(r.busy_q, lo), nb(r.done_q, lo), nb(r.reading_q, lo), nb(r.p_q, lo)},
-                                    assigned_signals(load)),
-                    {nb(r.done_q, lo), nb(r.p_q, r.reading_q), if_(p.start_i, load, {read_step, write_step})});
-  m.assign(p.busy_o, r.busy_q);
-  m.assign(p.done_o, r.done_q);
+  const Stmts load = {nb(regs.busy_q, hi),
+                      nb(regs.reading_q, ~p.fill_i),
+                      nb(regs.fill_q, p.fill_i),
+                      nb(regs.norm_q, p.desc_norm_i),
+                      nb(regs.cm1_q, p.desc_count_i - one_vector),
+                      nb(regs.nm1_q, p.desc_n_i - one),
+                      nb(regs.s_iv_q, p.desc_in_s_v_i),
+                      nb(regs.s_ie_q, p.desc_in_s_e_i),
+                      nb(regs.s_ov_q, p.desc_out_s_v_i),
+                      nb(regs.s_oe_q, p.desc_out_s_e_i),
+                      nb(regs.value_q, p.desc_value_i),
+                      nb(regs.rv_q, zero_vector),
+                      nb(regs.re_q, zero_count),
+                      nb(regs.raddr_q, p.desc_in_base_i),
+                      nb(regs.rvaddr_q, p.desc_in_base_i),
+                      nb(regs.wv_q, zero_vector),
+                      nb(regs.we_q, zero_count),
+                      nb(regs.waddr_q, p.desc_out_base_i),
+                      nb(regs.wvaddr_q, p.desc_out_base_i)};
+  const Stmt read_step =
+      if_(regs.reading_q,
+          {if_(r_vlast,
+               {nb(regs.re_q, zero_count), nb(regs.rv_q, regs.rv_q + one_vector),
+                nb(regs.rvaddr_q, regs.rvaddr_q + regs.s_iv_q), nb(regs.raddr_q, regs.rvaddr_q + regs.s_iv_q),
+                if_(regs.rv_q == regs.cm1_q, {nb(regs.reading_q, lo)})},
+               {nb(regs.re_q, regs.re_q + one), nb(regs.raddr_q, regs.raddr_q + regs.s_ie_q)})});
+  const Stmt write_step = if_(
+      w_take, {if_(w_last, {nb(regs.busy_q, lo), nb(regs.done_q, hi)}),
+               if_(regs.fill_q, {nb(regs.wv_q, regs.wv_q + one_vector), nb(regs.waddr_q, regs.waddr_q + regs.s_oe_q)},
+                   {if_(w_vlast,
+                        {nb(regs.we_q, zero_count), nb(regs.wv_q, regs.wv_q + one_vector),
+                         nb(regs.wvaddr_q, regs.wvaddr_q + regs.s_ov_q), nb(regs.waddr_q, regs.wvaddr_q + regs.s_ov_q)},
+                        {nb(regs.we_q, regs.we_q + one), nb(regs.waddr_q, regs.waddr_q + regs.s_oe_q)})})});
+  m.always_ff_reset(
+      with_zero_reset(m, {nb(regs.busy_q, lo), nb(regs.done_q, lo), nb(regs.reading_q, lo), nb(regs.p_q, lo)},
+                      assigned_signals(load)),
+      {nb(regs.done_q, lo), nb(regs.p_q, regs.reading_q), if_(p.start_i, load, {read_step, write_step})});
+  m.assign(p.busy_o, regs.busy_q);
+  m.assign(p.done_o, regs.done_q);
   return m;
 }
 
