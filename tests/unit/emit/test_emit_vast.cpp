@@ -188,6 +188,19 @@ TEST(VastExpr, Parentheses) {
   EXPECT_FALSE(paren(f.w).is_lvalue());
 }
 
+TEST(VastExpr, BareBinaryUnderALooserOperator) {
+  Fixture f;
+  EXPECT_EQ((bare(f.a + f.b) >= f.c).text(), "a_i + b_i >= c_i");
+  EXPECT_EQ((f.a < bare(f.b + f.c)).text(), "a_i < b_i + c_i");
+  EXPECT_EQ((f.s & bare(f.a == f.b)).text(), "s_i & a_i == b_i");
+  EXPECT_EQ((bare(f.a & f.b) + f.c).text(), "(a_i & b_i) + c_i");  // & binds less tightly than +
+  EXPECT_EQ((f.a - bare(f.b - f.c)).text(), "a_i - (b_i - c_i)");  // same level: as usual
+  EXPECT_EQ(ternary(bare(f.a == f.b), f.a, f.b).text(), "(a_i == b_i) ? a_i : b_i");
+  EXPECT_EQ(bare(f.a + f.b).text(), "a_i + b_i");
+  EXPECT_NE(error_of([&] { (void)bare(f.a); }), "");
+  EXPECT_NE(error_of([&] { (void)bare(ternary(f.s, f.a, f.b)); }), "");
+}
+
 TEST(VastExpr, ConcatenationAndReplication) {
   Fixture f;
   EXPECT_EQ(cat({f.a, f.s}).text(), "{a_i, s_i}");
