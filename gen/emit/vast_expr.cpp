@@ -7,7 +7,7 @@
 namespace capsgen::emit {
 
 struct Expr::Node {
-  enum class Kind { kRef, kConst, kUnary, kBinary, kTernary, kConcat, kReplicate, kSelect, kWord, kExtend };
+  enum class Kind { kRef, kConst, kUnary, kBinary, kTernary, kConcat, kReplicate, kSelect, kWord, kExtend, kParen };
   Kind kind = Kind::kConst;
   int width = 1;
   Dim dim = 1;  // kRef: the declared width
@@ -104,6 +104,8 @@ std::string print(const Node& n) {
       return fmt::format("{{{}{{{}}}}}", n.count.operand(), print(n.args[0].node()));
     case Kind::kWord:
       return fmt::format("{}[{}]", n.text, print(n.args[0].node()));
+    case Kind::kParen:
+      return parens(print(n.args[0].node()));
   }
   return "";
 }
@@ -414,6 +416,12 @@ Expr rep(const Dim& count, const Expr& e) {
   auto n = make(Kind::kReplicate, static_cast<int>(count.value() * e.width()), {e}, "");
   n->count = count;
   if (count.value() < 1) fail(n->module, fmt::format("replication count {}", count.value()), print(*n));
+  return Expr(n);
+}
+
+Expr parenthesized(const Expr& e) {
+  auto n = make(Kind::kParen, e.width(), {e}, "(" + e.text() + ")");
+  n->is_signed = e.is_signed();
   return Expr(n);
 }
 

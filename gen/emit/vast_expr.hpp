@@ -167,6 +167,10 @@ Expr full_product(const Expr& a, const Expr& b);
 Expr ternary(const Expr& select, const Expr& if_true, const Expr& if_false);  // s ? t : f
 Expr cat(const std::vector<Expr>& parts);                                    // {a, b, ...}
 Expr rep(const Dim& count, const Expr& e);                                   // {N{e}}
+// (e): parentheses the rules above leave out, for output that keeps them, e.g. a ternary selector
+// `(a & b) ? x : y` or `(|a) ? x : y`. Same width and signedness as e; an operand like a signal
+// (never a second pair around it).
+Expr parenthesized(const Expr& e);
 
 // Extensions to `to` bits (to >= the operand's width; the operand itself when equal).
 // zext: {N'd0, v} or {{(To-From){1'b0}}, v}.

@@ -160,6 +160,17 @@ TEST(VastExpr, Ternary) {
   EXPECT_EQ(ternary(f.s, f.a, f.b).width(), 4);
 }
 
+TEST(VastExpr, Parenthesized) {
+  Fixture f;
+  EXPECT_EQ(ternary(parenthesized(f.s & f.t), f.a, f.b).text(), "(s_i & t_i) ? a_i : b_i");
+  EXPECT_EQ(ternary(parenthesized(reduce_or(f.a)), f.a, f.b).text(), "(|a_i) ? a_i : b_i");
+  EXPECT_EQ((~parenthesized(f.a & f.b)).text(), "~(a_i & b_i)");              // no second pair
+  EXPECT_EQ((parenthesized(f.a + f.b) == f.c).text(), "(a_i + b_i) == c_i");  // no second pair
+  EXPECT_EQ(parenthesized(f.p).width(), f.p.width());
+  EXPECT_TRUE(parenthesized(f.p).is_signed());
+  EXPECT_FALSE(parenthesized(f.w).is_lvalue());
+}
+
 TEST(VastExpr, ConcatenationAndReplication) {
   Fixture f;
   EXPECT_EQ(cat({f.a, f.s}).text(), "{a_i, s_i}");
