@@ -42,6 +42,15 @@ inline Expr sat_u(const Expr& v, int to) {
   return ternary(parenthesized(reduce_or(bits(v, from - 1, to))), all_ones(to), bits(v, to - 1, 0));
 }
 
+// The ports every activation ROM (and its drop-ins) has: clk_i, addr_i, data_o.
+struct ActRomPorts {
+  Expr clk, addr, data;
+};
+ActRomPorts declare_act_rom_ports(Module& m, int addr_bits, int data_bits);
+// A module with only those ports: what an instance of such a ROM is checked against, without
+// building its table.
+Module act_rom_interface(const std::string& name, int addr_bits, int data_bits);
+
 // ---- Verilog text (deprecated) -------------------------------------------------------------------
 
 inline std::string lit(int width, long long value) { return fmt::format("{}'d{}", width, value); }
