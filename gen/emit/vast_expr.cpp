@@ -101,8 +101,6 @@ std::string print(const Node& n) {
                          print_operand(n.args[1].node(), n, false),
                          n.chain && f.kind == Kind::kTernary && f.chain ? print(f) : print_operand(f, n, true));
     }
-    case Kind::kParen:
-      return "(" + print(n.args[0].node()) + ")";
     case Kind::kConcat: {
       std::string s = "{";
       for (std::size_t i = 0; i < n.args.size(); ++i) s += (i ? ", " : "") + print(n.args[i].node());
@@ -112,6 +110,8 @@ std::string print(const Node& n) {
       return fmt::format("{{{}{{{}}}}}", n.count.operand(), print(n.args[0].node()));
     case Kind::kWord:
       return fmt::format("{}[{}]", n.text, print(n.args[0].node()));
+    case Kind::kParen:
+      return parens(print(n.args[0].node()));
   }
   return "";
 }

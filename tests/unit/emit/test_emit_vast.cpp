@@ -186,6 +186,9 @@ TEST(VastExpr, Parentheses) {
   EXPECT_EQ(paren(f.p).width(), 8);
   EXPECT_TRUE(paren(f.p).is_signed());
   EXPECT_FALSE(paren(f.w).is_lvalue());
+  EXPECT_EQ(ternary(paren(reduce_or(f.a)), f.a, f.b).text(), "(|a_i) ? a_i : b_i");
+  EXPECT_EQ((~paren(f.a & f.b)).text(), "~(a_i & b_i)");              // no second pair
+  EXPECT_EQ((paren(f.a + f.b) == f.c).text(), "(a_i + b_i) == c_i");  // no second pair
 }
 
 TEST(VastExpr, BareBinaryUnderALooserOperator) {
