@@ -416,9 +416,7 @@ void build_vector_framing(Module& m, const ActivationUnit& u, const ActGeometry&
   m.assign(f.norm_shift, ternary(f.first, u.io.norm_shift, f.norm_shift_q));
   m.assign(f.is_vector, (f.func == function_code(ActFunc::kNorm)) | (f.func == function_code(ActFunc::kSquash)) |
                             (f.func == function_code(ActFunc::kSoftmax)));
-  // text API: the printer parenthesizes the sum under the comparison, `(cnt_q + 1) == cur_len`.
-  m.assign(f.last.text(), fmt::format("~{} | ({} + {} == {})", f.is_vector.text(), f.count.text(),
-                                      lit(len_bits, 1).text(), f.len.text()));
+  m.assign(f.last, ~f.is_vector | (bare(f.count + lit(len_bits, 1)) == f.len));
 }
 
 // target = guard ? value : v[index], where the index can reach past v and the guard covers exactly
