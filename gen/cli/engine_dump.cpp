@@ -8,6 +8,7 @@
 
 #include "compiler/compiler.hpp"
 #include "compiler/executor.hpp"
+#include "config/act_params.hpp"
 #include "core/atomic_file.hpp"
 #include "core/input_error.hpp"
 #include "emit/activation.hpp"
@@ -38,7 +39,7 @@ void dump_engine(const Workload& w, const isa::Program& prog, const std::string&
   std::vector<std::int32_t> mem = build_image(prog, w.net, w.qm, input);
   const FixedTrace golden = run_golden(w.cfg, w.net, w.qm, input);
   write_file_atomic(dir + "/initial.mem", image_bytes(mem));
-  const isa::ActTables tables(fx::ActParams::from_config(w.cfg));
+  const isa::ActTables tables(act_params(w.cfg));
   const int rows = w.cfg.array.rows, cols = w.cfg.array.cols, max_len = emit::act_geometry(w.cfg).max_len;
   // "# golden P" is read by the testbench: the golden model's prediction its RTL prediction must equal.
   std::string index = fmt::format("# {} on {}: descriptors for tb_blocks engine --program\n# input {}, label {}\n# golden {}\n",

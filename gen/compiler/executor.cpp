@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 
+#include "config/act_params.hpp"
 #include "isa/gemm_ref.hpp"
 #include "numerics/activation.hpp"
 #include "numerics/fixed.hpp"
@@ -39,7 +40,7 @@ void run_gemm(const AccelConfig& cfg, const isa::Gemm& g, Memory& mem, ExecStats
 
 ExecStats execute_program(const AccelConfig& cfg, const isa::Program& prog, std::vector<std::int32_t>& m,
                           const std::function<void(std::size_t)>& after) {
-  const isa::ActTables tables(fx::ActParams::from_config(cfg));
+  const isa::ActTables tables(act_params(cfg));
   Memory mem(m);
   ExecStats st;
   isa::AccState acc;

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "compiler/access.hpp"
+#include "config/act_params.hpp"
 #include "core/bits.hpp"
 #include "isa/gemm_ref.hpp"
 #include "numerics/activation.hpp"
@@ -101,7 +102,7 @@ bool loads_what_stores(const Part& a, const Part& b) {
 }  // namespace
 
 std::optional<std::string> unrunnable_operation(const AccelConfig& cfg, const isa::Program& prog) {
-  const isa::ActTables tables(fx::ActParams::from_config(cfg));
+  const isa::ActTables tables(act_params(cfg));
   for (std::size_t i = 0; i < prog.instrs.size(); ++i) {
     isa::EngineDescriptor d;
     std::string why;
@@ -266,7 +267,7 @@ FrameProgram build_frame_program(const AccelConfig& cfg, const isa::Program& pro
   const isa::FrameGeometry& g = fp.geometry;
   const SectorMap sec(cfg, sp.map);
   const DramBytes bytes(prog, sp);
-  const isa::ActTables tables(fx::ActParams::from_config(cfg));
+  const isa::ActTables tables(act_params(cfg));
   const std::size_t n = sp.parts.size();
   // Sectors of each part: every on-chip element its loads and stores touch (its engine accesses lie
   // in those buffers; run_frame_program checks it).
@@ -369,7 +370,7 @@ FrameCheck run_frame_program(const AccelConfig& cfg, const isa::Program& prog, c
   const OnchipMap& map = sp.map;
   const SectorMap sec(cfg, map);
   const DramBytes bytes(prog, sp);
-  const isa::ActTables tables(fx::ActParams::from_config(cfg));
+  const isa::ActTables tables(act_params(cfg));
   const isa::GemmShape shape{cfg.array.rows, cfg.array.cols, cfg.widths.psum, cfg.widths.act};
   const std::vector<Mask> eng_sectors = engine_sectors(cfg, sp);
   if (std::int64_t(dram.size()) < prog.size) dram.resize(std::size_t(prog.size), 0);

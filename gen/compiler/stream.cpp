@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "config/act_params.hpp"
 #include "dram/dram_spec.hpp"
 #include "isa/engine_timing.hpp"
 #include "isa/gemm_ref.hpp"
@@ -721,7 +722,7 @@ StreamStats execute_streamed(const AccelConfig& cfg, const isa::Program& prog, c
   if (std::int64_t(dram.size()) < prog.size) dram.resize(std::size_t(prog.size), 0);
   std::vector<std::int32_t> chip(std::size_t(map.size()), 0);
   std::vector<std::uint8_t> defined(std::size_t(map.size()), 0);
-  const isa::ActTables tables(fx::ActParams::from_config(cfg));
+  const isa::ActTables tables(act_params(cfg));
   const isa::GemmShape shape{cfg.array.rows, cfg.array.cols, cfg.widths.psum, cfg.widths.act};
   isa::AccState accs;  // the engine's accumulators, carried from part to part
   for (std::size_t pi = 0; pi < sp.parts.size(); ++pi) {

@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "emit/activation.hpp"
+#include "config/act_params.hpp"
 #include "numerics/activation.hpp"
 #include "numerics/pim_approx.hpp"
 
@@ -31,7 +32,7 @@ Expr sat_u_expr(const Expr& v, int to) {
 }  // namespace
 
 Module build_act_pim_exp(const AccelConfig& cfg) {
-  const fx::ActParams p = fx::ActParams::from_config(cfg);
+  const fx::ActParams p = act_params(cfg);
   const int EI = p.exp_in_bits, EO = p.exp_out_bits;
   const std::int64_t R = p.exp_recovery_q;
   const int s0 = p.exp_addr_frac() + 15 - pim::kFrac;  // alignment of a * log2(e) to Q16
@@ -108,7 +109,7 @@ Module build_act_pim_exp(const AccelConfig& cfg) {
 }
 
 Module build_act_pim_rsqrt(const AccelConfig& cfg) {
-  const fx::ActParams p = fx::ActParams::from_config(cfg);
+  const fx::ActParams p = act_params(cfg);
   const int SI = p.sqrt_in_bits, SO = p.sqrt_out_bits, sf = p.sqrt_frac();
   const int emax = (SI - 1) / 2;
   Module m(kActPimRsqrtModule,

@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "emit/activation.hpp"
+#include "config/act_params.hpp"
 #include "emit/activation_internal.hpp"
 #include "numerics/activation.hpp"
 
@@ -16,13 +17,13 @@ using detail::bits;
 using detail::declare_act_rom_ports;
 
 std::vector<std::uint32_t> act_sqrt_table(const AccelConfig& cfg) {
-  return fx::build_sqrt_lut(fx::ActParams::from_config(cfg));
+  return fx::build_sqrt_lut(act_params(cfg));
 }
 std::vector<std::uint32_t> act_squash_table(const AccelConfig& cfg) {
-  return fx::build_squash_lut(fx::ActParams::from_config(cfg));
+  return fx::build_squash_lut(act_params(cfg));
 }
 std::vector<std::uint32_t> act_exp_table(const AccelConfig& cfg) {
-  return fx::build_exp_lut(fx::ActParams::from_config(cfg));
+  return fx::build_exp_lut(act_params(cfg));
 }
 
 std::string rom_hex(const std::vector<std::uint32_t>& table, int data_bits) {
@@ -112,7 +113,7 @@ Stmts restoring_sqrt(const Expr& y, const Expr& remainder, const Expr& trial, co
 // restoring (digit-by-digit) square root, unrolled in one combinational block.
 Module build_act_sqrt_computed(const AccelConfig& cfg) {
   const int in_bits = cfg.norm.sqrt_in_bits, out_bits = cfg.norm.sqrt_out_bits;
-  const int sqrt_frac = fx::ActParams::from_config(cfg).sqrt_frac();
+  const int sqrt_frac = act_params(cfg).sqrt_frac();
   Module m(kActSqrtRomModule,
            fmt::format("sqrt table of the Norm unit, computed rather than stored ({} entries would be too many for a\n"
                        "case ROM): data = min({}, round(sqrt(addr) * 2^{})), exactly the numerics build_sqrt_lut\n"

@@ -6,6 +6,7 @@
 #include <climits>
 #include <cmath>
 
+#include "config/act_params.hpp"
 #include "core/bits.hpp"
 #include "core/input_error.hpp"
 #include "numerics/fixed.hpp"
@@ -58,7 +59,7 @@ QuantizedModel quantize_model(const AccelConfig& cfg, const Network& net, const 
                               const CalibrationStats& stats) {
   QuantizedModel qm;
   require_capsnet_layers(net, "the quantizer");
-  qm.act = fx::ActParams::from_config(cfg);
+  qm.act = act_params(cfg);
   qm.sqrt_lut = fx::build_sqrt_lut(qm.act);
   qm.squash_lut = fx::build_squash_lut(qm.act);
   qm.exp_lut = fx::build_exp_lut(qm.act);

@@ -4,33 +4,10 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "config/accel_config.hpp"
 #include "numerics/fixed.hpp"
 #include "numerics/pim_approx.hpp"
 
 namespace capsgen::fx {
-
-ActParams ActParams::from_config(const AccelConfig& cfg) {
-  ActParams p;
-  p.act_bits = cfg.widths.act;
-  p.sqrt_in_bits = cfg.norm.sqrt_in_bits;
-  p.sqrt_out_bits = cfg.norm.sqrt_out_bits;
-  p.sq_gain = cfg.squash.kind == SquashKind::kGain;
-  p.sq_elem_bits = cfg.squash.elem_bits;
-  p.sq_gain_bits = cfg.squash.gain_bits;
-  p.sq_norm_bits = cfg.squash.norm_bits;
-  p.sq_out_bits = cfg.squash.out_bits;
-  p.sq_in_frac = cfg.squash.in_frac;
-  p.sq_norm_shift = cfg.squash.norm_shift;
-  p.exp_in_bits = cfg.softmax.exp_in_bits;
-  p.exp_out_bits = cfg.softmax.exp_out_bits;
-  p.sm_in_frac = cfg.softmax.in_frac;
-  p.exp_pim = cfg.softmax.exp_kind == ExpKind::kPimShift;
-  p.exp_recovery_q = p.exp_pim && cfg.softmax.exp_recovery ? pim::exp_recovery_q(p) : 0;
-  p.divide_pim = cfg.softmax.divide_kind == DivideKind::kPimReciprocal;
-  p.sqrt_pim = cfg.norm.sqrt_kind == SqrtKind::kPimRsqrt;
-  return p;
-}
 
 // sqrt(a) < 2^ceil(in/2): scaling by 2^(out - ceil(in/2)) uses the output range fully.
 int ActParams::sqrt_frac() const { return sqrt_out_bits - (sqrt_in_bits + 1) / 2; }

@@ -7,10 +7,6 @@
 #include <cstdint>
 #include <vector>
 
-namespace capsgen {
-struct AccelConfig;
-}
-
 namespace capsgen::fx {
 
 // Widths and fixed formats of the activation unit, taken from one preset.
@@ -33,8 +29,6 @@ struct ActParams {
   std::int64_t exp_recovery_q = 0;  // exp_pim: accuracy-recovery constant (Q1.exp_out_bits), 0 = none
   bool divide_pim = false;       // softmax divide through pim::divide_recip instead of the divider
   bool sqrt_pim = false;         // norm sqrt through pim::sqrt_rsqrt instead of the sqrt LUT
-
-  static ActParams from_config(const AccelConfig& cfg);
 
   // Derived formats (see docs/numerics.md).
   int sqrt_frac() const;        // fraction bits of the sqrt LUT output relative to sqrt(address)

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "config/accel_config.hpp"
+#include "config/act_params.hpp"
 #include "emit/activation.hpp"
 #include "emit/design.hpp"
 #include "emit/generate.hpp"
@@ -133,7 +134,7 @@ std::vector<std::uint64_t> parse_hex(const std::string& text) {
 void check_roms(const AccelConfig& cfg) {
   SCOPED_TRACE(cfg.name);
   const Design d = emit_act_spm(cfg);
-  const fx::ActParams p = fx::ActParams::from_config(cfg);
+  const fx::ActParams p = act_params(cfg);
   struct Rom {
     const char* module;
     std::vector<std::uint32_t> table;

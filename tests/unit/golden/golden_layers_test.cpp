@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "core/rng.hpp"
+#include "config/act_params.hpp"
 #include "golden/fixed_model.hpp"
 #include "golden_util.hpp"
 #include "numerics/activation.hpp"
@@ -15,7 +16,7 @@ namespace {
 // computed by hand.
 QuantizedModel hand_model(const AccelConfig& cfg) {
   QuantizedModel qm;
-  qm.act = fx::ActParams::from_config(cfg);
+  qm.act = act_params(cfg);
   qm.sqrt_lut = fx::build_sqrt_lut(qm.act);
   qm.squash_lut = fx::build_squash_lut(qm.act);
   qm.exp_lut = fx::build_exp_lut(qm.act);
