@@ -7,13 +7,14 @@
 namespace capsgen::emit {
 
 struct Expr::Node {
-  enum class Kind { kRef, kConst, kUnary, kBinary, kTernary, kConcat, kReplicate, kSelect, kWord, kExtend };
+  enum class Kind { kRef, kConst, kUnary, kBinary, kTernary, kConcat, kReplicate, kSelect, kWord, kExtend, kParen };
   Kind kind = Kind::kConst;
   int width = 1;
   Dim dim = 1;  // kRef: the declared width
   bool is_signed = false;
   bool assignable = false;
   bool full_product = false;
+  bool chained = false;    // kTernary: the false branch of a ternary_chain, printed bare there
   std::string module;      // the module whose signals the expression reads ("" for constants)
   std::string text;        // kRef: name; kConst: literal; kUnary/kBinary: operator; kSelect/kExtend: printed form
   std::vector<Expr> args;  // operands
@@ -62,7 +63,8 @@ std::string parens(const std::string& s) { return "(" + s + ")"; }
 // An operand of `parent`, parenthesized where needed (see the rules in vast_expr.hpp).
 std::string print_operand(const Node& child, const Node& parent, bool right) {
   const std::string s = print(child);
-  if (child.kind == Kind::kTernary) return parens(s);
+  if (child.kind == Kind::kTernary)
+    return parent.kind == Kind::kTernary && right && child.chained ? s : parens(s);
   switch (parent.kind) {
     case Kind::kUnary:
       return child.kind == Kind::kBinary || child.kind == Kind::kUnary ? parens(s) : s;
@@ -102,6 +104,8 @@ std::string print(const Node& n) {
       return fmt::format("{{{}{{{}}}}}", n.count.operand(), print(n.args[0].node()));
     case Kind::kWord:
       return fmt::format("{}[{}]", n.text, print(n.args[0].node()));
+    case Kind::kParen:
+      return parens(print(n.args[0].node()));
   }
   return "";
 }
@@ -351,6 +355,28 @@ Expr ternary(const Expr& s, const Expr& t, const Expr& f) {
   if (s.width() != 1) fail(n->module, fmt::format("ternary selector has {} bits", s.width()), expr);
   if (t.width() != f.width()) fail(n->module, fmt::format("ternary branches have {} and {} bits", t.width(), f.width()), expr);
   n->is_signed = t.is_signed() && f.is_signed();
+  return Expr(n);
+}
+
+Expr ternary_chain(const std::vector<std::pair<Expr, Expr>>& arms, const Expr& otherwise) {
+  if (arms.empty()) fail(otherwise.node().module, "a ternary chain without arms", otherwise.text());
+  Expr e = otherwise;
+  for (auto it = arms.rbegin(); it != arms.rend(); ++it) {
+    if (it != arms.rbegin()) {  // e is the chain's ternary built in the previous step: a chain link
+      auto link = std::make_shared<Node>(e.node());
+      link->chained = true;
+      e = Expr(link);
+    }
+    e = ternary(it->first, it->second, e);
+  }
+  return e;
+}
+
+Expr parens(const Expr& e) {
+  if (e.node().kind == Kind::kParen) return e;
+  auto n = make(Kind::kParen, e.width(), {e}, "(" + e.text() + ")");
+  n->is_signed = e.is_signed();
+  n->dim = e.width_dim();
   return Expr(n);
 }
 

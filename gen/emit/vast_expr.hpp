@@ -150,6 +150,14 @@ Expr operator>=(const Expr& a, const Expr& b);
 Expr full_product(const Expr& a, const Expr& b);
 
 Expr ternary(const Expr& select, const Expr& if_true, const Expr& if_false);  // s ? t : f
+// A priority chain c1 ? v1 : c2 ? v2 : ... : otherwise (at least one arm): nested ternaries whose
+// false branches print without the parentheses a ternary operand otherwise gets (Verilog's ?: groups
+// to the right); selectors and values follow the ternary's rules, and the chain as an operand is
+// parenthesized like any ternary.
+Expr ternary_chain(const std::vector<std::pair<Expr, Expr>>& arms, const Expr& otherwise);
+// (e): explicit parentheses where the rules above would print none (around a name, a binary operand
+// of a ternary, a whole right-hand side). Same width and signedness as e; never doubled.
+Expr parens(const Expr& e);
 Expr cat(const std::vector<Expr>& parts);                                    // {a, b, ...}
 Expr rep(const Dim& count, const Expr& e);                                   // {N{e}}
 

@@ -136,6 +136,36 @@ TEST(VastExpr, Ternary) {
   EXPECT_EQ(ternary(f.s, f.a, f.b).width(), 4);
 }
 
+TEST(VastExpr, TernaryChain) {
+  Fixture f;
+  EXPECT_EQ(ternary_chain({{f.s, f.a}, {f.t, f.b}}, f.c).text(), "s_i ? a_i : t_i ? b_i : c_i");
+  EXPECT_EQ(ternary_chain({{f.a == f.b, f.a}, {f.a > f.c, f.b}, {f.u, f.c}}, f.b + f.c).text(),
+            "(a_i == b_i) ? a_i : (a_i > c_i) ? b_i : u_i ? c_i : b_i + c_i");
+  EXPECT_EQ(ternary_chain({{f.s, f.a}}, f.b).text(), "s_i ? a_i : b_i");
+  // A ternary given as the last value is not part of the chain; a chain as an operand is one ternary.
+  EXPECT_EQ(ternary_chain({{f.s, f.a}}, ternary(f.t, f.b, f.c)).text(), "s_i ? a_i : (t_i ? b_i : c_i)");
+  EXPECT_EQ(ternary(f.u, ternary_chain({{f.s, f.a}, {f.t, f.b}}, f.c), f.a).text(),
+            "u_i ? (s_i ? a_i : t_i ? b_i : c_i) : a_i");
+  EXPECT_EQ((ternary_chain({{f.s, f.a}, {f.t, f.b}}, f.c) & f.a).text(), "(s_i ? a_i : t_i ? b_i : c_i) & a_i");
+  EXPECT_EQ(ternary_chain({{f.s, f.a}, {f.t, f.b}}, f.c).width(), 4);
+  EXPECT_NE(error_of([&] { (void)ternary_chain({}, f.c); }), "");
+  EXPECT_NE(error_of([&] { (void)ternary_chain({{f.s, f.a}, {f.t, f.s}}, f.c); }), "");  // branch widths
+}
+
+TEST(VastExpr, Parens) {
+  Fixture f;
+  EXPECT_EQ(parens(f.a).text(), "(a_i)");
+  EXPECT_EQ(parens(f.a & f.b).text(), "(a_i & b_i)");
+  EXPECT_EQ(ternary(f.u, parens(f.s & f.t), f.s).text(), "u_i ? (s_i & t_i) : s_i");
+  EXPECT_EQ(ternary(parens(f.s | f.t), f.a, f.b).text(), "(s_i | t_i) ? a_i : b_i");
+  EXPECT_EQ((parens(f.a & f.b) | f.c).text(), "(a_i & b_i) | c_i");
+  EXPECT_EQ((~parens(f.a & f.b)).text(), "~(a_i & b_i)");
+  EXPECT_EQ(parens(parens(f.a)).text(), "(a_i)");
+  EXPECT_EQ(parens(f.p).width(), 8);
+  EXPECT_TRUE(parens(f.p).is_signed());
+  EXPECT_FALSE(parens(f.w).is_lvalue());
+}
+
 TEST(VastExpr, ConcatenationAndReplication) {
   Fixture f;
   EXPECT_EQ(cat({f.a, f.s}).text(), "{a_i, s_i}");
