@@ -326,8 +326,8 @@ void build_loop_ends(Module& m, const GatherSignals& s, const GatherGeometry& g)
   const DescriptorPorts& in = s.port.desc;
   const Expr count_zero = lit(kGatherCountBits, 0);
   m.blank();
-  m.assign(s.ends.desc_empty,
-           (in.batch == count_zero) | (in.m_total == count_zero) | (in.m_block == count_zero) | (in.k_chunks == count_zero));
+  m.assign(s.ends.desc_empty, (in.batch == count_zero) | (in.m_total == count_zero) | (in.m_block == count_zero) |
+                                  (in.k_chunks == count_zero));
   m.assign(s.ends.row_last, s.loop.r_q == lit(g.row_bits, g.rows - 1));
   m.assign(s.ends.m_last, s.loop.m_q == s.desc.mtm1_q);
   m.assign(s.ends.bvec_last, (s.loop.mi_q == s.desc.mbm1_q) | s.ends.m_last);
@@ -350,7 +350,8 @@ void build_inner_step(Module& m, const GatherSignals& s) {
   m.assign(st.c1_wrap, d.conv_q & (in.c1_q == d.khm1_q));
   m.assign(st.c0_n, ternary(st.c0_wrap, count_zero, in.c0_q + count_one));
   m.assign(st.c1_n, ternary(~st.c0_wrap, in.c1_q, ternary(st.c1_wrap, count_zero, in.c1_q + count_one)));
-  m.assign(st.inc, ternary(~d.conv_q, d.s_r_q, ternary(~st.c0_wrap, addr_one, ternary(st.c1_wrap, d.c_step_q, d.ky_step_q))));
+  m.assign(st.inc,
+           ternary(~d.conv_q, d.s_r_q, ternary(~st.c0_wrap, addr_one, ternary(st.c1_wrap, d.c_step_q, d.ky_step_q))));
   m.assign(st.gofs_n, in.gofs_q + d.s_g_q);
   m.assign(st.off_n, ternary(parens(d.diag_q & st.c0_wrap), st.gofs_n, in.off_q + st.inc));
   m.assign(st.rem_nz, in.rem_q != count_zero);
@@ -373,8 +374,8 @@ void build_vector_step(Module& m, const GatherSignals& s) {
   m.assign(nv.x_n, ternary(nv.x_wrap, lit(kGatherCountBits, 0), out.x_q + lit(kGatherCountBits, 1)));
   m.assign(nv.ix0_n, ternary(nv.x_wrap, d.npad_q, out.ix0_q + stride_coord));
   m.assign(nv.iy0_n, ternary(nv.x_wrap, out.iy0_q + stride_coord, out.iy0_q));
-  m.assign(nv.outer_n,
-           out.outer_q + ternary(~d.conv_q, d.s_m_q, ternary(nv.x_wrap, d.y_step_q, zext(d.stride_q, kGatherAddrBits))));
+  m.assign(nv.outer_n, out.outer_q + ternary(~d.conv_q, d.s_m_q,
+                                             ternary(nv.x_wrap, d.y_step_q, zext(d.stride_q, kGatherAddrBits))));
   m.assign(nv.bb_n, out.bb_q + d.s_b_q);
 }
 
@@ -487,8 +488,9 @@ Stmts descriptor_load(const GatherSignals& s, const GatherGeometry& g) {
   const Expr base = in.base + ternary(in.conv, in.pad_off, lit(kGatherAddrBits, 0));
   const Stmts counters = load({{l.r_q, lit(g.row_bits, 0)}, {l.mi_q, count_zero}, {l.m_q, count_zero},
                                {l.m0_q, count_zero}, {l.k_q, count_zero}, {l.b_q, count_zero}});
-  return joined(joined(joined(descriptor_fields(s, kx0, ky0, base), counters), inner_init(s.inner, in.r_total, kx0, ky0)),
-                outer_set(s.outer, base, count_zero, s.coord.iytop, s.coord.npad));
+  return joined(
+      joined(joined(descriptor_fields(s, kx0, ky0, base), counters), inner_init(s.inner, in.r_total, kx0, ky0)),
+      outer_set(s.outer, base, count_zero, s.coord.iytop, s.coord.npad));
 }
 
 // Next row of the vector: the inner state steps on.
