@@ -48,56 +48,74 @@ std::vector<SpmGeometry> spm_memories(const AccelConfig& cfg) {
   return v;
 }
 
+namespace {
+
+// Port K of the RAM: an access with its byte enables, address and write data, and the read data.
+struct RamPort {
+  Expr en_i, we_i, be_i, addr_i, wdata_i, rdata_o;
+};
+
+// The RAM's module comment: ports, read timing, write collisions and what replaces it in a flow.
+std::string spm_ram_description(int ports) {
+  return fmt::format("Behavioral sector RAM: Depth words of Width bits, {} read/write port{}, synchronous read\n"
+                     "(pK_rdata_o holds the word read by port K in the previous cycle; a write does not change it).\n"
+                     "{}"
+                     "FPGA tools infer block RAM{}; an ASIC flow replaces this module by an SRAM macro wrapper\n"
+                     "that drives the macro's power switch from sleep_i (the sector's sleep request). The\n"
+                     "behavioral model ignores it: the memory that instantiates it models the wake-up time and\n"
+                     "blocks accesses to sleeping sectors.",
+                     ports, ports == 1 ? "" : "s",
+                     ports == 1 ? "" : "Same-cycle writes to one word: the highest port wins. A read sees the word\n"
+                                       "before the writes of its cycle.\n",
+                     ports <= 2 ? "" : " only for up to 2 ports (this one becomes LUT RAM/registers)");
+}
+
+}  // namespace
+
 Module build_spm_ram(int ports) {
-  Module m(spm_ram_module(ports),
-           fmt::format("Behavioral sector RAM: Depth words of Width bits, {} read/write port{}, synchronous read\n"
-                       "(pK_rdata_o holds the word read by port K in the previous cycle; a write does not change it).\n"
-                       "{}"
-                       "FPGA tools infer block RAM{}; an ASIC flow replaces this module by an SRAM macro wrapper\n"
-                       "that drives the macro's power switch from sleep_i (the sector's sleep request). The\n"
-                       "behavioral model ignores it: the memory that instantiates it models the wake-up time and\n"
-                       "blocks accesses to sleeping sectors.",
-                       ports, ports == 1 ? "" : "s",
-                       ports == 1 ? "" : "Same-cycle writes to one word: the highest port wins. A read sees the word\n"
-                                         "before the writes of its cycle.\n",
-                       ports <= 2 ? "" : " only for up to 2 ports (this one becomes LUT RAM/registers)"));
-  m.parameter("Width", "64", "word bits (a multiple of 8)").parameter("Depth", "256", "words").parameter("AddrWidth", "8", "address bits");
-  m.input("clk_i", "1", "clock");
-  m.input("sleep_i", "1", "the sector's sleep request: power-switch control for SRAM macros (unused here)");
+  Module m(spm_ram_module(ports), spm_ram_description(ports));
+  const Param width = m.parameter("Width", 64, "word bits (a multiple of 8)");
+  const Param depth = m.parameter("Depth", 256, "words");
+  const Param addr_width = m.parameter("AddrWidth", 8, "address bits");
+  const Dim lanes = width / 8;
+  m.input("clk_i", 1, "clock");
+  const Expr sleep_i =
+      m.input("sleep_i", 1, "the sector's sleep request: power-switch control for SRAM macros (unused here)");
+  std::vector<RamPort> port;
   for (int k = 0; k < ports; ++k) {
     const std::string p = fmt::format("p{}_", k);
-    m.input(p + "en_i", "1", fmt::format("port {} access", k))
-        .input(p + "we_i", "1", "write (1) or read (0)")
-        .input(p + "be_i", "Width/8", "write: byte lanes written (bit j: bits [8j +: 8]); the others keep their value")
-        .input(p + "addr_i", "AddrWidth", "word address (< Depth)")
-        .input(p + "wdata_i", "Width", "write data")
-        .output(p + "rdata_o", "Width", "read data, one cycle after a read");
+    port.push_back(RamPort{
+        m.input(p + "en_i", 1, fmt::format("port {} access", k)),
+        m.input(p + "we_i", 1, "write (1) or read (0)"),
+        m.input(p + "be_i", lanes, "write: byte lanes written (bit j: bits [8j +: 8]); the others keep their value"),
+        m.input(p + "addr_i", addr_width, "word address (< Depth)"),
+        m.input(p + "wdata_i", width, "write data"),
+        m.output(p + "rdata_o", width, "read data, one cycle after a read")});
   }
   m.lint_off("UNUSEDSIGNAL", "sleep_i is for SRAM macro wrappers; the behavioral RAM has no power switch.");
-  m.wire("unused_sleep", "1");
+  const Expr unused_sleep = m.wire("unused_sleep", 1);
   m.lint_on("UNUSEDSIGNAL");
-  m.memory("mem", "Width", "Depth", "the words");
-  for (int k = 0; k < ports; ++k) m.reg(fmt::format("p{}_rdata_q", k), "Width");
-  m.integer("lane", "byte lane of a write");
+  const Memory mem = m.memory("mem", width, depth, "the words");
+  std::vector<Expr> rdata_q;
+  for (int k = 0; k < ports; ++k) rdata_q.push_back(m.reg(fmt::format("p{}_rdata_q", k), width));
+  const Expr lane = m.loop_variable("lane", lanes, "byte lane of a write");
   m.blank();
-  m.assign("unused_sleep", "sleep_i");
+  m.assign(unused_sleep, sleep_i);
   // A write stores the byte lanes whose enable is set (SRAM macros: bit/byte write masks; FPGA block
   // RAM: byte enables).
-  auto write = [](int k) {
-    return for_("lane", "Width/8",
-                {if_(fmt::format("p{}_be_i[lane]", k),
-                     {nb(fmt::format("mem[p{0}_addr_i][lane*8 +: 8]", k), fmt::format("p{}_wdata_i[lane*8 +: 8]", k))})});
+  auto write = [&](const RamPort& p) {
+    return for_(lane, lanes, {if_(p.be_i.at(lane), {nb(mem[p.addr_i].part_at(lane, 8), p.wdata_i.part_at(lane, 8))})});
   };
   Stmts body;
   if (ports == 1) {
-    body.push_back(if_("p0_en_i", {if_("p0_we_i", {write(0)}, {nb("p0_rdata_q", "mem[p0_addr_i]")})}));
+    body.push_back(if_(port[0].en_i, {if_(port[0].we_i, {write(port[0])}, {nb(rdata_q[0], mem[port[0].addr_i])})}));
   } else {
-    for (int k = 0; k < ports; ++k) body.push_back(if_(fmt::format("p{0}_en_i & p{0}_we_i", k), {write(k)}));
+    for (int k = 0; k < ports; ++k) body.push_back(if_(port[k].en_i & port[k].we_i, {write(port[k])}));
     for (int k = 0; k < ports; ++k)
-      body.push_back(if_(fmt::format("p{0}_en_i & ~p{0}_we_i", k), {nb(fmt::format("p{}_rdata_q", k), fmt::format("mem[p{}_addr_i]", k))}));
+      body.push_back(if_(port[k].en_i & ~port[k].we_i, {nb(rdata_q[k], mem[port[k].addr_i])}));
   }
   m.always_ff(body);
-  for (int k = 0; k < ports; ++k) m.assign(fmt::format("p{}_rdata_o", k), fmt::format("p{}_rdata_q", k));
+  for (int k = 0; k < ports; ++k) m.assign(port[k].rdata_o, rdata_q[k]);
   return m;
 }
 
@@ -151,11 +169,12 @@ std::string spm_memory_description(const SpmGeometry& g, const MemoryShape& shap
       shape.offset_bits,
       full ? "" : fmt::format("; word offsets >= {} are refused (err_addr_o)", shape.words_per_sector),
       shape.power_gating
-          ? fmt::format("Power gating: sleep_req_i[s] = 1 puts sector s of every bank to sleep, sleep_ack_o[s] rises\n"
-                        "in the next cycle (the sector is off from then on). sleep_req_i[s] = 0 wakes it: sleep_ack_o[s]\n"
-                        "falls {} cycle{} after the first cycle with the request low, and the sector is usable from\n"
-                        "that cycle on (ack low = usable).\n",
-                        wake + 1, wake == 0 ? "" : "s")
+          ? fmt::format(
+                "Power gating: sleep_req_i[s] = 1 puts sector s of every bank to sleep, sleep_ack_o[s] rises\n"
+                "in the next cycle (the sector is off from then on). sleep_req_i[s] = 0 wakes it: sleep_ack_o[s]\n"
+                "falls {} cycle{} after the first cycle with the request low, and the sector is usable from\n"
+                "that cycle on (ack low = usable).\n",
+                wake + 1, wake == 0 ? "" : "s")
           : "No power gating (scratchpad.power_gating: false): every sector is always on.\n",
       full ? "" : " or to a word offset past the sector");
 }
@@ -199,7 +218,8 @@ MemoryPort declare_memory_port(Module& m, const MemoryShape& shape, int k) {
       m.input(p + "be_i", banks * word_bits / 8,
               fmt::format("per bank: byte lanes a write stores, bits [b*{} +: {}] (all ones: the whole word)",
                           word_bits / 8, word_bits / 8)),
-      m.input(p + "wdata_i", banks * word_bits, fmt::format("per bank: write data, bits [b*{} +: {}]", word_bits, word_bits)),
+      m.input(p + "wdata_i", banks * word_bits,
+              fmt::format("per bank: write data, bits [b*{} +: {}]", word_bits, word_bits)),
       m.output(p + "rdata_o", banks * word_bits, "per bank: read data of the previous cycle's read"),
       m.output(p + "rvalid_o", banks, "per bank: rdata holds a read (also a refused one, as 0)")};
 }
@@ -211,9 +231,11 @@ MemoryPorts declare_memory_ports(Module& m, const MemoryShape& shape) {
   std::optional<Expr> sleep_req_i, sleep_ack_o;
   if (shape.power_gating) {
     sleep_req_i = m.input("sleep_req_i", shape.sectors, "per sector index: 1 = sleep, 0 = wake (level)");
-    sleep_ack_o = m.output("sleep_ack_o", shape.sectors, "per sector index: 1 = asleep or waking (not usable), 0 = usable");
+    sleep_ack_o =
+        m.output("sleep_ack_o", shape.sectors, "per sector index: 1 = asleep or waking (not usable), 0 = usable");
   }
-  const Expr err_sleep_o = m.output("err_sleep_o", 1, "an access in the previous cycle hit a sleeping or waking sector");
+  const Expr err_sleep_o =
+      m.output("err_sleep_o", 1, "an access in the previous cycle hit a sleeping or waking sector");
   std::optional<Expr> err_addr_o, err_conflict_o;
   if (!shape.offsets_fill_sector)
     err_addr_o = m.output("err_addr_o", 1, "an access in the previous cycle had a word offset past the sector");
@@ -290,7 +312,8 @@ ErrorFlags declare_error_flags(Module& m, const MemoryShape& shape) {
   const Expr err_sleep_q = m.reg("err_sleep_q", 1);
   if (addr_check) err_addr_q = m.reg("err_addr_q", 1);
   if (conflict_check) err_conflict_q = m.reg("err_conflict_q", 1);
-  return ErrorFlags{err_sleep, err_addr, err_conflict, err_sleep_q, err_addr_q, err_conflict_q, m.reg("err_sticky_q", 1)};
+  return ErrorFlags{
+      err_sleep, err_addr, err_conflict, err_sleep_q, err_addr_q, err_conflict_q, m.reg("err_sticky_q", 1)};
 }
 
 // Every signal of the memory, in declaration order (bank b's port K at bank[b][K]).
@@ -316,10 +339,11 @@ void build_sleep_fsm(Module& m, const MemorySignals& sig, const MemoryShape& sha
   const int sectors = shape.sectors, wake = shape.wake_cycles, count_bits = shape.wake_count_bits;
   const Expr sleep_ack_q = *sig.power.sleep_ack_q;
   m.blank();
-  m.comment(wake == 0 ? "Sleep FSM per sector index: ack follows the request one cycle later."
-                      : fmt::format("Sleep FSM per sector index: request -> ack in the next cycle; release -> ack falls\n"
-                                    "after {} further cycles (wake_s*_q counts them down).",
-                                    wake));
+  m.comment(wake == 0
+                ? "Sleep FSM per sector index: ack follows the request one cycle later."
+                : fmt::format("Sleep FSM per sector index: request -> ack in the next cycle; release -> ack falls\n"
+                              "after {} further cycles (wake_s*_q counts them down).",
+                              wake));
   Stmts reset = {nb(sleep_ack_q, lit(sectors, 0))};
   Stmts body;
   for (int s = 0; s < sectors; ++s) {
@@ -383,7 +407,8 @@ void build_bank_port_read_mux(Module& m, const MemorySignals& sig, const MemoryS
   Expr sector_word = parens(bp.sector_rdata[0]);
   if (bp.rsec_q) {
     std::vector<std::pair<Expr, Expr>> arms;
-    for (int s = 0; s < sectors - 1; ++s) arms.emplace_back(*bp.rsec_q == lit(shape.sector_bits, s), bp.sector_rdata[s]);
+    for (int s = 0; s < sectors - 1; ++s)
+      arms.emplace_back(*bp.rsec_q == lit(shape.sector_bits, s), bp.sector_rdata[s]);
     sector_word = ternary_chain(arms, bp.sector_rdata[sectors - 1]);
   }
   m.assign(out.rdata_o.part(b, shape.word_bits), ternary(bp.rok_q, sector_word, zero(shape.word_bits)));
@@ -438,7 +463,8 @@ void build_read_registers_and_errors(Module& m, const MemorySignals& sig, const 
   Expr any = e.err_sleep;
   if (e.err_addr) any = any | *e.err_addr;
   if (e.err_conflict) any = any | *e.err_conflict;
-  Stmts reset = {nb(e.err_sleep_q, bit(false)), nb(e.err_sticky_q, bit(false))}, body = {nb(e.err_sleep_q, e.err_sleep)};
+  Stmts reset = {nb(e.err_sleep_q, bit(false)), nb(e.err_sticky_q, bit(false))},
+        body = {nb(e.err_sleep_q, e.err_sleep)};
   if (e.err_addr) reset.push_back(nb(*e.err_addr_q, bit(false))), body.push_back(nb(*e.err_addr_q, *e.err_addr));
   if (e.err_conflict)
     reset.push_back(nb(*e.err_conflict_q, bit(false))), body.push_back(nb(*e.err_conflict_q, *e.err_conflict));
