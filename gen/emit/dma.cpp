@@ -201,22 +201,22 @@ struct BeatSize {
 
 BeatSize declare_beat_size(Module& m, const DmaWidths& w) {
   const int data_bits = w.g.data_bits, word_bytes = w.g.word_bytes, size_bits = w.g.size_bits;
-  BeatSize b;
+  BeatSize beat;
   if (w.narrow) {
-    b.size_q = m.reg("size_q", size_bits, "bytes per beat = 2^size_q");
-    b.strb_q = m.reg("strb_q", word_bytes, "bytes of a beat: the low 2^size_q");
-    if (w.widen) b.widen_q = m.reg("widen_q", 1, "sign-extend each read byte to a lane");
-    b.desc_size = m.wire("desc_size", size_bits, "desc_size_i limited to a whole word");
-    b.desc_strb = m.wire("desc_strb", word_bytes);
-    b.rd_keep = m.wire("rd_keep", data_bits, "bits of a read beat that carry the element");
-    if (w.widen) b.rd_sign = m.wire("rd_sign", data_bits, "sign bits of a widened byte");
-    b.rd_elem = m.wire("rd_elem", data_bits, "a read beat narrowed (and widened) to the SPM word");
+    beat.size_q = m.reg("size_q", size_bits, "bytes per beat = 2^size_q");
+    beat.strb_q = m.reg("strb_q", word_bytes, "bytes of a beat: the low 2^size_q");
+    if (w.widen) beat.widen_q = m.reg("widen_q", 1, "sign-extend each read byte to a lane");
+    beat.desc_size = m.wire("desc_size", size_bits, "desc_size_i limited to a whole word");
+    beat.desc_strb = m.wire("desc_strb", word_bytes);
+    beat.rd_keep = m.wire("rd_keep", data_bits, "bits of a read beat that carry the element");
+    if (w.widen) beat.rd_sign = m.wire("rd_sign", data_bits, "sign bits of a widened byte");
+    beat.rd_elem = m.wire("rd_elem", data_bits, "a read beat narrowed (and widened) to the SPM word");
   } else {
     m.lint_off("UNUSEDSIGNAL", "1-byte words: every beat is one byte, no size or widening to choose.");
-    b.unused_desc = m.wire("unused_desc", 2);
+    beat.unused_desc = m.wire("unused_desc", 2);
     m.lint_on("UNUSEDSIGNAL");
   }
-  return b;
+  return beat;
 }
 
 // The descriptor registers, loaded when a descriptor is accepted (counts and strides of level k at
@@ -410,22 +410,23 @@ DmaSignals declare_signals(Module& m, const DmaWidths& w) {
 // limit and the last index of each level.
 void build_descriptor_decode(Module& m, const DmaSignals& s, const DmaWidths& w) {
   const DescriptorPorts& in = s.port.desc;
-  const DescriptorRegisters& d = s.desc;
+  const DescriptorRegisters& desc = s.desc;
   const int len_bits = w.g.len_bits, max_burst = w.g.max_burst;
   const Expr count_zero = lit(kDmaCountBits, 0), count_one = lit(kDmaCountBits, 1);
   const Expr no_limit = in.burst_i == lit(len_bits, 0), max_len = lit(len_bits, max_burst);
   m.blank();
-  m.assign(in.ready_o, ~d.busy_q);
-  m.assign(d.desc_fire, in.valid_i & ~d.busy_q);
-  m.assign(d.desc_empty, (in.count_i[0] == count_zero) | (in.count_i[1] == count_zero) | (in.count_i[2] == count_zero));
+  m.assign(in.ready_o, ~desc.busy_q);
+  m.assign(desc.desc_fire, in.valid_i & ~desc.busy_q);
+  m.assign(desc.desc_empty,
+           (in.count_i[0] == count_zero) | (in.count_i[1] == count_zero) | (in.count_i[2] == count_zero));
   // desc_burst_i > max_burst is impossible (and a constant comparison for lint) when max_burst = 2^len_bits - 1.
   if ((1LL << len_bits) - 1 > max_burst)
-    m.assign(d.desc_limit, ternary(parens(no_limit | (in.burst_i > max_len)), max_len, in.burst_i));
+    m.assign(desc.desc_limit, ternary(parens(no_limit | (in.burst_i > max_len)), max_len, in.burst_i));
   else
-    m.assign(d.desc_limit, ternary(no_limit, max_len, in.burst_i));
-  m.assign(s.sp.count0_last, d.count_q[0] - count_one);
-  m.assign(d.count1_last, d.count_q[1] - count_one);
-  m.assign(d.count2_last, d.count_q[2] - count_one);
+    m.assign(desc.desc_limit, ternary(no_limit, max_len, in.burst_i));
+  m.assign(s.sp.count0_last, desc.count_q[0] - count_one);
+  m.assign(desc.count1_last, desc.count_q[1] - count_one);
+  m.assign(desc.count2_last, desc.count_q[2] - count_one);
 }
 
 // desc_strb: byte k of a beat is carried iff k < 2^size, i.e. size >= floor(log2 k) + 1; bytes
@@ -441,34 +442,34 @@ Expr beat_strobes(const Expr& size, int max_size) {
 // size and widen inputs unused.
 void build_size_decode(Module& m, const DmaSignals& s, const DmaWidths& w) {
   const DescriptorPorts& in = s.port.desc;
-  const BeatSize& b = s.desc.beat;
+  const BeatSize& beat = s.desc.beat;
   const int size_bits = w.g.size_bits;
   if (w.narrow) {
     // desc_size_i > max_size is impossible (a constant comparison for lint) when max_size = 2^size_bits - 1.
     const Expr whole_word = lit(size_bits, w.g.max_size);
     if ((1 << size_bits) - 1 > w.g.max_size)
-      m.assign(*b.desc_size, ternary(in.size_i > whole_word, whole_word, in.size_i));
+      m.assign(*beat.desc_size, ternary(in.size_i > whole_word, whole_word, in.size_i));
     else
-      m.assign(*b.desc_size, in.size_i);
-    m.assign(*b.desc_strb, beat_strobes(*b.desc_size, w.g.max_size));
+      m.assign(*beat.desc_size, in.size_i);
+    m.assign(*beat.desc_strb, beat_strobes(*beat.desc_size, w.g.max_size));
   } else {
-    m.assign(*b.unused_desc, cat({in.size_i, in.widen_i}));
+    m.assign(*beat.unused_desc, cat({in.size_i, in.widen_i}));
   }
 }
 
 // The descriptor registers' reset values: idle, a 1-beat limit, whole-word beats, no pattern.
-Stmts descriptor_reset(const DescriptorRegisters& d, const DmaWidths& w) {
-  Stmts reset = {nb(d.busy_q, bit(false)), nb(d.done_q, bit(false)), nb(d.store_q, bit(false)),
-                 nb(d.contig_q, bit(false)), nb(d.limit_q, lit(w.g.len_bits, 1))};
+Stmts descriptor_reset(const DescriptorRegisters& desc, const DmaWidths& w) {
+  Stmts reset = {nb(desc.busy_q, bit(false)), nb(desc.done_q, bit(false)), nb(desc.store_q, bit(false)),
+                 nb(desc.contig_q, bit(false)), nb(desc.limit_q, lit(w.g.len_bits, 1))};
   if (w.narrow) {
-    reset.push_back(nb(*d.beat.size_q, lit(w.g.size_bits, w.g.max_size)));
-    reset.push_back(nb(*d.beat.strb_q, rep(w.g.word_bytes, bit(true))));
-    if (w.widen) reset.push_back(nb(*d.beat.widen_q, bit(false)));
+    reset.push_back(nb(*desc.beat.size_q, lit(w.g.size_bits, w.g.max_size)));
+    reset.push_back(nb(*desc.beat.strb_q, rep(w.g.word_bytes, bit(true))));
+    if (w.widen) reset.push_back(nb(*desc.beat.widen_q, bit(false)));
   }
   for (int k = 0; k < 3; ++k) {
-    reset.push_back(nb(d.count_q[k], lit(kDmaCountBits, 0)));
-    reset.push_back(nb(d.ds_q[k], lit(kDmaDramAddrBits, 0)));
-    reset.push_back(nb(d.ss_q[k], lit(w.g.spm_addr_bits, 0)));
+    reset.push_back(nb(desc.count_q[k], lit(kDmaCountBits, 0)));
+    reset.push_back(nb(desc.ds_q[k], lit(kDmaDramAddrBits, 0)));
+    reset.push_back(nb(desc.ss_q[k], lit(w.g.spm_addr_bits, 0)));
   }
   return reset;
 }
@@ -477,23 +478,23 @@ Stmts descriptor_reset(const DescriptorRegisters& d, const DmaWidths& w) {
 // one beat of 2^size bytes; widened only on a 1-byte load; its counts and strides.
 Stmts descriptor_load(const DmaSignals& s, const DmaWidths& w) {
   const DescriptorPorts& in = s.port.desc;
-  const DescriptorRegisters& d = s.desc;
+  const DescriptorRegisters& desc = s.desc;
   const int dram_addr_bits = kDmaDramAddrBits;
   const Expr beat_bytes =
-      w.narrow ? shl(lit(dram_addr_bits, 1), *d.beat.desc_size) : lit(dram_addr_bits, w.g.word_bytes);
-  Stmts accept = {nb(d.busy_q, ~d.desc_empty), nb(d.done_q, d.desc_empty), nb(d.store_q, in.store_i),
-                  nb(d.contig_q, in.dram_stride_i[0] == beat_bytes), nb(d.limit_q, d.desc_limit)};
+      w.narrow ? shl(lit(dram_addr_bits, 1), *desc.beat.desc_size) : lit(dram_addr_bits, w.g.word_bytes);
+  Stmts accept = {nb(desc.busy_q, ~desc.desc_empty), nb(desc.done_q, desc.desc_empty), nb(desc.store_q, in.store_i),
+                  nb(desc.contig_q, in.dram_stride_i[0] == beat_bytes), nb(desc.limit_q, desc.desc_limit)};
   if (w.narrow) {
-    accept.push_back(nb(*d.beat.size_q, *d.beat.desc_size));
-    accept.push_back(nb(*d.beat.strb_q, *d.beat.desc_strb));
+    accept.push_back(nb(*desc.beat.size_q, *desc.beat.desc_size));
+    accept.push_back(nb(*desc.beat.strb_q, *desc.beat.desc_strb));
     if (w.widen)
       accept.push_back(
-          nb(*d.beat.widen_q, in.widen_i & ~in.store_i & (*d.beat.desc_size == lit(w.g.size_bits, 0))));
+          nb(*desc.beat.widen_q, in.widen_i & ~in.store_i & (*desc.beat.desc_size == lit(w.g.size_bits, 0))));
   }
   for (int k = 0; k < 3; ++k) {
-    accept.push_back(nb(d.count_q[k], in.count_i[k]));
-    accept.push_back(nb(d.ds_q[k], in.dram_stride_i[k]));
-    accept.push_back(nb(d.ss_q[k], in.spm_stride_i[k]));
+    accept.push_back(nb(desc.count_q[k], in.count_i[k]));
+    accept.push_back(nb(desc.ds_q[k], in.dram_stride_i[k]));
+    accept.push_back(nb(desc.ss_q[k], in.spm_stride_i[k]));
   }
   return accept;
 }
@@ -502,12 +503,12 @@ Stmts descriptor_load(const DmaSignals& s, const DmaWidths& w) {
 // are done, no burst is in flight, the data FIFO is empty and no SPM read is outstanding; done_q
 // pulses then.
 void build_descriptor_registers(Module& m, const DmaSignals& s, const DmaWidths& w) {
-  const DescriptorRegisters& d = s.desc;
-  m.assign(s.status.finish, d.busy_q & ~s.rq.walk.active_q & ~s.sp.walk.active_q & s.lq.lq_empty & s.df.df_empty &
+  const DescriptorRegisters& desc = s.desc;
+  m.assign(s.status.finish, desc.busy_q & ~s.rq.walk.active_q & ~s.sp.walk.active_q & s.lq.lq_empty & s.df.df_empty &
                                 (s.sp.sp_inf_q == lit(w.data_fifo_count_bits, 0)));
-  m.always_ff_reset(descriptor_reset(d, w),
-                    {nb(d.done_q, bit(false)), if_(d.desc_fire, descriptor_load(s, w)),
-                     if_(s.status.finish, {nb(d.busy_q, bit(false)), nb(d.done_q, bit(true))})});
+  m.always_ff_reset(descriptor_reset(desc, w),
+                    {nb(desc.done_q, bit(false)), if_(desc.desc_fire, descriptor_load(s, w)),
+                     if_(s.status.finish, {nb(desc.busy_q, bit(false)), nb(desc.done_q, bit(true))})});
 }
 
 // ---- The pattern walkers -----------------------------------------------------------------------
@@ -522,21 +523,21 @@ Stmts walker_reset(const Walker& walk) {
 
 // A walker started by an accepted descriptor: active unless the pattern is empty, at index (0, 0, 0)
 // and the base address `base`.
-Stmts walker_start(const Walker& walk, const DescriptorRegisters& d, const Expr& base) {
+Stmts walker_start(const Walker& walk, const DescriptorRegisters& desc, const Expr& base) {
   const Expr count_zero = lit(kDmaCountBits, 0);
-  return {nb(walk.active_q, ~d.desc_empty), nb(walk.inner_q, count_zero), nb(walk.i1_q, count_zero),
+  return {nb(walk.active_q, ~desc.desc_empty), nb(walk.inner_q, count_zero), nb(walk.i1_q, count_zero),
           nb(walk.i2_q, count_zero),        nb(walk.ptr_q, base),         nb(walk.row1_q, base),
           nb(walk.row2_q, base)};
 }
 
 // A walker past the end of an inner run: on to the next level-1 row, else to the next level-2 plane
 // (whose first row starts there), else the pattern is done.
-Stmts walker_next_row(const Walker& walk, const DescriptorRegisters& d) {
+Stmts walker_next_row(const Walker& walk, const DescriptorRegisters& desc) {
   const Expr count_zero = lit(kDmaCountBits, 0), count_one = lit(kDmaCountBits, 1);
-  return {if_(walk.i1_q != d.count1_last,
+  return {if_(walk.i1_q != desc.count1_last,
               {nb(walk.inner_q, count_zero), nb(walk.i1_q, walk.i1_q + count_one), nb(walk.row1_q, walk.row1_next),
                nb(walk.ptr_q, walk.row1_next)},
-              {if_(walk.i2_q != d.count2_last,
+              {if_(walk.i2_q != desc.count2_last,
                    {nb(walk.inner_q, count_zero), nb(walk.i1_q, count_zero), nb(walk.i2_q, walk.i2_q + count_one),
                     nb(walk.row2_q, walk.row2_next), nb(walk.row1_q, walk.row2_next), nb(walk.ptr_q, walk.row2_next)},
                    {nb(walk.active_q, bit(false))})})};
@@ -547,20 +548,20 @@ Stmts walker_next_row(const Walker& walk, const DescriptorRegisters& d) {
 // The next burst: 1 beat unless ds0 is contiguous, else the rest of the inner run up to the limit; the
 // inner index after it, the DRAM address step to the following burst, the next row and plane.
 void build_request_burst(Module& m, const DmaSignals& s, const DmaWidths& w) {
-  const DescriptorRegisters& d = s.desc;
+  const DescriptorRegisters& desc = s.desc;
   const RequestSide& rq = s.rq;
   const int dram_addr_bits = kDmaDramAddrBits, count_bits = kDmaCountBits, len_bits = w.g.len_bits;
-  m.assign(rq.rq_rem, d.count_q[0] - rq.walk.inner_q);
-  m.assign(rq.rq_len,
-           ternary_chain({{~d.contig_q, lit(len_bits, 1)}, {rq.rq_rem > zext(d.limit_q, count_bits), d.limit_q}},
-                         rq.rq_rem.slice(len_bits - 1, 0)));
+  m.assign(rq.rq_rem, desc.count_q[0] - rq.walk.inner_q);
+  m.assign(rq.rq_len, ternary_chain({{~desc.contig_q, lit(len_bits, 1)},
+                                     {rq.rq_rem > zext(desc.limit_q, count_bits), desc.limit_q}},
+                                    rq.rq_rem.slice(len_bits - 1, 0)));
   m.assign(rq.rq_j_next, rq.walk.inner_q + zext(rq.rq_len, count_bits));
   // A contiguous burst covers len * 2^size bytes.
   const Expr len_bytes =
-      w.narrow ? shl(zext(rq.rq_len, dram_addr_bits), *d.beat.size_q) : zext(rq.rq_len, dram_addr_bits);
-  m.assign(rq.rq_step, ternary(d.contig_q, len_bytes, d.ds_q[0]));
-  m.assign(rq.walk.row1_next, rq.walk.row1_q + d.ds_q[1]);
-  m.assign(rq.walk.row2_next, rq.walk.row2_q + d.ds_q[2]);
+      w.narrow ? shl(zext(rq.rq_len, dram_addr_bits), *desc.beat.size_q) : zext(rq.rq_len, dram_addr_bits);
+  m.assign(rq.rq_step, ternary(desc.contig_q, len_bytes, desc.ds_q[0]));
+  m.assign(rq.walk.row1_next, rq.walk.row1_q + desc.ds_q[1]);
+  m.assign(rq.walk.row2_next, rq.walk.row2_q + desc.ds_q[2]);
 }
 
 // The off-chip request channel: a burst is requested while bursts remain and the burst-length FIFO has
@@ -630,19 +631,19 @@ void build_burst_length_fifo(Module& m, const DmaSignals& s, const DmaWidths& w)
 // Read beats: the low 2^size bytes are the element, zeros above; a widened byte fills the low
 // widen_bytes with its sign. Whole words (strb_q all ones, widen_q 0) pass unchanged.
 void build_read_beat_narrowing(Module& m, const DmaSignals& s, const DmaWidths& w) {
-  const BeatSize& b = s.desc.beat;
+  const BeatSize& beat = s.desc.beat;
   const Expr rd_data_i = s.port.offchip.rd_data_i;
   const int data_bits = w.g.data_bits, lane_bits = 8 * w.g.widen_bytes;
   std::vector<Expr> byte_masks;
-  for (int k = w.g.word_bytes - 1; k >= 0; --k) byte_masks.push_back(rep(8, (*b.strb_q)[k]));
-  m.assign(*b.rd_keep, cat(byte_masks));
+  for (int k = w.g.word_bytes - 1; k >= 0; --k) byte_masks.push_back(rep(8, (*beat.strb_q)[k]));
+  m.assign(*beat.rd_keep, cat(byte_masks));
   if (w.widen) {
-    std::vector<Expr> sign = {rep(lane_bits - 8, *b.widen_q & rd_data_i[7]), lit(8, 0)};
+    std::vector<Expr> sign = {rep(lane_bits - 8, *beat.widen_q & rd_data_i[7]), lit(8, 0)};
     if (data_bits > lane_bits) sign.insert(sign.begin(), zero(data_bits - lane_bits));
-    m.assign(*b.rd_sign, cat(sign));
-    m.assign(*b.rd_elem, (rd_data_i & *b.rd_keep) | *b.rd_sign);
+    m.assign(*beat.rd_sign, cat(sign));
+    m.assign(*beat.rd_elem, (rd_data_i & *beat.rd_keep) | *beat.rd_sign);
   } else {
-    m.assign(*b.rd_elem, rd_data_i & *b.rd_keep);
+    m.assign(*beat.rd_elem, rd_data_i & *beat.rd_keep);
   }
 }
 
@@ -677,12 +678,12 @@ void build_data_fifo(Module& m, const DmaSignals& s, const DmaWidths& w) {
 // FIFO has room, a store sends write beats from its head, with the descriptor's strobes.
 void drive_data_channels(Module& m, const DmaSignals& s, const DmaWidths& w) {
   const OffchipPorts& out = s.port.offchip;
-  const DescriptorRegisters& d = s.desc;
-  m.assign(out.rd_ready_o, d.busy_q & ~d.store_q & ~s.lq.lq_empty & ~s.df.df_full);
-  m.assign(out.wr_valid_o, d.busy_q & d.store_q & ~s.lq.lq_empty & ~s.df.df_empty);
+  const DescriptorRegisters& desc = s.desc;
+  m.assign(out.rd_ready_o, desc.busy_q & ~desc.store_q & ~s.lq.lq_empty & ~s.df.df_full);
+  m.assign(out.wr_valid_o, desc.busy_q & desc.store_q & ~s.lq.lq_empty & ~s.df.df_empty);
   m.assign(out.wr_data_o, s.df.df_mem[s.df.df_rp_q]);
   m.assign(out.wr_last_o, s.lq.beat_last);
-  m.assign(out.wr_strb_o, w.narrow ? *d.beat.strb_q : bit(true));
+  m.assign(out.wr_strb_o, w.narrow ? *desc.beat.strb_q : bit(true));
 }
 
 // ---- The SPM side ------------------------------------------------------------------------------
@@ -691,16 +692,16 @@ void drive_data_channels(Module& m, const DmaSignals& s, const DmaWidths& w) {
 // can take the data of every read in flight. A widened load writes whole lanes.
 void drive_spm_port(Module& m, const DmaSignals& s, const DmaWidths& w) {
   const SpmPorts& out = s.port.spm;
-  const DescriptorRegisters& d = s.desc;
+  const DescriptorRegisters& desc = s.desc;
   const Expr fifo_room = s.df.df_used < lit(w.data_fifo_count_bits + 1, kDmaFifoDepth);
   m.assign(out.spm_req_o,
-           d.busy_q & ternary(d.store_q, parens(s.sp.walk.active_q & fifo_room), ~s.df.df_empty));
-  m.assign(out.spm_we_o, ~d.store_q);
+           desc.busy_q & ternary(desc.store_q, parens(s.sp.walk.active_q & fifo_room), ~s.df.df_empty));
+  m.assign(out.spm_we_o, ~desc.store_q);
   m.assign(out.spm_addr_o, s.sp.walk.ptr_q);
   if (!w.narrow) m.assign(out.spm_size_o, bit(false));
   else if (w.widen)
-    m.assign(out.spm_size_o, ternary(*d.beat.widen_q, lit(w.g.size_bits, w.g.widen_size), *d.beat.size_q));
-  else m.assign(out.spm_size_o, *d.beat.size_q);
+    m.assign(out.spm_size_o, ternary(*desc.beat.widen_q, lit(w.g.size_bits, w.g.widen_size), *desc.beat.size_q));
+  else m.assign(out.spm_size_o, *desc.beat.size_q);
   m.assign(out.spm_wdata_o, s.df.df_mem[s.df.df_rp_q]);
   m.assign(s.sp.spm_fire, out.spm_req_o & out.spm_gnt_i);
 }
@@ -710,21 +711,21 @@ void drive_spm_port(Module& m, const DmaSignals& s, const DmaWidths& w) {
 void build_spm_walker(Module& m, const DmaSignals& s, const DmaWidths& w) {
   const SpmSide& sp = s.sp;
   const Walker& walk = sp.walk;
-  const DescriptorRegisters& d = s.desc;
+  const DescriptorRegisters& desc = s.desc;
   const int count_bits = w.data_fifo_count_bits;
-  const Expr read_issued = sp.spm_fire & d.store_q;
-  m.assign(walk.row1_next, walk.row1_q + d.ss_q[1]);
-  m.assign(walk.row2_next, walk.row2_q + d.ss_q[2]);
+  const Expr read_issued = sp.spm_fire & desc.store_q;
+  m.assign(walk.row1_next, walk.row1_q + desc.ss_q[1]);
+  m.assign(walk.row2_next, walk.row2_q + desc.ss_q[2]);
   Stmts reset = walker_reset(walk);
   reset.push_back(nb(sp.sp_inf_q, lit(count_bits, 0)));
   const Stmts next_word = {if_(walk.inner_q != sp.count0_last,
                                {nb(walk.inner_q, walk.inner_q + lit(kDmaCountBits, 1)),
-                                nb(walk.ptr_q, walk.ptr_q + d.ss_q[0])},
-                               walker_next_row(walk, d))};
-  m.always_ff_reset(reset,
-                    {if_(d.desc_fire, walker_start(walk, d, s.port.desc.spm_addr_i), {if_(sp.spm_fire, next_word)}),
-                     if_(read_issued & ~sp.sp_ret, {nb(sp.sp_inf_q, sp.sp_inf_q + lit(count_bits, 1))}),
-                     if_(sp.sp_ret & ~read_issued, {nb(sp.sp_inf_q, sp.sp_inf_q - lit(count_bits, 1))})});
+                                nb(walk.ptr_q, walk.ptr_q + desc.ss_q[0])},
+                               walker_next_row(walk, desc))};
+  m.always_ff_reset(
+      reset, {if_(desc.desc_fire, walker_start(walk, desc, s.port.desc.spm_addr_i), {if_(sp.spm_fire, next_word)}),
+              if_(read_issued & ~sp.sp_ret, {nb(sp.sp_inf_q, sp.sp_inf_q + lit(count_bits, 1))}),
+              if_(sp.sp_ret & ~read_issued, {nb(sp.sp_inf_q, sp.sp_inf_q - lit(count_bits, 1))})});
 }
 
 // The SPM side: walks the pattern a word at a time.
@@ -737,17 +738,17 @@ void build_spm_side(Module& m, const DmaSignals& s, const DmaWidths& w) {
 
 // Status: busy and the done pulse from the descriptor registers, and the off-chip beat counters.
 void build_status(Module& m, const DmaSignals& s) {
-  const Status& st = s.status;
+  const Status& status = s.status;
   const int counter_bits = kDmaCounterBits;
   m.blank();
   m.comment("Status and beat counters.");
-  m.always_ff_reset({nb(st.beats_rd_q, lit(counter_bits, 0)), nb(st.beats_wr_q, lit(counter_bits, 0))},
-                    {if_(s.lq.rd_fire, {nb(st.beats_rd_q, st.beats_rd_q + lit(counter_bits, 1))}),
-                     if_(s.lq.wr_fire, {nb(st.beats_wr_q, st.beats_wr_q + lit(counter_bits, 1))})});
+  m.always_ff_reset({nb(status.beats_rd_q, lit(counter_bits, 0)), nb(status.beats_wr_q, lit(counter_bits, 0))},
+                    {if_(s.lq.rd_fire, {nb(status.beats_rd_q, status.beats_rd_q + lit(counter_bits, 1))}),
+                     if_(s.lq.wr_fire, {nb(status.beats_wr_q, status.beats_wr_q + lit(counter_bits, 1))})});
   m.assign(s.port.desc.busy_o, s.desc.busy_q);
   m.assign(s.port.desc.done_o, s.desc.done_q);
-  m.assign(s.port.beats_read_o, st.beats_rd_q);
-  m.assign(s.port.beats_written_o, st.beats_wr_q);
+  m.assign(s.port.beats_read_o, status.beats_rd_q);
+  m.assign(s.port.beats_written_o, status.beats_wr_q);
 }
 
 }  // namespace

@@ -340,43 +340,44 @@ void build_loop_ends(Module& m, const GatherSignals& s, const GatherGeometry& g)
 // elements down. The next chunk goes on from the element after the vector's last (conv), starts at
 // offset 0 (diag) or s_k past the chunk's start (affine).
 void build_inner_step(Module& m, const GatherSignals& s) {
-  const DescriptorRegisters& d = s.desc;
+  const DescriptorRegisters& desc = s.desc;
   const InnerState& in = s.inner;
-  const InnerStep& st = s.step;
+  const InnerStep& step = s.step;
   const Expr count_zero = lit(kGatherCountBits, 0), count_one = lit(kGatherCountBits, 1);
   const Expr addr_zero = lit(kGatherAddrBits, 0), addr_one = lit(kGatherAddrBits, 1);
   m.comment("Inner step: conv (kx, ky, c) mixed-radix counter; diag (element, group); affine r.");
-  m.assign(st.c0_wrap, ternary(d.conv_q, in.c0_q == d.kwm1_q, parens(d.diag_q & (in.c0_q == d.grm1_q))));
-  m.assign(st.c1_wrap, d.conv_q & (in.c1_q == d.khm1_q));
-  m.assign(st.c0_n, ternary(st.c0_wrap, count_zero, in.c0_q + count_one));
-  m.assign(st.c1_n, ternary(~st.c0_wrap, in.c1_q, ternary(st.c1_wrap, count_zero, in.c1_q + count_one)));
-  m.assign(st.inc,
-           ternary(~d.conv_q, d.s_r_q, ternary(~st.c0_wrap, addr_one, ternary(st.c1_wrap, d.c_step_q, d.ky_step_q))));
-  m.assign(st.gofs_n, in.gofs_q + d.s_g_q);
-  m.assign(st.off_n, ternary(parens(d.diag_q & st.c0_wrap), st.gofs_n, in.off_q + st.inc));
-  m.assign(st.rem_nz, in.rem_q != count_zero);
-  m.assign(st.rem_n, in.rem_q - zext(st.rem_nz, kGatherCountBits));
-  m.assign(st.nc_c0, ternary(d.conv_q, st.c0_n, count_zero));
-  m.assign(st.nc_c1, ternary(d.conv_q, st.c1_n, count_zero));
-  m.assign(st.nc_off, ternary(d.conv_q, st.off_n, ternary(d.diag_q, addr_zero, in.offs_q + d.s_k_q)));
+  m.assign(step.c0_wrap, ternary(desc.conv_q, in.c0_q == desc.kwm1_q, parens(desc.diag_q & (in.c0_q == desc.grm1_q))));
+  m.assign(step.c1_wrap, desc.conv_q & (in.c1_q == desc.khm1_q));
+  m.assign(step.c0_n, ternary(step.c0_wrap, count_zero, in.c0_q + count_one));
+  m.assign(step.c1_n, ternary(~step.c0_wrap, in.c1_q, ternary(step.c1_wrap, count_zero, in.c1_q + count_one)));
+  m.assign(step.inc, ternary(~desc.conv_q, desc.s_r_q,
+                             ternary(~step.c0_wrap, addr_one, ternary(step.c1_wrap, desc.c_step_q, desc.ky_step_q))));
+  m.assign(step.gofs_n, in.gofs_q + desc.s_g_q);
+  m.assign(step.off_n, ternary(parens(desc.diag_q & step.c0_wrap), step.gofs_n, in.off_q + step.inc));
+  m.assign(step.rem_nz, in.rem_q != count_zero);
+  m.assign(step.rem_n, in.rem_q - zext(step.rem_nz, kGatherCountBits));
+  m.assign(step.nc_c0, ternary(desc.conv_q, step.c0_n, count_zero));
+  m.assign(step.nc_c1, ternary(desc.conv_q, step.c1_n, count_zero));
+  m.assign(step.nc_off, ternary(desc.conv_q, step.off_n, ternary(desc.diag_q, addr_zero, in.offs_q + desc.s_k_q)));
 }
 
 // The next vector: conv steps x (wrapping to the next output row) and the kernel origin's input
 // coordinates, the vector address by stride or y_step; affine by s_m. The next batch item's base is
 // s_b further.
 void build_vector_step(Module& m, const GatherSignals& s) {
-  const DescriptorRegisters& d = s.desc;
+  const DescriptorRegisters& desc = s.desc;
   const OuterState& out = s.outer;
-  const VectorStep& nv = s.next_vec;
-  const Expr stride_coord = zext(d.stride_q, kGatherCoordWidth);
+  const VectorStep& next = s.next_vec;
+  const Expr stride_coord = zext(desc.stride_q, kGatherCoordWidth);
   m.comment("Vector step: conv (x, y) with the kernel origin's input coordinates; affine m.");
-  m.assign(nv.x_wrap, out.x_q == d.owm1_q);
-  m.assign(nv.x_n, ternary(nv.x_wrap, lit(kGatherCountBits, 0), out.x_q + lit(kGatherCountBits, 1)));
-  m.assign(nv.ix0_n, ternary(nv.x_wrap, d.npad_q, out.ix0_q + stride_coord));
-  m.assign(nv.iy0_n, ternary(nv.x_wrap, out.iy0_q + stride_coord, out.iy0_q));
-  m.assign(nv.outer_n, out.outer_q + ternary(~d.conv_q, d.s_m_q,
-                                             ternary(nv.x_wrap, d.y_step_q, zext(d.stride_q, kGatherAddrBits))));
-  m.assign(nv.bb_n, out.bb_q + d.s_b_q);
+  m.assign(next.x_wrap, out.x_q == desc.owm1_q);
+  m.assign(next.x_n, ternary(next.x_wrap, lit(kGatherCountBits, 0), out.x_q + lit(kGatherCountBits, 1)));
+  m.assign(next.ix0_n, ternary(next.x_wrap, desc.npad_q, out.ix0_q + stride_coord));
+  m.assign(next.iy0_n, ternary(next.x_wrap, out.iy0_q + stride_coord, out.iy0_q));
+  m.assign(next.outer_n,
+           out.outer_q + ternary(~desc.conv_q, desc.s_m_q,
+                                 ternary(next.x_wrap, desc.y_step_q, zext(desc.stride_q, kGatherAddrBits))));
+  m.assign(next.bb_n, out.bb_q + desc.s_b_q);
 }
 
 // The padded map's origin from the descriptor: the first input column -padding, the first input row
@@ -390,17 +391,17 @@ void build_padded_origin(Module& m, const GatherSignals& s) {
 // The element's zero flag: conv, outside the reduction or the map; diag, outside the groups or
 // r_total; affine, outside the reduction.
 void build_zero_flag(Module& m, const GatherSignals& s) {
-  const DescriptorRegisters& d = s.desc;
-  const Coordinates& c = s.coord;
+  const DescriptorRegisters& desc = s.desc;
+  const Coordinates& coord = s.coord;
   const Expr outside_reduction = ~s.step.rem_nz;
   m.comment("Zero flag. A negative coordinate is >= 2^(W-1) unsigned, above any 16-bit height/width.");
-  m.assign(c.iy, s.outer.iy0_q + zext(s.inner.c1_q, kGatherCoordWidth));
-  m.assign(c.ix, s.outer.ix0_q + zext(s.inner.c0_q, kGatherCoordWidth));
-  const Expr conv_zero = outside_reduction | (c.iy >= zext(d.h_q, kGatherCoordWidth)) |
-                         (c.ix >= zext(d.w_q, kGatherCoordWidth));
-  const Expr diag_zero = (s.inner.c1_q >= d.g_q) | (s.inner.c0_q >= d.rt_q);
-  m.assign(c.zero, ternary(d.conv_q, parens(conv_zero),
-                           ternary(d.diag_q, parens(diag_zero), outside_reduction)));
+  m.assign(coord.iy, s.outer.iy0_q + zext(s.inner.c1_q, kGatherCoordWidth));
+  m.assign(coord.ix, s.outer.ix0_q + zext(s.inner.c0_q, kGatherCoordWidth));
+  const Expr conv_zero = outside_reduction | (coord.iy >= zext(desc.h_q, kGatherCoordWidth)) |
+                         (coord.ix >= zext(desc.w_q, kGatherCoordWidth));
+  const Expr diag_zero = (s.inner.c1_q >= desc.g_q) | (s.inner.c0_q >= desc.rt_q);
+  m.assign(coord.zero, ternary(desc.conv_q, parens(conv_zero),
+                           ternary(desc.diag_q, parens(diag_zero), outside_reduction)));
 }
 
 // Nonblocking assignments, in the order given.
@@ -443,37 +444,37 @@ Stmts reset_registers(const Module& m) {
 // origin).
 Stmts descriptor_fields(const GatherSignals& s, const Expr& kx0, const Expr& ky0, const Expr& base) {
   const DescriptorPorts& in = s.port.desc;
-  const DescriptorRegisters& d = s.desc;
+  const DescriptorRegisters& desc = s.desc;
   const Expr count_one = lit(kGatherCountBits, 1);
-  return load({{d.busy_q, ~s.ends.desc_empty},
-               {d.done_q, s.ends.desc_empty},
-               {d.conv_q, in.conv},
-               {d.diag_q, ~in.conv & (in.groups > count_one)},
-               {d.bm1_q, in.batch - count_one},
-               {d.mtm1_q, in.m_total - count_one},
-               {d.mbm1_q, in.m_block - count_one},
-               {d.kcm1_q, in.k_chunks - count_one},
-               {d.rt_q, in.r_total},
-               {d.s_b_q, in.s_b},
-               {d.s_m_q, in.s_m},
-               {d.s_k_q, in.s_k},
-               {d.s_r_q, in.s_r},
-               {d.s_g_q, in.s_g},
-               {d.g_q, in.groups},
-               {d.grm1_q, in.group_rows - count_one},
-               {d.h_q, in.height},
-               {d.w_q, in.width},
-               {d.khm1_q, in.kernel_h - count_one},
-               {d.kwm1_q, in.kernel_w - count_one},
-               {d.stride_q, in.stride},
-               {d.owm1_q, in.out_w - count_one},
-               {d.npad_q, s.coord.npad},
-               {d.iytop_q, s.coord.iytop},
-               {d.ky_step_q, in.ky_step},
-               {d.c_step_q, in.c_step},
-               {d.y_step_q, in.y_step},
-               {d.kx0_q, kx0},
-               {d.ky0_q, ky0},
+  return load({{desc.busy_q, ~s.ends.desc_empty},
+               {desc.done_q, s.ends.desc_empty},
+               {desc.conv_q, in.conv},
+               {desc.diag_q, ~in.conv & (in.groups > count_one)},
+               {desc.bm1_q, in.batch - count_one},
+               {desc.mtm1_q, in.m_total - count_one},
+               {desc.mbm1_q, in.m_block - count_one},
+               {desc.kcm1_q, in.k_chunks - count_one},
+               {desc.rt_q, in.r_total},
+               {desc.s_b_q, in.s_b},
+               {desc.s_m_q, in.s_m},
+               {desc.s_k_q, in.s_k},
+               {desc.s_r_q, in.s_r},
+               {desc.s_g_q, in.s_g},
+               {desc.g_q, in.groups},
+               {desc.grm1_q, in.group_rows - count_one},
+               {desc.h_q, in.height},
+               {desc.w_q, in.width},
+               {desc.khm1_q, in.kernel_h - count_one},
+               {desc.kwm1_q, in.kernel_w - count_one},
+               {desc.stride_q, in.stride},
+               {desc.owm1_q, in.out_w - count_one},
+               {desc.npad_q, s.coord.npad},
+               {desc.iytop_q, s.coord.iytop},
+               {desc.ky_step_q, in.ky_step},
+               {desc.c_step_q, in.c_step},
+               {desc.y_step_q, in.y_step},
+               {desc.kx0_q, kx0},
+               {desc.ky0_q, ky0},
                {s.outer.bb_q, base}});
 }
 
@@ -481,13 +482,13 @@ Stmts descriptor_fields(const GatherSignals& s, const Expr& kx0, const Expr& ky0
 // start (conv) and the outer state at the first vector, at the base.
 Stmts descriptor_load(const GatherSignals& s, const GatherGeometry& g) {
   const DescriptorPorts& in = s.port.desc;
-  const LoopCounters& l = s.loop;
+  const LoopCounters& loop = s.loop;
   const Expr count_zero = lit(kGatherCountBits, 0);
   const Expr kx0 = ternary(in.conv, zext(in.kx0, kGatherCountBits), count_zero);
   const Expr ky0 = ternary(in.conv, zext(in.ky0, kGatherCountBits), count_zero);
   const Expr base = in.base + ternary(in.conv, in.pad_off, lit(kGatherAddrBits, 0));
-  const Stmts counters = load({{l.r_q, lit(g.row_bits, 0)}, {l.mi_q, count_zero}, {l.m_q, count_zero},
-                               {l.m0_q, count_zero}, {l.k_q, count_zero}, {l.b_q, count_zero}});
+  const Stmts counters = load({{loop.r_q, lit(g.row_bits, 0)}, {loop.mi_q, count_zero}, {loop.m_q, count_zero},
+                               {loop.m0_q, count_zero}, {loop.k_q, count_zero}, {loop.b_q, count_zero}});
   return joined(
       joined(joined(descriptor_fields(s, kx0, ky0, base), counters), inner_init(s.inner, in.r_total, kx0, ky0)),
       outer_set(s.outer, base, count_zero, s.coord.iytop, s.coord.npad));
@@ -496,22 +497,22 @@ Stmts descriptor_load(const GatherSignals& s, const GatherGeometry& g) {
 // Next row of the vector: the inner state steps on.
 Stmts next_row(const GatherSignals& s, const GatherGeometry& g) {
   const InnerState& in = s.inner;
-  const InnerStep& st = s.step;
+  const InnerStep& step = s.step;
   return load({{s.loop.r_q, s.loop.r_q + lit(g.row_bits, 1)},
-               {in.c0_q, st.c0_n},
-               {in.c1_q, st.c1_n},
-               {in.off_q, st.off_n},
-               {in.gofs_q, ternary(parens(s.desc.diag_q & st.c0_wrap), st.gofs_n, in.gofs_q)},
-               {in.rem_q, st.rem_n}});
+               {in.c0_q, step.c0_n},
+               {in.c1_q, step.c1_n},
+               {in.off_q, step.off_n},
+               {in.gofs_q, ternary(parens(s.desc.diag_q & step.c0_wrap), step.gofs_n, in.gofs_q)},
+               {in.rem_q, step.rem_n}});
 }
 
 // Next vector of the block, same chunk: the chunk's inner state again.
 Stmts next_vector(const GatherSignals& s) {
-  const LoopCounters& l = s.loop;
+  const LoopCounters& loop = s.loop;
   const InnerState& in = s.inner;
   const Expr count_one = lit(kGatherCountBits, 1);
-  return load({{l.mi_q, l.mi_q + count_one},
-               {l.m_q, l.m_q + count_one},
+  return load({{loop.mi_q, loop.mi_q + count_one},
+               {loop.m_q, loop.m_q + count_one},
                {s.outer.outer_q, s.next_vec.outer_n},
                {s.outer.x_q, s.next_vec.x_n},
                {s.outer.iy0_q, s.next_vec.iy0_n},
@@ -525,45 +526,49 @@ Stmts next_vector(const GatherSignals& s) {
 
 // Next chunk of the block: the block's first vector again, the chunk's new inner state.
 Stmts next_chunk(const GatherSignals& s) {
-  const LoopCounters& l = s.loop;
+  const LoopCounters& loop = s.loop;
   const InnerState& in = s.inner;
   const OuterState& out = s.outer;
-  const InnerStep& st = s.step;
-  return load({{l.mi_q, lit(kGatherCountBits, 0)},
-               {l.m_q, l.m0_q},
-               {l.k_q, l.k_q + lit(kGatherCountBits, 1)},
+  const InnerStep& step = s.step;
+  return load({{loop.mi_q, lit(kGatherCountBits, 0)},
+               {loop.m_q, loop.m0_q},
+               {loop.k_q, loop.k_q + lit(kGatherCountBits, 1)},
                {out.outer_q, out.outs_q},
                {out.x_q, out.xs_q},
                {out.iy0_q, out.iy0s_q},
                {out.ix0_q, out.ix0s_q},
-               {in.c0_q, st.nc_c0},
-               {in.c1_q, st.nc_c1},
-               {in.off_q, st.nc_off},
+               {in.c0_q, step.nc_c0},
+               {in.c1_q, step.nc_c1},
+               {in.off_q, step.nc_off},
                {in.gofs_q, lit(kGatherAddrBits, 0)},
-               {in.rem_q, st.rem_n},
-               {in.c0s_q, st.nc_c0},
-               {in.c1s_q, st.nc_c1},
-               {in.offs_q, st.nc_off},
-               {in.rems_q, st.rem_n}});
+               {in.rem_q, step.rem_n},
+               {in.c0s_q, step.nc_c0},
+               {in.c1s_q, step.nc_c1},
+               {in.offs_q, step.nc_off},
+               {in.rems_q, step.rem_n}});
 }
 
 // Next block: the vector after the block's last one, chunk 0.
 Stmts next_block(const GatherSignals& s) {
-  const LoopCounters& l = s.loop;
-  const VectorStep& nv = s.next_vec;
+  const LoopCounters& loop = s.loop;
+  const VectorStep& next = s.next_vec;
   const Expr count_zero = lit(kGatherCountBits, 0), count_one = lit(kGatherCountBits, 1);
-  return joined(joined(load({{l.mi_q, count_zero}, {l.k_q, count_zero}, {l.m_q, l.m_q + count_one},
-                             {l.m0_q, l.m_q + count_one}}),
-                       outer_set(s.outer, nv.outer_n, nv.x_n, nv.iy0_n, nv.ix0_n)),
+  return joined(joined(load({{loop.mi_q, count_zero}, {loop.k_q, count_zero}, {loop.m_q, loop.m_q + count_one},
+                             {loop.m0_q, loop.m_q + count_one}}),
+                       outer_set(s.outer, next.outer_n, next.x_n, next.iy0_n, next.ix0_n)),
                 inner_init(s.inner, s.desc.rt_q, s.desc.kx0_q, s.desc.ky0_q));
 }
 
 // Next batch item: its first vector at its base, chunk 0.
 Stmts next_batch(const GatherSignals& s) {
-  const LoopCounters& l = s.loop;
+  const LoopCounters& loop = s.loop;
   const Expr count_zero = lit(kGatherCountBits, 0);
-  return joined(joined(load({{l.mi_q, count_zero}, {l.k_q, count_zero}, {l.m_q, count_zero}, {l.m0_q, count_zero},
-                             {l.b_q, l.b_q + lit(kGatherCountBits, 1)}, {s.outer.bb_q, s.next_vec.bb_n}}),
+  return joined(joined(load({{loop.mi_q, count_zero},
+                             {loop.k_q, count_zero},
+                             {loop.m_q, count_zero},
+                             {loop.m0_q, count_zero},
+                             {loop.b_q, loop.b_q + lit(kGatherCountBits, 1)},
+                             {s.outer.bb_q, s.next_vec.bb_n}}),
                        outer_set(s.outer, s.next_vec.bb_n, count_zero, s.desc.iytop_q, s.desc.npad_q)),
                 inner_init(s.inner, s.desc.rt_q, s.desc.kx0_q, s.desc.ky0_q));
 }
@@ -571,13 +576,13 @@ Stmts next_batch(const GatherSignals& s) {
 // An element taken: the next row, else (row 0) the next vector of the block, chunk, block or batch
 // item, else the descriptor is finished.
 Stmts advance(const GatherSignals& s, const GatherGeometry& g) {
-  const LoopEnds& e = s.ends;
+  const LoopEnds& ends = s.ends;
   const Stmts finish = load({{s.desc.busy_q, bit(false)}, {s.desc.done_q, bit(true)}});
-  return {if_(~e.row_last, next_row(s, g),
+  return {if_(~ends.row_last, next_row(s, g),
               joined(load({{s.loop.r_q, lit(g.row_bits, 0)}}),
-                     {if_(~e.bvec_last, next_vector(s),
-                          {if_(~e.k_last, next_chunk(s),
-                               {if_(~e.m_last, next_block(s), {if_(~e.b_last, next_batch(s), finish)})})})}))};
+                     {if_(~ends.bvec_last, next_vector(s),
+                          {if_(~ends.k_last, next_chunk(s),
+                               {if_(~ends.m_last, next_block(s), {if_(~ends.b_last, next_batch(s), finish)})})})}))};
 }
 
 // The walk's registers: a descriptor is loaded while idle, then every taken element advances the walk.
@@ -592,21 +597,21 @@ void build_walk_registers(Module& m, const GatherSignals& s, const GatherGeometr
 // The outputs: the element presented while busy, its address and zero flag, its position and the
 // last flags of the levels it ends.
 void drive_outputs(Module& m, const GatherSignals& s) {
-  const GatherPorts& p = s.port;
-  const LoopEnds& e = s.ends;
+  const GatherPorts& port = s.port;
+  const LoopEnds& ends = s.ends;
   m.blank();
-  m.assign(p.desc_ready_o, ~s.desc.busy_q);
-  m.assign(p.elem_valid_o, s.desc.busy_q);
-  m.assign(p.elem_addr_o, s.outer.outer_q + s.inner.off_q);
-  m.assign(p.elem_zero_o, s.coord.zero);
-  m.assign(p.elem_row_o, s.loop.r_q);
-  m.assign(p.elem_vec_o, s.loop.mi_q);
-  m.assign(p.elem_chunk_o, s.loop.k_q);
-  m.assign(p.elem_vec_last_o, e.row_last);
-  m.assign(p.elem_chunk_last_o, e.row_last & e.bvec_last);
-  m.assign(p.elem_last_o, e.row_last & e.bvec_last & e.k_last & e.m_last & e.b_last);
-  m.assign(p.busy_o, s.desc.busy_q);
-  m.assign(p.done_o, s.desc.done_q);
+  m.assign(port.desc_ready_o, ~s.desc.busy_q);
+  m.assign(port.elem_valid_o, s.desc.busy_q);
+  m.assign(port.elem_addr_o, s.outer.outer_q + s.inner.off_q);
+  m.assign(port.elem_zero_o, s.coord.zero);
+  m.assign(port.elem_row_o, s.loop.r_q);
+  m.assign(port.elem_vec_o, s.loop.mi_q);
+  m.assign(port.elem_chunk_o, s.loop.k_q);
+  m.assign(port.elem_vec_last_o, ends.row_last);
+  m.assign(port.elem_chunk_last_o, ends.row_last & ends.bvec_last);
+  m.assign(port.elem_last_o, ends.row_last & ends.bvec_last & ends.k_last & ends.m_last & ends.b_last);
+  m.assign(port.busy_o, s.desc.busy_q);
+  m.assign(port.done_o, s.desc.done_q);
 }
 
 }  // namespace

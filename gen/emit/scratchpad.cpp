@@ -373,46 +373,46 @@ struct ReadSide {
 void build_bank_port_decode(Module& m, const MemorySignals& sig, const MemoryShape& shape, int b, int k,
                             ReadSide& read) {
   const MemoryPort& in = sig.port.port[k];
-  const BankPort& bp = sig.bank[b][k];
+  const BankPort& bank_port = sig.bank[b][k];
   const int addr_bits = shape.addr_bits, offset_bits = shape.offset_bits;
-  m.assign(bp.en, bit_of(in.en_i, b, shape.banks));
-  m.assign(bp.we, bit_of(in.we_i, b, shape.banks));
-  m.assign(bp.addr, in.addr_i.part(b, addr_bits));
-  if (bp.sec) m.assign(*bp.sec, bits_of(bp.addr, addr_bits - 1, offset_bits));
-  m.assign(bp.off, bits_of(bp.addr, offset_bits - 1, 0));
+  m.assign(bank_port.en, bit_of(in.en_i, b, shape.banks));
+  m.assign(bank_port.we, bit_of(in.we_i, b, shape.banks));
+  m.assign(bank_port.addr, in.addr_i.part(b, addr_bits));
+  if (bank_port.sec) m.assign(*bank_port.sec, bits_of(bank_port.addr, addr_bits - 1, offset_bits));
+  m.assign(bank_port.off, bits_of(bank_port.addr, offset_bits - 1, 0));
   if (!shape.power_gating)
-    m.assign(bp.on, bit(true));
+    m.assign(bank_port.on, bit(true));
   else
-    m.assign(bp.on, shape.sectors == 1 ? ~*sig.power.sleep_ack_q : ~sig.power.sleep_ack_q->at(*bp.sec));
+    m.assign(bank_port.on, shape.sectors == 1 ? ~*sig.power.sleep_ack_q : ~sig.power.sleep_ack_q->at(*bank_port.sec));
   if (shape.offsets_fill_sector) {
-    m.assign(bp.ok, bp.en & bp.on);
+    m.assign(bank_port.ok, bank_port.en & bank_port.on);
   } else {
     const Expr words = lit(offset_bits, shape.words_per_sector);
-    m.assign(bp.ok, bp.en & bp.on & (bp.off < words));
-    read.addr_misses.push_back(bp.en & (bp.off >= words));
+    m.assign(bank_port.ok, bank_port.en & bank_port.on & (bank_port.off < words));
+    read.addr_misses.push_back(bank_port.en & (bank_port.off >= words));
   }
-  read.sleep_hits.push_back(bp.en & ~bp.on);
-  read.ctrl_reset.push_back(nb(bp.rvalid_q, bit(false)));
-  read.ctrl_reset.push_back(nb(bp.rok_q, bit(false)));
-  read.ctrl.push_back(nb(bp.rvalid_q, bp.en & ~bp.we));
-  read.ctrl.push_back(nb(bp.rok_q, bp.ok & ~bp.we));
-  if (bp.rsec_q) read.data.push_back(if_(bp.en, {nb(*bp.rsec_q, *bp.sec)}));
+  read.sleep_hits.push_back(bank_port.en & ~bank_port.on);
+  read.ctrl_reset.push_back(nb(bank_port.rvalid_q, bit(false)));
+  read.ctrl_reset.push_back(nb(bank_port.rok_q, bit(false)));
+  read.ctrl.push_back(nb(bank_port.rvalid_q, bank_port.en & ~bank_port.we));
+  read.ctrl.push_back(nb(bank_port.rok_q, bank_port.ok & ~bank_port.we));
+  if (bank_port.rsec_q) read.data.push_back(if_(bank_port.en, {nb(*bank_port.rsec_q, *bank_port.sec)}));
 }
 
 // Port K of bank b's read data: the sector read in the previous cycle, 0 for a refused read.
 void build_bank_port_read_mux(Module& m, const MemorySignals& sig, const MemoryShape& shape, int b, int k) {
   const MemoryPort& out = sig.port.port[k];
-  const BankPort& bp = sig.bank[b][k];
+  const BankPort& bank_port = sig.bank[b][k];
   const int sectors = shape.sectors;
-  Expr sector_word = parens(bp.sector_rdata[0]);
-  if (bp.rsec_q) {
+  Expr sector_word = parens(bank_port.sector_rdata[0]);
+  if (bank_port.rsec_q) {
     std::vector<std::pair<Expr, Expr>> arms;
     for (int s = 0; s < sectors - 1; ++s)
-      arms.emplace_back(*bp.rsec_q == lit(shape.sector_bits, s), bp.sector_rdata[s]);
-    sector_word = ternary_chain(arms, bp.sector_rdata[sectors - 1]);
+      arms.emplace_back(*bank_port.rsec_q == lit(shape.sector_bits, s), bank_port.sector_rdata[s]);
+    sector_word = ternary_chain(arms, bank_port.sector_rdata[sectors - 1]);
   }
-  m.assign(out.rdata_o.part(b, shape.word_bits), ternary(bp.rok_q, sector_word, zero(shape.word_bits)));
-  m.assign(bit_of(out.rvalid_o, b, shape.banks), bp.rvalid_q);
+  m.assign(out.rdata_o.part(b, shape.word_bits), ternary(bank_port.rok_q, sector_word, zero(shape.word_bits)));
+  m.assign(bit_of(out.rvalid_o, b, shape.banks), bank_port.rvalid_q);
 }
 
 // Bank b's write conflicts: two ports writing the same word in one cycle.
@@ -429,51 +429,53 @@ void add_bank_conflicts(const MemorySignals& sig, const MemoryShape& shape, int 
 void instantiate_sector_rams(Module& m, const Module& ram, const MemorySignals& sig, const MemoryShape& shape, int b) {
   const int sectors = shape.sectors, word_bits = shape.word_bits;
   for (int s = 0; s < sectors; ++s) {
-    Instance& r = m.instance(ram, fmt::format("u_ram_b{}_s{}", b, s));
-    r.param("Width", word_bits).param("Depth", shape.words_per_sector).param("AddrWidth", shape.offset_bits);
-    r.connect("clk_i", m.clk());
-    r.connect("sleep_i", shape.power_gating ? bit_of(*sig.port.sleep_req_i, s, sectors) : bit(false));
+    Instance& ram_inst = m.instance(ram, fmt::format("u_ram_b{}_s{}", b, s));
+    ram_inst.param("Width", word_bits).param("Depth", shape.words_per_sector).param("AddrWidth", shape.offset_bits);
+    ram_inst.connect("clk_i", m.clk());
+    ram_inst.connect("sleep_i", shape.power_gating ? bit_of(*sig.port.sleep_req_i, s, sectors) : bit(false));
     for (int k = 0; k < shape.ports; ++k) {
       const MemoryPort& in = sig.port.port[k];
-      const BankPort& bp = sig.bank[b][k];
+      const BankPort& bank_port = sig.bank[b][k];
       const std::string p = fmt::format("p{}_", k);
-      r.connect(p + "en_i", bp.sec ? bp.ok & (*bp.sec == lit(shape.sector_bits, s)) : bp.ok);
-      r.connect(p + "we_i", bp.we);
+      ram_inst.connect(p + "en_i",
+                       bank_port.sec ? bank_port.ok & (*bank_port.sec == lit(shape.sector_bits, s)) : bank_port.ok);
+      ram_inst.connect(p + "we_i", bank_port.we);
       // text API: the RAM's be_i is Width/8 bits, a width the typed connection cannot check under the
       // Width override (only a port whose width is a number or one parameter can be).
-      r.connect(p + "be_i", in.be_i.part(b, word_bits / 8).text());
-      r.connect(p + "addr_i", bp.off);
-      r.connect(p + "wdata_i", in.wdata_i.part(b, word_bits));
-      r.connect(p + "rdata_o", bp.sector_rdata[s]);
+      ram_inst.connect(p + "be_i", in.be_i.part(b, word_bits / 8).text());
+      ram_inst.connect(p + "addr_i", bank_port.off);
+      ram_inst.connect(p + "wdata_i", in.wdata_i.part(b, word_bits));
+      ram_inst.connect(p + "rdata_o", bank_port.sector_rdata[s]);
     }
   }
 }
 
 // The read-side registers, and the error flags: registered, sticky until reset, and on the outputs.
 void build_read_registers_and_errors(Module& m, const MemorySignals& sig, const ReadSide& read) {
-  const ErrorFlags& e = sig.err;
+  const ErrorFlags& err = sig.err;
   const MemoryPorts& out = sig.port;
   m.blank();
   m.comment("Read-side registers and error flags.");
   m.always_ff_reset(read.ctrl_reset, read.ctrl);
   if (!read.data.empty()) m.always_ff(read.data);
-  m.assign(e.err_sleep, any_of(read.sleep_hits));
-  if (e.err_addr) m.assign(*e.err_addr, any_of(read.addr_misses));
-  if (e.err_conflict) m.assign(*e.err_conflict, any_of(read.conflicts));
-  Expr any = e.err_sleep;
-  if (e.err_addr) any = any | *e.err_addr;
-  if (e.err_conflict) any = any | *e.err_conflict;
-  Stmts reset = {nb(e.err_sleep_q, bit(false)), nb(e.err_sticky_q, bit(false))},
-        body = {nb(e.err_sleep_q, e.err_sleep)};
-  if (e.err_addr) reset.push_back(nb(*e.err_addr_q, bit(false))), body.push_back(nb(*e.err_addr_q, *e.err_addr));
-  if (e.err_conflict)
-    reset.push_back(nb(*e.err_conflict_q, bit(false))), body.push_back(nb(*e.err_conflict_q, *e.err_conflict));
-  body.push_back(if_(any, {nb(e.err_sticky_q, bit(true))}));
+  m.assign(err.err_sleep, any_of(read.sleep_hits));
+  if (err.err_addr) m.assign(*err.err_addr, any_of(read.addr_misses));
+  if (err.err_conflict) m.assign(*err.err_conflict, any_of(read.conflicts));
+  Expr any = err.err_sleep;
+  if (err.err_addr) any = any | *err.err_addr;
+  if (err.err_conflict) any = any | *err.err_conflict;
+  Stmts reset = {nb(err.err_sleep_q, bit(false)), nb(err.err_sticky_q, bit(false))},
+        body = {nb(err.err_sleep_q, err.err_sleep)};
+  if (err.err_addr)
+    reset.push_back(nb(*err.err_addr_q, bit(false))), body.push_back(nb(*err.err_addr_q, *err.err_addr));
+  if (err.err_conflict)
+    reset.push_back(nb(*err.err_conflict_q, bit(false))), body.push_back(nb(*err.err_conflict_q, *err.err_conflict));
+  body.push_back(if_(any, {nb(err.err_sticky_q, bit(true))}));
   m.always_ff_reset(reset, body);
-  m.assign(out.err_sleep_o, e.err_sleep_q);
-  if (e.err_addr) m.assign(*out.err_addr_o, *e.err_addr_q);
-  if (e.err_conflict) m.assign(*out.err_conflict_o, *e.err_conflict_q);
-  m.assign(out.err_sticky_o, e.err_sticky_q);
+  m.assign(out.err_sleep_o, err.err_sleep_q);
+  if (err.err_addr) m.assign(*out.err_addr_o, *err.err_addr_q);
+  if (err.err_conflict) m.assign(*out.err_conflict_o, *err.err_conflict_q);
+  m.assign(out.err_sticky_o, err.err_sticky_q);
 }
 
 }  // namespace
