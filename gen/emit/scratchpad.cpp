@@ -440,9 +440,7 @@ void instantiate_sector_rams(Module& m, const Module& ram, const MemorySignals& 
       ram_inst.connect(p + "en_i",
                        bank_port.sec ? bank_port.ok & (*bank_port.sec == lit(shape.sector_bits, s)) : bank_port.ok);
       ram_inst.connect(p + "we_i", bank_port.we);
-      // text API: the RAM's be_i is Width/8 bits, a width the typed connection cannot check under the
-      // Width override (only a port whose width is a number or one parameter can be).
-      ram_inst.connect(p + "be_i", in.be_i.part(b, word_bits / 8).text());
+      ram_inst.connect(p + "be_i", in.be_i.part(b, word_bits / 8));
       ram_inst.connect(p + "addr_i", bank_port.off);
       ram_inst.connect(p + "wdata_i", in.wdata_i.part(b, word_bits));
       ram_inst.connect(p + "rdata_o", bank_port.sector_rdata[s]);
