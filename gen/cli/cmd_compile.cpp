@@ -9,7 +9,6 @@
 #include "compiler/executor.hpp"
 #include "compiler/frames.hpp"
 #include "compiler/stream.hpp"
-#include "emit/dma.hpp"
 #include "core/atomic_file.hpp"
 #include "core/input_error.hpp"
 #include "golden/fixed_model.hpp"
@@ -147,7 +146,7 @@ void print_streamed(const Workload& w, const isa::Program& prog, const StreamedP
              st.rmw_loads, w.cfg.clock.target_mhz * 1e6 / double(tm.cycles), w.cfg.clock.target_mhz);
 }
 
-// The frame program of the streamed program, checked against the RTL's payload widths; --frames writes it.
+// The frame program of the streamed program; --frames writes it.
 FrameProgram frame_program(const Args& args, const Workload& w, const isa::Program& prog, const StreamedProgram& streamed) {
   FrameProgram frames;
   try {
@@ -155,12 +154,6 @@ FrameProgram frame_program(const Args& args, const Workload& w, const isa::Progr
   } catch (const StreamError& e) {
     throw InputError(args.get_opt("config").value_or("configs/capsacc-16x16.yaml"), 0, 0, "--stream", e.what());
   }
-  // The compiler derives the payload widths without the emitters; they must be the RTL's.
-  const emit::DmaGeometry dg = emit::dma_geometry(w.cfg);
-  const isa::FrameGeometry& fg = frames.geometry;
-  if (dg.spm_addr_bits != fg.spm_addr_bits || dg.len_bits != fg.len_bits || dg.size_bits != fg.size_bits ||
-      dg.max_size != fg.max_size || fg.count_bits != emit::kDmaCountBits || fg.dram_addr_bits != emit::kDmaDramAddrBits)
-    throw std::logic_error("frame_geometry disagrees with emit::dma_geometry");
   fmt::print("frames: {} ({} engine of which {} pending the encoder, {} DMA, {} PMU, 1 end), {} words of 32 bits; {} "
              "parts store before the next part's loads\n",
              frames.frames.size(), frames.engine, frames.pending, frames.dma, frames.pmu, frames.words(),
@@ -171,8 +164,8 @@ FrameProgram frame_program(const Args& args, const Workload& w, const isa::Progr
     if (ec) throw InputError(*dir, 0, 0, "--frames", "cannot create directory: " + ec.message());
     std::string hex, txt = fmt::format("# {} on {}: {} frames, {} words\n", w.net.name, w.cfg.name, frames.frames.size(),
                                        frames.words());
-    for (std::uint32_t x : isa::pack_frames(frames.frames, fg)) hex += fmt::format("{:08x}\n", x);
-    for (const isa::Frame& f : frames.frames) txt += isa::frame_text(f, fg) + "\n";
+    for (std::uint32_t x : isa::pack_frames(frames.frames, frames.geometry)) hex += fmt::format("{:08x}\n", x);
+    for (const isa::Frame& f : frames.frames) txt += isa::frame_text(f, frames.geometry) + "\n";
     write_file_atomic(*dir + "/frames.hex", hex);
     write_file_atomic(*dir + "/frames.txt", txt);
     fmt::print("wrote {}/frames.hex and {}/frames.txt\n", *dir, *dir);

@@ -5,18 +5,13 @@
 #include <fmt/format.h>
 
 #include "compiler/access.hpp"
+#include "core/bits.hpp"
 #include "isa/gemm_ref.hpp"
 #include "numerics/activation.hpp"
 
 namespace capsgen {
 
 namespace {
-
-int clog2(long long n) {
-  int b = 0;
-  while ((1LL << b) < n) ++b;
-  return b;
-}
 
 using Mask = std::array<std::uint32_t, kOnchipMemories>;
 
@@ -116,25 +111,12 @@ std::optional<std::string> unrunnable_operation(const AccelConfig& cfg, const is
   return std::nullopt;
 }
 
-isa::FrameGeometry frame_geometry(const AccelConfig& cfg) {
-  const OnchipMap map = OnchipMap::from_config(cfg);
-  isa::FrameGeometry g;
-  g.spm_addr_bits = std::max(1, clog2(map.size()));
-  g.len_bits = clog2(cfg.offchip.max_burst + 1LL);
-  const ScratchpadConfig& s = cfg.scratchpad;
-  const MemoryConfig* mems[kOnchipMemories] = {&s.data, &s.weight, &s.acc, &s.shared, &s.shared};
-  int widest = 8;
-  for (int i = 0; i < kOnchipMemories; ++i)
-    if (map.elements[i] > 0) widest = std::max(widest, mems[map.phys(i)]->width_bits);
-  g.max_size = clog2(widest / 8);
-  g.size_bits = std::max(1, clog2(g.max_size + 1LL));
-  for (int i = 0; i < isa::kFrameMemories; ++i) {
-    // One awake field per physical memory (SMP: the shared one; its acc view has none of its own).
-    g.sectors[i] = s.power_gating && map.elements[i] > 0 && map.phys(i) == i ? std::max(1, mems[i]->sectors) : 0;
-    if (g.sectors[i] > 32)
-      throw StreamError(fmt::format("frames: the {} memory has {} sectors, more than a PMU frame's 32-bit awake field",
-                                    to_string(Onchip(i)), g.sectors[i]));
-  }
+isa::FrameGeometry checked_frame_geometry(const AccelConfig& cfg) {
+  const isa::FrameGeometry g = isa::frame_geometry(cfg);
+  for (int i = 0; i < isa::kFrameMemories; ++i)
+    if (g.sectors[i] > isa::kAwakeFieldSectors)
+      throw StreamError(fmt::format("frames: the {} memory has {} sectors, more than a PMU frame's {}-bit awake field",
+                                    to_string(Onchip(i)), g.sectors[i], isa::kAwakeFieldSectors));
   return g;
 }
 
@@ -265,9 +247,7 @@ isa::DmaFields lower_move(const Move& m, const DramBytes& bytes, const isa::Fram
       f.count[0] = std::uint32_t(m.dims[0].count / k);
       f.dram_stride[0] = std::uint32_t(k * eb);
       f.spm_stride[0] = std::uint32_t(k);
-      int s = 0;
-      while ((1 << s) < k * eb) ++s;
-      f.size = std::uint32_t(s);
+      f.size = std::uint32_t(clog2(k * eb));
     }
   }
   return f;
@@ -282,7 +262,7 @@ long long FrameProgram::words() const {
 FrameProgram build_frame_program(const AccelConfig& cfg, const isa::Program& prog, const StreamedProgram& sp,
                                  const std::vector<Mask>* engine_masks) {
   FrameProgram fp;
-  fp.geometry = frame_geometry(cfg);
+  fp.geometry = checked_frame_geometry(cfg);
   const isa::FrameGeometry& g = fp.geometry;
   const SectorMap sec(cfg, sp.map);
   const DramBytes bytes(prog, sp);
@@ -304,7 +284,7 @@ FrameProgram build_frame_program(const AccelConfig& cfg, const isa::Program& pro
   bool engine_busy = false;
   Mask engine_mask{};
   Mask awake{};  // what the last PMU frame keeps awake (at reset: everything)
-  for (int i = 0; i < isa::kFrameMemories; ++i) awake[std::size_t(i)] = g.sectors[i] >= 32 ? 0xFFFFFFFFu : (1u << g.sectors[i]) - 1;
+  for (int i = 0; i < isa::kFrameMemories; ++i) awake[std::size_t(i)] = g.sectors[i] >= isa::kAwakeFieldSectors ? 0xFFFFFFFFu : (1u << g.sectors[i]) - 1;
   const auto inflight = [&] {
     Mask k{};
     for (std::size_t i = dma_done; i < dma_masks.size(); ++i) k = k | dma_masks[i];
@@ -385,7 +365,7 @@ FrameProgram build_frame_program(const AccelConfig& cfg, const isa::Program& pro
 FrameCheck run_frame_program(const AccelConfig& cfg, const isa::Program& prog, const StreamedProgram& sp,
                              const std::vector<isa::Frame>& frames, std::vector<std::int32_t>& dram,
                              std::vector<StoreBeat>* stores) {
-  const isa::FrameGeometry g = frame_geometry(cfg);
+  const isa::FrameGeometry g = checked_frame_geometry(cfg);
   const OnchipMap& map = sp.map;
   const SectorMap sec(cfg, map);
   const DramBytes bytes(prog, sp);

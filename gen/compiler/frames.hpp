@@ -14,11 +14,9 @@
 
 namespace capsgen {
 
-// Field widths for the preset: the same derivation as emit::dma_geometry (SPM address =
-// clog2 of the on-chip element space, burst = clog2(max_burst + 1), size = 0..log2(widest word
-// bytes)) and emit::spm_memories (sectors per memory, 0 for all without power gating). Throws
-// StreamError for more than 32 sectors in a memory (one awake field must fit a word).
-isa::FrameGeometry frame_geometry(const AccelConfig& cfg);
+// The preset's frame geometry (isa::frame_geometry); throws StreamError for a power-gated memory with
+// more sectors than a PMU frame's awake field holds (isa::kAwakeFieldSectors).
+isa::FrameGeometry checked_frame_geometry(const AccelConfig& cfg);
 
 // The first operation of `prog` the preset's engine has no descriptor for ("i61 c2_skip/iter1.softmax:
 // n: vector length must be in [1, 32]"), or nullopt when the engine runs every operation. The

@@ -18,64 +18,6 @@ double offchip_bytes_per_cycle(const AccelConfig& cfg) {
   return std::min(cfg.offchip.bus_bits / 8.0, dram);
 }
 
-const char* to_string(Onchip m) {
-  switch (m) {
-    case Onchip::kData: return "data";
-    case Onchip::kWeight: return "weight";
-    case Onchip::kAcc: return "acc";
-    case Onchip::kShared: return "shared";
-    case Onchip::kLanes: return "lanes";
-  }
-  return "?";
-}
-
-OnchipMap OnchipMap::from_config(const AccelConfig& cfg) {
-  const ScratchpadConfig& s = cfg.scratchpad;
-  OnchipMap m;
-  if (s.organization == SpmOrganization::Smp) {
-    // One memory of S bytes: the acc view [0, S/4) (32-bit lanes) and the byte view [S/4, S/4 + S).
-    if (s.shared.width_bits < 32)
-      throw StreamError(fmt::format("streaming the smp organization needs scratchpad.shared.width_bits >= 32 (one psum "
-                                    "code per 32-bit lane of a shared word), preset {} has {}",
-                                    cfg.name, s.shared.width_bits));
-    const std::int64_t bytes = std::int64_t(s.shared.size_kib) * 1024;
-    m.smp = true;
-    m.elements[int(Onchip::kAcc)] = bytes / 4;
-    m.word_elements[int(Onchip::kAcc)] = s.shared.width_bits / 32;
-    m.base[int(Onchip::kShared)] = bytes / 4;
-    m.elements[int(Onchip::kShared)] = bytes;
-    m.word_elements[int(Onchip::kShared)] = s.shared.width_bits / 8;
-    for (int i : {0, 1}) m.base[i] = 0;
-    return m;
-  }
-  const bool hy = s.organization == SpmOrganization::Hy;
-  const MemoryConfig* mems[kOnchipMemories] = {&s.data, &s.weight, &s.acc, &s.shared, &s.shared};
-  std::int64_t base = 0;
-  for (int i = 0; i < kOnchipMemories; ++i) {
-    const int lane_bytes = i == 2 || i == 4 ? 4 : 1;
-    if ((i >= 3 && !hy) || (i == 4 && !hy_shared_lanes(s, cfg.array.cols))) {
-      m.base[i] = base;
-      continue;
-    }
-    m.base[i] = base;
-    m.elements[i] = std::int64_t(mems[i]->size_kib) * 1024 / lane_bytes;
-    m.word_elements[i] = std::max(1, mems[i]->width_bits / (8 * lane_bytes));
-    base += m.elements[i];
-  }
-  return m;
-}
-
-std::vector<std::int64_t> OnchipMap::aliases(std::int64_t a) const {
-  const int acc = lane_view(), sh = int(Onchip::kShared);
-  if (acc < 0) return {};
-  if (a >= base[acc] && a < base[acc] + elements[acc]) {
-    const std::int64_t b = base[sh] + 4 * (a - base[acc]);
-    return {b, b + 1, b + 2, b + 3};
-  }
-  if (a >= base[sh] && a < base[sh] + elements[sh]) return {base[acc] + (a - base[sh]) / 4};
-  return {};
-}
-
 SectorMap::SectorMap(const AccelConfig& cfg, const OnchipMap& m) : map(m) {
   const ScratchpadConfig& s = cfg.scratchpad;
   gating = s.power_gating;
@@ -668,6 +610,7 @@ void stream_fill(const OnchipMap& map, std::size_t index, const isa::Fill& f, St
 
 StreamedProgram stream_program(const AccelConfig& cfg, const isa::Program& prog) {
   StreamedProgram sp;
+  if (std::string why = OnchipMap::unsupported_reason(cfg); !why.empty()) throw StreamError(why);
   sp.map = OnchipMap::from_config(cfg);
   for (std::size_t i = 0; i < prog.instrs.size(); ++i) {
     const isa::Instr& in = prog.instrs[i];

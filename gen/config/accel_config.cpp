@@ -10,6 +10,7 @@
 
 #include "config/memory_bounds.hpp"
 #include "config/yaml_util.hpp"
+#include "core/bits.hpp"
 #include "core/input_error.hpp"
 
 namespace capsgen {
@@ -54,12 +55,6 @@ bool is_preset_name(std::string_view s) {
     if (!ok) return false;
   }
   return true;
-}
-
-int ceil_log2(int n) {
-  int k = 0;
-  while ((1LL << k) < n) ++k;
-  return k;
 }
 
 bool is_pow2(long long v) { return v > 0 && (v & (v - 1)) == 0; }
@@ -361,15 +356,15 @@ void validate_accel_config(const AccelConfig& cfg) {
   // (isa/engine.cpp), so the sum may be at most 31 bits wide: act <= 13.
   {
     const int len = std::max({32, cfg.array.rows, cfg.array.cols});
-    const int sum_bits = 2 * w.act - 1 + ceil_log2(len);
-    if (ceil_log2(sum_bits + 1) > 5)
+    const int sum_bits = 2 * w.act - 1 + clog2(len);
+    if (clog2(sum_bits + 1) > 5)
       c.fail("widths.data", fmt::format("{} bits: the activation unit's sum of {} squares is {} bits wide, and its norm "
                                         "shift must fit the engine descriptor's 5-bit field (sums of at most 31 bits: "
                                         "widths.data <= 13)",
                                         w.data, len, sum_bits));
   }
   // The column adder chain sums `rows` products without saturation, so it must not overflow.
-  const int need = w.data + w.weight + ceil_log2(cfg.array.rows);
+  const int need = w.data + w.weight + clog2(cfg.array.rows);
   if (w.psum < need) {
     const std::string what = cfg.array.rows == 1
                                  ? fmt::format("a product of {}x{} bits", w.data, w.weight)

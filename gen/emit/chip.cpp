@@ -5,7 +5,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <iterator>
 #include <map>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
@@ -19,9 +21,6 @@
 #include "isa/engine.hpp"
 
 namespace capsgen::emit {
-
-using detail::lit;
-using detail::zext;
 
 namespace {
 // "SEP", "SMP", "HY" for the generated comments.
@@ -39,10 +38,10 @@ const isa::PackedField& field(const std::vector<isa::PackedField>& layout, const
   throw std::logic_error("chip: no packed field " + name);
 }
 
-// `words[w*32 + lsb +: bits]` of a packed frame held in `words` (word 0 = the payload's first word).
-std::string slice(const std::string& words, const isa::PackedField& f, int bits) {
+// Bits [w*32 + lsb +: bits] of a packed frame held in `words` (word 0 = the payload's first word).
+Expr field_bits(const Expr& words, const isa::PackedField& f, int bits) {
   const int lo = f.word * 32 + f.lsb;
-  return bits == 1 ? fmt::format("{}[{}]", words, lo) : fmt::format("{}[{}:{}]", words, lo + bits - 1, lo);
+  return bits == 1 ? words[lo] : words.slice(lo + bits - 1, lo);
 }
 
 // Payload words per frame kind for the preset (the PMU's only with power gating) and the longest:
@@ -105,358 +104,599 @@ std::string chip_unsupported_reason(const AccelConfig& cfg) {
   return "";
 }
 
-Module build_frame_sequencer(const AccelConfig& cfg) {
-  const isa::FrameGeometry g = chip_frame_geometry(cfg);
-  const bool pg = g.power_gating();
-  const PayloadWords pw(g);
-  const int NW = pw.engine, DW = pw.dma, PW = pw.pmu, MW = pw.max, WB = clog2(MW + 1);
-  const std::string wb = str(WB);
-  const auto& hl = isa::frame_header_layout();
-  const isa::PackedField &f_kind = field(hl, "kind"), &f_we = field(hl, "wait_engine"), &f_pend = field(hl, "pending"),
-                         &f_wd = field(hl, "wait_dma");
-  if (f_kind.word || f_we.word || f_pend.word || f_wd.word) throw std::logic_error("chip: the frame header is one word");
-  const int DB = f_wd.bits;
-  int HB = 0;  // header bits in use
-  for (const isa::PackedField& f : hl) HB = std::max(HB, f.lsb + f.bits);
+namespace {
 
-  Module m(kFrameSequencerModule,
-           fmt::format(
-               "Frame sequencer (docs/rtl-chip.md) for {0}: runs a frame program (isa/frames.hpp, docs/memory-system.md\n"
-               "section 4.1). Each frame is a header word (kind [1:0]: 0 engine, 1 DMA, 2 PMU, 3 end; wait_engine,\n"
-               "pending, wait_dma) and a payload of {1} (engine), {2} (DMA) or {3} (PMU) words. start_i fetches the\n"
-               "header at prog_base_i through pf_*/pr_*, then the payload, and presents the frame to its unit until it is\n"
-               "taken; the next frame is fetched after that (the units load every field on accept). An engine frame\n"
-               "issues when the engine is idle and at most wait_dma DMA frames are outstanding (issued, done_o not yet\n"
-               "seen); a DMA frame when the DMA is idle and, with wait_engine, the engine too; a PMU frame as a command to\n"
-               "every PMU (prefetch: at once; barrier: when all its sectors are usable). The end frame finishes the\n"
-               "program when the engine is idle and no DMA frame is outstanding: done_o pulses. A pending engine\n"
-               "frame (the compiler could not encode the part) or a PMU frame without power gating is refused: error_o\n"
-               "and the program ends there. Every busy cycle is counted in exactly one stat_* class (fetch, an issue,\n"
-               "or the wait that holds the frame), so the classes sum to stat_cycles_o.",
-               cfg.name, NW, DW, PW));
-  m.clock_and_reset()
-      .input("start_i", "1", "start the program at prog_base_i (ignored while busy)")
-      .input("prog_base_i", "32", "word address of the program's first frame")
-      .output("busy_o", "1", "a program runs")
-      .output("done_o", "1", "one-cycle pulse: the program ended, the engine and the DMA are idle")
-      .output("error_o", "1", "sticky: a refused frame, a fetch response without a request, a DMA done without a frame")
-      .output("pf_valid_o", "1", "fetch request")
-      .input("pf_ready_i", "1", "the request is taken")
-      .output("pf_addr_o", "32", "word address of the request")
-      .input("pr_valid_i", "1", "a fetched word (in request order)")
-      .input("pr_data_i", "32", "its value")
-      .output("words_o", str(MW * 32), "the frame's payload: word w in bits [w*32 +: 32]")
-      .output("eng_valid_o", "1", "an engine frame is ready to issue")
-      .input("eng_ready_i", "1", "the engine is idle (takes it)")
-      .output("dma_valid_o", "1", "a DMA frame is ready to issue")
-      .input("dma_ready_i", "1", "the DMA is idle (takes it)")
-      .input("dma_done_i", "1", "the DMA finished a frame");
-  if (pg)
-    m.output("pmu_valid_o", "1", "a PMU command (prefetch or barrier)").input("pmu_ready_i", "1", "every PMU takes it");
-  for (const auto& s : kSeqStats) m.output(fmt::format("stat_{}_o", s[0]), "32", s[1]);
+// The frame header's fields (isa::frame_header_layout), all in its one word.
+struct FrameHeader {
+  isa::PackedField kind, wait_engine, pending, wait_dma;
+  int used_bits = 0;  // header bits in use
+};
 
+FrameHeader frame_header() {
+  const auto& layout = isa::frame_header_layout();
+  FrameHeader h{field(layout, "kind"), field(layout, "wait_engine"), field(layout, "pending"), field(layout, "wait_dma")};
+  if (h.kind.word || h.wait_engine.word || h.pending.word || h.wait_dma.word)
+    throw std::logic_error("chip: the frame header is one word");
+  for (const isa::PackedField& f : layout) h.used_bits = std::max(h.used_bits, f.lsb + f.bits);
+  return h;
+}
+
+std::string frame_sequencer_description(const AccelConfig& cfg, const PayloadWords& words) {
+  return fmt::format(
+      "Frame sequencer (docs/rtl-chip.md) for {0}: runs a frame program (isa/frames.hpp, docs/memory-system.md\n"
+      "section 4.1). Each frame is a header word (kind [1:0]: 0 engine, 1 DMA, 2 PMU, 3 end; wait_engine,\n"
+      "pending, wait_dma) and a payload of {1} (engine), {2} (DMA) or {3} (PMU) words. start_i fetches the\n"
+      "header at prog_base_i through pf_*/pr_*, then the payload, and presents the frame to its unit until it is\n"
+      "taken; the next frame is fetched after that (the units load every field on accept). An engine frame\n"
+      "issues when the engine is idle and at most wait_dma DMA frames are outstanding (issued, done_o not yet\n"
+      "seen); a DMA frame when the DMA is idle and, with wait_engine, the engine too; a PMU frame as a command to\n"
+      "every PMU (prefetch: at once; barrier: when all its sectors are usable). The end frame finishes the\n"
+      "program when the engine is idle and no DMA frame is outstanding: done_o pulses. A pending engine\n"
+      "frame (the compiler could not encode the part) or a PMU frame without power gating is refused: error_o\n"
+      "and the program ends there. Every busy cycle is counted in exactly one stat_* class (fetch, an issue,\n"
+      "or the wait that holds the frame), so the classes sum to stat_cycles_o.",
+      cfg.name, words.engine, words.dma, words.pmu);
+}
+
+// The frame sequencer's ports; the PMU handshake only with power gating.
+struct FrameSeqPorts {
+  Expr start_i, prog_base_i, busy_o, done_o, error_o;
+  Expr pf_valid_o, pf_ready_i, pf_addr_o, pr_valid_i, pr_data_i, words_o;
+  Expr eng_valid_o, eng_ready_i, dma_valid_o, dma_ready_i, dma_done_i;
+  std::optional<Expr> pmu_valid_o, pmu_ready_i;
+  std::vector<Expr> stats;  // stat_<class>_o, in kSeqStats order
+};
+
+FrameSeqPorts declare_frame_sequencer_ports(Module& m, bool power_gating, const PayloadWords& words) {
+  m.clock_and_reset();
+  FrameSeqPorts ports{
+      m.input("start_i", 1, "start the program at prog_base_i (ignored while busy)"),
+      m.input("prog_base_i", 32, "word address of the program's first frame"),
+      m.output("busy_o", 1, "a program runs"),
+      m.output("done_o", 1, "one-cycle pulse: the program ended, the engine and the DMA are idle"),
+      m.output("error_o", 1, "sticky: a refused frame, a fetch response without a request, a DMA done without a frame"),
+      m.output("pf_valid_o", 1, "fetch request"),
+      m.input("pf_ready_i", 1, "the request is taken"),
+      m.output("pf_addr_o", 32, "word address of the request"),
+      m.input("pr_valid_i", 1, "a fetched word (in request order)"),
+      m.input("pr_data_i", 32, "its value"),
+      m.output("words_o", words.max * 32, "the frame's payload: word w in bits [w*32 +: 32]"),
+      m.output("eng_valid_o", 1, "an engine frame is ready to issue"),
+      m.input("eng_ready_i", 1, "the engine is idle (takes it)"),
+      m.output("dma_valid_o", 1, "a DMA frame is ready to issue"),
+      m.input("dma_ready_i", 1, "the DMA is idle (takes it)"),
+      m.input("dma_done_i", 1, "the DMA finished a frame"),
+      std::nullopt,
+      std::nullopt,
+      {}};
+  if (power_gating) {
+    ports.pmu_valid_o = m.output("pmu_valid_o", 1, "a PMU command (prefetch or barrier)");
+    ports.pmu_ready_i = m.input("pmu_ready_i", 1, "every PMU takes it");
+  }
+  for (const auto& stat : kSeqStats) ports.stats.push_back(m.output(fmt::format("stat_{}_o", stat[0]), 32, stat[1]));
+  return ports;
+}
+
+// The sequencer's registers and the wires of its decode.
+struct FrameSeqState {
+  Expr busy_q, fetch_q, hreq_q, hdr_ok_q, full_q, done_q, err_q;
+  Expr pc_q, hdr_q, len_q, req_q, rcv_q, outst_q;
+  Memory words_q;
+  std::vector<Expr> stats;  // st_<class>_q, in kSeqStats order
+  Expr kind, wait_engine, pending, wait_dma, rsp_hdr, rsp_pay, rsp_len, last_pay;
+  Expr is_eng, is_dma, is_pmu, refused, stop, issue, dma_fire, finish;
+
+  // The counter of stat class `name` (a kSeqStats entry).
+  const Expr& stat(const std::string& name) const {
+    for (std::size_t i = 0; i < stats.size(); ++i)
+      if (name == kSeqStats[i][0]) return stats[i];
+    throw std::logic_error("chip: no sequencer stat " + name);
+  }
+};
+
+FrameSeqState declare_frame_sequencer_state(Module& m, const PayloadWords& words, const FrameHeader& header) {
+  const int count_bits = clog2(words.max + 1), wait_dma_bits = header.wait_dma.bits;
   m.comment("State: fetching the frame at pc_q (header requested hreq_q / received hdr_ok_q, then req_q of len_q\n"
             "payload words requested and rcv_q received), a whole frame waiting to issue (full_q).");
-  for (const char* n : {"busy_q", "fetch_q", "hreq_q", "hdr_ok_q", "full_q", "done_q", "err_q"}) m.reg(n, "1");
-  m.reg("pc_q", "32", "word address of the frame's header");
-  m.reg("hdr_q", str(HB), "the frame's header word (its used bits)");
-  m.reg("len_q", wb, "payload words of the frame");
-  m.reg("req_q", wb, "payload words requested");
-  m.reg("rcv_q", wb, "payload words received");
-  m.reg("outst_q", str(DB), "DMA frames issued and not done");
-  m.memory("words_q", "32", str(MW), "the payload");
-  for (const auto& s : kSeqStats) m.reg(fmt::format("st_{}_q", s[0]), "32");
-  m.wire("kind", "2", "the frame's kind");
-  m.wire("wait_engine", "1");
-  m.wire("pending", "1");
-  m.wire("wait_dma", str(DB));
-  m.wire("rsp_hdr", "1", "the header arrives");
-  m.wire("rsp_pay", "1", "a payload word arrives");
-  m.wire("rsp_len", wb, "payload words of the arriving header's kind");
-  m.wire("last_pay", "1", "the payload's last word arrives");
-  m.wire("is_eng", "1");
-  m.wire("is_dma", "1");
-  m.wire("is_pmu", "1");
-  m.wire("refused", "1", "a frame the sequencer must not run");
-  m.wire("stop", "1", "the end frame or a refused one: wait for the units, then finish");
-  m.wire("issue", "1", "the frame is taken by its unit");
-  m.wire("dma_fire", "1");
-  m.wire("finish", "1");
+  const Expr busy_q = m.reg("busy_q", 1), fetch_q = m.reg("fetch_q", 1), hreq_q = m.reg("hreq_q", 1);
+  const Expr hdr_ok_q = m.reg("hdr_ok_q", 1), full_q = m.reg("full_q", 1), done_q = m.reg("done_q", 1);
+  const Expr err_q = m.reg("err_q", 1);
+  const Expr pc_q = m.reg("pc_q", 32, "word address of the frame's header");
+  const Expr hdr_q = m.reg("hdr_q", header.used_bits, "the frame's header word (its used bits)");
+  const Expr len_q = m.reg("len_q", count_bits, "payload words of the frame");
+  const Expr req_q = m.reg("req_q", count_bits, "payload words requested");
+  const Expr rcv_q = m.reg("rcv_q", count_bits, "payload words received");
+  const Expr outst_q = m.reg("outst_q", wait_dma_bits, "DMA frames issued and not done");
+  const Memory words_q = m.memory("words_q", 32, words.max, "the payload");
+  std::vector<Expr> stats;
+  for (const auto& stat : kSeqStats) stats.push_back(m.reg(fmt::format("st_{}_q", stat[0]), 32));
+  const Expr kind = m.wire("kind", 2, "the frame's kind");
+  const Expr wait_engine = m.wire("wait_engine", 1);
+  const Expr pending = m.wire("pending", 1);
+  const Expr wait_dma = m.wire("wait_dma", wait_dma_bits);
+  const Expr rsp_hdr = m.wire("rsp_hdr", 1, "the header arrives");
+  const Expr rsp_pay = m.wire("rsp_pay", 1, "a payload word arrives");
+  const Expr rsp_len = m.wire("rsp_len", count_bits, "payload words of the arriving header's kind");
+  const Expr last_pay = m.wire("last_pay", 1, "the payload's last word arrives");
+  const Expr is_eng = m.wire("is_eng", 1), is_dma = m.wire("is_dma", 1), is_pmu = m.wire("is_pmu", 1);
+  const Expr refused = m.wire("refused", 1, "a frame the sequencer must not run");
+  const Expr stop = m.wire("stop", 1, "the end frame or a refused one: wait for the units, then finish");
+  const Expr issue = m.wire("issue", 1, "the frame is taken by its unit");
+  const Expr dma_fire = m.wire("dma_fire", 1);
+  const Expr finish = m.wire("finish", 1);
+  return FrameSeqState{busy_q,  fetch_q, hreq_q,  hdr_ok_q,    full_q,  done_q,   err_q,   pc_q,     hdr_q,
+                       len_q,   req_q,   rcv_q,   outst_q,     words_q, stats,    kind,    wait_engine, pending,
+                       wait_dma, rsp_hdr, rsp_pay, rsp_len,    last_pay, is_eng,  is_dma,  is_pmu,   refused,
+                       stop,    issue,   dma_fire, finish};
+}
+
+// The header's fields, the fetch responses, which unit the frame goes to and when it issues, the
+// fetch requests and the outputs.
+void decode_frame(Module& m, const FrameSeqPorts& ports, const FrameSeqState& state, const PayloadWords& words,
+                  const FrameHeader& header) {
+  const int count_bits = state.len_q.width();
+  const bool power_gating = ports.pmu_valid_o.has_value();
   m.blank();
-  m.assign("kind", slice("hdr_q", f_kind, 2));
-  m.assign("wait_engine", slice("hdr_q", f_we, 1));
-  m.assign("pending", slice("hdr_q", f_pend, 1));
-  m.assign("wait_dma", slice("hdr_q", f_wd, DB));
-  m.assign("rsp_hdr", "pr_valid_i & fetch_q & hreq_q & ~hdr_ok_q");
-  m.assign("rsp_pay", "pr_valid_i & fetch_q & hdr_ok_q & (rcv_q != req_q)");
-  const std::string pk = slice("pr_data_i", f_kind, 2);
-  m.assign("rsp_len", fmt::format("({0} == 2'd0) ? {1} : ({0} == 2'd1) ? {2} : ({0} == 2'd2) ? {3} : {4}", pk, lit(WB, NW),
-                                  lit(WB, DW), lit(WB, PW), lit(WB, 0)));
-  m.assign("last_pay", fmt::format("rsp_pay & (rcv_q == len_q - {})", lit(WB, 1)));
-  m.assign("is_eng", "full_q & (kind == 2'd0)");
-  m.assign("is_dma", "full_q & (kind == 2'd1)");
-  m.assign("is_pmu", "full_q & (kind == 2'd2)");
+  m.assign(state.kind, field_bits(state.hdr_q, header.kind, 2));
+  m.assign(state.wait_engine, field_bits(state.hdr_q, header.wait_engine, 1));
+  m.assign(state.pending, field_bits(state.hdr_q, header.pending, 1));
+  m.assign(state.wait_dma, field_bits(state.hdr_q, header.wait_dma, header.wait_dma.bits));
+  m.assign(state.rsp_hdr, ports.pr_valid_i & state.fetch_q & state.hreq_q & ~state.hdr_ok_q);
+  m.assign(state.rsp_pay, ports.pr_valid_i & state.fetch_q & state.hdr_ok_q & (state.rcv_q != state.req_q));
+  const Expr arriving_kind = field_bits(ports.pr_data_i, header.kind, 2);
+  m.assign(state.rsp_len, ternary_chain({{arriving_kind == lit(2, 0), lit(count_bits, words.engine)},
+                                     {arriving_kind == lit(2, 1), lit(count_bits, words.dma)},
+                                     {arriving_kind == lit(2, 2), lit(count_bits, words.pmu)}},
+                                    lit(count_bits, 0)));
+  // text API: the printer parenthesizes the subtraction inside the comparison (rcv_q == (len_q - 1)).
+  m.assign(state.last_pay.text(), fmt::format("{} & ({} == {})", state.rsp_pay.text(), state.rcv_q.text(),
+                                          (state.len_q - lit(count_bits, 1)).text()));
+  m.assign(state.is_eng, state.full_q & (state.kind == lit(2, 0)));
+  m.assign(state.is_dma, state.full_q & (state.kind == lit(2, 1)));
+  m.assign(state.is_pmu, state.full_q & (state.kind == lit(2, 2)));
   // Without power gating there is no PMU: a PMU frame is refused.
-  m.assign("refused", pg ? "is_eng & pending" : "(is_eng & pending) | is_pmu");
-  m.assign("stop", "(full_q & (kind == 2'd3)) | refused");
-  m.assign("eng_valid_o", fmt::format("is_eng & ~pending & (outst_q <= wait_dma)"));
-  m.assign("dma_valid_o", "is_dma & (~wait_engine | eng_ready_i)");
-  if (pg) m.assign("pmu_valid_o", "is_pmu");
-  m.assign("dma_fire", "dma_valid_o & dma_ready_i");
-  m.assign("issue", std::string("(eng_valid_o & eng_ready_i) | dma_fire") + (pg ? " | (pmu_valid_o & pmu_ready_i)" : ""));
-  m.assign("finish", fmt::format("stop & eng_ready_i & (outst_q == {})", lit(DB, 0)));
-  m.assign("pf_valid_o", "fetch_q & (~hreq_q | (hdr_ok_q & (req_q != len_q)))");
-  m.assign("pf_addr_o", fmt::format("hreq_q ? pc_q + 32'd1 + {} : pc_q", zext("req_q", WB, 32)));
-  for (int w = 0; w < MW; ++w) m.assign(expr_slice("words_o", w, "32"), fmt::format("words_q[{}]", w));
-  m.assign("busy_o", "busy_q");
-  m.assign("done_o", "done_q");
-  m.assign("error_o", "err_q");
-  for (const auto& s : kSeqStats) m.assign(fmt::format("stat_{}_o", s[0]), fmt::format("st_{}_q", s[0]));
+  m.assign(state.refused, power_gating ? state.is_eng & state.pending : (state.is_eng & state.pending) | state.is_pmu);
+  m.assign(state.stop, (state.full_q & (state.kind == lit(2, 3))) | state.refused);
+  m.assign(ports.eng_valid_o, state.is_eng & ~state.pending & (state.outst_q <= state.wait_dma));
+  m.assign(ports.dma_valid_o, state.is_dma & (~state.wait_engine | ports.eng_ready_i));
+  if (power_gating) m.assign(*ports.pmu_valid_o, state.is_pmu);
+  m.assign(state.dma_fire, ports.dma_valid_o & ports.dma_ready_i);
+  Expr issue = (ports.eng_valid_o & ports.eng_ready_i) | state.dma_fire;
+  if (power_gating) issue = issue | (*ports.pmu_valid_o & *ports.pmu_ready_i);
+  m.assign(state.issue, issue);
+  m.assign(state.finish, state.stop & ports.eng_ready_i & (state.outst_q == lit(state.outst_q.width(), 0)));
+  m.assign(ports.pf_valid_o, state.fetch_q & (~state.hreq_q | (state.hdr_ok_q & (state.req_q != state.len_q))));
+  m.assign(ports.pf_addr_o, ternary(state.hreq_q, state.pc_q + lit(32, 1) + zext(state.req_q, 32), state.pc_q));
+  for (int w = 0; w < words.max; ++w) m.assign(ports.words_o.part(w, 32), state.words_q.word(w));
+  m.assign(ports.busy_o, state.busy_q);
+  m.assign(ports.done_o, state.done_q);
+  m.assign(ports.error_o, state.err_q);
+  for (std::size_t i = 0; i < state.stats.size(); ++i) m.assign(ports.stats[i], state.stats[i]);
+}
+
+// One stat class per busy cycle (the stat_* sum is stat_cycles_o): fetching, an issue by kind, the
+// drain after the end frame, or the wait that holds the frame.
+Stmts classify_busy_cycle(const FrameSeqPorts& ports, const FrameSeqState& state) {
+  const auto count = [&](const char* name) { return nb(state.stat(name), state.stat(name) + lit(32, 1)); };
+  return {if_(~state.full_q, {count("fetch")},
+              {if_(state.issue, {if_(state.is_eng, {count("engine")}, {if_(state.is_dma, {count("dma")}, {count("pmu")})})},
+                   {if_(state.stop, {count("drain")},
+                        {if_(state.is_eng, {if_(~ports.eng_ready_i, {count("eng_busy")}, {count("wait_dma")})},
+                             {if_(state.is_dma,
+                                  {if_(state.wait_engine & ~ports.eng_ready_i, {count("wait_engine")}, {count("dma_busy")})},
+                                  {count("pmu_wait")})})})})})};
+}
+
+// A running program: the stat classes, the fetch of the header and the payload, issue and finish.
+Stmts run_program(const FrameSeqPorts& ports, const FrameSeqState& state) {
+  const int count_bits = state.len_q.width();
+  Stmts run{nb(state.stat("cycles"), state.stat("cycles") + lit(32, 1))};
+  for (Stmt& st : classify_busy_cycle(ports, state)) run.push_back(std::move(st));
+  run.push_back(if_(ports.pf_valid_o & ports.pf_ready_i,
+                    {if_(~state.hreq_q, {nb(state.hreq_q, bit(true))}, {nb(state.req_q, state.req_q + lit(count_bits, 1))})}));
+  run.push_back(if_(state.rsp_hdr, {nb(state.hdr_q, ports.pr_data_i.slice(state.hdr_q.width() - 1, 0)), nb(state.hdr_ok_q, bit(true)),
+                                nb(state.len_q, state.rsp_len),
+                                if_(state.rsp_len == lit(count_bits, 0), {nb(state.fetch_q, bit(false)), nb(state.full_q, bit(true))})}));
+  run.push_back(if_(state.rsp_pay, {nb(state.rcv_q, state.rcv_q + lit(count_bits, 1))}));
+  run.push_back(if_(state.last_pay, {nb(state.fetch_q, bit(false)), nb(state.full_q, bit(true))}));
+  run.push_back(if_(state.refused, {nb(state.err_q, bit(true))}));
+  run.push_back(if_(state.issue, {nb(state.full_q, bit(false)), nb(state.fetch_q, bit(true)), nb(state.hreq_q, bit(false)),
+                              nb(state.hdr_ok_q, bit(false)), nb(state.req_q, lit(count_bits, 0)), nb(state.rcv_q, lit(count_bits, 0)),
+                              nb(state.pc_q, state.pc_q + lit(32, 1) + zext(state.len_q, 32))}));
+  run.push_back(if_(state.finish, {nb(state.busy_q, bit(false)), nb(state.full_q, bit(false))}));
+  return run;
+}
+
+// The payload buffer, then the control registers: reset, errors, outstanding DMA frames, start and run.
+void frame_sequencer_registers(Module& m, const FrameSeqPorts& ports, const FrameSeqState& state) {
+  const int count_bits = state.len_q.width(), wait_dma_bits = state.outst_q.width();
   m.blank();
-  m.always_ff({if_("rsp_pay", {nb("words_q[rcv_q]", "pr_data_i")})});
-  const auto inc = [](const std::string& r) { return nb("st_" + r + "_q", "st_" + r + "_q + 32'd1"); };
-  Stmts reset{nb("busy_q", "1'b0"), nb("fetch_q", "1'b0"), nb("hreq_q", "1'b0"), nb("hdr_ok_q", "1'b0"),
-              nb("full_q", "1'b0"), nb("done_q", "1'b0"), nb("err_q", "1'b0"), nb("pc_q", "32'd0"),
-              nb("hdr_q", lit(HB, 0)), nb("len_q", lit(WB, 0)), nb("req_q", lit(WB, 0)), nb("rcv_q", lit(WB, 0)),
-              nb("outst_q", lit(DB, 0))};
-  Stmts clear_stats;
-  for (const auto& s : kSeqStats) {
-    reset.push_back(nb(fmt::format("st_{}_q", s[0]), "32'd0"));
-    clear_stats.push_back(nb(fmt::format("st_{}_q", s[0]), "32'd0"));
+  m.always_ff({if_(state.rsp_pay, {nb(state.words_q[state.rcv_q], ports.pr_data_i)})});
+  Stmts reset{nb(state.busy_q, bit(false)),      nb(state.fetch_q, bit(false)),          nb(state.hreq_q, bit(false)),
+              nb(state.hdr_ok_q, bit(false)),    nb(state.full_q, bit(false)),           nb(state.done_q, bit(false)),
+              nb(state.err_q, bit(false)),       nb(state.pc_q, lit(32, 0)),             nb(state.hdr_q, lit(state.hdr_q.width(), 0)),
+              nb(state.len_q, lit(count_bits, 0)), nb(state.req_q, lit(count_bits, 0)), nb(state.rcv_q, lit(count_bits, 0)),
+              nb(state.outst_q, lit(wait_dma_bits, 0))};
+  Stmts start{nb(state.busy_q, bit(true)),    nb(state.fetch_q, bit(true)), nb(state.hreq_q, bit(false)),
+              nb(state.hdr_ok_q, bit(false)), nb(state.full_q, bit(false)), nb(state.pc_q, ports.prog_base_i)};
+  for (const Expr& st : state.stats) {
+    reset.push_back(nb(st, lit(32, 0)));
+    start.push_back(nb(st, lit(32, 0)));
   }
-  Stmts start{nb("busy_q", "1'b1"), nb("fetch_q", "1'b1"), nb("hreq_q", "1'b0"), nb("hdr_ok_q", "1'b0"),
-              nb("full_q", "1'b0"), nb("pc_q", "prog_base_i")};
-  start.insert(start.end(), clear_stats.begin(), clear_stats.end());
-  // One class per busy cycle (the stat_* sum is stat_cycles_o).
-  Stmts classify{if_("~full_q", {inc("fetch")},
-                     {if_("issue",
-                          {if_("is_eng", {inc("engine")}, {if_("is_dma", {inc("dma")}, {inc("pmu")})})},
-                          {if_("stop", {inc("drain")},
-                               {if_("is_eng", {if_("~eng_ready_i", {inc("eng_busy")}, {inc("wait_dma")})},
-                                    {if_("is_dma", {if_("wait_engine & ~eng_ready_i", {inc("wait_engine")}, {inc("dma_busy")})},
-                                         {inc("pmu_wait")})})})})})};
-  Stmts run{inc("cycles")};
-  run.insert(run.end(), classify.begin(), classify.end());
-  run.push_back(if_("pf_valid_o & pf_ready_i",
-                    {if_("~hreq_q", {nb("hreq_q", "1'b1")}, {nb("req_q", fmt::format("req_q + {}", lit(WB, 1)))})}));
-  run.push_back(if_("rsp_hdr", {nb("hdr_q", fmt::format("pr_data_i[{}:0]", HB - 1)), nb("hdr_ok_q", "1'b1"), nb("len_q", "rsp_len"),
-                                if_(fmt::format("rsp_len == {}", lit(WB, 0)), {nb("fetch_q", "1'b0"), nb("full_q", "1'b1")})}));
-  run.push_back(if_("rsp_pay", {nb("rcv_q", fmt::format("rcv_q + {}", lit(WB, 1)))}));
-  run.push_back(if_("last_pay", {nb("fetch_q", "1'b0"), nb("full_q", "1'b1")}));
-  run.push_back(if_("refused", {nb("err_q", "1'b1")}));
-  run.push_back(if_("issue", {nb("full_q", "1'b0"), nb("fetch_q", "1'b1"), nb("hreq_q", "1'b0"), nb("hdr_ok_q", "1'b0"),
-                              nb("req_q", lit(WB, 0)), nb("rcv_q", lit(WB, 0)),
-                              nb("pc_q", fmt::format("pc_q + 32'd1 + {}", zext("len_q", WB, 32)))}));
-  run.push_back(if_("finish", {nb("busy_q", "1'b0"), nb("full_q", "1'b0")}));
+  const Expr no_dma_outstanding = state.outst_q == lit(wait_dma_bits, 0);
   m.always_ff_reset(
       reset,
-      {nb("done_q", "busy_q & finish"),
-       if_("pr_valid_i & ~(rsp_hdr | rsp_pay)", {nb("err_q", "1'b1")}),
-       if_(fmt::format("dma_done_i & (outst_q == {})", lit(DB, 0)), {nb("err_q", "1'b1")}),
-       if_("dma_fire & ~dma_done_i", {nb("outst_q", fmt::format("outst_q + {}", lit(DB, 1)))},
-           {if_(fmt::format("~dma_fire & dma_done_i & (outst_q != {})", lit(DB, 0)),
-                {nb("outst_q", fmt::format("outst_q - {}", lit(DB, 1)))})}),
-       if_("start_i & ~busy_q", start, {if_("busy_q", run)})});
+      {nb(state.done_q, state.busy_q & state.finish),
+       if_(ports.pr_valid_i & ~(state.rsp_hdr | state.rsp_pay), {nb(state.err_q, bit(true))}),
+       if_(ports.dma_done_i & no_dma_outstanding, {nb(state.err_q, bit(true))}),
+       if_(state.dma_fire & ~ports.dma_done_i, {nb(state.outst_q, state.outst_q + lit(wait_dma_bits, 1))},
+           {if_(~state.dma_fire & ports.dma_done_i & (state.outst_q != lit(wait_dma_bits, 0)),
+                {nb(state.outst_q, state.outst_q - lit(wait_dma_bits, 1))})}),
+       if_(ports.start_i & ~state.busy_q, start, {if_(state.busy_q, run_program(ports, state))})});
+}
+
+}  // namespace
+
+Module build_frame_sequencer(const AccelConfig& cfg) {
+  const isa::FrameGeometry g = chip_frame_geometry(cfg);
+  const PayloadWords words(g);
+  const FrameHeader header = frame_header();
+  Module m(kFrameSequencerModule, frame_sequencer_description(cfg, words));
+  const FrameSeqPorts ports = declare_frame_sequencer_ports(m, g.power_gating(), words);
+  const FrameSeqState state = declare_frame_sequencer_state(m, words, header);
+  decode_frame(m, ports, state, words, header);
+  frame_sequencer_registers(m, ports, state);
   return m;
 }
 
-Module build_chip(const AccelConfig& cfg) {
-  const isa::FrameGeometry g = chip_frame_geometry(cfg);
-  const bool pg = g.power_gating();
-  const int MW = PayloadWords(g).max;
-  const Module engine = build_engine(cfg), dma = build_dma(cfg), memsys = build_memsys(cfg);
-  std::map<std::string, const Port*> eports, dports, mports;
-  for (const Port& p : engine.ports()) eports[p.name] = &p;
-  for (const Port& p : dma.ports()) dports[p.name] = &p;
-  for (const Port& p : memsys.ports()) mports[p.name] = &p;
-  const std::vector<SpmGeometry> mems = spm_memories(cfg);
+namespace {
 
-  Module m(kChipModule,
-           fmt::format(
-               "The accelerator with its memory system (docs/rtl-chip.md) for {0}: the frame sequencer runs a frame\n"
-               "program (engine, DMA and PMU frames) fetched through pf_*/pr_*; the compute engine computes on the {3}\n"
-               "scratchpads of capsgen_memsys; the DMA moves operands and results between them and the off-chip memory\n"
-               "(dram_*: valid/ready bursts, docs/rtl-dma.md){1}. The host writes the\n"
-               "network's memory image into the off-chip memory and the program into the program memory, pulses start_i\n"
-               "and waits for done_o. op_done_o / dma_done_o pulse when an engine / DMA frame finishes; the counters\n"
-               "(stat_*, seq_*, cnt_* of the memories, dma_beats_*{2}) count since reset or start_i.\n"
-               "error_o: the sequencer's, the engine's or the memory system's sticky error.",
-               cfg.name, pg ? "; one PMU per memory drives the sectors' sleep requests from the PMU frames" : "",
-               pg ? ", pmu_*" : "", upper(to_string(cfg.scratchpad.organization))));
-  m.clock_and_reset()
-      .input("start_i", "1", "start the program at prog_base_i (ignored while busy)")
-      .input("prog_base_i", "32", "word address of the frame program")
-      .output("busy_o", "1", "a program runs")
-      .output("done_o", "1", "one-cycle pulse: the program ended")
-      .output("error_o", "1", "sticky: a contract violation in the sequencer, the engine or the memory system")
-      .output("pf_valid_o", "1", "program fetch request")
-      .input("pf_ready_i", "1", "the request is taken")
-      .output("pf_addr_o", "32", "its word address")
-      .input("pr_valid_i", "1", "a fetched program word (in request order)")
-      .input("pr_data_i", "32", "its value");
-  // The DMA's off-chip port, renamed dram_*.
-  static const char* kOffchip[] = {"req_valid_o", "req_ready_i", "req_addr_o", "req_len_o", "req_write_o", "req_size_o",
-                                   "rd_valid_i",  "rd_ready_o",  "rd_data_i",  "wr_valid_o", "wr_ready_i",  "wr_data_o",
-                                   "wr_strb_o",   "wr_last_o"};
-  for (const char* p : kOffchip) {
-    const Port& dp = *dports.at(p);
-    const std::string n = std::string("dram_") + p;
-    if (dp.dir == PortDir::kInput) m.input(n, dp.width, "off-chip: " + dp.comment);
-    else m.output(n, dp.width, "off-chip: " + dp.comment);
+// The width of a child's port as a number (the children are built with numeric widths).
+Dim port_width(const Port& p) {
+  if (p.bits != 0) return p.bits;
+  if (p.width.empty() || p.width.find_first_not_of("0123456789") != std::string::npos)
+    throw std::logic_error("chip: port " + p.name + " has the width " + p.width + ", not a number");
+  return std::stoll(p.width);
+}
+
+// A module's ports by name.
+std::map<std::string, const Port*> ports_by_name(const Module& m) {
+  std::map<std::string, const Port*> ports;
+  for (const Port& p : m.ports()) ports[p.name] = &p;
+  return ports;
+}
+
+// The port's name without its _i/_o suffix (the chip's wire names: e_<engine port>, d_<DMA port>).
+std::string without_direction(const std::string& port) { return port.substr(0, port.size() - 2); }
+
+// The DMA's off-chip port (the chip's pins dram_<port>), the engine's counters (pins of the same
+// name), and the engine's and the DMA's ports to memsys (engine or DMA port, memsys port).
+const char* const kOffchipPorts[] = {"req_valid_o", "req_ready_i", "req_addr_o", "req_len_o", "req_write_o",
+                                     "req_size_o",  "rd_valid_i",  "rd_ready_o", "rd_data_i", "wr_valid_o",
+                                     "wr_ready_i",  "wr_data_o",   "wr_strb_o",  "wr_last_o"};
+const char* const kEngineStatPorts[] = {"stat_cycles_o",     "stat_vectors_o",   "stat_stall_data_o",
+                                        "stat_stall_tile_o", "stat_stall_out_o", "stat_wr_wait_o"};
+const char* const kEngineMemsysPorts[][2] = {
+    {"drd_en_o", "drd_en_i"},     {"drd_vec_o", "drd_vec_i"},   {"drd_addr_o", "drd_addr_i"}, {"drd_data_i", "drd_data_o"},
+    {"wrd_en_o", "wrd_en_i"},     {"wrd_addr_o", "wrd_addr_i"}, {"wrd_data_i", "wrd_data_o"}, {"brd_en_o", "brd_en_i"},
+    {"brd_addr_o", "brd_addr_i"}, {"brd_data_i", "brd_data_o"}, {"wr_en_o", "wr_en_i"},       {"wr_vec_o", "wr_vec_i"},
+    {"wr_mask_o", "wr_mask_i"},   {"wr_addr_o", "wr_addr_i"},   {"wr_data_o", "wr_data_i"},   {"wr_ready_i", "wr_ready_o"}};
+const char* const kDmaMemsysPorts[][2] = {{"spm_req_o", "spm_req_i"},       {"spm_gnt_i", "spm_gnt_o"},
+                                          {"spm_we_o", "spm_we_i"},         {"spm_addr_o", "spm_addr_i"},
+                                          {"spm_size_o", "spm_size_i"},     {"spm_wdata_o", "spm_wdata_i"},
+                                          {"spm_rvalid_i", "spm_rvalid_o"}, {"spm_rdata_i", "spm_rdata_o"}};
+
+// The chip's units, built from the same config: the instances' connections are checked against them.
+struct ChipUnits {
+  Module sequencer, engine, dma, memsys;
+  std::vector<SpmGeometry> memories;  // spm_memories: one PMU each with power gating
+};
+
+// One memory's power-management pins: its sleeping sectors and its PMU's counters.
+struct MemoryPower {
+  Expr sector_asleep_o, asleep_cycles_o, wake_count_o, stall_cycles_o;
+};
+
+// The host's pins: start, done, the program fetch.
+struct HostPins {
+  Expr start_i, prog_base_i, busy_o, done_o, error_o, pf_valid_o, pf_ready_i, pf_addr_o, pr_valid_i, pr_data_i;
+};
+
+// The units' status outputs.
+struct StatusPins {
+  Expr op_busy_o, op_done_o, dma_busy_o, dma_done_o;
+};
+
+// The chip's pins. The tables' pins are keyed by the unit's port they connect to.
+struct ChipPins {
+  HostPins host;
+  std::map<std::string, Expr> offchip;  // dram_<DMA port>, by the DMA's port
+  StatusPins status;
+  std::map<std::string, Expr> engine_stats;  // by the engine's port (the same name)
+  std::vector<Expr> sequencer_stats;         // seq_<class>_o, in kSeqStats order
+  Expr dma_beats_read_o, dma_beats_written_o;
+  std::map<std::string, Expr> counters;  // memsys's cnt_* outputs, the same names
+  std::vector<MemoryPower> power;        // power gating: per memory
+};
+
+std::string chip_description(const AccelConfig& cfg, bool power_gating) {
+  return fmt::format(
+      "The accelerator with its memory system (docs/rtl-chip.md) for {0}: the frame sequencer runs a frame\n"
+      "program (engine, DMA and PMU frames) fetched through pf_*/pr_*; the compute engine computes on the {3}\n"
+      "scratchpads of capsgen_memsys; the DMA moves operands and results between them and the off-chip memory\n"
+      "(dram_*: valid/ready bursts, docs/rtl-dma.md){1}. The host writes the\n"
+      "network's memory image into the off-chip memory and the program into the program memory, pulses start_i\n"
+      "and waits for done_o. op_done_o / dma_done_o pulse when an engine / DMA frame finishes; the counters\n"
+      "(stat_*, seq_*, cnt_* of the memories, dma_beats_*{2}) count since reset or start_i.\n"
+      "error_o: the sequencer's, the engine's or the memory system's sticky error.",
+      cfg.name, power_gating ? "; one PMU per memory drives the sectors' sleep requests from the PMU frames" : "",
+      power_gating ? ", pmu_*" : "", upper(to_string(cfg.scratchpad.organization)));
+}
+
+HostPins declare_host_pins(Module& m) {
+  m.clock_and_reset();
+  const Expr start_i = m.input("start_i", 1, "start the program at prog_base_i (ignored while busy)");
+  const Expr prog_base_i = m.input("prog_base_i", 32, "word address of the frame program");
+  const Expr busy_o = m.output("busy_o", 1, "a program runs");
+  const Expr done_o = m.output("done_o", 1, "one-cycle pulse: the program ended");
+  const Expr error_o =
+      m.output("error_o", 1, "sticky: a contract violation in the sequencer, the engine or the memory system");
+  const Expr pf_valid_o = m.output("pf_valid_o", 1, "program fetch request");
+  const Expr pf_ready_i = m.input("pf_ready_i", 1, "the request is taken");
+  const Expr pf_addr_o = m.output("pf_addr_o", 32, "its word address");
+  const Expr pr_valid_i = m.input("pr_valid_i", 1, "a fetched program word (in request order)");
+  const Expr pr_data_i = m.input("pr_data_i", 32, "its value");
+  return HostPins{start_i, prog_base_i, busy_o, done_o, error_o, pf_valid_o, pf_ready_i, pf_addr_o, pr_valid_i, pr_data_i};
+}
+
+// The DMA's off-chip port, renamed dram_*.
+std::map<std::string, Expr> declare_offchip_pins(Module& m, const Module& dma) {
+  const auto dma_ports = ports_by_name(dma);
+  std::map<std::string, Expr> pins;
+  for (const char* port : kOffchipPorts) {
+    const Port& dp = *dma_ports.at(port);
+    const std::string name = std::string("dram_") + port;
+    pins.emplace(port, dp.dir == PortDir::kInput ? m.input(name, port_width(dp), "off-chip: " + dp.comment)
+                                                 : m.output(name, port_width(dp), "off-chip: " + dp.comment));
   }
-  m.output("op_busy_o", "1", "the engine runs a frame")
-      .output("op_done_o", "1", "one-cycle pulse: an engine frame finished (stat_* hold its counts)")
-      .output("dma_busy_o", "1", "the DMA runs a frame")
-      .output("dma_done_o", "1", "one-cycle pulse: a DMA frame finished");
-  static const char* kEngineStats[] = {"stat_cycles_o", "stat_vectors_o", "stat_stall_data_o", "stat_stall_tile_o",
-                                       "stat_stall_out_o", "stat_wr_wait_o"};
-  for (const char* p : kEngineStats) m.output(p, eports.at(p)->width, "engine: " + eports.at(p)->comment);
-  for (const auto& s : kSeqStats) m.output(fmt::format("seq_{}_o", s[0]), "32", std::string("sequencer: ") + s[1]);
-  m.output("dma_beats_read_o", "32", "DMA: off-chip read beats since reset")
-      .output("dma_beats_written_o", "32", "DMA: off-chip write beats since reset");
-  for (const Port& p : memsys.ports())
-    if (p.name.rfind("cnt_", 0) == 0) m.output(p.name, p.width, "memory system: " + p.comment);
-  if (pg)
-    for (const SpmGeometry& sg : mems) {
-      const std::string sc = str(std::max(1, sg.mem.sectors));
-      m.output(fmt::format("sector_asleep_{}_o", sg.name), sc, fmt::format("{} memory: per sector 1 = asleep or waking", sg.name))
-          .output(fmt::format("pmu_{}_asleep_cycles_o", sg.name), str(32 * std::max(1, sg.mem.sectors)),
-                  fmt::format("{} memory: per sector s in [s*32 +: 32], cycles asleep or waking", sg.name))
-          .output(fmt::format("pmu_{}_wake_count_o", sg.name), "32", fmt::format("{} memory: sector wake-ups", sg.name))
-          .output(fmt::format("pmu_{}_stall_cycles_o", sg.name), "32",
-                  fmt::format("{} memory: cycles a barrier waited for its sectors", sg.name));
-    }
+  return pins;
+}
 
+// Power gating: per memory its sleeping sectors and its PMU's counters.
+std::vector<MemoryPower> declare_power_pins(Module& m, const std::vector<SpmGeometry>& memories) {
+  std::vector<MemoryPower> power;
+  for (const SpmGeometry& sg : memories) {
+    const int sectors = std::max(1, sg.mem.sectors);
+    const Expr asleep = m.output(fmt::format("sector_asleep_{}_o", sg.name), sectors,
+                                 fmt::format("{} memory: per sector 1 = asleep or waking", sg.name));
+    const Expr asleep_cycles =
+        m.output(fmt::format("pmu_{}_asleep_cycles_o", sg.name), 32 * sectors,
+                 fmt::format("{} memory: per sector s in [s*32 +: 32], cycles asleep or waking", sg.name));
+    const Expr wakes =
+        m.output(fmt::format("pmu_{}_wake_count_o", sg.name), 32, fmt::format("{} memory: sector wake-ups", sg.name));
+    const Expr stalls = m.output(fmt::format("pmu_{}_stall_cycles_o", sg.name), 32,
+                                 fmt::format("{} memory: cycles a barrier waited for its sectors", sg.name));
+    power.push_back(MemoryPower{asleep, asleep_cycles, wakes, stalls});
+  }
+  return power;
+}
+
+// The chip's pins: the host's, the DMA's off-chip port, the units' status and counters.
+ChipPins declare_chip_pins(Module& m, const ChipUnits& units, bool power_gating) {
+  const HostPins host = declare_host_pins(m);
+  const std::map<std::string, Expr> offchip = declare_offchip_pins(m, units.dma);
+  const StatusPins status{m.output("op_busy_o", 1, "the engine runs a frame"),
+                          m.output("op_done_o", 1, "one-cycle pulse: an engine frame finished (stat_* hold its counts)"),
+                          m.output("dma_busy_o", 1, "the DMA runs a frame"),
+                          m.output("dma_done_o", 1, "one-cycle pulse: a DMA frame finished")};
+  const auto engine_ports = ports_by_name(units.engine);
+  std::map<std::string, Expr> engine_stats;
+  for (const char* port : kEngineStatPorts) {
+    const Port& ep = *engine_ports.at(port);
+    engine_stats.emplace(port, m.output(port, port_width(ep), "engine: " + ep.comment));
+  }
+  std::vector<Expr> sequencer_stats;
+  for (const auto& stat : kSeqStats)
+    sequencer_stats.push_back(m.output(fmt::format("seq_{}_o", stat[0]), 32, std::string("sequencer: ") + stat[1]));
+  const Expr beats_read = m.output("dma_beats_read_o", 32, "DMA: off-chip read beats since reset");
+  const Expr beats_written = m.output("dma_beats_written_o", 32, "DMA: off-chip write beats since reset");
+  std::map<std::string, Expr> counters;
+  for (const Port& mp : units.memsys.ports())
+    if (mp.name.rfind("cnt_", 0) == 0) counters.emplace(mp.name, m.output(mp.name, port_width(mp), "memory system: " + mp.comment));
+  std::vector<MemoryPower> power = power_gating ? declare_power_pins(m, units.memories) : std::vector<MemoryPower>{};
+  return ChipPins{host, offchip, status, engine_stats, sequencer_stats, beats_read, beats_written, counters, power};
+}
+
+// Per memory (power gating): its PMU's ready and usable outputs, and the sleep handshake between
+// the PMU and memsys.
+struct PowerWires {
+  std::vector<Expr> pmu_ready, usable, sleep_req, sleep_ack;
+};
+
+// The wires between the units; the tables' wires are keyed by the unit's port they connect to.
+struct ChipWires {
+  Expr seq_words, seq_eng_valid, eng_ready, seq_dma_valid, dma_ready, dma_done, seq_error, eng_error, mem_error;
+  std::optional<Expr> seq_pmu_valid, pmu_ready;
+  std::map<std::string, Expr> engine_memsys;  // e_<port>, by the engine's port
+  std::map<std::string, Expr> dma_memsys;     // d_<port>, by the DMA's port
+  PowerWires power;
+};
+
+// A wire for each port pair of `table` (unit port, memsys port), named prefix + the unit's port
+// without its direction; the two ports must have one width.
+template <std::size_t N>
+std::map<std::string, Expr> declare_port_pair_wires(Module& m, const char* what, const Module& unit, const Module& memsys,
+                                                    const char* const (&table)[N][2], const std::string& prefix) {
+  const auto unit_ports = ports_by_name(unit), memsys_ports = ports_by_name(memsys);
+  std::map<std::string, Expr> wires;
+  for (const auto& [up, mp] : table) {
+    const Dim width = port_width(*unit_ports.at(up));
+    if (width.value() != port_width(*memsys_ports.at(mp)).value())
+      throw std::logic_error(fmt::format("build_chip: {} {} is {} bits, memsys {} {}", what, up, width.value(), mp,
+                                         memsys_ports.at(mp)->width));
+    wires.emplace(up, m.wire(prefix + without_direction(up), width));
+  }
+  return wires;
+}
+
+ChipWires declare_chip_wires(Module& m, const ChipUnits& units, bool power_gating, int payload_words) {
   m.comment("The frame sequencer and the units its frames drive.");
   m.lint_off("UNUSEDSIGNAL",
              "payload words past a kind's fields (the payload buffer holds the longest kind) and the high bits of "
              "engine fields wider than the engine's port");
-  m.wire("seq_words", str(MW * 32), "the current frame's payload (isa::*_frame_layout)");
+  const Expr seq_words = m.wire("seq_words", payload_words * 32, "the current frame's payload (isa::*_frame_layout)");
   m.lint_on("UNUSEDSIGNAL");
-  for (const char* n : {"seq_eng_valid", "eng_ready", "seq_dma_valid", "dma_ready", "dma_done", "seq_error", "eng_error", "mem_error"})
-    m.wire(n, "1");
-  if (pg) {
-    m.wire("seq_pmu_valid", "1");
-    m.wire("pmu_ready", "1", "every PMU takes the command (a barrier: all its sectors are usable)");
-    for (const SpmGeometry& sg : mems) m.wire(fmt::format("pmu_ready_{}", sg.name), "1");
+  const Expr seq_eng_valid = m.wire("seq_eng_valid", 1), eng_ready = m.wire("eng_ready", 1);
+  const Expr seq_dma_valid = m.wire("seq_dma_valid", 1), dma_ready = m.wire("dma_ready", 1);
+  const Expr dma_done = m.wire("dma_done", 1), seq_error = m.wire("seq_error", 1);
+  const Expr eng_error = m.wire("eng_error", 1), mem_error = m.wire("mem_error", 1);
+  ChipWires wires{seq_words, seq_eng_valid, eng_ready, seq_dma_valid, dma_ready, dma_done, seq_error, eng_error, mem_error,
+              std::nullopt, std::nullopt, {}, {}, {}};
+  if (power_gating) {
+    wires.seq_pmu_valid = m.wire("seq_pmu_valid", 1);
+    wires.pmu_ready = m.wire("pmu_ready", 1, "every PMU takes the command (a barrier: all its sectors are usable)");
+    for (const SpmGeometry& sg : units.memories) wires.power.pmu_ready.push_back(m.wire(fmt::format("pmu_ready_{}", sg.name), 1));
     m.lint_off("UNUSEDSIGNAL", "the PMUs' usable_o: memsys decides grants from the sleep acknowledgements itself");
-    for (const SpmGeometry& sg : mems) m.wire(fmt::format("usable_{}", sg.name), str(std::max(1, sg.mem.sectors)));
+    for (const SpmGeometry& sg : units.memories)
+      wires.power.usable.push_back(m.wire(fmt::format("usable_{}", sg.name), std::max(1, sg.mem.sectors)));
     m.lint_on("UNUSEDSIGNAL");
   }
-  // Engine <-> memsys, DMA <-> memsys.
-  static const char* kEngineMem[][2] = {{"drd_en_o", "drd_en_i"},   {"drd_vec_o", "drd_vec_i"},   {"drd_addr_o", "drd_addr_i"},
-                                        {"drd_data_i", "drd_data_o"}, {"wrd_en_o", "wrd_en_i"},     {"wrd_addr_o", "wrd_addr_i"},
-                                        {"wrd_data_i", "wrd_data_o"}, {"brd_en_o", "brd_en_i"},     {"brd_addr_o", "brd_addr_i"},
-                                        {"brd_data_i", "brd_data_o"}, {"wr_en_o", "wr_en_i"},       {"wr_vec_o", "wr_vec_i"},
-                                        {"wr_mask_o", "wr_mask_i"},   {"wr_addr_o", "wr_addr_i"},   {"wr_data_o", "wr_data_i"},
-                                        {"wr_ready_i", "wr_ready_o"}};
-  for (const auto& [ep, mp] : kEngineMem) {
-    if (eports.at(ep)->width != mports.at(mp)->width)
-      throw std::logic_error(fmt::format("build_chip: engine {} is {} bits, memsys {} {}", ep, eports.at(ep)->width, mp,
-                                         mports.at(mp)->width));
-    m.wire("e_" + std::string(ep).substr(0, std::string(ep).size() - 2), eports.at(ep)->width);
-  }
-  static const char* kDmaSpm[][2] = {{"spm_req_o", "spm_req_i"},   {"spm_gnt_i", "spm_gnt_o"},     {"spm_we_o", "spm_we_i"},
-                                     {"spm_addr_o", "spm_addr_i"}, {"spm_size_o", "spm_size_i"},   {"spm_wdata_o", "spm_wdata_i"},
-                                     {"spm_rvalid_i", "spm_rvalid_o"}, {"spm_rdata_i", "spm_rdata_o"}};
-  for (const auto& [dp, mp] : kDmaSpm) {
-    if (dports.at(dp)->width != mports.at(mp)->width)
-      throw std::logic_error(fmt::format("build_chip: DMA {} is {} bits, memsys {} {}", dp, dports.at(dp)->width, mp,
-                                         mports.at(mp)->width));
-    m.wire("d_" + std::string(dp).substr(0, std::string(dp).size() - 2), dports.at(dp)->width);
-  }
-  if (pg)
-    for (const SpmGeometry& sg : mems) {
-      const std::string sc = str(std::max(1, sg.mem.sectors));
-      m.wire(fmt::format("sleep_req_{}", sg.name), sc);
-      m.wire(fmt::format("sleep_ack_{}", sg.name), sc);
+  wires.engine_memsys = declare_port_pair_wires(m, "engine", units.engine, units.memsys, kEngineMemsysPorts, "e_");
+  wires.dma_memsys = declare_port_pair_wires(m, "DMA", units.dma, units.memsys, kDmaMemsysPorts, "d_");
+  if (power_gating)
+    for (const SpmGeometry& sg : units.memories) {
+      wires.power.sleep_req.push_back(m.wire(fmt::format("sleep_req_{}", sg.name), std::max(1, sg.mem.sectors)));
+      wires.power.sleep_ack.push_back(m.wire(fmt::format("sleep_ack_{}", sg.name), std::max(1, sg.mem.sectors)));
     }
+  return wires;
+}
+
+// The chip's error, the DMA's done, the PMUs' joint ready and the sleeping sectors.
+void chip_status_outputs(Module& m, const ChipPins& pins, const ChipWires& wires) {
   m.blank();
-  m.assign("error_o", "seq_error | eng_error | mem_error");
-  m.assign("dma_done_o", "dma_done");
-  if (pg) {
-    std::string all;
-    for (const SpmGeometry& sg : mems) all += (all.empty() ? "" : " & ") + fmt::format("pmu_ready_{}", sg.name);
-    m.assign("pmu_ready", all);
-    for (const SpmGeometry& sg : mems) m.assign(fmt::format("sector_asleep_{}_o", sg.name), fmt::format("sleep_ack_{}", sg.name));
-  }
+  m.assign(pins.host.error_o, wires.seq_error | wires.eng_error | wires.mem_error);
+  m.assign(pins.status.dma_done_o, wires.dma_done);
+  if (!wires.pmu_ready) return;
+  Expr all_ready = wires.power.pmu_ready.front();
+  for (std::size_t i = 1; i < wires.power.pmu_ready.size(); ++i) all_ready = all_ready & wires.power.pmu_ready[i];
+  m.assign(*wires.pmu_ready, all_ready);
+  for (std::size_t i = 0; i < pins.power.size(); ++i) m.assign(pins.power[i].sector_asleep_o, wires.power.sleep_ack[i]);
+}
 
-  Instance& s = m.instance(kFrameSequencerModule, "u_seq");
-  s.connect("clk_i", "clk_i").connect("rst_ni", "rst_ni").connect("start_i", "start_i").connect("prog_base_i", "prog_base_i");
-  s.connect("busy_o", "busy_o").connect("done_o", "done_o").connect("error_o", "seq_error");
-  for (const char* p : {"pf_valid_o", "pf_ready_i", "pf_addr_o", "pr_valid_i", "pr_data_i"}) s.connect(p, p);
-  s.connect("words_o", "seq_words");
-  s.connect("eng_valid_o", "seq_eng_valid").connect("eng_ready_i", "eng_ready");
-  s.connect("dma_valid_o", "seq_dma_valid").connect("dma_ready_i", "dma_ready").connect("dma_done_i", "dma_done");
-  if (pg) s.connect("pmu_valid_o", "seq_pmu_valid").connect("pmu_ready_i", "pmu_ready");
-  for (const auto& st : kSeqStats) s.connect(fmt::format("stat_{}_o", st[0]), fmt::format("seq_{}_o", st[0]));
+void instantiate_frame_sequencer(Module& m, const ChipUnits& units, const ChipPins& pins, const ChipWires& wires) {
+  Instance& s = m.instance(units.sequencer, "u_seq");
+  s.connect("clk_i", m.clk()).connect("rst_ni", m.rst_n()).connect("start_i", pins.host.start_i);
+  s.connect("prog_base_i", pins.host.prog_base_i);
+  s.connect("busy_o", pins.host.busy_o).connect("done_o", pins.host.done_o).connect("error_o", wires.seq_error);
+  s.connect("pf_valid_o", pins.host.pf_valid_o).connect("pf_ready_i", pins.host.pf_ready_i).connect("pf_addr_o", pins.host.pf_addr_o);
+  s.connect("pr_valid_i", pins.host.pr_valid_i).connect("pr_data_i", pins.host.pr_data_i);
+  s.connect("words_o", wires.seq_words);
+  s.connect("eng_valid_o", wires.seq_eng_valid).connect("eng_ready_i", wires.eng_ready);
+  s.connect("dma_valid_o", wires.seq_dma_valid).connect("dma_ready_i", wires.dma_ready).connect("dma_done_i", wires.dma_done);
+  if (wires.seq_pmu_valid) s.connect("pmu_valid_o", *wires.seq_pmu_valid).connect("pmu_ready_i", *wires.pmu_ready);
+  for (std::size_t i = 0; i < std::size(kSeqStats); ++i)
+    s.connect(fmt::format("stat_{}_o", kSeqStats[i][0]), pins.sequencer_stats[i]);
+}
 
+void instantiate_engine(Module& m, const ChipUnits& units, const ChipPins& pins, const ChipWires& wires) {
   m.comment("The engine: descriptor fields sliced out of the payload (isa::engine_descriptor_layout).");
-  Instance& e = m.instance(kEngineModule, "u_engine");
-  e.connect("clk_i", "clk_i").connect("rst_ni", "rst_ni");
-  e.connect("desc_valid_i", "seq_eng_valid").connect("desc_ready_o", "eng_ready");
-  connect_engine_descriptor(e, engine, "seq_words");
-  for (const auto& [ep, mp] : kEngineMem) e.connect(ep, "e_" + std::string(ep).substr(0, std::string(ep).size() - 2));
-  e.connect("busy_o", "op_busy_o").connect("done_o", "op_done_o").connect("error_o", "eng_error");
-  for (const char* p : kEngineStats) e.connect(p, p);
+  Instance& e = m.instance(units.engine, "u_engine");
+  e.connect("clk_i", m.clk()).connect("rst_ni", m.rst_n());
+  e.connect("desc_valid_i", wires.seq_eng_valid).connect("desc_ready_o", wires.eng_ready);
+  connect_engine_descriptor(e, units.engine, wires.seq_words.text());  // text API: sequencer.cpp's helper slices by name
+  for (const auto& [engine_port, memsys_port] : kEngineMemsysPorts) e.connect(engine_port, wires.engine_memsys.at(engine_port));
+  e.connect("busy_o", pins.status.op_busy_o).connect("done_o", pins.status.op_done_o).connect("error_o", wires.eng_error);
+  for (const char* port : kEngineStatPorts) e.connect(port, pins.engine_stats.at(port));
+}
 
-  m.comment("The DMA: descriptor fields sliced out of the payload (isa::dma_frame_layout).");
-  Instance& d = m.instance(kDmaModule, "u_dma");
-  d.connect("clk_i", "clk_i").connect("rst_ni", "rst_ni");
-  d.connect("desc_valid_i", "seq_dma_valid").connect("desc_ready_o", "dma_ready");
-  int dfields = 0;
+// The DMA's descriptor inputs, one per field of the DMA frame (isa::dma_frame_layout) and no other.
+void connect_dma_descriptor(Instance& d, const Module& dma, const isa::FrameGeometry& g, const Expr& words) {
+  const auto dma_ports = ports_by_name(dma);
+  int fields = 0;
   for (const isa::PackedField& f : isa::dma_frame_layout(g)) {
     const std::string port = "desc_" + f.name + "_i";
-    const auto it = dports.find(port);
-    if (it == dports.end() || std::stoi(it->second->width) != f.bits)
+    const auto it = dma_ports.find(port);
+    if (it == dma_ports.end() || port_width(*it->second).value() != f.bits)
       throw std::logic_error("build_chip: capsgen_dma has no " + port + " of " + str(f.bits) + " bits");
-    d.connect(port, slice("seq_words", f, f.bits));
-    ++dfields;
+    d.connect(port, field_bits(words, f, f.bits));
+    ++fields;
   }
-  int dexpected = 0;
+  int expected = 0;
   for (const Port& p : dma.ports())
-    if (p.dir == PortDir::kInput && p.name.rfind("desc_", 0) == 0 && p.name != "desc_valid_i") ++dexpected;
-  if (dfields != dexpected) throw std::logic_error(fmt::format("build_chip: {} DMA frame fields for {} DMA inputs", dfields, dexpected));
-  d.connect("busy_o", "dma_busy_o").connect("done_o", "dma_done");
-  for (const char* p : kOffchip) d.connect(p, std::string("dram_") + p);
-  for (const auto& [dp, mp] : kDmaSpm) d.connect(dp, "d_" + std::string(dp).substr(0, std::string(dp).size() - 2));
-  d.connect("beats_read_o", "dma_beats_read_o").connect("beats_written_o", "dma_beats_written_o");
+    if (p.dir == PortDir::kInput && p.name.rfind("desc_", 0) == 0 && p.name != "desc_valid_i") ++expected;
+  if (fields != expected)
+    throw std::logic_error(fmt::format("build_chip: {} DMA frame fields for {} DMA inputs", fields, expected));
+}
 
+void instantiate_dma(Module& m, const ChipUnits& units, const isa::FrameGeometry& g, const ChipPins& pins, const ChipWires& wires) {
+  m.comment("The DMA: descriptor fields sliced out of the payload (isa::dma_frame_layout).");
+  Instance& d = m.instance(units.dma, "u_dma");
+  d.connect("clk_i", m.clk()).connect("rst_ni", m.rst_n());
+  d.connect("desc_valid_i", wires.seq_dma_valid).connect("desc_ready_o", wires.dma_ready);
+  connect_dma_descriptor(d, units.dma, g, wires.seq_words);
+  d.connect("busy_o", pins.status.dma_busy_o).connect("done_o", wires.dma_done);
+  for (const char* port : kOffchipPorts) d.connect(port, pins.offchip.at(port));
+  for (const auto& [dma_port, memsys_port] : kDmaMemsysPorts) d.connect(dma_port, wires.dma_memsys.at(dma_port));
+  d.connect("beats_read_o", pins.dma_beats_read_o).connect("beats_written_o", pins.dma_beats_written_o);
+}
+
+void instantiate_memsys(Module& m, const AccelConfig& cfg, const ChipUnits& units, const ChipPins& pins, const ChipWires& wires) {
   m.comment(fmt::format("The memory system: {} scratchpads behind the engine's and the DMA's ports.",
                         upper(to_string(cfg.scratchpad.organization))));
-  Instance& ms = m.instance(kMemsysModule, "u_memsys");
-  ms.connect("clk_i", "clk_i").connect("rst_ni", "rst_ni");
-  for (const auto& [ep, mp] : kEngineMem) ms.connect(mp, "e_" + std::string(ep).substr(0, std::string(ep).size() - 2));
-  for (const auto& [dp, mp] : kDmaSpm) ms.connect(mp, "d_" + std::string(dp).substr(0, std::string(dp).size() - 2));
-  if (pg)
-    for (const SpmGeometry& sg : mems)
-      ms.connect(fmt::format("sleep_req_{}_i", sg.name), fmt::format("sleep_req_{}", sg.name))
-          .connect(fmt::format("sleep_ack_{}_o", sg.name), fmt::format("sleep_ack_{}", sg.name));
-  for (const Port& p : memsys.ports())
-    if (p.name.rfind("cnt_", 0) == 0) ms.connect(p.name, p.name);
-  ms.connect("err_o", "mem_error");
-
-  if (pg) {
-    m.comment("One PMU per memory: the PMU frame's awake mask and prefetch/barrier (isa::pmu_frame_layout).");
-    const std::vector<isa::PackedField> pl = isa::pmu_frame_layout(g);
-    const char* const names[isa::kFrameMemories] = {"data", "weight", "acc", "shared"};
-    for (const SpmGeometry& sg : mems) {
-      int mi = -1;
-      for (int i = 0; i < isa::kFrameMemories; ++i)
-        if (sg.name == names[i]) mi = i;
-      if (mi < 0) throw std::logic_error("build_chip: memory " + sg.name + " has no PMU frame field");
-      Instance& p = m.instance(pmu_module(sg), "u_pmu_" + sg.name);
-      p.connect("clk_i", "clk_i").connect("rst_ni", "rst_ni");
-      p.connect("cmd_valid_i", "seq_pmu_valid").connect("cmd_ready_o", fmt::format("pmu_ready_{}", sg.name));
-      p.connect("cmd_awake_i", slice("seq_words", field(pl, std::string("awake_") + names[mi]), g.sectors[mi]));
-      p.connect("cmd_wait_i", slice("seq_words", field(pl, "wait"), 1));
-      p.connect("sleep_req_o", fmt::format("sleep_req_{}", sg.name)).connect("sleep_ack_i", fmt::format("sleep_ack_{}", sg.name));
-      p.connect("usable_o", fmt::format("usable_{}", sg.name));
-      p.connect("asleep_cycles_o", fmt::format("pmu_{}_asleep_cycles_o", sg.name))
-          .connect("wake_count_o", fmt::format("pmu_{}_wake_count_o", sg.name))
-          .connect("stall_cycles_o", fmt::format("pmu_{}_stall_cycles_o", sg.name));
-    }
+  Instance& ms = m.instance(units.memsys, "u_memsys");
+  ms.connect("clk_i", m.clk()).connect("rst_ni", m.rst_n());
+  for (const auto& [engine_port, memsys_port] : kEngineMemsysPorts) ms.connect(memsys_port, wires.engine_memsys.at(engine_port));
+  for (const auto& [dma_port, memsys_port] : kDmaMemsysPorts) ms.connect(memsys_port, wires.dma_memsys.at(dma_port));
+  for (std::size_t i = 0; i < wires.power.sleep_req.size(); ++i) {
+    const std::string& name = units.memories[i].name;
+    ms.connect(fmt::format("sleep_req_{}_i", name), wires.power.sleep_req[i])
+        .connect(fmt::format("sleep_ack_{}_o", name), wires.power.sleep_ack[i]);
   }
+  for (const Port& port : units.memsys.ports())
+    if (port.name.rfind("cnt_", 0) == 0) ms.connect(port.name, pins.counters.at(port.name));
+  ms.connect("err_o", wires.mem_error);
+}
+
+// One PMU per memory, commanded by the PMU frame's awake mask and prefetch/barrier bit.
+void instantiate_pmus(Module& m, const ChipUnits& units, const isa::FrameGeometry& g, const ChipPins& pins, const ChipWires& wires) {
+  m.comment("One PMU per memory: the PMU frame's awake mask and prefetch/barrier (isa::pmu_frame_layout).");
+  const std::vector<isa::PackedField> layout = isa::pmu_frame_layout(g);
+  const char* const names[isa::kFrameMemories] = {"data", "weight", "acc", "shared"};
+  for (std::size_t i = 0; i < units.memories.size(); ++i) {
+    const SpmGeometry& sg = units.memories[i];
+    int frame_memory = -1;
+    for (int k = 0; k < isa::kFrameMemories; ++k)
+      if (sg.name == names[k]) frame_memory = k;
+    if (frame_memory < 0) throw std::logic_error("build_chip: memory " + sg.name + " has no PMU frame field");
+    Instance& pmu = m.instance(build_pmu(sg), "u_pmu_" + sg.name);
+    pmu.connect("clk_i", m.clk()).connect("rst_ni", m.rst_n());
+    pmu.connect("cmd_valid_i", *wires.seq_pmu_valid).connect("cmd_ready_o", wires.power.pmu_ready[i]);
+    pmu.connect("cmd_awake_i", field_bits(wires.seq_words, field(layout, std::string("awake_") + names[frame_memory]),
+                                          g.sectors[frame_memory]));
+    pmu.connect("cmd_wait_i", field_bits(wires.seq_words, field(layout, "wait"), 1));
+    pmu.connect("sleep_req_o", wires.power.sleep_req[i]).connect("sleep_ack_i", wires.power.sleep_ack[i]);
+    pmu.connect("usable_o", wires.power.usable[i]);
+    pmu.connect("asleep_cycles_o", pins.power[i].asleep_cycles_o)
+        .connect("wake_count_o", pins.power[i].wake_count_o)
+        .connect("stall_cycles_o", pins.power[i].stall_cycles_o);
+  }
+}
+
+}  // namespace
+
+Module build_chip(const AccelConfig& cfg) {
+  const isa::FrameGeometry g = chip_frame_geometry(cfg);
+  const bool power_gating = g.power_gating();
+  const ChipUnits units{build_frame_sequencer(cfg), build_engine(cfg), build_dma(cfg), build_memsys(cfg), spm_memories(cfg)};
+  Module m(kChipModule, chip_description(cfg, power_gating));
+  const ChipPins pins = declare_chip_pins(m, units, power_gating);
+  const ChipWires wires = declare_chip_wires(m, units, power_gating, PayloadWords(g).max);
+  chip_status_outputs(m, pins, wires);
+  instantiate_frame_sequencer(m, units, pins, wires);
+  instantiate_engine(m, units, pins, wires);
+  instantiate_dma(m, units, g, pins, wires);
+  instantiate_memsys(m, cfg, units, pins, wires);
+  if (power_gating) instantiate_pmus(m, units, g, pins, wires);
   return m;
 }
 

@@ -63,10 +63,4 @@ std::vector<std::string> Design::verilog_files() const {
   return v;
 }
 
-int clog2(long long n) {
-  int k = 0;
-  while ((1LL << k) < n) ++k;
-  return k;
-}
-
 }  // namespace capsgen::emit

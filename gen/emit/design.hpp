@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "config/accel_config.hpp"
+#include "core/bits.hpp"
 #include "emit/vast.hpp"
 
 namespace capsgen::emit {
@@ -59,7 +60,6 @@ struct BlockEmitter {
 const std::vector<BlockEmitter>& block_emitters();
 
 // Common helpers for emitters.
-int clog2(long long n);  // ceil(log2(n)), 0 for n <= 1
 inline std::string str(long long v) { return std::to_string(v); }
 
 }  // namespace capsgen::emit

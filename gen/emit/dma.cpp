@@ -421,7 +421,7 @@ void build_descriptor_decode(Module& m, const DmaSignals& s, const DmaWidths& w)
            (in.count_i[0] == count_zero) | (in.count_i[1] == count_zero) | (in.count_i[2] == count_zero));
   // desc_burst_i > max_burst is impossible (and a constant comparison for lint) when max_burst = 2^len_bits - 1.
   if ((1LL << len_bits) - 1 > max_burst)
-    m.assign(desc.desc_limit, ternary(parens(no_limit | (in.burst_i > max_len)), max_len, in.burst_i));
+    m.assign(desc.desc_limit, ternary(paren(no_limit | (in.burst_i > max_len)), max_len, in.burst_i));
   else
     m.assign(desc.desc_limit, ternary(no_limit, max_len, in.burst_i));
   m.assign(s.sp.count0_last, desc.count_q[0] - count_one);
@@ -695,7 +695,7 @@ void drive_spm_port(Module& m, const DmaSignals& s, const DmaWidths& w) {
   const DescriptorRegisters& desc = s.desc;
   const Expr fifo_room = s.df.df_used < lit(w.data_fifo_count_bits + 1, kDmaFifoDepth);
   m.assign(out.spm_req_o,
-           desc.busy_q & ternary(desc.store_q, parens(s.sp.walk.active_q & fifo_room), ~s.df.df_empty));
+           desc.busy_q & ternary(desc.store_q, paren(s.sp.walk.active_q & fifo_room), ~s.df.df_empty));
   m.assign(out.spm_we_o, ~desc.store_q);
   m.assign(out.spm_addr_o, s.sp.walk.ptr_q);
   if (!w.narrow) m.assign(out.spm_size_o, bit(false));

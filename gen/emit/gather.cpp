@@ -346,14 +346,14 @@ void build_inner_step(Module& m, const GatherSignals& s) {
   const Expr count_zero = lit(kGatherCountBits, 0), count_one = lit(kGatherCountBits, 1);
   const Expr addr_zero = lit(kGatherAddrBits, 0), addr_one = lit(kGatherAddrBits, 1);
   m.comment("Inner step: conv (kx, ky, c) mixed-radix counter; diag (element, group); affine r.");
-  m.assign(step.c0_wrap, ternary(desc.conv_q, in.c0_q == desc.kwm1_q, parens(desc.diag_q & (in.c0_q == desc.grm1_q))));
+  m.assign(step.c0_wrap, ternary(desc.conv_q, in.c0_q == desc.kwm1_q, paren(desc.diag_q & (in.c0_q == desc.grm1_q))));
   m.assign(step.c1_wrap, desc.conv_q & (in.c1_q == desc.khm1_q));
   m.assign(step.c0_n, ternary(step.c0_wrap, count_zero, in.c0_q + count_one));
   m.assign(step.c1_n, ternary(~step.c0_wrap, in.c1_q, ternary(step.c1_wrap, count_zero, in.c1_q + count_one)));
   m.assign(step.inc, ternary(~desc.conv_q, desc.s_r_q,
                              ternary(~step.c0_wrap, addr_one, ternary(step.c1_wrap, desc.c_step_q, desc.ky_step_q))));
   m.assign(step.gofs_n, in.gofs_q + desc.s_g_q);
-  m.assign(step.off_n, ternary(parens(desc.diag_q & step.c0_wrap), step.gofs_n, in.off_q + step.inc));
+  m.assign(step.off_n, ternary(paren(desc.diag_q & step.c0_wrap), step.gofs_n, in.off_q + step.inc));
   m.assign(step.rem_nz, in.rem_q != count_zero);
   m.assign(step.rem_n, in.rem_q - zext(step.rem_nz, kGatherCountBits));
   m.assign(step.nc_c0, ternary(desc.conv_q, step.c0_n, count_zero));
@@ -400,8 +400,8 @@ void build_zero_flag(Module& m, const GatherSignals& s) {
   const Expr conv_zero = outside_reduction | (coord.iy >= zext(desc.h_q, kGatherCoordWidth)) |
                          (coord.ix >= zext(desc.w_q, kGatherCoordWidth));
   const Expr diag_zero = (s.inner.c1_q >= desc.g_q) | (s.inner.c0_q >= desc.rt_q);
-  m.assign(coord.zero, ternary(desc.conv_q, parens(conv_zero),
-                           ternary(desc.diag_q, parens(diag_zero), outside_reduction)));
+  m.assign(coord.zero, ternary(desc.conv_q, paren(conv_zero),
+                           ternary(desc.diag_q, paren(diag_zero), outside_reduction)));
 }
 
 // Nonblocking assignments, in the order given.
@@ -502,7 +502,7 @@ Stmts next_row(const GatherSignals& s, const GatherGeometry& g) {
                {in.c0_q, step.c0_n},
                {in.c1_q, step.c1_n},
                {in.off_q, step.off_n},
-               {in.gofs_q, ternary(parens(s.desc.diag_q & step.c0_wrap), step.gofs_n, in.gofs_q)},
+               {in.gofs_q, ternary(paren(s.desc.diag_q & step.c0_wrap), step.gofs_n, in.gofs_q)},
                {in.rem_q, step.rem_n}});
 }
 

@@ -3,19 +3,17 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
+#include <optional>
 #include <stdexcept>
 
 #include "core/input_error.hpp"
 #include "emit/activation.hpp"
 #include "emit/activation_internal.hpp"
 #include "emit/gather.hpp"
+#include "emit/scratchpad.hpp"
 
 namespace capsgen::emit {
-
-using detail::bits;
-using detail::lit;
-using detail::ones;
-using detail::zext;
 
 namespace {
 
@@ -93,37 +91,43 @@ std::pair<std::string, std::string> unsupported(const AccelConfig& cfg) {
   return {"", ""};
 }
 
-// {sector, offset} of bank row `row` (a wire of mm.row_bits bits; unused when row_bits == 0) for
-// the memory's per-bank address port.
-std::string row_to_addr(const MemsysMemory& mm, const std::string& row) {
+// Bits [hi:lo] of a signal, one bit printed as a bit select (v[hi]).
+Expr bits(const Expr& v, int hi, int lo) { return hi == lo ? v[hi] : v.slice(hi, lo); }
+
+// Bit i of a vector, or the signal itself when it has one bit.
+Expr bit_or_whole(const Expr& v, int i) { return v.width() == 1 ? v : v[i]; }
+
+// Part i of `width` bits of a vector (the whole signal when it has one part).
+Expr part_or_whole(const Expr& v, int i, int width) { return width == v.width() ? v : v.part(i, width); }
+
+// An all-ones constant {W{1'b1}}.
+Expr ones(int width) { return rep(width, bit(true)); }
+
+// {sector, offset} of bank row `row` (a wire of mm.row_bits bits; none when row_bits == 0) for the
+// memory's per-bank address port.
+Expr row_to_addr(const MemsysMemory& mm, const std::optional<Expr>& row) {
   const SpmGeometry& g = mm.g;
-  const int SB = g.sector_bits, OB = g.offset_bits, RB = mm.row_bits, SC = g.mem.sectors;
-  const long long WPS = g.words_per_sector;
-  if (RB == 0) return lit(g.addr_bits, 0);
-  if ((1LL << clog2(WPS)) == WPS) {
-    const int k = clog2(WPS);
-    const std::string off = k > 0 ? bits(row, k - 1, 0) : "1'b0";
-    if (SB == 0) return off;
-    if (k == 0) return fmt::format("{{{}, {}}}", row, off);
-    return fmt::format("{{{}, {}}}", bits(row, RB - 1, k), off);
+  const int sector_bits = g.sector_bits, offset_bits = g.offset_bits, row_bits = mm.row_bits, sectors = g.mem.sectors;
+  const long long words_per_sector = g.words_per_sector;
+  if (row_bits == 0) return lit(g.addr_bits, 0);
+  if ((1LL << clog2(words_per_sector)) == words_per_sector) {
+    const int k = clog2(words_per_sector);
+    const Expr offset = k > 0 ? bits(*row, k - 1, 0) : bit(false);
+    if (sector_bits == 0) return offset;
+    if (k == 0) return cat({*row, offset});
+    return cat({bits(*row, row_bits - 1, k), offset});
   }
-  if (SC == 1) return row;  // RB == OB
-  // Sector = number of sector starts <= row; offset = row - start, exact in OB bits (< WPS).
-  std::string sec, off;
-  for (int s = SC - 1; s >= 1; --s) {
-    const std::string cond = fmt::format("({} >= {})", row, lit(RB, s * WPS));
-    sec += fmt::format("{} ? {} : ", cond, lit(SB, s));
-    off += fmt::format("{} ? {} - {} : ", cond, bits(row, OB - 1, 0), lit(OB, (s * WPS) % (1LL << OB)));
+  if (sectors == 1) return *row;  // row_bits == offset_bits
+  // Sector = number of sector starts <= row; offset = row - start, exact in offset_bits bits (< words per sector).
+  std::vector<std::pair<Expr, Expr>> sector_of, offset_of;
+  const Expr low = bits(*row, offset_bits - 1, 0);
+  for (int s = sectors - 1; s >= 1; --s) {
+    const Expr from_here = *row >= lit(row_bits, s * words_per_sector);
+    sector_of.emplace_back(from_here, lit(sector_bits, s));
+    offset_of.emplace_back(from_here, low - lit(offset_bits, (s * words_per_sector) % (1LL << offset_bits)));
   }
-  sec += lit(SB, 0);
-  off += bits(row, OB - 1, 0);
-  return fmt::format("{{({}), ({})}}", sec, off);
+  return cat({paren(ternary_chain(sector_of, lit(sector_bits, 0))), paren(ternary_chain(offset_of, low))});
 }
-
-std::string bit_of(const std::string& v, int i, int n) { return n == 1 ? v : fmt::format("{}[{}]", v, i); }
-
-// Slice i of width w of a `total`-bit vector (the whole name when it has one slice).
-std::string sl(const std::string& v, int i, int w, int total) { return w == total ? v : expr_slice(v, i, str(w)); }
 
 }  // namespace
 
@@ -275,13 +279,13 @@ std::string address_map_text(const MemsysGeometry& mg) {
 }
 
 // What a power-gated memory adds to the DMA's grant condition ("" without power gating).
-std::string sector_wait_text(const MemsysOrg& o) {
-  return o.pg ? " or when the word's sector is not usable (its sleep_ack is high)" : "";
+std::string sector_wait_text(const MemsysOrg& org) {
+  return org.pg ? " or when the word's sector is not usable (its sleep_ack is high)" : "";
 }
 
 // The module's description, one per organization.
-std::string sep_description(const MemsysOrg& o) {
-  const MemsysGeometry& mg = o.mg;
+std::string sep_description(const MemsysOrg& org) {
+  const MemsysGeometry& mg = org.mg;
   return fmt::format(
       "Memory system, SEP organization (docs/rtl-memsys.md): the data, weight and acc scratchpads\n"
       "(capsgen_spm_*, one port per bank) behind the compute engine's memory ports and the DMA's SPM port.\n"
@@ -307,12 +311,12 @@ std::string sep_description(const MemsysOrg& o) {
       "err_o (sticky, registered): a dropped access or an error flag of a scratchpad (err_sticky_o).\n"
       "Counters ({} bits, wrap): bank accesses (words) per memory by the engine and by the DMA, writer\n"
       "and DMA wait cycles, bank accesses per memory and sector.",
-      address_map_text(mg), mg.rows, mg.cols, mg.cols, mg.psum, mg.out_bits, sector_wait_text(o), kMemsysCounterBits);
+      address_map_text(mg), mg.rows, mg.cols, mg.cols, mg.psum, mg.out_bits, sector_wait_text(org), kMemsysCounterBits);
 }
 
-std::string hy_description(const MemsysOrg& o) {
-  const MemsysGeometry& mg = o.mg;
-  const bool lanes = !o.lview.empty();
+std::string hy_description(const MemsysOrg& org) {
+  const MemsysGeometry& mg = org.mg;
+  const bool lanes = !org.lview.empty();
   return fmt::format(
       "Memory system, HY organization (docs/rtl-memsys.md): the data, weight and acc scratchpads\n"
       "(capsgen_spm_*, one port per bank) and the shared scratchpad (capsgen_spm_shared, three ports per bank:\n"
@@ -350,11 +354,11 @@ std::string hy_description(const MemsysOrg& o) {
               "shared bytes 4r .. 4r + 3 (acc buffers that do not fit the acc memory).\n"
             : "",
       address_map_text(mg), lanes ? " or the shared memory's lanes, whichever holds the whole row" : "", mg.rows, mg.cols,
-      mg.cols, mg.psum, mg.out_bits, lanes ? ", brd of the lanes too" : "", sector_wait_text(o), kMemsysCounterBits);
+      mg.cols, mg.psum, mg.out_bits, lanes ? ", brd of the lanes too" : "", sector_wait_text(org), kMemsysCounterBits);
 }
 
-std::string smp_description(const MemsysOrg& o) {
-  const MemsysGeometry& mg = o.mg;
+std::string smp_description(const MemsysOrg& org) {
+  const MemsysGeometry& mg = org.mg;
   return fmt::format(
       "Memory system, SMP organization (docs/rtl-memsys.md, docs/memory-system.md 2.2): one shared scratchpad\n"
       "(capsgen_spm_shared, three ports per bank) seen as two ranges of the element space: its 32-bit lanes\n"
@@ -379,90 +383,179 @@ std::string smp_description(const MemsysOrg& o) {
       "err_o (sticky, registered): a dropped access or the scratchpad's error flag (err_sticky_o).\n"
       "Counters ({} bits, wrap): bank accesses per range by the engine and by the DMA, writer and DMA wait\n"
       "cycles, bank accesses per sector of the scratchpad (all three ports).",
-      address_map_text(mg), mg.rows, mg.cols, mg.cols, mg.psum, mg.out_bits, sector_wait_text(o), kMemsysCounterBits);
+      address_map_text(mg), mg.rows, mg.cols, mg.cols, mg.psum, mg.out_bits, sector_wait_text(org), kMemsysCounterBits);
 }
+
+// One of the engine's memory ports: a read (drd, wrd, brd) or the result writer (wr).
+struct EnginePort {
+  Expr en, addr, data;            // data: a read's data_o, the writer's data_i
+  std::optional<Expr> vec, mask;  // drd and wr: vector accesses; wr: its lanes
+};
 
 // The engine's four memory ports: the reads drd (data vectors), wrd (weight rows), brd (bias rows)
 // and the result writer wr.
-void declare_engine_ports(Module& m, const MemsysOrg& o) {
-  const MemsysGeometry& mg = o.mg;
-  const int AW = mg.addr_bits, R = mg.rows, C = mg.cols, OB = mg.out_bits;
-  const bool smp = o.smp, hy = o.hy;
-  m.clock_and_reset()
-      .input("drd_en_i", "1", smp ? "engine data read (shared memory)" : hy ? "engine data read (data or shared memory)" : "engine data read (data memory)")
-      .input("drd_vec_i", "1", fmt::format("with drd_en_i: {} consecutive elements (else one)", R))
-      .input("drd_addr_i", str(AW), "element address (the first one of a vector)")
-      .output("drd_data_o", str(R * mg.data), fmt::format("cycle after drd_en_i: element r in [r*{0} +: {0}]", mg.data))
-      .input("wrd_en_i", "1", smp ? "engine weight row read (shared memory)" : hy ? "engine weight row read (weight or shared memory)" : "engine weight row read (weight memory)")
-      .input("wrd_addr_i", str(AW), "address of the row's first element")
-      .output("wrd_data_o", str(C * mg.weight), fmt::format("cycle after wrd_en_i: {} consecutive weight codes", C))
-      .input("brd_en_i", "1", smp ? "engine bias read (acc lanes of the shared memory)"
-                              : o.lview.empty() ? "engine bias read (acc memory)" : "engine bias read (acc memory or the shared memory's lanes)")
-      .input("brd_addr_i", str(AW), "address of the first psum code")
-      .output("brd_data_o", str(C * mg.psum), fmt::format("cycle after brd_en_i: {} consecutive psum codes", C))
-      .input("wr_en_i", "1", smp ? "engine result write (shared memory)" : hy ? "engine result write (data, weight or shared memory)" : "engine result write (data or weight memory)")
-      .input("wr_vec_i", "1", fmt::format("with wr_en_i: lane c at wr_addr_i + c where wr_mask_i[c] (c < {})", C))
-      .input("wr_mask_i", str(C), "lanes of a wr_vec_i write")
-      .input("wr_addr_i", str(AW), "element address (lane 0's; selects the memory)")
-      .input("wr_data_i", str(C * OB), fmt::format("result codes, lane c in [c*{0} +: {0}]", OB))
-      .output("wr_ready_o", "1",
-              "the write happens in this cycle if wr_en_i (low: the same memory's read uses one of its banks)");
+struct EnginePorts {
+  EnginePort drd, wrd, brd, wr;
+  Expr wr_ready_o;
+
+  const EnginePort& operator[](const std::string& port) const {
+    if (port == "drd") return drd;
+    if (port == "wrd") return wrd;
+    if (port == "brd") return brd;
+    if (port == "wr") return wr;
+    throw std::logic_error("memsys: no engine port " + port);
+  }
+};
+
+EnginePorts declare_engine_ports(Module& m, const MemsysOrg& org) {
+  const MemsysGeometry& mg = org.mg;
+  const int addr_bits = mg.addr_bits, rows = mg.rows, cols = mg.cols, out_bits = mg.out_bits;
+  const bool smp = org.smp, hy = org.hy;
+  m.clock_and_reset();
+  const Expr drd_en = m.input("drd_en_i", 1, smp ? "engine data read (shared memory)" : hy ? "engine data read (data or shared memory)" : "engine data read (data memory)");
+  const Expr drd_vec = m.input("drd_vec_i", 1, fmt::format("with drd_en_i: {} consecutive elements (else one)", rows));
+  const Expr drd_addr = m.input("drd_addr_i", addr_bits, "element address (the first one of a vector)");
+  const Expr drd_data = m.output("drd_data_o", rows * mg.data, fmt::format("cycle after drd_en_i: element r in [r*{0} +: {0}]", mg.data));
+  const Expr wrd_en = m.input("wrd_en_i", 1, smp ? "engine weight row read (shared memory)" : hy ? "engine weight row read (weight or shared memory)" : "engine weight row read (weight memory)");
+  const Expr wrd_addr = m.input("wrd_addr_i", addr_bits, "address of the row's first element");
+  const Expr wrd_data = m.output("wrd_data_o", cols * mg.weight, fmt::format("cycle after wrd_en_i: {} consecutive weight codes", cols));
+  const Expr brd_en = m.input("brd_en_i", 1, smp ? "engine bias read (acc lanes of the shared memory)"
+                                               : org.lview.empty() ? "engine bias read (acc memory)" : "engine bias read (acc memory or the shared memory's lanes)");
+  const Expr brd_addr = m.input("brd_addr_i", addr_bits, "address of the first psum code");
+  const Expr brd_data = m.output("brd_data_o", cols * mg.psum, fmt::format("cycle after brd_en_i: {} consecutive psum codes", cols));
+  const Expr wr_en = m.input("wr_en_i", 1, smp ? "engine result write (shared memory)" : hy ? "engine result write (data, weight or shared memory)" : "engine result write (data or weight memory)");
+  const Expr wr_vec = m.input("wr_vec_i", 1, fmt::format("with wr_en_i: lane c at wr_addr_i + c where wr_mask_i[c] (c < {})", cols));
+  const Expr wr_mask = m.input("wr_mask_i", cols, "lanes of a wr_vec_i write");
+  const Expr wr_addr = m.input("wr_addr_i", addr_bits, "element address (lane 0's; selects the memory)");
+  const Expr wr_data = m.input("wr_data_i", cols * out_bits, fmt::format("result codes, lane c in [c*{0} +: {0}]", out_bits));
+  const Expr wr_ready = m.output("wr_ready_o", 1, "the write happens in this cycle if wr_en_i (low: the same memory's read uses one of its banks)");
+  return EnginePorts{EnginePort{drd_en, drd_addr, drd_data, drd_vec, std::nullopt},
+                     EnginePort{wrd_en, wrd_addr, wrd_data, std::nullopt, std::nullopt},
+                     EnginePort{brd_en, brd_addr, brd_data, std::nullopt, std::nullopt},
+                     EnginePort{wr_en, wr_addr, wr_data, wr_vec, wr_mask}, wr_ready};
 }
 
 // The DMA's SPM port: one element-addressed access of 2^size bytes.
-void declare_dma_port(Module& m, const MemsysOrg& o) {
-  const MemsysGeometry& mg = o.mg;
-  const bool smp = o.smp, hy = o.hy;
-  m.input("spm_req_i", "1", "DMA access")
-      .output("spm_gnt_o", "1", "DMA access accepted this cycle")
-      .input("spm_we_i", "1", "DMA: 1 write, 0 read")
-      .input("spm_addr_i", str(mg.spm_addr_bits), smp ? "DMA element address (acc lanes, shared bytes)" : hy ? "DMA element address (data, weight, acc, shared elements)" : "DMA element address (data, weight, acc elements)")
-      .input("spm_size_i", str(mg.spm_size_bits), fmt::format("DMA access of 2^size bytes (0..{}; whole lanes of one word)", mg.spm_max_size))
-      .input("spm_wdata_i", str(mg.spm_data_bits), "DMA write data: the access's bytes in the low bytes")
-      .output("spm_rvalid_o", "1", "read data of the read granted in the previous cycle")
-      .output("spm_rdata_o", str(mg.spm_data_bits), "DMA read data: the access's bytes in the low bytes, zeros above");
+struct DmaPort {
+  Expr spm_req_i, spm_gnt_o, spm_we_i, spm_addr_i, spm_size_i, spm_wdata_i, spm_rvalid_o, spm_rdata_o;
+};
+
+DmaPort declare_dma_port(Module& m, const MemsysOrg& org) {
+  const MemsysGeometry& mg = org.mg;
+  const bool smp = org.smp, hy = org.hy;
+  const Expr req = m.input("spm_req_i", 1, "DMA access");
+  const Expr gnt = m.output("spm_gnt_o", 1, "DMA access accepted this cycle");
+  const Expr we = m.input("spm_we_i", 1, "DMA: 1 write, 0 read");
+  const Expr addr = m.input("spm_addr_i", mg.spm_addr_bits, smp ? "DMA element address (acc lanes, shared bytes)" : hy ? "DMA element address (data, weight, acc, shared elements)" : "DMA element address (data, weight, acc elements)");
+  const Expr size = m.input("spm_size_i", mg.spm_size_bits, fmt::format("DMA access of 2^size bytes (0..{}; whole lanes of one word)", mg.spm_max_size));
+  const Expr wdata = m.input("spm_wdata_i", mg.spm_data_bits, "DMA write data: the access's bytes in the low bytes");
+  const Expr rvalid = m.output("spm_rvalid_o", 1, "read data of the read granted in the previous cycle");
+  const Expr rdata = m.output("spm_rdata_o", mg.spm_data_bits, "DMA read data: the access's bytes in the low bytes, zeros above");
+  return DmaPort{req, gnt, we, addr, size, wdata, rvalid, rdata};
 }
 
-// Power gating: each scratchpad's per-sector sleep request and acknowledge.
-void declare_sleep_ports(Module& m, const MemsysOrg& o) {
-  if (!o.pg) return;
-  for (const MemsysMemory& mm : o.mg.mems) {
+// Power gating: each scratchpad's per-sector sleep request and acknowledge, by scratchpad.
+struct SleepPorts {
+  std::map<std::string, Expr> req_i, ack_o;
+};
+
+SleepPorts declare_sleep_ports(Module& m, const MemsysOrg& org) {
+  SleepPorts p;
+  if (!org.pg) return p;
+  for (const MemsysMemory& mm : org.mg.mems) {
     if (mm.view()) continue;  // its scratchpad's sectors
-    m.input(fmt::format("sleep_req_{}_i", mm.g.name), str(mm.g.mem.sectors), fmt::format("{} memory: per sector 1 = sleep", mm.g.name));
-    m.output(fmt::format("sleep_ack_{}_o", mm.g.name), str(mm.g.mem.sectors),
-             fmt::format("{} memory: per sector 1 = asleep or waking (not usable)", mm.g.name));
+    const std::string& name = mm.g.name;
+    p.req_i.emplace(name, m.input(fmt::format("sleep_req_{}_i", name), mm.g.mem.sectors, fmt::format("{} memory: per sector 1 = sleep", name)));
+    p.ack_o.emplace(name, m.output(fmt::format("sleep_ack_{}_o", name), mm.g.mem.sectors,
+                                   fmt::format("{} memory: per sector 1 = asleep or waking (not usable)", name)));
   }
+  return p;
 }
+
+// A memory's access counters (outputs, or the registers behind them).
+struct MemoryCounters {
+  Expr eng_rd;
+  std::optional<Expr> eng_wr;  // psum lanes (acc, lanes): read by brd, written by the DMA only
+  Expr dma_rd, dma_wr, dma_wait;
+  std::vector<Expr> sectors;  // a scratchpad (not a lane view): per sector; the outputs: one vector
+};
 
 // The access counters of every memory, the writer's wait counter and the sticky error.
-void declare_counter_and_error_outputs(Module& m, const MemsysOrg& o) {
-  const int KB = kMemsysCounterBits;
-  for (const MemsysMemory& mm : o.mg.mems) {
+struct CounterOutputs {
+  std::vector<MemoryCounters> memories;  // MemsysGeometry::mems order
+  Expr cnt_wr_wait_o, err_o;
+};
+
+CounterOutputs declare_counter_and_error_outputs(Module& m, const MemsysOrg& org) {
+  const int counter_bits = kMemsysCounterBits;
+  std::vector<MemoryCounters> memories;
+  for (const MemsysMemory& mm : org.mg.mems) {
     const std::string& n = mm.g.name;
-    m.output(fmt::format("cnt_eng_rd_{}_o", n), str(KB), fmt::format("{} memory: bank reads by the engine", n));
+    const Expr eng_rd = m.output(fmt::format("cnt_eng_rd_{}_o", n), counter_bits, fmt::format("{} memory: bank reads by the engine", n));
+    std::optional<Expr> eng_wr;
     if (mm.lane_bits != kMemsysPsumLaneBits)  // psum lanes (acc, lanes): read by brd, written by the DMA only
-      m.output(fmt::format("cnt_eng_wr_{}_o", n), str(KB), fmt::format("{} memory: bank writes by the engine", n));
-    m.output(fmt::format("cnt_dma_rd_{}_o", n), str(KB), fmt::format("{} memory: reads by the DMA", n));
-    m.output(fmt::format("cnt_dma_wr_{}_o", n), str(KB), fmt::format("{} memory: writes by the DMA", n));
-    m.output(fmt::format("cnt_dma_wait_{}_o", n), str(KB), fmt::format("{} memory: cycles with spm_req_i & ~spm_gnt_o", n));
-    if (mm.view()) continue;  // a lane view's sectors are the shared memory's
-    m.output(fmt::format("cnt_sector_{}_o", n), str(mm.g.mem.sectors * KB),
-             fmt::format("{} memory: bank accesses (reads + writes, all ports) per sector s in [s*{} +: {}]", n, KB, KB));
+      eng_wr = m.output(fmt::format("cnt_eng_wr_{}_o", n), counter_bits, fmt::format("{} memory: bank writes by the engine", n));
+    const Expr dma_rd = m.output(fmt::format("cnt_dma_rd_{}_o", n), counter_bits, fmt::format("{} memory: reads by the DMA", n));
+    const Expr dma_wr = m.output(fmt::format("cnt_dma_wr_{}_o", n), counter_bits, fmt::format("{} memory: writes by the DMA", n));
+    const Expr dma_wait = m.output(fmt::format("cnt_dma_wait_{}_o", n), counter_bits, fmt::format("{} memory: cycles with spm_req_i & ~spm_gnt_o", n));
+    MemoryCounters collect{eng_rd, eng_wr, dma_rd, dma_wr, dma_wait, {}};
+    if (!mm.view())  // a lane view's sectors are the shared memory's
+      collect.sectors.push_back(m.output(fmt::format("cnt_sector_{}_o", n), mm.g.mem.sectors * counter_bits,
+                                   fmt::format("{} memory: bank accesses (reads + writes, all ports) per sector s in [s*{} +: {}]", n, counter_bits, counter_bits)));
+    memories.push_back(collect);
   }
-  m.output("cnt_wr_wait_o", str(KB), "cycles with wr_en_i & ~wr_ready_o");
-  m.output("err_o", "1", "sticky: a dropped access or a scratchpad error flag");
+  const Expr wr_wait = m.output("cnt_wr_wait_o", counter_bits, "cycles with wr_en_i & ~wr_ready_o");
+  const Expr err = m.output("err_o", 1, "sticky: a dropped access or a scratchpad error flag");
+  return CounterOutputs{memories, wr_wait, err};
 }
+
+// The ports of capsgen_memsys.
+struct MemsysPorts {
+  EnginePorts engine;
+  DmaPort dma;
+  SleepPorts sleep;
+  CounterOutputs counters;
+};
 
 // What the parts of capsgen_memsys add to as they are built, emitted at the end: the terms of the
 // range error and of err_o, and the statements of the two register blocks.
 struct MemsysCollect {
-  std::string err_range;                // " | " of the accesses dropped this cycle
-  std::string err_any = "err_range_q";  // err_o: the sticky range error, then each scratchpad's sticky flag
+  std::vector<Expr> err_range;          // the accesses dropped this cycle
+  std::vector<Expr> scratchpad_errors;  // err_o: the sticky range error, then each scratchpad's sticky flag
   Stmts rd_body;                        // read-side registers without reset (always_ff)
   Stmts reset, body;                    // registers with reset (always_ff_reset): read state, counters
 };
 
-void or_term(std::string& acc, const std::string& t) { acc += (acc.empty() ? "" : " | ") + t; }
+// The OR of `terms` (left to right).
+Expr any_of(const std::vector<Expr>& terms) {
+  Expr e = terms.at(0);
+  for (std::size_t i = 1; i < terms.size(); ++i) e = e | terms[i];
+  return e;
+}
+
+// The scratchpads' wires that the decoders read above their declarations: each scratchpad's read
+// data (per port) and, with power gating, its sleep acknowledge.
+struct ScratchpadReads {
+  std::vector<Expr> rdata;  // port p0 (one port per bank), or p0, p1, p2
+  std::optional<Expr> ack;
+};
+
+std::map<std::string, ScratchpadReads> forward_scratchpad_reads(Module& m, const MemsysOrg& org) {
+  std::map<std::string, ScratchpadReads> reads;
+  for (const MemsysMemory& mm : org.mg.mems) {
+    if (mm.view()) continue;
+    const std::string& name = mm.g.name;
+    const int data_bits = mm.g.mem.banks * mm.g.mem.width_bits;
+    ScratchpadReads r;
+    if (mm.g.ports == 3)
+      for (int k = 0; k < 3; ++k) r.rdata.push_back(m.forward_wire(fmt::format("{}_p{}_rdata", name, k), data_bits));
+    else
+      r.rdata.push_back(m.forward_wire(name + "_rdata", data_bits));
+    if (org.pg) r.ack = m.forward_wire(name + "_ack", mm.g.mem.sectors);
+    reads.emplace(name, r);
+  }
+  return reads;
+}
 
 // One address decoder of an engine port into one memory the port reaches. The result port wr has one
 // decoder per memory it can write: "wr" (data) and "wrw" (weight); HY adds the shared memory's
@@ -478,788 +571,919 @@ struct Decoder {
   int sport = -1;    // the shared memory's port (p0, p1, p2), -1 for a one-port memory
 };
 
-// The engine ports' decoders, in the order their hardware is emitted.
+// A decoder's wires (prefix: its name).
+struct DecoderWires {
+  Expr ok, rel, pos, bpos, bank;
+  std::optional<Expr> first_row, first_bank, rotation;  // row0, w0b, s (row bits, bank bits, rotation bits > 0)
+  std::vector<std::optional<Expr>> bank_row;             // b<b>_row per bank (row bits > 0)
+  std::vector<Expr> bank_addr;                           // b<b>_addr per bank
+  std::optional<Expr> bdata;                             // a write: the data per bank
+  std::optional<Expr> rot;                               // a read: the banks' words rotated back
+};
+
+// The engine ports' decoders, in the order their hardware is emitted, and their wires as built.
 struct Decoders {
   const MemsysGeometry& mg;
   std::vector<Decoder> all;
+  std::map<std::string, DecoderWires> wires;  // by decoder name
+  std::optional<Expr> drd_vec_q;               // the previous cycle's drd read was a vector (rows > 1)
 
-  const MemsysMemory& mem(const Decoder& p) const { return mg.mems[static_cast<std::size_t>(p.mem)]; }
-  bool on_shared(const Decoder& p) const { return mem(p).phys == "shared"; }
+  const MemsysMemory& mem(const Decoder& decoder) const { return mg.mems[static_cast<std::size_t>(decoder.mem)]; }
+  bool on_shared(const Decoder& decoder) const { return mem(decoder).phys == "shared"; }
   // The shared memory's decoder of an input port ("" when none): the port reaches that memory too.
   std::string shared_of(const std::string& in) const {
-    for (const Decoder& p : all)
-      if (on_shared(p) && p.in == in) return p.name;
+    for (const Decoder& decoder : all)
+      if (on_shared(decoder) && decoder.in == in) return decoder.name;
     return "";
   }
   // The port's decoder of a one-port memory ("" when none: SMP).
   std::string single_of(const std::string& in) const {
-    for (const Decoder& p : all)
-      if (!on_shared(p) && p.in == in && !p.write) return p.name;
+    for (const Decoder& decoder : all)
+      if (!on_shared(decoder) && decoder.in == in && !decoder.write) return decoder.name;
     return "";
   }
+  const DecoderWires& operator[](const std::string& name) const { return wires.at(name); }
 };
 
-Decoders engine_decoders(const MemsysOrg& o) {
-  const MemsysGeometry& mg = o.mg;
-  const int R = mg.rows, C = mg.cols, OB = mg.out_bits;
-  const int ish = mg.index("shared");
-  Decoders d{mg, {}};
-  if (o.smp) {  // brd reaches the acc lanes (mems[0]) through the scratchpad's port p2
-    d.all = {{"brd", "brd", mg.index("acc"), false, C, mg.psum, 2}};
+Decoders engine_decoders(const MemsysOrg& org) {
+  const MemsysGeometry& mg = org.mg;
+  const int rows = mg.rows, cols = mg.cols, out_bits = mg.out_bits;
+  const int shared = mg.index("shared");
+  Decoders decoders{mg, {}, {}, std::nullopt};
+  if (org.smp) {  // brd reaches the acc lanes (mems[0]) through the scratchpad's port p2
+    decoders.all = {{"brd", "brd", mg.index("acc"), false, cols, mg.psum, 2}};
   } else {
-    d.all = {{"drd", "drd", 0, false, R, mg.data},   {"wr", "wr", 0, true, C, OB},
-             {"wrw", "wr", 1, true, C, OB},          {"wrd", "wrd", 1, false, C, mg.weight},
-             {"brd", "brd", 2, false, C, mg.psum}};
+    decoders.all = {{"drd", "drd", 0, false, rows, mg.data},     {"wr", "wr", 0, true, cols, out_bits},
+             {"wrw", "wr", 1, true, cols, out_bits},      {"wrd", "wrd", 1, false, cols, mg.weight},
+             {"brd", "brd", 2, false, cols, mg.psum}};
   }
-  if (ish >= 0) {
-    d.all.push_back({"drs", "drd", ish, false, R, mg.data, 0});
-    d.all.push_back({"wrs", "wr", ish, true, C, OB, 1});
-    d.all.push_back({"wrds", "wrd", ish, false, C, mg.weight, 1});
+  if (shared >= 0) {
+    decoders.all.push_back({"drs", "drd", shared, false, rows, mg.data, 0});
+    decoders.all.push_back({"wrs", "wr", shared, true, cols, out_bits, 1});
+    decoders.all.push_back({"wrds", "wrd", shared, false, cols, mg.weight, 1});
   }
-  if (o.hy && !o.lview.empty()) d.all.push_back({"brs", "brd", mg.index(o.lview), false, C, mg.psum, 2});  // HY's lanes: p2
-  return d;
+  if (org.hy && !org.lview.empty())  // HY's lanes: p2
+    decoders.all.push_back({"brs", "brd", mg.index(org.lview), false, cols, mg.psum, 2});
+  return decoders;
 }
 
-// A decoder's memory seen as lane positions: B banks of E lanes of LW bits, NPOS = B*E positions of
-// T bits in all. The element address relative to the memory has REL = RB + BB + LB bits {bank row,
-// bank, lane}; its low SBITS = BB + LB bits rotate the positions to the banks.
+// A decoder's memory seen as lane positions: `banks` banks of `lanes` lanes of `lane_bits` bits,
+// `positions` = banks * lanes in all, `total_bits` bits. The element address relative to the memory
+// has rel_bits = row_bits + bank_log + lane_log bits {bank row, bank, lane}; its low rotation_bits =
+// bank_log + lane_log bits rotate the positions to the banks.
 struct LanePositions {
-  int B, E, LB, BB, RB, REL, SBITS, NPOS, LW, T;
+  int banks, lanes, lane_log, bank_log, row_bits, rel_bits, rotation_bits, positions, lane_bits, total_bits;
 };
 
 LanePositions lane_positions(const MemsysMemory& mm) {
-  const int B = mm.g.mem.banks, E = mm.lanes, LB = mm.lane_log, BB = mm.bank_log, RB = mm.row_bits, LW = mm.lane_bits;
-  return LanePositions{B, E, LB, BB, RB, LB + BB + RB, LB + BB, B * E, LW, B * E * LW};
+  const int banks = mm.g.mem.banks, lanes = mm.lanes;
+  return LanePositions{banks,
+                       lanes,
+                       mm.lane_log,
+                       mm.bank_log,
+                       mm.row_bits,
+                       mm.lane_log + mm.bank_log + mm.row_bits,
+                       mm.lane_log + mm.bank_log,
+                       banks * lanes,
+                       mm.lane_bits,
+                       banks * lanes * mm.lane_bits};
 }
 
 // The decoder's wires (prefix: its name), declared ahead of their logic.
-void declare_decoder_wires(Module& m, const Decoders& d, const Decoder& p, const LanePositions& z) {
-  const MemsysMemory& mm = d.mem(p);
-  const std::string& x = p.name;
+DecoderWires declare_decoder_wires(Module& m, const Decoders& decoders, const Decoder& decoder, const LanePositions& layout) {
+  const MemsysMemory& mm = decoders.mem(decoder);
+  const std::string& prefix = decoder.name;
   m.blank();
-  m.comment(fmt::format("Engine port {} -> {} memory{}: range check, bank row per bank, lane positions rotated to banks.", p.in,
-                        mm.g.name, p.sport >= 0 ? fmt::format(" (port p{})", p.sport) : ""));
-  m.wire(x + "_ok", "1", "every element of the access lies in the memory");
-  m.wire(x + "_rel", str(z.REL), "element address relative to the memory (mod 2^bits)");
-  m.wire(x + "_pos", str(z.NPOS), "lane positions used, before rotation (element i at position i)");
-  m.wire(x + "_bpos", str(z.NPOS), "lane positions used, per bank: bank b has [b*E +: E]");
-  m.wire(x + "_bank", str(z.B), "banks the access uses (in range)");
-  if (z.RB > 0) m.wire(x + "_row0", str(z.RB), "bank row of the first word");
-  if (z.BB > 0) m.wire(x + "_w0b", str(z.BB), "bank of the first word");
-  if (z.SBITS > 0) m.wire(x + "_s", str(z.SBITS), "rotation: (rel mod positions)");
-  for (int b = 0; b < z.B; ++b) {
-    if (z.RB > 0) m.wire(fmt::format("{}_b{}_row", x, b), str(z.RB));
-    m.wire(fmt::format("{}_b{}_addr", x, b), str(mm.g.addr_bits));
+  m.comment(fmt::format("Engine port {} -> {} memory{}: range check, bank row per bank, lane positions rotated to banks.", decoder.in,
+                        mm.g.name, decoder.sport >= 0 ? fmt::format(" (port p{})", decoder.sport) : ""));
+  const Expr ok = m.wire(prefix + "_ok", 1, "every element of the access lies in the memory");
+  const Expr rel = m.wire(prefix + "_rel", layout.rel_bits, "element address relative to the memory (mod 2^bits)");
+  const Expr pos = m.wire(prefix + "_pos", layout.positions, "lane positions used, before rotation (element i at position i)");
+  const Expr bpos = m.wire(prefix + "_bpos", layout.positions, "lane positions used, per bank: bank b has [b*E +: E]");
+  const Expr bank = m.wire(prefix + "_bank", layout.banks, "banks the access uses (in range)");
+  DecoderWires wires{ok, rel, pos, bpos, bank, std::nullopt, std::nullopt, std::nullopt, {}, {}, std::nullopt, std::nullopt};
+  if (layout.row_bits > 0) wires.first_row = m.wire(prefix + "_row0", layout.row_bits, "bank row of the first word");
+  if (layout.bank_log > 0) wires.first_bank = m.wire(prefix + "_w0b", layout.bank_log, "bank of the first word");
+  if (layout.rotation_bits > 0) wires.rotation = m.wire(prefix + "_s", layout.rotation_bits, "rotation: (rel mod positions)");
+  for (int b = 0; b < layout.banks; ++b) {
+    wires.bank_row.push_back(layout.row_bits > 0 ? std::optional<Expr>(m.wire(fmt::format("{}_b{}_row", prefix, b), layout.row_bits)) : std::nullopt);
+    wires.bank_addr.push_back(m.wire(fmt::format("{}_b{}_addr", prefix, b), mm.g.addr_bits));
+  }
+  return wires;
+}
+
+// Whether the access lies in the decoder's memory: base <= address and address + (last element) < end.
+void check_decoder_range(Module& m, const Decoders& decoders, const Decoder& decoder, const EnginePort& port, const DecoderWires& wires) {
+  const MemsysMemory& mm = decoders.mem(decoder);
+  const int addr_bits = decoders.mg.addr_bits, cols = decoders.mg.cols;
+  const Expr& address = port.addr;
+  const long long base = mm.elem_base, end = mm.elem_base + mm.elements;
+  const auto below = [&](long long k) {  // a + k < end
+    return end - k <= 0 ? bit(false) : paren(address < lit(addr_bits, end - k));
+  };
+  const std::optional<Expr> from_base = base > 0 ? std::optional<Expr>(paren(address >= lit(addr_bits, base))) : std::nullopt;
+  const auto after_base = [&](const Expr& e) { return from_base ? *from_base & e : e; };
+  if (decoder.in == "drd") {
+    m.assign(wires.ok, after_base(paren(ternary(*port.vec, below(decoders.mg.rows - 1), below(0)))));
+  } else if (decoder.write) {
+    // The memory is the one holding lane 0's address; every masked lane must lie in it.
+    const Expr lane_ok = m.wire(decoder.name + "_lane_ok", cols, "lane c's element is in the memory");
+    for (int lane = 0; lane < cols; ++lane) m.assign(bit_or_whole(lane_ok, lane), below(lane));
+    m.assign(wires.ok, after_base(bit_or_whole(lane_ok, 0)) & (~*port.vec | ((*port.mask & ~lane_ok) == lit(cols, 0))));
+  } else {
+    m.assign(wires.ok, after_base(below(decoder.nmax - 1)));
   }
 }
 
-// Whether the access lies in the decoder's memory; a read that no memory the port reaches holds
-// whole, and a write in none of the memories, is dropped (err_range; writes: writer_arbitration).
-void check_decoder_range(Module& m, const Decoders& d, const Decoder& p, MemsysCollect& c) {
-  const MemsysMemory& mm = d.mem(p);
-  const int AW = d.mg.addr_bits, R = d.mg.rows, C = d.mg.cols;
-  const std::string x = p.name, a = p.in + "_addr_i";
-  const long long base = mm.elem_base, end = mm.elem_base + mm.elements;
-  // Range: base <= a and a + (last element) < end.
-  auto below = [&](long long k) {  // a + k < end
-    return end - k <= 0 ? std::string("1'b0") : fmt::format("({} < {})", a, lit(AW, end - k));
-  };
-  const std::string lo = base > 0 ? fmt::format("({} >= {}) & ", a, lit(AW, base)) : "";
-  if (p.in == "drd") {
-    m.assign(x + "_ok", fmt::format("{}(drd_vec_i ? {} : {})", lo, below(R - 1), below(0)));
-  } else if (p.write) {
-    // The memory is the one holding lane 0's address; every masked lane must lie in it.
-    m.wire(x + "_lane_ok", str(C), "lane c's element is in the memory");
-    for (int lane = 0; lane < C; ++lane) m.assign(bit_of(x + "_lane_ok", lane, C), below(lane));
-    m.assign(x + "_ok", fmt::format("{}{} & (~wr_vec_i | ((wr_mask_i & ~{}) == {}))", lo, bit_of(x + "_lane_ok", 0, C),
-                                    x + "_lane_ok", lit(C, 0)));
-  } else {
-    m.assign(x + "_ok", lo + below(p.nmax - 1));
+// A read is dropped when no memory the port reaches holds it whole (err_range; writes: writer_arbitration).
+void decoder_range_errors(const Decoders& decoders, const EnginePorts& ports, MemsysCollect& collect) {
+  for (const Decoder& decoder : decoders.all) {
+    if (decoder.write) continue;
+    const Expr& en = ports[decoder.in].en;
+    const std::string shared = decoders.shared_of(decoder.in);
+    if (!decoders.on_shared(decoder))
+      collect.err_range.push_back(paren(shared.empty() ? en & ~decoders[decoder.name].ok : en & ~decoders[decoder.name].ok & ~decoders[shared].ok));
+    else if (decoders.single_of(decoder.in).empty())
+      collect.err_range.push_back(paren(en & ~decoders[decoder.name].ok));
   }
-  // A read is dropped when no memory the port reaches holds it whole.
-  const std::string shared = d.shared_of(p.in);
-  if (!p.write && !d.on_shared(p))
-    or_term(c.err_range, shared.empty() ? fmt::format("({}_en_i & ~{}_ok)", p.in, x)
-                                        : fmt::format("({}_en_i & ~{}_ok & ~{}_ok)", p.in, x, shared));
-  else if (!p.write && d.single_of(p.in).empty())
-    or_term(c.err_range, fmt::format("({}_en_i & ~{}_ok)", p.in, x));
+}
+
+// The relative address {row, bank, lane} of a port's address in memory mm (mod 2^rel_bits).
+Expr relative_address(const Expr& addr, const MemsysMemory& mm, int rel_bits) {
+  const Expr low = bits(addr, rel_bits - 1, 0);
+  return mm.elem_base > 0 ? low - lit(rel_bits, mm.elem_base % (1LL << rel_bits)) : low;
+}
+
+// The access's lane positions before rotation: element i at position i.
+Expr unrotated_positions(const Decoders& decoders, const Decoder& decoder, const EnginePort& port, int positions) {
+  if (decoder.in == "drd") return ternary(*port.vec, zext(ones(decoders.mg.rows), positions), lit(positions, 1));
+  if (decoder.write) return ternary(*port.vec, zext(*port.mask, positions), lit(positions, 1));
+  return zext(ones(decoders.mg.cols), positions);
 }
 
 // The access's lane positions (element i at position i) rotated by the relative address to the
 // banks, the banks it uses, and each bank's row (banks before the first word's bank are a row further)
 // and address.
-void rotate_positions_to_banks(Module& m, const Decoders& d, const Decoder& p, const LanePositions& z) {
-  const MemsysMemory& mm = d.mem(p);
-  const int R = d.mg.rows, C = d.mg.cols, B = z.B, NPOS = z.NPOS, REL = z.REL, SBITS = z.SBITS;
-  const std::string x = p.name, a = p.in + "_addr_i";
-  const long long base = mm.elem_base;
-  m.assign(x + "_rel", base > 0 ? fmt::format("{} - {}", bits(a, REL - 1, 0), lit(REL, base % (1LL << REL)))
-                                : bits(a, REL - 1, 0));
-  if (z.RB > 0) m.assign(x + "_row0", bits(x + "_rel", REL - 1, SBITS));
-  if (z.BB > 0) m.assign(x + "_w0b", bits(x + "_rel", SBITS - 1, z.LB));
-  if (SBITS > 0) m.assign(x + "_s", bits(x + "_rel", SBITS - 1, 0));
-  // Positions before rotation.
-  const auto pad = [&](const std::string& v, int n) { return n == NPOS ? v : zext(v, n, NPOS); };
-  if (p.in == "drd")
-    m.assign(x + "_pos", fmt::format("drd_vec_i ? {} : {}", pad(ones(R), R), lit(NPOS, 1)));
-  else if (p.write)
-    m.assign(x + "_pos", fmt::format("wr_vec_i ? {} : {}", pad("wr_mask_i", C), lit(NPOS, 1)));
-  else
-    m.assign(x + "_pos", pad(ones(C), C));
-  if (SBITS > 0) {
+void rotate_positions_to_banks(Module& m, const Decoders& decoders, const Decoder& decoder, const EnginePort& port,
+                               const LanePositions& layout, const DecoderWires& wires) {
+  const MemsysMemory& mm = decoders.mem(decoder);
+  const int positions = layout.positions, rel_bits = layout.rel_bits, rotation_bits = layout.rotation_bits;
+  m.assign(wires.rel, relative_address(port.addr, mm, rel_bits));
+  if (wires.first_row) m.assign(*wires.first_row, bits(wires.rel, rel_bits - 1, rotation_bits));
+  if (wires.first_bank) m.assign(*wires.first_bank, bits(wires.rel, rotation_bits - 1, layout.lane_log));
+  if (wires.rotation) m.assign(*wires.rotation, bits(wires.rel, rotation_bits - 1, 0));
+  m.assign(wires.pos, unrotated_positions(decoders, decoder, port, positions));
+  if (wires.rotation) {
     m.lint_off("UNUSEDSIGNAL", "rotation: only the upper half of the doubled vector is used.");
-    m.wire(x + "_pos2", str(2 * NPOS));
+    const Expr doubled = m.wire(decoder.name + "_pos2", 2 * positions);
     m.lint_on("UNUSEDSIGNAL");
-    m.assign(x + "_pos2", fmt::format("{{{0}_pos, {0}_pos}} << {0}_s", x));
-    m.assign(x + "_bpos", bits(x + "_pos2", 2 * NPOS - 1, NPOS));
+    m.assign(doubled, shl(cat({wires.pos, wires.pos}), *wires.rotation));
+    m.assign(wires.bpos, bits(doubled, 2 * positions - 1, positions));
   } else {
-    m.assign(x + "_bpos", x + "_pos");
+    m.assign(wires.bpos, wires.pos);
   }
-  const std::string gate = p.write ? x + "_ok" : fmt::format("{}_en_i & {}_ok", p.in, x);
-  for (int b = 0; b < B; ++b) {
-    m.assign(bit_of(x + "_bank", b, B), fmt::format("{} & (|{})", gate, sl(x + "_bpos", b, z.E, NPOS)));
-    if (z.RB > 0) {
-      const std::string row = fmt::format("{}_b{}_row", x, b);
-      if (z.BB > 0 && b < B - 1)
-        m.assign(row, fmt::format("{0}_row0 + (({0}_w0b > {1}) ? {2} : {3})", x, lit(z.BB, b), lit(z.RB, 1), lit(z.RB, 0)));
+  const Expr gate = decoder.write ? wires.ok : port.en & wires.ok;
+  for (int b = 0; b < layout.banks; ++b) {
+    m.assign(bit_or_whole(wires.bank, b), gate & reduce_or(part_or_whole(wires.bpos, b, layout.lanes)));
+    if (const std::optional<Expr>& row = wires.bank_row[static_cast<std::size_t>(b)]) {
+      if (wires.first_bank && b < layout.banks - 1)
+        m.assign(*row, *wires.first_row + ternary(*wires.first_bank > lit(layout.bank_log, b), lit(layout.row_bits, 1), lit(layout.row_bits, 0)));
       else
-        m.assign(row, x + "_row0");
-      m.assign(fmt::format("{}_b{}_addr", x, b), row_to_addr(mm, row));
-    } else {
-      m.assign(fmt::format("{}_b{}_addr", x, b), row_to_addr(mm, ""));
+        m.assign(*row, *wires.first_row);
     }
+    m.assign(wires.bank_addr[static_cast<std::size_t>(b)], row_to_addr(mm, wires.bank_row[static_cast<std::size_t>(b)]));
   }
 }
 
+// Result code i of the writer in an 8-bit lane, sign-extended (lane positions past the port's
+// columns are 0).
+Expr result_lane(const Decoders& decoders, const EnginePort& wr, int i, int lane_bits) {
+  const int cols = decoders.mg.cols, out_bits = decoders.mg.out_bits;
+  if (i >= cols) return lit(lane_bits, 0);
+  const Expr code = part_or_whole(wr.data, i, out_bits);
+  if (out_bits == lane_bits) return code;
+  if (out_bits == 1) return rep(lane_bits, code);
+  return cat({rep(lane_bits - out_bits, wr.data[i * out_bits + out_bits - 1]), code});
+}
+
 // Result codes sign-extended to 8-bit lanes, rotated to the banks like the positions.
-void rotate_write_data_to_banks(Module& m, const Decoders& d, const Decoder& p, const LanePositions& z) {
-  const int C = d.mg.cols, OB = d.mg.out_bits, NPOS = z.NPOS, LW = z.LW, T = z.T;
-  const std::string& x = p.name;
-  m.wire(x + "_pdata", str(T), "result codes in 8-bit lanes, element i in lane i");
-  std::string cat;
-  for (int i = NPOS - 1; i >= 0; --i) {
-    std::string lane;
-    if (i >= C) lane = lit(LW, 0);
-    else {
-      const std::string v = sl("wr_data_i", i, OB, C * OB);
-      lane = OB == LW ? v : (OB == 1 ? fmt::format("{{{}{{{}}}}}", LW, v)
-                                     : fmt::format("{{{{{}{{{}}}}}, {}}}", LW - OB, bits("wr_data_i", i * OB + OB - 1, i * OB + OB - 1), v));
-    }
-    cat += (cat.empty() ? "" : ", ") + lane;
-  }
-  m.assign(x + "_pdata", NPOS == 1 ? cat : "{" + cat + "}");
-  m.wire(x + "_bdata", str(T), "write data per bank: bank b has [b*W +: W]");
-  if (z.SBITS > 0) {
+void rotate_write_data_to_banks(Module& m, const Decoders& decoders, const Decoder& decoder, const EnginePort& wr,
+                                const LanePositions& layout, DecoderWires& wires) {
+  const int total_bits = layout.total_bits;
+  const Expr pdata = m.wire(decoder.name + "_pdata", total_bits, "result codes in 8-bit lanes, element i in lane i");
+  std::vector<Expr> lanes;
+  for (int i = layout.positions - 1; i >= 0; --i) lanes.push_back(result_lane(decoders, wr, i, layout.lane_bits));
+  m.assign(pdata, lanes.size() == 1 ? lanes[0] : cat(lanes));
+  wires.bdata = m.wire(decoder.name + "_bdata", total_bits, "write data per bank: bank b has [b*W +: W]");
+  if (wires.rotation) {
     m.lint_off("UNUSEDSIGNAL", "rotation: only the upper half of the doubled vector is used.");
-    m.wire(x + "_pdata2", str(2 * T));
+    const Expr doubled = m.wire(decoder.name + "_pdata2", 2 * total_bits);
     m.lint_on("UNUSEDSIGNAL");
-    m.assign(x + "_pdata2", fmt::format("{{{0}_pdata, {0}_pdata}} << {{{0}_s, {1}}}", x, lit(clog2(LW), 0)));
-    m.assign(x + "_bdata", bits(x + "_pdata2", 2 * T - 1, T));
+    m.assign(doubled, shl(cat({pdata, pdata}), cat({*wires.rotation, lit(clog2(layout.lane_bits), 0)})));
+    m.assign(*wires.bdata, bits(doubled, 2 * total_bits - 1, total_bits));
   } else {
-    m.assign(x + "_bdata", x + "_pdata");
+    m.assign(*wires.bdata, pdata);
   }
 }
 
 // Read data: the memory's banks rotated back by the registered rotation (element i in lane i).
-void rotate_read_data_back(Module& m, const Decoders& d, const Decoder& p, const LanePositions& z, MemsysCollect& c) {
-  const MemsysMemory& mm = d.mem(p);
-  const int LW = z.LW, T = z.T, SBITS = z.SBITS;
-  const std::string& x = p.name;
-  const std::string rd = p.sport >= 0 ? fmt::format("{}_p{}_rdata", mm.phys, p.sport) : mm.phys + "_rdata";
-  if (SBITS > 0) {
-    m.reg(x + "_s_q", str(SBITS), "rotation of the read issued in the previous cycle");
-    c.rd_body.push_back(if_(p.in + "_en_i", {nb(x + "_s_q", x + "_s")}));
+void rotate_read_data_back(Module& m, Decoders& decoders, const Decoder& decoder, const EnginePorts& ports, const LanePositions& layout,
+                           const std::map<std::string, ScratchpadReads>& scratchpads, DecoderWires& wires, MemsysCollect& collect) {
+  const MemsysMemory& mm = decoders.mem(decoder);
+  const int total_bits = layout.total_bits;
+  const Expr& rdata = scratchpads.at(mm.phys).rdata.at(decoder.sport >= 0 ? static_cast<std::size_t>(decoder.sport) : 0);
+  std::optional<Expr> rotation_q;
+  if (wires.rotation) {
+    rotation_q = m.reg(decoder.name + "_s_q", layout.rotation_bits, "rotation of the read issued in the previous cycle");
+    collect.rd_body.push_back(if_(ports[decoder.in].en, {nb(*rotation_q, *wires.rotation)}));
   }
   // Once, with drd's first decoder; only with more than one row: lanes 1.. of a drd read are zero
   // unless it was a vector read, and one row has no such lanes.
-  if (d.mg.rows > 1 && x == (d.single_of("drd").empty() ? d.shared_of("drd") : "drd")) {
-    m.reg("drd_vec_q", "1", "the previous cycle's read was a vector");
-    c.reset.push_back(nb("drd_vec_q", "1'b0"));
-    c.body.push_back(if_("drd_en_i", {nb("drd_vec_q", "drd_vec_i")}));
+  if (decoders.mg.rows > 1 && decoder.name == (decoders.single_of("drd").empty() ? decoders.shared_of("drd") : "drd")) {
+    decoders.drd_vec_q = m.reg("drd_vec_q", 1, "the previous cycle's read was a vector");
+    collect.reset.push_back(nb(*decoders.drd_vec_q, bit(false)));
+    collect.body.push_back(if_(ports.drd.en, {nb(*decoders.drd_vec_q, *ports.drd.vec)}));
   }
   m.lint_off("UNUSEDSIGNAL", fmt::format("read rotation: only the lower half is used, and of each {}-bit lane only the code's "
                                          "low bits.",
-                                         LW));
-  m.wire(x + "_rot", str(T), "the read's words rotated: element i in lane i");
-  if (SBITS > 0) {
-    m.wire(x + "_rot2", str(2 * T));
-    m.assign(x + "_rot2", fmt::format("{{{0}, {0}}} >> {{{1}_s_q, {2}}}", rd, x, lit(clog2(LW), 0)));
-    m.assign(x + "_rot", bits(x + "_rot2", T - 1, 0));
+                                         layout.lane_bits));
+  wires.rot = m.wire(decoder.name + "_rot", total_bits, "the read's words rotated: element i in lane i");
+  if (rotation_q) {
+    const Expr doubled = m.wire(decoder.name + "_rot2", 2 * total_bits);
+    m.assign(doubled, shr(cat({rdata, rdata}), cat({*rotation_q, lit(clog2(layout.lane_bits), 0)})));
+    m.assign(*wires.rot, bits(doubled, total_bits - 1, 0));
   } else {
-    m.assign(x + "_rot", rd);
+    m.assign(*wires.rot, rdata);
   }
   m.lint_on("UNUSEDSIGNAL");
 }
 
 // The port's data: from this memory, or (a port that reaches the shared memory too, assigned with
 // its shared decoder) from the memory the read went to.
-void read_data_mux(Module& m, const Decoders& d, const Decoder& p, const LanePositions& z, MemsysCollect& c) {
-  const std::string& x = p.name;
-  std::string other;
-  if (d.on_shared(p) && !d.single_of(p.in).empty()) {
-    other = d.single_of(p.in);  // the port's one-port memory's decoder (HY)
-    const std::string q = p.in + "_shared_q";
-    m.reg(q, "1", "the previous cycle's read went to the shared memory");
-    c.reset.push_back(nb(q, "1'b0"));
-    c.body.push_back(if_(p.in + "_en_i", {nb(q, x + "_ok")}));
+void read_data_mux(Module& m, const Decoders& decoders, const Decoder& decoder, const EnginePorts& ports, const LanePositions& layout,
+                   MemsysCollect& collect) {
+  const EnginePort& port = ports[decoder.in];
+  const Expr& rot = *decoders[decoder.name].rot;
+  std::optional<Expr> other_rot, shared_q;
+  if (decoders.on_shared(decoder) && !decoders.single_of(decoder.in).empty()) {
+    other_rot = *decoders[decoders.single_of(decoder.in)].rot;  // the port's one-port memory's decoder (HY)
+    shared_q = m.reg(decoder.in + "_shared_q", 1, "the previous cycle's read went to the shared memory");
+    collect.reset.push_back(nb(*shared_q, bit(false)));
+    collect.body.push_back(if_(port.en, {nb(*shared_q, decoders[decoder.name].ok)}));
   }
-  if (!d.on_shared(p) && !d.shared_of(p.in).empty()) return;  // the shared decoder assigns the port
-  for (int i = 0; i < p.nmax; ++i) {
-    std::string v = bits(x + "_rot", i * z.LW + p.out_bits - 1, i * z.LW);
-    if (!other.empty())
-      v = fmt::format("({}_shared_q ? {} : {})", p.in, v, bits(other + "_rot", i * z.LW + p.out_bits - 1, i * z.LW));
-    m.assign(sl(p.in + "_data_o", i, p.out_bits, p.nmax * p.out_bits),
-             p.in == "drd" && i > 0 ? fmt::format("drd_vec_q ? {} : {}", v, lit(p.out_bits, 0)) : v);
+  if (!decoders.on_shared(decoder) && !decoders.shared_of(decoder.in).empty()) return;  // the shared decoder assigns the port
+  for (int i = 0; i < decoder.nmax; ++i) {
+    const int lo = i * layout.lane_bits, hi = lo + decoder.out_bits - 1;
+    Expr v = bits(rot, hi, lo);
+    if (shared_q) v = paren(ternary(*shared_q, v, bits(*other_rot, hi, lo)));
+    m.assign(part_or_whole(port.data, i, decoder.out_bits),
+             decoder.in == "drd" && i > 0 ? ternary(*decoders.drd_vec_q, v, lit(decoder.out_bits, 0)) : v);
   }
 }
 
 // One engine port's decoder into one memory: range check, bank row per bank, lane positions rotated
 // to banks; the write data rotated to the banks or the read data rotated back to the port.
-void engine_port_decoder(Module& m, const Decoders& d, const Decoder& p, MemsysCollect& c) {
-  const LanePositions z = lane_positions(d.mem(p));
-  declare_decoder_wires(m, d, p, z);
-  check_decoder_range(m, d, p, c);
-  rotate_positions_to_banks(m, d, p, z);
-  if (p.write) {
-    rotate_write_data_to_banks(m, d, p, z);
+void engine_port_decoder(Module& m, Decoders& decoders, const Decoder& decoder, const EnginePorts& ports,
+                         const std::map<std::string, ScratchpadReads>& scratchpads, MemsysCollect& collect) {
+  const LanePositions layout = lane_positions(decoders.mem(decoder));
+  const EnginePort& port = ports[decoder.in];
+  DecoderWires wires = declare_decoder_wires(m, decoders, decoder, layout);
+  check_decoder_range(m, decoders, decoder, port, wires);
+  rotate_positions_to_banks(m, decoders, decoder, port, layout, wires);
+  if (decoder.write) {
+    rotate_write_data_to_banks(m, decoders, decoder, port, layout, wires);
+    decoders.wires.emplace(decoder.name, wires);
   } else {
-    rotate_read_data_back(m, d, p, z, c);
-    read_data_mux(m, d, p, z, c);
+    rotate_read_data_back(m, decoders, decoder, ports, layout, scratchpads, wires, collect);
+    decoders.wires.emplace(decoder.name, wires);
+    read_data_mux(m, decoders, decoder, ports, layout, collect);
   }
 }
 
+// The writer's handshake: it waits while the same memory's read of this cycle uses one of its banks.
+struct Writer {
+  Expr ready, go;
+};
+
 // The writer waits while the same memory's read of this cycle uses one of its banks; a write in none
 // of the memories it reaches is dropped.
-void writer_arbitration(Module& m, const MemsysOrg& o, MemsysCollect& c) {
-  const MemsysGeometry& mg = o.mg;
+Writer writer_arbitration(Module& m, const MemsysOrg& org, const Decoders& decoders, const EnginePorts& ports, MemsysCollect& collect) {
+  const MemsysGeometry& mg = org.mg;
   m.blank();
-  m.comment(o.smp ? "The writer waits while a wrd of this cycle (port p1, like the writer) uses one of its banks; a drd\n"
+  m.comment(org.smp ? "The writer waits while a wrd of this cycle (port p1, like the writer) uses one of its banks; a drd\n"
                     "(port p0) reads the word before the write; a write outside the shared bytes is dropped."
-           : o.hy ? "The writer waits while the same memory's read of this cycle uses one of its banks (data: drd, weight:\n"
+           : org.hy ? "The writer waits while the same memory's read of this cycle uses one of its banks (data: drd, weight:\n"
                     "wrd, shared: wrd on port p1; a drd of the shared memory uses p0 and reads the word before the write);\n"
                     "a write in none of the memories is dropped."
                   : "The writer waits while the same memory's read of this cycle uses one of its banks (data: drd, weight:\n"
                     "wrd); a write in neither memory is dropped.");
-  m.wire("wr_ready", "1");
-  m.wire("wr_go", "1", "the write happens this cycle");
-  std::string ready, wr_ok;
-  const auto conflict = [&](const std::string& w, const std::string& r, int mem) {
-    or_term(wr_ok, w + "_ok");
-    ready += fmt::format("{}(({}_bank & {}_bank) == {})", ready.empty() ? "" : " & ", w, r, lit(mg.mems[std::size_t(mem)].g.mem.banks, 0));
+  const Writer wr{m.wire("wr_ready", 1), m.wire("wr_go", 1, "the write happens this cycle")};
+  std::vector<Expr> free_banks, in_memory;
+  const auto conflict = [&](const std::string& writer, const std::string& reader, int mem) {
+    in_memory.push_back(decoders[writer].ok);
+    free_banks.push_back(paren((decoders[writer].bank & decoders[reader].bank) == lit(mg.mems[std::size_t(mem)].g.mem.banks, 0)));
   };
-  if (!o.smp) {
+  if (!org.smp) {
     conflict("wr", "drd", 0);
     conflict("wrw", "wrd", 1);
   }
-  const int ish = mg.index("shared");
-  if (ish >= 0) conflict("wrs", "wrds", ish);
-  m.assign("wr_ready", ready);
-  or_term(c.err_range, fmt::format("(wr_en_i & ~({}))", wr_ok));
-  m.assign("wr_go", "wr_en_i & wr_ready");
-  m.assign("wr_ready_o", "wr_ready");
+  const int shared = mg.index("shared");
+  if (shared >= 0) conflict("wrs", "wrds", shared);
+  Expr ready = free_banks.at(0);
+  for (std::size_t i = 1; i < free_banks.size(); ++i) ready = ready & free_banks[i];
+  m.assign(wr.ready, ready);
+  collect.err_range.push_back(paren(ports.wr.en & ~paren(any_of(in_memory))));
+  m.assign(wr.go, ports.wr.en & wr.ready);
+  m.assign(ports.wr_ready_o, wr.ready);
+  return wr;
 }
 
-// The DMA's wires for memory mm (prefix dma_<memory>), declared ahead of their logic.
-void declare_dma_decoder_wires(Module& m, const MemsysMemory& mm, const LanePositions& z) {
-  const std::string n = "dma_" + mm.g.name;
-  const int W = mm.g.mem.width_bits;
-  m.wire(n + "_in", "1", "the address is in this memory");
-  m.wire(n + "_rel", str(z.REL), "element relative to the memory");
-  if (z.LB > 0) m.wire(n + "_lane", str(z.LB), "lane of the element in its word");
-  m.wire(n + "_fit", "1", "the size is whole lanes, at most a word, and the lanes stay in the word");
-  m.wire(n + "_ok", "1", "a legal access to this memory");
-  m.wire(n + "_addr", str(mm.g.addr_bits), "{sector, word} in the bank");
-  m.wire(n + "_hit", str(z.B), "the bank addressed (one-hot, 0 when not a legal access to this memory)");
-  m.wire(n + "_usable", "1", "the word's sector is usable");
-  m.wire(n + "_free", "1", "no engine access on the bank, sector usable");
-  m.wire(n + "_be", str(W / 8), "byte enables of a write: the access's bytes at the lane");
-  m.wire(n + "_wdata", str(W), "write data shifted to the lane");
+// The DMA's wires for memory mm (prefix dma_<memory>).
+struct DmaWires {
+  Expr in, rel;
+  std::optional<Expr> lane;
+  Expr fit, ok, addr, hit, usable, free, be, wdata;
+  // The registers of the DMA's read of this memory (register_dma_read) and the word read.
+  std::optional<Expr> rd_q, bank_q, lane_q;
+};
+
+// The DMA's wires for memory mm, declared ahead of their logic.
+DmaWires declare_dma_decoder_wires(Module& m, const MemsysMemory& mm, const LanePositions& layout) {
+  const std::string prefix = "dma_" + mm.g.name;
+  const int width = mm.g.mem.width_bits;
+  const Expr in = m.wire(prefix + "_in", 1, "the address is in this memory");
+  const Expr rel = m.wire(prefix + "_rel", layout.rel_bits, "element relative to the memory");
+  const std::optional<Expr> lane =
+      layout.lane_log > 0 ? std::optional<Expr>(m.wire(prefix + "_lane", layout.lane_log, "lane of the element in its word")) : std::nullopt;
+  const Expr fit = m.wire(prefix + "_fit", 1, "the size is whole lanes, at most a word, and the lanes stay in the word");
+  const Expr ok = m.wire(prefix + "_ok", 1, "a legal access to this memory");
+  const Expr addr = m.wire(prefix + "_addr", mm.g.addr_bits, "{sector, word} in the bank");
+  const Expr hit = m.wire(prefix + "_hit", layout.banks, "the bank addressed (one-hot, 0 when not a legal access to this memory)");
+  const Expr usable = m.wire(prefix + "_usable", 1, "the word's sector is usable");
+  const Expr free = m.wire(prefix + "_free", 1, "no engine access on the bank, sector usable");
+  const Expr be = m.wire(prefix + "_be", width / 8, "byte enables of a write: the access's bytes at the lane");
+  const Expr wdata = m.wire(prefix + "_wdata", width, "write data shifted to the lane");
+  return DmaWires{in, rel, lane, fit, ok, addr, hit, usable, free, be, wdata, std::nullopt, std::nullopt, std::nullopt};
 }
 
 // Legal sizes: 2^s bytes = n whole lanes (n = 1, 2, .. E), starting at a lane <= E - n.
-std::string dma_size_fits(const MemsysGeometry& mg, const MemsysMemory& mm, const LanePositions& z) {
-  const std::string n = "dma_" + mm.g.name;
-  std::string fit;
-  for (int sz = 0; sz <= mg.spm_max_size; ++sz) {
-    const int nl = memsys_dma_lanes(mm, sz);
-    if (nl == 0) continue;
-    std::string t = fmt::format("(spm_size_i == {})", lit(mg.spm_size_bits, sz));
-    if (nl == z.E && z.LB > 0) t = fmt::format("({} & ({}_lane == {}))", t, n, lit(z.LB, 0));
-    else if (nl > 1) t = fmt::format("({} & ({}_lane <= {}))", t, n, lit(z.LB, z.E - nl));
-    fit += (fit.empty() ? "" : " | ") + t;
+Expr dma_size_fits(const MemsysGeometry& mg, const MemsysMemory& mm, const LanePositions& layout, const DmaPort& dma,
+                   const DmaWires& wires) {
+  std::vector<Expr> fits;
+  for (int size = 0; size <= mg.spm_max_size; ++size) {
+    const int lanes = memsys_dma_lanes(mm, size);
+    if (lanes == 0) continue;
+    Expr t = paren(dma.spm_size_i == lit(mg.spm_size_bits, size));
+    if (lanes == layout.lanes && layout.lane_log > 0) t = paren(t & (*wires.lane == lit(layout.lane_log, 0)));
+    else if (lanes > 1) t = paren(t & (*wires.lane <= lit(layout.lane_log, layout.lanes - lanes)));
+    fits.push_back(t);
   }
-  return fit;
+  if (fits.empty()) throw std::logic_error("memsys: no DMA access size fits memory " + mm.g.name);
+  return any_of(fits);
 }
 
 // Which memory, word, lane and bank the DMA addresses; whether the size fits the lanes.
-void locate_dma_access(Module& m, const MemsysGeometry& mg, const MemsysMemory& mm, const LanePositions& z) {
-  const std::string n = "dma_" + mm.g.name;
-  const int SA = mg.spm_addr_bits, B = z.B, LB = z.LB, BB = z.BB, REL = z.REL;
-  const long long eb = mm.elem_base, ee = mm.elem_base + mm.elements;
-  if (REL == 0) throw std::logic_error("memsys: a memory of one element");
-  std::string in;
-  if (eb > 0) in = fmt::format("(spm_addr_i >= {})", lit(SA, eb));
-  if (ee < (1LL << SA)) in += (in.empty() ? "" : " & ") + fmt::format("(spm_addr_i < {})", lit(SA, ee));
-  m.assign(n + "_in", in.empty() ? "1'b1" : in);
-  m.assign(n + "_rel", eb > 0 ? fmt::format("{} - {}", bits("spm_addr_i", REL - 1, 0), lit(REL, eb % (1LL << REL)))
-                              : bits("spm_addr_i", REL - 1, 0));
-  if (LB > 0) m.assign(n + "_lane", bits(n + "_rel", LB - 1, 0));
-  m.assign(n + "_fit", dma_size_fits(mg, mm, z));
-  m.assign(n + "_ok", fmt::format("{0}_in & {0}_fit", n));
-  if (z.RB > 0) {
-    m.wire(n + "_row", str(z.RB));
-    m.assign(n + "_row", bits(n + "_rel", REL - 1, LB + BB));
-    m.assign(n + "_addr", row_to_addr(mm, n + "_row"));
+void locate_dma_access(Module& m, const MemsysGeometry& mg, const MemsysMemory& mm, const LanePositions& layout,
+                       const DmaPort& dma, const DmaWires& wires) {
+  const int addr_bits = mg.spm_addr_bits, lane_log = layout.lane_log, bank_log = layout.bank_log, rel_bits = layout.rel_bits;
+  const long long base = mm.elem_base, end = mm.elem_base + mm.elements;
+  if (rel_bits == 0) throw std::logic_error("memsys: a memory of one element");
+  std::vector<Expr> in;
+  if (base > 0) in.push_back(paren(dma.spm_addr_i >= lit(addr_bits, base)));
+  if (end < (1LL << addr_bits)) in.push_back(paren(dma.spm_addr_i < lit(addr_bits, end)));
+  m.assign(wires.in, in.empty() ? bit(true) : in.size() == 1 ? in[0] : in[0] & in[1]);
+  m.assign(wires.rel, relative_address(dma.spm_addr_i, mm, rel_bits));
+  if (wires.lane) m.assign(*wires.lane, bits(wires.rel, lane_log - 1, 0));
+  m.assign(wires.fit, dma_size_fits(mg, mm, layout, dma, wires));
+  m.assign(wires.ok, wires.in & wires.fit);
+  if (layout.row_bits > 0) {
+    const Expr row = m.wire("dma_" + mm.g.name + "_row", layout.row_bits);
+    m.assign(row, bits(wires.rel, rel_bits - 1, lane_log + bank_log));
+    m.assign(wires.addr, row_to_addr(mm, row));
   } else {
-    m.assign(n + "_addr", row_to_addr(mm, ""));
+    m.assign(wires.addr, row_to_addr(mm, std::nullopt));
   }
-  for (int b = 0; b < B; ++b)
-    m.assign(bit_of(n + "_hit", b, B),
-             BB > 0 ? fmt::format("{}_ok & ({} == {})", n, bits(n + "_rel", LB + BB - 1, LB), lit(BB, b)) : n + "_ok");
+  for (int b = 0; b < layout.banks; ++b)
+    m.assign(bit_or_whole(wires.hit, b),
+             bank_log > 0 ? wires.ok & (bits(wires.rel, lane_log + bank_log - 1, lane_log) == lit(bank_log, b)) : wires.ok);
 }
 
 // The engine's banks of memory mm this cycle (shared: all three ports' engine accesses; both ranges of
 // the shared memory are one scratchpad, whose p2 also serves brd of its lanes).
-std::string engine_banks(const MemsysOrg& o, const MemsysMemory& mm) {
-  const std::string B = str(mm.g.mem.banks);
-  return mm.phys == "shared"
-             ? "(drs_bank | wrds_bank | (wrs_bank & {" + B + "{wr_go}})" + (o.p2brd.empty() ? "" : " | " + o.p2brd + "_bank") + ")"
-         : mm.g.name == "data"   ? "(drd_bank | (wr_bank & {" + B + "{wr_go}}))"
-         : mm.g.name == "weight" ? "(wrd_bank | (wrw_bank & {" + B + "{wr_go}}))"
-                                 : "brd_bank";
+Expr engine_banks(const MemsysOrg& org, const MemsysMemory& mm, const Decoders& decoders, const Writer& wr) {
+  const auto writes = [&](const char* writer) { return decoders[writer].bank & rep(mm.g.mem.banks, wr.go); };
+  if (mm.phys == "shared") {
+    const Expr banks = decoders["drs"].bank | decoders["wrds"].bank | writes("wrs");
+    return org.p2brd.empty() ? banks : banks | decoders[org.p2brd].bank;
+  }
+  if (mm.g.name == "data") return decoders["drd"].bank | writes("wr");
+  if (mm.g.name == "weight") return decoders["wrd"].bank | writes("wrw");
+  return decoders["brd"].bank;
 }
 
 // The DMA's bank is free when the engine leaves it alone and (power gating) the word's sector is usable.
-void dma_bank_free(Module& m, const MemsysOrg& o, const MemsysMemory& mm) {
-  const std::string n = "dma_" + mm.g.name;
-  if (o.pg) {
-    const std::string ack = mm.phys + "_ack";
-    m.assign(n + "_usable", mm.g.sector_bits > 0
-                                ? fmt::format("~{}[{}]", ack, bits(n + "_addr", mm.g.addr_bits - 1, mm.g.offset_bits))
-                                : "~" + ack);
+void dma_bank_free(Module& m, const MemsysOrg& org, const MemsysMemory& mm, const Decoders& decoders, const Writer& wr,
+                   const std::map<std::string, ScratchpadReads>& scratchpads, const DmaWires& wires) {
+  if (org.pg) {
+    const Expr& ack = *scratchpads.at(mm.phys).ack;
+    m.assign(wires.usable, mm.g.sector_bits > 0 ? ~ack.at(bits(wires.addr, mm.g.addr_bits - 1, mm.g.offset_bits)) : ~ack);
   } else {
-    m.assign(n + "_usable", "1'b1");
+    m.assign(wires.usable, bit(true));
   }
-  m.assign(n + "_free", fmt::format("(({}_hit & {}) == {}) & {}_usable", n, engine_banks(o, mm), lit(mm.g.mem.banks, 0), n));
+  m.assign(wires.free, ((wires.hit & engine_banks(org, mm, decoders, wr)) == lit(mm.g.mem.banks, 0)) & wires.usable);
 }
 
 // Byte enables: the low 2^size bytes (byte k iff size >= floor(log2 k) + 1), shifted to the lane;
 // the write data shifted to the lane.
-void dma_write_lanes(Module& m, const MemsysGeometry& mg, const MemsysMemory& mm) {
-  const std::string n = "dma_" + mm.g.name;
-  const int W = mm.g.mem.width_bits, WB = W / 8, LBL = clog2(mm.lane_bits / 8), ZW = mg.spm_size_bits;
-  const std::string dw = W == mg.spm_data_bits ? "spm_wdata_i" : bits("spm_wdata_i", W - 1, 0);
+void dma_write_lanes(Module& m, const MemsysGeometry& mg, const MemsysMemory& mm, const DmaPort& dma, const DmaWires& wires) {
+  const int width = mm.g.mem.width_bits, bytes = width / 8, lane_byte_log = clog2(mm.lane_bits / 8);
+  const Expr data = width == mg.spm_data_bits ? dma.spm_wdata_i : bits(dma.spm_wdata_i, width - 1, 0);
   if (mm.lane_log > 0) {
-    std::string low = "{";
-    for (int k = clog2(WB); k >= 1; --k) low += fmt::format("{{{}{{spm_size_i >= {}}}}}, ", 1 << (k - 1), lit(ZW, k));
-    low += "1'b1}";
-    const std::string lane_bytes = LBL > 0 ? fmt::format("{{{}_lane, {}}}", n, lit(LBL, 0)) : n + "_lane";
-    m.assign(n + "_be", fmt::format("{} << {}", low, lane_bytes));
-    m.assign(n + "_wdata", fmt::format("{} << {{{}_lane, {}}}", dw, n, lit(clog2(mm.lane_bits), 0)));
+    std::vector<Expr> low;
+    for (int k = clog2(bytes); k >= 1; --k) low.push_back(rep(1 << (k - 1), dma.spm_size_i >= lit(mg.spm_size_bits, k)));
+    low.push_back(bit(true));
+    const Expr lane_bytes = lane_byte_log > 0 ? cat({*wires.lane, lit(lane_byte_log, 0)}) : *wires.lane;
+    m.assign(wires.be, shl(cat(low), lane_bytes));
+    m.assign(wires.wdata, shl(data, cat({*wires.lane, lit(clog2(mm.lane_bits), 0)})));
   } else {
-    m.assign(n + "_be", ones(WB));  // one lane per word: only whole-word accesses are legal
-    m.assign(n + "_wdata", dw);
+    m.assign(wires.be, ones(bytes));  // one lane per word: only whole-word accesses are legal
+    m.assign(wires.wdata, data);
   }
 }
 
+// The DMA's handshake: the access happens (or is dropped) when granted.
+struct DmaAccess {
+  Expr drop, spm_gnt, go;
+  std::map<std::string, DmaWires> memories;  // by memory name
+};
+
 // DMA port: which memory, word, lane and bank; whether the size fits the lanes; granted when the
 // engine leaves the bank alone and the sector is usable. An illegal access is granted and dropped.
-void dma_decode_and_grant(Module& m, const MemsysOrg& o, MemsysCollect& c) {
+DmaAccess dma_decode_and_grant(Module& m, const MemsysOrg& org, const MemsysPorts& ports, const Decoders& decoders,
+                               const Writer& wr, const std::map<std::string, ScratchpadReads>& scratchpads,
+                               MemsysCollect& collect) {
   m.blank();
   m.comment("DMA port: which memory, word, lane and bank; whether the size fits the lanes; granted when the engine\n"
             "leaves the bank alone and the sector is usable.");
-  std::string drop, gnt;
-  for (const MemsysMemory& mm : o.mg.mems) {
-    const std::string n = "dma_" + mm.g.name;
-    const LanePositions z = lane_positions(mm);
-    declare_dma_decoder_wires(m, mm, z);
-    locate_dma_access(m, o.mg, mm, z);
-    dma_bank_free(m, o, mm);
-    dma_write_lanes(m, o.mg, mm);
-    or_term(drop, n + "_ok");
-    or_term(gnt, fmt::format("({0}_ok & {0}_free)", n));
+  std::map<std::string, DmaWires> memories;
+  std::vector<Expr> legal, granted;
+  for (const MemsysMemory& mm : org.mg.mems) {
+    const LanePositions layout = lane_positions(mm);
+    const DmaWires wires = declare_dma_decoder_wires(m, mm, layout);
+    locate_dma_access(m, org.mg, mm, layout, ports.dma, wires);
+    dma_bank_free(m, org, mm, decoders, wr, scratchpads, wires);
+    dma_write_lanes(m, org.mg, mm, ports.dma, wires);
+    legal.push_back(wires.ok);
+    granted.push_back(paren(wires.ok & wires.free));
+    memories.emplace(mm.g.name, wires);
   }
-  m.wire("dma_drop", "1", "not a legal access to any memory (granted, dropped)");
-  m.wire("spm_gnt", "1");
-  m.wire("dma_go", "1", "a DMA access happens this cycle (or is dropped)");
-  m.assign("dma_drop", "~(" + drop + ")");
-  m.assign("spm_gnt", "dma_drop | " + gnt);
-  m.assign("dma_go", "spm_req_i & spm_gnt");
-  m.assign("spm_gnt_o", "spm_gnt");
-  or_term(c.err_range, "(spm_req_i & dma_drop)");
+  const Expr drop = m.wire("dma_drop", 1, "not a legal access to any memory (granted, dropped)");
+  const Expr spm_gnt = m.wire("spm_gnt", 1);
+  const Expr go = m.wire("dma_go", 1, "a DMA access happens this cycle (or is dropped)");
+  m.assign(drop, ~paren(any_of(legal)));
+  std::vector<Expr> grant{drop};
+  grant.insert(grant.end(), granted.begin(), granted.end());
+  m.assign(spm_gnt, any_of(grant));
+  m.assign(go, ports.dma.spm_req_i & spm_gnt);
+  m.assign(ports.dma.spm_gnt_o, spm_gnt);
+  collect.err_range.push_back(paren(ports.dma.spm_req_i & drop));
+  return DmaAccess{drop, spm_gnt, go, memories};
 }
 
 // A counter adds the number of its 1-bit `terms` that are high, one cycle late: the sum is
 // registered first (<name>_inc_q), so the address decode that makes the terms does not reach the
 // counter's adder in the same cycle (it was the chip's critical path, docs/rtl-chip.md).
-void add_counter(Module& m, MemsysCollect& c, const std::string& reg, const std::vector<std::string>& terms) {
-  const int KB = kMemsysCounterBits;
-  const int IB = std::max(1, clog2(static_cast<long long>(terms.size()) + 1));
-  const std::string inc = reg.substr(0, reg.size() - 2) + "_inc_q";
-  m.reg(reg, str(KB));
-  m.reg(inc, str(IB));
-  std::string sum;
-  for (std::size_t i = 0; i < terms.size(); ++i) sum += (i ? " + " : "") + zext("(" + terms[i] + ")", 1, IB);
-  c.reset.push_back(nb(reg, lit(KB, 0)));
-  c.reset.push_back(nb(inc, lit(IB, 0)));
-  c.body.push_back(nb(inc, sum));
-  c.body.push_back(nb(reg, fmt::format("{} + {}", reg, zext(inc, IB, KB))));
+Expr add_counter(Module& m, MemsysCollect& collect, const std::string& name, const std::vector<Expr>& terms) {
+  const int counter_bits = kMemsysCounterBits;
+  const int increment_bits = std::max(1, clog2(static_cast<long long>(terms.size()) + 1));
+  const Expr count = m.reg(name + "_q", counter_bits);
+  const Expr increment = m.reg(name + "_inc_q", increment_bits);
+  Expr sum = zext(paren(terms.at(0)), increment_bits);
+  for (std::size_t i = 1; i < terms.size(); ++i) sum = sum + zext(paren(terms[i]), increment_bits);
+  collect.reset.push_back(nb(count, lit(counter_bits, 0)));
+  collect.reset.push_back(nb(increment, lit(increment_bits, 0)));
+  collect.body.push_back(nb(increment, sum));
+  collect.body.push_back(nb(count, count + zext(increment, counter_bits)));
+  return count;
 }
 
-// The bits of an n-bit vector v, each a term of a counter.
-std::vector<std::string> bit_terms(const std::string& v, int n) {
-  std::vector<std::string> t;
-  for (int i = 0; i < n; ++i) t.push_back(n == 1 ? v : fmt::format("{}[{}]", v, i));
+// The bits of a vector, each a term of a counter.
+std::vector<Expr> bit_terms(const Expr& v) {
+  std::vector<Expr> t;
+  for (int i = 0; i < v.width(); ++i) t.push_back(bit_or_whole(v, i));
   return t;
 }
 
+// One port of a scratchpad: per bank enable, write enable, byte enables, address, data.
+struct ScratchpadPort {
+  Expr en;
+  std::optional<Expr> we, be, wdata;  // none on the shared memory's read-only port p0
+  Expr addr, rdata;
+};
+
+// A scratchpad's sleep acknowledge and error flags.
+struct ScratchpadStatus {
+  std::optional<Expr> ack;
+  Expr err, err_sleep;
+  std::vector<Expr> rvalid;  // per port, unused
+  std::optional<Expr> err_addr, err_conflict;
+};
+
+// A scratchpad's wires: the engine's and the DMA's banks, its ports, its status.
+struct ScratchpadWires {
+  std::optional<Expr> eng_rd;  // one port per bank: the banks the engine reads
+  std::optional<Expr> eng_wr;  // the banks the engine writes (none without a writer)
+  Expr dma;
+  std::vector<ScratchpadPort> ports;  // p0, or p0, p1, p2
+  std::optional<ScratchpadStatus> status;
+};
+
 // A scratchpad's sleep acknowledge and error flags, the same for one port per bank and for three: the
-// wires (its read-valid outputs `rvalids` and per-cycle errors are unused: memsys tracks its reads
+// wires (its read-valid outputs `rvalid_names` and per-cycle errors are unused: memsys tracks its reads
 // itself and uses the sticky flag).
-void scratchpad_status_wires(Module& m, const MemsysOrg& o, const MemsysMemory& mm, const std::vector<std::string>& rvalids) {
-  const std::string& nm = mm.g.name;
-  if (o.pg) m.wire(nm + "_ack", str(mm.g.mem.sectors));
-  m.wire(nm + "_err", "1", "the scratchpad's err_sticky_o");
+ScratchpadStatus scratchpad_status_wires(Module& m, const MemsysOrg& org, const MemsysMemory& mm,
+                                         const std::vector<std::string>& rvalid_names) {
+  const std::string& name = mm.g.name;
+  const std::optional<Expr> ack = org.pg ? std::optional<Expr>(m.wire(name + "_ack", mm.g.mem.sectors)) : std::nullopt;
+  const Expr err = m.wire(name + "_err", 1, "the scratchpad's err_sticky_o");
   m.lint_off("UNUSEDSIGNAL", "the scratchpad's rvalid and per-cycle error outputs: memsys tracks its reads itself and uses\n"
                              "the sticky error flag.");
-  for (const std::string& r : rvalids) m.wire(r, str(mm.g.mem.banks));
-  m.wire(nm + "_err_sleep", "1");
-  if ((1LL << mm.g.offset_bits) != mm.g.words_per_sector) m.wire(nm + "_err_addr", "1");
-  if (mm.g.ports > 1) m.wire(nm + "_err_conflict", "1");
+  std::vector<Expr> rvalid;
+  for (const std::string& r : rvalid_names) rvalid.push_back(m.wire(r, mm.g.mem.banks));
+  const Expr err_sleep = m.wire(name + "_err_sleep", 1);
+  ScratchpadStatus s{ack, err, err_sleep, rvalid, std::nullopt, std::nullopt};
+  if ((1LL << mm.g.offset_bits) != mm.g.words_per_sector) s.err_addr = m.wire(name + "_err_addr", 1);
+  if (mm.g.ports > 1) s.err_conflict = m.wire(name + "_err_conflict", 1);
   m.lint_on("UNUSEDSIGNAL");
+  return s;
 }
 
 // The scratchpad's sleep and error connections; its sticky flag joins err_o. `inst` is not used after
 // this (an item added to the module may move it).
-void connect_scratchpad_status(Module& m, const MemsysOrg& o, const MemsysMemory& mm, Instance& inst, MemsysCollect& c) {
-  const std::string& nm = mm.g.name;
-  if (o.pg) inst.connect("sleep_req_i", fmt::format("sleep_req_{}_i", nm)).connect("sleep_ack_o", nm + "_ack");
-  inst.connect("err_sleep_o", nm + "_err_sleep");
-  if ((1LL << mm.g.offset_bits) != mm.g.words_per_sector) inst.connect("err_addr_o", nm + "_err_addr");
-  if (mm.g.ports > 1) inst.connect("err_conflict_o", nm + "_err_conflict");
-  inst.connect("err_sticky_o", nm + "_err");
-  if (o.pg) m.assign(fmt::format("sleep_ack_{}_o", nm), nm + "_ack");
-  c.err_any += " | " + nm + "_err";
+void connect_scratchpad_status(Module& m, const MemsysOrg& org, const MemsysMemory& mm, const SleepPorts& sleep,
+                               const ScratchpadStatus& s, Instance& inst, MemsysCollect& collect) {
+  const std::string& name = mm.g.name;
+  if (org.pg) inst.connect("sleep_req_i", sleep.req_i.at(name)).connect("sleep_ack_o", *s.ack);
+  inst.connect("err_sleep_o", s.err_sleep);
+  if (s.err_addr) inst.connect("err_addr_o", *s.err_addr);
+  if (s.err_conflict) inst.connect("err_conflict_o", *s.err_conflict);
+  inst.connect("err_sticky_o", s.err);
+  if (org.pg) m.assign(sleep.ack_o.at(name), *s.ack);
+  collect.scratchpad_errors.push_back(s.err);
+}
+
+// A one-port memory's reader and result writer decoders (the shared memory's ports: drive_shared_ports).
+std::string reader_of(const MemsysMemory& mm) {
+  const std::string& name = mm.g.name;
+  return name == "data" ? "drd" : (name == "weight" ? "wrd" : "brd");
+}
+std::string writer_of(const MemsysMemory& mm) {
+  const std::string& name = mm.g.name;
+  return name == "data" ? "wr" : (name == "weight" ? "wrw" : "");
+}
+
+// A one-port memory (data, weight, acc): the engine's and the DMA's banks, the scratchpad's port.
+ScratchpadWires declare_one_port_wires(Module& m, const MemsysOrg& org, const MemsysMemory& mm) {
+  const std::string& name = mm.g.name;
+  const int banks = mm.g.mem.banks, width = mm.g.mem.width_bits;
+  m.blank();
+  m.comment(fmt::format("{} memory: bank enables, addresses, write data; the scratchpad.", name));
+  const Expr eng_rd = m.wire(name + "_eng_rd", banks, "banks read by the engine");
+  const std::optional<Expr> eng_wr =
+      writer_of(mm).empty() ? std::nullopt : std::optional<Expr>(m.wire(name + "_eng_wr", banks, "banks written by the engine"));
+  const Expr dma = m.wire(name + "_dma", banks, "bank accessed by the DMA");
+  const Expr en = m.wire(name + "_en", banks);
+  const Expr we = m.wire(name + "_we", banks);
+  const Expr be = m.wire(name + "_be", banks * width / 8);
+  const Expr addr = m.wire(name + "_addr", banks * mm.g.addr_bits);
+  const Expr wdata = m.wire(name + "_wdata", banks * width);
+  const Expr rdata = m.wire(name + "_rdata", banks * width);
+  ScratchpadWires scratchpad{eng_rd, eng_wr, dma, {ScratchpadPort{en, we, be, wdata, addr, rdata}}, std::nullopt};
+  scratchpad.status = scratchpad_status_wires(m, org, mm, {name + "_rvalid"});
+  return scratchpad;
+}
+
+// A one-port memory's banks: the engine's read, else its write, else the DMA.
+void drive_one_port_banks(Module& m, const MemsysMemory& mm, const Decoders& decoders, const Writer& writer,
+                          const MemsysPorts& ports, const DmaAccess& dma, const ScratchpadWires& scratchpad) {
+  const DecoderWires& reader = decoders[reader_of(mm)];
+  const std::optional<DecoderWires> wr =
+      writer_of(mm).empty() ? std::nullopt : std::optional<DecoderWires>(decoders[writer_of(mm)]);
+  const DmaWires& dma_wires = dma.memories.at(mm.g.name);
+  const ScratchpadPort& p = scratchpad.ports[0];
+  const int banks = mm.g.mem.banks, width = mm.g.mem.width_bits, addr_bits = mm.g.addr_bits;
+  m.assign(*scratchpad.eng_rd, reader.bank);
+  if (wr) m.assign(*scratchpad.eng_wr, wr->bank & rep(banks, writer.go));
+  m.assign(scratchpad.dma, dma_wires.hit & rep(banks, dma.go));
+  const Expr engine = wr ? *scratchpad.eng_rd | *scratchpad.eng_wr : *scratchpad.eng_rd;
+  m.assign(p.en, engine | scratchpad.dma);
+  const Expr dma_writes = scratchpad.dma & rep(banks, ports.dma.spm_we_i);
+  m.assign(*p.we, wr ? *scratchpad.eng_wr | dma_writes : dma_writes);
+  for (int b = 0; b < banks; ++b) {
+    std::vector<std::pair<Expr, Expr>> addr{{bit_or_whole(*scratchpad.eng_rd, b), reader.bank_addr[std::size_t(b)]}};
+    if (wr) addr.emplace_back(bit_or_whole(*scratchpad.eng_wr, b), wr->bank_addr[std::size_t(b)]);
+    m.assign(part_or_whole(p.addr, b, addr_bits), ternary_chain(addr, dma_wires.addr));
+    if (wr) {
+      const Expr written = bit_or_whole(*scratchpad.eng_wr, b);
+      m.assign(part_or_whole(*p.be, b, width / 8), ternary(written, part_or_whole(wr->bpos, b, width / 8), dma_wires.be));
+      m.assign(part_or_whole(*p.wdata, b, width), ternary(written, part_or_whole(*wr->bdata, b, width), dma_wires.wdata));
+    } else {
+      m.assign(part_or_whole(*p.be, b, width / 8), dma_wires.be);
+      m.assign(part_or_whole(*p.wdata, b, width), dma_wires.wdata);
+    }
+  }
+}
+
+// A one-port memory's scratchpad (capsgen_spm_<memory>).
+void instantiate_one_port_scratchpad(Module& m, const MemsysOrg& org, const MemsysMemory& mm, const SleepPorts& sleep,
+                                     const ScratchpadWires& scratchpad, MemsysCollect& collect) {
+  const ScratchpadPort& p = scratchpad.ports[0];
+  Instance& inst = m.instance(build_spm_memory(mm.g), "u_spm_" + mm.g.name);
+  inst.connect("clk_i", m.clk()).connect("rst_ni", m.rst_n());
+  inst.connect("p0_en_i", p.en).connect("p0_we_i", *p.we).connect("p0_be_i", *p.be);
+  inst.connect("p0_addr_i", p.addr).connect("p0_wdata_i", *p.wdata);
+  inst.connect("p0_rdata_o", p.rdata).connect("p0_rvalid_o", scratchpad.status->rvalid[0]);
+  connect_scratchpad_status(m, org, mm, sleep, *scratchpad.status, inst, collect);
 }
 
 // The shared memory (HY, SMP): port p0 serves drd (decoder drs), p1 wrd (wrds) and the result writer
 // (wrs), p2 the DMA. A drd and a write of one word in one cycle: the read gets the word before the write.
 // With a lane view (SMP's acc, HY's lanes) p2 serves brd of it too (SMP: decoder brd, HY: brs),
 // and the DMA's accesses of both ranges (lanes, bytes).
-void declare_shared_port_wires(Module& m, const MemsysOrg& o, const MemsysMemory& mm) {
-  const std::string& nm = mm.g.name;
-  const int B = mm.g.mem.banks, W = mm.g.mem.width_bits;
-  const std::string xb = str(B);
+ScratchpadWires declare_shared_port_wires(Module& m, const MemsysOrg& org, const MemsysMemory& mm) {
+  const std::string& name = mm.g.name;
+  const int banks = mm.g.mem.banks, width = mm.g.mem.width_bits;
   m.blank();
   m.comment(fmt::format("{} memory: three ports per bank (p0 drd, p1 wrd and wr, p2 {}the DMA): enables, addresses,\n"
                         "write data; the scratchpad.",
-                        nm, o.p2brd.empty() ? "" : "brd and "));
-  m.wire(nm + "_eng_wr", xb, "banks written by the engine (port p1)");
-  m.wire(nm + "_dma", xb, "bank accessed by the DMA (port p2)");
+                        name, org.p2brd.empty() ? "" : "brd and "));
+  const Expr eng_wr = m.wire(name + "_eng_wr", banks, "banks written by the engine (port p1)");
+  const Expr dma = m.wire(name + "_dma", banks, "bank accessed by the DMA (port p2)");
+  ScratchpadWires scratchpad{std::nullopt, eng_wr, dma, {}, std::nullopt};
   for (int k = 0; k < 3; ++k) {
-    const std::string pk = fmt::format("{}_p{}_", nm, k);
-    m.wire(pk + "en", xb);
+    const std::string pk = fmt::format("{}_p{}_", name, k);
+    const Expr en = m.wire(pk + "en", banks);
+    std::optional<Expr> we, be, wdata;
     if (k > 0) {
-      m.wire(pk + "we", xb);
-      m.wire(pk + "be", str(B * W / 8));
-      m.wire(pk + "wdata", str(B * W));
+      we = m.wire(pk + "we", banks);
+      be = m.wire(pk + "be", banks * width / 8);
+      wdata = m.wire(pk + "wdata", banks * width);
     }
-    m.wire(pk + "addr", str(B * mm.g.addr_bits));
-    m.wire(pk + "rdata", str(B * W));
+    const Expr addr = m.wire(pk + "addr", banks * mm.g.addr_bits);
+    const Expr rdata = m.wire(pk + "rdata", banks * width);
+    scratchpad.ports.push_back(ScratchpadPort{en, we, be, wdata, addr, rdata});
   }
-  scratchpad_status_wires(m, o, mm, {nm + "_p0_rvalid", nm + "_p1_rvalid", nm + "_p2_rvalid"});
+  scratchpad.status = scratchpad_status_wires(m, org, mm, {name + "_p0_rvalid", name + "_p1_rvalid", name + "_p2_rvalid"});
+  return scratchpad;
 }
 
 // The shared memory's three ports: enables, write enables, byte enables, write data and per-bank
 // addresses from the engine's decoders and the DMA.
-void drive_shared_ports(Module& m, const MemsysOrg& o, const MemsysMemory& mm) {
-  const std::string& nm = mm.g.name;
-  const std::string& lview = o.lview;
-  const std::string& p2brd = o.p2brd;
-  const std::string ewr = nm + "_eng_wr";
-  const int B = mm.g.mem.banks, AWm = mm.g.addr_bits;
-  m.assign(ewr, fmt::format("wrs_bank & {{{}{{wr_go}}}}", B));
-  m.assign(nm + "_dma", !lview.empty() ? fmt::format("(dma_{}_hit | dma_{}_hit) & {{{}{{dma_go}}}}", nm, lview, B)
-                                       : fmt::format("dma_{}_hit & {{{}{{dma_go}}}}", nm, B));
-  m.assign(nm + "_p0_en", "drs_bank");
-  m.assign(nm + "_p1_en", "wrds_bank | " + ewr);
-  m.assign(nm + "_p1_we", ewr);
-  m.assign(nm + "_p1_be", "wrs_bpos");
-  m.assign(nm + "_p1_wdata", "wrs_bdata");
-  m.assign(nm + "_p2_en", !p2brd.empty() ? p2brd + "_bank | " + nm + "_dma" : nm + "_dma");
-  m.assign(nm + "_p2_we", fmt::format("{0}_dma & {{{1}{{spm_we_i}}}}", nm, B));
+void drive_shared_ports(Module& m, const MemsysOrg& org, const MemsysMemory& mm, const Decoders& decoders, const Writer& writer,
+                        const MemsysPorts& ports, const DmaAccess& dma, const ScratchpadWires& scratchpad) {
+  const int banks = mm.g.mem.banks, addr_bits = mm.g.addr_bits;
+  const DmaWires& bytes = dma.memories.at(mm.g.name);
+  const std::optional<DmaWires> lanes =
+      org.lview.empty() ? std::nullopt : std::optional<DmaWires>(dma.memories.at(org.lview));
+  const std::optional<DecoderWires> p2_reader =
+      org.p2brd.empty() ? std::nullopt : std::optional<DecoderWires>(decoders[org.p2brd]);
+  const DecoderWires &drs = decoders["drs"], &wrds = decoders["wrds"], &wrs = decoders["wrs"];
+  const ScratchpadPort &p0 = scratchpad.ports[0], &p1 = scratchpad.ports[1], &p2 = scratchpad.ports[2];
+  m.assign(*scratchpad.eng_wr, wrs.bank & rep(banks, writer.go));
+  m.assign(scratchpad.dma, (lanes ? bytes.hit | lanes->hit : bytes.hit) & rep(banks, dma.go));
+  m.assign(p0.en, drs.bank);
+  m.assign(p1.en, wrds.bank | *scratchpad.eng_wr);
+  m.assign(*p1.we, *scratchpad.eng_wr);
+  m.assign(*p1.be, wrs.bpos);
+  m.assign(*p1.wdata, *wrs.bdata);
+  m.assign(p2.en, p2_reader ? p2_reader->bank | scratchpad.dma : scratchpad.dma);
+  m.assign(*p2.we, scratchpad.dma & rep(banks, ports.dma.spm_we_i));
   // The DMA's access on p2: the lane view's (psum lanes) or the bytes'.
-  const auto dma_of = [&](const std::string& f) {
-    return !lview.empty() ? fmt::format("(dma_{2}_ok ? dma_{2}_{0} : dma_{1}_{0})", f, nm, lview) : fmt::format("dma_{}_{}", nm, f);
+  const auto dma_of = [&](Expr DmaWires::*field) {
+    return lanes ? paren(ternary(lanes->ok, (*lanes).*field, bytes.*field)) : bytes.*field;
   };
-  m.assign(nm + "_p2_be", B == 1 ? dma_of("be") : fmt::format("{{{}{{{}}}}}", B, dma_of("be")));
-  m.assign(nm + "_p2_wdata", B == 1 ? dma_of("wdata") : fmt::format("{{{}{{{}}}}}", B, dma_of("wdata")));
-  for (int b = 0; b < B; ++b) {
-    m.assign(sl(nm + "_p0_addr", b, AWm, B * AWm), fmt::format("drs_b{}_addr", b));
-    m.assign(sl(nm + "_p1_addr", b, AWm, B * AWm),
-             fmt::format("{} ? wrds_b{}_addr : wrs_b{}_addr", bit_of("wrds_bank", b, B), b, b));
-    m.assign(sl(nm + "_p2_addr", b, AWm, B * AWm),
-             !p2brd.empty() ? fmt::format("{} ? {}_b{}_addr : {}", bit_of(p2brd + "_bank", b, B), p2brd, b, dma_of("addr"))
-                            : dma_of("addr"));
+  m.assign(*p2.be, banks == 1 ? dma_of(&DmaWires::be) : rep(banks, dma_of(&DmaWires::be)));
+  m.assign(*p2.wdata, banks == 1 ? dma_of(&DmaWires::wdata) : rep(banks, dma_of(&DmaWires::wdata)));
+  for (int b = 0; b < banks; ++b) {
+    const std::size_t i = static_cast<std::size_t>(b);
+    m.assign(part_or_whole(p0.addr, b, addr_bits), drs.bank_addr[i]);
+    m.assign(part_or_whole(p1.addr, b, addr_bits), ternary(bit_or_whole(wrds.bank, b), wrds.bank_addr[i], wrs.bank_addr[i]));
+    m.assign(part_or_whole(p2.addr, b, addr_bits),
+             p2_reader ? ternary(bit_or_whole(p2_reader->bank, b), p2_reader->bank_addr[i], dma_of(&DmaWires::addr))
+                       : dma_of(&DmaWires::addr));
   }
 }
 
 // The shared scratchpad (capsgen_spm_shared); port p0 only reads.
-void instantiate_shared_scratchpad(Module& m, const MemsysOrg& o, const MemsysMemory& mm, MemsysCollect& c) {
-  const std::string& nm = mm.g.name;
-  const int B = mm.g.mem.banks, W = mm.g.mem.width_bits;
-  Instance& inst = m.instance(mm.g.module, "u_spm_" + nm);
-  inst.connect("clk_i", "clk_i").connect("rst_ni", "rst_ni");
-  inst.connect("p0_en_i", nm + "_p0_en").connect("p0_we_i", lit(B, 0)).connect("p0_be_i", lit(B * W / 8, 0));
-  inst.connect("p0_addr_i", nm + "_p0_addr").connect("p0_wdata_i", lit(B * W, 0));
+void instantiate_shared_scratchpad(Module& m, const MemsysOrg& org, const MemsysMemory& mm, const SleepPorts& sleep,
+                                   const ScratchpadWires& scratchpad, MemsysCollect& collect) {
+  const int banks = mm.g.mem.banks, width = mm.g.mem.width_bits;
+  Instance& inst = m.instance(build_spm_memory(mm.g), "u_spm_" + mm.g.name);
+  inst.connect("clk_i", m.clk()).connect("rst_ni", m.rst_n());
+  inst.connect("p0_en_i", scratchpad.ports[0].en).connect("p0_we_i", zero(banks)).connect("p0_be_i", zero(banks * width / 8));
+  inst.connect("p0_addr_i", scratchpad.ports[0].addr).connect("p0_wdata_i", zero(banks * width));
   for (int k = 1; k < 3; ++k) {
-    const std::string pi = fmt::format("p{}_", k), pk = fmt::format("{}_p{}_", nm, k);
-    inst.connect(pi + "en_i", pk + "en").connect(pi + "we_i", pk + "we").connect(pi + "be_i", pk + "be");
-    inst.connect(pi + "addr_i", pk + "addr").connect(pi + "wdata_i", pk + "wdata");
+    const ScratchpadPort& p = scratchpad.ports[static_cast<std::size_t>(k)];
+    const std::string pi = fmt::format("p{}_", k);
+    inst.connect(pi + "en_i", p.en).connect(pi + "we_i", *p.we).connect(pi + "be_i", *p.be);
+    inst.connect(pi + "addr_i", p.addr).connect(pi + "wdata_i", *p.wdata);
   }
   for (int k = 0; k < 3; ++k)
-    inst.connect(fmt::format("p{}_rdata_o", k), fmt::format("{}_p{}_rdata", nm, k))
-        .connect(fmt::format("p{}_rvalid_o", k), fmt::format("{}_p{}_rvalid", nm, k));
-  connect_scratchpad_status(m, o, mm, inst, c);
-}
-
-// A one-port memory's reader and result writer decoders (the shared memory's ports: drive_shared_ports).
-std::string reader_of(const MemsysMemory& mm) {
-  const std::string& nm = mm.g.name;
-  return nm == "data" ? "drd" : (nm == "weight" ? "wrd" : "brd");
-}
-std::string writer_of(const MemsysMemory& mm) {
-  const std::string& nm = mm.g.name;
-  return nm == "data" ? "wr" : (nm == "weight" ? "wrw" : "");
-}
-
-// A one-port memory (data, weight, acc): the engine's and the DMA's banks, the scratchpad's port.
-void declare_one_port_wires(Module& m, const MemsysOrg& o, const MemsysMemory& mm) {
-  const std::string& nm = mm.g.name;
-  const int B = mm.g.mem.banks, W = mm.g.mem.width_bits;
-  m.blank();
-  m.comment(fmt::format("{} memory: bank enables, addresses, write data; the scratchpad.", nm));
-  m.wire(nm + "_eng_rd", str(B), "banks read by the engine");
-  if (!writer_of(mm).empty()) m.wire(nm + "_eng_wr", str(B), "banks written by the engine");
-  m.wire(nm + "_dma", str(B), "bank accessed by the DMA");
-  m.wire(nm + "_en", str(B));
-  m.wire(nm + "_we", str(B));
-  m.wire(nm + "_be", str(B * W / 8));
-  m.wire(nm + "_addr", str(B * mm.g.addr_bits));
-  m.wire(nm + "_wdata", str(B * W));
-  m.wire(nm + "_rdata", str(B * W));
-  scratchpad_status_wires(m, o, mm, {nm + "_rvalid"});
-}
-
-// A one-port memory's banks: the engine's read, else its write, else the DMA.
-void drive_one_port_banks(Module& m, const MemsysMemory& mm) {
-  const std::string& nm = mm.g.name;
-  const std::string rport = reader_of(mm), wport = writer_of(mm), ewr = nm + "_eng_wr";
-  const int B = mm.g.mem.banks, W = mm.g.mem.width_bits, AWm = mm.g.addr_bits;
-  m.assign(nm + "_eng_rd", rport + "_bank");
-  if (!wport.empty()) m.assign(ewr, fmt::format("{}_bank & {{{}{{wr_go}}}}", wport, B));
-  m.assign(nm + "_dma", fmt::format("dma_{}_hit & {{{}{{dma_go}}}}", nm, B));
-  const std::string eng = wport.empty() ? nm + "_eng_rd" : fmt::format("{0}_eng_rd | {0}_eng_wr", nm);
-  m.assign(nm + "_en", fmt::format("{} | {}_dma", eng, nm));
-  m.assign(nm + "_we", wport.empty() ? fmt::format("{0}_dma & {{{1}{{spm_we_i}}}}", nm, B)
-                                     : fmt::format("{0} | ({1}_dma & {{{2}{{spm_we_i}}}})", ewr, nm, B));
-  for (int b = 0; b < B; ++b) {
-    const std::string rd = bit_of(nm + "_eng_rd", b, B);
-    std::string addr = fmt::format("{} ? {}_b{}_addr : ", rd, rport, b);
-    if (!wport.empty()) addr += fmt::format("{} ? {}_b{}_addr : ", bit_of(ewr, b, B), wport, b);
-    addr += fmt::format("dma_{}_addr", nm);
-    m.assign(sl(nm + "_addr", b, AWm, B * AWm), addr);
-    if (!wport.empty()) {
-      const std::string wrb = bit_of(ewr, b, B);
-      m.assign(sl(nm + "_be", b, W / 8, B * W / 8),
-               fmt::format("{} ? {} : dma_{}_be", wrb, sl(wport + "_bpos", b, W / 8, B * W / 8), nm));
-      m.assign(sl(nm + "_wdata", b, W, B * W),
-               fmt::format("{} ? {} : dma_{}_wdata", wrb, sl(wport + "_bdata", b, W, B * W), nm));
-    } else {
-      m.assign(sl(nm + "_be", b, W / 8, B * W / 8), fmt::format("dma_{}_be", nm));
-      m.assign(sl(nm + "_wdata", b, W, B * W), fmt::format("dma_{}_wdata", nm));
-    }
-  }
-}
-
-// A one-port memory's scratchpad (capsgen_spm_<memory>).
-void instantiate_one_port_scratchpad(Module& m, const MemsysOrg& o, const MemsysMemory& mm, MemsysCollect& c) {
-  const std::string& nm = mm.g.name;
-  Instance& inst = m.instance(mm.g.module, "u_spm_" + nm);
-  inst.connect("clk_i", "clk_i").connect("rst_ni", "rst_ni");
-  inst.connect("p0_en_i", nm + "_en").connect("p0_we_i", nm + "_we").connect("p0_be_i", nm + "_be");
-  inst.connect("p0_addr_i", nm + "_addr").connect("p0_wdata_i", nm + "_wdata");
-  inst.connect("p0_rdata_o", nm + "_rdata").connect("p0_rvalid_o", nm + "_rvalid");
-  connect_scratchpad_status(m, o, mm, inst, c);
+    inst.connect(fmt::format("p{}_rdata_o", k), scratchpad.ports[static_cast<std::size_t>(k)].rdata)
+        .connect(fmt::format("p{}_rvalid_o", k), scratchpad.status->rvalid[static_cast<std::size_t>(k)]);
+  connect_scratchpad_status(m, org, mm, sleep, *scratchpad.status, inst, collect);
 }
 
 // The registers of the DMA's read of this memory: whether it was read, and the bank and lane to
 // select in the next cycle.
-void register_dma_read(Module& m, const MemsysMemory& mm, MemsysCollect& c) {
-  const std::string& nm = mm.g.name;
-  const int BB = mm.bank_log, LB = mm.lane_log;
-  m.reg(fmt::format("dma_{}_rd_q", nm), "1", "the DMA read this memory in the previous cycle");
-  c.reset.push_back(nb(fmt::format("dma_{}_rd_q", nm), "1'b0"));
-  c.body.push_back(nb(fmt::format("dma_{}_rd_q", nm), fmt::format("dma_go & ~spm_we_i & dma_{}_ok", nm)));
-  if (BB > 0) {
-    m.reg(fmt::format("dma_{}_bank_q", nm), str(BB));
-    c.rd_body.push_back(
-        if_("dma_go", {nb(fmt::format("dma_{}_bank_q", nm), bits(fmt::format("dma_{}_rel", nm), LB + BB - 1, LB))}));
+void register_dma_read(Module& m, const MemsysMemory& mm, const MemsysPorts& ports, DmaAccess& dma, MemsysCollect& collect) {
+  const std::string prefix = "dma_" + mm.g.name;
+  DmaWires& wires = dma.memories.at(mm.g.name);
+  const int bank_log = mm.bank_log, lane_log = mm.lane_log;
+  wires.rd_q = m.reg(prefix + "_rd_q", 1, "the DMA read this memory in the previous cycle");
+  collect.reset.push_back(nb(*wires.rd_q, bit(false)));
+  collect.body.push_back(nb(*wires.rd_q, dma.go & ~ports.dma.spm_we_i & wires.ok));
+  if (bank_log > 0) {
+    wires.bank_q = m.reg(prefix + "_bank_q", bank_log);
+    collect.rd_body.push_back(if_(dma.go, {nb(*wires.bank_q, bits(wires.rel, lane_log + bank_log - 1, lane_log))}));
   }
-  if (LB > 0) {
-    m.reg(fmt::format("dma_{}_lane_q", nm), str(LB));
-    c.rd_body.push_back(if_("dma_go", {nb(fmt::format("dma_{}_lane_q", nm), fmt::format("dma_{}_lane", nm))}));
+  if (lane_log > 0) {
+    wires.lane_q = m.reg(prefix + "_lane_q", lane_log);
+    collect.rd_body.push_back(if_(dma.go, {nb(*wires.lane_q, *wires.lane)}));
   }
 }
 
 // Bank accesses per sector of a scratchpad: every port's enabled banks (the shared memory: p0, p1, p2,
 // each once) whose address is in the sector.
-void sector_counters(Module& m, const MemsysMemory& mm, MemsysCollect& c) {
-  const std::string& nm = mm.g.name;
-  const int B = mm.g.mem.banks, AWm = mm.g.addr_bits, SB = mm.g.sector_bits, OBm = mm.g.offset_bits;
+std::vector<Expr> sector_counters(Module& m, const MemsysMemory& mm, const ScratchpadWires& scratchpad, MemsysCollect& collect) {
+  const int banks = mm.g.mem.banks, addr_bits = mm.g.addr_bits, sector_bits = mm.g.sector_bits;
+  std::vector<Expr> counters;
   for (int s = 0; s < mm.g.mem.sectors; ++s) {
-    std::vector<std::string> terms;
-    const std::vector<std::string> ports =
-        mm.g.ports == 3 ? std::vector<std::string>{nm + "_p0_", nm + "_p1_", nm + "_p2_"} : std::vector<std::string>{nm + "_"};
-    for (const std::string& pk : ports)
-      for (int b = 0; b < B; ++b) {
-        std::string t = bit_of(pk + "en", b, B);
-        if (SB > 0) t = fmt::format("{} & ({} == {})", t, bits(pk + "addr", b * AWm + AWm - 1, b * AWm + OBm), lit(SB, s));
+    std::vector<Expr> terms;
+    for (const ScratchpadPort& p : scratchpad.ports)
+      for (int b = 0; b < banks; ++b) {
+        Expr t = bit_or_whole(p.en, b);
+        if (sector_bits > 0)
+          t = t & (bits(p.addr, b * addr_bits + addr_bits - 1, b * addr_bits + mm.g.offset_bits) == lit(sector_bits, s));
         terms.push_back(t);
       }
-    add_counter(m, c, fmt::format("cnt_sector_{}_s{}_q", nm, s), terms);
+    counters.push_back(add_counter(m, collect, fmt::format("cnt_sector_{}_s{}", mm.g.name, s), terms));
   }
+  return counters;
 }
 
 // A memory's counters: the engine's bank reads and writes, the DMA's reads, writes and waits, and
 // (a scratchpad, not a lane view) the bank accesses per sector.
-void memory_counters(Module& m, const MemsysOrg& o, const MemsysMemory& mm, MemsysCollect& c) {
-  const std::string& nm = mm.g.name;
-  const int B = mm.g.mem.banks;
-  const std::string ewr = nm + "_eng_wr";
-  m.comment(fmt::format("{} memory counters.", nm));
+MemoryCounters memory_counters(Module& m, const MemsysOrg& org, const MemsysMemory& mm, const Decoders& decoders,
+                               const MemsysPorts& ports, const DmaAccess& dma, const ScratchpadWires* scratchpad, MemsysCollect& collect) {
+  const std::string& name = mm.g.name;
+  const DmaWires& dma_wires = dma.memories.at(name);
+  m.comment(fmt::format("{} memory counters.", name));
+  std::optional<Expr> eng_rd, eng_wr;
   if (mm.view()) {  // a lane view: brd's bank reads of it
-    add_counter(m, c, fmt::format("cnt_eng_rd_{}_q", nm), bit_terms(o.p2brd + "_bank", B));
+    eng_rd = add_counter(m, collect, fmt::format("cnt_eng_rd_{}", name), bit_terms(decoders[org.p2brd].bank));
   } else if (mm.g.ports == 3) {  // drd (p0) and wrd (p1) reads on one bank in one cycle count 2
-    std::vector<std::string> rd = bit_terms("drs_bank", B);
-    for (const std::string& t : bit_terms("wrds_bank", B)) rd.push_back(t);
-    add_counter(m, c, fmt::format("cnt_eng_rd_{}_q", nm), rd);
-    add_counter(m, c, fmt::format("cnt_eng_wr_{}_q", nm), bit_terms(ewr, B));
+    std::vector<Expr> reads = bit_terms(decoders["drs"].bank);
+    for (const Expr& t : bit_terms(decoders["wrds"].bank)) reads.push_back(t);
+    eng_rd = add_counter(m, collect, fmt::format("cnt_eng_rd_{}", name), reads);
+    eng_wr = add_counter(m, collect, fmt::format("cnt_eng_wr_{}", name), bit_terms(*scratchpad->eng_wr));
   } else {
-    add_counter(m, c, fmt::format("cnt_eng_rd_{}_q", nm), bit_terms(nm + "_eng_rd", B));
-    if (!writer_of(mm).empty()) add_counter(m, c, fmt::format("cnt_eng_wr_{}_q", nm), bit_terms(ewr, B));
+    eng_rd = add_counter(m, collect, fmt::format("cnt_eng_rd_{}", name), bit_terms(*scratchpad->eng_rd));
+    if (scratchpad->eng_wr) eng_wr = add_counter(m, collect, fmt::format("cnt_eng_wr_{}", name), bit_terms(*scratchpad->eng_wr));
   }
-  add_counter(m, c, fmt::format("cnt_dma_rd_{}_q", nm), {fmt::format("dma_go & ~spm_we_i & dma_{}_ok", nm)});
-  add_counter(m, c, fmt::format("cnt_dma_wr_{}_q", nm), {fmt::format("dma_go & spm_we_i & dma_{}_ok", nm)});
-  add_counter(m, c, fmt::format("cnt_dma_wait_{}_q", nm), {fmt::format("spm_req_i & ~spm_gnt & dma_{}_ok", nm)});
-  if (!mm.view()) sector_counters(m, mm, c);
+  const DmaPort& p = ports.dma;
+  const Expr dma_rd = add_counter(m, collect, fmt::format("cnt_dma_rd_{}", name), {dma.go & ~p.spm_we_i & dma_wires.ok});
+  const Expr dma_wr = add_counter(m, collect, fmt::format("cnt_dma_wr_{}", name), {dma.go & p.spm_we_i & dma_wires.ok});
+  const Expr dma_wait = add_counter(m, collect, fmt::format("cnt_dma_wait_{}", name), {p.spm_req_i & ~dma.spm_gnt & dma_wires.ok});
+  MemoryCounters counters{*eng_rd, eng_wr, dma_rd, dma_wr, dma_wait, {}};
+  if (!mm.view()) counters.sectors = sector_counters(m, mm, *scratchpad, collect);
+  return counters;
 }
+
+// The memories' bank control and scratchpads and their counters.
+struct MemoryBlocks {
+  std::map<std::string, ScratchpadWires> scratchpads;  // by scratchpad
+  std::vector<MemoryCounters> counters;                // MemsysGeometry::mems order
+  Expr wr_wait;                                        // the writer's wait counter
+};
 
 // Per memory: its bank control and scratchpad (a lane view has none of its own: the shared memory's
 // serves it), the registers of its DMA reads, its counters; then the writer's wait counter.
-void memories_and_counters(Module& m, const MemsysOrg& o, MemsysCollect& c) {
-  for (const MemsysMemory& mm : o.mg.mems) {
+MemoryBlocks memories_and_counters(Module& m, const MemsysOrg& org, const Decoders& decoders, const Writer& writer,
+                                   const MemsysPorts& ports, DmaAccess& dma, MemsysCollect& collect) {
+  std::map<std::string, ScratchpadWires> scratchpads;
+  std::vector<MemoryCounters> counters;
+  for (const MemsysMemory& mm : org.mg.mems) {
     if (mm.view()) {
       // SMP's acc lanes, HY's lanes: no scratchpad of their own (the shared memory's block serves them).
     } else if (mm.g.ports == 3) {
-      declare_shared_port_wires(m, o, mm);
-      drive_shared_ports(m, o, mm);
-      instantiate_shared_scratchpad(m, o, mm, c);
+      const ScratchpadWires& scratchpad = scratchpads.emplace(mm.g.name, declare_shared_port_wires(m, org, mm)).first->second;
+      drive_shared_ports(m, org, mm, decoders, writer, ports, dma, scratchpad);
+      instantiate_shared_scratchpad(m, org, mm, ports.sleep, scratchpad, collect);
     } else {
-      declare_one_port_wires(m, o, mm);
-      drive_one_port_banks(m, mm);
-      instantiate_one_port_scratchpad(m, o, mm, c);
+      const ScratchpadWires& scratchpad = scratchpads.emplace(mm.g.name, declare_one_port_wires(m, org, mm)).first->second;
+      drive_one_port_banks(m, mm, decoders, writer, ports, dma, scratchpad);
+      instantiate_one_port_scratchpad(m, org, mm, ports.sleep, scratchpad, collect);
     }
-    register_dma_read(m, mm, c);
-    memory_counters(m, o, mm, c);
+    register_dma_read(m, mm, ports, dma, collect);
+    const auto it = scratchpads.find(mm.phys);
+    counters.push_back(memory_counters(m, org, mm, decoders, ports, dma, it == scratchpads.end() ? nullptr : &it->second, collect));
   }
-  add_counter(m, c, "cnt_wr_wait_q", {"wr_en_i & ~wr_ready"});
+  const Expr wr_wait = add_counter(m, collect, "cnt_wr_wait", {ports.engine.wr.en & ~writer.ready});
+  return MemoryBlocks{scratchpads, counters, wr_wait};
 }
 
 // DMA read data: the word of the bank read in the previous cycle shifted down by the lane, the access's
 // 2^size bytes kept (0 for a dropped read).
-void dma_read_data(Module& m, const MemsysGeometry& mg, MemsysCollect& c) {
-  const int DW = mg.spm_data_bits, ZW = mg.spm_size_bits;
+void dma_read_data(Module& m, const MemsysGeometry& mg, const MemsysPorts& ports, const DmaAccess& dma,
+                   const MemoryBlocks& blocks, MemsysCollect& collect) {
+  const int data_bits = mg.spm_data_bits, size_bits = mg.spm_size_bits;
+  const DmaPort& p = ports.dma;
   m.blank();
   m.comment("DMA read data: the word of the bank read in the previous cycle shifted down by the lane, the access's\n"
             "2^size bytes kept (0 for a dropped read).");
-  m.reg("dma_rvalid_q", "1");
-  m.reg("dma_size_q", str(ZW), "size of the DMA read issued in the previous cycle");
-  c.reset.push_back(nb("dma_rvalid_q", "1'b0"));
-  c.body.push_back(nb("dma_rvalid_q", "dma_go & ~spm_we_i"));
-  c.rd_body.push_back(if_("dma_go", {nb("dma_size_q", "spm_size_i")}));
-  std::string rdata;
+  const Expr rvalid_q = m.reg("dma_rvalid_q", 1);
+  const Expr size_q = m.reg("dma_size_q", size_bits, "size of the DMA read issued in the previous cycle");
+  collect.reset.push_back(nb(rvalid_q, bit(false)));
+  collect.body.push_back(nb(rvalid_q, dma.go & ~p.spm_we_i));
+  collect.rd_body.push_back(if_(dma.go, {nb(size_q, p.spm_size_i)}));
+  std::vector<Expr> read;
   for (const MemsysMemory& mm : mg.mems) {
-    const std::string& nm = mm.g.name;
-    const int W = mm.g.mem.width_bits, BB = mm.bank_log, LB = mm.lane_log;
-    const std::string rdv = mm.g.ports == 3 ? mm.phys + "_p2_rdata" : nm + "_rdata";  // the shared memory's DMA port: p2
-    const std::string word =
-        BB > 0 ? fmt::format("{}[{{dma_{}_bank_q, {}}} +: {}]", rdv, nm, lit(clog2(W), 0), W) : rdv;
-    const std::string w = fmt::format("dma_{}_word", nm);
-    m.wire(w, str(W), "the word read, shifted down by the lane");
-    m.assign(w, LB > 0 ? fmt::format("{} >> {{dma_{}_lane_q, {}}}", word, nm, lit(clog2(mm.lane_bits), 0)) : word);
-    rdata += (rdata.empty() ? "" : " | ") +
-             fmt::format("(dma_{}_rd_q ? {} : {})", nm, zext(w, W, DW), lit(DW, 0));
+    const DmaWires& wires = dma.memories.at(mm.g.name);
+    const int width = mm.g.mem.width_bits;
+    const ScratchpadWires& scratchpad = blocks.scratchpads.at(mm.phys);
+    const Expr& rdata = scratchpad.ports[mm.g.ports == 3 ? 2 : 0].rdata;  // the shared memory's DMA port: p2
+    const Expr word = wires.bank_q ? rdata.part_from(cat({*wires.bank_q, lit(clog2(width), 0)}), width) : rdata;
+    const Expr shifted = m.wire("dma_" + mm.g.name + "_word", width, "the word read, shifted down by the lane");
+    m.assign(shifted, wires.lane_q ? shr(word, cat({*wires.lane_q, lit(clog2(mm.lane_bits), 0)})) : word);
+    read.push_back(paren(ternary(*wires.rd_q, zext(shifted, data_bits), zero(data_bits))));
   }
   // Bytes of the read: byte k iff size >= floor(log2 k) + 1 (byte 0 always).
-  std::string keep = "{";
-  for (int k = mg.spm_max_size; k >= 1; --k) keep += fmt::format("{{{}{{dma_size_q >= {}}}}}, ", 8 << (k - 1), lit(ZW, k));
-  keep += "8'hff}";
-  m.wire("dma_keep", str(DW), "bits of the read word inside the access");
-  m.assign("dma_keep", keep);
-  m.assign("spm_rvalid_o", "dma_rvalid_q");
-  m.assign("spm_rdata_o", fmt::format("({}) & dma_keep", rdata));
+  std::vector<Expr> keep;
+  for (int k = mg.spm_max_size; k >= 1; --k) keep.push_back(rep(8 << (k - 1), size_q >= lit(size_bits, k)));
+  keep.push_back(lit_hex(8, 0xff));
+  const Expr kept = m.wire("dma_keep", data_bits, "bits of the read word inside the access");
+  m.assign(kept, cat(keep));
+  m.assign(p.spm_rvalid_o, rvalid_q);
+  m.assign(p.spm_rdata_o, paren(any_of(read)) & kept);
 }
 
 // Read-side registers, counters, the sticky range error: the two always blocks of everything collected.
-void sticky_error_and_registers(Module& m, MemsysCollect& c) {
+Expr sticky_error_and_registers(Module& m, MemsysCollect& collect) {
   m.blank();
   m.comment("Read-side registers, counters, the sticky range error.");
-  m.wire("err_range", "1", "an access outside its memory this cycle");
-  m.reg("err_range_q", "1");
-  m.assign("err_range", c.err_range);
-  c.reset.push_back(nb("err_range_q", "1'b0"));
-  c.body.push_back(if_("err_range", {nb("err_range_q", "1'b1")}));
-  if (!c.rd_body.empty()) m.always_ff(c.rd_body);
-  m.always_ff_reset(c.reset, c.body);
+  const Expr err_range = m.wire("err_range", 1, "an access outside its memory this cycle");
+  const Expr err_range_q = m.reg("err_range_q", 1);
+  m.assign(err_range, any_of(collect.err_range));
+  collect.reset.push_back(nb(err_range_q, bit(false)));
+  collect.body.push_back(if_(err_range, {nb(err_range_q, bit(true))}));
+  if (!collect.rd_body.empty()) m.always_ff(collect.rd_body);
+  m.always_ff_reset(collect.reset, collect.body);
+  return err_range_q;
 }
 
 // The counter outputs from their registers, and err_o.
-void drive_counter_and_error_outputs(Module& m, const MemsysGeometry& mg, const MemsysCollect& c) {
-  for (const MemsysMemory& mm : mg.mems) {
-    const std::string& nm = mm.g.name;
-    m.assign(fmt::format("cnt_eng_rd_{}_o", nm), fmt::format("cnt_eng_rd_{}_q", nm));
-    if (mm.lane_bits != kMemsysPsumLaneBits) m.assign(fmt::format("cnt_eng_wr_{}_o", nm), fmt::format("cnt_eng_wr_{}_q", nm));
-    for (const char* k : {"dma_rd", "dma_wr", "dma_wait"})
-      m.assign(fmt::format("cnt_{}_{}_o", k, nm), fmt::format("cnt_{}_{}_q", k, nm));
-    for (int s = 0; s < mm.g.mem.sectors && !mm.view(); ++s)
-      m.assign(expr_slice(fmt::format("cnt_sector_{}_o", nm), s, str(kMemsysCounterBits)),
-               fmt::format("cnt_sector_{}_s{}_q", nm, s));
+void drive_counter_and_error_outputs(Module& m, const MemsysGeometry& mg, const CounterOutputs& out,
+                                     const MemoryBlocks& blocks, const Expr& err_range_q, const MemsysCollect& collect) {
+  for (std::size_t i = 0; i < mg.mems.size(); ++i) {
+    const MemoryCounters &org = out.memories[i], &q = blocks.counters[i];
+    m.assign(org.eng_rd, q.eng_rd);
+    if (org.eng_wr) m.assign(*org.eng_wr, *q.eng_wr);
+    m.assign(org.dma_rd, q.dma_rd);
+    m.assign(org.dma_wr, q.dma_wr);
+    m.assign(org.dma_wait, q.dma_wait);
+    for (std::size_t s = 0; s < q.sectors.size(); ++s)
+      m.assign(org.sectors.at(0).part(static_cast<int>(s), kMemsysCounterBits), q.sectors[s]);
   }
-  m.assign("cnt_wr_wait_o", "cnt_wr_wait_q");
-  m.assign("err_o", c.err_any);
+  m.assign(out.cnt_wr_wait_o, blocks.wr_wait);
+  std::vector<Expr> errors{err_range_q};
+  errors.insert(errors.end(), collect.scratchpad_errors.begin(), collect.scratchpad_errors.end());
+  m.assign(out.err_o, any_of(errors));
 }
 
 }  // namespace
 
 Module build_memsys(const AccelConfig& cfg) {
   const MemsysGeometry mg = memsys_geometry(cfg);
-  const MemsysOrg o = memsys_org(cfg, mg);
-  Module m(kMemsysModule, o.smp ? smp_description(o) : o.hy ? hy_description(o) : sep_description(o));
-  declare_engine_ports(m, o);
-  declare_dma_port(m, o);
-  declare_sleep_ports(m, o);
-  declare_counter_and_error_outputs(m, o);
+  const MemsysOrg org = memsys_org(cfg, mg);
+  Module m(kMemsysModule, org.smp ? smp_description(org) : org.hy ? hy_description(org) : sep_description(org));
+  const EnginePorts engine = declare_engine_ports(m, org);
+  const DmaPort dma_port = declare_dma_port(m, org);
+  const SleepPorts sleep = declare_sleep_ports(m, org);
+  const CounterOutputs counters = declare_counter_and_error_outputs(m, org);
+  const MemsysPorts ports{engine, dma_port, sleep, counters};
+  const std::map<std::string, ScratchpadReads> scratchpads = forward_scratchpad_reads(m, org);
 
-  MemsysCollect c;
-  const Decoders decoders = engine_decoders(o);
-  for (const Decoder& p : decoders.all) engine_port_decoder(m, decoders, p, c);
-  writer_arbitration(m, o, c);
-  dma_decode_and_grant(m, o, c);
-  memories_and_counters(m, o, c);
-  dma_read_data(m, mg, c);
-  sticky_error_and_registers(m, c);
-  drive_counter_and_error_outputs(m, mg, c);
+  MemsysCollect collect;
+  Decoders decoders = engine_decoders(org);
+  for (const Decoder& decoder : decoders.all) engine_port_decoder(m, decoders, decoder, engine, scratchpads, collect);
+  decoder_range_errors(decoders, engine, collect);
+  const Writer writer = writer_arbitration(m, org, decoders, engine, collect);
+  DmaAccess dma = dma_decode_and_grant(m, org, ports, decoders, writer, scratchpads, collect);
+  const MemoryBlocks blocks = memories_and_counters(m, org, decoders, writer, ports, dma, collect);
+  dma_read_data(m, mg, ports, dma, blocks, collect);
+  const Expr err_range_q = sticky_error_and_registers(m, collect);
+  drive_counter_and_error_outputs(m, mg, counters, blocks, err_range_q, collect);
   return m;
 }
 

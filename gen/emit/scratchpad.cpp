@@ -187,8 +187,8 @@ Expr bits_of(const Expr& v, int hi, int lo) { return hi == lo ? v[hi] : v.slice(
 
 // The OR of `terms` (each parenthesized, also when alone).
 Expr any_of(const std::vector<Expr>& terms) {
-  Expr e = parens(terms.at(0));
-  for (std::size_t i = 1; i < terms.size(); ++i) e = e | parens(terms[i]);
+  Expr e = paren(terms.at(0));
+  for (std::size_t i = 1; i < terms.size(); ++i) e = e | paren(terms[i]);
   return e;
 }
 
@@ -404,7 +404,7 @@ void build_bank_port_read_mux(Module& m, const MemorySignals& sig, const MemoryS
   const MemoryPort& out = sig.port.port[k];
   const BankPort& bank_port = sig.bank[b][k];
   const int sectors = shape.sectors;
-  Expr sector_word = parens(bank_port.sector_rdata[0]);
+  Expr sector_word = paren(bank_port.sector_rdata[0]);
   if (bank_port.rsec_q) {
     std::vector<std::pair<Expr, Expr>> arms;
     for (int s = 0; s < sectors - 1; ++s)

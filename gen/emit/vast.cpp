@@ -341,8 +341,35 @@ Param Module::localparam(std::string name, const Dim& value, std::string comment
 }
 
 Expr Module::wire(std::string name, const Dim& width, std::string comment, bool is_signed) {
+  for (auto it = forward_.begin(); it != forward_.end(); ++it)
+    if (it->first == name) {
+      if (it->second != width.value() || is_signed)
+        throw std::logic_error(fmt::format("vast: {}: wire {} of {} bits was used ahead as {} unsigned bits", name_,
+                                           name, width.value(), it->second));
+      forward_.erase(it);
+      break;
+    }
   wire(name, width.text(), std::move(comment), is_signed);
   return detail::signal_ref(name_, name, width, is_signed, true);
+}
+
+Expr Module::forward_wire(const std::string& name, const Dim& width) {
+  if (!is_snake_case(name)) throw std::logic_error("vast: signal not lower_snake_case: " + name + " in " + name_);
+  if (names_.count(name)) throw std::logic_error("vast: forward wire " + name + " is declared already in " + name_);
+  for (const auto& [n, bits] : forward_)
+    if (n == name) {
+      if (bits != width.value())
+        throw std::logic_error(fmt::format("vast: {}: forward wire {} of {} and {} bits", name_, name, bits, width.value()));
+      return detail::signal_ref(name_, name, width, false, true);
+    }
+  forward_.emplace_back(name, width.value());
+  return detail::signal_ref(name_, name, width, false, true);
+}
+
+std::vector<std::string> Module::undeclared_forward_wires() const {
+  std::vector<std::string> names;
+  for (const auto& f : forward_) names.push_back(f.first);
+  return names;
 }
 
 Expr Module::reg(std::string name, const Dim& width, std::string comment, bool is_signed) {
@@ -646,6 +673,8 @@ void Module::lint_off(std::string rule, std::string reason) {
 void Module::lint_on(std::string rule) { items_.emplace_back(ItemLint{false, std::move(rule), ""}); }
 
 std::string print_module(const Module& m) {
+  if (const auto missing = m.undeclared_forward_wires(); !missing.empty())
+    throw std::logic_error(fmt::format("vast: {}: forward wires never declared: {}", m.name(), fmt::join(missing, ", ")));
   std::string out;
   append_comment_lines(out, "", m.description());
   out += "module " + m.name();

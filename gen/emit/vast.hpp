@@ -195,6 +195,12 @@ class Module {
   Expr wire(std::string name, const Dim& width, std::string comment = "", bool is_signed = false);
   Expr reg(std::string name, const Dim& width, std::string comment = "", bool is_signed = false);
   Memory memory(std::string name, const Dim& width, const Dim& depth, std::string comment = "");
+  // A wire declared further down (Verilog reads a net above its declaration): the handle that
+  // wire(name, width) gives later. That wire() call must come, with the same width (print_module
+  // throws for a forward wire never declared).
+  Expr forward_wire(const std::string& name, const Dim& width);
+  // The names of forward wires not declared yet.
+  std::vector<std::string> undeclared_forward_wires() const;
   // `integer name;`: a loop variable for for_() whose values lie in [0, limit).
   Expr loop_variable(std::string name, const Dim& limit, std::string comment = "");
   void assign(const Expr& lhs, const Expr& rhs);
@@ -240,6 +246,7 @@ class Module {
   std::vector<Item> items_;
   std::set<std::string> names_;
   std::set<std::string> async_assigned_;  // signals assigned in always_ff_reset blocks
+  std::vector<std::pair<std::string, long long>> forward_;  // forward wires not declared yet (name, bits)
 };
 
 // The one printer. Deterministic: the same Module always prints the same bytes.

@@ -14,7 +14,7 @@ struct Expr::Node {
   bool is_signed = false;
   bool assignable = false;
   bool full_product = false;
-  bool chained = false;    // kTernary: the false branch of a ternary_chain, printed bare there
+  bool chain = false;      // kTernary made by ternary_chain: an inner chained ternary prints bare
   std::string module;      // the module whose signals the expression reads ("" for constants)
   std::string text;        // kRef: name; kConst: literal; kUnary/kBinary: operator; kSelect/kExtend: printed form
   std::vector<Expr> args;  // operands
@@ -65,8 +65,7 @@ std::string parens(const std::string& s) { return "(" + s + ")"; }
 // An operand of `parent`, parenthesized where needed (see the rules in vast_expr.hpp).
 std::string print_operand(const Node& child, const Node& parent, bool right) {
   const std::string s = print(child);
-  if (child.kind == Kind::kTernary)
-    return parent.kind == Kind::kTernary && right && child.chained ? s : parens(s);
+  if (child.kind == Kind::kTernary) return parens(s);
   switch (parent.kind) {
     case Kind::kUnary:
       return child.kind == Kind::kBinary || child.kind == Kind::kUnary ? parens(s) : s;
@@ -94,9 +93,14 @@ std::string print(const Node& n) {
     case Kind::kBinary:
       return fmt::format("{} {} {}", print_operand(n.args[0].node(), n, false), n.text,
                          print_operand(n.args[1].node(), n, true));
-    case Kind::kTernary:
+    case Kind::kTernary: {
+      const Node& f = n.args[2].node();
       return fmt::format("{} ? {} : {}", print_operand(n.args[0].node(), n, false),
-                         print_operand(n.args[1].node(), n, false), print_operand(n.args[2].node(), n, true));
+                         print_operand(n.args[1].node(), n, false),
+                         n.chain && f.kind == Kind::kTernary && f.chain ? print(f) : print_operand(f, n, true));
+    }
+    case Kind::kParen:
+      return "(" + print(n.args[0].node()) + ")";
     case Kind::kConcat: {
       std::string s = "{";
       for (std::size_t i = 0; i < n.args.size(); ++i) s += (i ? ", " : "") + print(n.args[i].node());
@@ -106,8 +110,6 @@ std::string print(const Node& n) {
       return fmt::format("{{{}{{{}}}}}", n.count.operand(), print(n.args[0].node()));
     case Kind::kWord:
       return fmt::format("{}[{}]", n.text, print(n.args[0].node()));
-    case Kind::kParen:
-      return parens(print(n.args[0].node()));
   }
   return "";
 }
@@ -331,25 +333,30 @@ Expr constant(int width, std::string text) {
   return Expr(n);
 }
 
-void check_fits(const Dim& width, std::uint64_t value, const char* what) {
+void check_fits(const Dim& width, std::uint64_t value, const char* what, long long max_width) {
   const std::string t = fmt::format("{}'{}{}", width.text(), what, value);
   if (!width.is_number()) fail("", "a literal needs a numeric width", t);
-  if (width.value() < 1 || width.value() > 64) fail("", "literal width outside 1..64", t);
+  if (width.value() < 1 || width.value() > max_width) fail("", fmt::format("literal width outside 1..{}", max_width), t);
   if (width.value() < 64 && value >> width.value()) fail("", fmt::format("{} does not fit in {} bits", value, width.value()), t);
 }
 
 }  // namespace
 
 Expr lit(const Dim& width, std::uint64_t value) {
-  check_fits(width, value, "d");
+  check_fits(width, value, "d", 1LL << 20);
   return constant(static_cast<int>(width.value()), fmt::format("{}'d{}", width.value(), value));
 }
 
 Expr lit_bin(const Dim& width, std::uint64_t value) {
-  check_fits(width, value, "b");
+  check_fits(width, value, "b", 64);
   std::string digits;
   for (long long i = width.value() - 1; i >= 0; --i) digits += (value >> i) & 1 ? '1' : '0';
   return constant(static_cast<int>(width.value()), fmt::format("{}'b{}", width.value(), digits));
+}
+
+Expr lit_hex(const Dim& width, std::uint64_t value) {
+  check_fits(width, value, "h", 1LL << 20);
+  return constant(static_cast<int>(width.value()), fmt::format("{}'h{:x}", width.value(), value));
 }
 
 Expr bit(bool value) { return constant(1, value ? "1'b1" : "1'b0"); }
@@ -407,25 +414,20 @@ Expr ternary(const Expr& s, const Expr& t, const Expr& f) {
   return Expr(n);
 }
 
-Expr ternary_chain(const std::vector<std::pair<Expr, Expr>>& arms, const Expr& otherwise) {
-  if (arms.empty()) fail(otherwise.node().module, "a ternary chain without arms", otherwise.text());
+Expr ternary_chain(const std::vector<std::pair<Expr, Expr>>& cases, const Expr& otherwise) {
+  if (cases.empty()) fail(otherwise.node().module, "ternary chain without a case", otherwise.text());
   Expr e = otherwise;
-  for (auto it = arms.rbegin(); it != arms.rend(); ++it) {
-    if (it != arms.rbegin()) {  // e is the chain's ternary built in the previous step: a chain link
-      auto link = std::make_shared<Node>(e.node());
-      link->chained = true;
-      e = Expr(link);
-    }
-    e = ternary(it->first, it->second, e);
+  for (auto it = cases.rbegin(); it != cases.rend(); ++it) {
+    auto n = std::make_shared<Node>(ternary(it->first, it->second, e).node());
+    n->chain = true;
+    e = Expr(n);
   }
   return e;
 }
 
-Expr parens(const Expr& e) {
-  if (e.node().kind == Kind::kParen) return e;
+Expr paren(const Expr& e) {
   auto n = make(Kind::kParen, e.width(), {e}, "(" + e.text() + ")");
   n->is_signed = e.is_signed();
-  n->dim = e.width_dim();
   return Expr(n);
 }
 

@@ -124,8 +124,9 @@ class Memory {
 
 // ---- Constants ---------------------------------------------------------------------------------
 
-Expr lit(const Dim& width, std::uint64_t value);      // W'dV; the width must be a number, V must fit
-Expr lit_bin(const Dim& width, std::uint64_t value);  // W'bBB..B, all W digits
+Expr lit(const Dim& width, std::uint64_t value);      // W'dV; the width must be a number (any), V must fit
+Expr lit_bin(const Dim& width, std::uint64_t value);  // W'bBB..B, all W digits (W <= 64)
+Expr lit_hex(const Dim& width, std::uint64_t value);  // W'hH..H, lower-case digits without leading zeros
 Expr bit(bool value);                                 // 1'b0 / 1'b1
 Expr zero(const Dim& width);                          // N'd0, or {W{1'b0}} for a parameter width
 
@@ -165,14 +166,14 @@ Expr ashr(const Expr& a, const Expr& amount);  // a >>> amount
 Expr full_product(const Expr& a, const Expr& b);
 
 Expr ternary(const Expr& select, const Expr& if_true, const Expr& if_false);  // s ? t : f
-// A priority chain c1 ? v1 : c2 ? v2 : ... : otherwise (at least one arm): nested ternaries whose
-// false branches print without the parentheses a ternary operand otherwise gets (Verilog's ?: groups
-// to the right); selectors and values follow the ternary's rules, and the chain as an operand is
-// parenthesized like any ternary.
-Expr ternary_chain(const std::vector<std::pair<Expr, Expr>>& arms, const Expr& otherwise);
-// (e): explicit parentheses where the rules above would print none (around a name, a binary operand
-// of a ternary, a whole right-hand side). Same width and signedness as e; never doubled.
-Expr parens(const Expr& e);
+// s1 ? v1 : s2 ? v2 : ... : otherwise: ternary(s1, v1, ternary(s2, v2, ... otherwise)) printed flat
+// (Verilog's ?: groups to the right, so the inner ternaries need no parentheses). Selectors and
+// branches follow ternary's rules; the chain as an operand is parenthesized like a ternary.
+Expr ternary_chain(const std::vector<std::pair<Expr, Expr>>& cases, const Expr& otherwise);
+// (e): e in parentheses the printer's rules would not add, where a design prints them (a
+// comparison as a whole right-hand side, `{1'd0, (x[0])}`, `~(a)`). Width and signedness are e's;
+// as an operand it takes no further parentheses, like a name.
+Expr paren(const Expr& e);
 Expr cat(const std::vector<Expr>& parts);                                    // {a, b, ...}
 Expr rep(const Dim& count, const Expr& e);                                   // {N{e}}
 

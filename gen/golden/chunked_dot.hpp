@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "core/bits.hpp"
 #include "golden/stats.hpp"
 #include "numerics/fixed.hpp"
 
@@ -41,8 +42,7 @@ inline std::int64_t dot_chunked(const std::int32_t* a, const std::int32_t* b, in
 // ceil(log2(rows)) bits. Then int16 products summed in int32 are exact.
 inline bool fits_fast_path(int data_bits, int weight_bits, int rows) {
   const int prod_bits = data_bits + weight_bits - 1;
-  int chunk_bits = 0;
-  while ((1 << chunk_bits) < rows) ++chunk_bits;
+  const int chunk_bits = clog2(rows);
   return data_bits <= 16 && weight_bits <= 16 && prod_bits + chunk_bits <= 31;
 }
 

@@ -6,6 +6,7 @@
 #include <climits>
 #include <cmath>
 
+#include "core/bits.hpp"
 #include "core/input_error.hpp"
 #include "numerics/fixed.hpp"
 
@@ -79,8 +80,7 @@ QuantizedModel quantize_model(const AccelConfig& cfg, const Network& net, const 
       }
       // A sum of n inputs that fit their formats fits one of ceil(log2 n) fewer fraction bits than the
       // coarsest; calibration may allow more, up to the finest. A concatenation takes the coarsest.
-      int grow = 0;
-      while ((1 << grow) < int(srcs.size())) ++grow;
+      const int grow = clog2(static_cast<long long>(srcs.size()));
       q.out_frac = L.kind == LayerKind::CapsAdd ? choose_frac(stats.get(L.name + ".out"), A, lo - grow, hi) : lo;
       q.next_frac = q.out_frac;
       qm.layers.push_back(std::move(q));

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "config/accel_config.hpp"
 #include "isa/engine.hpp"
 
 namespace capsgen::isa {
@@ -22,8 +23,12 @@ const char* to_string(FrameKind k);
 // Memories a PMU frame addresses: data, weight, acc, shared (docs/memory-system.md section 2.1).
 inline constexpr int kFrameMemories = 4;
 
-// Widths of the payload fields for one preset (the compiler derives them from the config exactly as
-// the emitters do: emit::dma_geometry, emit::spm_memories; the CLI cross-checks the two).
+// A PMU frame's awake mask of a memory is one 32-bit field: a power-gated memory has at most this
+// many sectors on the chip.
+inline constexpr int kAwakeFieldSectors = 32;
+
+// Widths of the payload fields for one preset; frame_geometry() derives them, and both the compiler
+// (which packs frames) and the emitters (which size capsgen_dma's and the PMUs' ports) use it.
 struct FrameGeometry {
   int dram_addr_bits = 32;  // DRAM byte address and DRAM strides (two's complement, mod 2^32)
   int count_bits = 16;      // per-level element counts
@@ -36,6 +41,13 @@ struct FrameGeometry {
   int sectors[kFrameMemories] = {0, 0, 0, 0};
   bool power_gating() const { return sectors[0] + sectors[1] + sectors[2] + sectors[3] > 0; }
 };
+
+// The preset's frame geometry: SPM address = clog2 of the on-chip element space (isa/onchip_map.hpp),
+// burst = clog2(max_burst + 1), size = 0..log2(widest word bytes), and the sectors of each physical
+// memory with power gating (SMP: the shared one; its acc view has no field of its own). Sector counts
+// are the config's; the chip refuses more than kAwakeFieldSectors. Needs a preset whose memories form
+// an element space (OnchipMap::unsupported_reason empty).
+FrameGeometry frame_geometry(const AccelConfig& cfg);
 
 // Header word of every frame.
 //   kind        FrameKind

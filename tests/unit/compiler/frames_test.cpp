@@ -278,7 +278,7 @@ TEST(Frames, GeometryEqualsTheChipEmitters) {
     }
     if (!emit::memsys_unsupported_reason(cfg).empty()) continue;
     ++chips;
-    const isa::FrameGeometry a = frame_geometry(cfg), b = emit::chip_frame_geometry(cfg);
+    const isa::FrameGeometry a = isa::frame_geometry(cfg), b = emit::chip_frame_geometry(cfg);
     EXPECT_EQ(a.dram_addr_bits, b.dram_addr_bits);
     EXPECT_EQ(a.count_bits, b.count_bits);
     EXPECT_EQ(a.spm_addr_bits, b.spm_addr_bits);

@@ -394,8 +394,10 @@ TEST(Stream, OnlyFittingPartsAreStreamed) {
   // SMP keeps psum codes in 32-bit lanes of the shared memory's words: 16-bit words cannot hold one.
   AccelConfig cfg = preset("tiny-2x2-smp");
   cfg.scratchpad.shared.width_bits = 16;
+  EXPECT_NE(OnchipMap::unsupported_reason(cfg).find("scratchpad.shared.width_bits >= 32"), std::string::npos);
+  EXPECT_THROW(OnchipMap::from_config(cfg), std::invalid_argument);
   try {
-    OnchipMap::from_config(cfg);
+    stream_program(cfg, compile("tiny-2x2-smp", "capsnet-tiny", 1).prog);
     FAIL() << "no error";
   } catch (const StreamError& e) {
     EXPECT_NE(std::string(e.what()).find("scratchpad.shared.width_bits >= 32"), std::string::npos) << e.what();

@@ -65,6 +65,9 @@ TEST(VastExpr, Literals) {
   EXPECT_EQ(lit(64, ~0ULL).text(), "64'd18446744073709551615");
   EXPECT_EQ(lit_bin(3, 5).text(), "3'b101");
   EXPECT_EQ(lit_bin(4, 1).text(), "4'b0001");
+  EXPECT_EQ(lit_hex(8, 255).text(), "8'hff");
+  EXPECT_EQ(lit_hex(16, 10).text(), "16'ha");
+  EXPECT_NE(error_of([] { (void)lit_hex(4, 16); }), "");
   EXPECT_EQ(bit(false).text(), "1'b0");
   EXPECT_EQ(bit(true).text(), "1'b1");
   EXPECT_EQ(zero(8).text(), "8'd0");
@@ -163,31 +166,26 @@ TEST(VastExpr, Ternary) {
 TEST(VastExpr, TernaryChain) {
   Fixture f;
   EXPECT_EQ(ternary_chain({{f.s, f.a}, {f.t, f.b}}, f.c).text(), "s_i ? a_i : t_i ? b_i : c_i");
-  EXPECT_EQ(ternary_chain({{f.a == f.b, f.a}, {f.a > f.c, f.b}, {f.u, f.c}}, f.b + f.c).text(),
-            "(a_i == b_i) ? a_i : (a_i > c_i) ? b_i : u_i ? c_i : b_i + c_i");
-  EXPECT_EQ(ternary_chain({{f.s, f.a}}, f.b).text(), "s_i ? a_i : b_i");
-  // A ternary given as the last value is not part of the chain; a chain as an operand is one ternary.
-  EXPECT_EQ(ternary_chain({{f.s, f.a}}, ternary(f.t, f.b, f.c)).text(), "s_i ? a_i : (t_i ? b_i : c_i)");
-  EXPECT_EQ(ternary(f.u, ternary_chain({{f.s, f.a}, {f.t, f.b}}, f.c), f.a).text(),
-            "u_i ? (s_i ? a_i : t_i ? b_i : c_i) : a_i");
-  EXPECT_EQ((ternary_chain({{f.s, f.a}, {f.t, f.b}}, f.c) & f.a).text(), "(s_i ? a_i : t_i ? b_i : c_i) & a_i");
+  EXPECT_EQ(ternary_chain({{f.a == f.b, f.a}, {f.u, f.b}}, ternary(f.t, f.b, f.c)).text(),
+            "(a_i == b_i) ? a_i : u_i ? b_i : (t_i ? b_i : c_i)");
+  EXPECT_EQ(ternary_chain({{f.s, f.a}}, f.c).text(), "s_i ? a_i : c_i");
+  EXPECT_EQ((ternary_chain({{f.s, f.a}, {f.t, f.b}}, f.c) & f.c).text(), "(s_i ? a_i : t_i ? b_i : c_i) & c_i");
   EXPECT_EQ(ternary_chain({{f.s, f.a}, {f.t, f.b}}, f.c).width(), 4);
+  EXPECT_NE(error_of([&] { (void)ternary_chain({{f.s, f.a}, {f.t, f.p}}, f.c); }), "");  // 4 and 8 bits
   EXPECT_NE(error_of([&] { (void)ternary_chain({}, f.c); }), "");
-  EXPECT_NE(error_of([&] { (void)ternary_chain({{f.s, f.a}, {f.t, f.s}}, f.c); }), "");  // branch widths
 }
 
-TEST(VastExpr, Parens) {
+TEST(VastExpr, Parentheses) {
   Fixture f;
-  EXPECT_EQ(parens(f.a).text(), "(a_i)");
-  EXPECT_EQ(parens(f.a & f.b).text(), "(a_i & b_i)");
-  EXPECT_EQ(ternary(f.u, parens(f.s & f.t), f.s).text(), "u_i ? (s_i & t_i) : s_i");
-  EXPECT_EQ(ternary(parens(f.s | f.t), f.a, f.b).text(), "(s_i | t_i) ? a_i : b_i");
-  EXPECT_EQ((parens(f.a & f.b) | f.c).text(), "(a_i & b_i) | c_i");
-  EXPECT_EQ((~parens(f.a & f.b)).text(), "~(a_i & b_i)");
-  EXPECT_EQ(parens(parens(f.a)).text(), "(a_i)");
-  EXPECT_EQ(parens(f.p).width(), 8);
-  EXPECT_TRUE(parens(f.p).is_signed());
-  EXPECT_FALSE(parens(f.w).is_lvalue());
+  EXPECT_EQ(paren(f.a == f.b).text(), "(a_i == b_i)");
+  EXPECT_EQ(paren(f.a[0]).text(), "(a_i[0])");
+  EXPECT_EQ((~paren(f.s)).text(), "~(s_i)");
+  EXPECT_EQ((paren(f.a & f.b) | f.c).text(), "(a_i & b_i) | c_i");
+  EXPECT_EQ(paren(ternary(f.s, f.a, f.b)).text(), "(s_i ? a_i : b_i)");
+  EXPECT_EQ(zext(paren(f.s & f.t), 3).text(), "{2'd0, (s_i & t_i)}");
+  EXPECT_EQ(paren(f.p).width(), 8);
+  EXPECT_TRUE(paren(f.p).is_signed());
+  EXPECT_FALSE(paren(f.w).is_lvalue());
 }
 
 TEST(VastExpr, ConcatenationAndReplication) {
@@ -415,6 +413,26 @@ TEST(VastErrors, LiteralsMustFit) {
   EXPECT_NE(error_of([] { (void)lit(0, 0); }), "");
   Fixture f;
   EXPECT_NE(error_of([&] { (void)lit(f.width, 1); }), "");  // Width'd1 is not Verilog
+  EXPECT_EQ(lit(128, 1).text(), "128'd1");  // decimal literals of any width
+  EXPECT_NE(error_of([] { (void)lit_bin(65, 1); }), "");
+}
+
+TEST(VastModule, ForwardWires) {
+  Module m("capsgen_t", "test");
+  const Expr a = m.input("a_i", 4, "");
+  const Expr y = m.output("y_o", 4, "");
+  const Expr later = m.forward_wire("later", 4);
+  m.assign(y, later);
+  EXPECT_NE(error_of([&] { (void)print_module(m); }), "");  // never declared
+  EXPECT_NE(error_of([&] { (void)m.forward_wire("later", 8); }), "");
+  EXPECT_NE(error_of([&] { (void)m.forward_wire("a_i", 4); }), "");  // declared already
+  EXPECT_NE(error_of([&] { (void)m.wire("later", 8); }), "");         // another width
+  const Expr w = m.wire("later", 4);
+  m.assign(w, a);
+  EXPECT_EQ(w.text(), later.text());
+  const std::string v = print_module(m);
+  EXPECT_NE(v.find("  assign y_o = later;\n"), std::string::npos);
+  EXPECT_LT(v.find("assign y_o = later;"), v.find("wire [3:0] later;"));
 }
 
 TEST(VastErrors, SelectsStayInside) {
