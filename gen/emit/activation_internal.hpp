@@ -1,6 +1,8 @@
 // Verilog expression helpers shared by the activation-unit emitters (activation*.cpp) and the
 // scratchpad emitter. Widths are numbers here: these blocks are specialized to one preset (their
 // ROM contents and unrolled pipelines depend on it), so they carry no overridable parameters.
+// The typed forms (taking an Expr) come first; the text forms below them remain for the emitters
+// not yet migrated.
 #pragma once
 
 #include <fmt/format.h>
@@ -8,7 +10,48 @@
 #include <stdexcept>
 #include <string>
 
+#include "emit/vast.hpp"
+
 namespace capsgen::emit::detail {
+
+// ---- Typed ---------------------------------------------------------------------------------------
+
+// Bits [hi:lo] of a declared signal: a bit select when hi == lo (`v[3]`, not `v[3:3]`).
+inline Expr bits(const Expr& v, int hi, int lo) { return hi == lo ? v[hi] : v.slice(hi, lo); }
+
+// All-ones constant of `width` bits: {W{1'b1}}.
+inline Expr all_ones(int width) { return rep(width, bit(true)); }
+
+// fx::sat_s of a signed declared signal to `to` bits (its width >= to >= 2):
+// ((&v[F-1:T-1]) | ~(|v[F-1:T-1])) ? v[T-1:0] : {v[F-1], {T-1{~v[F-1]}}}.
+inline Expr sat_s(const Expr& v, int to) {
+  const int from = v.width();
+  if (from < to || to < 2) throw std::logic_error("sat_s: bad widths");
+  if (from == to) return v;
+  const Expr high = bits(v, from - 1, to - 1);
+  const Expr sign = v[from - 1];
+  return ternary(paren(reduce_and(high) | ~reduce_or(high)), bits(v, to - 1, 0),
+                 cat({sign, rep(to - 1, ~sign)}));
+}
+
+// fx::sat_u of an unsigned declared signal to `to` bits (zero extension when it is not wider):
+// (|v[F-1:T]) ? {T{1'b1}} : v[T-1:0].
+inline Expr sat_u(const Expr& v, int to) {
+  const int from = v.width();
+  if (from <= to) return zext(v, to);
+  return ternary(paren(reduce_or(bits(v, from - 1, to))), all_ones(to), bits(v, to - 1, 0));
+}
+
+// The ports every activation ROM (and its drop-ins) has: clk_i, addr_i, data_o.
+struct ActRomPorts {
+  Expr clk, addr, data;
+};
+ActRomPorts declare_act_rom_ports(Module& m, int addr_bits, int data_bits);
+// A module with only those ports: what an instance of such a ROM is checked against, without
+// building its table.
+Module act_rom_interface(const std::string& name, int addr_bits, int data_bits);
+
+// ---- Verilog text (deprecated) -------------------------------------------------------------------
 
 inline std::string lit(int width, long long value) { return fmt::format("{}'d{}", width, value); }
 

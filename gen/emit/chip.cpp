@@ -71,25 +71,6 @@ const char* const kSeqStats[][2] = {
 
 }  // namespace
 
-isa::FrameGeometry chip_frame_geometry(const AccelConfig& cfg) {
-  const DmaGeometry d = dma_geometry(cfg);
-  isa::FrameGeometry g;
-  g.dram_addr_bits = kDmaDramAddrBits;
-  g.count_bits = kDmaCountBits;
-  g.spm_addr_bits = d.spm_addr_bits;
-  g.len_bits = d.len_bits;
-  g.size_bits = d.size_bits;
-  g.max_size = d.max_size;
-  const std::vector<SpmGeometry> mems = spm_memories(cfg);
-  const char* const names[isa::kFrameMemories] = {"data", "weight", "acc", "shared"};
-  for (int i = 0; i < isa::kFrameMemories; ++i) {
-    g.sectors[i] = 0;
-    for (const SpmGeometry& m : mems)
-      if (m.name == names[i] && m.power_gating) g.sectors[i] = std::max(1, m.mem.sectors);
-  }
-  return g;
-}
-
 std::string chip_unsupported_reason(const AccelConfig& cfg) {
   if (std::string why = memsys_unsupported_reason(cfg); !why.empty()) return why;
   // DRAM stores codes of up to 16 bits in 1 or 2 bytes; the DMA moves bias (psum) codes as 4 bytes.
@@ -98,9 +79,9 @@ std::string chip_unsupported_reason(const AccelConfig& cfg) {
                        "4 bytes into the 32-bit lanes (widening narrower bias codes is not built)",
                        cfg.widths.psum, cfg.widths.psum <= 8 ? "1 byte" : "2 bytes");
   for (const SpmGeometry& m : spm_memories(cfg))
-    if (m.power_gating && m.mem.sectors > 32)
-      return fmt::format("scratchpad.{}.sectors: {} sectors, more than a PMU frame's 32-bit awake field holds", m.name,
-                         m.mem.sectors);
+    if (m.power_gating && m.mem.sectors > isa::kAwakeFieldSectors)
+      return fmt::format("scratchpad.{}.sectors: {} sectors, more than a PMU frame's {}-bit awake field holds", m.name,
+                         m.mem.sectors, isa::kAwakeFieldSectors);
   return "";
 }
 
@@ -248,9 +229,7 @@ void decode_frame(Module& m, const FrameSeqPorts& ports, const FrameSeqState& st
                                      {arriving_kind == lit(2, 1), lit(count_bits, words.dma)},
                                      {arriving_kind == lit(2, 2), lit(count_bits, words.pmu)}},
                                     lit(count_bits, 0)));
-  // text API: the printer parenthesizes the subtraction inside the comparison (rcv_q == (len_q - 1)).
-  m.assign(state.last_pay.text(), fmt::format("{} & ({} == {})", state.rsp_pay.text(), state.rcv_q.text(),
-                                          (state.len_q - lit(count_bits, 1)).text()));
+  m.assign(state.last_pay, state.rsp_pay & (state.rcv_q == bare(state.len_q - lit(count_bits, 1))));
   m.assign(state.is_eng, state.full_q & (state.kind == lit(2, 0)));
   m.assign(state.is_dma, state.full_q & (state.kind == lit(2, 1)));
   m.assign(state.is_pmu, state.full_q & (state.kind == lit(2, 2)));
@@ -338,7 +317,7 @@ void frame_sequencer_registers(Module& m, const FrameSeqPorts& ports, const Fram
 }  // namespace
 
 Module build_frame_sequencer(const AccelConfig& cfg) {
-  const isa::FrameGeometry g = chip_frame_geometry(cfg);
+  const isa::FrameGeometry g = isa::frame_geometry(cfg);
   const PayloadWords words(g);
   const FrameHeader header = frame_header();
   Module m(kFrameSequencerModule, frame_sequencer_description(cfg, words));
@@ -685,7 +664,7 @@ void instantiate_pmus(Module& m, const ChipUnits& units, const isa::FrameGeometr
 }  // namespace
 
 Module build_chip(const AccelConfig& cfg) {
-  const isa::FrameGeometry g = chip_frame_geometry(cfg);
+  const isa::FrameGeometry g = isa::frame_geometry(cfg);
   const bool power_gating = g.power_gating();
   const ChipUnits units{build_frame_sequencer(cfg), build_engine(cfg), build_dma(cfg), build_memsys(cfg), spm_memories(cfg)};
   Module m(kChipModule, chip_description(cfg, power_gating));
@@ -704,7 +683,7 @@ std::string chip_summary(const AccelConfig& cfg) {
   std::string s = fmt::format("# capsgen_chip of {} (docs/rtl-chip.md)\n", cfg.name);
   const std::string why = chip_unsupported_reason(cfg);
   if (!why.empty()) return s + "supported 0\nreason " + why + "\n";
-  const isa::FrameGeometry g = chip_frame_geometry(cfg);
+  const isa::FrameGeometry g = isa::frame_geometry(cfg);
   s += "supported 1\n";
   s += fmt::format("engine_words {}\ndma_words {}\npmu_words {}\n", isa::payload_words(isa::FrameKind::kEngine, g),
                    isa::payload_words(isa::FrameKind::kDma, g), g.power_gating() ? isa::payload_words(isa::FrameKind::kPmu, g) : 0);

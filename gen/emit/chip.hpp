@@ -23,10 +23,6 @@ inline constexpr const char* kChipModule = "capsgen_chip";
 // Key/value description for the testbench (always written; `supported 0` and a reason without memsys).
 inline constexpr const char* kChipSummaryName = "chip.txt";
 
-// The frame fields' widths as the emitted modules have them (capsgen_dma's ports, the memories'
-// sector counts); capsgen::frame_geometry (the compiler's derivation) must equal it.
-isa::FrameGeometry chip_frame_geometry(const AccelConfig& cfg);
-
 // "" when capsgen_chip can be generated, else the reason naming the field: capsgen_memsys's
 // (memsys_unsupported_reason), or a power-gated memory with more sectors than a PMU frame's 32-bit
 // awake field holds.

@@ -15,13 +15,14 @@
 
 namespace capsgen::emit {
 
-using detail::lit;
-using detail::zext;
-
 namespace {
 
 constexpr int CW = kGatherCountBits;  // counts
 constexpr int AW = kGatherAddrBits;   // addresses and strides
+
+constexpr int kCountBits = kGatherCountBits;  // a descriptor's counts (batch items, vectors, tiles, ...)
+constexpr int kAddrBits = kGatherAddrBits;    // element addresses and strides
+constexpr int kVectorCountBits = 32;          // an Activate's vectors (a Fill's elements)
 
 // Lane c of a packed vector of `w`-bit lanes.
 std::string lane(const std::string& v, int c, int w) { return expr_slice(v, c, str(w)); }
@@ -29,6 +30,12 @@ std::string lane(const std::string& v, int c, int w) { return expr_slice(v, c, s
 // {a} + {b} >= {c} on CW-bit unsigned counts, without overflow.
 std::string sum_ge(const std::string& a, const std::string& b, const std::string& c) {
   return fmt::format("({{1'b0, {}}} + {{1'b0, {}}} >= {{1'b0, {}}})", a, b, c);
+}
+
+// a + b >= c on unsigned counts, one bit wider so that the sum cannot overflow:
+// `({1'b0, a} + {1'b0, b} >= {1'b0, c})`.
+Expr sum_at_least(const Expr& a, const Expr& b, const Expr& c) {
+  return paren(bare(cat({bit(false), a}) + cat({bit(false), b})) >= cat({bit(false), c}));
 }
 
 // The reset statements of a control block: `reset` (the state that must start idle), then a zero for
@@ -43,375 +50,784 @@ Stmts with_zero_reset(const Module& m, Stmts reset, const std::vector<std::strin
   return reset;
 }
 
+// The same for registers given by their handles.
+Stmts with_zero_reset(const Module& m, Stmts reset, const std::vector<Expr>& regs) {
+  std::vector<std::string> names;
+  for (const Expr& r : regs) names.push_back(r.text());
+  return with_zero_reset(m, std::move(reset), names);
+}
+
+}  // namespace
+
+// ---- Weight tile reader ------------------------------------------------------------------------
+
+namespace {
+
+// The array the tile reader loads.
+struct TileGeometry {
+  int rows = 0, cols = 0, weight_bits = 0;
+  int row_index_bits = 0, col_index_bits = 0;  // a row (< rows) and a column (< cols) index, >= 1 bit
+};
+
+TileGeometry tile_geometry(const AccelConfig& cfg) {
+  TileGeometry g;
+  g.rows = cfg.array.rows;
+  g.cols = cfg.array.cols;
+  g.weight_bits = cfg.widths.weight;
+  g.row_index_bits = std::max(1, clog2(g.rows));
+  g.col_index_bits = std::max(1, clog2(g.cols));
+  return g;
+}
+
+std::string tile_reader_description(const TileGeometry& g) {
+  return fmt::format(
+      "Weight tile reader (docs/rtl-engine.md) for a {0}x{1} array: loads the stationary tiles of one Gemm\n"
+      "in the order the streamer uses them (for b, for each block, for k < k_chunks, for n < n_tiles: tile\n"
+      "(b, k, n); every block reloads its tiles), one tile row per cycle, bottom row first (the array's\n"
+      "load order). Row r of tile (b, k, n) is one read of {1} consecutive elements at\n"
+      "  base + b*s_b + k*s_k + n*s_n + r*s_r        (tile-major layout, isa::Region::tile_rows)\n"
+      "with rows k*{0} + r >= r_total skipped (zeros, no read) and columns n*{1} + c >= n_total zeroed.\n"
+      "Diag tiles (block-diagonal, desc_diag_i): row r = group g = r / group_rows, element e = r % group_rows\n"
+      "holds only column g: the element at base + b*s_b + e*s_r (lane 0 of the read), zero when\n"
+      "e >= r_total or g >= n_total. rd_data_i arrives one cycle after rd_en_o; the row is presented to\n"
+      "the array in that cycle (weight_o, weight_load_o). The first row of a tile is read in the cycle the\n"
+      "tile may begin (combinationally from tile_start_i), so a tile of at least {0} vectors hides the next\n"
+      "tile's load completely.\n"
+      "Flow control (the array's rules, docs/rtl-datapath.md): a tile is loaded only after the previous one\n"
+      "was started (tile_start_i: the streamer sends the tile's first vector to the staging read, so the\n"
+      "swap reaches the array one cycle later, never before the new tile's first load); tile_ready_o\n"
+      "says the whole tile is in the array's Weight1 registers and not yet started.",
+      g.rows, g.cols);
+}
+
+// The tile reader's ports: the descriptor, the weight memory's read port, the array's load port.
+struct TileReaderPorts {
+  Expr start_i, desc_batch_i, desc_m_total_i, desc_m_block_i, desc_k_chunks_i, desc_n_tiles_i, desc_r_total_i,
+      desc_n_total_i, desc_base_i, desc_s_b_i, desc_s_k_i, desc_s_n_i, desc_s_r_i, desc_strided_i, desc_s_c_i,
+      desc_top_i, desc_diag_i, desc_group_rows_i, desc_gtop_i, desc_etop_i, desc_dtop_i, desc_dwrap_i;
+  Expr rd_en_o, rd_addr_o, rd_data_i, weight_o, weight_load_o, tile_start_i, tile_ready_o, busy_o;
+};
+
+TileReaderPorts declare_tile_reader_ports(Module& m, const TileGeometry& g) {
+  const int count = kCountBits, addr = kAddrBits, tile_row_bits = g.cols * g.weight_bits;
+  m.clock_and_reset();
+  return TileReaderPorts{m.input("start_i", 1, "load the descriptor and start (only while idle)"),
+                         m.input("desc_batch_i", count, "batch items"),
+                         m.input("desc_m_total_i", count, "vectors per batch item"),
+                         m.input("desc_m_block_i", count, "vectors per block"),
+                         m.input("desc_k_chunks_i", count, "chunks"),
+                         m.input("desc_n_tiles_i", count, "tiles per chunk"),
+                         m.input("desc_r_total_i", count, "reduction length (diag: elements per group)"),
+                         m.input("desc_n_total_i", count, "output columns"),
+                         m.input("desc_base_i", addr, "tile (0, 0, 0) row 0"),
+                         m.input("desc_s_b_i", addr, "batch stride"),
+                         m.input("desc_s_k_i", addr, "chunk stride"),
+                         m.input("desc_s_n_i", addr, "tile stride"),
+                         m.input("desc_s_r_i", addr, "row stride"),
+                         m.input("desc_strided_i", 1, "rows are not contiguous: read column by column"),
+                         m.input("desc_s_c_i", addr, "strided: column stride"),
+                         m.input("desc_top_i", addr, fmt::format("derived: {} * s_r (bottom row)", g.rows - 1)),
+                         m.input("desc_diag_i", 1, "block-diagonal tiles"),
+                         m.input("desc_group_rows_i", count, "diag: rows per group (>= 1)"),
+                         m.input("desc_gtop_i", count, fmt::format("diag, derived: {} / group_rows", g.rows - 1)),
+                         m.input("desc_etop_i", count, fmt::format("diag, derived: {} % group_rows", g.rows - 1)),
+                         m.input("desc_dtop_i", addr, "diag, derived: etop * s_r"),
+                         m.input("desc_dwrap_i", addr, "diag, derived: (group_rows - 1) * s_r"),
+                         m.output("rd_en_o", 1, "read one tile row"),
+                         m.output("rd_addr_o", addr, "element address of the row's column 0"),
+                         m.input("rd_data_i", tile_row_bits,
+                                 fmt::format("the {} elements from rd_addr_o on, one cycle after rd_en_o", g.cols)),
+                         m.output("weight_o", tile_row_bits, "tile row for the array (column c in bits [c*W +: W])"),
+                         m.output("weight_load_o", 1, "weight_o is the next tile row"),
+                         m.input("tile_start_i", 1, "the streamer starts the loaded tile"),
+                         m.output("tile_ready_o", 1, "a loaded tile waits to be started"),
+                         m.output("busy_o", 1, "tiles left to load")};
+}
+
+// The descriptor as the tile reader keeps it: counts minus one where the loops compare with the last
+// value, the strides, and the derived offsets of the first row read of a tile.
+struct TileDescriptorRegisters {
+  Expr bm1_q, mtot_q, mblk_q, kcm1_q, ntm1_q, rt_q, ntot_q, grm1_q, gtop_q, etop_q;
+  Expr s_b_q, s_k_q, s_n_q, s_r_q, s_c_q, top_q, dtop_q, dwrap_q;
+  Expr diag_q, strided_q;
+};
+
+TileDescriptorRegisters declare_tile_descriptor_registers(Module& m) {
+  const int count = kCountBits, addr = kAddrBits;
+  m.comment("Descriptor.");
+  return TileDescriptorRegisters{
+      m.reg("bm1_q", count),  m.reg("mtot_q", count), m.reg("mblk_q", count), m.reg("kcm1_q", count),
+      m.reg("ntm1_q", count), m.reg("rt_q", count),   m.reg("ntot_q", count), m.reg("grm1_q", count),
+      m.reg("gtop_q", count), m.reg("etop_q", count), m.reg("s_b_q", addr),   m.reg("s_k_q", addr),
+      m.reg("s_n_q", addr),   m.reg("s_r_q", addr),   m.reg("s_c_q", addr),   m.reg("top_q", addr),
+      m.reg("dtop_q", addr),  m.reg("dwrap_q", addr), m.reg("diag_q", 1),     m.reg("strided_q", 1)};
+}
+
+// The reader's state, its tile loop counters and offsets, and the row walker (the row, diag group and
+// element, strided column and address of the next read).
+struct TileLoopRegisters {
+  Expr busy_q, loading_q, held_q;
+  Expr n_q, k_q, b_q, m0_q, rem_q, lanes_q, bb_q, kofs_q, nofs_q, first_q, raddr_q;
+  Expr r_q, g_q, e_q, sc_q, laddr_q;
+  Memory rowbuf_q;
+};
+
+TileLoopRegisters declare_tile_loop_registers(Module& m, const TileGeometry& g) {
+  const int count = kCountBits, addr = kAddrBits;
+  m.comment("State: busy, reading a tile's rows after its first, a tile loaded (or loading) and not yet started.");
+  const Expr busy_q = m.reg("busy_q", 1), loading_q = m.reg("loading_q", 1), held_q = m.reg("held_q", 1);
+  m.comment(
+      "Tile counters and offsets; rem_q = r_total - k*rows and lanes_q = n_total - n*cols (floored at 0);\n"
+      "first_q = address of the current tile's first row read (row rows-1), kept ready so that the read can\n"
+      "go out in the cycle the previous tile starts (the load then ends in time for a swap every rows cycles).");
+  return TileLoopRegisters{busy_q,
+                           loading_q,
+                           held_q,
+                           m.reg("n_q", count),
+                           m.reg("k_q", count),
+                           m.reg("b_q", count),
+                           m.reg("m0_q", count),
+                           m.reg("rem_q", count),
+                           m.reg("lanes_q", count),
+                           m.reg("bb_q", addr),
+                           m.reg("kofs_q", addr),
+                           m.reg("nofs_q", addr),
+                           m.reg("first_q", addr),
+                           m.reg("raddr_q", addr),
+                           m.reg("r_q", g.row_index_bits, "next row to read"),
+                           m.reg("g_q", count, "diag: group of row r_q"),
+                           m.reg("e_q", count, "diag: element of row r_q within its group"),
+                           m.reg("sc_q", g.col_index_bits, "strided: next column of the row"),
+                           m.reg("laddr_q", addr, "strided: its address"),
+                           m.memory("rowbuf_q", g.weight_bits, g.cols, "strided: the columns of the row read so far")};
+}
+
+// The row (strided: the column) read in the previous cycle, on its way to the array.
+struct TileInFlightRegisters {
+  Expr p_valid_q, p_read_q, p_diag_q, p_strided_q, p_lanes_q, p_g_q, p_sc_q;
+};
+
+TileInFlightRegisters declare_tile_in_flight_registers(Module& m, const TileGeometry& g) {
+  m.comment("The row (strided: the column) in flight, read in the previous cycle.");
+  return TileInFlightRegisters{m.reg("p_valid_q", 1, "a whole row goes to the array this cycle"),
+                               m.reg("p_read_q", 1),
+                               m.reg("p_diag_q", 1),
+                               m.reg("p_strided_q", 1),
+                               m.reg("p_lanes_q", kCountBits),
+                               m.reg("p_g_q", kCountBits),
+                               m.reg("p_sc_q", g.col_index_bits)};
+}
+
+// The address walker's and the tile loops' combinational signals.
+struct TileWalkerWires {
+  Expr begin_tile, row_rd, cur_r, cur_g, cur_e, cur_addr, cur_sc, cur_laddr, row_done, row_ok;
+  Expr last_row, last_block, last_tile, n_wrap, k_wrap, nofs_next, kofs_next, bb_next;
+};
+
+TileWalkerWires declare_tile_walker_wires(Module& m, const TileGeometry& g) {
+  const int count = kCountBits, addr = kAddrBits;
+  return TileWalkerWires{m.wire("begin_tile", 1, "the next tile's first row is read this cycle"),
+                         m.wire("row_rd", 1, "a tile row is handled this cycle (read, or zeros)"),
+                         m.wire("cur_r", g.row_index_bits, "its row"),
+                         m.wire("cur_g", count),
+                         m.wire("cur_e", count),
+                         m.wire("cur_addr", addr),
+                         m.wire("cur_sc", g.col_index_bits, "strided: column read this cycle"),
+                         m.wire("cur_laddr", addr, "strided: its address"),
+                         m.wire("row_done", 1, "the row's last read (every row but a strided one: its only one)"),
+                         m.wire("row_ok", 1, "the row holds elements (else zeros, no read)"),
+                         m.wire("last_row", 1),
+                         m.wire("last_block", 1),
+                         m.wire("last_tile", 1),
+                         m.wire("n_wrap", 1),
+                         m.wire("k_wrap", 1),
+                         m.wire("nofs_next", addr),
+                         m.wire("kofs_next", addr),
+                         m.wire("bb_next", addr)};
+}
+
+// Every signal of the tile reader.
+struct TileReader {
+  TileGeometry geometry;
+  TileReaderPorts port;
+  TileDescriptorRegisters desc;
+  TileLoopRegisters loop;
+  TileInFlightRegisters flight;
+  TileWalkerWires walk;
+};
+
+// The address walker: which row (group, element, column) is read this cycle and where, whether the
+// row holds elements, and where the tile loops go after the tile's last row.
+void build_tile_address_walker(Module& m, const TileReader& t) {
+  const TileGeometry& g = t.geometry;
+  const TileReaderPorts& p = t.port;
+  const TileDescriptorRegisters& d = t.desc;
+  const TileLoopRegisters& loop = t.loop;
+  const TileWalkerWires& w = t.walk;
+  const Expr first_column = lit(g.col_index_bits, 0), zero_addr = lit(kAddrBits, 0);
+  m.assign(w.begin_tile, loop.busy_q & ~loop.loading_q & (~loop.held_q | p.tile_start_i));
+  m.assign(w.row_rd, w.begin_tile | loop.loading_q);
+  m.assign(w.cur_r, ternary(loop.loading_q, loop.r_q, lit(g.row_index_bits, g.rows - 1)));
+  m.assign(w.cur_g, ternary(loop.loading_q, loop.g_q, d.gtop_q));
+  m.assign(w.cur_e, ternary(loop.loading_q, loop.e_q, d.etop_q));
+  m.assign(w.cur_addr, ternary(loop.loading_q, loop.raddr_q, loop.first_q));
+  m.assign(w.cur_sc, ternary(loop.loading_q, loop.sc_q, first_column));
+  m.assign(w.cur_laddr, ternary(w.cur_sc == first_column, w.cur_addr, loop.laddr_q));
+  m.assign(w.row_ok,
+           ternary(d.diag_q, paren((w.cur_e < d.rt_q) & (w.cur_g < d.ntot_q) & (w.cur_g < lit(kCountBits, g.cols))),
+                   zext(w.cur_r, kCountBits) < loop.rem_q));
+  m.assign(w.last_row, w.cur_r == lit(g.row_index_bits, 0));
+  m.assign(w.last_block, sum_at_least(loop.m0_q, d.mblk_q, d.mtot_q));
+  m.assign(w.n_wrap, loop.n_q == d.ntm1_q);
+  m.assign(w.k_wrap, loop.k_q == d.kcm1_q);
+  m.assign(w.last_tile, w.n_wrap & w.k_wrap & w.last_block & (loop.b_q == d.bm1_q));
+  m.assign(w.nofs_next, ternary(w.n_wrap, zero_addr, loop.nofs_q + d.s_n_q));
+  m.assign(w.kofs_next, ternary(w.n_wrap, ternary(w.k_wrap, zero_addr, loop.kofs_q + d.s_k_q), loop.kofs_q));
+  m.assign(w.bb_next, ternary(paren(w.n_wrap & w.k_wrap & w.last_block), loop.bb_q + d.s_b_q, loop.bb_q));
+  m.assign(w.row_done, ~d.strided_q | d.diag_q | ~w.row_ok | (w.cur_sc == lit(g.col_index_bits, g.cols - 1)) |
+                           (bare(zext(w.cur_sc, kCountBits) + lit(kCountBits, 1)) >= loop.lanes_q));
+  m.assign(p.rd_en_o, w.row_rd & w.row_ok);
+  m.assign(p.rd_addr_o, ternary(paren(d.strided_q & ~d.diag_q), w.cur_laddr, w.cur_addr));
+}
+
+// start_i: the descriptor registers and the loops' first tile.
+Stmts tile_descriptor_load(const TileReader& t) {
+  const TileReaderPorts& p = t.port;
+  const TileDescriptorRegisters& d = t.desc;
+  const TileLoopRegisters& loop = t.loop;
+  const Expr one = lit(kCountBits, 1), zero_count = lit(kCountBits, 0), zero_addr = lit(kAddrBits, 0);
+  return {nb(d.bm1_q, p.desc_batch_i - one),
+          nb(d.mtot_q, p.desc_m_total_i),
+          nb(d.mblk_q, p.desc_m_block_i),
+          nb(d.kcm1_q, p.desc_k_chunks_i - one),
+          nb(d.ntm1_q, p.desc_n_tiles_i - one),
+          nb(d.rt_q, p.desc_r_total_i),
+          nb(d.ntot_q, p.desc_n_total_i),
+          nb(d.grm1_q, p.desc_group_rows_i - one),
+          nb(d.gtop_q, p.desc_gtop_i),
+          nb(d.etop_q, p.desc_etop_i),
+          nb(d.s_b_q, p.desc_s_b_i),
+          nb(d.s_k_q, p.desc_s_k_i),
+          nb(d.s_n_q, p.desc_s_n_i),
+          nb(d.s_r_q, p.desc_s_r_i),
+          nb(d.top_q, p.desc_top_i),
+          nb(d.dtop_q, p.desc_dtop_i),
+          nb(d.dwrap_q, p.desc_dwrap_i),
+          nb(d.diag_q, p.desc_diag_i),
+          nb(d.strided_q, p.desc_strided_i),
+          nb(d.s_c_q, p.desc_s_c_i),
+          nb(loop.sc_q, lit(t.geometry.col_index_bits, 0)),
+          nb(loop.n_q, zero_count),
+          nb(loop.k_q, zero_count),
+          nb(loop.b_q, zero_count),
+          nb(loop.m0_q, zero_count),
+          nb(loop.rem_q, p.desc_r_total_i),
+          nb(loop.lanes_q, p.desc_n_total_i),
+          nb(loop.bb_q, p.desc_base_i),
+          nb(loop.kofs_q, zero_addr),
+          nb(loop.nofs_q, zero_addr),
+          nb(loop.first_q, ternary(p.desc_diag_i, p.desc_base_i + p.desc_dtop_i, p.desc_base_i + p.desc_top_i))};
+}
+
+// After a tile's last row: the loop counters (n innermost, then k, then the block and the batch item)
+// and the offsets of the next tile.
+Stmts tile_loop_advance(const TileReader& t) {
+  const TileGeometry& g = t.geometry;
+  const TileDescriptorRegisters& d = t.desc;
+  const TileLoopRegisters& loop = t.loop;
+  const TileWalkerWires& w = t.walk;
+  const Expr one = lit(kCountBits, 1), zero_count = lit(kCountBits, 0);
+  const Expr rows = lit(kCountBits, g.rows), cols = lit(kCountBits, g.cols);
+  return {nb(loop.nofs_q, w.nofs_next),
+          nb(loop.kofs_q, w.kofs_next),
+          nb(loop.bb_q, w.bb_next),
+          nb(loop.first_q, ternary(d.diag_q, w.bb_next + d.dtop_q, w.bb_next + w.kofs_next + w.nofs_next + d.top_q)),
+          if_(w.n_wrap,
+              {nb(loop.n_q, zero_count), nb(loop.lanes_q, d.ntot_q),
+               if_(w.k_wrap,
+                   {nb(loop.k_q, zero_count), nb(loop.rem_q, d.rt_q),
+                    if_(w.last_block, {nb(loop.m0_q, zero_count), nb(loop.b_q, loop.b_q + one)},
+                        {nb(loop.m0_q, loop.m0_q + d.mblk_q)})},
+                   {nb(loop.k_q, loop.k_q + one),
+                    nb(loop.rem_q, ternary(loop.rem_q > rows, loop.rem_q - rows, zero_count))})},
+              {nb(loop.n_q, loop.n_q + one),
+               nb(loop.lanes_q, ternary(loop.lanes_q > cols, loop.lanes_q - cols, zero_count))}),
+          if_(w.last_tile, {nb(loop.busy_q, bit(false))})};
+}
+
+// The row walker's step after each read: the next column of a strided row, or the next row (diag: the
+// next element, or the previous group's last), and the next tile after the last row.
+Stmts tile_row_step(const TileReader& t) {
+  const TileGeometry& g = t.geometry;
+  const TileDescriptorRegisters& d = t.desc;
+  const TileLoopRegisters& loop = t.loop;
+  const TileWalkerWires& w = t.walk;
+  const Expr one = lit(kCountBits, 1), first_column = lit(g.col_index_bits, 0);
+  return {
+      if_(w.row_rd & ~w.row_done, {nb(loop.loading_q, bit(true)), nb(loop.sc_q, w.cur_sc + lit(g.col_index_bits, 1)),
+                                   nb(loop.laddr_q, w.cur_laddr + d.s_c_q), nb(loop.raddr_q, w.cur_addr),
+                                   nb(loop.r_q, w.cur_r), nb(loop.g_q, w.cur_g), nb(loop.e_q, w.cur_e)}),
+      if_(w.row_rd & w.row_done,
+          {nb(loop.loading_q, ~w.last_row), nb(loop.sc_q, first_column),
+           nb(loop.r_q, w.cur_r - lit(g.row_index_bits, 1)),
+           if_(d.diag_q & (w.cur_e == lit(kCountBits, 0)),
+               {nb(loop.e_q, d.grm1_q), nb(loop.g_q, w.cur_g - one), nb(loop.raddr_q, loop.bb_q + d.dwrap_q)},
+               {nb(loop.e_q, w.cur_e - one), nb(loop.g_q, w.cur_g), nb(loop.raddr_q, w.cur_addr - d.s_r_q)}),
+           if_(w.last_row, tile_loop_advance(t))})};
+}
+
+// The control registers: descriptor load, tile handshake (held_q), row walker and tile loops.
+void build_tile_reader_control(Module& m, const TileReader& t) {
+  const TileLoopRegisters& loop = t.loop;
+  const TileWalkerWires& w = t.walk;
+  const Expr lo = bit(false), hi = bit(true);
+  Stmts load = tile_descriptor_load(t);
+  Stmts reset =
+      with_zero_reset(m, {nb(loop.busy_q, lo), nb(loop.loading_q, lo), nb(loop.held_q, lo), nb(t.flight.p_valid_q, lo)},
+                      assigned_signals(load));
+  reset = with_zero_reset(m, std::move(reset), {loop.raddr_q, loop.r_q, loop.g_q, loop.e_q, loop.laddr_q});
+  load.push_back(nb(loop.busy_q, hi));
+  load.push_back(nb(loop.loading_q, lo));
+  load.push_back(nb(loop.held_q, lo));
+  Stmts run = {nb(loop.held_q, (loop.held_q & ~t.port.tile_start_i) | w.begin_tile)};
+  for (Stmt& s : tile_row_step(t)) run.push_back(std::move(s));
+  m.always_ff_reset(std::move(reset), {nb(t.flight.p_valid_q, w.row_rd & w.row_done), if_(t.port.start_i, load, run)});
+}
+
+// The row in flight and its placement on weight_o: masked (columns past n_total), lane g only (diag),
+// or gathered column by column in rowbuf_q (strided).
+void build_tile_row_output(Module& m, const TileReader& t) {
+  const TileGeometry& g = t.geometry;
+  const TileReaderPorts& p = t.port;
+  const TileInFlightRegisters& f = t.flight;
+  const Expr lane0 = p.rd_data_i.part(0, g.weight_bits);
+  m.always_ff({nb(f.p_read_q, p.rd_en_o), nb(f.p_diag_q, t.desc.diag_q),
+               nb(f.p_strided_q, t.desc.strided_q & ~t.desc.diag_q), nb(f.p_lanes_q, t.loop.lanes_q),
+               nb(f.p_g_q, t.walk.cur_g), nb(f.p_sc_q, t.walk.cur_sc),
+               if_(f.p_read_q & f.p_strided_q, {nb(t.loop.rowbuf_q[f.p_sc_q], lane0)})});
+  m.blank();
+  m.comment(
+      "The row read in the previous cycle, masked (columns past n_total) or placed (diag: lane g only;\n"
+      "strided: the columns read before from rowbuf_q, the last one from rd_data_i).");
+  for (int c = 0; c < g.cols; ++c) {
+    const Expr column = lit(kCountBits, c);
+    const Expr strided_lane = ternary(f.p_sc_q == lit(g.col_index_bits, c), lane0, t.loop.rowbuf_q.word(c));
+    const Expr placed =
+        ternary_chain({{f.p_diag_q, lane0}, {f.p_strided_q, strided_lane}}, p.rd_data_i.part(c, g.weight_bits));
+    m.assign(p.weight_o.part(c, g.weight_bits),
+             ternary(paren(f.p_read_q & ternary(f.p_diag_q, f.p_g_q == column, column < f.p_lanes_q)), placed,
+                     lit(g.weight_bits, 0)));
+  }
+  m.assign(p.weight_load_o, f.p_valid_q);
+  m.assign(p.tile_ready_o, t.loop.held_q & ~t.loop.loading_q);
+  m.assign(p.busy_o, t.loop.busy_q | f.p_valid_q);
+}
+
 }  // namespace
 
 Module build_tile_reader(const AccelConfig& cfg) {
-  const int R = cfg.array.rows, C = cfg.array.cols, W = cfg.widths.weight, RB = std::max(1, clog2(R)),
-            CB = std::max(1, clog2(C));
-  const std::string cw = str(CW), aw = str(AW);
-  Module m(kTileReaderModule,
-           fmt::format(
-               "Weight tile reader (docs/rtl-engine.md) for a {0}x{1} array: loads the stationary tiles of one Gemm\n"
-               "in the order the streamer uses them (for b, for each block, for k < k_chunks, for n < n_tiles: tile\n"
-               "(b, k, n); every block reloads its tiles), one tile row per cycle, bottom row first (the array's\n"
-               "load order). Row r of tile (b, k, n) is one read of {1} consecutive elements at\n"
-               "  base + b*s_b + k*s_k + n*s_n + r*s_r        (tile-major layout, isa::Region::tile_rows)\n"
-               "with rows k*{0} + r >= r_total skipped (zeros, no read) and columns n*{1} + c >= n_total zeroed.\n"
-               "Diag tiles (block-diagonal, desc_diag_i): row r = group g = r / group_rows, element e = r % group_rows\n"
-               "holds only column g: the element at base + b*s_b + e*s_r (lane 0 of the read), zero when\n"
-               "e >= r_total or g >= n_total. rd_data_i arrives one cycle after rd_en_o; the row is presented to\n"
-               "the array in that cycle (weight_o, weight_load_o). The first row of a tile is read in the cycle the\n"
-               "tile may begin (combinationally from tile_start_i), so a tile of at least {0} vectors hides the next\n"
-               "tile's load completely.\n"
-               "Flow control (the array's rules, docs/rtl-datapath.md): a tile is loaded only after the previous one\n"
-               "was started (tile_start_i: the streamer sends the tile's first vector to the staging read, so the\n"
-               "swap reaches the array one cycle later, never before the new tile's first load); tile_ready_o\n"
-               "says the whole tile is in the array's Weight1 registers and not yet started.",
-               R, C));
-  m.clock_and_reset()
-      .input("start_i", "1", "load the descriptor and start (only while idle)")
-      .input("desc_batch_i", cw, "batch items")
-      .input("desc_m_total_i", cw, "vectors per batch item")
-      .input("desc_m_block_i", cw, "vectors per block")
-      .input("desc_k_chunks_i", cw, "chunks")
-      .input("desc_n_tiles_i", cw, "tiles per chunk")
-      .input("desc_r_total_i", cw, "reduction length (diag: elements per group)")
-      .input("desc_n_total_i", cw, "output columns")
-      .input("desc_base_i", aw, "tile (0, 0, 0) row 0")
-      .input("desc_s_b_i", aw, "batch stride")
-      .input("desc_s_k_i", aw, "chunk stride")
-      .input("desc_s_n_i", aw, "tile stride")
-      .input("desc_s_r_i", aw, "row stride")
-      .input("desc_strided_i", "1", "rows are not contiguous: read column by column")
-      .input("desc_s_c_i", aw, "strided: column stride")
-      .input("desc_top_i", aw, fmt::format("derived: {} * s_r (bottom row)", R - 1))
-      .input("desc_diag_i", "1", "block-diagonal tiles")
-      .input("desc_group_rows_i", cw, "diag: rows per group (>= 1)")
-      .input("desc_gtop_i", cw, fmt::format("diag, derived: {} / group_rows", R - 1))
-      .input("desc_etop_i", cw, fmt::format("diag, derived: {} % group_rows", R - 1))
-      .input("desc_dtop_i", aw, "diag, derived: etop * s_r")
-      .input("desc_dwrap_i", aw, "diag, derived: (group_rows - 1) * s_r")
-      .output("rd_en_o", "1", "read one tile row")
-      .output("rd_addr_o", aw, "element address of the row's column 0")
-      .input("rd_data_i", str(C * W), fmt::format("the {} elements from rd_addr_o on, one cycle after rd_en_o", C))
-      .output("weight_o", str(C * W), "tile row for the array (column c in bits [c*W +: W])")
-      .output("weight_load_o", "1", "weight_o is the next tile row")
-      .input("tile_start_i", "1", "the streamer starts the loaded tile")
-      .output("tile_ready_o", "1", "a loaded tile waits to be started")
-      .output("busy_o", "1", "tiles left to load");
-
-  m.comment("Descriptor.");
-  for (const char* n : {"bm1_q", "mtot_q", "mblk_q", "kcm1_q", "ntm1_q", "rt_q", "ntot_q", "grm1_q", "gtop_q", "etop_q"})
-    m.reg(n, cw);
-  for (const char* n : {"s_b_q", "s_k_q", "s_n_q", "s_r_q", "s_c_q", "top_q", "dtop_q", "dwrap_q"}) m.reg(n, aw);
-  m.reg("diag_q", "1");
-  m.reg("strided_q", "1");
-  m.comment("State: busy, reading a tile's rows after its first, a tile loaded (or loading) and not yet started.");
-  m.reg("busy_q", "1");
-  m.reg("loading_q", "1");
-  m.reg("held_q", "1");
-  m.comment("Tile counters and offsets; rem_q = r_total - k*rows and lanes_q = n_total - n*cols (floored at 0);\n"
-            "first_q = address of the current tile's first row read (row rows-1), kept ready so that the read can\n"
-            "go out in the cycle the previous tile starts (the load then ends in time for a swap every rows cycles).");
-  for (const char* n : {"n_q", "k_q", "b_q", "m0_q", "rem_q", "lanes_q"}) m.reg(n, cw);
-  for (const char* n : {"bb_q", "kofs_q", "nofs_q", "first_q", "raddr_q"}) m.reg(n, aw);
-  m.reg("r_q", str(RB), "next row to read");
-  m.reg("g_q", cw, "diag: group of row r_q");
-  m.reg("e_q", cw, "diag: element of row r_q within its group");
-  m.reg("sc_q", str(CB), "strided: next column of the row");
-  m.reg("laddr_q", aw, "strided: its address");
-  m.memory("rowbuf_q", str(W), str(C), "strided: the columns of the row read so far");
-  m.comment("The row (strided: the column) in flight, read in the previous cycle.");
-  m.reg("p_valid_q", "1", "a whole row goes to the array this cycle");
-  m.reg("p_read_q", "1");
-  m.reg("p_diag_q", "1");
-  m.reg("p_strided_q", "1");
-  m.reg("p_lanes_q", cw);
-  m.reg("p_g_q", cw);
-  m.reg("p_sc_q", str(CB));
-  m.wire("begin_tile", "1", "the next tile's first row is read this cycle");
-  m.wire("row_rd", "1", "a tile row is handled this cycle (read, or zeros)");
-  m.wire("cur_r", str(RB), "its row");
-  m.wire("cur_g", cw);
-  m.wire("cur_e", cw);
-  m.wire("cur_addr", aw);
-  m.wire("cur_sc", str(CB), "strided: column read this cycle");
-  m.wire("cur_laddr", aw, "strided: its address");
-  m.wire("row_done", "1", "the row's last read (every row but a strided one: its only one)");
-  m.wire("row_ok", "1", "the row holds elements (else zeros, no read)");
-  m.wire("last_row", "1");
-  m.wire("last_block", "1");
-  m.wire("last_tile", "1");
-  m.wire("n_wrap", "1");
-  m.wire("k_wrap", "1");
-  m.wire("nofs_next", aw);
-  m.wire("kofs_next", aw);
-  m.wire("bb_next", aw);
+  const TileGeometry geometry = tile_geometry(cfg);
+  Module m(kTileReaderModule, tile_reader_description(geometry));
+  TileReaderPorts port = declare_tile_reader_ports(m, geometry);
+  TileDescriptorRegisters desc = declare_tile_descriptor_registers(m);
+  TileLoopRegisters loop = declare_tile_loop_registers(m, geometry);
+  TileInFlightRegisters flight = declare_tile_in_flight_registers(m, geometry);
+  TileWalkerWires walk = declare_tile_walker_wires(m, geometry);
+  const TileReader t{geometry, port, desc, loop, flight, walk};
   m.blank();
-  m.assign("begin_tile", "busy_q & ~loading_q & (~held_q | tile_start_i)");
-  m.assign("row_rd", "begin_tile | loading_q");
-  m.assign("cur_r", fmt::format("loading_q ? r_q : {}", lit(RB, R - 1)));
-  m.assign("cur_g", "loading_q ? g_q : gtop_q");
-  m.assign("cur_e", "loading_q ? e_q : etop_q");
-  m.assign("cur_addr", "loading_q ? raddr_q : first_q");
-  m.assign("cur_sc", fmt::format("loading_q ? sc_q : {}", lit(CB, 0)));
-  m.assign("cur_laddr", fmt::format("(cur_sc == {}) ? cur_addr : laddr_q", lit(CB, 0)));
-  m.assign("row_ok", fmt::format("diag_q ? ((cur_e < rt_q) & (cur_g < ntot_q) & (cur_g < {})) : ({} < rem_q)", lit(CW, C),
-                                 zext("cur_r", RB, CW)));
-  m.assign("last_row", fmt::format("cur_r == {}", lit(RB, 0)));
-  m.assign("last_block", sum_ge("m0_q", "mblk_q", "mtot_q"));
-  m.assign("n_wrap", "n_q == ntm1_q");
-  m.assign("k_wrap", "k_q == kcm1_q");
-  m.assign("last_tile", "n_wrap & k_wrap & last_block & (b_q == bm1_q)");
-  m.assign("nofs_next", "n_wrap ? 32'd0 : nofs_q + s_n_q");
-  m.assign("kofs_next", "n_wrap ? (k_wrap ? 32'd0 : kofs_q + s_k_q) : kofs_q");
-  m.assign("bb_next", "(n_wrap & k_wrap & last_block) ? bb_q + s_b_q : bb_q");
-  m.assign("row_done", fmt::format("~strided_q | diag_q | ~row_ok | (cur_sc == {}) | ({} + 16'd1 >= lanes_q)",
-                                   lit(CB, C - 1), zext("cur_sc", CB, CW)));
-  m.assign("rd_en_o", "row_rd & row_ok");
-  m.assign("rd_addr_o", "(strided_q & ~diag_q) ? cur_laddr : cur_addr");
-
-  const Stmts load = {
-      nb("bm1_q", "desc_batch_i - 16'd1"),  nb("mtot_q", "desc_m_total_i"),  nb("mblk_q", "desc_m_block_i"),
-      nb("kcm1_q", "desc_k_chunks_i - 16'd1"), nb("ntm1_q", "desc_n_tiles_i - 16'd1"), nb("rt_q", "desc_r_total_i"),
-      nb("ntot_q", "desc_n_total_i"),        nb("grm1_q", "desc_group_rows_i - 16'd1"), nb("gtop_q", "desc_gtop_i"),
-      nb("etop_q", "desc_etop_i"),          nb("s_b_q", "desc_s_b_i"),       nb("s_k_q", "desc_s_k_i"),
-      nb("s_n_q", "desc_s_n_i"),            nb("s_r_q", "desc_s_r_i"),       nb("top_q", "desc_top_i"),
-      nb("dtop_q", "desc_dtop_i"),          nb("dwrap_q", "desc_dwrap_i"),   nb("diag_q", "desc_diag_i"),
-      nb("strided_q", "desc_strided_i"),    nb("s_c_q", "desc_s_c_i"),       nb("sc_q", lit(CB, 0)),
-      nb("n_q", "16'd0"),                   nb("k_q", "16'd0"),              nb("b_q", "16'd0"),
-      nb("m0_q", "16'd0"),                  nb("rem_q", "desc_r_total_i"),   nb("lanes_q", "desc_n_total_i"),
-      nb("bb_q", "desc_base_i"),            nb("kofs_q", "32'd0"),           nb("nofs_q", "32'd0"),
-      nb("first_q", "desc_diag_i ? desc_base_i + desc_dtop_i : desc_base_i + desc_top_i")};
-  const Stmts next_tile = {
-      nb("nofs_q", "nofs_next"),
-      nb("kofs_q", "kofs_next"),
-      nb("bb_q", "bb_next"),
-      nb("first_q", "diag_q ? bb_next + dtop_q : bb_next + kofs_next + nofs_next + top_q"),
-      if_("n_wrap",
-          {nb("n_q", "16'd0"), nb("lanes_q", "ntot_q"),
-           if_("k_wrap",
-               {nb("k_q", "16'd0"), nb("rem_q", "rt_q"),
-                if_("last_block", {nb("m0_q", "16'd0"), nb("b_q", "b_q + 16'd1")}, {nb("m0_q", "m0_q + mblk_q")})},
-               {nb("k_q", "k_q + 16'd1"), nb("rem_q", fmt::format("(rem_q > {0}) ? rem_q - {0} : 16'd0", lit(CW, R)))})},
-          {nb("n_q", "n_q + 16'd1"),
-           nb("lanes_q", fmt::format("(lanes_q > {0}) ? lanes_q - {0} : 16'd0", lit(CW, C)))})};
-  Stmts reset = with_zero_reset(
-      m, {nb("busy_q", "1'b0"), nb("loading_q", "1'b0"), nb("held_q", "1'b0"), nb("p_valid_q", "1'b0")},
-      assigned_signals(load));
-  reset = with_zero_reset(m, std::move(reset), {"raddr_q", "r_q", "g_q", "e_q", "laddr_q"});
-  m.always_ff_reset(
-      std::move(reset),
-      {nb("p_valid_q", "row_rd & row_done"),
-       if_("start_i", [&] {
-         Stmts s = load;
-         s.push_back(nb("busy_q", "1'b1"));
-         s.push_back(nb("loading_q", "1'b0"));
-         s.push_back(nb("held_q", "1'b0"));
-         return s;
-       }(),
-           {nb("held_q", "(held_q & ~tile_start_i) | begin_tile"),
-            if_("row_rd & ~row_done",
-                {nb("loading_q", "1'b1"), nb("sc_q", fmt::format("cur_sc + {}", lit(CB, 1))),
-                 nb("laddr_q", "cur_laddr + s_c_q"), nb("raddr_q", "cur_addr"), nb("r_q", "cur_r"), nb("g_q", "cur_g"),
-                 nb("e_q", "cur_e")}),
-            if_("row_rd & row_done",
-                {nb("loading_q", "~last_row"), nb("sc_q", lit(CB, 0)), nb("r_q", fmt::format("cur_r - {}", lit(RB, 1))),
-                 if_("diag_q & (cur_e == 16'd0)", {nb("e_q", "grm1_q"), nb("g_q", "cur_g - 16'd1"), nb("raddr_q", "bb_q + dwrap_q")},
-                     {nb("e_q", "cur_e - 16'd1"), nb("g_q", "cur_g"), nb("raddr_q", "cur_addr - s_r_q")}),
-                 if_("last_row", [&] {
-                   Stmts s = next_tile;
-                   s.push_back(if_("last_tile", {nb("busy_q", "1'b0")}));
-                   return s;
-                 }())})})});
-  m.always_ff({nb("p_read_q", "rd_en_o"), nb("p_diag_q", "diag_q"), nb("p_strided_q", "strided_q & ~diag_q"),
-               nb("p_lanes_q", "lanes_q"), nb("p_g_q", "cur_g"), nb("p_sc_q", "cur_sc"),
-               if_("p_read_q & p_strided_q", {nb("rowbuf_q[p_sc_q]", lane("rd_data_i", 0, W))})});
-  m.blank();
-  m.comment("The row read in the previous cycle, masked (columns past n_total) or placed (diag: lane g only;\n"
-            "strided: the columns read before from rowbuf_q, the last one from rd_data_i).");
-  for (int c = 0; c < C; ++c) {
-    const std::string strided_lane =
-        fmt::format("((p_sc_q == {}) ? {} : rowbuf_q[{}])", lit(CB, c), lane("rd_data_i", 0, W), c);
-    m.assign(lane("weight_o", c, W),
-             fmt::format("(p_read_q & (p_diag_q ? (p_g_q == {0}) : ({0} < p_lanes_q))) ? {1} : {2}", lit(CW, c),
-                         fmt::format("(p_diag_q ? {} : p_strided_q ? {} : {})", lane("rd_data_i", 0, W), strided_lane,
-                                     lane("rd_data_i", c, W)),
-                         lit(W, 0)));
-  }
-  m.assign("weight_load_o", "p_valid_q");
-  m.assign("tile_ready_o", "held_q & ~loading_q");
-  m.assign("busy_o", "busy_q | p_valid_q");
+  build_tile_address_walker(m, t);
+  build_tile_reader_control(m, t);
+  build_tile_row_output(m, t);
   return m;
 }
+
+// ---- Output writer -----------------------------------------------------------------------------
+
+namespace {
+
+// The record the output writer stores: the array's columns of act codes.
+struct OutGeometry {
+  int cols = 0, act_bits = 0;
+  int col_index_bits = 0;  // a column index (< cols), at least 1 bit
+};
+
+std::string out_writer_description(const OutGeometry& g) {
+  return fmt::format(
+      "Output writer (docs/rtl-engine.md) for {0} columns: stores the result vectors of one Gemm, one element\n"
+      "per cycle. Records (one per accumulator entry of the last chunk: {0} results of tile n for vector m)\n"
+      "arrive in the streamer's order: for b, for each block, for n < n_tiles, for each vector m of the\n"
+      "block. Output o = n*{0} + c < n_total of vector (b, m) goes to\n"
+      "  base + b*s_b + m*s_m + (o / o_div)*s_o1 + (o % o_div)*s_o2\n"
+      "walked without a divider: from o to o + 1 the offset grows by s_o2, or by o_wrap = s_o1 -\n"
+      "(o_div - 1)*s_o2 when o % o_div wraps. Columns past n_total are skipped (the record ends early).\n"
+      "With select_mod J > 0 (desc_o_sel_i) only output o = m % J of vector m is written, at base + b*s_b +\n"
+      "m*s_m, one record per cycle (the routing update keeps column j of vector m = i*J + j).\n"
+      "With desc_o_vec_i (offsets consecutive: o_wrap = 1 and s_o2 = 1 or o_div = 1) a record is written in one\n"
+      "cycle (wr_vec_o, wr_mask_o). rec_pop_o takes the record after its last element; done_o pulses after the\n"
+      "Gemm's last record. A write happens in a cycle with wr_en_o & wr_ready_i; while wr_ready_i is low the\n"
+      "writer holds it (the memory serves a read of the same bank first).",
+      g.cols);
+}
+
+// The output writer's ports: the descriptor, the accumulator's records, the memory's write port.
+struct OutWriterPorts {
+  Expr start_i, desc_batch_i, desc_m_total_i, desc_m_block_i, desc_n_tiles_i, desc_n_total_i, desc_base_i, desc_s_b_i,
+      desc_s_m_i, desc_s_o2_i, desc_o_wrap_i, desc_o_div_i, desc_o_sel_i, desc_o_vec_i;
+  Expr rec_valid_i, rec_data_i, rec_pop_o, wr_ready_i, wr_en_o, wr_vec_o, wr_mask_o, wr_addr_o, wr_data_o;
+  Expr busy_o, done_o;
+};
+
+OutWriterPorts declare_out_writer_ports(Module& m, const OutGeometry& g) {
+  const int count = kCountBits, addr = kAddrBits, record_bits = g.cols * g.act_bits;
+  m.clock_and_reset();
+  return OutWriterPorts{
+      m.input("start_i", 1, "load the descriptor and start (only while idle)"),
+      m.input("desc_batch_i", count, "batch items"),
+      m.input("desc_m_total_i", count, "vectors per batch item"),
+      m.input("desc_m_block_i", count, "vectors per block"),
+      m.input("desc_n_tiles_i", count, "tiles"),
+      m.input("desc_n_total_i", count, "output columns"),
+      m.input("desc_base_i", addr, "output (0, 0, 0)"),
+      m.input("desc_s_b_i", addr, "batch stride"),
+      m.input("desc_s_m_i", addr, "vector stride"),
+      m.input("desc_s_o2_i", addr, "output step within o_div"),
+      m.input("desc_o_wrap_i", addr, "derived: s_o1 - (o_div - 1) * s_o2"),
+      m.input("desc_o_div_i", count, "outputs per s_o1 step (>= 1)"),
+      m.input("desc_o_sel_i", count, "select_mod J (0: every output)"),
+      m.input("desc_o_vec_i", 1, "consecutive outputs (offset of o is o): one record per cycle"),
+      m.input("rec_valid_i", 1, "a record is waiting"),
+      m.input("rec_data_i", record_bits, "its results, column c in bits [c*A +: A]"),
+      m.output("rec_pop_o", 1, "the record is done"),
+      m.input("wr_ready_i", 1, "the memory takes the write this cycle"),
+      m.output("wr_en_o", 1, "write one element, or with wr_vec_o the record's valid columns"),
+      m.output("wr_vec_o", 1, "a whole record: column c at wr_addr_o + c where wr_mask_o[c]"),
+      m.output("wr_mask_o", g.cols, "wr_vec_o: the columns written (c < valid columns)"),
+      m.output("wr_addr_o", addr, "element address (the first column's with wr_vec_o)"),
+      m.output("wr_data_o", record_bits, "element (act code) in bits [A-1:0], or the record (column c in [c*A +: A])"),
+      m.output("busy_o", 1, "records left"),
+      m.output("done_o", 1, "one-cycle pulse: the last record was written")};
+}
+
+// The descriptor as the writer keeps it (counts minus one where the loops compare with the last value).
+struct OutDescriptorRegisters {
+  Expr bm1_q, mtot_q, mblk_q, ntm1_q, ntot_q, odm1_q, mb0_q, sel_q, vec_q, s_b_q, s_m_q, s_o2_q, o_wrap_q;
+};
+
+OutDescriptorRegisters declare_out_descriptor_registers(Module& m) {
+  const int count = kCountBits, addr = kAddrBits;
+  m.comment("Descriptor.");
+  return OutDescriptorRegisters{m.reg("bm1_q", count),  m.reg("mtot_q", count), m.reg("mblk_q", count),
+                                m.reg("ntm1_q", count), m.reg("ntot_q", count), m.reg("odm1_q", count),
+                                m.reg("mb0_q", count),  m.reg("sel_q", count),  m.reg("vec_q", 1, "whole records"),
+                                m.reg("s_b_q", addr),   m.reg("s_m_q", addr),   m.reg("s_o2_q", addr),
+                                m.reg("o_wrap_q", addr)};
+}
+
+// The record walker's position (column, vector, tile, block, batch item), its output offsets and
+// addresses, and the select_mod state.
+struct OutPositionRegisters {
+  Expr busy_q, done_q, c_q;
+  Expr mi_q, n_q, m0_q, b_q, mb_q, rem_q, nrem_q, lanes_q;
+  Expr off_q, noff_q, maddr_q, blk_q, bb_q;
+  Expr mmod_q, mmblk_q, nbase_q;
+};
+
+OutPositionRegisters declare_out_position_registers(Module& m, const OutGeometry& g) {
+  const int count = kCountBits, addr = kAddrBits;
+  m.comment(
+      "Position: column c_q of record (vector mi_q of the block at m0_q, tile n_q, batch b_q); mb_q vectors\n"
+      "in this block. off_q/rem_q: offset and o % o_div of output o = n*cols + c; noff_q/nrem_q: the same\n"
+      "for o = n*cols (restored for every vector of the tile). maddr_q = base + b*s_b + m*s_m, blk_q its\n"
+      "value for the block's first vector, bb_q = base + b*s_b.");
+  const Expr busy_q = m.reg("busy_q", 1), done_q = m.reg("done_q", 1), c_q = m.reg("c_q", g.col_index_bits);
+  const Expr mi_q = m.reg("mi_q", count), n_q = m.reg("n_q", count), m0_q = m.reg("m0_q", count),
+             b_q = m.reg("b_q", count), mb_q = m.reg("mb_q", count), rem_q = m.reg("rem_q", count),
+             nrem_q = m.reg("nrem_q", count), lanes_q = m.reg("lanes_q", count);
+  const Expr off_q = m.reg("off_q", addr), noff_q = m.reg("noff_q", addr), maddr_q = m.reg("maddr_q", addr),
+             blk_q = m.reg("blk_q", addr), bb_q = m.reg("bb_q", addr);
+  m.comment(
+      "select_mod: mmod_q = m % J of the record's vector, mmblk_q the same for the block's first vector,\n"
+      "nbase_q = n*cols (the first output of the record's tile).");
+  const Expr mmod_q = m.reg("mmod_q", count), mmblk_q = m.reg("mmblk_q", count), nbase_q = m.reg("nbase_q", count);
+  return OutPositionRegisters{busy_q,  done_q, c_q,    mi_q,    n_q,   m0_q, b_q,    mb_q,    rem_q,  nrem_q,
+                              lanes_q, off_q,  noff_q, maddr_q, blk_q, bb_q, mmod_q, mmblk_q, nbase_q};
+}
+
+// The record walker's combinational signals.
+struct OutWalkerWires {
+  Expr sel_on, sel_hit, sel_lane, mmod_next, active, step, lane_last, wrap, off_next, rem_next, m0_next, m_left;
+};
+
+OutWalkerWires declare_out_walker_wires(Module& m, const OutGeometry& g) {
+  const int count = kCountBits;
+  return OutWalkerWires{m.wire("sel_on", 1),
+                        m.wire("sel_hit", 1, "the selected output is in this record"),
+                        m.wire("sel_lane", g.col_index_bits),
+                        m.wire("mmod_next", count, "(m + 1) % J"),
+                        m.wire("active", 1, "an element is waiting to be handled"),
+                        m.wire("step", 1, "it is handled this cycle: nothing to write, or the write is taken"),
+                        m.wire("lane_last", 1, "last element of the record"),
+                        m.wire("wrap", 1, "o % o_div wraps after this element"),
+                        m.wire("off_next", kAddrBits),
+                        m.wire("rem_next", count),
+                        m.wire("m0_next", count),
+                        m.wire("m_left", count, "vectors after this block")};
+}
+
+// Every signal of the output writer.
+struct OutWriter {
+  OutGeometry geometry;
+  OutWriterPorts port;
+  OutDescriptorRegisters desc;
+  OutPositionRegisters pos;
+  OutWalkerWires walk;
+};
+
+// select_mod: whether output m % J of the record's vector is in this record, and its column.
+void build_out_select_decoder(Module& m, const OutWriter& o) {
+  const OutGeometry& g = o.geometry;
+  const OutPositionRegisters& pos = o.pos;
+  const OutWalkerWires& w = o.walk;
+  const Expr one = lit(kCountBits, 1);
+  m.assign(w.sel_on, o.desc.sel_q != lit(kCountBits, 0));
+  const Expr past_tile = bare(cat({bit(false), pos.nbase_q}) + lit(kCountBits + 1, g.cols));  // n*cols + cols
+  m.assign(w.sel_hit,
+           (pos.mmod_q >= pos.nbase_q) & (cat({bit(false), pos.mmod_q}) < past_tile) & (pos.mmod_q < o.desc.ntot_q));
+  const Expr sel_diff = m.wire("sel_diff", kCountBits);
+  m.assign(sel_diff, paren(pos.mmod_q - pos.nbase_q));
+  m.lint_off("UNUSEDSIGNAL", "only the low bits of mmod - n*cols index a column (it is < cols when used).");
+  const Expr sel_diff_unused = m.wire("sel_diff_unused", kCountBits);
+  m.assign(sel_diff_unused, sel_diff);
+  m.lint_on("UNUSEDSIGNAL");
+  m.assign(w.sel_lane, g.col_index_bits == kCountBits ? sel_diff : sel_diff.slice(g.col_index_bits - 1, 0));
+  m.assign(w.mmod_next, ternary(bare(pos.mmod_q + one) == o.desc.sel_q, lit(kCountBits, 0), pos.mmod_q + one));
+}
+
+// The record walker and the write port: which element (or whole record) is written this cycle, where,
+// and the next output's offset.
+void build_out_record_walker(Module& m, const OutWriter& o) {
+  const OutGeometry& g = o.geometry;
+  const OutWriterPorts& p = o.port;
+  const OutDescriptorRegisters& d = o.desc;
+  const OutPositionRegisters& pos = o.pos;
+  const OutWalkerWires& w = o.walk;
+  const Expr one = lit(kCountBits, 1);
+  m.assign(w.lane_last, w.sel_on | d.vec_q | (pos.c_q == lit(g.col_index_bits, g.cols - 1)) |
+                            (bare(zext(pos.c_q, kCountBits) + one) >= pos.lanes_q));
+  m.assign(w.wrap, pos.rem_q == d.odm1_q);
+  m.assign(w.off_next, pos.off_q + ternary(w.wrap, d.o_wrap_q, d.s_o2_q));
+  m.assign(w.rem_next, ternary(w.wrap, lit(kCountBits, 0), pos.rem_q + one));
+  m.assign(w.m0_next, pos.m0_q + d.mblk_q);
+  m.assign(w.m_left, d.mtot_q - w.m0_next);
+  m.assign(p.wr_en_o, w.active & ternary(w.sel_on, w.sel_hit, zext(pos.c_q, kCountBits) < pos.lanes_q));
+  m.assign(p.wr_vec_o, d.vec_q);
+  for (int c = 0; c < g.cols; ++c)
+    m.assign(g.cols == 1 ? p.wr_mask_o : p.wr_mask_o[c], lit(kCountBits, c) < pos.lanes_q);
+  m.assign(p.wr_addr_o, ternary(w.sel_on, pos.maddr_q, pos.maddr_q + pos.off_q));
+  if (g.cols == 1) {
+    m.lint_off("UNUSEDSIGNAL", "one column: the column index is always 0.");
+    const Expr lane_idx_unused = m.wire("lane_idx_unused", g.col_index_bits);
+    m.assign(lane_idx_unused, ternary(w.sel_on, w.sel_lane, pos.c_q));
+    m.lint_on("UNUSEDSIGNAL");
+    m.assign(p.wr_data_o, p.rec_data_i);
+  } else {
+    const Expr lane_idx = m.wire("lane_idx", g.col_index_bits, "column written");
+    m.assign(lane_idx, ternary(w.sel_on, w.sel_lane, pos.c_q));
+    // text API: the column's part-select prints `lane_idx * A +: A` (Expr::part_at prints `lane_idx*A`,
+    // and refuses a column index that can reach past the record when cols is not a power of two).
+    const std::string column =
+        fmt::format("{}[{} * {} +: {}]", p.rec_data_i.text(), lane_idx.text(), g.act_bits, g.act_bits);
+    m.assign(p.wr_data_o.text(), fmt::format("{} ? {} : {{{}, {}}}", d.vec_q.text(), p.rec_data_i.text(),
+                                             zero((g.cols - 1) * g.act_bits).text(), column));
+  }
+  m.assign(w.step, w.active & (~p.wr_en_o | p.wr_ready_i));
+  m.assign(p.rec_pop_o, w.step & w.lane_last);
+}
+
+// start_i: the descriptor registers and the position of the first record.
+Stmts out_descriptor_load(const OutWriter& o) {
+  const OutWriterPorts& p = o.port;
+  const OutDescriptorRegisters& d = o.desc;
+  const OutPositionRegisters& pos = o.pos;
+  const Expr one = lit(kCountBits, 1), zero_count = lit(kCountBits, 0), zero_addr = lit(kAddrBits, 0);
+  const Expr first_block = ternary(p.desc_m_total_i < p.desc_m_block_i, p.desc_m_total_i, p.desc_m_block_i);
+  return {nb(pos.busy_q, bit(true)),
+          nb(d.bm1_q, p.desc_batch_i - one),
+          nb(d.mtot_q, p.desc_m_total_i),
+          nb(d.mblk_q, p.desc_m_block_i),
+          nb(d.ntm1_q, p.desc_n_tiles_i - one),
+          nb(d.ntot_q, p.desc_n_total_i),
+          nb(d.odm1_q, p.desc_o_div_i - one),
+          nb(d.vec_q, p.desc_o_vec_i),
+          nb(d.mb0_q, first_block),
+          nb(pos.mb_q, first_block),
+          nb(d.s_b_q, p.desc_s_b_i),
+          nb(d.s_m_q, p.desc_s_m_i),
+          nb(d.s_o2_q, p.desc_s_o2_i),
+          nb(d.o_wrap_q, p.desc_o_wrap_i),
+          nb(pos.c_q, lit(o.geometry.col_index_bits, 0)),
+          nb(pos.mi_q, zero_count),
+          nb(pos.n_q, zero_count),
+          nb(pos.m0_q, zero_count),
+          nb(pos.b_q, zero_count),
+          nb(pos.off_q, zero_addr),
+          nb(pos.noff_q, zero_addr),
+          nb(pos.rem_q, zero_count),
+          nb(pos.nrem_q, zero_count),
+          nb(pos.lanes_q, p.desc_n_total_i),
+          nb(pos.maddr_q, p.desc_base_i),
+          nb(pos.blk_q, p.desc_base_i),
+          nb(pos.bb_q, p.desc_base_i),
+          nb(d.sel_q, p.desc_o_sel_i),
+          nb(pos.mmod_q, zero_count),
+          nb(pos.mmblk_q, zero_count),
+          nb(pos.nbase_q, zero_count)};
+}
+
+// After a block's last record: the next block of the batch item, or the next batch item (the last one
+// ends the descriptor).
+Stmts out_next_block(const OutWriter& o) {
+  const OutDescriptorRegisters& d = o.desc;
+  const OutPositionRegisters& pos = o.pos;
+  const OutWalkerWires& w = o.walk;
+  const Expr zero_count = lit(kCountBits, 0), zero_addr = lit(kAddrBits, 0);
+  return {nb(pos.n_q, zero_count),
+          nb(pos.noff_q, zero_addr),
+          nb(pos.nrem_q, zero_count),
+          nb(pos.off_q, zero_addr),
+          nb(pos.rem_q, zero_count),
+          nb(pos.lanes_q, d.ntot_q),
+          if_(~sum_at_least(pos.m0_q, d.mblk_q, d.mtot_q),
+              {nb(pos.m0_q, w.m0_next), nb(pos.mb_q, ternary(w.m_left < d.mblk_q, w.m_left, d.mblk_q)),
+               nb(pos.blk_q, pos.maddr_q + d.s_m_q), nb(pos.maddr_q, pos.maddr_q + d.s_m_q),
+               nb(pos.mmblk_q, w.mmod_next), nb(pos.mmod_q, w.mmod_next), nb(pos.nbase_q, zero_count)},
+              {nb(pos.m0_q, zero_count), nb(pos.mb_q, d.mb0_q), nb(pos.b_q, pos.b_q + lit(kCountBits, 1)),
+               nb(pos.bb_q, pos.bb_q + d.s_b_q), nb(pos.blk_q, pos.bb_q + d.s_b_q), nb(pos.maddr_q, pos.bb_q + d.s_b_q),
+               nb(pos.mmblk_q, zero_count), nb(pos.mmod_q, zero_count), nb(pos.nbase_q, zero_count),
+               if_(pos.b_q == d.bm1_q, {nb(pos.busy_q, bit(false)), nb(pos.done_q, bit(true))})})};
+}
+
+// A handled element: the next column of the record, or after the record's last the next vector of the
+// block, the next tile (back to the block's first vector) or the next block.
+Stmts out_record_step(const OutWriter& o) {
+  const OutGeometry& g = o.geometry;
+  const OutDescriptorRegisters& d = o.desc;
+  const OutPositionRegisters& pos = o.pos;
+  const OutWalkerWires& w = o.walk;
+  const Expr one = lit(kCountBits, 1), cols = lit(kCountBits, g.cols);
+  const Expr next_tile_offset = ternary(d.vec_q, pos.noff_q + lit(kAddrBits, g.cols), w.off_next);
+  return {
+      if_(~w.lane_last,
+          {nb(pos.c_q, pos.c_q + lit(g.col_index_bits, 1)), nb(pos.off_q, w.off_next), nb(pos.rem_q, w.rem_next)},
+          {nb(pos.c_q, lit(g.col_index_bits, 0)),
+           if_(bare(pos.mi_q + one) != pos.mb_q,
+               {nb(pos.mi_q, pos.mi_q + one), nb(pos.maddr_q, pos.maddr_q + d.s_m_q), nb(pos.off_q, pos.noff_q),
+                nb(pos.rem_q, pos.nrem_q), nb(pos.mmod_q, w.mmod_next)},
+               {nb(pos.mi_q, lit(kCountBits, 0)),
+                if_(pos.n_q != d.ntm1_q,
+                    {nb(pos.n_q, pos.n_q + one), nb(pos.noff_q, next_tile_offset), nb(pos.nrem_q, w.rem_next),
+                     nb(pos.off_q, next_tile_offset), nb(pos.rem_q, w.rem_next), nb(pos.lanes_q, pos.lanes_q - cols),
+                     nb(pos.maddr_q, pos.blk_q), nb(pos.mmod_q, pos.mmblk_q), nb(pos.nbase_q, pos.nbase_q + cols)},
+                    out_next_block(o))})})};
+}
+
+}  // namespace
 
 Module build_out_writer(const AccelConfig& cfg) {
-  const int C = cfg.array.cols, A = cfg.widths.act, CB = std::max(1, clog2(C));
-  const std::string cw = str(CW), aw = str(AW);
-  Module m(kOutWriterModule,
-           fmt::format(
-               "Output writer (docs/rtl-engine.md) for {0} columns: stores the result vectors of one Gemm, one element\n"
-               "per cycle. Records (one per accumulator entry of the last chunk: {0} results of tile n for vector m)\n"
-               "arrive in the streamer's order: for b, for each block, for n < n_tiles, for each vector m of the\n"
-               "block. Output o = n*{0} + c < n_total of vector (b, m) goes to\n"
-               "  base + b*s_b + m*s_m + (o / o_div)*s_o1 + (o % o_div)*s_o2\n"
-               "walked without a divider: from o to o + 1 the offset grows by s_o2, or by o_wrap = s_o1 -\n"
-               "(o_div - 1)*s_o2 when o % o_div wraps. Columns past n_total are skipped (the record ends early).\n"
-               "With select_mod J > 0 (desc_o_sel_i) only output o = m % J of vector m is written, at base + b*s_b +\n"
-               "m*s_m, one record per cycle (the routing update keeps column j of vector m = i*J + j).\n"
-               "With desc_o_vec_i (offsets consecutive: o_wrap = 1 and s_o2 = 1 or o_div = 1) a record is written in one\n"
-               "cycle (wr_vec_o, wr_mask_o). rec_pop_o takes the record after its last element; done_o pulses after the\n"
-               "Gemm's last record. A write happens in a cycle with wr_en_o & wr_ready_i; while wr_ready_i is low the\n"
-               "writer holds it (the memory serves a read of the same bank first).",
-               C));
-  m.clock_and_reset()
-      .input("start_i", "1", "load the descriptor and start (only while idle)")
-      .input("desc_batch_i", cw, "batch items")
-      .input("desc_m_total_i", cw, "vectors per batch item")
-      .input("desc_m_block_i", cw, "vectors per block")
-      .input("desc_n_tiles_i", cw, "tiles")
-      .input("desc_n_total_i", cw, "output columns")
-      .input("desc_base_i", aw, "output (0, 0, 0)")
-      .input("desc_s_b_i", aw, "batch stride")
-      .input("desc_s_m_i", aw, "vector stride")
-      .input("desc_s_o2_i", aw, "output step within o_div")
-      .input("desc_o_wrap_i", aw, "derived: s_o1 - (o_div - 1) * s_o2")
-      .input("desc_o_div_i", cw, "outputs per s_o1 step (>= 1)")
-      .input("desc_o_sel_i", cw, "select_mod J (0: every output)")
-      .input("desc_o_vec_i", "1", "consecutive outputs (offset of o is o): one record per cycle")
-      .input("rec_valid_i", "1", "a record is waiting")
-      .input("rec_data_i", str(C * A), "its results, column c in bits [c*A +: A]")
-      .output("rec_pop_o", "1", "the record is done")
-      .input("wr_ready_i", "1", "the memory takes the write this cycle")
-      .output("wr_en_o", "1", "write one element, or with wr_vec_o the record's valid columns")
-      .output("wr_vec_o", "1", "a whole record: column c at wr_addr_o + c where wr_mask_o[c]")
-      .output("wr_mask_o", str(C), "wr_vec_o: the columns written (c < valid columns)")
-      .output("wr_addr_o", aw, "element address (the first column's with wr_vec_o)")
-      .output("wr_data_o", str(C * A), "element (act code) in bits [A-1:0], or the record (column c in [c*A +: A])")
-      .output("busy_o", "1", "records left")
-      .output("done_o", "1", "one-cycle pulse: the last record was written");
-
-  m.comment("Descriptor.");
-  for (const char* n : {"bm1_q", "mtot_q", "mblk_q", "ntm1_q", "ntot_q", "odm1_q", "mb0_q", "sel_q"}) m.reg(n, cw);
-  m.reg("vec_q", "1", "whole records");
-  for (const char* n : {"s_b_q", "s_m_q", "s_o2_q", "o_wrap_q"}) m.reg(n, aw);
-  m.comment("Position: column c_q of record (vector mi_q of the block at m0_q, tile n_q, batch b_q); mb_q vectors\n"
-            "in this block. off_q/rem_q: offset and o % o_div of output o = n*cols + c; noff_q/nrem_q: the same\n"
-            "for o = n*cols (restored for every vector of the tile). maddr_q = base + b*s_b + m*s_m, blk_q its\n"
-            "value for the block's first vector, bb_q = base + b*s_b.");
-  m.reg("busy_q", "1");
-  m.reg("done_q", "1");
-  m.reg("c_q", str(CB));
-  for (const char* n : {"mi_q", "n_q", "m0_q", "b_q", "mb_q", "rem_q", "nrem_q", "lanes_q"}) m.reg(n, cw);
-  for (const char* n : {"off_q", "noff_q", "maddr_q", "blk_q", "bb_q"}) m.reg(n, aw);
-  m.comment("select_mod: mmod_q = m % J of the record's vector, mmblk_q the same for the block's first vector,\n"
-            "nbase_q = n*cols (the first output of the record's tile).");
-  for (const char* n : {"mmod_q", "mmblk_q", "nbase_q"}) m.reg(n, cw);
-  m.wire("sel_on", "1");
-  m.wire("sel_hit", "1", "the selected output is in this record");
-  m.wire("sel_lane", str(CB));
-  m.wire("mmod_next", cw, "(m + 1) % J");
-  m.wire("active", "1", "an element is waiting to be handled");
-  m.wire("step", "1", "it is handled this cycle: nothing to write, or the write is taken");
-  m.wire("lane_last", "1", "last element of the record");
-  m.wire("wrap", "1", "o % o_div wraps after this element");
-  m.wire("off_next", aw);
-  m.wire("rem_next", cw);
-  m.wire("m0_next", cw);
-  m.wire("m_left", cw, "vectors after this block");
+  OutGeometry geometry;
+  geometry.cols = cfg.array.cols;
+  geometry.act_bits = cfg.widths.act;
+  geometry.col_index_bits = std::max(1, clog2(geometry.cols));
+  Module m(kOutWriterModule, out_writer_description(geometry));
+  const OutWriterPorts port = declare_out_writer_ports(m, geometry);
+  const OutDescriptorRegisters desc = declare_out_descriptor_registers(m);
+  const OutPositionRegisters pos = declare_out_position_registers(m, geometry);
+  const OutWalkerWires walk = declare_out_walker_wires(m, geometry);
+  const OutWriter o{geometry, port, desc, pos, walk};
   m.blank();
-  m.assign("active", "busy_q & rec_valid_i");
-  m.assign("sel_on", "sel_q != 16'd0");
-  m.assign("sel_hit", fmt::format("(mmod_q >= nbase_q) & ({{1'b0, mmod_q}} < {{1'b0, nbase_q}} + {}) & (mmod_q < ntot_q)",
-                                  lit(CW + 1, C)));
-  {
-    const std::string d = "(mmod_q - nbase_q)";
-    m.wire("sel_diff", cw);
-    m.assign("sel_diff", d);
-    m.lint_off("UNUSEDSIGNAL", "only the low bits of mmod - n*cols index a column (it is < cols when used).");
-    m.wire("sel_diff_unused", cw);
-    m.assign("sel_diff_unused", "sel_diff");
-    m.lint_on("UNUSEDSIGNAL");
-    m.assign("sel_lane", CB == CW ? std::string("sel_diff") : fmt::format("sel_diff[{}:0]", CB - 1));
-  }
-  m.assign("mmod_next", "(mmod_q + 16'd1 == sel_q) ? 16'd0 : mmod_q + 16'd1");
-  m.assign("lane_last", fmt::format("sel_on | vec_q | (c_q == {}) | ({} + 16'd1 >= lanes_q)", lit(CB, C - 1),
-                                    zext("c_q", CB, CW)));
-  m.assign("wrap", "rem_q == odm1_q");
-  m.assign("off_next", "off_q + (wrap ? o_wrap_q : s_o2_q)");
-  m.assign("rem_next", "wrap ? 16'd0 : rem_q + 16'd1");
-  m.assign("m0_next", "m0_q + mblk_q");
-  m.assign("m_left", "mtot_q - m0_next");
-  m.assign("wr_en_o", fmt::format("active & (sel_on ? sel_hit : ({} < lanes_q))", zext("c_q", CB, CW)));
-  m.assign("wr_vec_o", "vec_q");
-  for (int c = 0; c < C; ++c)
-    m.assign(C == 1 ? std::string("wr_mask_o") : fmt::format("wr_mask_o[{}]", c), fmt::format("{} < lanes_q", lit(CW, c)));
-  m.assign("wr_addr_o", "sel_on ? maddr_q : maddr_q + off_q");
-  if (C == 1) {
-    m.lint_off("UNUSEDSIGNAL", "one column: the column index is always 0.");
-    m.wire("lane_idx_unused", str(CB));
-    m.assign("lane_idx_unused", "sel_on ? sel_lane : c_q");
-    m.lint_on("UNUSEDSIGNAL");
-    m.assign("wr_data_o", "rec_data_i");
-  } else {
-    m.wire("lane_idx", str(CB), "column written");
-    m.assign("lane_idx", "sel_on ? sel_lane : c_q");
-    m.assign("wr_data_o", fmt::format("vec_q ? rec_data_i : {{{}'d0, rec_data_i[lane_idx * {} +: {}]}}", (C - 1) * A, A, A));
-  }
-  m.assign("step", "active & (~wr_en_o | wr_ready_i)");
-  m.assign("rec_pop_o", "step & lane_last");
-
-  const Stmts next_block = {
-      nb("n_q", "16'd0"), nb("noff_q", "32'd0"), nb("nrem_q", "16'd0"), nb("off_q", "32'd0"), nb("rem_q", "16'd0"),
-      nb("lanes_q", "ntot_q"),
-      if_("~" + sum_ge("m0_q", "mblk_q", "mtot_q"),
-          {nb("m0_q", "m0_next"), nb("mb_q", "(m_left < mblk_q) ? m_left : mblk_q"), nb("blk_q", "maddr_q + s_m_q"),
-           nb("maddr_q", "maddr_q + s_m_q"), nb("mmblk_q", "mmod_next"), nb("mmod_q", "mmod_next"), nb("nbase_q", "16'd0")},
-          {nb("m0_q", "16'd0"), nb("mb_q", "mb0_q"), nb("b_q", "b_q + 16'd1"), nb("bb_q", "bb_q + s_b_q"),
-           nb("blk_q", "bb_q + s_b_q"), nb("maddr_q", "bb_q + s_b_q"), nb("mmblk_q", "16'd0"), nb("mmod_q", "16'd0"),
-           nb("nbase_q", "16'd0"),
-           if_("b_q == bm1_q", {nb("busy_q", "1'b0"), nb("done_q", "1'b1")})})};
-  const Stmts load = {
-      nb("busy_q", "1'b1"), nb("bm1_q", "desc_batch_i - 16'd1"), nb("mtot_q", "desc_m_total_i"),
-      nb("mblk_q", "desc_m_block_i"), nb("ntm1_q", "desc_n_tiles_i - 16'd1"), nb("ntot_q", "desc_n_total_i"),
-      nb("odm1_q", "desc_o_div_i - 16'd1"), nb("vec_q", "desc_o_vec_i"),
-      nb("mb0_q", "(desc_m_total_i < desc_m_block_i) ? desc_m_total_i : desc_m_block_i"),
-      nb("mb_q", "(desc_m_total_i < desc_m_block_i) ? desc_m_total_i : desc_m_block_i"), nb("s_b_q", "desc_s_b_i"),
-      nb("s_m_q", "desc_s_m_i"), nb("s_o2_q", "desc_s_o2_i"), nb("o_wrap_q", "desc_o_wrap_i"),
-      nb("c_q", lit(CB, 0)), nb("mi_q", "16'd0"), nb("n_q", "16'd0"), nb("m0_q", "16'd0"), nb("b_q", "16'd0"),
-      nb("off_q", "32'd0"), nb("noff_q", "32'd0"), nb("rem_q", "16'd0"), nb("nrem_q", "16'd0"),
-      nb("lanes_q", "desc_n_total_i"), nb("maddr_q", "desc_base_i"), nb("blk_q", "desc_base_i"),
-      nb("bb_q", "desc_base_i"), nb("sel_q", "desc_o_sel_i"), nb("mmod_q", "16'd0"), nb("mmblk_q", "16'd0"),
-      nb("nbase_q", "16'd0")};
-  m.always_ff_reset(
-      with_zero_reset(m, {nb("busy_q", "1'b0"), nb("done_q", "1'b0")}, assigned_signals(load)),
-      {nb("done_q", "1'b0"),
-       if_("start_i",
-           load,
-           {if_("step",
-                {if_("~lane_last",
-                     {nb("c_q", fmt::format("c_q + {}", lit(CB, 1))), nb("off_q", "off_next"), nb("rem_q", "rem_next")},
-                     {nb("c_q", lit(CB, 0)),
-                      if_("mi_q + 16'd1 != mb_q",
-                          {nb("mi_q", "mi_q + 16'd1"), nb("maddr_q", "maddr_q + s_m_q"), nb("off_q", "noff_q"),
-                           nb("rem_q", "nrem_q"), nb("mmod_q", "mmod_next")},
-                          {nb("mi_q", "16'd0"),
-                           if_("n_q != ntm1_q",
-                               {nb("n_q", "n_q + 16'd1"), nb("noff_q", "vec_q ? noff_q + 32'd" + std::to_string(C) + " : off_next"),
-                                nb("nrem_q", "rem_next"),
-                                nb("off_q", "vec_q ? noff_q + 32'd" + std::to_string(C) + " : off_next"),
-                                nb("rem_q", "rem_next"),
-                                nb("lanes_q", fmt::format("lanes_q - {}", lit(CW, C))), nb("maddr_q", "blk_q"),
-                                nb("mmod_q", "mmblk_q"), nb("nbase_q", fmt::format("nbase_q + {}", lit(CW, C)))},
-                               next_block)})})})})});
-  m.assign("busy_o", "busy_q");
-  m.assign("done_o", "done_q");
+  m.assign(walk.active, pos.busy_q & port.rec_valid_i);
+  build_out_select_decoder(m, o);
+  build_out_record_walker(m, o);
+  const Stmts load = out_descriptor_load(o);
+  const Expr lo = bit(false);
+  m.always_ff_reset(with_zero_reset(m, {nb(pos.busy_q, lo), nb(pos.done_q, lo)}, assigned_signals(load)),
+                    {nb(pos.done_q, lo), if_(port.start_i, load, {if_(walk.step, out_record_step(o))})});
+  m.assign(port.busy_o, pos.busy_q);
+  m.assign(port.done_o, pos.done_q);
   return m;
 }
 
+// ---- Activate and Fill pass --------------------------------------------------------------------
+
+namespace {
+
+// The Activate/Fill pass's ports: the descriptor, the memory's read and write ports, activation unit 0.
+struct ActPassPorts {
+  Expr start_i, fill_i, desc_norm_i, desc_count_i, desc_n_i, desc_in_base_i, desc_in_s_v_i, desc_in_s_e_i,
+      desc_out_base_i, desc_out_s_v_i, desc_out_s_e_i, desc_value_i;
+  Expr rd_en_o, rd_addr_o, rd_data_i, act_valid_o, act_data_o, res_valid_i, res_data_i, wr_en_o, wr_addr_o, wr_data_o,
+      busy_o, done_o;
+};
+
+ActPassPorts declare_act_pass_ports(Module& m, const AccelConfig& cfg) {
+  const int count = kCountBits, addr = kAddrBits, data_bits = cfg.widths.data, act_bits = cfg.widths.act;
+  const int result_bits = act_geometry(cfg).out_bits;
+  m.clock_and_reset();
+  return ActPassPorts{
+      m.input("start_i", 1, "load the descriptor and start (only while idle)"),
+      m.input("fill_i", 1, "the descriptor is a Fill (else an Activate)"),
+      m.input("desc_norm_i", 1, "Activate: one result per vector (norm)"),
+      m.input("desc_count_i", kVectorCountBits, "vectors (Fill: elements), >= 1"),
+      m.input("desc_n_i", count, "elements per vector, >= 1"),
+      m.input("desc_in_base_i", addr, "element 0 of vector 0"),
+      m.input("desc_in_s_v_i", addr, "vector stride"),
+      m.input("desc_in_s_e_i", addr, "element stride"),
+      m.input("desc_out_base_i", addr, "result 0"),
+      m.input("desc_out_s_v_i", addr, "result vector stride"),
+      m.input("desc_out_s_e_i", addr, "result element stride (Fill: element stride)"),
+      m.input("desc_value_i", act_bits, "Fill: the value (act code)"),
+      m.output("rd_en_o", 1, "read one element"),
+      m.output("rd_addr_o", addr, "its address"),
+      m.input("rd_data_i", data_bits, "the element, one cycle after rd_en_o"),
+      m.output("act_valid_o", 1, "an element for activation unit 0"),
+      m.output("act_data_o", data_bits, "the element (act code)"),
+      m.input("res_valid_i", 1, "activation unit 0 has a result"),
+      m.input("res_data_i", result_bits, "the result (norm: unsigned code; else signed, sign-extended)"),
+      m.output("wr_en_o", 1, "write one result"),
+      m.output("wr_addr_o", addr, "its address"),
+      m.output("wr_data_o", result_bits, "the result (Fill: the value, sign-extended)"),
+      m.output("busy_o", 1, "a descriptor is running"),
+      m.output("done_o", 1, "one-cycle pulse: the last result was written")};
+}
+
+// The descriptor, the reader (element re_q of vector rv_q) and the writer (result we_q of vector wv_q).
+struct ActPassRegisters {
+  Expr fill_q, norm_q, cm1_q, nm1_q, s_iv_q, s_ie_q, s_ov_q, s_oe_q, value_q;
+  Expr reading_q, rv_q, re_q, raddr_q, rvaddr_q, p_q;
+  Expr busy_q, done_q, wv_q, we_q, waddr_q, wvaddr_q;
+};
+
+ActPassRegisters declare_act_pass_registers(Module& m, const AccelConfig& cfg) {
+  const int count = kCountBits, addr = kAddrBits;
+  m.comment("Descriptor.");
+  const Expr fill_q = m.reg("fill_q", 1), norm_q = m.reg("norm_q", 1);
+  const Expr cm1_q = m.reg("cm1_q", kVectorCountBits, "count - 1"), nm1_q = m.reg("nm1_q", count, "n - 1");
+  const Expr s_iv_q = m.reg("s_iv_q", addr), s_ie_q = m.reg("s_ie_q", addr), s_ov_q = m.reg("s_ov_q", addr),
+             s_oe_q = m.reg("s_oe_q", addr), value_q = m.reg("value_q", cfg.widths.act);
+  m.comment("Reader: element re_q of vector rv_q at raddr_q (rvaddr_q: the vector's element 0).");
+  const Expr reading_q = m.reg("reading_q", 1), rv_q = m.reg("rv_q", kVectorCountBits), re_q = m.reg("re_q", count),
+             raddr_q = m.reg("raddr_q", addr), rvaddr_q = m.reg("rvaddr_q", addr),
+             p_q = m.reg("p_q", 1, "the element read in the previous cycle goes to the unit");
+  m.comment("Writer: result we_q of vector wv_q at waddr_q (wvaddr_q: the vector's result 0).");
+  const Expr busy_q = m.reg("busy_q", 1), done_q = m.reg("done_q", 1), wv_q = m.reg("wv_q", kVectorCountBits),
+             we_q = m.reg("we_q", count), waddr_q = m.reg("waddr_q", addr), wvaddr_q = m.reg("wvaddr_q", addr);
+  return ActPassRegisters{fill_q, norm_q,  cm1_q,    nm1_q, s_iv_q, s_ie_q, s_ov_q, s_oe_q, value_q, reading_q, rv_q,
+                          re_q,   raddr_q, rvaddr_q, p_q,   busy_q, done_q, wv_q,   we_q,   waddr_q, wvaddr_q};
+}
+
+}  // namespace
+
 Module build_act_pass(const AccelConfig& cfg) {
-  const int D = cfg.widths.data, OB = act_geometry(cfg).out_bits, A = cfg.widths.act;
-  const std::string cw = str(CW), aw = str(AW);
   Module m(kActPassModule,
            "Activate and Fill descriptors of the compute engine (docs/rtl-engine.md). Activate: reads count\n"
            "vectors of n act codes, element e of vector v at in_base + v*in_s_v + e*in_s_e, one per cycle\n"
@@ -420,97 +836,72 @@ Module build_act_pass(const AccelConfig& cfg) {
            "order: squash/softmax element e of vector v at out_base + v*out_s_v + e*out_s_e, norm one code per\n"
            "vector at out_base + v*out_s_v. Fill: writes value to count elements at out_base + e*out_s_e,\n"
            "one per cycle. done_o pulses after the last write.");
-  m.clock_and_reset()
-      .input("start_i", "1", "load the descriptor and start (only while idle)")
-      .input("fill_i", "1", "the descriptor is a Fill (else an Activate)")
-      .input("desc_norm_i", "1", "Activate: one result per vector (norm)")
-      .input("desc_count_i", "32", "vectors (Fill: elements), >= 1")
-      .input("desc_n_i", cw, "elements per vector, >= 1")
-      .input("desc_in_base_i", aw, "element 0 of vector 0")
-      .input("desc_in_s_v_i", aw, "vector stride")
-      .input("desc_in_s_e_i", aw, "element stride")
-      .input("desc_out_base_i", aw, "result 0")
-      .input("desc_out_s_v_i", aw, "result vector stride")
-      .input("desc_out_s_e_i", aw, "result element stride (Fill: element stride)")
-      .input("desc_value_i", str(A), "Fill: the value (act code)")
-      .output("rd_en_o", "1", "read one element")
-      .output("rd_addr_o", aw, "its address")
-      .input("rd_data_i", str(D), "the element, one cycle after rd_en_o")
-      .output("act_valid_o", "1", "an element for activation unit 0")
-      .output("act_data_o", str(D), "the element (act code)")
-      .input("res_valid_i", "1", "activation unit 0 has a result")
-      .input("res_data_i", str(OB), "the result (norm: unsigned code; else signed, sign-extended)")
-      .output("wr_en_o", "1", "write one result")
-      .output("wr_addr_o", aw, "its address")
-      .output("wr_data_o", str(OB), "the result (Fill: the value, sign-extended)")
-      .output("busy_o", "1", "a descriptor is running")
-      .output("done_o", "1", "one-cycle pulse: the last result was written");
-  m.comment("Descriptor.");
-  m.reg("fill_q", "1");
-  m.reg("norm_q", "1");
-  m.reg("cm1_q", "32", "count - 1");
-  m.reg("nm1_q", cw, "n - 1");
-  for (const char* n : {"s_iv_q", "s_ie_q", "s_ov_q", "s_oe_q"}) m.reg(n, aw);
-  m.reg("value_q", str(A));
-  m.comment("Reader: element re_q of vector rv_q at raddr_q (rvaddr_q: the vector's element 0).");
-  m.reg("reading_q", "1");
-  m.reg("rv_q", "32");
-  m.reg("re_q", cw);
-  m.reg("raddr_q", aw);
-  m.reg("rvaddr_q", aw);
-  m.reg("p_q", "1", "the element read in the previous cycle goes to the unit");
-  m.comment("Writer: result we_q of vector wv_q at waddr_q (wvaddr_q: the vector's result 0).");
-  m.reg("busy_q", "1");
-  m.reg("done_q", "1");
-  m.reg("wv_q", "32");
-  m.reg("we_q", cw);
-  m.reg("waddr_q", aw);
-  m.reg("wvaddr_q", aw);
-  m.wire("r_vlast", "1", "the reader's element is its vector's last");
-  m.wire("w_take", "1", "a result (or a Fill element) is written this cycle");
-  m.wire("w_vlast", "1", "it is its vector's last");
-  m.wire("w_last", "1", "it is the descriptor's last");
+  const ActPassPorts p = declare_act_pass_ports(m, cfg);
+  const ActPassRegisters regs = declare_act_pass_registers(m, cfg);
+  const Expr r_vlast = m.wire("r_vlast", 1, "the reader's element is its vector's last");
+  const Expr w_take = m.wire("w_take", 1, "a result (or a Fill element) is written this cycle");
+  const Expr w_vlast = m.wire("w_vlast", 1, "it is its vector's last");
+  const Expr w_last = m.wire("w_last", 1, "it is the descriptor's last");
   m.blank();
-  m.assign("r_vlast", "re_q == nm1_q");
-  m.assign("rd_en_o", "reading_q");
-  m.assign("rd_addr_o", "raddr_q");
-  m.assign("act_valid_o", "p_q");
-  m.assign("act_data_o", "rd_data_i");
-  m.assign("w_take", "busy_q & (fill_q | res_valid_i)");
-  m.assign("w_vlast", "fill_q | norm_q | (we_q == nm1_q)");
-  m.assign("w_last", "w_vlast & (wv_q == cm1_q)");
-  m.assign("wr_en_o", "w_take");
-  m.assign("wr_addr_o", "waddr_q");
-  m.assign("wr_data_o", fmt::format("fill_q ? {} : res_data_i", detail::sext("value_q", A, OB)));
-  const Stmts load = {
-      nb("busy_q", "1'b1"), nb("reading_q", "~fill_i"), nb("fill_q", "fill_i"), nb("norm_q", "desc_norm_i"),
-      nb("cm1_q", "desc_count_i - 32'd1"), nb("nm1_q", "desc_n_i - 16'd1"), nb("s_iv_q", "desc_in_s_v_i"),
-      nb("s_ie_q", "desc_in_s_e_i"), nb("s_ov_q", "desc_out_s_v_i"), nb("s_oe_q", "desc_out_s_e_i"),
-      nb("value_q", "desc_value_i"), nb("rv_q", "32'd0"), nb("re_q", "16'd0"), nb("raddr_q", "desc_in_base_i"),
-      nb("rvaddr_q", "desc_in_base_i"), nb("wv_q", "32'd0"), nb("we_q", "16'd0"), nb("waddr_q", "desc_out_base_i"),
-      nb("wvaddr_q", "desc_out_base_i")};
+  m.assign(r_vlast, regs.re_q == regs.nm1_q);
+  m.assign(p.rd_en_o, regs.reading_q);
+  m.assign(p.rd_addr_o, regs.raddr_q);
+  m.assign(p.act_valid_o, regs.p_q);
+  m.assign(p.act_data_o, p.rd_data_i);
+  m.assign(w_take, regs.busy_q & (regs.fill_q | p.res_valid_i));
+  m.assign(w_vlast, regs.fill_q | regs.norm_q | (regs.we_q == regs.nm1_q));
+  m.assign(w_last, w_vlast & (regs.wv_q == regs.cm1_q));
+  m.assign(p.wr_en_o, w_take);
+  m.assign(p.wr_addr_o, regs.waddr_q);
+  m.assign(p.wr_data_o, ternary(regs.fill_q, sext(regs.value_q, p.wr_data_o.width()), p.res_data_i));
+
+  const Expr lo = bit(false), hi = bit(true), one = lit(kCountBits, 1), one_vector = lit(kVectorCountBits, 1);
+  const Expr zero_count = lit(kCountBits, 0), zero_vector = lit(kVectorCountBits, 0);
+  const Stmts load = {nb(regs.busy_q, hi),
+                      nb(regs.reading_q, ~p.fill_i),
+                      nb(regs.fill_q, p.fill_i),
+                      nb(regs.norm_q, p.desc_norm_i),
+                      nb(regs.cm1_q, p.desc_count_i - one_vector),
+                      nb(regs.nm1_q, p.desc_n_i - one),
+                      nb(regs.s_iv_q, p.desc_in_s_v_i),
+                      nb(regs.s_ie_q, p.desc_in_s_e_i),
+                      nb(regs.s_ov_q, p.desc_out_s_v_i),
+                      nb(regs.s_oe_q, p.desc_out_s_e_i),
+                      nb(regs.value_q, p.desc_value_i),
+                      nb(regs.rv_q, zero_vector),
+                      nb(regs.re_q, zero_count),
+                      nb(regs.raddr_q, p.desc_in_base_i),
+                      nb(regs.rvaddr_q, p.desc_in_base_i),
+                      nb(regs.wv_q, zero_vector),
+                      nb(regs.we_q, zero_count),
+                      nb(regs.waddr_q, p.desc_out_base_i),
+                      nb(regs.wvaddr_q, p.desc_out_base_i)};
+  const Stmt read_step =
+      if_(regs.reading_q,
+          {if_(r_vlast,
+               {nb(regs.re_q, zero_count), nb(regs.rv_q, regs.rv_q + one_vector),
+                nb(regs.rvaddr_q, regs.rvaddr_q + regs.s_iv_q), nb(regs.raddr_q, regs.rvaddr_q + regs.s_iv_q),
+                if_(regs.rv_q == regs.cm1_q, {nb(regs.reading_q, lo)})},
+               {nb(regs.re_q, regs.re_q + one), nb(regs.raddr_q, regs.raddr_q + regs.s_ie_q)})});
+  const Stmt write_step = if_(
+      w_take, {if_(w_last, {nb(regs.busy_q, lo), nb(regs.done_q, hi)}),
+               if_(regs.fill_q, {nb(regs.wv_q, regs.wv_q + one_vector), nb(regs.waddr_q, regs.waddr_q + regs.s_oe_q)},
+                   {if_(w_vlast,
+                        {nb(regs.we_q, zero_count), nb(regs.wv_q, regs.wv_q + one_vector),
+                         nb(regs.wvaddr_q, regs.wvaddr_q + regs.s_ov_q), nb(regs.waddr_q, regs.wvaddr_q + regs.s_ov_q)},
+                        {nb(regs.we_q, regs.we_q + one), nb(regs.waddr_q, regs.waddr_q + regs.s_oe_q)})})});
   m.always_ff_reset(
-      with_zero_reset(m, {nb("busy_q", "1'b0"), nb("done_q", "1'b0"), nb("reading_q", "1'b0"), nb("p_q", "1'b0")},
+      with_zero_reset(m, {nb(regs.busy_q, lo), nb(regs.done_q, lo), nb(regs.reading_q, lo), nb(regs.p_q, lo)},
                       assigned_signals(load)),
-      {nb("done_q", "1'b0"), nb("p_q", "reading_q"),
-       if_("start_i",
-           load,
-           {if_("reading_q",
-                {if_("r_vlast",
-                     {nb("re_q", "16'd0"), nb("rv_q", "rv_q + 32'd1"), nb("rvaddr_q", "rvaddr_q + s_iv_q"),
-                      nb("raddr_q", "rvaddr_q + s_iv_q"), if_("rv_q == cm1_q", {nb("reading_q", "1'b0")})},
-                     {nb("re_q", "re_q + 16'd1"), nb("raddr_q", "raddr_q + s_ie_q")})}),
-            if_("w_take",
-                {if_("w_last", {nb("busy_q", "1'b0"), nb("done_q", "1'b1")}),
-                 if_("fill_q", {nb("wv_q", "wv_q + 32'd1"), nb("waddr_q", "waddr_q + s_oe_q")},
-                     {if_("w_vlast",
-                          {nb("we_q", "16'd0"), nb("wv_q", "wv_q + 32'd1"), nb("wvaddr_q", "wvaddr_q + s_ov_q"),
-                           nb("waddr_q", "wvaddr_q + s_ov_q")},
-                          {nb("we_q", "we_q + 16'd1"), nb("waddr_q", "waddr_q + s_oe_q")})})})})});
-  m.assign("busy_o", "busy_q");
-  m.assign("done_o", "done_q");
+      {nb(regs.done_q, lo), nb(regs.p_q, regs.reading_q), if_(p.start_i, load, {read_step, write_step})});
+  m.assign(p.busy_o, regs.busy_q);
+  m.assign(p.done_o, regs.done_q);
   return m;
 }
+
+// The engine below builds text expressions: the text-API literal and zero extension.
+using detail::lit;
+using detail::zext;
 
 namespace {
 

@@ -15,6 +15,7 @@ struct Expr::Node {
   bool assignable = false;
   bool full_product = false;
   bool chain = false;      // kTernary made by ternary_chain: an inner chained ternary prints bare
+  bool bare = false;       // kBinary made by bare(): no readability parentheses under a looser operator
   std::string module;      // the module whose signals the expression reads ("" for constants)
   std::string text;        // kRef: name; kConst: literal; kUnary/kBinary: operator; kSelect/kExtend: printed form
   std::vector<Expr> args;  // operands
@@ -74,6 +75,7 @@ std::string print_operand(const Node& child, const Node& parent, bool right) {
     case Kind::kBinary:
       if (is_reduction(child)) return parens(s);
       if (child.kind != Kind::kBinary) return s;
+      if (child.bare && precedence(child.text) > precedence(parent.text)) return s;
       if (is_comparison(child) || precedence(child.text) != precedence(parent.text)) return parens(s);
       return !right || (child.text == parent.text && is_associative(parent.text)) ? s : parens(s);
     default:
@@ -99,8 +101,6 @@ std::string print(const Node& n) {
                          print_operand(n.args[1].node(), n, false),
                          n.chain && f.kind == Kind::kTernary && f.chain ? print(f) : print_operand(f, n, true));
     }
-    case Kind::kParen:
-      return "(" + print(n.args[0].node()) + ")";
     case Kind::kConcat: {
       std::string s = "{";
       for (std::size_t i = 0; i < n.args.size(); ++i) s += (i ? ", " : "") + print(n.args[i].node());
@@ -110,6 +110,8 @@ std::string print(const Node& n) {
       return fmt::format("{{{}{{{}}}}}", n.count.operand(), print(n.args[0].node()));
     case Kind::kWord:
       return fmt::format("{}[{}]", n.text, print(n.args[0].node()));
+    case Kind::kParen:
+      return parens(print(n.args[0].node()));
   }
   return "";
 }
@@ -477,6 +479,13 @@ Expr sext(const Expr& v, const Dim& to) {
     return extension(v, to, fmt::format("{{{{{}{{{}[{}]}}}}, {}}}", to.value() - from.value(), name, from.value() - 1, name));
   return extension(v, to, fmt::format("{{{{({}-{}+1){{{}[{}-1]}}}}, {}[{}-2:0]}}", to.text(), from.text(), name,
                                       from.text(), name, from.text()));
+}
+
+Expr bare(const Expr& e) {
+  if (e.node().kind != Kind::kBinary) fail(e.module(), "bare needs a binary operation", e.text());
+  auto n = std::make_shared<Node>(e.node());
+  n->bare = true;
+  return Expr(n);
 }
 
 namespace detail {

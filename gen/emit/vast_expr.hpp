@@ -184,6 +184,12 @@ Expr rep(const Dim& count, const Expr& e);                                   // 
 Expr zext(const Expr& v, const Dim& to);
 Expr sext(const Expr& v, const Dim& to);
 
+// A binary operation printed without the readability parentheses where Verilog's precedence needs
+// none: as the operand of a binary operator that binds less tightly (`a + b >= c`,
+// `{1'b0, a} < {1'b0, b} + c`); anywhere else it prints as usual. With paren() and ternary_chain it
+// keeps the grouping of an existing text exactly.
+Expr bare(const Expr& e);
+
 namespace detail {
 // A reference to a signal declared in `module` (Module's declarations make these; emitters do not).
 Expr signal_ref(const std::string& module, const std::string& name, const Dim& width, bool is_signed, bool assignable);

@@ -46,7 +46,7 @@ TEST(EmitChip, DmaAndPmuInputsFromTheirFrameFields) {
   for (const char* p : {"tiny-2x2", "small-4x4", "capsacc-16x16"}) {
     SCOPED_TRACE(p);
     const AccelConfig cfg = preset(p);
-    const isa::FrameGeometry g = chip_frame_geometry(cfg);
+    const isa::FrameGeometry g = isa::frame_geometry(cfg);
     const std::string text = print_module(build_chip(cfg));
     for (const isa::PackedField& f : isa::dma_frame_layout(g))
       EXPECT_EQ(count(text, "." + std::string("desc_") + f.name + "_i(" + slice("seq_words", f, f.bits) + ")"), 1) << f.name;
@@ -72,7 +72,7 @@ TEST(EmitChip, HeaderFieldsFromTheHeaderLayout) {
     EXPECT_EQ(count(text, "assign " + wire + " = " + slice("hdr_q", f, f.bits) + ";"), 1) << f.name;
   }
   // Payload words of each kind, from the frame tables.
-  const isa::FrameGeometry g = chip_frame_geometry(preset("tiny-2x2"));
+  const isa::FrameGeometry g = isa::frame_geometry(preset("tiny-2x2"));
   EXPECT_EQ(count(text, std::to_string(isa::payload_words(isa::FrameKind::kEngine, g)) + " (engine)"), 1);
   EXPECT_EQ(count(text, "6'd" + std::to_string(isa::payload_words(isa::FrameKind::kDma, g))), 1);
 }

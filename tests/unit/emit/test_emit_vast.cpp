@@ -186,6 +186,22 @@ TEST(VastExpr, Parentheses) {
   EXPECT_EQ(paren(f.p).width(), 8);
   EXPECT_TRUE(paren(f.p).is_signed());
   EXPECT_FALSE(paren(f.w).is_lvalue());
+  EXPECT_EQ(ternary(paren(reduce_or(f.a)), f.a, f.b).text(), "(|a_i) ? a_i : b_i");
+  EXPECT_EQ((~paren(f.a & f.b)).text(), "~(a_i & b_i)");              // no second pair
+  EXPECT_EQ((paren(f.a + f.b) == f.c).text(), "(a_i + b_i) == c_i");  // no second pair
+}
+
+TEST(VastExpr, BareBinaryUnderALooserOperator) {
+  Fixture f;
+  EXPECT_EQ((bare(f.a + f.b) >= f.c).text(), "a_i + b_i >= c_i");
+  EXPECT_EQ((f.a < bare(f.b + f.c)).text(), "a_i < b_i + c_i");
+  EXPECT_EQ((f.s & bare(f.a == f.b)).text(), "s_i & a_i == b_i");
+  EXPECT_EQ((bare(f.a & f.b) + f.c).text(), "(a_i & b_i) + c_i");  // & binds less tightly than +
+  EXPECT_EQ((f.a - bare(f.b - f.c)).text(), "a_i - (b_i - c_i)");  // same level: as usual
+  EXPECT_EQ(ternary(bare(f.a == f.b), f.a, f.b).text(), "(a_i == b_i) ? a_i : b_i");
+  EXPECT_EQ(bare(f.a + f.b).text(), "a_i + b_i");
+  EXPECT_NE(error_of([&] { (void)bare(f.a); }), "");
+  EXPECT_NE(error_of([&] { (void)bare(ternary(f.s, f.a, f.b)); }), "");
 }
 
 TEST(VastExpr, ConcatenationAndReplication) {
