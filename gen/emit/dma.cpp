@@ -270,6 +270,7 @@ struct Walker : WalkerRegisters {
   Expr row1_next, row2_next;
 };
 
+// A walker's registers <prefix>_*, with `comments` for active_q, the inner index, ptr_q, row1_q and row2_q.
 WalkerRegisters declare_walker_registers(Module& m, const std::string& prefix, const std::string& inner_index,
                                          int addr_bits, const std::vector<std::string>& comments) {
   auto name = [&prefix](const std::string& what) { return prefix + "_" + what; };
