@@ -3,16 +3,15 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
 #include <stdexcept>
+#include <string>
+#include <vector>
 
-#include "emit/activation_internal.hpp"
 #include "emit/memsys.hpp"
 #include "emit/scratchpad.hpp"
 
 namespace capsgen::emit {
-
-using detail::lit;
-using detail::zext;
 
 DmaGeometry dma_geometry(const AccelConfig& cfg) {
   DmaGeometry g;
@@ -41,33 +40,24 @@ unsigned long long dma_strobe(int size, int word_bytes) {
 
 namespace {
 
-// desc_strb: byte k of a beat is carried iff k < 2^size, i.e. size >= floor(log2 k) + 1; bytes
-// [2^(n-1), 2^n) share the comparison size >= n. Most significant byte first.
-std::string strobe_expr(const std::string& size, int max_size, int size_bits) {
-  std::string s = "{";
-  for (int n = max_size; n >= 1; --n)
-    s += fmt::format("{{{}{{{} >= {}}}}}, ", 1 << (n - 1), size, lit(size_bits, n));
-  return s + "1'b1}";
-}
-
 // The DMA's geometry with the widths derived from it that several pieces use, computed once.
 struct DmaWidths {
   DmaGeometry g;
-  int lq_ptr = 0;       // burst-length FIFO pointer: log2(outstanding)
-  int lq_count = 0;     // its fill count, 0..outstanding
-  int df_ptr = 0;       // data FIFO pointer: log2(kDmaFifoDepth)
-  int df_count = 0;     // its fill count, 0..kDmaFifoDepth
-  bool narrow = false;  // a 1-byte word has only size 0: the size and widen inputs are unused
+  int length_fifo_ptr_bits = 0;    // burst-length FIFO pointer: log2(outstanding)
+  int length_fifo_count_bits = 0;  // its fill count, 0..outstanding
+  int data_fifo_ptr_bits = 0;      // data FIFO pointer: log2(kDmaFifoDepth)
+  int data_fifo_count_bits = 0;    // its fill count, 0..kDmaFifoDepth
+  bool narrow = false;  // a word of several bytes: beats can be narrowed (a 1-byte word has only size 0)
   bool widen = false;   // a 1-byte load can be sign-extended to a lane of widen_bytes > 1
 };
 
 DmaWidths dma_widths(const AccelConfig& cfg) {
   DmaWidths w;
   w.g = dma_geometry(cfg);
-  w.lq_ptr = clog2(w.g.outstanding);
-  w.lq_count = w.lq_ptr + 1;
-  w.df_ptr = clog2(kDmaFifoDepth);
-  w.df_count = w.df_ptr + 1;
+  w.length_fifo_ptr_bits = clog2(w.g.outstanding);
+  w.length_fifo_count_bits = w.length_fifo_ptr_bits + 1;
+  w.data_fifo_ptr_bits = clog2(kDmaFifoDepth);
+  w.data_fifo_count_bits = w.data_fifo_ptr_bits + 1;
   w.narrow = w.g.word_bytes > 1;
   w.widen = w.g.widen_bytes > 1;
   if (kDmaDramAddrBits < w.g.len_bits + clog2(w.g.word_bytes) || kDmaCountBits < w.g.len_bits)
@@ -103,266 +93,409 @@ std::string dma_description(const DmaGeometry& g) {
       g.data_bits, g.max_size, 8 * g.widen_bytes, g.max_burst, g.max_burst, g.outstanding);
 }
 
-// The descriptor: direction, base addresses, three levels of counts and strides, burst limit, beat size
-// and widening; then the run's busy level and done pulse.
-void declare_descriptor_ports(Module& m, const DmaGeometry& g) {
-  const int SA = g.spm_addr_bits, DA = kDmaDramAddrBits, CW = kDmaCountBits, LW = g.len_bits, MB = g.max_burst;
-  const int ZW = g.size_bits, WL = g.widen_bytes;
-  m.clock_and_reset()
-      .input("desc_valid_i", "1", "descriptor valid")
-      .output("desc_ready_o", "1", "descriptor accepted when valid (idle)")
-      .input("desc_store_i", "1", "0: DRAM -> SPM load, 1: SPM -> DRAM store")
-      .input("desc_dram_addr_i", str(DA), "DRAM byte base address")
-      .input("desc_spm_addr_i", str(SA), "SPM element base address");
-  for (int k = 0; k < 3; ++k) m.input(fmt::format("desc_count{}_i", k), str(CW), fmt::format("level {} element count", k));
-  for (int k = 0; k < 3; ++k)
-    m.input(fmt::format("desc_dram_stride{}_i", k), str(DA), fmt::format("level {} DRAM stride, bytes (mod 2^{})", k, DA));
-  for (int k = 0; k < 3; ++k)
-    m.input(fmt::format("desc_spm_stride{}_i", k), str(SA), fmt::format("level {} SPM stride, elements (mod 2^{})", k, SA));
-  m.input("desc_burst_i", str(LW), fmt::format("burst length limit in beats (0 or > {}: {})", MB, MB))
-      .input("desc_size_i", str(ZW), fmt::format("bytes per beat = 2^size; {} (or more): a whole word", g.max_size))
-      .input("desc_widen_i", "1", fmt::format("1-byte load (size 0): sign-extend each byte to {} bits (else ignored)", 8 * WL))
-      .output("busy_o", "1", "a descriptor is running")
-      .output("done_o", "1", "one-cycle pulse: the descriptor has finished");
+// ---- Ports -------------------------------------------------------------------------------------
+
+// The descriptor: direction, base addresses, three levels of counts and strides (level k at [k]),
+// burst limit, beat size and widening; then the run's busy level and done pulse.
+struct DescriptorPorts {
+  Expr valid_i, ready_o, store_i, dram_addr_i, spm_addr_i;
+  std::vector<Expr> count_i, dram_stride_i, spm_stride_i;
+  Expr burst_i, size_i, widen_i, busy_o, done_o;
+};
+
+DescriptorPorts declare_descriptor_ports(Module& m, const DmaGeometry& g) {
+  const int spm_addr_bits = g.spm_addr_bits, dram_addr_bits = kDmaDramAddrBits, max_burst = g.max_burst;
+  m.clock_and_reset();
+  // Level k's port of a per-level field, for k = 0, 1, 2.
+  auto levels = [&m](const char* name, int width, const std::string& what) {
+    std::vector<Expr> ports;
+    for (int k = 0; k < 3; ++k)
+      ports.push_back(m.input(fmt::format("desc_{}{}_i", name, k), width, fmt::format("level {} {}", k, what)));
+    return ports;
+  };
+  return DescriptorPorts{
+      m.input("desc_valid_i", 1, "descriptor valid"),
+      m.output("desc_ready_o", 1, "descriptor accepted when valid (idle)"),
+      m.input("desc_store_i", 1, "0: DRAM -> SPM load, 1: SPM -> DRAM store"),
+      m.input("desc_dram_addr_i", dram_addr_bits, "DRAM byte base address"),
+      m.input("desc_spm_addr_i", spm_addr_bits, "SPM element base address"),
+      levels("count", kDmaCountBits, "element count"),
+      levels("dram_stride", dram_addr_bits, fmt::format("DRAM stride, bytes (mod 2^{})", dram_addr_bits)),
+      levels("spm_stride", spm_addr_bits, fmt::format("SPM stride, elements (mod 2^{})", spm_addr_bits)),
+      m.input("desc_burst_i", g.len_bits,
+              fmt::format("burst length limit in beats (0 or > {}: {})", max_burst, max_burst)),
+      m.input("desc_size_i", g.size_bits,
+              fmt::format("bytes per beat = 2^size; {} (or more): a whole word", g.max_size)),
+      m.input("desc_widen_i", 1,
+              fmt::format("1-byte load (size 0): sign-extend each byte to {} bits (else ignored)", 8 * g.widen_bytes)),
+      m.output("busy_o", 1, "a descriptor is running"),
+      m.output("done_o", 1, "one-cycle pulse: the descriptor has finished")};
 }
 
 // The off-chip burst port: burst requests, then read data and write data beats in request order.
-void declare_offchip_ports(Module& m, const DmaGeometry& g) {
-  const int W = g.data_bits, DA = kDmaDramAddrBits, LW = g.len_bits;
-  m.output("req_valid_o", "1", "off-chip burst request")
-      .input("req_ready_i", "1", "request accepted")
-      .output("req_addr_o", str(DA), "burst byte address")
-      .output("req_len_o", str(LW), fmt::format("burst length in beats (1..{})", g.max_burst))
-      .output("req_write_o", "1", "1: write burst, 0: read burst")
-      .output("req_size_o", str(g.size_bits), "bytes per beat = 2^size, in the low bytes of the data channels")
-      .input("rd_valid_i", "1", "read data beat valid")
-      .output("rd_ready_o", "1", "read data beat accepted")
-      .input("rd_data_i", str(W), "read data beat")
-      .output("wr_valid_o", "1", "write data beat valid")
-      .input("wr_ready_i", "1", "write data beat accepted")
-      .output("wr_data_o", str(W), "write data beat")
-      .output("wr_strb_o", str(g.word_bytes), "byte strobes of the beat: the low 2^size bytes")
-      .output("wr_last_o", "1", "final beat of its burst");
+struct OffchipPorts {
+  Expr req_valid_o, req_ready_i, req_addr_o, req_len_o, req_write_o, req_size_o;
+  Expr rd_valid_i, rd_ready_o, rd_data_i, wr_valid_o, wr_ready_i, wr_data_o, wr_strb_o, wr_last_o;
+};
+
+OffchipPorts declare_offchip_ports(Module& m, const DmaGeometry& g) {
+  const int data_bits = g.data_bits;
+  return OffchipPorts{
+      m.output("req_valid_o", 1, "off-chip burst request"),
+      m.input("req_ready_i", 1, "request accepted"),
+      m.output("req_addr_o", kDmaDramAddrBits, "burst byte address"),
+      m.output("req_len_o", g.len_bits, fmt::format("burst length in beats (1..{})", g.max_burst)),
+      m.output("req_write_o", 1, "1: write burst, 0: read burst"),
+      m.output("req_size_o", g.size_bits, "bytes per beat = 2^size, in the low bytes of the data channels"),
+      m.input("rd_valid_i", 1, "read data beat valid"),
+      m.output("rd_ready_o", 1, "read data beat accepted"),
+      m.input("rd_data_i", data_bits, "read data beat"),
+      m.output("wr_valid_o", 1, "write data beat valid"),
+      m.input("wr_ready_i", 1, "write data beat accepted"),
+      m.output("wr_data_o", data_bits, "write data beat"),
+      m.output("wr_strb_o", g.word_bytes, "byte strobes of the beat: the low 2^size bytes"),
+      m.output("wr_last_o", 1, "final beat of its burst")};
 }
 
 // The scratchpad port: one word per granted request, read data returning later.
-void declare_spm_ports(Module& m, const DmaGeometry& g) {
-  const int W = g.data_bits, ZW = g.size_bits;
-  m.output("spm_req_o", "1", "SPM access")
-      .input("spm_gnt_i", "1", "SPM access accepted this cycle")
-      .output("spm_we_o", "1", "1: write, 0: read")
-      .output("spm_addr_o", str(g.spm_addr_bits), "SPM element address")
-      .output("spm_size_o", str(ZW), fmt::format("SPM access of 2^size bytes: the descriptor's size, {} when widened", g.widen_size))
-      .output("spm_wdata_o", str(W), "SPM write data")
-      .input("spm_rvalid_i", "1", "SPM read data of an earlier accepted read")
-      .input("spm_rdata_i", str(W), "SPM read data");
+struct SpmPorts {
+  Expr spm_req_o, spm_gnt_i, spm_we_o, spm_addr_o, spm_size_o, spm_wdata_o, spm_rvalid_i, spm_rdata_i;
+};
+
+SpmPorts declare_spm_ports(Module& m, const DmaGeometry& g) {
+  const int data_bits = g.data_bits;
+  return SpmPorts{
+      m.output("spm_req_o", 1, "SPM access"),
+      m.input("spm_gnt_i", 1, "SPM access accepted this cycle"),
+      m.output("spm_we_o", 1, "1: write, 0: read"),
+      m.output("spm_addr_o", g.spm_addr_bits, "SPM element address"),
+      m.output("spm_size_o", g.size_bits,
+               fmt::format("SPM access of 2^size bytes: the descriptor's size, {} when widened", g.widen_size)),
+      m.output("spm_wdata_o", data_bits, "SPM write data"),
+      m.input("spm_rvalid_i", 1, "SPM read data of an earlier accepted read"),
+      m.input("spm_rdata_i", data_bits, "SPM read data")};
 }
 
 // The port list: descriptor, off-chip port, SPM port and the beat counters.
-void declare_ports(Module& m, const DmaGeometry& g) {
-  declare_descriptor_ports(m, g);
-  declare_offchip_ports(m, g);
-  declare_spm_ports(m, g);
-  m.output("beats_read_o", str(kDmaCounterBits), "read beats accepted since reset (wraps)")
-      .output("beats_written_o", str(kDmaCounterBits), "write beats accepted since reset (wraps)");
+struct DmaPorts {
+  DescriptorPorts desc;
+  OffchipPorts offchip;
+  SpmPorts spm;
+  Expr beats_read_o, beats_written_o;
+};
+
+DmaPorts declare_ports(Module& m, const DmaGeometry& g) {
+  return DmaPorts{declare_descriptor_ports(m, g), declare_offchip_ports(m, g), declare_spm_ports(m, g),
+                  m.output("beats_read_o", kDmaCounterBits, "read beats accepted since reset (wraps)"),
+                  m.output("beats_written_o", kDmaCounterBits, "write beats accepted since reset (wraps)")};
 }
+
+// ---- Internal signals --------------------------------------------------------------------------
 
 // A beat's size: the registered size and strobes, the size input limited to a whole word, and a read
-// beat narrowed to its low bytes (and widened). 1-byte words have no size to choose.
-void declare_beat_size(Module& m, const DmaWidths& w) {
-  const int W = w.g.data_bits, WB = w.g.word_bytes, ZW = w.g.size_bits;
+// beat narrowed to its low bytes (and widened). Only with narrow (words of several bytes); the
+// widening signals only with widen. 1-byte words leave the size and widen inputs unused.
+struct BeatSize {
+  std::optional<Expr> size_q, strb_q, widen_q, desc_size, desc_strb, rd_keep, rd_sign, rd_elem, unused_desc;
+};
+
+BeatSize declare_beat_size(Module& m, const DmaWidths& w) {
+  const int data_bits = w.g.data_bits, word_bytes = w.g.word_bytes, size_bits = w.g.size_bits;
+  BeatSize beat;
   if (w.narrow) {
-    m.reg("size_q", str(ZW), "bytes per beat = 2^size_q");
-    m.reg("strb_q", str(WB), "bytes of a beat: the low 2^size_q");
-    if (w.widen) m.reg("widen_q", "1", "sign-extend each read byte to a lane");
-    m.wire("desc_size", str(ZW), "desc_size_i limited to a whole word");
-    m.wire("desc_strb", str(WB));
-    m.wire("rd_keep", str(W), "bits of a read beat that carry the element");
-    if (w.widen) m.wire("rd_sign", str(W), "sign bits of a widened byte");
-    m.wire("rd_elem", str(W), "a read beat narrowed (and widened) to the SPM word");
+    beat.size_q = m.reg("size_q", size_bits, "bytes per beat = 2^size_q");
+    beat.strb_q = m.reg("strb_q", word_bytes, "bytes of a beat: the low 2^size_q");
+    if (w.widen) beat.widen_q = m.reg("widen_q", 1, "sign-extend each read byte to a lane");
+    beat.desc_size = m.wire("desc_size", size_bits, "desc_size_i limited to a whole word");
+    beat.desc_strb = m.wire("desc_strb", word_bytes);
+    beat.rd_keep = m.wire("rd_keep", data_bits, "bits of a read beat that carry the element");
+    if (w.widen) beat.rd_sign = m.wire("rd_sign", data_bits, "sign bits of a widened byte");
+    beat.rd_elem = m.wire("rd_elem", data_bits, "a read beat narrowed (and widened) to the SPM word");
   } else {
     m.lint_off("UNUSEDSIGNAL", "1-byte words: every beat is one byte, no size or widening to choose.");
-    m.wire("unused_desc", "2");
+    beat.unused_desc = m.wire("unused_desc", 2);
     m.lint_on("UNUSEDSIGNAL");
   }
+  return beat;
 }
 
-// The descriptor registers, loaded when a descriptor is accepted, and what is decoded from the inputs.
-void declare_descriptor_registers(Module& m, const DmaWidths& w) {
-  const int SA = w.g.spm_addr_bits, DA = kDmaDramAddrBits, CW = kDmaCountBits, LW = w.g.len_bits;
+// The descriptor registers, loaded when a descriptor is accepted (counts and strides of level k at
+// [k]), and what is decoded from the inputs.
+struct DescriptorRegisters {
+  Expr busy_q, done_q, store_q, contig_q, limit_q;
+  BeatSize beat;
+  std::vector<Expr> count_q, ds_q, ss_q;
+  Expr desc_fire, desc_empty, desc_limit, count1_last, count2_last;
+};
+
+DescriptorRegisters declare_descriptor_registers(Module& m, const DmaWidths& w) {
   m.comment("Descriptor registers.");
-  m.reg("busy_q", "1");
-  m.reg("done_q", "1");
-  m.reg("store_q", "1");
-  m.reg("contig_q", "1", "ds0 is one word: inner runs form bursts");
-  m.reg("limit_q", str(LW), "burst length limit (1..max)");
-  declare_beat_size(m, w);
-  for (int k = 0; k < 3; ++k) m.reg(fmt::format("count{}_q", k), str(CW));
-  for (int k = 0; k < 3; ++k) m.reg(fmt::format("ds{}_q", k), str(DA));
-  for (int k = 0; k < 3; ++k) m.reg(fmt::format("ss{}_q", k), str(SA));
-  m.wire("desc_fire", "1");
-  m.wire("desc_empty", "1", "a count is 0");
-  m.wire("desc_limit", str(LW));
-  m.wire("count1_last", str(CW));
-  m.wire("count2_last", str(CW));
+  Expr busy_q = m.reg("busy_q", 1), done_q = m.reg("done_q", 1), store_q = m.reg("store_q", 1);
+  Expr contig_q = m.reg("contig_q", 1, "ds0 is one word: inner runs form bursts");
+  Expr limit_q = m.reg("limit_q", w.g.len_bits, "burst length limit (1..max)");
+  BeatSize beat = declare_beat_size(m, w);
+  // Level k's register of a per-level field, for k = 0, 1, 2.
+  auto levels = [&m](const char* name, int width) {
+    std::vector<Expr> regs;
+    for (int k = 0; k < 3; ++k) regs.push_back(m.reg(fmt::format("{}{}_q", name, k), width));
+    return regs;
+  };
+  std::vector<Expr> count_q = levels("count", kDmaCountBits);
+  std::vector<Expr> ds_q = levels("ds", kDmaDramAddrBits);
+  std::vector<Expr> ss_q = levels("ss", w.g.spm_addr_bits);
+  return DescriptorRegisters{busy_q,
+                             done_q,
+                             store_q,
+                             contig_q,
+                             limit_q,
+                             beat,
+                             count_q,
+                             ds_q,
+                             ss_q,
+                             m.wire("desc_fire", 1),
+                             m.wire("desc_empty", 1, "a count is 0"),
+                             m.wire("desc_limit", w.g.len_bits),
+                             m.wire("count1_last", kDmaCountBits),
+                             m.wire("count2_last", kDmaCountBits)};
 }
 
-// The request side's walker: the position of the next burst in the pattern and its DRAM address.
-void declare_request_walker(Module& m, const DmaWidths& w) {
-  const int DA = kDmaDramAddrBits, CW = kDmaCountBits, LW = w.g.len_bits;
+// The registers of a pattern walker: active, the inner index, the level-1 and level-2 indices, the
+// address and the addresses of the current level-1 row and level-2 plane (the next ones: row1_next,
+// row2_next). The request side walks DRAM byte addresses burst by burst (rq_*, inner index rq_j_q),
+// the SPM side SPM element addresses word by word (sp_*, inner index sp_i0_q).
+struct WalkerRegisters {
+  Expr active_q, inner_q, i1_q, i2_q, ptr_q, row1_q, row2_q;
+};
+struct Walker : WalkerRegisters {
+  Expr row1_next, row2_next;
+};
+
+// A walker's registers <prefix>_*, with `comments` for active_q, the inner index, ptr_q, row1_q and row2_q.
+WalkerRegisters declare_walker_registers(Module& m, const std::string& prefix, const std::string& inner_index,
+                                         int addr_bits, const std::vector<std::string>& comments) {
+  auto name = [&prefix](const std::string& what) { return prefix + "_" + what; };
+  return WalkerRegisters{m.reg(name("active_q"), 1, comments[0]),
+                         m.reg(name(inner_index), kDmaCountBits, comments[1]),
+                         m.reg(name("i1_q"), kDmaCountBits),
+                         m.reg(name("i2_q"), kDmaCountBits),
+                         m.reg(name("ptr_q"), addr_bits, comments[2]),
+                         m.reg(name("row1_q"), addr_bits, comments[3]),
+                         m.reg(name("row2_q"), addr_bits, comments[4])};
+}
+
+// The request side: its walker, and the next burst's length and position.
+struct RequestSide {
+  Walker walk;
+  Expr rq_rem, rq_len, rq_j_next, rq_step, req_fire;
+};
+
+RequestSide declare_request_side(Module& m, const DmaWidths& w) {
+  const int dram_addr_bits = kDmaDramAddrBits, count_bits = kDmaCountBits, len_bits = w.g.len_bits;
   m.comment("Request side: walks the pattern burst by burst.");
-  m.reg("rq_active_q", "1", "requests remain");
-  m.reg("rq_j_q", str(CW), "inner index of the next burst's first element");
-  m.reg("rq_i1_q", str(CW));
-  m.reg("rq_i2_q", str(CW));
-  m.reg("rq_ptr_q", str(DA), "DRAM address of the next burst");
-  m.reg("rq_row1_q", str(DA), "DRAM address of the current level-1 row");
-  m.reg("rq_row2_q", str(DA), "DRAM address of the current level-2 plane");
-  m.wire("rq_rem", str(CW), "elements left in the inner run");
-  m.wire("rq_len", str(LW));
-  m.wire("rq_j_next", str(CW));
-  m.wire("rq_step", str(DA));
-  m.wire("rq_row1_next", str(DA));
-  m.wire("rq_row2_next", str(DA));
-  m.wire("req_fire", "1");
+  const WalkerRegisters registers = declare_walker_registers(
+      m, "rq", "j_q", dram_addr_bits,
+      {"requests remain", "inner index of the next burst's first element", "DRAM address of the next burst",
+       "DRAM address of the current level-1 row", "DRAM address of the current level-2 plane"});
+  Expr rq_rem = m.wire("rq_rem", count_bits, "elements left in the inner run");
+  Expr rq_len = m.wire("rq_len", len_bits);
+  Expr rq_j_next = m.wire("rq_j_next", count_bits);
+  Expr rq_step = m.wire("rq_step", dram_addr_bits);
+  Expr row1_next = m.wire("rq_row1_next", dram_addr_bits);
+  Expr row2_next = m.wire("rq_row2_next", dram_addr_bits);
+  return RequestSide{
+      Walker{registers, row1_next, row2_next}, rq_rem, rq_len, rq_j_next, rq_step, m.wire("req_fire", 1)};
 }
 
-// The burst-length FIFO of the bursts in flight and the beat count of the one whose data streams now.
-void declare_burst_length_fifo(Module& m, const DmaWidths& w) {
-  const int LW = w.g.len_bits;
+// The burst-length FIFO of the bursts in flight, the beat count of the one whose data streams now,
+// and the data channels' handshakes.
+struct BurstLengthFifo {
+  Memory lq_mem;
+  Expr lq_wp_q, lq_rp_q, lq_cnt_q, lq_full, lq_empty, lq_head, lq_pop, bt_q, bt_inc, beat_last, beat_fire, rd_fire,
+      wr_fire;
+};
+
+BurstLengthFifo declare_burst_length_fifo(Module& m, const DmaWidths& w) {
+  const int len_bits = w.g.len_bits, ptr_bits = w.length_fifo_ptr_bits;
   m.comment(fmt::format("Burst-length FIFO: the lengths of the {} bursts in flight at most.", w.g.outstanding));
-  m.memory("lq_mem", str(LW), str(w.g.outstanding));
-  m.reg("lq_wp_q", str(w.lq_ptr));
-  m.reg("lq_rp_q", str(w.lq_ptr));
-  m.reg("lq_cnt_q", str(w.lq_count));
-  m.wire("lq_full", "1");
-  m.wire("lq_empty", "1");
-  m.wire("lq_head", str(LW), "length of the burst whose data streams now");
-  m.wire("lq_pop", "1");
-  m.reg("bt_q", str(LW), "beats of the head burst done");
-  m.wire("bt_inc", str(LW));
-  m.wire("beat_last", "1");
-  m.wire("beat_fire", "1");
-  m.wire("rd_fire", "1");
-  m.wire("wr_fire", "1");
+  return BurstLengthFifo{m.memory("lq_mem", len_bits, w.g.outstanding),
+                         m.reg("lq_wp_q", ptr_bits),
+                         m.reg("lq_rp_q", ptr_bits),
+                         m.reg("lq_cnt_q", w.length_fifo_count_bits),
+                         m.wire("lq_full", 1),
+                         m.wire("lq_empty", 1),
+                         m.wire("lq_head", len_bits, "length of the burst whose data streams now"),
+                         m.wire("lq_pop", 1),
+                         m.reg("bt_q", len_bits, "beats of the head burst done"),
+                         m.wire("bt_inc", len_bits),
+                         m.wire("beat_last", 1),
+                         m.wire("beat_fire", 1),
+                         m.wire("rd_fire", 1),
+                         m.wire("wr_fire", 1)};
 }
 
 // The data FIFO between the off-chip data channels and the SPM port.
-void declare_data_fifo(Module& m, const DmaWidths& w) {
-  const int W = w.g.data_bits, FCB = w.df_count;
+struct DataFifo {
+  Memory df_mem;
+  Expr df_wp_q, df_rp_q, df_cnt_q, df_push, df_pop, df_wdata, df_full, df_empty, df_used;
+};
+
+DataFifo declare_data_fifo(Module& m, const DmaWidths& w) {
+  const int data_bits = w.g.data_bits, count_bits = w.data_fifo_count_bits;
   m.comment(fmt::format("Data FIFO ({} words): read beats -> SPM writes (load), SPM reads -> write beats (store).",
                         kDmaFifoDepth));
-  m.memory("df_mem", str(W), str(kDmaFifoDepth));
-  m.reg("df_wp_q", str(w.df_ptr));
-  m.reg("df_rp_q", str(w.df_ptr));
-  m.reg("df_cnt_q", str(FCB));
-  m.wire("df_push", "1");
-  m.wire("df_pop", "1");
-  m.wire("df_wdata", str(W));
-  m.wire("df_full", "1");
-  m.wire("df_empty", "1");
-  m.wire("df_used", str(FCB + 1), "FIFO words plus SPM reads in flight");
+  return DataFifo{m.memory("df_mem", data_bits, kDmaFifoDepth),
+                  m.reg("df_wp_q", w.data_fifo_ptr_bits),
+                  m.reg("df_rp_q", w.data_fifo_ptr_bits),
+                  m.reg("df_cnt_q", count_bits),
+                  m.wire("df_push", 1),
+                  m.wire("df_pop", 1),
+                  m.wire("df_wdata", data_bits),
+                  m.wire("df_full", 1),
+                  m.wire("df_empty", 1),
+                  m.wire("df_used", count_bits + 1, "FIFO words plus SPM reads in flight")};
 }
 
-// The SPM side's walker: the position of the next word in the pattern, its SPM address and the SPM
-// reads in flight.
-void declare_spm_walker(Module& m, const DmaWidths& w) {
-  const int SA = w.g.spm_addr_bits, CW = kDmaCountBits;
+// The SPM side: its walker, the SPM reads in flight and the SPM handshakes.
+struct SpmSide {
+  Walker walk;
+  Expr sp_inf_q, count0_last, spm_fire, sp_ret;
+};
+
+SpmSide declare_spm_side(Module& m, const DmaWidths& w) {
+  const int spm_addr_bits = w.g.spm_addr_bits;
   m.comment("SPM side: walks the pattern word by word.");
-  m.reg("sp_active_q", "1", "SPM accesses remain");
-  m.reg("sp_i0_q", str(CW));
-  m.reg("sp_i1_q", str(CW));
-  m.reg("sp_i2_q", str(CW));
-  m.reg("sp_ptr_q", str(SA));
-  m.reg("sp_row1_q", str(SA));
-  m.reg("sp_row2_q", str(SA));
-  m.reg("sp_inf_q", str(w.df_count), "SPM reads in flight");
-  m.wire("sp_row1_next", str(SA));
-  m.wire("sp_row2_next", str(SA));
-  m.wire("count0_last", str(CW));
-  m.wire("spm_fire", "1");
-  m.wire("sp_ret", "1", "SPM read data returns");
+  const WalkerRegisters registers =
+      declare_walker_registers(m, "sp", "i0_q", spm_addr_bits, {"SPM accesses remain", "", "", "", ""});
+  Expr sp_inf_q = m.reg("sp_inf_q", w.data_fifo_count_bits, "SPM reads in flight");
+  Expr row1_next = m.wire("sp_row1_next", spm_addr_bits);
+  Expr row2_next = m.wire("sp_row2_next", spm_addr_bits);
+  Expr count0_last = m.wire("count0_last", kDmaCountBits);
+  Expr spm_fire = m.wire("spm_fire", 1);
+  return SpmSide{Walker{registers, row1_next, row2_next}, sp_inf_q, count0_last, spm_fire,
+                 m.wire("sp_ret", 1, "SPM read data returns")};
 }
 
 // The end of a descriptor and the beat counters.
-void declare_status(Module& m) {
-  m.wire("finish", "1");
-  m.reg("beats_rd_q", str(kDmaCounterBits));
-  m.reg("beats_wr_q", str(kDmaCounterBits));
+struct Status {
+  Expr finish, beats_rd_q, beats_wr_q;
+};
+
+Status declare_status(Module& m) {
+  return Status{m.wire("finish", 1), m.reg("beats_rd_q", kDmaCounterBits), m.reg("beats_wr_q", kDmaCounterBits)};
 }
+
+// Every signal of the engine, in declaration order.
+struct DmaSignals {
+  DmaPorts port;
+  DescriptorRegisters desc;
+  RequestSide rq;
+  BurstLengthFifo lq;
+  DataFifo df;
+  SpmSide sp;
+  Status status;
+};
+
+DmaSignals declare_signals(Module& m, const DmaWidths& w) {
+  DmaPorts port = declare_ports(m, w.g);
+  DescriptorRegisters desc = declare_descriptor_registers(m, w);
+  RequestSide rq = declare_request_side(m, w);
+  BurstLengthFifo lq = declare_burst_length_fifo(m, w);
+  DataFifo df = declare_data_fifo(m, w);
+  SpmSide sp = declare_spm_side(m, w);
+  return DmaSignals{port, desc, rq, lq, df, sp, declare_status(m)};
+}
+
+// ---- The descriptor ----------------------------------------------------------------------------
 
 // The descriptor handshake (accepted while idle), an empty pattern (a count of 0), the burst length
 // limit and the last index of each level.
-void build_descriptor_decode(Module& m, const DmaWidths& w) {
-  const int CW = kDmaCountBits, LW = w.g.len_bits, MB = w.g.max_burst;
+void build_descriptor_decode(Module& m, const DmaSignals& s, const DmaWidths& w) {
+  const DescriptorPorts& in = s.port.desc;
+  const DescriptorRegisters& desc = s.desc;
+  const int len_bits = w.g.len_bits, max_burst = w.g.max_burst;
+  const Expr count_zero = lit(kDmaCountBits, 0), count_one = lit(kDmaCountBits, 1);
+  const Expr no_limit = in.burst_i == lit(len_bits, 0), max_len = lit(len_bits, max_burst);
   m.blank();
-  m.assign("desc_ready_o", "~busy_q");
-  m.assign("desc_fire", "desc_valid_i & ~busy_q");
-  m.assign("desc_empty", fmt::format("(desc_count0_i == {0}) | (desc_count1_i == {0}) | (desc_count2_i == {0})", lit(CW, 0)));
-  // desc_burst_i > max_burst is impossible (and a constant comparison for lint) when max_burst = 2^LW - 1.
-  if ((1LL << LW) - 1 > MB)
-    m.assign("desc_limit",
-             fmt::format("((desc_burst_i == {0}) | (desc_burst_i > {1})) ? {1} : desc_burst_i", lit(LW, 0), lit(LW, MB)));
+  m.assign(in.ready_o, ~desc.busy_q);
+  m.assign(desc.desc_fire, in.valid_i & ~desc.busy_q);
+  m.assign(desc.desc_empty,
+           (in.count_i[0] == count_zero) | (in.count_i[1] == count_zero) | (in.count_i[2] == count_zero));
+  // desc_burst_i > max_burst is impossible (and a constant comparison for lint) when max_burst = 2^len_bits - 1.
+  if ((1LL << len_bits) - 1 > max_burst)
+    m.assign(desc.desc_limit, ternary(paren(no_limit | (in.burst_i > max_len)), max_len, in.burst_i));
   else
-    m.assign("desc_limit", fmt::format("(desc_burst_i == {0}) ? {1} : desc_burst_i", lit(LW, 0), lit(LW, MB)));
-  m.assign("count0_last", fmt::format("count0_q - {}", lit(CW, 1)));
-  m.assign("count1_last", fmt::format("count1_q - {}", lit(CW, 1)));
-  m.assign("count2_last", fmt::format("count2_q - {}", lit(CW, 1)));
+    m.assign(desc.desc_limit, ternary(no_limit, max_len, in.burst_i));
+  m.assign(s.sp.count0_last, desc.count_q[0] - count_one);
+  m.assign(desc.count1_last, desc.count_q[1] - count_one);
+  m.assign(desc.count2_last, desc.count_q[2] - count_one);
+}
+
+// desc_strb: byte k of a beat is carried iff k < 2^size, i.e. size >= floor(log2 k) + 1; bytes
+// [2^(n-1), 2^n) share the comparison size >= n. Most significant byte first.
+Expr beat_strobes(const Expr& size, int max_size) {
+  std::vector<Expr> parts;
+  for (int n = max_size; n >= 1; --n) parts.push_back(rep(1 << (n - 1), size >= lit(size.width(), n)));
+  parts.push_back(bit(true));
+  return cat(parts);
 }
 
 // The descriptor's beat size, limited to a whole word, and its byte strobes. 1-byte words leave the
 // size and widen inputs unused.
-void build_size_decode(Module& m, const DmaWidths& w) {
-  const int ZW = w.g.size_bits;
+void build_size_decode(Module& m, const DmaSignals& s, const DmaWidths& w) {
+  const DescriptorPorts& in = s.port.desc;
+  const BeatSize& beat = s.desc.beat;
+  const int size_bits = w.g.size_bits;
   if (w.narrow) {
-    // desc_size_i > max_size is impossible (a constant comparison for lint) when max_size = 2^ZW - 1.
-    if ((1 << ZW) - 1 > w.g.max_size)
-      m.assign("desc_size", fmt::format("(desc_size_i > {0}) ? {0} : desc_size_i", lit(ZW, w.g.max_size)));
+    // desc_size_i > max_size is impossible (a constant comparison for lint) when max_size = 2^size_bits - 1.
+    const Expr whole_word = lit(size_bits, w.g.max_size);
+    if ((1 << size_bits) - 1 > w.g.max_size)
+      m.assign(*beat.desc_size, ternary(in.size_i > whole_word, whole_word, in.size_i));
     else
-      m.assign("desc_size", "desc_size_i");
-    m.assign("desc_strb", strobe_expr("desc_size", w.g.max_size, ZW));
+      m.assign(*beat.desc_size, in.size_i);
+    m.assign(*beat.desc_strb, beat_strobes(*beat.desc_size, w.g.max_size));
   } else {
-    m.assign("unused_desc", "{desc_size_i, desc_widen_i}");
+    m.assign(*beat.unused_desc, cat({in.size_i, in.widen_i}));
   }
 }
 
 // The descriptor registers' reset values: idle, a 1-beat limit, whole-word beats, no pattern.
-Stmts descriptor_reset(const DmaWidths& w) {
-  const int SA = w.g.spm_addr_bits, DA = kDmaDramAddrBits, CW = kDmaCountBits, LW = w.g.len_bits;
-  const int ZW = w.g.size_bits;
-  Stmts reset = {nb("busy_q", "1'b0"), nb("done_q", "1'b0"), nb("store_q", "1'b0"), nb("contig_q", "1'b0"),
-                 nb("limit_q", lit(LW, 1))};
+Stmts descriptor_reset(const DescriptorRegisters& desc, const DmaWidths& w) {
+  Stmts reset = {nb(desc.busy_q, bit(false)), nb(desc.done_q, bit(false)), nb(desc.store_q, bit(false)),
+                 nb(desc.contig_q, bit(false)), nb(desc.limit_q, lit(w.g.len_bits, 1))};
   if (w.narrow) {
-    reset.push_back(nb("size_q", lit(ZW, w.g.max_size)));
-    reset.push_back(nb("strb_q", detail::ones(w.g.word_bytes)));
-    if (w.widen) reset.push_back(nb("widen_q", "1'b0"));
+    reset.push_back(nb(*desc.beat.size_q, lit(w.g.size_bits, w.g.max_size)));
+    reset.push_back(nb(*desc.beat.strb_q, rep(w.g.word_bytes, bit(true))));
+    if (w.widen) reset.push_back(nb(*desc.beat.widen_q, bit(false)));
   }
   for (int k = 0; k < 3; ++k) {
-    reset.push_back(nb(fmt::format("count{}_q", k), lit(CW, 0)));
-    reset.push_back(nb(fmt::format("ds{}_q", k), lit(DA, 0)));
-    reset.push_back(nb(fmt::format("ss{}_q", k), lit(SA, 0)));
+    reset.push_back(nb(desc.count_q[k], lit(kDmaCountBits, 0)));
+    reset.push_back(nb(desc.ds_q[k], lit(kDmaDramAddrBits, 0)));
+    reset.push_back(nb(desc.ss_q[k], lit(w.g.spm_addr_bits, 0)));
   }
   return reset;
 }
 
 // An accepted descriptor: busy unless its pattern is empty (then done at once); contiguous when ds0 is
 // one beat of 2^size bytes; widened only on a 1-byte load; its counts and strides.
-Stmts descriptor_load(const DmaWidths& w) {
-  const int DA = kDmaDramAddrBits, ZW = w.g.size_bits;
-  Stmts accept = {nb("busy_q", "~desc_empty"), nb("done_q", "desc_empty"), nb("store_q", "desc_store_i"),
-                  nb("contig_q", w.narrow ? fmt::format("desc_dram_stride0_i == ({} << desc_size)", lit(DA, 1))
-                                          : fmt::format("desc_dram_stride0_i == {}", lit(DA, w.g.word_bytes))),
-                  nb("limit_q", "desc_limit")};
+Stmts descriptor_load(const DmaSignals& s, const DmaWidths& w) {
+  const DescriptorPorts& in = s.port.desc;
+  const DescriptorRegisters& desc = s.desc;
+  const int dram_addr_bits = kDmaDramAddrBits;
+  const Expr beat_bytes =
+      w.narrow ? shl(lit(dram_addr_bits, 1), *desc.beat.desc_size) : lit(dram_addr_bits, w.g.word_bytes);
+  Stmts accept = {nb(desc.busy_q, ~desc.desc_empty), nb(desc.done_q, desc.desc_empty), nb(desc.store_q, in.store_i),
+                  nb(desc.contig_q, in.dram_stride_i[0] == beat_bytes), nb(desc.limit_q, desc.desc_limit)};
   if (w.narrow) {
-    accept.push_back(nb("size_q", "desc_size"));
-    accept.push_back(nb("strb_q", "desc_strb"));
+    accept.push_back(nb(*desc.beat.size_q, *desc.beat.desc_size));
+    accept.push_back(nb(*desc.beat.strb_q, *desc.beat.desc_strb));
     if (w.widen)
-      accept.push_back(nb("widen_q", fmt::format("desc_widen_i & ~desc_store_i & (desc_size == {})", lit(ZW, 0))));
+      accept.push_back(
+          nb(*desc.beat.widen_q, in.widen_i & ~in.store_i & (*desc.beat.desc_size == lit(w.g.size_bits, 0))));
   }
   for (int k = 0; k < 3; ++k) {
-    accept.push_back(nb(fmt::format("count{}_q", k), fmt::format("desc_count{}_i", k)));
-    accept.push_back(nb(fmt::format("ds{}_q", k), fmt::format("desc_dram_stride{}_i", k)));
-    accept.push_back(nb(fmt::format("ss{}_q", k), fmt::format("desc_spm_stride{}_i", k)));
+    accept.push_back(nb(desc.count_q[k], in.count_i[k]));
+    accept.push_back(nb(desc.ds_q[k], in.dram_stride_i[k]));
+    accept.push_back(nb(desc.ss_q[k], in.spm_stride_i[k]));
   }
   return accept;
 }
@@ -370,233 +503,253 @@ Stmts descriptor_load(const DmaWidths& w) {
 // The descriptor registers, loaded when a descriptor is accepted. The run finishes when both walkers
 // are done, no burst is in flight, the data FIFO is empty and no SPM read is outstanding; done_q
 // pulses then.
-void build_descriptor_registers(Module& m, const DmaWidths& w) {
-  const int FCB = w.df_count;
-  m.assign("finish", fmt::format("busy_q & ~rq_active_q & ~sp_active_q & lq_empty & df_empty & (sp_inf_q == {})",
-                                 lit(FCB, 0)));
-  m.always_ff_reset(descriptor_reset(w), {nb("done_q", "1'b0"), if_("desc_fire", descriptor_load(w)),
-                                          if_("finish", {nb("busy_q", "1'b0"), nb("done_q", "1'b1")})});
+void build_descriptor_registers(Module& m, const DmaSignals& s, const DmaWidths& w) {
+  const DescriptorRegisters& desc = s.desc;
+  m.assign(s.status.finish, desc.busy_q & ~s.rq.walk.active_q & ~s.sp.walk.active_q & s.lq.lq_empty & s.df.df_empty &
+                                (s.sp.sp_inf_q == lit(w.data_fifo_count_bits, 0)));
+  m.always_ff_reset(descriptor_reset(desc, w),
+                    {nb(desc.done_q, bit(false)), if_(desc.desc_fire, descriptor_load(s, w)),
+                     if_(s.status.finish, {nb(desc.busy_q, bit(false)), nb(desc.done_q, bit(true))})});
 }
 
-// The two pattern walkers, prefix p = rq (request side, DRAM byte addresses) and sp (SPM side, SPM
-// element addresses), have the same registers: p_active_q, an inner index (rq_j_q, sp_i0_q), p_i1_q,
-// p_i2_q, the address p_ptr_q and the addresses of the current level-1 row and level-2 plane,
-// p_row1_q and p_row2_q (next ones: p_row1_next, p_row2_next).
+// ---- The pattern walkers -----------------------------------------------------------------------
 
 // A walker's registers at reset: inactive, at index (0, 0, 0) and address 0.
-Stmts walker_reset(const std::string& p, const std::string& inner, int addr_bits) {
-  const int CW = kDmaCountBits;
-  return {nb(p + "_active_q", "1'b0"),
-          nb(inner, lit(CW, 0)),
-          nb(p + "_i1_q", lit(CW, 0)),
-          nb(p + "_i2_q", lit(CW, 0)),
-          nb(p + "_ptr_q", lit(addr_bits, 0)),
-          nb(p + "_row1_q", lit(addr_bits, 0)),
-          nb(p + "_row2_q", lit(addr_bits, 0))};
+Stmts walker_reset(const Walker& walk) {
+  const Expr count_zero = lit(kDmaCountBits, 0), addr_zero = lit(walk.ptr_q.width(), 0);
+  return {nb(walk.active_q, bit(false)), nb(walk.inner_q, count_zero), nb(walk.i1_q, count_zero),
+          nb(walk.i2_q, count_zero),     nb(walk.ptr_q, addr_zero),    nb(walk.row1_q, addr_zero),
+          nb(walk.row2_q, addr_zero)};
 }
 
 // A walker started by an accepted descriptor: active unless the pattern is empty, at index (0, 0, 0)
 // and the base address `base`.
-Stmts walker_start(const std::string& p, const std::string& inner, const std::string& base) {
-  const int CW = kDmaCountBits;
-  return {nb(p + "_active_q", "~desc_empty"),
-          nb(inner, lit(CW, 0)),
-          nb(p + "_i1_q", lit(CW, 0)),
-          nb(p + "_i2_q", lit(CW, 0)),
-          nb(p + "_ptr_q", base),
-          nb(p + "_row1_q", base),
-          nb(p + "_row2_q", base)};
+Stmts walker_start(const Walker& walk, const DescriptorRegisters& desc, const Expr& base) {
+  const Expr count_zero = lit(kDmaCountBits, 0);
+  return {nb(walk.active_q, ~desc.desc_empty), nb(walk.inner_q, count_zero), nb(walk.i1_q, count_zero),
+          nb(walk.i2_q, count_zero),        nb(walk.ptr_q, base),         nb(walk.row1_q, base),
+          nb(walk.row2_q, base)};
 }
 
 // A walker past the end of an inner run: on to the next level-1 row, else to the next level-2 plane
 // (whose first row starts there), else the pattern is done.
-Stmts walker_next_row(const std::string& p, const std::string& inner) {
-  const int CW = kDmaCountBits;
-  const std::string i1 = p + "_i1_q", i2 = p + "_i2_q", row1_next = p + "_row1_next", row2_next = p + "_row2_next";
-  return {if_(i1 + " != count1_last",
-              {nb(inner, lit(CW, 0)), nb(i1, fmt::format("{} + {}", i1, lit(CW, 1))), nb(p + "_row1_q", row1_next),
-               nb(p + "_ptr_q", row1_next)},
-              {if_(i2 + " != count2_last",
-                   {nb(inner, lit(CW, 0)), nb(i1, lit(CW, 0)), nb(i2, fmt::format("{} + {}", i2, lit(CW, 1))),
-                    nb(p + "_row2_q", row2_next), nb(p + "_row1_q", row2_next), nb(p + "_ptr_q", row2_next)},
-                   {nb(p + "_active_q", "1'b0")})})};
+Stmts walker_next_row(const Walker& walk, const DescriptorRegisters& desc) {
+  const Expr count_zero = lit(kDmaCountBits, 0), count_one = lit(kDmaCountBits, 1);
+  return {if_(walk.i1_q != desc.count1_last,
+              {nb(walk.inner_q, count_zero), nb(walk.i1_q, walk.i1_q + count_one), nb(walk.row1_q, walk.row1_next),
+               nb(walk.ptr_q, walk.row1_next)},
+              {if_(walk.i2_q != desc.count2_last,
+                   {nb(walk.inner_q, count_zero), nb(walk.i1_q, count_zero), nb(walk.i2_q, walk.i2_q + count_one),
+                    nb(walk.row2_q, walk.row2_next), nb(walk.row1_q, walk.row2_next), nb(walk.ptr_q, walk.row2_next)},
+                   {nb(walk.active_q, bit(false))})})};
 }
+
+// ---- The request side --------------------------------------------------------------------------
 
 // The next burst: 1 beat unless ds0 is contiguous, else the rest of the inner run up to the limit; the
 // inner index after it, the DRAM address step to the following burst, the next row and plane.
-void build_request_burst(Module& m, const DmaWidths& w) {
-  const int DA = kDmaDramAddrBits, CW = kDmaCountBits, LW = w.g.len_bits;
-  m.assign("rq_rem", "count0_q - rq_j_q");
-  m.assign("rq_len", fmt::format("~contig_q ? {0} : (rq_rem > {1}) ? limit_q : rq_rem[{2}:0]", lit(LW, 1),
-                                 zext("limit_q", LW, CW), LW - 1));
-  m.assign("rq_j_next", fmt::format("rq_j_q + {}", zext("rq_len", LW, CW)));
+void build_request_burst(Module& m, const DmaSignals& s, const DmaWidths& w) {
+  const DescriptorRegisters& desc = s.desc;
+  const RequestSide& rq = s.rq;
+  const int dram_addr_bits = kDmaDramAddrBits, count_bits = kDmaCountBits, len_bits = w.g.len_bits;
+  m.assign(rq.rq_rem, desc.count_q[0] - rq.walk.inner_q);
+  m.assign(rq.rq_len, ternary_chain({{~desc.contig_q, lit(len_bits, 1)},
+                                     {rq.rq_rem > zext(desc.limit_q, count_bits), desc.limit_q}},
+                                    rq.rq_rem.slice(len_bits - 1, 0)));
+  m.assign(rq.rq_j_next, rq.walk.inner_q + zext(rq.rq_len, count_bits));
   // A contiguous burst covers len * 2^size bytes.
-  const std::string len_bytes = w.narrow ? fmt::format("{} << size_q", zext("rq_len", LW, DA)) : zext("rq_len", LW, DA);
-  m.assign("rq_step", fmt::format("contig_q ? {} : ds0_q", len_bytes));
-  m.assign("rq_row1_next", "rq_row1_q + ds1_q");
-  m.assign("rq_row2_next", "rq_row2_q + ds2_q");
+  const Expr len_bytes =
+      w.narrow ? shl(zext(rq.rq_len, dram_addr_bits), *desc.beat.size_q) : zext(rq.rq_len, dram_addr_bits);
+  m.assign(rq.rq_step, ternary(desc.contig_q, len_bytes, desc.ds_q[0]));
+  m.assign(rq.walk.row1_next, rq.walk.row1_q + desc.ds_q[1]);
+  m.assign(rq.walk.row2_next, rq.walk.row2_q + desc.ds_q[2]);
 }
 
 // The off-chip request channel: a burst is requested while bursts remain and the burst-length FIFO has
 // room for its length.
-void drive_request_port(Module& m, const DmaWidths& w) {
-  m.assign("req_valid_o", "rq_active_q & ~lq_full");
-  m.assign("req_addr_o", "rq_ptr_q");
-  m.assign("req_len_o", "rq_len");
-  m.assign("req_write_o", "store_q");
-  m.assign("req_size_o", w.narrow ? "size_q" : "1'b0");
-  m.assign("req_fire", "rq_active_q & ~lq_full & req_ready_i");
+void drive_request_port(Module& m, const DmaSignals& s, const DmaWidths& w) {
+  const OffchipPorts& out = s.port.offchip;
+  const RequestSide& rq = s.rq;
+  m.assign(out.req_valid_o, rq.walk.active_q & ~s.lq.lq_full);
+  m.assign(out.req_addr_o, rq.walk.ptr_q);
+  m.assign(out.req_len_o, rq.rq_len);
+  m.assign(out.req_write_o, s.desc.store_q);
+  m.assign(out.req_size_o, w.narrow ? *s.desc.beat.size_q : bit(false));
+  m.assign(rq.req_fire, rq.walk.active_q & ~s.lq.lq_full & out.req_ready_i);
 }
 
 // The request walker: after an accepted request the next burst goes on in the same inner run, or
 // starts the next row or plane.
-void build_request_walker(Module& m) {
-  const Stmts next_burst = {
-      if_("rq_j_next != count0_q", {nb("rq_j_q", "rq_j_next"), nb("rq_ptr_q", "rq_ptr_q + rq_step")},
-          walker_next_row("rq", "rq_j_q"))};
-  m.always_ff_reset(
-      walker_reset("rq", "rq_j_q", kDmaDramAddrBits),
-      {if_("desc_fire", walker_start("rq", "rq_j_q", "desc_dram_addr_i"), {if_("req_fire", next_burst)})});
+void build_request_walker(Module& m, const DmaSignals& s) {
+  const RequestSide& rq = s.rq;
+  const Walker& walk = rq.walk;
+  const Stmts next_burst = {if_(rq.rq_j_next != s.desc.count_q[0],
+                                {nb(walk.inner_q, rq.rq_j_next), nb(walk.ptr_q, walk.ptr_q + rq.rq_step)},
+                                walker_next_row(walk, s.desc))};
+  m.always_ff_reset(walker_reset(walk), {if_(s.desc.desc_fire, walker_start(walk, s.desc, s.port.desc.dram_addr_i),
+                                             {if_(rq.req_fire, next_burst)})});
 }
 
 // The request side: walks the pattern a burst at a time, ahead of the data.
-void build_request_side(Module& m, const DmaWidths& w) {
+void build_request_side(Module& m, const DmaSignals& s, const DmaWidths& w) {
   m.blank();
   m.comment("Request side: burst length, next position, request handshake.");
-  build_request_burst(m, w);
-  drive_request_port(m, w);
-  build_request_walker(m);
+  build_request_burst(m, s, w);
+  drive_request_port(m, s, w);
+  build_request_walker(m, s);
 }
 
 // The burst-length FIFO and the beat count of its head burst: a length is pushed with its request and
 // popped with the burst's final data beat (read or write, as the descriptor's direction says).
-void build_burst_length_fifo(Module& m, const DmaWidths& w) {
-  const int LW = w.g.len_bits, PB = w.lq_ptr, CB = w.lq_count;
+void build_burst_length_fifo(Module& m, const DmaSignals& s, const DmaWidths& w) {
+  const BurstLengthFifo& lq = s.lq;
+  const OffchipPorts& port = s.port.offchip;
+  const int len_bits = w.g.len_bits, ptr_bits = w.length_fifo_ptr_bits, count_bits = w.length_fifo_count_bits;
+  const Expr req_fire = s.rq.req_fire;
   m.blank();
   m.comment("Bursts in flight: pushed with the request, popped with the burst's final data beat.");
-  m.assign("lq_full", fmt::format("lq_cnt_q == {}", lit(CB, w.g.outstanding)));
-  m.assign("lq_empty", fmt::format("lq_cnt_q == {}", lit(CB, 0)));
-  m.assign("lq_head", "lq_mem[lq_rp_q]");
-  m.assign("rd_fire", "rd_valid_i & rd_ready_o");
-  m.assign("wr_fire", "wr_valid_o & wr_ready_i");
-  m.assign("beat_fire", "store_q ? wr_fire : rd_fire");
-  m.assign("bt_inc", fmt::format("bt_q + {}", lit(LW, 1)));
-  m.assign("beat_last", "bt_inc == lq_head");
-  m.assign("lq_pop", "beat_fire & beat_last");
-  m.always_ff({if_("req_fire", {nb("lq_mem[lq_wp_q]", "rq_len")})});
-  m.always_ff_reset(
-      {nb("lq_wp_q", lit(PB, 0)), nb("lq_rp_q", lit(PB, 0)), nb("lq_cnt_q", lit(CB, 0)), nb("bt_q", lit(LW, 0))},
-      {if_("req_fire", {nb("lq_wp_q", fmt::format("lq_wp_q + {}", lit(PB, 1)))}),
-       if_("lq_pop", {nb("lq_rp_q", fmt::format("lq_rp_q + {}", lit(PB, 1)))}),
-       if_("req_fire & ~lq_pop", {nb("lq_cnt_q", fmt::format("lq_cnt_q + {}", lit(CB, 1)))}),
-       if_("lq_pop & ~req_fire", {nb("lq_cnt_q", fmt::format("lq_cnt_q - {}", lit(CB, 1)))}),
-       if_("beat_fire", {nb("bt_q", fmt::format("beat_last ? {} : bt_inc", lit(LW, 0)))})});
+  m.assign(lq.lq_full, lq.lq_cnt_q == lit(count_bits, w.g.outstanding));
+  m.assign(lq.lq_empty, lq.lq_cnt_q == lit(count_bits, 0));
+  m.assign(lq.lq_head, lq.lq_mem[lq.lq_rp_q]);
+  m.assign(lq.rd_fire, port.rd_valid_i & port.rd_ready_o);
+  m.assign(lq.wr_fire, port.wr_valid_o & port.wr_ready_i);
+  m.assign(lq.beat_fire, ternary(s.desc.store_q, lq.wr_fire, lq.rd_fire));
+  m.assign(lq.bt_inc, lq.bt_q + lit(len_bits, 1));
+  m.assign(lq.beat_last, lq.bt_inc == lq.lq_head);
+  m.assign(lq.lq_pop, lq.beat_fire & lq.beat_last);
+  m.always_ff({if_(req_fire, {nb(lq.lq_mem[lq.lq_wp_q], s.rq.rq_len)})});
+  m.always_ff_reset({nb(lq.lq_wp_q, lit(ptr_bits, 0)), nb(lq.lq_rp_q, lit(ptr_bits, 0)),
+                     nb(lq.lq_cnt_q, lit(count_bits, 0)), nb(lq.bt_q, lit(len_bits, 0))},
+                    {if_(req_fire, {nb(lq.lq_wp_q, lq.lq_wp_q + lit(ptr_bits, 1))}),
+                     if_(lq.lq_pop, {nb(lq.lq_rp_q, lq.lq_rp_q + lit(ptr_bits, 1))}),
+                     if_(req_fire & ~lq.lq_pop, {nb(lq.lq_cnt_q, lq.lq_cnt_q + lit(count_bits, 1))}),
+                     if_(lq.lq_pop & ~req_fire, {nb(lq.lq_cnt_q, lq.lq_cnt_q - lit(count_bits, 1))}),
+                     if_(lq.beat_fire, {nb(lq.bt_q, ternary(lq.beat_last, lit(len_bits, 0), lq.bt_inc))})});
 }
+
+// ---- The data path -----------------------------------------------------------------------------
 
 // Read beats: the low 2^size bytes are the element, zeros above; a widened byte fills the low
 // widen_bytes with its sign. Whole words (strb_q all ones, widen_q 0) pass unchanged.
-void build_read_beat_narrowing(Module& m, const DmaWidths& w) {
-  const int W = w.g.data_bits, WB = w.g.word_bytes, WL = w.g.widen_bytes;
-  std::string keep = "{";
-  for (int k = WB - 1; k >= 0; --k) keep += fmt::format("{{8{{strb_q[{}]}}}}{}", k, k ? ", " : "}");
-  m.assign("rd_keep", keep);
+void build_read_beat_narrowing(Module& m, const DmaSignals& s, const DmaWidths& w) {
+  const BeatSize& beat = s.desc.beat;
+  const Expr rd_data_i = s.port.offchip.rd_data_i;
+  const int data_bits = w.g.data_bits, lane_bits = 8 * w.g.widen_bytes;
+  std::vector<Expr> byte_masks;
+  for (int k = w.g.word_bytes - 1; k >= 0; --k) byte_masks.push_back(rep(8, (*beat.strb_q)[k]));
+  m.assign(*beat.rd_keep, cat(byte_masks));
   if (w.widen) {
-    const std::string sign = fmt::format("{{{}{{widen_q & rd_data_i[7]}}}}, 8'd0", 8 * (WL - 1));
-    m.assign("rd_sign", W > 8 * WL ? fmt::format("{{{}'d0, {}}}", W - 8 * WL, sign) : "{" + sign + "}");
-    m.assign("rd_elem", "(rd_data_i & rd_keep) | rd_sign");
+    std::vector<Expr> sign = {rep(lane_bits - 8, *beat.widen_q & rd_data_i[7]), lit(8, 0)};
+    if (data_bits > lane_bits) sign.insert(sign.begin(), zero(data_bits - lane_bits));
+    m.assign(*beat.rd_sign, cat(sign));
+    m.assign(*beat.rd_elem, (rd_data_i & *beat.rd_keep) | *beat.rd_sign);
   } else {
-    m.assign("rd_elem", "rd_data_i & rd_keep");
+    m.assign(*beat.rd_elem, rd_data_i & *beat.rd_keep);
   }
 }
 
 // The data FIFO: a load pushes read beats (narrowed) and pops SPM writes; a store pushes returning SPM
 // read data and pops write beats. df_used counts the SPM reads in flight too, which have a word
 // reserved.
-void build_data_fifo(Module& m, const DmaWidths& w) {
-  const int FD = kDmaFifoDepth, FB = w.df_ptr, FCB = w.df_count;
+void build_data_fifo(Module& m, const DmaSignals& s, const DmaWidths& w) {
+  const DataFifo& df = s.df;
+  const Expr store_q = s.desc.store_q;
+  const int ptr_bits = w.data_fifo_ptr_bits, count_bits = w.data_fifo_count_bits;
   m.blank();
   m.comment("Data FIFO.");
-  m.assign("df_full", fmt::format("df_cnt_q == {}", lit(FCB, FD)));
-  m.assign("df_empty", fmt::format("df_cnt_q == {}", lit(FCB, 0)));
-  m.assign("df_used", fmt::format("{} + {}", zext("df_cnt_q", FCB, FCB + 1), zext("sp_inf_q", FCB, FCB + 1)));
-  m.assign("sp_ret", "spm_rvalid_i & busy_q & store_q");
-  m.assign("df_push", "store_q ? sp_ret : rd_fire");
-  if (w.narrow) build_read_beat_narrowing(m, w);
-  m.assign("df_wdata", w.narrow ? "store_q ? spm_rdata_i : rd_elem" : "store_q ? spm_rdata_i : rd_data_i");
-  m.assign("df_pop", "store_q ? wr_fire : spm_fire");
-  m.always_ff({if_("df_push", {nb("df_mem[df_wp_q]", "df_wdata")})});
+  m.assign(df.df_full, df.df_cnt_q == lit(count_bits, kDmaFifoDepth));
+  m.assign(df.df_empty, df.df_cnt_q == lit(count_bits, 0));
+  m.assign(df.df_used, zext(df.df_cnt_q, count_bits + 1) + zext(s.sp.sp_inf_q, count_bits + 1));
+  m.assign(s.sp.sp_ret, s.port.spm.spm_rvalid_i & s.desc.busy_q & store_q);
+  m.assign(df.df_push, ternary(store_q, s.sp.sp_ret, s.lq.rd_fire));
+  if (w.narrow) build_read_beat_narrowing(m, s, w);
+  m.assign(df.df_wdata,
+           ternary(store_q, s.port.spm.spm_rdata_i, w.narrow ? *s.desc.beat.rd_elem : s.port.offchip.rd_data_i));
+  m.assign(df.df_pop, ternary(store_q, s.lq.wr_fire, s.sp.spm_fire));
+  m.always_ff({if_(df.df_push, {nb(df.df_mem[df.df_wp_q], df.df_wdata)})});
   m.always_ff_reset(
-      {nb("df_wp_q", lit(FB, 0)), nb("df_rp_q", lit(FB, 0)), nb("df_cnt_q", lit(FCB, 0))},
-      {if_("df_push", {nb("df_wp_q", fmt::format("df_wp_q + {}", lit(FB, 1)))}),
-       if_("df_pop", {nb("df_rp_q", fmt::format("df_rp_q + {}", lit(FB, 1)))}),
-       if_("df_push & ~df_pop", {nb("df_cnt_q", fmt::format("df_cnt_q + {}", lit(FCB, 1)))}),
-       if_("df_pop & ~df_push", {nb("df_cnt_q", fmt::format("df_cnt_q - {}", lit(FCB, 1)))})});
+      {nb(df.df_wp_q, lit(ptr_bits, 0)), nb(df.df_rp_q, lit(ptr_bits, 0)), nb(df.df_cnt_q, lit(count_bits, 0))},
+      {if_(df.df_push, {nb(df.df_wp_q, df.df_wp_q + lit(ptr_bits, 1))}),
+       if_(df.df_pop, {nb(df.df_rp_q, df.df_rp_q + lit(ptr_bits, 1))}),
+       if_(df.df_push & ~df.df_pop, {nb(df.df_cnt_q, df.df_cnt_q + lit(count_bits, 1))}),
+       if_(df.df_pop & ~df.df_push, {nb(df.df_cnt_q, df.df_cnt_q - lit(count_bits, 1))})});
 }
 
 // The off-chip data channels, only while a burst is in flight: a load takes read beats while the data
 // FIFO has room, a store sends write beats from its head, with the descriptor's strobes.
-void drive_data_channels(Module& m, const DmaWidths& w) {
-  m.assign("rd_ready_o", "busy_q & ~store_q & ~lq_empty & ~df_full");
-  m.assign("wr_valid_o", "busy_q & store_q & ~lq_empty & ~df_empty");
-  m.assign("wr_data_o", "df_mem[df_rp_q]");
-  m.assign("wr_last_o", "beat_last");
-  m.assign("wr_strb_o", w.narrow ? "strb_q" : "1'b1");
+void drive_data_channels(Module& m, const DmaSignals& s, const DmaWidths& w) {
+  const OffchipPorts& out = s.port.offchip;
+  const DescriptorRegisters& desc = s.desc;
+  m.assign(out.rd_ready_o, desc.busy_q & ~desc.store_q & ~s.lq.lq_empty & ~s.df.df_full);
+  m.assign(out.wr_valid_o, desc.busy_q & desc.store_q & ~s.lq.lq_empty & ~s.df.df_empty);
+  m.assign(out.wr_data_o, s.df.df_mem[s.df.df_rp_q]);
+  m.assign(out.wr_last_o, s.lq.beat_last);
+  m.assign(out.wr_strb_o, w.narrow ? *desc.beat.strb_q : bit(true));
 }
+
+// ---- The SPM side ------------------------------------------------------------------------------
 
 // The SPM port: a load writes the data FIFO's head; a store reads while SPM words remain and the FIFO
 // can take the data of every read in flight. A widened load writes whole lanes.
-void drive_spm_port(Module& m, const DmaWidths& w) {
-  const int FCB = w.df_count, ZW = w.g.size_bits;
-  m.assign("spm_req_o",
-           fmt::format("busy_q & (store_q ? (sp_active_q & (df_used < {})) : ~df_empty)", lit(FCB + 1, kDmaFifoDepth)));
-  m.assign("spm_we_o", "~store_q");
-  m.assign("spm_addr_o", "sp_ptr_q");
-  if (!w.narrow) m.assign("spm_size_o", "1'b0");
-  else if (w.widen) m.assign("spm_size_o", fmt::format("widen_q ? {} : size_q", lit(ZW, w.g.widen_size)));
-  else m.assign("spm_size_o", "size_q");
-  m.assign("spm_wdata_o", "df_mem[df_rp_q]");
-  m.assign("spm_fire", "spm_req_o & spm_gnt_i");
+void drive_spm_port(Module& m, const DmaSignals& s, const DmaWidths& w) {
+  const SpmPorts& out = s.port.spm;
+  const DescriptorRegisters& desc = s.desc;
+  const Expr fifo_room = s.df.df_used < lit(w.data_fifo_count_bits + 1, kDmaFifoDepth);
+  m.assign(out.spm_req_o,
+           desc.busy_q & ternary(desc.store_q, paren(s.sp.walk.active_q & fifo_room), ~s.df.df_empty));
+  m.assign(out.spm_we_o, ~desc.store_q);
+  m.assign(out.spm_addr_o, s.sp.walk.ptr_q);
+  if (!w.narrow) m.assign(out.spm_size_o, bit(false));
+  else if (w.widen)
+    m.assign(out.spm_size_o, ternary(*desc.beat.widen_q, lit(w.g.size_bits, w.g.widen_size), *desc.beat.size_q));
+  else m.assign(out.spm_size_o, *desc.beat.size_q);
+  m.assign(out.spm_wdata_o, s.df.df_mem[s.df.df_rp_q]);
+  m.assign(s.sp.spm_fire, out.spm_req_o & out.spm_gnt_i);
 }
 
 // The SPM walker: one word per granted access, on along the inner level, else to the next row or
 // plane; sp_inf_q counts a store's SPM reads until their data returns.
-void build_spm_walker(Module& m, const DmaWidths& w) {
-  const int CW = kDmaCountBits, FCB = w.df_count;
-  m.assign("sp_row1_next", "sp_row1_q + ss1_q");
-  m.assign("sp_row2_next", "sp_row2_q + ss2_q");
-  Stmts reset = walker_reset("sp", "sp_i0_q", w.g.spm_addr_bits);
-  reset.push_back(nb("sp_inf_q", lit(FCB, 0)));
-  const Stmts next_word = {
-      if_("sp_i0_q != count0_last",
-          {nb("sp_i0_q", fmt::format("sp_i0_q + {}", lit(CW, 1))), nb("sp_ptr_q", "sp_ptr_q + ss0_q")},
-          walker_next_row("sp", "sp_i0_q"))};
+void build_spm_walker(Module& m, const DmaSignals& s, const DmaWidths& w) {
+  const SpmSide& sp = s.sp;
+  const Walker& walk = sp.walk;
+  const DescriptorRegisters& desc = s.desc;
+  const int count_bits = w.data_fifo_count_bits;
+  const Expr read_issued = sp.spm_fire & desc.store_q;
+  m.assign(walk.row1_next, walk.row1_q + desc.ss_q[1]);
+  m.assign(walk.row2_next, walk.row2_q + desc.ss_q[2]);
+  Stmts reset = walker_reset(walk);
+  reset.push_back(nb(sp.sp_inf_q, lit(count_bits, 0)));
+  const Stmts next_word = {if_(walk.inner_q != sp.count0_last,
+                               {nb(walk.inner_q, walk.inner_q + lit(kDmaCountBits, 1)),
+                                nb(walk.ptr_q, walk.ptr_q + desc.ss_q[0])},
+                               walker_next_row(walk, desc))};
   m.always_ff_reset(
-      reset,
-      {if_("desc_fire", walker_start("sp", "sp_i0_q", "desc_spm_addr_i"), {if_("spm_fire", next_word)}),
-       if_("spm_fire & store_q & ~sp_ret", {nb("sp_inf_q", fmt::format("sp_inf_q + {}", lit(FCB, 1)))}),
-       if_("sp_ret & ~(spm_fire & store_q)", {nb("sp_inf_q", fmt::format("sp_inf_q - {}", lit(FCB, 1)))})});
+      reset, {if_(desc.desc_fire, walker_start(walk, desc, s.port.desc.spm_addr_i), {if_(sp.spm_fire, next_word)}),
+              if_(read_issued & ~sp.sp_ret, {nb(sp.sp_inf_q, sp.sp_inf_q + lit(count_bits, 1))}),
+              if_(sp.sp_ret & ~read_issued, {nb(sp.sp_inf_q, sp.sp_inf_q - lit(count_bits, 1))})});
 }
 
 // The SPM side: walks the pattern a word at a time.
-void build_spm_side(Module& m, const DmaWidths& w) {
+void build_spm_side(Module& m, const DmaSignals& s, const DmaWidths& w) {
   m.blank();
   m.comment("SPM side: a load writes the FIFO head; a store reads ahead while the FIFO has room.");
-  drive_spm_port(m, w);
-  build_spm_walker(m, w);
+  drive_spm_port(m, s, w);
+  build_spm_walker(m, s, w);
 }
 
 // Status: busy and the done pulse from the descriptor registers, and the off-chip beat counters.
-void build_status(Module& m) {
-  const int KB = kDmaCounterBits;
+void build_status(Module& m, const DmaSignals& s) {
+  const Status& status = s.status;
+  const int counter_bits = kDmaCounterBits;
   m.blank();
   m.comment("Status and beat counters.");
-  m.always_ff_reset({nb("beats_rd_q", lit(KB, 0)), nb("beats_wr_q", lit(KB, 0))},
-                    {if_("rd_fire", {nb("beats_rd_q", fmt::format("beats_rd_q + {}", lit(KB, 1)))}),
-                     if_("wr_fire", {nb("beats_wr_q", fmt::format("beats_wr_q + {}", lit(KB, 1)))})});
-  m.assign("busy_o", "busy_q");
-  m.assign("done_o", "done_q");
-  m.assign("beats_read_o", "beats_rd_q");
-  m.assign("beats_written_o", "beats_wr_q");
+  m.always_ff_reset({nb(status.beats_rd_q, lit(counter_bits, 0)), nb(status.beats_wr_q, lit(counter_bits, 0))},
+                    {if_(s.lq.rd_fire, {nb(status.beats_rd_q, status.beats_rd_q + lit(counter_bits, 1))}),
+                     if_(s.lq.wr_fire, {nb(status.beats_wr_q, status.beats_wr_q + lit(counter_bits, 1))})});
+  m.assign(s.port.desc.busy_o, s.desc.busy_q);
+  m.assign(s.port.desc.done_o, s.desc.done_q);
+  m.assign(s.port.beats_read_o, status.beats_rd_q);
+  m.assign(s.port.beats_written_o, status.beats_wr_q);
 }
 
 }  // namespace
@@ -604,28 +757,22 @@ void build_status(Module& m) {
 Module build_dma(const AccelConfig& cfg) {
   const DmaWidths w = dma_widths(cfg);
   Module m(kDmaModule, dma_description(w.g));
-  declare_ports(m, w.g);
-  declare_descriptor_registers(m, w);
-  declare_request_walker(m, w);
-  declare_burst_length_fifo(m, w);
-  declare_data_fifo(m, w);
-  declare_spm_walker(m, w);
-  declare_status(m);
+  const DmaSignals s = declare_signals(m, w);
 
   // The descriptor: accepted while idle, decoded, held until the run finishes.
-  build_descriptor_decode(m, w);
-  build_size_decode(m, w);
-  build_descriptor_registers(m, w);
+  build_descriptor_decode(m, s, w);
+  build_size_decode(m, s, w);
+  build_descriptor_registers(m, s, w);
 
   // Requests run ahead of the data; the burst-length FIFO tells the data channels where a burst ends.
-  build_request_side(m, w);
-  build_burst_length_fifo(m, w);
+  build_request_side(m, s, w);
+  build_burst_length_fifo(m, s, w);
 
   // The data FIFO between the off-chip data channels and the SPM port, then the status outputs.
-  build_data_fifo(m, w);
-  drive_data_channels(m, w);
-  build_spm_side(m, w);
-  build_status(m);
+  build_data_fifo(m, s, w);
+  drive_data_channels(m, s, w);
+  build_spm_side(m, s, w);
+  build_status(m, s);
   return m;
 }
 

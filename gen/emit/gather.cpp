@@ -7,13 +7,9 @@
 #include <utility>
 #include <vector>
 
-#include "emit/activation_internal.hpp"
 #include "isa/gather.hpp"
 
 namespace capsgen::emit {
-
-using detail::lit;
-using detail::zext;
 
 int gather_row_bits(const AccelConfig& cfg) { return std::max(1, clog2(cfg.array.rows)); }
 
@@ -25,37 +21,50 @@ const std::vector<std::string>& gather_descriptor_fields() {
   return f;
 }
 
-void gather_descriptor_ports(Module& m) {
-  const std::string C = str(kGatherCountBits), A = str(kGatherAddrBits);
-  m.input("desc_conv_i", "1", "0: affine (diag when desc_groups_i > 1), 1: conv (im2col)")
-      .input("desc_batch_i", C, "batch items")
-      .input("desc_m_total_i", C, "vectors per batch item")
-      .input("desc_m_block_i", C, "vectors per block")
-      .input("desc_k_chunks_i", C, "chunks of rows reduction elements")
-      .input("desc_r_total_i", C, "reduction length (diag: elements per group)")
-      .input("desc_base_i", A, "element address of element 0 (conv: of the map)")
-      .input("desc_s_b_i", A, "batch stride")
-      .input("desc_s_m_i", A, "vector stride (affine)")
-      .input("desc_s_k_i", A, "chunk stride (affine, not diag)")
-      .input("desc_s_r_i", A, "row stride (affine)")
-      .input("desc_groups_i", C, "diag groups G (affine; <= 1: no groups)")
-      .input("desc_group_rows_i", C, "diag: rows / G")
-      .input("desc_s_g_i", A, "diag: group stride, derived = r_total * s_r")
-      .input("desc_height_i", C, "conv: map height")
-      .input("desc_width_i", C, "conv: map width")
-      .input("desc_kernel_h_i", C, "conv: kernel height (>= 1)")
-      .input("desc_kernel_w_i", C, "conv: kernel width (>= 1)")
-      .input("desc_stride_i", C, "conv: stride (>= 1)")
-      .input("desc_padding_i", C, "conv: padding")
-      .input("desc_out_w_i", C, "conv: output width (>= 1)")
-      .input("desc_pad_off_i", A, "conv, derived: -(pad_top*width + padding), pad_top = band ? 0 : padding")
-      .input("desc_ky_step_i", A, "conv, derived: width - (kernel_w - 1)")
-      .input("desc_c_step_i", A, "conv, derived: height*width - (kernel_h - 1)*width - (kernel_w - 1)")
-      .input("desc_y_step_i", A, "conv, derived: stride*width - (out_w - 1)*stride")
-      .input("desc_kx0_i", str(isa::kGatherStartBits), "conv: window column of the first element (a part starting inside the window)")
-      .input("desc_ky0_i", str(isa::kGatherStartBits), "conv: window row of the first element")
-      .input("desc_band_i", "1", "conv: the map is a band below the padded map's top (no zero rows above it)");
+namespace {
+
+// The descriptor's fields, ports desc_<field>_i in gather_descriptor_fields() order.
+struct DescriptorPorts {
+  Expr conv, batch, m_total, m_block, k_chunks, r_total, base, s_b, s_m, s_k, s_r, groups, group_rows, s_g, height,
+      width, kernel_h, kernel_w, stride, padding, out_w, pad_off, ky_step, c_step, y_step, kx0, ky0, band;
+};
+
+DescriptorPorts declare_descriptor_ports(Module& m) {
+  const int count_bits = kGatherCountBits, addr_bits = kGatherAddrBits, start_bits = isa::kGatherStartBits;
+  return DescriptorPorts{
+      m.input("desc_conv_i", 1, "0: affine (diag when desc_groups_i > 1), 1: conv (im2col)"),
+      m.input("desc_batch_i", count_bits, "batch items"),
+      m.input("desc_m_total_i", count_bits, "vectors per batch item"),
+      m.input("desc_m_block_i", count_bits, "vectors per block"),
+      m.input("desc_k_chunks_i", count_bits, "chunks of rows reduction elements"),
+      m.input("desc_r_total_i", count_bits, "reduction length (diag: elements per group)"),
+      m.input("desc_base_i", addr_bits, "element address of element 0 (conv: of the map)"),
+      m.input("desc_s_b_i", addr_bits, "batch stride"),
+      m.input("desc_s_m_i", addr_bits, "vector stride (affine)"),
+      m.input("desc_s_k_i", addr_bits, "chunk stride (affine, not diag)"),
+      m.input("desc_s_r_i", addr_bits, "row stride (affine)"),
+      m.input("desc_groups_i", count_bits, "diag groups G (affine; <= 1: no groups)"),
+      m.input("desc_group_rows_i", count_bits, "diag: rows / G"),
+      m.input("desc_s_g_i", addr_bits, "diag: group stride, derived = r_total * s_r"),
+      m.input("desc_height_i", count_bits, "conv: map height"),
+      m.input("desc_width_i", count_bits, "conv: map width"),
+      m.input("desc_kernel_h_i", count_bits, "conv: kernel height (>= 1)"),
+      m.input("desc_kernel_w_i", count_bits, "conv: kernel width (>= 1)"),
+      m.input("desc_stride_i", count_bits, "conv: stride (>= 1)"),
+      m.input("desc_padding_i", count_bits, "conv: padding"),
+      m.input("desc_out_w_i", count_bits, "conv: output width (>= 1)"),
+      m.input("desc_pad_off_i", addr_bits, "conv, derived: -(pad_top*width + padding), pad_top = band ? 0 : padding"),
+      m.input("desc_ky_step_i", addr_bits, "conv, derived: width - (kernel_w - 1)"),
+      m.input("desc_c_step_i", addr_bits, "conv, derived: height*width - (kernel_h - 1)*width - (kernel_w - 1)"),
+      m.input("desc_y_step_i", addr_bits, "conv, derived: stride*width - (out_w - 1)*stride"),
+      m.input("desc_kx0_i", start_bits, "conv: window column of the first element (a part starting inside the window)"),
+      m.input("desc_ky0_i", start_bits, "conv: window row of the first element"),
+      m.input("desc_band_i", 1, "conv: the map is a band below the padded map's top (no zero rows above it)")};
 }
+
+}  // namespace
+
+void gather_descriptor_ports(Module& m) { (void)declare_descriptor_ports(m); }
 
 namespace {
 
@@ -76,7 +85,7 @@ GatherGeometry gather_geometry(const AccelConfig& cfg) {
 // The unit's module comment: the loop nest, the three mappings (affine, diag, conv), the arithmetic and
 // the descriptor/element timing.
 std::string gather_description(const GatherGeometry& g) {
-  const int AW = kGatherAddrBits;
+  const int addr_bits = kGatherAddrBits;
   return fmt::format(
       "Gather address generator (docs/rtl-gather.md) for an array of {} rows: walks the data-vector\n"
       "elements of one Gemm descriptor in the order the array consumes them, one element per cycle:\n"
@@ -100,396 +109,509 @@ std::string gather_description(const GatherGeometry& g) {
       "after the edge that accepts the last element done_o is high for one cycle and desc_ready_o is\n"
       "high again (one idle cycle per descriptor). A descriptor with batch, m_total, m_block or\n"
       "k_chunks = 0 gives no element: done_o in cycle t+1.",
-      g.rows, AW, AW);
+      g.rows, addr_bits, addr_bits);
 }
 
-// The port list: the descriptor handshake and fields, then one element per cycle (valid/ready) with its
-// address or zero flag, its position in the walk, and busy/done.
-void declare_ports(Module& m, const GatherGeometry& g) {
-  const std::string C = str(kGatherCountBits), A = str(kGatherAddrBits);
-  m.clock_and_reset()
-      .input("desc_valid_i", "1", "descriptor valid")
-      .output("desc_ready_o", "1", "idle: the descriptor is accepted");
-  gather_descriptor_ports(m);
-  m.output("elem_valid_o", "1", "an element is presented")
-      .input("elem_ready_i", "1", "the element is taken")
-      .output("elem_addr_o", A, "element address (meaningful when elem_zero_o is low)")
-      .output("elem_zero_o", "1", "the element is zero (no read)")
-      .output("elem_row_o", str(g.row_bits), "r: array row")
-      .output("elem_vec_o", C, "index of the vector within its block")
-      .output("elem_chunk_o", C, "k: chunk")
-      .output("elem_vec_last_o", "1", "r == rows - 1")
-      .output("elem_chunk_last_o", "1", "last element of the block's chunk")
-      .output("elem_last_o", "1", "last element of the descriptor")
-      .output("busy_o", "1", "a descriptor is being walked")
-      .output("done_o", "1", "one-cycle pulse: the descriptor finished");
+// The unit's ports: the descriptor handshake and fields, then one element per cycle (valid/ready)
+// with its address or zero flag, its position in the walk, and busy/done.
+struct GatherPorts {
+  Expr desc_valid_i, desc_ready_o;
+  DescriptorPorts desc;
+  Expr elem_valid_o, elem_ready_i, elem_addr_o, elem_zero_o, elem_row_o, elem_vec_o, elem_chunk_o, elem_vec_last_o,
+      elem_chunk_last_o, elem_last_o, busy_o, done_o;
+};
+
+GatherPorts declare_ports(Module& m, const GatherGeometry& g) {
+  const int count_bits = kGatherCountBits;
+  m.clock_and_reset();
+  return GatherPorts{m.input("desc_valid_i", 1, "descriptor valid"),
+                     m.output("desc_ready_o", 1, "idle: the descriptor is accepted"),
+                     declare_descriptor_ports(m),
+                     m.output("elem_valid_o", 1, "an element is presented"),
+                     m.input("elem_ready_i", 1, "the element is taken"),
+                     m.output("elem_addr_o", kGatherAddrBits, "element address (meaningful when elem_zero_o is low)"),
+                     m.output("elem_zero_o", 1, "the element is zero (no read)"),
+                     m.output("elem_row_o", g.row_bits, "r: array row"),
+                     m.output("elem_vec_o", count_bits, "index of the vector within its block"),
+                     m.output("elem_chunk_o", count_bits, "k: chunk"),
+                     m.output("elem_vec_last_o", 1, "r == rows - 1"),
+                     m.output("elem_chunk_last_o", 1, "last element of the block's chunk"),
+                     m.output("elem_last_o", 1, "last element of the descriptor"),
+                     m.output("busy_o", 1, "a descriptor is being walked"),
+                     m.output("done_o", 1, "one-cycle pulse: the descriptor finished")};
 }
 
 // The descriptor's fields as the walk uses them: counts minus one, strides, conv geometry, the
 // padded origin and the window start of a part.
-void declare_descriptor_registers(Module& m) {
-  const std::string C = str(kGatherCountBits), A = str(kGatherAddrBits), P = str(kGatherCoordWidth);
+struct DescriptorRegisters {
+  Expr busy_q, done_q, conv_q, diag_q, bm1_q, mtm1_q, mbm1_q, kcm1_q, rt_q, s_b_q, s_m_q, s_k_q, s_r_q, s_g_q, g_q,
+      grm1_q, h_q, w_q, khm1_q, kwm1_q, stride_q, owm1_q, npad_q, iytop_q, kx0_q, ky0_q, ky_step_q, c_step_q, y_step_q;
+};
+
+DescriptorRegisters declare_descriptor_registers(Module& m) {
+  const int count_bits = kGatherCountBits, addr_bits = kGatherAddrBits, coord_bits = kGatherCoordWidth;
   m.comment("Descriptor (loaded on accept).");
-  m.reg("busy_q", "1");
-  m.reg("done_q", "1");
-  m.reg("conv_q", "1");
-  m.reg("diag_q", "1");
-  for (const char* n : {"bm1_q", "mtm1_q", "mbm1_q", "kcm1_q"}) m.reg(n, C, "count - 1");
-  m.reg("rt_q", C, "r_total");
-  for (const char* n : {"s_b_q", "s_m_q", "s_k_q", "s_r_q", "s_g_q"}) m.reg(n, A);
-  m.reg("g_q", C, "diag groups");
-  m.reg("grm1_q", C, "diag group_rows - 1");
-  m.reg("h_q", C);
-  m.reg("w_q", C);
-  m.reg("khm1_q", C);
-  m.reg("kwm1_q", C);
-  m.reg("stride_q", C);
-  m.reg("owm1_q", C);
-  m.reg("npad_q", P, "-padding (two's complement)");
-  m.reg("iytop_q", P, "input row of the first output row's kernel origin: -padding, 0 for a band");
-  m.reg("kx0_q", C, "conv: window column of each block's first element (0 unless a part starts inside the window)");
-  m.reg("ky0_q", C, "conv: window row of it");
-  for (const char* n : {"ky_step_q", "c_step_q", "y_step_q"}) m.reg(n, A);
+  return DescriptorRegisters{
+      m.reg("busy_q", 1),
+      m.reg("done_q", 1),
+      m.reg("conv_q", 1),
+      m.reg("diag_q", 1),
+      m.reg("bm1_q", count_bits, "count - 1"),
+      m.reg("mtm1_q", count_bits, "count - 1"),
+      m.reg("mbm1_q", count_bits, "count - 1"),
+      m.reg("kcm1_q", count_bits, "count - 1"),
+      m.reg("rt_q", count_bits, "r_total"),
+      m.reg("s_b_q", addr_bits),
+      m.reg("s_m_q", addr_bits),
+      m.reg("s_k_q", addr_bits),
+      m.reg("s_r_q", addr_bits),
+      m.reg("s_g_q", addr_bits),
+      m.reg("g_q", count_bits, "diag groups"),
+      m.reg("grm1_q", count_bits, "diag group_rows - 1"),
+      m.reg("h_q", count_bits),
+      m.reg("w_q", count_bits),
+      m.reg("khm1_q", count_bits),
+      m.reg("kwm1_q", count_bits),
+      m.reg("stride_q", count_bits),
+      m.reg("owm1_q", count_bits),
+      m.reg("npad_q", coord_bits, "-padding (two's complement)"),
+      m.reg("iytop_q", coord_bits, "input row of the first output row's kernel origin: -padding, 0 for a band"),
+      m.reg("kx0_q", count_bits,
+            "conv: window column of each block's first element (0 unless a part starts inside the window)"),
+      m.reg("ky0_q", count_bits, "conv: window row of it"),
+      m.reg("ky_step_q", addr_bits),
+      m.reg("c_step_q", addr_bits),
+      m.reg("y_step_q", addr_bits)};
 }
 
 // The loop counters of the element presented: row r, vector within the block mi, vector m and the
 // block's first vector m0, chunk k, batch item b.
-void declare_loop_counters(Module& m, const GatherGeometry& g) {
+struct LoopCounters {
+  Expr r_q, mi_q, m_q, m0_q, k_q, b_q;
+};
+
+LoopCounters declare_loop_counters(Module& m, const GatherGeometry& g) {
+  const int count_bits = kGatherCountBits;
   m.comment("Loop counters of the element presented.");
-  m.reg("r_q", str(g.row_bits));
-  for (const char* n : {"mi_q", "m_q", "m0_q", "k_q", "b_q"}) m.reg(n, str(kGatherCountBits));
+  return LoopCounters{m.reg("r_q", g.row_bits),        m.reg("mi_q", count_bits), m.reg("m_q", count_bits),
+                      m.reg("m0_q", count_bits),       m.reg("k_q", count_bits),  m.reg("b_q", count_bits)};
 }
 
-// The walk's state within a vector and its copy at the start of the chunk.
-void declare_inner_state(Module& m) {
+// The walk's state within a vector (conv c0 = kx, c1 = ky; diag c0 = element, c1 = group; the offset
+// from the vector's address, the group's offset, the valid reduction elements left) and its copy at
+// the start of the chunk (the *s_q registers).
+struct InnerState {
+  Expr c0_q, c1_q, rem_q, c0s_q, c1s_q, rems_q, off_q, offs_q, gofs_q;
+};
+
+InnerState declare_inner_state(Module& m) {
+  const int count_bits = kGatherCountBits, addr_bits = kGatherAddrBits;
   m.comment("Inner state (within a vector): conv c0 = kx, c1 = ky; diag c0 = element, c1 = group; the\n"
             "offset from the vector's address; remaining valid reduction elements (saturating). *s_q: the\n"
             "state at the start of the current chunk, restored for every vector of the block.");
-  for (const char* n : {"c0_q", "c1_q", "rem_q", "c0s_q", "c1s_q", "rems_q"}) m.reg(n, str(kGatherCountBits));
-  for (const char* n : {"off_q", "offs_q", "gofs_q"}) m.reg(n, str(kGatherAddrBits));
+  return InnerState{m.reg("c0_q", count_bits),  m.reg("c1_q", count_bits), m.reg("rem_q", count_bits),
+                    m.reg("c0s_q", count_bits), m.reg("c1s_q", count_bits), m.reg("rems_q", count_bits),
+                    m.reg("off_q", addr_bits),  m.reg("offs_q", addr_bits), m.reg("gofs_q", addr_bits)};
 }
 
-// The walk's state of the vector and its copy at the start of the block, and the batch item's base.
-void declare_outer_state(Module& m) {
-  const std::string C = str(kGatherCountBits), A = str(kGatherAddrBits), P = str(kGatherCoordWidth);
+// The walk's state of the vector (its address without the inner offset, conv x and the input
+// coordinates of its kernel origin) and its copy at the start of the block, and the batch item's base.
+struct OuterState {
+  Expr outer_q, outs_q, bb_q, x_q, xs_q, iy0_q, ix0_q, iy0s_q, ix0s_q;
+};
+
+OuterState declare_outer_state(Module& m) {
+  const int count_bits = kGatherCountBits, addr_bits = kGatherAddrBits, coord_bits = kGatherCoordWidth;
   m.comment("Outer state (the vector): its address without the inner offset, conv x and the input\n"
             "coordinates of its kernel origin iy0 = y*stride - padding (y*stride in a band), ix0 = x*stride -\n"
             "padding. *s_q: the state at the start of the current block, restored for every chunk. bb_q: the\n"
             "batch item's base.");
-  m.reg("outer_q", A);
-  m.reg("outs_q", A);
-  m.reg("bb_q", A);
-  m.reg("x_q", C);
-  m.reg("xs_q", C);
-  for (const char* n : {"iy0_q", "ix0_q", "iy0s_q", "ix0s_q"}) m.reg(n, P);
+  return OuterState{m.reg("outer_q", addr_bits),  m.reg("outs_q", addr_bits),  m.reg("bb_q", addr_bits),
+                    m.reg("x_q", count_bits),      m.reg("xs_q", count_bits),   m.reg("iy0_q", coord_bits),
+                    m.reg("ix0_q", coord_bits),    m.reg("iy0s_q", coord_bits), m.reg("ix0s_q", coord_bits)};
 }
 
 // The last index of each loop level, and a descriptor without elements.
-void declare_loop_ends(Module& m) {
-  m.wire("desc_empty", "1", "a zero count: no element");
-  m.wire("row_last", "1");
-  m.wire("m_last", "1");
-  m.wire("bvec_last", "1", "last vector of the block");
-  m.wire("k_last", "1");
-  m.wire("b_last", "1");
+struct LoopEnds {
+  Expr desc_empty, row_last, m_last, bvec_last, k_last, b_last;
+};
+
+LoopEnds declare_loop_ends(Module& m) {
+  return LoopEnds{m.wire("desc_empty", 1, "a zero count: no element"),
+                  m.wire("row_last", 1),
+                  m.wire("m_last", 1),
+                  m.wire("bvec_last", 1, "last vector of the block"),
+                  m.wire("k_last", 1),
+                  m.wire("b_last", 1)};
 }
 
-// The inner state of the next element of the vector, and of the start of the next chunk.
-void declare_inner_step(Module& m) {
-  const std::string C = str(kGatherCountBits), A = str(kGatherAddrBits);
-  m.wire("c0_wrap", "1");
-  m.wire("c1_wrap", "1");
-  m.wire("c0_n", C, "inner state of the next element of the vector");
-  m.wire("c1_n", C);
-  m.wire("inc", A);
-  m.wire("off_n", A);
-  m.wire("gofs_n", A);
-  m.wire("rem_nz", "1");
-  m.wire("rem_n", C);
-  m.wire("nc_c0", C, "inner state at the start of the next chunk");
-  m.wire("nc_c1", C);
-  m.wire("nc_off", A);
+// The inner state of the next element of the vector, and of the start of the next chunk (nc_*).
+struct InnerStep {
+  Expr c0_wrap, c1_wrap, c0_n, c1_n, inc, off_n, gofs_n, rem_nz, rem_n, nc_c0, nc_c1, nc_off;
+};
+
+InnerStep declare_inner_step(Module& m) {
+  const int count_bits = kGatherCountBits, addr_bits = kGatherAddrBits;
+  return InnerStep{m.wire("c0_wrap", 1),
+                   m.wire("c1_wrap", 1),
+                   m.wire("c0_n", count_bits, "inner state of the next element of the vector"),
+                   m.wire("c1_n", count_bits),
+                   m.wire("inc", addr_bits),
+                   m.wire("off_n", addr_bits),
+                   m.wire("gofs_n", addr_bits),
+                   m.wire("rem_nz", 1),
+                   m.wire("rem_n", count_bits),
+                   m.wire("nc_c0", count_bits, "inner state at the start of the next chunk"),
+                   m.wire("nc_c1", count_bits),
+                   m.wire("nc_off", addr_bits)};
 }
 
 // The outer state of the next vector and the next batch item's base.
-void declare_vector_step(Module& m) {
-  const std::string C = str(kGatherCountBits), A = str(kGatherAddrBits), P = str(kGatherCoordWidth);
-  m.wire("x_wrap", "1");
-  m.wire("x_n", C, "outer state of the next vector");
-  m.wire("iy0_n", P);
-  m.wire("ix0_n", P);
-  m.wire("outer_n", A);
-  m.wire("bb_n", A);
+struct VectorStep {
+  Expr x_wrap, x_n, iy0_n, ix0_n, outer_n, bb_n;
+};
+
+VectorStep declare_vector_step(Module& m) {
+  const int count_bits = kGatherCountBits, addr_bits = kGatherAddrBits, coord_bits = kGatherCoordWidth;
+  return VectorStep{m.wire("x_wrap", 1),
+                    m.wire("x_n", count_bits, "outer state of the next vector"),
+                    m.wire("iy0_n", coord_bits),
+                    m.wire("ix0_n", coord_bits),
+                    m.wire("outer_n", addr_bits),
+                    m.wire("bb_n", addr_bits)};
 }
 
 // The padded map's origin, the element's conv input coordinates and its zero flag.
-void declare_coordinates(Module& m) {
-  const std::string P = str(kGatherCoordWidth);
-  m.wire("npad", P);
-  m.wire("iytop", P);
-  m.wire("iy", P, "conv input coordinates of the element");
-  m.wire("ix", P);
-  m.wire("zero", "1");
+struct Coordinates {
+  Expr npad, iytop, iy, ix, zero;
+};
+
+Coordinates declare_coordinates(Module& m) {
+  const int coord_bits = kGatherCoordWidth;
+  return Coordinates{m.wire("npad", coord_bits), m.wire("iytop", coord_bits),
+                     m.wire("iy", coord_bits, "conv input coordinates of the element"), m.wire("ix", coord_bits),
+                     m.wire("zero", 1)};
+}
+
+// Every signal of the unit, in declaration order.
+struct GatherSignals {
+  GatherPorts port;
+  DescriptorRegisters desc;
+  LoopCounters loop;
+  InnerState inner;
+  OuterState outer;
+  LoopEnds ends;
+  InnerStep step;
+  VectorStep next_vec;
+  Coordinates coord;
+};
+
+GatherSignals declare_signals(Module& m, const GatherGeometry& g) {
+  GatherPorts port = declare_ports(m, g);
+  DescriptorRegisters desc = declare_descriptor_registers(m);
+  LoopCounters loop = declare_loop_counters(m, g);
+  InnerState inner = declare_inner_state(m);
+  OuterState outer = declare_outer_state(m);
+  m.blank();
+  LoopEnds ends = declare_loop_ends(m);
+  InnerStep step = declare_inner_step(m);
+  VectorStep next_vec = declare_vector_step(m);
+  Coordinates coord = declare_coordinates(m);
+  return GatherSignals{port, desc, loop, inner, outer, ends, step, next_vec, coord};
 }
 
 // The last index of each loop level (a block ends at m_block vectors or at the last vector), and a
 // descriptor with a zero count.
-void build_loop_ends(Module& m, const GatherGeometry& g) {
+void build_loop_ends(Module& m, const GatherSignals& s, const GatherGeometry& g) {
+  const DescriptorPorts& in = s.port.desc;
+  const Expr count_zero = lit(kGatherCountBits, 0);
   m.blank();
-  m.assign("desc_empty", fmt::format("(desc_batch_i == {0}) | (desc_m_total_i == {0}) | (desc_m_block_i == {0}) | "
-                                     "(desc_k_chunks_i == {0})",
-                                     lit(kGatherCountBits, 0)));
-  m.assign("row_last", fmt::format("r_q == {}", lit(g.row_bits, g.rows - 1)));
-  m.assign("m_last", "m_q == mtm1_q");
-  m.assign("bvec_last", "(mi_q == mbm1_q) | m_last");
-  m.assign("k_last", "k_q == kcm1_q");
-  m.assign("b_last", "b_q == bm1_q");
+  m.assign(s.ends.desc_empty, (in.batch == count_zero) | (in.m_total == count_zero) | (in.m_block == count_zero) |
+                                  (in.k_chunks == count_zero));
+  m.assign(s.ends.row_last, s.loop.r_q == lit(g.row_bits, g.rows - 1));
+  m.assign(s.ends.m_last, s.loop.m_q == s.desc.mtm1_q);
+  m.assign(s.ends.bvec_last, (s.loop.mi_q == s.desc.mbm1_q) | s.ends.m_last);
+  m.assign(s.ends.k_last, s.loop.k_q == s.desc.kcm1_q);
+  m.assign(s.ends.b_last, s.loop.b_q == s.desc.bm1_q);
 }
 
 // The next element of a vector: conv steps (kx, ky, c), the offset by 1, ky_step or c_step; diag steps
 // (element, group), the group offset by s_g; affine steps r by s_r. rem counts the valid reduction
 // elements down. The next chunk goes on from the element after the vector's last (conv), starts at
 // offset 0 (diag) or s_k past the chunk's start (affine).
-void build_inner_step(Module& m) {
-  const int CW = kGatherCountBits, AW = kGatherAddrBits;
-  const std::string z16 = lit(CW, 0), one16 = lit(CW, 1);
+void build_inner_step(Module& m, const GatherSignals& s) {
+  const DescriptorRegisters& desc = s.desc;
+  const InnerState& in = s.inner;
+  const InnerStep& step = s.step;
+  const Expr count_zero = lit(kGatherCountBits, 0), count_one = lit(kGatherCountBits, 1);
+  const Expr addr_zero = lit(kGatherAddrBits, 0), addr_one = lit(kGatherAddrBits, 1);
   m.comment("Inner step: conv (kx, ky, c) mixed-radix counter; diag (element, group); affine r.");
-  m.assign("c0_wrap", "conv_q ? (c0_q == kwm1_q) : (diag_q & (c0_q == grm1_q))");
-  m.assign("c1_wrap", "conv_q & (c1_q == khm1_q)");
-  m.assign("c0_n", fmt::format("c0_wrap ? {} : c0_q + {}", z16, one16));
-  m.assign("c1_n", fmt::format("~c0_wrap ? c1_q : (c1_wrap ? {} : c1_q + {})", z16, one16));
-  m.assign("inc", fmt::format("~conv_q ? s_r_q : (~c0_wrap ? {} : (c1_wrap ? c_step_q : ky_step_q))", lit(AW, 1)));
-  m.assign("gofs_n", "gofs_q + s_g_q");
-  m.assign("off_n", "(diag_q & c0_wrap) ? gofs_n : off_q + inc");
-  m.assign("rem_nz", fmt::format("rem_q != {}", z16));
-  m.assign("rem_n", fmt::format("rem_q - {}", zext("rem_nz", 1, CW)));
-  m.assign("nc_c0", fmt::format("conv_q ? c0_n : {}", z16));
-  m.assign("nc_c1", fmt::format("conv_q ? c1_n : {}", z16));
-  m.assign("nc_off", fmt::format("conv_q ? off_n : (diag_q ? {} : offs_q + s_k_q)", lit(AW, 0)));
+  m.assign(step.c0_wrap, ternary(desc.conv_q, in.c0_q == desc.kwm1_q, paren(desc.diag_q & (in.c0_q == desc.grm1_q))));
+  m.assign(step.c1_wrap, desc.conv_q & (in.c1_q == desc.khm1_q));
+  m.assign(step.c0_n, ternary(step.c0_wrap, count_zero, in.c0_q + count_one));
+  m.assign(step.c1_n, ternary(~step.c0_wrap, in.c1_q, ternary(step.c1_wrap, count_zero, in.c1_q + count_one)));
+  m.assign(step.inc, ternary(~desc.conv_q, desc.s_r_q,
+                             ternary(~step.c0_wrap, addr_one, ternary(step.c1_wrap, desc.c_step_q, desc.ky_step_q))));
+  m.assign(step.gofs_n, in.gofs_q + desc.s_g_q);
+  m.assign(step.off_n, ternary(paren(desc.diag_q & step.c0_wrap), step.gofs_n, in.off_q + step.inc));
+  m.assign(step.rem_nz, in.rem_q != count_zero);
+  m.assign(step.rem_n, in.rem_q - zext(step.rem_nz, kGatherCountBits));
+  m.assign(step.nc_c0, ternary(desc.conv_q, step.c0_n, count_zero));
+  m.assign(step.nc_c1, ternary(desc.conv_q, step.c1_n, count_zero));
+  m.assign(step.nc_off, ternary(desc.conv_q, step.off_n, ternary(desc.diag_q, addr_zero, in.offs_q + desc.s_k_q)));
 }
 
 // The next vector: conv steps x (wrapping to the next output row) and the kernel origin's input
 // coordinates, the vector address by stride or y_step; affine by s_m. The next batch item's base is
 // s_b further.
-void build_vector_step(Module& m) {
-  const int CW = kGatherCountBits, AW = kGatherAddrBits, PW = kGatherCoordWidth;
+void build_vector_step(Module& m, const GatherSignals& s) {
+  const DescriptorRegisters& desc = s.desc;
+  const OuterState& out = s.outer;
+  const VectorStep& next = s.next_vec;
+  const Expr stride_coord = zext(desc.stride_q, kGatherCoordWidth);
   m.comment("Vector step: conv (x, y) with the kernel origin's input coordinates; affine m.");
-  m.assign("x_wrap", "x_q == owm1_q");
-  m.assign("x_n", fmt::format("x_wrap ? {} : x_q + {}", lit(CW, 0), lit(CW, 1)));
-  m.assign("ix0_n", fmt::format("x_wrap ? npad_q : ix0_q + {}", zext("stride_q", CW, PW)));
-  m.assign("iy0_n", fmt::format("x_wrap ? iy0_q + {} : iy0_q", zext("stride_q", CW, PW)));
-  m.assign("outer_n", fmt::format("outer_q + (~conv_q ? s_m_q : (x_wrap ? y_step_q : {}))", zext("stride_q", CW, AW)));
-  m.assign("bb_n", "bb_q + s_b_q");
+  m.assign(next.x_wrap, out.x_q == desc.owm1_q);
+  m.assign(next.x_n, ternary(next.x_wrap, lit(kGatherCountBits, 0), out.x_q + lit(kGatherCountBits, 1)));
+  m.assign(next.ix0_n, ternary(next.x_wrap, desc.npad_q, out.ix0_q + stride_coord));
+  m.assign(next.iy0_n, ternary(next.x_wrap, out.iy0_q + stride_coord, out.iy0_q));
+  m.assign(next.outer_n,
+           out.outer_q + ternary(~desc.conv_q, desc.s_m_q,
+                                 ternary(next.x_wrap, desc.y_step_q, zext(desc.stride_q, kGatherAddrBits))));
+  m.assign(next.bb_n, out.bb_q + desc.s_b_q);
 }
 
 // The padded map's origin from the descriptor: the first input column -padding, the first input row
 // -padding or, in a band, 0.
-void build_padded_origin(Module& m) {
-  const int CW = kGatherCountBits, PW = kGatherCoordWidth;
-  m.assign("npad", fmt::format("{} - {}", lit(PW, 0), zext("desc_padding_i", CW, PW)));
-  m.assign("iytop", fmt::format("desc_band_i ? {} : npad", lit(PW, 0)));
+void build_padded_origin(Module& m, const GatherSignals& s) {
+  const Expr coord_zero = lit(kGatherCoordWidth, 0);
+  m.assign(s.coord.npad, coord_zero - zext(s.port.desc.padding, kGatherCoordWidth));
+  m.assign(s.coord.iytop, ternary(s.port.desc.band, coord_zero, s.coord.npad));
 }
 
 // The element's zero flag: conv, outside the reduction or the map; diag, outside the groups or
 // r_total; affine, outside the reduction.
-void build_zero_flag(Module& m) {
-  const int CW = kGatherCountBits, PW = kGatherCoordWidth;
+void build_zero_flag(Module& m, const GatherSignals& s) {
+  const DescriptorRegisters& desc = s.desc;
+  const Coordinates& coord = s.coord;
+  const Expr outside_reduction = ~s.step.rem_nz;
   m.comment("Zero flag. A negative coordinate is >= 2^(W-1) unsigned, above any 16-bit height/width.");
-  m.assign("iy", fmt::format("iy0_q + {}", zext("c1_q", CW, PW)));
-  m.assign("ix", fmt::format("ix0_q + {}", zext("c0_q", CW, PW)));
-  m.assign("zero", fmt::format("conv_q ? (~rem_nz | (iy >= {}) | (ix >= {})) : "
-                               "(diag_q ? ((c1_q >= g_q) | (c0_q >= rt_q)) : ~rem_nz)",
-                               zext("h_q", CW, PW), zext("w_q", CW, PW)));
+  m.assign(coord.iy, s.outer.iy0_q + zext(s.inner.c1_q, kGatherCoordWidth));
+  m.assign(coord.ix, s.outer.ix0_q + zext(s.inner.c0_q, kGatherCoordWidth));
+  const Expr conv_zero = outside_reduction | (coord.iy >= zext(desc.h_q, kGatherCoordWidth)) |
+                         (coord.ix >= zext(desc.w_q, kGatherCoordWidth));
+  const Expr diag_zero = (s.inner.c1_q >= desc.g_q) | (s.inner.c0_q >= desc.rt_q);
+  m.assign(coord.zero, ternary(desc.conv_q, paren(conv_zero),
+                           ternary(desc.diag_q, paren(diag_zero), outside_reduction)));
 }
 
-// Register groups: nonblocking assignments in the order given, and two lists joined.
-Stmts set_regs(const std::vector<std::pair<std::string, std::string>>& v) {
-  Stmts s;
-  for (const auto& [l, r] : v) s.push_back(nb(l, r));
-  return s;
+// Nonblocking assignments, in the order given.
+Stmts load(const std::vector<std::pair<Expr, Expr>>& targets) {
+  Stmts out;
+  for (const auto& [reg, value] : targets) out.push_back(nb(reg, value));
+  return out;
 }
 
-Stmts cat(Stmts a, const Stmts& b) {
+Stmts joined(Stmts a, const Stmts& b) {
   a.insert(a.end(), b.begin(), b.end());
   return a;
 }
 
 // Inner state (and its chunk-start copy) at the start of a block: the counters at (kx0, ky0), the
-// offset 0 (the base points at that element); rem from `rt`.
-Stmts inner_init(const std::string& rt, const std::string& kx0, const std::string& ky0) {
-  const std::string zero = lit(kGatherAddrBits, 0);
-  return set_regs({{"c0_q", kx0}, {"c1_q", ky0}, {"off_q", zero}, {"gofs_q", zero}, {"rem_q", rt},
-                   {"c0s_q", kx0}, {"c1s_q", ky0}, {"offs_q", zero}, {"rems_q", rt}});
+// offset 0 (the base points at that element); rem from `r_total`.
+Stmts inner_init(const InnerState& in, const Expr& r_total, const Expr& kx0, const Expr& ky0) {
+  const Expr addr_zero = lit(kGatherAddrBits, 0);
+  return load({{in.c0_q, kx0}, {in.c1_q, ky0}, {in.off_q, addr_zero}, {in.gofs_q, addr_zero}, {in.rem_q, r_total},
+               {in.c0s_q, kx0}, {in.c1s_q, ky0}, {in.offs_q, addr_zero}, {in.rems_q, r_total}});
 }
 
 // Outer state (and its block-start copy).
-Stmts outer_set(const std::string& outer, const std::string& x, const std::string& iy0, const std::string& ix0) {
-  return set_regs({{"outer_q", outer}, {"outs_q", outer}, {"x_q", x}, {"xs_q", x}, {"iy0_q", iy0}, {"iy0s_q", iy0},
-                   {"ix0_q", ix0}, {"ix0s_q", ix0}});
+Stmts outer_set(const OuterState& out, const Expr& outer, const Expr& x, const Expr& iy0, const Expr& ix0) {
+  return load({{out.outer_q, outer}, {out.outs_q, outer}, {out.x_q, x}, {out.xs_q, x}, {out.iy0_q, iy0},
+               {out.iy0s_q, iy0}, {out.ix0_q, ix0}, {out.ix0s_q, ix0}});
 }
 
 // Every register declared so far cleared, in declaration order.
 Stmts reset_registers(const Module& m) {
-  Stmts reset;
+  std::vector<std::string> registers;
   for (const Item& it : m.items())
-    if (const auto* n = std::get_if<ItemNet>(&it); n && n->is_reg) {
-      const int w = n->width == "1" ? 1 : std::stoi(n->width);
-      reset.push_back(nb(n->name, w == 1 ? "1'b0" : lit(w, 0)));
-    }
-  return reset;
+    if (const auto* n = std::get_if<ItemNet>(&it); n && n->is_reg && !n->is_integer && n->depth.empty())
+      registers.push_back(n->name);
+  return m.reset_to_zero(registers);
 }
 
-// An accepted descriptor: its fields (counts as count - 1), the loop counters at 0, the inner state at
-// the part's window start (conv) and the outer state at the first vector, at the base (conv: moved by
-// pad_off to the padded map's origin).
-Stmts descriptor_load(const GatherGeometry& g) {
-  const int CW = kGatherCountBits, AW = kGatherAddrBits;
-  const std::string z16 = lit(CW, 0), one16 = lit(CW, 1);
-  const std::string kx0_in = fmt::format("desc_conv_i ? {} : {}", zext("desc_kx0_i", isa::kGatherStartBits, CW), z16);
-  const std::string ky0_in = fmt::format("desc_conv_i ? {} : {}", zext("desc_ky0_i", isa::kGatherStartBits, CW), z16);
-  const std::string base = fmt::format("desc_base_i + (desc_conv_i ? desc_pad_off_i : {})", lit(AW, 0));
-  const Stmts fields = set_regs({{"busy_q", "~desc_empty"},
-                                 {"done_q", "desc_empty"},
-                                 {"conv_q", "desc_conv_i"},
-                                 {"diag_q", fmt::format("~desc_conv_i & (desc_groups_i > {})", one16)},
-                                 {"bm1_q", fmt::format("desc_batch_i - {}", one16)},
-                                 {"mtm1_q", fmt::format("desc_m_total_i - {}", one16)},
-                                 {"mbm1_q", fmt::format("desc_m_block_i - {}", one16)},
-                                 {"kcm1_q", fmt::format("desc_k_chunks_i - {}", one16)},
-                                 {"rt_q", "desc_r_total_i"},
-                                 {"s_b_q", "desc_s_b_i"},
-                                 {"s_m_q", "desc_s_m_i"},
-                                 {"s_k_q", "desc_s_k_i"},
-                                 {"s_r_q", "desc_s_r_i"},
-                                 {"s_g_q", "desc_s_g_i"},
-                                 {"g_q", "desc_groups_i"},
-                                 {"grm1_q", fmt::format("desc_group_rows_i - {}", one16)},
-                                 {"h_q", "desc_height_i"},
-                                 {"w_q", "desc_width_i"},
-                                 {"khm1_q", fmt::format("desc_kernel_h_i - {}", one16)},
-                                 {"kwm1_q", fmt::format("desc_kernel_w_i - {}", one16)},
-                                 {"stride_q", "desc_stride_i"},
-                                 {"owm1_q", fmt::format("desc_out_w_i - {}", one16)},
-                                 {"npad_q", "npad"},
-                                 {"iytop_q", "iytop"},
-                                 {"ky_step_q", "desc_ky_step_i"},
-                                 {"c_step_q", "desc_c_step_i"},
-                                 {"y_step_q", "desc_y_step_i"},
-                                 {"kx0_q", kx0_in},
-                                 {"ky0_q", ky0_in},
-                                 {"bb_q", base}});
-  const Stmts counters = set_regs(
-      {{"r_q", lit(g.row_bits, 0)}, {"mi_q", z16}, {"m_q", z16}, {"m0_q", z16}, {"k_q", z16}, {"b_q", z16}});
-  return cat(cat(cat(fields, counters), inner_init("desc_r_total_i", kx0_in, ky0_in)),
-             outer_set(base, z16, "iytop", "npad"));
+// An accepted descriptor's fields: counts as count - 1, strides, conv geometry, the padded origin,
+// the window start of a part (conv) and the batch base (conv: moved by pad_off to the padded map's
+// origin).
+Stmts descriptor_fields(const GatherSignals& s, const Expr& kx0, const Expr& ky0, const Expr& base) {
+  const DescriptorPorts& in = s.port.desc;
+  const DescriptorRegisters& desc = s.desc;
+  const Expr count_one = lit(kGatherCountBits, 1);
+  return load({{desc.busy_q, ~s.ends.desc_empty},
+               {desc.done_q, s.ends.desc_empty},
+               {desc.conv_q, in.conv},
+               {desc.diag_q, ~in.conv & (in.groups > count_one)},
+               {desc.bm1_q, in.batch - count_one},
+               {desc.mtm1_q, in.m_total - count_one},
+               {desc.mbm1_q, in.m_block - count_one},
+               {desc.kcm1_q, in.k_chunks - count_one},
+               {desc.rt_q, in.r_total},
+               {desc.s_b_q, in.s_b},
+               {desc.s_m_q, in.s_m},
+               {desc.s_k_q, in.s_k},
+               {desc.s_r_q, in.s_r},
+               {desc.s_g_q, in.s_g},
+               {desc.g_q, in.groups},
+               {desc.grm1_q, in.group_rows - count_one},
+               {desc.h_q, in.height},
+               {desc.w_q, in.width},
+               {desc.khm1_q, in.kernel_h - count_one},
+               {desc.kwm1_q, in.kernel_w - count_one},
+               {desc.stride_q, in.stride},
+               {desc.owm1_q, in.out_w - count_one},
+               {desc.npad_q, s.coord.npad},
+               {desc.iytop_q, s.coord.iytop},
+               {desc.ky_step_q, in.ky_step},
+               {desc.c_step_q, in.c_step},
+               {desc.y_step_q, in.y_step},
+               {desc.kx0_q, kx0},
+               {desc.ky0_q, ky0},
+               {s.outer.bb_q, base}});
+}
+
+// An accepted descriptor: its fields, the loop counters at 0, the inner state at the part's window
+// start (conv) and the outer state at the first vector, at the base.
+Stmts descriptor_load(const GatherSignals& s, const GatherGeometry& g) {
+  const DescriptorPorts& in = s.port.desc;
+  const LoopCounters& loop = s.loop;
+  const Expr count_zero = lit(kGatherCountBits, 0);
+  const Expr kx0 = ternary(in.conv, zext(in.kx0, kGatherCountBits), count_zero);
+  const Expr ky0 = ternary(in.conv, zext(in.ky0, kGatherCountBits), count_zero);
+  const Expr base = in.base + ternary(in.conv, in.pad_off, lit(kGatherAddrBits, 0));
+  const Stmts counters = load({{loop.r_q, lit(g.row_bits, 0)}, {loop.mi_q, count_zero}, {loop.m_q, count_zero},
+                               {loop.m0_q, count_zero}, {loop.k_q, count_zero}, {loop.b_q, count_zero}});
+  return joined(
+      joined(joined(descriptor_fields(s, kx0, ky0, base), counters), inner_init(s.inner, in.r_total, kx0, ky0)),
+      outer_set(s.outer, base, count_zero, s.coord.iytop, s.coord.npad));
 }
 
 // Next row of the vector: the inner state steps on.
-Stmts next_row(const GatherGeometry& g) {
-  return set_regs({{"r_q", fmt::format("r_q + {}", lit(g.row_bits, 1))},
-                   {"c0_q", "c0_n"},
-                   {"c1_q", "c1_n"},
-                   {"off_q", "off_n"},
-                   {"gofs_q", "(diag_q & c0_wrap) ? gofs_n : gofs_q"},
-                   {"rem_q", "rem_n"}});
+Stmts next_row(const GatherSignals& s, const GatherGeometry& g) {
+  const InnerState& in = s.inner;
+  const InnerStep& step = s.step;
+  return load({{s.loop.r_q, s.loop.r_q + lit(g.row_bits, 1)},
+               {in.c0_q, step.c0_n},
+               {in.c1_q, step.c1_n},
+               {in.off_q, step.off_n},
+               {in.gofs_q, ternary(paren(s.desc.diag_q & step.c0_wrap), step.gofs_n, in.gofs_q)},
+               {in.rem_q, step.rem_n}});
 }
 
 // Next vector of the block, same chunk: the chunk's inner state again.
-Stmts next_vector() {
-  const std::string one16 = lit(kGatherCountBits, 1);
-  return set_regs({{"mi_q", fmt::format("mi_q + {}", one16)},
-                   {"m_q", fmt::format("m_q + {}", one16)},
-                   {"outer_q", "outer_n"},
-                   {"x_q", "x_n"},
-                   {"iy0_q", "iy0_n"},
-                   {"ix0_q", "ix0_n"},
-                   {"c0_q", "c0s_q"},
-                   {"c1_q", "c1s_q"},
-                   {"off_q", "offs_q"},
-                   {"gofs_q", lit(kGatherAddrBits, 0)},
-                   {"rem_q", "rems_q"}});
+Stmts next_vector(const GatherSignals& s) {
+  const LoopCounters& loop = s.loop;
+  const InnerState& in = s.inner;
+  const Expr count_one = lit(kGatherCountBits, 1);
+  return load({{loop.mi_q, loop.mi_q + count_one},
+               {loop.m_q, loop.m_q + count_one},
+               {s.outer.outer_q, s.next_vec.outer_n},
+               {s.outer.x_q, s.next_vec.x_n},
+               {s.outer.iy0_q, s.next_vec.iy0_n},
+               {s.outer.ix0_q, s.next_vec.ix0_n},
+               {in.c0_q, in.c0s_q},
+               {in.c1_q, in.c1s_q},
+               {in.off_q, in.offs_q},
+               {in.gofs_q, lit(kGatherAddrBits, 0)},
+               {in.rem_q, in.rems_q}});
 }
 
 // Next chunk of the block: the block's first vector again, the chunk's new inner state.
-Stmts next_chunk() {
-  const std::string z16 = lit(kGatherCountBits, 0), one16 = lit(kGatherCountBits, 1);
-  return set_regs({{"mi_q", z16},
-                   {"m_q", "m0_q"},
-                   {"k_q", fmt::format("k_q + {}", one16)},
-                   {"outer_q", "outs_q"},
-                   {"x_q", "xs_q"},
-                   {"iy0_q", "iy0s_q"},
-                   {"ix0_q", "ix0s_q"},
-                   {"c0_q", "nc_c0"},
-                   {"c1_q", "nc_c1"},
-                   {"off_q", "nc_off"},
-                   {"gofs_q", lit(kGatherAddrBits, 0)},
-                   {"rem_q", "rem_n"},
-                   {"c0s_q", "nc_c0"},
-                   {"c1s_q", "nc_c1"},
-                   {"offs_q", "nc_off"},
-                   {"rems_q", "rem_n"}});
+Stmts next_chunk(const GatherSignals& s) {
+  const LoopCounters& loop = s.loop;
+  const InnerState& in = s.inner;
+  const OuterState& out = s.outer;
+  const InnerStep& step = s.step;
+  return load({{loop.mi_q, lit(kGatherCountBits, 0)},
+               {loop.m_q, loop.m0_q},
+               {loop.k_q, loop.k_q + lit(kGatherCountBits, 1)},
+               {out.outer_q, out.outs_q},
+               {out.x_q, out.xs_q},
+               {out.iy0_q, out.iy0s_q},
+               {out.ix0_q, out.ix0s_q},
+               {in.c0_q, step.nc_c0},
+               {in.c1_q, step.nc_c1},
+               {in.off_q, step.nc_off},
+               {in.gofs_q, lit(kGatherAddrBits, 0)},
+               {in.rem_q, step.rem_n},
+               {in.c0s_q, step.nc_c0},
+               {in.c1s_q, step.nc_c1},
+               {in.offs_q, step.nc_off},
+               {in.rems_q, step.rem_n}});
 }
 
 // Next block: the vector after the block's last one, chunk 0.
-Stmts next_block() {
-  const std::string z16 = lit(kGatherCountBits, 0), one16 = lit(kGatherCountBits, 1);
-  return cat(cat(set_regs({{"mi_q", z16},
-                           {"k_q", z16},
-                           {"m_q", fmt::format("m_q + {}", one16)},
-                           {"m0_q", fmt::format("m_q + {}", one16)}}),
-                 outer_set("outer_n", "x_n", "iy0_n", "ix0_n")),
-             inner_init("rt_q", "kx0_q", "ky0_q"));
+Stmts next_block(const GatherSignals& s) {
+  const LoopCounters& loop = s.loop;
+  const VectorStep& next = s.next_vec;
+  const Expr count_zero = lit(kGatherCountBits, 0), count_one = lit(kGatherCountBits, 1);
+  return joined(joined(load({{loop.mi_q, count_zero}, {loop.k_q, count_zero}, {loop.m_q, loop.m_q + count_one},
+                             {loop.m0_q, loop.m_q + count_one}}),
+                       outer_set(s.outer, next.outer_n, next.x_n, next.iy0_n, next.ix0_n)),
+                inner_init(s.inner, s.desc.rt_q, s.desc.kx0_q, s.desc.ky0_q));
 }
 
 // Next batch item: its first vector at its base, chunk 0.
-Stmts next_batch() {
-  const std::string z16 = lit(kGatherCountBits, 0), one16 = lit(kGatherCountBits, 1);
-  return cat(cat(set_regs({{"mi_q", z16},
-                           {"k_q", z16},
-                           {"m_q", z16},
-                           {"m0_q", z16},
-                           {"b_q", fmt::format("b_q + {}", one16)},
-                           {"bb_q", "bb_n"}}),
-                 outer_set("bb_n", z16, "iytop_q", "npad_q")),
-             inner_init("rt_q", "kx0_q", "ky0_q"));
+Stmts next_batch(const GatherSignals& s) {
+  const LoopCounters& loop = s.loop;
+  const Expr count_zero = lit(kGatherCountBits, 0);
+  return joined(joined(load({{loop.mi_q, count_zero},
+                             {loop.k_q, count_zero},
+                             {loop.m_q, count_zero},
+                             {loop.m0_q, count_zero},
+                             {loop.b_q, loop.b_q + lit(kGatherCountBits, 1)},
+                             {s.outer.bb_q, s.next_vec.bb_n}}),
+                       outer_set(s.outer, s.next_vec.bb_n, count_zero, s.desc.iytop_q, s.desc.npad_q)),
+                inner_init(s.inner, s.desc.rt_q, s.desc.kx0_q, s.desc.ky0_q));
 }
 
 // An element taken: the next row, else (row 0) the next vector of the block, chunk, block or batch
 // item, else the descriptor is finished.
-Stmts advance(const GatherGeometry& g) {
-  const Stmts finish = set_regs({{"busy_q", "1'b0"}, {"done_q", "1'b1"}});
-  return {if_("~row_last", next_row(g),
-              cat(set_regs({{"r_q", lit(g.row_bits, 0)}}),
-                  {if_("~bvec_last", next_vector(),
-                       {if_("~k_last", next_chunk(),
-                            {if_("~m_last", next_block(), {if_("~b_last", next_batch(), finish)})})})}))};
+Stmts advance(const GatherSignals& s, const GatherGeometry& g) {
+  const LoopEnds& ends = s.ends;
+  const Stmts finish = load({{s.desc.busy_q, bit(false)}, {s.desc.done_q, bit(true)}});
+  return {if_(~ends.row_last, next_row(s, g),
+              joined(load({{s.loop.r_q, lit(g.row_bits, 0)}}),
+                     {if_(~ends.bvec_last, next_vector(s),
+                          {if_(~ends.k_last, next_chunk(s),
+                               {if_(~ends.m_last, next_block(s), {if_(~ends.b_last, next_batch(s), finish)})})})}))};
 }
 
 // The walk's registers: a descriptor is loaded while idle, then every taken element advances the walk.
-void build_walk_registers(Module& m, const GatherGeometry& g) {
+void build_walk_registers(Module& m, const GatherSignals& s, const GatherGeometry& g) {
   const Stmts reset = reset_registers(m);
   m.blank();
-  m.always_ff_reset(reset, {nb("done_q", "1'b0"), if_("~busy_q", {if_("desc_valid_i", descriptor_load(g))},
-                                                      {if_("elem_ready_i", advance(g))})});
+  m.always_ff_reset(reset, {nb(s.desc.done_q, bit(false)),
+                            if_(~s.desc.busy_q, {if_(s.port.desc_valid_i, descriptor_load(s, g))},
+                                {if_(s.port.elem_ready_i, advance(s, g))})});
 }
 
 // The outputs: the element presented while busy, its address and zero flag, its position and the
 // last flags of the levels it ends.
-void drive_outputs(Module& m) {
+void drive_outputs(Module& m, const GatherSignals& s) {
+  const GatherPorts& port = s.port;
+  const LoopEnds& ends = s.ends;
   m.blank();
-  m.assign("desc_ready_o", "~busy_q");
-  m.assign("elem_valid_o", "busy_q");
-  m.assign("elem_addr_o", "outer_q + off_q");
-  m.assign("elem_zero_o", "zero");
-  m.assign("elem_row_o", "r_q");
-  m.assign("elem_vec_o", "mi_q");
-  m.assign("elem_chunk_o", "k_q");
-  m.assign("elem_vec_last_o", "row_last");
-  m.assign("elem_chunk_last_o", "row_last & bvec_last");
-  m.assign("elem_last_o", "row_last & bvec_last & k_last & m_last & b_last");
-  m.assign("busy_o", "busy_q");
-  m.assign("done_o", "done_q");
+  m.assign(port.desc_ready_o, ~s.desc.busy_q);
+  m.assign(port.elem_valid_o, s.desc.busy_q);
+  m.assign(port.elem_addr_o, s.outer.outer_q + s.inner.off_q);
+  m.assign(port.elem_zero_o, s.coord.zero);
+  m.assign(port.elem_row_o, s.loop.r_q);
+  m.assign(port.elem_vec_o, s.loop.mi_q);
+  m.assign(port.elem_chunk_o, s.loop.k_q);
+  m.assign(port.elem_vec_last_o, ends.row_last);
+  m.assign(port.elem_chunk_last_o, ends.row_last & ends.bvec_last);
+  m.assign(port.elem_last_o, ends.row_last & ends.bvec_last & ends.k_last & ends.m_last & ends.b_last);
+  m.assign(port.busy_o, s.desc.busy_q);
+  m.assign(port.done_o, s.desc.done_q);
 }
 
 }  // namespace
@@ -497,24 +619,14 @@ void drive_outputs(Module& m) {
 Module build_gather(const AccelConfig& cfg) {
   const GatherGeometry g = gather_geometry(cfg);
   Module m(kGatherModule, gather_description(g));
-  declare_ports(m, g);
-  declare_descriptor_registers(m);
-  declare_loop_counters(m, g);
-  declare_inner_state(m);
-  declare_outer_state(m);
-  m.blank();
-  declare_loop_ends(m);
-  declare_inner_step(m);
-  declare_vector_step(m);
-  declare_coordinates(m);
-
-  build_loop_ends(m, g);
-  build_inner_step(m);
-  build_vector_step(m);
-  build_padded_origin(m);
-  build_zero_flag(m);
-  build_walk_registers(m, g);
-  drive_outputs(m);
+  const GatherSignals s = declare_signals(m, g);
+  build_loop_ends(m, s, g);
+  build_inner_step(m, s);
+  build_vector_step(m, s);
+  build_padded_origin(m, s);
+  build_zero_flag(m, s);
+  build_walk_registers(m, s, g);
+  drive_outputs(m, s);
   return m;
 }
 

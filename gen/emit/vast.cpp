@@ -422,6 +422,89 @@ Instance& Instance::param(const std::string& child_param, const Dim& value) {
 
 namespace {
 
+// The value of a child parameter under the instance's overrides (the last one wins); false for a
+// parameter the child declared with a text value.
+bool child_param_value(const Instance& inst, const std::string& name, long long& value) {
+  bool found = false;
+  for (const auto& [n, v] : inst.overrides)
+    if (n == name) value = v, found = true;
+  if (found) return true;
+  for (const Parameter& p : inst.child_params)
+    if (p.name == name && p.typed) {
+      value = p.number;
+      return true;
+    }
+  return false;
+}
+
+// A width text as Dim prints it (numbers, parameter names, + - * / and parentheses), evaluated with
+// the child's parameters at the instance's values. False when the text holds anything else.
+class WidthEvaluator {
+ public:
+  WidthEvaluator(const Instance& inst, const std::string& text) : inst_(inst), text_(text) {}
+
+  bool evaluate(long long& value) {
+    if (!sum(value)) return false;
+    skip_spaces();
+    return pos_ == text_.size();
+  }
+
+ private:
+  void skip_spaces() {
+    while (pos_ < text_.size() && text_[pos_] == ' ') ++pos_;
+  }
+  bool next_is(char c) {
+    skip_spaces();
+    if (pos_ < text_.size() && text_[pos_] == c) return ++pos_, true;
+    return false;
+  }
+  bool sum(long long& value) {
+    if (!product(value)) return false;
+    for (long long rhs = 0;;) {
+      if (next_is('+')) {
+        if (!product(rhs)) return false;
+        value += rhs;
+      } else if (next_is('-')) {
+        if (!product(rhs)) return false;
+        value -= rhs;
+      } else {
+        return true;
+      }
+    }
+  }
+  bool product(long long& value) {
+    if (!factor(value)) return false;
+    for (long long rhs = 0;;) {
+      if (next_is('*')) {
+        if (!factor(rhs)) return false;
+        value *= rhs;
+      } else if (next_is('/')) {
+        if (!factor(rhs) || rhs == 0) return false;
+        value /= rhs;
+      } else {
+        return true;
+      }
+    }
+  }
+  bool factor(long long& value) {
+    if (next_is('(')) return sum(value) && next_is(')');
+    const std::size_t start = pos_;
+    while (pos_ < text_.size() && std::isalnum(static_cast<unsigned char>(text_[pos_]))) ++pos_;
+    const std::string token = text_.substr(start, pos_ - start);
+    if (token.empty()) return false;
+    if (std::isdigit(static_cast<unsigned char>(token[0]))) {
+      if (!is_number(token)) return false;
+      value = std::stoll(token);
+      return true;
+    }
+    return child_param_value(inst_, token, value);
+  }
+
+  const Instance& inst_;
+  const std::string& text_;
+  std::size_t pos_ = 0;
+};
+
 // The width in bits of a child's port under the instance's parameter overrides (0: not known).
 long long child_port_bits(const Instance& inst, const Port& cp) {
   if (inst.overrides.empty() || is_number(cp.width)) return cp.bits;
@@ -429,6 +512,8 @@ long long child_port_bits(const Instance& inst, const Port& cp) {
     if (n == cp.width) return v;
   for (const Parameter& p : inst.child_params)
     if (p.name == cp.width) return cp.bits;
+  long long bits = 0;
+  if (cp.bits != 0 && WidthEvaluator(inst, cp.width).evaluate(bits)) return bits;
   throw std::logic_error(fmt::format("vast: {}: {}.{}: width {} depends on overridden parameters", inst.parent,
                                      inst.name, cp.name, cp.width));
 }

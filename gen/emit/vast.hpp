@@ -119,8 +119,9 @@ struct Instance {
   // exist in the child and get an expression of its width; an output drives an assignable one.
   Instance& param(const Param& p);
   // Sets the child's parameter `child_param` to `value` (a port whose width is that parameter is
-  // then checked against `value`; a port whose width is an expression of an overridden parameter
-  // cannot be checked and throws on connection).
+  // then checked against `value`; a typed port whose width is an expression of parameters, such as
+  // Width/8, is checked against the expression's value with the overrides; any other port whose
+  // width depends on an overridden parameter cannot be checked and throws on connection).
   Instance& param(const std::string& child_param, const Dim& value);
   Instance& connect(const std::string& port, const Expr& e);
   // Deprecated (Verilog text, unchecked).

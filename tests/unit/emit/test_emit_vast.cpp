@@ -513,6 +513,24 @@ TEST(VastErrors, TypedInstancesCheckTheChild) {
   EXPECT_NE(error_of([&] { m.assign(o, d8); }), "");
 }
 
+TEST(VastErrors, TypedInstancesEvaluateWidthExpressionsUnderOverrides) {
+  Module child("capsgen_child", "child");
+  const Param cw = child.parameter("Width", 64, "");
+  const Param depth = child.parameter("Depth", 4, "");
+  child.input("be_i", cw / 8, "");
+  child.input("two_i", 2 * (cw + depth) - 1, "");
+  child.input("text_i", "Width/8", "");  // a text width: not evaluated
+  Module m("capsgen_t", "test");
+  const Expr b2 = m.wire("b2", 2), b3 = m.wire("b3", 3), b8 = m.wire("b8", 8), b39 = m.wire("b39", 39);
+  Instance& u = m.instance(child, "u_child");
+  u.param("Width", 16);
+  EXPECT_EQ(error_of([&] { u.connect("be_i", b2); }), "");
+  EXPECT_NE(error_of([&] { u.connect("be_i", b8); }), "");  // 16/8 = 2 bits, not 8
+  EXPECT_EQ(error_of([&] { u.connect("two_i", b39); }), "");  // 2*(16 + 4) - 1
+  EXPECT_NE(error_of([&] { u.connect("two_i", b3); }), "");
+  EXPECT_NE(error_of([&] { u.connect("text_i", b2); }), "");  // cannot be checked
+}
+
 TEST(VastReset, RegisterWithoutResetValueIsRefused) {
   Module m("capsgen_t", "test");
   m.clock_and_reset();
