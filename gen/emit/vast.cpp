@@ -291,8 +291,10 @@ Param Module::parameter(std::string name, long long value, std::string comment) 
 Expr Module::port_ref(const std::string& name) const {
   for (const Port& p : ports_)
     if (p.name == name) {
-      if (p.bits == 0) throw std::logic_error("vast: port " + name + " of " + name_ + " has a text width");
-      const Dim w = p.width == std::to_string(p.bits) ? Dim(p.bits) : Dim(Param(p.width, p.bits));
+      if (p.bits == 0 && !is_number(p.width))
+        throw std::logic_error("vast: port " + name + " of " + name_ + " has a text width");
+      const long long bits = p.bits != 0 ? p.bits : std::stoll(p.width);
+      const Dim w = p.width == std::to_string(bits) ? Dim(bits) : Dim(Param(p.width, bits));
       return detail::signal_ref(name_, name, w, p.is_signed, p.dir == PortDir::kOutput);
     }
   throw std::logic_error("vast: no port " + name + " in " + name_);
@@ -312,6 +314,7 @@ Expr Module::output(std::string name, const Dim& width, std::string comment, boo
 
 Expr Module::clk() const { return port_ref("clk_i"); }
 Expr Module::rst_n() const { return port_ref("rst_ni"); }
+Expr Module::port(const std::string& name) const { return port_ref(name); }
 
 Param Module::localparam(std::string name, const Dim& value, std::string comment) {
   localparam(name, value.text(), std::move(comment));

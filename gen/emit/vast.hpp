@@ -183,6 +183,10 @@ class Module {
   Module& clock_and_reset();
   Expr clk() const;    // clk_i (after clock_and_reset)
   Expr rst_n() const;  // rst_ni (after clock_and_reset)
+  // The port `name` declared earlier, for ports a helper shared by several modules declares (it
+  // returns no handles). std::logic_error if there is no such port or its width is text other than
+  // a number.
+  Expr port(const std::string& name) const;
   // Body.
   Param localparam(std::string name, const Dim& value, std::string comment = "");
   Expr wire(std::string name, const Dim& width, std::string comment = "", bool is_signed = false);

@@ -271,6 +271,26 @@ TEST(VastModule, PrintsTypedDeclarationsAndStatements) {
             "endmodule\n");
 }
 
+TEST(VastModule, PortLooksUpADeclaredPort) {
+  Module m("capsgen_t", "test");
+  const Param width = m.parameter("Width", 4, "bits");
+  m.clock_and_reset();
+  m.input("shared_i", "6", "declared by a shared helper (text width)");
+  m.input("text_i", "Width+1", "a text width that is not a number");
+  m.output("typed_o", width, "typed");
+  const Expr shared = m.port("shared_i");
+  EXPECT_EQ(shared.width(), 6);
+  EXPECT_EQ(shared.text(), "shared_i");
+  EXPECT_FALSE(shared.is_lvalue());
+  const Expr typed = m.port("typed_o");
+  EXPECT_EQ(typed.width(), 4);
+  EXPECT_EQ(typed.width_dim().text(), "Width");
+  EXPECT_TRUE(typed.is_lvalue());
+  EXPECT_EQ(m.port("clk_i").text(), "clk_i");
+  EXPECT_NE(error_of([&] { (void)m.port("text_i"); }).find("has a text width"), std::string::npos);
+  EXPECT_NE(error_of([&] { (void)m.port("missing_i"); }).find("no port missing_i in capsgen_t"), std::string::npos);
+}
+
 TEST(VastErrors, WidthMismatchNamesModuleAndExpression) {
   Fixture f;
   const std::string e = error_of([&] { (void)(f.a & f.p); });
