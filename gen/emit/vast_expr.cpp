@@ -368,6 +368,14 @@ Expr rep(const Dim& count, const Expr& e) {
   return Expr(n);
 }
 
+Expr parens(const Expr& e) {
+  const std::string text = "(" + e.text() + ")";
+  auto n = make(Kind::kExtend, e.width(), {e}, text);
+  n->text = text;
+  n->is_signed = e.is_signed();
+  return Expr(n);
+}
+
 namespace {
 
 Expr extension(const Expr& v, const Dim& to, std::string text) {

@@ -152,6 +152,10 @@ Expr full_product(const Expr& a, const Expr& b);
 Expr ternary(const Expr& select, const Expr& if_true, const Expr& if_false);  // s ? t : f
 Expr cat(const std::vector<Expr>& parts);                                    // {a, b, ...}
 Expr rep(const Dim& count, const Expr& e);                                   // {N{e}}
+// (e): parentheses the printer's rules would not add (to keep a layout that has them, such as a
+// ternary's selector or branch in parentheses); the width and signedness of e, an operand that
+// never gets more parentheses.
+Expr parens(const Expr& e);
 
 // Extensions to `to` bits (to >= the operand's width; the operand itself when equal).
 // zext: {N'd0, v} or {{(To-From){1'b0}}, v}.

@@ -149,6 +149,19 @@ TEST(VastExpr, ConcatenationAndReplication) {
   EXPECT_FALSE(cat({f.w, f.a}).is_lvalue());
 }
 
+TEST(VastExpr, ExplicitParentheses) {
+  Module m("capsgen_t", "test");
+  const Expr s = m.input("s_i", 1, ""), t = m.input("t_i", 1, ""), a = m.input("a_i", 4, ""), b = m.input("b_i", 4, "");
+  const Expr sa = m.input("sa_i", 4, "", true);
+  EXPECT_EQ(ternary(s | t, a, b).text(), "s_i | t_i ? a_i : b_i");
+  EXPECT_EQ(ternary(parens(s | t), parens(a & b), b).text(), "(s_i | t_i) ? (a_i & b_i) : b_i");
+  EXPECT_EQ((parens(a + b) + a).text(), "(a_i + b_i) + a_i");
+  EXPECT_EQ((~parens(a)).text(), "~(a_i)");
+  EXPECT_EQ(parens(a + b).width(), 4);
+  EXPECT_TRUE(parens(sa).is_signed());
+  EXPECT_FALSE(parens(a).is_lvalue());
+}
+
 TEST(VastExpr, Selects) {
   Fixture f;
   EXPECT_EQ(f.a[3].text(), "a_i[3]");
