@@ -368,7 +368,8 @@ Instance& Instance::param(const std::string& child_param, const Dim& value) {
   if (!typed) throw std::logic_error("vast: typed param on an untyped instance " + name);
   for (const Parameter& cp : child_params)
     if (cp.name == child_param) {
-      overrides.emplace_back(child_param, value.value());
+      // The child's own value: its port widths stay those it was built with, all checkable.
+      if (!cp.typed || cp.number != value.value()) overrides.emplace_back(child_param, value.value());
       return param(child_param, value.text());
     }
   throw std::logic_error("vast: " + parent + ": " + module + " has no parameter " + child_param);

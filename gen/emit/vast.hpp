@@ -114,7 +114,8 @@ struct Instance {
   Instance& param(const Param& p);
   // Sets the child's parameter `child_param` to `value` (a port whose width is that parameter is
   // then checked against `value`; a port whose width is an expression of an overridden parameter
-  // cannot be checked and throws on connection).
+  // cannot be checked and throws on connection). A value equal to the one the child was built with
+  // overrides nothing: every port stays checked against the child's widths.
   Instance& param(const std::string& child_param, const Dim& value);
   Instance& connect(const std::string& port, const Expr& e);
   // Deprecated (Verilog text, unchecked).

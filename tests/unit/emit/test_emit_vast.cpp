@@ -405,6 +405,24 @@ TEST(VastErrors, TypedInstancesCheckTheChild) {
   EXPECT_NE(error_of([&] { m.assign(o, d8); }), "");
 }
 
+TEST(VastErrors, ParameterSetToTheChildsValueKeepsWidthsChecked) {
+  Module child("capsgen_child", "child");
+  const Param rows = child.parameter("Rows", 4, "");
+  const Param width = child.parameter("Width", 8, "");
+  child.input("v_i", 2 * width, "");
+  child.input("r_i", rows, "");
+  Module m("capsgen_t", "test");
+  const Expr v16 = m.wire("v16", 16), v8 = m.wire("v8", 8), r4 = m.wire("r4", 4);
+  Instance& same = m.instance(child, "u_same");
+  same.param("Width", 8).connect("v_i", v16);  // the child's own value: 2*Width is still known
+  EXPECT_NE(error_of([&] { same.connect("v_i", v8); }), "");
+  EXPECT_EQ(same.params.back().second, "8");
+  Instance& other = m.instance(child, "u_other");
+  other.param("Width", 4).param("Rows", 2);
+  EXPECT_NE(error_of([&] { other.connect("v_i", v8); }), "");  // 2*Width under an override: unknown
+  EXPECT_NE(error_of([&] { other.connect("r_i", r4); }), "");  // Rows = 2
+}
+
 TEST(VastReset, RegisterWithoutResetValueIsRefused) {
   Module m("capsgen_t", "test");
   m.clock_and_reset();
