@@ -220,6 +220,28 @@ Stmt if_(const Expr& cond, Stmts then_body, Stmts else_body) {
   return if_(cond.text(), std::move(then_body), std::move(else_body));
 }
 
+Stmt case_(const Expr& selector, std::vector<std::pair<Expr, Stmts>> cases, Stmts default_body) {
+  std::vector<std::pair<std::string, Stmts>> arms;
+  arms.reserve(cases.size() + 1);
+  for (auto& [label, body] : cases) {
+    if (!label.module().empty() || label.width() != selector.width())
+      throw std::logic_error(fmt::format("vast: case label {} is not a {}-bit constant for case ({})", label.text(),
+                                         selector.width(), selector.text()));
+    arms.emplace_back(label.text(), std::move(body));
+  }
+  if (!default_body.empty()) arms.emplace_back("default", std::move(default_body));
+  return case_(selector.text(), std::move(arms));
+}
+
+Stmt for_(const Expr& var, const Dim& bound, Stmts body) {
+  if (detail::loop_limit(var) == 0)
+    throw std::logic_error("vast: for loop over " + var.text() + ", which is not a loop variable");
+  if (bound.value() > detail::loop_limit(var))
+    throw std::logic_error(fmt::format("vast: for loop bound {} over {}, whose limit is {}", bound.value(), var.text(),
+                                       detail::loop_limit(var)));
+  return for_(var.text(), bound.text(), std::move(body));
+}
+
 Stmt nb(std::string lhs, std::string rhs) {
   Stmt s;
   s.kind = Stmt::Kind::kNonBlocking;
@@ -470,6 +492,12 @@ void Module::integer(std::string name, std::string comment) {
   ItemNet n{true, false, std::move(name), "32", std::move(comment), ""};
   n.is_integer = true;
   items_.emplace_back(std::move(n));
+}
+
+Expr Module::loop_variable(std::string name, const Dim& limit, std::string comment) {
+  if (limit.value() < 1) throw std::logic_error("vast: loop variable " + name + " with limit < 1 in " + name_);
+  integer(name, std::move(comment));
+  return detail::loop_variable_ref(name_, name, limit.value());
 }
 
 void Module::assign(std::string lhs, std::string rhs) { items_.emplace_back(ItemAssign{std::move(lhs), std::move(rhs)}); }

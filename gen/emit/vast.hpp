@@ -66,6 +66,12 @@ struct Stmt {
 Stmt nb(const Expr& lhs, const Expr& rhs);  // lhs <= rhs;
 Stmt blk(const Expr& lhs, const Expr& rhs);  // lhs = rhs;
 Stmt if_(const Expr& cond, Stmts then_body, Stmts else_body = {});
+// case (selector) label: begin body end ... [default: begin body end] endcase. Each label is a
+// constant of the selector's width; the default arm prints only when its body is not empty.
+Stmt case_(const Expr& selector, std::vector<std::pair<Expr, Stmts>> cases, Stmts default_body = {});
+// for (var = 0; var < bound; var = var + 1) begin body end; `var` comes from Module::loop_variable
+// and the bound must not exceed its limit.
+Stmt for_(const Expr& var, const Dim& bound, Stmts body);
 // Deprecated (Verilog text).
 Stmt nb(std::string lhs, std::string rhs);
 Stmt blk(std::string lhs, std::string rhs);
@@ -193,6 +199,8 @@ class Module {
   Expr wire(std::string name, const Dim& width, std::string comment = "", bool is_signed = false);
   Expr reg(std::string name, const Dim& width, std::string comment = "", bool is_signed = false);
   Memory memory(std::string name, const Dim& width, const Dim& depth, std::string comment = "");
+  // `integer name;`: a loop variable for for_() whose values lie in [0, limit).
+  Expr loop_variable(std::string name, const Dim& limit, std::string comment = "");
   void assign(const Expr& lhs, const Expr& rhs);
   // An instance of `child` (built from the same config) whose connections are checked.
   Instance& instance(const Module& child, std::string name);

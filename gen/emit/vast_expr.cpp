@@ -18,6 +18,7 @@ struct Expr::Node {
   std::string text;        // kRef: name; kConst: literal; kUnary/kBinary: operator; kSelect/kExtend: printed form
   std::vector<Expr> args;  // operands
   Dim count = 1;           // kReplicate
+  long long loop_limit = 0;  // a loop variable (kRef): its values lie in [0, loop_limit)
 };
 
 using Node = Expr::Node;
@@ -41,6 +42,7 @@ namespace {
 int precedence(const std::string& op) {
   if (op == "*") return 11;
   if (op == "+" || op == "-") return 10;
+  if (op == "<<" || op == ">>" || op == ">>>") return 9;
   if (op == "<" || op == "<=" || op == ">" || op == ">=") return 8;
   if (op == "==" || op == "!=") return 7;
   if (op == "&") return 6;
@@ -163,6 +165,21 @@ Expr binary(const std::string& op, const Expr& a, const Expr& b) {
   return Expr(n);
 }
 
+// How many values `index` takes as a select index: a loop variable's bound, else 2^width (capped).
+long long index_values(const Expr& index) {
+  if (index.node().loop_limit > 0) return index.node().loop_limit;
+  return index.width() > 40 ? (1LL << 40) : (1LL << index.width());
+}
+
+Expr shift(const std::string& op, const Expr& a, const Expr& amount) {
+  auto n = make(Kind::kBinary, a.width(), {a, amount}, "");
+  n->text = op;
+  n->is_signed = a.is_signed();
+  if (amount.is_signed()) fail(n->module, "a signed shift amount", print(*n));
+  if (op == ">>>" && !a.is_signed()) fail(n->module, "an arithmetic shift of an unsigned operand (use shr)", print(*n));
+  return Expr(n);
+}
+
 Expr select(const Expr& base, int width, const std::string& text) {
   if (base.node().kind != Kind::kRef && base.node().kind != Kind::kWord) fail(base.node().module, "only a declared signal can be selected from", text);
   auto n = make(Kind::kSelect, width, {base}, text);
@@ -196,6 +213,14 @@ Dim operator-(const Dim& a, long long n) {
   if (a.is_number()) return Dim(a.value() - n);
   if (n == 0) return a;
   return Dim(fmt::format("{}-{}", a.text(), n), a.value() - n, false);
+}
+
+Dim operator/(const Dim& a, long long n) {
+  if (n < 1 || a.value() % n != 0)
+    throw std::logic_error(fmt::format("vast: {} ({}) is not a multiple of {}", a.text(), a.value(), n));
+  if (a.is_number()) return Dim(a.value() / n);
+  if (n == 1) return a;
+  return Dim(fmt::format("{}/{}", a.operand(), n), a.value() / n, false);
 }
 
 // ---- Expr --------------------------------------------------------------------------------------
@@ -245,10 +270,30 @@ Expr Expr::part(int index, const Dim& w) const {
 
 Expr Expr::at(const Expr& index) const {
   const std::string t = fmt::format("{}[{}]", print(*node_), index.text());
-  if (index.width() > 31 || (1LL << index.width()) > width())
+  if (index_values(index) > width())
     fail(node_->module, fmt::format("a {}-bit index reaches outside a {}-bit signal", index.width(), width()), t);
   Expr e = select(*this, 1, t);
   module_of({e, index}, t);
+  return e;
+}
+
+Expr Expr::part_at(const Expr& index, const Dim& w) const {
+  const Kind k = index.node().kind;
+  const std::string idx = k == Kind::kRef || k == Kind::kConst || k == Kind::kSelect ? index.text() : parens(index.text());
+  const std::string t = fmt::format("{}[{}*{} +: {}]", print(*node_), idx, w.operand(), w.operand());
+  if (w.value() < 1 || index_values(index) * w.value() > width())
+    fail(node_->module, fmt::format("a {}-bit index of {}-bit parts reaches outside a {}-bit signal", index.width(), w.value(), width()), t);
+  Expr e = select(*this, static_cast<int>(w.value()), t);
+  module_of({e, index}, t);
+  return e;
+}
+
+Expr Expr::part_from(const Expr& lsb, const Dim& w) const {
+  const std::string t = fmt::format("{}[{} +: {}]", print(*node_), lsb.text(), w.operand());
+  if (w.value() < 1 || w.value() > width() || index_values(lsb) > width())
+    fail(node_->module, fmt::format("a {}-bit offset of a {}-bit part reaches outside a {}-bit signal", lsb.width(), w.value(), width()), t);
+  Expr e = select(*this, static_cast<int>(w.value()), t);
+  module_of({e, lsb}, t);
   return e;
 }
 
@@ -327,6 +372,10 @@ Expr operator|(const Expr& a, const Expr& b) { return binary("|", a, b); }
 Expr operator^(const Expr& a, const Expr& b) { return binary("^", a, b); }
 Expr operator+(const Expr& a, const Expr& b) { return binary("+", a, b); }
 Expr operator-(const Expr& a, const Expr& b) { return binary("-", a, b); }
+Expr operator*(const Expr& a, const Expr& b) { return binary("*", a, b); }
+Expr shl(const Expr& a, const Expr& amount) { return shift("<<", a, amount); }
+Expr shr(const Expr& a, const Expr& amount) { return shift(">>", a, amount); }
+Expr ashr(const Expr& a, const Expr& amount) { return shift(">>>", a, amount); }
 Expr logical_and(const Expr& a, const Expr& b) { return binary("&&", a, b); }
 Expr logical_or(const Expr& a, const Expr& b) { return binary("||", a, b); }
 Expr operator==(const Expr& a, const Expr& b) { return binary("==", a, b); }
@@ -424,6 +473,15 @@ Expr signal_ref(const std::string& module, const std::string& name, const Dim& w
   if (width.value() < 1) fail(module, fmt::format("width {} < 1", width.value()), name);
   return Expr(n);
 }
+
+Expr loop_variable_ref(const std::string& module, const std::string& name, long long limit) {
+  Expr e = signal_ref(module, name, 32, true, true);
+  auto n = std::make_shared<Node>(e.node());
+  n->loop_limit = limit;
+  return Expr(n);
+}
+
+long long loop_limit(const Expr& e) { return e.node().loop_limit; }
 
 void check_assignment(const Expr& lhs, const Expr& rhs, const char* what) {
   const std::string expr = fmt::format("{} {} {}", lhs.text(), what, rhs.text());

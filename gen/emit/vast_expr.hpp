@@ -49,6 +49,7 @@ class Dim {
   friend Dim operator*(long long n, const Dim& d);
   friend Dim operator+(const Dim& a, const Dim& b);
   friend Dim operator-(const Dim& a, long long n);
+  friend Dim operator/(const Dim& a, long long n);
 
   long long value_;
   std::string text_;
@@ -59,6 +60,7 @@ class Dim {
 Dim operator*(long long n, const Dim& d);   // "n*D" (a number when D is one)
 Dim operator+(const Dim& a, const Dim& b);  // "A + B" (a number when both are)
 Dim operator-(const Dim& a, long long n);   // "A-n", the index form of a range bound (A when n = 0)
+Dim operator/(const Dim& a, long long n);   // "A/n"; n must divide A's value
 
 // A parameter or localparam of a Module: a Dim whose text is its name.
 class Param : public Dim {
@@ -92,6 +94,12 @@ class Expr {
   Expr slice(const Dim& hi, const Dim& lo) const;     // name[hi:lo] (also when hi == lo)
   Expr part(int index, const Dim& part_width) const;  // name[index*W +: W] (folded when W is a number)
   Expr at(const Expr& index) const;                   // name[index], a bit chosen at run time
+  // Parts chosen at run time (indexed part-selects). The index must not reach past the operand:
+  // with N the values the index can take (2^bits, or a loop variable's bound), part_at needs
+  // N * W <= width and part_from N <= width (its offset is often {index, zeros}, whose largest value
+  // the layer cannot bound more tightly). at() needs N <= width.
+  Expr part_at(const Expr& index, const Dim& part_width) const;  // name[index*W +: W]
+  Expr part_from(const Expr& lsb, const Dim& part_width) const;  // name[lsb +: W]
 
   const Node& node() const { return *node_; }
   explicit Expr(std::shared_ptr<const Node> n) : node_(std::move(n)) {}
@@ -134,6 +142,7 @@ Expr operator|(const Expr& a, const Expr& b);
 Expr operator^(const Expr& a, const Expr& b);
 Expr operator+(const Expr& a, const Expr& b);  // wraps at the operand width
 Expr operator-(const Expr& a, const Expr& b);
+Expr operator*(const Expr& a, const Expr& b);  // wraps at the operand width (full_product keeps all bits)
 Expr logical_and(const Expr& a, const Expr& b);  // a && b, 1-bit operands
 Expr logical_or(const Expr& a, const Expr& b);   // a || b, 1-bit operands
 
@@ -143,6 +152,12 @@ Expr operator<(const Expr& a, const Expr& b);
 Expr operator<=(const Expr& a, const Expr& b);
 Expr operator>(const Expr& a, const Expr& b);
 Expr operator>=(const Expr& a, const Expr& b);
+
+// Shifts keep the width and signedness of `a`; the amount is any unsigned expression. ashr needs a
+// signed `a` (an arithmetic shift of an unsigned value is a logical one: use shr).
+Expr shl(const Expr& a, const Expr& amount);   // a << amount
+Expr shr(const Expr& a, const Expr& amount);   // a >> amount
+Expr ashr(const Expr& a, const Expr& amount);  // a >>> amount
 
 // The exact product a * b, a.width() + b.width() bits: Verilog sizes the operands to the
 // assignment, so the product may only be assigned, whole, to a net of that width; using it as an
@@ -167,6 +182,10 @@ Expr sext(const Expr& v, const Dim& to);
 namespace detail {
 // A reference to a signal declared in `module` (Module's declarations make these; emitters do not).
 Expr signal_ref(const std::string& module, const std::string& name, const Dim& width, bool is_signed, bool assignable);
+// A loop variable (`integer`, 32 bits, signed) whose values lie in [0, limit): as a select index it
+// reaches only `limit` bits or parts. loop_limit is 0 for every other expression.
+Expr loop_variable_ref(const std::string& module, const std::string& name, long long limit);
+long long loop_limit(const Expr& e);
 // Throws std::logic_error unless `lhs` may be assigned `rhs` (an lvalue of the same width).
 void check_assignment(const Expr& lhs, const Expr& rhs, const char* what);
 // Throws std::logic_error unless `e` is 1 bit wide.

@@ -52,6 +52,11 @@ TEST(VastDim, NumbersFoldNamesPrint) {
   EXPECT_EQ((f.width - 0).text(), "Width");
   EXPECT_EQ((Dim(8) - 1).text(), "7");
   EXPECT_EQ((2 * (f.width + 1)).text(), "2*(Width + 1)");
+  EXPECT_EQ((f.width / 8).text(), "Width/8");
+  EXPECT_EQ((f.width / 8).value(), 1);
+  EXPECT_EQ((Dim(32) / 8).text(), "4");
+  EXPECT_EQ(((2 * f.width) / 4).text(), "(2*Width)/4");
+  EXPECT_THROW(f.width / 3, std::logic_error);
 }
 
 TEST(VastExpr, Literals) {
@@ -116,6 +121,25 @@ TEST(VastExpr, BinaryOperatorsAndParentheses) {
   EXPECT_EQ((f.p <= f.q).text(), "p_i <= q_i");
   EXPECT_EQ((f.a > f.b).text(), "a_i > b_i");
   EXPECT_EQ((f.a >= f.b).text(), "a_i >= b_i");
+}
+
+TEST(VastExpr, ShiftsAndWrappingProduct) {
+  Fixture f;
+  EXPECT_EQ(shl(f.a, f.b).text(), "a_i << b_i");
+  EXPECT_EQ(shr(f.a, f.s).text(), "a_i >> s_i");
+  EXPECT_EQ(shr(f.a, f.s).width(), 4);
+  EXPECT_EQ(ashr(f.p, f.a).text(), "p_i >>> a_i");
+  EXPECT_TRUE(ashr(f.p, f.a).is_signed());
+  EXPECT_EQ(shl(cat({f.a, f.a}), f.b).text(), "{a_i, a_i} << b_i");
+  EXPECT_EQ(shl(f.a + f.b, f.c).text(), "(a_i + b_i) << c_i");
+  EXPECT_EQ((shr(f.a, f.b) + f.c).text(), "(a_i >> b_i) + c_i");
+  EXPECT_EQ(shl(f.a, f.b - f.c).text(), "a_i << (b_i - c_i)");
+  EXPECT_EQ((f.a * f.b).text(), "a_i * b_i");
+  EXPECT_EQ((f.a * f.b).width(), 4);
+  EXPECT_EQ((f.a * f.b + f.c).text(), "(a_i * b_i) + c_i");
+  EXPECT_NE(error_of([&] { ashr(f.a, f.b); }).find("unsigned operand"), std::string::npos);
+  EXPECT_NE(error_of([&] { shl(f.a, f.p); }).find("signed shift amount"), std::string::npos);
+  EXPECT_NE(error_of([&] { (void)(f.a * f.s); }).find("have 4 and 1 bits"), std::string::npos);
 }
 
 TEST(VastExpr, FullProduct) {
@@ -186,6 +210,21 @@ TEST(VastExpr, PartSelects) {
   EXPECT_EQ(v.part(3, w).width(), 8);
   EXPECT_EQ(n.part(2, 4).text(), "n_i[11:8]");
   EXPECT_EQ(n.part(5, 1).text(), "n_i[5]");
+}
+
+TEST(VastExpr, PartSelectsChosenAtRunTime) {
+  Module m("capsgen_t", "test");
+  const Param w = m.parameter("Width", 8, "");
+  const Expr v = m.input("v_i", 4 * w, "");
+  const Expr lane = m.input("lane_i", 2, "");
+  const Expr lsb = m.input("lsb_i", 4, "");
+  EXPECT_EQ(v.part_at(lane, w).text(), "v_i[lane_i*Width +: Width]");
+  EXPECT_EQ(v.part_at(lane, w).width(), 8);
+  EXPECT_EQ(v.part_at(lane ^ lit(2, 1), 8).text(), "v_i[(lane_i ^ 2'd1)*8 +: 8]");
+  EXPECT_EQ(v.part_from(lsb, 16).text(), "v_i[lsb_i +: 16]");
+  EXPECT_EQ(v.part_from(cat({lane, lit(3, 0)}), w).text(), "v_i[{lane_i, 3'd0} +: Width]");
+  EXPECT_NE(error_of([&] { v.part_at(lsb, w); }).find("reaches outside"), std::string::npos);
+  EXPECT_NE(error_of([&] { v.part_from(cat({lsb, lsb}), w); }).find("reaches outside"), std::string::npos);
 }
 
 TEST(VastExpr, MemoryWords) {
@@ -282,6 +321,44 @@ TEST(VastModule, PrintsTypedDeclarationsAndStatements) {
             "    .q_o(sum[3:0])\n"
             "  );\n"
             "endmodule\n");
+}
+
+TEST(VastModule, TypedCaseAndForLoop) {
+  Module m("capsgen_demo", "A ROM and a byte-lane write.");
+  m.clock_and_reset();
+  const Expr addr = m.input("addr_i", 2, "address");
+  const Expr be = m.input("be_i", 2, "byte enables");
+  const Expr data = m.reg("data_q", 8, "ROM word");
+  const Expr word = m.reg("word_q", 16, "written word");
+  const Expr lane = m.loop_variable("lane", 2, "byte lane");
+  m.always_ff({case_(addr, {{lit(2, 0), {nb(data, lit(8, 7))}}, {lit(2, 1), {nb(data, lit(8, 9))}}},
+                     {nb(data, zero(8))}),
+               for_(lane, 2, {if_(be.at(lane), {nb(word.part_at(lane, 8), data)})})});
+  const std::string text = print_module(m);
+  EXPECT_NE(text.find("  integer lane;  // byte lane\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("    case (addr_i)\n"
+                      "      2'd0: begin\n"
+                      "        data_q <= 8'd7;\n"
+                      "      end\n"
+                      "      2'd1: begin\n"
+                      "        data_q <= 8'd9;\n"
+                      "      end\n"
+                      "      default: begin\n"
+                      "        data_q <= 8'd0;\n"
+                      "      end\n"
+                      "    endcase\n"
+                      "    for (lane = 0; lane < 2; lane = lane + 1) begin\n"
+                      "      if (be_i[lane]) begin\n"
+                      "        word_q[lane*8 +: 8] <= data_q;\n"
+                      "      end\n"
+                      "    end\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(error_of([&] { case_(addr, {{lit(3, 0), {}}}); }).find("not a 2-bit constant"), std::string::npos);
+  EXPECT_NE(error_of([&] { case_(addr, {{be, {}}}); }).find("not a 2-bit constant"), std::string::npos);
+  EXPECT_NE(error_of([&] { for_(data, 2, {}); }).find("not a loop variable"), std::string::npos);
+  EXPECT_NE(error_of([&] { for_(lane, 3, {}); }).find("whose limit is 2"), std::string::npos);
+  EXPECT_NE(error_of([&] { word.part_at(m.loop_variable("wide", 3), 8); }).find("reaches outside"), std::string::npos);
 }
 
 TEST(VastModule, PortLooksUpADeclaredPort) {
