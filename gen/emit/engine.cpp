@@ -1304,7 +1304,7 @@ AccumulatorInit build_accumulator_init(Module& m, const EngineGeometry& geo, con
             "the accumulators, and given to every column. A descriptor uses one kind (or none).");
   const int wide_bits = psum + 31, queue_depth = 1 << clog2(latency + 3), queue_bits = clog2(queue_depth);
   const Expr bias_n = m.wire("bias_n", addr, "tile index of the vector at stage L-1");
-  // text API: an indexed part-select pn_q[lo +: w] (Expr::part prints the folded [hi:lo]).
+  // text API: pn_q[lo +: w] with a number lo (part folds it to [hi:lo]; part_from takes an Expr).
   m.assign(bias_n.text(), zext(fmt::format("{}[{} +: {}]", p.pn_q.text(), (latency - 1) * entry, entry), entry, addr));
   const Expr bv_q = m.reg("bv_q", 1, "the biases arrive this cycle");
   const Expr bl_q = m.reg("bl_q", count, "valid bias columns: n_total - n*cols");
@@ -1321,15 +1321,14 @@ AccumulatorInit build_accumulator_init(Module& m, const EngineGeometry& geo, con
   const Expr bias_stage = p.pv_q[latency - 1] & ~p.pa_q[latency - 1] & ctl.init_bias_q;
   m.assign(io_rd, s.issue & (ctl.pos.k_q == literal(count, 0)) & ctl.init_out_q);
   m.assign(ports.brd_en, parens(bias_stage) | io_rd);
-  // text API: a product (bias_n * cols) is not in the typed layer yet.
+  // text API: the printer would parenthesize the product under +.
   m.assign(ports.brd_addr.text(), fmt::format("{} ? {} : {} + {} * {}", ctl.init_out_q.text(), ctl.pos.ia_q.text(),
                                               ctl.init_base_q.text(), bias_n.text(), literal(addr, cols).text()));
   m.assign(io_code, ports.brd_data.part(0, psum));
-  // text API: a shift (<< init_shift_q) is not in the typed layer yet.
-  m.assign(io_wide.text(), sext(io_code, wide_bits).text() + " << " + ctl.init_shift_q.text());
+  m.assign(io_wide, shl(sext(io_code, wide_bits), ctl.init_shift_q));
   m.assign(io_sat, saturate_signed(io_wide, psum));
   m.assign(io_pop, p.pv_q[geo.stages - 1] & ~p.pa_q[geo.stages - 1] & ctl.init_out_q);
-  // text API: a product (bias_n * cols) is not in the typed layer yet.
+  // text API: the printer would parenthesize the product under -.
   const Stmt bias_left = nb(bl_q.text(), fmt::format("{} - {}[15:0] * {}", ctl.ntot_q.text(), bias_n.text(),
                                                      literal(count, cols).text()));
   m.always_ff({nb(bv_q, bias_stage), bias_left, if_(io_v_q, {nb(io_fifo_q[io_wp_q], io_sat)})});
@@ -1381,7 +1380,7 @@ void instantiate_accumulators(Module& m, const Module& accumulators, const Engin
       .connect("in_valid_i", p.pv_q[last])
       .connect("in_accumulate_i", p.pa_q[last] | ctl.cont_q)
       .connect("in_last_i", p.pl_q[last]);
-  // text API: an indexed part-select pe_q[lo +: w] (Expr::part prints the folded [hi:lo]).
+  // text API: pe_q[lo +: w] with a number lo (part folds it to [hi:lo]; part_from takes an Expr).
   inst.connect("in_addr_i", fmt::format("{}[{} +: {}]", p.pe_q.text(), last * entry, entry));
   inst.connect("in_psum_i", a.result)
       .connect("in_bias_i", init.acc_bias)
@@ -1443,7 +1442,7 @@ OutputFifo build_output_fifo(Module& m, const EngineGeometry& geo, const Control
     if (result == act) {
       m.assign(fifo_in.part(c, act), r.a_data.part(c, result));
     } else {
-      // text API: an indexed part-select a_data[lo +: w] (Expr::part prints the folded [hi:lo]).
+      // text API: a_data[lo +: w] with a number lo (part folds it to [hi:lo]; part_from takes an Expr).
       m.assign(fifo_in.part(c, act).text(), fmt::format("{}[{} +: {}]", r.a_data.text(), c * result, act));
     }
   }
