@@ -869,8 +869,9 @@ Expr next_block_length(const Expr& m_total, const Expr& m0, const Expr& m_block)
 
 // ~(a + b >= c) on count-bit unsigned counts, without overflow (the sum is one bit wider).
 std::string sum_below(const Expr& a, const Expr& b, const Expr& c) {
+  const auto wide = [](const Expr& e) { return cat({bit(false), e}); };
   // text API: the printer would parenthesize the sum under >=.
-  return "~" + sum_ge(a.text(), b.text(), c.text());
+  return "~(" + wide(a).text() + " + " + wide(b).text() + " >= " + wide(c).text() + ")";
 }
 
 // The vector-wide gather after a block's last chunk: the next block of the batch item, or the first
@@ -1329,7 +1330,7 @@ AccumulatorInit build_accumulator_init(Module& m, const EngineGeometry& geo, con
   m.assign(io_sat, saturate_signed(io_wide, psum));
   m.assign(io_pop, p.pv_q[geo.stages - 1] & ~p.pa_q[geo.stages - 1] & ctl.init_out_q);
   // text API: the printer would parenthesize the product under -.
-  const Stmt bias_left = nb(bl_q.text(), fmt::format("{} - {}[15:0] * {}", ctl.ntot_q.text(), bias_n.text(),
+  const Stmt bias_left = nb(bl_q.text(), fmt::format("{} - {} * {}", ctl.ntot_q.text(), bias_n.slice(count - 1, 0).text(),
                                                      literal(count, cols).text()));
   m.always_ff({nb(bv_q, bias_stage), bias_left, if_(io_v_q, {nb(io_fifo_q[io_wp_q], io_sat)})});
   m.always_ff_reset({nb(io_v_q, bit(false)), nb(io_wp_q, literal(queue_bits, 0)), nb(io_rp_q, literal(queue_bits, 0))},
