@@ -297,6 +297,13 @@ Expr Expr::part_from(const Expr& lsb, const Dim& w) const {
   return e;
 }
 
+Expr Expr::part_from(const Dim& lsb, const Dim& w) const {
+  const std::string t = fmt::format("{}[{} +: {}]", print(*node_), lsb.text(), w.operand());
+  if (lsb.value() < 0 || w.value() < 1 || lsb.value() + w.value() > width())
+    fail(node_->module, fmt::format("part at {} of {} bits outside a {}-bit signal", lsb.value(), w.value(), width()), t);
+  return select(*this, static_cast<int>(w.value()), t);
+}
+
 Expr Memory::operator[](const Expr& address) const {
   auto n = make(Kind::kWord, word_.width(), {address}, word_.text() + "[" + address.text() + "]");
   n->text = word_.text();

@@ -100,6 +100,9 @@ class Expr {
   // the layer cannot bound more tightly). at() needs N <= width.
   Expr part_at(const Expr& index, const Dim& part_width) const;  // name[index*W +: W]
   Expr part_from(const Expr& lsb, const Dim& part_width) const;  // name[lsb +: W]
+  // name[lsb +: W] with an offset known at generation time, printed as it is (part() folds a number
+  // width to [hi:lo]); the part must lie inside the operand.
+  Expr part_from(const Dim& lsb, const Dim& part_width) const;
 
   const Node& node() const { return *node_; }
   explicit Expr(std::shared_ptr<const Node> n) : node_(std::move(n)) {}

@@ -227,6 +227,18 @@ TEST(VastExpr, PartSelectsChosenAtRunTime) {
   EXPECT_NE(error_of([&] { v.part_from(cat({lsb, lsb}), w); }).find("reaches outside"), std::string::npos);
 }
 
+TEST(VastExpr, PartSelectsAtAFixedOffset) {
+  Module m("capsgen_t", "test");
+  const Param w = m.parameter("Width", 8, "");
+  const Expr v = m.input("v_i", 4 * w, "");
+  EXPECT_EQ(v.part_from(18, 6).text(), "v_i[18 +: 6]");
+  EXPECT_EQ(v.part_from(18, 6).width(), 6);
+  EXPECT_EQ(v.part_from(2 * w, w).text(), "v_i[2*Width +: Width]");
+  EXPECT_EQ(v.part_from(0, 32).text(), "v_i[0 +: 32]");
+  EXPECT_NE(error_of([&] { (void)v.part_from(30, 3); }).find("outside a 32-bit signal"), std::string::npos);
+  EXPECT_NE(error_of([&] { (void)v.part_from(0, 0); }), "");
+}
+
 TEST(VastExpr, MemoryWords) {
   Module m("capsgen_t", "test");
   const Memory mem = m.memory("mem", 16, 4);
