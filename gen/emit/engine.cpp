@@ -1305,8 +1305,7 @@ AccumulatorInit build_accumulator_init(Module& m, const EngineGeometry& geo, con
             "the accumulators, and given to every column. A descriptor uses one kind (or none).");
   const int wide_bits = psum + 31, queue_depth = 1 << clog2(latency + 3), queue_bits = clog2(queue_depth);
   const Expr bias_n = m.wire("bias_n", addr, "tile index of the vector at stage L-1");
-  // text API: pn_q[lo +: w] with a number lo (part folds it to [hi:lo]; part_from takes an Expr).
-  m.assign(bias_n.text(), zext(fmt::format("{}[{} +: {}]", p.pn_q.text(), (latency - 1) * entry, entry), entry, addr));
+  m.assign(bias_n, zext(p.pn_q.part_from((latency - 1) * entry, entry), addr));
   const Expr bv_q = m.reg("bv_q", 1, "the biases arrive this cycle");
   const Expr bl_q = m.reg("bl_q", count, "valid bias columns: n_total - n*cols");
   const Expr io_v_q = m.reg("io_v_q", 1, "a per-output init code arrives this cycle");
@@ -1372,18 +1371,17 @@ void instantiate_accumulators(Module& m, const Module& accumulators, const Engin
                               const VectorPipeline& p, const ArrayWires& a, const AccumulatorInit& init,
                               const ResultWires& r) {
   const int last = geo.stages - 1, entry = geo.entry_bits;
-  Instance& inst = m.instance(accumulators, "u_acc");
-  inst.param("PsumWidth", geo.psum_bits)
+  m.instance(accumulators, "u_acc")
+      .param("PsumWidth", geo.psum_bits)
       .param("Depth", geo.depth)
       .param("AddrWidth", entry)
       .connect("clk_i", m.clk())
       .connect("rst_ni", m.rst_n())
       .connect("in_valid_i", p.pv_q[last])
       .connect("in_accumulate_i", p.pa_q[last] | ctl.cont_q)
-      .connect("in_last_i", p.pl_q[last]);
-  // text API: pe_q[lo +: w] with a number lo (part folds it to [hi:lo]; part_from takes an Expr).
-  inst.connect("in_addr_i", fmt::format("{}[{} +: {}]", p.pe_q.text(), last * entry, entry));
-  inst.connect("in_psum_i", a.result)
+      .connect("in_last_i", p.pl_q[last])
+      .connect("in_addr_i", p.pe_q.part_from(last * entry, entry))
+      .connect("in_psum_i", a.result)
       .connect("in_bias_i", init.acc_bias)
       .connect("out_valid_o", r.acc_out_valid)
       .connect("out_addr_o", r.acc_out_addr)
@@ -1439,14 +1437,8 @@ OutputFifo build_output_fifo(Module& m, const EngineGeometry& geo, const Control
     m.assign(a_data_unused, r.a_data);
     m.lint_on("UNUSEDSIGNAL");
   }
-  for (int c = 0; c < cols; ++c) {
-    if (result == act) {
-      m.assign(fifo_in.part(c, act), r.a_data.part(c, result));
-    } else {
-      // text API: a_data[lo +: w] with a number lo (part folds it to [hi:lo]; part_from takes an Expr).
-      m.assign(fifo_in.part(c, act).text(), fmt::format("{}[{} +: {}]", r.a_data.text(), c * result, act));
-    }
-  }
+  for (int c = 0; c < cols; ++c)
+    m.assign(fifo_in.part(c, act), result == act ? r.a_data.part(c, result) : r.a_data.part_from(c * result, act));
   const Expr fifo_push = m.wire("fifo_push", 1, "a Gemm result vector");
   m.assign(fifo_push, r.a_valid & ~ctl.act_mode_q);
   m.assign(fifo_overflow, fifo_push & (fifo_cnt_q == literal(pointer + 1, geo.fifo_depth)) & ~s.pop);
