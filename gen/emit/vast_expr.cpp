@@ -19,6 +19,7 @@ struct Expr::Node {
   std::vector<Expr> args;  // operands
   Dim count = 1;           // kReplicate
   long long loop_limit = 0;  // a loop variable (kRef): its values lie in [0, loop_limit)
+  bool by_precedence = false;  // an operand without the readability parentheses (by_precedence())
 };
 
 using Node = Expr::Node;
@@ -61,9 +62,17 @@ std::string print(const Node& n);
 
 std::string parens(const std::string& s) { return "(" + s + ")"; }
 
+// True when `child`, an operand of `parent`, means the same printed bare: a binary operator under one
+// of lower precedence, or a ternary as the false branch of a ternary (?: groups to the right).
+bool binds_by_precedence(const Node& child, const Node& parent, bool right) {
+  if (child.kind == Kind::kTernary && parent.kind == Kind::kTernary) return right;
+  return child.kind == Kind::kBinary && parent.kind == Kind::kBinary && precedence(child.text) > precedence(parent.text);
+}
+
 // An operand of `parent`, parenthesized where needed (see the rules in vast_expr.hpp).
 std::string print_operand(const Node& child, const Node& parent, bool right) {
   const std::string s = print(child);
+  if (child.by_precedence && binds_by_precedence(child, parent, right)) return s;
   if (child.kind == Kind::kTernary) return parens(s);
   switch (parent.kind) {
     case Kind::kUnary:
@@ -421,6 +430,12 @@ Expr rep(const Dim& count, const Expr& e) {
   auto n = make(Kind::kReplicate, static_cast<int>(count.value() * e.width()), {e}, "");
   n->count = count;
   if (count.value() < 1) fail(n->module, fmt::format("replication count {}", count.value()), print(*n));
+  return Expr(n);
+}
+
+Expr by_precedence(const Expr& e) {
+  auto n = std::make_shared<Node>(e.node());
+  n->by_precedence = true;
   return Expr(n);
 }
 

@@ -174,6 +174,11 @@ Expr rep(const Dim& count, const Expr& e);                                   // 
 // ternary's selector or branch in parentheses); the width and signedness of e, an operand that
 // never gets more parentheses.
 Expr parens(const Expr& e);
+// e as an operand printed without the readability parentheses where Verilog's precedence already
+// groups it so (to keep a layout without them): a binary operator under one of lower precedence
+// (a + b == c, c + a * b) or a ternary as the false branch of a ternary (s ? x : t ? y : z).
+// Anywhere else the rules above apply unchanged.
+Expr by_precedence(const Expr& e);
 
 // Extensions to `to` bits (to >= the operand's width; the operand itself when equal).
 // zext: {N'd0, v} or {{(To-From){1'b0}}, v}.

@@ -186,6 +186,21 @@ TEST(VastExpr, ExplicitParentheses) {
   EXPECT_FALSE(parens(a).is_lvalue());
 }
 
+TEST(VastExpr, OperandsGroupedByPrecedence) {
+  Module m("capsgen_t", "test");
+  const Expr s = m.input("s_i", 1, ""), t = m.input("t_i", 1, ""), a = m.input("a_i", 4, ""), b = m.input("b_i", 4, "");
+  EXPECT_EQ(((a + b) == b).text(), "(a_i + b_i) == b_i");
+  EXPECT_EQ((by_precedence(a + b) == b).text(), "a_i + b_i == b_i");
+  EXPECT_EQ((a + by_precedence(a * b)).text(), "a_i + a_i * b_i");
+  EXPECT_EQ(ternary(s, a, by_precedence(ternary(t, b, a))).text(), "s_i ? a_i : t_i ? b_i : a_i");
+  // Where precedence would not group it so, the usual parentheses stay.
+  EXPECT_EQ((by_precedence(a | b) & a).text(), "(a_i | b_i) & a_i");
+  EXPECT_EQ((a - by_precedence(a - b)).text(), "a_i - (a_i - b_i)");
+  EXPECT_EQ(ternary(s, by_precedence(ternary(t, b, a)), a).text(), "s_i ? (t_i ? b_i : a_i) : a_i");
+  EXPECT_EQ((~by_precedence(a + b)).text(), "~(a_i + b_i)");
+  EXPECT_EQ(by_precedence(a + b).width(), 4);
+}
+
 TEST(VastExpr, Selects) {
   Fixture f;
   EXPECT_EQ(f.a[3].text(), "a_i[3]");
