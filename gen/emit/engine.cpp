@@ -868,10 +868,9 @@ Expr next_block_length(const Expr& m_total, const Expr& m0, const Expr& m_block)
 }
 
 // ~(a + b >= c) on count-bit unsigned counts, without overflow (the sum is one bit wider).
-std::string sum_below(const Expr& a, const Expr& b, const Expr& c) {
+Expr sum_below(const Expr& a, const Expr& b, const Expr& c) {
   const auto wide = [](const Expr& e) { return cat({bit(false), e}); };
-  // text API: the printer would parenthesize the sum under >=.
-  return "~(" + wide(a).text() + " + " + wide(b).text() + " >= " + wide(c).text() + ")";
+  return ~(by_precedence(wide(a) + wide(b)) >= wide(c));
 }
 
 // The vector-wide gather after a block's last chunk: the next block of the batch item, or the first
@@ -939,8 +938,7 @@ VectorGather declare_vector_gather(Module& m, const EngineGeometry& geo) {
   m.blank();
   // text API: g_ready is declared later, with the gather unit's wires.
   m.assign(v.v_take.text(), v.v_busy_q.text() + " & g_ready");
-  // text API: the printer would parenthesize the sum under ==.
-  m.assign(v.v_chunk_last.text(), v.v_mi_q.text() + " + " + literal(count, 1).text() + " == " + v.v_mb_q.text());
+  m.assign(v.v_chunk_last, by_precedence(v.v_mi_q + literal(count, 1)) == v.v_mb_q);
   m.assign(v.v_nblk, ternary(v.v_k_q == literal(count, 0), v.v_addr_q + v.v_s_m_q, v.v_nblk_q));
   for (int r = 0; r < rows; ++r) m.assign(rows == 1 ? v.v_zero : v.v_zero[r], ~(literal(count, r) < v.v_rem_q));
   return v;
@@ -994,9 +992,8 @@ Expr drive_data_port(Module& m, const EngineGeometry& geo, const MemoryAndStatus
   m.assign(drd_elem, ports.drd_data.slice(geo.data_bits - 1, 0));
   m.assign(ports.drd_en, ternary(ctl.act_mode_q, pass.rd_en, (g.take & ~g.zero) | v.v_take));
   m.assign(ports.drd_vec, ~ctl.act_mode_q & v.v_take);
-  // text API: the printer would parenthesize the inner ternary.
-  m.assign(ports.drd_addr.text(), fmt::format("{} ? {} : {} ? {} : {}", ctl.act_mode_q.text(), pass.rd_addr.text(),
-                                              v.vmode_q.text(), v.v_addr_q.text(), g.addr.text()));
+  const Expr gather_addr = ternary(v.vmode_q, v.v_addr_q, g.addr);
+  m.assign(ports.drd_addr, ternary(ctl.act_mode_q, pass.rd_addr, by_precedence(gather_addr)));
   return drd_elem;
 }
 
@@ -1093,8 +1090,7 @@ StreamerIssue build_streamer_issue(Module& m, const EngineGeometry& geo, const C
   m.assign(s.tile_ok, (pos.mi_q != literal(geo.count_bits, 0)) | s.tile_ready);
   m.assign(s.credit_ok, ~s.last_k | (ctl.credits_q != literal(geo.fifo_bits + 1, 0)));
   m.assign(s.issue, ctl.run_q & st.st_rd_avail & s.tile_ok & s.credit_ok);
-  // text API: the printer would parenthesize the sum under ==.
-  m.assign(s.mi_last.text(), pos.mi_q.text() + " + " + literal(geo.count_bits, 1).text() + " == " + pos.mb_q.text());
+  m.assign(s.mi_last, by_precedence(pos.mi_q + literal(geo.count_bits, 1)) == pos.mb_q);
   m.assign(s.n_last, pos.n_q == ctl.ntm1_q);
   m.assign(s.st_release, s.issue & s.mi_last & s.n_last);
   return s;
@@ -1321,26 +1317,23 @@ AccumulatorInit build_accumulator_init(Module& m, const EngineGeometry& geo, con
   const Expr bias_stage = p.pv_q[latency - 1] & ~p.pa_q[latency - 1] & ctl.init_bias_q;
   m.assign(io_rd, s.issue & (ctl.pos.k_q == literal(count, 0)) & ctl.init_out_q);
   m.assign(ports.brd_en, parens(bias_stage) | io_rd);
-  // text API: the printer would parenthesize the product under +.
-  m.assign(ports.brd_addr.text(), fmt::format("{} ? {} : {} + {} * {}", ctl.init_out_q.text(), ctl.pos.ia_q.text(),
-                                              ctl.init_base_q.text(), bias_n.text(), literal(addr, cols).text()));
+  m.assign(ports.brd_addr,
+           ternary(ctl.init_out_q, ctl.pos.ia_q, ctl.init_base_q + by_precedence(bias_n * literal(addr, cols))));
   m.assign(io_code, ports.brd_data.part(0, psum));
   m.assign(io_wide, shl(sext(io_code, wide_bits), ctl.init_shift_q));
   m.assign(io_sat, saturate_signed(io_wide, psum));
   m.assign(io_pop, p.pv_q[geo.stages - 1] & ~p.pa_q[geo.stages - 1] & ctl.init_out_q);
-  // text API: the printer would parenthesize the product under -.
-  const Stmt bias_left = nb(bl_q.text(), fmt::format("{} - {} * {}", ctl.ntot_q.text(), bias_n.slice(count - 1, 0).text(),
-                                                     literal(count, cols).text()));
-  m.always_ff({nb(bv_q, bias_stage), bias_left, if_(io_v_q, {nb(io_fifo_q[io_wp_q], io_sat)})});
+  const Expr bias_columns = by_precedence(bias_n.slice(count - 1, 0) * literal(count, cols));
+  m.always_ff({nb(bv_q, bias_stage), nb(bl_q, ctl.ntot_q - bias_columns),
+               if_(io_v_q, {nb(io_fifo_q[io_wp_q], io_sat)})});
   m.always_ff_reset({nb(io_v_q, bit(false)), nb(io_wp_q, literal(queue_bits, 0)), nb(io_rp_q, literal(queue_bits, 0))},
                     {nb(io_v_q, io_rd), if_(io_v_q, {nb(io_wp_q, io_wp_q + literal(queue_bits, 1))}),
                      if_(io_pop, {nb(io_rp_q, io_rp_q + literal(queue_bits, 1))})});
-  for (int c = 0; c < cols; ++c)
-    // text API: the printer would parenthesize the inner ternary.
-    m.assign(acc_bias.part(c, psum).text(),
-             fmt::format("{} ? {} : {} ? {} : {}", ctl.init_out_q.text(), io_fifo_q[io_rp_q].text(),
-                         parens(bv_q & (literal(count, c) < bl_q)).text(), ports.brd_data.part(c, psum).text(),
-                         literal(psum, 0).text()));
+  for (int c = 0; c < cols; ++c) {
+    const Expr column_valid = parens(bv_q & (literal(count, c) < bl_q));
+    const Expr bias = ternary(column_valid, ports.brd_data.part(c, psum), literal(psum, 0));
+    m.assign(acc_bias.part(c, psum), ternary(ctl.init_out_q, io_fifo_q[io_rp_q], by_precedence(bias)));
+  }
   return AccumulatorInit{acc_bias};
 }
 
@@ -1355,11 +1348,13 @@ ResultWires declare_result_wires(Module& m, const EngineGeometry& geo) {
   const int cols = geo.cols, psum = geo.psum_bits;
   m.blank();
   const Expr acc_out_valid = m.wire("acc_out_valid", 1), acc_out_data = m.wire("acc_out_data", cols * psum);
-  const Expr a_valid = m.wire("a_valid", 1), a_data = m.wire("a_data", cols * geo.result_bits), a_err = m.wire("a_err", 1);
+  const Expr a_valid = m.wire("a_valid", 1), a_data = m.wire("a_data", cols * geo.result_bits);
+  const Expr a_err = m.wire("a_err", 1);
   m.lint_off("UNUSEDSIGNAL", "the accumulators' entry address and read-out port and the activation bank's last/busy\n"
                              "flags are not needed for element-wise (identity, ReLU) outputs in streamer order.");
   const ResultWires r{acc_out_valid, acc_out_data, a_valid, a_data, a_err,
-                      m.wire("acc_out_addr", geo.entry_bits), m.wire("acc_rd_valid", 1), m.wire("acc_rd_data", cols * psum),
+                      m.wire("acc_out_addr", geo.entry_bits), m.wire("acc_rd_valid", 1),
+                      m.wire("acc_rd_data", cols * psum),
                       m.wire("a_last", 1), m.wire("a_busy", 1)};
   m.lint_on("UNUSEDSIGNAL");
   return r;
