@@ -907,40 +907,53 @@ namespace {
 
 // What the engine's pieces share: the config's widths and the sizes derived from them, computed once.
 struct EngineGeometry {
-  int R = 0, C = 0;                // array rows and columns
-  int D = 0, W = 0, P = 0, A = 0;  // data, weight, psum and act bits
-  int depth = 0;                   // accumulator entries
-  int RB = 0, VB = 0, EB = 0;      // array row, staged vector and accumulator entry index bits
-  ActGeometry ag;                  // the activation bank's widths
-  int SB = 0, OB = 0;              // reduction shift bits, activation result bits
-  int L = 0, S = 0;                // array latency; vector pipeline stages (staging read + array)
-  int F = 0, FB = 0;               // output FIFO entries, its pointer bits
-  std::string cw, aw, eb;          // count, address and accumulator entry widths as text
+  int rows = 0, cols = 0;                                          // the array
+  int data_bits = 0, weight_bits = 0, psum_bits = 0, act_bits = 0;  // operand and result codes
+  int depth = 0;                                                   // accumulator entries
+  int row_bits = 0, vec_bits = 0, entry_bits = 0;  // array row, staged vector and accumulator entry indices
+  ActGeometry act;                                 // the activation bank's widths
+  int shift_bits = 0, result_bits = 0;             // reduction shift, activation result
+  int latency = 0, stages = 0;                     // array latency; vector pipeline stages (staging read + array)
+  int fifo_depth = 0, fifo_bits = 0;               // output FIFO entries, its pointer bits
+  int count_bits = 0, addr_bits = 0;               // descriptor counts; addresses and strides
 };
 
 EngineGeometry engine_geometry(const AccelConfig& cfg) {
   EngineGeometry geo;
-  geo.R = cfg.array.rows;
-  geo.C = cfg.array.cols;
-  geo.D = cfg.widths.data;
-  geo.W = cfg.widths.weight;
-  geo.P = cfg.widths.psum;
-  geo.A = cfg.widths.act;
+  geo.rows = cfg.array.rows;
+  geo.cols = cfg.array.cols;
+  geo.data_bits = cfg.widths.data;
+  geo.weight_bits = cfg.widths.weight;
+  geo.psum_bits = cfg.widths.psum;
+  geo.act_bits = cfg.widths.act;
   geo.depth = cfg.accumulator.depth;
-  geo.RB = std::max(1, clog2(geo.R));
-  geo.VB = staging_vec_bits(cfg);
-  geo.EB = accumulator_addr_bits(cfg);
-  geo.ag = act_geometry(cfg);
-  geo.SB = geo.ag.shift_bits;
-  geo.OB = geo.ag.out_bits;
-  geo.L = systolic_array_latency(cfg);
-  geo.S = geo.L + 1;
-  geo.F = isa::engine_out_fifo_depth(geo.L);
-  geo.FB = clog2(geo.F);
-  geo.cw = str(CW);
-  geo.aw = str(AW);
-  geo.eb = str(geo.EB);
+  geo.row_bits = std::max(1, clog2(geo.rows));
+  geo.vec_bits = staging_vec_bits(cfg);
+  geo.entry_bits = accumulator_addr_bits(cfg);
+  geo.act = act_geometry(cfg);
+  geo.shift_bits = geo.act.shift_bits;
+  geo.result_bits = geo.act.out_bits;
+  geo.latency = systolic_array_latency(cfg);
+  geo.stages = geo.latency + 1;
+  geo.fifo_depth = isa::engine_out_fifo_depth(geo.latency);
+  geo.fifo_bits = clog2(geo.fifo_depth);
+  geo.count_bits = kGatherCountBits;
+  geo.addr_bits = kGatherAddrBits;
   return geo;
+}
+
+// The typed constant width'dvalue (this file still has the text detail::lit in scope).
+Expr literal(const Dim& width, std::uint64_t value) { return lit(width, value); }
+
+// The sub-blocks the engine instantiates, built from the same config so their ports are checked.
+struct EngineChildren {
+  Module gather, staging, tile_reader, array, accumulators, activation, out_writer, act_pass;
+};
+
+EngineChildren engine_children(const AccelConfig& cfg) {
+  return EngineChildren{build_gather(cfg),           build_staging(cfg),         build_tile_reader(cfg),
+                        build_systolic_array(cfg),   build_accumulator_bank(cfg), build_activation_bank(cfg),
+                        build_out_writer(cfg),       build_act_pass(cfg)};
 }
 
 // The engine's module comment: what it runs, its four memory ports, the loop order and the handshake.
@@ -968,208 +981,321 @@ std::string engine_description(const EngineGeometry& geo) {
       "does nothing (done_o in cycle t+1). error_o (sticky) flags a contract violation inside: staging\n"
       "protocol, activation queue overflow, array results not where the streamer expected them, output\n"
       "FIFO overflow. stat_*_o count cycles of the last descriptor (cleared on accept).",
-      geo.R, geo.C, geo.F);
+      geo.rows, geo.cols, geo.fifo_depth);
 }
+
+// The gather unit's descriptor inputs the engine reads itself (gather_descriptor_ports declares them,
+// shared with capsgen_gather, and returns no handles).
+struct GatherDescriptorPorts {
+  Expr batch, m_total, m_block, k_chunks, r_total, group_rows, base, s_b, s_m, s_k;
+};
+
+GatherDescriptorPorts gather_descriptor_handles(const Module& m) {
+  return GatherDescriptorPorts{m.port("desc_batch_i"),   m.port("desc_m_total_i"),    m.port("desc_m_block_i"),
+                               m.port("desc_k_chunks_i"), m.port("desc_r_total_i"),   m.port("desc_group_rows_i"),
+                               m.port("desc_base_i"),     m.port("desc_s_b_i"),       m.port("desc_s_m_i"),
+                               m.port("desc_s_k_i")};
+}
+
+// The descriptor inputs, in port order.
+struct DescriptorPorts {
+  Expr valid, ready, kind;
+  GatherDescriptorPorts gather;
+  Expr n_tiles, n_total;
+  Expr t_base, t_s_b, t_s_k, t_s_n, t_s_r, t_strided, t_s_c, t_top, t_diag, t_gtop, t_etop, t_dtop, t_dwrap;
+  Expr init_bias, init_base, init_out, init_s_b, init_s_m, init_shift;
+  Expr o_base, o_s_b, o_s_m, o_s_o2, o_wrap, o_div, o_sel;
+  Expr shift, relu;
+  Expr a_func, a_norm_shift, a_count, a_n, a_in_base, a_in_s_v, a_in_s_e, a_out_base, a_out_s_v, a_out_s_e, f_value;
+  Expr v_mode, o_vec, v_len, acc_continue, acc_hold;
+};
 
 // The descriptor ports: the handshake and the kind, the gather unit's fields (gather_descriptor_ports),
 // then the other pieces' fields (tiles, accumulator init, outputs, reduction, Activate/Fill, vector-wide
 // gather, split reduction).
-void declare_descriptor_ports(Module& m, const EngineGeometry& geo) {
-  const int A = geo.A, SB = geo.SB;
-  const ActGeometry& ag = geo.ag;
-  const std::string &cw = geo.cw, &aw = geo.aw;
-  m.clock_and_reset()
-      .input("desc_valid_i", "1", "descriptor valid")
-      .output("desc_ready_o", "1", "idle: the descriptor is accepted")
-      .input("desc_kind_i", "2", "0 Gemm, 1 Activate, 2 Fill (isa::EngineDescriptor::kind)");
+DescriptorPorts declare_descriptor_ports(Module& m, const EngineGeometry& geo) {
+  const int count = geo.count_bits, addr = geo.addr_bits;
+  m.clock_and_reset();
+  const Expr valid = m.input("desc_valid_i", 1, "descriptor valid");
+  const Expr ready = m.output("desc_ready_o", 1, "idle: the descriptor is accepted");
+  const Expr kind = m.input("desc_kind_i", 2, "0 Gemm, 1 Activate, 2 Fill (isa::EngineDescriptor::kind)");
   gather_descriptor_ports(m);  // data source and counts, passed to capsgen_gather (docs/rtl-gather.md)
-  m.input("desc_n_tiles_i", cw, "tiles per chunk")
-      .input("desc_n_total_i", cw, "output columns")
-      .input("desc_t_base_i", aw, "tiles: base")
-      .input("desc_t_s_b_i", aw, "tiles: batch stride")
-      .input("desc_t_s_k_i", aw, "tiles: chunk stride")
-      .input("desc_t_s_n_i", aw, "tiles: tile stride")
-      .input("desc_t_s_r_i", aw, "tiles: row stride")
-      .input("desc_t_strided_i", "1", "tiles: rows not contiguous (read column by column, s_c)")
-      .input("desc_t_s_c_i", aw, "tiles: column stride (strided rows)")
-      .input("desc_t_top_i", aw, "tiles, derived: (rows - 1) * s_r")
-      .input("desc_t_diag_i", "1", "block-diagonal tiles")
-      .input("desc_t_gtop_i", cw, "tiles, diag, derived: (rows - 1) / group_rows")
-      .input("desc_t_etop_i", cw, "tiles, diag, derived: (rows - 1) % group_rows")
-      .input("desc_t_dtop_i", aw, "tiles, diag, derived: etop * s_r")
-      .input("desc_t_dwrap_i", aw, "tiles, diag, derived: (group_rows - 1) * s_r")
-      .input("desc_init_bias_i", "1", "accumulators start at the column's bias (else 0)")
-      .input("desc_init_base_i", aw, "bias of output column 0 (per output: of vector 0)")
-      .input("desc_init_out_i", "1", "accumulators start at a per-output code (AccInit::kPerOutput)")
-      .input("desc_init_s_b_i", aw, "per-output init: batch stride")
-      .input("desc_init_s_m_i", aw, "per-output init: vector stride")
-      .input("desc_init_shift_i", "5", "per-output init: left shift before saturating to psum bits")
-      .input("desc_o_base_i", aw, "outputs: base")
-      .input("desc_o_s_b_i", aw, "outputs: batch stride")
-      .input("desc_o_s_m_i", aw, "outputs: vector stride")
-      .input("desc_o_s_o2_i", aw, "outputs: step within o_div")
-      .input("desc_o_wrap_i", aw, "outputs, derived: s_o1 - (o_div - 1) * s_o2")
-      .input("desc_o_div_i", cw, "outputs: o_div (>= 1)")
-      .input("desc_o_sel_i", cw, "outputs: select_mod J (0: off; else only column m % J, at base + b*s_b + m*s_m)")
-      .input("desc_shift_i", str(SB), "reduction right shift")
-      .input("desc_relu_i", "1", "ReLU after the reduction")
-      .input("desc_a_func_i", "3", "Activate: unit function (2 norm, 3 squash, 4 softmax)")
-      .input("desc_a_norm_shift_i", str(ag.nshift_bits), "Activate: norm shift (norm, squash), the activation unit's norm_shift_i")
-      .input("desc_a_count_i", "32", "Activate: vectors; Fill: elements")
-      .input("desc_a_n_i", cw, "Activate: elements per vector")
-      .input("desc_a_in_base_i", aw, "Activate: input base")
-      .input("desc_a_in_s_v_i", aw, "Activate: input vector stride")
-      .input("desc_a_in_s_e_i", aw, "Activate: input element stride")
-      .input("desc_a_out_base_i", aw, "Activate, Fill: output base")
-      .input("desc_a_out_s_v_i", aw, "Activate: output vector stride")
-      .input("desc_a_out_s_e_i", aw, "Activate, Fill: output element stride")
-      .input("desc_f_value_i", str(A), "Fill: value")
-      .input("desc_v_mode_i", "1", "vector-wide gather: one read of rows consecutive elements per vector")
-      .input("desc_o_vec_i", "1", "outputs: consecutive (offset of output o is o): one record per write")
-      .input("desc_v_len_i", cw, "vector-wide gather: elements of a vector's reduction (rows past it are zero)")
-      .input("desc_acc_continue_i", "1", "split reduction: chunk 0 adds onto the accumulator entries the previous Gemm left")
-      .input("desc_acc_hold_i", "1", "split reduction: write no output (the entries keep the sums for the next Gemm)");
+  // A braced list evaluates its elements in order: the ports are declared in this order.
+  return DescriptorPorts{
+      valid,
+      ready,
+      kind,
+      gather_descriptor_handles(m),
+      m.input("desc_n_tiles_i", count, "tiles per chunk"),
+      m.input("desc_n_total_i", count, "output columns"),
+      m.input("desc_t_base_i", addr, "tiles: base"),
+      m.input("desc_t_s_b_i", addr, "tiles: batch stride"),
+      m.input("desc_t_s_k_i", addr, "tiles: chunk stride"),
+      m.input("desc_t_s_n_i", addr, "tiles: tile stride"),
+      m.input("desc_t_s_r_i", addr, "tiles: row stride"),
+      m.input("desc_t_strided_i", 1, "tiles: rows not contiguous (read column by column, s_c)"),
+      m.input("desc_t_s_c_i", addr, "tiles: column stride (strided rows)"),
+      m.input("desc_t_top_i", addr, "tiles, derived: (rows - 1) * s_r"),
+      m.input("desc_t_diag_i", 1, "block-diagonal tiles"),
+      m.input("desc_t_gtop_i", count, "tiles, diag, derived: (rows - 1) / group_rows"),
+      m.input("desc_t_etop_i", count, "tiles, diag, derived: (rows - 1) % group_rows"),
+      m.input("desc_t_dtop_i", addr, "tiles, diag, derived: etop * s_r"),
+      m.input("desc_t_dwrap_i", addr, "tiles, diag, derived: (group_rows - 1) * s_r"),
+      m.input("desc_init_bias_i", 1, "accumulators start at the column's bias (else 0)"),
+      m.input("desc_init_base_i", addr, "bias of output column 0 (per output: of vector 0)"),
+      m.input("desc_init_out_i", 1, "accumulators start at a per-output code (AccInit::kPerOutput)"),
+      m.input("desc_init_s_b_i", addr, "per-output init: batch stride"),
+      m.input("desc_init_s_m_i", addr, "per-output init: vector stride"),
+      m.input("desc_init_shift_i", 5, "per-output init: left shift before saturating to psum bits"),
+      m.input("desc_o_base_i", addr, "outputs: base"),
+      m.input("desc_o_s_b_i", addr, "outputs: batch stride"),
+      m.input("desc_o_s_m_i", addr, "outputs: vector stride"),
+      m.input("desc_o_s_o2_i", addr, "outputs: step within o_div"),
+      m.input("desc_o_wrap_i", addr, "outputs, derived: s_o1 - (o_div - 1) * s_o2"),
+      m.input("desc_o_div_i", count, "outputs: o_div (>= 1)"),
+      m.input("desc_o_sel_i", count, "outputs: select_mod J (0: off; else only column m % J, at base + b*s_b + m*s_m)"),
+      m.input("desc_shift_i", geo.shift_bits, "reduction right shift"),
+      m.input("desc_relu_i", 1, "ReLU after the reduction"),
+      m.input("desc_a_func_i", 3, "Activate: unit function (2 norm, 3 squash, 4 softmax)"),
+      m.input("desc_a_norm_shift_i", geo.act.nshift_bits, "Activate: norm shift (norm, squash), the activation unit's norm_shift_i"),
+      m.input("desc_a_count_i", 32, "Activate: vectors; Fill: elements"),
+      m.input("desc_a_n_i", count, "Activate: elements per vector"),
+      m.input("desc_a_in_base_i", addr, "Activate: input base"),
+      m.input("desc_a_in_s_v_i", addr, "Activate: input vector stride"),
+      m.input("desc_a_in_s_e_i", addr, "Activate: input element stride"),
+      m.input("desc_a_out_base_i", addr, "Activate, Fill: output base"),
+      m.input("desc_a_out_s_v_i", addr, "Activate: output vector stride"),
+      m.input("desc_a_out_s_e_i", addr, "Activate, Fill: output element stride"),
+      m.input("desc_f_value_i", geo.act_bits, "Fill: value"),
+      m.input("desc_v_mode_i", 1, "vector-wide gather: one read of rows consecutive elements per vector"),
+      m.input("desc_o_vec_i", 1, "outputs: consecutive (offset of output o is o): one record per write"),
+      m.input("desc_v_len_i", count, "vector-wide gather: elements of a vector's reduction (rows past it are zero)"),
+      m.input("desc_acc_continue_i", 1, "split reduction: chunk 0 adds onto the accumulator entries the previous Gemm left"),
+      m.input("desc_acc_hold_i", 1, "split reduction: write no output (the entries keep the sums for the next Gemm)")};
 }
 
+// The memory ports, done, the sticky error and the statistics, in port order.
+struct MemoryAndStatusPorts {
+  Expr drd_en, drd_vec, drd_addr, drd_data;
+  Expr wrd_en, wrd_addr, wrd_data;
+  Expr brd_en, brd_addr, brd_data;
+  Expr wr_en, wr_addr, wr_vec, wr_mask, wr_data, wr_ready;
+  Expr busy, done, error;
+  Expr stat_cycles, stat_vectors, stat_stall_data, stat_stall_tile, stat_stall_out, stat_wr_wait;
+};
+
 // The memory ports (data, weight rows, biases, results), done, the sticky error and the statistics.
-void declare_memory_and_status_ports(Module& m, const EngineGeometry& geo) {
-  const int R = geo.R, C = geo.C, D = geo.D, W = geo.W, P = geo.P, OB = geo.OB;
-  const std::string& aw = geo.aw;
-  m.output("drd_en_o", "1", "data read")
-      .output("drd_vec_o", "1", fmt::format("with drd_en_o: read {} consecutive elements (else one)", R))
-      .output("drd_addr_o", aw, "data element address (the first one of a vector read)")
-      .input("drd_data_i", str(R * D),
-             fmt::format("one cycle after drd_en_o: the element in bits [{}:0], or the vector (element r in [r*{} +: {}])",
-                         D - 1, D, D))
-      .output("wrd_en_o", "1", "weight row read")
-      .output("wrd_addr_o", aw, "address of the row's first element")
-      .input("wrd_data_i", str(C * W), "the row, one cycle after wrd_en_o")
-      .output("brd_en_o", "1", "bias read")
-      .output("brd_addr_o", aw, "address of the first column's bias")
-      .input("brd_data_i", str(C * P), "the biases, one cycle after brd_en_o")
-      .output("wr_en_o", "1", "result write")
-      .output("wr_addr_o", aw, "result address")
-      .output("wr_vec_o", "1", fmt::format("with wr_en_o: {} results at wr_addr_o + c where wr_mask_o[c]", C))
-      .output("wr_mask_o", str(C), "the columns of a wr_vec_o write")
-      .output("wr_data_o", str(C * OB),
-              "result in lane 0: act code sign-extended (norm: unsigned, zero-extended); wr_vec_o: column c in lane c")
-      .input("wr_ready_i", "1", "a Gemm result write is taken this cycle (Activate/Fill writes must never be refused)")
-      .output("busy_o", "1", "a descriptor is running")
-      .output("done_o", "1", "one-cycle pulse: the descriptor finished")
-      .output("error_o", "1", "sticky: an internal contract was violated")
-      .output("stat_cycles_o", "32", "cycles from accept to done")
-      .output("stat_vectors_o", "32", "vectors sent through the array")
-      .output("stat_stall_data_o", "32", "streamer cycles waiting for a staged block")
-      .output("stat_stall_tile_o", "32", "streamer cycles waiting for a tile load")
-      .output("stat_stall_out_o", "32", "streamer cycles waiting for output FIFO space")
-      .output("stat_wr_wait_o", "32", "cycles a Gemm result write waited for wr_ready_i");
+MemoryAndStatusPorts declare_memory_and_status_ports(Module& m, const EngineGeometry& geo) {
+  const int rows = geo.rows, cols = geo.cols, data = geo.data_bits, addr = geo.addr_bits;
+  return MemoryAndStatusPorts{
+      m.output("drd_en_o", 1, "data read"),
+      m.output("drd_vec_o", 1, fmt::format("with drd_en_o: read {} consecutive elements (else one)", rows)),
+      m.output("drd_addr_o", addr, "data element address (the first one of a vector read)"),
+      m.input("drd_data_i", rows * data,
+              fmt::format("one cycle after drd_en_o: the element in bits [{}:0], or the vector (element r in [r*{} +: {}])",
+                          data - 1, data, data)),
+      m.output("wrd_en_o", 1, "weight row read"),
+      m.output("wrd_addr_o", addr, "address of the row's first element"),
+      m.input("wrd_data_i", cols * geo.weight_bits, "the row, one cycle after wrd_en_o"),
+      m.output("brd_en_o", 1, "bias read"),
+      m.output("brd_addr_o", addr, "address of the first column's bias"),
+      m.input("brd_data_i", cols * geo.psum_bits, "the biases, one cycle after brd_en_o"),
+      m.output("wr_en_o", 1, "result write"),
+      m.output("wr_addr_o", addr, "result address"),
+      m.output("wr_vec_o", 1, fmt::format("with wr_en_o: {} results at wr_addr_o + c where wr_mask_o[c]", cols)),
+      m.output("wr_mask_o", cols, "the columns of a wr_vec_o write"),
+      m.output("wr_data_o", cols * geo.result_bits,
+               "result in lane 0: act code sign-extended (norm: unsigned, zero-extended); wr_vec_o: column c in lane c"),
+      m.input("wr_ready_i", 1, "a Gemm result write is taken this cycle (Activate/Fill writes must never be refused)"),
+      m.output("busy_o", 1, "a descriptor is running"),
+      m.output("done_o", 1, "one-cycle pulse: the descriptor finished"),
+      m.output("error_o", 1, "sticky: an internal contract was violated"),
+      m.output("stat_cycles_o", 32, "cycles from accept to done"),
+      m.output("stat_vectors_o", 32, "vectors sent through the array"),
+      m.output("stat_stall_data_o", 32, "streamer cycles waiting for a staged block"),
+      m.output("stat_stall_tile_o", 32, "streamer cycles waiting for a tile load"),
+      m.output("stat_stall_out_o", 32, "streamer cycles waiting for output FIFO space"),
+      m.output("stat_wr_wait_o", 32, "cycles a Gemm result write waited for wr_ready_i")};
 }
+
+// The streamer's position registers.
+struct StreamerPosition {
+  Expr mi_q, n_q, k_q, m0_q, b_q, mb_q, ent_q, ia_q, iblk_q, ib_q;
+};
+
+StreamerPosition declare_streamer_position(Module& m, const EngineGeometry& geo) {
+  const int count = geo.count_bits, addr = geo.addr_bits;
+  m.comment("Streamer position: vector mi_q of the block at m0_q (mb_q vectors), tile n_q, chunk k_q, batch b_q;\n"
+            "ent_q = mi_q * n_tiles + n_q, the accumulator entry.");
+  return StreamerPosition{m.reg("mi_q", count),
+                          m.reg("n_q", count),
+                          m.reg("k_q", count),
+                          m.reg("m0_q", count),
+                          m.reg("b_q", count),
+                          m.reg("mb_q", count),
+                          m.reg("ent_q", geo.entry_bits),
+                          m.reg("ia_q", addr, "per-output init address of the vector: init_base + b*init_s_b + m*init_s_m"),
+                          m.reg("iblk_q", addr, "... of the block's first vector"),
+                          m.reg("ib_q", addr, "... of the batch item's first vector")};
+}
+
+// The statistics counters of the last descriptor.
+struct Statistics {
+  Expr cycles, vectors, stall_data, stall_tile, stall_out, wr_wait;
+};
+
+// The controller's registers, in declaration order.
+struct ControlState {
+  Expr busy_q, done_q, err_q, run_q;
+  Expr bm1_q, mtot_q, mblk_q, mb0_q, kcm1_q, ntm1_q, ntot_q, nt_q;  // the streamer's copy of the counts
+  Expr init_bias_q, init_base_q, init_out_q, init_s_b_q, init_s_m_q, init_shift_q, relu_q, cont_q, hold_q;
+  Expr act_mode_q, a_func_q, a_len_q, a_ns_q, shift_q;
+  StreamerPosition pos;
+  Expr credits_q;
+  Statistics stat;
+};
 
 // The controller's registers: busy/done/error, the streamer's copy of the descriptor's counts and the
 // init, reduction and Activate fields, the streamer's position, the output credits and the statistics.
-void declare_control_state(Module& m, const EngineGeometry& geo) {
-  const int SB = geo.SB, FB = geo.FB;
-  const ActGeometry& ag = geo.ag;
-  const std::string &cw = geo.cw, &aw = geo.aw, &eb = geo.eb;
+ControlState declare_control_state(Module& m, const EngineGeometry& geo) {
+  const int count = geo.count_bits, addr = geo.addr_bits;
   m.comment("Control state and the streamer's copy of the counts.");
-  m.reg("busy_q", "1");
-  m.reg("done_q", "1");
-  m.reg("err_q", "1");
-  m.reg("run_q", "1", "the streamer has vectors left");
-  for (const char* n : {"bm1_q", "mtot_q", "mblk_q", "mb0_q", "kcm1_q", "ntm1_q", "ntot_q"}) m.reg(n, cw);
-  m.reg("nt_q", eb, "n_tiles mod 2^AddrWidth (only added while m_block > 1, i.e. n_tiles < depth)");
-  m.reg("init_bias_q", "1");
-  m.reg("init_base_q", aw);
-  m.reg("init_out_q", "1");
-  m.reg("init_s_b_q", aw);
-  m.reg("init_s_m_q", aw);
-  m.reg("init_shift_q", "5");
-  m.reg("relu_q", "1");
-  m.reg("cont_q", "1", "acc_continue: chunk 0 accumulates onto the entries (no init)");
-  m.reg("hold_q", "1", "acc_hold: the writer steps through the records without writing them");
-  m.reg("act_mode_q", "1", "an Activate or Fill runs (the activation bank, data port and write port are the pass's)");
-  m.reg("a_func_q", "3");
-  m.reg("a_len_q", str(ag.len_bits));
-  m.reg("a_ns_q", str(ag.nshift_bits));
-  m.reg("shift_q", str(SB));
-  m.comment("Streamer position: vector mi_q of the block at m0_q (mb_q vectors), tile n_q, chunk k_q, batch b_q;\n"
-            "ent_q = mi_q * n_tiles + n_q, the accumulator entry.");
-  for (const char* n : {"mi_q", "n_q", "k_q", "m0_q", "b_q", "mb_q"}) m.reg(n, cw);
-  m.reg("ent_q", eb);
-  m.reg("ia_q", aw, "per-output init address of the vector: init_base + b*init_s_b + m*init_s_m");
-  m.reg("iblk_q", aw, "... of the block's first vector");
-  m.reg("ib_q", aw, "... of the batch item's first vector");
-  m.reg("credits_q", str(FB + 1), "output FIFO entries not yet promised to a last-chunk vector");
-  for (const char* n : {"stat_cycles_q", "stat_vectors_q", "stat_stall_data_q", "stat_stall_tile_q", "stat_stall_out_q",
-                        "stat_wr_wait_q"})
-    m.reg(n, "32");
+  // A braced list evaluates its elements in order: the registers are declared in this order.
+  return ControlState{
+      m.reg("busy_q", 1),
+      m.reg("done_q", 1),
+      m.reg("err_q", 1),
+      m.reg("run_q", 1, "the streamer has vectors left"),
+      m.reg("bm1_q", count),
+      m.reg("mtot_q", count),
+      m.reg("mblk_q", count),
+      m.reg("mb0_q", count),
+      m.reg("kcm1_q", count),
+      m.reg("ntm1_q", count),
+      m.reg("ntot_q", count),
+      m.reg("nt_q", geo.entry_bits, "n_tiles mod 2^AddrWidth (only added while m_block > 1, i.e. n_tiles < depth)"),
+      m.reg("init_bias_q", 1),
+      m.reg("init_base_q", addr),
+      m.reg("init_out_q", 1),
+      m.reg("init_s_b_q", addr),
+      m.reg("init_s_m_q", addr),
+      m.reg("init_shift_q", 5),
+      m.reg("relu_q", 1),
+      m.reg("cont_q", 1, "acc_continue: chunk 0 accumulates onto the entries (no init)"),
+      m.reg("hold_q", 1, "acc_hold: the writer steps through the records without writing them"),
+      m.reg("act_mode_q", 1, "an Activate or Fill runs (the activation bank, data port and write port are the pass's)"),
+      m.reg("a_func_q", 3),
+      m.reg("a_len_q", geo.act.len_bits),
+      m.reg("a_ns_q", geo.act.nshift_bits),
+      m.reg("shift_q", geo.shift_bits),
+      declare_streamer_position(m, geo),
+      m.reg("credits_q", geo.fifo_bits + 1, "output FIFO entries not yet promised to a last-chunk vector"),
+      Statistics{m.reg("stat_cycles_q", 32), m.reg("stat_vectors_q", 32), m.reg("stat_stall_data_q", 32),
+                 m.reg("stat_stall_tile_q", 32), m.reg("stat_stall_out_q", 32), m.reg("stat_wr_wait_q", 32)}};
 }
 
 // Descriptor decode: accept (desc_valid_i while idle), empty (a count is zero: done at once) and which
 // side starts, the Gemm datapath (start) or the Activate/Fill pass (a_start).
-void build_descriptor_decode(Module& m) {
-  m.wire("accept", "1");
-  m.wire("empty", "1", "a count is zero: nothing to do");
-  m.wire("start", "1", "accept a non-empty Gemm: every unit starts");
+struct DescriptorDecode {
+  Expr accept, empty, start, a_start;
+};
+
+DescriptorDecode build_descriptor_decode(Module& m, const EngineGeometry& geo, const DescriptorPorts& desc,
+                                         const ControlState& ctl) {
+  const Expr accept = m.wire("accept", 1);
+  const Expr empty = m.wire("empty", 1, "a count is zero: nothing to do");
+  const Expr start = m.wire("start", 1, "accept a non-empty Gemm: every unit starts");
   m.blank();
-  m.assign("accept", "desc_valid_i & ~busy_q");
-  m.assign("empty",
-           "(desc_kind_i == 2'd0) ? ((desc_batch_i == 16'd0) | (desc_m_total_i == 16'd0) | (desc_m_block_i == 16'd0) | "
-           "(desc_k_chunks_i == 16'd0) | (desc_n_tiles_i == 16'd0) | (desc_n_total_i == 16'd0)) : "
-           "((desc_a_count_i == 32'd0) | ((desc_kind_i == 2'd1) & (desc_a_n_i == 16'd0)))");
-  m.wire("a_start", "1", "accept a non-empty Activate or Fill");
-  m.assign("a_start", "accept & ~empty & (desc_kind_i != 2'd0)");
-  m.assign("start", "accept & ~empty & (desc_kind_i == 2'd0)");
+  m.assign(accept, desc.valid & ~ctl.busy_q);
+  const Expr count_zero = literal(geo.count_bits, 0);
+  const Expr gemm = desc.kind == literal(2, 0);
+  const Expr gemm_empty = (desc.gather.batch == count_zero) | (desc.gather.m_total == count_zero) |
+                          (desc.gather.m_block == count_zero) | (desc.gather.k_chunks == count_zero) |
+                          (desc.n_tiles == count_zero) | (desc.n_total == count_zero);
+  const Expr pass_empty =
+      (desc.a_count == literal(32, 0)) | ((desc.kind == literal(2, 1)) & (desc.a_n == count_zero));
+  m.assign(empty, ternary(gemm, paren(gemm_empty), paren(pass_empty)));
+  const Expr a_start = m.wire("a_start", 1, "accept a non-empty Activate or Fill");
+  m.assign(a_start, accept & ~empty & (desc.kind != literal(2, 0)));
+  m.assign(start, accept & ~empty & gemm);
+  return DescriptorDecode{accept, empty, start, a_start};
 }
 
-// The Activate/Fill pass's outputs (instantiated after the output writer) and its element for
-// the activation bank.
-void declare_act_pass_wires(Module& m, const EngineGeometry& geo) {
-  const int C = geo.C, D = geo.D, P = geo.P, OB = geo.OB;
-  const std::string& aw = geo.aw;
+// The Activate/Fill pass's outputs (instantiated after the output writer) and its element for the
+// activation bank.
+struct ActPassWires {
+  Expr rd_en, rd_addr, act_valid, act_data, wr_en, wr_addr, wr_data, done, busy, act_in;
+};
+
+ActPassWires declare_act_pass_wires(Module& m, const EngineGeometry& geo) {
+  const int addr = geo.addr_bits;
   m.comment("The Activate/Fill pass (capsgen_act_pass, instantiated below) and its share of the ports.");
-  m.wire("ap_rd_en", "1");
-  m.wire("ap_rd_addr", aw);
-  m.wire("ap_act_valid", "1");
-  m.wire("ap_act_data", str(D));
-  m.wire("ap_wr_en", "1");
-  m.wire("ap_wr_addr", aw);
-  m.wire("ap_wr_data", str(OB));
-  m.wire("ap_done", "1");
-  m.wire("ap_busy", "1");
-  m.wire("act_in", str(C * P), "the pass's element for unit 0 (sign-extended to psum bits), 0 for the others");
+  return ActPassWires{
+      m.wire("ap_rd_en", 1),
+      m.wire("ap_rd_addr", addr),
+      m.wire("ap_act_valid", 1),
+      m.wire("ap_act_data", geo.data_bits),
+      m.wire("ap_wr_en", 1),
+      m.wire("ap_wr_addr", addr),
+      m.wire("ap_wr_data", geo.result_bits),
+      m.wire("ap_done", 1),
+      m.wire("ap_busy", 1),
+      m.wire("act_in", geo.cols * geo.psum_bits, "the pass's element for unit 0 (sign-extended to psum bits), 0 for the others")};
+}
+
+// The vector-wide gather's registers and wires.
+struct VectorGather {
+  Expr vmode_q, v_busy_q;
+  Expr v_b_q, v_m0_q, v_mb_q, v_k_q, v_mi_q, v_rem_q;  // counts
+  Expr v_s_b_q, v_s_m_q, v_s_k_q, v_baddr_q, v_kaddr_q, v_addr_q, v_nblk_q;  // strides and addresses
+  Expr v_take, v_chunk_last, v_zero, v_nblk;
+  Expr s1_vall_q, s1_vzero_q;
+};
+
+// The length of the next block, min(m_total - (m0 + m_block), m_block).
+Expr next_block_length(const Expr& m_total, const Expr& m0, const Expr& m_block) {
+  const Expr left = m_total - (m0 + m_block);
+  return ternary(left < m_block, paren(left), m_block);
+}
+
+// ~(a + b >= c) on count-bit unsigned counts, without overflow (the sum is one bit wider).
+Expr sum_below(const Expr& a, const Expr& b, const Expr& c) {
+  const auto wide = [](const Expr& e) { return cat({bit(false), e}); };
+  return ~(bare(wide(a) + wide(b)) >= wide(c));
 }
 
 // The vector-wide gather after a block's last chunk: the next block of the batch item, or the first
 // block of the next batch item (after the last one the gather stops).
-Stmts vector_gather_next_block() {
-  const std::string v_left = "(mtot_q - (v_m0_q + mblk_q))";
-  const Stmts next_batch = {nb("v_m0_q", "16'd0"), nb("v_mb_q", "mb0_q"), nb("v_b_q", "v_b_q + 16'd1"),
-                            nb("v_baddr_q", "v_baddr_q + v_s_b_q"), nb("v_kaddr_q", "v_baddr_q + v_s_b_q"),
-                            nb("v_addr_q", "v_baddr_q + v_s_b_q"), if_("v_b_q == bm1_q", {nb("v_busy_q", "1'b0")})};
-  return {nb("v_k_q", "16'd0"), nb("v_rem_q", "v_len_q"),
-          if_("~" + sum_ge("v_m0_q", "mblk_q", "mtot_q"),
-              {nb("v_m0_q", "v_m0_q + mblk_q"), nb("v_mb_q", fmt::format("({0} < mblk_q) ? {0} : mblk_q", v_left)),
-               nb("v_kaddr_q", "v_nblk"), nb("v_addr_q", "v_nblk")},
+Stmts vector_gather_next_block(const EngineGeometry& geo, const VectorGather& v, const Expr& v_len_q,
+                               const ControlState& ctl) {
+  const Expr count_zero = literal(geo.count_bits, 0), count_one = literal(geo.count_bits, 1);
+  const Stmts next_batch = {nb(v.v_m0_q, count_zero), nb(v.v_mb_q, ctl.mb0_q), nb(v.v_b_q, v.v_b_q + count_one),
+                            nb(v.v_baddr_q, v.v_baddr_q + v.v_s_b_q), nb(v.v_kaddr_q, v.v_baddr_q + v.v_s_b_q),
+                            nb(v.v_addr_q, v.v_baddr_q + v.v_s_b_q), if_(v.v_b_q == ctl.bm1_q, {nb(v.v_busy_q, bit(false))})};
+  return {nb(v.v_k_q, count_zero), nb(v.v_rem_q, v_len_q),
+          if_(sum_below(v.v_m0_q, ctl.mblk_q, ctl.mtot_q),
+              {nb(v.v_m0_q, v.v_m0_q + ctl.mblk_q), nb(v.v_mb_q, next_block_length(ctl.mtot_q, v.v_m0_q, ctl.mblk_q)),
+               nb(v.v_kaddr_q, v.v_nblk), nb(v.v_addr_q, v.v_nblk)},
               next_batch)};
 }
 
 // The vector-wide gather after a vector was read: the block's next vector, or after its last one the
 // next chunk (v_rem_q drops by rows) or the next block.
-Stmts vector_gather_advance(int R) {
-  Stmts chunk_done = {nb("v_mi_q", "16'd0"), if_("v_k_q == 16'd0", {nb("v_nblk_q", "v_addr_q + v_s_m_q")})};
-  chunk_done.push_back(if_("v_k_q == kcm1_q", vector_gather_next_block(),
-                           {nb("v_k_q", "v_k_q + 16'd1"),
-                            nb("v_rem_q", fmt::format("(v_rem_q > {0}) ? v_rem_q - {0} : 16'd0", lit(CW, R))),
-                            nb("v_kaddr_q", "v_kaddr_q + v_s_k_q"), nb("v_addr_q", "v_kaddr_q + v_s_k_q")}));
-  return {if_("v_chunk_last", chunk_done, {nb("v_mi_q", "v_mi_q + 16'd1"), nb("v_addr_q", "v_addr_q + v_s_m_q")})};
+Stmts vector_gather_advance(const EngineGeometry& geo, const VectorGather& v, const Expr& v_len_q,
+                            const ControlState& ctl) {
+  const Expr count_zero = literal(geo.count_bits, 0), count_one = literal(geo.count_bits, 1);
+  const Expr rows = literal(geo.count_bits, geo.rows);
+  Stmts chunk_done = {nb(v.v_mi_q, count_zero), if_(v.v_k_q == count_zero, {nb(v.v_nblk_q, v.v_addr_q + v.v_s_m_q)})};
+  chunk_done.push_back(if_(v.v_k_q == ctl.kcm1_q, vector_gather_next_block(geo, v, v_len_q, ctl),
+                           {nb(v.v_k_q, v.v_k_q + count_one),
+                            nb(v.v_rem_q, ternary(v.v_rem_q > rows, v.v_rem_q - rows, count_zero)),
+                            nb(v.v_kaddr_q, v.v_kaddr_q + v.v_s_k_q), nb(v.v_addr_q, v.v_kaddr_q + v.v_s_k_q)}));
+  return {if_(v.v_chunk_last, chunk_done, {nb(v.v_mi_q, v.v_mi_q + count_one), nb(v.v_addr_q, v.v_addr_q + v.v_s_m_q)})};
 }
 
-// The vector-wide gather: its position registers, the rows past the reduction, and the walk over
-// (b, block, chunk, vector), one vector read per cycle the staging buffer takes it.
-void build_vector_gather(Module& m, const EngineGeometry& geo) {
-  const int R = geo.R;
-  const std::string &cw = geo.cw, &aw = geo.aw;
+// The vector-wide gather's registers and wires, and its rows past the reduction.
+VectorGather declare_vector_gather(Module& m, const EngineGeometry& geo) {
+  const int rows = geo.rows, count = geo.count_bits, addr = geo.addr_bits;
   m.blank();
   m.comment(fmt::format(
       "Vector-wide gather (desc_v_mode_i, docs/rtl-engine.md): for an affine source whose vector elements are\n"
@@ -1177,633 +1303,762 @@ void build_vector_gather(Module& m, const EngineGeometry& geo) {
       "gather unit's order (b, block, chunk, vector). Vector m of batch item b, chunk k starts at base + b*s_b +\n"
       "m*s_m + k*s_k; rows at or past v_len - k*{0} are zero. The address steps by s_m within a block, the\n"
       "block's successor address (v_nblk_q) is noted on chunk 0.",
-      R));
-  m.reg("vmode_q", "1", "the running Gemm uses the vector-wide gather");
-  m.reg("v_busy_q", "1");
-  for (const char* n : {"v_b_q", "v_m0_q", "v_mb_q", "v_k_q", "v_mi_q", "v_rem_q"}) m.reg(n, cw);
-  for (const char* n : {"v_s_b_q", "v_s_m_q", "v_s_k_q", "v_baddr_q", "v_kaddr_q", "v_addr_q", "v_nblk_q"}) m.reg(n, aw);
-  m.wire("v_take", "1", "a vector is read this cycle");
-  m.wire("v_chunk_last", "1", "the block's last vector of the chunk");
-  m.wire("v_zero", str(R), "rows past the reduction");
-  m.wire("v_nblk", aw, "the next block's first vector (chunk 0): noted now when this is chunk 0");
-  m.reg("s1_vall_q", "1");
-  m.reg("s1_vzero_q", str(R));
+      rows));
+  // A braced list evaluates its elements in order: the signals are declared in this order.
+  const VectorGather v{m.reg("vmode_q", 1, "the running Gemm uses the vector-wide gather"),
+                       m.reg("v_busy_q", 1),
+                       m.reg("v_b_q", count),
+                       m.reg("v_m0_q", count),
+                       m.reg("v_mb_q", count),
+                       m.reg("v_k_q", count),
+                       m.reg("v_mi_q", count),
+                       m.reg("v_rem_q", count),
+                       m.reg("v_s_b_q", addr),
+                       m.reg("v_s_m_q", addr),
+                       m.reg("v_s_k_q", addr),
+                       m.reg("v_baddr_q", addr),
+                       m.reg("v_kaddr_q", addr),
+                       m.reg("v_addr_q", addr),
+                       m.reg("v_nblk_q", addr),
+                       m.wire("v_take", 1, "a vector is read this cycle"),
+                       m.wire("v_chunk_last", 1, "the block's last vector of the chunk"),
+                       m.wire("v_zero", rows, "rows past the reduction"),
+                       m.wire("v_nblk", addr, "the next block's first vector (chunk 0): noted now when this is chunk 0"),
+                       m.reg("s1_vall_q", 1),
+                       m.reg("s1_vzero_q", rows)};
   m.blank();
-  m.assign("v_take", "v_busy_q & g_ready");
-  m.assign("v_chunk_last", "v_mi_q + 16'd1 == v_mb_q");
-  m.assign("v_nblk", "(v_k_q == 16'd0) ? v_addr_q + v_s_m_q : v_nblk_q");
-  for (int r = 0; r < R; ++r)
-    m.assign(R == 1 ? std::string("v_zero") : fmt::format("v_zero[{}]", r), fmt::format("~({} < v_rem_q)", lit(CW, r)));
-  m.reg("v_len_q", cw);
-  const Stmts load = {
-      nb("vmode_q", "desc_v_mode_i"), nb("v_busy_q", "desc_v_mode_i"), nb("v_b_q", "16'd0"), nb("v_m0_q", "16'd0"),
-      nb("v_mb_q", "(desc_m_total_i < desc_m_block_i) ? desc_m_total_i : desc_m_block_i"), nb("v_k_q", "16'd0"),
-      nb("v_mi_q", "16'd0"), nb("v_len_q", "desc_v_len_i"), nb("v_rem_q", "desc_v_len_i"),
-      nb("v_s_b_q", "desc_s_b_i"), nb("v_s_m_q", "desc_s_m_i"), nb("v_s_k_q", "desc_s_k_i"),
-      nb("v_baddr_q", "desc_base_i"), nb("v_kaddr_q", "desc_base_i"), nb("v_addr_q", "desc_base_i")};
-  Stmts reset = with_zero_reset(m, {nb("vmode_q", "1'b0"), nb("v_busy_q", "1'b0")}, assigned_signals(load));
-  reset = with_zero_reset(m, std::move(reset), {"v_nblk_q"});
-  m.always_ff_reset(std::move(reset), {if_("start", load, {if_("v_take", vector_gather_advance(R))})});
+  // text API: g_ready is declared later, with the gather unit's wires.
+  m.assign(v.v_take.text(), v.v_busy_q.text() + " & g_ready");
+  m.assign(v.v_chunk_last, bare(v.v_mi_q + literal(count, 1)) == v.v_mb_q);
+  m.assign(v.v_nblk, ternary(v.v_k_q == literal(count, 0), v.v_addr_q + v.v_s_m_q, v.v_nblk_q));
+  for (int r = 0; r < rows; ++r) m.assign(rows == 1 ? v.v_zero : v.v_zero[r], ~(literal(count, r) < v.v_rem_q));
+  return v;
 }
 
+// The vector-wide gather: its position registers, the rows past the reduction, and the walk over
+// (b, block, chunk, vector), one vector read per cycle the staging buffer takes it.
+VectorGather build_vector_gather(Module& m, const EngineGeometry& geo, const DescriptorPorts& desc,
+                                 const ControlState& ctl, const DescriptorDecode& decode) {
+  const VectorGather v = declare_vector_gather(m, geo);
+  const Expr v_len_q = m.reg("v_len_q", geo.count_bits);
+  const Expr count_zero = literal(geo.count_bits, 0);
+  const GatherDescriptorPorts& g = desc.gather;
+  const Stmts load = {
+      nb(v.vmode_q, desc.v_mode), nb(v.v_busy_q, desc.v_mode), nb(v.v_b_q, count_zero), nb(v.v_m0_q, count_zero),
+      nb(v.v_mb_q, ternary(g.m_total < g.m_block, g.m_total, g.m_block)), nb(v.v_k_q, count_zero),
+      nb(v.v_mi_q, count_zero), nb(v_len_q, desc.v_len), nb(v.v_rem_q, desc.v_len),
+      nb(v.v_s_b_q, g.s_b), nb(v.v_s_m_q, g.s_m), nb(v.v_s_k_q, g.s_k),
+      nb(v.v_baddr_q, g.base), nb(v.v_kaddr_q, g.base), nb(v.v_addr_q, g.base)};
+  Stmts reset = with_zero_reset(m, {nb(v.vmode_q, bit(false)), nb(v.v_busy_q, bit(false))}, assigned_signals(load));
+  reset = with_zero_reset(m, std::move(reset), {v.v_nblk_q.text()});
+  m.always_ff_reset(std::move(reset),
+                    {if_(decode.start, load, {if_(v.v_take, vector_gather_advance(geo, v, v_len_q, ctl))})});
+  return v;
+}
+
+// The gather unit's element handshake and outputs.
+struct GatherElement {
+  Expr valid, ready, take, addr, zero, row, chunk_last;
+  Expr desc_ready, vec, chunk, vec_last, last, busy, done;  // unused
+};
+
+// The stage-1 registers between the gather and the staging buffer, and the staging buffer's outputs.
+struct StagingWrite {
+  Expr s1_valid_q, s1_zero_q, s1_commit_q, s1_row_q, s1_vec_q;
+  Expr st_wr_free, st_rd_avail, st_rd_data, st_error, st_wr_buf, st_rd_buf;
+  Expr drd_elem;  // the element read (low lane of the data port)
+};
+
+// The gather unit's wires and the stage-1 registers, as declared together.
+struct GatherToStaging {
+  GatherElement element;
+  StagingWrite staging;
+};
+
 // The data port: the Activate/Fill pass's reads while it runs, else the vector-wide gather's vector
-// reads or the gather unit's element reads (none for a zero element).
-void drive_data_port(Module& m, const EngineGeometry& geo) {
-  const int D = geo.D;
-  m.wire("drd_elem", str(D), "an element read (low lane of the data port)");
-  m.assign("drd_elem", fmt::format("drd_data_i[{}:0]", D - 1));
-  m.assign("drd_en_o", "act_mode_q ? ap_rd_en : (g_take & ~g_zero) | v_take");
-  m.assign("drd_vec_o", "~act_mode_q & v_take");
-  m.assign("drd_addr_o", "act_mode_q ? ap_rd_addr : vmode_q ? v_addr_q : g_addr");
+// reads or the gather unit's element reads (none for a zero element). Returns the element read.
+Expr drive_data_port(Module& m, const EngineGeometry& geo, const MemoryAndStatusPorts& ports, const ControlState& ctl,
+                     const ActPassWires& pass, const VectorGather& v, const GatherElement& g) {
+  const Expr drd_elem = m.wire("drd_elem", geo.data_bits, "an element read (low lane of the data port)");
+  m.assign(drd_elem, ports.drd_data.slice(geo.data_bits - 1, 0));
+  m.assign(ports.drd_en, ternary(ctl.act_mode_q, pass.rd_en, (g.take & ~g.zero) | v.v_take));
+  m.assign(ports.drd_vec, ~ctl.act_mode_q & v.v_take);
+  const Expr gather_addr = ternary(v.vmode_q, v.v_addr_q, g.addr);
+  m.assign(ports.drd_addr, ternary(ctl.act_mode_q, pass.rd_addr, bare(gather_addr)));
+  return drd_elem;
 }
 
 // Gather -> staging: the gather unit's element handshake and the stage-1 registers that write an
 // element (or, from the vector-wide gather, a whole vector) into the staging buffer with its read data.
-void build_gather_to_staging(Module& m, const EngineGeometry& geo) {
-  const int R = geo.R, D = geo.D, RB = geo.RB, VB = geo.VB;
-  const std::string &cw = geo.cw, &aw = geo.aw;
+GatherToStaging build_gather_to_staging(Module& m, const EngineGeometry& geo, const MemoryAndStatusPorts& ports,
+                                        const ControlState& ctl, const ActPassWires& pass, const VectorGather& v) {
   m.blank();
   m.comment("Gather -> staging: an element taken in cycle t is read (drd) in t and written to the staging buffer\n"
             "in t+1 with the read data. The element after a block's last one waits a cycle, until the commit has\n"
             "moved the writer to the other buffer (wr_free_o then refers to that buffer).");
-  m.wire("g_valid", "1");
-  m.wire("g_ready", "1");
-  m.wire("g_take", "1");
-  m.wire("g_addr", aw);
-  m.wire("g_zero", "1");
-  m.wire("g_row", str(RB));
-  m.wire("g_chunk_last", "1");
-  m.reg("s1_valid_q", "1");
-  m.reg("s1_zero_q", "1");
-  m.reg("s1_commit_q", "1");
-  m.reg("s1_row_q", str(RB));
-  m.reg("s1_vec_q", str(VB));
-  m.wire("st_wr_free", "1");
-  m.wire("st_rd_avail", "1");
-  m.wire("st_rd_data", str(R * D));
-  m.wire("st_error", "1");
+  const Expr valid = m.wire("g_valid", 1), ready = m.wire("g_ready", 1), take = m.wire("g_take", 1);
+  const Expr addr = m.wire("g_addr", geo.addr_bits), zero = m.wire("g_zero", 1), row = m.wire("g_row", geo.row_bits);
+  const Expr chunk_last = m.wire("g_chunk_last", 1);
+  const Expr s1_valid_q = m.reg("s1_valid_q", 1), s1_zero_q = m.reg("s1_zero_q", 1);
+  const Expr s1_commit_q = m.reg("s1_commit_q", 1), s1_row_q = m.reg("s1_row_q", geo.row_bits);
+  const Expr s1_vec_q = m.reg("s1_vec_q", geo.vec_bits);
+  const Expr st_wr_free = m.wire("st_wr_free", 1), st_rd_avail = m.wire("st_rd_avail", 1);
+  const Expr st_rd_data = m.wire("st_rd_data", geo.rows * geo.data_bits), st_error = m.wire("st_error", 1);
   m.lint_off("UNUSEDSIGNAL", "the gather unit's chunk, vector-last, last, busy and done outputs and the staging\n"
                              "buffer's buffer indices are for other users and the testbenches.");
-  m.wire("g_desc_ready", "1");
-  m.wire("g_vec", cw, "vector within the block (< m_block <= depth: the low bits)");
-  m.wire("g_chunk", cw);
-  m.wire("g_vec_last", "1");
-  m.wire("g_last", "1");
-  m.wire("g_busy", "1");
-  m.wire("g_done", "1");
-  m.wire("st_wr_buf", "1");
-  m.wire("st_rd_buf", "1");
+  const Expr desc_ready = m.wire("g_desc_ready", 1);
+  const Expr vec = m.wire("g_vec", geo.count_bits, "vector within the block (< m_block <= depth: the low bits)");
+  const Expr chunk = m.wire("g_chunk", geo.count_bits);
+  const Expr vec_last = m.wire("g_vec_last", 1), last = m.wire("g_last", 1), busy = m.wire("g_busy", 1);
+  const Expr done = m.wire("g_done", 1), st_wr_buf = m.wire("st_wr_buf", 1), st_rd_buf = m.wire("st_rd_buf", 1);
   m.lint_on("UNUSEDSIGNAL");
-  m.assign("g_ready", "st_wr_free & ~(s1_valid_q & s1_commit_q)");
-  m.assign("g_take", "g_valid & g_ready");
-  drive_data_port(m, geo);
-  m.always_ff_reset({nb("s1_valid_q", "1'b0"), nb("s1_vall_q", "1'b0")},
-                    {nb("s1_valid_q", "g_take | v_take"), nb("s1_vall_q", "v_take")});
-  m.always_ff({nb("s1_zero_q", "g_zero"), nb("s1_commit_q", "vmode_q ? v_chunk_last : g_chunk_last"),
-               nb("s1_row_q", "g_row"),
-               nb("s1_vec_q", VB == CW ? "vmode_q ? v_mi_q : g_vec"
-                                       : fmt::format("vmode_q ? v_mi_q[{0}:0] : g_vec[{0}:0]", VB - 1)),
-               nb("s1_vzero_q", "v_zero")});
+  const GatherElement g{valid, ready, take, addr, zero, row, chunk_last, desc_ready, vec, chunk, vec_last, last, busy, done};
+  m.assign(ready, st_wr_free & ~(s1_valid_q & s1_commit_q));
+  m.assign(take, valid & ready);
+  const Expr drd_elem = drive_data_port(m, geo, ports, ctl, pass, v, g);
+  m.always_ff_reset({nb(s1_valid_q, bit(false)), nb(v.s1_vall_q, bit(false))},
+                    {nb(s1_valid_q, take | v.v_take), nb(v.s1_vall_q, v.v_take)});
+  const bool whole = geo.vec_bits == geo.count_bits;
+  m.always_ff({nb(s1_zero_q, zero), nb(s1_commit_q, ternary(v.vmode_q, v.v_chunk_last, chunk_last)), nb(s1_row_q, row),
+               nb(s1_vec_q, whole ? ternary(v.vmode_q, v.v_mi_q, vec)
+                                  : ternary(v.vmode_q, v.v_mi_q.slice(geo.vec_bits - 1, 0), vec.slice(geo.vec_bits - 1, 0))),
+               nb(v.s1_vzero_q, v.v_zero)});
+  return GatherToStaging{g, StagingWrite{s1_valid_q, s1_zero_q, s1_commit_q, s1_row_q, s1_vec_q, st_wr_free,
+                                         st_rd_avail, st_rd_data, st_error, st_wr_buf, st_rd_buf, drd_elem}};
 }
 
 // The gather unit (capsgen_gather) on the descriptor's data source, unless the vector-wide gather runs;
 // the engine uses its element stream.
-void instantiate_gather(Module& m) {
-  Instance& g = m.instance(kGatherModule, "u_gather");
-  g.connect("clk_i", "clk_i")
-      .connect("rst_ni", "rst_ni")
-      .connect("desc_valid_i", "start & ~desc_v_mode_i")
-      .connect("desc_ready_o", "g_desc_ready");
-  for (const std::string& f : gather_descriptor_fields()) g.connect("desc_" + f + "_i", "desc_" + f + "_i");
-  g.connect("elem_valid_o", "g_valid")
-      .connect("elem_ready_i", "g_ready")
-      .connect("elem_addr_o", "g_addr")
-      .connect("elem_zero_o", "g_zero")
-      .connect("elem_row_o", "g_row")
-      .connect("elem_vec_o", "g_vec")
-      .connect("elem_chunk_o", "g_chunk")
-      .connect("elem_vec_last_o", "g_vec_last")
-      .connect("elem_chunk_last_o", "g_chunk_last")
-      .connect("elem_last_o", "g_last")
-      .connect("busy_o", "g_busy")
-      .connect("done_o", "g_done");
+void instantiate_gather(Module& m, const Module& gather, const DescriptorPorts& desc, const DescriptorDecode& decode,
+                        const GatherElement& g) {
+  Instance& inst = m.instance(gather, "u_gather");
+  inst.connect("clk_i", m.clk())
+      .connect("rst_ni", m.rst_n())
+      .connect("desc_valid_i", decode.start & ~desc.v_mode)
+      .connect("desc_ready_o", g.desc_ready);
+  for (const std::string& f : gather_descriptor_fields()) {
+    const std::string port = "desc_" + f + "_i";  // the same port on the engine and the gather unit
+    inst.connect(port, m.port(port));
+  }
+  inst.connect("elem_valid_o", g.valid)
+      .connect("elem_ready_i", g.ready)
+      .connect("elem_addr_o", g.addr)
+      .connect("elem_zero_o", g.zero)
+      .connect("elem_row_o", g.row)
+      .connect("elem_vec_o", g.vec)
+      .connect("elem_chunk_o", g.chunk)
+      .connect("elem_vec_last_o", g.vec_last)
+      .connect("elem_chunk_last_o", g.chunk_last)
+      .connect("elem_last_o", g.last)
+      .connect("busy_o", g.busy)
+      .connect("done_o", g.done);
 }
+
+// The streamer's issue conditions.
+struct StreamerIssue {
+  Expr tile_ready, last_k, tile_ok, credit_ok, issue, mi_last, n_last, st_release, pop;
+};
 
 // The streamer's issue logic: a staged vector goes into the array when the staging buffer has a block,
 // the tile reader has the tile (first vector of a tile only) and, on the last chunk, an output FIFO
 // entry is free; the block's last vector of the chunk's last tile releases the staging buffer.
-void build_streamer_issue(Module& m, const EngineGeometry& geo) {
-  const int FB = geo.FB;
+StreamerIssue build_streamer_issue(Module& m, const EngineGeometry& geo, const ControlState& ctl,
+                                   const StagingWrite& st) {
+  const StreamerPosition& pos = ctl.pos;
   m.blank();
   m.comment("Streamer: one staged vector per cycle into the array. The first vector of a tile waits for the\n"
             "tile reader (tile_ready) and starts it; every vector of the last chunk needs an output FIFO credit.");
-  m.wire("tile_ready", "1");
-  m.wire("last_k", "1");
-  m.wire("tile_ok", "1");
-  m.wire("credit_ok", "1");
-  m.wire("issue", "1", "a vector is read from the staging buffer this cycle");
-  m.wire("mi_last", "1");
-  m.wire("n_last", "1");
-  m.wire("st_release", "1", "the block's last vector of the chunk's last tile: free the staging buffer");
-  m.wire("pop", "1", "the writer finished a record");
-  m.assign("last_k", "k_q == kcm1_q");
-  m.assign("tile_ok", "(mi_q != 16'd0) | tile_ready");
-  m.assign("credit_ok", fmt::format("~last_k | (credits_q != {})", lit(FB + 1, 0)));
-  m.assign("issue", "run_q & st_rd_avail & tile_ok & credit_ok");
-  m.assign("mi_last", "mi_q + 16'd1 == mb_q");
-  m.assign("n_last", "n_q == ntm1_q");
-  m.assign("st_release", "issue & mi_last & n_last");
+  const StreamerIssue s{m.wire("tile_ready", 1),
+                        m.wire("last_k", 1),
+                        m.wire("tile_ok", 1),
+                        m.wire("credit_ok", 1),
+                        m.wire("issue", 1, "a vector is read from the staging buffer this cycle"),
+                        m.wire("mi_last", 1),
+                        m.wire("n_last", 1),
+                        m.wire("st_release", 1, "the block's last vector of the chunk's last tile: free the staging buffer"),
+                        m.wire("pop", 1, "the writer finished a record")};
+  m.assign(s.last_k, pos.k_q == ctl.kcm1_q);
+  m.assign(s.tile_ok, (pos.mi_q != literal(geo.count_bits, 0)) | s.tile_ready);
+  m.assign(s.credit_ok, ~s.last_k | (ctl.credits_q != literal(geo.fifo_bits + 1, 0)));
+  m.assign(s.issue, ctl.run_q & st.st_rd_avail & s.tile_ok & s.credit_ok);
+  m.assign(s.mi_last, bare(pos.mi_q + literal(geo.count_bits, 1)) == pos.mb_q);
+  m.assign(s.n_last, pos.n_q == ctl.ntm1_q);
+  m.assign(s.st_release, s.issue & s.mi_last & s.n_last);
+  return s;
+}
+
+// The staged vector the streamer reads: mi_q's low bits.
+Expr staged_vector(const EngineGeometry& geo, const Expr& mi_q) {
+  return geo.vec_bits == geo.count_bits ? mi_q : mi_q.slice(geo.vec_bits - 1, 0);
 }
 
 // The staging buffer (capsgen_staging): written by the gather stage, read by the streamer.
-void instantiate_staging(Module& m, const EngineGeometry& geo) {
-  const int VB = geo.VB;
-  Instance& s = m.instance(kStagingModule, "u_staging");
-  s.connect("clk_i", "clk_i")
-      .connect("rst_ni", "rst_ni")
-      .connect("wr_en_i", "s1_valid_q")
-      .connect("wr_row_i", "s1_row_q")
-      .connect("wr_vec_i", "s1_vec_q")
-      .connect("wr_zero_i", "s1_zero_q")
-      .connect("wr_data_i", "drd_elem")
-      .connect("wr_vall_i", "s1_vall_q")
-      .connect("wr_vdata_i", "drd_data_i")
-      .connect("wr_vzero_i", "s1_vzero_q")
-      .connect("wr_commit_i", "s1_valid_q & s1_commit_q")
-      .connect("wr_free_o", "st_wr_free")
-      .connect("rd_en_i", "issue")
-      .connect("rd_vec_i", VB == CW ? "mi_q" : fmt::format("mi_q[{}:0]", VB - 1))
-      .connect("rd_data_o", "st_rd_data")
-      .connect("rd_release_i", "st_release")
-      .connect("rd_avail_o", "st_rd_avail")
-      .connect("wr_buf_o", "st_wr_buf")
-      .connect("rd_buf_o", "st_rd_buf")
-      .connect("error_o", "st_error");
+void instantiate_staging(Module& m, const Module& staging, const EngineGeometry& geo, const MemoryAndStatusPorts& ports,
+                         const ControlState& ctl, const VectorGather& v, const StagingWrite& st,
+                         const StreamerIssue& s) {
+  m.instance(staging, "u_staging")
+      .connect("clk_i", m.clk())
+      .connect("rst_ni", m.rst_n())
+      .connect("wr_en_i", st.s1_valid_q)
+      .connect("wr_row_i", st.s1_row_q)
+      .connect("wr_vec_i", st.s1_vec_q)
+      .connect("wr_zero_i", st.s1_zero_q)
+      .connect("wr_data_i", st.drd_elem)
+      .connect("wr_vall_i", v.s1_vall_q)
+      .connect("wr_vdata_i", ports.drd_data)
+      .connect("wr_vzero_i", v.s1_vzero_q)
+      .connect("wr_commit_i", st.s1_valid_q & st.s1_commit_q)
+      .connect("wr_free_o", st.st_wr_free)
+      .connect("rd_en_i", s.issue)
+      .connect("rd_vec_i", staged_vector(geo, ctl.pos.mi_q))
+      .connect("rd_data_o", st.st_rd_data)
+      .connect("rd_release_i", s.st_release)
+      .connect("rd_avail_o", st.st_rd_avail)
+      .connect("wr_buf_o", st.st_wr_buf)
+      .connect("rd_buf_o", st.st_rd_buf)
+      .connect("error_o", st.st_error);
 }
 
-// The tile index n_q as an accumulator entry address (EB bits).
-std::string tile_entry(int EB) { return EB >= CW ? zext("n_q", CW, EB) : fmt::format("n_q[{}:0]", EB - 1); }
+// The tile index n_q as an accumulator entry address (entry bits).
+Expr tile_entry(const EngineGeometry& geo, const Expr& n_q) {
+  return geo.entry_bits >= geo.count_bits ? zext(n_q, geo.entry_bits) : n_q.slice(geo.entry_bits - 1, 0);
+}
 
 // The streamer after the last tile of a block's last chunk: chunk 0 of the batch item's next block, or of
 // the next batch item's first block (after the last one the streamer stops); the per-output init
 // addresses follow.
-Stmts streamer_next_block() {
-  const std::string m_left = "(mtot_q - (m0_q + mblk_q))";
-  return {nb("k_q", "16'd0"),
-          if_("~" + sum_ge("m0_q", "mblk_q", "mtot_q"),
-              {nb("m0_q", "m0_q + mblk_q"), nb("mb_q", fmt::format("({0} < mblk_q) ? {0} : mblk_q", m_left)),
-               nb("ia_q", "ia_q + init_s_m_q"), nb("iblk_q", "ia_q + init_s_m_q")},
-              {nb("m0_q", "16'd0"), nb("mb_q", "mb0_q"), nb("b_q", "b_q + 16'd1"), nb("ib_q", "ib_q + init_s_b_q"),
-               nb("iblk_q", "ib_q + init_s_b_q"), nb("ia_q", "ib_q + init_s_b_q"),
-               if_("b_q == bm1_q", {nb("run_q", "1'b0")})})};
+Stmts streamer_next_block(const EngineGeometry& geo, const ControlState& ctl) {
+  const StreamerPosition& p = ctl.pos;
+  const Expr count_zero = literal(geo.count_bits, 0);
+  return {nb(p.k_q, count_zero),
+          if_(sum_below(p.m0_q, ctl.mblk_q, ctl.mtot_q),
+              {nb(p.m0_q, p.m0_q + ctl.mblk_q), nb(p.mb_q, next_block_length(ctl.mtot_q, p.m0_q, ctl.mblk_q)),
+               nb(p.ia_q, p.ia_q + ctl.init_s_m_q), nb(p.iblk_q, p.ia_q + ctl.init_s_m_q)},
+              {nb(p.m0_q, count_zero), nb(p.mb_q, ctl.mb0_q), nb(p.b_q, p.b_q + literal(geo.count_bits, 1)),
+               nb(p.ib_q, p.ib_q + ctl.init_s_b_q), nb(p.iblk_q, p.ib_q + ctl.init_s_b_q),
+               nb(p.ia_q, p.ib_q + ctl.init_s_b_q), if_(p.b_q == ctl.bm1_q, {nb(ctl.run_q, bit(false))})})};
 }
 
 // The streamer's position after it issued a vector: the block's next vector (entry + n_tiles), else
 // vector 0 of the next tile (entry n + 1), of the next chunk or of the next block (entry 0).
-Stmts streamer_advance(const EngineGeometry& geo) {
-  const int EB = geo.EB;
-  return {if_("mi_last",
-              {nb("mi_q", "16'd0"),
-               if_("n_last",
-                   {nb("n_q", "16'd0"), nb("ent_q", lit(EB, 0)),
-                    if_("last_k", streamer_next_block(), {nb("k_q", "k_q + 16'd1"), nb("ia_q", "iblk_q")})},
-                   {nb("n_q", "n_q + 16'd1"), nb("ia_q", "iblk_q"),
-                    nb("ent_q", fmt::format("{} + {}", tile_entry(EB), lit(EB, 1)))})},
-              {nb("mi_q", "mi_q + 16'd1"), nb("ent_q", "ent_q + nt_q"), nb("ia_q", "ia_q + init_s_m_q")})};
+Stmts streamer_advance(const EngineGeometry& geo, const ControlState& ctl, const StreamerIssue& s) {
+  const StreamerPosition& p = ctl.pos;
+  const Expr count_zero = literal(geo.count_bits, 0), count_one = literal(geo.count_bits, 1);
+  return {if_(s.mi_last,
+              {nb(p.mi_q, count_zero),
+               if_(s.n_last,
+                   {nb(p.n_q, count_zero), nb(p.ent_q, literal(geo.entry_bits, 0)),
+                    if_(s.last_k, streamer_next_block(geo, ctl), {nb(p.k_q, p.k_q + count_one), nb(p.ia_q, p.iblk_q)})},
+                   {nb(p.n_q, p.n_q + count_one), nb(p.ia_q, p.iblk_q),
+                    nb(p.ent_q, tile_entry(geo, p.n_q) + literal(geo.entry_bits, 1))})},
+              {nb(p.mi_q, p.mi_q + count_one), nb(p.ent_q, p.ent_q + ctl.nt_q), nb(p.ia_q, p.ia_q + ctl.init_s_m_q)})};
 }
+
+// The tile reader's outputs.
+struct TileReaderWires {
+  Expr weight, load, busy;
+};
 
 // The tile reader (capsgen_tile_reader) on the descriptor's tile fields: it loads tile (b, k, n) while
 // the previous tile streams; the streamer starts it with a tile's first vector.
-void instantiate_tile_reader(Module& m, const EngineGeometry& geo) {
-  const int C = geo.C, W = geo.W;
+TileReaderWires instantiate_tile_reader(Module& m, const Module& tile_reader, const EngineGeometry& geo,
+                                        const DescriptorPorts& desc, const MemoryAndStatusPorts& ports,
+                                        const ControlState& ctl, const DescriptorDecode& decode,
+                                        const StreamerIssue& s) {
   m.blank();
-  m.wire("tr_weight", str(C * W));
-  m.wire("tr_load", "1");
-  m.wire("tr_busy", "1");
-  Instance& t = m.instance(kTileReaderModule, "u_tiles");
-  t.connect("clk_i", "clk_i")
-      .connect("rst_ni", "rst_ni")
-      .connect("start_i", "start")
-      .connect("desc_batch_i", "desc_batch_i")
-      .connect("desc_m_total_i", "desc_m_total_i")
-      .connect("desc_m_block_i", "desc_m_block_i")
-      .connect("desc_k_chunks_i", "desc_k_chunks_i")
-      .connect("desc_n_tiles_i", "desc_n_tiles_i")
-      .connect("desc_r_total_i", "desc_r_total_i")
-      .connect("desc_n_total_i", "desc_n_total_i")
-      .connect("desc_base_i", "desc_t_base_i")
-      .connect("desc_s_b_i", "desc_t_s_b_i")
-      .connect("desc_s_k_i", "desc_t_s_k_i")
-      .connect("desc_s_n_i", "desc_t_s_n_i")
-      .connect("desc_s_r_i", "desc_t_s_r_i")
-      .connect("desc_strided_i", "desc_t_strided_i")
-      .connect("desc_s_c_i", "desc_t_s_c_i")
-      .connect("desc_top_i", "desc_t_top_i")
-      .connect("desc_diag_i", "desc_t_diag_i")
-      .connect("desc_group_rows_i", "desc_group_rows_i")
-      .connect("desc_gtop_i", "desc_t_gtop_i")
-      .connect("desc_etop_i", "desc_t_etop_i")
-      .connect("desc_dtop_i", "desc_t_dtop_i")
-      .connect("desc_dwrap_i", "desc_t_dwrap_i")
-      .connect("rd_en_o", "wrd_en_o")
-      .connect("rd_addr_o", "wrd_addr_o")
-      .connect("rd_data_i", "wrd_data_i")
-      .connect("weight_o", "tr_weight")
-      .connect("weight_load_o", "tr_load")
-      .connect("tile_start_i", "issue & (mi_q == 16'd0)")
-      .connect("tile_ready_o", "tile_ready")
-      .connect("busy_o", "tr_busy");
+  const TileReaderWires t{m.wire("tr_weight", geo.cols * geo.weight_bits), m.wire("tr_load", 1), m.wire("tr_busy", 1)};
+  const GatherDescriptorPorts& g = desc.gather;
+  m.instance(tile_reader, "u_tiles")
+      .connect("clk_i", m.clk())
+      .connect("rst_ni", m.rst_n())
+      .connect("start_i", decode.start)
+      .connect("desc_batch_i", g.batch)
+      .connect("desc_m_total_i", g.m_total)
+      .connect("desc_m_block_i", g.m_block)
+      .connect("desc_k_chunks_i", g.k_chunks)
+      .connect("desc_n_tiles_i", desc.n_tiles)
+      .connect("desc_r_total_i", g.r_total)
+      .connect("desc_n_total_i", desc.n_total)
+      .connect("desc_base_i", desc.t_base)
+      .connect("desc_s_b_i", desc.t_s_b)
+      .connect("desc_s_k_i", desc.t_s_k)
+      .connect("desc_s_n_i", desc.t_s_n)
+      .connect("desc_s_r_i", desc.t_s_r)
+      .connect("desc_strided_i", desc.t_strided)
+      .connect("desc_s_c_i", desc.t_s_c)
+      .connect("desc_top_i", desc.t_top)
+      .connect("desc_diag_i", desc.t_diag)
+      .connect("desc_group_rows_i", g.group_rows)
+      .connect("desc_gtop_i", desc.t_gtop)
+      .connect("desc_etop_i", desc.t_etop)
+      .connect("desc_dtop_i", desc.t_dtop)
+      .connect("desc_dwrap_i", desc.t_dwrap)
+      .connect("rd_en_o", ports.wrd_en)
+      .connect("rd_addr_o", ports.wrd_addr)
+      .connect("rd_data_i", ports.wrd_data)
+      .connect("weight_o", t.weight)
+      .connect("weight_load_o", t.load)
+      .connect("tile_start_i", s.issue & (ctl.pos.mi_q == literal(geo.count_bits, 0)))
+      .connect("tile_ready_o", s.tile_ready)
+      .connect("busy_o", t.busy);
+  return t;
 }
+
+// What travels with each issued vector through the staging read and the array.
+struct VectorPipeline {
+  Expr pv_q, pa_q, pl_q, pf_q, pe_q, pn_q;
+};
 
 // The vector pipeline: shift registers of what travels with each issued vector through the staging
 // read and the array (valid, accumulate, last chunk, entry, tile index), read where a stage needs it.
-void build_vector_pipeline(Module& m, const EngineGeometry& geo) {
-  const int EB = geo.EB, L = geo.L, S = geo.S;
+VectorPipeline build_vector_pipeline(Module& m, const EngineGeometry& geo, const ControlState& ctl,
+                                     const StreamerIssue& s) {
+  const int entry = geo.entry_bits, latency = geo.latency, stages = geo.stages;
   m.blank();
   m.comment(fmt::format(
       "What travels with each vector: bit/field i = the vector issued i+1 cycles ago. Stage 0 enters the\n"
       "array (data_valid_i, weight_swap_i on a tile's first vector); stage {0} issues the bias read; stage {1}\n"
       "meets the array's result (latency {2}) at the accumulators.",
-      L - 1, S - 1, L));
-  for (const char* n : {"pv_q", "pa_q", "pl_q"}) m.reg(n, str(S));
-  m.reg("pf_q", "1", "stage 0 is a tile's first vector");
-  m.reg("pe_q", str(S * EB), "accumulator entry");
-  m.reg("pn_q", str(L * EB), "tile index n (stages 0..L-1)");
-  m.always_ff_reset({nb("pv_q", lit(S, 0))}, {nb("pv_q", fmt::format("{{pv_q[{}:0], issue}}", S - 2))});
-  m.always_ff({nb("pf_q", "mi_q == 16'd0"),
-               nb("pa_q", fmt::format("{{pa_q[{}:0], k_q != 16'd0}}", S - 2)),
-               nb("pl_q", fmt::format("{{pl_q[{}:0], last_k}}", S - 2)),
-               nb("pe_q", fmt::format("{{pe_q[{}:0], ent_q}}", (S - 1) * EB - 1)),
-               nb("pn_q", fmt::format("{{pn_q[{}:0], {}}}", (L - 1) * EB - 1, tile_entry(EB)))});
+      latency - 1, stages - 1, latency));
+  const VectorPipeline p{m.reg("pv_q", stages),
+                         m.reg("pa_q", stages),
+                         m.reg("pl_q", stages),
+                         m.reg("pf_q", 1, "stage 0 is a tile's first vector"),
+                         m.reg("pe_q", stages * entry, "accumulator entry"),
+                         m.reg("pn_q", latency * entry, "tile index n (stages 0..L-1)")};
+  const Expr count_zero = literal(geo.count_bits, 0);
+  m.always_ff_reset({nb(p.pv_q, literal(stages, 0))}, {nb(p.pv_q, cat({p.pv_q.slice(stages - 2, 0), s.issue}))});
+  m.always_ff({nb(p.pf_q, ctl.pos.mi_q == count_zero),
+               nb(p.pa_q, cat({p.pa_q.slice(stages - 2, 0), ctl.pos.k_q != count_zero})),
+               nb(p.pl_q, cat({p.pl_q.slice(stages - 2, 0), s.last_k})),
+               nb(p.pe_q, cat({p.pe_q.slice((stages - 1) * entry - 1, 0), ctl.pos.ent_q})),
+               nb(p.pn_q, cat({p.pn_q.slice((latency - 1) * entry - 1, 0), tile_entry(geo, ctl.pos.n_q)}))});
+  return p;
 }
+
+// The array's outputs and the check of its result timing.
+struct ArrayWires {
+  Expr result, result_valid, res_mismatch;
+};
 
 // The systolic array (capsgen_systolic_array): staged vectors in, the tile reader's rows as weights;
 // its result_valid_o must agree with the vector pipeline's record (else the sticky error).
-void instantiate_array(Module& m, const EngineGeometry& geo) {
-  const int C = geo.C, D = geo.D, W = geo.W, P = geo.P, S = geo.S;
-  m.wire("arr_result", str(C * P));
-  m.wire("arr_result_valid", "1");
-  m.wire("res_mismatch", "1", "the array's result_valid_o disagrees with the streamer's record");
-  m.assign("res_mismatch", fmt::format("arr_result_valid != pv_q[{}]", S - 1));
-  m.instance(kSystolicArrayModule, "u_array")
-      .param("DataWidth", str(D))
-      .param("WeightWidth", str(W))
-      .param("PsumWidth", str(P))
-      .connect("clk_i", "clk_i")
-      .connect("rst_ni", "rst_ni")
-      .connect("data_i", "st_rd_data")
-      .connect("data_valid_i", "pv_q[0]")
-      .connect("weight_swap_i", "pv_q[0] & pf_q")
-      .connect("weight_i", "tr_weight")
-      .connect("weight_load_i", "tr_load")
-      .connect("result_o", "arr_result")
-      .connect("result_valid_o", "arr_result_valid");
+ArrayWires instantiate_array(Module& m, const Module& array, const EngineGeometry& geo, const StagingWrite& st,
+                             const TileReaderWires& t, const VectorPipeline& p) {
+  const ArrayWires a{m.wire("arr_result", geo.cols * geo.psum_bits), m.wire("arr_result_valid", 1),
+                     m.wire("res_mismatch", 1, "the array's result_valid_o disagrees with the streamer's record")};
+  m.assign(a.res_mismatch, a.result_valid != p.pv_q[geo.stages - 1]);
+  m.instance(array, "u_array")
+      .param("DataWidth", geo.data_bits)
+      .param("WeightWidth", geo.weight_bits)
+      .param("PsumWidth", geo.psum_bits)
+      .connect("clk_i", m.clk())
+      .connect("rst_ni", m.rst_n())
+      .connect("data_i", st.st_rd_data)
+      .connect("data_valid_i", p.pv_q[0])
+      .connect("weight_swap_i", p.pv_q[0] & p.pf_q)
+      .connect("weight_i", t.weight)
+      .connect("weight_load_i", t.load)
+      .connect("result_o", a.result)
+      .connect("result_valid_o", a.result_valid);
+  return a;
 }
+
+// fx::sat_s of the signed signal `wide` to `bits` bits (2 <= bits < its width): the low bits when the
+// dropped ones are all copies of the sign, else the largest code of the sign.
+Expr saturate_signed(const Expr& wide, int bits) {
+  const int top = wide.width() - 1;
+  const Expr high = wide.slice(top, bits - 1);
+  return ternary(paren(reduce_and(high) | ~reduce_or(high)), wide.slice(bits - 1, 0),
+                 cat({wide[top], rep(bits - 1, ~wide[top])}));
+}
+
+// The accumulator init's wires and registers.
+struct AccumulatorInit {
+  Expr acc_bias;
+};
 
 // Accumulator init on chunk 0: the per-column bias read and the per-output init codes' queue, muxed
 // into one init value per column.
-void build_accumulator_init(Module& m, const EngineGeometry& geo) {
-  const int C = geo.C, P = geo.P, EB = geo.EB, L = geo.L, S = geo.S;
-  const std::string &cw = geo.cw, &aw = geo.aw;
+AccumulatorInit build_accumulator_init(Module& m, const EngineGeometry& geo, const MemoryAndStatusPorts& ports,
+                                       const ControlState& ctl, const StreamerIssue& s, const VectorPipeline& p) {
+  const int cols = geo.cols, psum = geo.psum_bits, entry = geo.entry_bits, latency = geo.latency;
+  const int count = geo.count_bits, addr = geo.addr_bits;
   m.blank();
   m.comment("Accumulator init on chunk 0. Per column (AccInit::kPerColumn, biases): read at stage L-1 for tile n\n"
             "(columns n*cols ..), used at stage L; columns at or past n_total get 0. Per output (kPerOutput,\n"
             "routing logits): one code per vector at init_base + b*init_s_b + m*init_s_m, read when the vector\n"
             "is issued, shifted left by init_shift and saturated to psum bits, queued until the vector reaches\n"
             "the accumulators, and given to every column. A descriptor uses one kind (or none).");
-  const std::string bn = fmt::format("pn_q[{} +: {}]", (L - 1) * EB, EB);
-  const int IW = P + 31, IF = 1 << clog2(L + 3), IFB = clog2(IF);
-  m.wire("bias_n", aw, "tile index of the vector at stage L-1");
-  m.assign("bias_n", zext(bn, EB, AW));
-  m.reg("bv_q", "1", "the biases arrive this cycle");
-  m.reg("bl_q", cw, "valid bias columns: n_total - n*cols");
-  m.reg("io_v_q", "1", "a per-output init code arrives this cycle");
-  m.wire("io_rd", "1", "per-output init read of the vector issued this cycle");
-  m.wire("io_code", str(P), "the code read (lane 0)");
-  m.wire("io_wide", str(IW), "sign-extended and shifted");
-  m.wire("io_sat", str(P), "saturated to psum bits");
-  m.memory("io_fifo_q", str(P), str(IF), "per-output init values of the vectors in flight");
-  m.reg("io_wp_q", str(IFB));
-  m.reg("io_rp_q", str(IFB));
-  m.wire("io_pop", "1");
-  m.wire("acc_bias", str(C * P));
-  m.assign("io_rd", "issue & (k_q == 16'd0) & init_out_q");
-  m.assign("brd_en_o", fmt::format("(pv_q[{0}] & ~pa_q[{0}] & init_bias_q) | io_rd", L - 1));
-  m.assign("brd_addr_o", fmt::format("init_out_q ? ia_q : init_base_q + bias_n * {}", lit(AW, C)));
-  m.assign("io_code", lane("brd_data_i", 0, P));
-  m.assign("io_wide", fmt::format("{} << init_shift_q", detail::sext("io_code", P, IW)));
-  m.assign("io_sat", detail::sat_s("io_wide", IW, P));
-  m.assign("io_pop", fmt::format("pv_q[{0}] & ~pa_q[{0}] & init_out_q", S - 1));
-  m.always_ff({nb("bv_q", fmt::format("pv_q[{0}] & ~pa_q[{0}] & init_bias_q", L - 1)),
-               nb("bl_q", fmt::format("ntot_q - bias_n[15:0] * {}", lit(CW, C))),
-               if_("io_v_q", {nb("io_fifo_q[io_wp_q]", "io_sat")})});
-  m.always_ff_reset({nb("io_v_q", "1'b0"), nb("io_wp_q", lit(IFB, 0)), nb("io_rp_q", lit(IFB, 0))},
-                    {nb("io_v_q", "io_rd"), if_("io_v_q", {nb("io_wp_q", fmt::format("io_wp_q + {}", lit(IFB, 1)))}),
-                     if_("io_pop", {nb("io_rp_q", fmt::format("io_rp_q + {}", lit(IFB, 1)))})});
-  for (int c = 0; c < C; ++c)
-    m.assign(lane("acc_bias", c, P),
-             fmt::format("init_out_q ? io_fifo_q[io_rp_q] : (bv_q & ({} < bl_q)) ? {} : {}", lit(CW, c),
-                         lane("brd_data_i", c, P), lit(P, 0)));
+  const int wide_bits = psum + 31, queue_depth = 1 << clog2(latency + 3), queue_bits = clog2(queue_depth);
+  const Expr bias_n = m.wire("bias_n", addr, "tile index of the vector at stage L-1");
+  m.assign(bias_n, zext(p.pn_q.part_from((latency - 1) * entry, entry), addr));
+  const Expr bv_q = m.reg("bv_q", 1, "the biases arrive this cycle");
+  const Expr bl_q = m.reg("bl_q", count, "valid bias columns: n_total - n*cols");
+  const Expr io_v_q = m.reg("io_v_q", 1, "a per-output init code arrives this cycle");
+  const Expr io_rd = m.wire("io_rd", 1, "per-output init read of the vector issued this cycle");
+  const Expr io_code = m.wire("io_code", psum, "the code read (lane 0)");
+  const Expr io_wide = m.wire("io_wide", wide_bits, "sign-extended and shifted");
+  const Expr io_sat = m.wire("io_sat", psum, "saturated to psum bits");
+  const Memory io_fifo_q = m.memory("io_fifo_q", psum, queue_depth, "per-output init values of the vectors in flight");
+  const Expr io_wp_q = m.reg("io_wp_q", queue_bits);
+  const Expr io_rp_q = m.reg("io_rp_q", queue_bits);
+  const Expr io_pop = m.wire("io_pop", 1);
+  const Expr acc_bias = m.wire("acc_bias", cols * psum);
+  const Expr bias_stage = p.pv_q[latency - 1] & ~p.pa_q[latency - 1] & ctl.init_bias_q;
+  m.assign(io_rd, s.issue & (ctl.pos.k_q == literal(count, 0)) & ctl.init_out_q);
+  m.assign(ports.brd_en, paren(bias_stage) | io_rd);
+  m.assign(ports.brd_addr,
+           ternary(ctl.init_out_q, ctl.pos.ia_q, ctl.init_base_q + bare(bias_n * literal(addr, cols))));
+  m.assign(io_code, ports.brd_data.part(0, psum));
+  m.assign(io_wide, shl(sext(io_code, wide_bits), ctl.init_shift_q));
+  m.assign(io_sat, saturate_signed(io_wide, psum));
+  m.assign(io_pop, p.pv_q[geo.stages - 1] & ~p.pa_q[geo.stages - 1] & ctl.init_out_q);
+  const Expr bias_columns = bare(bias_n.slice(count - 1, 0) * literal(count, cols));
+  m.always_ff({nb(bv_q, bias_stage), nb(bl_q, ctl.ntot_q - bias_columns),
+               if_(io_v_q, {nb(io_fifo_q[io_wp_q], io_sat)})});
+  m.always_ff_reset({nb(io_v_q, bit(false)), nb(io_wp_q, literal(queue_bits, 0)), nb(io_rp_q, literal(queue_bits, 0))},
+                    {nb(io_v_q, io_rd), if_(io_v_q, {nb(io_wp_q, io_wp_q + literal(queue_bits, 1))}),
+                     if_(io_pop, {nb(io_rp_q, io_rp_q + literal(queue_bits, 1))})});
+  for (int c = 0; c < cols; ++c) {
+    const Expr column_valid = paren(bv_q & (literal(count, c) < bl_q));
+    const Expr bias = ternary(column_valid, ports.brd_data.part(c, psum), literal(psum, 0));
+    m.assign(acc_bias.part(c, psum), ternary(ctl.init_out_q, io_fifo_q[io_rp_q], bare(bias)));
+  }
+  return AccumulatorInit{acc_bias};
 }
 
+// The accumulators' and the activation bank's outputs.
+struct ResultWires {
+  Expr acc_out_valid, acc_out_data, a_valid, a_data, a_err;
+  Expr acc_out_addr, acc_rd_valid, acc_rd_data, a_last, a_busy;  // unused
+};
+
 // The accumulators' and the activation bank's outputs (the unused ones under a lint waiver).
-void declare_result_wires(Module& m, const EngineGeometry& geo) {
-  const int C = geo.C, P = geo.P, OB = geo.OB;
-  const std::string& eb = geo.eb;
+ResultWires declare_result_wires(Module& m, const EngineGeometry& geo) {
+  const int cols = geo.cols, psum = geo.psum_bits;
   m.blank();
-  m.wire("acc_out_valid", "1");
-  m.wire("acc_out_data", str(C * P));
-  m.wire("a_valid", "1");
-  m.wire("a_data", str(C * OB));
-  m.wire("a_err", "1");
+  const Expr acc_out_valid = m.wire("acc_out_valid", 1), acc_out_data = m.wire("acc_out_data", cols * psum);
+  const Expr a_valid = m.wire("a_valid", 1), a_data = m.wire("a_data", cols * geo.result_bits);
+  const Expr a_err = m.wire("a_err", 1);
   m.lint_off("UNUSEDSIGNAL", "the accumulators' entry address and read-out port and the activation bank's last/busy\n"
                              "flags are not needed for element-wise (identity, ReLU) outputs in streamer order.");
-  m.wire("acc_out_addr", eb);
-  m.wire("acc_rd_valid", "1");
-  m.wire("acc_rd_data", str(C * P));
-  m.wire("a_last", "1");
-  m.wire("a_busy", "1");
+  const ResultWires r{acc_out_valid, acc_out_data, a_valid, a_data, a_err,
+                      m.wire("acc_out_addr", geo.entry_bits), m.wire("acc_rd_valid", 1),
+                      m.wire("acc_rd_data", cols * psum),
+                      m.wire("a_last", 1), m.wire("a_busy", 1)};
   m.lint_on("UNUSEDSIGNAL");
+  return r;
 }
 
 // The column accumulators (capsgen_accumulator_bank): the array's sums at the last pipeline stage, with
 // the init on chunk 0 (unless the descriptor continues a split reduction), out on the last chunk.
-void instantiate_accumulators(Module& m, const EngineGeometry& geo) {
-  const int P = geo.P, depth = geo.depth, EB = geo.EB, S = geo.S;
-  const std::string& eb = geo.eb;
-  m.instance(kAccumulatorBankModule, "u_acc")
-      .param("PsumWidth", str(P))
-      .param("Depth", str(depth))
-      .param("AddrWidth", eb)
-      .connect("clk_i", "clk_i")
-      .connect("rst_ni", "rst_ni")
-      .connect("in_valid_i", fmt::format("pv_q[{}]", S - 1))
-      .connect("in_accumulate_i", fmt::format("pa_q[{}] | cont_q", S - 1))
-      .connect("in_last_i", fmt::format("pl_q[{}]", S - 1))
-      .connect("in_addr_i", fmt::format("pe_q[{} +: {}]", (S - 1) * EB, EB))
-      .connect("in_psum_i", "arr_result")
-      .connect("in_bias_i", "acc_bias")
-      .connect("out_valid_o", "acc_out_valid")
-      .connect("out_addr_o", "acc_out_addr")
-      .connect("out_data_o", "acc_out_data")
-      .connect("rd_en_i", "1'b0")
-      .connect("rd_addr_i", lit(EB, 0))
-      .connect("rd_valid_o", "acc_rd_valid")
-      .connect("rd_data_o", "acc_rd_data");
+void instantiate_accumulators(Module& m, const Module& accumulators, const EngineGeometry& geo, const ControlState& ctl,
+                              const VectorPipeline& p, const ArrayWires& a, const AccumulatorInit& init,
+                              const ResultWires& r) {
+  const int last = geo.stages - 1, entry = geo.entry_bits;
+  m.instance(accumulators, "u_acc")
+      .param("PsumWidth", geo.psum_bits)
+      .param("Depth", geo.depth)
+      .param("AddrWidth", entry)
+      .connect("clk_i", m.clk())
+      .connect("rst_ni", m.rst_n())
+      .connect("in_valid_i", p.pv_q[last])
+      .connect("in_accumulate_i", p.pa_q[last] | ctl.cont_q)
+      .connect("in_last_i", p.pl_q[last])
+      .connect("in_addr_i", p.pe_q.part_from(last * entry, entry))
+      .connect("in_psum_i", a.result)
+      .connect("in_bias_i", init.acc_bias)
+      .connect("out_valid_o", r.acc_out_valid)
+      .connect("out_addr_o", r.acc_out_addr)
+      .connect("out_data_o", r.acc_out_data)
+      .connect("rd_en_i", bit(false))
+      .connect("rd_addr_i", literal(entry, 0))
+      .connect("rd_valid_o", r.acc_rd_valid)
+      .connect("rd_data_o", r.acc_rd_data);
 }
 
 // The activation bank (capsgen_activation_bank): the accumulators' results (shift, saturate, ReLU) in a
 // Gemm, the Activate/Fill pass's elements and functions while it runs.
-void instantiate_activation_bank(Module& m, const EngineGeometry& geo) {
-  const int SB = geo.SB;
-  const ActGeometry& ag = geo.ag;
-  m.instance(kActivationBankModule, "u_act")
-      .connect("clk_i", "clk_i")
-      .connect("rst_ni", "rst_ni")
-      .connect("in_valid_i", "act_mode_q ? ap_act_valid : acc_out_valid")
-      .connect("in_data_i", "act_mode_q ? act_in : acc_out_data")
-      .connect("func_i", "act_mode_q ? a_func_q : {2'b00, relu_q}")
-      .connect("len_i", fmt::format("act_mode_q ? a_len_q : {}", lit(ag.len_bits, 1)))
-      .connect("shift_i", fmt::format("act_mode_q ? {} : shift_q", lit(SB, 0)))
-      .connect("norm_shift_i", fmt::format("act_mode_q ? a_ns_q : {}", lit(ag.nshift_bits, 0)))
-      .connect("out_valid_o", "a_valid")
-      .connect("out_last_o", "a_last")
-      .connect("out_data_o", "a_data")
-      .connect("busy_o", "a_busy")
-      .connect("err_o", "a_err");
+void instantiate_activation_bank(Module& m, const Module& activation, const EngineGeometry& geo,
+                                 const ControlState& ctl, const ActPassWires& pass, const ResultWires& r) {
+  const Expr act_mode_q = ctl.act_mode_q;
+  m.instance(activation, "u_act")
+      .connect("clk_i", m.clk())
+      .connect("rst_ni", m.rst_n())
+      .connect("in_valid_i", ternary(act_mode_q, pass.act_valid, r.acc_out_valid))
+      .connect("in_data_i", ternary(act_mode_q, pass.act_in, r.acc_out_data))
+      .connect("func_i", ternary(act_mode_q, ctl.a_func_q, cat({lit_bin(2, 0), ctl.relu_q})))
+      .connect("len_i", ternary(act_mode_q, ctl.a_len_q, literal(geo.act.len_bits, 1)))
+      .connect("shift_i", ternary(act_mode_q, literal(geo.shift_bits, 0), ctl.shift_q))
+      .connect("norm_shift_i", ternary(act_mode_q, ctl.a_ns_q, literal(geo.act.nshift_bits, 0)))
+      .connect("out_valid_o", r.a_valid)
+      .connect("out_last_o", r.a_last)
+      .connect("out_data_o", r.a_data)
+      .connect("busy_o", r.a_busy)
+      .connect("err_o", r.a_err);
 }
+
+// The output FIFO's state.
+struct OutputFifo {
+  Memory fifo_mem;
+  Expr fifo_rp_q, fifo_cnt_q, fifo_overflow;
+};
 
 // The output FIFO between the activation bank and the writer: Gemm result vectors at act bits per
 // column; pushing into a full FIFO is an overflow (the credits rule it out).
-void build_output_fifo(Module& m, const EngineGeometry& geo) {
-  const int C = geo.C, A = geo.A, OB = geo.OB, F = geo.F, FB = geo.FB;
+OutputFifo build_output_fifo(Module& m, const EngineGeometry& geo, const ControlState& ctl, const StreamerIssue& s,
+                             const ResultWires& r) {
+  const int cols = geo.cols, act = geo.act_bits, result = geo.result_bits, pointer = geo.fifo_bits;
   m.blank();
-  m.comment(fmt::format("Output FIFO: {} result vectors of {} act codes.", F, C));
-  m.memory("fifo_mem", str(C * A), str(F));
-  m.reg("fifo_wp_q", str(FB));
-  m.reg("fifo_rp_q", str(FB));
-  m.reg("fifo_cnt_q", str(FB + 1));
-  m.wire("fifo_in", str(C * A), "the activation results, act bits per column");
-  m.wire("fifo_overflow", "1");
-  if (OB > A) {
+  m.comment(fmt::format("Output FIFO: {} result vectors of {} act codes.", geo.fifo_depth, cols));
+  const Memory fifo_mem = m.memory("fifo_mem", cols * act, geo.fifo_depth);
+  const Expr fifo_wp_q = m.reg("fifo_wp_q", pointer), fifo_rp_q = m.reg("fifo_rp_q", pointer);
+  const Expr fifo_cnt_q = m.reg("fifo_cnt_q", pointer + 1);
+  const Expr fifo_in = m.wire("fifo_in", cols * act, "the activation results, act bits per column");
+  const Expr fifo_overflow = m.wire("fifo_overflow", 1);
+  if (result > act) {
     m.lint_off("UNUSEDSIGNAL", "the activation bank's outputs are wider than act bits only for Norm codes.");
-    m.wire("a_data_unused", str(C * OB));
-    m.assign("a_data_unused", "a_data");
+    const Expr a_data_unused = m.wire("a_data_unused", cols * result);
+    m.assign(a_data_unused, r.a_data);
     m.lint_on("UNUSEDSIGNAL");
   }
-  for (int c = 0; c < C; ++c)
-    m.assign(lane("fifo_in", c, A), OB == A ? lane("a_data", c, OB) : fmt::format("a_data[{} +: {}]", c * OB, A));
-  m.wire("fifo_push", "1", "a Gemm result vector");
-  m.assign("fifo_push", "a_valid & ~act_mode_q");
-  m.assign("fifo_overflow", fmt::format("fifo_push & (fifo_cnt_q == {}) & ~pop", lit(FB + 1, F)));
-  m.always_ff_reset({nb("fifo_wp_q", lit(FB, 0)), nb("fifo_rp_q", lit(FB, 0)), nb("fifo_cnt_q", lit(FB + 1, 0))},
-                    {if_("fifo_push", {nb("fifo_wp_q", fmt::format("fifo_wp_q + {}", lit(FB, 1)))}),
-                     if_("pop", {nb("fifo_rp_q", fmt::format("fifo_rp_q + {}", lit(FB, 1)))}),
-                     nb("fifo_cnt_q", fmt::format("fifo_cnt_q + {{{0}'d0, fifo_push}} - {{{0}'d0, pop}}", FB))});
-  m.always_ff({if_("fifo_push", {nb("fifo_mem[fifo_wp_q]", "fifo_in")})});
+  for (int c = 0; c < cols; ++c)
+    m.assign(fifo_in.part(c, act), result == act ? r.a_data.part(c, result) : r.a_data.part_from(c * result, act));
+  const Expr fifo_push = m.wire("fifo_push", 1, "a Gemm result vector");
+  m.assign(fifo_push, r.a_valid & ~ctl.act_mode_q);
+  m.assign(fifo_overflow, fifo_push & (fifo_cnt_q == literal(pointer + 1, geo.fifo_depth)) & ~s.pop);
+  m.always_ff_reset({nb(fifo_wp_q, literal(pointer, 0)), nb(fifo_rp_q, literal(pointer, 0)),
+                     nb(fifo_cnt_q, literal(pointer + 1, 0))},
+                    {if_(fifo_push, {nb(fifo_wp_q, fifo_wp_q + literal(pointer, 1))}),
+                     if_(s.pop, {nb(fifo_rp_q, fifo_rp_q + literal(pointer, 1))}),
+                     nb(fifo_cnt_q, fifo_cnt_q + zext(fifo_push, pointer + 1) - zext(s.pop, pointer + 1))});
+  m.always_ff({if_(fifo_push, {nb(fifo_mem[fifo_wp_q], fifo_in)})});
+  return OutputFifo{fifo_mem, fifo_rp_q, fifo_cnt_q, fifo_overflow};
 }
+
+// The output writer's outputs.
+struct WriterWires {
+  Expr done, busy, wr_en, wr_addr, wr_data, wr_vec, wr_mask;
+};
 
 // The output writer (capsgen_out_writer): pops the FIFO's records and writes them at the descriptor's
 // output addresses; with acc_hold it steps through the records without writing, one per cycle (as
 // whole records, always ready).
-void instantiate_output_writer(Module& m, const EngineGeometry& geo) {
-  const int C = geo.C, A = geo.A, FB = geo.FB;
-  const std::string& aw = geo.aw;
-  m.wire("w_done", "1");
-  m.wire("w_busy", "1");
-  m.wire("w_wr_en", "1");
-  m.wire("w_wr_addr", aw);
-  m.wire("w_wr_data", str(C * A));
-  m.wire("w_wr_vec", "1");
-  m.wire("w_wr_mask", str(C));
+WriterWires instantiate_output_writer(Module& m, const Module& out_writer, const EngineGeometry& geo,
+                                      const DescriptorPorts& desc, const MemoryAndStatusPorts& ports,
+                                      const ControlState& ctl, const DescriptorDecode& decode, const StreamerIssue& s,
+                                      const TileReaderWires& t, const ActPassWires& pass, const OutputFifo& f) {
+  const int cols = geo.cols;
+  const WriterWires w{m.wire("w_done", 1),
+                      m.wire("w_busy", 1),
+                      m.wire("w_wr_en", 1),
+                      m.wire("w_wr_addr", geo.addr_bits),
+                      m.wire("w_wr_data", cols * geo.act_bits),
+                      m.wire("w_wr_vec", 1),
+                      m.wire("w_wr_mask", cols)};
   m.lint_off("UNUSEDSIGNAL", "the units' busy flags are not needed: the engine is busy until the writer's or the pass's done.");
-  m.wire("units_busy", "3");
-  m.assign("units_busy", "{ap_busy, w_busy, tr_busy}");
+  const Expr units_busy = m.wire("units_busy", 3);
+  m.assign(units_busy, cat({pass.busy, w.busy, t.busy}));
   m.lint_on("UNUSEDSIGNAL");
-  m.instance(kOutWriterModule, "u_writer")
-      .connect("clk_i", "clk_i")
-      .connect("rst_ni", "rst_ni")
-      .connect("start_i", "start")
-      .connect("desc_batch_i", "desc_batch_i")
-      .connect("desc_m_total_i", "desc_m_total_i")
-      .connect("desc_m_block_i", "desc_m_block_i")
-      .connect("desc_n_tiles_i", "desc_n_tiles_i")
-      .connect("desc_n_total_i", "desc_n_total_i")
-      .connect("desc_base_i", "desc_o_base_i")
-      .connect("desc_s_b_i", "desc_o_s_b_i")
-      .connect("desc_s_m_i", "desc_o_s_m_i")
-      .connect("desc_s_o2_i", "desc_o_s_o2_i")
-      .connect("desc_o_wrap_i", "desc_o_wrap_i")
-      .connect("desc_o_div_i", "desc_o_div_i")
-      .connect("desc_o_sel_i", "desc_o_sel_i")
-      .connect("desc_o_vec_i", "desc_o_vec_i | desc_acc_hold_i")
-      .connect("rec_valid_i", fmt::format("fifo_cnt_q != {}", lit(FB + 1, 0)))
-      .connect("rec_data_i", "fifo_mem[fifo_rp_q]")
-      .connect("rec_pop_o", "pop")
-      .connect("wr_ready_i", "wr_ready_i | hold_q")
-      .connect("wr_en_o", "w_wr_en")
-      .connect("wr_addr_o", "w_wr_addr")
-      .connect("wr_vec_o", "w_wr_vec")
-      .connect("wr_mask_o", "w_wr_mask")
-      .connect("wr_data_o", "w_wr_data")
-      .connect("busy_o", "w_busy")
-      .connect("done_o", "w_done");
+  const GatherDescriptorPorts& g = desc.gather;
+  m.instance(out_writer, "u_writer")
+      .connect("clk_i", m.clk())
+      .connect("rst_ni", m.rst_n())
+      .connect("start_i", decode.start)
+      .connect("desc_batch_i", g.batch)
+      .connect("desc_m_total_i", g.m_total)
+      .connect("desc_m_block_i", g.m_block)
+      .connect("desc_n_tiles_i", desc.n_tiles)
+      .connect("desc_n_total_i", desc.n_total)
+      .connect("desc_base_i", desc.o_base)
+      .connect("desc_s_b_i", desc.o_s_b)
+      .connect("desc_s_m_i", desc.o_s_m)
+      .connect("desc_s_o2_i", desc.o_s_o2)
+      .connect("desc_o_wrap_i", desc.o_wrap)
+      .connect("desc_o_div_i", desc.o_div)
+      .connect("desc_o_sel_i", desc.o_sel)
+      .connect("desc_o_vec_i", desc.o_vec | desc.acc_hold)
+      .connect("rec_valid_i", f.fifo_cnt_q != literal(geo.fifo_bits + 1, 0))
+      .connect("rec_data_i", f.fifo_mem[f.fifo_rp_q])
+      .connect("rec_pop_o", s.pop)
+      .connect("wr_ready_i", ports.wr_ready | ctl.hold_q)
+      .connect("wr_en_o", w.wr_en)
+      .connect("wr_addr_o", w.wr_addr)
+      .connect("wr_vec_o", w.wr_vec)
+      .connect("wr_mask_o", w.wr_mask)
+      .connect("wr_data_o", w.wr_data)
+      .connect("busy_o", w.busy)
+      .connect("done_o", w.done);
+  return w;
 }
 
 // The Activate/Fill pass (capsgen_act_pass): its element goes to activation unit 0 sign-extended to
 // psum bits (the other units get 0), unit 0's result comes back to it.
-void instantiate_act_pass(Module& m, const EngineGeometry& geo) {
-  const int C = geo.C, D = geo.D, P = geo.P, OB = geo.OB;
-  m.assign("act_in", C == 1 ? detail::sext("ap_act_data", D, P)
-                            : fmt::format("{{{}, {}}}", lit((C - 1) * P, 0), detail::sext("ap_act_data", D, P)));
-  m.instance(kActPassModule, "u_act_pass")
-      .connect("clk_i", "clk_i")
-      .connect("rst_ni", "rst_ni")
-      .connect("start_i", "a_start")
-      .connect("fill_i", "desc_kind_i == 2'd2")
-      .connect("desc_norm_i", "desc_a_func_i == 3'd2")
-      .connect("desc_count_i", "desc_a_count_i")
-      .connect("desc_n_i", "desc_a_n_i")
-      .connect("desc_in_base_i", "desc_a_in_base_i")
-      .connect("desc_in_s_v_i", "desc_a_in_s_v_i")
-      .connect("desc_in_s_e_i", "desc_a_in_s_e_i")
-      .connect("desc_out_base_i", "desc_a_out_base_i")
-      .connect("desc_out_s_v_i", "desc_a_out_s_v_i")
-      .connect("desc_out_s_e_i", "desc_a_out_s_e_i")
-      .connect("desc_value_i", "desc_f_value_i")
-      .connect("rd_en_o", "ap_rd_en")
-      .connect("rd_addr_o", "ap_rd_addr")
-      .connect("rd_data_i", "drd_elem")
-      .connect("act_valid_o", "ap_act_valid")
-      .connect("act_data_o", "ap_act_data")
-      .connect("res_valid_i", "a_valid & act_mode_q")
-      .connect("res_data_i", lane("a_data", 0, OB))
-      .connect("wr_en_o", "ap_wr_en")
-      .connect("wr_addr_o", "ap_wr_addr")
-      .connect("wr_data_o", "ap_wr_data")
-      .connect("busy_o", "ap_busy")
-      .connect("done_o", "ap_done");
+void instantiate_act_pass(Module& m, const Module& act_pass, const EngineGeometry& geo, const DescriptorPorts& desc,
+                          const ControlState& ctl, const DescriptorDecode& decode, const ActPassWires& pass,
+                          const StagingWrite& st, const ResultWires& r) {
+  const int cols = geo.cols, psum = geo.psum_bits;
+  m.assign(pass.act_in, zext(sext(pass.act_data, psum), cols * psum));
+  m.instance(act_pass, "u_act_pass")
+      .connect("clk_i", m.clk())
+      .connect("rst_ni", m.rst_n())
+      .connect("start_i", decode.a_start)
+      .connect("fill_i", desc.kind == literal(2, 2))
+      .connect("desc_norm_i", desc.a_func == literal(3, 2))
+      .connect("desc_count_i", desc.a_count)
+      .connect("desc_n_i", desc.a_n)
+      .connect("desc_in_base_i", desc.a_in_base)
+      .connect("desc_in_s_v_i", desc.a_in_s_v)
+      .connect("desc_in_s_e_i", desc.a_in_s_e)
+      .connect("desc_out_base_i", desc.a_out_base)
+      .connect("desc_out_s_v_i", desc.a_out_s_v)
+      .connect("desc_out_s_e_i", desc.a_out_s_e)
+      .connect("desc_value_i", desc.f_value)
+      .connect("rd_en_o", pass.rd_en)
+      .connect("rd_addr_o", pass.rd_addr)
+      .connect("rd_data_i", st.drd_elem)
+      .connect("act_valid_o", pass.act_valid)
+      .connect("act_data_o", pass.act_data)
+      .connect("res_valid_i", r.a_valid & ctl.act_mode_q)
+      .connect("res_data_i", r.a_data.part(0, geo.result_bits))
+      .connect("wr_en_o", pass.wr_en)
+      .connect("wr_addr_o", pass.wr_addr)
+      .connect("wr_data_o", pass.wr_data)
+      .connect("busy_o", pass.busy)
+      .connect("done_o", pass.done);
 }
 
-// The Gemm writer's data at result width, as Verilog concatenation items from lane C-1 down to lane 0:
-// lane c is the writer's act code c sign-extended to OB bits.
-std::string writer_lanes(const EngineGeometry& geo) {
-  const int C = geo.C, A = geo.A, OB = geo.OB;
-  std::string lanes;
-  for (int c = C - 1; c >= 0; --c) {
-    const std::string code = fmt::format("w_wr_data[{}:{}]", c * A + A - 1, c * A);
-    const std::string lane_ext =
-        OB == A ? code : fmt::format("{{{{{}{{w_wr_data[{}]}}}}, {}}}", OB - A, c * A + A - 1, code);
-    lanes += (lanes.empty() ? "" : ", ") + lane_ext;
+// The Gemm writer's data at result width, lane c the writer's act code c sign-extended to result bits.
+Expr writer_lanes(const EngineGeometry& geo, const WriterWires& w) {
+  const int cols = geo.cols, act = geo.act_bits, result = geo.result_bits;
+  std::vector<Expr> lanes;  // lane cols-1 first
+  for (int c = cols - 1; c >= 0; --c) {
+    const int low = c * act, high = low + act - 1;
+    const Expr code = w.wr_data.slice(high, low);
+    lanes.push_back(result == act ? code : cat({rep(result - act, w.wr_data[high]), code}));
   }
-  return lanes;
+  return cols == 1 ? lanes.front() : cat(lanes);
 }
 
 // The write port: the Gemm writer's results (none while acc_hold) or, while it runs, the Activate/Fill
 // pass's (one result in lane 0).
-void drive_write_port(Module& m, const EngineGeometry& geo) {
-  const int C = geo.C, OB = geo.OB;
+void drive_write_port(Module& m, const EngineGeometry& geo, const MemoryAndStatusPorts& ports, const ControlState& ctl,
+                      const ActPassWires& pass, const WriterWires& w) {
+  const int cols = geo.cols;
+  const Expr act_mode_q = ctl.act_mode_q;
   m.comment("The write port: the Gemm writer's results (act codes, sign-extended) or the pass's.");
-  m.assign("wr_en_o", "act_mode_q ? ap_wr_en : (w_wr_en & ~hold_q)");
-  m.assign("wr_addr_o", "act_mode_q ? ap_wr_addr : w_wr_addr");
-  m.assign("wr_vec_o", "~act_mode_q & w_wr_vec");
-  m.assign("wr_mask_o", fmt::format("act_mode_q ? {} : w_wr_mask", lit(C, 1)));
-  m.wire("w_lanes", str(C * OB), "the writer's lanes at result width");
-  const std::string lanes = writer_lanes(geo);
-  m.assign("w_lanes", C == 1 ? lanes : "{" + lanes + "}");
-  m.assign("wr_data_o", C == 1 ? std::string("act_mode_q ? ap_wr_data : w_lanes")
-                               : fmt::format("act_mode_q ? {{{}'d0, ap_wr_data}} : w_lanes", (C - 1) * OB));
+  m.assign(ports.wr_en, ternary(act_mode_q, pass.wr_en, paren(w.wr_en & ~ctl.hold_q)));
+  m.assign(ports.wr_addr, ternary(act_mode_q, pass.wr_addr, w.wr_addr));
+  m.assign(ports.wr_vec, ~act_mode_q & w.wr_vec);
+  m.assign(ports.wr_mask, ternary(act_mode_q, literal(cols, 1), w.wr_mask));
+  const Expr w_lanes = m.wire("w_lanes", cols * geo.result_bits, "the writer's lanes at result width");
+  m.assign(w_lanes, writer_lanes(geo, w));
+  m.assign(ports.wr_data, ternary(act_mode_q, zext(pass.wr_data, cols * geo.result_bits), w_lanes));
 }
 
 // The Gemm descriptor's load on start: the streamer's copy of the counts, the init, reduction and
 // split-reduction fields, the position at vector 0 of tile 0, chunk 0, batch item 0, and every
 // output FIFO entry free as a credit.
-Stmts gemm_descriptor_load(const EngineGeometry& geo) {
-  const int EB = geo.EB, F = geo.F, FB = geo.FB;
-  return {
-      nb("busy_q", "1'b1"), nb("run_q", "1'b1"), nb("bm1_q", "desc_batch_i - 16'd1"), nb("mtot_q", "desc_m_total_i"),
-      nb("mblk_q", "desc_m_block_i"),
-      nb("mb0_q", "(desc_m_total_i < desc_m_block_i) ? desc_m_total_i : desc_m_block_i"),
-      nb("mb_q", "(desc_m_total_i < desc_m_block_i) ? desc_m_total_i : desc_m_block_i"),
-      nb("kcm1_q", "desc_k_chunks_i - 16'd1"), nb("ntm1_q", "desc_n_tiles_i - 16'd1"), nb("ntot_q", "desc_n_total_i"),
-      nb("nt_q", EB == CW   ? std::string("desc_n_tiles_i")
-                 : EB > CW ? zext("desc_n_tiles_i", CW, EB)
-                           : fmt::format("desc_n_tiles_i[{}:0]", EB - 1)),
-      nb("init_bias_q", "desc_init_bias_i"), nb("init_base_q", "desc_init_base_i"), nb("relu_q", "desc_relu_i"),
-      nb("cont_q", "desc_acc_continue_i"), nb("hold_q", "desc_acc_hold_i"),
-      nb("init_out_q", "desc_init_out_i"), nb("init_s_b_q", "desc_init_s_b_i"), nb("init_s_m_q", "desc_init_s_m_i"),
-      nb("init_shift_q", "desc_init_shift_i"), nb("ia_q", "desc_init_base_i"), nb("iblk_q", "desc_init_base_i"),
-      nb("ib_q", "desc_init_base_i"),
-      nb("shift_q", "desc_shift_i"), nb("mi_q", "16'd0"), nb("n_q", "16'd0"), nb("k_q", "16'd0"), nb("m0_q", "16'd0"),
-      nb("b_q", "16'd0"), nb("ent_q", lit(EB, 0)), nb("credits_q", lit(FB + 1, F))};
+Stmts gemm_descriptor_load(const EngineGeometry& geo, const DescriptorPorts& desc, const ControlState& ctl) {
+  const int entry = geo.entry_bits, count = geo.count_bits;
+  const GatherDescriptorPorts& g = desc.gather;
+  const StreamerPosition& p = ctl.pos;
+  const Expr count_zero = literal(count, 0), count_one = literal(count, 1);
+  const Expr first_block = ternary(g.m_total < g.m_block, g.m_total, g.m_block);
+  const Expr n_tiles = entry == count ? desc.n_tiles
+                       : entry > count ? zext(desc.n_tiles, entry)
+                                       : desc.n_tiles.slice(entry - 1, 0);
+  return {nb(ctl.busy_q, bit(true)), nb(ctl.run_q, bit(true)), nb(ctl.bm1_q, g.batch - count_one),
+          nb(ctl.mtot_q, g.m_total), nb(ctl.mblk_q, g.m_block), nb(ctl.mb0_q, first_block), nb(p.mb_q, first_block),
+          nb(ctl.kcm1_q, g.k_chunks - count_one), nb(ctl.ntm1_q, desc.n_tiles - count_one),
+          nb(ctl.ntot_q, desc.n_total), nb(ctl.nt_q, n_tiles),
+          nb(ctl.init_bias_q, desc.init_bias), nb(ctl.init_base_q, desc.init_base), nb(ctl.relu_q, desc.relu),
+          nb(ctl.cont_q, desc.acc_continue), nb(ctl.hold_q, desc.acc_hold),
+          nb(ctl.init_out_q, desc.init_out), nb(ctl.init_s_b_q, desc.init_s_b), nb(ctl.init_s_m_q, desc.init_s_m),
+          nb(ctl.init_shift_q, desc.init_shift), nb(p.ia_q, desc.init_base), nb(p.iblk_q, desc.init_base),
+          nb(p.ib_q, desc.init_base),
+          nb(ctl.shift_q, desc.shift), nb(p.mi_q, count_zero), nb(p.n_q, count_zero), nb(p.k_q, count_zero),
+          nb(p.m0_q, count_zero), nb(p.b_q, count_zero), nb(p.ent_q, literal(entry, 0)),
+          nb(ctl.credits_q, literal(geo.fifo_bits + 1, geo.fifo_depth))};
 }
 
 // The Activate/Fill descriptor's load on a_start: the activation bank's function, vector length and
 // norm shift for the pass; act_mode_q hands the bank and the ports to the pass.
-Stmts act_descriptor_load(const EngineGeometry& geo) {
-  const ActGeometry& ag = geo.ag;
-  return {nb("busy_q", "1'b1"), nb("act_mode_q", "1'b1"), nb("a_func_q", "desc_a_func_i"),
-          nb("a_len_q", ag.len_bits >= CW ? zext("desc_a_n_i", CW, ag.len_bits)
-                                          : fmt::format("desc_a_n_i[{}:0]", ag.len_bits - 1)),
-          nb("a_ns_q", "desc_a_norm_shift_i")};
+Stmts act_descriptor_load(const EngineGeometry& geo, const DescriptorPorts& desc, const ControlState& ctl) {
+  const int len_bits = geo.act.len_bits;
+  return {nb(ctl.busy_q, bit(true)), nb(ctl.act_mode_q, bit(true)), nb(ctl.a_func_q, desc.a_func),
+          nb(ctl.a_len_q, len_bits >= geo.count_bits ? zext(desc.a_n, len_bits) : desc.a_n.slice(len_bits - 1, 0)),
+          nb(ctl.a_ns_q, desc.a_norm_shift)};
 }
 
 // The controller: descriptor accept and load, the streamer's counters and the output credits, done
 // (the writer's or the pass's), and the sticky error (staging protocol, activation queue, array result
 // timing, output FIFO overflow).
-void build_controller(Module& m, const EngineGeometry& geo) {
-  const int FB = geo.FB;
+void build_controller(Module& m, const EngineGeometry& geo, const DescriptorPorts& desc, const ControlState& ctl,
+                      const DescriptorDecode& decode, const StagingWrite& st, const StreamerIssue& s,
+                      const ArrayWires& a, const ResultWires& r, const OutputFifo& f, const WriterWires& w,
+                      const ActPassWires& pass) {
+  const int credit_bits = geo.fifo_bits + 1;
   m.blank();
   m.comment("Descriptor accept, streamer counters, credits, done and the sticky error.");
-  const Stmts load = gemm_descriptor_load(geo);
-  const Stmts a_load = act_descriptor_load(geo);
-  const Stmts advance = streamer_advance(geo);
+  const Stmts load = gemm_descriptor_load(geo, desc, ctl);
+  const Stmts a_load = act_descriptor_load(geo, desc, ctl);
+  const Stmts advance = streamer_advance(geo, ctl, s);
+  const Expr lo = bit(false), hi = bit(true);
   Stmts reset = with_zero_reset(
-      m, {nb("busy_q", "1'b0"), nb("done_q", "1'b0"), nb("err_q", "1'b0"), nb("run_q", "1'b0"), nb("act_mode_q", "1'b0")},
+      m, {nb(ctl.busy_q, lo), nb(ctl.done_q, lo), nb(ctl.err_q, lo), nb(ctl.run_q, lo), nb(ctl.act_mode_q, lo)},
       assigned_signals(load));
   reset = with_zero_reset(m, std::move(reset), assigned_signals(advance));
   reset = with_zero_reset(m, std::move(reset), assigned_signals(a_load));
   m.always_ff_reset(
       std::move(reset),
-      {nb("done_q", "accept & empty"),
-       if_("start", load,
-           {if_("issue", advance),
-            nb("credits_q", fmt::format("credits_q - {{{}'d0, issue & last_k}} + {{{}'d0, pop}}", FB, FB))}),
-       if_("busy_q & (w_done | ap_done)", {nb("busy_q", "1'b0"), nb("done_q", "1'b1"), nb("act_mode_q", "1'b0")}),
-       if_("a_start", a_load),
-       if_("st_error | a_err | res_mismatch | fifo_overflow", {nb("err_q", "1'b1")})});
+      {nb(ctl.done_q, decode.accept & decode.empty),
+       if_(decode.start, load,
+           {if_(s.issue, advance),
+            nb(ctl.credits_q, ctl.credits_q - zext(s.issue & s.last_k, credit_bits) + zext(s.pop, credit_bits))}),
+       if_(ctl.busy_q & (w.done | pass.done), {nb(ctl.busy_q, lo), nb(ctl.done_q, hi), nb(ctl.act_mode_q, lo)}),
+       if_(decode.a_start, a_load),
+       if_(st.st_error | r.a_err | a.res_mismatch | f.fifo_overflow, {nb(ctl.err_q, hi)})});
 }
 
 // The statistics counters of the last descriptor, cleared on accept.
-void build_statistics(Module& m) {
+void build_statistics(Module& m, const MemoryAndStatusPorts& ports, const ControlState& ctl,
+                      const DescriptorDecode& decode, const StagingWrite& st, const StreamerIssue& s,
+                      const WriterWires& w) {
+  const Statistics& stat = ctl.stat;
+  const Expr zero = literal(32, 0), one = literal(32, 1);
   m.blank();
   m.comment("Statistics of the last descriptor (why the streamer did not issue, by first missing condition).");
+  const Stmts clear = {nb(stat.cycles, zero),     nb(stat.vectors, zero),   nb(stat.stall_data, zero),
+                       nb(stat.stall_tile, zero), nb(stat.stall_out, zero), nb(stat.wr_wait, zero)};
+  const Expr waiting = ctl.run_q & st.st_rd_avail;
   m.always_ff_reset(
-      {nb("stat_cycles_q", "32'd0"), nb("stat_vectors_q", "32'd0"), nb("stat_stall_data_q", "32'd0"),
-       nb("stat_stall_tile_q", "32'd0"), nb("stat_stall_out_q", "32'd0"), nb("stat_wr_wait_q", "32'd0")},
-      {if_("start | a_start",
-           {nb("stat_cycles_q", "32'd1"), nb("stat_vectors_q", "32'd0"), nb("stat_stall_data_q", "32'd0"),
-            nb("stat_stall_tile_q", "32'd0"), nb("stat_stall_out_q", "32'd0"), nb("stat_wr_wait_q", "32'd0")},
-           {if_("busy_q", {nb("stat_cycles_q", "stat_cycles_q + 32'd1")}),
-            if_("~act_mode_q & ~hold_q & w_wr_en & ~wr_ready_i", {nb("stat_wr_wait_q", "stat_wr_wait_q + 32'd1")}),
-            if_("issue", {nb("stat_vectors_q", "stat_vectors_q + 32'd1")}),
-            if_("run_q & ~st_rd_avail", {nb("stat_stall_data_q", "stat_stall_data_q + 32'd1")}),
-            if_("run_q & st_rd_avail & ~tile_ok", {nb("stat_stall_tile_q", "stat_stall_tile_q + 32'd1")}),
-            if_("run_q & st_rd_avail & tile_ok & ~credit_ok", {nb("stat_stall_out_q", "stat_stall_out_q + 32'd1")})})});
+      clear,
+      {if_(decode.start | decode.a_start,
+           {nb(stat.cycles, one), nb(stat.vectors, zero), nb(stat.stall_data, zero), nb(stat.stall_tile, zero),
+            nb(stat.stall_out, zero), nb(stat.wr_wait, zero)},
+           {if_(ctl.busy_q, {nb(stat.cycles, stat.cycles + one)}),
+            if_(~ctl.act_mode_q & ~ctl.hold_q & w.wr_en & ~ports.wr_ready, {nb(stat.wr_wait, stat.wr_wait + one)}),
+            if_(s.issue, {nb(stat.vectors, stat.vectors + one)}),
+            if_(ctl.run_q & ~st.st_rd_avail, {nb(stat.stall_data, stat.stall_data + one)}),
+            if_(waiting & ~s.tile_ok, {nb(stat.stall_tile, stat.stall_tile + one)}),
+            if_(waiting & s.tile_ok & ~s.credit_ok, {nb(stat.stall_out, stat.stall_out + one)})})});
 }
 
 // The handshake, status and statistics outputs from their registers.
-void drive_status_ports(Module& m) {
-  m.assign("desc_ready_o", "~busy_q");
-  m.assign("busy_o", "busy_q");
-  m.assign("done_o", "done_q");
-  m.assign("error_o", "err_q");
-  m.assign("stat_cycles_o", "stat_cycles_q");
-  m.assign("stat_vectors_o", "stat_vectors_q");
-  m.assign("stat_stall_data_o", "stat_stall_data_q");
-  m.assign("stat_stall_tile_o", "stat_stall_tile_q");
-  m.assign("stat_stall_out_o", "stat_stall_out_q");
-  m.assign("stat_wr_wait_o", "stat_wr_wait_q");
+void drive_status_ports(Module& m, const DescriptorPorts& desc, const MemoryAndStatusPorts& ports,
+                        const ControlState& ctl) {
+  m.assign(desc.ready, ~ctl.busy_q);
+  m.assign(ports.busy, ctl.busy_q);
+  m.assign(ports.done, ctl.done_q);
+  m.assign(ports.error, ctl.err_q);
+  m.assign(ports.stat_cycles, ctl.stat.cycles);
+  m.assign(ports.stat_vectors, ctl.stat.vectors);
+  m.assign(ports.stat_stall_data, ctl.stat.stall_data);
+  m.assign(ports.stat_stall_tile, ctl.stat.stall_tile);
+  m.assign(ports.stat_stall_out, ctl.stat.stall_out);
+  m.assign(ports.stat_wr_wait, ctl.stat.wr_wait);
 }
 
 }  // namespace
@@ -1812,41 +2067,43 @@ void drive_status_ports(Module& m) {
 // added): reordering the calls changes the generated Verilog.
 Module build_engine(const AccelConfig& cfg) {
   const EngineGeometry geo = engine_geometry(cfg);
-  if (geo.S < 3) throw std::logic_error("build_engine: array latency below 2");
+  if (geo.stages < 3) throw std::logic_error("build_engine: array latency below 2");
+  const EngineChildren child = engine_children(cfg);
 
   Module m(kEngineModule, engine_description(geo));
-  declare_descriptor_ports(m, geo);
-  declare_memory_and_status_ports(m, geo);
-  declare_control_state(m, geo);
-  build_descriptor_decode(m);
-  declare_act_pass_wires(m, geo);
+  const DescriptorPorts desc = declare_descriptor_ports(m, geo);
+  const MemoryAndStatusPorts ports = declare_memory_and_status_ports(m, geo);
+  const ControlState ctl = declare_control_state(m, geo);
+  const DescriptorDecode decode = build_descriptor_decode(m, geo, desc, ctl);
+  const ActPassWires pass = declare_act_pass_wires(m, geo);
 
   // Operands in: data through the (vector-wide) gather into the staging buffer, weights through the
   // tile reader.
-  build_vector_gather(m, geo);
-  build_gather_to_staging(m, geo);
-  instantiate_gather(m);
-  build_streamer_issue(m, geo);
-  instantiate_staging(m, geo);
-  instantiate_tile_reader(m, geo);
+  const VectorGather vector = build_vector_gather(m, geo, desc, ctl, decode);
+  const GatherToStaging gather = build_gather_to_staging(m, geo, ports, ctl, pass, vector);
+  instantiate_gather(m, child.gather, desc, decode, gather.element);
+  const StreamerIssue issue = build_streamer_issue(m, geo, ctl, gather.staging);
+  instantiate_staging(m, child.staging, geo, ports, ctl, vector, gather.staging, issue);
+  const TileReaderWires tiles = instantiate_tile_reader(m, child.tile_reader, geo, desc, ports, ctl, decode, issue);
 
   // The array and what follows it: accumulators (with their init) and the activation bank.
-  build_vector_pipeline(m, geo);
-  instantiate_array(m, geo);
-  build_accumulator_init(m, geo);
-  declare_result_wires(m, geo);
-  instantiate_accumulators(m, geo);
-  instantiate_activation_bank(m, geo);
+  const VectorPipeline pipe = build_vector_pipeline(m, geo, ctl, issue);
+  const ArrayWires array = instantiate_array(m, child.array, geo, gather.staging, tiles, pipe);
+  const AccumulatorInit init = build_accumulator_init(m, geo, ports, ctl, issue, pipe);
+  const ResultWires results = declare_result_wires(m, geo);
+  instantiate_accumulators(m, child.accumulators, geo, ctl, pipe, array, init, results);
+  instantiate_activation_bank(m, child.activation, geo, ctl, pass, results);
 
   // Results out: the output FIFO and writer, the Activate/Fill pass, the write port.
-  build_output_fifo(m, geo);
-  instantiate_output_writer(m, geo);
-  instantiate_act_pass(m, geo);
-  drive_write_port(m, geo);
+  const OutputFifo fifo = build_output_fifo(m, geo, ctl, issue, results);
+  const WriterWires writer =
+      instantiate_output_writer(m, child.out_writer, geo, desc, ports, ctl, decode, issue, tiles, pass, fifo);
+  instantiate_act_pass(m, child.act_pass, geo, desc, ctl, decode, pass, gather.staging, results);
+  drive_write_port(m, geo, ports, ctl, pass, writer);
 
-  build_controller(m, geo);
-  build_statistics(m);
-  drive_status_ports(m);
+  build_controller(m, geo, desc, ctl, decode, gather.staging, issue, array, results, fifo, writer, pass);
+  build_statistics(m, ports, ctl, decode, gather.staging, issue, writer);
+  drive_status_ports(m, desc, ports, ctl);
   return m;
 }
 

@@ -5,6 +5,7 @@
 #include <map>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "emit/engine.hpp"
 #include "isa/engine.hpp"
@@ -124,21 +125,43 @@ void connect_engine_descriptor(Instance& e, const Module& engine, const std::str
     throw std::logic_error(fmt::format("connect_engine_descriptor: {} packed fields for {} engine descriptor inputs", connected, expected));
 }
 
+namespace {
+
+// The engine's memory ports and statistics outputs, which the top level passes through unchanged.
+const std::vector<std::string>& engine_memory_ports() {
+  static const std::vector<std::string> ports = {
+      "drd_en_o", "drd_vec_o", "drd_addr_o", "drd_data_i", "wrd_en_o", "wrd_addr_o", "wrd_data_i", "brd_en_o",
+      "brd_addr_o", "brd_data_i", "wr_en_o", "wr_addr_o", "wr_vec_o", "wr_mask_o", "wr_data_o", "wr_ready_i"};
+  return ports;
+}
+
+const std::vector<std::string>& engine_statistics_ports() {
+  static const std::vector<std::string> ports = {"stat_cycles_o",     "stat_vectors_o",   "stat_stall_data_o",
+                                                 "stat_stall_tile_o", "stat_stall_out_o", "stat_wr_wait_o"};
+  return ports;
+}
+
+// Declares each of the engine's ports `names` on the top level, same name, width and comment; returns
+// them by name.
+std::map<std::string, Expr> pass_engine_ports(Module& m, const Module& engine, const std::vector<std::string>& names) {
+  std::map<std::string, Expr> passed;
+  for (const std::string& name : names) {
+    const Expr engine_port = engine.port(name);
+    for (const Port& p : engine.ports())
+      if (p.name == name)
+        passed.emplace(name, p.dir == PortDir::kInput ? m.input(name, engine_port.width(), p.comment)
+                                                      : m.output(name, engine_port.width(), p.comment));
+  }
+  return passed;
+}
+
+}  // namespace
+
 Module build_accel(const AccelConfig& cfg) {
+  const Module sequencer = build_sequencer(cfg);
   const Module engine = build_engine(cfg);
-  const int NW = isa::engine_descriptor_words();
-  std::map<std::string, const Port*> eports;
-  for (const Port& p : engine.ports()) eports[p.name] = &p;
-  auto pass = [&](Module& m, const std::string& name) {  // an engine port on the top, same name and width
-    const Port& p = *eports.at(name);
-    if (p.dir == PortDir::kInput) m.input(p.name, p.width, p.comment);
-    else m.output(p.name, p.width, p.comment);
-  };
-  static const char* kMemoryPorts[] = {"drd_en_o", "drd_vec_o", "drd_addr_o", "drd_data_i", "wrd_en_o", "wrd_addr_o",
-                                       "wrd_data_i", "brd_en_o", "brd_addr_o", "brd_data_i", "wr_en_o", "wr_addr_o",
-                                       "wr_vec_o", "wr_mask_o", "wr_data_o", "wr_ready_i"};
-  static const char* kEngineStats[] = {"stat_cycles_o", "stat_vectors_o", "stat_stall_data_o", "stat_stall_tile_o",
-                                       "stat_stall_out_o", "stat_wr_wait_o"};
+  const int words = isa::engine_descriptor_words();
+  const int word_bits = 32;  // a word address, a program word and a statistics counter
 
   Module m(kAccelModule,
            fmt::format(
@@ -148,53 +171,66 @@ Module build_accel(const AccelConfig& cfg) {
                "and the engine runs them one after another through its memory ports (drd_*, wrd_*, brd_*: 1-cycle read\n"
                "latency; wr_*: writes, taken with wr_ready_i). op_done_o pulses when a descriptor finishes (the engine's stat_*_o then hold its\n"
                "cycles and stalls), done_o when the program has ended. error_o: the sequencer's or the engine's sticky error.",
-               cfg.name, NW));
-  m.clock_and_reset()
-      .input("start_i", "1", "start the program at prog_base_i (ignored while busy)")
-      .input("prog_base_i", "32", "word address of the program")
-      .output("busy_o", "1", "a program runs")
-      .output("done_o", "1", "one-cycle pulse: the program ended")
-      .output("error_o", "1", "sticky: a contract violation in the sequencer or the engine")
-      .output("pf_valid_o", "1", "program fetch request")
-      .input("pf_ready_i", "1", "the request is taken")
-      .output("pf_addr_o", "32", "its word address")
-      .input("pr_valid_i", "1", "a fetched program word (in request order)")
-      .input("pr_data_i", "32", "its value");
-  for (const char* p : kMemoryPorts) pass(m, p);
-  m.output("op_busy_o", "1", "the engine runs a descriptor")
-      .output("op_done_o", "1", "one-cycle pulse: a descriptor finished");
-  for (const char* p : kEngineStats) pass(m, p);
-  m.output("stat_ops_o", "32", "descriptors started")
-      .output("stat_prog_cycles_o", "32", "cycles of the program (start_i to done_o)")
-      .output("stat_fetch_wait_o", "32", "cycles the engine waited for the sequencer");
+               cfg.name, words));
+  m.clock_and_reset();
+  const Expr start_i = m.input("start_i", 1, "start the program at prog_base_i (ignored while busy)");
+  const Expr prog_base_i = m.input("prog_base_i", word_bits, "word address of the program");
+  const Expr busy_o = m.output("busy_o", 1, "a program runs");
+  const Expr done_o = m.output("done_o", 1, "one-cycle pulse: the program ended");
+  const Expr error_o = m.output("error_o", 1, "sticky: a contract violation in the sequencer or the engine");
+  const Expr pf_valid_o = m.output("pf_valid_o", 1, "program fetch request");
+  const Expr pf_ready_i = m.input("pf_ready_i", 1, "the request is taken");
+  const Expr pf_addr_o = m.output("pf_addr_o", word_bits, "its word address");
+  const Expr pr_valid_i = m.input("pr_valid_i", 1, "a fetched program word (in request order)");
+  const Expr pr_data_i = m.input("pr_data_i", word_bits, "its value");
+  const std::map<std::string, Expr> memory = pass_engine_ports(m, engine, engine_memory_ports());
+  const Expr op_busy_o = m.output("op_busy_o", 1, "the engine runs a descriptor");
+  const Expr op_done_o = m.output("op_done_o", 1, "one-cycle pulse: a descriptor finished");
+  const std::map<std::string, Expr> statistics = pass_engine_ports(m, engine, engine_statistics_ports());
+  const Expr stat_ops_o = m.output("stat_ops_o", word_bits, "descriptors started");
+  const Expr stat_prog_cycles_o = m.output("stat_prog_cycles_o", word_bits, "cycles of the program (start_i to done_o)");
+  const Expr stat_fetch_wait_o = m.output("stat_fetch_wait_o", word_bits, "cycles the engine waited for the sequencer");
 
-  m.wire("seq_desc_valid", "1");
-  m.wire("eng_desc_ready", "1");
-  m.wire("seq_error", "1");
-  m.wire("eng_error", "1");
+  const Expr seq_desc_valid = m.wire("seq_desc_valid", 1);
+  const Expr eng_desc_ready = m.wire("eng_desc_ready", 1);
+  const Expr seq_error = m.wire("seq_error", 1);
+  const Expr eng_error = m.wire("eng_error", 1);
   m.lint_off("UNUSEDSIGNAL",
              "padding bits of the packed descriptor, and the high bits of fields wider than the engine's port "
              "(the text format's widths are preset-independent).");
-  m.wire("seq_words", str(NW * 32), "the packed descriptor (isa::engine_descriptor_layout)");
+  const Expr seq_words = m.wire("seq_words", words * word_bits, "the packed descriptor (isa::engine_descriptor_layout)");
   m.lint_on("UNUSEDSIGNAL");
   m.blank();
-  m.assign("error_o", "seq_error | eng_error");
+  m.assign(error_o, seq_error | eng_error);
 
-  Instance& s = m.instance(kSequencerModule, "u_seq");
-  s.connect("clk_i", "clk_i").connect("rst_ni", "rst_ni").connect("start_i", "start_i").connect("prog_base_i", "prog_base_i");
-  s.connect("busy_o", "busy_o").connect("done_o", "done_o").connect("error_o", "seq_error");
-  for (const char* p : {"pf_valid_o", "pf_ready_i", "pf_addr_o", "pr_valid_i", "pr_data_i"}) s.connect(p, p);
-  s.connect("desc_valid_o", "seq_desc_valid").connect("desc_ready_i", "eng_desc_ready").connect("desc_words_o", "seq_words");
-  s.connect("stat_ops_o", "stat_ops_o").connect("stat_cycles_o", "stat_prog_cycles_o").connect("stat_fetch_wait_o", "stat_fetch_wait_o");
+  m.instance(sequencer, "u_seq")
+      .connect("clk_i", m.clk())
+      .connect("rst_ni", m.rst_n())
+      .connect("start_i", start_i)
+      .connect("prog_base_i", prog_base_i)
+      .connect("busy_o", busy_o)
+      .connect("done_o", done_o)
+      .connect("error_o", seq_error)
+      .connect("pf_valid_o", pf_valid_o)
+      .connect("pf_ready_i", pf_ready_i)
+      .connect("pf_addr_o", pf_addr_o)
+      .connect("pr_valid_i", pr_valid_i)
+      .connect("pr_data_i", pr_data_i)
+      .connect("desc_valid_o", seq_desc_valid)
+      .connect("desc_ready_i", eng_desc_ready)
+      .connect("desc_words_o", seq_words)
+      .connect("stat_ops_o", stat_ops_o)
+      .connect("stat_cycles_o", stat_prog_cycles_o)
+      .connect("stat_fetch_wait_o", stat_fetch_wait_o);
 
   m.comment("The engine's descriptor ports, sliced out of the packed words (field: word, bit).");
-  Instance& e = m.instance(kEngineModule, "u_engine");
-  e.connect("clk_i", "clk_i").connect("rst_ni", "rst_ni");
-  e.connect("desc_valid_i", "seq_desc_valid").connect("desc_ready_o", "eng_desc_ready");
-  connect_engine_descriptor(e, engine, "seq_words");
-  for (const char* p : kMemoryPorts) e.connect(p, p);
-  e.connect("busy_o", "op_busy_o").connect("done_o", "op_done_o").connect("error_o", "eng_error");
-  for (const char* p : kEngineStats) e.connect(p, p);
+  Instance& e = m.instance(engine, "u_engine");
+  e.connect("clk_i", m.clk()).connect("rst_ni", m.rst_n());
+  e.connect("desc_valid_i", seq_desc_valid).connect("desc_ready_o", eng_desc_ready);
+  connect_engine_descriptor(e, engine, seq_words.text());
+  for (const std::string& p : engine_memory_ports()) e.connect(p, memory.at(p));
+  e.connect("busy_o", op_busy_o).connect("done_o", op_done_o).connect("error_o", eng_error);
+  for (const std::string& p : engine_statistics_ports()) e.connect(p, statistics.at(p));
   return m;
 }
 

@@ -313,8 +313,10 @@ Param Module::parameter(std::string name, long long value, std::string comment) 
 Expr Module::port_ref(const std::string& name) const {
   for (const Port& p : ports_)
     if (p.name == name) {
-      if (p.bits == 0) throw std::logic_error("vast: port " + name + " of " + name_ + " has a text width");
-      const Dim w = p.width == std::to_string(p.bits) ? Dim(p.bits) : Dim(Param(p.width, p.bits));
+      if (p.bits == 0 && !is_number(p.width))
+        throw std::logic_error("vast: port " + name + " of " + name_ + " has a text width");
+      const long long bits = p.bits != 0 ? p.bits : std::stoll(p.width);
+      const Dim w = p.width == std::to_string(bits) ? Dim(bits) : Dim(Param(p.width, bits));
       return detail::signal_ref(name_, name, w, p.is_signed, p.dir == PortDir::kOutput);
     }
   throw std::logic_error("vast: no port " + name + " in " + name_);
@@ -334,6 +336,7 @@ Expr Module::output(std::string name, const Dim& width, std::string comment, boo
 
 Expr Module::clk() const { return port_ref("clk_i"); }
 Expr Module::rst_n() const { return port_ref("rst_ni"); }
+Expr Module::port(const std::string& name) const { return port_ref(name); }
 
 Param Module::localparam(std::string name, const Dim& value, std::string comment) {
   localparam(name, value.text(), std::move(comment));
@@ -414,7 +417,8 @@ Instance& Instance::param(const std::string& child_param, const Dim& value) {
   if (!typed) throw std::logic_error("vast: typed param on an untyped instance " + name);
   for (const Parameter& cp : child_params)
     if (cp.name == child_param) {
-      overrides.emplace_back(child_param, value.value());
+      // The child's own value: its port widths stay those it was built with, all checkable.
+      if (!cp.typed || cp.number != value.value()) overrides.emplace_back(child_param, value.value());
       return param(child_param, value.text());
     }
   throw std::logic_error("vast: " + parent + ": " + module + " has no parameter " + child_param);

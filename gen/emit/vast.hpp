@@ -121,7 +121,8 @@ struct Instance {
   // Sets the child's parameter `child_param` to `value` (a port whose width is that parameter is
   // then checked against `value`; a typed port whose width is an expression of parameters, such as
   // Width/8, is checked against the expression's value with the overrides; any other port whose
-  // width depends on an overridden parameter cannot be checked and throws on connection).
+  // width depends on an overridden parameter cannot be checked and throws on connection). A value
+  // equal to the one the child was built with overrides nothing.
   Instance& param(const std::string& child_param, const Dim& value);
   Instance& connect(const std::string& port, const Expr& e);
   // Deprecated (Verilog text, unchecked).
@@ -190,6 +191,10 @@ class Module {
   Module& clock_and_reset();
   Expr clk() const;    // clk_i (after clock_and_reset)
   Expr rst_n() const;  // rst_ni (after clock_and_reset)
+  // The port `name` declared earlier, for ports a helper shared by several modules declares (it
+  // returns no handles). std::logic_error if there is no such port or its width is text other than
+  // a number.
+  Expr port(const std::string& name) const;
   // Body.
   Param localparam(std::string name, const Dim& value, std::string comment = "");
   Expr wire(std::string name, const Dim& width, std::string comment = "", bool is_signed = false);

@@ -15,7 +15,7 @@ struct Expr::Node {
   bool assignable = false;
   bool full_product = false;
   bool chain = false;      // kTernary made by ternary_chain: an inner chained ternary prints bare
-  bool bare = false;       // kBinary made by bare(): no readability parentheses under a looser operator
+  bool bare = false;       // made by bare(): no readability parentheses where precedence groups it anyway
   std::string module;      // the module whose signals the expression reads ("" for constants)
   std::string text;        // kRef: name; kConst: literal; kUnary/kBinary: operator; kSelect/kExtend: printed form
   std::vector<Expr> args;  // operands
@@ -63,9 +63,17 @@ std::string print(const Node& n);
 
 std::string parens(const std::string& s) { return "(" + s + ")"; }
 
+// True when `child`, an operand of `parent`, means the same printed bare: a binary operator under one
+// of lower precedence, or a ternary as the false branch of a ternary (?: groups to the right).
+bool binds_by_precedence(const Node& child, const Node& parent, bool right) {
+  if (child.kind == Kind::kTernary && parent.kind == Kind::kTernary) return right;
+  return child.kind == Kind::kBinary && parent.kind == Kind::kBinary && precedence(child.text) > precedence(parent.text);
+}
+
 // An operand of `parent`, parenthesized where needed (see the rules in vast_expr.hpp).
 std::string print_operand(const Node& child, const Node& parent, bool right) {
   const std::string s = print(child);
+  if (child.bare && binds_by_precedence(child, parent, right)) return s;
   if (child.kind == Kind::kTernary) return parens(s);
   switch (parent.kind) {
     case Kind::kUnary:
@@ -75,7 +83,6 @@ std::string print_operand(const Node& child, const Node& parent, bool right) {
     case Kind::kBinary:
       if (is_reduction(child)) return parens(s);
       if (child.kind != Kind::kBinary) return s;
-      if (child.bare && precedence(child.text) > precedence(parent.text)) return s;
       if (is_comparison(child) || precedence(child.text) != precedence(parent.text)) return parens(s);
       return !right || (child.text == parent.text && is_associative(parent.text)) ? s : parens(s);
     default:
@@ -305,6 +312,13 @@ Expr Expr::part_from(const Expr& lsb, const Dim& w) const {
   return e;
 }
 
+Expr Expr::part_from(const Dim& lsb, const Dim& w) const {
+  const std::string t = fmt::format("{}[{} +: {}]", print(*node_), lsb.text(), w.operand());
+  if (lsb.value() < 0 || w.value() < 1 || lsb.value() + w.value() > width())
+    fail(node_->module, fmt::format("part at {} of {} bits outside a {}-bit signal", lsb.value(), w.value(), width()), t);
+  return select(*this, static_cast<int>(w.value()), t);
+}
+
 Expr Memory::operator[](const Expr& address) const {
   auto n = make(Kind::kWord, word_.width(), {address}, word_.text() + "[" + address.text() + "]");
   n->text = word_.text();
@@ -482,7 +496,8 @@ Expr sext(const Expr& v, const Dim& to) {
 }
 
 Expr bare(const Expr& e) {
-  if (e.node().kind != Kind::kBinary) fail(e.module(), "bare needs a binary operation", e.text());
+  if (e.node().kind != Kind::kBinary && e.node().kind != Kind::kTernary)
+    fail(e.module(), "bare needs a binary operation or a ternary", e.text());
   auto n = std::make_shared<Node>(e.node());
   n->bare = true;
   return Expr(n);

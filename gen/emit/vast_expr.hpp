@@ -100,6 +100,9 @@ class Expr {
   // the layer cannot bound more tightly). at() needs N <= width.
   Expr part_at(const Expr& index, const Dim& part_width) const;  // name[index*W +: W]
   Expr part_from(const Expr& lsb, const Dim& part_width) const;  // name[lsb +: W]
+  // name[lsb +: W] with an offset known at generation time, printed as it is (part() folds a number
+  // width to [hi:lo]); the part must lie inside the operand.
+  Expr part_from(const Dim& lsb, const Dim& part_width) const;
 
   const Node& node() const { return *node_; }
   explicit Expr(std::shared_ptr<const Node> n) : node_(std::move(n)) {}
@@ -184,10 +187,11 @@ Expr rep(const Dim& count, const Expr& e);                                   // 
 Expr zext(const Expr& v, const Dim& to);
 Expr sext(const Expr& v, const Dim& to);
 
-// A binary operation printed without the readability parentheses where Verilog's precedence needs
-// none: as the operand of a binary operator that binds less tightly (`a + b >= c`,
-// `{1'b0, a} < {1'b0, b} + c`); anywhere else it prints as usual. With paren() and ternary_chain it
-// keeps the grouping of an existing text exactly.
+// e printed without the readability parentheses where Verilog's precedence already groups it so
+// (to keep a layout without them): a binary operation under a binary operator that binds less
+// tightly (`a + b >= c`, `base + n * 4`), a ternary as the false branch of a ternary
+// (`s ? x : t ? y : z`). Anywhere else the rules above apply unchanged, so it never changes what an
+// expression means.
 Expr bare(const Expr& e);
 
 namespace detail {

@@ -201,7 +201,6 @@ TEST(VastExpr, BareBinaryUnderALooserOperator) {
   EXPECT_EQ(ternary(bare(f.a == f.b), f.a, f.b).text(), "(a_i == b_i) ? a_i : b_i");
   EXPECT_EQ(bare(f.a + f.b).text(), "a_i + b_i");
   EXPECT_NE(error_of([&] { (void)bare(f.a); }), "");
-  EXPECT_NE(error_of([&] { (void)bare(ternary(f.s, f.a, f.b)); }), "");
 }
 
 TEST(VastExpr, ConcatenationAndReplication) {
@@ -215,6 +214,34 @@ TEST(VastExpr, ConcatenationAndReplication) {
   EXPECT_EQ(rep(f.width - 1, ~f.s).width(), 7);
   EXPECT_TRUE(cat({f.w, f.w}).is_lvalue());
   EXPECT_FALSE(cat({f.w, f.a}).is_lvalue());
+}
+
+TEST(VastExpr, ExplicitParentheses) {
+  Module m("capsgen_t", "test");
+  const Expr s = m.input("s_i", 1, ""), t = m.input("t_i", 1, ""), a = m.input("a_i", 4, ""), b = m.input("b_i", 4, "");
+  const Expr sa = m.input("sa_i", 4, "", true);
+  EXPECT_EQ(ternary(s | t, a, b).text(), "s_i | t_i ? a_i : b_i");
+  EXPECT_EQ(ternary(paren(s | t), paren(a & b), b).text(), "(s_i | t_i) ? (a_i & b_i) : b_i");
+  EXPECT_EQ((paren(a + b) + a).text(), "(a_i + b_i) + a_i");
+  EXPECT_EQ((~paren(a)).text(), "~(a_i)");
+  EXPECT_EQ(paren(a + b).width(), 4);
+  EXPECT_TRUE(paren(sa).is_signed());
+  EXPECT_FALSE(paren(a).is_lvalue());
+}
+
+TEST(VastExpr, OperandsGroupedByPrecedence) {
+  Module m("capsgen_t", "test");
+  const Expr s = m.input("s_i", 1, ""), t = m.input("t_i", 1, ""), a = m.input("a_i", 4, ""), b = m.input("b_i", 4, "");
+  EXPECT_EQ(((a + b) == b).text(), "(a_i + b_i) == b_i");
+  EXPECT_EQ((bare(a + b) == b).text(), "a_i + b_i == b_i");
+  EXPECT_EQ((a + bare(a * b)).text(), "a_i + a_i * b_i");
+  EXPECT_EQ(ternary(s, a, bare(ternary(t, b, a))).text(), "s_i ? a_i : t_i ? b_i : a_i");
+  // Where precedence would not group it so, the usual parentheses stay.
+  EXPECT_EQ((bare(a | b) & a).text(), "(a_i | b_i) & a_i");
+  EXPECT_EQ((a - bare(a - b)).text(), "a_i - (a_i - b_i)");
+  EXPECT_EQ(ternary(s, bare(ternary(t, b, a)), a).text(), "s_i ? (t_i ? b_i : a_i) : a_i");
+  EXPECT_EQ((~bare(a + b)).text(), "~(a_i + b_i)");
+  EXPECT_EQ(bare(a + b).width(), 4);
 }
 
 TEST(VastExpr, Selects) {
@@ -256,6 +283,18 @@ TEST(VastExpr, PartSelectsChosenAtRunTime) {
   EXPECT_EQ(v.part_from(cat({lane, lit(3, 0)}), w).text(), "v_i[{lane_i, 3'd0} +: Width]");
   EXPECT_NE(error_of([&] { v.part_at(lsb, w); }).find("reaches outside"), std::string::npos);
   EXPECT_NE(error_of([&] { v.part_from(cat({lsb, lsb}), w); }).find("reaches outside"), std::string::npos);
+}
+
+TEST(VastExpr, PartSelectsAtAFixedOffset) {
+  Module m("capsgen_t", "test");
+  const Param w = m.parameter("Width", 8, "");
+  const Expr v = m.input("v_i", 4 * w, "");
+  EXPECT_EQ(v.part_from(18, 6).text(), "v_i[18 +: 6]");
+  EXPECT_EQ(v.part_from(18, 6).width(), 6);
+  EXPECT_EQ(v.part_from(2 * w, w).text(), "v_i[2*Width +: Width]");
+  EXPECT_EQ(v.part_from(0, 32).text(), "v_i[0 +: 32]");
+  EXPECT_NE(error_of([&] { (void)v.part_from(30, 3); }).find("outside a 32-bit signal"), std::string::npos);
+  EXPECT_NE(error_of([&] { (void)v.part_from(0, 0); }), "");
 }
 
 TEST(VastExpr, MemoryWords) {
@@ -390,6 +429,26 @@ TEST(VastModule, TypedCaseAndForLoop) {
   EXPECT_NE(error_of([&] { for_(data, 2, {}); }).find("not a loop variable"), std::string::npos);
   EXPECT_NE(error_of([&] { for_(lane, 3, {}); }).find("whose limit is 2"), std::string::npos);
   EXPECT_NE(error_of([&] { word.part_at(m.loop_variable("wide", 3), 8); }).find("reaches outside"), std::string::npos);
+}
+
+TEST(VastModule, PortLooksUpADeclaredPort) {
+  Module m("capsgen_t", "test");
+  const Param width = m.parameter("Width", 4, "bits");
+  m.clock_and_reset();
+  m.input("shared_i", "6", "declared by a shared helper (text width)");
+  m.input("text_i", "Width+1", "a text width that is not a number");
+  m.output("typed_o", width, "typed");
+  const Expr shared = m.port("shared_i");
+  EXPECT_EQ(shared.width(), 6);
+  EXPECT_EQ(shared.text(), "shared_i");
+  EXPECT_FALSE(shared.is_lvalue());
+  const Expr typed = m.port("typed_o");
+  EXPECT_EQ(typed.width(), 4);
+  EXPECT_EQ(typed.width_dim().text(), "Width");
+  EXPECT_TRUE(typed.is_lvalue());
+  EXPECT_EQ(m.port("clk_i").text(), "clk_i");
+  EXPECT_NE(error_of([&] { (void)m.port("text_i"); }).find("has a text width"), std::string::npos);
+  EXPECT_NE(error_of([&] { (void)m.port("missing_i"); }).find("no port missing_i in capsgen_t"), std::string::npos);
 }
 
 TEST(VastErrors, WidthMismatchNamesModuleAndExpression) {
@@ -529,6 +588,25 @@ TEST(VastErrors, TypedInstancesEvaluateWidthExpressionsUnderOverrides) {
   EXPECT_EQ(error_of([&] { u.connect("two_i", b39); }), "");  // 2*(16 + 4) - 1
   EXPECT_NE(error_of([&] { u.connect("two_i", b3); }), "");
   EXPECT_NE(error_of([&] { u.connect("text_i", b2); }), "");  // cannot be checked
+}
+
+TEST(VastErrors, ParameterSetToTheChildsValueKeepsWidthsChecked) {
+  Module child("capsgen_child", "child");
+  const Param rows = child.parameter("Rows", 4, "");
+  const Param width = child.parameter("Width", 8, "");
+  child.input("v_i", 2 * width, "");
+  child.input("r_i", rows, "");
+  Module m("capsgen_t", "test");
+  const Expr v16 = m.wire("v16", 16), v8 = m.wire("v8", 8), r4 = m.wire("r4", 4);
+  Instance& same = m.instance(child, "u_same");
+  same.param("Width", 8).connect("v_i", v16);  // the child's own value: 2*Width is still known
+  EXPECT_NE(error_of([&] { same.connect("v_i", v8); }), "");
+  EXPECT_EQ(same.params.back().second, "8");
+  Instance& other = m.instance(child, "u_other");
+  other.param("Width", 4).param("Rows", 2);
+  EXPECT_EQ(error_of([&] { other.connect("v_i", v8); }), "");  // 2*Width under the override: 8 bits
+  EXPECT_NE(error_of([&] { other.connect("v_i", v16); }), "");
+  EXPECT_NE(error_of([&] { other.connect("r_i", r4); }), "");  // Rows = 2
 }
 
 TEST(VastReset, RegisterWithoutResetValueIsRefused) {
