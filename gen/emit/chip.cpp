@@ -582,7 +582,7 @@ void instantiate_engine(Module& m, const ChipUnits& units, const ChipPins& pins,
   Instance& e = m.instance(units.engine, "u_engine");
   e.connect("clk_i", m.clk()).connect("rst_ni", m.rst_n());
   e.connect("desc_valid_i", wires.seq_eng_valid).connect("desc_ready_o", wires.eng_ready);
-  connect_engine_descriptor(e, units.engine, wires.seq_words.text());  // text API: sequencer.cpp's helper slices by name
+  connect_engine_descriptor(e, units.engine, wires.seq_words);
   for (const auto& [engine_port, memsys_port] : kEngineMemsysPorts) e.connect(engine_port, wires.engine_memsys.at(engine_port));
   e.connect("busy_o", pins.status.op_busy_o).connect("done_o", pins.status.op_done_o).connect("error_o", wires.eng_error);
   for (const char* port : kEngineStatPorts) e.connect(port, pins.engine_stats.at(port));

@@ -17,20 +17,9 @@ namespace capsgen::emit {
 
 namespace {
 
-constexpr int CW = kGatherCountBits;  // counts
-constexpr int AW = kGatherAddrBits;   // addresses and strides
-
 constexpr int kCountBits = kGatherCountBits;  // a descriptor's counts (batch items, vectors, tiles, ...)
 constexpr int kAddrBits = kGatherAddrBits;    // element addresses and strides
 constexpr int kVectorCountBits = 32;          // an Activate's vectors (a Fill's elements)
-
-// Lane c of a packed vector of `w`-bit lanes.
-std::string lane(const std::string& v, int c, int w) { return expr_slice(v, c, str(w)); }
-
-// {a} + {b} >= {c} on CW-bit unsigned counts, without overflow.
-std::string sum_ge(const std::string& a, const std::string& b, const std::string& c) {
-  return fmt::format("({{1'b0, {}}} + {{1'b0, {}}} >= {{1'b0, {}}})", a, b, c);
-}
 
 // a + b >= c on unsigned counts, one bit wider so that the sum cannot overflow:
 // `({1'b0, a} + {1'b0, b} >= {1'b0, c})`.
@@ -899,10 +888,6 @@ Module build_act_pass(const AccelConfig& cfg) {
   return m;
 }
 
-// The engine below builds text expressions: the text-API literal and zero extension.
-using detail::lit;
-using detail::zext;
-
 namespace {
 
 // What the engine's pieces share: the config's widths and the sizes derived from them, computed once.
@@ -941,9 +926,6 @@ EngineGeometry engine_geometry(const AccelConfig& cfg) {
   geo.addr_bits = kGatherAddrBits;
   return geo;
 }
-
-// The typed constant width'dvalue (this file still has the text detail::lit in scope).
-Expr literal(const Dim& width, std::uint64_t value) { return lit(width, value); }
 
 // The sub-blocks the engine instantiates, built from the same config so their ports are checked.
 struct EngineChildren {
@@ -1207,16 +1189,16 @@ DescriptorDecode build_descriptor_decode(Module& m, const EngineGeometry& geo, c
   const Expr start = m.wire("start", 1, "accept a non-empty Gemm: every unit starts");
   m.blank();
   m.assign(accept, desc.valid & ~ctl.busy_q);
-  const Expr count_zero = literal(geo.count_bits, 0);
-  const Expr gemm = desc.kind == literal(2, 0);
+  const Expr count_zero = lit(geo.count_bits, 0);
+  const Expr gemm = desc.kind == lit(2, 0);
   const Expr gemm_empty = (desc.gather.batch == count_zero) | (desc.gather.m_total == count_zero) |
                           (desc.gather.m_block == count_zero) | (desc.gather.k_chunks == count_zero) |
                           (desc.n_tiles == count_zero) | (desc.n_total == count_zero);
   const Expr pass_empty =
-      (desc.a_count == literal(32, 0)) | ((desc.kind == literal(2, 1)) & (desc.a_n == count_zero));
+      (desc.a_count == lit(32, 0)) | ((desc.kind == lit(2, 1)) & (desc.a_n == count_zero));
   m.assign(empty, ternary(gemm, paren(gemm_empty), paren(pass_empty)));
   const Expr a_start = m.wire("a_start", 1, "accept a non-empty Activate or Fill");
-  m.assign(a_start, accept & ~empty & (desc.kind != literal(2, 0)));
+  m.assign(a_start, accept & ~empty & (desc.kind != lit(2, 0)));
   m.assign(start, accept & ~empty & gemm);
   return DescriptorDecode{accept, empty, start, a_start};
 }
@@ -1268,7 +1250,7 @@ Expr sum_below(const Expr& a, const Expr& b, const Expr& c) {
 // block of the next batch item (after the last one the gather stops).
 Stmts vector_gather_next_block(const EngineGeometry& geo, const VectorGather& v, const Expr& v_len_q,
                                const ControlState& ctl) {
-  const Expr count_zero = literal(geo.count_bits, 0), count_one = literal(geo.count_bits, 1);
+  const Expr count_zero = lit(geo.count_bits, 0), count_one = lit(geo.count_bits, 1);
   const Stmts next_batch = {nb(v.v_m0_q, count_zero), nb(v.v_mb_q, ctl.mb0_q), nb(v.v_b_q, v.v_b_q + count_one),
                             nb(v.v_baddr_q, v.v_baddr_q + v.v_s_b_q), nb(v.v_kaddr_q, v.v_baddr_q + v.v_s_b_q),
                             nb(v.v_addr_q, v.v_baddr_q + v.v_s_b_q), if_(v.v_b_q == ctl.bm1_q, {nb(v.v_busy_q, bit(false))})};
@@ -1283,8 +1265,8 @@ Stmts vector_gather_next_block(const EngineGeometry& geo, const VectorGather& v,
 // next chunk (v_rem_q drops by rows) or the next block.
 Stmts vector_gather_advance(const EngineGeometry& geo, const VectorGather& v, const Expr& v_len_q,
                             const ControlState& ctl) {
-  const Expr count_zero = literal(geo.count_bits, 0), count_one = literal(geo.count_bits, 1);
-  const Expr rows = literal(geo.count_bits, geo.rows);
+  const Expr count_zero = lit(geo.count_bits, 0), count_one = lit(geo.count_bits, 1);
+  const Expr rows = lit(geo.count_bits, geo.rows);
   Stmts chunk_done = {nb(v.v_mi_q, count_zero), if_(v.v_k_q == count_zero, {nb(v.v_nblk_q, v.v_addr_q + v.v_s_m_q)})};
   chunk_done.push_back(if_(v.v_k_q == ctl.kcm1_q, vector_gather_next_block(geo, v, v_len_q, ctl),
                            {nb(v.v_k_q, v.v_k_q + count_one),
@@ -1327,11 +1309,10 @@ VectorGather declare_vector_gather(Module& m, const EngineGeometry& geo) {
                        m.reg("s1_vall_q", 1),
                        m.reg("s1_vzero_q", rows)};
   m.blank();
-  // text API: g_ready is declared later, with the gather unit's wires.
-  m.assign(v.v_take.text(), v.v_busy_q.text() + " & g_ready");
-  m.assign(v.v_chunk_last, bare(v.v_mi_q + literal(count, 1)) == v.v_mb_q);
-  m.assign(v.v_nblk, ternary(v.v_k_q == literal(count, 0), v.v_addr_q + v.v_s_m_q, v.v_nblk_q));
-  for (int r = 0; r < rows; ++r) m.assign(rows == 1 ? v.v_zero : v.v_zero[r], ~(literal(count, r) < v.v_rem_q));
+  m.assign(v.v_take, v.v_busy_q & m.forward_wire("g_ready", 1));  // declared with the gather unit's wires
+  m.assign(v.v_chunk_last, bare(v.v_mi_q + lit(count, 1)) == v.v_mb_q);
+  m.assign(v.v_nblk, ternary(v.v_k_q == lit(count, 0), v.v_addr_q + v.v_s_m_q, v.v_nblk_q));
+  for (int r = 0; r < rows; ++r) m.assign(rows == 1 ? v.v_zero : v.v_zero[r], ~(lit(count, r) < v.v_rem_q));
   return v;
 }
 
@@ -1341,7 +1322,7 @@ VectorGather build_vector_gather(Module& m, const EngineGeometry& geo, const Des
                                  const ControlState& ctl, const DescriptorDecode& decode) {
   const VectorGather v = declare_vector_gather(m, geo);
   const Expr v_len_q = m.reg("v_len_q", geo.count_bits);
-  const Expr count_zero = literal(geo.count_bits, 0);
+  const Expr count_zero = lit(geo.count_bits, 0);
   const GatherDescriptorPorts& g = desc.gather;
   const Stmts load = {
       nb(v.vmode_q, desc.v_mode), nb(v.v_busy_q, desc.v_mode), nb(v.v_b_q, count_zero), nb(v.v_m0_q, count_zero),
@@ -1478,10 +1459,10 @@ StreamerIssue build_streamer_issue(Module& m, const EngineGeometry& geo, const C
                         m.wire("st_release", 1, "the block's last vector of the chunk's last tile: free the staging buffer"),
                         m.wire("pop", 1, "the writer finished a record")};
   m.assign(s.last_k, pos.k_q == ctl.kcm1_q);
-  m.assign(s.tile_ok, (pos.mi_q != literal(geo.count_bits, 0)) | s.tile_ready);
-  m.assign(s.credit_ok, ~s.last_k | (ctl.credits_q != literal(geo.fifo_bits + 1, 0)));
+  m.assign(s.tile_ok, (pos.mi_q != lit(geo.count_bits, 0)) | s.tile_ready);
+  m.assign(s.credit_ok, ~s.last_k | (ctl.credits_q != lit(geo.fifo_bits + 1, 0)));
   m.assign(s.issue, ctl.run_q & st.st_rd_avail & s.tile_ok & s.credit_ok);
-  m.assign(s.mi_last, bare(pos.mi_q + literal(geo.count_bits, 1)) == pos.mb_q);
+  m.assign(s.mi_last, bare(pos.mi_q + lit(geo.count_bits, 1)) == pos.mb_q);
   m.assign(s.n_last, pos.n_q == ctl.ntm1_q);
   m.assign(s.st_release, s.issue & s.mi_last & s.n_last);
   return s;
@@ -1529,12 +1510,12 @@ Expr tile_entry(const EngineGeometry& geo, const Expr& n_q) {
 // addresses follow.
 Stmts streamer_next_block(const EngineGeometry& geo, const ControlState& ctl) {
   const StreamerPosition& p = ctl.pos;
-  const Expr count_zero = literal(geo.count_bits, 0);
+  const Expr count_zero = lit(geo.count_bits, 0);
   return {nb(p.k_q, count_zero),
           if_(sum_below(p.m0_q, ctl.mblk_q, ctl.mtot_q),
               {nb(p.m0_q, p.m0_q + ctl.mblk_q), nb(p.mb_q, next_block_length(ctl.mtot_q, p.m0_q, ctl.mblk_q)),
                nb(p.ia_q, p.ia_q + ctl.init_s_m_q), nb(p.iblk_q, p.ia_q + ctl.init_s_m_q)},
-              {nb(p.m0_q, count_zero), nb(p.mb_q, ctl.mb0_q), nb(p.b_q, p.b_q + literal(geo.count_bits, 1)),
+              {nb(p.m0_q, count_zero), nb(p.mb_q, ctl.mb0_q), nb(p.b_q, p.b_q + lit(geo.count_bits, 1)),
                nb(p.ib_q, p.ib_q + ctl.init_s_b_q), nb(p.iblk_q, p.ib_q + ctl.init_s_b_q),
                nb(p.ia_q, p.ib_q + ctl.init_s_b_q), if_(p.b_q == ctl.bm1_q, {nb(ctl.run_q, bit(false))})})};
 }
@@ -1543,14 +1524,14 @@ Stmts streamer_next_block(const EngineGeometry& geo, const ControlState& ctl) {
 // vector 0 of the next tile (entry n + 1), of the next chunk or of the next block (entry 0).
 Stmts streamer_advance(const EngineGeometry& geo, const ControlState& ctl, const StreamerIssue& s) {
   const StreamerPosition& p = ctl.pos;
-  const Expr count_zero = literal(geo.count_bits, 0), count_one = literal(geo.count_bits, 1);
+  const Expr count_zero = lit(geo.count_bits, 0), count_one = lit(geo.count_bits, 1);
   return {if_(s.mi_last,
               {nb(p.mi_q, count_zero),
                if_(s.n_last,
-                   {nb(p.n_q, count_zero), nb(p.ent_q, literal(geo.entry_bits, 0)),
+                   {nb(p.n_q, count_zero), nb(p.ent_q, lit(geo.entry_bits, 0)),
                     if_(s.last_k, streamer_next_block(geo, ctl), {nb(p.k_q, p.k_q + count_one), nb(p.ia_q, p.iblk_q)})},
                    {nb(p.n_q, p.n_q + count_one), nb(p.ia_q, p.iblk_q),
-                    nb(p.ent_q, tile_entry(geo, p.n_q) + literal(geo.entry_bits, 1))})},
+                    nb(p.ent_q, tile_entry(geo, p.n_q) + lit(geo.entry_bits, 1))})},
               {nb(p.mi_q, p.mi_q + count_one), nb(p.ent_q, p.ent_q + ctl.nt_q), nb(p.ia_q, p.ia_q + ctl.init_s_m_q)})};
 }
 
@@ -1598,7 +1579,7 @@ TileReaderWires instantiate_tile_reader(Module& m, const Module& tile_reader, co
       .connect("rd_data_i", ports.wrd_data)
       .connect("weight_o", t.weight)
       .connect("weight_load_o", t.load)
-      .connect("tile_start_i", s.issue & (ctl.pos.mi_q == literal(geo.count_bits, 0)))
+      .connect("tile_start_i", s.issue & (ctl.pos.mi_q == lit(geo.count_bits, 0)))
       .connect("tile_ready_o", s.tile_ready)
       .connect("busy_o", t.busy);
   return t;
@@ -1626,8 +1607,8 @@ VectorPipeline build_vector_pipeline(Module& m, const EngineGeometry& geo, const
                          m.reg("pf_q", 1, "stage 0 is a tile's first vector"),
                          m.reg("pe_q", stages * entry, "accumulator entry"),
                          m.reg("pn_q", latency * entry, "tile index n (stages 0..L-1)")};
-  const Expr count_zero = literal(geo.count_bits, 0);
-  m.always_ff_reset({nb(p.pv_q, literal(stages, 0))}, {nb(p.pv_q, cat({p.pv_q.slice(stages - 2, 0), s.issue}))});
+  const Expr count_zero = lit(geo.count_bits, 0);
+  m.always_ff_reset({nb(p.pv_q, lit(stages, 0))}, {nb(p.pv_q, cat({p.pv_q.slice(stages - 2, 0), s.issue}))});
   m.always_ff({nb(p.pf_q, ctl.pos.mi_q == count_zero),
                nb(p.pa_q, cat({p.pa_q.slice(stages - 2, 0), ctl.pos.k_q != count_zero})),
                nb(p.pl_q, cat({p.pl_q.slice(stages - 2, 0), s.last_k})),
@@ -1706,23 +1687,23 @@ AccumulatorInit build_accumulator_init(Module& m, const EngineGeometry& geo, con
   const Expr io_pop = m.wire("io_pop", 1);
   const Expr acc_bias = m.wire("acc_bias", cols * psum);
   const Expr bias_stage = p.pv_q[latency - 1] & ~p.pa_q[latency - 1] & ctl.init_bias_q;
-  m.assign(io_rd, s.issue & (ctl.pos.k_q == literal(count, 0)) & ctl.init_out_q);
+  m.assign(io_rd, s.issue & (ctl.pos.k_q == lit(count, 0)) & ctl.init_out_q);
   m.assign(ports.brd_en, paren(bias_stage) | io_rd);
   m.assign(ports.brd_addr,
-           ternary(ctl.init_out_q, ctl.pos.ia_q, ctl.init_base_q + bare(bias_n * literal(addr, cols))));
+           ternary(ctl.init_out_q, ctl.pos.ia_q, ctl.init_base_q + bare(bias_n * lit(addr, cols))));
   m.assign(io_code, ports.brd_data.part(0, psum));
   m.assign(io_wide, shl(sext(io_code, wide_bits), ctl.init_shift_q));
   m.assign(io_sat, saturate_signed(io_wide, psum));
   m.assign(io_pop, p.pv_q[geo.stages - 1] & ~p.pa_q[geo.stages - 1] & ctl.init_out_q);
-  const Expr bias_columns = bare(bias_n.slice(count - 1, 0) * literal(count, cols));
+  const Expr bias_columns = bare(bias_n.slice(count - 1, 0) * lit(count, cols));
   m.always_ff({nb(bv_q, bias_stage), nb(bl_q, ctl.ntot_q - bias_columns),
                if_(io_v_q, {nb(io_fifo_q[io_wp_q], io_sat)})});
-  m.always_ff_reset({nb(io_v_q, bit(false)), nb(io_wp_q, literal(queue_bits, 0)), nb(io_rp_q, literal(queue_bits, 0))},
-                    {nb(io_v_q, io_rd), if_(io_v_q, {nb(io_wp_q, io_wp_q + literal(queue_bits, 1))}),
-                     if_(io_pop, {nb(io_rp_q, io_rp_q + literal(queue_bits, 1))})});
+  m.always_ff_reset({nb(io_v_q, bit(false)), nb(io_wp_q, lit(queue_bits, 0)), nb(io_rp_q, lit(queue_bits, 0))},
+                    {nb(io_v_q, io_rd), if_(io_v_q, {nb(io_wp_q, io_wp_q + lit(queue_bits, 1))}),
+                     if_(io_pop, {nb(io_rp_q, io_rp_q + lit(queue_bits, 1))})});
   for (int c = 0; c < cols; ++c) {
-    const Expr column_valid = paren(bv_q & (literal(count, c) < bl_q));
-    const Expr bias = ternary(column_valid, ports.brd_data.part(c, psum), literal(psum, 0));
+    const Expr column_valid = paren(bv_q & (lit(count, c) < bl_q));
+    const Expr bias = ternary(column_valid, ports.brd_data.part(c, psum), lit(psum, 0));
     m.assign(acc_bias.part(c, psum), ternary(ctl.init_out_q, io_fifo_q[io_rp_q], bare(bias)));
   }
   return AccumulatorInit{acc_bias};
@@ -1773,7 +1754,7 @@ void instantiate_accumulators(Module& m, const Module& accumulators, const Engin
       .connect("out_addr_o", r.acc_out_addr)
       .connect("out_data_o", r.acc_out_data)
       .connect("rd_en_i", bit(false))
-      .connect("rd_addr_i", literal(entry, 0))
+      .connect("rd_addr_i", lit(entry, 0))
       .connect("rd_valid_o", r.acc_rd_valid)
       .connect("rd_data_o", r.acc_rd_data);
 }
@@ -1789,9 +1770,9 @@ void instantiate_activation_bank(Module& m, const Module& activation, const Engi
       .connect("in_valid_i", ternary(act_mode_q, pass.act_valid, r.acc_out_valid))
       .connect("in_data_i", ternary(act_mode_q, pass.act_in, r.acc_out_data))
       .connect("func_i", ternary(act_mode_q, ctl.a_func_q, cat({lit_bin(2, 0), ctl.relu_q})))
-      .connect("len_i", ternary(act_mode_q, ctl.a_len_q, literal(geo.act.len_bits, 1)))
-      .connect("shift_i", ternary(act_mode_q, literal(geo.shift_bits, 0), ctl.shift_q))
-      .connect("norm_shift_i", ternary(act_mode_q, ctl.a_ns_q, literal(geo.act.nshift_bits, 0)))
+      .connect("len_i", ternary(act_mode_q, ctl.a_len_q, lit(geo.act.len_bits, 1)))
+      .connect("shift_i", ternary(act_mode_q, lit(geo.shift_bits, 0), ctl.shift_q))
+      .connect("norm_shift_i", ternary(act_mode_q, ctl.a_ns_q, lit(geo.act.nshift_bits, 0)))
       .connect("out_valid_o", r.a_valid)
       .connect("out_last_o", r.a_last)
       .connect("out_data_o", r.a_data)
@@ -1827,11 +1808,11 @@ OutputFifo build_output_fifo(Module& m, const EngineGeometry& geo, const Control
     m.assign(fifo_in.part(c, act), result == act ? r.a_data.part(c, result) : r.a_data.part_from(c * result, act));
   const Expr fifo_push = m.wire("fifo_push", 1, "a Gemm result vector");
   m.assign(fifo_push, r.a_valid & ~ctl.act_mode_q);
-  m.assign(fifo_overflow, fifo_push & (fifo_cnt_q == literal(pointer + 1, geo.fifo_depth)) & ~s.pop);
-  m.always_ff_reset({nb(fifo_wp_q, literal(pointer, 0)), nb(fifo_rp_q, literal(pointer, 0)),
-                     nb(fifo_cnt_q, literal(pointer + 1, 0))},
-                    {if_(fifo_push, {nb(fifo_wp_q, fifo_wp_q + literal(pointer, 1))}),
-                     if_(s.pop, {nb(fifo_rp_q, fifo_rp_q + literal(pointer, 1))}),
+  m.assign(fifo_overflow, fifo_push & (fifo_cnt_q == lit(pointer + 1, geo.fifo_depth)) & ~s.pop);
+  m.always_ff_reset({nb(fifo_wp_q, lit(pointer, 0)), nb(fifo_rp_q, lit(pointer, 0)),
+                     nb(fifo_cnt_q, lit(pointer + 1, 0))},
+                    {if_(fifo_push, {nb(fifo_wp_q, fifo_wp_q + lit(pointer, 1))}),
+                     if_(s.pop, {nb(fifo_rp_q, fifo_rp_q + lit(pointer, 1))}),
                      nb(fifo_cnt_q, fifo_cnt_q + zext(fifo_push, pointer + 1) - zext(s.pop, pointer + 1))});
   m.always_ff({if_(fifo_push, {nb(fifo_mem[fifo_wp_q], fifo_in)})});
   return OutputFifo{fifo_mem, fifo_rp_q, fifo_cnt_q, fifo_overflow};
@@ -1879,7 +1860,7 @@ WriterWires instantiate_output_writer(Module& m, const Module& out_writer, const
       .connect("desc_o_div_i", desc.o_div)
       .connect("desc_o_sel_i", desc.o_sel)
       .connect("desc_o_vec_i", desc.o_vec | desc.acc_hold)
-      .connect("rec_valid_i", f.fifo_cnt_q != literal(geo.fifo_bits + 1, 0))
+      .connect("rec_valid_i", f.fifo_cnt_q != lit(geo.fifo_bits + 1, 0))
       .connect("rec_data_i", f.fifo_mem[f.fifo_rp_q])
       .connect("rec_pop_o", s.pop)
       .connect("wr_ready_i", ports.wr_ready | ctl.hold_q)
@@ -1904,8 +1885,8 @@ void instantiate_act_pass(Module& m, const Module& act_pass, const EngineGeometr
       .connect("clk_i", m.clk())
       .connect("rst_ni", m.rst_n())
       .connect("start_i", decode.a_start)
-      .connect("fill_i", desc.kind == literal(2, 2))
-      .connect("desc_norm_i", desc.a_func == literal(3, 2))
+      .connect("fill_i", desc.kind == lit(2, 2))
+      .connect("desc_norm_i", desc.a_func == lit(3, 2))
       .connect("desc_count_i", desc.a_count)
       .connect("desc_n_i", desc.a_n)
       .connect("desc_in_base_i", desc.a_in_base)
@@ -1951,7 +1932,7 @@ void drive_write_port(Module& m, const EngineGeometry& geo, const MemoryAndStatu
   m.assign(ports.wr_en, ternary(act_mode_q, pass.wr_en, paren(w.wr_en & ~ctl.hold_q)));
   m.assign(ports.wr_addr, ternary(act_mode_q, pass.wr_addr, w.wr_addr));
   m.assign(ports.wr_vec, ~act_mode_q & w.wr_vec);
-  m.assign(ports.wr_mask, ternary(act_mode_q, literal(cols, 1), w.wr_mask));
+  m.assign(ports.wr_mask, ternary(act_mode_q, lit(cols, 1), w.wr_mask));
   const Expr w_lanes = m.wire("w_lanes", cols * geo.result_bits, "the writer's lanes at result width");
   m.assign(w_lanes, writer_lanes(geo, w));
   m.assign(ports.wr_data, ternary(act_mode_q, zext(pass.wr_data, cols * geo.result_bits), w_lanes));
@@ -1964,7 +1945,7 @@ Stmts gemm_descriptor_load(const EngineGeometry& geo, const DescriptorPorts& des
   const int entry = geo.entry_bits, count = geo.count_bits;
   const GatherDescriptorPorts& g = desc.gather;
   const StreamerPosition& p = ctl.pos;
-  const Expr count_zero = literal(count, 0), count_one = literal(count, 1);
+  const Expr count_zero = lit(count, 0), count_one = lit(count, 1);
   const Expr first_block = ternary(g.m_total < g.m_block, g.m_total, g.m_block);
   const Expr n_tiles = entry == count ? desc.n_tiles
                        : entry > count ? zext(desc.n_tiles, entry)
@@ -1979,8 +1960,8 @@ Stmts gemm_descriptor_load(const EngineGeometry& geo, const DescriptorPorts& des
           nb(ctl.init_shift_q, desc.init_shift), nb(p.ia_q, desc.init_base), nb(p.iblk_q, desc.init_base),
           nb(p.ib_q, desc.init_base),
           nb(ctl.shift_q, desc.shift), nb(p.mi_q, count_zero), nb(p.n_q, count_zero), nb(p.k_q, count_zero),
-          nb(p.m0_q, count_zero), nb(p.b_q, count_zero), nb(p.ent_q, literal(entry, 0)),
-          nb(ctl.credits_q, literal(geo.fifo_bits + 1, geo.fifo_depth))};
+          nb(p.m0_q, count_zero), nb(p.b_q, count_zero), nb(p.ent_q, lit(entry, 0)),
+          nb(ctl.credits_q, lit(geo.fifo_bits + 1, geo.fifo_depth))};
 }
 
 // The Activate/Fill descriptor's load on a_start: the activation bank's function, vector length and
@@ -2027,7 +2008,7 @@ void build_statistics(Module& m, const MemoryAndStatusPorts& ports, const Contro
                       const DescriptorDecode& decode, const StagingWrite& st, const StreamerIssue& s,
                       const WriterWires& w) {
   const Statistics& stat = ctl.stat;
-  const Expr zero = literal(32, 0), one = literal(32, 1);
+  const Expr zero = lit(32, 0), one = lit(32, 1);
   m.blank();
   m.comment("Statistics of the last descriptor (why the streamer did not issue, by first missing condition).");
   const Stmts clear = {nb(stat.cycles, zero),     nb(stat.vectors, zero),   nb(stat.stall_data, zero),

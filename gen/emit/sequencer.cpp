@@ -103,19 +103,18 @@ Module build_sequencer(const AccelConfig& cfg) {
   return m;
 }
 
-void connect_engine_descriptor(Instance& e, const Module& engine, const std::string& words) {
-  std::map<std::string, const Port*> eports;
-  for (const Port& p : engine.ports()) eports[p.name] = &p;
+void connect_engine_descriptor(Instance& e, const Module& engine, const Expr& words) {
   int connected = 0;
   for (const isa::PackedField& f : isa::engine_descriptor_layout()) {
     const std::string port = isa::engine_descriptor_port(f);
-    const auto it = eports.find(port);
-    if (it == eports.end() || it->second->dir != PortDir::kInput)
-      throw std::logic_error("connect_engine_descriptor: the engine has no descriptor input " + port);
-    const int pw = std::stoi(it->second->width);
-    if (pw > f.bits) throw std::logic_error("connect_engine_descriptor: port " + port + " is wider than its packed field");
+    const Port* declared = nullptr;
+    for (const Port& p : engine.ports())
+      if (p.name == port && p.dir == PortDir::kInput) declared = &p;
+    if (declared == nullptr) throw std::logic_error("connect_engine_descriptor: the engine has no descriptor input " + port);
+    const int port_bits = engine.port(port).width();
+    if (port_bits > f.bits) throw std::logic_error("connect_engine_descriptor: port " + port + " is wider than its packed field");
     const int lo = f.word * 32 + f.lsb;
-    e.connect(port, pw == 1 ? fmt::format("{}[{}]", words, lo) : fmt::format("{}[{}:{}]", words, lo + pw - 1, lo));
+    e.connect(port, port_bits == 1 ? words[lo] : words.slice(lo + port_bits - 1, lo));
     ++connected;
   }
   int expected = 0;
@@ -227,7 +226,7 @@ Module build_accel(const AccelConfig& cfg) {
   Instance& e = m.instance(engine, "u_engine");
   e.connect("clk_i", m.clk()).connect("rst_ni", m.rst_n());
   e.connect("desc_valid_i", seq_desc_valid).connect("desc_ready_o", eng_desc_ready);
-  connect_engine_descriptor(e, engine, seq_words.text());
+  connect_engine_descriptor(e, engine, seq_words);
   for (const std::string& p : engine_memory_ports()) e.connect(p, memory.at(p));
   e.connect("busy_o", op_busy_o).connect("done_o", op_done_o).connect("error_o", eng_error);
   for (const std::string& p : engine_statistics_ports()) e.connect(p, statistics.at(p));

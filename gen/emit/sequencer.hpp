@@ -20,7 +20,7 @@ Module build_accel(const AccelConfig& cfg);
 // Connects every descriptor input of capsgen_engine (instance `e`) to its field of the packed
 // descriptor held in the signal `words` (isa::engine_descriptor_layout; fields wider than the port are
 // cut to the port). Throws std::logic_error when a field has no port or a port no field.
-void connect_engine_descriptor(Instance& e, const Module& engine, const std::string& words);
+void connect_engine_descriptor(Instance& e, const Module& engine, const Expr& words);
 void emit_accel(const AccelConfig& cfg, Design& design);
 
 }  // namespace capsgen::emit
