@@ -14,6 +14,7 @@
 #include "cli/stream_dump.hpp"
 #include "compiler/compiler.hpp"
 #include "dram/dram_spec.hpp"
+#include "emit/chip.hpp"
 #include "core/atomic_file.hpp"
 
 namespace capsgen::cli {
@@ -304,8 +305,8 @@ std::string chip_trace_md(const ChipReport& a, std::string& gtkw) {
   const std::uint64_t shown =
       first_done ? static_cast<std::uint64_t>(instrs.front().second.at("done")) + 2
                  : std::min<std::uint64_t>(static_cast<std::uint64_t>(std::max(1LL, a.g.sim_cycles)), kTraceFirstCycles);
-  return trace_report_line(*a.r.trace, "capsgen_chip", chip_trace_groups(), trace_window(a.run.out, a.run.period_ps, 0, shown),
-                           gtkw);
+  return trace_report_line(*a.r.trace, emit::kChipModule, read_trace_groups(a.r.rtl, emit::kChipModule),
+                           trace_window(a.run.out, a.run.period_ps, 0, shown), gtkw);
 }
 
 // The Markdown report (`gtkw` gets the .gtkw's path with --trace).
@@ -388,26 +389,6 @@ nlohmann::ordered_json chip_report_json(const ChipReport& a, const std::string& 
 }
 
 }  // namespace
-
-const std::vector<std::pair<std::string, std::vector<std::string>>>& chip_trace_groups() {
-  static const TraceGroups g = {
-      {"Frame sequencer", {"clk_i", "rst_ni", "start_i", "busy_o", "done_o", "error_o", "pf_valid_o", "pf_ready_i", "pf_addr_o",
-                           "pr_valid_i", "pr_data_i", "u_seq.pc_q", "u_seq.fetch_q", "u_seq.full_q", "u_seq.kind", "u_seq.wait_dma",
-                           "u_seq.wait_engine", "u_seq.outst_q", "u_seq.issue"}},
-      {"Engine", {"u_seq.eng_valid_o", "u_engine.desc_ready_o", "u_engine.desc_kind_i", "op_busy_o", "op_done_o",
-                  "u_engine.run_q", "u_engine.b_q", "u_engine.k_q", "u_engine.n_q", "u_engine.issue", "stat_cycles_o",
-                  "stat_stall_data_o", "stat_stall_tile_o", "stat_stall_out_o", "stat_wr_wait_o"}},
-      {"Engine memory ports", {"e_drd_en", "e_drd_addr", "e_wrd_en", "e_wrd_addr", "e_brd_en", "e_brd_addr", "e_wr_en",
-                               "e_wr_addr", "e_wr_ready"}},
-      {"DMA", {"u_seq.dma_valid_o", "dma_busy_o", "dma_done_o", "u_dma.desc_store_i", "u_dma.desc_dram_addr_i",
-               "u_dma.desc_spm_addr_i", "u_dma.desc_size_i", "d_spm_req", "d_spm_gnt", "d_spm_we", "d_spm_addr"}},
-      {"Off-chip port", {"dram_req_valid_o", "dram_req_ready_i", "dram_req_addr_o", "dram_req_len_o", "dram_req_write_o",
-                         "dram_rd_valid_i", "dram_rd_ready_o", "dram_wr_valid_o", "dram_wr_ready_i", "dram_wr_strb_o"}},
-      {"Sectors (PMU)", {"u_seq.pmu_valid_o", "pmu_ready", "sleep_req_data", "sector_asleep_data_o", "sleep_req_weight",
-                         "sector_asleep_weight_o", "sleep_req_acc", "sector_asleep_acc_o"}},
-  };
-  return g;
-}
 
 int run_chip_sim(const WorkloadInput& in, const ChipSimRun& r) {
   const auto t_start = std::chrono::steady_clock::now();

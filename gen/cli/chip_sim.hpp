@@ -24,7 +24,4 @@ struct ChipSimRun {
 // prints and writes the report. Returns the exit status (0: every check passed).
 int run_chip_sim(const WorkloadInput& in, const ChipSimRun& r);
 
-// The signal groups of a capsgen_chip trace (sequencer, engine, memories and sectors, DMA, off-chip port).
-const std::vector<std::pair<std::string, std::vector<std::string>>>& chip_trace_groups();
-
 }  // namespace capsgen::cli

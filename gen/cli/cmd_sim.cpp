@@ -36,6 +36,7 @@
 #include "emit/generate.hpp"
 #include "emit/chip.hpp"
 #include "emit/memsys.hpp"
+#include "emit/sequencer.hpp"
 #include "sim/model_build.hpp"
 
 namespace capsgen::cli {
@@ -96,30 +97,6 @@ struct OpResult {
   OpStats model;                          // the compiler's statistics of the instruction
   int init_codes = 0;                     // psum codes per init read: cols (per-column bias) or 1 (per output)
 };
-
-// Signals of the accelerator's trace, grouped, for the GTKWave save file: (group, names relative to
-// the capsgen_accel scope; "u_seq." the sequencer, "u_engine." the engine). Names that the trace
-// does not hold are left out.
-const TraceGroups& trace_groups() {
-  static const TraceGroups g = {
-      {"Sequencer (program fetch)", {"clk_i", "rst_ni", "start_i", "busy_o", "done_o", "error_o", "pf_valid_o",
-                                     "pf_ready_i", "pf_addr_o", "pr_valid_i", "pr_data_i", "u_seq.fetch_q",
-                                     "u_seq.full_q", "u_seq.end_q", "stat_ops_o", "stat_fetch_wait_o"}},
-      {"Engine controller", {"u_engine.desc_valid_i", "u_engine.desc_ready_o", "u_engine.desc_kind_i", "op_busy_o",
-                             "op_done_o", "u_engine.run_q", "u_engine.act_mode_q", "u_engine.b_q", "u_engine.k_q",
-                             "u_engine.n_q", "u_engine.mi_q", "u_engine.issue", "u_engine.last_k", "u_engine.credits_q"}},
-      {"Streamer stalls", {"u_engine.st_rd_avail", "u_engine.tile_ok", "u_engine.credit_ok", "stat_cycles_o",
-                           "stat_vectors_o", "stat_stall_data_o", "stat_stall_tile_o", "stat_stall_out_o"}},
-      {"Data port and gather", {"drd_en_o", "drd_vec_o", "drd_addr_o", "drd_data_i", "u_engine.g_valid",
-                                "u_engine.g_ready", "u_engine.g_zero"}},
-      {"Array edges: tiles", {"wrd_en_o", "wrd_addr_o", "wrd_data_i", "u_engine.tile_ready"}},
-      {"Accumulators: init", {"brd_en_o", "brd_addr_o", "brd_data_i", "u_engine.io_rd"}},
-      {"Activation and output FIFO", {"u_engine.a_valid", "u_engine.fifo_push", "u_engine.fifo_cnt_q", "u_engine.pop",
-                                      "u_engine.ap_busy"}},
-      {"Output port", {"wr_en_o", "wr_vec_o", "wr_mask_o", "wr_addr_o", "wr_data_o"}},
-  };
-  return g;
-}
 
 // The options of capsgen sim (with the workload's, cli/workload_input.hpp).
 Args sim_options() {
@@ -604,7 +581,7 @@ std::string accel_trace_md(const AccelReport& a, std::string& gtkw) {
                                  : static_cast<std::uint64_t>(a.t.total);
   else first_end = std::min<std::uint64_t>(first_end, kTraceFirstCycles);
   const TraceWindow window = trace_window(a.run.out, a.run.period_ps, 0, first_end);
-  return trace_report_line(*a.req.trace, "capsgen_accel", trace_groups(), window, gtkw);
+  return trace_report_line(*a.req.trace, emit::kAccelModule, read_trace_groups(a.rtl, emit::kAccelModule), window, gtkw);
 }
 
 // The Markdown report: result, input, predictions, the RTL and model, the table of operations, totals,

@@ -8,9 +8,12 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <map>
 #include <sstream>
 #include <sys/wait.h>
+
+#include <nlohmann/json.hpp>
 
 #include "cli/shell.hpp"
 #include "core/atomic_file.hpp"
@@ -171,6 +174,17 @@ std::string problems_section(const std::vector<std::string>& problems) {
   std::string md = "\n## Problems\n\n```\n";
   for (const std::string& p : problems) md += p + "\n";
   return md + "```\n";
+}
+
+TraceGroups read_trace_groups(const fs::path& rtl, const std::string& top) {
+  std::ifstream in(rtl / emit::kTraceGroupsName);
+  if (!in) return {};
+  const nlohmann::json j = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  TraceGroups groups;
+  if (!j.is_object() || !j.contains(top) || !j[top].is_array()) return groups;
+  for (const nlohmann::json& g : j[top])
+    groups.emplace_back(g.value("group", ""), g.value("signals", std::vector<std::string>{}));
+  return groups;
 }
 
 }  // namespace capsgen::cli

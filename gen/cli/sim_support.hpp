@@ -9,6 +9,8 @@
 #include <utility>
 #include <vector>
 
+#include "emit/trace_groups.hpp"
+
 #include "emit/design.hpp"
 
 namespace capsgen::cli {
@@ -24,7 +26,11 @@ std::string cmake_cache_value(const std::filesystem::path& cache, const std::str
 
 // Signal groups of a .gtkw: (group title, names relative to the top module's scope; "u_x.sig" a
 // signal of instance u_x). Names the trace does not hold are left out.
-using TraceGroups = std::vector<std::pair<std::string, std::vector<std::string>>>;
+using TraceGroups = emit::TraceGroups;
+
+// The groups the emitter wrote for `top` into the RTL directory's trace_groups.json
+// (emit/trace_groups.hpp); none when the file or the top is absent (RTL from an older capsgen).
+TraceGroups read_trace_groups(const std::filesystem::path& rtl, const std::string& top);
 
 // The clock period the testbench runs at (its --clock-period-ps), in whole ps: the preset's period
 // rounded to the nearest ps (an error below 0.5 ps per cycle, e.g. 3003 ps for 333 MHz).

@@ -32,6 +32,31 @@ void Design::add_module(const Module& m) {
   f.kind = OutputFile::Kind::kVerilog;
   f.contents = file_header(cfg_, "Module " + m.name() + ".") + "\n" + print_module(m);
   add(std::move(f));
+  modules_.push_back(m);
+}
+
+const Module* Design::find_module(const std::string& name) const {
+  for (const Module& m : modules_)
+    if (m.name() == name) return &m;
+  return nullptr;
+}
+
+bool Design::has_signal(const std::string& top, const std::string& path) const {
+  const Module* m = find_module(top);
+  if (m == nullptr) return false;
+  const std::size_t dot = path.find('.');
+  if (dot != std::string::npos) {
+    const std::string inst = path.substr(0, dot);
+    for (const Item& item : m->items())
+      if (const auto* i = std::get_if<Instance>(&item); i != nullptr && i->name == inst)
+        return has_signal(i->module, path.substr(dot + 1));
+    return false;
+  }
+  for (const Port& p : m->ports())
+    if (p.name == path) return true;
+  for (const Item& item : m->items())
+    if (const auto* n = std::get_if<ItemNet>(&item); n != nullptr && n->name == path) return true;
+  return false;
 }
 
 void Design::add_data_file(const std::string& name, const std::string& contents, const std::string& comment_prefix) {

@@ -38,14 +38,19 @@ class Design {
   void add_other_file(const std::string& name, const std::string& contents);
 
   bool has_module(const std::string& name) const;
+  // True when `path` ("sig", "u_inst.sig", "u_a.u_b.sig") names a port or net of module `top`, or of
+  // the module an instance path below it leads to; false for anything not added.
+  bool has_signal(const std::string& top, const std::string& path) const;
   const std::vector<OutputFile>& files() const { return files_; }
   // Verilog files in dependency order (the order added).
   std::vector<std::string> verilog_files() const;
 
  private:
   void add(OutputFile f);
+  const Module* find_module(const std::string& name) const;
   const AccelConfig& cfg_;
   std::vector<OutputFile> files_;
+  std::vector<Module> modules_;  // the modules added, for has_signal
 };
 
 // The header on every generated file: generator version, config name and source path, no timestamp.

@@ -14,6 +14,7 @@
 #include "emit/sequencer.hpp"
 #include "emit/staging.hpp"
 #include "emit/systolic_array.hpp"
+#include "emit/trace_groups.hpp"
 
 namespace capsgen::emit {
 
@@ -32,6 +33,7 @@ const std::vector<BlockEmitter>& block_emitters() {
       {"engine", emit_engine},
       {"accel", emit_accel},
       {"chip", emit_chip},
+      {"trace_groups", emit_trace_groups},
   };
   return list;
 }

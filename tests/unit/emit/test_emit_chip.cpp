@@ -7,13 +7,17 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <set>
 #include <string>
+#include <tuple>
 
 #include "config/accel_config.hpp"
 #include "emit/chip.hpp"
 #include "emit/design.hpp"
 #include "emit/generate.hpp"
 #include "emit/memsys.hpp"
+#include "emit/sequencer.hpp"
+#include "emit/trace_groups.hpp"
 #include "emit/vast.hpp"
 #include "emit_fixtures.hpp"
 #include "isa/frames.hpp"
@@ -115,4 +119,41 @@ TEST(EmitChip, OnlyWhereTheMemorySystemExists) {
   ASSERT_NE(f, d.files().end());
   EXPECT_NE(f->contents.find("supported 0"), std::string::npos);
   EXPECT_NE(f->contents.find(why), std::string::npos);
+}
+
+// trace_groups.json (emit/trace_groups.hpp): the groups hold only signals the design has, and every
+// listed signal exists in at least one preset, so a renamed signal fails here, not in a waveform.
+TEST(EmitTraceGroups, EveryListedSignalExistsInSomePreset) {
+  std::set<std::string> found_accel, found_chip;
+  for (const char* name : {"tiny-2x2", "tiny-2x2-hy", "tiny-2x2-hy-lanes", "tiny-2x2-smp", "small-4x4", "capsacc-16x16"}) {
+    SCOPED_TRACE(name);
+    const Design d = build_design(preset(name));
+    for (const auto& [top, all, found] : {std::tuple{kAccelModule, &accel_trace_groups(), &found_accel},
+                                          std::tuple{kChipModule, &chip_trace_groups(), &found_chip}}) {
+      for (const auto& [group, signals] : present_trace_groups(d, top, *all))
+        for (const std::string& s : signals) {
+          EXPECT_TRUE(d.has_signal(top, s)) << s;
+          found->insert(s);
+        }
+    }
+    const auto json = std::find_if(d.files().begin(), d.files().end(),
+                                   [](const OutputFile& f) { return f.name == kTraceGroupsName; });
+    ASSERT_NE(json, d.files().end());
+    EXPECT_NE(json->contents.find(std::string("\"") + kAccelModule + "\": ["), std::string::npos);
+    EXPECT_NE(json->contents.find("\"group\": \"Engine controller\", \"signals\": [\"u_engine.desc_valid_i\""),
+              std::string::npos)
+        << json->contents;
+  }
+  for (const auto& [all, found] : {std::pair{&accel_trace_groups(), &found_accel}, std::pair{&chip_trace_groups(), &found_chip}})
+    for (const auto& [group, signals] : *all)
+      for (const std::string& s : signals) EXPECT_TRUE(found->count(s)) << group << ": " << s << " is in no preset's design";
+}
+
+TEST(EmitTraceGroups, HasSignalFollowsInstances) {
+  const Design d = build_design(preset("tiny-2x2"));
+  EXPECT_TRUE(d.has_signal(kChipModule, "clk_i"));
+  EXPECT_TRUE(d.has_signal(kChipModule, "u_engine.run_q"));
+  EXPECT_FALSE(d.has_signal(kChipModule, "u_engine.no_such_q"));
+  EXPECT_FALSE(d.has_signal(kChipModule, "u_nowhere.run_q"));
+  EXPECT_FALSE(d.has_signal("capsgen_none", "clk_i"));
 }
