@@ -10,6 +10,7 @@
 #include <string>
 
 #include "config/accel_config.hpp"
+#include "isa/frames.hpp"
 #include "emit/design.hpp"
 
 namespace capsgen::emit {
@@ -20,8 +21,8 @@ inline constexpr const char* kDmaSummaryName = "dma.txt";
 inline constexpr int kDmaMinOutstanding = 8;   // bursts in flight (burst-length FIFO depth): at least 8,
 inline constexpr int kDmaMaxOutstanding = 64;  // more when short bursts must cover a long latency
 inline constexpr int kDmaFifoDepth = 4;    // data FIFO words, a power of 2
-inline constexpr int kDmaCountBits = 16;   // per-level element counts
-inline constexpr int kDmaDramAddrBits = 32;  // DRAM byte address and DRAM strides
+inline constexpr int kDmaCountBits = isa::kFrameCountBits;        // per-level element counts
+inline constexpr int kDmaDramAddrBits = isa::kFrameDramAddrBits;  // DRAM byte address and DRAM strides
 inline constexpr int kDmaCounterBits = 32;   // beat counters
 
 struct DmaGeometry {

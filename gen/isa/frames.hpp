@@ -29,9 +29,13 @@ inline constexpr int kAwakeFieldSectors = 32;
 
 // Widths of the payload fields for one preset; frame_geometry() derives them, and both the compiler
 // (which packs frames) and the emitters (which size capsgen_dma's and the PMUs' ports) use it.
+// The DMA frame fields of fixed width: DRAM byte addresses and strides, per-level element counts.
+inline constexpr int kFrameDramAddrBits = 32;
+inline constexpr int kFrameCountBits = 16;
+
 struct FrameGeometry {
-  int dram_addr_bits = 32;  // DRAM byte address and DRAM strides (two's complement, mod 2^32)
-  int count_bits = 16;      // per-level element counts
+  int dram_addr_bits = kFrameDramAddrBits;  // DRAM byte address and DRAM strides (two's complement, mod 2^32)
+  int count_bits = kFrameCountBits;         // per-level element counts
   int spm_addr_bits = 1;    // on-chip element address and SPM strides (mod 2^spm_addr_bits)
   int len_bits = 1;         // burst: 0 or > max_burst means max_burst
   int size_bits = 1;        // log2 bytes per beat, 0..max_size
