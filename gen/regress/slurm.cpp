@@ -1,4 +1,4 @@
-#include "cli/regress_slurm.hpp"
+#include "regress/slurm.hpp"
 
 #include <fmt/format.h>
 #include <sys/wait.h>
