@@ -159,11 +159,8 @@ nlohmann::ordered_json point_json(const ConfigPoint& p) {
   return j;
 }
 
-}  // namespace
-
-int dse_memory(const std::vector<std::string>& argv_in) {
-  std::vector<std::string> argv;
-  for (const auto& a : argv_in) argv.push_back(a == "-j" ? "--jobs" : a);
+// The command's options (docs/dse-memory.md).
+Args memory_args() {
   Args args("dse memory", "--config PRESET.yaml --model NET.yaml [options]",
             "DESCNet (docs/dse-memory.md): compiles the network for the preset, takes per operation the on-chip\n"
             "usage D_i, W_i, A_i, the accesses and the cycles, and evaluates every SMP, SEP and HY scratchpad\n"
@@ -196,12 +193,11 @@ int dse_memory(const std::vector<std::string>& argv_in) {
                                "whole words per bank and sector (capsgen generate cannot build those)")
       .flag("no-csv", "do not write configs.csv.gz")
       .flag("quiet", "no progress");
-  if (!args.parse(argv)) {
-    fmt::print("{}", args.help());
-    return 0;
-  }
-  if (!args.positional().empty()) throw InputError(kWho, 0, 0, args.positional().front(), "unexpected argument");
-  const auto t0 = std::chrono::steady_clock::now();
+  return args;
+}
+
+// --tech, with --sleep's style of a gated sector.
+TechParams tech_option(const Args& args) {
   TechParams tech = load_tech(args.get("tech"));
   if (auto sl = args.get_opt("sleep")) {
     if (*sl != "retentive" && *sl != "non-retentive")
@@ -210,6 +206,203 @@ int dse_memory(const std::vector<std::string>& argv_in) {
       throw InputError(kWho, 0, 0, "--sleep", "retentive sleep needs a cacti7 technology file (CACTI-P's sleep leakage)");
     tech.sleep = *sl == "retentive" ? SleepStyle::Retentive : SleepStyle::NonRetentive;
   }
+  return tech;
+}
+
+// The exploration's options from the command line and the preset (progress and CSV sinks aside).
+DseOptions dse_options(const Args& args, const AccelConfig& cfg, long long max_sc, const CactiTable& cacti,
+                       const StreamedEvaluator* streamed) {
+  DseOptions opt;
+  opt.banks = cfg.scratchpad.data.present ? cfg.scratchpad.data.banks : cfg.array.rows;
+  opt.max_sectors = int(max_sc);
+  for (int m = 0; m < kMems; ++m)
+    opt.block_bytes[std::size_t(m)] = std::max(1, stand_in_memory(cfg.scratchpad, m).width_bits / 8);
+  if (!args.has("descnet-sectors")) {
+    // Sector counts the scratchpads can be built with: words of the preset's memories (the shared
+    // memory, absent from SEP presets, takes the data memory's words).
+    for (int m = 0; m < kMems; ++m)
+      opt.word_bytes[std::size_t(m)] = std::max(1, stand_in_memory(cfg.scratchpad, m).width_bits / 8);
+  }
+  if (const std::string ex = args.get("extra-sizes"); ex != "none") {
+    for (const std::string& item : split_list(ex)) {
+      char* end = nullptr;
+      const long long v = std::strtoll(item.c_str(), &end, 10);
+      if (item.empty() || *end || v < 1 || v > (1LL << 30))
+        throw InputError(kWho, 0, 0, "--extra-sizes", fmt::format("expected KiB values in [1, 2^30], got '{}'", item));
+      opt.extra_sizes.push_back(v * 1024);
+    }
+  }
+  opt.threads = int(args.get_int("jobs", 1, 256));
+  opt.size_steps = int(args.get_int("size-steps", 0, 8));
+  opt.sep_range = args.has("sep-range");
+  const std::string objective = args.get("objective");
+  if (objective != "onchip" && objective != "total")
+    throw InputError(kWho, 0, 0, "--objective", fmt::format("expected onchip or total, got '{}'", objective));
+  opt.objective_total = objective == "total";
+  opt.clock_mhz = cfg.clock.target_mhz;
+  if (!cacti.empty()) opt.cacti = &cacti;
+  opt.streamed = streamed;
+  return opt;
+}
+
+// The flat program's off-chip traffic and DRAM energy per inference.
+struct OffChip {
+  double rd_pj_b = 0, wr_pj_b = 0;  // per byte
+  double mj = 0;
+  long long rd = 0, wr = 0, cycles = 0;
+};
+
+// Off-chip: streaming DDR3 bursts, ACT+PRE amortized over a row (docs/dse-memory.md section 2).
+OffChip offchip_of(const dram::DramSpec& dspec, const std::vector<OpProfile>& ops) {
+  OffChip o;
+  const dram::CommandEnergy ce = dram::command_energy(dspec);
+  const double burst_bytes = double(dspec.org.word_bytes()) * dspec.org.burst_length;
+  const double row_bursts = double(dspec.org.columns) / dspec.org.burst_length;
+  o.rd_pj_b = (ce.rd_pj + (ce.act_pj + ce.pre_pj) / row_bursts) / burst_bytes;
+  o.wr_pj_b = (ce.wr_pj + (ce.act_pj + ce.pre_pj) / row_bursts) / burst_bytes;
+  for (const auto& op : ops) {
+    o.rd += op.offchip_rd;
+    o.wr += op.offchip_wr;
+    o.cycles += op.cycles;
+  }
+  o.mj = (double(o.rd) * o.rd_pj_b + double(o.wr) * o.wr_pj_b) * 1e-9;
+  return o;
+}
+
+nlohmann::ordered_json summary_json(const Args& args, const Workload& w, const TechParams& tech, const DseOptions& opt,
+                                    const DseResult& r, const std::vector<ConfigDetail>& best, const OffChip& off,
+                                    bool streamed, double seconds, double dse_seconds) {
+  nlohmann::ordered_json j;
+  j["network"] = w.net.name;
+  j["preset"] = w.cfg.name;
+  j["tech"] = tech.name;
+  j["sleep"] = tech.sleep == SleepStyle::Retentive ? "retentive" : "non-retentive";
+  j["cacti"] = args.get_opt("cacti").value_or("");
+  j["banks"] = opt.banks;
+  j["max_sectors"] = opt.max_sectors;
+  j["buildable_sectors_only"] = !args.has("descnet-sectors");
+  j["evaluation"] = streamed ? "streamed" : "flat-profile";
+  j["skipped"] = r.skipped;
+  j["skipped_why"] = r.skipped_why;
+  for (long long e : opt.extra_sizes) j["extra_sizes_kib"].push_back(e / 1024);
+  j["threads"] = opt.threads;
+  j["size_steps"] = opt.size_steps;
+  j["sep_range"] = opt.sep_range;
+  j["objective"] = args.get("objective");
+  j["configurations"] = r.evaluated;  // enumerated
+  j["evaluated"] = r.evaluated - r.skipped;
+  for (int o = 0; o < kOptions; ++o) j["configurations_per_option"][option_name(o)] = r.per_option[std::size_t(o)];
+  j["pareto_size"] = r.pareto.size();
+  j["seconds"] = seconds;          // everything, compiling and quantizing the network included
+  j["dse_seconds"] = dse_seconds;  // enumeration, evaluation and configs.csv.gz
+  j["cycles_per_inference"] = off.cycles;
+  j["offchip"] = {{"read_bytes", off.rd}, {"write_bytes", off.wr}, {"read_pj_per_byte", off.rd_pj_b},
+                  {"write_pj_per_byte", off.wr_pj_b}, {"energy_mj", off.mj}};
+  for (const auto& d : best) {
+    nlohmann::ordered_json b = point_json(d.point);
+    b["cycles"] = d.cycles;
+    for (int m = 0; m < kMems; ++m)
+      if (d.point.bytes[m]) {
+        b[mem_name(m)]["figures_from"] = d.figures[m].source;
+        if (d.point.sectors[m] > 1) b[mem_name(m)]["wake_cycles"] = wake_cycles(d.figures[m], opt.clock_mhz);
+      }
+    if (streamed) b["dram_read_bytes"] = d.dram_read_bytes, b["dram_write_bytes"] = d.dram_write_bytes;
+    j["best"].push_back(b);
+  }
+  for (const auto& p : r.pareto) j["pareto"].push_back(point_json(p));
+  return j;
+}
+
+// sectors.svg: sector ON/OFF per operation of the best -PG options (DESCNet Fig. 30).
+std::string sectors_svg(const std::vector<OpProfile>& ops, const std::vector<ConfigDetail>& best,
+                        const std::vector<std::string>& names, bool streamed) {
+  std::vector<std::string> rows;
+  std::vector<std::vector<double>> on;
+  for (const auto& d : best) {
+    // DESCNet Fig. 30 shows SEP-PG and HY-PG; the streamed evaluation has SMP-PG's PMU frames too.
+    if (!option_pg(d.point.option) || (d.point.option == kSmpPg && !streamed)) continue;
+    for (int m = 0; m < kMems; ++m) {
+      // At most 16 rows per memory: with more sectors a row stands for a group, ON if any is.
+      const int sc = d.point.sectors[m], group = std::max(1, sc / 16);
+      for (int s = 0; d.point.bytes[m] && s < sc; s += group) {
+        rows.push_back(group == 1 ? fmt::format("{} {} s{}", option_name(d.point.option), mem_name(m), s)
+                                  : fmt::format("{} {} s{}-{}", option_name(d.point.option), mem_name(m), s, s + group - 1));
+        on.emplace_back();
+        for (std::size_t i = 0; i < ops.size(); ++i) {
+          double awake = 0;  // streamed: the group's mean fraction of the operation's cycles awake
+          for (int k = s; streamed && k < s + group; ++k) awake += d.awake_fraction[i][m][std::size_t(k)] / group;
+          on.back().push_back(streamed ? awake : s < d.sectors_on[i][m] ? 1.0 : 0.0);
+        }
+      }
+    }
+  }
+  return svg_grid(streamed ? "Share of each operation's cycles a sector is awake (best SEP-PG, HY-PG, SMP-PG; PMU frames)"
+                           : "Sectors ON per operation (best SEP-PG, HY-PG)", rows, names, on);
+}
+
+// Plots: usage per operation (Fig. 1/10), area vs energy with the front (Fig. 18), energy breakdown
+// of the best per option (Fig. 19), sector ON/OFF per operation of the best -PG options (Fig. 30).
+void write_plots(const std::string& dir, const std::vector<OpProfile>& ops, const DseResult& r,
+                 const std::vector<ConfigDetail>& best, const std::string& title, bool objective_total, bool streamed) {
+  std::vector<std::string> names;
+  for (const auto& op : ops) names.push_back(op.name);
+  std::vector<Series> usage(3);
+  for (int k = kData; k <= kAcc; ++k) {
+    usage[std::size_t(k - 1)].name = std::string(mem_name(k)) + " KiB";
+    for (const auto& op : ops) usage[std::size_t(k - 1)].values.push_back(double(op.usage[k]) / 1024.0);
+  }
+  write_file_atomic(dir + "/usage.svg", svg_bars("On-chip usage per operation: " + title, "KiB", names, usage));
+  std::vector<ScatterPoint> pts, front;
+  for (const auto& p : r.sample) pts.push_back({p.area_mm2, p.ranked_mj(), p.option});
+  for (const auto& p : r.pareto) front.push_back({p.area_mm2, p.ranked_mj(), p.option});
+  std::vector<std::string> onames;
+  for (int o = 0; o < kOptions; ++o) onames.push_back(option_name(o));
+  write_file_atomic(dir + "/pareto.svg", svg_scatter(fmt::format("Area vs energy, {} configurations (sample of {})", r.evaluated, pts.size()),
+                                                     "area [mm2]", objective_total ? "on-chip + off-chip energy per inference [mJ]" : "on-chip energy per inference [mJ]", pts, onames, front));
+  std::vector<std::string> bnames;
+  std::vector<Series> parts{{"dynamic", {}}, {"static", {}}, {"wake-up", {}}};
+  for (int m = 0; m < kMems; ++m) parts.push_back({std::string(mem_name(m)) + " area/10", {}});
+  for (const auto& d : best) {
+    bnames.push_back(option_name(d.point.option));
+    parts[0].values.push_back(d.point.dynamic_mj);
+    parts[1].values.push_back(d.point.static_mj);
+    parts[2].values.push_back(d.point.wakeup_mj);
+    for (int m = 0; m < kMems; ++m) parts[std::size_t(3 + m)].values.push_back(d.area[m] / 10);
+  }
+  write_file_atomic(dir + "/energy.svg", svg_bars("Best per option: energy [mJ] and area [mm2/10]", "mJ | mm2/10", bnames, parts));
+  write_file_atomic(dir + "/sectors.svg", sectors_svg(ops, best, names, streamed));
+}
+
+// The closing lines on stdout (without --quiet).
+void print_result(const DseResult& r, const std::vector<ConfigDetail>& best, const OffChip& off, bool streamed,
+                  double seconds, double dse_seconds, const std::string& dir, bool csv) {
+  fmt::print("{} configurations evaluated in {:.2f} s ({:.2f} s in all); Pareto front: {} points\n", r.evaluated - r.skipped,
+             dse_seconds, seconds, r.pareto.size());
+  if (streamed) {
+    fmt::print("{} configurations not evaluated (the chip cannot run them):\n", r.skipped);
+    for (std::size_t i = 0; i < r.skipped_why.size() && i < 5; ++i) fmt::print("  {}\n", r.skipped_why[i]);
+    if (r.skipped_why.size() > 5) fmt::print("  ... {} more size tuples (summary.json)\n", r.skipped_why.size() - 5);
+  }
+  for (const auto& d : best)
+    fmt::print("  best {:7} area {:8.3f} mm2, energy {:.4f} mJ on chip + {:.4f} mJ off chip, {} cycles (id {})\n",
+               option_name(d.point.option), d.point.area_mm2, d.point.energy_mj(), d.point.offchip_mj, d.cycles, d.point.id);
+  if (!streamed) fmt::print("off-chip DRAM {:.4f} mJ per inference\n", off.mj);
+  fmt::print("wrote {}/{{pareto.csv,best.md,summary.json,*.svg{}}}\n", dir, csv ? ",configs.csv.gz" : "");
+}
+
+}  // namespace
+
+int dse_memory(const std::vector<std::string>& argv_in) {
+  std::vector<std::string> argv;
+  for (const auto& a : argv_in) argv.push_back(a == "-j" ? "--jobs" : a);
+  Args args = memory_args();
+  if (!args.parse(argv)) {
+    fmt::print("{}", args.help());
+    return 0;
+  }
+  if (!args.positional().empty()) throw InputError(kWho, 0, 0, args.positional().front(), "unexpected argument");
+  const auto t0 = std::chrono::steady_clock::now();
+  const TechParams tech = tech_option(args);
   CactiTable cacti;
   if (auto c = args.get_opt("cacti")) cacti = load_cacti(*c);
   const dram::DramSpec dspec = dram::load_dram_spec(args.get("dram"));
@@ -229,52 +422,10 @@ int dse_memory(const std::vector<std::string>& argv_in) {
   const std::vector<OpProfile> ops = profiles_from(analyze_program(w.cfg, prog));
   const StreamedEvaluator evaluator(w.cfg, prog);
 
-  DseOptions opt;
-  opt.banks = w.cfg.scratchpad.data.present ? w.cfg.scratchpad.data.banks : w.cfg.array.rows;
-  opt.max_sectors = int(max_sc);
-  for (int m = 0; m < kMems; ++m)
-    opt.block_bytes[std::size_t(m)] = std::max(1, stand_in_memory(w.cfg.scratchpad, m).width_bits / 8);
-  if (!args.has("descnet-sectors")) {
-    // Sector counts the scratchpads can be built with: words of the preset's memories (the shared
-    // memory, absent from SEP presets, takes the data memory's words).
-    for (int m = 0; m < kMems; ++m)
-      opt.word_bytes[std::size_t(m)] = std::max(1, stand_in_memory(w.cfg.scratchpad, m).width_bits / 8);
-  }
-  if (const std::string ex = args.get("extra-sizes"); ex != "none") {
-    for (const std::string& item : split_list(ex)) {
-      char* end = nullptr;
-      const long long v = std::strtoll(item.c_str(), &end, 10);
-      if (item.empty() || *end || v < 1 || v > (1LL << 30))
-        throw InputError(kWho, 0, 0, "--extra-sizes", fmt::format("expected KiB values in [1, 2^30], got '{}'", item));
-      opt.extra_sizes.push_back(v * 1024);
-    }
-  }
-  opt.threads = int(args.get_int("jobs", 1, 256));
-  opt.size_steps = int(args.get_int("size-steps", 0, 8));
-  opt.sep_range = args.has("sep-range");
-  const std::string objective = args.get("objective");
-  if (objective != "onchip" && objective != "total")
-    throw InputError(kWho, 0, 0, "--objective", fmt::format("expected onchip or total, got '{}'", objective));
-  opt.objective_total = objective == "total";
-  opt.clock_mhz = w.cfg.clock.target_mhz;
-  if (!cacti.empty()) opt.cacti = &cacti;
-  if (streamed) opt.streamed = &evaluator;
-  // Off-chip: streaming DDR3 bursts, ACT+PRE amortized over a row (docs/dse-memory.md section 2).
-  const dram::CommandEnergy ce = dram::command_energy(dspec);
-  const double burst_bytes = double(dspec.org.word_bytes()) * dspec.org.burst_length;
-  const double row_bursts = double(dspec.org.columns) / dspec.org.burst_length;
-  const double rd_pj_b = (ce.rd_pj + (ce.act_pj + ce.pre_pj) / row_bursts) / burst_bytes;
-  const double wr_pj_b = (ce.wr_pj + (ce.act_pj + ce.pre_pj) / row_bursts) / burst_bytes;
-  double offchip_mj = 0;  // of the flat program
-  long long offchip_rd = 0, offchip_wr = 0, cycles = 0;
-  for (const auto& op : ops) {
-    offchip_rd += op.offchip_rd;
-    offchip_wr += op.offchip_wr;
-    cycles += op.cycles;
-  }
-  offchip_mj = (double(offchip_rd) * rd_pj_b + double(offchip_wr) * wr_pj_b) * 1e-9;
-  opt.offchip_rd_pj_per_byte = rd_pj_b;
-  opt.offchip_wr_pj_per_byte = wr_pj_b;
+  DseOptions opt = dse_options(args, w.cfg, max_sc, cacti, streamed ? &evaluator : nullptr);
+  const OffChip off = offchip_of(dspec, ops);
+  opt.offchip_rd_pj_per_byte = off.rd_pj_b;
+  opt.offchip_wr_pj_per_byte = off.wr_pj_b;
   const long long total = count_configs(ops, opt);
   opt.sample_every = std::max(1LL, total / 4000);
   const bool quiet = args.has("quiet");
@@ -309,7 +460,6 @@ int dse_memory(const std::vector<std::string>& argv_in) {
   const double dse_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
-
   std::vector<ConfigDetail> best;
   for (int o = 0; o < kOptions; ++o)
     if (r.has_best[std::size_t(o)]) best.push_back(evaluate_config(ops, tech, opt, r.best[std::size_t(o)]));
@@ -318,113 +468,11 @@ int dse_memory(const std::vector<std::string>& argv_in) {
   for (const auto& p : r.pareto) pareto += csv_row(p);
   write_file_atomic(dir + "/pareto.csv", pareto);
   const std::string title = fmt::format("{} on {}", w.net.name, w.cfg.name);
-  write_file_atomic(dir + "/best.md", best_markdown(ops, best, r, offchip_mj, streamed, opt.objective_total, opt.clock_mhz, title));
-
-  nlohmann::ordered_json j;
-  j["network"] = w.net.name;
-  j["preset"] = w.cfg.name;
-  j["tech"] = tech.name;
-  j["sleep"] = tech.sleep == SleepStyle::Retentive ? "retentive" : "non-retentive";
-  j["cacti"] = args.get_opt("cacti").value_or("");
-  j["banks"] = opt.banks;
-  j["max_sectors"] = opt.max_sectors;
-  j["buildable_sectors_only"] = !args.has("descnet-sectors");
-  j["evaluation"] = streamed ? "streamed" : "flat-profile";
-  j["skipped"] = r.skipped;
-  j["skipped_why"] = r.skipped_why;
-  for (long long e : opt.extra_sizes) j["extra_sizes_kib"].push_back(e / 1024);
-  j["threads"] = opt.threads;
-  j["size_steps"] = opt.size_steps;
-  j["sep_range"] = opt.sep_range;
-  j["objective"] = objective;
-  j["configurations"] = r.evaluated;  // enumerated
-  j["evaluated"] = r.evaluated - r.skipped;
-  for (int o = 0; o < kOptions; ++o) j["configurations_per_option"][option_name(o)] = r.per_option[std::size_t(o)];
-  j["pareto_size"] = r.pareto.size();
-  j["seconds"] = seconds;          // everything, compiling and quantizing the network included
-  j["dse_seconds"] = dse_seconds;  // enumeration, evaluation and configs.csv.gz
-  j["cycles_per_inference"] = cycles;
-  j["offchip"] = {{"read_bytes", offchip_rd}, {"write_bytes", offchip_wr}, {"read_pj_per_byte", rd_pj_b},
-                  {"write_pj_per_byte", wr_pj_b}, {"energy_mj", offchip_mj}};
-  for (const auto& d : best) {
-    nlohmann::ordered_json b = point_json(d.point);
-    b["cycles"] = d.cycles;
-    for (int m = 0; m < kMems; ++m)
-      if (d.point.bytes[m]) {
-        b[mem_name(m)]["figures_from"] = d.figures[m].source;
-        if (d.point.sectors[m] > 1) b[mem_name(m)]["wake_cycles"] = wake_cycles(d.figures[m], opt.clock_mhz);
-      }
-    if (streamed) b["dram_read_bytes"] = d.dram_read_bytes, b["dram_write_bytes"] = d.dram_write_bytes;
-    j["best"].push_back(b);
-  }
-  for (const auto& p : r.pareto) j["pareto"].push_back(point_json(p));
+  write_file_atomic(dir + "/best.md", best_markdown(ops, best, r, off.mj, streamed, opt.objective_total, opt.clock_mhz, title));
+  const nlohmann::ordered_json j = summary_json(args, w, tech, opt, r, best, off, streamed, seconds, dse_seconds);
   write_file_atomic(dir + "/summary.json", j.dump(2) + "\n");
-
-  // Plots: usage per operation (Fig. 1/10), area vs energy with the front (Fig. 18), energy breakdown
-  // of the best per option (Fig. 19), sector ON/OFF per operation of the best -PG options (Fig. 30).
-  std::vector<std::string> names;
-  for (const auto& op : ops) names.push_back(op.name);
-  std::vector<Series> usage(3);
-  for (int k = kData; k <= kAcc; ++k) {
-    usage[std::size_t(k - 1)].name = std::string(mem_name(k)) + " KiB";
-    for (const auto& op : ops) usage[std::size_t(k - 1)].values.push_back(double(op.usage[k]) / 1024.0);
-  }
-  write_file_atomic(dir + "/usage.svg", svg_bars("On-chip usage per operation: " + title, "KiB", names, usage));
-  std::vector<ScatterPoint> pts, front;
-  for (const auto& p : r.sample) pts.push_back({p.area_mm2, p.ranked_mj(), p.option});
-  for (const auto& p : r.pareto) front.push_back({p.area_mm2, p.ranked_mj(), p.option});
-  std::vector<std::string> onames;
-  for (int o = 0; o < kOptions; ++o) onames.push_back(option_name(o));
-  write_file_atomic(dir + "/pareto.svg", svg_scatter(fmt::format("Area vs energy, {} configurations (sample of {})", r.evaluated, pts.size()),
-                                                     "area [mm2]", opt.objective_total ? "on-chip + off-chip energy per inference [mJ]" : "on-chip energy per inference [mJ]", pts, onames, front));
-  std::vector<std::string> bnames;
-  std::vector<Series> parts{{"dynamic", {}}, {"static", {}}, {"wake-up", {}}};
-  for (int m = 0; m < kMems; ++m) parts.push_back({std::string(mem_name(m)) + " area/10", {}});
-  for (const auto& d : best) {
-    bnames.push_back(option_name(d.point.option));
-    parts[0].values.push_back(d.point.dynamic_mj);
-    parts[1].values.push_back(d.point.static_mj);
-    parts[2].values.push_back(d.point.wakeup_mj);
-    for (int m = 0; m < kMems; ++m) parts[std::size_t(3 + m)].values.push_back(d.area[m] / 10);
-  }
-  write_file_atomic(dir + "/energy.svg", svg_bars("Best per option: energy [mJ] and area [mm2/10]", "mJ | mm2/10", bnames, parts));
-  std::vector<std::string> rows;
-  std::vector<std::vector<double>> on;
-  for (const auto& d : best) {
-    // DESCNet Fig. 30 shows SEP-PG and HY-PG; the streamed evaluation has SMP-PG's PMU frames too.
-    if (!option_pg(d.point.option) || (d.point.option == kSmpPg && !streamed)) continue;
-    for (int m = 0; m < kMems; ++m) {
-      // At most 16 rows per memory: with more sectors a row stands for a group, ON if any is.
-      const int sc = d.point.sectors[m], group = std::max(1, sc / 16);
-      for (int s = 0; d.point.bytes[m] && s < sc; s += group) {
-        rows.push_back(group == 1 ? fmt::format("{} {} s{}", option_name(d.point.option), mem_name(m), s)
-                                  : fmt::format("{} {} s{}-{}", option_name(d.point.option), mem_name(m), s, s + group - 1));
-        on.emplace_back();
-        for (std::size_t i = 0; i < ops.size(); ++i) {
-          double awake = 0;  // streamed: the group's mean fraction of the operation's cycles awake
-          for (int k = s; streamed && k < s + group; ++k) awake += d.awake_fraction[i][m][std::size_t(k)] / group;
-          on.back().push_back(streamed ? awake : s < d.sectors_on[i][m] ? 1.0 : 0.0);
-        }
-      }
-    }
-  }
-  write_file_atomic(dir + "/sectors.svg", svg_grid(streamed ? "Share of each operation's cycles a sector is awake (best SEP-PG, HY-PG, SMP-PG; PMU frames)"
-                                                      : "Sectors ON per operation (best SEP-PG, HY-PG)", rows, names, on));
-
-  if (!quiet) {
-    fmt::print("{} configurations evaluated in {:.2f} s ({:.2f} s in all); Pareto front: {} points\n", r.evaluated - r.skipped,
-               dse_seconds, seconds, r.pareto.size());
-    if (streamed) {
-      fmt::print("{} configurations not evaluated (the chip cannot run them):\n", r.skipped);
-      for (std::size_t i = 0; i < r.skipped_why.size() && i < 5; ++i) fmt::print("  {}\n", r.skipped_why[i]);
-      if (r.skipped_why.size() > 5) fmt::print("  ... {} more size tuples (summary.json)\n", r.skipped_why.size() - 5);
-    }
-    for (const auto& d : best)
-      fmt::print("  best {:7} area {:8.3f} mm2, energy {:.4f} mJ on chip + {:.4f} mJ off chip, {} cycles (id {})\n",
-                 option_name(d.point.option), d.point.area_mm2, d.point.energy_mj(), d.point.offchip_mj, d.cycles, d.point.id);
-    if (!streamed) fmt::print("off-chip DRAM {:.4f} mJ per inference\n", offchip_mj);
-    fmt::print("wrote {}/{{pareto.csv,best.md,summary.json,*.svg{}}}\n", dir, gz ? ",configs.csv.gz" : "");
-  }
+  write_plots(dir, ops, r, best, title, opt.objective_total, streamed);
+  if (!quiet) print_result(r, best, off, streamed, seconds, dse_seconds, dir, gz != nullptr);
   return 0;
 }
 

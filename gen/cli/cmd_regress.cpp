@@ -1,15 +1,15 @@
 // capsgen regress LIST.yaml: a regression of whole inferences on the generated RTL (docs/regress.md).
-//   1. reads the list (cli/regress_list.hpp) and checks every preset and network before anything is
+//   1. reads the list (regress/list.hpp) and checks every preset and network before anything is
 //      built (bad input: exit status 2, nothing written),
 //   2. builds each distinct model once (config x memory x fault: `capsgen sim --build-only`, OUT/builds/KEY;
 //      `memory: dram` jobs run capsgen_chip with the network in a DDR3 model, `capsgen sim --memory dram`),
-//   3. runs every job as `capsgen sim --build OUT/builds/KEY/...` in parallel (-j N; cli/regress_pool.hpp),
+//   3. runs every job as `capsgen sim --build OUT/builds/KEY/...` in parallel (-j N; regress/pool.hpp),
 //      each in OUT/runs/JOB, bit-exact against the golden model,
 //   4. writes OUT/summary.md, summary.json, junit.xml, failures/JOB/ (log, reports, repro.sh with the
 //      command that reproduces the job alone), with --trace an FST and .gtkw of each failure, and with
 //      coverage the merged Verilator coverage (verilator_coverage) and the functional coverage per bin.
 // A live progress line goes to stderr. Ctrl-C stops the workers and still writes the summaries.
-// With --slurm, step 2 and 3 are Slurm jobs instead of local processes (cli/regress_slurm.hpp): the same
+// With --slurm, step 2 and 3 are Slurm jobs instead of local processes (regress/slurm.hpp): the same
 // commands, one build job per model and one job array of its runs after it; step 4 is the same code.
 #include <fmt/format.h>
 #include <unistd.h>
@@ -28,12 +28,12 @@
 #include "cli/args.hpp"
 #include "cli/commands.hpp"
 #include "cli/shell.hpp"
-#include "cli/regress_coverage.hpp"
-#include "cli/regress_junit.hpp"
-#include "cli/regress_list.hpp"
-#include "cli/regress_pool.hpp"
-#include "cli/regress_report.hpp"
-#include "cli/regress_slurm.hpp"
+#include "regress/coverage.hpp"
+#include "regress/junit.hpp"
+#include "regress/list.hpp"
+#include "regress/pool.hpp"
+#include "regress/report.hpp"
+#include "regress/slurm.hpp"
 #include "config/accel_config.hpp"
 #include "core/atomic_file.hpp"
 #include "core/input_error.hpp"

@@ -470,6 +470,272 @@ Network parse_network(const std::string& yaml_text, const std::string& file_name
   return net;
 }
 
+namespace {
+
+// Shape inference of one layer (layers[i]): its inputs resolved to earlier layers, its input and output
+// shapes checked and set per layer kind. Every error names the layer and the field at fault.
+class LayerShaper {
+ public:
+  LayerShaper(Network& net, std::size_t i)
+      : net_(net), i_(i), l_(net.layers[i]), field_(fmt::format("layers[{}]", i)) {}
+
+  void infer() {
+    resolve_inputs();
+    const TensorShape cur = shape_of(l_.input_layers[0]);
+    const std::string producer = producer_of(l_.input_layers[0]);
+    l_.in = cur;
+    switch (l_.kind) {
+      case LayerKind::Conv2d:
+      case LayerKind::PrimaryCaps: convolution(cur, producer); break;
+      case LayerKind::MaxPool:
+      case LayerKind::AvgPool: pooling(cur, producer); break;
+      case LayerKind::FullyConnected: fully_connected(cur, producer); break;
+      case LayerKind::ClassCaps: class_caps(cur, producer); break;
+      case LayerKind::ConvCaps2d:
+      case LayerKind::ConvCaps3d: conv_caps(cur, producer); break;
+      case LayerKind::CapsAdd: caps_add(cur, producer); break;
+      case LayerKind::FlattenCaps: flatten_caps(cur, producer); break;
+    }
+    // Every tensor and every weight array stays countable in int-sized indices.
+    if (l_.out.elements() >= kMaxElements)
+      fail("", fmt::format("its output of {} elements reaches the limit of {}", l_.out.elements(), kMaxElements));
+  }
+
+ private:
+  [[noreturn]] void fail(std::string_view sub, const std::string& message) const {
+    throw InputError(net_.source_path, l_.line, 0, field_ + std::string(sub), fmt::format("layer '{}': {}", l_.name, message));
+  }
+  const TensorShape& shape_of(int k) const { return k < 0 ? net_.input : net_.layers[std::size_t(k)].out; }
+  std::string producer_of(int k) const {
+    return k < 0 ? std::string("the network input") : fmt::format("layer '{}'", net_.layers[std::size_t(k)].name);
+  }
+
+  // The output of a capsule convolution: capsule_types x ho x wo capsules of capsule_dim atoms.
+  TensorShape capsule_grid(int ho, int wo) {
+    const long long count = static_cast<long long>(l_.capsule_types) * ho * wo;
+    if (count > INT_MAX) fail(".capsule_types", fmt::format("{} capsules are too many", count));
+    l_.out_channels = l_.capsule_types * l_.capsule_dim;
+    TensorShape out;
+    out.capsules = true;
+    out.count = static_cast<int>(count);
+    out.dim = l_.capsule_dim;
+    out.grid_types = l_.capsule_types;
+    out.height = ho;
+    out.width = wo;
+    return out;
+  }
+
+  // Resolve `input:` / `inputs:`: earlier layers only, so the list order is an execution order.
+  void resolve_inputs() {
+    Layer& l = l_;
+    l.input_layers.clear();
+    if (l.inputs.empty()) {
+      l.input_layers.push_back(static_cast<int>(i_) - 1);
+      return;
+    }
+    const bool single = l.kind == LayerKind::ConvCaps2d || l.kind == LayerKind::ConvCaps3d;
+    for (std::size_t r = 0; r < l.inputs.size(); ++r) {
+      const std::string sub = single ? std::string(".input") : fmt::format(".inputs[{}]", r);
+      const std::string& ref = l.inputs[r];
+      int found = -1;
+      for (std::size_t k = 0; k < i_; ++k)
+        if (net_.layers[k].name == ref) found = static_cast<int>(k);
+      if (found < 0) {
+        if (ref == l.name) fail(sub, "a layer cannot take its own output as input");
+        for (std::size_t k = i_ + 1; k < net_.layers.size(); ++k)
+          if (net_.layers[k].name == ref)
+            fail(sub, fmt::format("input '{}' is layers[{}], which comes later; inputs must be earlier layers", ref,
+                                  k));
+        fail(sub, fmt::format("no layer named '{}' before this one", ref));
+      }
+      if (std::find(l.input_layers.begin(), l.input_layers.end(), found) != l.input_layers.end())
+        fail(sub, fmt::format("input '{}' is listed twice", ref));
+      l.input_layers.push_back(found);
+    }
+  }
+
+  // The kernel, stride and padding of a window over a feature map or capsule grid.
+  void check_window() const {
+    if (l_.kernel_h < 1 || l_.kernel_w < 1) fail(".kernel", "kernel sizes must be >= 1");
+    if (l_.stride < 1) fail(".stride", "stride must be >= 1");
+    if (l_.padding < 0) fail(".padding", "padding must be >= 0");
+  }
+
+  // conv2d and primary_caps: a feature map in, a feature map or a capsule grid out.
+  void convolution(const TensorShape& cur, const std::string& producer) {
+    Layer& l = l_;
+    if (cur.capsules) {
+      fail(".type", fmt::format("a {} layer needs a feature map, but {} outputs {}; convolutions cannot "
+                                "follow capsule layers",
+                                to_string(l.kind), producer, cur.str()));
+    }
+    check_window();
+    const long long span_h = static_cast<long long>(cur.height) + 2LL * l.padding - l.kernel_h;
+    const long long span_w = static_cast<long long>(cur.width) + 2LL * l.padding - l.kernel_w;
+    if (span_h < 0 || span_w < 0) {
+      fail(".kernel", fmt::format("kernel {}x{} does not fit its {}x{} input from {} (padding {})", l.kernel_h,
+                                  l.kernel_w, cur.height, cur.width, producer, l.padding));
+    }
+    // Computed in long long and capped before narrowing: padding 1073741825 must not wrap around.
+    const long long ho_ll = span_h / l.stride + 1, wo_ll = span_w / l.stride + 1;
+    if (ho_ll > kMaxFeatureDim || wo_ll > kMaxFeatureDim)
+      fail(".padding", fmt::format("output {}x{} exceeds the {} limit on feature-map sides", ho_ll, wo_ll, kMaxFeatureDim));
+    const int ho = static_cast<int>(ho_ll);
+    const int wo = static_cast<int>(wo_ll);
+    TensorShape out;
+    if (l.kind == LayerKind::Conv2d) {
+      if (l.out_channels < 1) fail(".out_channels", "out_channels must be >= 1");
+      if (l.groups < 1) fail(".groups", "groups must be >= 1");
+      if (cur.channels % l.groups != 0 || l.out_channels % l.groups != 0) {
+        fail(".groups", fmt::format("groups {} must divide the {} input channels from {} and the {} output "
+                                    "channels",
+                                    l.groups, cur.channels, producer, l.out_channels));
+      }
+      out.channels = l.out_channels;
+      out.height = ho;
+      out.width = wo;
+    } else {
+      if (l.capsule_types < 1 || l.capsule_dim < 1) fail(".capsule_types", "capsule_types and capsule_dim must be >= 1");
+      out = capsule_grid(ho, wo);
+    }
+    l.out = out;
+  }
+
+  // max_pool and avg_pool: a feature map in, the same channels out.
+  void pooling(const TensorShape& cur, const std::string& producer) {
+    Layer& l = l_;
+    if (cur.capsules) {
+      fail(".type", fmt::format("a {} layer needs a feature map, but {} outputs {}", to_string(l.kind), producer,
+                                cur.str()));
+    }
+    check_window();
+    const long long span_h = static_cast<long long>(cur.height) + 2LL * l.padding - l.kernel_h;
+    const long long span_w = static_cast<long long>(cur.width) + 2LL * l.padding - l.kernel_w;
+    if (span_h < 0 || span_w < 0) {
+      fail(".kernel", fmt::format("window {}x{} does not fit its {}x{} input from {} (padding {})", l.kernel_h,
+                                  l.kernel_w, cur.height, cur.width, producer, l.padding));
+    }
+    if (span_h / l.stride + 1 > kMaxFeatureDim || span_w / l.stride + 1 > kMaxFeatureDim)
+      fail(".padding", fmt::format("output {}x{} exceeds the {} limit on feature-map sides", span_h / l.stride + 1,
+                                   span_w / l.stride + 1, kMaxFeatureDim));
+    TensorShape out;
+    out.channels = cur.channels;
+    out.height = static_cast<int>(span_h / l.stride + 1);
+    out.width = static_cast<int>(span_w / l.stride + 1);
+    l.out_channels = cur.channels;
+    l.out = out;
+  }
+
+  // fc: a feature map flattened in, out_features out.
+  void fully_connected(const TensorShape& cur, const std::string& producer) {
+    Layer& l = l_;
+    if (cur.capsules) {
+      fail(".type", fmt::format("an fc layer needs a feature map (it flattens C x H x W), but {} outputs {}",
+                                producer, cur.str()));
+    }
+    if (l.out_channels < 1) fail(".out_features", "out_features must be >= 1");
+    if (cur.elements() > INT_MAX) fail(".type", fmt::format("{} input features are too many", cur.elements()));
+    TensorShape out;
+    out.channels = l.out_channels;
+    out.height = 1;
+    out.width = 1;
+    l.out = out;
+  }
+
+  // class_caps: capsules in, num_capsules capsules out (dynamic routing).
+  void class_caps(const TensorShape& cur, const std::string& producer) {
+    Layer& l = l_;
+    if (!cur.capsules) {
+      fail(".type", fmt::format("class_caps needs capsules, but {} outputs a feature map {} (put a "
+                                "primary_caps layer before it)",
+                                producer, cur.str()));
+    }
+    if (l.num_capsules < 1) fail(".num_capsules", "num_capsules must be >= 1");
+    if (l.capsule_dim < 1) fail(".capsule_dim", "capsule_dim must be >= 1");
+    if (l.routing_iterations < 1) fail(".routing_iterations", "routing_iterations must be >= 1");
+    TensorShape out;
+    out.capsules = true;
+    out.count = l.num_capsules;
+    out.dim = l.capsule_dim;
+    l.out = out;
+  }
+
+  // conv_caps2d and conv_caps3d (DeepCaps): a capsule grid or a feature map in, a capsule grid out.
+  void conv_caps(const TensorShape& cur, const std::string& producer) {
+    Layer& l = l_;
+    // A feature map enters as C capsule types of one atom each (DeepCaps' ConvertToCaps).
+    if (cur.capsules && !cur.is_grid()) {
+      fail(l.inputs.empty() ? ".type" : ".input",
+           fmt::format("a {} layer needs a capsule grid (types x height x width) or a feature map, but {} "
+                       "outputs {} without a grid",
+                       to_string(l.kind), producer, cur.str()));
+    }
+    check_window();
+    if (l.capsule_types < 1) fail(".capsule_types", "capsule_types must be >= 1");
+    if (l.capsule_dim < 1) fail(".capsule_dim", "capsule_dim must be >= 1");
+    if (l.kind == LayerKind::ConvCaps3d && l.routing_iterations < 1)
+      fail(".routing_iterations", "routing_iterations must be >= 1");
+    const long long span_h = static_cast<long long>(cur.height) + 2LL * l.padding - l.kernel_h;
+    const long long span_w = static_cast<long long>(cur.width) + 2LL * l.padding - l.kernel_w;
+    if (span_h < 0 || span_w < 0) {
+      fail(".kernel", fmt::format("kernel {}x{} does not fit its {}x{} input from {} (padding {})", l.kernel_h,
+                                  l.kernel_w, cur.height, cur.width, producer, l.padding));
+    }
+    const int ho = static_cast<int>(span_h / l.stride + 1);
+    const int wo = static_cast<int>(span_w / l.stride + 1);
+    l.out = capsule_grid(ho, wo);
+  }
+
+  // caps_add: two or more capsule tensors of one shape in, their sum out.
+  void caps_add(const TensorShape& cur, const std::string& producer) {
+    Layer& l = l_;
+    if (l.input_layers.size() < 2) fail(".inputs", "caps_add needs at least two inputs");
+    for (std::size_t r = 0; r < l.input_layers.size(); ++r) {
+      const TensorShape& s = shape_of(l.input_layers[r]);
+      const std::string sub = fmt::format(".inputs[{}]", r);
+      if (!s.capsules)
+        fail(sub, fmt::format("caps_add adds capsules, but {} outputs a feature map {}", producer_of(l.input_layers[r]),
+                              s.str()));
+      if (s.count != cur.count || s.dim != cur.dim || s.grid_types != cur.grid_types || s.height != cur.height ||
+          s.width != cur.width)
+        fail(sub, fmt::format("{} outputs {}, but {} outputs {}: added capsules must have the same shape",
+                              producer_of(l.input_layers[r]), s.str(), producer, cur.str()));
+    }
+    l.out = cur;
+  }
+
+  // flatten_caps: capsules of one dimension in, their concatenation out.
+  void flatten_caps(const TensorShape& cur, const std::string& producer) {
+    Layer& l = l_;
+    long long count = 0;
+    for (std::size_t r = 0; r < l.input_layers.size(); ++r) {
+      const TensorShape& s = shape_of(l.input_layers[r]);
+      const std::string sub = l.inputs.empty() ? std::string(".type") : fmt::format(".inputs[{}]", r);
+      if (!s.capsules)
+        fail(sub, fmt::format("flatten_caps needs capsules, but {} outputs a feature map {}",
+                              producer_of(l.input_layers[r]), s.str()));
+      if (s.dim != cur.dim)
+        fail(sub, fmt::format("{} outputs {}-D capsules, but {} outputs {}-D ones: concatenated capsules must "
+                              "have the same dimension",
+                              producer_of(l.input_layers[r]), s.dim, producer, cur.dim));
+      count += s.count;
+    }
+    if (count > INT_MAX) fail(".inputs", fmt::format("{} capsules are too many", count));
+    TensorShape out;
+    out.capsules = true;
+    out.count = static_cast<int>(count);
+    out.dim = cur.dim;
+    l.out = out;
+  }
+
+  Network& net_;
+  std::size_t i_;
+  Layer& l_;
+  std::string field_;
+};
+
+}  // namespace
+
 void infer_shapes(Network& net) {
   const std::string& file = net.source_path;
   if (net.layers.empty()) throw InputError(file, 0, 0, "layers", "expected a non-empty list of layers");
@@ -478,227 +744,7 @@ void infer_shapes(Network& net) {
     throw InputError(file, 0, 0, "input", "expected a feature map with channels, height and width >= 1, got " +
                                               input.str());
   }
-
-  auto shape_of = [&](int k) -> const TensorShape& { return k < 0 ? input : net.layers[std::size_t(k)].out; };
-  auto producer_of = [&](int k) {
-    return k < 0 ? std::string("the network input") : fmt::format("layer '{}'", net.layers[std::size_t(k)].name);
-  };
-  for (std::size_t i = 0; i < net.layers.size(); ++i) {
-    Layer& l = net.layers[i];
-    const std::string field = fmt::format("layers[{}]", i);
-    auto fail = [&](std::string_view sub, const std::string& message) {
-      throw InputError(file, l.line, 0, field + std::string(sub), fmt::format("layer '{}': {}", l.name, message));
-    };
-    // The output of a capsule convolution: capsule_types x ho x wo capsules of capsule_dim atoms.
-    auto capsule_grid = [&](int ho, int wo) {
-      const long long count = static_cast<long long>(l.capsule_types) * ho * wo;
-      if (count > INT_MAX) fail(".capsule_types", fmt::format("{} capsules are too many", count));
-      l.out_channels = l.capsule_types * l.capsule_dim;
-      TensorShape out;
-      out.capsules = true;
-      out.count = static_cast<int>(count);
-      out.dim = l.capsule_dim;
-      out.grid_types = l.capsule_types;
-      out.height = ho;
-      out.width = wo;
-      return out;
-    };
-    // Resolve `input:` / `inputs:`: earlier layers only, so the list order is an execution order.
-    l.input_layers.clear();
-    if (l.inputs.empty()) {
-      l.input_layers.push_back(static_cast<int>(i) - 1);
-    } else {
-      const bool single = l.kind == LayerKind::ConvCaps2d || l.kind == LayerKind::ConvCaps3d;
-      for (std::size_t r = 0; r < l.inputs.size(); ++r) {
-        const std::string sub = single ? std::string(".input") : fmt::format(".inputs[{}]", r);
-        const std::string& ref = l.inputs[r];
-        int found = -1;
-        for (std::size_t k = 0; k < i; ++k)
-          if (net.layers[k].name == ref) found = static_cast<int>(k);
-        if (found < 0) {
-          if (ref == l.name) fail(sub, "a layer cannot take its own output as input");
-          for (std::size_t k = i + 1; k < net.layers.size(); ++k)
-            if (net.layers[k].name == ref)
-              fail(sub, fmt::format("input '{}' is layers[{}], which comes later; inputs must be earlier layers", ref,
-                                    k));
-          fail(sub, fmt::format("no layer named '{}' before this one", ref));
-        }
-        if (std::find(l.input_layers.begin(), l.input_layers.end(), found) != l.input_layers.end())
-          fail(sub, fmt::format("input '{}' is listed twice", ref));
-        l.input_layers.push_back(found);
-      }
-    }
-    const TensorShape cur = shape_of(l.input_layers[0]);
-    const std::string producer = producer_of(l.input_layers[0]);
-    l.in = cur;
-    switch (l.kind) {
-      case LayerKind::Conv2d:
-      case LayerKind::PrimaryCaps: {
-        if (cur.capsules) {
-          fail(".type", fmt::format("a {} layer needs a feature map, but {} outputs {}; convolutions cannot "
-                                    "follow capsule layers",
-                                    to_string(l.kind), producer, cur.str()));
-        }
-        if (l.kernel_h < 1 || l.kernel_w < 1) fail(".kernel", "kernel sizes must be >= 1");
-        if (l.stride < 1) fail(".stride", "stride must be >= 1");
-        if (l.padding < 0) fail(".padding", "padding must be >= 0");
-        const long long span_h = static_cast<long long>(cur.height) + 2LL * l.padding - l.kernel_h;
-        const long long span_w = static_cast<long long>(cur.width) + 2LL * l.padding - l.kernel_w;
-        if (span_h < 0 || span_w < 0) {
-          fail(".kernel", fmt::format("kernel {}x{} does not fit its {}x{} input from {} (padding {})", l.kernel_h,
-                                      l.kernel_w, cur.height, cur.width, producer, l.padding));
-        }
-        // Computed in long long and capped before narrowing: padding 1073741825 must not wrap around.
-        const long long ho_ll = span_h / l.stride + 1, wo_ll = span_w / l.stride + 1;
-        if (ho_ll > kMaxFeatureDim || wo_ll > kMaxFeatureDim)
-          fail(".padding", fmt::format("output {}x{} exceeds the {} limit on feature-map sides", ho_ll, wo_ll, kMaxFeatureDim));
-        const int ho = static_cast<int>(ho_ll);
-        const int wo = static_cast<int>(wo_ll);
-        TensorShape out;
-        if (l.kind == LayerKind::Conv2d) {
-          if (l.out_channels < 1) fail(".out_channels", "out_channels must be >= 1");
-          if (l.groups < 1) fail(".groups", "groups must be >= 1");
-          if (cur.channels % l.groups != 0 || l.out_channels % l.groups != 0) {
-            fail(".groups", fmt::format("groups {} must divide the {} input channels from {} and the {} output "
-                                        "channels",
-                                        l.groups, cur.channels, producer, l.out_channels));
-          }
-          out.channels = l.out_channels;
-          out.height = ho;
-          out.width = wo;
-        } else {
-          if (l.capsule_types < 1 || l.capsule_dim < 1) fail(".capsule_types", "capsule_types and capsule_dim must be >= 1");
-          out = capsule_grid(ho, wo);
-        }
-        l.out = out;
-        break;
-      }
-      case LayerKind::MaxPool:
-      case LayerKind::AvgPool: {
-        if (cur.capsules) {
-          fail(".type", fmt::format("a {} layer needs a feature map, but {} outputs {}", to_string(l.kind), producer,
-                                    cur.str()));
-        }
-        if (l.kernel_h < 1 || l.kernel_w < 1) fail(".kernel", "kernel sizes must be >= 1");
-        if (l.stride < 1) fail(".stride", "stride must be >= 1");
-        if (l.padding < 0) fail(".padding", "padding must be >= 0");
-        const long long span_h = static_cast<long long>(cur.height) + 2LL * l.padding - l.kernel_h;
-        const long long span_w = static_cast<long long>(cur.width) + 2LL * l.padding - l.kernel_w;
-        if (span_h < 0 || span_w < 0) {
-          fail(".kernel", fmt::format("window {}x{} does not fit its {}x{} input from {} (padding {})", l.kernel_h,
-                                      l.kernel_w, cur.height, cur.width, producer, l.padding));
-        }
-        if (span_h / l.stride + 1 > kMaxFeatureDim || span_w / l.stride + 1 > kMaxFeatureDim)
-          fail(".padding", fmt::format("output {}x{} exceeds the {} limit on feature-map sides", span_h / l.stride + 1,
-                                       span_w / l.stride + 1, kMaxFeatureDim));
-        TensorShape out;
-        out.channels = cur.channels;
-        out.height = static_cast<int>(span_h / l.stride + 1);
-        out.width = static_cast<int>(span_w / l.stride + 1);
-        l.out_channels = cur.channels;
-        l.out = out;
-        break;
-      }
-      case LayerKind::FullyConnected: {
-        if (cur.capsules) {
-          fail(".type", fmt::format("an fc layer needs a feature map (it flattens C x H x W), but {} outputs {}",
-                                    producer, cur.str()));
-        }
-        if (l.out_channels < 1) fail(".out_features", "out_features must be >= 1");
-        if (cur.elements() > INT_MAX) fail(".type", fmt::format("{} input features are too many", cur.elements()));
-        TensorShape out;
-        out.channels = l.out_channels;
-        out.height = 1;
-        out.width = 1;
-        l.out = out;
-        break;
-      }
-      case LayerKind::ClassCaps: {
-        if (!cur.capsules) {
-          fail(".type", fmt::format("class_caps needs capsules, but {} outputs a feature map {} (put a "
-                                    "primary_caps layer before it)",
-                                    producer, cur.str()));
-        }
-        if (l.num_capsules < 1) fail(".num_capsules", "num_capsules must be >= 1");
-        if (l.capsule_dim < 1) fail(".capsule_dim", "capsule_dim must be >= 1");
-        if (l.routing_iterations < 1) fail(".routing_iterations", "routing_iterations must be >= 1");
-        TensorShape out;
-        out.capsules = true;
-        out.count = l.num_capsules;
-        out.dim = l.capsule_dim;
-        l.out = out;
-        break;
-      }
-      case LayerKind::ConvCaps2d:
-      case LayerKind::ConvCaps3d: {
-        // A feature map enters as C capsule types of one atom each (DeepCaps' ConvertToCaps).
-        if (cur.capsules && !cur.is_grid()) {
-          fail(l.inputs.empty() ? ".type" : ".input",
-               fmt::format("a {} layer needs a capsule grid (types x height x width) or a feature map, but {} "
-                           "outputs {} without a grid",
-                           to_string(l.kind), producer, cur.str()));
-        }
-        if (l.kernel_h < 1 || l.kernel_w < 1) fail(".kernel", "kernel sizes must be >= 1");
-        if (l.stride < 1) fail(".stride", "stride must be >= 1");
-        if (l.padding < 0) fail(".padding", "padding must be >= 0");
-        if (l.capsule_types < 1) fail(".capsule_types", "capsule_types must be >= 1");
-        if (l.capsule_dim < 1) fail(".capsule_dim", "capsule_dim must be >= 1");
-        if (l.kind == LayerKind::ConvCaps3d && l.routing_iterations < 1)
-          fail(".routing_iterations", "routing_iterations must be >= 1");
-        const long long span_h = static_cast<long long>(cur.height) + 2LL * l.padding - l.kernel_h;
-        const long long span_w = static_cast<long long>(cur.width) + 2LL * l.padding - l.kernel_w;
-        if (span_h < 0 || span_w < 0) {
-          fail(".kernel", fmt::format("kernel {}x{} does not fit its {}x{} input from {} (padding {})", l.kernel_h,
-                                      l.kernel_w, cur.height, cur.width, producer, l.padding));
-        }
-        const int ho = static_cast<int>(span_h / l.stride + 1);
-        const int wo = static_cast<int>(span_w / l.stride + 1);
-        l.out = capsule_grid(ho, wo);
-        break;
-      }
-      case LayerKind::CapsAdd: {
-        if (l.input_layers.size() < 2) fail(".inputs", "caps_add needs at least two inputs");
-        for (std::size_t r = 0; r < l.input_layers.size(); ++r) {
-          const TensorShape& s = shape_of(l.input_layers[r]);
-          const std::string sub = fmt::format(".inputs[{}]", r);
-          if (!s.capsules)
-            fail(sub, fmt::format("caps_add adds capsules, but {} outputs a feature map {}", producer_of(l.input_layers[r]),
-                                  s.str()));
-          if (s.count != cur.count || s.dim != cur.dim || s.grid_types != cur.grid_types || s.height != cur.height ||
-              s.width != cur.width)
-            fail(sub, fmt::format("{} outputs {}, but {} outputs {}: added capsules must have the same shape",
-                                  producer_of(l.input_layers[r]), s.str(), producer, cur.str()));
-        }
-        l.out = cur;
-        break;
-      }
-      case LayerKind::FlattenCaps: {
-        long long count = 0;
-        for (std::size_t r = 0; r < l.input_layers.size(); ++r) {
-          const TensorShape& s = shape_of(l.input_layers[r]);
-          const std::string sub = l.inputs.empty() ? std::string(".type") : fmt::format(".inputs[{}]", r);
-          if (!s.capsules)
-            fail(sub, fmt::format("flatten_caps needs capsules, but {} outputs a feature map {}",
-                                  producer_of(l.input_layers[r]), s.str()));
-          if (s.dim != cur.dim)
-            fail(sub, fmt::format("{} outputs {}-D capsules, but {} outputs {}-D ones: concatenated capsules must "
-                                  "have the same dimension",
-                                  producer_of(l.input_layers[r]), s.dim, producer, cur.dim));
-          count += s.count;
-        }
-        if (count > INT_MAX) fail(".inputs", fmt::format("{} capsules are too many", count));
-        TensorShape out;
-        out.capsules = true;
-        out.count = static_cast<int>(count);
-        out.dim = cur.dim;
-        l.out = out;
-        break;
-      }
-    }
-    // Every tensor and every weight array stays countable in int-sized indices.
-    if (l.out.elements() >= kMaxElements)
-      fail("", fmt::format("its output of {} elements reaches the limit of {}", l.out.elements(), kMaxElements));
-  }
+  for (std::size_t i = 0; i < net.layers.size(); ++i) LayerShaper(net, i).infer();
 }
 
 }  // namespace capsgen

@@ -179,15 +179,13 @@ json sta_path_json(const StaPath& p, const std::map<std::string, NetlistCell>& c
 
 // ------------------------------------------------------------------ ASIC
 
-json asic_top(const Ctx& c, const std::string& top, const std::vector<Port>& ports, const Library& lib,
-              const fs::path& netlist_dir) {
-  json jt;
-  jt["top"] = top;
-  const fs::path tdir = c.dir / top;
-  fs::create_directories(tdir);
-  const double ge_area = lib.area(c.opt.ge_cell);
+// The constraints of one top: its SDC (for OpenSTA) and ABC's driving cell and output load.
+struct AsicConstraints {
+  fs::path sdc, abc;
+};
 
-  // constraints
+AsicConstraints write_asic_constraints(const Ctx& c, const std::string& top, const std::vector<Port>& ports,
+                                       const fs::path& tdir) {
   SdcOptions so;
   so.top = top;
   so.preset = c.cfg.name;
@@ -195,14 +193,19 @@ json asic_top(const Ctx& c, const std::string& top, const std::vector<Port>& por
   so.io_delay_frac = c.opt.io_delay_frac;
   so.driving_cell = c.opt.driving_cell;
   so.output_load = c.opt.output_load;
-  const fs::path sdc = c.dir.parent_path() / "constraints" / (top + ".sdc");
-  write_text(sdc, make_sdc(so, ports));
-  const fs::path constr = tdir / "abc.constr";
-  write_text(constr, fill_template(flow_template("yosys/abc_osu018.constr"),
-                                   {{"DRIVING_CELL", c.opt.driving_cell}, {"OUTPUT_LOAD", fmt::format("{:g}", c.opt.output_load)}},
-                                   "yosys/abc_osu018.constr"));
-  jt["sdc"] = rel(sdc, c.dir.parent_path());
+  AsicConstraints k;
+  k.sdc = c.dir.parent_path() / "constraints" / (top + ".sdc");
+  write_text(k.sdc, make_sdc(so, ports));
+  k.abc = tdir / "abc.constr";
+  write_text(k.abc, fill_template(flow_template("yosys/abc_osu018.constr"),
+                                  {{"DRIVING_CELL", c.opt.driving_cell}, {"OUTPUT_LOAD", fmt::format("{:g}", c.opt.output_load)}},
+                                  "yosys/abc_osu018.constr"));
+  return k;
+}
 
+// The Yosys script of one top (yosys/asic_osu018.ys): flattened or hierarchical, netlists to `out`.
+std::string asic_yosys_script(const Ctx& c, const std::string& top, const fs::path& abc_constr, bool flat,
+                              const std::string& out) {
   const std::string ram_note =
       c.opt.ram == "flops"
           ? "mapped to flip-flops and multiplexers (memory_map): counted in the logic area"
@@ -211,87 +214,86 @@ json asic_top(const Ctx& c, const std::string& top, const std::vector<Port>& por
       c.opt.ram == "flops" || c.opt.rom == "logic"
           ? "read-only memories (LUT ROMs) are synthesized to logic (memory_map -rom-only): counted in the logic area"
           : "read-only memories kept as memories (ROM macros): excluded from the logic area, listed separately";
-  auto yosys_vars = [&](bool flat, const std::string& out) {
-    return std::map<std::string, std::string>{
-        {"VIEW", flat ? "flattened (cross-boundary optimization; timing and netlists)"
-                      : "hierarchical (each module synthesized once; per-module area)"},
-        {"RAM_NOTE", ram_note},
-        {"READ_VERILOG", read_verilog_lines(c.rtl)},
-        {"TOP", top},
-        {"FLATTEN", flat ? "flatten" : "# (hierarchy kept)"},
-        {"ROM_NOTE", rom_note},
-        {"MEMORY_MAP", c.opt.ram == "flops" ? "memory_map" : c.opt.rom == "logic" ? "memory_map -rom-only" : "# (kept as memories)"},
-        {"OUT", out},
-        {"LIBERTY", c.opt.liberty},
-        {"PERIOD_PS", fmt::format("{}", static_cast<long long>(std::llround(c.period_ns * 1000)))},
-        {"ABC_CONSTR", constr.string()},
-    };
+  const std::map<std::string, std::string> vars{
+      {"VIEW", flat ? "flattened (cross-boundary optimization; timing and netlists)"
+                    : "hierarchical (each module synthesized once; per-module area)"},
+      {"RAM_NOTE", ram_note},
+      {"READ_VERILOG", read_verilog_lines(c.rtl)},
+      {"TOP", top},
+      {"FLATTEN", flat ? "flatten" : "# (hierarchy kept)"},
+      {"ROM_NOTE", rom_note},
+      {"MEMORY_MAP", c.opt.ram == "flops" ? "memory_map" : c.opt.rom == "logic" ? "memory_map -rom-only" : "# (kept as memories)"},
+      {"OUT", out},
+      {"LIBERTY", c.opt.liberty},
+      {"PERIOD_PS", fmt::format("{}", static_cast<long long>(std::llround(c.period_ns * 1000)))},
+      {"ABC_CONSTR", abc_constr.string()},
   };
-  auto script_text = [&](bool flat, const std::string& out) {
-    return fill_template(flow_template("yosys/asic_osu018.ys"), yosys_vars(flat, out), "yosys/asic_osu018.ys");
-  };
+  return fill_template(flow_template("yosys/asic_osu018.ys"), vars, "yosys/asic_osu018.ys");
+}
 
-  // 1. hierarchical view (per-module area)
-  const bool has_subs = !c.rtl.submodules(top).empty();
-  if (c.opt.breakdown && has_subs) {
-    c.progress(fmt::format("{}: Yosys, hierarchical view (per-module area)", top));
-    const fs::path sp = tdir / "synth_hier.ys";
-    write_text(sp, script_text(false, (tdir / "hier").string()));
-    const ToolRun r = run_yosys(c, sp, tdir / "synth_hier.yosys.log");
-    const YosysStat st = parse_yosys_stat_json(read_text(tdir / "hier.stat.json"));
-    std::set<std::string> mods;
-    for (const auto& [m, counts] : st.modules) mods.insert(m);
-    // instance counts under the top
-    std::map<std::string, long long> inst;
-    std::function<void(const std::string&, long long)> walk = [&](const std::string& m, long long k) {
-      inst[m] += k;
-      auto it = st.modules.find(m);
-      if (it == st.modules.end()) return;
-      for (const auto& [t, n] : it->second)
-        if (mods.count(t)) walk(t, k * n);
-    };
-    walk(top, 1);
-    std::function<double(const std::string&)> total = [&](const std::string& m) -> double {
-      auto it = st.modules.find(m);
-      if (it == st.modules.end()) return 0;
-      double a = sum_cells(it->second, lib, mods).area;
-      for (const auto& [t, n] : it->second)
-        if (mods.count(t)) a += static_cast<double>(n) * total(t);
-      return a;
-    };
-    json rows = json::array();
-    std::set<std::string> names;
-    for (const auto& [m, counts] : st.modules) {
-      if (!inst.count(m)) continue;
-      const AreaSum own = sum_cells(counts, lib, mods);
-      std::string name = display_module(m);
-      if (!names.insert(name).second) name = m;
-      rows.push_back({{"module", name},
-                      {"instances", inst[m]},
-                      {"own_area_um2", round_to(own.area, 2)},
-                      {"own_kge", round_to(own.area / ge_area / 1000, 3)},
-                      {"own_cells", own.cells},
-                      {"own_flip_flops", own.flops},
-                      {"subtree_area_um2", round_to(total(m), 2)},
-                      {"area_all_instances_um2", round_to(own.area * static_cast<double>(inst[m]), 2)}});
-    }
-    std::sort(rows.begin(), rows.end(), [](const json& a, const json& b) {
-      return a["area_all_instances_um2"].get<double>() > b["area_all_instances_um2"].get<double>();
-    });
-    const double hier_total = total(top);
-    const YosysChipArea ya = parse_yosys_chip_area(read_text(tdir / "hier.stat.txt"));
-    jt["hierarchical"] = {{"total_area_um2", round_to(hier_total, 2)},
-                          {"total_kge", round_to(hier_total / ge_area / 1000, 3)},
-                          {"yosys_chip_area_um2", ya.top ? json(*ya.top) : json(nullptr)},
-                          {"modules", rows},
-                          {"yosys_seconds", round_to(r.seconds, 1)}};
+// 1. The hierarchical view: Yosys with the hierarchy kept, the area per module and per instance.
+json asic_hierarchical(const Ctx& c, const std::string& top, const Library& lib, const fs::path& tdir,
+                       const fs::path& abc_constr, double ge_area) {
+  c.progress(fmt::format("{}: Yosys, hierarchical view (per-module area)", top));
+  const fs::path sp = tdir / "synth_hier.ys";
+  write_text(sp, asic_yosys_script(c, top, abc_constr, false, (tdir / "hier").string()));
+  const ToolRun r = run_yosys(c, sp, tdir / "synth_hier.yosys.log");
+  const YosysStat st = parse_yosys_stat_json(read_text(tdir / "hier.stat.json"));
+  std::set<std::string> mods;
+  for (const auto& [m, counts] : st.modules) mods.insert(m);
+  // instance counts under the top
+  std::map<std::string, long long> inst;
+  std::function<void(const std::string&, long long)> walk = [&](const std::string& m, long long k) {
+    inst[m] += k;
+    auto it = st.modules.find(m);
+    if (it == st.modules.end()) return;
+    for (const auto& [t, n] : it->second)
+      if (mods.count(t)) walk(t, k * n);
+  };
+  walk(top, 1);
+  std::function<double(const std::string&)> total = [&](const std::string& m) -> double {
+    auto it = st.modules.find(m);
+    if (it == st.modules.end()) return 0;
+    double a = sum_cells(it->second, lib, mods).area;
+    for (const auto& [t, n] : it->second)
+      if (mods.count(t)) a += static_cast<double>(n) * total(t);
+    return a;
+  };
+  json rows = json::array();
+  std::set<std::string> names;
+  for (const auto& [m, counts] : st.modules) {
+    if (!inst.count(m)) continue;
+    const AreaSum own = sum_cells(counts, lib, mods);
+    std::string name = display_module(m);
+    if (!names.insert(name).second) name = m;
+    rows.push_back({{"module", name},
+                    {"instances", inst[m]},
+                    {"own_area_um2", round_to(own.area, 2)},
+                    {"own_kge", round_to(own.area / ge_area / 1000, 3)},
+                    {"own_cells", own.cells},
+                    {"own_flip_flops", own.flops},
+                    {"subtree_area_um2", round_to(total(m), 2)},
+                    {"area_all_instances_um2", round_to(own.area * static_cast<double>(inst[m]), 2)}});
   }
+  std::sort(rows.begin(), rows.end(), [](const json& a, const json& b) {
+    return a["area_all_instances_um2"].get<double>() > b["area_all_instances_um2"].get<double>();
+  });
+  const double hier_total = total(top);
+  const YosysChipArea ya = parse_yosys_chip_area(read_text(tdir / "hier.stat.txt"));
+  return {{"total_area_um2", round_to(hier_total, 2)},
+          {"total_kge", round_to(hier_total / ge_area / 1000, 3)},
+          {"yosys_chip_area_um2", ya.top ? json(*ya.top) : json(nullptr)},
+          {"modules", rows},
+          {"yosys_seconds", round_to(r.seconds, 1)}};
+}
 
-  // 2. flattened view: totals, memories, netlists
+// 2. The flattened view: Yosys to the library's cells, the netlists in `out`.*; the logic area, Yosys'
+// time and warnings into jt.
+void asic_flat_synthesis(const Ctx& c, const std::string& top, const Library& lib, const fs::path& tdir,
+                         const fs::path& abc_constr, double ge_area, const std::string& out, json& jt) {
   c.progress(fmt::format("{}: Yosys, flattened synthesis to {}", top, lib.name));
   const fs::path sp = tdir / "synth.ys";
-  const std::string out = (tdir / "flat").string();
-  write_text(sp, script_text(true, out));
+  write_text(sp, asic_yosys_script(c, top, abc_constr, true, out));
   const ToolRun yr = run_yosys(c, sp, tdir / "synth.yosys.log");
   write_text(out + ".sta.v", split_concat_assigns(read_text(out + ".sta.v")));  // for OpenSTA's reader
   const YosysStat st = parse_yosys_stat_json(read_text(tdir / "flat.stat.json"));
@@ -319,8 +321,10 @@ json asic_top(const Ctx& c, const std::string& top, const std::vector<Port>& por
   jt["area"] = area;
   jt["yosys_seconds"] = round_to(yr.seconds, 1);
   jt["yosys_warnings"] = yosys_warnings(read_text(tdir / "synth.yosys.log"));
+}
 
-  // memories
+// The memories of the flattened design: mapped to logic or left as macros (--ram, --rom).
+json asic_memories(const Ctx& c, const Library& lib, const fs::path& tdir) {
   const auto mems = parse_yosys_memories(read_text(tdir / "flat.memories.il"));
   json jm = json::array();
   long long macro_bits = 0, ram_bits = 0, rom_bits = 0;
@@ -348,17 +352,20 @@ json asic_top(const Ctx& c, const std::string& top, const std::vector<Port>& por
                   {"read", m.sync_read ? "synchronous" : "asynchronous, registered in the logic"},
                   {"implementation", mapped ? "logic (in the area)" : "macro (not in the area)"}});
   }
-  jt["memories"] = {{"ram_mode", c.opt.ram},
-                    {"rom_mode", c.opt.ram == "flops" ? "logic" : c.opt.rom},
-                    {"count", static_cast<long long>(mems.size())},
-                    {"ram_bits", ram_bits},
-                    {"rom_bits", rom_bits},
-                    {"macro_bits", macro_bits},
-                    {"flip_flop_cell", ff_cell},
-                    {"macro_flip_flop_storage_um2", round_to(static_cast<double>(macro_bits) * ff_area, 1)},
-                    {"list", jm}};
+  return {{"ram_mode", c.opt.ram},
+          {"rom_mode", c.opt.ram == "flops" ? "logic" : c.opt.rom},
+          {"count", static_cast<long long>(mems.size())},
+          {"ram_bits", ram_bits},
+          {"rom_bits", rom_bits},
+          {"macro_bits", macro_bits},
+          {"flip_flop_cell", ff_cell},
+          {"macro_flip_flop_storage_um2", round_to(static_cast<double>(macro_bits) * ff_area, 1)},
+          {"list", jm}};
+}
 
-  // 3. static timing
+// 3. Static timing: OpenSTA on the flattened netlist `out`.sta.v with the SDC.
+json asic_timing(const Ctx& c, const std::string& top, const Library& lib, const fs::path& tdir, const std::string& out,
+                 const fs::path& sdc) {
   const std::string sta = require_tool("sta", "opensta");
   c.progress(fmt::format("{}: OpenSTA at {:g} MHz ({:.3f} ns)", top, c.cfg.clock.target_mhz, c.period_ns));
   const fs::path tcl = tdir / "sta.tcl";
@@ -400,7 +407,27 @@ json asic_top(const Ctx& c, const std::string& top, const std::vector<Port>& por
     timing["meets_target"] = basis["slack_ns"].get<double>() >= 0;
   }
   timing["sta_seconds"] = round_to(sr.seconds, 1);
-  jt["timing"] = timing;
+  return timing;
+}
+
+// The ASIC flow of one top: constraints, 1. hierarchical and 2. flattened Yosys synthesis, the
+// memories, 3. OpenSTA, 4. the gate-level simulation netlist.
+json asic_top(const Ctx& c, const std::string& top, const std::vector<Port>& ports, const Library& lib,
+              const fs::path& netlist_dir) {
+  json jt;
+  jt["top"] = top;
+  const fs::path tdir = c.dir / top;
+  fs::create_directories(tdir);
+  const double ge_area = lib.area(c.opt.ge_cell);
+  const AsicConstraints k = write_asic_constraints(c, top, ports, tdir);
+  jt["sdc"] = rel(k.sdc, c.dir.parent_path());
+
+  if (c.opt.breakdown && !c.rtl.submodules(top).empty())
+    jt["hierarchical"] = asic_hierarchical(c, top, lib, tdir, k.abc, ge_area);
+  const std::string out = (tdir / "flat").string();
+  asic_flat_synthesis(c, top, lib, tdir, k.abc, ge_area, out, jt);
+  jt["memories"] = asic_memories(c, lib, tdir);
+  jt["timing"] = asic_timing(c, top, lib, tdir, out, k.sdc);
 
   // 4. gate-level simulation netlist
   const fs::path sim = netlist_dir / (top + ".v");

@@ -1,6 +1,6 @@
 // Regression lists (tests/regress/*.yaml): parse_regress_list, then the job expansion (paths are
 // relative to the repository, so the lists' presets and networks exist).
-#include "cli/regress_list.hpp"
+#include "regress/list.hpp"
 #include "fuzz_common.hpp"
 
 namespace {

@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "cli/regress_coverage.hpp"
-#include "cli/regress_job.hpp"
+#include "regress/coverage.hpp"
+#include "regress/job.hpp"
 
 namespace capsgen::cli::regress {
 

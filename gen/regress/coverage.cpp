@@ -1,4 +1,4 @@
-#include "cli/regress_coverage.hpp"
+#include "regress/coverage.hpp"
 
 #include <algorithm>
 #include <sstream>

@@ -5,7 +5,7 @@
 #include <string_view>
 #include <vector>
 
-#include "cli/regress_job.hpp"
+#include "regress/job.hpp"
 
 namespace capsgen::cli::regress {
 

@@ -1,4 +1,4 @@
-#include "cli/regress_report.hpp"
+#include "regress/report.hpp"
 
 #include <fmt/format.h>
 

@@ -22,7 +22,7 @@
 #include <string>
 #include <vector>
 
-#include "cli/regress_job.hpp"
+#include "regress/job.hpp"
 
 namespace capsgen::cli::regress {
 

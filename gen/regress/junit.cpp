@@ -1,4 +1,4 @@
-#include "cli/regress_junit.hpp"
+#include "regress/junit.hpp"
 
 #include <fmt/format.h>
 

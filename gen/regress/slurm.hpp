@@ -4,7 +4,7 @@
 // without dependencies (the model builds) are one job each, the tasks that depend on the same tasks
 // (the runs of one model) one job array whose indices are the task numbers, submitted with
 // --dependency=afterok on their builds. The submitting process waits, reading the .rc files and
-// polling squeue, and reports each task's end as run_tasks (regress_pool.hpp) does, so that the
+// polling squeue, and reports each task's end as run_tasks (pool.hpp) does, so that the
 // results, summaries, JUnit and coverage are made by the same code as a local run's.
 #pragma once
 
@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "cli/regress_pool.hpp"
+#include "regress/pool.hpp"
 
 namespace capsgen::cli::regress {
 

@@ -1,4 +1,4 @@
-#include "cli/regress_list.hpp"
+#include "regress/list.hpp"
 
 #include <fmt/format.h>
 

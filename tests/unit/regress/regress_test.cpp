@@ -4,10 +4,10 @@
 #include <fstream>
 #include <set>
 
-#include "cli/regress_coverage.hpp"
-#include "cli/regress_junit.hpp"
-#include "cli/regress_list.hpp"
-#include "cli/regress_report.hpp"
+#include "regress/coverage.hpp"
+#include "regress/junit.hpp"
+#include "regress/list.hpp"
+#include "regress/report.hpp"
 #include "core/input_error.hpp"
 
 namespace capsgen::cli::regress {

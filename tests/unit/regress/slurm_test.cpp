@@ -7,7 +7,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "cli/regress_slurm.hpp"
+#include "regress/slurm.hpp"
 
 namespace capsgen::cli::regress {
 namespace {

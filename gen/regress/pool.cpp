@@ -1,4 +1,4 @@
-#include "cli/regress_pool.hpp"
+#include "regress/pool.hpp"
 
 #include <fcntl.h>
 #include <signal.h>
