@@ -420,11 +420,10 @@ void build_vector_framing(Module& m, const ActivationUnit& u, const ActGeometry&
 }
 
 // target = guard ? value : v[index], where the index can reach past v and the guard covers exactly
-// those values. text API: at() rejects an index that can reach past its operand, guarded or not.
+// those values.
 void assign_guarded_bit_select(Module& m, const Expr& target, const Expr& guard, const Expr& value, const Expr& v,
                                const Expr& index) {
-  m.assign(target.text(),
-           fmt::format("{} ? {} : {}[{}]", paren(guard).text(), value.text(), v.text(), index.text()));
+  m.assign(target, ternary(paren(guard), value, v.at(index_below(index, v.width()))));
 }
 
 // The reduction psum -> act (fx::reduce): arithmetic shift right by the vector's shift, round half up

@@ -12,9 +12,10 @@
 // declared twice in a module (port, parameter, localparam, net, instance) is an error.
 //
 // Expressions are typed (emit/vast_expr.hpp): declarations return handles that carry their width,
-// and the operators check widths. New emitters use only the typed overloads below. The overloads
-// that take Verilog text (widths as strings, expressions as strings, and the expr_* helpers) are
-// deprecated: they remain for the emitters not yet migrated and are marked "Deprecated" below.
+// and the operators check widths. Emitters use only the typed overloads. The overloads that take
+// Verilog text (marked "Deprecated" below) are what the typed layer prints through; an emitter uses
+// one only to lay out typed expressions' text where the printer cannot (each place is marked
+// "text API" with the reason).
 #pragma once
 
 #include <cstdint>

@@ -21,6 +21,7 @@ struct Expr::Node {
   std::vector<Expr> args;  // operands
   Dim count = 1;           // kReplicate
   long long loop_limit = 0;  // a loop variable (kRef): its values lie in [0, loop_limit)
+  long long index_limit = 0;  // as a select index, its values lie in [0, index_limit) (0: its width says)
 };
 
 using Node = Expr::Node;
@@ -182,7 +183,7 @@ Expr binary(const std::string& op, const Expr& a, const Expr& b) {
 
 // How many values `index` takes as a select index: a loop variable's bound, else 2^width (capped).
 long long index_values(const Expr& index) {
-  if (index.node().loop_limit > 0) return index.node().loop_limit;
+  if (index.node().index_limit > 0) return index.node().index_limit;
   return index.width() > 40 ? (1LL << 40) : (1LL << index.width());
 }
 
@@ -495,6 +496,13 @@ Expr sext(const Expr& v, const Dim& to) {
                                       from.text(), name, from.text()));
 }
 
+Expr index_below(const Expr& index, long long limit) {
+  if (limit < 1) fail(index.module(), fmt::format("index limit {} < 1", limit), index.text());
+  auto n = std::make_shared<Node>(index.node());
+  n->index_limit = limit;
+  return Expr(n);
+}
+
 Expr bare(const Expr& e) {
   if (e.node().kind != Kind::kBinary && e.node().kind != Kind::kTernary)
     fail(e.module(), "bare needs a binary operation or a ternary", e.text());
@@ -522,6 +530,7 @@ Expr loop_variable_ref(const std::string& module, const std::string& name, long 
   Expr e = signal_ref(module, name, 32, true, true);
   auto n = std::make_shared<Node>(e.node());
   n->loop_limit = limit;
+  n->index_limit = limit;
   return Expr(n);
 }
 

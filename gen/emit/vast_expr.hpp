@@ -193,6 +193,10 @@ Expr sext(const Expr& v, const Dim& to);
 // (`s ? x : t ? y : z`). Anywhere else the rules above apply unchanged, so it never changes what an
 // expression means.
 Expr bare(const Expr& e);
+// `index` as a select index whose values the design keeps below `limit` (a guard around the select,
+// e.g. `shift > N ? x : v[shift]`): at(), part_at() and part_from() check `limit` instead of the
+// index's width. It prints as `index`; the emitter vouches for the bound.
+Expr index_below(const Expr& index, long long limit);
 
 namespace detail {
 // A reference to a signal declared in `module` (Module's declarations make these; emitters do not).

@@ -282,6 +282,8 @@ TEST(VastExpr, PartSelectsChosenAtRunTime) {
   EXPECT_EQ(v.part_from(lsb, 16).text(), "v_i[lsb_i +: 16]");
   EXPECT_EQ(v.part_from(cat({lane, lit(3, 0)}), w).text(), "v_i[{lane_i, 3'd0} +: Width]");
   EXPECT_NE(error_of([&] { v.part_at(lsb, w); }).find("reaches outside"), std::string::npos);
+  EXPECT_EQ(v.part_at(index_below(lsb, 4), w).text(), "v_i[lsb_i*Width +: Width]");  // a guarded index
+  EXPECT_NE(error_of([&] { v.part_at(index_below(lsb, 5), w); }).find("reaches outside"), std::string::npos);
   EXPECT_NE(error_of([&] { v.part_from(cat({lsb, lsb}), w); }).find("reaches outside"), std::string::npos);
 }
 
