@@ -41,7 +41,7 @@
 #include "common/bits.hpp"
 #include "common/rng.hpp"
 #include "common/sim.hpp"
-#include "isa/engine.hpp"
+#include "isa/engine_descriptor.hpp"
 #include "isa/engine_timing.hpp"
 #include "isa/gemm_ref.hpp"
 

@@ -7,7 +7,7 @@
 #include "cli/commands.hpp"
 #include "compiler/compiler.hpp"
 #include "compiler/executor.hpp"
-#include "compiler/frames.hpp"
+#include "compiler/frame_program.hpp"
 #include "compiler/stream.hpp"
 #include "core/atomic_file.hpp"
 #include "core/input_error.hpp"

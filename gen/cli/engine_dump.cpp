@@ -13,7 +13,7 @@
 #include "core/input_error.hpp"
 #include "emit/activation.hpp"
 #include "golden/fixed_model.hpp"
-#include "isa/engine.hpp"
+#include "isa/engine_descriptor.hpp"
 #include "isa/gemm_ref.hpp"
 
 namespace capsgen::cli {

@@ -11,7 +11,7 @@
 #include "compiler/access.hpp"
 #include "compiler/compiler.hpp"
 #include "compiler/executor.hpp"
-#include "compiler/frames.hpp"
+#include "compiler/frame_program.hpp"
 #include "compiler/stream.hpp"
 #include "core/atomic_file.hpp"
 #include "core/input_error.hpp"

@@ -20,7 +20,7 @@ struct StreamDump {
   int golden = -1;
 };
 
-// Streams the program (compiler/stream.hpp), builds its frame program (compiler/frames.hpp), runs
+// Streams the program (compiler/stream.hpp), builds its frame program (compiler/frame_program.hpp), runs
 // the frame model on the DRAM image of `input` and writes into `dir`:
 //   frames.hex       the frame program, one 32-bit word per line in hex (the chip's program memory)
 //   dram.bin         the DRAM image before the run (the regions' codes packed by width, little-endian)

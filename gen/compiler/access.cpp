@@ -4,7 +4,7 @@
 
 #include <fmt/format.h>
 
-#include "isa/engine.hpp"
+#include "isa/engine_descriptor.hpp"
 #include "isa/gather.hpp"
 
 namespace capsgen {

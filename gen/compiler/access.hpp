@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "compiler/frames.hpp"
+#include "compiler/frame_program.hpp"
 #include "compiler/stream.hpp"
 
 namespace capsgen {

@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
-#include "isa/engine.hpp"
+#include "isa/engine_descriptor.hpp"
 #include "isa/engine_timing.hpp"
 #include "numerics/activation.hpp"
 

@@ -8,7 +8,7 @@
 
 #include "compiler/compiler.hpp"
 #include "core/input_error.hpp"
-#include "isa/engine.hpp"
+#include "isa/engine_descriptor.hpp"
 #include "isa/engine_timing.hpp"
 #include "numerics/activation.hpp"
 

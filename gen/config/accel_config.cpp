@@ -353,7 +353,7 @@ void validate_accel_config(const AccelConfig& cfg) {
   }
   // The activation unit sums up to max(32, rows, cols) squares of act-bit codes; its norm shift
   // (0 .. that sum's width) travels in the engine descriptor's 5-bit a_norm_shift field
-  // (isa/engine.cpp), so the sum may be at most 31 bits wide: act <= 13.
+  // (isa/engine_descriptor.cpp), so the sum may be at most 31 bits wide: act <= 13.
   {
     const int len = std::max({32, cfg.array.rows, cfg.array.cols});
     const int sum_bits = 2 * w.act - 1 + clog2(len);

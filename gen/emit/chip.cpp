@@ -18,7 +18,7 @@
 #include "emit/pmu.hpp"
 #include "emit/scratchpad.hpp"
 #include "emit/sequencer.hpp"
-#include "isa/engine.hpp"
+#include "isa/engine_descriptor.hpp"
 
 namespace capsgen::emit {
 

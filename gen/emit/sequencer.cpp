@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "emit/engine.hpp"
-#include "isa/engine.hpp"
+#include "isa/engine_descriptor.hpp"
 
 namespace capsgen::emit {
 

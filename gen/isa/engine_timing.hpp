@@ -13,7 +13,7 @@
 
 #include <vector>
 
-#include "isa/engine.hpp"
+#include "isa/engine_descriptor.hpp"
 
 namespace capsgen::isa {
 

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "config/accel_config.hpp"
-#include "isa/engine.hpp"
+#include "isa/engine_descriptor.hpp"
 
 namespace capsgen::isa {
 

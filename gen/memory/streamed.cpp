@@ -7,7 +7,7 @@
 
 #include "compiler/access.hpp"
 #include "compiler/compiler.hpp"
-#include "compiler/frames.hpp"
+#include "compiler/frame_program.hpp"
 #include "compiler/stream.hpp"
 #include "core/input_error.hpp"
 #include "memory/dse_config.hpp"

@@ -4,7 +4,7 @@
 #include <stdexcept>
 
 #include "compiler/compiler.hpp"
-#include "compiler/frames.hpp"
+#include "compiler/frame_program.hpp"
 #include "compiler/stream.hpp"
 #include "core/input_error.hpp"
 #include "golden/quant.hpp"

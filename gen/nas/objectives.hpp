@@ -44,7 +44,7 @@ struct HwObjectives {
 
 // Compiles `net` for `cfg` (seeded random weights: the cycles and usage depend on shapes only) and
 // evaluates the objectives. Networks the compiler or the quantizer reject, and programs with an
-// operation the preset's engine cannot encode (compiler/frames.hpp: unrunnable_operation), come back
+// operation the preset's engine cannot encode (compiler/frame_program.hpp: unrunnable_operation), come back
 // with ok = false.
 HwObjectives hardware_objectives(const AccelConfig& cfg, const Network& net, const memory::TechParams& tech);
 

@@ -5,7 +5,7 @@
 
 #include "compile_fixture.hpp"
 #include "compiler/access.hpp"
-#include "compiler/frames.hpp"
+#include "compiler/frame_program.hpp"
 #include "compiler/stream.hpp"
 
 namespace capsgen {

@@ -13,7 +13,7 @@
 #include "compile_fixture.hpp"
 #include "golden/fixed_model.hpp"
 #include "golden/workload.hpp"
-#include "isa/engine.hpp"
+#include "isa/engine_descriptor.hpp"
 #include "isa/gemm_ref.hpp"
 
 namespace capsgen {

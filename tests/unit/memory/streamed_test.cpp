@@ -10,7 +10,7 @@
 
 #include "../compiler/compile_fixture.hpp"
 #include "compiler/access.hpp"
-#include "compiler/frames.hpp"
+#include "compiler/frame_program.hpp"
 #include "compiler/stream.hpp"
 #include "memory/dse_config.hpp"
 #include "memory/streamed.hpp"

@@ -1,4 +1,4 @@
-#include "compiler/frames.hpp"
+#include "compiler/frame_program.hpp"
 
 #include <algorithm>
 

@@ -1,11 +1,11 @@
-// The streamed program as a frame program (gen/compiler/frames.hpp, docs/memory-system.md section 4):
+// The streamed program as a frame program (gen/compiler/frame_program.hpp, docs/memory-system.md section 4):
 // Move lowering to DMA descriptor fields, and the reference model that runs the decoded frames must
 // reproduce the flat program's memory and reject a loosened dependency or an early sleep.
 #include <gtest/gtest.h>
 
 #include "compiler/compiler.hpp"
 #include "compiler/executor.hpp"
-#include "compiler/frames.hpp"
+#include "compiler/frame_program.hpp"
 #include "core/input_error.hpp"
 #include "emit/dma.hpp"
 #include "emit/memsys.hpp"

@@ -1,4 +1,4 @@
-// The compute engine's descriptor encoding (gen/isa/engine.hpp) and the shared Gemm reference
+// The compute engine's descriptor encoding (gen/isa/engine_descriptor.hpp) and the shared Gemm reference
 // (gen/isa/gemm_ref.hpp) against hand-computed cases: derived fields of the tile and output
 // patterns, the conv builder's tile-major strides, what the engine rejects (naming the field), and a
 // 1-chunk Gemm small enough to check every output by hand (bias, shift, ReLU, saturation, the write
@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "isa/engine.hpp"
+#include "isa/engine_descriptor.hpp"
 #include "isa/gemm_ref.hpp"
 
 using namespace capsgen::isa;

@@ -18,7 +18,7 @@
 #include "emit/sequencer.hpp"
 #include "emit/vast.hpp"
 #include "emit_fixtures.hpp"
-#include "isa/engine.hpp"
+#include "isa/engine_descriptor.hpp"
 
 using namespace capsgen;
 using namespace capsgen::emit;

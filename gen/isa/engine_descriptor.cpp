@@ -1,4 +1,4 @@
-#include "isa/engine.hpp"
+#include "isa/engine_descriptor.hpp"
 
 #include <algorithm>
 #include <functional>
