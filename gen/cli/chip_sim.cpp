@@ -9,8 +9,8 @@
 #include <regex>
 #include <sstream>
 
-#include "cli/shell.hpp"
-#include "cli/sim_support.hpp"
+#include "core/shell.hpp"
+#include "sim/run.hpp"
 #include "cli/stream_dump.hpp"
 #include "compiler/compiler.hpp"
 #include "dram/dram_spec.hpp"
@@ -75,7 +75,7 @@ ChipRun run_chip_tb(const WorkloadInput& in, const ChipSimRun& r) {
   run.coverage_dat = r.work / "coverage.dat";
   std::string cmd = fmt::format("{} --rtl {} --program {}", quote((r.build / "tb_chip").string()), quote(fs::absolute(r.rtl).string()),
                                 quote(stream.string()));
-  run.period_ps = clock_period_ps(w.cfg.clock.target_mhz);
+  run.period_ps = sim::clock_period_ps(w.cfg.clock.target_mhz);
   cmd += fmt::format(" --clock-period-ps {}", run.period_ps);
   if (!w.cfg.offchip.dram.empty()) cmd += " --dram " + quote(fs::absolute(w.cfg.offchip.dram).string());
   if (r.trace) cmd += " --trace " + quote(*r.trace);
@@ -88,7 +88,7 @@ ChipRun run_chip_tb(const WorkloadInput& in, const ChipSimRun& r) {
   fmt::print("sim: running {} frames ({} engine, {} DMA, {} PMU) on capsgen_chip with the network in DRAM ({})\n", sd.frames, sd.engine,
              sd.dma, sd.pmu, run.log.string());
   const auto t_run = std::chrono::steady_clock::now();
-  run.rc = run_logged(cmd, run.log);
+  run.rc = sim::run_logged(cmd, run.log);
   run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_run).count();
   run.out = slurp(run.log);
   return run;
@@ -304,9 +304,9 @@ std::string chip_trace_md(const ChipReport& a, std::string& gtkw) {
   const bool first_done = !instrs.empty() && instrs.front().second.count("done") && instrs.front().second.at("done") > 0;
   const std::uint64_t shown =
       first_done ? static_cast<std::uint64_t>(instrs.front().second.at("done")) + 2
-                 : std::min<std::uint64_t>(static_cast<std::uint64_t>(std::max(1LL, a.g.sim_cycles)), kTraceFirstCycles);
-  return trace_report_line(*a.r.trace, emit::kChipModule, read_trace_groups(a.r.rtl, emit::kChipModule),
-                           trace_window(a.run.out, a.run.period_ps, 0, shown), gtkw);
+                 : std::min<std::uint64_t>(static_cast<std::uint64_t>(std::max(1LL, a.g.sim_cycles)), sim::kTraceFirstCycles);
+  return sim::trace_report_line(*a.r.trace, emit::kChipModule, sim::read_trace_groups(a.r.rtl, emit::kChipModule),
+                           sim::trace_window(a.run.out, a.run.period_ps, 0, shown), gtkw);
 }
 
 // The Markdown report (`gtkw` gets the .gtkw's path with --trace).
@@ -320,7 +320,7 @@ std::string chip_report_md(const ChipReport& a, std::string& gtkw) {
   md += fmt::format("- simulation: {:.1f} s for {} cycles{}; model build {:.1f} s\n", a.run.seconds, a.g.sim_cycles,
                     a.r.trace ? ", FST tracing on" : "", a.r.build_s);
   if (a.r.trace) md += chip_trace_md(a, gtkw);
-  md += problems_section(a.g.problems);
+  md += sim::problems_section(a.g.problems);
   return md;
 }
 

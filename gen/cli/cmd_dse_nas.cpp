@@ -20,7 +20,7 @@
 
 #include "cli/args.hpp"
 #include "cli/commands.hpp"
-#include "cli/shell.hpp"
+#include "core/shell.hpp"
 #include "config/yaml_util.hpp"
 #include "core/atomic_file.hpp"
 #include "core/input_error.hpp"

@@ -27,7 +27,7 @@
 
 #include "cli/args.hpp"
 #include "cli/commands.hpp"
-#include "cli/shell.hpp"
+#include "core/shell.hpp"
 #include "regress/coverage.hpp"
 #include "regress/junit.hpp"
 #include "regress/list.hpp"

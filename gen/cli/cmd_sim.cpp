@@ -25,8 +25,8 @@
 
 #include "cli/args.hpp"
 #include "cli/commands.hpp"
-#include "cli/shell.hpp"
-#include "cli/sim_support.hpp"
+#include "core/shell.hpp"
+#include "sim/run.hpp"
 #include "cli/chip_sim.hpp"
 #include "cli/engine_dump.hpp"
 #include "cli/workload_input.hpp"
@@ -167,9 +167,9 @@ void check_given_build(const SimRequest& r) {
   if (!fs::exists(b / r.tb_target) || !fs::exists(b / "CMakeCache.txt"))
     throw InputError(b.string(), 0, 0, "--build", "holds no built " + r.tb_target + " (build it with capsgen sim --build-only)");
   const fs::path cache = b / "CMakeCache.txt";
-  if (r.trace && cmake_cache_value(cache, "CAPSGEN_TB_TRACE") != "ON")
+  if (r.trace && sim::cmake_cache_value(cache, "CAPSGEN_TB_TRACE") != "ON")
     throw InputError(cache.string(), 0, 0, "--trace", "this model was built without tracing (CAPSGEN_TB_TRACE)");
-  if (r.coverage && cmake_cache_value(cache, "CAPSGEN_TB_COVERAGE") != "ON")
+  if (r.coverage && sim::cmake_cache_value(cache, "CAPSGEN_TB_COVERAGE") != "ON")
     throw InputError(cache.string(), 0, 0, "--coverage", "this model was built without coverage (CAPSGEN_TB_COVERAGE)");
 }
 
@@ -254,7 +254,7 @@ fs::path prepare_rtl(const SimRequest& r, const AccelConfig& cfg, const fs::path
   const emit::Design design = emit::build_design(cfg);
   std::optional<std::string> given_rtl = r.rtl;
   if (r.build && !given_rtl) {  // the RTL the model was built from
-    given_rtl = cmake_cache_value(fs::path(*r.build) / "CMakeCache.txt", "CAPSGEN_RTL_DIR");
+    given_rtl = sim::cmake_cache_value(fs::path(*r.build) / "CMakeCache.txt", "CAPSGEN_RTL_DIR");
     if (given_rtl->empty())
       throw InputError((fs::path(*r.build) / "CMakeCache.txt").string(), 0, 0, "--build", "no CAPSGEN_RTL_DIR in the cache");
   }
@@ -270,7 +270,7 @@ fs::path prepare_rtl(const SimRequest& r, const AccelConfig& cfg, const fs::path
     return rtl;
   }
   const std::vector<emit::OutputFile> files = rtl_files(design, cfg, r.fault);
-  const bool rtl_reused = rtl_up_to_date(files, rtl);
+  const bool rtl_reused = sim::rtl_up_to_date(files, rtl);
   if (!rtl_reused) {
     emit::generate_rtl(cfg, rtl);
     if (!r.fault.empty())
@@ -368,7 +368,7 @@ AccelRun run_accel_sim(const SimRequest& r, const WorkloadInput& in, const fs::p
   run.log = work / "sim.log";
   std::string cmd = fmt::format("{} --rtl {} --program {}", quote((build / "tb_accel").string()),
                                 quote(fs::absolute(rtl).string()), quote(run.program.string()));
-  run.period_ps = clock_period_ps(w.cfg.clock.target_mhz);
+  run.period_ps = sim::clock_period_ps(w.cfg.clock.target_mhz);
   cmd += fmt::format(" --clock-period-ps {}", run.period_ps);
   if (r.trace) cmd += " --trace " + quote(*r.trace);
   if (r.fetch == "random") cmd += " --mode fetch-random --seed " + quote(r.seed);
@@ -379,7 +379,7 @@ AccelRun run_accel_sim(const SimRequest& r, const WorkloadInput& in, const fs::p
   }
   fmt::print("sim: running the program of {} descriptors on the RTL ({})\n", run.prog.instrs.size(), run.log.string());
   const auto t_run = std::chrono::steady_clock::now();
-  run.rc = run_logged(cmd, run.log);
+  run.rc = sim::run_logged(cmd, run.log);
   run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_run).count();
   run.out = slurp(run.log);
   return run;
@@ -579,9 +579,9 @@ std::string accel_trace_md(const AccelReport& a, std::string& gtkw) {
   if (first_ran) first_end = ops.size() > 1 && ops[1].ran && ops[1].stat.count("start")
                                  ? static_cast<std::uint64_t>(ops[1].stat.at("start")) + 1
                                  : static_cast<std::uint64_t>(a.t.total);
-  else first_end = std::min<std::uint64_t>(first_end, kTraceFirstCycles);
-  const TraceWindow window = trace_window(a.run.out, a.run.period_ps, 0, first_end);
-  return trace_report_line(*a.req.trace, emit::kAccelModule, read_trace_groups(a.rtl, emit::kAccelModule), window, gtkw);
+  else first_end = std::min<std::uint64_t>(first_end, sim::kTraceFirstCycles);
+  const sim::TraceWindow window = sim::trace_window(a.run.out, a.run.period_ps, 0, first_end);
+  return sim::trace_report_line(*a.req.trace, emit::kAccelModule, sim::read_trace_groups(a.rtl, emit::kAccelModule), window, gtkw);
 }
 
 // The Markdown report: result, input, predictions, the RTL and model, the table of operations, totals,
@@ -621,7 +621,7 @@ std::string accel_report_md(const AccelReport& a, std::string& gtkw) {
   if (a.req.trace) md += accel_trace_md(a, gtkw);
   md += "- not modelled here: the scratchpad, DMA and off-chip memory behind the engine's ports (the testbench's memory "
         "answers every read in one cycle; docs/rtl-engine.md)\n";
-  md += problems_section(o.problems);
+  md += sim::problems_section(o.problems);
   return md;
 }
 

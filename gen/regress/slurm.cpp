@@ -13,7 +13,7 @@
 #include <sstream>
 #include <thread>
 
-#include "cli/shell.hpp"
+#include "core/shell.hpp"
 #include "core/atomic_file.hpp"
 
 namespace capsgen::cli::regress {

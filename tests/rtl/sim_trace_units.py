@@ -23,7 +23,7 @@ import sys
 PRESET = "configs/tiny-2x2.yaml"
 NETWORK = "models/capsnet-tiny.yaml"
 RESET_CYCLES = 3  # tb::Sim::reset()'s default
-WAVE_PANE_PIXELS = 880  # gen/cli/sim_support.cpp: kWavePanePixels
+WAVE_PANE_PIXELS = 880  # gen/sim/run.cpp: kWavePanePixels
 TIMESCALE_PS = {"1ps": 1, "1ns": 1000}
 
 

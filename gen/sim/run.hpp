@@ -1,6 +1,6 @@
-// What the two `capsgen sim` modes share (cmd_sim.cpp: the ideal-memory accelerator, chip_sim.cpp: the
-// chip with its memory system): running a logged shell command, deciding whether generated RTL or a
-// CMake build can be reused, and the GTKWave save file for a trace.
+// Running a testbench and reading what it leaves, for both `capsgen sim` modes (the ideal-memory
+// accelerator and the chip with its memory system): a logged shell command, whether generated RTL
+// or a CMake build can be reused, the trace's window and signal groups, and its GTKWave save file.
 #pragma once
 
 #include <cstdint>
@@ -13,7 +13,7 @@
 
 #include "emit/design.hpp"
 
-namespace capsgen::cli {
+namespace capsgen::sim {
 
 // Runs a shell command with its output in `log`; returns the exit status.
 int run_logged(const std::string& cmd, const std::filesystem::path& log);
@@ -65,4 +65,4 @@ std::string trace_report_line(const std::filesystem::path& trace, const std::str
 // The report's "Problems" section: the testbench's MISMATCH/FAIL lines ("" when there are none).
 std::string problems_section(const std::vector<std::string>& problems);
 
-}  // namespace capsgen::cli
+}  // namespace capsgen::sim

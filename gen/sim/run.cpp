@@ -1,5 +1,5 @@
-// Shared by both `capsgen sim` modes; see sim_support.hpp.
-#include "cli/sim_support.hpp"
+// Running testbenches and reading their traces (sim/run.hpp).
+#include "sim/run.hpp"
 
 #include <fmt/format.h>
 
@@ -15,11 +15,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cli/shell.hpp"
+#include "core/shell.hpp"
 #include "core/atomic_file.hpp"
 #include "emit/generate.hpp"
 
-namespace capsgen::cli {
+namespace capsgen::sim {
 
 namespace fs = std::filesystem;
 
@@ -187,4 +187,4 @@ TraceGroups read_trace_groups(const fs::path& rtl, const std::string& top) {
   return groups;
 }
 
-}  // namespace capsgen::cli
+}  // namespace capsgen::sim

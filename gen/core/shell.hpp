@@ -1,5 +1,5 @@
-// Small helpers the commands that drive other programs share (capsgen sim, capsgen regress): read a
-// whole file, quote an argument for /bin/sh.
+// Small helpers for code that drives other programs (capsgen sim, capsgen regress, the model
+// builds): read a whole file, quote an argument for /bin/sh.
 #pragma once
 
 #include <filesystem>
@@ -7,7 +7,7 @@
 #include <sstream>
 #include <string>
 
-namespace capsgen::cli {
+namespace capsgen {
 
 // The whole file (empty when it cannot be read).
 inline std::string slurp(const std::filesystem::path& p) {
@@ -28,4 +28,4 @@ inline std::string quote(const std::string& s) {
   return q + "'";
 }
 
-}  // namespace capsgen::cli
+}  // namespace capsgen
