@@ -4,8 +4,6 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "core/bits.hpp"
-#include "isa/onchip_map.hpp"
 
 namespace capsgen::isa {
 
@@ -77,23 +75,6 @@ DmaFields dma_from(const std::vector<std::uint32_t>& v) {
 }
 
 }  // namespace
-
-FrameGeometry frame_geometry(const AccelConfig& cfg) {
-  const OnchipMap map = OnchipMap::from_config(cfg);
-  FrameGeometry g;
-  g.spm_addr_bits = std::max(1, clog2(map.size()));
-  g.len_bits = clog2(cfg.offchip.max_burst + 1LL);
-  const ScratchpadConfig& s = cfg.scratchpad;
-  const MemoryConfig* mems[kOnchipMemories] = {&s.data, &s.weight, &s.acc, &s.shared, &s.shared};
-  int widest = 8;
-  for (int i = 0; i < kOnchipMemories; ++i)
-    if (map.elements[i] > 0) widest = std::max(widest, mems[map.phys(i)]->width_bits);
-  g.max_size = clog2(widest / 8);
-  g.size_bits = std::max(1, clog2(g.max_size + 1LL));
-  for (int i = 0; i < kFrameMemories; ++i)
-    g.sectors[i] = s.power_gating && map.elements[i] > 0 && map.phys(i) == i ? std::max(1, mems[i]->sectors) : 0;
-  return g;
-}
 
 const char* to_string(FrameKind k) {
   switch (k) {
