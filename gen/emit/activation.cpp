@@ -75,8 +75,7 @@ std::string activation_description(const ActGeometry& g) {
 }
 
 // func_i and the registers holding a function code (ActFunc).
-constexpr int kFunctionBits = 3;
-Expr function_code(ActFunc f) { return lit(kFunctionBits, static_cast<std::uint64_t>(f)); }
+Expr function_code(ActFunc f) { return lit(kActFunctionBits, static_cast<std::uint64_t>(f)); }
 
 // The unit's ports: one element in with its vector's controls, one result out, busy and the sticky
 // error.
@@ -90,7 +89,7 @@ UnitPorts declare_ports(Module& m, const ActGeometry& g) {
   return {
       .in_valid = m.input("in_valid_i", 1, "an element this cycle"),
       .in_data = m.input("in_data_i", g.psum, "element: accumulator output", true),
-      .func = m.input("func_i", kFunctionBits,
+      .func = m.input("func_i", kActFunctionBits,
                       "0 identity, 1 ReLU, 2 Norm, 3 Squash, 4 Softmax (first element of a vector)"),
       .len = m.input("len_i", g.len_bits, fmt::format("vector length 1..{} (first element of a vector)", g.max_len)),
       .shift = m.input("shift_i", g.shift_bits, "reduction right shift (first element of a vector)"),
@@ -118,13 +117,13 @@ VectorFraming declare_vector_framing(Module& m, const ActGeometry& g) {
   m.comment("Vector framing and per-vector controls.");
   return {
       .count = m.reg("cnt_q", len_bits, "elements of the current vector received"),
-      .func_q = m.reg("func_q", kFunctionBits, "function of the current vector"),
+      .func_q = m.reg("func_q", kActFunctionBits, "function of the current vector"),
       .len_q = m.reg("len_q", len_bits),
       .shift_q = m.reg("shift_q", shift_bits),
       .norm_shift_q = m.reg("nshift_q", norm_shift_bits),
       .first_q = m.reg("first_q", 1, "next element opens a vector (cnt_q == 0, registered: off the reduction path)"),
       .first = m.wire("first", 1, "this element opens a vector"),
-      .func = m.wire("cur_func", kFunctionBits),
+      .func = m.wire("cur_func", kActFunctionBits),
       .len_in = m.wire("len_in", len_bits, "len_i, 0 read as 1"),
       .len = m.wire("cur_len", len_bits),
       .shift = m.wire("cur_shift", shift_bits),
@@ -874,7 +873,7 @@ Module build_activation_bank(const AccelConfig& cfg) {
   const Expr in_valid_i = m.input("in_valid_i", 1, "an element per column this cycle");
   const Expr in_data_i =
       m.input("in_data_i", cols * g.psum, "elements, column c in bits [c*" + str(g.psum) + " +: " + str(g.psum) + "]");
-  const Expr func_i = m.input("func_i", kFunctionBits, "0 identity, 1 ReLU, 2 Norm, 3 Squash, 4 Softmax");
+  const Expr func_i = m.input("func_i", kActFunctionBits, "0 identity, 1 ReLU, 2 Norm, 3 Squash, 4 Softmax");
   const Expr len_i = m.input("len_i", g.len_bits, "vector length");
   const Expr shift_i = m.input("shift_i", g.shift_bits, "reduction right shift");
   const Expr norm_shift_i = m.input("norm_shift_i", g.nshift_bits, "sum-of-squares right shift");

@@ -32,6 +32,7 @@ inline constexpr const char* kActivationSummaryName = "activation.txt";
 
 // func_i encoding.
 enum class ActFunc : int { kNone = 0, kRelu = 1, kNorm = 2, kSquash = 3, kSoftmax = 4 };
+inline constexpr int kActFunctionBits = 3;  // an ActFunc code on the func_i ports
 
 // ROMs with at most 2^kCaseRomMaxAddrBits entries are emitted as `case` ROMs. A larger sqrt table
 // (norm.sqrt_in_bits up to 20) is computed instead of stored: an exact integer square root

@@ -12,6 +12,7 @@
 #include "emit/gather.hpp"
 #include "emit/staging.hpp"
 #include "emit/systolic_array.hpp"
+#include "isa/engine_descriptor.hpp"
 
 namespace capsgen::emit {
 
@@ -20,6 +21,9 @@ namespace {
 constexpr int kCountBits = kGatherCountBits;  // a descriptor's counts (batch items, vectors, tiles, ...)
 constexpr int kAddrBits = kGatherAddrBits;    // element addresses and strides
 constexpr int kVectorCountBits = 32;          // an Activate's vectors (a Fill's elements)
+
+// The descriptor kind `kind` (isa::kEngineKind*) as a constant of the kind field's width.
+Expr kind_code(std::uint8_t kind) { return lit(isa::kEngineKindBits, kind); }
 
 // a + b >= c on unsigned counts, one bit wider so that the sum cannot overflow:
 // `({1'b0, a} + {1'b0, b} >= {1'b0, c})`.
@@ -1000,7 +1004,8 @@ DescriptorPorts declare_descriptor_ports(Module& m, const EngineGeometry& geo) {
   m.clock_and_reset();
   const Expr valid = m.input("desc_valid_i", 1, "descriptor valid");
   const Expr ready = m.output("desc_ready_o", 1, "idle: the descriptor is accepted");
-  const Expr kind = m.input("desc_kind_i", 2, "0 Gemm, 1 Activate, 2 Fill (isa::EngineDescriptor::kind)");
+  const Expr kind =
+      m.input("desc_kind_i", isa::kEngineKindBits, "0 Gemm, 1 Activate, 2 Fill (isa::EngineDescriptor::kind)");
   gather_descriptor_ports(m);  // data source and counts, passed to capsgen_gather (docs/rtl-gather.md)
   // A braced list evaluates its elements in order: the ports are declared in this order.
   return DescriptorPorts{
@@ -1038,9 +1043,9 @@ DescriptorPorts declare_descriptor_ports(Module& m, const EngineGeometry& geo) {
       m.input("desc_o_sel_i", count, "outputs: select_mod J (0: off; else only column m % J, at base + b*s_b + m*s_m)"),
       m.input("desc_shift_i", geo.shift_bits, "reduction right shift"),
       m.input("desc_relu_i", 1, "ReLU after the reduction"),
-      m.input("desc_a_func_i", 3, "Activate: unit function (2 norm, 3 squash, 4 softmax)"),
+      m.input("desc_a_func_i", kActFunctionBits, "Activate: unit function (2 norm, 3 squash, 4 softmax)"),
       m.input("desc_a_norm_shift_i", geo.act.nshift_bits, "Activate: norm shift (norm, squash), the activation unit's norm_shift_i"),
-      m.input("desc_a_count_i", 32, "Activate: vectors; Fill: elements"),
+      m.input("desc_a_count_i", kVectorCountBits, "Activate: vectors; Fill: elements"),
       m.input("desc_a_n_i", count, "Activate: elements per vector"),
       m.input("desc_a_in_base_i", addr, "Activate: input base"),
       m.input("desc_a_in_s_v_i", addr, "Activate: input vector stride"),
@@ -1190,15 +1195,16 @@ DescriptorDecode build_descriptor_decode(Module& m, const EngineGeometry& geo, c
   m.blank();
   m.assign(accept, desc.valid & ~ctl.busy_q);
   const Expr count_zero = lit(geo.count_bits, 0);
-  const Expr gemm = desc.kind == lit(2, 0);
+  const Expr gemm = desc.kind == kind_code(isa::kEngineKindGemm);
   const Expr gemm_empty = (desc.gather.batch == count_zero) | (desc.gather.m_total == count_zero) |
                           (desc.gather.m_block == count_zero) | (desc.gather.k_chunks == count_zero) |
                           (desc.n_tiles == count_zero) | (desc.n_total == count_zero);
   const Expr pass_empty =
-      (desc.a_count == lit(32, 0)) | ((desc.kind == lit(2, 1)) & (desc.a_n == count_zero));
+      (desc.a_count == lit(kVectorCountBits, 0)) |
+      ((desc.kind == kind_code(isa::kEngineKindActivate)) & (desc.a_n == count_zero));
   m.assign(empty, ternary(gemm, paren(gemm_empty), paren(pass_empty)));
   const Expr a_start = m.wire("a_start", 1, "accept a non-empty Activate or Fill");
-  m.assign(a_start, accept & ~empty & (desc.kind != lit(2, 0)));
+  m.assign(a_start, accept & ~empty & (desc.kind != kind_code(isa::kEngineKindGemm)));
   m.assign(start, accept & ~empty & gemm);
   return DescriptorDecode{accept, empty, start, a_start};
 }
@@ -1885,7 +1891,7 @@ void instantiate_act_pass(Module& m, const Module& act_pass, const EngineGeometr
       .connect("clk_i", m.clk())
       .connect("rst_ni", m.rst_n())
       .connect("start_i", decode.a_start)
-      .connect("fill_i", desc.kind == lit(2, 2))
+      .connect("fill_i", desc.kind == kind_code(isa::kEngineKindFill))
       .connect("desc_norm_i", desc.a_func == lit(3, 2))
       .connect("desc_count_i", desc.a_count)
       .connect("desc_n_i", desc.a_n)

@@ -116,7 +116,11 @@ EngineDescriptor parse_engine_descriptor(const std::string& text);
 // room, at the lowest free bit. `kind` is therefore bits [1:0] of word 0. The emitter of the
 // accelerator's top level slices the engine's descriptor ports out of these words with the same
 // table, so the packer and the RTL cannot disagree.
+inline constexpr std::uint8_t kEngineKindGemm = 0;
+inline constexpr std::uint8_t kEngineKindActivate = 1;
+inline constexpr std::uint8_t kEngineKindFill = 2;
 inline constexpr std::uint8_t kEngineKindEnd = 3;
+inline constexpr int kEngineKindBits = 2;  // the descriptor's kind field
 
 struct PackedField {
   std::string name;  // as in the text format ("g_" prefix: a gather field)
