@@ -15,6 +15,8 @@ PACKAGES=(
   # accuracy work: Fashion-MNIST (IDX files in /usr/share/datasets/fashion-mnist) and training
   # (scripts/train_capsnet.py: PyTorch, NumPy, PyYAML from Debian)
   dataset-fashion-mnist python3-torch python3-numpy python3-yaml
+  # the JSON files between the tools checked against their schemas (schemas/, scripts/check_json.py)
+  python3-jsonschema
   # capsgen regress --slurm and its test on a single-node Slurm in a temporary directory (tests/slurm)
   slurm-wlm munge
 )
