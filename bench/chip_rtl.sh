@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
-# Whole inferences on the chip (capsgen_chip: frame sequencer, engine, SEP scratchpads, DMA, PMUs) with
-# the network in the off-chip DDR3 model: `capsgen sim --memory dram` per preset/network pair, every
-# DRAM write and every operation bit-exact against the golden model. Prints one JSON line per run:
-# cycles from start_i to done_o, inferences/s at the preset's clock, the streamed program's model
-# (stream_timing, with its error against the chip in percent) and the ideal-memory program
-# (capsgen_accel) for comparison, engine cycles against
-# their model, the frame sequencer's cycle classes (where the cycles go), DRAM traffic, row-buffer
-# outcomes, energy and bandwidth, sector sleep, simulation wall time. Cycle counts are deterministic;
-# wall times depend on the machine.
+# Whole inferences on the chip (capsgen_chip: frame sequencer, engine, SEP scratchpads, DMA, PMUs)
+# with the network in the off-chip DDR3 model: `capsgen sim --memory dram` per preset/network pair,
+# every DRAM write and every operation bit-exact against the golden model. Prints one JSON line per
+# run: cycles from start_i to done_o, inferences/s at the preset's clock, the streamed program's
+# model (stream_timing, with its error against the chip in percent) and the ideal-memory program
+# (capsgen_accel) for comparison, engine cycles against their model, the frame sequencer's cycle
+# classes (where the cycles go), DRAM traffic, row-buffer outcomes and the row-hit rate, energy
+# (also per byte) and bandwidth, sector sleep, simulation wall time. Cycle counts are
+# deterministic; wall times depend on the machine.
 # usage: chip_rtl.sh [--capsgen BIN] [--work DIR] [--run PRESET:NETWORK ...] [-- more capsgen sim args]
 # default runs: tiny-2x2, small-4x4 and capsacc-16x16 with capsnet-tiny, small-4x4 and capsacc-16x16 with
 # capsnet-small (CapsNet-MNIST: --run capsacc-16x16:capsnet-mnist)
@@ -47,6 +47,7 @@ r = json.load(open(sys.argv[1]))
 cyc = r['total_cycles']
 seq = r['sequencer_cycles']
 d = r['offchip']
+accesses = d.get('row_hits', 0) + d.get('misses', 0) + d.get('conflicts', 0)
 print(json.dumps({'bench': 'chip_rtl', 'network': r['network'], 'preset': r['preset'], 'pass': r['pass'],
                   'prediction': r['prediction'], 'total_cycles': cyc, 'clock_mhz': r['clock_mhz'],
                   'inferences_per_second': round(r['inferences_per_second'], 1),
@@ -58,6 +59,9 @@ print(json.dumps({'bench': 'chip_rtl', 'network': r['network'], 'preset': r['pre
                   'frames': r['frames'], 'sequencer_cycles': seq,
                   'sequencer_shares': {k: round(v / cyc, 4) for k, v in seq.items()} if cyc else {},
                   'dram': {'read_beats': d.get('read_beats'), 'write_beats': d.get('write_beats'), 'bytes': d.get('bytes'),
+                           'megabytes': round(d.get('bytes', 0) / 1e6, 2),
+                           'row_hit_rate': round(d['row_hits'] / accesses, 4) if accesses else None,
+                           'energy_pj_per_byte': round(d['energy_pj'] / d['bytes'], 1) if d.get('bytes') else None,
                            'row_hits': d.get('row_hits'), 'misses': d.get('misses'), 'conflicts': d.get('conflicts'),
                            'energy_uj': round(d.get('energy_pj', 0) * 1e-6, 3),
                            'gbps_program': d.get('program_gbps_x1000', 0) / 1000},

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # DESCNet memory exploration benchmark: runs `capsgen dse memory` (default CapsNet-MNIST on
-# capsacc-16x16) and prints one JSON object: configurations evaluated, Pareto size, threads and the
+# capsacc-16x16) and prints one JSON object: configurations evaluated, Pareto size, threads, the
 # wall-clock seconds of the exploration alone and of the whole command (compile and quantization
-# included). DESCNet reports 1.5 minutes for its 15,233 CapsNet configurations (single thread, with
-# CACTI-P in the loop). With --streamed, each size tuple's streamed program is compiled and
+# included), and the best configuration of each memory option (area, on-chip energy per
+# inference). DESCNet reports 1.5 minutes for its 15,233 CapsNet configurations (single thread,
+# with CACTI-P in the loop). With --streamed, each size tuple's streamed program is compiled and
 # evaluated (docs/dse-memory.md section 7). Numbers are reported, never asserted.
 #
 # usage: dse_memory_bench.sh [--capsgen BIN] [--config YAML] [--model YAML] [-j N] [--runs N] [--no-csv]
@@ -46,5 +47,7 @@ print(json.dumps({
     "dse_seconds_min": float(sys.argv[2]), "total_seconds_min": float(sys.argv[3]), "runs": int(sys.argv[4]),
     "csv_written": sys.argv[5] == "",
     "configurations_per_second": j["evaluated"] / float(sys.argv[2]) if float(sys.argv[2]) > 0 else None,
+    "best": {b["option"]: {"id": b["id"], "area_mm2": round(b["area_mm2"], 4), "onchip_mj": round(b["energy_mj"], 4),
+                           "offchip_mj": round(b["offchip_mj"], 4), "cycles": b["cycles"]} for b in j["best"]},
 }, indent=2))
 PY

@@ -11,7 +11,8 @@
 #     6 bits the squash output and exp-LUT address shrink to 6 bits, everything else is unchanged);
 #     w6s / w10s: the same with every LUT address and output width scaled by the width difference
 #     (see below). The width variants use the squash format auto chooses for them.
-# Prints one JSON object (a list of capsgen accuracy --json results) on stdout; logs go to stderr.
+# Prints a JSON list of the capsgen accuracy --json results on stdout, each with its --runs row
+# ("run") and fixed minus float accuracy in points ("fixed_minus_float_pt"); logs go to stderr.
 #
 # usage: bench/accuracy/run.sh [--capsgen BIN] [--datasets "mnist fashion"] [--limit N] [-j N]
 #                              [--runs "preset auto maxabs 4 5 table:auto w6:auto w10:auto w6s:auto w10s:auto"] [--quick]
@@ -57,28 +58,34 @@ runs=()
 for ds in $datasets; do
   for row in $rows; do
     case "$row" in
-      table:*) runs+=("$ds $work/table.yaml ${row#table:}") ;;
-      w6s:*) runs+=("$ds $work/w6s.yaml ${row#w6s:}") ;;
-      w10s:*) runs+=("$ds $work/w10s.yaml ${row#w10s:}") ;;
-      w6:*) runs+=("$ds $work/w6.yaml ${row#w6:}") ;;
-      w10:*) runs+=("$ds $work/w10.yaml ${row#w10:}") ;;
-      *) runs+=("$ds $base $row") ;;
+      table:*) runs+=("$ds $work/table.yaml ${row#table:} $row") ;;
+      w6s:*) runs+=("$ds $work/w6s.yaml ${row#w6s:} $row") ;;
+      w10s:*) runs+=("$ds $work/w10s.yaml ${row#w10s:} $row") ;;
+      w6:*) runs+=("$ds $work/w6.yaml ${row#w6:} $row") ;;
+      w10:*) runs+=("$ds $work/w10.yaml ${row#w10:} $row") ;;
+      *) runs+=("$ds $base $row $row") ;;
     esac
   done
 done
 n=0
 for r in "${runs[@]}"; do
-  read -r ds cfg frac <<<"$r"
+  read -r ds cfg frac row <<<"$r"
   n=$((n + 1))
   echo "bench/accuracy: [$n/${#runs[@]}] $ds $(basename "$cfg") squash-in-frac $frac" >&2
   "$capsgen" accuracy --config "$cfg" --model "$root/models/capsnet-small.yaml" \
     --weights "$root/models/weights/capsnet-small-$ds.npz" --dataset "$ds" --limit "$limit" -j "$jobs" \
     --squash-in-frac "$frac" --json "$work/r$n.json" >&2
+  echo "$row" > "$work/r$n.run"
 done
-{
-  echo "["
-  for i in $(seq 1 "$n"); do
-    sed 's/^/  /' "$work/r$i.json" | sed '$ s/$/'"$([[ $i -lt $n ]] && echo ,)"'/'
-  done
-  echo "]"
-}
+# The results in run order, each with its --runs row ("run") and fixed minus float in points.
+python3 - "$work" "$n" <<'PY'
+import json, sys
+work, n = sys.argv[1], int(sys.argv[2])
+results = []
+for i in range(1, n + 1):
+    r = json.load(open(f"{work}/r{i}.json"))
+    r["run"] = open(f"{work}/r{i}.run").read().strip()
+    r["fixed_minus_float_pt"] = round(r["fixed_accuracy"] - r["float_accuracy"], 2)
+    results.append(r)
+print(json.dumps(results, indent=2))
+PY
