@@ -35,6 +35,7 @@ struct Args {
   std::string vectors;      // directory for Icarus vector files, empty: none
   std::string program;      // engine: a `capsgen compile --dump-engine` directory to run instead
   std::string json;         // benchmark output, empty: none
+  std::string results;      // tb_accel, tb_chip, the engine's program mode: the results document, empty: none
   double scale = 1.0;       // multiplies the amount of random stimulus
   std::string mode;         // testbench-specific
   std::string dram;         // chip: DRAM description (configs/dram/*.yaml), empty: the built-in DDR3-1600 x8
@@ -55,6 +56,7 @@ struct Args {
       else if (s == "--vectors") a.vectors = value();
       else if (s == "--program") a.program = value();
       else if (s == "--json") a.json = value();
+      else if (s == "--results") a.results = value();
       else if (s == "--scale") a.scale = std::stod(value());
       else if (s == "--mode") a.mode = value();
       else if (s == "--dram") a.dram = value();
@@ -144,21 +146,26 @@ class Report {
   Report(std::string block, int max_errors) : block_(std::move(block)), max_(max_errors) {}
   void mismatch(std::uint64_t cycle, const std::string& where, long long expected, long long actual) {
     if (++errors_ <= max_)
-      std::fprintf(stderr, "MISMATCH block=%s %s expected=%lld actual=%lld cycle=%llu\n", block_.c_str(),
-                   where.c_str(), expected, actual, static_cast<unsigned long long>(cycle));
+      problem("MISMATCH block=" + block_ + " " + where + " expected=" + std::to_string(expected) +
+              " actual=" + std::to_string(actual) + " cycle=" + std::to_string(cycle));
   }
   void check(std::uint64_t cycle, const std::string& where, long long expected, long long actual) {
     ++checks_;
     if (expected != actual) mismatch(cycle, where, expected, actual);
   }
   void fail(std::uint64_t cycle, const std::string& what) {
-    if (++errors_ <= max_)
-      std::fprintf(stderr, "FAIL block=%s %s cycle=%llu\n", block_.c_str(), what.c_str(),
-                   static_cast<unsigned long long>(cycle));
+    if (++errors_ <= max_) problem("FAIL block=" + block_ + " " + what + " cycle=" + std::to_string(cycle));
+  }
+  // A problem line (stderr, and the results document's "problems") that counts no error of its own.
+  void problem(const std::string& line) {
+    std::fprintf(stderr, "%s\n", line.c_str());
+    problems_.push_back(line);
   }
   long long errors() const { return errors_; }
   long long checks() const { return checks_; }
   bool too_many() const { return errors_ > max_; }
+  // The MISMATCH and FAIL lines printed so far (at most max_errors of the counted ones).
+  const std::vector<std::string>& problems() const { return problems_; }
   // Prints the summary; returns the process exit code.
   int summary(const std::string& extra = "") const {
     std::printf("%s %s: %lld checks, %lld errors%s%s\n", errors_ ? "FAIL" : "PASS", block_.c_str(), checks_, errors_,
@@ -171,6 +178,7 @@ class Report {
   int max_;
   long long errors_ = 0;
   long long checks_ = 0;
+  std::vector<std::string> problems_;
 };
 
 // The initial value of every register and memory of the models built after this call (Verilator's
