@@ -36,7 +36,7 @@ TraceGroups read_trace_groups(const std::filesystem::path& rtl, const std::strin
 // rounded to the nearest ps (an error below 0.5 ps per cycle, e.g. 3003 ps for 333 MHz).
 std::uint64_t clock_period_ps(double mhz);
 
-// How many cycles after the reset release a .gtkw opens on when the testbench's log does not say
+// How many cycles after the reset release a .gtkw opens on when the testbench's results do not say
 // where the run's first operation ends.
 constexpr std::uint64_t kTraceFirstCycles = 200;
 
