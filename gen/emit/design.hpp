@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "config/accel_config.hpp"
 #include "core/bits.hpp"
 #include "emit/vast.hpp"
@@ -36,6 +38,8 @@ class Design {
   void add_data_file(const std::string& name, const std::string& contents, const std::string& comment_prefix = "//");
   // Adds any other file verbatim (documentation, scripts).
   void add_other_file(const std::string& name, const std::string& contents);
+  // Adds the JSON summary `name` ("<doc>.json", core/summary_json.hpp): `facts` with the schema field.
+  void add_summary(const std::string& name, const nlohmann::json& facts);
 
   bool has_module(const std::string& name) const;
   // True when `path` ("sig", "u_inst.sig", "u_a.u_b.sig") names a port or net of module `top`, or of
