@@ -32,10 +32,10 @@ source "$here/engine_tb_build.sh"
 engine_tb_build "$capsgen" "$config" "$work"
 "$capsgen" compile --config "$config" --model "$model" ${weights:+--weights "$weights"} --dump-engine "$work/gemms" > /dev/null
 "$work/build/tb_blocks" engine --rtl "$work/rtl" --program "$work/gemms" > "$work/run.log" || { cat "$work/run.log"; exit 1; }
-python3 - "$work/gemms" "$work/run.log" "$work/rtl/config.txt" "$(basename "$model" .yaml)" <<'PY'
+python3 - "$work/gemms" "$work/run.log" "$work/rtl/config.json" "$(basename "$model" .yaml)" <<'PY'
 import json, re, sys
 gemms, log, cfgfile, net = sys.argv[1:5]
-cfg = dict(l.split()[:2] for l in open(cfgfile) if l.strip() and not l.startswith('#'))
+cfg = json.load(open(cfgfile))
 stats = {}
 for line in open(log):
     if line.startswith('stat '):
