@@ -2,9 +2,10 @@
 //
 // To add a block (activation unit, scratchpad, controller, ...): write emit/<block>.{hpp,cpp} with a
 // function `void emit_<block>(const AccelConfig&, Design&)` that adds its modules (and data files,
-// e.g. LUT ROM .hex/.mem contents), then append one line to block_emitters() in emit/registry.cpp,
-// after the blocks it instantiates. Nothing else needs to change: generate_rtl() runs the emitters
-// in that order and writes files.f in the order modules were added (dependencies first).
+// e.g. LUT ROM .hex/.mem contents, and a JSON summary for its testbench), then append one line to
+// block_emitters() in emit/registry.cpp, after the blocks it instantiates. Nothing else needs to
+// change: generate_rtl() runs the emitters in that order and writes files.f in the order modules
+// were added (dependencies first).
 #pragma once
 
 #include <string>
