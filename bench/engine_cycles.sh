@@ -34,10 +34,10 @@ engine_tb_build "$capsgen" "$config" "$work"
 "$capsgen" compile --config "$config" --model "$model" ${weights:+--weights "$weights"} --dump-engine "$work/gemms" > /dev/null
 "$work/build/tb_blocks" engine --rtl "$work/rtl" --program "$work/gemms" --results "$work/results.json" > "$work/run.log" ||
   { cat "$work/run.log"; exit 1; }
-python3 - "$work/gemms" "$work/results.json" "$work/rtl/config.txt" "$(basename "$model" .yaml)" <<'PY'
+python3 - "$work/gemms" "$work/results.json" "$work/rtl/config.json" "$(basename "$model" .yaml)" <<'PY'
 import json, sys
 gemms, results, cfgfile, net = sys.argv[1:5]
-cfg = dict(l.split()[:2] for l in open(cfgfile) if l.strip() and not l.startswith('#'))
+cfg = json.load(open(cfgfile))  # schemas/config.schema.json
 doc = json.load(open(results))  # schemas/accel-results.schema.json
 if doc.get('schema') != 'capsgen.accel-results/1':
     sys.exit(f"engine_cycles.sh: {results}: schema is {doc.get('schema')!r}, expected 'capsgen.accel-results/1'")

@@ -115,16 +115,16 @@ template <class Dut>
 class ChipTb {
  public:
   explicit ChipTb(const tb::Args& args)
-      : args_(args), kv_(args.rtl_dir + "/chip.txt"), sim_(args), rng_(args.seed * 104729 + 7), report_("chip", args.max_errors),
+      : args_(args), kv_(args.rtl_dir, "chip"), sim_(args), rng_(args.seed * 104729 + 7), report_("chip", args.max_errors),
         dut_(std::make_unique<Dut>(sim_.context())), spec_(capsgen::dram::offchip_dram(args.dram)), dram_model_(spec_),
         mapping_(spec_.org) {
-    if (kv_.num("supported") != 1) throw std::runtime_error(args.rtl_dir + "/chip.txt: capsgen_chip is not generated for this preset");
+    if (!kv_.flag("supported")) throw std::runtime_error(args.rtl_dir + "/chip.json: capsgen_chip is not generated for this preset");
     sim_.add(*dut_);
     sim_.open_trace();
     word_bytes_ = kv_.num("word_bytes");
     latency_ = kv_.num("latency_cycles");
     max_burst_ = kv_.num("max_burst");
-    clock_mhz_ = std::stod(kv_.str("clock_mhz"));
+    clock_mhz_ = kv_.real("clock_mhz");
     ratio_ = (1000.0 / spec_.timing.tck_ns) / clock_mhz_;
     stress_ = args.mode == "stress";
     if (!args.mode.empty() && !stress_) throw std::runtime_error("--mode: expected 'stress', got '" + args.mode + "'");
@@ -664,9 +664,9 @@ class ChipTb {
       }
     }
   }
-  // Sectors per memory (chip.txt), read once: sample_sectors() runs every cycle.
+  // Sectors per memory (chip.json), read once: sample_sectors() runs every cycle.
   int sectors(int m) const {
-    if (sectors_[m] < 0) sectors_[m] = m == 4 ? 0 : kv_.num((std::string("sectors_") + kMemNames[m]).c_str());
+    if (sectors_[m] < 0) sectors_[m] = m == 4 ? 0 : kv_.num(std::string("sectors_") + kMemNames[m]);
     return sectors_[m];
   }
 
@@ -831,7 +831,7 @@ class ChipTb {
   }
 
   tb::Args args_;
-  tb::KeyValueFile kv_;
+  tb::Summary kv_;
   tb::Sim sim_;
   tb::Rng rng_;
   tb::Report report_;

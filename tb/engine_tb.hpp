@@ -94,11 +94,11 @@ class EngineTb {
     P_ = cfg_.psum_bits;
     A_ = cfg_.act_bits;
     depth_ = cfg_.acc_depth;
-    const tb::KeyValueFile kv(args.rtl_dir + "/activation.txt");
+    const tb::Summary kv(args.rtl_dir, "activation");
     ap_.act_bits = kv.num("act_bits");
     ap_.sqrt_in_bits = kv.num("sqrt_in_bits");
     ap_.sqrt_out_bits = kv.num("sqrt_out_bits");
-    ap_.sq_gain = kv.num("squash_gain") != 0;
+    ap_.sq_gain = kv.flag("squash_gain");
     ap_.sq_elem_bits = kv.num("squash_elem_bits");
     ap_.sq_gain_bits = kv.num("squash_gain_bits");
     ap_.sq_norm_bits = kv.num("squash_norm_bits");

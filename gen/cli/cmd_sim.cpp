@@ -32,6 +32,7 @@
 #include "compiler/compiler.hpp"
 #include "core/atomic_file.hpp"
 #include "core/input_error.hpp"
+#include "core/summary_json.hpp"
 #include "emit/generate.hpp"
 #include "emit/chip.hpp"
 #include "emit/memsys.hpp"
@@ -118,7 +119,7 @@ Args sim_options() {
               "(GTKWave, signals grouped, opening on the first operation)")
       .option("rtl", "DIR",
               "simulate this RTL directory as it is (e.g. hand-modified) instead of generating WORK/rtl; it must\n"
-              "come from the same preset (its config.txt is checked)")
+              "come from the same preset (its config.json is checked)")
       .option("memory", "MODEL",
               "where the network lives: 'ideal' (capsgen_accel: sequencer + engine on one memory that answers in a\n"
               "cycle) or 'dram' (capsgen_chip: the streamed program's frames run the engine on the SEP, HY or SMP scratchpads,\n"
@@ -260,12 +261,17 @@ fs::path prepare_rtl(const SimRequest& r, const AccelConfig& cfg, const fs::path
   }
   const fs::path rtl = given_rtl ? fs::path(*given_rtl) : work / (r.fault.empty() ? "rtl" : "rtl-" + r.fault);
   if (given_rtl) {
-    // A given RTL must be of this preset: its config.txt (sizes, widths) equals the generator's.
+    // A given RTL must be of this preset: its config.json (sizes, widths) equals the generator's.
+    const fs::path given_summary = rtl / emit::kConfigSummaryName;
     const auto summary = std::find_if(design.files().begin(), design.files().end(),
                                       [](const emit::OutputFile& f) { return f.name == emit::kConfigSummaryName; });
-    if (summary == design.files().end() || slurp(rtl / emit::kConfigSummaryName) != summary->contents)
-      throw InputError((rtl / emit::kConfigSummaryName).string(), 0, 0, "--rtl",
-                       fmt::format("not the RTL of preset {} (config.txt differs or is missing)", cfg.name));
+    if (!fs::exists(given_summary))
+      throw InputError(given_summary.string(), 0, 0, "--rtl",
+                       fmt::format("missing: not the RTL of preset {} from this capsgen version", cfg.name));
+    if (summary == design.files().end() ||
+        read_summary(given_summary, "--rtl") != nlohmann::json::parse(summary->contents))
+      throw InputError(given_summary.string(), 0, 0, "--rtl",
+                       fmt::format("not the RTL of preset {} (its config.json differs)", cfg.name));
     fmt::print("sim: RTL of {} in {} (given)\n", cfg.name, rtl.string());
     return rtl;
   }

@@ -1,5 +1,5 @@
 // Simulation control shared by all block testbenches: command line, the generated RTL's
-// config.txt, clock/reset stepping of one or more Verilated models, a run-until watchdog, optional
+// config.json, clock/reset stepping of one or more Verilated models, a run-until watchdog, optional
 // FST tracing (--trace file.fst, in real time at --clock-period-ps) and mismatch reporting.
 #pragma once
 
@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "common/summary.hpp"
 #include "verilated.h"
 #if VM_TRACE_FST
 #include "verilated_fst_c.h"
@@ -27,7 +28,7 @@ namespace tb {
 
 struct Args {
   std::uint64_t seed = 1;
-  std::string rtl_dir;      // directory of the generated RTL (for config.txt)
+  std::string rtl_dir;      // directory of the generated RTL (with config.json and the other summaries)
   std::string trace;        // FST file, empty: no tracing
   // The clock period in the trace, in ps (capsgen sim passes the preset's clock). The default, 2,
   // gives one time step per clock edge, for testbenches that run without a preset's clock.
@@ -74,56 +75,27 @@ struct Args {
       std::exit(2);
     }
     if (a.rtl_dir.empty()) {
-      std::fprintf(stderr, "%s: --rtl DIR (generated RTL with config.txt) is required\n", argv[0]);
+      std::fprintf(stderr, "%s: --rtl DIR (generated RTL with config.json) is required\n", argv[0]);
       std::exit(2);
     }
     return a;
   }
 };
 
-// A generated "key value" description file (# comments), e.g. config.txt or activation.txt.
-class KeyValueFile {
- public:
-  explicit KeyValueFile(const std::string& path) : path_(path) {
-    std::ifstream in(path);
-    if (!in) throw std::runtime_error("cannot read " + path);
-    std::string line;
-    while (std::getline(in, line)) {
-      if (line.empty() || line[0] == '#') continue;
-      std::istringstream ls(line);
-      std::string k, v;
-      ls >> k >> v;
-      kv_[k] = v;
-    }
-  }
-  int num(const char* key) const { return std::stoi(str(key)); }
-  // An optional key: its value, or `fallback` when the file does not have it.
-  int num_or(const char* key, int fallback) const { return kv_.count(key) ? num(key) : fallback; }
-  std::string str(const char* key) const {
-    auto it = kv_.find(key);
-    if (it == kv_.end()) throw std::runtime_error(path_ + ": missing " + key);
-    return it->second;
-  }
-
- private:
-  std::string path_;
-  std::map<std::string, std::string> kv_;
-};
-
-// config.txt written by `capsgen generate` (key value lines, # comments).
+// config.json written by `capsgen generate` (schemas/config.schema.json).
 struct RtlConfig {
   std::string name;
   int rows = 0, cols = 0, pe_pipeline = 0, data_bits = 0, weight_bits = 0, psum_bits = 0, act_bits = 0,
       acc_depth = 0;
 
   static RtlConfig load(const std::string& dir) {
-    const KeyValueFile kv(dir + "/config.txt");
+    const Summary kv(dir, "config");
     auto num = [&kv](const char* k) { return kv.num(k); };
     RtlConfig c;
     c.name = kv.str("name");
     c.rows = num("rows");
     c.cols = num("cols");
-    c.pe_pipeline = num("pe_pipeline");
+    c.pe_pipeline = kv.flag("pe_pipeline") ? 1 : 0;
     c.data_bits = num("data_bits");
     c.weight_bits = num("weight_bits");
     c.psum_bits = num("psum_bits");
