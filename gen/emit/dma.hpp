@@ -1,4 +1,4 @@
-// DMA engine between the off-chip memory port and the scratchpad (issue 4, docs/rtl-dma.md):
+// DMA engine between the off-chip memory port and the scratchpad (docs/rtl-dma.md):
 // one descriptor at a time (valid/ready), a 3-level address pattern walked twice (burst requests on
 // the DRAM side, one word per beat on the SPM side), up to DmaGeometry::outstanding bursts in flight so the
 // next request overlaps the previous burst's data (prefetch), busy/done and beat counters.
