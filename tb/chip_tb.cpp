@@ -142,6 +142,7 @@ class ChipTb {
     j["errors"] = 0;
     j["problems"] = tb::Json::array();
     j["simulated_cycles"] = 0;
+    j["trace_reset_released_ps"] = nullptr;
     j["program"] = {{"cycles", 0}, {"engine_cycles", 0}, {"engine_model_cycles", 0}, {"stream_model_cycles", 0},
                     {"frames", 0}, {"words", 0}};
     j["sequencer"] = tb::Json::object();
@@ -169,6 +170,7 @@ class ChipTb {
   tb::Json results() const {
     tb::Json j = results_;
     tb::set_verdict(j, report_);
+    tb::set_trace_start(j, sim_);
     return j;
   }
 

@@ -130,6 +130,7 @@ class EngineTb {
     j["errors"] = 0;
     j["problems"] = tb::Json::array();
     j["simulated_cycles"] = 0;
+    j["trace_reset_released_ps"] = nullptr;
     j["descriptors"] = tb::Json::array();
     j["skipped"] = tb::Json::array();
     j["program"] = {{"cycles", 0}, {"model_cycles", 0}, {"ops", 0}, {"fetch_wait", 0}, {"words_per_descriptor", 0},
@@ -144,6 +145,7 @@ class EngineTb {
   tb::Json results() const {
     tb::Json j = results_;
     tb::set_verdict(j, report_);
+    tb::set_trace_start(j, sim_);
     return j;
   }
 

@@ -544,7 +544,7 @@ std::string accel_trace_md(const AccelReport& a, std::string& gtkw) {
   if (first_ran) first_end = ops.size() > 1 && ops[1].ran ? static_cast<std::uint64_t>(ops[1].measured.start) + 1
                                                           : static_cast<std::uint64_t>(a.t.total);
   else first_end = std::min<std::uint64_t>(first_end, sim::kTraceFirstCycles);
-  const sim::TraceWindow window = sim::trace_window(a.run.out, a.run.period_ps, 0, first_end);
+  const sim::TraceWindow window = sim::trace_window(a.o.results.verdict.trace_reset_released_ps, a.run.period_ps, 0, first_end);
   return sim::trace_report_line(*a.req.trace, emit::kAccelModule, sim::read_trace_groups(a.rtl, emit::kAccelModule), window, gtkw);
 }
 

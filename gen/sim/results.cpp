@@ -39,6 +39,7 @@ class Node {
     if (!n.j_.is_boolean()) n.fail("expected true or false");
     return n.j_.get<bool>();
   }
+  bool is_null() const { return j_.is_null(); }
   std::string text(const char* k) const { return at(k).text(); }
   std::string text() const {
     if (!j_.is_string()) fail("expected a string");
@@ -97,6 +98,7 @@ Verdict read_verdict(const Node& doc) {
   v.errors = doc.integer("errors");
   for (const Node& p : doc.items("problems")) v.problems.push_back(p.text());
   v.simulated_cycles = doc.integer("simulated_cycles");
+  if (const Node t = doc.at("trace_reset_released_ps"); !t.is_null()) v.trace_reset_released_ps = t.integer();
   return v;
 }
 

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -22,6 +23,7 @@ struct Verdict {
   long long checks = 0, errors = 0;   // checks made, and the failed ones
   std::vector<std::string> problems;  // the MISMATCH and FAIL lines, in order
   long long simulated_cycles = 0;     // clock cycles simulated, reset included
+  std::optional<long long> trace_reset_released_ps;  // where cycle 0 begins in the FST (ps); none untraced
 };
 
 // Functional coverage bins (capsgen regress sums them, docs/regress.md).

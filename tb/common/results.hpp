@@ -28,6 +28,13 @@ inline void set_verdict(Json& doc, const Report& report) {
   doc["problems"] = report.problems();
 }
 
+// Where cycle 0 begins in the run's FST into `doc` ("trace_reset_released_ps", ps; null without a
+// trace): capsgen sim opens its GTKWave save file there.
+inline void set_trace_start(Json& doc, const Sim& sim) {
+  const long long ps = sim.reset_released_ps();
+  doc["trace_reset_released_ps"] = ps < 0 ? Json(nullptr) : Json(ps);
+}
+
 // Functional coverage bins into `doc`: "functional_coverage" {bin: count} in `order`, and
 // "functional_coverage_na" the bins whose hardware is not in this RTL (counted 0).
 inline void set_functional_coverage(Json& doc, const std::vector<std::string>& order,

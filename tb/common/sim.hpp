@@ -255,11 +255,16 @@ class Sim {
     for (auto& h : models_) *h.rst = 1;
     for (auto& h : models_) h.eval();
     cycle_ = 0;
-    // Where cycle 0 begins in the trace: capsgen sim zooms its GTKWave save file from here.
-    if (fst_)
-      std::printf("trace reset_released_ps=%llu\n",
-                  static_cast<unsigned long long>(ctx_->time() * clock_.unit_ps()));
+    // Where cycle 0 begins in the trace: capsgen sim zooms its GTKWave save file from here (the
+    // results document's trace_reset_released_ps).
+    if (fst_) {
+      reset_released_ps_ = static_cast<long long>(ctx_->time() * clock_.unit_ps());
+      std::printf("trace reset_released_ps=%lld\n", reset_released_ps_);
+    }
   }
+
+  // The trace time (ps) of the last reset release; -1 without a trace.
+  long long reset_released_ps() const { return reset_released_ps_; }
 
   // One clock cycle: the inputs set for cycle() are sampled at the rising edge; afterwards the
   // outputs show the state of cycle()+1.
@@ -337,6 +342,7 @@ class Sim {
 #endif
   std::vector<Hooks> models_;
   std::uint64_t cycle_ = 0;
+  long long reset_released_ps_ = -1;
   std::uint64_t watchdog_ = 500'000'000;
   bool finished_ = false;
   bool profile_ = false;

@@ -68,6 +68,7 @@ TEST_F(Results, ReadsEveryFigureOfAnAccelDocument) {
   ASSERT_EQ(r.verdict.problems.size(), 1u);
   EXPECT_NE(r.verdict.problems[0].find("conv1 (i00)"), std::string::npos);
   EXPECT_EQ(r.verdict.simulated_cycles, 1400);
+  EXPECT_FALSE(r.verdict.trace_reset_released_ps.has_value());
   ASSERT_EQ(r.descriptors.size(), 2u);
   const AccelDescriptor& d = r.descriptors[0];
   EXPECT_EQ(d.id, "i00");
@@ -108,6 +109,7 @@ TEST_F(Results, ReadsEveryFigureOfAChipDocument) {
   EXPECT_TRUE(r.verdict.pass);
   EXPECT_TRUE(r.verdict.problems.empty());
   EXPECT_EQ(r.verdict.simulated_cycles, 9000);
+  EXPECT_EQ(r.verdict.trace_reset_released_ps, 12000);
   EXPECT_EQ(r.program.cycles, 8800);
   EXPECT_EQ(r.program.engine_cycles, 4000);
   EXPECT_EQ(r.program.stream_model_cycles, 8500);
