@@ -31,7 +31,6 @@ struct ChipRun {
   std::uint64_t period_ps = 0;
   int rc = 0;
   double seconds = 0;
-  std::string out;  // the log's text
 };
 
 // Compiles the network, streams its program into WORK/stream (cli/stream_dump.hpp) and runs it on tb_chip
@@ -66,7 +65,6 @@ ChipRun run_chip_tb(const WorkloadInput& in, const ChipSimRun& r) {
   const auto t_run = std::chrono::steady_clock::now();
   run.rc = sim::run_logged(cmd, run.log);
   run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_run).count();
-  run.out = slurp(run.log);
   return run;
 }
 

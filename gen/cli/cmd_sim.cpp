@@ -356,7 +356,6 @@ struct AccelRun {
   std::uint64_t period_ps = 0;
   int rc = 0;
   double seconds = 0;
-  std::string out;  // the log's text
 };
 
 // Steps 3 and 4: compiles the network, dumps its engine program into WORK/program and runs it on tb_accel
@@ -389,7 +388,6 @@ AccelRun run_accel_sim(const SimRequest& r, const WorkloadInput& in, const fs::p
   const auto t_run = std::chrono::steady_clock::now();
   run.rc = sim::run_logged(cmd, run.log);
   run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_run).count();
-  run.out = slurp(run.log);
   return run;
 }
 
