@@ -320,6 +320,7 @@ nlohmann::ordered_json chip_report_json(const ChipReport& a, const std::string& 
   j["engine_cycles"] = g.program.engine_cycles;
   j["engine_model_cycles"] = g.program.engine_model_cycles;
   j["frames"] = {{"total", sd.frames}, {"engine", sd.engine}, {"dma", sd.dma}, {"pmu", sd.pmu}, {"words", sd.words}};
+  j["access_model_figures"] = g.access_checks;  // memory counter figures equal to the compiler's access model
   chip_parts_json(a, j);
   const dram::DramSpec& dram_spec = a.dram;
   j["dram"] = {{"name", dram_spec.name}, {"peak_gbps", dram_spec.peak_gbps()},
