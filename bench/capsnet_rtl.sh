@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Whole CapsNet inference on the generated RTL (issue 4's benchmark): `capsgen sim` on a preset and
+# Whole CapsNet inference on the generated RTL: `capsgen sim` on a preset and
 # network (default: the full Sabour CapsNet-MNIST, seeded random weights, on the CapsAcc 16x16
 # preset), every operation bit-exact against the golden model. Prints one JSON line: total cycles
 # (the program on capsgen_accel from start_i to done_o, and the cycle model's figure), the cycles in

@@ -2,10 +2,11 @@
 # Compute-engine cycles on a compiled network (docs/rtl-engine.md): generates the RTL of a preset,
 # builds the block testbenches (tb/, Verilator), dumps the network's program with
 # `capsgen compile --dump-engine` and runs it on the engine (`tb_blocks engine --program`: the whole
-# inference, chained). Prints one JSON line per descriptor: the measured cycles and stall cycles by
-# cause (from the engine's counters), the compiler's cycle model for it (isa::engine_timing, as
-# stats.json uses it; docs/compiler.md) and the model's error in percent; then a total line with the
-# worst descriptor's error. Cycle counts of RTL simulation are deterministic; the engine's block test
+# inference, chained), which writes its results document (schemas/accel-results.schema.json). Prints
+# one JSON line per descriptor: the measured cycles and stall cycles by cause (from the engine's
+# counters), the compiler's cycle model for it (isa::engine_timing, as stats.json uses it;
+# docs/compiler.md) and the model's error in percent; then a total line with the worst descriptor's
+# error. Cycle counts of RTL simulation are deterministic; the engine's block test
 # asserts the model per descriptor, nothing is asserted here.
 #
 # usage: engine_cycles.sh [--capsgen BIN] [--config YAML] [--model YAML] [--weights NPZ] [--work DIR]
@@ -31,16 +32,16 @@ bench_work_dir
 source "$here/engine_tb_build.sh"
 engine_tb_build "$capsgen" "$config" "$work"
 "$capsgen" compile --config "$config" --model "$model" ${weights:+--weights "$weights"} --dump-engine "$work/gemms" > /dev/null
-"$work/build/tb_blocks" engine --rtl "$work/rtl" --program "$work/gemms" > "$work/run.log" || { cat "$work/run.log"; exit 1; }
-python3 - "$work/gemms" "$work/run.log" "$work/rtl/config.txt" "$(basename "$model" .yaml)" <<'PY'
-import json, re, sys
-gemms, log, cfgfile, net = sys.argv[1:5]
-cfg = dict(l.split()[:2] for l in open(cfgfile) if l.strip() and not l.startswith('#'))
-stats = {}
-for line in open(log):
-    if line.startswith('stat '):
-        name = re.match(r'stat name=(.*?) cycles=', line).group(1)  # names hold spaces: "conv1 (i00)"
-        stats[name] = dict(re.findall(r'(\w+)=(\S+)', line[line.index(' cycles='):]))
+"$work/build/tb_blocks" engine --rtl "$work/rtl" --program "$work/gemms" --results "$work/results.json" > "$work/run.log" ||
+  { cat "$work/run.log"; exit 1; }
+python3 - "$work/gemms" "$work/results.json" "$work/rtl/config.json" "$(basename "$model" .yaml)" <<'PY'
+import json, sys
+gemms, results, cfgfile, net = sys.argv[1:5]
+cfg = json.load(open(cfgfile))  # schemas/config.schema.json
+doc = json.load(open(results))  # schemas/accel-results.schema.json
+if doc.get('schema') != 'capsgen.accel-results/1':
+    sys.exit(f"engine_cycles.sh: {results}: schema is {doc.get('schema')!r}, expected 'capsgen.accel-results/1'")
+stats = {d['id']: d for d in doc['descriptors']}
 total = {'measured': 0, 'model': 0}
 worst = 0.0
 for line in open(gemms + '/index.txt'):
@@ -48,17 +49,17 @@ for line in open(gemms + '/index.txt'):
         continue
     stem, name = line.split()[:2]
     kind = int(dict(l.split() for l in open(f'{gemms}/{stem}.desc') if l.strip() and not l.startswith('#'))['kind'])
-    s = stats[f'{name} ({stem})']
-    measured, model = int(s['cycles']), int(s['model'])
+    s = stats[stem]
+    measured, model = s['cycles'], s['model']
     err = (model - measured) / measured
     worst = max(worst, abs(err))
     total['measured'] += measured
     total['model'] += model
     print(json.dumps({'bench': 'engine_cycles', 'preset': cfg['name'], 'network': net, 'descriptor': name,
                       'kind': ['gemm', 'activate', 'fill'][kind], 'cycles': measured, 'model': model,
-                      'model_error_pct': round(100 * err, 3), 'vectors': int(s['vectors']),
-                      'stall_data': int(s['stall_data']), 'stall_tile': int(s['stall_tile']),
-                      'stall_out': int(s['stall_out'])}))
+                      'model_error_pct': round(100 * err, 3), 'vectors': s['vectors'],
+                      'stall_data': s['stall_data'], 'stall_tile': s['stall_tile'],
+                      'stall_out': s['stall_out']}))
 print(json.dumps({'bench': 'engine_cycles', 'preset': cfg['name'], 'network': net, 'descriptor': 'total',
                   'cycles': total['measured'], 'model': total['model'],
                   'model_error_pct': round(100 * (total['model'] - total['measured']) / total['measured'], 3),

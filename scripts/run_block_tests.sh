@@ -107,7 +107,8 @@ else
   step "generate $config"
   "$capsgen" generate --config "$config" --out "$rtl"
 fi
-grep -E '^(rows|cols|pe_pipeline|data_bits|weight_bits|psum_bits|acc_depth) ' "$rtl/config.txt" | tr '\n' ' '; echo
+python3 -c 'import json, sys; c = json.load(open(sys.argv[1]))
+print(" ".join(f"{k} {str(c[k]).lower()}" for k in ("rows", "cols", "pe_pipeline", "data_bits", "weight_bits", "psum_bits", "acc_depth")))' "$rtl/config.json"
 
 # 2. lint every module on its own (-Wall, no waivers beyond the commented ones in the RTL), $jobs at
 # a time; a module's messages are in $work/lint/<module>.log.
@@ -148,7 +149,7 @@ dump_programs "$config" "$work/engine"
 # capsnet-tiny's frame program (capsgen compile --stream --frames) for the frame sequencer's test, where
 # the preset has the chip.
 rm -rf "$work/frames-capsnet-tiny"
-if grep -q '^supported 1' "$rtl/chip.txt"; then
+if python3 -c 'import json, sys; sys.exit(json.load(open(sys.argv[1]))["supported"] is not True)' "$rtl/chip.json"; then
   "$capsgen" compile --config "$config" --model "$root/models/capsnet-tiny.yaml" --seed "$seed" --stream \
     --frames "$work/frames-capsnet-tiny" > "$work/frames-capsnet-tiny.log" || { cat "$work/frames-capsnet-tiny.log"; echo "FAIL compile"; exit 1; }
 fi

@@ -53,7 +53,7 @@ const char* func_name(int f) {
   return f >= 0 && f <= 4 ? n[f] : "identity(code>4)";
 }
 
-// activation.txt written by the emitter: raw preset values plus the generator's max vector length.
+// activation.json written by the emitter: raw preset values plus the generator's max vector length.
 // Every derived width below is recomputed here from docs/rtl-activation.md.
 struct ActConfig {
   std::string name;
@@ -62,7 +62,7 @@ struct ActConfig {
       exp_recovery = 0, sqrt_pim = 0;
 
   static ActConfig load(const std::string& dir) {
-    const tb::KeyValueFile kv(dir + "/activation.txt");
+    const tb::Summary kv(dir, "activation");
     auto num = [&kv](const char* k) { return kv.num(k); };
     ActConfig c;
     c.cols = num("cols");
@@ -70,7 +70,7 @@ struct ActConfig {
     c.act = num("act_bits");
     c.sqrt_in = num("sqrt_in_bits");
     c.sqrt_out = num("sqrt_out_bits");
-    c.sq_gain = num("squash_gain");
+    c.sq_gain = kv.flag("squash_gain");
     c.sq_elem = num("squash_elem_bits");
     c.sq_gain_bits = num("squash_gain_bits");
     c.sq_norm = num("squash_norm_bits");
@@ -81,10 +81,10 @@ struct ActConfig {
     c.exp_out = num("exp_out_bits");
     c.sm_in_frac = num("softmax_in_frac");
     c.max_len = num("max_len");
-    c.sqrt_computed = num("sqrt_computed");
-    c.exp_pim = kv.num_or("exp_pim", 0);
-    c.exp_recovery = kv.num_or("exp_recovery", 0);
-    c.sqrt_pim = kv.num_or("sqrt_pim", 0);
+    c.sqrt_computed = kv.flag("sqrt_computed");
+    c.exp_pim = kv.flag("exp_pim");
+    c.exp_recovery = kv.flag("exp_recovery");
+    c.sqrt_pim = kv.flag("sqrt_pim");
     return c;
   }
   fx::ActParams params() const {
@@ -208,7 +208,7 @@ int run_pim(const tb::Args& args, const ActConfig& c) {
     rc |= sweep_pim_unit<Vact_pim_exp>(args, "act_pim_exp", c.exp_in, c.exp_out,
                                        [&p](std::int64_t a) { return fx::pim::exp_shift(p, a, p.exp_recovery_q); });
 #else
-    throw std::runtime_error("activation.txt selects exp_pim but capsgen_act_pim_exp was not verilated");
+    throw std::runtime_error("activation.json selects exp_pim but capsgen_act_pim_exp was not verilated");
 #endif
   }
   if (c.sqrt_pim) {
@@ -216,7 +216,7 @@ int run_pim(const tb::Args& args, const ActConfig& c) {
     rc |= sweep_pim_unit<Vact_pim_rsqrt>(args, "act_pim_rsqrt", c.sqrt_in, c.sqrt_out,
                                          [&p](std::int64_t a) { return fx::pim::sqrt_rsqrt(p, a); });
 #else
-    throw std::runtime_error("activation.txt selects sqrt_pim but capsgen_act_pim_rsqrt was not verilated");
+    throw std::runtime_error("activation.json selects sqrt_pim but capsgen_act_pim_rsqrt was not verilated");
 #endif
   }
   return rc;

@@ -1,6 +1,6 @@
 // tb_chip: the whole accelerator (capsgen_chip: frame sequencer, engine, memsys, DMA, PMUs) running a
 // streamed network from its frame program (`capsgen compile --dump-stream DIR`, `capsgen sim --memory dram`).
-//   tb_chip --rtl DIR --program DIR [--dram FILE] [--mode stress] [--seed N] [--trace file.fst] [--json FILE]
+//   tb_chip --rtl DIR --program DIR [--dram FILE] [--mode stress] [--seed N] [--trace file.fst] [--results FILE]
 // The testbench is only what lives outside the chip: the program memory behind the fetch port (1-cycle
 // reads; --mode stress: 1-8 cycles and random back-pressure) and the off-chip memory behind the DMA's
 // burst port, holding the network's DRAM image (dram.bin), with the cycle-level DRAM model of gen/dram
@@ -14,7 +14,9 @@
 //   - the counters: frames issued per kind and the sequencer's cycle classes (their sum is the cycles),
 //     DMA beats, sector wake-ups against the frame model, memsys and sequencer errors.
 // Prints "stat ..." lines (per instruction, totals, memories, sectors, DRAM) and "fcov" lines (sector
-// sleep/wake bins) for capsgen sim's report.
+// sleep/wake bins) for people reading the log; with --results FILE it writes the same figures, the
+// verdict and the problem lines as one JSON document (schemas/chip-results.schema.json, also when the
+// run fails, as far as it got), which capsgen sim reads.
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -31,6 +33,7 @@
 #include "Vchip.h"
 #include "common/coverage_out.hpp"
 #include "common/bits.hpp"
+#include "common/results.hpp"
 #include "common/rng.hpp"
 #include "common/sim.hpp"
 #include "dram/address_mapping.hpp"
@@ -112,22 +115,64 @@ template <class Dut>
 class ChipTb {
  public:
   explicit ChipTb(const tb::Args& args)
-      : args_(args), kv_(args.rtl_dir + "/chip.txt"), sim_(args), rng_(args.seed * 104729 + 7), report_("chip", args.max_errors),
+      : args_(args), kv_(args.rtl_dir, "chip"), sim_(args), rng_(args.seed * 104729 + 7), report_("chip", args.max_errors),
         dut_(std::make_unique<Dut>(sim_.context())), spec_(capsgen::dram::offchip_dram(args.dram)), dram_model_(spec_),
         mapping_(spec_.org) {
-    if (kv_.num("supported") != 1) throw std::runtime_error(args.rtl_dir + "/chip.txt: capsgen_chip is not generated for this preset");
+    if (!kv_.flag("supported")) throw std::runtime_error(args.rtl_dir + "/chip.json: capsgen_chip is not generated for this preset");
     sim_.add(*dut_);
     sim_.open_trace();
     word_bytes_ = kv_.num("word_bytes");
     latency_ = kv_.num("latency_cycles");
     max_burst_ = kv_.num("max_burst");
-    clock_mhz_ = std::stod(kv_.str("clock_mhz"));
+    clock_mhz_ = kv_.real("clock_mhz");
     ratio_ = (1000.0 / spec_.timing.tck_ns) / clock_mhz_;
     stress_ = args.mode == "stress";
     if (!args.mode.empty() && !stress_) throw std::runtime_error("--mode: expected 'stress', got '" + args.mode + "'");
   }
 
   VerilatedContext* context() { return sim_.context(); }
+
+  // The results document (schemas/chip-results.schema.json) before a run: every figure zero, every
+  // list empty, no verdict yet (pass false).
+  static tb::Json empty_results() {
+    tb::Json j;
+    j["schema"] = "capsgen.chip-results/1";
+    j["pass"] = false;
+    j["checks"] = 0;
+    j["errors"] = 0;
+    j["problems"] = tb::Json::array();
+    j["simulated_cycles"] = 0;
+    j["trace_reset_released_ps"] = nullptr;
+    j["program"] = {{"cycles", 0}, {"engine_cycles", 0}, {"engine_model_cycles", 0}, {"stream_model_cycles", 0},
+                    {"frames", 0}, {"words", 0}};
+    j["sequencer"] = tb::Json::object();
+    for (const char* k : {"fetch", "engine", "dma", "pmu", "eng_busy", "wait_dma", "wait_engine", "dma_busy", "pmu_wait", "drain"})
+      j["sequencer"][k] = 0;
+    j["engine_stalls"] = {{"stall_data", 0}, {"stall_tile", 0}, {"stall_out", 0}, {"wr_wait", 0}};
+    j["checked"] = {{"operations", 0}, {"elements", 0}};
+    j["prediction"] = {{"rtl", -1}, {"golden", -1}};
+    j["instructions"] = tb::Json::array();
+    j["dram"] = tb::Json::object();
+    for (const char* k : {"read_beats", "write_beats", "requests", "reads", "writes", "row_hits", "misses", "conflicts", "bytes",
+                          "energy_pj", "act_pj", "pre_pj", "rd_pj", "wr_pj", "ref_pj", "standby_pj", "pj_per_byte_x100",
+                          "model_gbps_x1000", "program_gbps_x1000", "peak_gbps_x1000"})
+      j["dram"][k] = 0;
+    j["memories"] = tb::Json::array();
+    j["access_model"] = {{"checks", 0}, {"parts", 0}};
+    j["sectors"] = tb::Json::array();
+    j["pmus"] = tb::Json::array();
+    j["functional_coverage"] = tb::Json::object();
+    j["functional_coverage_na"] = tb::Json::array();
+    return j;
+  }
+
+  // The results document as far as the run got, with its verdict.
+  tb::Json results() const {
+    tb::Json j = results_;
+    tb::set_verdict(j, report_);
+    tb::set_trace_start(j, sim_);
+    return j;
+  }
 
   int run() {
     load(args_.program);
@@ -265,6 +310,7 @@ class ChipTb {
     }
     finish(store_i, check_i, part, dma_done, instr_cycles, instr_model);
     sim_.finish();
+    results_["simulated_cycles"] = sim_.cycle();
     return report_.summary(text_["network"] + " on " + text_["preset"] + ", " + std::to_string(sum_.at("frames")) + " frames, " + std::to_string(prog_cycles_) + " program cycles, " +
                            std::to_string(sim_.cycle()) + " cycles");
   }
@@ -495,8 +541,9 @@ class ChipTb {
       }
       access_checks_ += 4;
     }
-    std::printf("stat access checks=%lld parts=%zu\n", access_checks_ + 2 * memories() * (long long)access_.parts.size(),
-                access_.parts.size());
+    const long long checks = access_checks_ + 2 * memories() * (long long)access_.parts.size();
+    std::printf("stat access checks=%lld parts=%zu\n", checks, access_.parts.size());
+    results_["access_model"] = {{"checks", checks}, {"parts", access_.parts.size()}};
   }
 
   // The engine's bank accesses of the part that finished (memsys counts them one cycle late, so this
@@ -619,9 +666,9 @@ class ChipTb {
       }
     }
   }
-  // Sectors per memory (chip.txt), read once: sample_sectors() runs every cycle.
+  // Sectors per memory (chip.json), read once: sample_sectors() runs every cycle.
   int sectors(int m) const {
-    if (sectors_[m] < 0) sectors_[m] = m == 4 ? 0 : kv_.num((std::string("sectors_") + kMemNames[m]).c_str());
+    if (sectors_[m] < 0) sectors_[m] = m == 4 ? 0 : kv_.num(std::string("sectors_") + kMemNames[m]);
     return sectors_[m];
   }
 
@@ -654,13 +701,43 @@ class ChipTb {
     prog_cycles_ = (long long)d.seq_cycles_o;
     if (access_.present) check_access_totals(cyc);
 
+    report_program(d);
+    report_instructions(instr_cycles, instr_model);
+    report_dram(d);
+    report_memories();
+    if constexpr (requires(Dut& x) { x.pmu_data_wake_count_o; } || requires(Dut& x) { x.pmu_shared_wake_count_o; })
+      report_sectors(cyc);
+  }
+
+  // Each report_* prints its "stat" lines and puts the same figures into the results document.
+  // The program's cycles, the sequencer's cycle classes and the engine's stalls summed over its frames.
+  void report_program(const Dut& d) {
     std::printf("stat program cycles=%lld engine_cycles=%lld engine_model=%lld stream_model=%lld frames=%lld words=%lld\n", prog_cycles_,
                 engine_cycles_, sum_.at("engine_model_cycles"), sum_.at("stream_model_cycles"), sum_.at("frames"), sum_.at("words"));
+    results_["program"] = {{"cycles", prog_cycles_}, {"engine_cycles", engine_cycles_},
+                           {"engine_model_cycles", sum_.at("engine_model_cycles")},
+                           {"stream_model_cycles", sum_.at("stream_model_cycles")}, {"frames", sum_.at("frames")},
+                           {"words", sum_.at("words")}};
     std::printf("stat sequencer fetch=%u engine=%u dma=%u pmu=%u eng_busy=%u wait_dma=%u wait_engine=%u dma_busy=%u pmu_wait=%u drain=%u\n",
                 d.seq_fetch_o, d.seq_engine_o, d.seq_dma_o, d.seq_pmu_o, d.seq_eng_busy_o, d.seq_wait_dma_o, d.seq_wait_engine_o,
                 d.seq_dma_busy_o, d.seq_pmu_wait_o, d.seq_drain_o);
+    results_["sequencer"] = {{"fetch", d.seq_fetch_o},       {"engine", d.seq_engine_o},         {"dma", d.seq_dma_o},
+                             {"pmu", d.seq_pmu_o},           {"eng_busy", d.seq_eng_busy_o},     {"wait_dma", d.seq_wait_dma_o},
+                             {"wait_engine", d.seq_wait_engine_o}, {"dma_busy", d.seq_dma_busy_o}, {"pmu_wait", d.seq_pmu_wait_o},
+                             {"drain", d.seq_drain_o}};
     std::printf("stat engine stall_data=%lld stall_tile=%lld stall_out=%lld wr_wait=%lld\n", part_stall_[0], part_stall_[1],
                 part_stall_[2], part_wr_wait_);
+    results_["engine_stalls"] = {{"stall_data", part_stall_[0]}, {"stall_tile", part_stall_[1]}, {"stall_out", part_stall_[2]},
+                                 {"wr_wait", part_wr_wait_}};
+    std::printf("stat checks ops=%lld elements=%lld prediction=%lld golden=%lld\n", checked_ops_, checked_elements_, prediction_,
+                sum_.at("golden"));
+    results_["checked"] = {{"operations", checked_ops_}, {"elements", checked_elements_}};
+    results_["prediction"] = {{"rtl", prediction_}, {"golden", sum_.at("golden")}};
+  }
+
+  // Per instruction: its engine frames, their cycles and the model's, and when the last one finished.
+  void report_instructions(const std::vector<long long>& instr_cycles, const std::vector<long long>& instr_model) {
+    tb::Json& instrs = results_["instructions"];
     for (std::size_t i = 0; i < instr_cycles.size(); ++i) {
       std::string name;
       long long n = 0;
@@ -671,61 +748,96 @@ class ChipTb {
         }
       std::printf("stat instr index=%zu name=%s parts=%lld cycles=%lld model=%lld done=%llu\n", i, name.c_str(), n,
                   instr_cycles[i], instr_model[i], static_cast<unsigned long long>(instr_done_[i]));
+      instrs.push_back({{"index", i}, {"name", name}, {"parts", n}, {"cycles", instr_cycles[i]}, {"model", instr_model[i]},
+                        {"done", instr_done_[i]}});
     }
+  }
+
+  // DRAM figures of the accelerator's real access stream (ROMANet's DRAM model, gen/dram): column
+  // accesses, row-buffer outcomes, energy by command (pJ), and bandwidth over the model's busy span
+  // and over the whole program.
+  void report_dram(const Dut& d) {
     dram_model_.finish();
     const auto& ds = dram_model_.stats();
     const auto en = dram_model_.energy();
     const double bytes = double(ds.bytes()), run_ns = double(prog_cycles_) * 1000.0 / clock_mhz_;
-    // DRAM figures of the accelerator's real access stream (ROMANet's DRAM model, gen/dram): column
-    // accesses, row-buffer outcomes, energy by command (pJ), and bandwidth over the model's busy span
-    // and over the whole program.
-    std::printf("stat dram read_beats=%u write_beats=%u requests=%llu reads=%llu writes=%llu row_hits=%llu misses=%llu conflicts=%llu "
-                "bytes=%llu energy_pj=%lld act_pj=%lld pre_pj=%lld rd_pj=%lld wr_pj=%lld ref_pj=%lld standby_pj=%lld "
-                "pj_per_byte_x100=%lld model_gbps_x1000=%lld program_gbps_x1000=%lld peak_gbps_x1000=%lld\n",
-                d.dma_beats_read_o, d.dma_beats_written_o, (unsigned long long)ds.requests(), (unsigned long long)ds.reads,
-                (unsigned long long)ds.writes, (unsigned long long)ds.hits, (unsigned long long)ds.misses,
-                (unsigned long long)ds.conflicts, (unsigned long long)ds.bytes(), std::llround(en.total()), std::llround(en.act),
-                std::llround(en.pre), std::llround(en.rd), std::llround(en.wr), std::llround(en.ref),
-                std::llround(en.act_standby + en.pre_standby), bytes > 0 ? std::llround(100.0 * en.total() / bytes) : 0LL,
-                std::llround(1000.0 * dram_model_.throughput_gbps()), run_ns > 0 ? std::llround(1000.0 * bytes / run_ns) : 0LL,
-                std::llround(1000.0 * spec_.peak_gbps()));
-    for (int m = 0; m < memories(); ++m)
+    const tb::Json j = {{"read_beats", d.dma_beats_read_o},
+                        {"write_beats", d.dma_beats_written_o},
+                        {"requests", ds.requests()},
+                        {"reads", ds.reads},
+                        {"writes", ds.writes},
+                        {"row_hits", ds.hits},
+                        {"misses", ds.misses},
+                        {"conflicts", ds.conflicts},
+                        {"bytes", ds.bytes()},
+                        {"energy_pj", std::llround(en.total())},
+                        {"act_pj", std::llround(en.act)},
+                        {"pre_pj", std::llround(en.pre)},
+                        {"rd_pj", std::llround(en.rd)},
+                        {"wr_pj", std::llround(en.wr)},
+                        {"ref_pj", std::llround(en.ref)},
+                        {"standby_pj", std::llround(en.act_standby + en.pre_standby)},
+                        {"pj_per_byte_x100", bytes > 0 ? std::llround(100.0 * en.total() / bytes) : 0LL},
+                        {"model_gbps_x1000", std::llround(1000.0 * dram_model_.throughput_gbps())},
+                        {"program_gbps_x1000", run_ns > 0 ? std::llround(1000.0 * bytes / run_ns) : 0LL},
+                        {"peak_gbps_x1000", std::llround(1000.0 * spec_.peak_gbps())}};
+    std::string line = "stat dram";
+    for (const auto& [k, v] : j.items()) line += " " + k + "=" + v.dump();
+    std::printf("%s\n", line.c_str());
+    results_["dram"] = j;
+  }
+
+  // The memory system's port counters per memory.
+  void report_memories() {
+    for (int m = 0; m < memories(); ++m) {
       std::printf("stat memory name=%s eng_rd=%lld eng_wr=%lld dma_rd=%lld dma_wr=%lld dma_wait=%lld\n", kMemNames[m], mem_counter(m, 0),
                   mem_counter(m, 1), mem_counter(m, 2), mem_counter(m, 3), mem_counter(m, 4));
-    std::printf("stat checks ops=%lld elements=%lld prediction=%lld golden=%lld\n", checked_ops_, checked_elements_, prediction_,
-                sum_.at("golden"));
-    if constexpr (requires(Dut& x) { x.pmu_data_wake_count_o; } || requires(Dut& x) { x.pmu_shared_wake_count_o; }) {
-      long long wakes = 0;
-      for (int m = 0; m < memories(); ++m) wakes += pmu_wakes(m);
-      report_.check(cyc, "sector wake-ups (PMUs) vs the frame model", sum_.at("wakes"), wakes);
-      for (int m = 0; m < memories(); ++m) {
-        long long asleep = 0;
-        for (int s = 0; s < sectors(m); ++s) {
-          const long long c = pmu_asleep_cycles(m, s);
-          asleep += c;
-          const long long sl = sleeps_[m].empty() ? 0 : sleeps_[m][std::size_t(s)], wk = wakes_[m].empty() ? 0 : wakes_[m][std::size_t(s)];
-          std::printf("stat sector memory=%s sector=%d asleep_cycles=%lld sleeps=%lld wakes=%lld\n", kMemNames[m], s, c, sl, wk);
-          if (access_.present) {  // what the sector did (its sleep_ack) against what the PMU frames ordered
-            const std::size_t k = std::size_t(s);
-            report_.check(cyc, std::string(kMemNames[m]) + " sector " + std::to_string(s) + " sleeps (sleep_ack rises) vs the frame model",
-                          k < access_.sleeps[m].size() ? access_.sleeps[m][k] : -1, sl);
-            report_.check(cyc, std::string(kMemNames[m]) + " sector " + std::to_string(s) + " wake-ups (sleep_ack falls) vs the frame model",
-                          k < access_.wakes[m].size() ? access_.wakes[m][k] : -1, wk);
-          }
-          std::printf("fcov pmu.%s.s%d.sleep %lld\n", kMemNames[m], s, sl);
-          std::printf("fcov pmu.%s.s%d.wake %lld\n", kMemNames[m], s, wk);
+      results_["memories"].push_back({{"name", kMemNames[m]}, {"eng_rd", mem_counter(m, 0)}, {"eng_wr", mem_counter(m, 1)},
+                                      {"dma_rd", mem_counter(m, 2)}, {"dma_wr", mem_counter(m, 3)}, {"dma_wait", mem_counter(m, 4)}});
+    }
+  }
+
+  // With PMUs: every sector's sleep against the frame model, the sleep/wake coverage bins, and per memory
+  // its sectors' sleep, measured and modelled.
+  void report_sectors(std::uint64_t cyc) {
+    long long wakes = 0;
+    for (int m = 0; m < memories(); ++m) wakes += pmu_wakes(m);
+    report_.check(cyc, "sector wake-ups (PMUs) vs the frame model", sum_.at("wakes"), wakes);
+    for (int m = 0; m < memories(); ++m) {
+      long long asleep = 0;
+      for (int s = 0; s < sectors(m); ++s) {
+        const long long c = pmu_asleep_cycles(m, s);
+        asleep += c;
+        const long long sl = sleeps_[m].empty() ? 0 : sleeps_[m][std::size_t(s)], wk = wakes_[m].empty() ? 0 : wakes_[m][std::size_t(s)];
+        std::printf("stat sector memory=%s sector=%d asleep_cycles=%lld sleeps=%lld wakes=%lld\n", kMemNames[m], s, c, sl, wk);
+        results_["sectors"].push_back(
+            {{"memory", kMemNames[m]}, {"sector", s}, {"asleep_cycles", c}, {"sleeps", sl}, {"wakes", wk}});
+        if (access_.present) {  // what the sector did (its sleep_ack) against what the PMU frames ordered
+          const std::size_t k = std::size_t(s);
+          report_.check(cyc, std::string(kMemNames[m]) + " sector " + std::to_string(s) + " sleeps (sleep_ack rises) vs the frame model",
+                        k < access_.sleeps[m].size() ? access_.sleeps[m][k] : -1, sl);
+          report_.check(cyc, std::string(kMemNames[m]) + " sector " + std::to_string(s) + " wake-ups (sleep_ack falls) vs the frame model",
+                        k < access_.wakes[m].size() ? access_.wakes[m][k] : -1, wk);
         }
-        std::printf("stat pmu memory=%s sectors=%d asleep_sector_cycles=%lld barrier_stall=%lld model_asleep=%lld model_all=%lld\n",
-                    kMemNames[m], sectors(m), asleep, pmu_stall(m), access_.sleep_model[m][0], access_.sleep_model[m][1]);
+        const std::string bin = std::string("pmu.") + kMemNames[m] + ".s" + std::to_string(s);
+        std::printf("fcov %s.sleep %lld\nfcov %s.wake %lld\n", bin.c_str(), sl, bin.c_str(), wk);
+        results_["functional_coverage"][bin + ".sleep"] = sl;
+        results_["functional_coverage"][bin + ".wake"] = wk;
       }
+      std::printf("stat pmu memory=%s sectors=%d asleep_sector_cycles=%lld barrier_stall=%lld model_asleep=%lld model_all=%lld\n",
+                  kMemNames[m], sectors(m), asleep, pmu_stall(m), access_.sleep_model[m][0], access_.sleep_model[m][1]);
+      results_["pmus"].push_back({{"memory", kMemNames[m]}, {"sectors", sectors(m)}, {"asleep_sector_cycles", asleep},
+                                  {"barrier_stall", pmu_stall(m)}, {"model_asleep", access_.sleep_model[m][0]},
+                                  {"model_all", access_.sleep_model[m][1]}});
     }
   }
 
   tb::Args args_;
-  tb::KeyValueFile kv_;
+  tb::Summary kv_;
   tb::Sim sim_;
   tb::Rng rng_;
   tb::Report report_;
+  tb::Json results_ = empty_results();
   std::unique_ptr<Dut> dut_;
   capsgen::dram::DramSpec spec_;
   capsgen::dram::DramModel dram_model_;
@@ -759,20 +871,31 @@ class ChipTb {
 
 int main(int argc, char** argv) {
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
+  std::string results_path;
+  std::unique_ptr<ChipTb<Vchip>> t;
   try {
     tb::CoverageOut coverage(argc, argv);
     if (!coverage.usable("tb_chip")) return 2;
-    const tb::Args args = tb::Args::parse(coverage.argc(), coverage.argv(), "--program DIR [--dram FILE] [--mode stress] [--coverage-out FILE]");
+    const tb::Args args =
+        tb::Args::parse(coverage.argc(), coverage.argv(), "--program DIR [--dram FILE] [--mode stress] [--coverage-out FILE] [--results FILE]");
     if (args.program.empty()) {
       std::fprintf(stderr, "tb_chip: --program DIR (capsgen compile --dump-stream DIR) is required\n");
       return 2;
     }
-    ChipTb<Vchip> t(args);
-    const int rc = t.run();
-    coverage.write(t.context());
+    results_path = args.results;
+    t = std::make_unique<ChipTb<Vchip>>(args);
+    const int rc = t->run();
+    coverage.write(t->context());
+    tb::write_results(results_path, t->results(), "");
     return rc;
   } catch (const std::exception& ex) {
-    std::fprintf(stderr, "FAIL tb chip: %s\n", ex.what());
+    const std::string line = std::string("FAIL tb chip: ") + ex.what();
+    std::fprintf(stderr, "%s\n", line.c_str());
+    try {
+      tb::write_results(results_path, t ? t->results() : ChipTb<Vchip>::empty_results(), line);
+    } catch (const std::exception& wex) {
+      std::fprintf(stderr, "FAIL tb chip: %s\n", wex.what());
+    }
     return 1;
   }
 }

@@ -368,7 +368,7 @@ class Bench {
           report_.check(cyc, where(static_cast<int>(burst_i), "burst_write"), d.store, w);
           report_.check(cyc, where(static_cast<int>(burst_i), "req_size"), size, req_size);
         }
-        // No more bursts in flight than the DMA's burst-length FIFO holds (dma.txt outstanding).
+        // No more bursts in flight than the DMA's burst-length FIFO holds (dma.json outstanding).
         report_.check(cyc, where(static_cast<int>(burst_i), "in_flight"), 1,
                       static_cast<long long>(rd.size() + wr.size()) < info_.outstanding);
         max_in_flight_ = std::max<std::size_t>(max_in_flight_, rd.size() + wr.size() + 1);
@@ -515,7 +515,7 @@ class Bench {
 
 int dma_tb_main(int argc, char** argv) {
   const tb::Args args = tb::Args::parse(argc, argv, "");
-  const tb::KeyValueFile kv(args.rtl_dir + "/dma.txt");
+  const tb::Summary kv(args.rtl_dir, "dma");
   DmaInfo info;
   info.data_bits = kv.num("data_bits");
   info.spm_addr_bits = kv.num("spm_addr_bits");
@@ -529,22 +529,14 @@ int dma_tb_main(int argc, char** argv) {
   info.max_size = kv.num("max_size");
   info.widen_bits = kv.num("widen_bits");
   info.widen_size = kv.num("widen_size");
-  if ((8 << info.widen_size) != info.widen_bits) throw std::runtime_error("dma.txt: widen_size does not match widen_bits");
-  // The SPM side is memsys's element space: the same address and size widths (memsys.txt, where
+  if ((8 << info.widen_size) != info.widen_bits) throw std::runtime_error("dma.json: widen_size does not match widen_bits");
+  // The SPM side is memsys's element space: the same address and size widths (memsys.json, where
   // memsys is generated), so the top level connects the two ports directly.
   {
-    std::ifstream ms(args.rtl_dir + "/memsys.txt");
-    std::string line;
-    int supported = 0, ms_sa = -1, ms_zw = -1, ms_dw = -1;
-    while (std::getline(ms, line)) {
-      std::istringstream ls(line);
-      std::string k;
-      ls >> k;
-      if (k == "supported") ls >> supported;
-      else if (k == "spm_addr_bits") ls >> ms_sa;
-      else if (k == "spm_size_bits") ls >> ms_zw;
-      else if (k == "spm_data_bits") ls >> ms_dw;
-    }
+    const tb::Summary ms(args.rtl_dir, "memsys");
+    const bool supported = ms.flag("supported");
+    const int ms_sa = supported ? ms.num("spm_addr_bits") : -1, ms_zw = supported ? ms.num("spm_size_bits") : -1,
+              ms_dw = supported ? ms.num("spm_data_bits") : -1;
     if (supported && (ms_sa != info.spm_addr_bits || ms_zw != info.size_bits || ms_dw != info.data_bits)) {
       std::fprintf(stderr, "FAIL dma: SPM port widths differ from memsys's (address %d vs %d, size %d vs %d, data %d vs %d)\n",
                    info.spm_addr_bits, ms_sa, info.size_bits, ms_zw, info.data_bits, ms_dw);
@@ -552,9 +544,9 @@ int dma_tb_main(int argc, char** argv) {
     }
     if (supported) std::printf("dma: SPM port matches memsys (%d-bit element address, %d-bit size)\n", ms_sa, ms_zw);
   }
-  if ((1 << info.max_size) != info.wb()) throw std::runtime_error("dma.txt: max_size is not log2(word bytes)");
-  info.clock_mhz = std::stod(kv.str("clock_mhz"));
-  if (info.dram_addr_bits != 32 || info.spm_addr_bits > 31) throw std::runtime_error("dma.txt: unsupported widths");
+  if ((1 << info.max_size) != info.wb()) throw std::runtime_error("dma.json: max_size is not log2(word bytes)");
+  info.clock_mhz = kv.real("clock_mhz");
+  if (info.dram_addr_bits != 32 || info.spm_addr_bits > 31) throw std::runtime_error("dma.json: unsupported widths");
   const int wb = info.wb(), mb = info.max_burst;
   const std::uint32_t spm_words = 1u << info.spm_addr_bits;
   tb::Rng rng(args.seed * 7919 + 17);

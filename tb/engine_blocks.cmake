@@ -7,4 +7,5 @@ target_sources(${CAPSGEN_ENGINE_TB_TARGET} PRIVATE
   ${CAPSGEN_ROOT}/gen/isa/engine_descriptor.cpp
   ${CAPSGEN_ROOT}/gen/isa/engine_timing.cpp
   ${CAPSGEN_ROOT}/gen/isa/gemm_ref.cpp)
+target_link_libraries(${CAPSGEN_ENGINE_TB_TARGET} PRIVATE nlohmann_json::nlohmann_json)  # its results document
 capsgen_verilate(${CAPSGEN_ENGINE_TB_TARGET} capsgen_engine Vengine)

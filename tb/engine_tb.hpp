@@ -19,7 +19,9 @@
 // Activate (squash, softmax, norm) and Fill descriptors run through the same engine (its activation
 // bank, data and write ports) against isa::run_activate_reference / run_fill_reference: directed
 // lengths 1 and max_len, odd strides, and 12 x --scale random passes.
-// Prints one "stat" line per descriptor (cycles, vectors, stalls by cause) for the cycle model.
+// Prints one "stat" line per descriptor (cycles, vectors, stalls by cause) for the cycle model; with
+// --results FILE the same figures, the verdict and the problem lines go into one JSON document
+// (schemas/accel-results.schema.json), which capsgen sim and bench/engine_cycles.sh read.
 // With --program DIR (written by `capsgen compile --dump-engine DIR`) it runs a compiled network
 // instead: every descriptor of the program in order on one memory that the engine's own writes
 // update (the RTL computes the inference from the input image on), each descriptor's writes
@@ -39,6 +41,7 @@
 #include <vector>
 
 #include "common/bits.hpp"
+#include "common/results.hpp"
 #include "common/rng.hpp"
 #include "common/sim.hpp"
 #include "isa/engine_descriptor.hpp"
@@ -91,11 +94,11 @@ class EngineTb {
     P_ = cfg_.psum_bits;
     A_ = cfg_.act_bits;
     depth_ = cfg_.acc_depth;
-    const tb::KeyValueFile kv(args.rtl_dir + "/activation.txt");
+    const tb::Summary kv(args.rtl_dir, "activation");
     ap_.act_bits = kv.num("act_bits");
     ap_.sqrt_in_bits = kv.num("sqrt_in_bits");
     ap_.sqrt_out_bits = kv.num("sqrt_out_bits");
-    ap_.sq_gain = kv.num("squash_gain") != 0;
+    ap_.sq_gain = kv.flag("squash_gain");
     ap_.sq_elem_bits = kv.num("squash_elem_bits");
     ap_.sq_gain_bits = kv.num("squash_gain_bits");
     ap_.sq_norm_bits = kv.num("squash_norm_bits");
@@ -111,6 +114,40 @@ class EngineTb {
 
   // The simulation context (e.g. for the Verilator coverage counters after run()).
   VerilatedContext* context() { return sim_.context(); }
+
+  // Which testbench writes the results: "accel" (capsgen_accel, the sequencer runs the program) or
+  // "engine" (capsgen_engine, descriptors presented by the testbench).
+  static constexpr const char* kTestbench = requires(Dut& d) { d.pf_valid_o; } ? "accel" : "engine";
+
+  // The results document (schemas/accel-results.schema.json) before a run: every figure zero, every
+  // list empty, no prediction, no verdict yet (pass false).
+  static tb::Json empty_results() {
+    tb::Json j;
+    j["schema"] = "capsgen.accel-results/1";
+    j["testbench"] = kTestbench;
+    j["pass"] = false;
+    j["checks"] = 0;
+    j["errors"] = 0;
+    j["problems"] = tb::Json::array();
+    j["simulated_cycles"] = 0;
+    j["trace_reset_released_ps"] = nullptr;
+    j["descriptors"] = tb::Json::array();
+    j["skipped"] = tb::Json::array();
+    j["program"] = {{"cycles", 0}, {"model_cycles", 0}, {"ops", 0}, {"fetch_wait", 0}, {"words_per_descriptor", 0},
+                    {"fetch", "latency1"}};
+    j["prediction"] = {{"rtl", -1}, {"golden", -1}, {"norms", tb::Json::array()}};
+    j["functional_coverage"] = tb::Json::object();
+    j["functional_coverage_na"] = tb::Json::array();
+    return j;
+  }
+
+  // The results document as far as the run got, with its verdict.
+  tb::Json results() const {
+    tb::Json j = results_;
+    tb::set_verdict(j, report_);
+    tb::set_trace_start(j, sim_);
+    return j;
+  }
 
   int run() {
     if constexpr (requires { dut_->pf_valid_o; }) {
@@ -132,6 +169,7 @@ class EngineTb {
       if (wr_stalled_descriptors_ > 0 && wr_waits_total_ == 0)
         report_.fail(sim_.cycle(), "write stalls requested, but no write was ever refused");
       sim_.finish();
+      results_["simulated_cycles"] = sim_.cycle();
       return report_.summary(std::to_string(descriptors_) + " descriptors (" + std::to_string(wr_stalled_descriptors_) +
                              " with " + std::to_string(wr_waits_total_) + " refused write cycles), " +
                              std::to_string(writes_) + " writes, " +
@@ -695,6 +733,27 @@ class EngineTb {
                 model.cycles, model.stall_data, model.stall_tile, model.stall_out, reads_data_, reads_data_vec_, reads_weight_,
                 reads_bias_, static_cast<unsigned long long>(t_acc), d.kind == 0 && d.v_mode ? 1 : 0,
                 d.kind == 0 && d.o_vec ? 1 : 0, st.wr_wait);
+    results_["descriptors"].push_back({{"id", running_id_},
+                                       {"label", name},
+                                       {"cycles", cycles},
+                                       {"accept", accept_wait},
+                                       {"vectors", st.vectors},
+                                       {"writes", got.size()},
+                                       {"stall_data", st.stall_data},
+                                       {"stall_tile", st.stall_tile},
+                                       {"stall_out", st.stall_out},
+                                       {"model", model.cycles},
+                                       {"model_stall_data", model.stall_data},
+                                       {"model_stall_tile", model.stall_tile},
+                                       {"model_stall_out", model.stall_out},
+                                       {"reads_data", reads_data_},
+                                       {"reads_data_vec", reads_data_vec_},
+                                       {"reads_weight", reads_weight_},
+                                       {"reads_bias", reads_bias_},
+                                       {"start", t_acc},
+                                       {"vmode", d.kind == 0 && d.v_mode ? 1 : 0},
+                                       {"ovec", d.kind == 0 && d.o_vec ? 1 : 0},
+                                       {"wr_wait", st.wr_wait}});
     ++descriptors_;
     writes_ += static_cast<long long>(got.size());
     vectors_ += st.vectors;
@@ -823,6 +882,7 @@ class EngineTb {
       if (e.skip) {
         std::printf("skip %s (the executor's writes applied)\n", e.line.c_str() + 5);
         apply_writes(load_writes(dir + "/" + stem + ".writes"));
+        results_["skipped"].push_back(stem);
         ++skipped;
         continue;
       }
@@ -839,14 +899,14 @@ class EngineTb {
           d.kind != 0 ? -1 : static_cast<long long>(d.gather.batch) * d.gather.m_total * d.gather.k_chunks * d.n_tiles;
       const long long bound = 50000 + 8LL * (std::max(vectors, 0LL) + static_cast<long long>(want.size()) * C_ + elements);
       const long long errors_before = report_.errors();
+      running_id_ = stem;
       const std::vector<Write> got = run_descriptor(label, d, read, false, want, vectors, bound, [&](std::size_t i) {
         return i < want.size() ? tensor_at(tensors, want[i].addr) : std::string("past the expected writes");
       });
       apply_writes(got);
       ++ran;
       if (report_.errors() > errors_before) {
-        std::fprintf(stderr, "FAIL block=engine program stopped after %s: its outputs differ from the golden model's\n",
-                     label.c_str());
+        report_.problem("FAIL block=engine program stopped after " + label + ": its outputs differ from the golden model's");
         break;
       }
       last_name = name;
@@ -855,6 +915,7 @@ class EngineTb {
     if (ran == 0) report_.fail(sim_.cycle(), dir + ": no descriptor to run");
     const std::string extra = report_prediction(last_name, last_writes, input_line, golden);
     sim_.finish();
+    results_["simulated_cycles"] = sim_.cycle();
     return report_.summary(std::to_string(ran) + " program descriptors chained (" + std::to_string(skipped) +
                            " skipped), " + std::to_string(writes_) + " writes, " + std::to_string(vectors_) +
                            " vectors, " + std::to_string(sim_.cycle()) + " cycles" + extra);
@@ -871,6 +932,9 @@ class EngineTb {
     std::printf("%s: RTL class norms", input_line.c_str());
     for (const Write& w : last_writes) std::printf(" %lld", static_cast<long long>(w.value));
     std::printf(" -> RTL prediction %zu, golden prediction %d\n", best, golden);
+    tb::Json norms = tb::Json::array();
+    for (const Write& w : last_writes) norms.push_back(w.value);
+    results_["prediction"] = {{"rtl", best}, {"golden", golden}, {"norms", norms}};
     if (golden >= 0) report_.check(sim_.cycle(), "RTL prediction vs the golden model's", golden, static_cast<long long>(best));
     return ", RTL prediction class " + std::to_string(best);
   }
@@ -891,14 +955,14 @@ class EngineTb {
       std::vector<std::int32_t> mem = load_image(dir + "/initial.mem");
       const std::vector<std::uint32_t> prog = load_hex(dir + "/program.hex");
       struct Op {
-        std::string label, name;
+        std::string label, name, id;
         EngineDescriptor d;
         std::vector<Write> want;
       };
       std::vector<Op> ops;
       for (const auto& e : ix.entries) {
         if (e.skip) throw std::runtime_error(dir + ": the program has a descriptor the engine cannot run: " + e.line);
-        ops.push_back({e.name + " (" + e.stem + ")", e.name,
+        ops.push_back({e.name + " (" + e.stem + ")", e.name, e.stem,
                        capsgen::isa::parse_engine_descriptor(slurp(dir + "/" + e.stem + ".desc")),
                        load_writes(dir + "/" + e.stem + ".writes")});
       }
@@ -969,6 +1033,7 @@ class EngineTb {
                                                     : static_cast<long long>(o.d.gather.batch) * o.d.gather.m_total *
                                                           o.d.gather.k_chunks * o.d.n_tiles;
             const long long errors_before = report_.errors();
+            running_id_ = o.id;
             check_descriptor(o.label, o.d, got, o.want, vectors, st.cycles, 0, t_op,
                              [&](std::size_t i) {
                                return i < o.want.size() ? tensor_at(tensors, o.want[i].addr) : std::string("past the expected writes");
@@ -979,8 +1044,8 @@ class EngineTb {
             last_name = o.name;
             last_writes = got;
             if (report_.errors() > errors_before) {
-              std::fprintf(stderr, "FAIL block=accel program stopped after %s: its outputs differ from the golden model's\n",
-                           o.label.c_str());
+              report_.problem("FAIL block=accel program stopped after " + o.label +
+                              ": its outputs differ from the golden model's");
               break;
             }
           }
@@ -1007,10 +1072,14 @@ class EngineTb {
         std::printf("program cycles=%u model=%lld ops=%u fetch_wait=%u words_per_descriptor=%zu fetch=%s\n",
                     dut_->stat_prog_cycles_o, model_total, dut_->stat_ops_o, dut_->stat_fetch_wait_o, NW,
                     random_fetch ? "random" : "latency1");
+        results_["program"] = {{"cycles", dut_->stat_prog_cycles_o}, {"model_cycles", model_total}, {"ops", dut_->stat_ops_o},
+                               {"fetch_wait", dut_->stat_fetch_wait_o}, {"words_per_descriptor", NW},
+                               {"fetch", random_fetch ? "random" : "latency1"}};
       }
       print_functional_coverage();
       const std::string extra = report_prediction(last_name, last_writes, ix.input_line, ix.golden);
       sim_.finish();
+      results_["simulated_cycles"] = sim_.cycle();
       return report_.summary(std::to_string(op) + " descriptors run by the sequencer, " + std::to_string(writes_) +
                              " writes, " + std::to_string(vectors_) + " vectors, " + std::to_string(sim_.cycle()) +
                              " cycles" + extra);
@@ -1024,8 +1093,9 @@ class EngineTb {
   // kinds and activation functions, the Gemm variants the engine's datapath distinguishes, the routing
   // dataflows (from the operation's name in index.txt), and saturation events (written results at the
   // act code's max or min; norms at the unsigned max of sqrt_out_bits). Printed as "fcov NAME COUNT"
-  // lines, every bin even when 0, so that never-hit bins show; bins whose hardware is not behind the
-  // engine in capsgen_accel are printed as "fcov NAME 0 na".
+  // lines and put into the results document, every bin even when 0, so that never-hit bins show; bins
+  // whose hardware is not behind the engine in capsgen_accel are printed as "fcov NAME 0 na" (the
+  // document's functional_coverage_na).
   static const std::vector<std::string>& fcov_bins() {
     static const std::vector<std::string> bins = {
         "op.gemm", "op.activate.squash", "op.activate.softmax", "op.activate.norm", "op.fill",
@@ -1096,7 +1166,9 @@ class EngineTb {
     for (const std::string& b : fcov_bins()) std::printf("fcov %s %lld\n", b.c_str(), fcov_[b]);
     // The scratchpad and its power-management units (sector sleep/wake) are blocks of their own (block
     // tests in tb_blocks) but not behind the engine in capsgen_accel yet: nothing to count here.
-    std::printf("fcov pmu.sector_sleep 0 na\nfcov pmu.sector_wake 0 na\n");
+    const std::vector<std::string> na = {"pmu.sector_sleep", "pmu.sector_wake"};
+    for (const std::string& b : na) std::printf("fcov %s 0 na\n", b.c_str());
+    tb::set_functional_coverage(results_, fcov_bins(), fcov_, na);
   }
 
   static std::vector<std::uint32_t> load_hex(const std::string& path) {
@@ -1234,6 +1306,8 @@ class EngineTb {
   int max_len_ = 32, OB_ = 8;
   long long descriptors_ = 0, writes_ = 0, vectors_ = 0;
   std::map<std::string, long long> fcov_;  // functional coverage bins (run_accel_program)
+  tb::Json results_ = empty_results();    // what --results FILE gets (results())
+  std::string running_id_;                // the program's id of the running descriptor ("i03"); "" in the block test
   long long reads_data_ = 0, reads_data_vec_ = 0, reads_weight_ = 0, reads_bias_ = 0;  // of the running descriptor
 };
 

@@ -4,7 +4,7 @@
 // it takes a frame), the DMA (idle again after a random time, its done pulses in issue order after a
 // random latency, so several DMA frames can be outstanding) and the PMUs (random ready). Programs are
 // packed with the compiler's encoding (isa::pack_frame, isa/frames.hpp) for the preset's geometry
-// (chip.txt): random engine, DMA, PMU (with power gating) and end frames with random payloads of the
+// (chip.json): random engine, DMA, PMU (with power gating) and end frames with random payloads of the
 // preset's field widths and random wait_engine / wait_dma, including the fields a kind ignores; with
 // --program DIR also the frame program of `capsgen compile --stream --frames DIR` (frames.hex).
 //
@@ -45,7 +45,7 @@ namespace {
 namespace isa = capsgen::isa;
 using isa::FrameKind;
 
-isa::FrameGeometry load_geometry(const tb::KeyValueFile& kv) {
+isa::FrameGeometry load_geometry(const tb::Summary& kv) {
   isa::FrameGeometry g;
   g.spm_addr_bits = kv.num("spm_addr_bits");
   g.len_bits = kv.num("len_bits");
@@ -53,10 +53,10 @@ isa::FrameGeometry load_geometry(const tb::KeyValueFile& kv) {
   g.max_size = kv.num("max_size");
   const char* const names[isa::kFrameMemories] = {"sectors_data", "sectors_weight", "sectors_acc", "sectors_shared"};
   for (int i = 0; i < isa::kFrameMemories; ++i) g.sectors[i] = kv.num(names[i]);
-  if (g.power_gating() != (kv.num("power_gating") == 1)) throw std::runtime_error("chip.txt: power_gating disagrees with the sectors");
+  if (g.power_gating() != kv.flag("power_gating")) throw std::runtime_error("chip.json: power_gating disagrees with the sectors");
   if (kv.num("engine_words") != isa::payload_words(FrameKind::kEngine, g) || kv.num("dma_words") != isa::payload_words(FrameKind::kDma, g) ||
       kv.num("pmu_words") != isa::payload_words(FrameKind::kPmu, g))
-    throw std::runtime_error("chip.txt: payload words differ from isa::payload_words for its geometry");
+    throw std::runtime_error("chip.json: payload words differ from isa::payload_words for its geometry");
   return g;
 }
 
@@ -151,7 +151,7 @@ class FrameSeqBench {
     sim_.add(*m_);
     sim_.open_trace();
     pg_ = g.power_gating();
-    if (pg_ != kHasPmu<Vframe_seq>) throw std::runtime_error("chip.txt power_gating and the model's pmu_* ports disagree");
+    if (pg_ != kHasPmu<Vframe_seq>) throw std::runtime_error("chip.json power_gating and the model's pmu_* ports disagree");
     sim_.set_watchdog(50'000'000);
     reset();
   }
@@ -530,13 +530,13 @@ std::vector<std::uint32_t> read_hex(const std::string& path) {
 
 int frame_seq_tb_main(int argc, char** argv) {
   const tb::Args args = tb::Args::parse(argc, argv, "[--mode all|random|program|errors] [--program DIR (frames.hex)]");
-  const tb::KeyValueFile chip(args.rtl_dir + "/chip.txt");
-  if (chip.num("supported") != 1) {
-    std::printf("SKIP frame_seq: no capsgen_chip for this preset (chip.txt: supported 0)\n");
+  const tb::Summary chip(args.rtl_dir, "chip");
+  if (!chip.flag("supported")) {
+    std::printf("SKIP frame_seq: no capsgen_chip for this preset (chip.json: supported false)\n");
     return 0;
   }
 #ifndef CAPSGEN_TB_FRAME_SEQ_MODEL
-  std::fprintf(stderr, "FAIL frame_seq: chip.txt says supported, but capsgen_frame_seq was not verilated\n");
+  std::fprintf(stderr, "FAIL frame_seq: chip.json says supported, but capsgen_frame_seq was not verilated\n");
   return 1;
 #else
   check_header_layout();

@@ -1,7 +1,7 @@
 // Block test of the memory system (capsgen_memsys, docs/rtl-memsys.md) against a flat C++
 // reference of the memories (SEP: data, weight, acc; HY: also the shared memory with three ports per
 // bank), one value per element lane, with its own copy of the address map and of the port rules
-// (memsys.txt gives the geometry; the element -> word/lane/bank/row/sector mapping is recomputed
+// (memsys.json gives the geometry; the element -> word/lane/bank/row/sector mapping is recomputed
 // here, not taken from the emitter). HY: drd reaches data or shared (shared port p0), wrd weight or
 // shared (p1), wr data, weight or shared (p1), the DMA every memory (shared: p2); the writer waits on
 // the read of its memory's port (shared: wrd only), the DMA on any engine access of its bank.
@@ -31,7 +31,7 @@
 //      HY adds accesses straddling memory boundaries (drd vectors data|weight, weight|acc, acc|shared,
 //      wrd rows acc|shared and past shared, wr records past shared), brd and drd into memories their
 //      port does not reach, and a read of a sleeping shared sector.
-// SMP (memsys.txt: `organization smp`, `view acc shared`; docs/memory-system.md 2.2): one scratchpad
+// SMP (memsys.json: organization smp, the view acc of shared; docs/memory-system.md 2.2): one scratchpad
 // (the shared memory, three ports per bank) seen as two ranges of the element space: acc = its 32-bit
 // lanes, shared = its bytes. The reference keeps one storage (the bytes; acc element r is bytes 4r ..
 // 4r + 3, byte j at bits [8j +: 8] of the lane), so a write through either range is seen through the
@@ -54,7 +54,7 @@
 // waits of each range caused by brd and by drd/wrd/wr, brd beside a write of its word and beside
 // drd/wrd on a bank, reads through each range of bytes last written through the other, (power gating)
 // DMA requests of both ranges to the sleeping sector; besides the shared-memory coverage of HY.
-// HY with 32-bit shared words (memsys.txt: a fifth memory `lanes`, `view lanes shared`): the shared
+// HY with 32-bit shared words (memsys.json: a fifth memory lanes, the view lanes of shared): the shared
 // memory's 32-bit lanes are also a range of their own after its bytes, exactly as SMP's acc view (the
 // same reference storage and aliasing, mems = {data, weight, acc, shared, lanes}). brd reaches the acc
 // memory or the lanes, whichever holds the whole row (lanes: port p2 of the shared scratchpad), the
@@ -70,7 +70,7 @@
 // and writes, DMA waits of both ranges caused by brd and by drd/wrd/wr, cross-view reads both ways),
 // and brd reads of the acc memory.
 // On a mismatch: MISMATCH block=memsys cycle=<c> port=<p> addr=<a> expected=<v> actual=<v>.
-// Without memsys (a preset memsys does not support: memsys.txt says why) it prints SKIP.
+// Without memsys (a preset memsys does not support: memsys.json says why) it prints SKIP.
 #include <cstdio>
 #include <fstream>
 #include <memory>
@@ -100,47 +100,46 @@ struct Info {
   std::string reason;
   int aw = 0, sa = 0, dw = 0, size_bits = 0, max_size = 0, rows = 0, cols = 0, data = 0, weight = 0, psum = 0, ob = 0, pg = 0, wake = 0;
   std::vector<Mem> mems;
-  std::string organization;                                // "hy", "smp" ("" for SEP: no line)
+  std::string organization;                                // "sep", "hy", "smp"
   std::vector<std::pair<std::string, std::string>> views;  // (range, scratchpad): SMP's acc or HY's lanes of shared
 };
 
 Info load_info(const std::string& dir) {
   Info in;
-  std::ifstream f(dir + "/memsys.txt");
-  if (!f) return in;
-  std::string line;
-  while (std::getline(f, line)) {
-    if (line.empty() || line[0] == '#') continue;
-    std::istringstream ls(line);
-    std::string k;
-    ls >> k;
-    if (k == "supported") ls >> in.supported;
-    else if (k == "reason") std::getline(ls, in.reason);
-    else if (k == "addr_bits") ls >> in.aw;
-    else if (k == "spm_addr_bits") ls >> in.sa;
-    else if (k == "spm_data_bits") ls >> in.dw;
-    else if (k == "spm_size_bits") ls >> in.size_bits;
-    else if (k == "spm_max_size") ls >> in.max_size;
-    else if (k == "rows") ls >> in.rows;
-    else if (k == "cols") ls >> in.cols;
-    else if (k == "data_bits") ls >> in.data;
-    else if (k == "weight_bits") ls >> in.weight;
-    else if (k == "psum_bits") ls >> in.psum;
-    else if (k == "out_bits") ls >> in.ob;
-    else if (k == "power_gating") ls >> in.pg;
-    else if (k == "wakeup_cycles") ls >> in.wake;
-    else if (k == "organization") ls >> in.organization;
-    else if (k == "view") {
-      std::string r, p;
-      ls >> r >> p;
-      in.views.push_back({r, p});
-    }
-    else if (k == "memory") {
-      Mem m;
-      ls >> m.name >> m.ebase >> m.elems >> m.words >> m.banks >> m.sectors >> m.wps >> m.width >> m.lane_bits;
-      m.lanes = m.width / m.lane_bits;
-      in.mems.push_back(m);
-    }
+  const tb::Summary s(dir, "memsys");
+  in.supported = s.flag("supported");
+  if (!in.supported) {
+    in.reason = s.str("reason");
+    return in;
+  }
+  in.aw = s.num("addr_bits");
+  in.sa = s.num("spm_addr_bits");
+  in.dw = s.num("spm_data_bits");
+  in.size_bits = s.num("spm_size_bits");
+  in.max_size = s.num("spm_max_size");
+  in.rows = s.num("rows");
+  in.cols = s.num("cols");
+  in.data = s.num("data_bits");
+  in.weight = s.num("weight_bits");
+  in.psum = s.num("psum_bits");
+  in.ob = s.num("out_bits");
+  in.pg = s.flag("power_gating");
+  in.wake = s.num("wakeup_cycles");
+  in.organization = s.str("organization");
+  for (const tb::Summary& v : s.list("views")) in.views.push_back({v.str("range"), v.str("scratchpad")});
+  for (const tb::Summary& e : s.list("memories")) {
+    Mem m;
+    m.name = e.str("name");
+    m.ebase = e.num64("elem_base");
+    m.elems = e.num64("elements");
+    m.words = e.num64("words");
+    m.banks = e.num("banks");
+    m.sectors = e.num("sectors");
+    m.wps = e.num64("words_per_sector");
+    m.width = e.num("width_bits");
+    m.lane_bits = e.num("lane_bits");
+    m.lanes = m.width / m.lane_bits;
+    in.mems.push_back(m);
   }
   return in;
 }
@@ -165,33 +164,33 @@ class MemsysBench {
       // SMP: two ranges over one scratchpad, the acc lanes (a view) and the bytes.
       smp_ = true;
       if (nm() != 2 || mem(0).name != "acc" || mem(1).name != "shared")
-        throw std::runtime_error("memsys.txt: SMP expects the ranges acc, shared");
+        throw std::runtime_error("memsys.json: SMP expects the ranges acc, shared");
       if (in_.views.size() != 1 || in_.views[0].first != "acc" || in_.views[0].second != "shared")
-        throw std::runtime_error("memsys.txt: SMP expects 'view acc shared'");
+        throw std::runtime_error("memsys.json: SMP expects the view acc of shared");
       iacc_ = ilv_ = 0, ish_ = 1;
       check_view();
       if (mem(iacc_).ebase != 0 || mem(ish_).ebase != mem(iacc_).elems)
-        throw std::runtime_error("memsys.txt: SMP expects the acc view first, then the bytes");
+        throw std::runtime_error("memsys.json: SMP expects the acc view first, then the bytes");
       phys_ = {ish_, ish_};
     } else {
       const char* const names[] = {"data", "weight", "acc", "shared", "lanes"};
-      if (nm() < 3 || nm() > kMaxMems) throw std::runtime_error("memsys.txt: expected data, weight, acc [, shared [, lanes]]");
+      if (nm() < 3 || nm() > kMaxMems) throw std::runtime_error("memsys.json: expected data, weight, acc [, shared [, lanes]]");
       for (int m = 0; m < nm(); ++m)
-        if (mem(m).name != names[m]) throw std::runtime_error("memsys.txt: memory " + std::to_string(m) + " is not " + names[m]);
+        if (mem(m).name != names[m]) throw std::runtime_error("memsys.json: memory " + std::to_string(m) + " is not " + names[m]);
       hy_ = nm() >= 4;
       ish_ = hy_ ? kShared : -1;
       for (int m = 0; m < nm(); ++m) phys_.push_back(m);
       if (nm() == kMaxMems) {
         // HY with 32-bit shared words: the lanes range, a view of the shared memory's words after its bytes.
         if (in_.organization != "hy" || in_.views.size() != 1 || in_.views[0].first != "lanes" || in_.views[0].second != "shared")
-          throw std::runtime_error("memsys.txt: a lanes range expects 'organization hy' and 'view lanes shared'");
+          throw std::runtime_error("memsys.json: a lanes range expects organization hy and the view lanes of shared");
         ilv_ = kMaxMems - 1;
         check_view();
         if (mem(ilv_).ebase != mem(ish_).ebase + mem(ish_).elems)
-          throw std::runtime_error("memsys.txt: the lanes range does not follow the shared bytes");
+          throw std::runtime_error("memsys.json: the lanes range does not follow the shared bytes");
         phys_[static_cast<std::size_t>(ilv_)] = ish_;
       } else if (!in_.views.empty()) {
-        throw std::runtime_error("memsys.txt: a view other than SMP's acc or HY's lanes");
+        throw std::runtime_error("memsys.json: a view other than SMP's acc or HY's lanes");
       }
     }
     for (int m = 0; m < nm(); ++m) {
@@ -213,15 +212,15 @@ class MemsysBench {
         throw std::runtime_error("power gating without sleep ports");
       }
       if constexpr (requires { d.cnt_eng_rd_shared_o; }) {
-        if (ish_ < 0) throw std::runtime_error("shared-memory ports but memsys.txt lists no shared memory");
+        if (ish_ < 0) throw std::runtime_error("shared-memory ports but memsys.json lists no shared memory");
       } else if (ish_ >= 0) {
-        throw std::runtime_error("memsys.txt lists a shared memory but the module has no shared-memory ports");
+        throw std::runtime_error("memsys.json lists a shared memory but the module has no shared-memory ports");
       }
       // SMP: no data or weight memory, and the acc view has no sectors, sleep handshake or writer counter.
       if constexpr (requires { d.cnt_eng_rd_data_o; }) {
         if (smp_) throw std::runtime_error("SMP, but the module has data-memory ports");
       } else if (!smp_) {
-        throw std::runtime_error("the module has no data-memory ports, but memsys.txt is not SMP");
+        throw std::runtime_error("the module has no data-memory ports, but memsys.json is not SMP");
       }
       if constexpr (requires { d.cnt_sector_acc_o; }) {
         if (smp_) throw std::runtime_error("SMP, but the module has acc sector counters");
@@ -231,9 +230,9 @@ class MemsysBench {
       }
       // HY's lanes: brd's and the DMA's counters only; its sectors and sleep handshake are the shared memory's.
       if constexpr (requires { d.cnt_eng_rd_lanes_o; }) {
-        if (ilv_ < 0 || smp_) throw std::runtime_error("the module has lanes ports but memsys.txt lists no lanes range");
+        if (ilv_ < 0 || smp_) throw std::runtime_error("the module has lanes ports but memsys.json lists no lanes range");
       } else if (ilv_ >= 0 && !smp_) {
-        throw std::runtime_error("memsys.txt lists a lanes range but the module has no lanes ports");
+        throw std::runtime_error("memsys.json lists a lanes range but the module has no lanes ports");
       }
       if constexpr (requires { d.cnt_eng_wr_lanes_o; } || requires { d.cnt_sector_lanes_o; } || requires { d.sleep_req_lanes_i; })
         throw std::runtime_error("the lanes range has engine-write or sector counters or a sleep handshake of its own");
@@ -423,7 +422,7 @@ class MemsysBench {
     const Mem& S = mem(ish_);
     if (A.words != S.words || A.banks != S.banks || A.sectors != S.sectors || A.wps != S.wps || A.width != S.width ||
         A.lane_bits != 32 || S.lane_bits != 8 || A.elems * 4 != S.elems)
-      throw std::runtime_error("memsys.txt: the " + A.name + " view does not match the shared memory's words");
+      throw std::runtime_error("memsys.json: the " + A.name + " view does not match the shared memory's words");
   }
   // A lane of the reference (rel: element relative to the memory). A lane view has no values of its
   // own: its lane rel is the scratchpad's bytes k*rel .. k*rel + k - 1 (k = 4 byte lanes per 32-bit lane),
@@ -1732,11 +1731,10 @@ int memsys_tb_main(int argc, char** argv) {
   const Info info = load_info(args.rtl_dir);
   if (!info.supported) {
 #ifdef CAPSGEN_TB_MEMSYS
-    std::fprintf(stderr, "FAIL memsys: capsgen_memsys was built but memsys.txt says it is not supported\n");
+    std::fprintf(stderr, "FAIL memsys: capsgen_memsys was built but memsys.json says it is not supported\n");
     return 1;
 #else
-    std::printf("SKIP memsys: no capsgen_memsys in this design (%s)\n",
-                info.reason.empty() ? "no memsys.txt" : info.reason.c_str() + (info.reason[0] == ' ' ? 1 : 0));
+    std::printf("SKIP memsys: no capsgen_memsys in this design (%s)\n", info.reason.c_str());
     return 0;
 #endif
   }
@@ -1744,7 +1742,7 @@ int memsys_tb_main(int argc, char** argv) {
   MemsysBench b(args, info);
   return b.run();
 #else
-  std::fprintf(stderr, "FAIL memsys: memsys.txt says supported, but the model was not built\n");
+  std::fprintf(stderr, "FAIL memsys: memsys.json says supported, but the model was not built\n");
   return 1;
 #endif
 }

@@ -46,7 +46,7 @@ namespace {
 
 using tb::clog2;
 
-// One PMU (pmu.txt) and the geometry of its memory (scratchpad.txt).
+// One PMU (pmu.json) and the geometry of its memory (scratchpad.json).
 struct PmuInfo {
   std::string name, module;
   int sectors = 0, wakeup = 0;
@@ -57,38 +57,28 @@ struct PmuInfo {
 
 std::vector<PmuInfo> load_pmus(const std::string& dir) {
   std::vector<PmuInfo> v;
-  std::ifstream in(dir + "/pmu.txt");
-  if (!in) return v;
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.empty() || line[0] == '#') continue;
-    std::istringstream ls(line);
-    std::string k;
-    ls >> k;
-    if (k != "pmu") continue;
+  if (!tb::Summary::exists(dir, "pmu")) return v;
+  for (const tb::Summary& e : tb::Summary(dir, "pmu").list("pmus")) {
     PmuInfo p;
-    ls >> p.name >> p.module >> p.sectors >> p.wakeup;
+    p.name = e.str("memory");
+    p.module = e.str("module");
+    p.sectors = e.num("sectors");
+    p.wakeup = e.num("wakeup_cycles");
     v.push_back(p);
   }
-  std::ifstream spm(dir + "/scratchpad.txt");
-  if (!spm) throw std::runtime_error("cannot read " + dir + "/scratchpad.txt");
-  while (std::getline(spm, line)) {
-    std::istringstream ls(line);
-    std::string k, name;
-    int kib = 0, banks = 0, sectors = 0, width = 0;
-    ls >> k;
-    if (k != "memory") continue;
-    ls >> name >> kib >> banks >> sectors >> width;
+  for (const tb::Summary& m : tb::Summary(dir, "scratchpad").list("memories")) {
+    const std::string name = m.str("name");
+    const int kib = m.num("size_kib"), banks = m.num("banks"), sectors = m.num("sectors"), width = m.num("width_bits");
     for (PmuInfo& p : v)
       if (p.name == name) {
-        if (p.sectors != sectors) throw std::runtime_error("pmu.txt and scratchpad.txt disagree on " + name);
+        if (p.sectors != sectors) throw std::runtime_error("pmu.json and scratchpad.json disagree on " + name);
         p.banks = banks, p.width = width;
         p.wps = static_cast<long long>(kib) * 1024 / (static_cast<long long>(banks) * sectors * (width / 8));
         p.ob = std::max(1, clog2(p.wps));
       }
   }
   for (const PmuInfo& p : v)
-    if (p.banks == 0) throw std::runtime_error("memory " + p.name + " of pmu.txt missing from scratchpad.txt");
+    if (p.banks == 0) throw std::runtime_error("memory " + p.name + " of pmu.json missing from scratchpad.json");
   return v;
 }
 
@@ -358,7 +348,7 @@ int run_pmu(const tb::Args& args, const std::vector<PmuInfo>& pmus, const std::s
       PmuBench<P, M> b(args, pi);
       return b.run();
     }
-  std::fprintf(stderr, "FAIL pmu_%s: model built but not listed in pmu.txt\n", name.c_str());
+  std::fprintf(stderr, "FAIL pmu_%s: model built but not listed in pmu.json\n", name.c_str());
   return 1;
 }
 
@@ -384,11 +374,11 @@ int pmu_tb_main(int argc, char** argv) {
   if (want("shared")) rc |= run_pmu<Vpmu_shared, Vspm_shared>(args, pmus, "shared"), ++ran;
 #endif
   if (pmus.empty() && ran == 0) {
-    std::printf("SKIP pmu: no power gating in this design (no pmu.txt, no capsgen_pmu_* modules)\n");
+    std::printf("SKIP pmu: no power gating in this design (no pmu.json, no capsgen_pmu_* modules)\n");
     return 0;
   }
   if (mode == "all" && ran != static_cast<int>(pmus.size())) {
-    std::fprintf(stderr, "FAIL pmu: %d PMUs in pmu.txt, %d models built\n", static_cast<int>(pmus.size()), ran);
+    std::fprintf(stderr, "FAIL pmu: %d PMUs in pmu.json, %d models built\n", static_cast<int>(pmus.size()), ran);
     return 1;
   }
   if (ran == 0) {

@@ -55,27 +55,24 @@ struct SpmConfig {
   std::vector<MemInfo> mems;
 
   static SpmConfig load(const std::string& dir) {
-    std::ifstream in(dir + "/scratchpad.txt");
-    if (!in) throw std::runtime_error("cannot read " + dir + "/scratchpad.txt");
+    const tb::Summary s(dir, "scratchpad");
     SpmConfig c;
-    std::string line;
-    while (std::getline(in, line)) {
-      if (line.empty() || line[0] == '#') continue;
-      std::istringstream ls(line);
-      std::string k;
-      ls >> k;
-      if (k == "organization") ls >> c.organization;
-      else if (k == "power_gating") { int v; ls >> v; c.power_gating = v != 0; }
-      else if (k == "wakeup_cycles") ls >> c.wakeup;
-      else if (k == "memory") {
-        MemInfo m;
-        ls >> m.name >> m.size_kib >> m.banks >> m.sectors >> m.width >> m.ports;
-        m.wps = static_cast<long long>(m.size_kib) * 1024 / (static_cast<long long>(m.banks) * m.sectors * (m.width / 8));
-        m.sb = clog2(m.sectors);
-        m.ob = std::max(1, clog2(m.wps));
-        m.aw = m.sb + m.ob;
-        c.mems.push_back(m);
-      }
+    c.organization = s.str("organization");
+    c.power_gating = s.flag("power_gating");
+    c.wakeup = s.num("wakeup_cycles");
+    for (const tb::Summary& e : s.list("memories")) {
+      MemInfo m;
+      m.name = e.str("name");
+      m.size_kib = e.num("size_kib");
+      m.banks = e.num("banks");
+      m.sectors = e.num("sectors");
+      m.width = e.num("width_bits");
+      m.ports = e.num("ports");
+      m.wps = static_cast<long long>(m.size_kib) * 1024 / (static_cast<long long>(m.banks) * m.sectors * (m.width / 8));
+      m.sb = clog2(m.sectors);
+      m.ob = std::max(1, clog2(m.wps));
+      m.aw = m.sb + m.ob;
+      c.mems.push_back(m);
     }
     return c;
   }
@@ -164,7 +161,7 @@ class MemBench {
     ports_.push_back(make_port<M, 0>(*m_, B_, mi.aw, W_));
     if constexpr (requires { m_->p1_en_i; }) ports_.push_back(make_port<M, 1>(*m_, B_, mi.aw, W_));
     if constexpr (requires { m_->p2_en_i; }) ports_.push_back(make_port<M, 2>(*m_, B_, mi.aw, W_));
-    if (static_cast<int>(ports_.size()) != P_) throw std::runtime_error("model port count != scratchpad.txt");
+    if (static_cast<int>(ports_.size()) != P_) throw std::runtime_error("model port count != scratchpad.json");
     if constexpr (requires { m_->sleep_req_i; }) {
       if (!cfg.power_gating) throw std::runtime_error("sleep ports present without power gating");
     } else if (cfg.power_gating) {
@@ -593,7 +590,7 @@ int run_memory(const tb::Args& args, const SpmConfig& cfg, const std::string& na
       MemBench<M> b(args, cfg, mi);
       return b.run();
     }
-  std::fprintf(stderr, "FAIL spm_%s: model built but not listed in scratchpad.txt\n", name.c_str());
+  std::fprintf(stderr, "FAIL spm_%s: model built but not listed in scratchpad.json\n", name.c_str());
   return 1;
 }
 
@@ -620,7 +617,7 @@ int scratchpad_tb_main(int argc, char** argv) {
 #endif
   // Every memory the organization lists must have been built and tested.
   if (mode == "all" && ran != static_cast<int>(cfg.mems.size())) {
-    std::fprintf(stderr, "FAIL scratchpad: %d memories in scratchpad.txt, %d models built\n",
+    std::fprintf(stderr, "FAIL scratchpad: %d memories in scratchpad.json, %d models built\n",
                  static_cast<int>(cfg.mems.size()), ran);
     return 1;
   }

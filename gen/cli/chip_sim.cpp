@@ -4,12 +4,10 @@
 #include <fmt/format.h>
 
 #include <chrono>
-#include <map>
 #include <nlohmann/json.hpp>
-#include <regex>
-#include <sstream>
 
 #include "core/shell.hpp"
+#include "sim/results.hpp"
 #include "sim/run.hpp"
 #include "cli/stream_dump.hpp"
 #include "compiler/compiler.hpp"
@@ -21,47 +19,22 @@ namespace capsgen::cli {
 namespace {
 
 namespace fs = std::filesystem;
-using Stat = std::map<std::string, long long>;
-
-// "stat <kind> k=v k=v ..." -> (kind, values); name=... kept as text in `name`.
-bool parse_stat(const std::string& line, std::string& kind, Stat& kv, std::string& name) {
-  if (line.rfind("stat ", 0) != 0) return false;
-  std::istringstream ls(line.substr(5));
-  ls >> kind;
-  for (std::string tok; ls >> tok;) {
-    const auto eq = tok.find('=');
-    if (eq == std::string::npos) continue;
-    const std::string k = tok.substr(0, eq), v = tok.substr(eq + 1);
-    if (k == "name" || k == "memory") {
-      name = v;
-      continue;
-    }
-    try {
-      kv[k] = std::stoll(v);
-    } catch (const std::exception&) {
-    }
-  }
-  return true;
-}
 
 std::string pct(long long part, long long whole) { return whole ? fmt::format("{:.1f}%", 100.0 * double(part) / double(whole)) : "-"; }
 
-// A stat value (0 when the line lacks it).
-long long at(const Stat& s, const char* k) { return s.count(k) ? s.at(k) : 0LL; }
-
-// One run of tb_chip: the program, its streamed frames, where the log is, and how the run ended.
+// One run of tb_chip: the program, its streamed frames, where the log and the results are, and how the
+// run ended.
 struct ChipRun {
   isa::Program prog;
   StreamDump sd;
-  fs::path log, coverage_dat;
+  fs::path log, results, coverage_dat;
   std::uint64_t period_ps = 0;
   int rc = 0;
   double seconds = 0;
-  std::string out;  // the log's text
 };
 
 // Compiles the network, streams its program into WORK/stream (cli/stream_dump.hpp) and runs it on tb_chip
-// of r.build, with its output in WORK/sim.log.
+// of r.build, with its output in WORK/sim.log and its results document in WORK/results.json.
 ChipRun run_chip_tb(const WorkloadInput& in, const ChipSimRun& r) {
   const Workload& w = in.w;
   ChipRun run;
@@ -72,9 +45,11 @@ ChipRun run_chip_tb(const WorkloadInput& in, const ChipSimRun& r) {
   run.sd = dump_stream(w, run.prog, stream.string(), in.input, in.input_name, in.label);
 
   run.log = r.work / "sim.log";
+  run.results = r.work / "results.json";
   run.coverage_dat = r.work / "coverage.dat";
-  std::string cmd = fmt::format("{} --rtl {} --program {}", quote((r.build / "tb_chip").string()), quote(fs::absolute(r.rtl).string()),
-                                quote(stream.string()));
+  fs::remove(run.results, ec);
+  std::string cmd = fmt::format("{} --rtl {} --program {} --results {}", quote((r.build / "tb_chip").string()),
+                                quote(fs::absolute(r.rtl).string()), quote(stream.string()), quote(run.results.string()));
   run.period_ps = sim::clock_period_ps(w.cfg.clock.target_mhz);
   cmd += fmt::format(" --clock-period-ps {}", run.period_ps);
   if (!w.cfg.offchip.dram.empty()) cmd += " --dram " + quote(fs::absolute(w.cfg.offchip.dram).string());
@@ -90,76 +65,29 @@ ChipRun run_chip_tb(const WorkloadInput& in, const ChipSimRun& r) {
   const auto t_run = std::chrono::steady_clock::now();
   run.rc = sim::run_logged(cmd, run.log);
   run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_run).count();
-  run.out = slurp(run.log);
   return run;
 }
 
-// What the testbench's log says: its stat lines by kind, functional coverage, problems and summary.
-struct ChipLog {
-  std::vector<std::string> problems;  // MISMATCH and FAIL lines but the summary's
-  std::vector<std::pair<std::string, Stat>> instrs, sectors, pmus, memories;
-  Stat program, seq, engine, dram, checks, access;
-  std::vector<std::pair<std::string, long long>> fcov;
-  bool summary_pass = false;
-  long long sim_cycles = 0;
-};
-
-// Reads the testbench's log `out`.
-ChipLog read_chip_log(const std::string& out) {
-  ChipLog g;
-  std::istringstream ls(out);
-  const std::regex cyc_re(R"(, (\d+) cycles$)");
-  for (std::string line; std::getline(ls, line);) {
-    std::string kind, name;
-    Stat kv;
-    if (parse_stat(line, kind, kv, name)) {
-      if (kind == "program") g.program = kv;
-      else if (kind == "sequencer") g.seq = kv;
-      else if (kind == "engine") g.engine = kv;
-      else if (kind == "dram") g.dram = kv;
-      else if (kind == "checks") g.checks = kv;
-      else if (kind == "access") g.access = kv;
-      else if (kind == "instr") g.instrs.emplace_back(name, kv);
-      else if (kind == "memory") g.memories.emplace_back(name, kv);
-      else if (kind == "sector") g.sectors.emplace_back(name, kv);
-      else if (kind == "pmu") g.pmus.emplace_back(name, kv);
-    } else if (line.rfind("fcov ", 0) == 0) {
-      std::istringstream fs_(line.substr(5));
-      std::string bin;
-      long long n = 0;
-      if (fs_ >> bin >> n) g.fcov.emplace_back(bin, n);
-    } else if (line.rfind("MISMATCH", 0) == 0 || line.rfind("FAIL", 0) == 0) {
-      if (line.rfind("FAIL chip:", 0) != 0) g.problems.push_back(line);
-    }
-    if (line.rfind("PASS chip", 0) == 0 || line.rfind("FAIL chip", 0) == 0) {
-      g.summary_pass = line.rfind("PASS", 0) == 0;
-      std::smatch m;
-      if (std::regex_search(line, m, cyc_re)) g.sim_cycles = std::stoll(m[1]);
-    }
-  }
-  return g;
-}
-
-// Everything the report of a tb_chip run is made of, with the figures that follow from the log.
+// Everything the report of a tb_chip run is made of, with the figures that follow from its results.
 struct ChipReport {
   const WorkloadInput& in;
   const ChipSimRun& r;
   const ChipRun& run;
-  const ChipLog& g;
+  const sim::ChipResults& g;
   long long cycles = 0;  // the program's, from start_i to done_o
-  bool pass = false;     // the testbench exited 0 and said PASS, with no problem line and the program's cycles
+  bool pass = false;     // sim::run_passed
   long long macs = 0;    // useful MACs of the program's instructions
   double ips = 0, util = 0;
   long long flat = 0;    // the same network's program cycles with an ideal memory (capsgen_accel)
   dram::DramSpec dram{};  // the DRAM the testbench timed (offchip.dram or --dram)
 };
 
-// The report of `run`, whose log says `g`.
-ChipReport chip_report(const WorkloadInput& in, const ChipSimRun& r, const ChipRun& run, const ChipLog& g) {
+// The report of `run`, whose results are `g`.
+ChipReport chip_report(const WorkloadInput& in, const ChipSimRun& r, const ChipRun& run, const sim::ChipResults& g) {
   const AccelConfig& cfg = in.w.cfg;
   ChipReport a{in, r, run, g};
-  a.cycles = g.program.count("cycles") ? g.program.at("cycles") : 0;
-  a.pass = run.rc == 0 && g.summary_pass && g.problems.empty() && a.cycles > 0;
+  a.cycles = g.program.cycles;
+  a.pass = sim::run_passed(g.verdict, run.rc, a.cycles);
   for (const isa::Instr& i : run.prog.instrs) a.macs += instr_stats(cfg, i).useful_macs;
   a.ips = a.cycles ? cfg.clock.target_mhz * 1e6 / double(a.cycles) : 0.0;
   a.util = a.cycles ? double(a.macs) / (double(a.cycles) * cfg.array.rows * cfg.array.cols) : 0.0;
@@ -180,10 +108,10 @@ std::string chip_summary_md(const ChipReport& a) {
   const StreamDump& sd = a.run.sd;
   std::string md = fmt::format("# capsgen sim --memory dram: {} on {}\n\n", w.net.name, w.cfg.name);
   md += fmt::format("- result: **{}**{}\n", a.pass ? "PASS, every DRAM write and every operation's output bit-exact" : "FAIL",
-                    a.pass ? "" : fmt::format(" ({} problem line(s) below, exit status of the testbench {})", a.g.problems.size(), a.run.rc));
+                    a.pass ? "" : fmt::format(" ({} problem line(s) below, exit status of the testbench {})", a.g.verdict.problems.size(), a.run.rc));
   md += fmt::format("- input: {}{}; weights: {}\n", a.in.input_name, a.in.label >= 0 ? fmt::format(", true label {}", a.in.label) : "",
                     r.weights.empty() ? fmt::format("seeded random (seed {})", r.seed) : r.weights);
-  md += fmt::format("- class prediction: RTL {} (from the norms in DRAM), golden model {}\n", at(a.g.checks, "prediction"), sd.golden);
+  md += fmt::format("- class prediction: RTL {} (from the norms in DRAM), golden model {}\n", a.g.prediction.rtl, sd.golden);
   std::string org_upper = to_string(w.cfg.scratchpad.organization);
   for (char& ch : org_upper) ch = char(ch - 'a' + 'A');
   md += fmt::format("- RTL: {} (capsgen_chip: {}x{} array, {} scratchpads, DMA{}, {} MHz target), model {}{}\n", r.rtl.string(),
@@ -206,53 +134,60 @@ std::string chip_summary_md(const ChipReport& a) {
 }
 
 // The table of instructions (engine cycles against the model) and the engine's totals and stalls.
-std::string chip_instrs_md(const ChipLog& g) {
+std::string chip_instrs_md(const sim::ChipResults& g) {
   std::string md = "| # | operation | parts | engine cycles (RTL) | model | error |\n|---|---|---:|---:|---:|---:|\n";
-  for (const auto& [name, s] : g.instrs) {
-    const long long c = at(s, "cycles"), m = at(s, "model");
-    md += fmt::format("| {} | {} | {} | {} | {} | {:+.2f}% |\n", at(s, "index"), name, at(s, "parts"), c, m,
-                      c ? 100.0 * double(m - c) / double(c) : 0.0);
-  }
-  const long long ec = at(g.program, "engine_cycles"), em = at(g.program, "engine_model");
+  for (const sim::ChipInstruction& i : g.instructions)
+    md += fmt::format("| {} | {} | {} | {} | {} | {:+.2f}% |\n", i.index, i.name, i.parts, i.cycles, i.model,
+                      i.cycles ? 100.0 * double(i.model - i.cycles) / double(i.cycles) : 0.0);
+  const long long ec = g.program.engine_cycles, em = g.program.engine_model_cycles;
+  const sim::EngineStalls& st = g.engine_stalls;
   md += fmt::format("\n- engine: {} cycles in its frames (model {}, {:+.3f}%), stalls: data {}, tile {}, output {}, write port {}\n",
-                    ec, em, ec ? 100.0 * double(em - ec) / double(ec) : 0.0, at(g.engine, "stall_data"), at(g.engine, "stall_tile"),
-                    at(g.engine, "stall_out"), at(g.engine, "wr_wait"));
+                    ec, em, ec ? 100.0 * double(em - ec) / double(ec) : 0.0, st.stall_data, st.stall_tile, st.stall_out,
+                    st.wr_wait);
   return md;
 }
 
-// The frame sequencer's cycle classes: (stat key, what the cycles were spent on).
-constexpr const char* kClasses[][2] = {
-    {"fetch", "fetching a frame"},
-    {"engine", "issuing an engine frame"},
-    {"dma", "issuing a DMA frame"},
-    {"pmu", "issuing a PMU frame"},
-    {"eng_busy", "engine frame waits for the engine"},
-    {"wait_dma", "engine frame waits for its DMA frames (wait_dma)"},
-    {"wait_engine", "store waits for the engine (wait_engine)"},
-    {"dma_busy", "DMA frame waits for the DMA"},
-    {"pmu_wait", "PMU barrier waits for sectors"},
-    {"drain", "end: waiting for the units"}};
+// The frame sequencer's cycle classes: (results key, its field, what the cycles were spent on).
+struct SeqClass {
+  const char* key;
+  long long sim::ChipSequencer::*cycles;
+  const char* what;
+};
+constexpr SeqClass kClasses[] = {
+    {"fetch", &sim::ChipSequencer::fetch, "fetching a frame"},
+    {"engine", &sim::ChipSequencer::engine, "issuing an engine frame"},
+    {"dma", &sim::ChipSequencer::dma, "issuing a DMA frame"},
+    {"pmu", &sim::ChipSequencer::pmu, "issuing a PMU frame"},
+    {"eng_busy", &sim::ChipSequencer::eng_busy, "engine frame waits for the engine"},
+    {"wait_dma", &sim::ChipSequencer::wait_dma, "engine frame waits for its DMA frames (wait_dma)"},
+    {"wait_engine", &sim::ChipSequencer::wait_engine, "store waits for the engine (wait_engine)"},
+    {"dma_busy", &sim::ChipSequencer::dma_busy, "DMA frame waits for the DMA"},
+    {"pmu_wait", &sim::ChipSequencer::pmu_wait, "PMU barrier waits for sectors"},
+    {"drain", &sim::ChipSequencer::drain, "end: waiting for the units"}};
 
 // Where the program's cycles go, by the sequencer's classes.
 std::string chip_sequencer_md(const ChipReport& a) {
   std::string md = "\nWhere the program's cycles go (the frame sequencer's classes; they sum to the cycles):\n\n"
                    "| class | cycles | share |\n|---|---:|---:|\n";
-  for (const auto& c : kClasses) md += fmt::format("| {} | {} | {} |\n", c[1], at(a.g.seq, c[0]), pct(at(a.g.seq, c[0]), a.cycles));
+  for (const SeqClass& c : kClasses) {
+    const long long n = a.g.sequencer.*c.cycles;
+    md += fmt::format("| {} | {} | {} |\n", c.what, n, pct(n, a.cycles));
+  }
   return md;
 }
 
 // The off-chip memory's traffic, row-buffer behaviour, energy and bandwidth.
-std::string chip_offchip_md(const Stat& dram) {
+std::string chip_offchip_md(const sim::DramTraffic& d) {
   return fmt::format(
       "\n- off-chip (the DRAM model, ROMANet mapping): {} read and {} write beats by the DMA, {} bytes; {} column accesses "
       "({} reads, {} writes), row hits {}, misses {}, conflicts {} (hit rate {}); energy {:.3f} uJ ({:.1f} pJ/byte: activate "
       "{:.3f}, precharge {:.3f}, read {:.3f}, write {:.3f}, refresh {:.3f}, standby {:.3f} uJ); bandwidth {:.3f} GB/s over the "
       "DRAM's busy span, {:.3f} GB/s over the program, of {:.1f} GB/s peak\n",
-      at(dram, "read_beats"), at(dram, "write_beats"), at(dram, "bytes"), at(dram, "requests"), at(dram, "reads"), at(dram, "writes"),
-      at(dram, "row_hits"), at(dram, "misses"), at(dram, "conflicts"), pct(at(dram, "row_hits"), at(dram, "requests")),
-      at(dram, "energy_pj") * 1e-6, at(dram, "pj_per_byte_x100") / 100.0, at(dram, "act_pj") * 1e-6, at(dram, "pre_pj") * 1e-6,
-      at(dram, "rd_pj") * 1e-6, at(dram, "wr_pj") * 1e-6, at(dram, "ref_pj") * 1e-6, at(dram, "standby_pj") * 1e-6,
-      at(dram, "model_gbps_x1000") / 1000.0, at(dram, "program_gbps_x1000") / 1000.0, at(dram, "peak_gbps_x1000") / 1000.0);
+      d.read_beats, d.write_beats, d.bytes, d.requests, d.reads, d.writes, d.row_hits, d.misses, d.conflicts,
+      pct(d.row_hits, d.requests), double(d.energy_pj) * 1e-6, double(d.pj_per_byte_x100) / 100.0, double(d.act_pj) * 1e-6,
+      double(d.pre_pj) * 1e-6, double(d.rd_pj) * 1e-6, double(d.wr_pj) * 1e-6, double(d.ref_pj) * 1e-6,
+      double(d.standby_pj) * 1e-6, double(d.model_gbps_x1000) / 1000.0, double(d.program_gbps_x1000) / 1000.0,
+      double(d.peak_gbps_x1000) / 1000.0);
 }
 
 // Whether the report shows a memory (`pmu`: in the sectors' table): SMP has neither a data nor a weight
@@ -266,16 +201,15 @@ bool shown_memory(const AccelConfig& cfg, const std::string& name, bool pmu) {
 // The scratchpads' port activity, and how the compiler's access model compares.
 std::string chip_memories_md(const ChipReport& a) {
   std::string md = "\n| memory | engine reads | engine writes | DMA reads | DMA writes | DMA wait cycles |\n|---|---:|---:|---:|---:|---:|\n";
-  for (const auto& [name, s] : a.g.memories) {
-    if (!shown_memory(a.in.w.cfg, name, false)) continue;
-    md += fmt::format("| {} | {} | {} | {} | {} | {} |\n", name, at(s, "eng_rd"), at(s, "eng_wr"), at(s, "dma_rd"), at(s, "dma_wr"),
-                      at(s, "dma_wait"));
+  for (const sim::ChipMemory& m : a.g.memories) {
+    if (!shown_memory(a.in.w.cfg, m.name, false)) continue;
+    md += fmt::format("| {} | {} | {} | {} | {} | {} |\n", m.name, m.eng_rd, m.eng_wr, m.dma_rd, m.dma_wr, m.dma_wait);
   }
-  if (at(a.g.access, "checks") > 0)
+  if (a.g.access_checks > 0)
     md += fmt::format("\nThe compiler's access model (gen/compiler/access.hpp) predicts these counters, every sector's bank "
                       "accesses and each of the {} parts' engine accesses per memory: {} figures compared, {}.\n",
-                      at(a.g.access, "parts"), at(a.g.access, "checks"),
-                      a.g.problems.empty() ? "all equal" : "see Problems for any that differ");
+                      a.g.access_parts, a.g.access_checks,
+                      a.g.verdict.problems.empty() ? "all equal" : "see Problems for any that differ");
   return md;
 }
 
@@ -284,11 +218,10 @@ std::string chip_sectors_md(const ChipReport& a) {
   if (a.g.pmus.empty()) return "";
   std::string md = "\n| memory | sectors | sector-cycles asleep | of all sector-cycles | modelled | barrier stall cycles |\n"
                    "|---|---:|---:|---:|---:|---:|\n";
-  for (const auto& [name, s] : a.g.pmus)
-    if (shown_memory(a.in.w.cfg, name, true))
-      md += fmt::format("| {} | {} | {} | {} | {} | {} |\n", name, at(s, "sectors"), at(s, "asleep_sector_cycles"),
-                        pct(at(s, "asleep_sector_cycles"), at(s, "sectors") * a.cycles), pct(at(s, "model_asleep"), at(s, "model_all")),
-                        at(s, "barrier_stall"));
+  for (const sim::ChipPmu& p : a.g.pmus)
+    if (shown_memory(a.in.w.cfg, p.memory, true))
+      md += fmt::format("| {} | {} | {} | {} | {} | {} |\n", p.memory, p.sectors, p.asleep_sector_cycles,
+                        pct(p.asleep_sector_cycles, p.sectors * a.cycles), pct(p.model_asleep, p.model_all), p.barrier_stall);
   md += "\nModelled: per part, the sectors its PMU frame leaves asleep times the part's cycles in the streamed "
         "program's timing model (what the DESCNet exploration's static energy assumes). Every sector's sleeps and "
         "wake-ups are checked against the frame model's.\n";
@@ -300,13 +233,13 @@ std::string chip_sectors_md(const ChipReport& a) {
 // last engine frame's op_done_o; the first cycles when the testbench does not say when that was. `gtkw`
 // gets the .gtkw's path.
 std::string chip_trace_md(const ChipReport& a, std::string& gtkw) {
-  const auto& instrs = a.g.instrs;
-  const bool first_done = !instrs.empty() && instrs.front().second.count("done") && instrs.front().second.at("done") > 0;
+  const auto& instrs = a.g.instructions;
+  const bool first_done = !instrs.empty() && instrs.front().done > 0;
   const std::uint64_t shown =
-      first_done ? static_cast<std::uint64_t>(instrs.front().second.at("done")) + 2
-                 : std::min<std::uint64_t>(static_cast<std::uint64_t>(std::max(1LL, a.g.sim_cycles)), sim::kTraceFirstCycles);
+      first_done ? static_cast<std::uint64_t>(instrs.front().done) + 2
+                 : std::min<std::uint64_t>(static_cast<std::uint64_t>(std::max(1LL, a.g.verdict.simulated_cycles)), sim::kTraceFirstCycles);
   return sim::trace_report_line(*a.r.trace, emit::kChipModule, sim::read_trace_groups(a.r.rtl, emit::kChipModule),
-                           sim::trace_window(a.run.out, a.run.period_ps, 0, shown), gtkw);
+                           sim::trace_window(a.g.verdict.trace_reset_released_ps, a.run.period_ps, 0, shown), gtkw);
 }
 
 // The Markdown report (`gtkw` gets the .gtkw's path with --trace).
@@ -316,34 +249,57 @@ std::string chip_report_md(const ChipReport& a, std::string& gtkw) {
                    chip_memories_md(a) + chip_sectors_md(a);
   md += fmt::format("\n- checks: {} store beats and {} operations' regions ({} elements) against the golden model, then the whole "
                     "DRAM image ({} bytes)\n",
-                    sd.store_beats, at(a.g.checks, "ops"), at(a.g.checks, "elements"), sd.dram_bytes);
-  md += fmt::format("- simulation: {:.1f} s for {} cycles{}; model build {:.1f} s\n", a.run.seconds, a.g.sim_cycles,
+                    sd.store_beats, a.g.checked_operations, a.g.checked_elements, sd.dram_bytes);
+  md += fmt::format("- simulation: {:.1f} s for {} cycles{}; model build {:.1f} s\n", a.run.seconds, a.g.verdict.simulated_cycles,
                     a.r.trace ? ", FST tracing on" : "", a.r.build_s);
   if (a.r.trace) md += chip_trace_md(a, gtkw);
-  md += sim::problems_section(a.g.problems);
+  md += sim::problems_section(a.g.verdict.problems);
   return md;
 }
 
 // The JSON report: the Markdown report's figures, the log's stat lines, and the coverage files and bins
 // (`gtkw`: the .gtkw's path).
-nlohmann::ordered_json chip_report_json(const ChipReport& a, const std::string& gtkw) {
-  const Workload& w = a.in.w;
-  const ChipLog& g = a.g;
-  const StreamDump& sd = a.run.sd;
+// The report's figures of the run's parts (JSON): instructions, sequencer classes, engine stalls, the
+// off-chip traffic, the shown memories' port counters, and with PMUs the sectors.
+void chip_parts_json(const ChipReport& a, nlohmann::ordered_json& j) {
+  const sim::ChipResults& g = a.g;
   nlohmann::ordered_json jins = nlohmann::json::array();
-  for (const auto& [name, s] : g.instrs)
-    jins.push_back({{"instr", at(s, "index")}, {"name", name}, {"parts", at(s, "parts")}, {"cycles", at(s, "cycles")},
-                    {"model_cycles", at(s, "model")}});
-  nlohmann::ordered_json jseq;
-  for (const auto& c : kClasses) jseq[c[0]] = at(g.seq, c[0]);
-  nlohmann::ordered_json jmem;
-  for (const auto& [name, s] : g.memories)
-    if (shown_memory(w.cfg, name, false)) jmem[name] = s;
+  for (const sim::ChipInstruction& i : g.instructions)
+    jins.push_back({{"instr", i.index}, {"name", i.name}, {"parts", i.parts}, {"cycles", i.cycles}, {"model_cycles", i.model}});
+  j["instructions"] = jins;
+  for (const SeqClass& c : kClasses) j["sequencer_cycles"][c.key] = g.sequencer.*c.cycles;
+  const sim::EngineStalls& st = g.engine_stalls;
+  j["engine_stalls"] = {{"stall_data", st.stall_data}, {"stall_out", st.stall_out}, {"stall_tile", st.stall_tile}, {"wr_wait", st.wr_wait}};
+  const sim::DramTraffic& d = g.dram;
+  j["offchip"] = {{"act_pj", d.act_pj},         {"bytes", d.bytes},
+                  {"conflicts", d.conflicts},   {"energy_pj", d.energy_pj},
+                  {"misses", d.misses},         {"model_gbps_x1000", d.model_gbps_x1000},
+                  {"peak_gbps_x1000", d.peak_gbps_x1000}, {"pj_per_byte_x100", d.pj_per_byte_x100},
+                  {"pre_pj", d.pre_pj},         {"program_gbps_x1000", d.program_gbps_x1000},
+                  {"rd_pj", d.rd_pj},           {"read_beats", d.read_beats},
+                  {"reads", d.reads},           {"ref_pj", d.ref_pj},
+                  {"requests", d.requests},     {"row_hits", d.row_hits},
+                  {"standby_pj", d.standby_pj}, {"wr_pj", d.wr_pj},
+                  {"write_beats", d.write_beats}, {"writes", d.writes}};
+  nlohmann::ordered_json jmem = nlohmann::ordered_json::object();
+  for (const sim::ChipMemory& m : g.memories)
+    if (shown_memory(a.in.w.cfg, m.name, false))
+      jmem[m.name] = {{"dma_rd", m.dma_rd}, {"dma_wait", m.dma_wait}, {"dma_wr", m.dma_wr}, {"eng_rd", m.eng_rd}, {"eng_wr", m.eng_wr}};
+  j["memories"] = jmem;
   nlohmann::ordered_json jsec = nlohmann::json::array();
   if (!g.pmus.empty())
-    for (const auto& [name, s] : g.sectors)
-      jsec.push_back({{"memory", name}, {"sector", at(s, "sector")}, {"asleep_cycles", at(s, "asleep_cycles")},
-                      {"sleeps", at(s, "sleeps")}, {"wakes", at(s, "wakes")}});
+    for (const sim::ChipSector& s : g.sectors)
+      jsec.push_back({{"memory", s.memory}, {"sector", s.sector}, {"asleep_cycles", s.asleep_cycles}, {"sleeps", s.sleeps},
+                      {"wakes", s.wakes}});
+  j["sectors"] = jsec;
+}
+
+// The JSON report: the Markdown report's figures, the testbench's results, and the coverage files and
+// bins (`gtkw`: the .gtkw's path).
+nlohmann::ordered_json chip_report_json(const ChipReport& a, const std::string& gtkw) {
+  const Workload& w = a.in.w;
+  const sim::ChipResults& g = a.g;
+  const StreamDump& sd = a.run.sd;
   nlohmann::ordered_json j;
   j["mode"] = "dram";
   j["network"] = w.net.name;
@@ -351,7 +307,7 @@ nlohmann::ordered_json chip_report_json(const ChipReport& a, const std::string& 
   j["pass"] = a.pass;
   j["input"] = a.in.input_name;
   j["label"] = a.in.label;
-  j["prediction"] = {{"rtl", at(g.checks, "prediction")}, {"golden", sd.golden}};
+  j["prediction"] = {{"rtl", g.prediction.rtl}, {"golden", sd.golden}};
   j["array"] = {{"rows", w.cfg.array.rows}, {"cols", w.cfg.array.cols}};
   j["clock_mhz"] = w.cfg.clock.target_mhz;
   j["total_cycles"] = a.cycles;
@@ -361,30 +317,26 @@ nlohmann::ordered_json chip_report_json(const ChipReport& a, const std::string& 
   j["stream_model_cycles"] = sd.stream_model_cycles;
   j["stream_model_error_pct"] = stream_model_error_pct(sd.stream_model_cycles, a.cycles);
   j["ideal_memory_program_cycles"] = a.flat;
-  j["engine_cycles"] = at(g.program, "engine_cycles");
-  j["engine_model_cycles"] = at(g.program, "engine_model");
+  j["engine_cycles"] = g.program.engine_cycles;
+  j["engine_model_cycles"] = g.program.engine_model_cycles;
   j["frames"] = {{"total", sd.frames}, {"engine", sd.engine}, {"dma", sd.dma}, {"pmu", sd.pmu}, {"words", sd.words}};
-  j["instructions"] = jins;
-  j["sequencer_cycles"] = jseq;
-  j["engine_stalls"] = g.engine;
-  j["offchip"] = g.dram;
+  j["access_model_figures"] = g.access_checks;  // memory counter figures equal to the compiler's access model
+  chip_parts_json(a, j);
   const dram::DramSpec& dram_spec = a.dram;
   j["dram"] = {{"name", dram_spec.name}, {"peak_gbps", dram_spec.peak_gbps()},
                {"controller", dram::to_string(dram_spec.controller.policy)},
                {"port_bits", w.cfg.offchip.bus_bits}};
-  j["memories"] = jmem;
-  j["sectors"] = jsec;
-  j["simulated_cycles"] = g.sim_cycles;
+  j["simulated_cycles"] = g.verdict.simulated_cycles;
   j["sim_seconds"] = a.run.seconds;
   j["build_seconds"] = a.r.build_s;
   j["trace"] = a.r.trace.value_or("");
   j["gtkw"] = gtkw;
-  j["problems"] = g.problems;
+  j["problems"] = g.verdict.problems;
   j["fault"] = a.r.fault;
   j["coverage"] = a.r.coverage && fs::exists(a.run.coverage_dat) ? a.run.coverage_dat.string() : "";
   j["functional_coverage"] = nlohmann::ordered_json::object();
-  for (const auto& [bin, n] : g.fcov) j["functional_coverage"][bin] = n;
-  j["functional_coverage_na"] = nlohmann::json::array();
+  for (const auto& [bin, n] : g.coverage.bins) j["functional_coverage"][bin] = n;
+  j["functional_coverage_na"] = g.coverage.na;
   return j;
 }
 
@@ -393,8 +345,8 @@ nlohmann::ordered_json chip_report_json(const ChipReport& a, const std::string& 
 int run_chip_sim(const WorkloadInput& in, const ChipSimRun& r) {
   const auto t_start = std::chrono::steady_clock::now();
   const ChipRun run = run_chip_tb(in, r);
-  const ChipLog log = read_chip_log(run.out);
-  const ChipReport report = chip_report(in, r, run, log);
+  const sim::ChipResults results = sim::chip_results_of_run(run.results, run.rc);
+  const ChipReport report = chip_report(in, r, run, results);
   std::string gtkw;
   const std::string md = chip_report_md(report, gtkw);
   const nlohmann::ordered_json j = chip_report_json(report, gtkw);

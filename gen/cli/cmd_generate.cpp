@@ -51,8 +51,10 @@ void remove_stale_temporaries(const std::string& out) {
 int cmd_generate(const std::vector<std::string>& argv) {
   Args args("generate", "--config FILE --out DIR",
             "Writes the RTL of an accelerator preset into DIR: one Verilog file per module, files.f (the\n"
-            "sources in dependency order) and config.txt. The output is deterministic (same inputs, same\n"
-            "bytes) and atomic (DIR is replaced only when everything was written).\n"
+            "sources in dependency order) and JSON summaries of the blocks for the testbenches (config.json,\n"
+            "activation.json, scratchpad.json, dma.json, memsys.json, chip.json, pmu.json; schemas/*.schema.json).\n"
+            "The output is deterministic (same inputs, same bytes) and atomic (DIR is replaced only when\n"
+            "everything was written).\n"
             "With --random-config SEED, a seeded random valid preset is built and written to the --config FILE\n"
             "once the RTL was written; FILE must not exist or be a random preset written earlier this way.\n"
             "With --dse FILE --dse-id N, configuration N of `capsgen dse memory`'s configs.csv.gz or pareto.csv\n"
@@ -112,9 +114,9 @@ int cmd_generate(const std::vector<std::string>& argv) {
   if (!args.has("quiet")) fmt::print("capsgen generate: {} files for '{}' written to {}\n", files.size(), cfg.name, out);
   if (!args.has("quiet")) {
     const std::string why = emit::memsys_unsupported_reason(cfg);
-    if (!why.empty()) fmt::print("capsgen generate: note: capsgen_memsys not generated ({}); see memsys.txt\n", why);
+    if (!why.empty()) fmt::print("capsgen generate: note: capsgen_memsys not generated ({}); see {}\n", why, emit::kMemsysSummaryName);
     else if (const std::string chip = emit::chip_unsupported_reason(cfg); !chip.empty())
-      fmt::print("capsgen generate: note: capsgen_chip not generated ({}); see chip.txt\n", chip);
+      fmt::print("capsgen generate: note: capsgen_chip not generated ({}); see {}\n", chip, emit::kChipSummaryName);
   }
   return 0;
 }

@@ -20,7 +20,6 @@
 #include <map>
 #include <optional>
 #include <nlohmann/json.hpp>
-#include <regex>
 #include <sstream>
 
 #include "cli/args.hpp"
@@ -33,11 +32,13 @@
 #include "compiler/compiler.hpp"
 #include "core/atomic_file.hpp"
 #include "core/input_error.hpp"
+#include "core/summary_json.hpp"
 #include "emit/generate.hpp"
 #include "emit/chip.hpp"
 #include "emit/memsys.hpp"
 #include "emit/sequencer.hpp"
 #include "sim/model_build.hpp"
+#include "sim/results.hpp"
 
 namespace capsgen::cli {
 namespace {
@@ -93,7 +94,7 @@ struct OpResult {
   std::string stem, name, kind;
   bool ran = false, pass = false;
   std::string skip_reason;
-  std::map<std::string, long long> stat;  // from the testbench's stat line
+  sim::AccelDescriptor measured;          // from the testbench's results (zero when it did not run)
   OpStats model;                          // the compiler's statistics of the instruction
   int init_codes = 0;                     // psum codes per init read: cols (per-column bias) or 1 (per output)
 };
@@ -118,7 +119,7 @@ Args sim_options() {
               "(GTKWave, signals grouped, opening on the first operation)")
       .option("rtl", "DIR",
               "simulate this RTL directory as it is (e.g. hand-modified) instead of generating WORK/rtl; it must\n"
-              "come from the same preset (its config.txt is checked)")
+              "come from the same preset (its config.json is checked)")
       .option("memory", "MODEL",
               "where the network lives: 'ideal' (capsgen_accel: sequencer + engine on one memory that answers in a\n"
               "cycle) or 'dram' (capsgen_chip: the streamed program's frames run the engine on the SEP, HY or SMP scratchpads,\n"
@@ -260,12 +261,17 @@ fs::path prepare_rtl(const SimRequest& r, const AccelConfig& cfg, const fs::path
   }
   const fs::path rtl = given_rtl ? fs::path(*given_rtl) : work / (r.fault.empty() ? "rtl" : "rtl-" + r.fault);
   if (given_rtl) {
-    // A given RTL must be of this preset: its config.txt (sizes, widths) equals the generator's.
+    // A given RTL must be of this preset: its config.json (sizes, widths) equals the generator's.
+    const fs::path given_summary = rtl / emit::kConfigSummaryName;
     const auto summary = std::find_if(design.files().begin(), design.files().end(),
                                       [](const emit::OutputFile& f) { return f.name == emit::kConfigSummaryName; });
-    if (summary == design.files().end() || slurp(rtl / emit::kConfigSummaryName) != summary->contents)
-      throw InputError((rtl / emit::kConfigSummaryName).string(), 0, 0, "--rtl",
-                       fmt::format("not the RTL of preset {} (config.txt differs or is missing)", cfg.name));
+    if (!fs::exists(given_summary))
+      throw InputError(given_summary.string(), 0, 0, "--rtl",
+                       fmt::format("missing: not the RTL of preset {} from this capsgen version", cfg.name));
+    if (summary == design.files().end() ||
+        read_summary(given_summary, "--rtl") != nlohmann::json::parse(summary->contents))
+      throw InputError(given_summary.string(), 0, 0, "--rtl",
+                       fmt::format("not the RTL of preset {} (its config.json differs)", cfg.name));
     fmt::print("sim: RTL of {} in {} (given)\n", cfg.name, rtl.string());
     return rtl;
   }
@@ -343,18 +349,17 @@ ChipSimRun chip_sim_run(const SimRequest& r, const SimPaths& p, const fs::path& 
   return c;
 }
 
-// One run of tb_accel: the program it ran, where its log is, and how it ended.
+// One run of tb_accel: the program it ran, where its log and results are, and how it ended.
 struct AccelRun {
   isa::Program prog;
-  fs::path program, log, coverage_dat;
+  fs::path program, log, results, coverage_dat;
   std::uint64_t period_ps = 0;
   int rc = 0;
   double seconds = 0;
-  std::string out;  // the log's text
 };
 
 // Steps 3 and 4: compiles the network, dumps its engine program into WORK/program and runs it on tb_accel
-// of `build` (simulating `rtl`), with its output in WORK/sim.log.
+// of `build` (simulating `rtl`), with its output in WORK/sim.log and its results document in WORK/results.json.
 AccelRun run_accel_sim(const SimRequest& r, const WorkloadInput& in, const fs::path& work, const fs::path& rtl,
                        const fs::path& build) {
   const Workload& w = in.w;
@@ -366,8 +371,10 @@ AccelRun run_accel_sim(const SimRequest& r, const WorkloadInput& in, const fs::p
   dump_engine(w, run.prog, run.program.string(), in.input, in.input_name, in.label);
 
   run.log = work / "sim.log";
-  std::string cmd = fmt::format("{} --rtl {} --program {}", quote((build / "tb_accel").string()),
-                                quote(fs::absolute(rtl).string()), quote(run.program.string()));
+  run.results = work / "results.json";
+  fs::remove(run.results, ec);
+  std::string cmd = fmt::format("{} --rtl {} --program {} --results {}", quote((build / "tb_accel").string()),
+                                quote(fs::absolute(rtl).string()), quote(run.program.string()), quote(run.results.string()));
   run.period_ps = sim::clock_period_ps(w.cfg.clock.target_mhz);
   cmd += fmt::format(" --clock-period-ps {}", run.period_ps);
   if (r.trace) cmd += " --trace " + quote(*r.trace);
@@ -381,11 +388,10 @@ AccelRun run_accel_sim(const SimRequest& r, const WorkloadInput& in, const fs::p
   const auto t_run = std::chrono::steady_clock::now();
   run.rc = sim::run_logged(cmd, run.log);
   run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_run).count();
-  run.out = slurp(run.log);
   return run;
 }
 
-// How the testbench's log names an operation (its stat and problem lines).
+// How the testbench names an operation (its results' labels and its problem lines).
 std::string op_label(const OpResult& r) { return r.name + " (" + r.stem + ")"; }
 
 // The program's operations, from its index.txt (one line per instruction, "skip STEM NAME REASON" for
@@ -415,75 +421,34 @@ std::vector<OpResult> read_program_index(const fs::path& program, const isa::Pro
   return ops;
 }
 
-// What a tb_accel run came to: its operations (with their stat lines) and the log's other lines.
+// What a tb_accel run came to: its operations (with their measured figures) and the testbench's results.
 struct AccelOutcome {
   std::vector<OpResult> ops;
-  std::vector<std::string> problems;  // the log's MISMATCH and FAIL lines
-  int rtl_pred = -1, golden_pred = -1;
-  bool summary_pass = false;
-  std::vector<std::pair<std::string, long long>> fcov;  // functional coverage bins (testbench "fcov" lines)
-  std::vector<std::string> fcov_na;                      // bins whose hardware is not in this RTL
-  long long sim_cycles = 0, prog_cycles = 0, prog_model = 0, fetch_wait = 0, words_per_desc = 0;
+  sim::AccelResults results;
   bool pass = false;  // every check passed
 };
 
-// Reads the testbench's log `out` into `o`: each operation's stat line, the program's cycles, the
-// predictions, the functional coverage, the problem lines and the summary line.
-void read_accel_log(const std::string& out, AccelOutcome& o) {
-  std::map<std::string, std::size_t> by_label;
-  for (std::size_t i = 0; i < o.ops.size(); ++i) by_label[op_label(o.ops[i])] = i;
-  std::istringstream ls(out);
-  const std::regex stat_re(R"(^stat name=(.*?) cycles=)");
-  const std::regex kv_re(R"((\w+)=(-?\d+))");
-  const std::regex pred_re(R"(RTL prediction (\d+), golden prediction (-?\d+))");
-  const std::regex cyc_re(R"(, (\d+) cycles)");
-  const std::regex prog_re(R"(^program cycles=(\d+) model=(\d+) ops=\d+ fetch_wait=(\d+) words_per_descriptor=(\d+))");
-  for (std::string line; std::getline(ls, line);) {
-    std::smatch m;
-    if (std::regex_search(line, m, stat_re)) {
-      const auto it = by_label.find(m[1].str());
-      if (it == by_label.end()) continue;
-      OpResult& r = o.ops[it->second];
-      r.ran = true;
-      const std::string rest = line.substr(line.find(" cycles="));
-      for (std::sregex_iterator k(rest.begin(), rest.end(), kv_re), e; k != e; ++k) r.stat[(*k)[1]] = std::stoll((*k)[2]);
-    } else if (std::regex_search(line, m, prog_re)) {
-      o.prog_cycles = std::stoll(m[1]);
-      o.prog_model = std::stoll(m[2]);
-      o.fetch_wait = std::stoll(m[3]);
-      o.words_per_desc = std::stoll(m[4]);
-    } else if (std::regex_search(line, m, pred_re)) {
-      o.rtl_pred = std::stoi(m[1]);
-      o.golden_pred = std::stoi(m[2]);
-    } else if (line.rfind("fcov ", 0) == 0) {
-      std::istringstream fs_(line.substr(5));
-      std::string bin, na;
-      long long n = 0;
-      if (fs_ >> bin >> n) o.fcov.emplace_back(bin, n);
-      if (fs_ >> na && na == "na") o.fcov_na.push_back(bin);
-    } else if (line.rfind("MISMATCH", 0) == 0 || line.rfind("FAIL", 0) == 0) {
-      o.problems.push_back(line);
-    }
-    if (line.rfind("PASS accel", 0) == 0 || line.rfind("FAIL accel", 0) == 0) {
-      o.summary_pass = line.rfind("PASS", 0) == 0;
-      if (std::regex_search(line, m, cyc_re)) o.sim_cycles = std::stoll(m[1]);
-    }
-  }
-}
-
-// The outcome of `run`: an operation passes when it ran and no problem line names it; the run passes
-// when the testbench exited 0 and said PASS, with no problem line, the program's cycles and every
-// operation passed.
+// The outcome of `run`: each operation gets its measured figures; it passes when it ran and no problem
+// line names it; the run passes when sim::run_passed and every operation passed.
 AccelOutcome read_accel_outcome(const AccelRun& run, const AccelConfig& cfg) {
   AccelOutcome o;
   o.ops = read_program_index(run.program, run.prog, cfg);
-  read_accel_log(run.out, o);
+  o.results = sim::accel_results_of_run(run.results, run.rc);
+  std::map<std::string, std::size_t> by_id;
+  for (std::size_t i = 0; i < o.ops.size(); ++i) by_id[o.ops[i].stem] = i;
+  for (const sim::AccelDescriptor& d : o.results.descriptors) {
+    const auto it = by_id.find(d.id);
+    if (it == by_id.end()) continue;
+    o.ops[it->second].ran = true;
+    o.ops[it->second].measured = d;
+  }
+  const std::vector<std::string>& problems = o.results.verdict.problems;
   for (OpResult& r : o.ops) {
     r.pass = r.ran;
-    for (const std::string& p : o.problems)
+    for (const std::string& p : problems)
       if (p.find(op_label(r)) != std::string::npos) r.pass = false;
   }
-  o.pass = run.rc == 0 && o.summary_pass && o.problems.empty() && o.prog_cycles > 0 &&
+  o.pass = sim::run_passed(o.results.verdict, run.rc, o.results.program.cycles) &&
            std::all_of(o.ops.begin(), o.ops.end(), [](const OpResult& r) { return r.pass; });
   return o;
 }
@@ -500,17 +465,19 @@ AccelTotals accel_totals(const AccelOutcome& o, const AccelConfig& cfg) {
   AccelTotals t;
   for (const OpResult& r : o.ops) {
     if (!r.ran) continue;
-    t.cycles += r.stat.at("cycles");
-    t.model_cycles += r.stat.at("model");
+    const sim::AccelDescriptor& m = r.measured;
+    t.cycles += m.cycles;
+    t.model_cycles += m.model;
     t.macs += r.model.useful_macs;
-    t.rd_d += r.stat.at("reads_data");
-    t.rd_dv += r.stat.at("reads_data_vec");
-    t.rd_w += r.stat.at("reads_weight");
-    t.rd_b += r.stat.at("reads_bias");
-    t.rd_b_codes += r.stat.at("reads_bias") * r.init_codes;
-    t.wr += r.stat.at("writes");
+    t.rd_d += m.reads_data;
+    t.rd_dv += m.reads_data_vec;
+    t.rd_w += m.reads_weight;
+    t.rd_b += m.reads_bias;
+    t.rd_b_codes += m.reads_bias * r.init_codes;
+    t.wr += m.writes;
   }
-  t.total = o.prog_cycles > 0 ? o.prog_cycles : t.cycles;
+  const long long prog_cycles = o.results.program.cycles;
+  t.total = prog_cycles > 0 ? prog_cycles : t.cycles;
   t.ips = t.total ? cfg.clock.target_mhz * 1e6 / double(t.total) : 0.0;
   t.util = t.total ? double(t.macs) / (double(t.total) * cfg.array.rows * cfg.array.cols) : 0.0;
   return t;
@@ -530,9 +497,6 @@ struct AccelReport {
   AccelTotals t;
 };
 
-// An operation's stat value `k` (0 when its stat line lacks it, or it did not run).
-long long op_stat(const OpResult& r, const char* k) { return r.stat.count(k) ? r.stat.at(k) : 0LL; }
-
 // An operation's result as the report says it.
 std::string op_result(const OpResult& r) {
   return !r.skip_reason.empty() ? "skipped (executor)" : !r.ran ? "not run" : r.pass ? "pass" : "FAIL";
@@ -544,11 +508,10 @@ std::string accel_ops_md(const std::vector<OpResult>& ops) {
       "| # | operation | kind | result | cycles (RTL) | model | stalls data/tile/output | vectors | useful MACs | "
       "data reads (elements + vectors) | tile rows | init reads | writes |\n|---|---|---|---|---:|---:|---|---:|---:|---:|---:|---:|---:|\n";
   for (const OpResult& r : ops) {
-    const auto st = [&](const char* k) { return op_stat(r, k); };
+    const sim::AccelDescriptor& m = r.measured;
     md += fmt::format("| {} | {} | {} | {} | {} | {} | {}/{}/{} | {} | {} | {} + {} | {} | {} | {} |\n", r.stem, r.name,
-                      r.kind, op_result(r), st("cycles"), st("model"), st("stall_data"), st("stall_tile"), st("stall_out"),
-                      st("vectors"), r.model.useful_macs, st("reads_data"), st("reads_data_vec"), st("reads_weight"),
-                      st("reads_bias"), st("writes"));
+                      r.kind, op_result(r), m.cycles, m.model, m.stall_data, m.stall_tile, m.stall_out, m.vectors,
+                      r.model.useful_macs, m.reads_data, m.reads_data_vec, m.reads_weight, m.reads_bias, m.writes);
   }
   return md;
 }
@@ -557,14 +520,14 @@ std::string accel_ops_md(const std::vector<OpResult>& ops) {
 nlohmann::ordered_json accel_ops_json(const std::vector<OpResult>& ops) {
   nlohmann::ordered_json jops = nlohmann::json::array();
   for (const OpResult& r : ops) {
-    const auto st = [&](const char* k) { return op_stat(r, k); };
+    const sim::AccelDescriptor& m = r.measured;
     jops.push_back({{"id", r.stem}, {"name", r.name}, {"kind", r.kind}, {"result", op_result(r)},
-                    {"cycles", st("cycles")}, {"model_cycles", st("model")},
-                    {"stall_cycles", {{"data", st("stall_data")}, {"tile", st("stall_tile")}, {"output", st("stall_out")}}},
-                    {"vectors", st("vectors")}, {"useful_macs", r.model.useful_macs},
-                    {"reads", {{"data_elements", st("reads_data")}, {"data_vectors", st("reads_data_vec")},
-                               {"tile_rows", st("reads_weight")}, {"init_reads", st("reads_bias")}}},
-                    {"writes", st("writes")}, {"start_cycle", st("start")}});
+                    {"cycles", m.cycles}, {"model_cycles", m.model},
+                    {"stall_cycles", {{"data", m.stall_data}, {"tile", m.stall_tile}, {"output", m.stall_out}}},
+                    {"vectors", m.vectors}, {"useful_macs", r.model.useful_macs},
+                    {"reads", {{"data_elements", m.reads_data}, {"data_vectors", m.reads_data_vec},
+                               {"tile_rows", m.reads_weight}, {"init_reads", m.reads_bias}}},
+                    {"writes", m.writes}, {"start_cycle", m.start}});
   }
   return jops;
 }
@@ -574,13 +537,12 @@ nlohmann::ordered_json accel_ops_json(const std::vector<OpResult>& ops) {
 // op_done_o included), or to the program's end. `gtkw` gets the .gtkw's path.
 std::string accel_trace_md(const AccelReport& a, std::string& gtkw) {
   const std::vector<OpResult>& ops = a.o.ops;
-  std::uint64_t first_end = static_cast<std::uint64_t>(std::max(0LL, a.o.sim_cycles));
-  const bool first_ran = !ops.empty() && ops[0].ran && ops[0].stat.count("start");
-  if (first_ran) first_end = ops.size() > 1 && ops[1].ran && ops[1].stat.count("start")
-                                 ? static_cast<std::uint64_t>(ops[1].stat.at("start")) + 1
-                                 : static_cast<std::uint64_t>(a.t.total);
+  std::uint64_t first_end = static_cast<std::uint64_t>(std::max(0LL, a.o.results.verdict.simulated_cycles));
+  const bool first_ran = !ops.empty() && ops[0].ran;
+  if (first_ran) first_end = ops.size() > 1 && ops[1].ran ? static_cast<std::uint64_t>(ops[1].measured.start) + 1
+                                                          : static_cast<std::uint64_t>(a.t.total);
   else first_end = std::min<std::uint64_t>(first_end, sim::kTraceFirstCycles);
-  const sim::TraceWindow window = sim::trace_window(a.run.out, a.run.period_ps, 0, first_end);
+  const sim::TraceWindow window = sim::trace_window(a.o.results.verdict.trace_reset_released_ps, a.run.period_ps, 0, first_end);
   return sim::trace_report_line(*a.req.trace, emit::kAccelModule, sim::read_trace_groups(a.rtl, emit::kAccelModule), window, gtkw);
 }
 
@@ -596,10 +558,10 @@ std::string accel_report_md(const AccelReport& a, std::string& gtkw) {
   const int label = a.in.label;
   std::string md = fmt::format("# capsgen sim: {} on {}\n\n", w.net.name, w.cfg.name);
   md += fmt::format("- result: **{}**{}\n", o.pass ? "PASS, every operation bit-exact" : "FAIL",
-                    o.pass ? "" : fmt::format(" ({} problem line(s) below, exit status of the testbench {})", o.problems.size(), a.run.rc));
+                    o.pass ? "" : fmt::format(" ({} problem line(s) below, exit status of the testbench {})", o.results.verdict.problems.size(), a.run.rc));
   md += fmt::format("- input: {}{}; weights: {}\n", a.in.input_name, label >= 0 ? fmt::format(", true label {}", label) : "",
                     a.req.weights.value_or(fmt::format("seeded random (seed {})", a.req.seed)));
-  md += fmt::format("- class prediction: RTL {}, golden model {}{}\n", o.rtl_pred, o.golden_pred,
+  md += fmt::format("- class prediction: RTL {}, golden model {}{}\n", o.results.prediction.rtl, o.results.prediction.golden,
                     label >= 0 ? fmt::format(", true label {}", label) : "");
   md += fmt::format("- RTL: {} ({}x{} array, {} MHz target), model {}{}\n\n", a.rtl.string(), R, C, mhz, (a.build / "tb_accel").string(),
                     a.req.fault.empty() ? "" : fmt::format(" (**deliberately broken: --fault {}**)", a.req.fault));
@@ -608,20 +570,20 @@ std::string accel_report_md(const AccelReport& a, std::string& gtkw) {
       "\n- total: {} cycles for the program from start_i to done_o (model {}), of which {} in the descriptors (the compiler's "
       "cycle model: {}, {:+.3f}%) and {} with the engine waiting for the sequencer ({} words per descriptor fetched); "
       "{} simulated cycles with reset\n",
-      o.prog_cycles, o.prog_model, t.cycles, t.model_cycles, t.cycles ? 100.0 * double(t.model_cycles - t.cycles) / double(t.cycles) : 0.0,
-      o.fetch_wait, o.words_per_desc, o.sim_cycles);
+      o.results.program.cycles, o.results.program.model_cycles, t.cycles, t.model_cycles, t.cycles ? 100.0 * double(t.model_cycles - t.cycles) / double(t.cycles) : 0.0,
+      o.results.program.fetch_wait, o.results.program.words_per_descriptor, o.results.verdict.simulated_cycles);
   md += fmt::format("- {:.1f} inferences/s at {} MHz; array utilization {:.3f} ({} useful MACs / ({}x{} x cycles))\n", t.ips,
                     mhz, t.util, t.macs, R, C);
   md += fmt::format(
       "- memory activity: {} data element reads and {} data vector reads ({} B), {} tile-row reads ({} B), {} "
       "accumulator-init reads (biases, logits: {} B), {} element writes ({} B)\n",
       t.rd_d, t.rd_dv, (t.rd_d + t.rd_dv * R) * db, t.rd_w, t.rd_w * C * wb, t.rd_b, t.rd_b_codes * pb, t.wr, t.wr * db);
-  md += fmt::format("- simulation: {:.1f} s for {} cycles ({:.0f} cycles/s){}; model build {:.1f} s\n", a.run.seconds, o.sim_cycles,
-                    a.run.seconds > 0 ? double(o.sim_cycles) / a.run.seconds : 0.0, a.req.trace ? ", FST tracing on" : "", a.build_s);
+  md += fmt::format("- simulation: {:.1f} s for {} cycles ({:.0f} cycles/s){}; model build {:.1f} s\n", a.run.seconds, o.results.verdict.simulated_cycles,
+                    a.run.seconds > 0 ? double(o.results.verdict.simulated_cycles) / a.run.seconds : 0.0, a.req.trace ? ", FST tracing on" : "", a.build_s);
   if (a.req.trace) md += accel_trace_md(a, gtkw);
   md += "- not modelled here: the scratchpad, DMA and off-chip memory behind the engine's ports (the testbench's memory "
         "answers every read in one cycle; docs/rtl-engine.md)\n";
-  md += sim::problems_section(o.problems);
+  md += sim::problems_section(o.results.verdict.problems);
   return md;
 }
 
@@ -637,16 +599,16 @@ nlohmann::ordered_json accel_report_json(const AccelReport& a, const std::string
   j["pass"] = o.pass;
   j["input"] = a.in.input_name;
   j["label"] = a.in.label;
-  j["prediction"] = {{"rtl", o.rtl_pred}, {"golden", o.golden_pred}};
+  j["prediction"] = {{"rtl", o.results.prediction.rtl}, {"golden", o.results.prediction.golden}};
   j["array"] = {{"rows", w.cfg.array.rows}, {"cols", w.cfg.array.cols}};
   j["clock_mhz"] = w.cfg.clock.target_mhz;
   j["operations"] = accel_ops_json(o.ops);
   j["total_cycles"] = t.total;
   j["descriptor_cycles"] = t.cycles;
-  j["program_model_cycles"] = o.prog_model;
-  j["fetch_wait_cycles"] = o.fetch_wait;
-  j["words_per_descriptor"] = o.words_per_desc;
-  j["simulated_cycles"] = o.sim_cycles;
+  j["program_model_cycles"] = o.results.program.model_cycles;
+  j["fetch_wait_cycles"] = o.results.program.fetch_wait;
+  j["words_per_descriptor"] = o.results.program.words_per_descriptor;
+  j["simulated_cycles"] = o.results.verdict.simulated_cycles;
   j["model_cycles"] = t.model_cycles;
   j["inferences_per_second"] = t.ips;
   j["array_utilization"] = t.util;
@@ -656,12 +618,12 @@ nlohmann::ordered_json accel_report_json(const AccelReport& a, const std::string
   j["build_seconds"] = a.build_s;
   j["trace"] = a.req.trace.value_or("");
   j["gtkw"] = gtkw;
-  j["problems"] = o.problems;
+  j["problems"] = o.results.verdict.problems;
   j["fault"] = a.req.fault;
   j["coverage"] = a.req.coverage && fs::exists(a.run.coverage_dat) ? a.run.coverage_dat.string() : "";
   j["functional_coverage"] = nlohmann::ordered_json::object();
-  for (const auto& [bin, n] : o.fcov) j["functional_coverage"][bin] = n;
-  j["functional_coverage_na"] = o.fcov_na;
+  for (const auto& [bin, n] : o.results.coverage.bins) j["functional_coverage"][bin] = n;
+  j["functional_coverage_na"] = o.results.coverage.na;
   return j;
 }
 

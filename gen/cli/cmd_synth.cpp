@@ -112,9 +112,9 @@ int cmd_synth(const std::vector<std::string>& argv) {
     emit::generate_rtl(cfg, rtl_dir);
   }
   const synth::RtlInfo rtl = synth::load_rtl_info(rtl_dir);
-  if (auto it = rtl.summary.find("name"); it != rtl.summary.end() && it->second != cfg.name)
-    throw InputError((rtl_dir / "config.txt").string(), 0, 0, "--rtl",
-                     fmt::format("RTL of preset '{}', not of --config preset '{}'", it->second, cfg.name));
+  if (!rtl.preset.empty() && rtl.preset != cfg.name)
+    throw InputError((rtl_dir / emit::kConfigSummaryName).string(), 0, 0, "--rtl",
+                     fmt::format("RTL of preset '{}', not of --config preset '{}'", rtl.preset, cfg.name));
 
   synth::SynthOptions opt;
   if (args.has("top")) opt.tops = split_commas(args.get("top"));

@@ -1,4 +1,4 @@
-// From an exploration to RTL in one step (issue 7): `capsgen generate --dse FILE --dse-id N` reads one
+// From an exploration to RTL in one step: `capsgen generate --dse FILE --dse-id N` reads one
 // configuration of `capsgen dse memory`'s CSV (configs.csv.gz or pareto.csv) and applies its
 // organization, power gating, memory sizes and sector counts to the preset; banks and word widths stay
 // the preset's (a memory the preset lacks takes the data memory's, the shared memory's when there is no

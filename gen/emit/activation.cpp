@@ -918,34 +918,32 @@ Module build_activation_bank(const AccelConfig& cfg) {
   return m;
 }
 
-std::string activation_summary(const AccelConfig& cfg) {
+// activation.json (schemas/activation.schema.json): preset values and generator choices, read by
+// tb/activation_tb.cpp and the engine's testbench.
+nlohmann::json activation_summary(const AccelConfig& cfg) {
   const ActGeometry g = act_geometry(cfg);
-  std::string s = file_header(cfg, "Activation unit: preset values and generator choices, read by tb/activation_tb.cpp.", "#");
-  auto kv = [&s](const char* k, long long v) { s += fmt::format("{} {}\n", k, v); };
-  kv("cols", cfg.array.cols);
-  kv("psum_bits", cfg.widths.psum);
-  kv("act_bits", cfg.widths.act);
-  kv("sqrt_in_bits", cfg.norm.sqrt_in_bits);
-  kv("sqrt_out_bits", cfg.norm.sqrt_out_bits);
-  kv("squash_gain", g.sq_gain ? 1 : 0);
-  kv("squash_elem_bits", cfg.squash.elem_bits);
-  kv("squash_gain_bits", cfg.squash.gain_bits);
-  kv("squash_norm_bits", cfg.squash.norm_bits);
-  kv("squash_out_bits", cfg.squash.out_bits);
-  kv("squash_in_frac", cfg.squash.in_frac);
-  kv("squash_norm_shift", cfg.squash.norm_shift);
-  kv("exp_in_bits", cfg.softmax.exp_in_bits);
-  kv("exp_out_bits", cfg.softmax.exp_out_bits);
-  kv("softmax_in_frac", cfg.softmax.in_frac);
-  kv("max_len", g.max_len);
-  kv("sqrt_computed", g.sqrt_computed ? 1 : 0);
-  // PIM-CapsNet units (keys only when selected, so LUT presets keep their file).
-  if (cfg.softmax.exp_kind == ExpKind::kPimShift) {
-    kv("exp_pim", 1);
-    kv("exp_recovery", cfg.softmax.exp_recovery ? 1 : 0);
-  }
-  if (cfg.norm.sqrt_kind == SqrtKind::kPimRsqrt) kv("sqrt_pim", 1);
-  return s;
+  const bool exp_pim = cfg.softmax.exp_kind == ExpKind::kPimShift;
+  return {{"cols", cfg.array.cols},
+          {"psum_bits", cfg.widths.psum},
+          {"act_bits", cfg.widths.act},
+          {"sqrt_in_bits", cfg.norm.sqrt_in_bits},
+          {"sqrt_out_bits", cfg.norm.sqrt_out_bits},
+          {"squash_gain", g.sq_gain},
+          {"squash_elem_bits", cfg.squash.elem_bits},
+          {"squash_gain_bits", cfg.squash.gain_bits},
+          {"squash_norm_bits", cfg.squash.norm_bits},
+          {"squash_out_bits", cfg.squash.out_bits},
+          {"squash_in_frac", cfg.squash.in_frac},
+          {"squash_norm_shift", cfg.squash.norm_shift},
+          {"exp_in_bits", cfg.softmax.exp_in_bits},
+          {"exp_out_bits", cfg.softmax.exp_out_bits},
+          {"softmax_in_frac", cfg.softmax.in_frac},
+          {"max_len", g.max_len},
+          {"sqrt_computed", g.sqrt_computed},
+          // The PIM-CapsNet units in place of the exp and sqrt ROMs.
+          {"exp_pim", exp_pim},
+          {"exp_recovery", exp_pim && cfg.softmax.exp_recovery},
+          {"sqrt_pim", cfg.norm.sqrt_kind == SqrtKind::kPimRsqrt}};
 }
 
 void emit_activation(const AccelConfig& cfg, Design& design) {
@@ -981,7 +979,7 @@ void emit_activation(const AccelConfig& cfg, Design& design) {
   design.add_data_file(std::string(kActSqrtRomModule) + ".hex", rom_hex(sqrt_t, g.sqrt_out));
   design.add_data_file(std::string(kActSquashRomModule) + ".hex", rom_hex(squash_t, g.sq_rom_data));
   design.add_data_file(std::string(kActExpRomModule) + ".hex", rom_hex(exp_t, g.exp_out));
-  design.add_other_file(kActivationSummaryName, activation_summary(cfg));
+  design.add_summary(kActivationSummaryName, activation_summary(cfg));
 }
 
 }  // namespace capsgen::emit

@@ -26,9 +26,9 @@ inline constexpr const char* kActExpRomModule = "capsgen_act_exp_rom";
 // (norm.sqrt_kind: pim-rsqrt): same ports and timing (emit/activation_pim.cpp).
 inline constexpr const char* kActPimExpModule = "capsgen_act_pim_exp";
 inline constexpr const char* kActPimRsqrtModule = "capsgen_act_pim_rsqrt";
-// Key/value description of the activation unit for the block testbench (raw preset values plus
-// the generator's choices: max vector length, ROM forms).
-inline constexpr const char* kActivationSummaryName = "activation.txt";
+// JSON summary of the activation unit for the testbenches (raw preset values plus the generator's
+// choices: max vector length, ROM forms, PIM-CapsNet units; schemas/activation.schema.json).
+inline constexpr const char* kActivationSummaryName = "activation.json";
 
 // func_i encoding.
 enum class ActFunc : int { kNone = 0, kRelu = 1, kNorm = 2, kSquash = 3, kSoftmax = 4 };
@@ -87,9 +87,9 @@ Module build_act_pim_rsqrt(const AccelConfig& cfg);  // fx::pim::sqrt_rsqrt
 Module build_act_divider(const AccelConfig& cfg);
 Module build_activation(const AccelConfig& cfg);
 Module build_activation_bank(const AccelConfig& cfg);
-std::string activation_summary(const AccelConfig& cfg);
+nlohmann::json activation_summary(const AccelConfig& cfg);
 
-// All modules, the .hex images of the three tables and activation.txt.
+// All modules, the .hex images of the three tables and activation.json.
 void emit_activation(const AccelConfig& cfg, Design& design);
 
 }  // namespace capsgen::emit

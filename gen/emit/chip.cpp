@@ -679,23 +679,31 @@ Module build_chip(const AccelConfig& cfg) {
   return m;
 }
 
-std::string chip_summary(const AccelConfig& cfg) {
-  std::string s = fmt::format("# capsgen_chip of {} (docs/rtl-chip.md)\n", cfg.name);
+// chip.json (schemas/chip.schema.json): the frame format and the off-chip side of capsgen_chip
+// (docs/rtl-chip.md), read by tb/frame_seq_tb.cpp and tb/chip_tb.cpp.
+nlohmann::json chip_summary(const AccelConfig& cfg) {
   const std::string why = chip_unsupported_reason(cfg);
-  if (!why.empty()) return s + "supported 0\nreason " + why + "\n";
+  if (!why.empty()) return {{"supported", false}, {"reason", why}};
   const isa::FrameGeometry g = isa::frame_geometry(cfg);
-  s += "supported 1\n";
-  s += fmt::format("engine_words {}\ndma_words {}\npmu_words {}\n", isa::payload_words(isa::FrameKind::kEngine, g),
-                   isa::payload_words(isa::FrameKind::kDma, g), g.power_gating() ? isa::payload_words(isa::FrameKind::kPmu, g) : 0);
-  s += fmt::format("spm_addr_bits {}\nlen_bits {}\nsize_bits {}\nmax_size {}\n", g.spm_addr_bits, g.len_bits, g.size_bits,
-                   g.max_size);
-  s += fmt::format("power_gating {}\nsectors_data {}\nsectors_weight {}\nsectors_acc {}\nsectors_shared {}\n",
-                   g.power_gating() ? 1 : 0, g.sectors[0], g.sectors[1], g.sectors[2], g.sectors[3]);
-  s += fmt::format("organization {}\n", to_string(cfg.scratchpad.organization));
   const DmaGeometry d = dma_geometry(cfg);
-  s += fmt::format("word_bytes {}\nmax_burst {}\nlatency_cycles {}\nclock_mhz {}\n", d.word_bytes, d.max_burst,
-                   cfg.offchip.latency_cycles, cfg.clock.target_mhz);
-  return s;
+  return {{"supported", true},
+          {"engine_words", isa::payload_words(isa::FrameKind::kEngine, g)},
+          {"dma_words", isa::payload_words(isa::FrameKind::kDma, g)},
+          {"pmu_words", g.power_gating() ? isa::payload_words(isa::FrameKind::kPmu, g) : 0},
+          {"spm_addr_bits", g.spm_addr_bits},
+          {"len_bits", g.len_bits},
+          {"size_bits", g.size_bits},
+          {"max_size", g.max_size},
+          {"power_gating", g.power_gating()},
+          {"sectors_data", g.sectors[0]},
+          {"sectors_weight", g.sectors[1]},
+          {"sectors_acc", g.sectors[2]},
+          {"sectors_shared", g.sectors[3]},
+          {"organization", to_string(cfg.scratchpad.organization)},
+          {"word_bytes", d.word_bytes},
+          {"max_burst", d.max_burst},
+          {"latency_cycles", cfg.offchip.latency_cycles},
+          {"clock_mhz", cfg.clock.target_mhz}};
 }
 
 void emit_chip(const AccelConfig& cfg, Design& design) {
@@ -703,7 +711,7 @@ void emit_chip(const AccelConfig& cfg, Design& design) {
     design.add_module(build_frame_sequencer(cfg));
     design.add_module(build_chip(cfg));
   }
-  design.add_other_file(kChipSummaryName, chip_summary(cfg));
+  design.add_summary(kChipSummaryName, chip_summary(cfg));
 }
 
 }  // namespace capsgen::emit

@@ -20,8 +20,9 @@ namespace capsgen::emit {
 
 inline constexpr const char* kFrameSequencerModule = "capsgen_frame_seq";
 inline constexpr const char* kChipModule = "capsgen_chip";
-// Key/value description for the testbench (always written; `supported 0` and a reason without memsys).
-inline constexpr const char* kChipSummaryName = "chip.txt";
+// JSON summary for the testbenches (schemas/chip.schema.json; always written: `"supported": false`
+// and a reason without memsys).
+inline constexpr const char* kChipSummaryName = "chip.json";
 
 // "" when capsgen_chip can be generated, else the reason naming the field: capsgen_memsys's
 // (memsys_unsupported_reason), or a power-gated memory with more sectors than a PMU frame's 32-bit
@@ -30,8 +31,8 @@ std::string chip_unsupported_reason(const AccelConfig& cfg);
 
 Module build_frame_sequencer(const AccelConfig& cfg);
 Module build_chip(const AccelConfig& cfg);
-std::string chip_summary(const AccelConfig& cfg);
-// capsgen_frame_seq, capsgen_chip and chip.txt where chip_unsupported_reason() is empty; otherwise chip.txt with the reason.
+nlohmann::json chip_summary(const AccelConfig& cfg);
+// capsgen_frame_seq, capsgen_chip and chip.json where chip_unsupported_reason() is empty; otherwise chip.json with the reason.
 void emit_chip(const AccelConfig& cfg, Design& design);
 
 }  // namespace capsgen::emit

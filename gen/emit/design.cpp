@@ -4,6 +4,7 @@
 
 #include <stdexcept>
 
+#include "core/summary_json.hpp"
 #include "core/version.hpp"
 
 namespace capsgen::emit {
@@ -73,6 +74,13 @@ void Design::add_other_file(const std::string& name, const std::string& contents
   f.kind = OutputFile::Kind::kOther;
   f.contents = contents;
   add(std::move(f));
+}
+
+void Design::add_summary(const std::string& name, const nlohmann::json& facts) {
+  const std::string ext = ".json";
+  if (name.size() <= ext.size() || name.compare(name.size() - ext.size(), ext.size(), ext) != 0)
+    throw std::logic_error("emit: a summary's name ends in .json: " + name);
+  add_other_file(name, summary_text(name.substr(0, name.size() - ext.size()), facts));
 }
 
 bool Design::has_module(const std::string& name) const {

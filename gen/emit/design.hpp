@@ -2,13 +2,16 @@
 //
 // To add a block (activation unit, scratchpad, controller, ...): write emit/<block>.{hpp,cpp} with a
 // function `void emit_<block>(const AccelConfig&, Design&)` that adds its modules (and data files,
-// e.g. LUT ROM .hex/.mem contents), then append one line to block_emitters() in emit/registry.cpp,
-// after the blocks it instantiates. Nothing else needs to change: generate_rtl() runs the emitters
-// in that order and writes files.f in the order modules were added (dependencies first).
+// e.g. LUT ROM .hex/.mem contents, and a JSON summary for its testbench), then append one line to
+// block_emitters() in emit/registry.cpp, after the blocks it instantiates. Nothing else needs to
+// change: generate_rtl() runs the emitters in that order and writes files.f in the order modules
+// were added (dependencies first).
 #pragma once
 
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "config/accel_config.hpp"
 #include "core/bits.hpp"
@@ -36,6 +39,8 @@ class Design {
   void add_data_file(const std::string& name, const std::string& contents, const std::string& comment_prefix = "//");
   // Adds any other file verbatim (documentation, scripts).
   void add_other_file(const std::string& name, const std::string& contents);
+  // Adds the JSON summary `name` ("<doc>.json", core/summary_json.hpp): `facts` with the schema field.
+  void add_summary(const std::string& name, const nlohmann::json& facts);
 
   bool has_module(const std::string& name) const;
   // True when `path` ("sig", "u_inst.sig", "u_a.u_b.sig") names a port or net of module `top`, or of

@@ -776,29 +776,28 @@ Module build_dma(const AccelConfig& cfg) {
   return m;
 }
 
-std::string dma_summary(const AccelConfig& cfg) {
+// dma.json (schemas/dma.schema.json): the DMA engine's widths and limits, read by tb/dma_tb.cpp.
+nlohmann::json dma_summary(const AccelConfig& cfg) {
   const DmaGeometry g = dma_geometry(cfg);
-  std::string s = file_header(cfg, "DMA engine: widths and limits, read by tb/dma_tb.cpp.", "#");
-  s += fmt::format("data_bits {}\n", g.data_bits);
-  s += fmt::format("spm_addr_bits {}\n", g.spm_addr_bits);
-  s += fmt::format("widen_size {}\n", g.widen_size);
-  s += fmt::format("dram_addr_bits {}\n", kDmaDramAddrBits);
-  s += fmt::format("count_bits {}\n", kDmaCountBits);
-  s += fmt::format("len_bits {}\n", g.len_bits);
-  s += fmt::format("max_burst {}\n", g.max_burst);
-  s += fmt::format("outstanding {}\n", g.outstanding);
-  s += fmt::format("fifo_depth {}\n", kDmaFifoDepth);
-  s += fmt::format("size_bits {}\n", g.size_bits);
-  s += fmt::format("max_size {}\n", g.max_size);
-  s += fmt::format("widen_bits {}\n", 8 * g.widen_bytes);
-  s += fmt::format("latency_cycles {}\n", cfg.offchip.latency_cycles);
-  s += fmt::format("clock_mhz {}\n", cfg.clock.target_mhz);
-  return s;
+  return {{"data_bits", g.data_bits},
+          {"spm_addr_bits", g.spm_addr_bits},
+          {"widen_size", g.widen_size},
+          {"dram_addr_bits", kDmaDramAddrBits},
+          {"count_bits", kDmaCountBits},
+          {"len_bits", g.len_bits},
+          {"max_burst", g.max_burst},
+          {"outstanding", g.outstanding},
+          {"fifo_depth", kDmaFifoDepth},
+          {"size_bits", g.size_bits},
+          {"max_size", g.max_size},
+          {"widen_bits", 8 * g.widen_bytes},
+          {"latency_cycles", cfg.offchip.latency_cycles},
+          {"clock_mhz", cfg.clock.target_mhz}};
 }
 
 void emit_dma(const AccelConfig& cfg, Design& design) {
   design.add_module(build_dma(cfg));
-  design.add_other_file(kDmaSummaryName, dma_summary(cfg));
+  design.add_summary(kDmaSummaryName, dma_summary(cfg));
 }
 
 }  // namespace capsgen::emit

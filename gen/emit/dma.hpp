@@ -1,4 +1,4 @@
-// DMA engine between the off-chip memory port and the scratchpad (issue 4, docs/rtl-dma.md):
+// DMA engine between the off-chip memory port and the scratchpad (docs/rtl-dma.md):
 // one descriptor at a time (valid/ready), a 3-level address pattern walked twice (burst requests on
 // the DRAM side, one word per beat on the SPM side), up to DmaGeometry::outstanding bursts in flight so the
 // next request overlaps the previous burst's data (prefetch), busy/done and beat counters.
@@ -16,8 +16,8 @@
 namespace capsgen::emit {
 
 inline constexpr const char* kDmaModule = "capsgen_dma";
-// Key/value description of the DMA's widths for the block testbench.
-inline constexpr const char* kDmaSummaryName = "dma.txt";
+// JSON summary of the DMA's widths and limits for the block testbench (schemas/dma.schema.json).
+inline constexpr const char* kDmaSummaryName = "dma.json";
 inline constexpr int kDmaMinOutstanding = 8;   // bursts in flight (burst-length FIFO depth): at least 8,
 inline constexpr int kDmaMaxOutstanding = 64;  // more when short bursts must cover a long latency
 inline constexpr int kDmaFifoDepth = 4;    // data FIFO words, a power of 2
@@ -43,7 +43,7 @@ unsigned long long dma_strobe(int size, int word_bytes);
 
 DmaGeometry dma_geometry(const AccelConfig& cfg);
 Module build_dma(const AccelConfig& cfg);
-std::string dma_summary(const AccelConfig& cfg);
+nlohmann::json dma_summary(const AccelConfig& cfg);
 void emit_dma(const AccelConfig& cfg, Design& design);
 
 }  // namespace capsgen::emit

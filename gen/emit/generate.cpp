@@ -16,19 +16,17 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string config_summary(const AccelConfig& cfg) {
-  std::string s = file_header(cfg, "Key/value summary of the generated RTL, read by the block testbenches.", "#");
-  auto kv = [&s](const char* k, long long v) { s += fmt::format("{} {}\n", k, v); };
-  s += fmt::format("name {}\n", cfg.name);
-  kv("rows", cfg.array.rows);
-  kv("cols", cfg.array.cols);
-  kv("pe_pipeline", cfg.array.pe_pipeline ? 1 : 0);
-  kv("data_bits", cfg.widths.data);
-  kv("weight_bits", cfg.widths.weight);
-  kv("psum_bits", cfg.widths.psum);
-  kv("act_bits", cfg.widths.act);
-  kv("acc_depth", cfg.accumulator.depth);
-  return s;
+// config.json (schemas/config.schema.json): the preset's array and widths, for the block testbenches.
+nlohmann::json config_summary(const AccelConfig& cfg) {
+  return {{"name", cfg.name},
+          {"rows", cfg.array.rows},
+          {"cols", cfg.array.cols},
+          {"pe_pipeline", cfg.array.pe_pipeline},
+          {"data_bits", cfg.widths.data},
+          {"weight_bits", cfg.widths.weight},
+          {"psum_bits", cfg.widths.psum},
+          {"act_bits", cfg.widths.act},
+          {"acc_depth", cfg.accumulator.depth}};
 }
 
 bool is_capsgen_output(const fs::path& dir) {
@@ -63,7 +61,7 @@ Design build_design(const AccelConfig& cfg) {
   std::string list = file_header(cfg, "Verilog sources in dependency order (verilator -F / iverilog -c).");
   for (const std::string& f : d.verilog_files()) list += f + "\n";
   d.add_other_file(kFileListName, list);
-  d.add_other_file(kConfigSummaryName, config_summary(cfg));
+  d.add_summary(kConfigSummaryName, config_summary(cfg));
   return d;
 }
 

@@ -10,7 +10,7 @@
 
 namespace capsgen::emit {
 
-// Runs every registered block emitter and adds the file list (files.f) and config.txt.
+// Runs every registered block emitter and adds the file list (files.f) and config.json.
 Design build_design(const AccelConfig& cfg);
 
 // Writes build_design(cfg) into out_dir and returns the file names written (relative to out_dir),
@@ -22,8 +22,9 @@ Design build_design(const AccelConfig& cfg);
 std::vector<std::string> generate_rtl(const AccelConfig& cfg, const std::filesystem::path& out_dir,
                                       const std::vector<OutputFile>& extra = {});
 
-// Name of the file list, and of the key/value description of the generated RTL for testbenches.
+// Name of the file list, and of the JSON summary of the preset for the testbenches
+// (schemas/config.schema.json).
 inline constexpr const char* kFileListName = "files.f";
-inline constexpr const char* kConfigSummaryName = "config.txt";
+inline constexpr const char* kConfigSummaryName = "config.json";
 
 }  // namespace capsgen::emit

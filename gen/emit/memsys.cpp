@@ -1487,39 +1487,50 @@ Module build_memsys(const AccelConfig& cfg) {
   return m;
 }
 
-std::string memsys_summary(const AccelConfig& cfg) {
-  std::string s = file_header(cfg, "Memory system (capsgen_memsys): address map, read by tb/memsys_tb.cpp.", "#");
+// memsys.json (schemas/memsys.schema.json): the address map, read by tb/memsys_tb.cpp and tb/dma_tb.cpp.
+// The memories in element-space order; a view (SMP's acc, HY's lanes) is a range whose words are a
+// scratchpad's (no sectors of its own). The shared memory's ports: p0 drd, p1 wrd and wr, p2 brd (of
+// SMP's acc or HY's lanes) and the DMA.
+nlohmann::json memsys_summary(const AccelConfig& cfg) {
   const std::string reason = memsys_unsupported_reason(cfg);
-  if (!reason.empty()) {
-    s += "supported 0\n";
-    s += "reason " + reason + "\n";
-    return s;
-  }
+  if (!reason.empty()) return {{"supported", false}, {"reason", reason}};
   const MemsysGeometry g = memsys_geometry(cfg);
-  s += "supported 1\n";
-  s += fmt::format("addr_bits {}\nspm_addr_bits {}\nspm_data_bits {}\nspm_size_bits {}\nspm_max_size {}\ncounter_bits {}\n",
-                   g.addr_bits, g.spm_addr_bits, g.spm_data_bits, g.spm_size_bits, g.spm_max_size, kMemsysCounterBits);
-  s += fmt::format("rows {}\ncols {}\ndata_bits {}\nweight_bits {}\npsum_bits {}\nout_bits {}\n", g.rows, g.cols, g.data,
-                   g.weight, g.psum, g.out_bits);
-  s += fmt::format("power_gating {}\nwakeup_cycles {}\n", cfg.scratchpad.power_gating ? 1 : 0, cfg.scratchpad.wakeup_cycles);
-  if (g.smp)
-    s += "organization smp\n# one scratchpad (shared): acc = its 32-bit lanes, shared = its bytes; ports p0 drd, p1 wrd and wr, p2 brd and the DMA\n";
-  else if (g.index("lanes") >= 0)
-    s += "organization hy\n# the shared memory's ports: p0 drd, p1 wrd and wr, p2 brd of its lanes and the DMA; lanes = its 32-bit lanes\n";
-  else if (g.index("shared") >= 0)
-    s += "organization hy\n# the shared memory's ports: p0 drd, p1 wrd and wr, p2 the DMA\n";
-  s += "# memory <name> <elem_base> <elements> <words> <banks> <sectors> <words_per_sector> <width_bits> <lane_bits>\n";
-  for (const MemsysMemory& m : g.mems)
-    s += fmt::format("memory {} {} {} {} {} {} {} {} {}\n", m.g.name, m.elem_base, m.elements, m.words, m.g.mem.banks,
-                     m.g.mem.sectors, m.g.words_per_sector, m.g.mem.width_bits, m.lane_bits);
-  for (const MemsysMemory& m : g.mems)
-    if (m.view()) s += fmt::format("# view <range> <scratchpad>: the range's words are the scratchpad's (no sectors of its own)\nview {} {}\n", m.g.name, m.phys);
-  return s;
+  nlohmann::json mems = nlohmann::json::array(), views = nlohmann::json::array();
+  for (const MemsysMemory& m : g.mems) {
+    mems.push_back({{"name", m.g.name},
+                    {"elem_base", m.elem_base},
+                    {"elements", m.elements},
+                    {"words", m.words},
+                    {"banks", m.g.mem.banks},
+                    {"sectors", m.g.mem.sectors},
+                    {"words_per_sector", m.g.words_per_sector},
+                    {"width_bits", m.g.mem.width_bits},
+                    {"lane_bits", m.lane_bits}});
+    if (m.view()) views.push_back({{"range", m.g.name}, {"scratchpad", m.phys}});
+  }
+  return {{"supported", true},
+          {"addr_bits", g.addr_bits},
+          {"spm_addr_bits", g.spm_addr_bits},
+          {"spm_data_bits", g.spm_data_bits},
+          {"spm_size_bits", g.spm_size_bits},
+          {"spm_max_size", g.spm_max_size},
+          {"counter_bits", kMemsysCounterBits},
+          {"rows", g.rows},
+          {"cols", g.cols},
+          {"data_bits", g.data},
+          {"weight_bits", g.weight},
+          {"psum_bits", g.psum},
+          {"out_bits", g.out_bits},
+          {"power_gating", cfg.scratchpad.power_gating},
+          {"wakeup_cycles", cfg.scratchpad.wakeup_cycles},
+          {"organization", to_string(cfg.scratchpad.organization)},
+          {"memories", mems},
+          {"views", views}};
 }
 
 void emit_memsys(const AccelConfig& cfg, Design& design) {
   if (memsys_unsupported_reason(cfg).empty()) design.add_module(build_memsys(cfg));
-  design.add_other_file(kMemsysSummaryName, memsys_summary(cfg));
+  design.add_summary(kMemsysSummaryName, memsys_summary(cfg));
 }
 
 }  // namespace capsgen::emit

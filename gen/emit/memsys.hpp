@@ -15,7 +15,7 @@
 // error output. SMP: one three-port shared memory seen as bytes (data, weights, results: drd p0, wrd
 // and wr p1) and as 32-bit psum lanes (the acc view: brd p2), the DMA on p2 for both. Presets whose
 // element codes do not fit the memories' 8-bit lanes, or SMP with words under 32 bits, are not supported:
-// memsys_unsupported_reason() says why, and `capsgen generate` then writes memsys.txt with the reason
+// memsys_unsupported_reason() says why, and `capsgen generate` then writes memsys.json with the reason
 // instead of the module.
 #pragma once
 
@@ -29,9 +29,9 @@
 namespace capsgen::emit {
 
 inline constexpr const char* kMemsysModule = "capsgen_memsys";
-// Key/value description of the address map for the block testbench (always written; `supported 0`
-// and a `reason` line when the module is not generated).
-inline constexpr const char* kMemsysSummaryName = "memsys.txt";
+// JSON summary of the address map for the testbenches (schemas/memsys.schema.json; always written:
+// `"supported": false` and a `reason` when the module is not generated).
+inline constexpr const char* kMemsysSummaryName = "memsys.json";
 inline constexpr int kMemsysCounterBits = 32;  // every counter, wraps
 inline constexpr int kMemsysElementLaneBits = 8;  // data/weight memories: one element code per byte
 inline constexpr int kMemsysPsumLaneBits = 32;    // acc memory: one psum code per 32-bit lane
@@ -101,8 +101,8 @@ MemsysLocation memsys_locate_element(const MemsysGeometry& g, long long addr);
 int memsys_dma_lanes(const MemsysMemory& m, int size);
 
 Module build_memsys(const AccelConfig& cfg);
-std::string memsys_summary(const AccelConfig& cfg);
-// capsgen_memsys and memsys.txt (presets that fit); otherwise memsys.txt with the reason.
+nlohmann::json memsys_summary(const AccelConfig& cfg);
+// capsgen_memsys and memsys.json (presets that fit); otherwise memsys.json with the reason.
 void emit_memsys(const AccelConfig& cfg, Design& design);
 
 }  // namespace capsgen::emit

@@ -97,19 +97,19 @@ Module build_pmu(const SpmGeometry& g) {
   return m;
 }
 
-std::string pmu_summary(const AccelConfig& cfg) {
-  std::string s = file_header(cfg, "Power-management units: one per scratchpad memory, read by tb/pmu_tb.cpp.", "#");
-  s += fmt::format("counter_bits {}\n", kPmuCounterBits);
-  s += "# pmu <memory name> <module> <sectors> <wakeup_cycles>\n";
+// pmu.json (schemas/pmu.schema.json): one power-management unit per scratchpad memory, read by
+// tb/pmu_tb.cpp.
+nlohmann::json pmu_summary(const AccelConfig& cfg) {
+  nlohmann::json pmus = nlohmann::json::array();
   for (const SpmGeometry& g : spm_memories(cfg))
-    s += fmt::format("pmu {} {} {} {}\n", g.name, pmu_module(g), g.mem.sectors, g.wakeup_cycles);
-  return s;
+    pmus.push_back({{"memory", g.name}, {"module", pmu_module(g)}, {"sectors", g.mem.sectors}, {"wakeup_cycles", g.wakeup_cycles}});
+  return {{"counter_bits", kPmuCounterBits}, {"pmus", pmus}};
 }
 
 void emit_pmu(const AccelConfig& cfg, Design& design) {
   if (!cfg.scratchpad.power_gating) return;
   for (const SpmGeometry& g : spm_memories(cfg)) design.add_module(build_pmu(g));
-  design.add_other_file(kPmuSummaryName, pmu_summary(cfg));
+  design.add_summary(kPmuSummaryName, pmu_summary(cfg));
 }
 
 }  // namespace capsgen::emit

@@ -14,15 +14,16 @@
 
 namespace capsgen::emit {
 
-// Key/value description of the PMUs for the block testbench (only written with power gating).
-inline constexpr const char* kPmuSummaryName = "pmu.txt";
+// JSON summary of the PMUs for the block testbench (schemas/pmu.schema.json; only written with
+// power gating).
+inline constexpr const char* kPmuSummaryName = "pmu.json";
 inline constexpr int kPmuCounterBits = 32;  // every counter, wraps
 
 // "capsgen_pmu_<memory name>".
 std::string pmu_module(const SpmGeometry& g);
 Module build_pmu(const SpmGeometry& g);
-std::string pmu_summary(const AccelConfig& cfg);
-// One PMU per memory of spm_memories(cfg) and pmu.txt; nothing without power gating.
+nlohmann::json pmu_summary(const AccelConfig& cfg);
+// One PMU per memory of spm_memories(cfg) and pmu.json; nothing without power gating.
 void emit_pmu(const AccelConfig& cfg, Design& design);
 
 }  // namespace capsgen::emit

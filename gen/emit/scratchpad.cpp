@@ -501,16 +501,21 @@ Module build_spm_memory(const SpmGeometry& g) {
   return m;
 }
 
-std::string scratchpad_summary(const AccelConfig& cfg) {
-  std::string s = file_header(cfg, "Scratchpad memories: preset values, read by tb/scratchpad_tb.cpp.", "#");
-  s += fmt::format("organization {}\n", to_string(cfg.scratchpad.organization));
-  s += fmt::format("power_gating {}\n", cfg.scratchpad.power_gating ? 1 : 0);
-  s += fmt::format("wakeup_cycles {}\n", cfg.scratchpad.wakeup_cycles);
-  s += "# memory <name> <size_kib> <banks> <sectors> <width_bits> <ports>\n";
+// scratchpad.json (schemas/scratchpad.schema.json): the memories' preset values, read by
+// tb/scratchpad_tb.cpp and tb/pmu_tb.cpp.
+nlohmann::json scratchpad_summary(const AccelConfig& cfg) {
+  nlohmann::json mems = nlohmann::json::array();
   for (const SpmGeometry& g : spm_memories(cfg))
-    s += fmt::format("memory {} {} {} {} {} {}\n", g.name, g.mem.size_kib, g.mem.banks, g.mem.sectors, g.mem.width_bits,
-                     g.ports);
-  return s;
+    mems.push_back({{"name", g.name},
+                    {"size_kib", g.mem.size_kib},
+                    {"banks", g.mem.banks},
+                    {"sectors", g.mem.sectors},
+                    {"width_bits", g.mem.width_bits},
+                    {"ports", g.ports}});
+  return {{"organization", to_string(cfg.scratchpad.organization)},
+          {"power_gating", cfg.scratchpad.power_gating},
+          {"wakeup_cycles", cfg.scratchpad.wakeup_cycles},
+          {"memories", mems}};
 }
 
 void emit_scratchpad(const AccelConfig& cfg, Design& design) {
@@ -520,7 +525,7 @@ void emit_scratchpad(const AccelConfig& cfg, Design& design) {
   if (p1) design.add_module(build_spm_ram(1));
   if (p3) design.add_module(build_spm_ram(3));
   for (const SpmGeometry& g : mems) design.add_module(build_spm_memory(g));
-  design.add_other_file(kScratchpadSummaryName, scratchpad_summary(cfg));
+  design.add_summary(kScratchpadSummaryName, scratchpad_summary(cfg));
 }
 
 }  // namespace capsgen::emit

@@ -17,8 +17,8 @@ namespace capsgen::emit {
 // Behavioral sector RAM with P read/write ports (synchronous read). One module per port count;
 // Width, Depth and AddrWidth are real parameters. An ASIC flow swaps an SRAM macro in here.
 std::string spm_ram_module(int ports);  // "capsgen_spm_ram_p<ports>"
-// Key/value description of the memories for the block testbench.
-inline constexpr const char* kScratchpadSummaryName = "scratchpad.txt";
+// JSON summary of the memories for the block testbenches (schemas/scratchpad.schema.json).
+inline constexpr const char* kScratchpadSummaryName = "scratchpad.json";
 
 struct SpmGeometry {
   std::string name;          // data, weight, acc, shared
@@ -38,9 +38,9 @@ std::vector<SpmGeometry> spm_memories(const AccelConfig& cfg);
 
 Module build_spm_ram(int ports);
 Module build_spm_memory(const SpmGeometry& g);
-std::string scratchpad_summary(const AccelConfig& cfg);
+nlohmann::json scratchpad_summary(const AccelConfig& cfg);
 
-// RAM modules, one memory module per memory of the organization, scratchpad.txt.
+// RAM modules, one memory module per memory of the organization, scratchpad.json.
 void emit_scratchpad(const AccelConfig& cfg, Design& design);
 
 }  // namespace capsgen::emit

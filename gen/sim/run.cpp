@@ -52,11 +52,10 @@ std::string cmake_cache_value(const fs::path& cache, const std::string& key) {
 
 std::uint64_t clock_period_ps(double mhz) { return static_cast<std::uint64_t>(std::llround(1e6 / mhz)); }
 
-TraceWindow trace_window(const std::string& log, std::uint64_t period_ps, std::uint64_t first, std::uint64_t end) {
-  const std::string key = "trace reset_released_ps=";
-  const std::size_t at = log.find(key);
-  if (at == std::string::npos) return {};
-  const std::uint64_t reset_released = std::stoull(log.substr(at + key.size()));
+TraceWindow trace_window(std::optional<long long> reset_released_ps, std::uint64_t period_ps, std::uint64_t first,
+                         std::uint64_t end) {
+  if (!reset_released_ps || *reset_released_ps < 0) return {};
+  const auto reset_released = static_cast<std::uint64_t>(*reset_released_ps);
   return {reset_released + first * period_ps, reset_released + end * period_ps};
 }
 

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -36,7 +37,7 @@ TraceGroups read_trace_groups(const std::filesystem::path& rtl, const std::strin
 // rounded to the nearest ps (an error below 0.5 ps per cycle, e.g. 3003 ps for 333 MHz).
 std::uint64_t clock_period_ps(double mhz);
 
-// How many cycles after the reset release a .gtkw opens on when the testbench's log does not say
+// How many cycles after the reset release a .gtkw opens on when the testbench's results do not say
 // where the run's first operation ends.
 constexpr std::uint64_t kTraceFirstCycles = 200;
 
@@ -46,9 +47,10 @@ struct TraceWindow {
 };
 
 // Cycles [first, end) after the reset release, in the trace of a testbench run at `period_ps` whose
-// log is `log`: from its "trace reset_released_ps=T" line (tb/common/sim.hpp). Without that line, the
-// whole trace.
-TraceWindow trace_window(const std::string& log, std::uint64_t period_ps, std::uint64_t first, std::uint64_t end);
+// reset was released at `reset_released_ps` (its results document's trace_reset_released_ps). Without
+// it, the whole trace.
+TraceWindow trace_window(std::optional<long long> reset_released_ps, std::uint64_t period_ps, std::uint64_t first,
+                         std::uint64_t end);
 
 // Reads the trace's timescale and signal names (with their widths) from its VCD header (fst2vcd,
 // GTKWave's tool) and writes a .gtkw that opens the trace with `groups` (signals of module `top` and

@@ -472,7 +472,7 @@ json run_asic(const Ctx& c, const std::vector<std::string>& tops) {
   files += "osu018_cells.v\n";
   for (const std::string& t : tops) files += t + ".v\n";
   write_text(nl / "files.f", files);
-  // The RTL directory's other files (config.txt, activation.txt, scratchpad.txt, ROM images) for the
+  // The RTL directory's other files (config.json, activation.json, scratchpad.json, ROM images) for the
   // testbenches, which read them from the directory they are given.
   for (const auto& e : fs::directory_iterator(c.rtl.dir)) {
     const fs::path& f = e.path();

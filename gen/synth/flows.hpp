@@ -2,7 +2,7 @@
 //
 //   asic-osu018      Yosys -> OSU018 cells (dfflibmap + abc -D -constr), OpenSTA with the generated
 //                    SDC; area (um^2, kGE), cells, flip-flops, RAMs, critical paths, Fmax; netlists
-//                    for gate-level simulation (netlist/ with files.f, config.txt, cell models).
+//                    for gate-level simulation (netlist/ with files.f, config.json, cell models).
 //   ice40            synth_ice40 + nextpnr-ice40 on UP5K (with DSPs) or HX8K, through the serial I/O
 //                    harness; DUT resources, device utilization, Fmax from the router.
 //   xilinx-estimate  synth_xilinx resource counts (LUT, FF, CARRY4, DSP48E1, BRAM, LUTRAM, SRL).

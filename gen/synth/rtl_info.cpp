@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "core/input_error.hpp"
+#include "core/summary_json.hpp"
 #include "synth/tool.hpp"
 
 namespace capsgen::synth {
@@ -154,13 +155,12 @@ RtlInfo load_rtl_info(const fs::path& dir_in) {
   }
   if (info.files.empty()) throw InputError(list.string(), 0, 0, "files.f", "lists no Verilog files");
   for (const fs::path& f : info.files) scan_verilog(read_text(f), info);
-  std::ifstream cfg(info.dir / "config.txt");
-  while (std::getline(cfg, line)) {
-    if (line.empty() || line[0] == '#') continue;
-    std::istringstream ls(line);
-    std::string k, v;
-    ls >> k >> v;
-    if (!k.empty()) info.summary[k] = v;
+  const fs::path summary = info.dir / "config.json";  // emit::kConfigSummaryName
+  if (fs::exists(summary)) {
+    const nlohmann::json cfg = read_summary(summary, "--rtl");
+    if (!cfg.contains("name") || !cfg["name"].is_string())
+      throw InputError(summary.string(), 0, 0, "name", "missing or not a string");
+    info.preset = cfg["name"].get<std::string>();
   }
   return info;
 }

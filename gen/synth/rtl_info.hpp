@@ -15,7 +15,7 @@ struct RtlInfo {
   std::vector<std::filesystem::path> files;        // absolute, files.f order
   std::vector<std::string> modules;                // in definition order
   std::map<std::string, std::map<std::string, int>> instances;  // module -> {submodule -> count}
-  std::map<std::string, std::string> summary;      // config.txt key -> value
+  std::string preset;                              // config.json's "name"; empty without config.json
 
   bool has_module(const std::string& m) const;
   std::vector<std::string> roots() const;  // modules no other module instantiates, in definition order
@@ -23,7 +23,7 @@ struct RtlInfo {
   std::vector<std::string> submodules(const std::string& top) const;
 };
 
-// Reads files.f (and config.txt when present) in `dir`. Throws InputError naming the file.
+// Reads files.f (and config.json when present) in `dir`. Throws InputError naming the file.
 RtlInfo load_rtl_info(const std::filesystem::path& dir);
 
 // Module and instance scan of Verilog text (comments stripped; good for generated code: a module

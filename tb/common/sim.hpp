@@ -1,5 +1,5 @@
 // Simulation control shared by all block testbenches: command line, the generated RTL's
-// config.txt, clock/reset stepping of one or more Verilated models, a run-until watchdog, optional
+// config.json, clock/reset stepping of one or more Verilated models, a run-until watchdog, optional
 // FST tracing (--trace file.fst, in real time at --clock-period-ps) and mismatch reporting.
 #pragma once
 
@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "common/summary.hpp"
 #include "verilated.h"
 #if VM_TRACE_FST
 #include "verilated_fst_c.h"
@@ -27,7 +28,7 @@ namespace tb {
 
 struct Args {
   std::uint64_t seed = 1;
-  std::string rtl_dir;      // directory of the generated RTL (for config.txt)
+  std::string rtl_dir;      // directory of the generated RTL (with config.json and the other summaries)
   std::string trace;        // FST file, empty: no tracing
   // The clock period in the trace, in ps (capsgen sim passes the preset's clock). The default, 2,
   // gives one time step per clock edge, for testbenches that run without a preset's clock.
@@ -35,6 +36,7 @@ struct Args {
   std::string vectors;      // directory for Icarus vector files, empty: none
   std::string program;      // engine: a `capsgen compile --dump-engine` directory to run instead
   std::string json;         // benchmark output, empty: none
+  std::string results;      // tb_accel, tb_chip, the engine's program mode: the results document, empty: none
   double scale = 1.0;       // multiplies the amount of random stimulus
   std::string mode;         // testbench-specific
   std::string dram;         // chip: DRAM description (configs/dram/*.yaml), empty: the built-in DDR3-1600 x8
@@ -55,6 +57,7 @@ struct Args {
       else if (s == "--vectors") a.vectors = value();
       else if (s == "--program") a.program = value();
       else if (s == "--json") a.json = value();
+      else if (s == "--results") a.results = value();
       else if (s == "--scale") a.scale = std::stod(value());
       else if (s == "--mode") a.mode = value();
       else if (s == "--dram") a.dram = value();
@@ -72,56 +75,27 @@ struct Args {
       std::exit(2);
     }
     if (a.rtl_dir.empty()) {
-      std::fprintf(stderr, "%s: --rtl DIR (generated RTL with config.txt) is required\n", argv[0]);
+      std::fprintf(stderr, "%s: --rtl DIR (generated RTL with config.json) is required\n", argv[0]);
       std::exit(2);
     }
     return a;
   }
 };
 
-// A generated "key value" description file (# comments), e.g. config.txt or activation.txt.
-class KeyValueFile {
- public:
-  explicit KeyValueFile(const std::string& path) : path_(path) {
-    std::ifstream in(path);
-    if (!in) throw std::runtime_error("cannot read " + path);
-    std::string line;
-    while (std::getline(in, line)) {
-      if (line.empty() || line[0] == '#') continue;
-      std::istringstream ls(line);
-      std::string k, v;
-      ls >> k >> v;
-      kv_[k] = v;
-    }
-  }
-  int num(const char* key) const { return std::stoi(str(key)); }
-  // An optional key: its value, or `fallback` when the file does not have it.
-  int num_or(const char* key, int fallback) const { return kv_.count(key) ? num(key) : fallback; }
-  std::string str(const char* key) const {
-    auto it = kv_.find(key);
-    if (it == kv_.end()) throw std::runtime_error(path_ + ": missing " + key);
-    return it->second;
-  }
-
- private:
-  std::string path_;
-  std::map<std::string, std::string> kv_;
-};
-
-// config.txt written by `capsgen generate` (key value lines, # comments).
+// config.json written by `capsgen generate` (schemas/config.schema.json).
 struct RtlConfig {
   std::string name;
   int rows = 0, cols = 0, pe_pipeline = 0, data_bits = 0, weight_bits = 0, psum_bits = 0, act_bits = 0,
       acc_depth = 0;
 
   static RtlConfig load(const std::string& dir) {
-    const KeyValueFile kv(dir + "/config.txt");
+    const Summary kv(dir, "config");
     auto num = [&kv](const char* k) { return kv.num(k); };
     RtlConfig c;
     c.name = kv.str("name");
     c.rows = num("rows");
     c.cols = num("cols");
-    c.pe_pipeline = num("pe_pipeline");
+    c.pe_pipeline = kv.flag("pe_pipeline") ? 1 : 0;
     c.data_bits = num("data_bits");
     c.weight_bits = num("weight_bits");
     c.psum_bits = num("psum_bits");
@@ -144,21 +118,26 @@ class Report {
   Report(std::string block, int max_errors) : block_(std::move(block)), max_(max_errors) {}
   void mismatch(std::uint64_t cycle, const std::string& where, long long expected, long long actual) {
     if (++errors_ <= max_)
-      std::fprintf(stderr, "MISMATCH block=%s %s expected=%lld actual=%lld cycle=%llu\n", block_.c_str(),
-                   where.c_str(), expected, actual, static_cast<unsigned long long>(cycle));
+      problem("MISMATCH block=" + block_ + " " + where + " expected=" + std::to_string(expected) +
+              " actual=" + std::to_string(actual) + " cycle=" + std::to_string(cycle));
   }
   void check(std::uint64_t cycle, const std::string& where, long long expected, long long actual) {
     ++checks_;
     if (expected != actual) mismatch(cycle, where, expected, actual);
   }
   void fail(std::uint64_t cycle, const std::string& what) {
-    if (++errors_ <= max_)
-      std::fprintf(stderr, "FAIL block=%s %s cycle=%llu\n", block_.c_str(), what.c_str(),
-                   static_cast<unsigned long long>(cycle));
+    if (++errors_ <= max_) problem("FAIL block=" + block_ + " " + what + " cycle=" + std::to_string(cycle));
+  }
+  // A problem line (stderr, and the results document's "problems") that counts no error of its own.
+  void problem(const std::string& line) {
+    std::fprintf(stderr, "%s\n", line.c_str());
+    problems_.push_back(line);
   }
   long long errors() const { return errors_; }
   long long checks() const { return checks_; }
   bool too_many() const { return errors_ > max_; }
+  // The MISMATCH and FAIL lines printed so far (at most max_errors of the counted ones).
+  const std::vector<std::string>& problems() const { return problems_; }
   // Prints the summary; returns the process exit code.
   int summary(const std::string& extra = "") const {
     std::printf("%s %s: %lld checks, %lld errors%s%s\n", errors_ ? "FAIL" : "PASS", block_.c_str(), checks_, errors_,
@@ -171,6 +150,7 @@ class Report {
   int max_;
   long long errors_ = 0;
   long long checks_ = 0;
+  std::vector<std::string> problems_;
 };
 
 // The initial value of every register and memory of the models built after this call (Verilator's
@@ -275,11 +255,16 @@ class Sim {
     for (auto& h : models_) *h.rst = 1;
     for (auto& h : models_) h.eval();
     cycle_ = 0;
-    // Where cycle 0 begins in the trace: capsgen sim zooms its GTKWave save file from here.
-    if (fst_)
-      std::printf("trace reset_released_ps=%llu\n",
-                  static_cast<unsigned long long>(ctx_->time() * clock_.unit_ps()));
+    // Where cycle 0 begins in the trace: capsgen sim zooms its GTKWave save file from here (the
+    // results document's trace_reset_released_ps).
+    if (fst_) {
+      reset_released_ps_ = static_cast<long long>(ctx_->time() * clock_.unit_ps());
+      std::printf("trace reset_released_ps=%lld\n", reset_released_ps_);
+    }
   }
+
+  // The trace time (ps) of the last reset release; -1 without a trace.
+  long long reset_released_ps() const { return reset_released_ps_; }
 
   // One clock cycle: the inputs set for cycle() are sampled at the rising edge; afterwards the
   // outputs show the state of cycle()+1.
@@ -357,6 +342,7 @@ class Sim {
 #endif
   std::vector<Hooks> models_;
   std::uint64_t cycle_ = 0;
+  long long reset_released_ps_ = -1;
   std::uint64_t watchdog_ = 500'000'000;
   bool finished_ = false;
   bool profile_ = false;

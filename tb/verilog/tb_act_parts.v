@@ -1,7 +1,7 @@
 // Testbench-only wrapper (not part of the generated RTL): the activation unit's three ROMs and its
 // divider in one Verilated model for tb/activation_tb.cpp (--mode rom / divider), so each config
 // builds one small model instead of four. Ports are 32 bits wide whatever the config; the real
-// widths come from activation.txt and the connections truncate / zero-extend.
+// widths come from activation.json and the connections truncate / zero-extend.
 // verilator lint_off WIDTH
 // verilator lint_off UNUSEDSIGNAL
 module tb_act_parts (

@@ -4,7 +4,7 @@
 # netlists mapped to the OSU018 cells, with the cell models capsgen writes from the Liberty
 # functions. Bit-exact or fail.
 #   1. capsgen synth --target asic-osu018 --top all: one flattened netlist per module, plus
-#      files.f / config.txt / osu018_cells.v in <work>/asic-osu018/netlist (an RTL-directory look-alike)
+#      files.f / config.json / osu018_cells.v in <work>/asic-osu018/netlist (an RTL-directory look-alike)
 #   2. configure + build tb/ with CAPSGEN_RTL_DIR = that netlist directory
 #   3. run every block testbench tb_blocks knows (pe, accumulator, array, ...)
 #   4. the iCE40 and Xilinx netlists of the array (capsgen synth --target ice40,xilinx-estimate), with
@@ -47,7 +47,7 @@ tops="$(grep -v '^//' "$work/rtl-modules/files.f" | grep '\.v$' | sed 's/\.v$//'
 "$capsgen" synth --config "$config" ${pipe:+--pe-pipeline "$pipe"} --target asic-osu018 --top "$tops" \
   --no-breakdown --quiet --out "$work"
 net="$work/asic-osu018/netlist"
-[[ -f "$net/files.f" && -f "$net/config.txt" ]] || { echo "FAIL: no netlist directory $net"; exit 1; }
+[[ -f "$net/files.f" && -f "$net/config.json" ]] || { echo "FAIL: no netlist directory $net"; exit 1; }
 echo "netlists in $net ($((SECONDS - t0)) s)"
 
 step "build the block testbenches on the netlists"

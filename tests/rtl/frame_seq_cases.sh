@@ -19,7 +19,8 @@ case "$mode" in
     sed 's/^\(  power_gating:\) true/\1 false/' "$root/configs/tiny-2x2.yaml" > "$work/tiny-2x2-nopg.yaml"
     grep -q '^  power_gating: false' "$work/tiny-2x2-nopg.yaml" || { echo "frame_seq_cases.sh: the variant did not apply"; exit 1; }
     "$capsgen" generate --config "$work/tiny-2x2-nopg.yaml" --out "$rtl" > /dev/null
-    grep -q '^power_gating 0' "$rtl/chip.txt" || { echo "frame_seq_cases.sh: the variant still has power gating"; exit 1; }
+    python3 -c 'import json, sys; sys.exit(json.load(open(sys.argv[1]))["power_gating"] is not False)' "$rtl/chip.json" \
+      || { echo "frame_seq_cases.sh: the variant still has power gating"; exit 1; }
     ;;
   mutant)
     "$capsgen" generate --config "$root/configs/tiny-2x2.yaml" --out "$rtl" > /dev/null

@@ -5,6 +5,7 @@
 //   CAPSGEN_UPDATE_GOLDEN=1 ./test_emit_act_spm   (then review the diff of tests/data/golden_rtl/)
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cstdlib>
@@ -335,14 +336,17 @@ TEST(EmitActSpm, DividerStagesAndComputedSqrtAcrossWidths) {
 }
 
 // PIM-CapsNet units: emitted only when the preset selects them, with the ports of the ROM each
-// replaces, instantiated in the unit instead of that ROM; activation.txt says which are in. Their
+// replaces, instantiated in the unit instead of that ROM; activation.json says which are in. Their
 // arithmetic is checked against fx::pim by the block test (tb_blocks activation --mode pim).
 TEST(EmitActSpm, PimUnitsReplaceTheRoms) {
   const AccelConfig lut = preset("capsacc-16x16");
   const Design plain = emit_act_spm(lut);
   EXPECT_EQ(find(plain, std::string(kActPimExpModule) + ".v"), nullptr);
   EXPECT_EQ(find(plain, std::string(kActPimRsqrtModule) + ".v"), nullptr);
-  EXPECT_EQ(find(plain, kActivationSummaryName)->contents.find("pim"), std::string::npos);
+  const nlohmann::json plain_summary = nlohmann::json::parse(find(plain, kActivationSummaryName)->contents);
+  EXPECT_FALSE(plain_summary.at("exp_pim"));
+  EXPECT_FALSE(plain_summary.at("exp_recovery"));
+  EXPECT_FALSE(plain_summary.at("sqrt_pim"));
 
   AccelConfig cfg = lut;
   cfg.softmax.exp_kind = ExpKind::kPimShift;
@@ -369,9 +373,10 @@ TEST(EmitActSpm, PimUnitsReplaceTheRoms) {
   EXPECT_NE(unit.find("capsgen_act_pim_rsqrt u_sqrt_rom"), std::string::npos);
   EXPECT_EQ(unit.find("capsgen_act_exp_rom u_"), std::string::npos);
   EXPECT_EQ(unit.find("capsgen_act_sqrt_rom u_"), std::string::npos);
-  const std::string summary = find(d, kActivationSummaryName)->contents;
-  EXPECT_NE(summary.find("exp_pim 1\nexp_recovery 1\n"), std::string::npos);
-  EXPECT_NE(summary.find("sqrt_pim 1\n"), std::string::npos);
+  const nlohmann::json summary = nlohmann::json::parse(find(d, kActivationSummaryName)->contents);
+  EXPECT_TRUE(summary.at("exp_pim"));
+  EXPECT_TRUE(summary.at("exp_recovery"));
+  EXPECT_TRUE(summary.at("sqrt_pim"));
   // Without recovery there is no recovery multiply; the emitter is deterministic.
   cfg.softmax.exp_recovery = false;
   const std::string plain_exp = print_module(build_act_pim_exp(cfg));

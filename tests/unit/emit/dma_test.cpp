@@ -1,10 +1,11 @@
 // Emitter tests of the DMA engine (gen/emit/dma.cpp): geometry derived from the scratchpad and the
-// off-chip config, registration (capsgen_dma.v after the scratchpad in files.f, dma.txt), the port
+// off-chip config, registration (capsgen_dma.v after the scratchpad in files.f, dma.json), the port
 // list (lowRISC names, widths), synthesizable-only text, and a golden file for the tiny preset
 // (tests/data/golden_rtl/tiny-2x2/capsgen_dma.v, compared by test_emit's EmitGolden.Tiny2x2;
 // regenerate with CAPSGEN_UPDATE_GOLDEN=1 ./test_emit). The behaviour is tested in Verilator by
 // tb/dma_tb.cpp (scripts/run_block_tests.sh).
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <sstream>
@@ -66,11 +67,14 @@ TEST(EmitDma, RegisteredAfterTheScratchpad) {
   const auto pos = [&v](const std::string& n) { return std::find(v.begin(), v.end(), n) - v.begin(); };
   ASSERT_LT(pos("capsgen_dma.v"), static_cast<long>(v.size()));
   EXPECT_LT(pos("capsgen_spm_data.v"), pos("capsgen_dma.v"));
-  const OutputFile* txt = find(d, kDmaSummaryName);
-  ASSERT_NE(txt, nullptr);
-  EXPECT_NE(txt->contents.find("\ndata_bits 32\n"), std::string::npos);
-  EXPECT_NE(txt->contents.find("\nmax_burst 8\n"), std::string::npos);
-  EXPECT_NE(txt->contents.find("\nlatency_cycles 8\n"), std::string::npos);
+  const OutputFile* summary = find(d, kDmaSummaryName);
+  ASSERT_NE(summary, nullptr);
+  const nlohmann::json j = nlohmann::json::parse(summary->contents);
+  EXPECT_EQ(j.at("schema"), "capsgen.dma/1");
+  EXPECT_EQ(j.at("data_bits"), 32);
+  EXPECT_EQ(j.at("max_burst"), 8);
+  EXPECT_EQ(j.at("latency_cycles"), 8);
+  EXPECT_EQ(j.at("clock_mhz"), 100.0);
 }
 
 TEST(EmitDma, PortsAndWidths) {

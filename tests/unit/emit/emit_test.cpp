@@ -13,6 +13,7 @@
 
 #include "config/accel_config.hpp"
 #include "core/input_error.hpp"
+#include "core/summary_json.hpp"
 #include "core/version.hpp"
 #include "emit/accumulator.hpp"
 #include "emit/design.hpp"
@@ -27,6 +28,13 @@ using namespace capsgen;
 using namespace capsgen::emit;
 
 namespace {
+
+std::string find_file(const Design& d, const std::string& name) {
+  for (const OutputFile& f : d.files())
+    if (f.name == name) return f.contents;
+  ADD_FAILURE() << "no " << name;
+  return "";
+}
 
 std::string read(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
@@ -153,6 +161,53 @@ TEST(Emit, Deterministic) {
   const Design d1 = build_design(big), d2 = build_design(big);
   ASSERT_EQ(d1.files().size(), d2.files().size());
   for (std::size_t i = 0; i < d1.files().size(); ++i) EXPECT_EQ(d1.files()[i].contents, d2.files()[i].contents);
+}
+
+// The summaries beside the RTL (core/summary_json.hpp, schemas/): JSON objects that name their schema,
+// pretty-printed with sorted keys and a trailing newline. The schemas themselves are checked
+// against every preset's summaries by the CLI test summaries_schema.
+TEST(EmitSummary, JsonDocumentsNamingTheirSchema) {
+  const Design d = build_design(tiny());
+  int summaries = 0;
+  for (const OutputFile& f : d.files()) {
+    if (f.name.size() < 5 || f.name.substr(f.name.size() - 5) != ".json" || f.name == "trace_groups.json") continue;
+    ++summaries;
+    const nlohmann::json j = nlohmann::json::parse(f.contents);
+    ASSERT_TRUE(j.is_object()) << f.name;
+    EXPECT_EQ(j.at("schema"), "capsgen." + f.name.substr(0, f.name.size() - 5) + "/1") << f.name;
+    EXPECT_EQ(j.dump(2) + "\n", f.contents) << f.name;
+  }
+  EXPECT_EQ(summaries, 7);  // config, activation, scratchpad, pmu, dma, memsys, chip
+  const nlohmann::json config = nlohmann::json::parse(find_file(d, kConfigSummaryName));
+  EXPECT_EQ(config, nlohmann::json({{"schema", "capsgen.config/1"}, {"name", "tiny-2x2"}, {"rows", 2}, {"cols", 2},
+                                    {"pe_pipeline", false}, {"data_bits", 8}, {"weight_bits", 8}, {"psum_bits", 20},
+                                    {"act_bits", 8}, {"acc_depth", 64}}));
+  Design other(tiny());
+  EXPECT_THROW(other.add_summary("config.txt", nlohmann::json::object()), std::logic_error);
+}
+
+TEST(EmitSummary, ReadRefusesOtherSchemasAndNamesTheFile) {
+  TempDir tmp;
+  const fs::path f = tmp.path() / "config.json";
+  auto message = [&f]() {
+    try {
+      read_summary(f, "--rtl");
+    } catch (const InputError& e) {
+      EXPECT_EQ(e.file(), f.string());
+      EXPECT_EQ(e.field(), "--rtl");
+      return e.message();
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(message(), "missing or unreadable");
+  std::ofstream(f) << "name tiny-2x2\nrows 2\n";
+  EXPECT_EQ(message(), "not a JSON object");
+  std::ofstream(f) << R"({"schema": "capsgen.config/2", "rows": 2})";
+  EXPECT_EQ(message(), R"("schema" is "capsgen.config/2", expected "capsgen.config/1")");
+  std::ofstream(f) << R"({"rows": 2})";
+  EXPECT_EQ(message(), R"("schema" is missing, expected "capsgen.config/1")");
+  std::ofstream(f) << summary_text("config", {{"rows", 2}});
+  EXPECT_EQ(read_summary(f, "--rtl"), nlohmann::json({{"schema", "capsgen.config/1"}, {"rows", 2}}));
 }
 
 TEST(EmitAtomic, WritesAllFilesAndNothingElse) {

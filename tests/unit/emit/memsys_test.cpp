@@ -1,11 +1,12 @@
 // Emitter tests of the memory system (gen/emit/memsys.cpp, docs/rtl-memsys.md): the element map
 // (engine ports and the DMA port), the DMA port's legal sizes and its widths against capsgen_dma's,
 // the words a run of elements can span, the rejection messages (organization, element widths,
-// banks), registration (files.f order after the scratchpads, memsys.txt with the reason when not
+// banks), registration (files.f order after the scratchpads, memsys.json with the reason when not
 // generated), port widths, the result writer's two memories, determinism; the HY organization (the
 // shared memory as the fourth memory: its map, ports p0/p1/p2, arbitration terms, counters). The tiny preset's capsgen_memsys.v is a golden file
 // compared by test_emit (EmitGolden.Tiny2x2). Behaviour: tb/memsys_tb.cpp in Verilator.
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <string>
 
@@ -195,13 +196,13 @@ TEST(EmitMemsys, RejectsSmpWithNarrowWords) {
   EXPECT_NE(memsys_unsupported_reason(cfg).find("scratchpad.shared.width_bits"), std::string::npos);
   EXPECT_NE(memsys_unsupported_reason(cfg).find("32-bit lanes"), std::string::npos) << memsys_unsupported_reason(cfg);
   EXPECT_NE(reject_message(cfg).find("scratchpad.shared.width_bits"), std::string::npos);
-  // generate still works: no capsgen_memsys, memsys.txt says why.
+  // generate still works: no capsgen_memsys, memsys.json says why.
   const Design d = build_design(cfg);
   EXPECT_FALSE(d.has_module(kMemsysModule));
-  const OutputFile* txt = find(d, kMemsysSummaryName);
-  ASSERT_NE(txt, nullptr);
-  EXPECT_NE(txt->contents.find("supported 0"), std::string::npos);
-  EXPECT_NE(txt->contents.find("reason scratchpad.shared.width_bits"), std::string::npos);
+  const OutputFile* summary = find(d, kMemsysSummaryName);
+  ASSERT_NE(summary, nullptr);
+  const nlohmann::json j = nlohmann::json::parse(summary->contents);
+  EXPECT_EQ(j, nlohmann::json({{"schema", "capsgen.memsys/1"}, {"supported", false}, {"reason", memsys_unsupported_reason(cfg)}}));
 }
 
 TEST(EmitMemsys, AddressMapSmp) {
@@ -237,11 +238,14 @@ TEST(EmitMemsys, AddressMapSmp) {
   expect_location(memsys_locate_element(g, 261), 0, 261, 0, 1, 130, 1, 2);
   for (int k = 0; k < 4; ++k) expect_location(memsys_locate_element(g, 1024 + 4 * 261 + k), 1, 261, k, 1, 130, 1, 2);
   EXPECT_EQ(memsys_locate_element(g, 5120).memory, -1);
-  const std::string txt = memsys_summary(cfg);
-  EXPECT_NE(txt.find("organization smp"), std::string::npos);
-  EXPECT_NE(txt.find("memory acc 0 1024 1024 2 4 128 32 32\n"), std::string::npos) << txt;
-  EXPECT_NE(txt.find("memory shared 1024 4096 1024 2 4 128 32 8\n"), std::string::npos) << txt;
-  EXPECT_NE(txt.find("\nview acc shared\n"), std::string::npos) << txt;
+  const nlohmann::json summary = memsys_summary(cfg);
+  EXPECT_EQ(summary.at("organization"), "smp");
+  EXPECT_EQ(summary.at("memories"), nlohmann::json::parse(R"([
+    {"name": "acc", "elem_base": 0, "elements": 1024, "words": 1024, "banks": 2, "sectors": 4, "words_per_sector": 128,
+     "width_bits": 32, "lane_bits": 32},
+    {"name": "shared", "elem_base": 1024, "elements": 4096, "words": 1024, "banks": 2, "sectors": 4,
+     "words_per_sector": 128, "width_bits": 32, "lane_bits": 8}])"));
+  EXPECT_EQ(summary.at("views"), nlohmann::json::parse(R"([{"range": "acc", "scratchpad": "shared"}])"));
 }
 
 TEST(EmitMemsys, SmpPortsCountersAndArbitration) {
@@ -400,10 +404,14 @@ TEST(EmitMemsys, AddressMapHy) {
   expect_location(memsys_locate_element(g, 3328 + 2 * (2 * 130 + 1) + 1), 3, 261, 1, 1, 130, 1, 2);
   EXPECT_EQ(memsys_locate_element(g, 3327).memory, 2);
   EXPECT_EQ(memsys_locate_element(g, 5376).memory, -1);
-  const std::string txt = memsys_summary(cfg);
-  EXPECT_NE(txt.find("supported 1"), std::string::npos);
-  EXPECT_NE(txt.find("organization hy"), std::string::npos);
-  EXPECT_NE(txt.find("memory shared 3328 2048 1024 2 4 128 16 8\n"), std::string::npos) << txt;
+  const nlohmann::json summary = memsys_summary(cfg);
+  EXPECT_EQ(summary.at("supported"), true);
+  EXPECT_EQ(summary.at("organization"), "hy");
+  ASSERT_EQ(summary.at("memories").size(), 4u);
+  EXPECT_EQ(summary.at("memories")[3], nlohmann::json::parse(R"(
+    {"name": "shared", "elem_base": 3328, "elements": 2048, "words": 1024, "banks": 2, "sectors": 4,
+     "words_per_sector": 128, "width_bits": 16, "lane_bits": 8})"));
+  EXPECT_EQ(summary.at("views"), nlohmann::json::array());
 }
 
 TEST(EmitMemsys, HyPortsCountersAndArbitration) {
@@ -491,10 +499,13 @@ TEST(EmitMemsys, AddressMapHyLanes) {
   // 2304 + 4 * 1025 .. + 3.
   expect_location(memsys_locate_element(g, 10496 + 1025), 4, 1025, 0, 1, 512, 2, 0);
   expect_location(memsys_locate_element(g, 2304 + 4 * 1025 + 3), 3, 1025, 3, 1, 512, 2, 0);
-  const std::string txt = memsys_summary(cfg);
-  EXPECT_NE(txt.find("organization hy\n"), std::string::npos);
-  EXPECT_NE(txt.find("memory lanes 10496 2048 2048 2 4 256 32 32\n"), std::string::npos) << txt;
-  EXPECT_NE(txt.find("view lanes shared\n"), std::string::npos) << txt;
+  const nlohmann::json summary = memsys_summary(cfg);
+  EXPECT_EQ(summary.at("organization"), "hy");
+  ASSERT_EQ(summary.at("memories").size(), 5u);
+  EXPECT_EQ(summary.at("memories")[4], nlohmann::json::parse(R"(
+    {"name": "lanes", "elem_base": 10496, "elements": 2048, "words": 2048, "banks": 2, "sectors": 4,
+     "words_per_sector": 256, "width_bits": 32, "lane_bits": 32})"));
+  EXPECT_EQ(summary.at("views"), nlohmann::json::parse(R"([{"range": "lanes", "scratchpad": "shared"}])"));
   // With 16-bit shared words (tiny-2x2-hy) there are no lanes.
   EXPECT_EQ(memsys_geometry(preset("tiny-2x2-hy")).index("lanes"), -1);
   // Nor with too few shared banks for a bias row of psum lanes: 4 columns in 32-bit words span up to

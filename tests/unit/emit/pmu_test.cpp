@@ -1,10 +1,11 @@
 // Emitter tests of the power-management units (gen/emit/pmu.cpp): one capsgen_pmu_<memory> per
 // scratchpad memory of the organization when power gating is on (none without it), registration
-// after the scratchpad (files.f order, pmu.txt), port widths, synthesizable-only and deterministic
+// after the scratchpad (files.f order, pmu.json), port widths, synthesizable-only and deterministic
 // text. The tiny preset's PMU files are golden files compared by test_emit (EmitGolden.Tiny2x2;
 // regenerate with CAPSGEN_UPDATE_GOLDEN=1 ./test_emit). The behaviour is tested in Verilator by
 // tb/pmu_tb.cpp against the real capsgen_spm_* memories (scripts/run_block_tests.sh).
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <string>
@@ -53,7 +54,7 @@ TEST(EmitPmu, ModulesPerOrganization) {
   EXPECT_EQ(pmu_modules(with_org(tiny, SpmOrganization::Hy)),
             (std::vector<std::string>{"capsgen_pmu_data.v", "capsgen_pmu_weight.v", "capsgen_pmu_acc.v",
                                       "capsgen_pmu_shared.v"}));
-  // Without power gating: no PMU and no pmu.txt; every other file is unchanged.
+  // Without power gating: no PMU and no pmu.json; every other file is unchanged.
   AccelConfig nopg = tiny;
   nopg.scratchpad.power_gating = false;
   EXPECT_TRUE(pmu_modules(nopg).empty());
@@ -75,13 +76,15 @@ TEST(EmitPmu, RegisteredAfterTheScratchpad) {
   }
   EXPECT_LT(pos("capsgen_pmu_data.v"), pos("capsgen_pmu_weight.v"));
   EXPECT_LT(pos("capsgen_pmu_weight.v"), pos("capsgen_pmu_acc.v"));
-  const OutputFile* txt = find(d, kPmuSummaryName);
-  ASSERT_NE(txt, nullptr);
+  const OutputFile* summary = find(d, kPmuSummaryName);
+  ASSERT_NE(summary, nullptr);
   // tiny-2x2: data 2 sectors, weight 4, acc 2; wakeup_cycles 2.
-  EXPECT_NE(txt->contents.find("\npmu data capsgen_pmu_data 2 2\n"), std::string::npos);
-  EXPECT_NE(txt->contents.find("\npmu weight capsgen_pmu_weight 4 2\n"), std::string::npos);
-  EXPECT_NE(txt->contents.find("\npmu acc capsgen_pmu_acc 2 2\n"), std::string::npos);
-  EXPECT_NE(txt->contents.find("\ncounter_bits 32\n"), std::string::npos);
+  const nlohmann::json j = nlohmann::json::parse(summary->contents);
+  EXPECT_EQ(j.at("counter_bits"), 32);
+  EXPECT_EQ(j.at("pmus"), nlohmann::json::parse(R"([
+    {"memory": "data", "module": "capsgen_pmu_data", "sectors": 2, "wakeup_cycles": 2},
+    {"memory": "weight", "module": "capsgen_pmu_weight", "sectors": 4, "wakeup_cycles": 2},
+    {"memory": "acc", "module": "capsgen_pmu_acc", "sectors": 2, "wakeup_cycles": 2}])"));
 }
 
 TEST(EmitPmu, PortsAndWidths) {
