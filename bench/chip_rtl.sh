@@ -5,9 +5,10 @@
 # run: cycles from start_i to done_o, inferences/s at the preset's clock, the streamed program's
 # model (stream_timing, with its error against the chip in percent) and the ideal-memory program
 # (capsgen_accel) for comparison, engine cycles against their model, the frame sequencer's cycle
-# classes (where the cycles go), DRAM traffic, row-buffer outcomes and the row-hit rate, energy
-# (also per byte) and bandwidth, sector sleep, simulation wall time. Cycle counts are
-# deterministic; wall times depend on the machine.
+# classes (where the cycles go), the memory counter figures found equal to the compiler's access
+# model, DRAM traffic, row-buffer outcomes and the row-hit rate, energy (also per byte) and
+# bandwidth, sector sleep, simulation wall time. Cycle counts are deterministic; wall times depend
+# on the machine.
 # usage: chip_rtl.sh [--capsgen BIN] [--work DIR] [--run PRESET:NETWORK ...] [-- more capsgen sim args]
 # default runs: tiny-2x2, small-4x4 and capsacc-16x16 with capsnet-tiny, small-4x4 and capsacc-16x16 with
 # capsnet-small (CapsNet-MNIST: --run capsacc-16x16:capsnet-mnist)
@@ -56,7 +57,7 @@ print(json.dumps({'bench': 'chip_rtl', 'network': r['network'], 'preset': r['pre
                   'stream_model_error_pct': round(r['stream_model_error_pct'], 1),
                   'ideal_memory_cycles': r['ideal_memory_program_cycles'],
                   'engine_cycles': r['engine_cycles'], 'engine_model_cycles': r['engine_model_cycles'],
-                  'frames': r['frames'], 'sequencer_cycles': seq,
+                  'frames': r['frames'], 'access_model_figures': r['access_model_figures'], 'sequencer_cycles': seq,
                   'sequencer_shares': {k: round(v / cyc, 4) for k, v in seq.items()} if cyc else {},
                   'dram': {'read_beats': d.get('read_beats'), 'write_beats': d.get('write_beats'), 'bytes': d.get('bytes'),
                            'megabytes': round(d.get('bytes', 0) / 1e6, 2),

@@ -14,16 +14,19 @@
 # Prints a JSON list of the capsgen accuracy --json results on stdout, each with its --runs row
 # ("run") and fixed minus float accuracy in points ("fixed_minus_float_pt"); logs go to stderr.
 #
-# usage: bench/accuracy/run.sh [--capsgen BIN] [--datasets "mnist fashion"] [--limit N] [-j N]
+# --network NAME runs models/NAME.yaml with models/weights/NAME-<dataset>.npz instead of capsnet-small.
+#
+# usage: bench/accuracy/run.sh [--capsgen BIN] [--network NAME] [--datasets "mnist fashion"] [--limit N] [-j N]
 #                              [--runs "preset auto maxabs 4 5 table:auto w6:auto w10:auto w6s:auto w10s:auto"] [--quick]
 #   --runs: which rows ([table:|w6:|w10:|w6s:|w10s:]squash-in-frac); --quick = --runs "preset auto"
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-capsgen="$root/build/capsgen" datasets="mnist fashion" limit=0 jobs=1
+capsgen="$root/build/capsgen" network=capsnet-small datasets="mnist fashion" limit=0 jobs=1
 rows="preset auto maxabs 4 5 table:auto w6:auto w10:auto w6s:auto w10s:auto"
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --capsgen) capsgen="$2"; shift 2 ;;
+    --network) network="$2"; shift 2 ;;
     --datasets) datasets="$2"; shift 2 ;;
     --limit) limit="$2"; shift 2 ;;
     -j) jobs="$2"; shift 2 ;;
@@ -72,8 +75,8 @@ for r in "${runs[@]}"; do
   read -r ds cfg frac row <<<"$r"
   n=$((n + 1))
   echo "bench/accuracy: [$n/${#runs[@]}] $ds $(basename "$cfg") squash-in-frac $frac" >&2
-  "$capsgen" accuracy --config "$cfg" --model "$root/models/capsnet-small.yaml" \
-    --weights "$root/models/weights/capsnet-small-$ds.npz" --dataset "$ds" --limit "$limit" -j "$jobs" \
+  "$capsgen" accuracy --config "$cfg" --model "$root/models/$network.yaml" \
+    --weights "$root/models/weights/$network-$ds.npz" --dataset "$ds" --limit "$limit" -j "$jobs" \
     --squash-in-frac "$frac" --json "$work/r$n.json" >&2
   echo "$row" > "$work/r$n.run"
 done
