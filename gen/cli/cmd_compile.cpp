@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include <filesystem>
+#include <nlohmann/json.hpp>
 
 #include "cli/args.hpp"
 #include "cli/commands.hpp"
@@ -28,7 +29,7 @@ Args compile_args() {
             "utilization, reads and writes, accumulator residency), and prints a summary. With --check, the\n"
             "program is also run by the functional executor and every tensor compared with the golden model.");
   add_workload_options(args, "which test image of --dataset; a range A-B (every S-th) dumps each image to DIR/image-K");
-  args.option("out", "DIR", "directory for program.json and stats.json")
+  args.option("out", "DIR", "directory for program.json and stats.json (with --stream also stream.json)")
       .option("dump-engine", "DIR",
               "the program for the compute engine (docs/rtl-engine.md): the initial memory image and, per\n"
               "instruction, its engine descriptor and the writes it must make (executor), for\n"
@@ -111,8 +112,9 @@ void write_outputs(const Args& args, const WorkloadInput& in, const isa::Program
   }
 }
 
-// The streamed program's parts per instruction (traffic, each byte once, cycles) and its totals.
-void print_streamed(const Workload& w, const isa::Program& prog, const StreamedProgram& streamed) {
+// The streamed program's parts per instruction (traffic, each byte once, cycles) and its totals; returns
+// the totals as the stream.json document (schemas/stream-stats.schema.json) that --out writes.
+nlohmann::ordered_json print_streamed(const Workload& w, const isa::Program& prog, const StreamedProgram& streamed) {
   const StreamStats st = stream_stats(prog, streamed);
   fmt::print("\nstreamed through the scratchpad (data {} / weight {} / acc {} / shared {} elements{}, half each per part):\n\n",
              streamed.map.elements[0], streamed.map.elements[1], streamed.map.elements[2], streamed.map.elements[3],
@@ -144,6 +146,23 @@ void print_streamed(const Workload& w, const isa::Program& prog, const StreamedP
              "read-modify-write loads) = {:.1f} inferences/s at {} MHz\n",
              tm.cycles, offchip_bytes_per_cycle(w.cfg), tm.engine_cycles, tm.dma_bound_parts, st.parts, tm.serialized_parts,
              st.rmw_loads, w.cfg.clock.target_mhz * 1e6 / double(tm.cycles), w.cfg.clock.target_mhz);
+  return {{"schema", "capsgen.stream-stats/1"},
+          {"network", w.net.name},
+          {"preset", w.cfg.name},
+          {"parts", st.parts},
+          {"loads", st.loads},
+          {"stores", st.stores},
+          {"dram_read_bytes", st.dram_read_bytes},
+          {"dram_write_bytes", st.dram_write_bytes},
+          {"distinct_read_bytes", distinct_read},
+          {"rmw_loads", st.rmw_loads},
+          {"offchip_bytes_per_cycle", offchip_bytes_per_cycle(w.cfg)},
+          {"engine_cycles", tm.engine_cycles},
+          {"dma_bound_parts", tm.dma_bound_parts},
+          {"serialized_parts", tm.serialized_parts},
+          {"cycles", tm.cycles},
+          {"clock_mhz", w.cfg.clock.target_mhz},
+          {"inferences_per_second", w.cfg.clock.target_mhz * 1e6 / double(tm.cycles)}};
 }
 
 // The frame program of the streamed program; --frames writes it.
@@ -250,7 +269,11 @@ int cmd_compile(const std::vector<std::string>& argv) {
     } catch (const StreamError& e) {
       throw InputError(args.get_opt("config").value_or("configs/capsacc-16x16.yaml"), 0, 0, "--stream", e.what());
     }
-    print_streamed(w, prog, streamed);
+    const nlohmann::ordered_json summary = print_streamed(w, prog, streamed);
+    if (auto dir = args.get_opt("out")) {
+      write_file_atomic(*dir + "/stream.json", summary.dump(2) + "\n");
+      fmt::print("wrote {}/stream.json\n", *dir);
+    }
     frames = frame_program(args, w, prog, streamed);
   }
   return args.has("check") ? check_programs(args, w, in.input, prog, streamed, frames) : 0;
