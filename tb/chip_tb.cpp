@@ -167,12 +167,7 @@ class ChipTb {
   }
 
   // The results document as far as the run got, with its verdict.
-  tb::Json results() const {
-    tb::Json j = results_;
-    tb::set_verdict(j, report_);
-    tb::set_trace_start(j, sim_);
-    return j;
-  }
+  tb::Json results() const { return tb::finished_results(results_, report_, sim_); }
 
   int run() {
     load(args_.program);

@@ -35,6 +35,13 @@ inline void set_trace_start(Json& doc, const Sim& sim) {
   doc["trace_reset_released_ps"] = ps < 0 ? Json(nullptr) : Json(ps);
 }
 
+// The results document as far as the run got: its `figures` with the verdict and the trace start.
+inline Json finished_results(Json figures, const Report& report, const Sim& sim) {
+  set_verdict(figures, report);
+  set_trace_start(figures, sim);
+  return figures;
+}
+
 // Functional coverage bins into `doc`: "functional_coverage" {bin: count} in `order`, and
 // "functional_coverage_na" the bins whose hardware is not in this RTL (counted 0).
 inline void set_functional_coverage(Json& doc, const std::vector<std::string>& order,
