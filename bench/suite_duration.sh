@@ -3,8 +3,8 @@
 # temporary directory and runs `scripts/test.sh` there with CI=true (the README's test command;
 # ctest also writes JUnit XML). Prints one JSON line: wall-clock minutes from the clone to the last
 # test, the part before ctest starts (clone, bootstrap, configure and build), the tests run, passed
-# and failed, the tests' seconds summed and the five longest tests. The machine's load changes every
-# figure but the test counts; nothing is asserted.
+# and failed, the tests' seconds summed, the five longest tests and every test's seconds. The
+# machine's load changes every figure but the test counts; nothing is asserted.
 # usage: suite_duration.sh [--nightly] [--keep]
 #   --nightly  the whole suite (scripts/test.sh --nightly)
 #   --keep     keep the clone (its path goes to stderr)
@@ -50,6 +50,7 @@ print(json.dumps({'bench': 'suite_duration', 'tier': tier, 'commit': commit, 'ex
                   'tests': len(cases), 'passed': sum(1 for c in cases if not c[2] and not c[3]),
                   'failed': sum(1 for c in cases if c[2]), 'skipped': sum(1 for c in cases if c[3]),
                   'test_seconds_summed': round(test_seconds),
-                  'longest': [{'name': n, 'seconds': round(t)} for n, t, _, _ in longest]}))
+                  'longest': [{'name': n, 'seconds': round(t)} for n, t, _, _ in longest],
+                  'test_seconds': {n: round(t, 1) for n, t, _, _ in cases}}))
 PY
 exit $rc
