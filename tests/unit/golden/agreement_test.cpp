@@ -44,6 +44,7 @@ TEST(Agreement, TinyCapsNetRandomWeights) {
   const double rate = double(a.agree) / a.runs;
   RecordProperty("class_agreement_rate", std::to_string(rate));
   RecordProperty("max_class_norm_error", std::to_string(a.worst_norm_err));
+  RecordProperty("runs", a.runs);
   std::printf("capsnet-tiny on small-4x4: class agreement %d/%d = %.3f, max |norm error| %.4f\n", a.agree, a.runs, rate,
               a.worst_norm_err);
   EXPECT_GE(rate, 0.80);
@@ -55,6 +56,7 @@ TEST(Agreement, FullCapsNetMnistRandomWeights) {
   const double rate = double(a.agree) / a.runs;
   RecordProperty("class_agreement_rate", std::to_string(rate));
   RecordProperty("max_class_norm_error", std::to_string(a.worst_norm_err));
+  RecordProperty("runs", a.runs);
   std::printf("capsnet-mnist on capsacc-16x16: class agreement %d/%d = %.3f, max |norm error| %.4f\n", a.agree, a.runs,
               rate, a.worst_norm_err);
   EXPECT_GE(rate, 0.75);
