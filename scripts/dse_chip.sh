@@ -3,7 +3,9 @@
 # `capsgen dse memory` for a preset and a network, takes the lowest-energy configuration of each
 # requested option (best.md; default SEP-PG, HY-PG and SMP-PG), builds its RTL with `capsgen generate --dse ... --dse-id N` and, with
 # --sim, runs the whole chip on it from DRAM (`capsgen sim --memory dram`): bit-exact against the
-# golden model, every memory counter against the compiler's access model.
+# golden model, every memory counter against the compiler's access model. With --sim it prints one
+# JSON line per option: the configuration, its modelled area, energy and cycles, and the chip's
+# verdict, cycles and access-model figures.
 #
 # The exploration uses DESCNet's Table III calibration (--tech configs/tech/sram-32nm.yaml, the
 # calibration the chip runs in docs/dse-memory.md sections 6-7 were chosen with) unless --tech is given.
@@ -35,7 +37,7 @@ while [[ $# -gt 0 ]]; do
     --sim) sim=1; shift ;;
     --seed) seed="$2"; shift 2 ;;
     --capsgen) capsgen="$2"; shift 2 ;;
-    -h|--help) sed -n '2,14p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) awk 'NR > 1 && !/^#/ { exit } NR > 1' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "dse_chip.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
 done
@@ -63,6 +65,22 @@ for opt in "${options[@]}"; do
       chip="$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["total_cycles"])' "$out/$opt-sim/report.json")"
       echo "== $opt: cycles, the exploration's streamed model $modelled, the chip $chip" \
            "($(awk -v m="$modelled" -v c="$chip" 'BEGIN { printf "%+.1f%%", 100 * (m - c) / c }'))"
+    fi
+    if [[ -f "$out/$opt-sim/report.json" ]]; then
+      python3 - "$out/dse/summary.json" "$out/$opt-sim/report.json" "$opt" "$id" <<'PY'
+import json, sys
+summary, report, opt, cid = json.load(open(sys.argv[1])), json.load(open(sys.argv[2])), sys.argv[3], int(sys.argv[4])
+best = next(b for b in summary['best'] if b['id'] == cid)
+memories = {m: {'kib': best[m]['kib'], 'sectors': best[m]['sectors']}
+            for m in ('shared', 'data', 'weight', 'acc') if isinstance(best.get(m), dict)}
+print(json.dumps({'bench': 'dse_chip', 'preset': summary['preset'], 'network': summary['network'],
+                  'evaluation': summary['evaluation'], 'option': opt, 'id': cid, 'memories': memories,
+                  'area_mm2': round(best['area_mm2'], 4), 'onchip_mj': round(best['energy_mj'], 4),
+                  'modelled_cycles': best['cycles'], 'pass': report['pass'], 'chip_cycles': report['total_cycles'],
+                  'model_error_pct': round(100 * (best['cycles'] - report['total_cycles']) / report['total_cycles'], 1),
+                  'chip_inferences_per_second': round(report['inferences_per_second'], 1),
+                  'access_model_figures': report['access_model_figures']}))
+PY
     fi
   fi
 done
