@@ -8,19 +8,21 @@
 # Prints one JSON line per data set: images, how many ran bit-exact, RTL predictions equal to the
 # golden model's, RTL accuracy against the labels, and the mean cycles per inference on the preset.
 #
-# usage: engine_rtl_accuracy.sh [--capsgen BIN] [--config YAML] [--network NAME] [--images N] [--datasets "mnist fashion"]
-#                               [--work DIR]
-# --network: models/NAME.yaml with the weights models/weights/NAME-<dataset>.npz (default capsnet-small).
+# usage: engine_rtl_accuracy.sh [--capsgen BIN] [--config YAML] [--network NAME] [--weights FILE] [--images N]
+#                               [--datasets "mnist fashion"] [--work DIR]
+# --network: models/NAME.yaml with the weights models/weights/NAME-<dataset>.npz (default capsnet-small);
+# --weights FILE takes FILE instead, for every data set (give one data set with it).
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/.." && pwd)"
-capsgen="$root/build/capsgen" config="$root/configs/small-4x4.yaml" network=capsnet-small images=100 datasets="mnist fashion"
+capsgen="$root/build/capsgen" config="$root/configs/small-4x4.yaml" network=capsnet-small weights_file="" images=100 datasets="mnist fashion"
 work=""
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --capsgen) capsgen="$2"; shift 2 ;;
     --config) config="$2"; shift 2 ;;
     --network) network="$2"; shift 2 ;;
+    --weights) weights_file="$2"; shift 2 ;;
     --images) images="$2"; shift 2 ;;
     --datasets) datasets="$2"; shift 2 ;;
     --work) work="$2"; shift 2 ;;
@@ -34,7 +36,7 @@ bench_work_dir
 source "$here/engine_tb_build.sh"
 engine_tb_build "$capsgen" "$config" "$work"
 for ds in $datasets; do
-  weights="$root/models/weights/$network-$ds.npz"
+  weights="${weights_file:-$root/models/weights/$network-$ds.npz}"
   # The last test image's index, from the error for an index past the end ("past the last test image (N)").
   last_index="$("$capsgen" compile --config "$config" --model "$root/models/$network.yaml" --weights "$weights" \
             --dataset "$ds" --index 99999999 2>&1 | sed -n 's/.*past the last test image (\([0-9]*\)).*/\1/p' || true)"

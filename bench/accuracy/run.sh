@@ -14,19 +14,21 @@
 # Prints a JSON list of the capsgen accuracy --json results on stdout, each with its --runs row
 # ("run") and fixed minus float accuracy in points ("fixed_minus_float_pt"); logs go to stderr.
 #
-# --network NAME runs models/NAME.yaml with models/weights/NAME-<dataset>.npz instead of capsnet-small.
+# --network NAME runs models/NAME.yaml with models/weights/NAME-<dataset>.npz instead of capsnet-small;
+# --weights FILE takes FILE instead, for every data set (give one data set with it).
 #
-# usage: bench/accuracy/run.sh [--capsgen BIN] [--network NAME] [--datasets "mnist fashion"] [--limit N] [-j N]
+# usage: bench/accuracy/run.sh [--capsgen BIN] [--network NAME] [--weights FILE] [--datasets "mnist fashion"] [--limit N] [-j N]
 #                              [--runs "preset auto maxabs 4 5 table:auto w6:auto w10:auto w6s:auto w10s:auto"] [--quick]
 #   --runs: which rows ([table:|w6:|w10:|w6s:|w10s:]squash-in-frac); --quick = --runs "preset auto"
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-capsgen="$root/build/capsgen" network=capsnet-small datasets="mnist fashion" limit=0 jobs=1
+capsgen="$root/build/capsgen" network=capsnet-small weights="" datasets="mnist fashion" limit=0 jobs=1
 rows="preset auto maxabs 4 5 table:auto w6:auto w10:auto w6s:auto w10s:auto"
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --capsgen) capsgen="$2"; shift 2 ;;
     --network) network="$2"; shift 2 ;;
+    --weights) weights="$2"; shift 2 ;;
     --datasets) datasets="$2"; shift 2 ;;
     --limit) limit="$2"; shift 2 ;;
     -j) jobs="$2"; shift 2 ;;
@@ -76,7 +78,7 @@ for r in "${runs[@]}"; do
   n=$((n + 1))
   echo "bench/accuracy: [$n/${#runs[@]}] $ds $(basename "$cfg") squash-in-frac $frac" >&2
   "$capsgen" accuracy --config "$cfg" --model "$root/models/$network.yaml" \
-    --weights "$root/models/weights/$network-$ds.npz" --dataset "$ds" --limit "$limit" -j "$jobs" \
+    --weights "${weights:-$root/models/weights/$network-$ds.npz}" --dataset "$ds" --limit "$limit" -j "$jobs" \
     --squash-in-frac "$frac" --json "$work/r$n.json" >&2
   echo "$row" > "$work/r$n.run"
 done
