@@ -43,7 +43,7 @@ cd "$root"
 for cfg in $(find configs -name '*.yaml' -not -path 'configs/dram/*' -not -path 'configs/nas/*' \
                 -not -path 'configs/tech/*' | sort); do
   name="$(echo "${cfg#configs/}" | sed 's|/|-|g; s|\.yaml$||')"
-  # A preset that has no RTL yet (exit 2) leaves its message, which the comparison then covers.
+  # A preset that generate refuses (exit 2) leaves its message, which the comparison then covers.
   status=0
   "$capsgen" generate --config "$cfg" --out "$out/preset-$name" >/dev/null 2>"$out/preset-$name.err" || status=$?
   if [[ $status -eq 0 ]]; then

@@ -8,8 +8,11 @@
 //            one-dominant, n = 1 and n = max, norm shifts), back to back and with gaps, queueing of
 //            vectors of decreasing length; busy_o and err_o checked too
 //   bank     capsgen_activation_bank: the unit test on all columns with different data
-//   pim      the PIM-CapsNet units the preset selects (capsgen_act_pim_exp, capsgen_act_pim_rsqrt):
-//            every address == fx::pim::exp_shift / fx::pim::sqrt_rsqrt, one cycle later
+//   pim      the PIM-CapsNet units the preset selects: capsgen_act_pim_exp / capsgen_act_pim_rsqrt,
+//            every address == fx::pim::exp_shift / fx::pim::sqrt_rsqrt, one cycle later;
+//            capsgen_act_pim_recip == fx::pim::divide_recip over every (num, den) pair when they
+//            have <= 22 bits together (else every den x 4 numerators), then the divider's random
+//            stimulus; latency act, busy_o checked
 //   all      (default) rom, divider, pim, unit, bank
 //   icarus   a short unit run that writes vector files for tb/icarus/tb_activation.v (--vectors)
 // The expected timing is computed here from the documented contract, not read from the emitter.
@@ -34,6 +37,10 @@
 #ifdef CAPSGEN_TB_ACT_PIM_RSQRT
 #include "Vact_pim_rsqrt.h"
 #endif
+#ifdef CAPSGEN_TB_ACT_PIM_RECIP
+#include "Vact_pim_recip.h"  // tb/verilog/tb_act_pim_recip.v: the reciprocal divide behind div_* ports
+#endif
+#include "common/act_summary.hpp"
 #include "common/bits.hpp"
 #include "common/rng.hpp"
 #include "common/sim.hpp"
@@ -58,8 +65,8 @@ const char* func_name(int f) {
 struct ActConfig {
   std::string name;
   int cols = 0, psum = 0, act = 0, sqrt_in = 0, sqrt_out = 0, sq_gain = 0, sq_elem = 0, sq_gain_bits = 0, sq_norm = 0, sq_out = 0, sq_in_frac = 0,
-      sq_norm_shift = 0, exp_in = 0, exp_out = 0, sm_in_frac = 0, max_len = 0, sqrt_computed = 0, exp_pim = 0,
-      exp_recovery = 0, sqrt_pim = 0;
+      sq_norm_shift = 0, exp_in = 0, exp_out = 0, sm_in_frac = 0, max_len = 0, sqrt_computed = 0;
+  fx::ActParams p;  // the formats and PIM-CapsNet options as gen/numerics takes them
 
   static ActConfig load(const std::string& dir) {
     const tb::Summary kv(dir, "activation");
@@ -82,31 +89,10 @@ struct ActConfig {
     c.sm_in_frac = num("softmax_in_frac");
     c.max_len = num("max_len");
     c.sqrt_computed = kv.flag("sqrt_computed");
-    c.exp_pim = kv.flag("exp_pim");
-    c.exp_recovery = kv.flag("exp_recovery");
-    c.sqrt_pim = kv.flag("sqrt_pim");
+    c.p = tb::act_params_from_summary(kv);
     return c;
   }
-  fx::ActParams params() const {
-    fx::ActParams p;
-    p.act_bits = act;
-    p.sqrt_in_bits = sqrt_in;
-    p.sqrt_out_bits = sqrt_out;
-    p.sq_gain = sq_gain != 0;
-    p.sq_elem_bits = sq_elem;
-    p.sq_gain_bits = sq_gain_bits;
-    p.sq_norm_bits = sq_norm;
-    p.sq_out_bits = sq_out;
-    p.sq_in_frac = sq_in_frac;
-    p.sq_norm_shift = sq_norm_shift;
-    p.exp_in_bits = exp_in;
-    p.exp_out_bits = exp_out;
-    p.sm_in_frac = sm_in_frac;
-    p.exp_pim = exp_pim != 0;
-    p.exp_recovery_q = exp_pim && exp_recovery ? fx::pim::exp_recovery_q(p) : 0;
-    p.sqrt_pim = sqrt_pim != 0;
-    return p;
-  }
+  const fx::ActParams& params() const { return p; }
   // Port widths (docs/rtl-activation.md, "Interface").
   int len_bits() const { return clog2(max_len + 1); }
   int shift_bits() const { return clog2(psum + 1); }
@@ -200,10 +186,168 @@ int sweep_pim_unit(const tb::Args& args, const char* name, int addr_bits, int da
   return report.summary(extra);
 }
 
+// ------------------------------------------------------------------------------------------------
+// Divide units: the divider and PIM-CapsNet's reciprocal divide have the same ports and latency (act
+// cycles); both are verilated behind testbench wrappers with the same div_* ports.
+
+// One cycle's input of a divide unit.
+struct Division {
+  bool valid = false, last = false;
+  std::int64_t num = 0, den = 0;
+};
+
+// Drives the divisions `next` produces (one per cycle; it returns false after the last) into a divide
+// unit and checks every cycle: out_valid_o act cycles after in_valid_i, quot_o == ref(num, den),
+// out_last_o, and busy_o (a division entered before this cycle has not left the last stage). The run
+// fails unless the stimulus had den = 0, saturated (ref == smax) and ordinary divisions.
+template <class Model>
+int check_divide_unit(const tb::Args& args, const ActConfig& c, const char* name,
+                      const std::function<std::int64_t(std::int64_t, std::int64_t)>& ref,
+                      const std::function<bool(Division&)>& next, const std::string& what) {
+  tb::Sim sim(args);
+  auto dut = std::make_unique<Model>(sim.context(), name);
+  sim.add(*dut);
+  sim.open_trace();
+  tb::Report report(name, args.max_errors);
+  const int lat = c.div_stages();
+  const std::int64_t sat = fx::smax(c.act);
+  struct Pending {
+    std::uint64_t t0, due;
+    bool last;
+    std::int64_t q, num, den;
+  };
+  std::deque<Pending> pend;
+  long long zeros = 0, sats = 0, ordinary = 0;
+  sim.reset();
+  const std::string ok;  // the check's name when it passes (built only for a mismatch)
+  bool more = true;
+  while ((more || !pend.empty()) && !report.too_many()) {
+    const std::uint64_t t = sim.cycle();
+    Division d;
+    if (more) more = next(d);
+    if (!more) d = Division{};
+    dut->div_valid_i = d.valid;
+    dut->div_last_i = d.last;
+    dut->div_num_i = static_cast<IData>(d.num);
+    dut->div_den_i = static_cast<IData>(d.den);
+    if (d.valid) {
+      const std::int64_t q = ref(d.num, d.den);
+      (d.den == 0 ? zeros : (q == sat ? sats : ordinary))++;
+      pend.push_back({t, t + lat, d.last, q, d.num, d.den});
+    }
+    bool busy = false;
+    for (const Pending& e : pend) busy |= e.t0 < t;
+    report.check(t, "busy_o", busy, dut->div_busy_o);
+    const bool want = !pend.empty() && pend.front().due == t;
+    report.check(t, "out_valid_o", want, dut->div_valid_o);
+    if (want) {
+      const Pending e = pend.front();
+      pend.pop_front();
+      if (dut->div_valid_o) {
+        const long long quot = static_cast<long long>(dut->div_quot_o & tb::mask64(c.act));
+        const auto where = [&e](const char* port) {
+          return std::string(port) + " num=" + std::to_string(e.num) + " den=" + std::to_string(e.den);
+        };
+        report.check(t, quot == e.q ? ok : where("quot_o"), e.q, quot);
+        report.check(t, dut->div_last_o == e.last ? ok : where("out_last_o"), e.last, dut->div_last_o);
+      }
+    }
+    sim.step();
+  }
+  sim.finish();
+  if (zeros == 0 || sats == 0 || ordinary == 0) report.fail(sim.cycle(), "stimulus missed den = 0, saturation or ordinary");
+  char extra[200];
+  std::snprintf(extra, sizeof extra, "%s: %lld ordinary, %lld saturated, %lld den=0 divisions, latency %d", what.c_str(),
+                ordinary, sats, zeros, lat);
+  return report.summary(extra);
+}
+
+// Random divisions with gaps (85% of the cycles) and the corners: den = 0, tiny den (saturation),
+// num = den = max (q = 2^frac, saturated), num = 0, softmax-like den >= num.
+std::function<bool(Division&)> random_divisions(const tb::Args& args, const ActConfig& c) {
+  auto rng = std::make_shared<tb::Rng>(args.seed * 7 + 3);
+  auto left = std::make_shared<long long>(static_cast<long long>(20000 * args.scale));
+  const int nb = c.exp_out, db = c.exp_sum_bits();
+  return [rng, left, nb, db](Division& d) {
+    if ((*left)-- <= 0) return false;
+    d.valid = rng->chance(85);
+    d.num = rng->uniform(0, fx::umax(nb));
+    d.den = rng->uniform(0, fx::umax(db));
+    switch (rng->uniform(0, 9)) {
+      case 0: d.den = 0; break;
+      case 1: d.den = rng->uniform(1, 3); break;
+      case 2: d.num = fx::umax(nb); d.den = d.num; break;
+      case 3: d.num = 0; break;
+      case 4: d.den = std::max<std::int64_t>(d.num, rng->uniform(0, fx::umax(db))); break;
+      case 5: d.den = std::min(d.num + rng->uniform(0, 3 * (d.num + 1)), fx::umax(db)); break;
+      default: break;
+    }
+    d.last = rng->chance(30);
+    return true;
+  };
+}
+
+// Divider on its own: quot = fx::softmax_divide(num, den, act - 1, smax(act)), act cycles later.
+int run_divider(const tb::Args& args, const ActConfig& c) {
+  const int frac = c.act - 1;
+  const std::int64_t sat = fx::smax(c.act);
+  return check_divide_unit<Vact_parts>(
+      args, c, "activation_divider",
+      [frac, sat](std::int64_t num, std::int64_t den) { return fx::softmax_divide(num, den, frac, sat); },
+      random_divisions(args, c), "random");
+}
+
+// Inputs up to this many bits (num and den together) are swept exhaustively by the reciprocal
+// divide's test: 4 M divisions, a few seconds.
+constexpr int kRecipExhaustiveBits = 22;
+
+// Every division of the reciprocal divide's input range, one per cycle, when num and den together
+// have at most kRecipExhaustiveBits bits. Otherwise every den (up to 2^20 of them, else 2^20 random
+// ones plus 2^k - 1, 2^k, 2^k + 1 and the largest) with four numerators each: 0, the largest,
+// min(den, largest) (the softmax's num <= den at its bound) and a random one <= den. `count` is set
+// to the number of divisions.
+std::function<bool(Division&)> recip_sweep(const tb::Args& args, const ActConfig& c, long long& count) {
+  const int nb = c.exp_out, db = c.exp_sum_bits();
+  auto rng = std::make_shared<tb::Rng>(args.seed * 11 + 5);
+  auto i = std::make_shared<long long>(0);
+  if (nb + db <= kRecipExhaustiveBits) {
+    count = 1LL << (nb + db);
+    const long long n = count;
+    return [i, n, nb, rng](Division& d) {
+      if (*i >= n) return false;
+      d = {true, rng->chance(30), *i & fx::umax(nb), *i >> nb};
+      ++*i;
+      return true;
+    };
+  }
+  auto dens = std::make_shared<std::vector<std::int64_t>>();
+  if (db <= 20) {
+    for (std::int64_t v = 0; v <= fx::umax(db); ++v) dens->push_back(v);
+  } else {
+    for (int k = 0; k < db; ++k)
+      for (std::int64_t v : {(std::int64_t{1} << k) - 1, std::int64_t{1} << k, (std::int64_t{1} << k) + 1})
+        dens->push_back(std::min(v, fx::umax(db)));
+    dens->push_back(fx::umax(db));
+    for (int k = 0; k < (1 << 20); ++k) dens->push_back(rng->uniform(1, fx::umax(db)));
+  }
+  count = 4 * static_cast<long long>(dens->size());
+  return [i, dens, nb, rng](Division& d) {
+    if (*i >= 4 * static_cast<long long>(dens->size())) return false;
+    const std::int64_t den = (*dens)[static_cast<std::size_t>(*i / 4)], top = fx::umax(nb);
+    const std::int64_t nums[4] = {0, top, std::min(den, top), rng->uniform(0, std::min(den, top))};
+    d = {true, rng->chance(30), nums[*i % 4], den};
+    ++*i;
+    return true;
+  };
+}
+
+// ------------------------------------------------------------------------------------------------
+// PIM-CapsNet units the preset selects: the exp and sqrt units over every address, the reciprocal
+// divide over its input range (recip_sweep) and with the divider's random stimulus.
 int run_pim(const tb::Args& args, const ActConfig& c) {
-  const fx::ActParams p = c.params();
+  const fx::ActParams& p = c.params();
   int rc = 0;
-  if (c.exp_pim) {
+  if (p.exp_pim) {
 #ifdef CAPSGEN_TB_ACT_PIM_EXP
     rc |= sweep_pim_unit<Vact_pim_exp>(args, "act_pim_exp", c.exp_in, c.exp_out,
                                        [&p](std::int64_t a) { return fx::pim::exp_shift(p, a, p.exp_recovery_q); });
@@ -211,7 +355,7 @@ int run_pim(const tb::Args& args, const ActConfig& c) {
     throw std::runtime_error("activation.json selects exp_pim but capsgen_act_pim_exp was not verilated");
 #endif
   }
-  if (c.sqrt_pim) {
+  if (p.sqrt_pim) {
 #ifdef CAPSGEN_TB_ACT_PIM_RSQRT
     rc |= sweep_pim_unit<Vact_pim_rsqrt>(args, "act_pim_rsqrt", c.sqrt_in, c.sqrt_out,
                                          [&p](std::int64_t a) { return fx::pim::sqrt_rsqrt(p, a); });
@@ -219,75 +363,26 @@ int run_pim(const tb::Args& args, const ActConfig& c) {
     throw std::runtime_error("activation.json selects sqrt_pim but capsgen_act_pim_rsqrt was not verilated");
 #endif
   }
-  return rc;
-}
-
-// ------------------------------------------------------------------------------------------------
-// Divider on its own: quot = fx::softmax_divide(num, den, act - 1, smax(act)), act cycles later.
-int run_divider(const tb::Args& args, const ActConfig& c) {
-  tb::Sim sim(args);
-  auto dut = std::make_unique<Vact_parts>(sim.context(), "parts");
-  sim.add(*dut);
-  sim.open_trace();
-  tb::Rng rng(args.seed * 7 + 3);
-  tb::Report report("activation_divider", args.max_errors);
-  const int nb = c.exp_out, db = c.exp_sum_bits(), frac = c.act - 1, lat = c.div_stages();
-  const std::int64_t sat = fx::smax(c.act);
-  struct Exp {
-    std::uint64_t t0, due;
-    bool last;
-    std::int64_t q, num, den;
-  };
-  std::deque<Exp> pend;
-  long long zeros = 0, sats = 0, ordinary = 0;
-  sim.reset();
-  const long long n = static_cast<long long>(20000 * args.scale);
-  for (long long i = 0; i < n + lat + 2 && !report.too_many(); ++i) {
-    const std::uint64_t t = sim.cycle();
-    const bool valid = i < n && rng.chance(85);
-    std::int64_t num = rng.uniform(0, fx::umax(nb)), den = rng.uniform(0, fx::umax(db));
-    switch (rng.uniform(0, 9)) {
-      case 0: den = 0; break;
-      case 1: den = rng.uniform(1, 3); break;                         // huge quotients: saturation
-      case 2: num = fx::umax(nb); den = num; break;                   // q = 2^frac: saturates to smax
-      case 3: num = 0; break;
-      case 4: den = std::max<std::int64_t>(num, rng.uniform(0, fx::umax(db))); break;  // softmax-like
-      case 5: den = num + rng.uniform(0, 3 * (num + 1)); den = std::min(den, fx::umax(db)); break;
-      default: break;
-    }
-    const bool last = rng.chance(30);
-    dut->div_valid_i = valid;
-    dut->div_last_i = last;
-    dut->div_num_i = static_cast<IData>(num);
-    dut->div_den_i = static_cast<IData>(den);
-    if (valid) {
-      const std::int64_t q = fx::softmax_divide(num, den, frac, sat);
-      (den == 0 ? zeros : (q == sat ? sats : ordinary))++;
-      pend.push_back({t, t + lat, last, q, num, den});
-    }
-    // busy_o: a division entered before this cycle has not left the last stage yet.
-    bool busy = false;
-    for (const Exp& e : pend) busy |= e.t0 < t;
-    report.check(t, "busy_o", busy, dut->div_busy_o);
-    const bool want = !pend.empty() && pend.front().due == t;
-    report.check(t, "out_valid_o", want, dut->div_valid_o);
-    if (want) {
-      const Exp e = pend.front();
-      pend.pop_front();
-      if (dut->div_valid_o) {
-        const std::string where = "num=" + std::to_string(e.num) + " den=" + std::to_string(e.den);
-        report.check(t, "quot_o " + where, e.q, static_cast<long long>(dut->div_quot_o & tb::mask64(c.act)));
-        report.check(t, "out_last_o " + where, e.last, dut->div_last_o);
-      }
-    }
-    sim.step();
+  if (p.divide_pim) {
+#ifdef CAPSGEN_TB_ACT_PIM_RECIP
+    const int frac = c.act - 1;
+    const std::int64_t sat = fx::smax(c.act);
+    const auto ref = [frac, sat](std::int64_t num, std::int64_t den) {
+      return fx::pim::divide_recip(num, den, frac, sat);
+    };
+    long long count = 0;
+    const auto sweep = recip_sweep(args, c, count);
+    const bool every = c.exp_out + c.exp_sum_bits() <= kRecipExhaustiveBits;
+    char what[160];
+    std::snprintf(what, sizeof what, "num %d bits x den %d bits, %s (%lld divisions)", c.exp_out, c.exp_sum_bits(),
+                  every ? "every pair" : "every den x 4 numerators", count);
+    rc |= check_divide_unit<Vact_pim_recip>(args, c, "act_pim_recip", ref, sweep, what);
+    rc |= check_divide_unit<Vact_pim_recip>(args, c, "act_pim_recip", ref, random_divisions(args, c), "random, with gaps");
+#else
+    throw std::runtime_error("activation.json selects divide_pim but capsgen_act_pim_recip was not verilated");
+#endif
   }
-  sim.finish();
-  if (zeros == 0 || sats == 0 || ordinary == 0) report.fail(sim.cycle(), "stimulus missed den = 0, saturation or ordinary");
-  char extra[160];
-  std::snprintf(extra, sizeof extra, "%lld ordinary, %lld saturated, %lld den=0 divisions, latency %d", ordinary, sats,
-                zeros, lat);
-  return report.summary(extra);
+  return rc;
 }
 
 // ------------------------------------------------------------------------------------------------

@@ -40,6 +40,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "common/act_summary.hpp"
 #include "common/bits.hpp"
 #include "common/results.hpp"
 #include "common/rng.hpp"
@@ -95,19 +96,7 @@ class EngineTb {
     A_ = cfg_.act_bits;
     depth_ = cfg_.acc_depth;
     const tb::Summary kv(args.rtl_dir, "activation");
-    ap_.act_bits = kv.num("act_bits");
-    ap_.sqrt_in_bits = kv.num("sqrt_in_bits");
-    ap_.sqrt_out_bits = kv.num("sqrt_out_bits");
-    ap_.sq_gain = kv.flag("squash_gain");
-    ap_.sq_elem_bits = kv.num("squash_elem_bits");
-    ap_.sq_gain_bits = kv.num("squash_gain_bits");
-    ap_.sq_norm_bits = kv.num("squash_norm_bits");
-    ap_.sq_out_bits = kv.num("squash_out_bits");
-    ap_.sq_in_frac = kv.num("squash_in_frac");
-    ap_.sq_norm_shift = kv.num("squash_norm_shift");
-    ap_.exp_in_bits = kv.num("exp_in_bits");
-    ap_.exp_out_bits = kv.num("exp_out_bits");
-    ap_.sm_in_frac = kv.num("softmax_in_frac");
+    ap_ = tb::act_params_from_summary(kv);
     max_len_ = kv.num("max_len");
     OB_ = std::max(A_, ap_.sqrt_out_bits);
   }

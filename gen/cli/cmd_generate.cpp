@@ -107,7 +107,6 @@ int cmd_generate(const std::vector<std::string>& argv) {
   } else {
     cfg = load_accel_config(config_path);
   }
-  require_rtl_support(cfg);
   remove_stale_temporaries(out);
   const auto files = emit::generate_rtl(cfg, out, extra);
   if (random_yaml) write_file_atomic(config_path, *random_yaml);

@@ -251,7 +251,6 @@ SimPaths sim_paths(const SimRequest& r, const AccelConfig& cfg) {
 // is checked to be of this preset; otherwise the preset's RTL (with --fault applied) is generated into
 // WORK/rtl[-FAULT], or kept there when unchanged so that its model is not rebuilt.
 fs::path prepare_rtl(const SimRequest& r, const AccelConfig& cfg, const fs::path& work) {
-  require_rtl_support(cfg);
   const emit::Design design = emit::build_design(cfg);
   std::optional<std::string> given_rtl = r.rtl;
   if (r.build && !given_rtl) {  // the RTL the model was built from

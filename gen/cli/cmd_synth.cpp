@@ -85,7 +85,6 @@ int cmd_synth(const std::vector<std::string>& argv) {
   if (!args.positional().empty())
     throw InputError("capsgen synth", 0, 0, args.positional()[0], "unexpected argument");
   AccelConfig cfg = load_accel_config(args.get("config"));
-  require_rtl_support(cfg);
   if (args.has("pe-pipeline") && args.has("rtl"))
     throw InputError("capsgen synth", 0, 0, "--pe-pipeline", "cannot override the preset of an existing --rtl directory");
   if (auto p = args.get_opt("pe-pipeline")) {

@@ -440,15 +440,4 @@ void validate_accel_config(const AccelConfig& cfg) {
   }
 }
 
-void require_rtl_support(const AccelConfig& cfg) {
-  const Checker c(cfg);
-  const auto refuse = [&c](const std::string& field, const char* value) {
-    c.fail(field, fmt::format("no RTL yet for {}: {} (the golden model computes it; generate RTL with the "
-                              "LUT units: remove the field or set its default)",
-                              field, value));
-  };
-  if (cfg.softmax.divide_kind != DivideKind::kDivider)
-    refuse("softmax.divide_kind", to_string(cfg.softmax.divide_kind));
-}
-
 }  // namespace capsgen

@@ -151,9 +151,4 @@ AccelConfig parse_accel_config(const std::string& yaml_text, const std::string& 
 // Cross-field checks (also run by the loaders). Throws InputError naming the field.
 void validate_accel_config(const AccelConfig& cfg);
 
-// The RTL emitters implement the LUT units, the divider, the shift-based exp and the rsqrt sqrt, not
-// the reciprocal divide. When the preset selects it, throws InputError naming the preset file, the
-// field's line and the field ("no RTL yet for softmax.divide_kind: pim-reciprocal ..."); returns otherwise.
-void require_rtl_support(const AccelConfig& cfg);
-
 }  // namespace capsgen

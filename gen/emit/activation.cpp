@@ -752,11 +752,13 @@ void build_divide_control(Module& m, const ActivationUnit& u, const ActGeometry&
 }
 
 // The divider interface: an exp value with its last flag over its vector's sum in, the quotient with
-// the last flag out.
+// the last flag out. PIM-CapsNet's reciprocal divide has the same ports and latency.
 void instantiate_divider(Module& m, const ActivationUnit& u, const AccelConfig& cfg, const ActGeometry& g) {
   const int exp_out = g.exp_out;
   const DividePass& c = u.divide;
-  m.instance(build_act_divider(cfg), "u_div")
+  const Module divider = cfg.softmax.divide_kind == DivideKind::kPimReciprocal ? build_act_pim_recip(cfg)
+                                                                                : build_act_divider(cfg);
+  m.instance(divider, "u_div")
       .connect("clk_i", m.clk())
       .connect("rst_ni", m.rst_n())
       .connect("in_valid_i", c.process)
@@ -943,7 +945,8 @@ nlohmann::json activation_summary(const AccelConfig& cfg) {
           // The PIM-CapsNet units in place of the exp and sqrt ROMs.
           {"exp_pim", exp_pim},
           {"exp_recovery", exp_pim && cfg.softmax.exp_recovery},
-          {"sqrt_pim", cfg.norm.sqrt_kind == SqrtKind::kPimRsqrt}};
+          {"sqrt_pim", cfg.norm.sqrt_kind == SqrtKind::kPimRsqrt},
+          {"divide_pim", cfg.softmax.divide_kind == DivideKind::kPimReciprocal}};
 }
 
 void emit_activation(const AccelConfig& cfg, Design& design) {
@@ -968,12 +971,14 @@ void emit_activation(const AccelConfig& cfg, Design& design) {
                                   "exp ROM of the Softmax unit: address = rounded (max - x), value = exp(-d) in Q0." +
                                       std::to_string(g.exp_out) + ", saturated.",
                                   exp_t, g.exp_in, g.exp_out));
-  // The PIM-CapsNet units replace the ROMs in the unit when the preset selects them; the ROMs are
-  // still written (their block test and .hex images describe the LUT option of the same preset).
+  // The PIM-CapsNet units replace the ROMs and the divider in the unit when the preset selects them;
+  // the ROMs and the divider are still written (their block tests and .hex images describe the LUT
+  // option of the same preset).
   if (cfg.softmax.exp_kind == ExpKind::kPimShift) design.add_module(build_act_pim_exp(cfg));
   if (cfg.norm.sqrt_kind == SqrtKind::kPimRsqrt) design.add_module(build_act_pim_rsqrt(cfg));
   design.add_module(build_act_fifo(cfg));
   design.add_module(build_act_divider(cfg));
+  if (cfg.softmax.divide_kind == DivideKind::kPimReciprocal) design.add_module(build_act_pim_recip(cfg));
   design.add_module(build_activation(cfg));
   design.add_module(build_activation_bank(cfg));
   design.add_data_file(std::string(kActSqrtRomModule) + ".hex", rom_hex(sqrt_t, g.sqrt_out));

@@ -26,6 +26,9 @@ inline constexpr const char* kActExpRomModule = "capsgen_act_exp_rom";
 // (norm.sqrt_kind: pim-rsqrt): same ports and timing (emit/activation_pim.cpp).
 inline constexpr const char* kActPimExpModule = "capsgen_act_pim_exp";
 inline constexpr const char* kActPimRsqrtModule = "capsgen_act_pim_rsqrt";
+// PIM-CapsNet drop-in for the softmax divider (softmax.divide_kind: pim-reciprocal): same ports and
+// latency (emit/activation_pim.cpp).
+inline constexpr const char* kActPimRecipModule = "capsgen_act_pim_recip";
 // JSON summary of the activation unit for the testbenches (raw preset values plus the generator's
 // choices: max vector length, ROM forms, PIM-CapsNet units; schemas/activation.schema.json).
 inline constexpr const char* kActivationSummaryName = "activation.json";
@@ -84,6 +87,7 @@ Module build_act_sqrt_computed(const AccelConfig& cfg);  // the computed sqrt ta
 Module build_act_fifo(const AccelConfig& cfg);
 Module build_act_pim_exp(const AccelConfig& cfg);    // fx::pim::exp_shift (with the preset's recovery)
 Module build_act_pim_rsqrt(const AccelConfig& cfg);  // fx::pim::sqrt_rsqrt
+Module build_act_pim_recip(const AccelConfig& cfg);  // fx::pim::divide_recip, in the divider's place
 Module build_act_divider(const AccelConfig& cfg);
 Module build_activation(const AccelConfig& cfg);
 Module build_activation_bank(const AccelConfig& cfg);

@@ -1,11 +1,15 @@
 // PIM-CapsNet's LUT-free units (numerics/pim_approx.hpp) as drop-ins for the activation unit's exp
 // ROM and sqrt ROM: the same ports (clk_i, addr_i, data_o) and the same timing (data_o holds the
-// value for the address of the previous cycle). The arithmetic before the output register is
-// combinational; every width and constant comes from the preset and numerics/pim_approx.hpp.
+// value for the address of the previous cycle), the arithmetic before the output register
+// combinational; and for its softmax divider: the same ports and latency, pipelined. Every width
+// and constant comes from the preset and numerics/pim_approx.hpp.
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "emit/activation.hpp"
 #include "config/act_params.hpp"
@@ -83,7 +87,7 @@ Module build_act_pim_exp(const AccelConfig& cfg) {
     const int sh = 1 << i;
     const Expr next = m.wire(fmt::format("sh_s{}", i), 17, fmt::format("after the shift by amt[{}] * {}", i, sh));
     const Expr shifted = sh >= 17 ? lit(17, 0) : cat({zero(sh), v.slice(16, sh)});
-    m.assign(next, ternary(amt[i], shifted, v));
+    m.assign(next, ternary(amt.width() == 1 ? amt : amt[i], shifted, v));  // a 1-bit wire has no bit select
     v = next;
   }
   const Expr big = qw - 16 > 6 ? reduce_or(amt.slice(qw - 17, 5)) : qw - 16 == 6 ? amt[5] : bit(false);
@@ -160,10 +164,12 @@ Module build_act_pim_rsqrt(const AccelConfig& cfg) {
   m.assign(v, full_product(M, y));
   // round(v / 2^s), s = 32 - e - sf >= 1: floor((floor(v / 2^(s-1)) + 1) / 2); floor(v / 2^(s-1)) is a
   // fixed slice per e, chosen by the same priority as M.
+  // With a negative sqrt_frac (a wide address into a narrow code) s - 1 may exceed v's 38 bits: then
+  // that floor is 0.
   const int lo_min = 31 - sf - emax;  // s - 1 for the largest e
   if (lo_min < 0) throw std::logic_error("build_act_pim_rsqrt: sqrt_frac too large");
-  const int hw = 38 - lo_min;
-  auto half = [&](int e) { return zext(v.slice(37, 31 - sf - e), hw); };
+  const int hw = std::max(1, 38 - lo_min);
+  auto half = [&](int e) { return 31 - sf - e > 37 ? lit(hw, 0) : zext(v.slice(37, 31 - sf - e), hw); };
   Expr hsel = half(0);
   for (int e = 1; e <= emax; ++e) hsel = ternary(nz[e], half(e), hsel);
   const Expr h = m.wire("rs_h", hw, "floor(M y / 2^(31 - e - sf))");
@@ -176,6 +182,203 @@ Module build_act_pim_rsqrt(const AccelConfig& cfg) {
   const Expr q = m.reg("data_q", SO, "registered output");
   m.always_ff({nb(q, sat_u_expr(r, SO))});
   m.assign(data_o, q);
+  return m;
+}
+
+namespace {
+
+// The widths of the reciprocal divide: the divider's ports (an exp value, the vector's sum, the
+// coupling coefficient) and the values inside.
+struct RecipWidths {
+  int num = 0;       // num_i: an exp value
+  int den = 0;       // den_i: their sum
+  int frac = 0;      // coupling coefficients are Q0.frac (frac = act - 1)
+  int quot = 0;      // quot_o, as the divider's: frac + 1 bits
+  int log2 = 0;      // bits of n = floor(log2 den), 0 .. den - 1
+  int product = 0;   // num * r, r <= 2^16 (17 bits)
+  int stages = 0;    // pipeline registers: the divider's latency (act)
+};
+
+RecipWidths recip_widths(const AccelConfig& cfg) {
+  const ActGeometry g = act_geometry(cfg);
+  RecipWidths w;
+  w.num = g.exp_out;
+  w.den = g.exp_sum_bits;
+  w.frac = g.act - 1;
+  w.quot = w.frac + 1;
+  w.log2 = std::max(1, clog2(w.den));
+  w.product = w.num + 17;
+  w.stages = g.div_stages;
+  // The rounding shift 16 + n - frac is then >= 1 for every n (act <= 16 by validation).
+  if (w.frac > 15 || w.stages < 2) throw std::logic_error("build_act_pim_recip: widths outside the validated ranges");
+  return w;
+}
+
+// The pipeline of the reciprocal divide: values cross a step boundary through a register (a stage)
+// or, where the divider's latency leaves fewer stages than steps, as they are. Valid flags have a
+// reset, data registers none (only stages marked valid are used).
+class RecipPipeline {
+ public:
+  explicit RecipPipeline(Module& m) : m_(m) {}
+  // `v` after the boundary: a register named s<stage>_<what>_q when `registered`, else `v` itself.
+  Expr carry(const Expr& v, int stage, const std::string& what, bool registered, const std::string& comment = "") {
+    if (!registered) return v;
+    const Expr q = m_.reg(fmt::format("s{}_{}_q", stage, what), v.width(), comment);
+    data_.push_back(nb(q, v));
+    return q;
+  }
+  Expr carry_valid(const Expr& v, int stage, bool registered) {
+    if (!registered) return v;
+    const Expr q = m_.reg(fmt::format("s{}_valid_q", stage), 1);
+    valid_reset_.push_back(nb(q, bit(false)));
+    valid_.push_back(nb(q, v));
+    valids_.push_back(q);
+    return q;
+  }
+  void build() {
+    m_.blank();
+    m_.comment("Pipeline registers (data without reset: only stages marked valid are used).");
+    m_.always_ff(data_);
+    m_.always_ff_reset(valid_reset_, valid_);
+  }
+  // Any stage holds a division.
+  Expr busy() const {
+    Expr any = valids_.front();
+    for (std::size_t i = 1; i < valids_.size(); ++i) any = any | valids_[i];
+    return any;
+  }
+
+ private:
+  Module& m_;
+  Stmts data_, valid_reset_, valid_;
+  std::vector<Expr> valids_;
+};
+
+// What travels beside the arithmetic from stage to stage.
+struct RecipTags {
+  Expr valid, last, zero, num, n;
+};
+
+RecipTags carry_tags(RecipPipeline& pipe, const RecipTags& t, int stage, bool registered) {
+  return {pipe.carry_valid(t.valid, stage, registered), pipe.carry(t.last, stage, "last", registered),
+          pipe.carry(t.zero, stage, "zero", registered, "den == 0"), pipe.carry(t.num, stage, "num", registered),
+          pipe.carry(t.n, stage, "n", registered, "floor(log2 den)")};
+}
+
+// Step 1: n = floor(log2 den) (a priority encoder: the leading-zero count) and M = den normalized to
+// [2^16, 2^17): (den * 2^16) >> n, a truncating right shift for n > 16.
+std::pair<Expr, Expr> recip_normalize(Module& m, const RecipWidths& w, const Expr& den) {
+  std::vector<std::pair<Expr, Expr>> cases;
+  for (int k = w.den - 1; k >= 1; --k) cases.emplace_back(den[k], lit(w.log2, static_cast<std::uint64_t>(k)));
+  const Expr n = m.wire("rp_n", w.log2, "floor(log2 den): the highest set bit (0 for den <= 1)");
+  m.assign(n, ternary_chain(cases, lit(w.log2, 0)));
+  const Expr x = m.wire("rp_x", w.den + 16, "(den * 2^16) >> n");
+  m.assign(x, shr(cat({den, zero(16)}), n));
+  const Expr mant = m.wire("rp_m", 17, "M = den / 2^n in Q16, [2^16, 2^17) (0 for den = 0)");
+  m.assign(mant, x.slice(16, 0));
+  return {n, mant};
+}
+
+// Step 2: the seed r0 = c - M/2 and the Newton step's factor e = (2^33 - M r0) >> 16 (0 < M r0 < 2^33).
+std::pair<Expr, Expr> recip_seed(Module& m, const Expr& mant) {
+  const Expr r0 = m.wire("rp_r0", 17, fmt::format("r0 = {} - M/2: the linear seed of 1/M in Q16", pim::kRecip0Q16));
+  m.assign(r0, lit(17, static_cast<std::uint64_t>(pim::kRecip0Q16)) - zext(mant.slice(16, 1), 17));
+  const Expr mr = m.wire("rp_mr0", 34, "M * r0");
+  m.assign(mr, full_product(mant, r0));
+  const Expr two = m.wire("rp_2mr", 34, "2^33 - M r0 (2 - M r0 in Q32)");
+  m.assign(two, lit(34, std::uint64_t{1} << 33) - mr);
+  const Expr e = m.wire("rp_e", 17, "e = (2^33 - M r0) >> 16");
+  m.assign(e, two.slice(32, 16));
+  return {r0, e};
+}
+
+// Step 3: r = (r0 e) >> 16, 1/M in Q16 (<= 2^16).
+Expr recip_newton(Module& m, const Expr& r0, const Expr& e) {
+  const Expr re = m.wire("rp_r0e", 34, "r0 * e");
+  m.assign(re, full_product(r0, e));
+  const Expr r = m.wire("rp_r", 17, "r = r0 e >> 16: 1/M in Q16");
+  m.assign(r, re.slice(32, 16));
+  return r;
+}
+
+// Step 4: the coefficient round(num r / 2^(16 + n - frac)), saturated to 2^frac - 1; 0 for den = 0.
+// The rounding shift s >= 1 is floor((floor(q / 2^(s-1)) + 1) / 2), the floor a right shift by n
+// and a fixed slice.
+Expr recip_quotient(Module& m, const RecipWidths& w, const Expr& num, const Expr& r, const Expr& n, const Expr& zero_den) {
+  const Expr q = m.wire("rp_q", w.product, "num * r");
+  m.assign(q, full_product(num, r));
+  const Expr qn = m.wire("rp_qn", w.product, "(num * r) >> n");
+  m.assign(qn, shr(q, n));
+  const int lo = 15 - w.frac;  // s - 1 - n
+  const int hw = w.product - lo;
+  const Expr h = m.wire("rp_h", hw, fmt::format("floor(num r / 2^(n + {})): s - 1 = 16 + n - {} - 1", lo, w.frac));
+  m.assign(h, qn.slice(w.product - 1, lo));
+  const Expr hr = m.wire("rp_hr", hw + 1, "h + 1");
+  m.assign(hr, zext(h, hw + 1) + lit(hw + 1, 1));
+  const Expr rounded = m.wire("rp_round", hw, "round(num r / 2^(16 + n - frac)), half up");
+  m.assign(rounded, hr.slice(hw, 1));
+  const Expr quot = m.wire("rp_quot", w.quot, fmt::format("saturated to {}; 0 for den = 0", (1 << w.frac) - 1));
+  m.assign(quot, ternary(zero_den, lit(w.quot, 0),
+                         ternary(reduce_or(rounded.slice(hw - 1, w.frac)), lit(w.quot, (std::uint64_t{1} << w.frac) - 1),
+                                 zext(rounded.slice(w.frac - 1, 0), w.quot))));
+  return quot;
+}
+
+}  // namespace
+
+Module build_act_pim_recip(const AccelConfig& cfg) {
+  const RecipWidths w = recip_widths(cfg);
+  // Registers after steps 1, 2, 3 and 4 (4 always): fewer than four stages merge step 1 into step 2,
+  // then step 3 into step 4. Stages beyond four delay the result.
+  const bool after[5] = {false, w.stages >= 4, true, w.stages >= 3, true};
+  const int delays = w.stages - (int(after[1]) + int(after[3]) + 2);
+  Module m(kActPimRecipModule,
+           fmt::format("Softmax divide through the reciprocal (PIM-CapsNet), fx::pim::divide_recip: drop-in for the\n"
+                       "divider (same ports, a division per cycle, out_* in cycle t + {0} for in_* in cycle t).\n"
+                       "n = floor(log2 den) (leading-zero count), M = (den * 2^16) >> n in [2^16, 2^17);\n"
+                       "r0 = {1} - M/2, one Newton step e = (2^33 - M r0) >> 16, r = r0 e >> 16 (1/den ~ r / 2^(16+n));\n"
+                       "quot = min({2}, round(num r / 2^(16 + n - {3}))); den == 0 -> 0. {0} stages.",
+                       w.stages, pim::kRecip0Q16, (1 << w.frac) - 1, w.frac));
+  m.clock_and_reset();
+  const Expr in_valid = m.input("in_valid_i", 1, "a division this cycle");
+  const Expr in_last = m.input("in_last_i", 1, "tag carried to out_last_o");
+  const Expr num = m.input("num_i", w.num, "numerator (unsigned)");
+  const Expr den = m.input("den_i", w.den, "denominator (unsigned)");
+  const Expr out_valid = m.output("out_valid_o", 1, "quot_o holds a result");
+  const Expr out_last = m.output("out_last_o", 1, "tag of that division");
+  const Expr quot_o = m.output("quot_o", w.quot, "quotient, 0 .. " + std::to_string((1 << w.frac) - 1));
+  const Expr busy = m.output("busy_o", 1, "a division in flight");
+  m.lint_off("UNUSEDSIGNAL", "the floor shifts of the definition drop the low bits of products; rp_x's and the\n"
+                             "products' top bits are zero for den > 0");
+  RecipPipeline pipe(m);
+  const Expr zero_den = m.wire("rp_zero", 1, "den == 0");
+  m.assign(zero_den, den == lit(w.den, 0));
+  auto [n, mant] = recip_normalize(m, w, den);
+  RecipTags t = carry_tags(pipe, {in_valid, in_last, zero_den, num, n}, 1, after[1]);
+  mant = pipe.carry(mant, 1, "m", after[1]);
+  auto [r0, e] = recip_seed(m, mant);
+  t = carry_tags(pipe, t, 2, after[2]);
+  r0 = pipe.carry(r0, 2, "r0", after[2]);
+  e = pipe.carry(e, 2, "e", after[2]);
+  const Expr r_full = recip_newton(m, r0, e);
+  t = carry_tags(pipe, t, 3, after[3]);
+  const Expr r = pipe.carry(r_full, 3, "r", after[3]);
+  const Expr quot_full = recip_quotient(m, w, t.num, r, t.n, t.zero);
+  Expr valid = pipe.carry_valid(t.valid, 4, true);
+  Expr last = pipe.carry(t.last, 4, "last", true);
+  Expr quot = pipe.carry(quot_full, 4, "quot", true);
+  for (int d = 0; d < delays; ++d) {
+    valid = pipe.carry_valid(valid, 5 + d, true);
+    last = pipe.carry(last, 5 + d, "last", true);
+    quot = pipe.carry(quot, 5 + d, "quot", true, "delay to the divider's latency");
+  }
+  m.lint_on("UNUSEDSIGNAL");
+  pipe.build();
+  m.blank();
+  m.assign(out_valid, valid);
+  m.assign(out_last, last);
+  m.assign(quot_o, quot);
+  m.assign(busy, pipe.busy());
   return m;
 }
 

@@ -44,6 +44,26 @@ std::string memory(Rng& r) {
   return fmt::format("{{size_kib: {}, banks: {}, sectors: {}, width_bits: {}}}", size, banks, sectors, width);
 }
 
+// PIM-CapsNet's approximations in place of the exp ROM, the softmax divider and the sqrt ROM
+// (docs/pim-capsnet.md): each with probability kPimPercent, the recovery multiply half of the time with
+// the shift exp. Drawn from a stream of their own, so that every other field of a seed is what it was
+// before these were drawn.
+constexpr int kPimPercent = 30;
+
+struct PimKinds {
+  bool exp = false, recovery = false, divide = false, sqrt = false;
+};
+
+PimKinds pim_kinds(std::uint64_t seed) {
+  Rng r(seed * 0x9E3779B97F4A7C15ull + 0x50494dull);
+  PimKinds k;
+  k.exp = r.chance(kPimPercent);
+  k.recovery = r.chance(50) && k.exp;
+  k.divide = r.chance(kPimPercent);
+  k.sqrt = r.chance(kPimPercent);
+  return k;
+}
+
 }  // namespace
 
 std::string random_accel_config_yaml(std::uint64_t seed) {
@@ -69,6 +89,7 @@ std::string random_accel_config_yaml(std::uint64_t seed) {
   const int depth = r.chance(50) ? r.pow2(1, 8) : r.uniform(3, 300);
   const int org = r.uniform(0, 2);
   const char* org_name = org == 0 ? "sep" : (org == 1 ? "smp" : "hy");
+  const PimKinds pim = pim_kinds(seed);
 
   std::string y;
   y += fmt::format("# Random accelerator config, seed {} (capsgen generate --random-config {}).\n", seed, seed);
@@ -77,6 +98,7 @@ std::string random_accel_config_yaml(std::uint64_t seed) {
   y += fmt::format("array:\n  rows: {}\n  cols: {}\n  pe_pipeline: {}\n", rows, cols, pipe ? "true" : "false");
   y += fmt::format("widths:\n  data: {}\n  weight: {}\n  psum: {}\n  act: {}\n", data, weight, psum, act);
   y += fmt::format("norm:\n  sqrt_in_bits: {}\n  sqrt_out_bits: {}\n", sqrt_in, sqrt_out);
+  if (pim.sqrt) y += "  sqrt_kind: pim-rsqrt\n";
   // Even seeds get the gain squash (decided without drawing, so every other field of a seed is as
   // before the gain kind existed).
   if (seed % 2 == 0) {
@@ -88,6 +110,8 @@ std::string random_accel_config_yaml(std::uint64_t seed) {
   y += fmt::format("  norm_bits: {}\n  out_bits: {}\n  in_frac: {}\n  norm_shift: {}\n", norm_bits, sq_out, sq_frac,
                    norm_shift);
   y += fmt::format("softmax:\n  exp_in_bits: {}\n  exp_out_bits: {}\n  in_frac: {}\n", exp_in, exp_out, sm_frac);
+  if (pim.exp) y += fmt::format("  exp_kind: pim-shift\n  exp_recovery: {}\n", pim.recovery ? "true" : "false");
+  if (pim.divide) y += "  divide_kind: pim-reciprocal\n";
   y += fmt::format("accumulator:\n  depth: {}\n", depth);
   y += fmt::format("scratchpad:\n  organization: {}\n  power_gating: {}\n  wakeup_cycles: {}\n", org_name,
                    r.chance(50) ? "true" : "false", r.uniform(0, 8));

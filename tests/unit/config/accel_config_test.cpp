@@ -392,15 +392,13 @@ TEST(AccelConfig, SoftmaxRelations) {
 }
 
 // PIM-CapsNet approximations: optional kinds beside the LUT units, strict values, recovery only with
-// the shift-based exp; the RTL check refuses the reciprocal divide (no RTL) with the field's line and
-// accepts the shift exp and the rsqrt sqrt (capsgen_act_pim_exp, capsgen_act_pim_rsqrt).
+// the shift-based exp.
 TEST(AccelConfig, PimApproximationKinds) {
   const AccelConfig base = parse(kBase);
   EXPECT_EQ(base.norm.sqrt_kind, SqrtKind::kLut);
   EXPECT_EQ(base.softmax.exp_kind, ExpKind::kLut);
   EXPECT_EQ(base.softmax.divide_kind, DivideKind::kDivider);
   EXPECT_FALSE(base.softmax.exp_recovery);
-  EXPECT_NO_THROW(require_rtl_support(base));
 
   std::string pim = replace(kBase, "  sqrt_out_bits: 8", "  sqrt_out_bits: 8\n  sqrt_kind: pim-rsqrt");
   pim = replace(pim, "  exp_out_bits: 8", "  exp_out_bits: 8\n  exp_kind: pim-shift\n  exp_recovery: true\n"
@@ -413,18 +411,11 @@ TEST(AccelConfig, PimApproximationKinds) {
   EXPECT_STREQ(to_string(c.norm.sqrt_kind), "pim-rsqrt");
   EXPECT_STREQ(to_string(c.softmax.exp_kind), "pim-shift");
   EXPECT_STREQ(to_string(c.softmax.divide_kind), "pim-reciprocal");
-  // The RTL check names the approximation without RTL and its line.
-  expect_input_error([&] { require_rtl_support(c); }, kFile, line_of(pim, "divide_kind: pim-reciprocal"),
-                     "softmax.divide_kind", "no RTL yet for softmax.divide_kind: pim-reciprocal");
   const std::string only_div = replace(kBase, "  exp_out_bits: 8", "  exp_out_bits: 8\n  divide_kind: pim-reciprocal");
-  expect_input_error([&] { require_rtl_support(parse(only_div)); }, kFile, line_of(only_div, "divide_kind"),
-                     "softmax.divide_kind", "no RTL yet for softmax.divide_kind: pim-reciprocal");
+  EXPECT_EQ(parse(only_div).softmax.divide_kind, DivideKind::kPimReciprocal);
   const std::string only_exp =
       replace(kBase, "  exp_out_bits: 8", "  exp_out_bits: 8\n  exp_kind: pim-shift\n  exp_recovery: false");
   EXPECT_FALSE(parse(only_exp).softmax.exp_recovery);
-  EXPECT_NO_THROW(require_rtl_support(parse(only_exp)));
-  const std::string exp_rsqrt = replace(only_exp, "  sqrt_out_bits: 8", "  sqrt_out_bits: 8\n  sqrt_kind: pim-rsqrt");
-  EXPECT_NO_THROW(require_rtl_support(parse(exp_rsqrt)));
 
   // Bad values and misplaced keys name their line.
   expect_edit_error("  sqrt_out_bits: 8", "  sqrt_out_bits: 8\n  sqrt_kind: newton", "norm.sqrt_kind", "newton",

@@ -335,25 +335,27 @@ TEST(EmitActSpm, DividerStagesAndComputedSqrtAcrossWidths) {
     }
 }
 
-// PIM-CapsNet units: emitted only when the preset selects them, with the ports of the ROM each
-// replaces, instantiated in the unit instead of that ROM; activation.json says which are in. Their
-// arithmetic is checked against fx::pim by the block test (tb_blocks activation --mode pim).
+// PIM-CapsNet units: emitted only when the preset selects them, with the ports of the ROM or the
+// divider each replaces, instantiated in the unit instead of it; activation.json says which are in.
+// Their arithmetic is checked against fx::pim by the block test (tb_blocks activation --mode pim).
 TEST(EmitActSpm, PimUnitsReplaceTheRoms) {
   const AccelConfig lut = preset("capsacc-16x16");
   const Design plain = emit_act_spm(lut);
   EXPECT_EQ(find(plain, std::string(kActPimExpModule) + ".v"), nullptr);
   EXPECT_EQ(find(plain, std::string(kActPimRsqrtModule) + ".v"), nullptr);
+  EXPECT_EQ(find(plain, std::string(kActPimRecipModule) + ".v"), nullptr);
   const nlohmann::json plain_summary = nlohmann::json::parse(find(plain, kActivationSummaryName)->contents);
   EXPECT_FALSE(plain_summary.at("exp_pim"));
   EXPECT_FALSE(plain_summary.at("exp_recovery"));
   EXPECT_FALSE(plain_summary.at("sqrt_pim"));
+  EXPECT_FALSE(plain_summary.at("divide_pim"));
 
   AccelConfig cfg = lut;
   cfg.softmax.exp_kind = ExpKind::kPimShift;
   cfg.softmax.exp_recovery = true;
   cfg.norm.sqrt_kind = SqrtKind::kPimRsqrt;
+  cfg.softmax.divide_kind = DivideKind::kPimReciprocal;
   validate_accel_config(cfg);
-  EXPECT_NO_THROW(require_rtl_support(cfg));
   const Design d = emit_act_spm(cfg);
   const OutputFile* exp = find(d, std::string(kActPimExpModule) + ".v");
   const OutputFile* rsq = find(d, std::string(kActPimRsqrtModule) + ".v");
@@ -368,18 +370,61 @@ TEST(EmitActSpm, PimUnitsReplaceTheRoms) {
     EXPECT_EQ(count(f->contents, "always @(posedge clk_i)"), 1) << f->name;  // one register, as the ROM
     EXPECT_EQ(f->contents.find("$"), std::string::npos) << f->name;
   }
+  // The reciprocal divide: the divider's ports (8-bit exp value, 13-bit sum, 8-bit quotient) and its
+  // 8 stages (one valid register each), the seed constant of fx::pim; the divider is still written.
+  const OutputFile* rcp = find(d, std::string(kActPimRecipModule) + ".v");
+  ASSERT_NE(rcp, nullptr);
+  ASSERT_NE(find(d, std::string(kActDividerModule) + ".v"), nullptr);
+  EXPECT_NE(rcp->contents.find("input  wire [7:0] num_i"), std::string::npos);
+  EXPECT_NE(rcp->contents.find("input  wire [12:0] den_i"), std::string::npos);
+  EXPECT_NE(rcp->contents.find("output wire [7:0] quot_o"), std::string::npos);
+  EXPECT_NE(rcp->contents.find("17'd95951"), std::string::npos);
+  EXPECT_EQ(count(rcp->contents, "_valid_q <= "), 2 * 8) << "a reset and a load per stage";
+  EXPECT_EQ(rcp->contents.find("$"), std::string::npos);
   const std::string unit = print_module(build_activation(cfg));
   EXPECT_NE(unit.find("capsgen_act_pim_exp u_exp_rom"), std::string::npos);
   EXPECT_NE(unit.find("capsgen_act_pim_rsqrt u_sqrt_rom"), std::string::npos);
   EXPECT_EQ(unit.find("capsgen_act_exp_rom u_"), std::string::npos);
   EXPECT_EQ(unit.find("capsgen_act_sqrt_rom u_"), std::string::npos);
+  EXPECT_NE(unit.find("capsgen_act_pim_recip u_div"), std::string::npos);
+  EXPECT_EQ(unit.find("capsgen_act_divider u_"), std::string::npos);
   const nlohmann::json summary = nlohmann::json::parse(find(d, kActivationSummaryName)->contents);
   EXPECT_TRUE(summary.at("exp_pim"));
   EXPECT_TRUE(summary.at("exp_recovery"));
   EXPECT_TRUE(summary.at("sqrt_pim"));
+  EXPECT_TRUE(summary.at("divide_pim"));
   // Without recovery there is no recovery multiply; the emitter is deterministic.
   cfg.softmax.exp_recovery = false;
   const std::string plain_exp = print_module(build_act_pim_exp(cfg));
   EXPECT_EQ(plain_exp.find("rc_prod"), std::string::npos);
   EXPECT_EQ(plain_exp, print_module(build_act_pim_exp(cfg)));
+}
+
+// The PIM-CapsNet units emit for the formats the validation allows: all three on 120 random configs
+// (act 4-12, negative sqrt_frac, sums of up to 17 bits) and the reciprocal divide with 2 and 3
+// stages (act 2, 3: fewer stages than its four steps). The seeds that draw them themselves run the
+// block test (tests/rtl random-N).
+TEST(EmitActSpm, PimUnitsForRandomFormats) {
+  auto all_pim = [](AccelConfig cfg, bool recovery) {
+    cfg.softmax.exp_kind = ExpKind::kPimShift;
+    cfg.softmax.exp_recovery = recovery;
+    cfg.softmax.divide_kind = DivideKind::kPimReciprocal;
+    cfg.norm.sqrt_kind = SqrtKind::kPimRsqrt;
+    validate_accel_config(cfg);
+    return cfg;
+  };
+  for (std::uint64_t seed = 1; seed <= 120; ++seed) {
+    const AccelConfig cfg = all_pim(parse_accel_config(random_accel_config_yaml(seed), "r.yaml"), seed % 2 == 0);
+    EXPECT_NO_THROW(print_module(build_act_pim_exp(cfg))) << "random config " << seed;
+    EXPECT_NO_THROW(print_module(build_act_pim_rsqrt(cfg))) << "random config " << seed;
+    EXPECT_NO_THROW(print_module(build_act_pim_recip(cfg))) << "random config " << seed;
+  }
+  for (int act : {2, 3}) {
+    AccelConfig cfg = preset("tiny-2x2");
+    cfg.widths.data = cfg.widths.act = act;
+    cfg.norm.sqrt_in_bits = 2 * act + 6;
+    cfg.squash.elem_bits = cfg.squash.out_bits = cfg.softmax.exp_in_bits = act;
+    const std::string text = print_module(build_act_pim_recip(all_pim(cfg, false)));
+    EXPECT_EQ(count(text, "_valid_q <= "), 2 * act) << "act " << act << ": one valid register per stage";
+  }
 }
