@@ -479,6 +479,31 @@ double Library::time_unit_ns() const {
 
 namespace {
 
+// "1nW" -> 1e-9 with the units of `kind` ("W", "f"): a number and an SI-prefixed unit.
+double scaled_unit(const std::string& text, const std::string& base, const char* what) {
+  std::size_t k = 0;
+  while (k < text.size() && (std::isdigit(static_cast<unsigned char>(text[k])) || text[k] == '.')) ++k;
+  const double mult = k > 0 ? std::atof(text.substr(0, k).c_str()) : 1.0;
+  std::string unit = text.substr(k);
+  for (char& ch : unit) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  std::string b = base;
+  for (char& ch : b) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  static const std::map<std::string, double> prefix = {{"", 1}, {"m", 1e-3}, {"u", 1e-6}, {"n", 1e-9}, {"p", 1e-12}, {"f", 1e-15}};
+  if (unit.size() >= b.size() && unit.compare(unit.size() - b.size(), b.size(), b) == 0) {
+    const auto it = prefix.find(unit.substr(0, unit.size() - b.size()));
+    if (it != prefix.end()) return mult * it->second;
+  }
+  throw std::invalid_argument(fmt::format("unknown {} unit '{}'", what, text));
+}
+
+}  // namespace
+
+double Library::leakage_unit_w() const { return scaled_unit(leakage_power_unit, "W", "leakage_power_unit"); }
+
+double Library::capacitive_unit_f() const { return scaled_unit(capacitive_unit, "f", "capacitive_load_unit"); }
+
+namespace {
+
 std::optional<BoolExpr> expr_attr(const LibGroup& g, const char* name, const std::string& file, const LibCell& cell) {
   const std::string* v = g.attr(name);
   if (!v) return std::nullopt;
@@ -503,12 +528,15 @@ Library parse_liberty(const std::string& text, const std::string& file_name) {
   lib.file = file_name;
   lib.name = top.args.empty() ? "" : top.args[0];
   if (const std::string* tu = top.attr("time_unit")) lib.time_unit = *tu;
+  if (const std::string* lu = top.attr("leakage_power_unit")) lib.leakage_power_unit = *lu;
+  if (const std::string* v = top.attr("nom_voltage")) lib.nom_voltage = std::atof(v->c_str());
   for (const auto& [k, args] : top.complex_attrs)
     if (k == "capacitive_load_unit" && args.size() == 2) lib.capacitive_unit = args[0] + args[1];
   for (const LibGroup* cg : top.children("cell")) {
     LibCell cell;
     cell.name = cg->args.empty() ? "" : cg->args[0];
     if (const std::string* a = cg->attr("area")) cell.area = std::atof(a->c_str());
+    if (const std::string* l = cg->attr("cell_leakage_power")) cell.leakage = std::atof(l->c_str());
     if (const std::string* du = cg->attr("dont_use")) cell.dont_use = *du == "true";
     for (const LibGroup* pg : cg->children("pin")) {
       for (const std::string& pname : pg->args) {  // pin (A, B) declares several pins

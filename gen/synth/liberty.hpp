@@ -90,6 +90,7 @@ struct LibState {
 struct LibCell {
   std::string name;
   double area = 0;
+  double leakage = 0;        // cell_leakage_power, in the library's leakage_power_unit
   std::vector<LibPin> pins;  // in library order
   std::optional<LibState> state;
   bool dont_use = false;
@@ -107,6 +108,8 @@ struct Library {
   std::string time_unit;         // e.g. "1ns"
   std::string capacitive_unit;   // e.g. "1pf"
   std::string area_unit = "um^2";  // Liberty has no area unit attribute; by convention square microns
+  std::string leakage_power_unit;  // e.g. "1nW"
+  double nom_voltage = 0;          // V
   std::vector<LibCell> cells;
 
   const LibCell* cell(const std::string& name) const;
@@ -114,6 +117,10 @@ struct Library {
   double area(const std::string& cell_name) const;
   // Time unit in nanoseconds (1 for "1ns", 0.001 for "1ps").
   double time_unit_ns() const;
+  // leakage_power_unit in watts (1e-9 for "1nW"); throws std::invalid_argument for an unknown unit.
+  double leakage_unit_w() const;
+  // capacitive_load_unit in farads (1e-12 for "1pf"); throws std::invalid_argument for an unknown unit.
+  double capacitive_unit_f() const;
 };
 
 Library load_liberty(const std::string& path);  // throws InputError

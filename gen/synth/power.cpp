@@ -1,0 +1,347 @@
+#include "synth/power.hpp"
+
+#include <fmt/format.h>
+
+#include <functional>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+
+#include "synth/parse.hpp"
+
+namespace capsgen::synth {
+namespace {
+
+std::string trim(const std::string& s) {
+  const auto b = s.find_first_not_of(" \t\r\n");
+  if (b == std::string::npos) return "";
+  const auto e = s.find_last_not_of(" \t\r\n");
+  return s.substr(b, e - b + 1);
+}
+
+// "\u_pe.sum_q " -> "u_pe.sum_q"
+std::string plain_name(std::string s) {
+  s = trim(s);
+  if (!s.empty() && s[0] == '\\') s.erase(0, 1);
+  return trim(s);
+}
+
+const char* const kZero = "1'b0";
+const char* const kOne = "1'b1";
+
+// The bits of a netlist module: declared ranges, ports, and the nets that `assign` joins (union-find
+// over bit names; the constants are the nets "1'b0" and "1'b1").
+class ModuleNets {
+ public:
+  ModuleNets(const std::string& verilog, const std::string& top) {
+    const std::string head = "module " + top;
+    auto start = verilog.find(head + "(");
+    if (start == std::string::npos) start = verilog.find(head + " ");
+    if (start == std::string::npos) throw std::runtime_error("netlist: no module " + top);
+    const auto end = verilog.find("endmodule", start);
+    std::istringstream in(verilog.substr(start, end == std::string::npos ? std::string::npos : end - start));
+    static const std::regex decl_re(R"(^\s*(input|output|inout|wire)\s+(\[(-?\d+):(-?\d+)\]\s+)?(\\\S+|[A-Za-z_][A-Za-z0-9_$]*)\s*;\s*$)");
+    static const std::regex assign_re(R"(^\s*assign\s+(.+?)\s*=\s*(.+?)\s*;\s*$)");
+    std::string line;
+    std::smatch m;
+    std::vector<std::pair<std::string, std::string>> assigns;
+    while (std::getline(in, line)) {
+      if (std::regex_match(line, m, decl_re)) {
+        const std::string name = plain_name(m[5].str());
+        if (m[2].matched) ranges_[name] = {std::stoi(m[3].str()), std::stoi(m[4].str())};
+        if (m[1].str() == "input") inputs_.insert(name);
+        if (m[1].str() == "output") outputs_.insert(name);
+      } else if (std::regex_match(line, m, assign_re)) {
+        assigns.emplace_back(m[1].str(), m[2].str());
+      }
+    }
+    for (const auto& [lhs, rhs] : assigns) {
+      const std::vector<std::string> l = bits(lhs), r = bits(rhs);
+      if (l.empty() || r.empty()) continue;
+      // Align at the least significant bit (Verilog's assignment rule).
+      for (std::size_t i = 0; i < l.size() && i < r.size(); ++i) join(l[l.size() - 1 - i], r[r.size() - 1 - i]);
+    }
+  }
+
+  // A reference's bits, most significant first: name, name[i], name[h:l], a sized constant.
+  std::vector<std::string> bits(const std::string& ref) const {
+    std::string s = trim(ref);
+    static const std::regex const_re(R"(^(\d+)'([bhd])([0-9a-fA-FxXzZ_]+)$)");
+    std::smatch m;
+    if (std::regex_match(s, m, const_re)) return constant_bits(std::stoi(m[1].str()), m[2].str()[0], m[3].str());
+    if (s.find('{') != std::string::npos) return {};
+    std::string name = s, index;
+    if (s[0] == '\\') {
+      const auto sp = s.find(' ');
+      name = s.substr(1, sp == std::string::npos ? std::string::npos : sp - 1);
+      index = sp == std::string::npos ? "" : trim(s.substr(sp));
+    } else if (const auto br = s.find('['); br != std::string::npos) {
+      name = trim(s.substr(0, br));
+      index = s.substr(br);
+    }
+    static const std::regex bit_re(R"(^\[(-?\d+)\]$)"), range_re(R"(^\[(-?\d+):(-?\d+)\]$)");
+    if (std::regex_match(index, m, bit_re)) return {name + index};
+    int h = 0, l = 0;
+    if (std::regex_match(index, m, range_re)) {
+      h = std::stoi(m[1].str());
+      l = std::stoi(m[2].str());
+    } else if (auto it = ranges_.find(name); it != ranges_.end()) {
+      std::tie(h, l) = it->second;
+    } else {
+      return {name};
+    }
+    std::vector<std::string> out;
+    for (int i = h;; i += h >= l ? -1 : 1) {
+      out.push_back(fmt::format("{}[{}]", name, i));
+      if (i == l) break;
+    }
+    return out;
+  }
+
+  std::string root(const std::string& n) {
+    auto it = parent_.find(n);
+    if (it == parent_.end() || it->second == n) return n;
+    const std::string r = root(it->second);
+    parent_[n] = r;
+    return r;
+  }
+  // Every name joined with `n`'s net.
+  std::vector<std::string> members(const std::string& r) {
+    auto it = members_.find(r);
+    return it == members_.end() ? std::vector<std::string>{r} : it->second;
+  }
+  bool is_input_bit(const std::string& bit) const { return inputs_.count(base(bit)) > 0; }
+  bool is_output_bit(const std::string& bit) const { return outputs_.count(base(bit)) > 0; }
+
+ private:
+  static std::string base(const std::string& bit) {
+    const auto br = bit.find('[');
+    return br == std::string::npos ? bit : bit.substr(0, br);
+  }
+  static std::vector<std::string> constant_bits(int width, char radix, const std::string& digits) {
+    unsigned long long v = 0;
+    for (char c : digits) {
+      if (c == '_') continue;
+      const int d = std::isdigit(static_cast<unsigned char>(c)) ? c - '0' : std::tolower(static_cast<unsigned char>(c)) - 'a' + 10;
+      v = radix == 'b' ? v * 2 + unsigned(d & 1) : radix == 'h' ? v * 16 + unsigned(d) : v * 10 + unsigned(d);
+    }
+    std::vector<std::string> out;
+    for (int i = width - 1; i >= 0; --i) out.push_back(i < 64 && ((v >> i) & 1ULL) ? kOne : kZero);
+    return out;
+  }
+  void join(const std::string& a, const std::string& b) {
+    std::string ra = root(a), rb = root(b);
+    if (ra == rb) return;
+    // Constants stay roots, so a constant net is recognised by its root.
+    if (rb == kZero || rb == kOne) std::swap(ra, rb);
+    std::vector<std::string> mb = members(rb), ma = members(ra);
+    parent_[rb] = ra;
+    parent_.emplace(ra, ra);
+    ma.insert(ma.end(), mb.begin(), mb.end());
+    members_[ra] = std::move(ma);
+    members_.erase(rb);
+  }
+
+  std::map<std::string, std::pair<int, int>> ranges_;
+  std::set<std::string> inputs_, outputs_;
+  std::map<std::string, std::string> parent_;
+  std::map<std::string, std::vector<std::string>> members_;
+};
+
+std::string const_name(const std::string& net) {
+  if (net == "1'b0" || net == "1'h0") return kZero;
+  if (net == "1'b1" || net == "1'h1") return kOne;
+  return net;
+}
+
+// The transition density and duty of a Boolean function of independent inputs, by OpenSTA 2.0.17's own
+// rules (Power::evalActivity), so that its re-propagation from the pins set here gives the same values.
+Activity eval_density(const BoolExpr& e, const std::function<Activity(const std::string&)>& var) {
+  switch (e.op()) {
+    case BoolExpr::Op::kVar:
+      return var(e.var());
+    case BoolExpr::Op::kConst:
+      return {0.0, e.value() ? 1.0 : 0.0};
+    case BoolExpr::Op::kNot: {
+      const Activity a = eval_density(e.operands().at(0), var);
+      return {a.density, 1.0 - a.duty};
+    }
+    case BoolExpr::Op::kAnd:
+    case BoolExpr::Op::kOr:
+    case BoolExpr::Op::kXor: {
+      Activity acc = eval_density(e.operands().at(0), var);
+      for (std::size_t i = 1; i < e.operands().size(); ++i) {
+        const Activity b = eval_density(e.operands()[i], var);
+        if (e.op() == BoolExpr::Op::kAnd)
+          acc = {acc.density * b.duty + b.density * acc.duty, acc.duty * b.duty};
+        else if (e.op() == BoolExpr::Op::kOr)
+          acc = {acc.density * (1 - b.duty) + b.density * (1 - acc.duty), 1 - (1 - acc.duty) * (1 - b.duty)};
+        else {
+          const double p1 = acc.duty * (1 - b.duty), p2 = b.duty * (1 - acc.duty);
+          acc = {acc.density * p1 + b.density * p2, p1 + p2};
+        }
+      }
+      return acc;
+    }
+  }
+  return {};
+}
+
+// The cells of `top` with their library cells, and the driver (cell, pin) of every net root.
+struct Design {
+  ModuleNets nets;
+  std::map<std::string, NetlistCell> cells;
+  std::map<std::string, const LibCell*> lib_cells;
+  std::map<std::string, std::pair<std::string, std::string>> driver;  // net root -> (instance, pin)
+
+  Design(const std::string& netlist, const std::string& top, const Library& lib)
+      : nets(netlist, top), cells(parse_netlist_cells(netlist, top)) {
+    for (const auto& [inst, c] : cells) {
+      const LibCell* lc = lib.cell(c.type);
+      if (!lc) throw std::runtime_error(fmt::format("netlist {}: cell {} ({}) is not in the library", top, inst, c.type));
+      lib_cells[inst] = lc;
+      for (const auto& [pin, net] : c.pins) {
+        const LibPin* lp = lc->pin(pin);
+        if (lp && lp->direction == "output" && !net.empty()) driver[nets.root(const_name(net))] = {inst, pin};
+      }
+    }
+  }
+  std::string root_of(const std::string& net) { return nets.root(const_name(net)); }
+};
+
+}  // namespace
+
+BlockActivity map_activity(const std::string& netlist, const std::string& top, const Library& lib,
+                           const std::map<std::string, long long>& toggles, long long cycles) {
+  Design d(netlist, top, lib);
+  BlockActivity out;
+  std::map<std::string, Activity> memo;
+  std::set<std::string> visiting;
+  std::function<Activity(const std::string&)> net_act = [&](const std::string& net) -> Activity {
+    const std::string r = d.root_of(net);
+    if (auto it = memo.find(r); it != memo.end()) return it->second;
+    if (r == kZero || r == kOne) {
+      ++out.nets.constant;
+      return memo[r] = {0.0, r == kOne ? 1.0 : 0.0};
+    }
+    long long measured = -1;
+    for (const std::string& name : d.nets.members(r))
+      if (auto t = toggles.find(name); t != toggles.end()) measured = std::max(measured, t->second);
+    if (measured >= 0) {
+      ++out.nets.measured;
+      for (const std::string& name : d.nets.members(r))
+        if (d.nets.is_input_bit(name)) out.ports.push_back({name, {double(measured) / double(cycles), 0.5}});
+      out.measured_toggles += double(measured) / double(cycles);
+      return memo[r] = {double(measured) / double(cycles), 0.5};
+    }
+    auto drv = d.driver.find(r);
+    const LibCell* lc = drv == d.driver.end() ? nullptr : d.lib_cells.at(drv->second.first);
+    const LibPin* lp = lc ? lc->pin(drv->second.second) : nullptr;
+    if (lc && !lc->is_sequential() && lp && lp->function && !visiting.count(r)) {
+      visiting.insert(r);
+      const NetlistCell& c = d.cells.at(drv->second.first);
+      const Activity a = eval_density(*lp->function, [&](const std::string& pin) {
+        auto p = c.pins.find(pin);
+        return p == c.pins.end() ? Activity{0.0, 0.0} : net_act(p->second);
+      });
+      visiting.erase(r);
+      ++out.nets.propagated;
+      return memo[r] = a;
+    }
+    if (!lc && !d.nets.is_input_bit(r)) {  // undriven
+      ++out.nets.constant;
+      return memo[r] = {0.0, 0.0};
+    }
+    ++out.nets.defaulted;
+    if (out.nets.defaulted_names.size() < 8) out.nets.defaulted_names.push_back(r);
+    return memo[r] = {kDefaultActivity, 0.5};
+  };
+  for (const auto& [inst, c] : d.cells) {
+    const LibCell* lc = d.lib_cells.at(inst);
+    for (const auto& [pin, net] : c.pins) {
+      const LibPin* lp = lc->pin(pin);
+      if (!lp || lp->is_clock || net.empty()) continue;
+      out.pins.push_back({inst, pin, net_act(net)});
+    }
+  }
+  return out;
+}
+
+std::string power_tcl(const std::string& liberty, const std::string& netlist, const std::string& top,
+                      const std::string& sdc, const BlockActivity& act) {
+  std::string t = fmt::format(
+      "# capsgen synth --activity: OpenSTA power of {} with the activities of a simulated inference.\n"
+      "# Run again by hand:  sta -no_init -exit <this script>\n"
+      "read_liberty {{{}}}\nread_verilog {{{}}}\nlink_design {}\nread_sdc {{{}}}\n"
+      "# The first report propagates OpenSTA's own activities; the pin activities below (transitions per\n"
+      "# clock period) replace them and are not propagated again.\n"
+      "report_power > /dev/null\n",
+      top, liberty, netlist, top, sdc);
+  // Input ports are the roots of OpenSTA's propagation, which runs again after the pins are set: their
+  // activities must be user activities too.
+  for (const auto& [port, a] : act.ports)
+    t += fmt::format("sta::set_power_input_port_activity [get_ports {{{}}}] {:.9g} {:.6g}\n", port, a.density, a.duty);
+  for (const PinActivity& p : act.pins)
+    t += fmt::format("sta::set_power_pin_activity [get_pins {{{}/{}}}] {:.9g} {:.6g}\n", p.instance, p.pin,
+                     p.act.density, p.act.duty);
+  t += fmt::format("puts \"{}\"\nreport_power -digits 6\nputs \"{}\"\n", kPowerBegin, kPowerEnd);
+  return t;
+}
+
+PowerReport parse_power_log(const std::string& log) {
+  PowerReport r;
+  std::istringstream in(log);
+  std::string line;
+  bool inside = false, seen = false;
+  while (std::getline(in, line)) {
+    if (line.rfind("Error", 0) == 0) r.errors.push_back(line);
+    if (line.find(kPowerBegin) != std::string::npos && line.find("puts") == std::string::npos) {
+      inside = seen = true;
+      continue;
+    }
+    if (line.find(kPowerEnd) != std::string::npos) inside = false;
+    if (!inside) continue;
+    std::istringstream ls(line);
+    std::string group;
+    PowerFigures f;
+    double total = 0;
+    if (!(ls >> group >> f.internal >> f.switching >> f.leakage >> total)) continue;
+    if (group == "Sequential") r.sequential = f;
+    if (group == "Combinational") r.combinational = f;
+    if (group == "Total") r.total = f;
+  }
+  if (!seen) throw std::runtime_error("OpenSTA log: no power report between the CAPSGEN-POWER markers");
+  return r;
+}
+
+HandPower hand_power(const std::string& netlist, const std::string& top, const Library& lib, const BlockActivity& act,
+                     double period_ns, double port_load_pf) {
+  Design d(netlist, top, lib);
+  const double cap_f = lib.capacitive_unit_f();
+  // Load of every net root: the input pins it drives, and the output ports it reaches.
+  std::map<std::string, double> load;
+  for (const auto& [inst, c] : d.cells) {
+    const LibCell* lc = d.lib_cells.at(inst);
+    for (const auto& [pin, net] : c.pins) {
+      const LibPin* lp = lc->pin(pin);
+      if (lp && lp->direction == "input" && !net.empty()) load[d.root_of(net)] += lp->capacitance * cap_f;
+    }
+  }
+  for (const auto& [root, drv] : d.driver)
+    for (const std::string& name : d.nets.members(root))
+      if (d.nets.is_output_bit(name)) load[root] += port_load_pf * 1e-12;  // set_load on every output port
+  HandPower h;
+  const double v = lib.nom_voltage;
+  for (const PinActivity& p : act.pins) {
+    const LibCell* lc = d.lib_cells.at(p.instance);
+    const LibPin* lp = lc->pin(p.pin);
+    if (!lp || lp->direction != "output") continue;
+    const std::string root = d.root_of(d.cells.at(p.instance).pins.at(p.pin));
+    h.switching += 0.5 * load[root] * v * v * p.act.density / (period_ns * 1e-9);
+  }
+  for (const auto& [inst, lc] : d.lib_cells) h.leakage += lc->leakage * lib.leakage_unit_w();
+  return h;
+}
+
+}  // namespace capsgen::synth
