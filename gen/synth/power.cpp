@@ -50,6 +50,7 @@ class ModuleNets {
       if (std::regex_match(line, m, decl_re)) {
         const std::string name = plain_name(m[5].str());
         if (m[2].matched) ranges_[name] = {std::stoi(m[3].str()), std::stoi(m[4].str())};
+        declared_.insert(name);
         if (m[1].str() == "input") inputs_.insert(name);
         if (m[1].str() == "output") outputs_.insert(name);
       } else if (std::regex_match(line, m, assign_re)) {
@@ -111,6 +112,15 @@ class ModuleNets {
     auto it = members_.find(r);
     return it == members_.end() ? std::vector<std::string>{r} : it->second;
   }
+  // Every declared bit name.
+  std::vector<std::string> declared_bits() const {
+    std::vector<std::string> out;
+    for (const std::string& n : declared_) {
+      const std::vector<std::string> b = bits(n);
+      out.insert(out.end(), b.begin(), b.end());
+    }
+    return out;
+  }
   bool is_input_bit(const std::string& bit) const { return inputs_.count(base(bit)) > 0; }
   bool is_output_bit(const std::string& bit) const { return outputs_.count(base(bit)) > 0; }
 
@@ -144,7 +154,7 @@ class ModuleNets {
   }
 
   std::map<std::string, std::pair<int, int>> ranges_;
-  std::set<std::string> inputs_, outputs_;
+  std::set<std::string> inputs_, outputs_, declared_;
   std::map<std::string, std::string> parent_;
   std::map<std::string, std::vector<std::string>> members_;
 };
@@ -210,12 +220,46 @@ struct Design {
   std::string root_of(const std::string& net) { return nets.root(const_name(net)); }
 };
 
+// A count Verilator shares between the instances of a module ("u_pe_r*_c*.sum_q[3]": its coverage
+// points of a module instantiated several times name them with '*'): the bits it stands for, and how
+// many of the netlist's bits match, over which the count is spread evenly.
+struct SharedCount {
+  std::regex pattern;
+  long long count = 0, instances = 1;
+};
+
+std::vector<SharedCount> shared_counts(const ModuleNets& nets, const std::map<std::string, long long>& toggles) {
+  std::vector<SharedCount> out;
+  std::vector<std::string> bits;
+  for (const auto& [name, n] : toggles) {
+    if (name.find('*') == std::string::npos) continue;
+    if (bits.empty()) bits = nets.declared_bits();
+    std::string re;
+    for (char ch : name) {
+      if (ch == '*') re += "[^.]*";
+      else if (std::isalnum(static_cast<unsigned char>(ch)) || ch == '_') re += ch;
+      else re += std::string("\\") + ch;
+    }
+    SharedCount s{std::regex(re), n, 0};
+    for (const std::string& b : bits) s.instances += std::regex_match(b, s.pattern) ? 1 : 0;
+    if (s.instances > 0) out.push_back(std::move(s));
+  }
+  return out;
+}
+
 }  // namespace
 
 BlockActivity map_activity(const std::string& netlist, const std::string& top, const Library& lib,
                            const std::map<std::string, long long>& toggles, long long cycles) {
   Design d(netlist, top, lib);
   BlockActivity out;
+  const std::vector<SharedCount> shared = shared_counts(d.nets, toggles);
+  auto toggles_of = [&](const std::string& name) -> double {
+    if (auto t = toggles.find(name); t != toggles.end()) return double(t->second);
+    for (const SharedCount& s : shared)
+      if (std::regex_match(name, s.pattern)) return double(s.count) / double(s.instances);
+    return -1;
+  };
   std::map<std::string, Activity> memo;
   std::set<std::string> visiting;
   std::function<Activity(const std::string&)> net_act = [&](const std::string& net) -> Activity {
@@ -225,19 +269,11 @@ BlockActivity map_activity(const std::string& netlist, const std::string& top, c
       ++out.nets.constant;
       return memo[r] = {0.0, r == kOne ? 1.0 : 0.0};
     }
-    long long measured = -1;
-    for (const std::string& name : d.nets.members(r))
-      if (auto t = toggles.find(name); t != toggles.end()) measured = std::max(measured, t->second);
-    if (measured >= 0) {
-      ++out.nets.measured;
-      for (const std::string& name : d.nets.members(r))
-        if (d.nets.is_input_bit(name)) out.ports.push_back({name, {double(measured) / double(cycles), 0.5}});
-      out.measured_toggles += double(measured) / double(cycles);
-      return memo[r] = {double(measured) / double(cycles), 0.5};
-    }
     auto drv = d.driver.find(r);
     const LibCell* lc = drv == d.driver.end() ? nullptr : d.lib_cells.at(drv->second.first);
     const LibPin* lp = lc ? lc->pin(drv->second.second) : nullptr;
+    // A net a combinational cell drives takes the propagated activity even when the simulation measured
+    // it (an RTL wire): OpenSTA's re-propagation would replace a measured value there.
     if (lc && !lc->is_sequential() && lp && lp->function && !visiting.count(r)) {
       visiting.insert(r);
       const NetlistCell& c = d.cells.at(drv->second.first);
@@ -248,6 +284,15 @@ BlockActivity map_activity(const std::string& netlist, const std::string& top, c
       visiting.erase(r);
       ++out.nets.propagated;
       return memo[r] = a;
+    }
+    double measured = -1;
+    for (const std::string& name : d.nets.members(r)) measured = std::max(measured, toggles_of(name));
+    if (measured >= 0) {
+      ++out.nets.measured;
+      for (const std::string& name : d.nets.members(r))
+        if (d.nets.is_input_bit(name)) out.ports.push_back({name, {double(measured) / double(cycles), 0.5}});
+      out.measured_toggles += double(measured) / double(cycles);
+      return memo[r] = {double(measured) / double(cycles), 0.5};
     }
     if (!lc && !d.nets.is_input_bit(r)) {  // undriven
       ++out.nets.constant;
