@@ -452,7 +452,8 @@ json asic_power(const Ctx& c, const std::string& top, const Library& lib, const 
   jp["nets"] = {{"measured", act.nets.measured}, {"propagated", act.nets.propagated}, {"constant", act.nets.constant},
                 {"defaulted", act.nets.defaulted}, {"defaulted_examples", act.nets.defaulted_names}};
   jp["pins_annotated"] = act.pins.size();
-  jp["hand"] = {{"switching_w", hand.switching}, {"leakage_w", hand.leakage}};
+  jp["hand"] = {{"switching_w", hand.switching}, {"unclocked_switching_w", hand.unclocked_switching},
+                {"leakage_w", hand.leakage}};
   jp["script"] = rel(tcl, c.dir.parent_path());
   jp["sta_seconds"] = round_to(pr.seconds, 1);
   return jp;

@@ -544,6 +544,9 @@ Library parse_liberty(const std::string& text, const std::string& file_name) {
         p.name = pname;
         if (const std::string* d = pg->attr("direction")) p.direction = *d;
         if (const std::string* c = pg->attr("capacitance")) p.capacitance = std::atof(c->c_str());
+        p.rise_capacitance = p.fall_capacitance = p.capacitance;
+        if (const std::string* c = pg->attr("rise_capacitance")) p.rise_capacitance = std::atof(c->c_str());
+        if (const std::string* c = pg->attr("fall_capacitance")) p.fall_capacitance = std::atof(c->c_str());
         if (const std::string* c = pg->attr("clock")) p.is_clock = *c == "true";
         p.function = expr_attr(*pg, "function", file_name, cell);
         p.three_state = expr_attr(*pg, "three_state", file_name, cell);

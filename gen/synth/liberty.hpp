@@ -71,6 +71,7 @@ struct LibPin {
   std::optional<BoolExpr> function;     // outputs
   std::optional<BoolExpr> three_state;  // output is high-impedance when true
   double capacitance = 0;
+  double rise_capacitance = 0, fall_capacitance = 0;  // `capacitance` where the library gives none
   bool is_clock = false;
 };
 

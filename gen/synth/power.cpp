@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <functional>
 #include <regex>
 #include <set>
@@ -71,6 +72,7 @@ class ModuleNets {
     static const std::regex const_re(R"(^(\d+)'([bhd])([0-9a-fA-FxXzZ_]+)$)");
     std::smatch m;
     if (std::regex_match(s, m, const_re)) return constant_bits(std::stoi(m[1].str()), m[2].str()[0], m[3].str());
+    if (s.size() >= 2 && s.front() == '{' && s.back() == '}') return concat_bits(s.substr(1, s.size() - 2));
     if (s.find('{') != std::string::npos) return {};
     std::string name = s, index;
     if (s[0] == '\\') {
@@ -128,6 +130,21 @@ class ModuleNets {
   static std::string base(const std::string& bit) {
     const auto br = bit.find('[');
     return br == std::string::npos ? bit : bit.substr(0, br);
+  }
+  // "a , \b [3] , 2'b01" (the inside of a concatenation): every part's bits in order; none when a part
+  // is not understood (a replication, say).
+  std::vector<std::string> concat_bits(const std::string& inside) const {
+    std::vector<std::string> out;
+    std::size_t begin = 0;
+    while (begin <= inside.size()) {
+      auto comma = inside.find(',', begin);
+      if (comma == std::string::npos) comma = inside.size();
+      const std::vector<std::string> part = bits(inside.substr(begin, comma - begin));
+      if (part.empty()) return {};
+      out.insert(out.end(), part.begin(), part.end());
+      begin = comma + 1;
+    }
+    return out;
   }
   static std::vector<std::string> constant_bits(int width, char radix, const std::string& digits) {
     unsigned long long v = 0;
@@ -247,6 +264,33 @@ std::vector<SharedCount> shared_counts(const ModuleNets& nets, const std::map<st
   return out;
 }
 
+// Whether OpenSTA finds a clock for a net (Power::findClkedActivity, which otherwise uses 0.1
+// transitions per second): a net a flip-flop or an input port drives, or a combinational cell with a
+// clocked input. The nets of removed RAM cells' read data are undriven, so unclocked.
+class ClockedNets {
+ public:
+  explicit ClockedNets(Design& d) : d_(d) {}
+  bool operator()(const std::string& root) {
+    if (auto it = memo_.find(root); it != memo_.end()) return it->second;
+    memo_[root] = false;  // a combinational loop is not a clock source
+    bool c = false;
+    for (const std::string& name : d_.nets.members(root)) c = c || d_.nets.is_input_bit(name);
+    if (auto drv = d_.driver.find(root); !c && drv != d_.driver.end()) {
+      const LibCell* lc = d_.lib_cells.at(drv->second.first);
+      c = lc->is_sequential();
+      for (const auto& [pin, net] : d_.cells.at(drv->second.first).pins) {
+        const LibPin* lp = lc->pin(pin);
+        if (!c && lp && lp->direction == "input" && !net.empty()) c = (*this)(d_.root_of(net));
+      }
+    }
+    return memo_[root] = c;
+  }
+
+ private:
+  Design& d_;
+  std::map<std::string, bool> memo_;
+};
+
 }  // namespace
 
 BlockActivity map_activity(const std::string& netlist, const std::string& top, const Library& lib,
@@ -308,6 +352,11 @@ BlockActivity map_activity(const std::string& netlist, const std::string& top, c
       const LibPin* lp = lc->pin(pin);
       if (!lp || lp->is_clock || net.empty()) continue;
       out.pins.push_back({inst, pin, net_act(net)});
+      if (!lc->is_sequential() || lp->direction != "output" || !lp->function) continue;
+      if (const auto lit = lp->function->as_literal(); lit && !lc->pin(lit->first)) {
+        const Activity a = out.pins.back().act;
+        out.state_pins.push_back({inst, lit->first, {a.density, lit->second ? 1.0 - a.duty : a.duty}});
+      }
     }
   }
   return out;
@@ -320,16 +369,20 @@ std::string power_tcl(const std::string& liberty, const std::string& netlist, co
       "# Run again by hand:  sta -no_init -exit <this script>\n"
       "read_liberty {{{}}}\nread_verilog {{{}}}\nlink_design {}\nread_sdc {{{}}}\n"
       "# The first report propagates OpenSTA's own activities; the pin activities below (transitions per\n"
-      "# clock period) replace them and are not propagated again.\n"
+      "# clock period) replace them. The second report propagates again from the input ports (and through\n"
+      "# asynchronous clear/preset arcs), by the rules the values below were computed with.\n"
       "report_power > /dev/null\n",
       top, liberty, netlist, top, sdc);
   // Input ports are the roots of OpenSTA's propagation, which runs again after the pins are set: their
   // activities must be user activities too.
   for (const auto& [port, a] : act.ports)
     t += fmt::format("sta::set_power_input_port_activity [get_ports {{{}}}] {:.9g} {:.6g}\n", port, a.density, a.duty);
-  for (const PinActivity& p : act.pins)
-    t += fmt::format("sta::set_power_pin_activity [get_pins {{{}/{}}}] {:.9g} {:.6g}\n", p.instance, p.pin,
-                     p.act.density, p.act.duty);
+  // The flip-flops' state pins: the search from the input ports reaches Q through an asynchronous
+  // clear/preset arc and evaluates Q's function of the state pin (power.hpp).
+  for (const std::vector<PinActivity>* pins : {&act.pins, &act.state_pins})
+    for (const PinActivity& p : *pins)
+      t += fmt::format("sta::set_power_pin_activity [get_pins {{{}/{}}}] {:.9g} {:.6g}\n", p.instance, p.pin,
+                       p.act.density, p.act.duty);
   t += fmt::format("puts \"{}\"\nreport_power -digits 6\nputs \"{}\"\n", kPowerBegin, kPowerEnd);
   return t;
 }
@@ -364,26 +417,37 @@ HandPower hand_power(const std::string& netlist, const std::string& top, const L
                      double period_ns, double port_load_pf) {
   Design d(netlist, top, lib);
   const double cap_f = lib.capacitive_unit_f();
-  // Load of every net root: the input pins it drives, and the output ports it reaches.
-  std::map<std::string, double> load;
+  // Load of every net root, rising and falling: the input pins it drives, and the output ports it reaches
+  // (set_load on every output port). OpenSTA's load is the larger of the two sums.
+  std::map<std::string, std::pair<double, double>> rise_fall;
   for (const auto& [inst, c] : d.cells) {
     const LibCell* lc = d.lib_cells.at(inst);
     for (const auto& [pin, net] : c.pins) {
       const LibPin* lp = lc->pin(pin);
-      if (lp && lp->direction == "input" && !net.empty()) load[d.root_of(net)] += lp->capacitance * cap_f;
+      if (!lp || lp->direction != "input" || net.empty()) continue;
+      auto& [rise, fall] = rise_fall[d.root_of(net)];
+      rise += lp->rise_capacitance * cap_f;
+      fall += lp->fall_capacitance * cap_f;
     }
   }
   for (const auto& [root, drv] : d.driver)
     for (const std::string& name : d.nets.members(root))
-      if (d.nets.is_output_bit(name)) load[root] += port_load_pf * 1e-12;  // set_load on every output port
+      if (d.nets.is_output_bit(name)) {
+        rise_fall[root].first += port_load_pf * 1e-12;
+        rise_fall[root].second += port_load_pf * 1e-12;
+      }
+  std::map<std::string, double> load;
+  for (const auto& [root, rf] : rise_fall) load[root] = std::max(rf.first, rf.second);
   HandPower h;
   const double v = lib.nom_voltage;
+  ClockedNets clocked(d);
   for (const PinActivity& p : act.pins) {
     const LibCell* lc = d.lib_cells.at(p.instance);
     const LibPin* lp = lc->pin(p.pin);
     if (!lp || lp->direction != "output") continue;
     const std::string root = d.root_of(d.cells.at(p.instance).pins.at(p.pin));
-    h.switching += 0.5 * load[root] * v * v * p.act.density / (period_ns * 1e-9);
+    const double w = 0.5 * load[root] * v * v * p.act.density / (period_ns * 1e-9);
+    (clocked(root) ? h.switching : h.unclocked_switching) += w;
   }
   for (const auto& [inst, lc] : d.lib_cells) h.leakage += lc->leakage * lib.leakage_unit_w();
   return h;

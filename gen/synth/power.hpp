@@ -13,11 +13,14 @@
 //
 // OpenSTA 2.0.17's set_power_activity -pins is broken (its Tcl reads an undefined variable), its first
 // report_power replaces pin activities set before it, and setting a pin makes the next report propagate
-// again from the input ports through every cone they reach (register outputs are not seeded again). So
-// the script runs report_power once, sets the input ports and every non-clock cell pin
-// (sta::set_power_input_port_activity / sta::set_power_pin_activity, transitions per clock period), and
-// reports again: the cones its re-propagation reaches get the values computed here by the same rules,
-// the others keep them as set.
+// again from the input ports through every cone they reach (Power::ensureActivities). That search does
+// not cross a flip-flop's clock-to-Q arc but does cross its asynchronous clear/preset arcs: from the
+// rst_ni port through R -> Q of every DFFSR, where it evaluates Q's Liberty function ("P0002"), i.e. the
+// flip-flop's internal state pin, which the first report seeded from D's activity. So the script runs
+// report_power once, sets the input ports, every non-clock cell pin and the internal state pin of every
+// flip-flop and latch to its output's value (sta::set_power_input_port_activity /
+// sta::set_power_pin_activity, transitions per clock period), and reports again: the cones its
+// re-propagation reaches get the values computed here by the same rules, the others keep them as set.
 #pragma once
 
 #include <map>
@@ -47,6 +50,9 @@ struct NetCounts {
 
 struct BlockActivity {
   std::vector<PinActivity> pins;  // every connected non-clock pin of every cell
+  // The internal state pin (the Liberty ff/latch variable, "DS0000", "P0002") of every flip-flop and
+  // latch whose output's function is that variable or its negation, with the output's activity.
+  std::vector<PinActivity> state_pins;
   std::vector<std::pair<std::string, Activity>> ports;  // measured input port bits
   NetCounts nets;
   double measured_toggles = 0;    // sum of the measured nets' toggles per cycle
@@ -78,11 +84,15 @@ struct PowerReport {
 PowerReport parse_power_log(const std::string& log);
 
 // The hand calculation from the Liberty tables (docs/energy.md, validation): switching power
-// 0.5 C V^2 x density of every cell output (C: the input capacitance of the pins the net drives plus
-// `port_load` pF per output port it reaches), and leakage, the sum of the cells' cell_leakage_power.
+// 0.5 C V^2 x density of every cell output (C: the larger of the rise and fall input capacitances of
+// the pins the net drives, each plus `port_load` pF per output port it reaches), and leakage, the sum
+// of the cells' cell_leakage_power.
 // Internal power is not part of it (its tables depend on the slews OpenSTA's delay calculation gives).
+// `switching` counts the nets OpenSTA finds a clock for; `unclocked_switching` the others (nets fed
+// only by undriven nets, the read data of RAM cells removed from the netlist), for which OpenSTA 2.0.17
+// takes 0.1 transitions per second, i.e. no power: what its figure leaves out.
 struct HandPower {
-  double switching = 0, leakage = 0;  // W
+  double switching = 0, unclocked_switching = 0, leakage = 0;  // W
 };
 HandPower hand_power(const std::string& netlist, const std::string& top, const Library& lib, const BlockActivity& act,
                      double period_ns, double port_load_pf);

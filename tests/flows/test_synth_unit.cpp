@@ -403,7 +403,7 @@ library(pw) {
   cell (XOR2X1) {
     area : 56;
     cell_leakage_power : 5;
-    pin(A) { direction : input; capacitance : 0.03; }
+    pin(A) { direction : input; capacitance : 0.03; rise_capacitance : 0.035; fall_capacitance : 0.025; }
     pin(B) { direction : input; capacitance : 0.03; }
     pin(Y) { direction : output; function : "(A^B)"; }
   }
@@ -419,9 +419,10 @@ library(pw) {
 )t";
 
 // A register, a NAND and an XOR; the register's output keeps its RTL name through an assign, and a
-// constant and an output port are on nets.
+// constant and output ports (one a concatenation of two nets) are on nets. _2_ is undriven (the read
+// data of a removed RAM cell), so the NAND _8_ it feeds has no clock in OpenSTA.
 const char* kPowerNetlist = R"t(
-module blk(clk_i, a_i, b_i, y_o);
+module blk(clk_i, a_i, b_i, y_o, z_o, u_o);
   wire _0_;
   wire _1_;
   input clk_i;
@@ -432,6 +433,11 @@ module blk(clk_i, a_i, b_i, y_o);
   wire b_i;
   output y_o;
   wire y_o;
+  output [1:0] z_o;
+  wire [1:0] z_o;
+  output u_o;
+  wire u_o;
+  wire _2_;
   wire [1:0] \u_x.r_q ;
   DFFPOSX1 _5_ (
     .CLK(clk_i),
@@ -450,6 +456,12 @@ module blk(clk_i, a_i, b_i, y_o);
   );
   assign \u_x.r_q [1] = _0_;
   assign \u_x.r_q [0] = 1'h0;
+  NAND2X1 _8_ (
+    .A(_2_),
+    .B(_2_),
+    .Y(u_o)
+  );
+  assign z_o = { _1_ , \u_x.r_q [1] };
 endmodule
 )t";
 
@@ -479,7 +491,7 @@ TEST(Activity, FromVerilatorCoverage) {
 TEST(Power, MeasuredPropagatedAndHandPower) {
   const cs::Library lib = cs::parse_liberty(kPowerLib, "pw.lib");
   // 100 cycles: the register's RTL name toggled 50 times, a_i[1] 20 times; b_i and a_i[0] are not known.
-  const std::map<std::string, long long> toggles = {{"u_x.r_q[1]", 50}, {"a_i[1]", 20}};
+  const std::map<std::string, long long> toggles = {{"u_x.r_q[1]", 50}, {"a_i[1]", 20}, {"_2_", 10}};
   const cs::BlockActivity act = cs::map_activity(kPowerNetlist, "blk", lib, toggles, 100);
   std::map<std::string, cs::Activity> pin;
   for (const cs::PinActivity& p : act.pins) pin[p.instance + "/" + p.pin] = p.act;
@@ -493,20 +505,29 @@ TEST(Power, MeasuredPropagatedAndHandPower) {
   // XOR with constant 1 (OpenSTA's rule): a1 p1 (1 - 1) + 0 = 0, duty 0.25
   EXPECT_DOUBLE_EQ(pin.at("_7_/Y").density, 0.0);
   EXPECT_DOUBLE_EQ(pin.at("_7_/Y").duty, 0.25);
-  EXPECT_EQ(act.nets.measured, 2);
-  EXPECT_EQ(act.nets.propagated, 2);
+  EXPECT_EQ(act.nets.measured, 3);
+  EXPECT_EQ(act.nets.propagated, 3);
   EXPECT_EQ(act.nets.defaulted, 1);
   EXPECT_EQ(act.nets.constant, 1);
   ASSERT_EQ(act.ports.size(), 1u);
   EXPECT_EQ(act.ports[0].first, "a_i[1]");
-  // Switching: Q drives NAND.A (0.01 pF) at 0.5 per 10 ns; NAND.Y drives XOR.A (0.03 pF) at 0.35;
-  // XOR.Y the output port (0.02 pF) at 0; D = 0.5 C V^2 x density, V = 2.
+  // The flip-flop's state pin gets Q's activity (OpenSTA evaluates Q's function "DS0000" when its search
+  // crosses an asynchronous clear arc).
+  ASSERT_EQ(act.state_pins.size(), 1u);
+  EXPECT_EQ(act.state_pins[0].instance + "/" + act.state_pins[0].pin, "_5_/DS0000");
+  EXPECT_DOUBLE_EQ(act.state_pins[0].act.density, 0.5);
+  // Switching: Q drives NAND.A (0.01 pF) and z_o[0] (0.02 pF) at 0.5 per 10 ns; NAND.Y drives XOR.A
+  // (rising 0.035 pF, falling 0.025) and z_o[1] at 0.35, a load of max(0.055, 0.045); XOR.Y the output
+  // port y_o at 0; P = 0.5 C V^2 x density, V = 2.
   const cs::HandPower h = cs::hand_power(kPowerNetlist, "blk", lib, act, 10.0, 0.02);
-  EXPECT_NEAR(h.switching, 0.5 * 4.0 * (0.01e-12 * 0.5e8 + 0.03e-12 * 0.35e8), 1e-15);
-  EXPECT_NEAR(h.leakage, (3 + 5 + 7) * 1e-9, 1e-18);
+  EXPECT_NEAR(h.switching, 0.5 * 4.0 * (0.03e-12 * 0.5e8 + 0.055e-12 * 0.35e8), 1e-15);
+  // _8_: NAND of _2_ (0.1, duty 0.5) with itself, independent by the rules: 0.1, into u_o (0.02 pF).
+  EXPECT_NEAR(h.unclocked_switching, 0.5 * 4.0 * 0.02e-12 * 0.1e8, 1e-15);
+  EXPECT_NEAR(h.leakage, (3 + 5 + 7 + 3) * 1e-9, 1e-18);
   const std::string tcl = cs::power_tcl("pw.lib", "blk.v", "blk", "blk.sdc", act);
   EXPECT_NE(tcl.find("sta::set_power_pin_activity [get_pins {_6_/Y}] 0.35 0.75"), std::string::npos);
   EXPECT_NE(tcl.find("sta::set_power_input_port_activity [get_ports {a_i[1]}] 0.2 0.5"), std::string::npos);
+  EXPECT_NE(tcl.find("sta::set_power_pin_activity [get_pins {_5_/DS0000}] 0.5 0.5"), std::string::npos);
   EXPECT_LT(tcl.find("report_power > /dev/null"), tcl.find("set_power_pin_activity"));
 }
 
