@@ -440,7 +440,7 @@ json asic_power(const Ctx& c, const std::string& top, const Library& lib, const 
     return json{{"internal_pj", f.internal * seconds * 1e12}, {"switching_pj", f.switching * seconds * 1e12},
                 {"leakage_pj", f.leakage * seconds * 1e12}, {"total_pj", f.total() * seconds * 1e12}};
   };
-  const HandPower hand = hand_power(netlist, top, lib, act, c.period_ns, c.opt.output_load);
+  const HandPower hand = hand_power(netlist, top, lib, act, c.period_ns, c.opt.output_load, rep.slews);
   json jp;
   jp["instance"] = inst.path;
   jp["cycles"] = doc.cycles;
@@ -453,6 +453,7 @@ json asic_power(const Ctx& c, const std::string& top, const Library& lib, const 
                 {"defaulted", act.nets.defaulted}, {"defaulted_examples", act.nets.defaulted_names}};
   jp["pins_annotated"] = act.pins.size();
   jp["hand"] = {{"switching_w", hand.switching}, {"unclocked_switching_w", hand.unclocked_switching},
+                {"internal_w", hand.internal}, {"unclocked_internal_w", hand.unclocked_internal},
                 {"leakage_w", hand.leakage}};
   jp["script"] = rel(tcl, c.dir.parent_path());
   jp["sta_seconds"] = round_to(pr.seconds, 1);

@@ -182,6 +182,27 @@ std::string const_name(const std::string& net) {
   return net;
 }
 
+Activity eval_density(const BoolExpr& e, const std::function<Activity(const std::string&)>& var);
+
+// The first `count` operands of an AND, OR or XOR, folded from the left (OpenSTA's parser builds the
+// binary tree ((a op b) op c)).
+Activity eval_operands(BoolExpr::Op op, const std::vector<BoolExpr>& operands, std::size_t count,
+                       const std::function<Activity(const std::string&)>& var) {
+  Activity acc = eval_density(operands.at(0), var);
+  for (std::size_t i = 1; i < count; ++i) {
+    const Activity b = eval_density(operands[i], var);
+    if (op == BoolExpr::Op::kAnd)
+      acc = {acc.density * b.duty + b.density * acc.duty, acc.duty * b.duty};
+    else if (op == BoolExpr::Op::kOr)
+      acc = {acc.density * (1 - b.duty) + b.density * (1 - acc.duty), 1 - (1 - acc.duty) * (1 - b.duty)};
+    else {
+      const double p1 = acc.duty * (1 - b.duty), p2 = b.duty * (1 - acc.duty);
+      acc = {acc.density * p1 + b.density * p2, p1 + p2};
+    }
+  }
+  return acc;
+}
+
 // The transition density and duty of a Boolean function of independent inputs, by OpenSTA 2.0.17's own
 // rules (Power::evalActivity), so that its re-propagation from the pins set here gives the same values.
 Activity eval_density(const BoolExpr& e, const std::function<Activity(const std::string&)>& var) {
@@ -196,23 +217,41 @@ Activity eval_density(const BoolExpr& e, const std::function<Activity(const std:
     }
     case BoolExpr::Op::kAnd:
     case BoolExpr::Op::kOr:
-    case BoolExpr::Op::kXor: {
-      Activity acc = eval_density(e.operands().at(0), var);
-      for (std::size_t i = 1; i < e.operands().size(); ++i) {
-        const Activity b = eval_density(e.operands()[i], var);
-        if (e.op() == BoolExpr::Op::kAnd)
-          acc = {acc.density * b.duty + b.density * acc.duty, acc.duty * b.duty};
-        else if (e.op() == BoolExpr::Op::kOr)
-          acc = {acc.density * (1 - b.duty) + b.density * (1 - acc.duty), 1 - (1 - acc.duty) * (1 - b.duty)};
-        else {
-          const double p1 = acc.duty * (1 - b.duty), p2 = b.duty * (1 - acc.duty);
-          acc = {acc.density * p1 + b.density * p2, p1 + p2};
-        }
-      }
-      return acc;
-    }
+    case BoolExpr::Op::kXor:
+      return eval_operands(e.op(), e.operands(), e.operands().size(), var);
   }
   return {};
+}
+
+// The probability of the condition under which a transition of input `from` reaches the output of
+// `function`, as OpenSTA 2.0.17 infers it when an internal_power group has no `when`
+// (Power::inferedWhen on its binary tree): the other operand of the top AND (or its negation for OR and
+// XOR) when one operand is `from` or !`from`; 1 for a function of `from` alone; none otherwise.
+std::optional<double> infered_when_duty(const BoolExpr& f, const std::string& from,
+                                        const std::function<Activity(const std::string&)>& var) {
+  auto is_ref = [&](const BoolExpr& e) {
+    const auto lit = e.as_literal();
+    return lit && lit->first == from && (e.op() == BoolExpr::Op::kVar || e.operands()[0].op() == BoolExpr::Op::kVar);
+  };
+  switch (f.op()) {
+    case BoolExpr::Op::kVar:
+      return f.var() == from ? std::optional<double>(1.0) : std::nullopt;
+    case BoolExpr::Op::kNot:
+      return infered_when_duty(f.operands()[0], from, var);
+    case BoolExpr::Op::kAnd:
+    case BoolExpr::Op::kOr:
+    case BoolExpr::Op::kXor: {
+      const auto& o = f.operands();
+      const bool negate = f.op() != BoolExpr::Op::kAnd;
+      auto duty = [&](double d) { return negate ? 1.0 - d : d; };
+      if (o.size() == 2 && is_ref(o[0])) return duty(eval_density(o[1], var).duty);
+      if (is_ref(o.back())) return duty(eval_operands(f.op(), o, o.size() - 1, var).duty);
+      return std::nullopt;
+    }
+    case BoolExpr::Op::kConst:
+      return std::nullopt;
+  }
+  return std::nullopt;
 }
 
 // The cells of `top` with their library cells, and the driver (cell, pin) of every net root.
@@ -384,6 +423,14 @@ std::string power_tcl(const std::string& liberty, const std::string& netlist, co
       t += fmt::format("sta::set_power_pin_activity [get_pins {{{}/{}}}] {:.9g} {:.6g}\n", p.instance, p.pin,
                        p.act.density, p.act.duty);
   t += fmt::format("puts \"{}\"\nreport_power -digits 6\nputs \"{}\"\n", kPowerBegin, kPowerEnd);
+  // The slews of the delay calculation at every cell input, for the hand calculation of internal power.
+  t += fmt::format(
+      "foreach pin [get_pins *] {{\n"
+      "  if {{[get_property $pin direction] == \"input\"}} {{\n"
+      "    puts \"{} [get_full_name $pin] [get_property $pin actual_rise_transition_max] "
+      "[get_property $pin actual_fall_transition_max]\"\n"
+      "  }}\n}}\n",
+      kPowerSlew);
   return t;
 }
 
@@ -394,6 +441,13 @@ PowerReport parse_power_log(const std::string& log) {
   bool inside = false, seen = false;
   while (std::getline(in, line)) {
     if (line.rfind("Error", 0) == 0) r.errors.push_back(line);
+    if (line.rfind(kPowerSlew, 0) == 0) {
+      std::istringstream ls(line.substr(std::string(kPowerSlew).size()));
+      std::string pin;
+      double rise = 0, fall = 0;
+      if (ls >> pin >> rise >> fall) r.slews[pin] = {rise, fall};
+      continue;
+    }
     if (line.find(kPowerBegin) != std::string::npos && line.find("puts") == std::string::npos) {
       inside = seen = true;
       continue;
@@ -413,8 +467,66 @@ PowerReport parse_power_log(const std::string& log) {
   return r;
 }
 
+namespace {
+
+// OpenSTA 2.0.17's internal power (Power::findInternalPower) of every pin of the clocked cells, from the
+// Liberty internal_power tables at the slews of OpenSTA's delay calculation (`slews`, ns, by
+// "instance/pin") and the output loads `load` (F, by net root): for every group of a pin, the rise and
+// fall energies x the group's duty x the pin's transitions per second. The duty is the `when`'s
+// probability, else the inferred condition's probability x (transitions of the related pin / of the
+// pin), else 1 from a clock pin, else 0.5. Clock pins switch twice per period.
+void hand_internal(Design& d, const Library& lib, const BlockActivity& act, const std::map<std::string, double>& load,
+                   ClockedNets& clocked, double period_ns, const std::map<std::string, std::pair<double, double>>& slews,
+                   HandPower& h) {
+  std::map<std::string, Activity> pin_act;
+  for (const PinActivity& p : act.pins) pin_act[p.instance + "/" + p.pin] = p.act;
+  const double per_s = 1.0 / (period_ns * 1e-9), unit = lib.energy_unit_j();
+  const double slew_unit = lib.time_unit_ns(), cap_unit = lib.capacitive_unit_f();
+  for (const auto& [inst, c] : d.cells) {
+    const LibCell* lc = d.lib_cells.at(inst);
+    bool inst_clocked = lc->is_sequential();
+    for (const auto& [pin, net] : c.pins) {
+      const LibPin* lp = lc->pin(pin);
+      if (!inst_clocked && lp && lp->direction == "input" && !net.empty()) inst_clocked = clocked(d.root_of(net));
+    }
+    // Transitions per clock period and duty of a pin of this cell (OpenSTA's findActivity).
+    auto activity = [&](const std::string& pin) -> Activity {
+      const LibPin* lp = lc->pin(pin);
+      if (lp && lp->is_clock) return {2.0, 0.5};
+      const auto it = pin_act.find(inst + "/" + pin);
+      return it == pin_act.end() ? Activity{0.0, 0.0} : it->second;
+    };
+    for (const auto& [pin, net] : c.pins) {
+      const LibPin* lp = lc->pin(pin);
+      if (!lp || net.empty() || lp->internal_power.empty()) continue;
+      const Activity to = activity(pin);
+      const double cap = lp->direction == "output" ? load.count(d.root_of(net)) ? load.at(d.root_of(net)) : 0.0 : 0.0;
+      double energy = 0;  // J per transition of the pin
+      for (const LibInternalPower& g : lp->internal_power) {
+        const std::string from = g.related_pin.empty() ? pin : g.related_pin;
+        if (!c.pins.count(from) || c.pins.at(from).empty()) continue;
+        const LibPin* from_lp = lc->pin(from);
+        double duty = 0.5;
+        std::optional<double> inferred;
+        if (!g.when && !g.related_pin.empty() && lp->function) inferred = infered_when_duty(*lp->function, from, activity);
+        if (g.when) duty = eval_density(*g.when, activity).duty;
+        else if (inferred) duty = to.density == 0 ? 0.0 : activity(from).density / to.density * *inferred;
+        else if (from_lp && from_lp->is_clock) duty = 1.0;
+        const auto sl = slews.find(inst + "/" + from);
+        const double rise_slew = sl == slews.end() ? 0.0 : sl->second.first, fall_slew = sl == slews.end() ? 0.0 : sl->second.second;
+        const double e = (g.rise ? g.rise->lookup(rise_slew / slew_unit, cap / cap_unit) : 0.0) +
+                         (g.fall ? g.fall->lookup(fall_slew / slew_unit, cap / cap_unit) : 0.0);
+        energy += e * unit * duty;
+      }
+      (inst_clocked ? h.internal : h.unclocked_internal) += energy * to.density * per_s;
+    }
+  }
+}
+
+}  // namespace
+
 HandPower hand_power(const std::string& netlist, const std::string& top, const Library& lib, const BlockActivity& act,
-                     double period_ns, double port_load_pf) {
+                     double period_ns, double port_load_pf, const std::map<std::string, std::pair<double, double>>& slews) {
   Design d(netlist, top, lib);
   const double cap_f = lib.capacitive_unit_f();
   // Load of every net root, rising and falling: the input pins it drives, and the output ports it reaches
@@ -449,6 +561,7 @@ HandPower hand_power(const std::string& netlist, const std::string& top, const L
     const double w = 0.5 * load[root] * v * v * p.act.density / (period_ns * 1e-9);
     (clocked(root) ? h.switching : h.unclocked_switching) += w;
   }
+  if (!slews.empty()) hand_internal(d, lib, act, load, clocked, period_ns, slews, h);
   for (const auto& [inst, lc] : d.lib_cells) h.leakage += lc->leakage * lib.leakage_unit_w();
   return h;
 }

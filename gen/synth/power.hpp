@@ -70,6 +70,7 @@ std::string power_tcl(const std::string& liberty, const std::string& netlist, co
                       const std::string& sdc, const BlockActivity& act);
 inline constexpr const char* kPowerBegin = "CAPSGEN-POWER-BEGIN";
 inline constexpr const char* kPowerEnd = "CAPSGEN-POWER-END";
+inline constexpr const char* kPowerSlew = "CAPSGEN-SLEW";  // "CAPSGEN-SLEW inst/pin rise fall" (ns)
 
 // Watts per group of OpenSTA's report_power table.
 struct PowerFigures {
@@ -79,22 +80,28 @@ struct PowerFigures {
 struct PowerReport {
   PowerFigures sequential, combinational, total;
   std::vector<std::string> errors;  // "Error:" lines of the log
+  std::map<std::string, std::pair<double, double>> slews;  // "instance/pin" -> rise, fall slew (ns)
 };
 // The report between the markers of the log; std::runtime_error when it is missing.
 PowerReport parse_power_log(const std::string& log);
 
-// The hand calculation from the Liberty tables (docs/energy.md, validation): switching power
-// 0.5 C V^2 x density of every cell output (C: the larger of the rise and fall input capacitances of
-// the pins the net drives, each plus `port_load` pF per output port it reaches), and leakage, the sum
-// of the cells' cell_leakage_power.
-// Internal power is not part of it (its tables depend on the slews OpenSTA's delay calculation gives).
-// `switching` counts the nets OpenSTA finds a clock for; `unclocked_switching` the others (nets fed
-// only by undriven nets, the read data of RAM cells removed from the netlist), for which OpenSTA 2.0.17
-// takes 0.1 transitions per second, i.e. no power: what its figure leaves out.
+// The hand calculation from the Liberty tables (docs/energy.md, validation), with OpenSTA 2.0.17's
+// definitions:
+// - switching: 0.5 C V^2 x density of every cell output (C: the larger of the rise and fall input
+//   capacitances of the pins the net drives, each plus `port_load` pF per output port it reaches);
+// - internal (when `slews` are given: OpenSTA's slews at the cell inputs): the internal_power tables'
+//   rise + fall energy at that slew and the pin's load, x the group's duty (the `when`, or the
+//   condition inferred from the pin's function x related pin's / pin's transitions, else 1 from a
+//   clock pin, else 0.5), x the pin's transitions per second (2 per period on clock pins);
+// - leakage: the sum of the cells' cell_leakage_power.
+// `switching` and `internal` count the nets and cells OpenSTA finds a clock for; the `unclocked_` ones
+// the others (fed only by undriven nets, the read data of RAM cells removed from the netlist), for
+// which OpenSTA 2.0.17 takes 0.1 transitions per second, i.e. no power: what its figure leaves out.
 struct HandPower {
-  double switching = 0, unclocked_switching = 0, leakage = 0;  // W
+  double switching = 0, unclocked_switching = 0, internal = 0, unclocked_internal = 0, leakage = 0;  // W
 };
 HandPower hand_power(const std::string& netlist, const std::string& top, const Library& lib, const BlockActivity& act,
-                     double period_ns, double port_load_pf);
+                     double period_ns, double port_load_pf,
+                     const std::map<std::string, std::pair<double, double>>& slews = {});
 
 }  // namespace capsgen::synth

@@ -393,12 +393,26 @@ library(pw) {
   leakage_power_unit : "1nW";
   capacitive_load_unit (1,pf);
   nom_voltage : 2.0;
+  power_lut_template(e2) {
+    variable_1 : total_output_net_capacitance;
+    variable_2 : input_transition_time;
+    index_1 ("0.01, 0.1");
+    index_2 ("0.1, 1.0");
+  }
+  power_lut_template(p1) { variable_1 : input_transition_time; index_1 ("0.1, 1.0"); }
   cell (NAND2X1) {
     area : 24;
     cell_leakage_power : 3;
     pin(A) { direction : input; capacitance : 0.01; }
     pin(B) { direction : input; capacitance : 0.02; }
-    pin(Y) { direction : output; function : "(!(A B))"; }
+    pin(Y) {
+      direction : output; function : "(!(A B))";
+      internal_power() {
+        related_pin : "A";
+        rise_power(e2) { values ("1.0, 2.0", "3.0, 4.0"); }
+        fall_power(e2) { values ("0.5, 0.5", "0.5, 0.5"); }
+      }
+    }
   }
   cell (XOR2X1) {
     area : 56;
@@ -411,7 +425,10 @@ library(pw) {
     area : 96;
     cell_leakage_power : 7;
     ff (DS0000,P0002) { next_state : "D"; clocked_on : "CLK"; }
-    pin(CLK) { direction : input; capacitance : 0.05; clock : true; }
+    pin(CLK) {
+      direction : input; capacitance : 0.05; clock : true;
+      internal_power() { rise_power(p1) { values ("0.1, 0.2"); } fall_power(p1) { values ("0.3, 0.4"); } }
+    }
     pin(D) { direction : input; capacitance : 0.01; }
     pin(Q) { direction : output; function : "DS0000"; }
   }
@@ -519,11 +536,21 @@ TEST(Power, MeasuredPropagatedAndHandPower) {
   // Switching: Q drives NAND.A (0.01 pF) and z_o[0] (0.02 pF) at 0.5 per 10 ns; NAND.Y drives XOR.A
   // (rising 0.035 pF, falling 0.025) and z_o[1] at 0.35, a load of max(0.055, 0.045); XOR.Y the output
   // port y_o at 0; P = 0.5 C V^2 x density, V = 2.
-  const cs::HandPower h = cs::hand_power(kPowerNetlist, "blk", lib, act, 10.0, 0.02);
+  const std::map<std::string, std::pair<double, double>> slews = {{"_6_/A", {0.55, 0.1}}, {"_5_/CLK", {0.0, 2.0}}};
+  const cs::HandPower h = cs::hand_power(kPowerNetlist, "blk", lib, act, 10.0, 0.02, slews);
   EXPECT_NEAR(h.switching, 0.5 * 4.0 * (0.03e-12 * 0.5e8 + 0.055e-12 * 0.35e8), 1e-15);
   // _8_: NAND of _2_ (0.1, duty 0.5) with itself, independent by the rules: 0.1, into u_o (0.02 pF).
   EXPECT_NEAR(h.unclocked_switching, 0.5 * 4.0 * 0.02e-12 * 0.1e8, 1e-15);
   EXPECT_NEAR(h.leakage, (3 + 5 + 7 + 3) * 1e-9, 1e-18);
+  // Internal (pJ): NAND _6_ Y from A at 0.055 pF and 0.55 ns, the middle of the rise table (2.5) + fall 0.5,
+  // x the inferred duty P(B) x A's / Y's transitions (0.5 x 0.5 / 0.35), x Y's 0.35 per 10 ns; the
+  // flip-flop's clock pin: rise extrapolated at 0 ns (0.1 - 0.1 / 9) + fall at 2 ns (0.3 + 0.19 / 0.9),
+  // duty 1 (a clock pin), 2 transitions per 10 ns.
+  EXPECT_NEAR(h.internal, 3.0e-12 * 0.5 * 0.5 * 1e8 + (0.1 - 0.1 / 9 + 0.3 + 0.19 / 0.9) * 1e-12 * 2.0 * 1e8, 1e-12);
+  // The unclocked NAND _8_ (no slew known: 0 ns; 0.02 pF): rise 1 + 2/9 - 1/9, fall 0.5, duty 0.5,
+  // 0.1 per 10 ns.
+  EXPECT_NEAR(h.unclocked_internal, (1.0 + 1.0 / 9 + 0.5) * 1e-12 * 0.5 * 0.1 * 1e8, 1e-12);
+  EXPECT_DOUBLE_EQ(cs::hand_power(kPowerNetlist, "blk", lib, act, 10.0, 0.02).internal, 0.0);  // no slews
   const std::string tcl = cs::power_tcl("pw.lib", "blk.v", "blk", "blk.sdc", act);
   EXPECT_NE(tcl.find("sta::set_power_pin_activity [get_pins {_6_/Y}] 0.35 0.75"), std::string::npos);
   EXPECT_NE(tcl.find("sta::set_power_input_port_activity [get_ports {a_i[1]}] 0.2 0.5"), std::string::npos);
@@ -535,8 +562,10 @@ TEST(Power, ParsesTheReportBetweenMarkers) {
   const std::string log = std::string("report before\nTotal 9 9 9 27 100%\n") + cs::kPowerBegin +
                           "\nGroup Internal Switching Leakage Total\n----\nSequential 1e-3 2e-4 1e-9 1.2e-3 40%\n"
                           "Combinational 2e-3 3e-4 2e-9 2.3e-3 60%\nTotal 3e-3 5e-4 3e-9 3.5e-3 100.0%\n 85.7% 14.3% 0.0%\n" +
-                          cs::kPowerEnd + "\n";
+                          cs::kPowerEnd + "\n" + cs::kPowerSlew + " _6_/A 1.5e-01 2e-01\n";
   const cs::PowerReport r = cs::parse_power_log(log);
+  ASSERT_EQ(r.slews.size(), 1u);
+  EXPECT_DOUBLE_EQ(r.slews.at("_6_/A").second, 0.2);
   EXPECT_DOUBLE_EQ(r.total.internal, 3e-3);
   EXPECT_DOUBLE_EQ(r.total.switching, 5e-4);
   EXPECT_DOUBLE_EQ(r.sequential.leakage, 1e-9);
