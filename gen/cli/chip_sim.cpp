@@ -14,6 +14,8 @@
 #include "dram/dram_spec.hpp"
 #include "emit/chip.hpp"
 #include "core/atomic_file.hpp"
+#include "synth/activity.hpp"
+#include "synth/tool.hpp"
 
 namespace capsgen::cli {
 namespace {
@@ -243,10 +245,10 @@ std::string chip_trace_md(const ChipReport& a, std::string& gtkw) {
 }
 
 // The Markdown report (`gtkw` gets the .gtkw's path with --trace).
-std::string chip_report_md(const ChipReport& a, std::string& gtkw) {
+std::string chip_report_md(const ChipReport& a, const std::string& energy_md, std::string& gtkw) {
   const StreamDump& sd = a.run.sd;
   std::string md = chip_summary_md(a) + chip_instrs_md(a.g) + chip_sequencer_md(a) + chip_offchip_md(a.g.dram) +
-                   chip_memories_md(a) + chip_sectors_md(a);
+                   chip_memories_md(a) + chip_sectors_md(a) + energy_md;
   md += fmt::format("\n- checks: {} store beats and {} operations' regions ({} elements) against the golden model, then the whole "
                     "DRAM image ({} bytes)\n",
                     sd.store_beats, a.g.checked_operations, a.g.checked_elements, sd.dram_bytes);
@@ -340,6 +342,22 @@ nlohmann::ordered_json chip_report_json(const ChipReport& a, const std::string& 
   return j;
 }
 
+// --activity FILE: the toggle counts of the run's coverage file as a capsgen.activity/1 document.
+void write_activity(const ChipReport& a, const std::string& path) {
+  if (!fs::exists(a.run.coverage_dat))
+    throw std::runtime_error(fmt::format("--activity: the run wrote no {}", a.run.coverage_dat.string()));
+  synth::ActivityDoc doc =
+      synth::activity_from_coverage(synth::read_text(a.run.coverage_dat), a.run.coverage_dat.string(), emit::kChipModule);
+  doc.preset = a.in.w.cfg.name;
+  doc.network = a.in.w.net.name;
+  doc.cycles = a.g.verdict.simulated_cycles;
+  doc.program_cycles = a.cycles;
+  doc.clock_mhz = a.in.w.cfg.clock.target_mhz;
+  doc.useful_macs = a.macs;
+  write_file_atomic(path, synth::activity_json(doc));
+  fmt::print("sim: wrote the switching activity of {} bits to {}\n", doc.toggles.size(), path);
+}
+
 }  // namespace
 
 int run_chip_sim(const WorkloadInput& in, const ChipSimRun& r) {
@@ -347,9 +365,12 @@ int run_chip_sim(const WorkloadInput& in, const ChipSimRun& r) {
   const ChipRun run = run_chip_tb(in, r);
   const sim::ChipResults results = sim::chip_results_of_run(run.results, run.rc);
   const ChipReport report = chip_report(in, r, run, results);
+  const ChipEnergy energy = chip_energy({in.w.cfg, in.w.net.name, results, report.cycles, report.macs}, r.energy);
+  if (r.activity) write_activity(report, *r.activity);
   std::string gtkw;
-  const std::string md = chip_report_md(report, gtkw);
-  const nlohmann::ordered_json j = chip_report_json(report, gtkw);
+  const std::string md = chip_report_md(report, chip_energy_md(energy), gtkw);
+  nlohmann::ordered_json j = chip_report_json(report, gtkw);
+  j["energy"] = chip_energy_json(energy);
   write_file_atomic(r.report_md.string(), md);
   write_file_atomic(r.report_json.string(), j.dump(2) + "\n");
   fmt::print("\n{}\nsim: wrote {} and {} ({:.1f} s in all)\n", md, r.report_md.string(), r.report_json.string(),

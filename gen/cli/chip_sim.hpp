@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 
+#include "cli/chip_energy.hpp"
 #include "cli/workload_input.hpp"
 #include "emit/design.hpp"
 
@@ -18,6 +19,8 @@ struct ChipSimRun {
   bool coverage = false;  // write WORK/coverage.dat
   std::string seed, fault, weights;
   double build_s = 0;
+  EnergyOptions energy;                 // the report's energy section (docs/energy.md)
+  std::optional<std::string> activity;  // --activity FILE: the run's toggles (capsgen.activity/1; needs coverage)
 };
 
 // Streams the compiled program (cli/stream_dump.hpp) into WORK/stream, runs tb_chip of r.build on it,

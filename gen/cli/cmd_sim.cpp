@@ -131,6 +131,12 @@ Args sim_options() {
       .option("jobs", "N", "parallel compile jobs for the model build", "2")
       .flag("coverage", "build the model with Verilator line and toggle coverage (its own build directory) and write\n"
             "the run's counters to WORK/coverage.dat (verilator_coverage format)")
+      .option("activity", "FILE", "--memory dram: write the run's switching activity (toggles per register and port bit,\n"
+              "capsgen.activity/1) to FILE for capsgen synth --activity; implies --coverage (docs/energy.md)")
+      .option("tech", "FILE", "--memory dram: SRAM technology of the energy report (configs/tech/*.yaml)",
+              std::string(CAPSGEN_SOURCE_DIR) + "/configs/tech/sram-cacti7-180nm.yaml")
+      .option("datapath-energy", "FILE", "--memory dram: the datapath energy of the report (capsgen synth --activity's\n"
+              "energy.json); default bench/energy/<preset>-<network>.json when it exists, else an estimate per MAC")
       .option("build", "DIR", "use the tb_accel model already built in DIR (by --build-only or an earlier run's\n"
               "WORK/build-accel*): it is neither configured nor rebuilt, and its RTL is simulated (so parallel runs\n"
               "of one preset share one model; capsgen regress)")
@@ -158,6 +164,8 @@ struct SimRequest {
   bool chip = false;      // --memory dram: capsgen_chip
   std::string tb_target;  // the testbench: tb_chip or tb_accel
   bool coverage = false, build_only = false;
+  std::optional<std::string> activity, datapath_energy;  // --memory dram
+  std::string tech;
   std::string model_cache;  // --model-cache or $CAPSGEN_MODEL_CACHE; "" for none
   std::optional<std::string> build, rtl, trace, work, report, json, weights;
 };
@@ -195,8 +203,14 @@ SimRequest sim_request(const Args& args) {
                      fmt::format("'{}' holds no tb/CMakeLists.txt", r.source_dir.string()));
   r.jobs = static_cast<int>(args.get_int("jobs", 1, 256));
   r.fetch = args.get("fetch");
-  r.coverage = args.has("coverage");
+  r.activity = args.get_opt("activity");
+  r.coverage = args.has("coverage") || r.activity.has_value();
   r.build_only = args.has("build-only");
+  r.tech = args.get("tech");
+  r.datapath_energy = args.get_opt("datapath-energy");
+  if (!fs::exists(r.tech)) throw InputError(r.tech, 0, 0, "--tech", "technology file not found");
+  if (r.datapath_energy && !fs::exists(*r.datapath_energy))
+    throw InputError(*r.datapath_energy, 0, 0, "--datapath-energy", "file not found");
   r.build = args.get_opt("build");
   r.rtl = args.get_opt("rtl");
   r.trace = args.get_opt("trace");
@@ -205,6 +219,8 @@ SimRequest sim_request(const Args& args) {
   if (memory != "ideal" && memory != "dram")
     throw InputError("capsgen sim", 0, 0, "--memory", fmt::format("expected 'ideal' or 'dram', got '{}'", memory));
   r.chip = memory == "dram";
+  if (!r.chip && (r.activity || r.datapath_energy))
+    throw InputError("capsgen sim", 0, 0, r.activity ? "--activity" : "--datapath-energy", "needs --memory dram");
   r.tb_target = r.chip ? "tb_chip" : "tb_accel";
   if (!r.fault.empty() && r.fault != "flip-pe-bit" && !(r.chip && r.fault == "ignore-wait-dma"))
     throw InputError("capsgen sim", 0, 0, "--fault",
@@ -345,6 +361,10 @@ ChipSimRun chip_sim_run(const SimRequest& r, const SimPaths& p, const fs::path& 
   c.fault = r.fault;
   c.weights = r.weights.value_or("");
   c.build_s = model.seconds;
+  c.activity = r.activity;
+  c.energy.tech = r.tech;
+  if (r.datapath_energy) c.energy.datapath = *r.datapath_energy;
+  c.energy.stored_dir = r.source_dir / "bench" / "energy";
   return c;
 }
 

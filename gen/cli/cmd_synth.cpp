@@ -77,6 +77,9 @@ int cmd_synth(const std::vector<std::string>& argv) {
       .option("device", "auto|up5k|hx8k", "ice40: device (auto: UP5K with DSPs if it fits, else HX8K)", "auto")
       .option("family", "FAMILY", "xilinx-estimate: synth_xilinx -family", "xc7")
       .flag("no-breakdown", "asic: skip the hierarchical run (per-module area table)")
+      .option("activity", "FILE", "asic: the switching activity of a simulated inference (capsgen sim --memory dram\n"
+              "--activity FILE): OpenSTA power and energy per inference of every top it instantiates, written to\n"
+              "<out>/asic-osu018/energy.json (docs/energy.md)")
       .flag("quiet", "print only the summary");
   if (!args.parse(argv)) {
     fmt::print("{}", args.help());
@@ -126,6 +129,12 @@ int cmd_synth(const std::vector<std::string>& argv) {
   opt.ice40_device = args.get("device");
   opt.xilinx_family = args.get("family");
   opt.quiet = args.has("quiet");
+  if (auto a = args.get_opt("activity")) {
+    if (std::find(targets.begin(), targets.end(), "asic-osu018") == targets.end())
+      throw InputError("capsgen synth", 0, 0, "--activity", "needs --target asic-osu018");
+    if (!fs::exists(*a)) throw InputError(*a, 0, 0, "--activity", "file not found");
+    opt.activity = *a;
+  }
   bool ok = true;
   for (const std::string& t : targets) {
     opt.target = t;

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <functional>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <set>
@@ -16,6 +17,8 @@
 #include "synth/constraints.hpp"
 #include "synth/liberty.hpp"
 #include "synth/parse.hpp"
+#include "synth/power.hpp"
+#include "synth/activity.hpp"
 #include "synth/report.hpp"
 #include "synth/templates.hpp"
 #include "synth/tool.hpp"
@@ -410,10 +413,84 @@ json asic_timing(const Ctx& c, const std::string& top, const Library& lib, const
   return timing;
 }
 
+// 5. Power with the activity of a simulated inference (synth/power.hpp): OpenSTA's report_power with
+// every cell pin's activity set, the energy over the simulated cycles, and the hand calculation of the
+// switching and leakage power beside OpenSTA's.
+json asic_power(const Ctx& c, const std::string& top, const Library& lib, const fs::path& tdir, const std::string& out,
+                const fs::path& sdc, const ActivityDoc& doc) {
+  const std::string sta = require_tool("sta", "opensta");
+  const ActivityInstance& inst = find_instance(doc, top, c.opt.activity);
+  const std::string netlist = read_text(out + ".sta.v");
+  const BlockActivity act = map_activity(netlist, top, lib, toggles_below(doc, inst.path), doc.cycles);
+  c.progress(fmt::format("{}: OpenSTA power with the activity of {} ({} nets measured, {} propagated, {} defaulted)", top,
+                         inst.path, act.nets.measured, act.nets.propagated, act.nets.defaulted));
+  const fs::path tcl = tdir / "power.tcl";
+  write_text(tcl, power_tcl(c.opt.liberty, out + ".sta.v", top, sdc.string(), act));
+  const fs::path plog = tdir / "power.log";
+  const ToolRun pr = run_tool({sta, "-no_init", "-exit", tcl.string()}, plog, tdir);
+  const PowerReport rep = parse_power_log(read_text(plog));
+  if (pr.exit_code != 0 || !rep.errors.empty())
+    throw std::runtime_error(fmt::format("OpenSTA power failed (exit {}) on {}; log {}:\n{}", pr.exit_code, tcl.string(),
+                                         plog.string(), tail_lines(plog, 15)));
+  const double seconds = double(doc.cycles) / (doc.clock_mhz * 1e6);
+  auto figures = [&](const PowerFigures& f) {
+    return json{{"internal_w", f.internal}, {"switching_w", f.switching}, {"leakage_w", f.leakage}, {"total_w", f.total()}};
+  };
+  auto energy = [&](const PowerFigures& f) {
+    return json{{"internal_pj", f.internal * seconds * 1e12}, {"switching_pj", f.switching * seconds * 1e12},
+                {"leakage_pj", f.leakage * seconds * 1e12}, {"total_pj", f.total() * seconds * 1e12}};
+  };
+  const HandPower hand = hand_power(netlist, top, lib, act, c.period_ns, c.opt.output_load, rep.slews);
+  json jp;
+  jp["instance"] = inst.path;
+  jp["cycles"] = doc.cycles;
+  jp["clock_mhz"] = doc.clock_mhz;
+  jp["power"] = figures(rep.total);
+  jp["sequential"] = figures(rep.sequential);
+  jp["combinational"] = figures(rep.combinational);
+  jp["energy"] = energy(rep.total);
+  jp["nets"] = {{"measured", act.nets.measured}, {"propagated", act.nets.propagated}, {"constant", act.nets.constant},
+                {"defaulted", act.nets.defaulted}, {"defaulted_examples", act.nets.defaulted_names}};
+  jp["pins_annotated"] = act.pins.size();
+  jp["hand"] = {{"switching_w", hand.switching}, {"unclocked_switching_w", hand.unclocked_switching},
+                {"internal_w", hand.internal}, {"unclocked_internal_w", hand.unclocked_internal},
+                {"leakage_w", hand.leakage}};
+  jp["script"] = rel(tcl, c.dir.parent_path());
+  jp["sta_seconds"] = round_to(pr.seconds, 1);
+  return jp;
+}
+
+// The datapath energy document (capsgen.datapath-energy/1) of the tops with power figures.
+json datapath_energy_json(const Ctx& c, const ActivityDoc& doc, const json& tops) {
+  json j;
+  j["schema"] = "capsgen.datapath-energy/1";
+  j["preset"] = doc.preset;
+  j["network"] = doc.network;
+  j["activity"] = c.opt.activity;
+  j["cycles"] = doc.cycles;
+  j["program_cycles"] = doc.program_cycles;
+  j["clock_mhz"] = doc.clock_mhz;
+  j["useful_macs"] = doc.useful_macs;
+  j["liberty"] = c.opt.liberty;
+  j["method"] = "OpenSTA report_power; measured toggles on register and port nets, Najm propagation elsewhere";
+  json blocks = json::array();
+  double total = 0;
+  for (const json& t : tops) {
+    if (!t.contains("power")) continue;
+    const json& p = t["power"];
+    blocks.push_back({{"top", t["top"]}, {"instance", p["instance"]}, {"energy", p["energy"]}, {"power", p["power"]},
+                      {"nets", p["nets"]}});
+    total += p["energy"]["total_pj"].get<double>();
+  }
+  j["blocks"] = blocks;
+  j["total_pj"] = total;
+  return j;
+}
+
 // The ASIC flow of one top: constraints, 1. hierarchical and 2. flattened Yosys synthesis, the
 // memories, 3. OpenSTA, 4. the gate-level simulation netlist.
 json asic_top(const Ctx& c, const std::string& top, const std::vector<Port>& ports, const Library& lib,
-              const fs::path& netlist_dir) {
+              const fs::path& netlist_dir, const ActivityDoc* activity) {
   json jt;
   jt["top"] = top;
   const fs::path tdir = c.dir / top;
@@ -428,6 +505,7 @@ json asic_top(const Ctx& c, const std::string& top, const std::vector<Port>& por
   asic_flat_synthesis(c, top, lib, tdir, k.abc, ge_area, out, jt);
   jt["memories"] = asic_memories(c, lib, tdir);
   jt["timing"] = asic_timing(c, top, lib, tdir, out, k.sdc);
+  if (activity) jt["power"] = asic_power(c, top, lib, tdir, out, k.sdc, *activity);
 
   // 4. gate-level simulation netlist
   const fs::path sim = netlist_dir / (top + ".v");
@@ -459,9 +537,22 @@ json run_asic(const Ctx& c, const std::vector<std::string>& tops) {
   const auto ports = top_ports(c, tops);
   const fs::path nl = c.dir / "netlist";
   fs::create_directories(nl);
+  std::optional<ActivityDoc> activity;
+  if (!c.opt.activity.empty()) {
+    activity = read_activity(c.opt.activity);
+    if (activity->preset != c.cfg.name)
+      throw InputError(c.opt.activity, 0, 0, "preset",
+                       fmt::format("the activity was simulated on {}, this run synthesizes {}", activity->preset, c.cfg.name));
+    for (const std::string& t : tops) find_instance(*activity, t, c.opt.activity);
+  }
   json jtops = json::array();
-  for (const std::string& t : tops) jtops.push_back(asic_top(c, t, ports.at(t), lib, nl));
+  for (const std::string& t : tops) jtops.push_back(asic_top(c, t, ports.at(t), lib, nl, activity ? &*activity : nullptr));
   j["tops"] = jtops;
+  if (activity) {
+    const json e = datapath_energy_json(c, *activity, jtops);
+    write_text(c.dir / "energy.json", e.dump(2) + "\n");
+    j["energy"] = {{"file", rel(c.dir / "energy.json", c.dir.parent_path())}, {"total_pj", e["total_pj"]}};
+  }
 
   // Netlist directory usable wherever the RTL directory is (files.f + cell models + the data files).
   write_text(nl / "osu018_cells.v", cell_models_verilog(lib));

@@ -38,6 +38,7 @@ struct SynthOptions {
   std::string ice40_device = "auto";  // auto | up5k | hx8k
   std::string xilinx_family = "xc7";
   bool quiet = false;                 // no progress lines on stdout
+  std::string activity;               // asic: a capsgen.activity/1 document; power of every top it instantiates
 };
 
 struct SynthResult {

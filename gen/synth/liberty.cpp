@@ -479,6 +479,113 @@ double Library::time_unit_ns() const {
 
 namespace {
 
+// "1nW" -> 1e-9 with the units of `kind` ("W", "f"): a number and an SI-prefixed unit.
+double scaled_unit(const std::string& text, const std::string& base, const char* what) {
+  std::size_t k = 0;
+  while (k < text.size() && (std::isdigit(static_cast<unsigned char>(text[k])) || text[k] == '.')) ++k;
+  const double mult = k > 0 ? std::atof(text.substr(0, k).c_str()) : 1.0;
+  std::string unit = text.substr(k);
+  for (char& ch : unit) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  std::string b = base;
+  for (char& ch : b) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  static const std::map<std::string, double> prefix = {{"", 1}, {"m", 1e-3}, {"u", 1e-6}, {"n", 1e-9}, {"p", 1e-12}, {"f", 1e-15}};
+  if (unit.size() >= b.size() && unit.compare(unit.size() - b.size(), b.size(), b) == 0) {
+    const auto it = prefix.find(unit.substr(0, unit.size() - b.size()));
+    if (it != prefix.end()) return mult * it->second;
+  }
+  throw std::invalid_argument(fmt::format("unknown {} unit '{}'", what, text));
+}
+
+}  // namespace
+
+double Library::leakage_unit_w() const { return scaled_unit(leakage_power_unit, "W", "leakage_power_unit"); }
+
+double Library::capacitive_unit_f() const { return scaled_unit(capacitive_unit, "f", "capacitive_load_unit"); }
+
+double Library::energy_unit_j() const {
+  const double v = scaled_unit(voltage_unit, "V", "voltage_unit");
+  return capacitive_unit_f() * v * v;
+}
+
+double LibPowerTable::lookup(double slew, double load) const {
+  // Position of the value on each axis: the lower point of the segment used, and the fraction along it.
+  std::vector<std::pair<std::size_t, double>> at;
+  for (std::size_t a = 0; a < variables.size(); ++a) {
+    const std::vector<double>& ax = indices[a];
+    const double x = variables[a] == "total_output_net_capacitance" ? load : slew;
+    if (ax.size() < 2) {
+      at.emplace_back(0, 0.0);
+      continue;
+    }
+    std::size_t i = 0;
+    if (x >= ax.back()) i = ax.size() - 2;
+    else
+      while (i + 2 < ax.size() && x >= ax[i + 1]) ++i;
+    at.emplace_back(i, (x - ax[i]) / (ax[i + 1] - ax[i]));
+  }
+  // Multilinear interpolation over the corners of the cell.
+  double sum = 0;
+  for (unsigned corner = 0; corner < (1u << at.size()); ++corner) {
+    double w = 1;
+    std::size_t flat = 0;
+    for (std::size_t a = 0; a < at.size(); ++a) {
+      const bool upper = (corner >> a) & 1u;
+      if (upper && indices[a].size() < 2) { w = 0; break; }
+      w *= upper ? at[a].second : 1 - at[a].second;
+      flat = flat * indices[a].size() + at[a].first + (upper ? 1 : 0);
+    }
+    if (w != 0) sum += w * values.at(flat);
+  }
+  return at.empty() ? (values.empty() ? 0.0 : values[0]) : sum;
+}
+
+namespace {
+
+// "0.06, 0.24, 0.48" (one or several quoted strings of a complex attribute) -> numbers
+std::vector<double> numbers(const std::vector<std::string>& args) {
+  std::vector<double> out;
+  for (const std::string& a : args) {
+    std::string t = a;
+    for (char& ch : t)
+      if (ch == ',' || ch == '\\') ch = ' ';
+    std::istringstream in(t);
+    double v = 0;
+    while (in >> v) out.push_back(v);
+  }
+  return out;
+}
+
+std::vector<double> complex_numbers(const LibGroup& g, const char* name) {
+  for (const auto& [k, args] : g.complex_attrs)
+    if (k == name) return numbers(args);
+  return {};
+}
+
+// A rise_power/fall_power group with its template's axes (the group's own index_N win).
+std::optional<LibPowerTable> power_table(const LibGroup* g, const std::map<std::string, const LibGroup*>& templates,
+                                         const std::string& file) {
+  if (!g) return std::nullopt;
+  LibPowerTable t;
+  const LibGroup* tmpl = nullptr;
+  if (!g->args.empty())
+    if (auto it = templates.find(g->args[0]); it != templates.end()) tmpl = it->second;
+  for (int a = 1; a <= 3; ++a) {
+    const std::string var = fmt::format("variable_{}", a), index = fmt::format("index_{}", a);
+    const std::string* v = tmpl ? tmpl->attr(var) : nullptr;
+    if (!v) break;
+    std::vector<double> ax = complex_numbers(*g, index.c_str());
+    if (ax.empty()) ax = complex_numbers(*tmpl, index.c_str());
+    t.variables.push_back(*v);
+    t.indices.push_back(std::move(ax));
+  }
+  t.values = complex_numbers(*g, "values");
+  std::size_t n = 1;
+  for (const auto& ax : t.indices) n *= ax.size();
+  if (t.values.size() != n)
+    throw InputError(file, g->line, 0, g->type, fmt::format("{} values for a table of {}", t.values.size(), n));
+  return t;
+}
+
 std::optional<BoolExpr> expr_attr(const LibGroup& g, const char* name, const std::string& file, const LibCell& cell) {
   const std::string* v = g.attr(name);
   if (!v) return std::nullopt;
@@ -503,12 +610,19 @@ Library parse_liberty(const std::string& text, const std::string& file_name) {
   lib.file = file_name;
   lib.name = top.args.empty() ? "" : top.args[0];
   if (const std::string* tu = top.attr("time_unit")) lib.time_unit = *tu;
+  if (const std::string* lu = top.attr("leakage_power_unit")) lib.leakage_power_unit = *lu;
+  if (const std::string* v = top.attr("nom_voltage")) lib.nom_voltage = std::atof(v->c_str());
+  if (const std::string* vu = top.attr("voltage_unit")) lib.voltage_unit = *vu;
   for (const auto& [k, args] : top.complex_attrs)
     if (k == "capacitive_load_unit" && args.size() == 2) lib.capacitive_unit = args[0] + args[1];
+  std::map<std::string, const LibGroup*> power_templates;
+  for (const LibGroup* t : top.children("power_lut_template"))
+    if (!t->args.empty()) power_templates[t->args[0]] = t;
   for (const LibGroup* cg : top.children("cell")) {
     LibCell cell;
     cell.name = cg->args.empty() ? "" : cg->args[0];
     if (const std::string* a = cg->attr("area")) cell.area = std::atof(a->c_str());
+    if (const std::string* l = cg->attr("cell_leakage_power")) cell.leakage = std::atof(l->c_str());
     if (const std::string* du = cg->attr("dont_use")) cell.dont_use = *du == "true";
     for (const LibGroup* pg : cg->children("pin")) {
       for (const std::string& pname : pg->args) {  // pin (A, B) declares several pins
@@ -516,9 +630,21 @@ Library parse_liberty(const std::string& text, const std::string& file_name) {
         p.name = pname;
         if (const std::string* d = pg->attr("direction")) p.direction = *d;
         if (const std::string* c = pg->attr("capacitance")) p.capacitance = std::atof(c->c_str());
+        p.rise_capacitance = p.fall_capacitance = p.capacitance;
+        if (const std::string* c = pg->attr("rise_capacitance")) p.rise_capacitance = std::atof(c->c_str());
+        if (const std::string* c = pg->attr("fall_capacitance")) p.fall_capacitance = std::atof(c->c_str());
         if (const std::string* c = pg->attr("clock")) p.is_clock = *c == "true";
         p.function = expr_attr(*pg, "function", file_name, cell);
         p.three_state = expr_attr(*pg, "three_state", file_name, cell);
+        for (const LibGroup* ig : pg->children("internal_power")) {
+          LibInternalPower ip;
+          if (const std::string* r = ig->attr("related_pin")) ip.related_pin = *r;
+          ip.when = expr_attr(*ig, "when", file_name, cell);
+          const auto rise = ig->children("rise_power"), fall = ig->children("fall_power");
+          ip.rise = power_table(rise.empty() ? nullptr : rise[0], power_templates, file_name);
+          ip.fall = power_table(fall.empty() ? nullptr : fall[0], power_templates, file_name);
+          p.internal_power.push_back(std::move(ip));
+        }
         cell.pins.push_back(std::move(p));
       }
     }

@@ -65,13 +65,34 @@ class BoolExpr {
 };
 
 // ---- standard cells ----
+// A power table (power_lut_template axes): energy per transition by input transition time and/or
+// output load, in the library's energy unit (capacitive_load_unit x voltage_unit^2).
+struct LibPowerTable {
+  std::vector<std::string> variables;        // "input_transition_time", "total_output_net_capacitance"
+  std::vector<std::vector<double>> indices;  // one axis per variable
+  std::vector<double> values;                // row-major over the axes
+  // OpenSTA's table lookup: linear in every axis between the two points around the value, extrapolated
+  // from the first or last two points outside the axis.
+  double lookup(double slew, double load) const;
+};
+
+// An internal_power group of a pin: the energy of its transitions (related_pin: caused by that input's
+// transitions).
+struct LibInternalPower {
+  std::string related_pin;
+  std::optional<BoolExpr> when;
+  std::optional<LibPowerTable> rise, fall;
+};
+
 struct LibPin {
   std::string name;
   std::string direction;  // "input", "output", "inout", "internal"
   std::optional<BoolExpr> function;     // outputs
   std::optional<BoolExpr> three_state;  // output is high-impedance when true
   double capacitance = 0;
+  double rise_capacitance = 0, fall_capacitance = 0;  // `capacitance` where the library gives none
   bool is_clock = false;
+  std::vector<LibInternalPower> internal_power;
 };
 
 // Sequential element of a cell: ff or latch group.
@@ -90,6 +111,7 @@ struct LibState {
 struct LibCell {
   std::string name;
   double area = 0;
+  double leakage = 0;        // cell_leakage_power, in the library's leakage_power_unit
   std::vector<LibPin> pins;  // in library order
   std::optional<LibState> state;
   bool dont_use = false;
@@ -107,6 +129,9 @@ struct Library {
   std::string time_unit;         // e.g. "1ns"
   std::string capacitive_unit;   // e.g. "1pf"
   std::string area_unit = "um^2";  // Liberty has no area unit attribute; by convention square microns
+  std::string leakage_power_unit;  // e.g. "1nW"
+  std::string voltage_unit = "1V";
+  double nom_voltage = 0;          // V
   std::vector<LibCell> cells;
 
   const LibCell* cell(const std::string& name) const;
@@ -114,6 +139,12 @@ struct Library {
   double area(const std::string& cell_name) const;
   // Time unit in nanoseconds (1 for "1ns", 0.001 for "1ps").
   double time_unit_ns() const;
+  // leakage_power_unit in watts (1e-9 for "1nW"); throws std::invalid_argument for an unknown unit.
+  double leakage_unit_w() const;
+  // capacitive_load_unit in farads (1e-12 for "1pf"); throws std::invalid_argument for an unknown unit.
+  double capacitive_unit_f() const;
+  // The unit of internal_power tables in joules: capacitive_load_unit x voltage_unit^2.
+  double energy_unit_j() const;
 };
 
 Library load_liberty(const std::string& path);  // throws InputError

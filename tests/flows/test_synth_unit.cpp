@@ -8,7 +8,11 @@
 #include <nlohmann/json.hpp>
 
 #include "core/input_error.hpp"
+#include <fmt/format.h>
+
+#include "synth/activity.hpp"
 #include "synth/cell_models.hpp"
+#include "synth/power.hpp"
 #include "synth/constraints.hpp"
 #include "synth/liberty.hpp"
 #include "synth/parse.hpp"
@@ -379,6 +383,194 @@ TEST(Report, MarkdownIsAViewOfTheJson) {
   const std::string md = cs::synth_report_markdown(j);
   EXPECT_NE(md.find("| `t` | 1,234 | 56 | 7 | 4 | 0.5 | 0 | 0 |"), std::string::npos) << md;
   EXPECT_NE(cs::synth_report_summary(j).find("1234 LUT"), std::string::npos);
+}
+
+namespace {
+
+const char* kPowerLib = R"t(
+library(pw) {
+  time_unit : "1ns";
+  leakage_power_unit : "1nW";
+  capacitive_load_unit (1,pf);
+  nom_voltage : 2.0;
+  power_lut_template(e2) {
+    variable_1 : total_output_net_capacitance;
+    variable_2 : input_transition_time;
+    index_1 ("0.01, 0.1");
+    index_2 ("0.1, 1.0");
+  }
+  power_lut_template(p1) { variable_1 : input_transition_time; index_1 ("0.1, 1.0"); }
+  cell (NAND2X1) {
+    area : 24;
+    cell_leakage_power : 3;
+    pin(A) { direction : input; capacitance : 0.01; }
+    pin(B) { direction : input; capacitance : 0.02; }
+    pin(Y) {
+      direction : output; function : "(!(A B))";
+      internal_power() {
+        related_pin : "A";
+        rise_power(e2) { values ("1.0, 2.0", "3.0, 4.0"); }
+        fall_power(e2) { values ("0.5, 0.5", "0.5, 0.5"); }
+      }
+    }
+  }
+  cell (XOR2X1) {
+    area : 56;
+    cell_leakage_power : 5;
+    pin(A) { direction : input; capacitance : 0.03; rise_capacitance : 0.035; fall_capacitance : 0.025; }
+    pin(B) { direction : input; capacitance : 0.03; }
+    pin(Y) { direction : output; function : "(A^B)"; }
+  }
+  cell (DFFPOSX1) {
+    area : 96;
+    cell_leakage_power : 7;
+    ff (DS0000,P0002) { next_state : "D"; clocked_on : "CLK"; }
+    pin(CLK) {
+      direction : input; capacitance : 0.05; clock : true;
+      internal_power() { rise_power(p1) { values ("0.1, 0.2"); } fall_power(p1) { values ("0.3, 0.4"); } }
+    }
+    pin(D) { direction : input; capacitance : 0.01; }
+    pin(Q) { direction : output; function : "DS0000"; }
+  }
+}
+)t";
+
+// A register, a NAND and an XOR; the register's output keeps its RTL name through an assign, and a
+// constant and output ports (one a concatenation of two nets) are on nets. _2_ is undriven (the read
+// data of a removed RAM cell), so the NAND _8_ it feeds has no clock in OpenSTA.
+const char* kPowerNetlist = R"t(
+module blk(clk_i, a_i, b_i, y_o, z_o, u_o);
+  wire _0_;
+  wire _1_;
+  input clk_i;
+  wire clk_i;
+  input [1:0] a_i;
+  wire [1:0] a_i;
+  input b_i;
+  wire b_i;
+  output y_o;
+  wire y_o;
+  output [1:0] z_o;
+  wire [1:0] z_o;
+  output u_o;
+  wire u_o;
+  wire _2_;
+  wire [1:0] \u_x.r_q ;
+  DFFPOSX1 _5_ (
+    .CLK(clk_i),
+    .D(a_i[0]),
+    .Q(_0_)
+  );
+  NAND2X1 _6_ (
+    .A(\u_x.r_q [1]),
+    .B(a_i[1]),
+    .Y(_1_)
+  );
+  XOR2X1 _7_ (
+    .A(_1_),
+    .B(1'b1),
+    .Y(y_o)
+  );
+  assign \u_x.r_q [1] = _0_;
+  assign \u_x.r_q [0] = 1'h0;
+  NAND2X1 _8_ (
+    .A(_2_),
+    .B(_2_),
+    .Y(u_o)
+  );
+  assign z_o = { _1_ , \u_x.r_q [1] };
+endmodule
+)t";
+
+}  // namespace
+
+TEST(Activity, FromVerilatorCoverage) {
+  // verilator_coverage's format: C '<\1key\2value...>' count
+  auto point = [](const std::string& page, const std::string& hier, const std::string& o, long long n) {
+    return fmt::format("C '\1f\2x.v\1l\0021\1page\2{}\1o\2{}\1h\2{}' {}\n", page, o, hier, n);
+  };
+  std::string text = "# SystemC::Coverage-3\n";
+  text += point("v_toggle/capsgen_pe", "TOP.capsgen_chip.u_engine.u_pe", "sum_q[3]", 17);
+  text += point("v_toggle/capsgen_chip", "TOP.capsgen_chip", "start_i", 2);
+  text += point("v_line/capsgen_pe", "TOP.capsgen_chip.u_engine.u_pe", "block", 99);
+  text += point("v_toggle/other", "TOP.other", "x", 5);
+  const cs::ActivityDoc doc = cs::activity_from_coverage(text, "cov.dat", "capsgen_chip");
+  ASSERT_EQ(doc.toggles.size(), 2u);
+  EXPECT_EQ(doc.toggles.at("u_engine.u_pe.sum_q[3]"), 17);
+  EXPECT_EQ(doc.toggles.at("start_i"), 2);
+  EXPECT_EQ(&cs::find_instance(doc, "capsgen_pe", "f"), &doc.instances[1]);
+  EXPECT_EQ(cs::toggles_below(doc, "u_engine.u_pe").at("sum_q[3]"), 17);
+  EXPECT_THROW(cs::find_instance(doc, "capsgen_acc", "f"), capsgen::InputError);
+  EXPECT_THROW(cs::activity_from_coverage(point("v_line/x", "TOP.capsgen_chip", "b", 1), "cov.dat", "capsgen_chip"),
+               capsgen::InputError);
+}
+
+TEST(Power, MeasuredPropagatedAndHandPower) {
+  const cs::Library lib = cs::parse_liberty(kPowerLib, "pw.lib");
+  // 100 cycles: the register's RTL name toggled 50 times, a_i[1] 20 times; b_i and a_i[0] are not known.
+  const std::map<std::string, long long> toggles = {{"u_x.r_q[1]", 50}, {"a_i[1]", 20}, {"_2_", 10}};
+  const cs::BlockActivity act = cs::map_activity(kPowerNetlist, "blk", lib, toggles, 100);
+  std::map<std::string, cs::Activity> pin;
+  for (const cs::PinActivity& p : act.pins) pin[p.instance + "/" + p.pin] = p.act;
+  EXPECT_EQ(pin.count("_5_/CLK"), 0u);  // clock pins are OpenSTA's
+  EXPECT_DOUBLE_EQ(pin.at("_5_/Q").density, 0.5);
+  EXPECT_DOUBLE_EQ(pin.at("_6_/B").density, 0.2);
+  EXPECT_DOUBLE_EQ(pin.at("_5_/D").density, cs::kDefaultActivity);  // a_i[0]: not in the document
+  // NAND: AND a1 p2 + a2 p1 = 0.5 x 0.5 + 0.2 x 0.5, duty 0.25, then NOT
+  EXPECT_DOUBLE_EQ(pin.at("_6_/Y").density, 0.35);
+  EXPECT_DOUBLE_EQ(pin.at("_6_/Y").duty, 0.75);
+  // XOR with constant 1 (OpenSTA's rule): a1 p1 (1 - 1) + 0 = 0, duty 0.25
+  EXPECT_DOUBLE_EQ(pin.at("_7_/Y").density, 0.0);
+  EXPECT_DOUBLE_EQ(pin.at("_7_/Y").duty, 0.25);
+  EXPECT_EQ(act.nets.measured, 3);
+  EXPECT_EQ(act.nets.propagated, 3);
+  EXPECT_EQ(act.nets.defaulted, 1);
+  EXPECT_EQ(act.nets.constant, 1);
+  ASSERT_EQ(act.ports.size(), 1u);
+  EXPECT_EQ(act.ports[0].first, "a_i[1]");
+  // The flip-flop's state pin gets Q's activity (OpenSTA evaluates Q's function "DS0000" when its search
+  // crosses an asynchronous clear arc).
+  ASSERT_EQ(act.state_pins.size(), 1u);
+  EXPECT_EQ(act.state_pins[0].instance + "/" + act.state_pins[0].pin, "_5_/DS0000");
+  EXPECT_DOUBLE_EQ(act.state_pins[0].act.density, 0.5);
+  // Switching: Q drives NAND.A (0.01 pF) and z_o[0] (0.02 pF) at 0.5 per 10 ns; NAND.Y drives XOR.A
+  // (rising 0.035 pF, falling 0.025) and z_o[1] at 0.35, a load of max(0.055, 0.045); XOR.Y the output
+  // port y_o at 0; P = 0.5 C V^2 x density, V = 2.
+  const std::map<std::string, std::pair<double, double>> slews = {{"_6_/A", {0.55, 0.1}}, {"_5_/CLK", {0.0, 2.0}}};
+  const cs::HandPower h = cs::hand_power(kPowerNetlist, "blk", lib, act, 10.0, 0.02, slews);
+  EXPECT_NEAR(h.switching, 0.5 * 4.0 * (0.03e-12 * 0.5e8 + 0.055e-12 * 0.35e8), 1e-15);
+  // _8_: NAND of _2_ (0.1, duty 0.5) with itself, independent by the rules: 0.1, into u_o (0.02 pF).
+  EXPECT_NEAR(h.unclocked_switching, 0.5 * 4.0 * 0.02e-12 * 0.1e8, 1e-15);
+  EXPECT_NEAR(h.leakage, (3 + 5 + 7 + 3) * 1e-9, 1e-18);
+  // Internal (pJ): NAND _6_ Y from A at 0.055 pF and 0.55 ns, the middle of the rise table (2.5) + fall 0.5,
+  // x the inferred duty P(B) x A's / Y's transitions (0.5 x 0.5 / 0.35), x Y's 0.35 per 10 ns; the
+  // flip-flop's clock pin: rise extrapolated at 0 ns (0.1 - 0.1 / 9) + fall at 2 ns (0.3 + 0.19 / 0.9),
+  // duty 1 (a clock pin), 2 transitions per 10 ns.
+  EXPECT_NEAR(h.internal, 3.0e-12 * 0.5 * 0.5 * 1e8 + (0.1 - 0.1 / 9 + 0.3 + 0.19 / 0.9) * 1e-12 * 2.0 * 1e8, 1e-12);
+  // The unclocked NAND _8_ (no slew known: 0 ns; 0.02 pF): rise 1 + 2/9 - 1/9, fall 0.5, duty 0.5,
+  // 0.1 per 10 ns.
+  EXPECT_NEAR(h.unclocked_internal, (1.0 + 1.0 / 9 + 0.5) * 1e-12 * 0.5 * 0.1 * 1e8, 1e-12);
+  EXPECT_DOUBLE_EQ(cs::hand_power(kPowerNetlist, "blk", lib, act, 10.0, 0.02).internal, 0.0);  // no slews
+  const std::string tcl = cs::power_tcl("pw.lib", "blk.v", "blk", "blk.sdc", act);
+  EXPECT_NE(tcl.find("sta::set_power_pin_activity [get_pins {_6_/Y}] 0.35 0.75"), std::string::npos);
+  EXPECT_NE(tcl.find("sta::set_power_input_port_activity [get_ports {a_i[1]}] 0.2 0.5"), std::string::npos);
+  EXPECT_NE(tcl.find("sta::set_power_pin_activity [get_pins {_5_/DS0000}] 0.5 0.5"), std::string::npos);
+  EXPECT_LT(tcl.find("report_power > /dev/null"), tcl.find("set_power_pin_activity"));
+}
+
+TEST(Power, ParsesTheReportBetweenMarkers) {
+  const std::string log = std::string("report before\nTotal 9 9 9 27 100%\n") + cs::kPowerBegin +
+                          "\nGroup Internal Switching Leakage Total\n----\nSequential 1e-3 2e-4 1e-9 1.2e-3 40%\n"
+                          "Combinational 2e-3 3e-4 2e-9 2.3e-3 60%\nTotal 3e-3 5e-4 3e-9 3.5e-3 100.0%\n 85.7% 14.3% 0.0%\n" +
+                          cs::kPowerEnd + "\n" + cs::kPowerSlew + " _6_/A 1.5e-01 2e-01\n";
+  const cs::PowerReport r = cs::parse_power_log(log);
+  ASSERT_EQ(r.slews.size(), 1u);
+  EXPECT_DOUBLE_EQ(r.slews.at("_6_/A").second, 0.2);
+  EXPECT_DOUBLE_EQ(r.total.internal, 3e-3);
+  EXPECT_DOUBLE_EQ(r.total.switching, 5e-4);
+  EXPECT_DOUBLE_EQ(r.sequential.leakage, 1e-9);
+  EXPECT_TRUE(r.errors.empty());
+  EXPECT_THROW(cs::parse_power_log("no markers"), std::runtime_error);
 }
 
 TEST(Liberty, Osu018WhenInstalled) {
