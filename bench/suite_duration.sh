@@ -26,7 +26,7 @@ rc=0
 (cd "$work/repo" && CI=true bash scripts/test.sh "${tier[@]}" --output-junit "$work/junit.xml") > "$work/suite.log" 2>&1 || rc=$?
 end=$(date +%s)
 tail -5 "$work/suite.log" >&2
-python3 - "$work/junit.xml" "$start" "$end" "$rc" "$(git -C "$root" rev-parse --short HEAD)" "${tier[*]:-default}" <<'PY'
+python3 - "$work/junit.xml" "$start" "$end" "$rc" "$(git -C "$work/repo" rev-parse --short HEAD)" "${tier[*]:-default}" <<'PY'
 import datetime, json, sys
 import xml.etree.ElementTree as ET
 junit, start, end, rc, commit, tier = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5], sys.argv[6]
