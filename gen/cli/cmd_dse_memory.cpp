@@ -416,7 +416,6 @@ int dse_memory(const std::vector<std::string>& argv_in) {
   spec.config_path = args.get("config");
   spec.model_path = args.get("model");
   spec.seed = std::uint64_t(args.get_int("seed", 0, 1LL << 62));
-  spec.calib_count = 2;
   const Workload w = prepare_workload(spec);
   const isa::Program prog = compile_program(w.cfg, w.net, w.qm);
   const std::vector<OpProfile> ops = profiles_from(analyze_program(w.cfg, prog));

@@ -35,7 +35,8 @@ int cmd_golden(const std::vector<std::string>& argv) {
       .option("squash-in-frac", "F", "with --dataset and --weights: preset, auto or maxabs (from calibration, see accuracy --help) or an integer", "preset")
       .option("label", "L", "true class of the input, printed beside the prediction")
       .option("calib", "FILE", "calibration images (.npy); default: synthetic images")
-      .option("calib-count", "N", "number of calibration images (default 4; 32 with --dataset)")
+      .option("calib-count", "N", fmt::format("number of calibration images (default {}; {} with --dataset)",
+                                               kSyntheticCalibImages, kDatasetCalibImages))
       .option("report", "FILE", "also write the report as Markdown to FILE")
       .option("json", "FILE", "also write the report as JSON to FILE")
       .option("dump", "FILE", "write every intermediate tensor (codes) to an .npz")

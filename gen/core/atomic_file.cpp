@@ -34,7 +34,28 @@ void write_file_atomic(const std::string& path, const std::string& content) {
   }
 }
 
+namespace {
+
+// Destinations a rename cannot replace, found before anything is staged: a directory, or one path
+// given for two of the files (the second would replace the first).
+void check_destinations(const std::vector<std::pair<std::string, std::string>>& files) {
+  std::vector<std::filesystem::path> seen;
+  for (const auto& [path, content] : files) {
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec))
+      throw InputError(path, 0, 0, "", "is a directory, nothing was written");
+    std::filesystem::path canonical = std::filesystem::weakly_canonical(path, ec);
+    if (ec) canonical = std::filesystem::path(path).lexically_normal();
+    for (const auto& other : seen)
+      if (other == canonical) throw InputError(path, 0, 0, "", "given for two outputs, nothing was written");
+    seen.push_back(canonical);
+  }
+}
+
+}  // namespace
+
 void write_files_atomic(const std::vector<std::pair<std::string, std::string>>& files) {
+  check_destinations(files);
   std::vector<std::string> staged;
   std::error_code ignored;
   const auto discard = [&] {

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -28,7 +29,9 @@ struct OutputFile {
 
 class Design {
  public:
-  explicit Design(const AccelConfig& cfg) : cfg_(cfg) {}
+  // Holds its own copy of the preset: a Design may outlive the config it was made from (a temporary,
+  // or build_design(load_accel_config(...)) returned).
+  explicit Design(AccelConfig cfg) : cfg_(std::move(cfg)) {}
 
   const AccelConfig& config() const { return cfg_; }
 
@@ -53,7 +56,7 @@ class Design {
  private:
   void add(OutputFile f);
   const Module* find_module(const std::string& name) const;
-  const AccelConfig& cfg_;
+  AccelConfig cfg_;
   std::vector<OutputFile> files_;
   std::vector<Module> modules_;  // the modules added, for has_signal
 };

@@ -41,11 +41,24 @@ foreach(_case "routing;s/routing_iterations: 3/routing_iterations: 65537/;layers
 endforeach()
 cli_test(harden_net_padding_output 2 "net-pad.yaml:[0-9]+: layers\\[0\\]\\.padding: layer 'conv1': output 65538x65538 exceeds" sh -c "sed 's/kernel: 5/kernel: 5\\n    padding: 32765/' models/capsnet-tiny.yaml > ${TMP}/net-pad.yaml && ${CAPSGEN} validate --model ${TMP}/net-pad.yaml")
 cli_test(harden_net_too_big_for_golden 2 "net-big.yaml:[0-9]+: layers\\[2\\]: layer 'classcaps': the weights up to classcaps.W pass 67108864 elements" sh -c "sed 's/num_capsules: 5/num_capsules: 100000/' models/capsnet-tiny.yaml > ${TMP}/net-big.yaml && ${CAPSGEN} validate --model ${TMP}/net-big.yaml")
-cli_test(harden_vgg16_golden_early 2 "vgg16.yaml:[0-9]+: layers\\[[0-9]+\\]\\.type: layer '.*': the golden model runs conv2d" ${CAPSGEN} golden --config configs/tiny-2x2.yaml --model models/vgg16.yaml)
+cli_test(harden_net_too_big_golden 2 "net-big-golden.yaml:[0-9]+: layers\\[2\\]: layer 'classcaps': the weights up to classcaps.W pass 67108864 elements, the limit for the golden model" sh -c "sed 's/num_capsules: 5/num_capsules: 100000/' models/capsnet-tiny.yaml > ${TMP}/net-big-golden.yaml && ${CAPSGEN} golden --config configs/tiny-2x2.yaml --model ${TMP}/net-big-golden.yaml")
+cli_test(harden_net_routing_int_max 2 "net-rmax.yaml:[0-9]+:[0-9]+: layers\\[2\\]\\.routing_iterations: expected an integer in \\[1, 32\\], got 2147483647" sh -c "sed 's/routing_iterations: 3/routing_iterations: 2147483647/' models/capsnet-tiny.yaml > ${TMP}/net-rmax.yaml && ${CAPSGEN} golden --config configs/tiny-2x2.yaml --model ${TMP}/net-rmax.yaml")
+# Rejected before anything is allocated: within 200 MB of address space (it once took 550 MB and 11 s).
+cli_test(harden_vgg16_golden_early 2 "vgg16.yaml:[0-9]+: layers\\[[0-9]+\\]\\.type: layer '.*': the golden model runs conv2d" sh -c "ulimit -v 200000 && ${CAPSGEN} golden --config configs/tiny-2x2.yaml --model models/vgg16.yaml")
+# A 1 MiB .npz whose member inflates to 1 GiB (tests/cli/npz_bomb.py): refused from its directory.
+cli_test(harden_npz_bomb 2 "bomb.npz: conv1.W.npy: the archive's members inflate to more than 256 MiB \\(the limit. raise it with --max-array-mib\\)" sh -c "python3 tests/cli/npz_bomb.py ${TMP}/bomb.npz && ulimit -v 400000 && ${CAPSGEN} golden ${TINY_SH} --weights ${TMP}/bomb.npz")
 cli_test(harden_vgg16_validate 0 "network 'vgg16' is valid: .*for capsgen dse dram only" ${CAPSGEN} validate --model models/vgg16.yaml)
 
 # All or nothing.
 cli_test(harden_golden_reports_all_or_none 2 "/nonexistent/x.json: cannot create" sh -c "rm -f ${TMP}/ok.md && ${CAPSGEN} golden ${TINY_SH} --quiet --report ${TMP}/ok.md --json /nonexistent/x.json\nrc=\$?\ntest -e ${TMP}/ok.md && exit 99\ntest -e ${TMP}/ok.md.tmp && exit 98\nexit \$rc")
+foreach(_case "missing_dir;/nonexistent/x.npz;/nonexistent/x.npz: cannot create"
+              "directory;${TMP}/dump-dir;dump-dir: is a directory, nothing was written")
+  list(GET _case 0 _name)
+  list(GET _case 1 _dump)
+  list(GET _case 2 _regex)
+  cli_test(harden_golden_dump_fails_${_name} 2 "${_regex}" sh -c "rm -f ${TMP}/dump-${_name}.md ${TMP}/dump-${_name}.json && mkdir -p ${TMP}/dump-dir && ${CAPSGEN} golden ${TINY_SH} --quiet --report ${TMP}/dump-${_name}.md --json ${TMP}/dump-${_name}.json --dump ${_dump}\nrc=\$?\nls ${TMP}/dump-${_name}.* 2> /dev/null && exit 99\ntest -z \"\$(ls ${TMP}/dump-dir)\" || exit 98\nexit \$rc")
+endforeach()
+cli_test(harden_golden_same_path_twice 2 "twice.md: given for two outputs, nothing was written" sh -c "rm -f ${TMP}/twice.md && ${CAPSGEN} golden ${TINY_SH} --quiet --report ${TMP}/twice.md --json ${TMP}/twice.md\nrc=\$?\ntest -e ${TMP}/twice.md && exit 99\nexit \$rc")
 cli_test(harden_random_config_keeps_user_file 2 "user.yaml: --config: exists and is not a random preset" sh -c "cp configs/tiny-2x2.yaml ${TMP}/user.yaml && ${CAPSGEN} generate --random-config 3 --config ${TMP}/user.yaml --out ${TMP}/user-rtl\nrc=\$?\ncmp -s configs/tiny-2x2.yaml ${TMP}/user.yaml || exit 99\nexit \$rc")
 cli_test(harden_random_config_rerun 0 "^rerun ok$" sh -c "rm -rf ${TMP}/r3.yaml ${TMP}/r3-rtl && ${CAPSGEN} generate --random-config 3 --config ${TMP}/r3.yaml --out ${TMP}/r3-rtl --quiet && ${CAPSGEN} generate --random-config 3 --config ${TMP}/r3.yaml --out ${TMP}/r3-rtl --quiet && ${CAPSGEN} validate --config ${TMP}/r3.yaml > /dev/null && echo rerun ok")
 cli_test(harden_regress_name_dotdot 2 "dotdot.yaml:1:7: name: '\\.\\.' is not usable as a directory name" sh -c "printf \"name: '..'\\nentries:\\n  - configs: [configs/tiny-2x2.yaml]\\n    networks: [models/capsnet-tiny.yaml]\\n\" > ${TMP}/dotdot.yaml && ${CAPSGEN} regress ${TMP}/dotdot.yaml --dry-run")
@@ -56,5 +69,19 @@ cli_test(harden_json_pixel_overflow 2 "badjson/0.json: data: not readable JSON" 
 cli_test(harden_dataset_wrong_size 2 "fit28: images: mnist/test images are \\[1,28,28\\], the network 'capsnet-tiny' \\(models/capsnet-tiny.yaml\\) takes input \\[1,12,12\\]" sh -c "mkdir -p ${TMP}/fit28 && for d in 0 1 2 3 4 5 6 7 8 9\ndo (printf '{\"data\": ['\nfor i in $(seq 1 3919)\ndo printf '0,'\ndone\nprintf '0]}') > ${TMP}/fit28/\$d.json\ndone && ${CAPSGEN} golden ${TINY_SH} --dataset mnist --data-dir ${TMP}/fit28 --index 0")
 cli_test(harden_accuracy_empty_test_set 2 "train-only: images: the mnist/test split has no images" sh -c "mkdir -p ${TMP}/train-only && for d in 0 1 2 3 4 5 6 7 8 9\ndo (printf '{\"data\": ['\nfor i in $(seq 1 783)\ndo printf '0,'\ndone\nprintf '0]}') > ${TMP}/train-only/\$d.json\ndone && ${CAPSGEN} accuracy --weights ${MNIST_W} --dataset mnist --data-dir ${TMP}/train-only --calib-count 2")
 cli_test(harden_generate_stale_temporaries 0 "^stale removed, fresh kept$" sh -c "rm -rf ${TMP}/stale-rtl ${TMP}/.stale-rtl.* && mkdir ${TMP}/.stale-rtl.tmp-abc123 ${TMP}/.stale-rtl.tmp-fresh1 && touch ${TMP}/.stale-rtl.tmp-abc123/pe.v && touch -d '2 hours ago' ${TMP}/.stale-rtl.tmp-abc123 && ${CAPSGEN} generate --config configs/tiny-2x2.yaml --out ${TMP}/stale-rtl --quiet && test ! -e ${TMP}/.stale-rtl.tmp-abc123 && test -d ${TMP}/.stale-rtl.tmp-fresh1 && echo 'stale removed, fresh kept'")
-cli_test(harden_data_width_16 2 "wide.yaml:14:[0-9]+: widths.data: 16 bits: the activation unit's sum of 32 squares is 36 bits wide" sh -c "sed -e 's/^  data: 8/  data: 16/' -e 's/^  weight: 8/  weight: 16/' -e 's/^  psum: 20 .*/  psum: 40/' -e 's/^  act: 8 .*/  act: 16/' configs/tiny-2x2.yaml > ${TMP}/wide.yaml && ${CAPSGEN} validate --config ${TMP}/wide.yaml")
-cli_test(harden_validate_notes_no_chip 0 "w12.yaml: note: no capsgen_memsys and no capsgen_chip for this preset \\(widths.data: " sh -c "sed -e 's/^  data: 8/  data: 12/' -e 's/^  weight: 8/  weight: 12/' -e 's/^  psum: 20 .*/  psum: 40/' -e 's/^  act: 8 .*/  act: 12/' configs/tiny-2x2.yaml > ${TMP}/w12.yaml && ${CAPSGEN} validate --config ${TMP}/w12.yaml")
+foreach(_w 14 15 16)
+  cli_test(harden_data_width_${_w} 2 "wide${_w}.yaml:14:[0-9]+: widths.data: ${_w} bits: the activation unit's sum of 32 squares is [0-9]+ bits wide" sh -c "sed -e 's/^  data: 8/  data: ${_w}/' -e 's/^  weight: 8/  weight: ${_w}/' -e 's/^  psum: 20 .*/  psum: 40/' -e 's/^  act: 8 .*/  act: ${_w}/' configs/tiny-2x2.yaml > ${TMP}/wide${_w}.yaml && ${CAPSGEN} generate --config ${TMP}/wide${_w}.yaml --out ${TMP}/wide${_w}-rtl\nrc=\$?\ntest -e ${TMP}/wide${_w}-rtl && exit 99\nexit \$rc")
+endforeach()
+# 16-bit weights (with 13-bit data, the widest): the blocks are generated (rtl_lint_tiny-2x2-wide lints them).
+cli_test(harden_weight_width_16 0 "capsgen_memsys not generated \\(widths.data: capsgen_memsys stores one data code per 8-bit lane: 13 bits do not fit\\)" ${CAPSGEN} generate --config tests/data/configs/tiny-2x2-wide.yaml --out ${TMP}/wide-rtl)
+foreach(_case "data10;-e 's/^  data: 8/  data: 10/' -e 's/^  weight: 8/  weight: 10/' -e 's/^  psum: 20 .*/  psum: 24/' -e 's/^  act: 8 .*/  act: 10/';widths.data: capsgen_memsys stores one data code per 8-bit lane: 10 bits do not fit"
+              "banks;;scratchpad.data.banks: capsgen_memsys reads or writes the words of one wr \\(record write\\) in one cycle: array.cols = 5")
+  list(GET _case 0 _name)
+  list(GET _case 1 _sed)
+  list(GET _case 2 _regex)
+  cli_test(harden_validate_notes_no_chip_3x5_${_name} 0 "3x5-${_name}.yaml: note: no capsgen_memsys and no capsgen_chip for this preset \\(${_regex}" sh -c "sed -e 's/rows: 2/rows: 3/' -e 's/cols: 2/cols: 5/' ${_sed} configs/tiny-2x2.yaml > ${TMP}/3x5-${_name}.yaml && ${CAPSGEN} validate --config ${TMP}/3x5-${_name}.yaml")
+endforeach()
+
+# One calibration rule (gen/golden/workload.hpp): golden and compile compute the same tensors for a
+# seed, and golden on one calibration image does not; with sim: rtl_sim_calibration_agrees.
+cli_test(harden_calibration_golden_compile 0 "calibration agrees: golden, compile on 4 calibration images: [0-9]+ tensors equal. golden on 1 differs" python3 tests/cli/calibration_agrees.py ${CAPSGEN} ${TMP}/calibration -- ${TINY} --seed 1)

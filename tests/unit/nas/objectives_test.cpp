@@ -1,5 +1,5 @@
 // Hardware objectives: the latency equals what `capsgen compile` reports for the same network and
-// preset (its workload path: seed 1 random weights, 2 calibration images), memory and energy follow
+// preset (its workload path: seed 1 random weights, the shared calibration rule), memory and energy follow
 // the memory exploration's SEP sizing, and every random genome of a small space compiles.
 #include <gtest/gtest.h>
 
@@ -20,7 +20,8 @@ const std::string kRoot = CAPSGEN_REPO_ROOT;
 
 memory::TechParams tech() { return memory::load_tech(kRoot + "/configs/tech/sram-32nm.yaml"); }
 
-// What `capsgen compile --config C --model M` computes (cli/workload_input.cpp: seed 1, calib_count 2).
+// What `capsgen compile --config C --model M` computes (cli/workload_input.cpp: seed 1, the default
+// WorkloadSpec's calibration).
 struct CliTotals {
   long long engine = 0, program = 0;
 };
@@ -29,7 +30,6 @@ CliTotals cli_compile(const std::string& config, const std::string& model) {
   spec.config_path = config;
   spec.model_path = model;
   spec.seed = 1;
-  spec.calib_count = 2;
   const Workload w = prepare_workload(spec);
   const isa::Program prog = compile_program(w.cfg, w.net, w.qm);
   CliTotals t;
@@ -64,7 +64,7 @@ TEST(NasObjectives, MemoryAndEnergyFollowTheSepSizing) {
   ASSERT_TRUE(o.ok);
   // Recompute from the compiler's statistics: the largest usage per memory, rounded to a power of two.
   const Workload w = prepare_workload(WorkloadSpec{kRoot + "/configs/capsacc-16x16.yaml",
-                                                   kRoot + "/models/capsnet-tiny.yaml", std::nullopt, 1, std::nullopt, 2});
+                                                   kRoot + "/models/capsnet-tiny.yaml", std::nullopt, 1, std::nullopt});
   const auto stats = analyze_program(w.cfg, compile_program(w.cfg, w.net, w.qm));
   long long d = 0, wt = 0, a = 0;
   for (const auto& s : stats) d = std::max(d, s.usage_data), wt = std::max(wt, s.usage_weight), a = std::max(a, s.usage_acc);
