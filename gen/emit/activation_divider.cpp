@@ -12,6 +12,8 @@
 namespace capsgen::emit {
 
 using detail::bits;
+using detail::declare_divider_ports;
+using detail::DividerPorts;
 
 Module build_act_fifo(const AccelConfig& cfg) {
   const int depth = act_geometry(cfg).fifo_depth;
@@ -65,6 +67,23 @@ Module build_act_fifo(const AccelConfig& cfg) {
   return m;
 }
 
+namespace detail {
+
+DividerPorts declare_divider_ports(Module& m, int num_bits, int den_bits, int quot_bits, int frac) {
+  m.clock_and_reset();
+  const Expr in_valid = m.input("in_valid_i", 1, "a division this cycle");
+  const Expr in_last = m.input("in_last_i", 1, "tag carried to out_last_o");
+  const Expr num = m.input("num_i", num_bits, "numerator (unsigned)");
+  const Expr den = m.input("den_i", den_bits, "denominator (unsigned)");
+  const Expr out_valid = m.output("out_valid_o", 1, "quot_o holds a result");
+  const Expr out_last = m.output("out_last_o", 1, "tag of that division");
+  const Expr quot = m.output("quot_o", quot_bits, "quotient, 0 .. " + std::to_string((1 << frac) - 1));
+  const Expr busy = m.output("busy_o", 1, "a division in flight");
+  return {in_valid, in_last, num, den, out_valid, out_last, quot, busy};
+}
+
+}  // namespace detail
+
 namespace {
 
 // The widths of the softmax divider: N = num * 2^frac + floor(den / 2) is divided by den, one
@@ -92,23 +111,6 @@ DividerWidths divider_widths(const AccelConfig& cfg) {
   return w;
 }
 
-// The divider's ports.
-struct DividerPorts {
-  Expr in_valid, in_last, num, den, out_valid, out_last, quot, busy;
-};
-
-DividerPorts declare_divider_ports(Module& m, const DividerWidths& w) {
-  m.clock_and_reset();
-  const Expr in_valid = m.input("in_valid_i", 1, "a division this cycle");
-  const Expr in_last = m.input("in_last_i", 1, "tag carried to out_last_o");
-  const Expr num = m.input("num_i", w.numerator, "numerator (unsigned)");
-  const Expr den = m.input("den_i", w.denominator, "denominator (unsigned)");
-  const Expr out_valid = m.output("out_valid_o", 1, "quot_o holds a result");
-  const Expr out_last = m.output("out_last_o", 1, "tag of that division");
-  const Expr quot = m.output("quot_o", w.quotient, "quotient, 0 .. " + std::to_string((1 << w.frac) - 1));
-  const Expr busy = m.output("busy_o", 1, "a division in flight");
-  return {in_valid, in_last, num, den, out_valid, out_last, quot, busy};
-}
 
 // The dividend N and the checks made before the first stage.
 struct DividerInput {
@@ -241,7 +243,7 @@ Module build_act_divider(const AccelConfig& cfg) {
                        "{2} cycles later (out_* in cycle t + {2} for in_* in cycle t). N >> {2} >= den means a\n"
                        "quotient >= 2^{2}: saturated without computing it.",
                        w.frac, (1 << w.frac) - 1, w.quotient));
-  const DividerPorts p = declare_divider_ports(m, w);
+  const DividerPorts p = declare_divider_ports(m, w.numerator, w.denominator, w.quotient, w.frac);
   const DividerInput in = declare_divider_input(m, w);
   std::vector<DividerStage> stages;
   for (int j = 0; j < w.quotient; ++j) stages.push_back(declare_divider_stage(m, w, j));

@@ -51,6 +51,14 @@ ActRomPorts declare_act_rom_ports(Module& m, int addr_bits, int data_bits);
 // building its table.
 Module act_rom_interface(const std::string& name, int addr_bits, int data_bits);
 
+// The ports of the softmax divider and of its drop-ins (the PIM-CapsNet reciprocal): clk_i, rst_ni,
+// a division per cycle in (in_valid_i, in_last_i, num_i, den_i), the quotient out (out_valid_o,
+// out_last_o, quot_o of 0 .. 2^frac - 1) and busy_o.
+struct DividerPorts {
+  Expr in_valid, in_last, num, den, out_valid, out_last, quot, busy;
+};
+DividerPorts declare_divider_ports(Module& m, int num_bits, int den_bits, int quot_bits, int frac);
+
 // ---- Verilog text (deprecated) -------------------------------------------------------------------
 
 inline std::string lit(int width, long long value) { return fmt::format("{}'d{}", width, value); }

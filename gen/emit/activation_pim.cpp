@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "emit/activation.hpp"
+#include "emit/activation_internal.hpp"
 #include "config/act_params.hpp"
 #include "numerics/activation.hpp"
 #include "numerics/pim_approx.hpp"
@@ -339,15 +340,8 @@ Module build_act_pim_recip(const AccelConfig& cfg) {
                        "r0 = {1} - M/2, one Newton step e = (2^33 - M r0) >> 16, r = r0 e >> 16 (1/den ~ r / 2^(16+n));\n"
                        "quot = min({2}, round(num r / 2^(16 + n - {3}))); den == 0 -> 0. {0} stages.",
                        w.stages, pim::kRecip0Q16, (1 << w.frac) - 1, w.frac));
-  m.clock_and_reset();
-  const Expr in_valid = m.input("in_valid_i", 1, "a division this cycle");
-  const Expr in_last = m.input("in_last_i", 1, "tag carried to out_last_o");
-  const Expr num = m.input("num_i", w.num, "numerator (unsigned)");
-  const Expr den = m.input("den_i", w.den, "denominator (unsigned)");
-  const Expr out_valid = m.output("out_valid_o", 1, "quot_o holds a result");
-  const Expr out_last = m.output("out_last_o", 1, "tag of that division");
-  const Expr quot_o = m.output("quot_o", w.quot, "quotient, 0 .. " + std::to_string((1 << w.frac) - 1));
-  const Expr busy = m.output("busy_o", 1, "a division in flight");
+  const auto [in_valid, in_last, num, den, out_valid, out_last, quot_o, busy] =
+      detail::declare_divider_ports(m, w.num, w.den, w.quot, w.frac);
   m.lint_off("UNUSEDSIGNAL", "the floor shifts of the definition drop the low bits of products; rp_x's and the\n"
                              "products' top bits are zero for den > 0");
   RecipPipeline pipe(m);
