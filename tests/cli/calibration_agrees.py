@@ -14,6 +14,7 @@ all hold; else names the command and the first differing tensor and element, and
 import ast
 import os
 import re
+import shutil
 import struct
 import subprocess
 import sys
@@ -86,6 +87,7 @@ def main():
     g = read_npz(golden)
     images = int(re.search(r"^- calibration images: ([0-9]+)$", open(report).read(), re.M).group(1))
     programs = {"compile": os.path.join(work, "compile")}
+    shutil.rmtree(programs["compile"], ignore_errors=True)  # no iNN.writes of an earlier program
     run([capsgen, "compile", *args, "--dump-engine", programs["compile"]], os.path.join(work, "compile.log"))
     if with_sim:
         programs["sim"] = os.path.join(work, "sim", "program")
