@@ -69,15 +69,25 @@ Module build_act_fifo(const AccelConfig& cfg) {
 
 namespace detail {
 
-DividerPorts declare_divider_ports(Module& m, int num_bits, int den_bits, int quot_bits, int frac) {
+DivideFormat divide_format(const AccelConfig& cfg) {
+  const ActGeometry g = act_geometry(cfg);
+  DivideFormat f;
+  f.num = g.exp_out;
+  f.den = g.exp_sum_bits;
+  f.frac = g.act - 1;
+  f.quot = f.frac + 1;
+  return f;
+}
+
+DividerPorts declare_divider_ports(Module& m, const DivideFormat& f) {
   m.clock_and_reset();
   const Expr in_valid = m.input("in_valid_i", 1, "a division this cycle");
   const Expr in_last = m.input("in_last_i", 1, "tag carried to out_last_o");
-  const Expr num = m.input("num_i", num_bits, "numerator (unsigned)");
-  const Expr den = m.input("den_i", den_bits, "denominator (unsigned)");
+  const Expr num = m.input("num_i", f.num, "numerator (unsigned)");
+  const Expr den = m.input("den_i", f.den, "denominator (unsigned)");
   const Expr out_valid = m.output("out_valid_o", 1, "quot_o holds a result");
   const Expr out_last = m.output("out_last_o", 1, "tag of that division");
-  const Expr quot = m.output("quot_o", quot_bits, "quotient, 0 .. " + std::to_string((1 << frac) - 1));
+  const Expr quot = m.output("quot_o", f.quot, "quotient, 0 .. " + std::to_string((1 << f.frac) - 1));
   const Expr busy = m.output("busy_o", 1, "a division in flight");
   return {in_valid, in_last, num, den, out_valid, out_last, quot, busy};
 }
@@ -99,12 +109,12 @@ struct DividerWidths {
 };
 
 DividerWidths divider_widths(const AccelConfig& cfg) {
-  const ActGeometry g = act_geometry(cfg);
+  const detail::DivideFormat f = detail::divide_format(cfg);
   DividerWidths w;
-  w.numerator = g.exp_out;
-  w.denominator = g.exp_sum_bits;
-  w.frac = g.act - 1;
-  w.quotient = w.frac + 1;
+  w.numerator = f.num;
+  w.denominator = f.den;
+  w.frac = f.frac;
+  w.quotient = f.quot;
   w.dividend = std::max(w.numerator + w.frac, w.denominator - 1) + 1;
   w.dividend_high = w.dividend - w.quotient;
   w.compare = std::max(w.dividend_high, w.denominator);
@@ -243,7 +253,7 @@ Module build_act_divider(const AccelConfig& cfg) {
                        "{2} cycles later (out_* in cycle t + {2} for in_* in cycle t). N >> {2} >= den means a\n"
                        "quotient >= 2^{2}: saturated without computing it.",
                        w.frac, (1 << w.frac) - 1, w.quotient));
-  const DividerPorts p = declare_divider_ports(m, w.numerator, w.denominator, w.quotient, w.frac);
+  const DividerPorts p = declare_divider_ports(m, detail::divide_format(cfg));
   const DividerInput in = declare_divider_input(m, w);
   std::vector<DividerStage> stages;
   for (int j = 0; j < w.quotient; ++j) stages.push_back(declare_divider_stage(m, w, j));

@@ -10,6 +10,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "config/accel_config.hpp"
 #include "emit/vast.hpp"
 
 namespace capsgen::emit::detail {
@@ -51,13 +52,21 @@ ActRomPorts declare_act_rom_ports(Module& m, int addr_bits, int data_bits);
 // building its table.
 Module act_rom_interface(const std::string& name, int addr_bits, int data_bits);
 
-// The ports of the softmax divider and of its drop-ins (the PIM-CapsNet reciprocal): clk_i, rst_ni,
-// a division per cycle in (in_valid_i, in_last_i, num_i, den_i), the quotient out (out_valid_o,
-// out_last_o, quot_o of 0 .. 2^frac - 1) and busy_o.
+// The formats at the ports of the softmax divider and of its drop-ins (the PIM-CapsNet reciprocal).
+struct DivideFormat {
+  int num = 0;   // num_i: an exp value
+  int den = 0;   // den_i: their sum
+  int frac = 0;  // coupling coefficients are Q0.frac (frac = act - 1)
+  int quot = 0;  // quot_o: frac + 1 bits (q <= 2^frac when num <= den)
+};
+DivideFormat divide_format(const AccelConfig& cfg);
+
+// Their ports: clk_i, rst_ni, a division per cycle in (in_valid_i, in_last_i, num_i, den_i), the
+// quotient out (out_valid_o, out_last_o, quot_o of 0 .. 2^frac - 1) and busy_o.
 struct DividerPorts {
   Expr in_valid, in_last, num, den, out_valid, out_last, quot, busy;
 };
-DividerPorts declare_divider_ports(Module& m, int num_bits, int den_bits, int quot_bits, int frac);
+DividerPorts declare_divider_ports(Module& m, const DivideFormat& f);
 
 // ---- Verilog text (deprecated) -------------------------------------------------------------------
 

@@ -202,11 +202,12 @@ struct RecipWidths {
 
 RecipWidths recip_widths(const AccelConfig& cfg) {
   const ActGeometry g = act_geometry(cfg);
+  const detail::DivideFormat f = detail::divide_format(cfg);
   RecipWidths w;
-  w.num = g.exp_out;
-  w.den = g.exp_sum_bits;
-  w.frac = g.act - 1;
-  w.quot = w.frac + 1;
+  w.num = f.num;
+  w.den = f.den;
+  w.frac = f.frac;
+  w.quot = f.quot;
   w.log2 = std::max(1, clog2(w.den));
   w.product = w.num + 17;
   w.stages = g.div_stages;
@@ -341,7 +342,7 @@ Module build_act_pim_recip(const AccelConfig& cfg) {
                        "quot = min({2}, round(num r / 2^(16 + n - {3}))); den == 0 -> 0. {0} stages.",
                        w.stages, pim::kRecip0Q16, (1 << w.frac) - 1, w.frac));
   const auto [in_valid, in_last, num, den, out_valid, out_last, quot_o, busy] =
-      detail::declare_divider_ports(m, w.num, w.den, w.quot, w.frac);
+      detail::declare_divider_ports(m, detail::divide_format(cfg));
   m.lint_off("UNUSEDSIGNAL", "the floor shifts of the definition drop the low bits of products; rp_x's and the\n"
                              "products' top bits are zero for den > 0");
   RecipPipeline pipe(m);
