@@ -3,9 +3,8 @@
 
 #include <fmt/format.h>
 
-#include <fstream>
-#include <sstream>
 
+#include "config/text_file.hpp"
 #include "core/input_error.hpp"
 #include "memory/dse.hpp"
 #include "memory/dse_config.hpp"
@@ -20,18 +19,6 @@ using json = nlohmann::ordered_json;
 // DESCNet Fig. 12(b): CapsNet (MNIST) on CapsAcc with the on-chip SPM and an off-chip DRAM, 32 nm.
 constexpr double kDescnetAcceleratorMj = 0.37, kDescnetOnchipMj = 3.39, kDescnetOffchipMj = 7.11;
 
-json read_json_file(const fs::path& p, const char* field) {
-  std::ifstream f(p);
-  if (!f) throw InputError(p.string(), 0, 0, field, "cannot read the file");
-  std::stringstream ss;
-  ss << f.rdbuf();
-  try {
-    return json::parse(ss.str());
-  } catch (const json::exception& e) {
-    throw InputError(p.string(), 0, 0, field, e.what());
-  }
-}
-
 // A capsgen.datapath-energy/1 document: its total (pJ), blocks, cycles and MACs.
 struct DatapathDoc {
   std::string preset, network;
@@ -41,7 +28,7 @@ struct DatapathDoc {
 };
 
 DatapathDoc read_datapath(const fs::path& p, const char* field) {
-  const json j = read_json_file(p, field);
+  const json j = read_json_file(p.string(), field);
   if (!j.is_object() || j.value("schema", "") != "capsgen.datapath-energy/1")
     throw InputError(p.string(), 0, 0, "schema", "expected \"capsgen.datapath-energy/1\" (capsgen synth --activity)");
   DatapathDoc d;
@@ -57,16 +44,22 @@ DatapathDoc read_datapath(const fs::path& p, const char* field) {
   return d;
 }
 
+// read_datapath, and an InputError when the document is of another preset or network.
+DatapathDoc read_datapath_of_run(const fs::path& p, const std::string& preset, const std::string& network) {
+  DatapathDoc d = read_datapath(p, "--datapath-energy");
+  if (d.preset != preset || d.network != network)
+    throw InputError(p.string(), 0, 0, "preset",
+                     fmt::format("the document is of {} on {}, this run is {} on {}", d.network, d.preset, network, preset));
+  return d;
+}
+
 // The datapath's energy: the given document, else the stored one of this preset and network, else an
 // estimate from the stored reference's energy per MAC.
 void datapath_energy(const EnergyRun& run, const EnergyOptions& opt, ChipEnergy& e) {
   const fs::path stored = opt.stored_dir / fmt::format("{}-{}.json", run.cfg.name, run.network);
   if (opt.datapath || fs::exists(stored)) {
     const fs::path p = opt.datapath.value_or(stored);
-    const DatapathDoc d = read_datapath(p, "--datapath-energy");
-    if (d.preset != run.cfg.name || d.network != run.network)
-      throw InputError(p.string(), 0, 0, "preset", fmt::format("the document is of {} on {}, this run is {} on {}", d.network,
-                                                                d.preset, run.network, run.cfg.name));
+    const DatapathDoc d = read_datapath_of_run(p, run.cfg.name, run.network);
     e.datapath_kind = "activity";
     e.datapath_file = p.string();
     e.datapath_uj = d.total_pj * 1e-6;
@@ -134,6 +127,11 @@ MemoryEnergy memory_energy(const EnergyRun& run, const memory::TechParams& tech,
 }
 
 }  // namespace
+
+void check_energy_inputs(const AccelConfig& cfg, const std::string& network, const EnergyOptions& opt) {
+  if (opt.datapath) read_datapath_of_run(*opt.datapath, cfg.name, network);
+  memory::load_tech(opt.tech.string());
+}
 
 ChipEnergy chip_energy(const EnergyRun& run, const EnergyOptions& opt) {
   ChipEnergy e;

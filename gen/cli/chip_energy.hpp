@@ -54,6 +54,10 @@ struct ChipEnergy {
 };
 
 // Throws InputError for an unreadable technology or datapath document.
+// The input files of chip_energy (--datapath-energy, the technology file) read and checked against the
+// run: called before the simulation, so bad input costs no simulation and writes nothing.
+void check_energy_inputs(const AccelConfig& cfg, const std::string& network, const EnergyOptions& opt);
+
 ChipEnergy chip_energy(const EnergyRun& run, const EnergyOptions& opt);
 std::string chip_energy_md(const ChipEnergy& e);
 nlohmann::ordered_json chip_energy_json(const ChipEnergy& e);

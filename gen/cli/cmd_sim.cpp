@@ -346,6 +346,15 @@ SimModel build_or_reuse_model(const SimRequest& r, const fs::path& work, const f
   return {m.dir, m.seconds};
 }
 
+// The energy report's inputs (--memory dram).
+EnergyOptions energy_options(const SimRequest& r) {
+  EnergyOptions e;
+  e.tech = r.tech;
+  if (r.datapath_energy) e.datapath = *r.datapath_energy;
+  e.stored_dir = r.source_dir / "bench" / "energy";
+  return e;
+}
+
 // What run_chip_sim (cli/chip_sim.hpp) runs for --memory dram.
 ChipSimRun chip_sim_run(const SimRequest& r, const SimPaths& p, const fs::path& rtl, const SimModel& model) {
   ChipSimRun c;
@@ -362,9 +371,7 @@ ChipSimRun chip_sim_run(const SimRequest& r, const SimPaths& p, const fs::path& 
   c.weights = r.weights.value_or("");
   c.build_s = model.seconds;
   c.activity = r.activity;
-  c.energy.tech = r.tech;
-  if (r.datapath_energy) c.energy.datapath = *r.datapath_energy;
-  c.energy.stored_dir = r.source_dir / "bench" / "energy";
+  c.energy = energy_options(r);
   return c;
 }
 
@@ -668,6 +675,7 @@ int cmd_sim(const std::vector<std::string>& argv) {
   const SimRequest req = sim_request(args);
   const auto t_start = std::chrono::steady_clock::now();
   const WorkloadInput in = load_workload_input(args, "capsgen sim", false, "capsgen sim runs one image: --index K");
+  if (req.chip) check_energy_inputs(in.w.cfg, in.w.net.name, energy_options(req));  // before the model build
   const SimPaths paths = sim_paths(req, in.w.cfg);
   const fs::path rtl = prepare_rtl(req, in.w.cfg, paths.work);
   const SimModel model = build_or_reuse_model(req, paths.work, rtl);

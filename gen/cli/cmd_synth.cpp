@@ -103,6 +103,15 @@ int cmd_synth(const std::vector<std::string>& argv) {
       throw InputError("capsgen synth", 0, 0, "--target",
                        fmt::format("unknown target '{}' (asic-osu018, ice40, xilinx-estimate, check)", t));
 
+  std::string activity_file;
+  std::optional<synth::ActivityDoc> activity_doc;
+  if (auto a = args.get_opt("activity")) {
+    if (std::find(targets.begin(), targets.end(), "asic-osu018") == targets.end())
+      throw InputError("capsgen synth", 0, 0, "--activity", "needs --target asic-osu018");
+    activity_file = *a;
+    activity_doc = synth::read_activity_of_preset(*a, cfg.name);  // bad input: nothing written yet
+  }
+
   const fs::path out = args.has("out") ? fs::path(args.get("out"))
                                        : fs::path("build/synth") / (cfg.name + (cfg.array.pe_pipeline ? "-pipe" : ""));
   fs::create_directories(out);
@@ -129,12 +138,8 @@ int cmd_synth(const std::vector<std::string>& argv) {
   opt.ice40_device = args.get("device");
   opt.xilinx_family = args.get("family");
   opt.quiet = args.has("quiet");
-  if (auto a = args.get_opt("activity")) {
-    if (std::find(targets.begin(), targets.end(), "asic-osu018") == targets.end())
-      throw InputError("capsgen synth", 0, 0, "--activity", "needs --target asic-osu018");
-    if (!fs::exists(*a)) throw InputError(*a, 0, 0, "--activity", "file not found");
-    opt.activity = *a;
-  }
+  opt.activity = activity_file;
+  opt.activity_doc = activity_doc;
   bool ok = true;
   for (const std::string& t : targets) {
     opt.target = t;

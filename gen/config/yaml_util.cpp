@@ -103,6 +103,20 @@ std::string read_text_file(const std::string& path, std::size_t max_bytes) {
   return out;
 }
 
+nlohmann::ordered_json read_json_file(const std::string& path, const std::string& field) {
+  std::string text;
+  try {
+    text = read_text_file(path, kMaxTextFileBytes);
+  } catch (const InputError& e) {
+    throw InputError(path, 0, 0, field, e.message());
+  }
+  try {
+    return nlohmann::ordered_json::parse(text);
+  } catch (const nlohmann::json::exception& e) {
+    throw InputError(path, 0, 0, field, e.what());
+  }
+}
+
 }  // namespace capsgen
 
 namespace capsgen::yaml {

@@ -2,11 +2,11 @@
 
 #include <fmt/format.h>
 
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 
+#include "config/text_file.hpp"
 #include "core/input_error.hpp"
 
 namespace capsgen::synth {
@@ -101,16 +101,7 @@ std::string activity_json(const ActivityDoc& doc) {
 }
 
 ActivityDoc read_activity(const std::string& path) {
-  std::ifstream f(path);
-  if (!f) throw InputError(path, 0, 0, "--activity", "cannot read the file");
-  std::stringstream ss;
-  ss << f.rdbuf();
-  json j;
-  try {
-    j = json::parse(ss.str());
-  } catch (const json::exception& e) {
-    throw InputError(path, 0, 0, "json", e.what());
-  }
+  const json j = read_json_file(path, "--activity");
   if (!j.is_object() || field<std::string>(j, "schema", path) != kActivitySchema)
     throw InputError(path, 0, 0, "schema", fmt::format("expected \"{}\"", kActivitySchema));
   ActivityDoc doc;
@@ -131,6 +122,14 @@ ActivityDoc read_activity(const std::string& path) {
       throw InputError(path, 0, 0, "toggles." + bit, "expected a count >= 0");
     doc.toggles[bit] = n.get<long long>();
   }
+  return doc;
+}
+
+ActivityDoc read_activity_of_preset(const std::string& path, const std::string& preset) {
+  ActivityDoc doc = read_activity(path);
+  if (doc.preset != preset)
+    throw InputError(path, 0, 0, "preset",
+                     fmt::format("the activity was simulated on {}, this run synthesizes {}", doc.preset, preset));
   return doc;
 }
 

@@ -42,6 +42,9 @@ ActivityDoc activity_from_coverage(const std::string& text, const std::string& f
 std::string activity_json(const ActivityDoc& doc);
 ActivityDoc read_activity(const std::string& path);
 
+// read_activity, and an InputError (field "preset") when the document was simulated on another preset.
+ActivityDoc read_activity_of_preset(const std::string& path, const std::string& preset);
+
 // The instance of `module` in the document; InputError (naming `file`) when there is none or more
 // than one.
 const ActivityInstance& find_instance(const ActivityDoc& doc, const std::string& module, const std::string& file);

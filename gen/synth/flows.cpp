@@ -537,14 +537,10 @@ json run_asic(const Ctx& c, const std::vector<std::string>& tops) {
   const auto ports = top_ports(c, tops);
   const fs::path nl = c.dir / "netlist";
   fs::create_directories(nl);
-  std::optional<ActivityDoc> activity;
-  if (!c.opt.activity.empty()) {
-    activity = read_activity(c.opt.activity);
-    if (activity->preset != c.cfg.name)
-      throw InputError(c.opt.activity, 0, 0, "preset",
-                       fmt::format("the activity was simulated on {}, this run synthesizes {}", activity->preset, c.cfg.name));
+  std::optional<ActivityDoc> activity = c.opt.activity_doc;
+  if (!activity && !c.opt.activity.empty()) activity = read_activity_of_preset(c.opt.activity, c.cfg.name);
+  if (activity)
     for (const std::string& t : tops) find_instance(*activity, t, c.opt.activity);
-  }
   json jtops = json::array();
   for (const std::string& t : tops) jtops.push_back(asic_top(c, t, ports.at(t), lib, nl, activity ? &*activity : nullptr));
   j["tops"] = jtops;

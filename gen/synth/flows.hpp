@@ -13,10 +13,12 @@
 #pragma once
 
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "config/accel_config.hpp"
+#include "synth/activity.hpp"
 #include "synth/rtl_info.hpp"
 
 namespace capsgen::synth {
@@ -38,7 +40,8 @@ struct SynthOptions {
   std::string ice40_device = "auto";  // auto | up5k | hx8k
   std::string xilinx_family = "xc7";
   bool quiet = false;                 // no progress lines on stdout
-  std::string activity;               // asic: a capsgen.activity/1 document; power of every top it instantiates
+  std::string activity;               // asic: a capsgen.activity/1 file; power of every top it instantiates
+  std::optional<ActivityDoc> activity_doc;  // its contents (read_activity_of_preset), read before any output is written
 };
 
 struct SynthResult {

@@ -85,3 +85,11 @@ endforeach()
 # One calibration rule (gen/golden/workload.hpp): golden and compile compute the same tensors for a
 # seed, and golden on one calibration image does not; with sim: rtl_sim_calibration_agrees.
 cli_test(harden_calibration_golden_compile 0 "calibration agrees: golden, compile on 4 calibration images: [0-9]+ tensors equal. golden on 1 differs" python3 tests/cli/calibration_agrees.py ${CAPSGEN} ${TMP}/calibration -- ${TINY} --seed 1)
+
+# JSON documents (switching activity, chip energy) are read with the text-file cap, and synth reads
+# its activity before it writes anything.
+cli_test(harden_synth_activity_bad_json 2 "bad-activity.json: --activity: \\[json.exception.parse_error" sh -c "rm -rf ${TMP}/bad-activity-out && printf '{\"schema\": ' > ${TMP}/bad-activity.json && ${CAPSGEN} synth --config configs/tiny-2x2.yaml --target asic-osu018 --activity ${TMP}/bad-activity.json --out ${TMP}/bad-activity-out\nrc=\$?\ntest -e ${TMP}/bad-activity-out && exit 99\nexit \$rc")
+cli_test(harden_synth_activity_dev_zero 2 "/dev/zero: --activity: larger than [0-9]+ bytes" ${CAPSGEN} synth --config configs/tiny-2x2.yaml --target asic-osu018 --activity /dev/zero --out ${TMP}/zero-activity-out)
+cli_test(harden_synth_activity_other_preset 2 "tiny-2x2-pe-activity.json: preset: the activity was simulated on tiny-2x2, this run synthesizes small-4x4" sh -c "rm -rf ${TMP}/other-activity-out && ${CAPSGEN} synth --config configs/small-4x4.yaml --target asic-osu018 --activity tests/data/energy/tiny-2x2-pe-activity.json --out ${TMP}/other-activity-out\nrc=\$?\ntest -e ${TMP}/other-activity-out && exit 99\nexit \$rc")
+cli_test(harden_sim_datapath_energy_dev_zero 2 "/dev/zero: --datapath-energy: larger than [0-9]+ bytes" sh -c "rm -rf ${TMP}/dp-zero && ${CAPSGEN} sim ${TINY_SH} --memory dram --datapath-energy /dev/zero --work ${TMP}/dp-zero\nrc=\$?\ntest -e ${TMP}/dp-zero && exit 99\nexit \$rc")
+cli_test(harden_sim_datapath_energy_other_network 2 "tiny-2x2-capsnet-tiny.json: preset: the document is of capsnet-tiny on tiny-2x2, this run is deepcaps-tiny on tiny-2x2" sh -c "rm -rf ${TMP}/dp-other && ${CAPSGEN} sim --config configs/tiny-2x2.yaml --model models/deepcaps-tiny.yaml --memory dram --datapath-energy bench/energy/tiny-2x2-capsnet-tiny.json --work ${TMP}/dp-other\nrc=\$?\ntest -e ${TMP}/dp-other && exit 99\nexit \$rc")
