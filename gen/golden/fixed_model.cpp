@@ -97,19 +97,26 @@ void routing_sums(const IntTensor& c, const IntTensor& uhat, const std::vector<s
   for (std::size_t o = 0; o < O; ++o) s[o] = reduce_out(acc[o], shift, out_bits, st);
 }
 
-// Dynamic routing over prediction vectors uhat [I, J, D] (docs/numerics.md, "Dynamic routing"):
-// softmax over the J outputs of each input i, s_j = reduce(bias_j + sum_i c_ij * uhat_ij, s_shift),
-// v_j = squash(s_j), b_ij = reduce(b_ij << b_shift + uhat_ij . v_j, b_shift). `bias` holds [J*D]
-// accumulator codes (frac coupling + u) or is empty. Returns v [J, D].
-IntTensor routing_fixed(const AccelConfig& cfg, const QuantizedModel& qm, const std::string& name,
-                        const IntTensor& uhat, int iterations, const std::vector<std::int64_t>& bias, int s_shift,
-                        int b_shift, FixedTrace& tr, GoldenStats& st) {
+// Dynamic routing of K inputs with one set of logits b [I, J] (docs/numerics.md, "Dynamic routing";
+// K > 1: PIM-CapsNet's batch-shared routing, golden/shared_routing.hpp). Softmax over the J outputs of
+// each input capsule i, shared by the inputs; per input k s^k_j = reduce(bias_j + sum_i c_ij *
+// uhat^k_ij, s_shift) and v^k_j = squash(s^k_j); b_ij = reduce(b_ij << b_shift + the dot product of the
+// K inputs' uhat^k_ij, concatenated, with their v^k_j, b_shift): one accumulation over K*D terms in
+// the array's chunks (for K = 1 the per-input update). `bias` holds [J*D] accumulator codes (frac
+// coupling + u) or is empty. With `tr`, records c, s, v, b per iteration (K = 1). Returns each v [J, D].
+std::vector<IntTensor> routing_fixed_batch(const AccelConfig& cfg, const QuantizedModel& qm, const std::string& name,
+                                           const std::vector<const IntTensor*>& uhats, int iterations,
+                                           const std::vector<std::int64_t>& bias, int s_shift, int b_shift,
+                                           FixedTrace* tr, GoldenStats& st) {
   const fx::ActParams& ap = qm.act;
   const int A = cfg.widths.act, P = cfg.widths.psum, rows = cfg.array.rows;
-  const int I = int(uhat.shape[0]), J = int(uhat.shape[1]), D = int(uhat.shape[2]);
+  const std::size_t K = uhats.size();
+  const int I = int(uhats[0]->shape[0]), J = int(uhats[0]->shape[1]), D = int(uhats[0]->shape[2]);
   IntTensor b({std::size_t(I), std::size_t(J)}, 0), c({std::size_t(I), std::size_t(J)});
-  IntTensor s({std::size_t(J), std::size_t(D)}), v({std::size_t(J), std::size_t(D)});
+  IntTensor s({std::size_t(J), std::size_t(D)});
+  std::vector<IntTensor> v(K, IntTensor({std::size_t(J), std::size_t(D)}));
   std::vector<std::int64_t> vin(std::size_t(std::max(J, D))), vout(vin.size());
+  std::vector<std::int32_t> cat_u(K * std::size_t(D)), cat_v(K * std::size_t(D));
   // CapsAcc's shortcut: with b = 0 the first softmax is the same for every input capsule, so the
   // accelerator loads it as a constant instead of computing it. It is the softmax unit's output
   // for an all-zero vector, so the shortcut is exact.
@@ -125,28 +132,68 @@ IntTensor routing_fixed(const AccelConfig& cfg, const QuantizedModel& qm, const 
         for (int j = 0; j < J; ++j) c[std::size_t(i) * J + j] = std::int32_t(vout[std::size_t(j)]);
       }
     }
-    tr.add(fmt::format("{}.iter{}.c", name, r), c);
-    routing_sums(c, uhat, bias, rows, P, s_shift, A, s, st);
-    tr.add(fmt::format("{}.iter{}.s", name, r), s);
-    for (int j = 0; j < J; ++j) {
-      for (int d = 0; d < D; ++d) vin[std::size_t(d)] = s[std::size_t(j) * D + d];
-      fx::squash(ap, qm.sqrt_lut, qm.squash_lut, vin.data(), D, vout.data());
-      for (int d = 0; d < D; ++d) v[std::size_t(j) * D + d] = std::int32_t(vout[std::size_t(d)]);
+    if (tr) tr->add(fmt::format("{}.iter{}.c", name, r), c);
+    for (std::size_t k = 0; k < K; ++k) {
+      routing_sums(c, *uhats[k], bias, rows, P, s_shift, A, s, st);
+      if (tr) tr->add(fmt::format("{}.iter{}.s", name, r), s);
+      for (int j = 0; j < J; ++j) {
+        for (int d = 0; d < D; ++d) vin[std::size_t(d)] = s[std::size_t(j) * D + d];
+        fx::squash(ap, qm.sqrt_lut, qm.squash_lut, vin.data(), D, vout.data());
+        for (int d = 0; d < D; ++d) v[k][std::size_t(j) * D + d] = std::int32_t(vout[std::size_t(d)]);
+      }
+      if (tr) tr->add(fmt::format("{}.iter{}.v", name, r), v[k]);
     }
-    tr.add(fmt::format("{}.iter{}.v", name, r), v);
     if (r + 1 < iterations) {
-      // b_ij += u_hat_j|i . v_j: the accumulator is loaded with b_ij << b_shift, then reduced.
+      // b_ij += sum_k u_hat^k_j|i . v^k_j: the accumulator is loaded with b_ij << b_shift, then reduced.
       for (int i = 0; i < I; ++i)
         for (int j = 0; j < J; ++j) {
           const std::int64_t init = std::int64_t(b[std::size_t(i) * J + j]) << b_shift;
-          const std::int64_t acc =
-              dot_chunked(&uhat[(std::size_t(i) * J + j) * D], &v[std::size_t(j) * D], D, rows, P, init, st);
+          const std::size_t at = (std::size_t(i) * J + j) * D;
+          std::int64_t acc;
+          if (K == 1) {
+            acc = dot_chunked(&(*uhats[0])[at], &v[0][std::size_t(j) * D], D, rows, P, init, st);
+          } else {
+            for (std::size_t k = 0; k < K; ++k)
+              for (int d = 0; d < D; ++d) {
+                cat_u[k * D + d] = (*uhats[k])[at + d];
+                cat_v[k * D + d] = v[k][std::size_t(j) * D + d];
+              }
+            acc = dot_chunked(cat_u.data(), cat_v.data(), int(K) * D, rows, P, init, st);
+          }
           b[std::size_t(i) * J + j] = reduce_out(acc, b_shift, A, st);
         }
-      tr.add(fmt::format("{}.iter{}.b", name, r), b);
+      if (tr) tr->add(fmt::format("{}.iter{}.b", name, r), b);
     }
   }
   return v;
+}
+
+IntTensor routing_fixed(const AccelConfig& cfg, const QuantizedModel& qm, const std::string& name,
+                        const IntTensor& uhat, int iterations, const std::vector<std::int64_t>& bias, int s_shift,
+                        int b_shift, FixedTrace& tr, GoldenStats& st) {
+  return routing_fixed_batch(cfg, qm, name, {&uhat}, iterations, bias, s_shift, b_shift, &tr, st)[0];
+}
+
+// The class norms of v [J, D] (fx::norm with the layer's shift) and the largest one's class (ties:
+// the lowest index): codes, real values and the prediction.
+struct ClassNorms {
+  IntTensor codes;
+  std::vector<double> real;
+  int prediction = 0;
+};
+
+ClassNorms class_norms_fixed(const QuantizedModel& qm, const LayerQuant& q, const IntTensor& v) {
+  const int J = int(v.shape[0]), D = int(v.shape[1]);
+  std::vector<std::int64_t> vin(static_cast<std::size_t>(D));
+  ClassNorms out{IntTensor({std::size_t(J)}), std::vector<double>(std::size_t(J), 0.0), 0};
+  for (int j = 0; j < J; ++j) {
+    for (int d = 0; d < D; ++d) vin[std::size_t(d)] = v[std::size_t(j) * D + d];
+    const fx::NormResult nr = fx::norm(qm.act, qm.sqrt_lut, vin.data(), D, q.norm_shift);
+    out.codes[std::size_t(j)] = std::int32_t(nr.norm);
+    out.real[std::size_t(j)] = fx::dequantize(nr.norm, q.norm_frac);
+    if (nr.norm > out.codes[std::size_t(out.prediction)]) out.prediction = j;
+  }
+  return out;
 }
 
 // Format of layer k's output activations (k = -1: the network input).
@@ -198,6 +245,26 @@ std::vector<FixedTrace> GoldenModel::run_batch(const std::vector<IntTensor>& inp
   for (auto& th : pool) th.join();
   if (stats) *stats = std::move(per_image);
   return traces;
+}
+
+std::vector<SharedRoutingResult> GoldenModel::run_shared_routing(const std::vector<IntTensor>& inputs,
+                                                                 GoldenStats* routing_stats, int threads) const {
+  const Layer& L = shared_routing_layer(net_);
+  const std::size_t li = std::size_t(&L - net_.layers.data());
+  const LayerQuant& q = qm_.layers[li];
+  const std::vector<FixedTrace> prefix = run_batch(inputs, nullptr, threads);
+  std::vector<SharedRoutingResult> out;
+  if (inputs.empty()) return out;
+  std::vector<const IntTensor*> uhats;
+  for (const FixedTrace& t : prefix) uhats.push_back(&t.get(L.name + ".u_hat"));
+  GoldenStats st;
+  for (const IntTensor& v :
+       routing_fixed_batch(cfg_, qm_, L.name, uhats, L.routing_iterations, {}, q.s_shift, q.b_shift, nullptr, st)) {
+    ClassNorms cn = class_norms_fixed(qm_, q, v);
+    out.push_back({std::move(cn.real), cn.prediction});
+  }
+  if (routing_stats) *routing_stats = st;
+  return out;
 }
 
 FixedTrace GoldenModel::run(const IntTensor& input, GoldenStats* stats_out, int threads) const {
@@ -268,21 +335,12 @@ FixedTrace GoldenModel::run(const IntTensor& input, GoldenStats* stats_out, int 
         }
         tr.add(L.name + ".u_hat", uhat);
         const IntTensor v = routing_fixed(cfg, qm, L.name, uhat, L.routing_iterations, {}, q.s_shift, q.b_shift, tr, st);
-        std::vector<std::int64_t> vin(static_cast<std::size_t>(D));
         x = v;
         tr.add(L.name + ".out", x);
-        IntTensor norms({std::size_t(J)});
-        tr.class_norms.assign(std::size_t(J), 0.0);
-        int best = 0;
-        for (int j = 0; j < J; ++j) {
-          for (int d = 0; d < D; ++d) vin[std::size_t(d)] = v[std::size_t(j) * D + d];
-          const fx::NormResult nr = fx::norm(ap, qm.sqrt_lut, vin.data(), D, q.norm_shift);
-          norms[std::size_t(j)] = std::int32_t(nr.norm);
-          tr.class_norms[std::size_t(j)] = fx::dequantize(nr.norm, q.norm_frac);
-          if (nr.norm > norms[std::size_t(best)]) best = j;  // ties: lowest class index
-        }
-        tr.add(L.name + ".norm", norms);
-        tr.prediction = best;
+        ClassNorms cn = class_norms_fixed(qm, q, v);
+        tr.class_norms = std::move(cn.real);
+        tr.add(L.name + ".norm", std::move(cn.codes));
+        tr.prediction = cn.prediction;
         break;
       }
       case LayerKind::ConvCaps2d: {

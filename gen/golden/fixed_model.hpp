@@ -8,6 +8,7 @@
 #include "config/accel_config.hpp"
 #include "golden/conv_kernel.hpp"
 #include "golden/quant.hpp"
+#include "golden/shared_routing.hpp"
 #include "golden/stats.hpp"
 #include "golden/trace.hpp"
 #include "model/network.hpp"
@@ -27,6 +28,12 @@ class GoldenModel {
   // stats are those of run() on that input alone.
   std::vector<FixedTrace> run_batch(const std::vector<IntTensor>& inputs, std::vector<GoldenStats>* stats = nullptr,
                                     int threads = 1) const;
+
+  // The inputs as one batch with PIM-CapsNet's shared routing logits (golden/shared_routing.hpp): each
+  // input's class norms and prediction; the layers before the routing run per input (`threads` at a time).
+  // `routing_stats`: the shared routing's own counts (MACs, saturations of s and b).
+  std::vector<SharedRoutingResult> run_shared_routing(const std::vector<IntTensor>& inputs,
+                                                      GoldenStats* routing_stats = nullptr, int threads = 1) const;
 
  private:
   const AccelConfig& cfg_;

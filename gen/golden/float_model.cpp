@@ -71,13 +71,18 @@ FloatTensor grid_to_channels(const FloatTensor& x, const TensorShape& s) {
   return out;
 }
 
-// Dynamic routing (Sabour et al. 2017, procedure 1) over prediction vectors uhat [I, J, D]: the
-// softmax runs over the J output capsules of each input capsule i. `bias` ([J, D], may be null) is
-// added to every s_j. Records c, s, v, b per iteration as "<name>.iter<r>.*" and returns v [J, D].
-FloatTensor routing(const std::string& name, const FloatTensor& uhat, int iterations, const FloatTensor* bias,
-                    const FloatOptions& opt, FloatTrace& tr) {
-  const std::size_t I = uhat.shape[0], J = uhat.shape[1], D = uhat.shape[2];
-  FloatTensor b({I, J}, 0.0f), c({I, J}), s({J, D}), v({J, D});
+// Dynamic routing (Sabour et al. 2017, procedure 1) of K inputs with one set of logits b [I, J]:
+// K = 1 is the paper's procedure; K > 1 is PIM-CapsNet's batched routing (Algorithm 1), where the
+// coupling coefficients are shared by the batch and b_ij += sum over the inputs k of uhat^k_j|i . v^k_j.
+// uhats[k] is input k's prediction vectors [I, J, D]; the softmax runs over the J output capsules of
+// each input capsule i; `bias` ([J, D], may be null) is added to every s_j. With `tr`, records c, s,
+// v, b per iteration as "<name>.iter<r>.*" (K = 1). Returns each input's v [J, D].
+std::vector<FloatTensor> routing_batch(const std::string& name, const std::vector<const FloatTensor*>& uhats,
+                                       int iterations, const FloatTensor* bias, const FloatOptions& opt,
+                                       FloatTrace* tr) {
+  const std::size_t K = uhats.size(), I = uhats[0]->shape[0], J = uhats[0]->shape[1], D = uhats[0]->shape[2];
+  FloatTensor b({I, J}, 0.0f), c({I, J}), s({J, D});
+  std::vector<FloatTensor> v(K, FloatTensor({J, D}));
   for (int r = 0; r < iterations; ++r) {
     for (std::size_t i = 0; i < I; ++i) {
       double mx = opt.leaky_routing ? 0.0 : -1e300;
@@ -86,29 +91,52 @@ FloatTensor routing(const std::string& name, const FloatTensor& uhat, int iterat
       for (std::size_t j = 0; j < J; ++j) sum += std::exp(double(b[i * J + j]) - mx);
       for (std::size_t j = 0; j < J; ++j) c[i * J + j] = float(std::exp(double(b[i * J + j]) - mx) / sum);
     }
-    tr.add(fmt::format("{}.iter{}.c", name, r), c);
-    for (std::size_t j = 0; j < J; ++j)
-      for (std::size_t d = 0; d < D; ++d) {
-        double acc = bias ? (*bias)[j * D + d] : 0.0;
-        for (std::size_t i = 0; i < I; ++i) acc += double(c[i * J + j]) * uhat[(i * J + j) * D + d];
-        s[j * D + d] = float(acc);
-      }
-    tr.add(fmt::format("{}.iter{}.s", name, r), s);
-    v = s;
-    for (std::size_t j = 0; j < J; ++j) squash_inplace(&v[j * D], int(D), opt);
-    tr.add(fmt::format("{}.iter{}.v", name, r), v);
+    if (tr) tr->add(fmt::format("{}.iter{}.c", name, r), c);
+    for (std::size_t k = 0; k < K; ++k) {
+      const FloatTensor& uhat = *uhats[k];
+      for (std::size_t j = 0; j < J; ++j)
+        for (std::size_t d = 0; d < D; ++d) {
+          double acc = bias ? (*bias)[j * D + d] : 0.0;
+          for (std::size_t i = 0; i < I; ++i) acc += double(c[i * J + j]) * uhat[(i * J + j) * D + d];
+          s[j * D + d] = float(acc);
+        }
+      if (tr) tr->add(fmt::format("{}.iter{}.s", name, r), s);
+      v[k] = s;
+      for (std::size_t j = 0; j < J; ++j) squash_inplace(&v[k][j * D], int(D), opt);
+      if (tr) tr->add(fmt::format("{}.iter{}.v", name, r), v[k]);
+    }
     if (r + 1 < iterations) {
       for (std::size_t i = 0; i < I; ++i)
         for (std::size_t j = 0; j < J; ++j) {
           double a = 0;
-          for (std::size_t d = 0; d < D; ++d) a += double(uhat[(i * J + j) * D + d]) * v[j * D + d];
+          for (std::size_t k = 0; k < K; ++k)
+            for (std::size_t d = 0; d < D; ++d) a += double((*uhats[k])[(i * J + j) * D + d]) * v[k][j * D + d];
           b[i * J + j] = float(b[i * J + j] + a);
         }
-      tr.add(fmt::format("{}.iter{}.b", name, r), b);
+      if (tr) tr->add(fmt::format("{}.iter{}.b", name, r), b);
     }
   }
   return v;
 }
+
+FloatTensor routing(const std::string& name, const FloatTensor& uhat, int iterations, const FloatTensor* bias,
+                    const FloatOptions& opt, FloatTrace& tr) {
+  return routing_batch(name, {&uhat}, iterations, bias, opt, &tr)[0];
+}
+
+// ||v_j|| of every output capsule of v [J, D].
+std::vector<double> capsule_norms(const FloatTensor& v) {
+  const std::size_t J = v.shape[0], D = v.shape[1];
+  std::vector<double> norms(J);
+  for (std::size_t j = 0; j < J; ++j) {
+    double sq = 0;
+    for (std::size_t d = 0; d < D; ++d) sq += double(v[j * D + d]) * v[j * D + d];
+    norms[j] = double(float(std::sqrt(sq)));
+  }
+  return norms;
+}
+
+int argmax(const std::vector<double>& x) { return int(std::max_element(x.begin(), x.end()) - x.begin()); }
 
 }  // namespace
 
@@ -167,14 +195,10 @@ FloatTrace run_float(const Network& net, const WeightSet& weights, const FloatTe
         const FloatTensor v = routing(L.name, uhat, L.routing_iterations, nullptr, opt, tr);
         x = v;
         tr.add(L.name + ".out", x);
+        tr.class_norms = capsule_norms(v);
         FloatTensor norms({J});
-        for (std::size_t j = 0; j < J; ++j) {
-          double sq = 0;
-          for (std::size_t d = 0; d < D; ++d) sq += double(v[j * D + d]) * v[j * D + d];
-          norms[j] = float(std::sqrt(sq));
-        }
+        for (std::size_t j = 0; j < J; ++j) norms[j] = float(tr.class_norms[j]);
         tr.add(L.name + ".norm", norms);
-        tr.class_norms.assign(norms.data.begin(), norms.data.end());
         break;
       }
       case LayerKind::ConvCaps2d: {
@@ -244,9 +268,30 @@ FloatTrace run_float(const Network& net, const WeightSet& weights, const FloatTe
     }
     outs[li] = x;
   }
-  if (!tr.class_norms.empty())
-    tr.prediction = int(std::max_element(tr.class_norms.begin(), tr.class_norms.end()) - tr.class_norms.begin());
+  if (!tr.class_norms.empty()) tr.prediction = argmax(tr.class_norms);
   return tr;
+}
+
+std::vector<SharedRoutingResult> run_float_shared_routing(const Network& net, const WeightSet& weights,
+                                                          const std::vector<FloatTensor>& inputs,
+                                                          const FloatOptions& opt) {
+  const Layer& L = shared_routing_layer(net);
+  std::vector<FloatTrace> prefix;
+  prefix.reserve(inputs.size());
+  std::vector<const FloatTensor*> uhats;
+  for (const FloatTensor& in : inputs) {
+    prefix.push_back(run_float(net, weights, in, opt));
+    uhats.push_back(&prefix.back().get(L.name + ".u_hat"));
+  }
+  std::vector<SharedRoutingResult> out;
+  if (inputs.empty()) return out;
+  for (const FloatTensor& v : routing_batch(L.name, uhats, L.routing_iterations, nullptr, opt, nullptr)) {
+    SharedRoutingResult r;
+    r.class_norms = capsule_norms(v);
+    r.prediction = argmax(r.class_norms);
+    out.push_back(std::move(r));
+  }
+  return out;
 }
 
 }  // namespace capsgen

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "core/tensor.hpp"
+#include "golden/shared_routing.hpp"
 #include "golden/trace.hpp"
 #include "model/network.hpp"
 #include "weights/weight_set.hpp"
@@ -27,5 +28,11 @@ struct FloatOptions {
 // Runs one inference. `input` is [C,H,W] (or [H,W] for one channel).
 FloatTrace run_float(const Network& net, const WeightSet& weights, const FloatTensor& input,
                      const FloatOptions& opt = {});
+
+// The inputs as one batch with PIM-CapsNet's shared routing logits (golden/shared_routing.hpp): each
+// input's class norms and prediction. An empty batch gives no results.
+std::vector<SharedRoutingResult> run_float_shared_routing(const Network& net, const WeightSet& weights,
+                                                          const std::vector<FloatTensor>& inputs,
+                                                          const FloatOptions& opt = {});
 
 }  // namespace capsgen
