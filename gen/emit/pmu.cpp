@@ -9,6 +9,28 @@ namespace capsgen::emit {
 
 std::string pmu_module(const SpmGeometry& g) { return "capsgen_pmu_" + g.name; }
 
+namespace {
+
+// The command handshake and the PMU's promises (docs/rtl-assertions.md).
+void add_pmu_assertions(Module& m, int SC) {
+  const Expr cmd_valid_i = m.port("cmd_valid_i"), cmd_ready_o = m.port("cmd_ready_o");
+  const Expr cmd_awake_i = m.port("cmd_awake_i"), cmd_wait_i = m.port("cmd_wait_i");
+  const Expr sleep_req_o = m.port("sleep_req_o"), usable_o = m.port("usable_o");
+  auto implies = [](const Expr& a, const Expr& b) { return ~a | b; };
+  m.assumption("a_cmd_held",
+               implies(past(cmd_valid_i & ~cmd_ready_o),
+                       cmd_valid_i & (cmd_awake_i == past(cmd_awake_i)) & (cmd_wait_i == past(cmd_wait_i))),
+               "A command that was valid and not ready stays valid and unchanged (valid/ready).");
+  m.assertion("a_prefetch_ready", cmd_wait_i | cmd_ready_o, "A prefetch is accepted in the cycle it is presented.");
+  m.assertion("a_barrier_usable", implies(cmd_valid_i & cmd_wait_i & cmd_ready_o, (cmd_awake_i & ~usable_o) == lit(SC, 0)),
+              "A barrier is accepted only when every sector it names is usable.");
+  m.assertion("a_usable_awake", (usable_o & sleep_req_o) == lit(SC, 0), "A usable sector is requested on.");
+  m.assertion("a_req_by_command", past(cmd_valid_i) | (sleep_req_o == past(sleep_req_o)),
+              "The sleep requests change only at a command.");
+}
+
+}  // namespace
+
 Module build_pmu(const SpmGeometry& g) {
   if (!g.power_gating) throw std::logic_error("build_pmu: memory without power gating");
   const int SC = g.mem.sectors, W = g.wakeup_cycles, KB = kPmuCounterBits;
@@ -89,6 +111,7 @@ Module build_pmu(const SpmGeometry& g) {
 
   m.blank();
   m.assign(cmd_ready_o, ready);
+  add_pmu_assertions(m, SC);
   m.assign(sleep_req_o, req_q);
   m.assign(usable_o, usable);
   for (int s = 0; s < SC; ++s) m.assign(asleep_cycles_o.part(s, KB), asleep[s]);

@@ -573,6 +573,23 @@ void Module::claim(const std::string& name) {
   if (!names_.insert(name).second) throw std::logic_error("vast: duplicate name " + name + " in " + name_);
 }
 
+void Module::assumption(std::string name, const Expr& cond, std::string comment) {
+  assertion(std::move(name), cond, std::move(comment));
+  assertions_.back().assume = true;
+}
+
+void Module::assertion(std::string name, const Expr& cond, std::string comment) {
+  if (name.rfind("a_", 0) != 0 || !is_snake_case(name))
+    throw std::logic_error("vast: assertion name not a_lower_snake_case: " + name + " in " + name_);
+  if (!names_.count("clk_i") || !names_.count("rst_ni"))
+    throw std::logic_error("vast: assertion " + name + " in " + name_ + " needs clock_and_reset()");
+  detail::check_condition(cond, "assert");
+  if (!cond.module().empty() && cond.module() != name_)
+    throw std::logic_error("vast: assertion " + name + " in " + name_ + " reads signals of " + cond.module());
+  claim(name);
+  assertions_.push_back({std::move(name), cond.text(), std::move(comment)});
+}
+
 void Module::blank() { items_.emplace_back(ItemBlank{}); }
 void Module::comment(std::string text) { items_.emplace_back(ItemComment{std::move(text)}); }
 
@@ -769,6 +786,16 @@ std::string print_module(const Module& m) {
           }
         },
         item);
+  }
+  if (!m.assertions().empty()) {
+    out += "\n`ifdef CAPSGEN_ASSERTIONS\n";
+    out += "  // Assertions (docs/rtl-assertions.md): checked at every clock edge out of reset.\n";
+    out += "  always @(posedge clk_i) begin\n    if (rst_ni && $past(rst_ni)) begin\n";
+    for (const Module::Assertion& a : m.assertions()) {
+      append_comment_lines(out, "      ", a.comment);
+      out += fmt::format("      {}: {} ({});\n", a.name, a.assume ? "assume" : "assert", a.cond);
+    }
+    out += "    end\n  end\n`endif\n";
   }
   out += "endmodule\n";
   return out;

@@ -240,6 +240,23 @@ class Module {
   void lint_off(std::string rule, std::string reason);
   void lint_on(std::string rule);
 
+  // An assertion: `cond` (1 bit; may read past()) holds at every rising clock edge at which rst_ni
+  // is high and was high at the previous edge. `name` (a_lower_snake_case) labels it: Verilator's
+  // failure message names it ("Assertion failed in TOP.<path>.<name>"). The assertions print after
+  // the module's logic in one `ifdef CAPSGEN_ASSERTIONS` block, so synthesis never sees them;
+  // simulation enables them with +define+CAPSGEN_ASSERTIONS --assert, and Yosys proves them with
+  // read_verilog -formal -DCAPSGEN_ASSERTIONS (docs/rtl-assertions.md). Needs clock_and_reset().
+  void assertion(std::string name, const Expr& cond, std::string comment);
+  // The same for a property of the module's inputs (what its environment promises): `assume` in the
+  // printed block, so a proof of the module's assertions may rely on it; simulation checks it like
+  // an assertion (a failure then blames the driver of the inputs).
+  void assumption(std::string name, const Expr& cond, std::string comment);
+  struct Assertion {
+    std::string name, cond, comment;
+    bool assume = false;
+  };
+  const std::vector<Assertion>& assertions() const { return assertions_; }
+
  private:
   void check_signal(const std::string& name);
   void claim(const std::string& name);  // throws if the name is already declared in this module
@@ -253,6 +270,7 @@ class Module {
   std::set<std::string> names_;
   std::set<std::string> async_assigned_;  // signals assigned in always_ff_reset blocks
   std::vector<std::pair<std::string, long long>> forward_;  // forward wires not declared yet (name, bits)
+  std::vector<Assertion> assertions_;
 };
 
 // The one printer. Deterministic: the same Module always prints the same bytes.

@@ -7,7 +7,7 @@
 namespace capsgen::emit {
 
 struct Expr::Node {
-  enum class Kind { kRef, kConst, kUnary, kBinary, kTernary, kConcat, kReplicate, kSelect, kWord, kExtend, kParen };
+  enum class Kind { kRef, kConst, kUnary, kBinary, kTernary, kConcat, kReplicate, kSelect, kWord, kExtend, kParen, kPast };
   Kind kind = Kind::kConst;
   int width = 1;
   Dim dim = 1;  // kRef: the declared width
@@ -120,6 +120,8 @@ std::string print(const Node& n) {
       return fmt::format("{}[{}]", n.text, print(n.args[0].node()));
     case Kind::kParen:
       return parens(print(n.args[0].node()));
+    case Kind::kPast:
+      return "$past(" + print(n.args[0].node()) + ")";
   }
   return "";
 }
@@ -444,6 +446,12 @@ Expr ternary_chain(const std::vector<std::pair<Expr, Expr>>& cases, const Expr& 
 
 Expr paren(const Expr& e) {
   auto n = make(Kind::kParen, e.width(), {e}, "(" + e.text() + ")");
+  n->is_signed = e.is_signed();
+  return Expr(n);
+}
+
+Expr past(const Expr& e) {
+  auto n = make(Kind::kPast, e.width(), {e}, "$past(...)");
   n->is_signed = e.is_signed();
   return Expr(n);
 }

@@ -177,6 +177,9 @@ Expr ternary_chain(const std::vector<std::pair<Expr, Expr>>& cases, const Expr& 
 // comparison as a whole right-hand side, `{1'd0, (x[0])}`, `~(a)`). Width and signedness are e's;
 // as an operand it takes no further parentheses, like a name.
 Expr paren(const Expr& e);
+// $past(e): e's value at the previous clock edge. Only inside Module::assertion conditions (the
+// synthesizable part of a module never reads it; the synth flow's scan rejects it there).
+Expr past(const Expr& e);
 Expr cat(const std::vector<Expr>& parts);                                    // {a, b, ...}
 Expr rep(const Dim& count, const Expr& e);                                   // {N{e}}
 

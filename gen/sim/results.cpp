@@ -247,9 +247,21 @@ ChipResults read_chip_results(const fs::path& path) {
 
 namespace {
 
-// The problem line of a run that left no results document.
+// The problem line of a run that left no results document, with the error lines of its log
+// (sim.log beside the results: a failed assertion, a $stop) so the report says why.
 std::string no_results_line(const fs::path& path, int rc) {
-  return fmt::format("FAIL the testbench exited with status {} and wrote no results ({}); its log says why", rc, path.string());
+  std::string line =
+      fmt::format("FAIL the testbench exited with status {} and wrote no results ({})", rc, path.string());
+  const fs::path log = path.parent_path() / "sim.log";
+  std::ifstream in(log);
+  std::string l, errors;
+  int shown = 0;
+  while (shown < 5 && std::getline(in, l))
+    if (l.find("%Error") != std::string::npos || l.find("Assertion failed") != std::string::npos) {
+      errors += "\n  " + l;
+      ++shown;
+    }
+  return errors.empty() ? line + "; its log says why (" + log.string() + ")" : line + "; " + log.string() + ":" + errors;
 }
 
 }  // namespace

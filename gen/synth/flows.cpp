@@ -745,10 +745,13 @@ json run_xilinx(const Ctx& c, const std::vector<std::string>& tops) {
 
 // ------------------------------------------------------------------ check
 
-// Simulation-only constructs in (generated) synthesizable Verilog: a token scan.
+// Simulation-only constructs in (generated) synthesizable Verilog: a token scan. The assertion block
+// (`ifdef CAPSGEN_ASSERTIONS ... `endif, docs/rtl-assertions.md) is verification code that synthesis
+// never reads; it is skipped, and any other `ifdef is an issue (the RTL has no other macros).
 std::vector<std::string> scan_simulation_only(const fs::path& file) {
   std::vector<std::string> issues;
   const std::string text = read_text(file);
+  static const std::string kAssertBegin = "`ifdef CAPSGEN_ASSERTIONS", kAssertEnd = "`endif";
   static const std::set<std::string> allowed_sys = {"$readmemh", "$readmemb", "$signed", "$unsigned", "$clog2"};
   static const std::set<std::string> bad_kw = {"force", "release", "fork", "join", "wait", "forever", "deassign",
                                                "real", "realtime", "time", "event", "specify", "primitive"};
@@ -768,6 +771,16 @@ std::vector<std::string> scan_simulation_only(const fs::path& file) {
     } else if (ch == '"') {
       ++i;
       while (i < text.size() && text[i] != '"') i += text[i] == '\\' ? 2 : 1;
+      ++i;
+    } else if (text.compare(i, kAssertBegin.size(), kAssertBegin) == 0) {
+      const auto e = text.find(kAssertEnd, i);
+      const std::size_t end = e == std::string::npos ? text.size() : e + kAssertEnd.size();
+      if (e == std::string::npos)
+        issues.push_back(fmt::format("{}:{}: `ifdef CAPSGEN_ASSERTIONS without `endif", file.filename().string(), line));
+      line += static_cast<int>(std::count(text.begin() + static_cast<long>(i), text.begin() + static_cast<long>(end), '\n'));
+      i = end;
+    } else if (ch == '`') {
+      issues.push_back(fmt::format("{}:{}: compiler directive outside the assertion block", file.filename().string(), line));
       ++i;
     } else if (ch == '$' || std::isalpha(static_cast<unsigned char>(ch)) || ch == '_') {
       std::size_t j = i + 1;

@@ -395,6 +395,40 @@ TEST(VastModule, PrintsTypedDeclarationsAndStatements) {
             "endmodule\n");
 }
 
+TEST(VastModule, AssertionsPrintInOneGuardedBlock) {
+  Module m("capsgen_demo", "A registered handshake.");
+  m.clock_and_reset();
+  const Expr valid = m.input("valid_i", 1, "valid");
+  const Expr ready = m.output("ready_o", 1, "ready");
+  const Expr data = m.input("data_i", 4, "payload");
+  m.assign(ready, valid);
+  m.assumption("a_data_held", ~past(valid & ~ready) | (data == past(data)), "The payload is held while waiting.");
+  m.assertion("a_ready", ~valid | ready, "Ready whenever valid.");
+  const std::string text = print_module(m);
+  EXPECT_NE(text.find("  assign ready_o = valid_i;\n"
+                      "\n"
+                      "`ifdef CAPSGEN_ASSERTIONS\n"
+                      "  // Assertions (docs/rtl-assertions.md): checked at every clock edge out of reset.\n"
+                      "  always @(posedge clk_i) begin\n"
+                      "    if (rst_ni && $past(rst_ni)) begin\n"
+                      "      // The payload is held while waiting.\n"
+                      "      a_data_held: assume (~$past(valid_i & ~ready_o) | (data_i == $past(data_i)));\n"
+                      "      // Ready whenever valid.\n"
+                      "      a_ready: assert (~valid_i | ready_o);\n"
+                      "    end\n"
+                      "  end\n"
+                      "`endif\n"
+                      "endmodule\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(error_of([&] { m.assertion("ready_ok", ready, ""); }).find("not a_lower_snake_case"), std::string::npos);
+  EXPECT_NE(error_of([&] { m.assertion("a_ready", ready, ""); }).find("duplicate name a_ready"), std::string::npos);
+  EXPECT_NE(error_of([&] { m.assertion("a_wide", data, ""); }), "");
+  Module bare("capsgen_bare", "No clock.");
+  const Expr x = bare.input("x_i", 1, "x");
+  EXPECT_NE(error_of([&] { bare.assertion("a_x", x, ""); }).find("needs clock_and_reset()"), std::string::npos);
+}
+
 TEST(VastModule, TypedCaseAndForLoop) {
   Module m("capsgen_demo", "A ROM and a byte-lane write.");
   m.clock_and_reset();

@@ -87,4 +87,22 @@ module capsgen_pmu_data (
   assign asleep_cycles_o[63:32] = asleep_s1_q;
   assign wake_count_o = wake_q;
   assign stall_cycles_o = stall_q;
+
+`ifdef CAPSGEN_ASSERTIONS
+  // Assertions (docs/rtl-assertions.md): checked at every clock edge out of reset.
+  always @(posedge clk_i) begin
+    if (rst_ni && $past(rst_ni)) begin
+      // A command that was valid and not ready stays valid and unchanged (valid/ready).
+      a_cmd_held: assume (~$past(cmd_valid_i & ~cmd_ready_o) | (cmd_valid_i & (cmd_awake_i == $past(cmd_awake_i)) & (cmd_wait_i == $past(cmd_wait_i))));
+      // A prefetch is accepted in the cycle it is presented.
+      a_prefetch_ready: assert (cmd_wait_i | cmd_ready_o);
+      // A barrier is accepted only when every sector it names is usable.
+      a_barrier_usable: assert (~(cmd_valid_i & cmd_wait_i & cmd_ready_o) | ((cmd_awake_i & ~usable_o) == 2'd0));
+      // A usable sector is requested on.
+      a_usable_awake: assert ((usable_o & sleep_req_o) == 2'd0);
+      // The sleep requests change only at a command.
+      a_req_by_command: assert ($past(cmd_valid_i) | (sleep_req_o == $past(sleep_req_o)));
+    end
+  end
+`endif
 endmodule
