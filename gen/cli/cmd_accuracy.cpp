@@ -255,11 +255,14 @@ int cmd_accuracy(const std::vector<std::string>& argv_in) {
     const std::string js = fmt::format(
         "{{\n  \"dataset\": \"{}\",\n  \"preset\": \"{}\",\n  \"model\": \"{}\",\n  \"weights\": \"{}\",\n"
         "  \"widths\": {{\"data\": {}, \"weight\": {}, \"psum\": {}}},\n  \"squash_in_frac\": {},\n"
-        "  \"calib_count\": {},\n  \"routing_batch\": {},\n  \"routing_saturations\": {},\n  \"images\": {},\n  \"float_correct\": {},\n  \"fixed_correct\": {},\n"
+        "  \"calib_count\": {},\n  \"routing_batch\": {},\n  \"routing_saturations\": {},\n  \"images\": {},\n"
+        "  \"float_correct\": {},\n  \"fixed_correct\": {},\n"
         "  \"agree\": {},\n  \"float_accuracy\": {:.4f},\n  \"fixed_accuracy\": {:.4f},\n  \"agreement\": {:.4f},\n"
         "  \"seconds\": {:.2f},\n  \"threads\": {}\n}}\n",
         test.name, w.cfg.name, w.net.name, spec.weights_path, w.cfg.widths.data, w.cfg.widths.weight,
-        w.cfg.widths.psum, w.cfg.squash.in_frac, spec.calib_count, routing_batch, routing_batch > 1 ? std::to_string(routing_clips.load()) : "null", N, ok_float, ok_fixed, agree, ok_float * pct,
+        w.cfg.widths.psum, w.cfg.squash.in_frac, spec.calib_count, routing_batch,
+        routing_batch > 1 ? std::to_string(routing_clips.load()) : std::string("null"), N, ok_float, ok_fixed, agree,
+        ok_float * pct,
         ok_fixed * pct, agree * pct, secs, threads);
     write_file_atomic(*p, js);
   }
