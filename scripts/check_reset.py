@@ -10,7 +10,8 @@ The check reads the Verilog text on its own (it does not trust the generator): f
 anywhere in BODY (through nested begin/end, if/else, case and for statements) must be assigned in
 RESET too. A register is named by its base name: bit and part selects and memory indices are
 stripped, and each part of a concatenation counts. An async-reset block that is not of that form
-counts each register it assigns.
+counts each register it assigns. The assertion blocks (`ifdef CAPSGEN_ASSERTIONS ... `endif,
+docs/rtl-assertions.md) assign no register and are not read.
 
 Prints one line per register without a reset value (`module: name`), one summary line per module
 that has any, and the total. Exit status 0 if the total equals --expect (default 0), 1 if not,
@@ -225,8 +226,11 @@ def check_module(name, toks, report):
     return sorted(set(missing))
 
 
+_ASSERTION_BLOCK = re.compile(r"`ifdef CAPSGEN_ASSERTIONS\b.*?`endif", re.DOTALL)
+
+
 def check_text(text, report):
-    toks = tokenize(text)
+    toks = tokenize(_ASSERTION_BLOCK.sub("", text))
     result = {}
     i = 0
     while i < len(toks):
