@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 
 #include "config/text_file.hpp"
 #include "core/input_error.hpp"
@@ -53,8 +55,22 @@ DatapathDoc read_datapath_of_run(const fs::path& p, const std::string& preset, c
   return d;
 }
 
+// The stored document an estimate per MAC comes from: one of this preset (another network; the first
+// by file name), else tiny-2x2's reference; empty when there is neither.
+fs::path estimate_reference(const fs::path& dir, const std::string& preset) {
+  std::vector<fs::path> docs;
+  std::error_code ec;
+  for (const auto& f : fs::directory_iterator(dir, ec))
+    if (f.path().extension() == ".json") docs.push_back(f.path());
+  std::sort(docs.begin(), docs.end());
+  for (const fs::path& p : docs)
+    if (read_datapath(p, "reference").preset == preset) return p;
+  const fs::path ref = dir / "tiny-2x2-capsnet-tiny.json";
+  return fs::exists(ref) ? ref : fs::path();
+}
+
 // The datapath's energy: the given document, else the stored one of this preset and network, else an
-// estimate from the stored reference's energy per MAC.
+// estimate from a stored document's energy per MAC (estimate_reference).
 void datapath_energy(const EnergyRun& run, const EnergyOptions& opt, ChipEnergy& e) {
   const fs::path stored = opt.stored_dir / fmt::format("{}-{}.json", run.cfg.name, run.network);
   if (opt.datapath || fs::exists(stored)) {
@@ -67,10 +83,11 @@ void datapath_energy(const EnergyRun& run, const EnergyOptions& opt, ChipEnergy&
     e.datapath_note = "activity-based: toggles of a simulation of this network on this preset, OpenSTA report_power";
     return;
   }
-  const fs::path ref = opt.stored_dir / "tiny-2x2-capsnet-tiny.json";
-  if (!fs::exists(ref) || run.useful_macs <= 0) {
+  const fs::path ref = estimate_reference(opt.stored_dir, run.cfg.name);
+  if (ref.empty() || run.useful_macs <= 0) {
     e.datapath_kind = "none";
-    e.datapath_note = fmt::format("no datapath energy: no {} and no reference {}", stored.string(), ref.string());
+    e.datapath_note = fmt::format("no datapath energy: no {} and no stored document in {} to estimate from",
+                                  stored.string(), opt.stored_dir.string());
     return;
   }
   const DatapathDoc d = read_datapath(ref, "reference");
@@ -78,8 +95,9 @@ void datapath_energy(const EnergyRun& run, const EnergyOptions& opt, ChipEnergy&
   e.datapath_kind = "estimate";
   e.datapath_file = ref.string();
   e.datapath_uj = pj_per_mac * double(run.useful_macs) * 1e-6;
-  e.datapath_note = fmt::format("ESTIMATE, not measured for this preset: {:.2f} pJ per useful MAC ({} on {}, activity-based) x {} MACs",
-                                pj_per_mac, d.network, d.preset, run.useful_macs);
+  e.datapath_note = fmt::format("ESTIMATE, not measured for this {}: {:.2f} pJ per useful MAC ({} on {}, activity-based) x {} MACs",
+                                d.preset == run.cfg.name ? "network" : "preset", pj_per_mac, d.network, d.preset,
+                                run.useful_macs);
 }
 
 // The memory whose counters `counter` (a memsys range) are accesses of: SMP's acc range and HY's lanes
