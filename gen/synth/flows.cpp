@@ -366,21 +366,30 @@ json asic_memories(const Ctx& c, const Library& lib, const fs::path& tdir) {
           {"list", jm}};
 }
 
+// An OpenSTA run of the script `tcl` in `dir`, its output in `log`: the log read by `parse` (a report
+// with the log's "Error:" lines) and the run's seconds. Throws with the log's tail when OpenSTA exits
+// non-zero or reports an error; `what` names the run in that message.
+template <class Report>
+std::pair<Report, double> run_sta(const fs::path& tcl, const fs::path& log, const fs::path& dir, const std::string& what,
+                                  Report (*parse)(const std::string&)) {
+  const std::string sta = require_tool("sta", "opensta");
+  const ToolRun r = run_tool({sta, "-no_init", "-exit", tcl.string()}, log, dir);
+  Report rep = parse(read_text(log));
+  if (r.exit_code != 0 || !rep.errors.empty())
+    throw std::runtime_error(fmt::format("{} failed (exit {}) on {}; log {}:\n{}", what, r.exit_code, tcl.string(),
+                                         log.string(), tail_lines(log, 15)));
+  return {std::move(rep), r.seconds};
+}
+
 // 3. Static timing: OpenSTA on the flattened netlist `out`.sta.v with the SDC.
 json asic_timing(const Ctx& c, const std::string& top, const Library& lib, const fs::path& tdir, const std::string& out,
                  const fs::path& sdc) {
-  const std::string sta = require_tool("sta", "opensta");
   c.progress(fmt::format("{}: OpenSTA at {:g} MHz ({:.3f} ns)", top, c.cfg.clock.target_mhz, c.period_ns));
   const fs::path tcl = tdir / "sta.tcl";
   write_text(tcl, fill_template(flow_template("sta/sta.tcl"),
                                 {{"LIBERTY", c.opt.liberty}, {"NETLIST", out + ".sta.v"}, {"TOP", top}, {"SDC", sdc.string()}},
                                 "sta/sta.tcl"));
-  const fs::path slog = tdir / "sta.log";
-  const ToolRun sr = run_tool({sta, "-no_init", "-exit", tcl.string()}, slog, tdir);
-  const StaReport rep = parse_sta_log(read_text(slog));
-  if (sr.exit_code != 0 || !rep.errors.empty())
-    throw std::runtime_error(fmt::format("OpenSTA failed (exit {}) on {}; log {}:\n{}", sr.exit_code, tcl.string(),
-                                         slog.string(), tail_lines(slog, 15)));
+  const auto [rep, sta_seconds] = run_sta(tcl, tdir / "sta.log", tdir, "OpenSTA", parse_sta_log);
   const auto cells = parse_netlist_cells(read_text(out + ".sta.v"), top);
   json timing;
   timing["target_mhz"] = c.cfg.clock.target_mhz;
@@ -409,7 +418,7 @@ json asic_timing(const Ctx& c, const std::string& top, const Library& lib, const
     timing["fmax_mhz"] = basis["fmax_mhz"];
     timing["meets_target"] = basis["slack_ns"].get<double>() >= 0;
   }
-  timing["sta_seconds"] = round_to(sr.seconds, 1);
+  timing["sta_seconds"] = round_to(sta_seconds, 1);
   return timing;
 }
 
@@ -418,7 +427,6 @@ json asic_timing(const Ctx& c, const std::string& top, const Library& lib, const
 // switching and leakage power beside OpenSTA's.
 json asic_power(const Ctx& c, const std::string& top, const Library& lib, const fs::path& tdir, const std::string& out,
                 const fs::path& sdc, const ActivityDoc& doc) {
-  const std::string sta = require_tool("sta", "opensta");
   const ActivityInstance& inst = find_instance(doc, top, c.opt.activity);
   const std::string netlist = read_text(out + ".sta.v");
   const BlockActivity act = map_activity(netlist, top, lib, toggles_below(doc, inst.path), doc.cycles);
@@ -426,12 +434,7 @@ json asic_power(const Ctx& c, const std::string& top, const Library& lib, const 
                          inst.path, act.nets.measured, act.nets.propagated, act.nets.defaulted));
   const fs::path tcl = tdir / "power.tcl";
   write_text(tcl, power_tcl(c.opt.liberty, out + ".sta.v", top, sdc.string(), act));
-  const fs::path plog = tdir / "power.log";
-  const ToolRun pr = run_tool({sta, "-no_init", "-exit", tcl.string()}, plog, tdir);
-  const PowerReport rep = parse_power_log(read_text(plog));
-  if (pr.exit_code != 0 || !rep.errors.empty())
-    throw std::runtime_error(fmt::format("OpenSTA power failed (exit {}) on {}; log {}:\n{}", pr.exit_code, tcl.string(),
-                                         plog.string(), tail_lines(plog, 15)));
+  const auto [rep, sta_seconds] = run_sta(tcl, tdir / "power.log", tdir, "OpenSTA power", parse_power_log);
   const double seconds = double(doc.cycles) / (doc.clock_mhz * 1e6);
   auto figures = [&](const PowerFigures& f) {
     return json{{"internal_w", f.internal}, {"switching_w", f.switching}, {"leakage_w", f.leakage}, {"total_w", f.total()}};
@@ -456,7 +459,7 @@ json asic_power(const Ctx& c, const std::string& top, const Library& lib, const 
                 {"internal_w", hand.internal}, {"unclocked_internal_w", hand.unclocked_internal},
                 {"leakage_w", hand.leakage}};
   jp["script"] = rel(tcl, c.dir.parent_path());
-  jp["sta_seconds"] = round_to(pr.seconds, 1);
+  jp["sta_seconds"] = round_to(sta_seconds, 1);
   return jp;
 }
 
