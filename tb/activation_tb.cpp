@@ -38,7 +38,7 @@
 #include "Vact_pim_rsqrt.h"
 #endif
 #ifdef CAPSGEN_TB_ACT_PIM_RECIP
-#include "Vact_pim_recip.h"  // tb/verilog/tb_act_pim_recip.v: the reciprocal divide behind div_* ports
+#include "Vact_pim_recip.h"  // tb/verilog/tb_act_parts.v with TB_ACT_PIM_RECIP: the reciprocal divide behind div_*
 #endif
 #include "common/act_summary.hpp"
 #include "common/bits.hpp"
