@@ -76,6 +76,12 @@ void print_stmt(std::string& out, const Stmt& s, int depth) {
     case Stmt::Kind::kCase:
       out += fmt::format("{}case ({})\n", ind, s.lhs);
       for (const auto& [label, body] : s.cases) {
+        // An arm of one assignment on one line (a ROM's entries, a counter per class).
+        if (body.size() == 1 && (body[0].kind == Stmt::Kind::kNonBlocking || body[0].kind == Stmt::Kind::kBlocking)) {
+          out += fmt::format("{}  {}: {} {} {};\n", ind, label, body[0].lhs,
+                             body[0].kind == Stmt::Kind::kNonBlocking ? "<=" : "=", body[0].rhs);
+          continue;
+        }
         out += fmt::format("{}  {}: begin\n", ind, label);
         print_stmts(out, body, depth + 2);
         out += ind + "  end\n";
@@ -338,6 +344,13 @@ Expr Module::clk() const { return port_ref("clk_i"); }
 Expr Module::rst_n() const { return port_ref("rst_ni"); }
 Expr Module::port(const std::string& name) const { return port_ref(name); }
 
+Expr Module::constant(std::string name, const Dim& width, std::uint64_t value, std::string comment) {
+  Expr e = detail::named_constant(name, width, value);
+  localparam(name, fmt::format("{}'d{}", width.value(), value), std::move(comment));
+  std::get<ItemLocalparam>(items_.back()).width = std::to_string(width.value());
+  return e;
+}
+
 Param Module::localparam(std::string name, const Dim& value, std::string comment) {
   localparam(name, value.text(), std::move(comment));
   return Param(std::move(name), value.value());
@@ -596,7 +609,7 @@ void Module::comment(std::string text) { items_.emplace_back(ItemComment{std::mo
 void Module::localparam(std::string name, std::string value, std::string comment) {
   if (!is_upper_camel_case(name)) throw std::logic_error("vast: localparam not UpperCamelCase: " + name);
   claim(name);
-  items_.emplace_back(ItemLocalparam{std::move(name), std::move(value), std::move(comment)});
+  items_.emplace_back(ItemLocalparam{std::move(name), std::move(value), std::move(comment), ""});
 }
 
 void Module::wire(std::string name, std::string width, std::string comment, bool is_signed) {
@@ -726,7 +739,8 @@ std::string print_module(const Module& m) {
           } else if constexpr (std::is_same_v<T, ItemComment>) {
             append_comment_lines(out, "  ", it.text);
           } else if constexpr (std::is_same_v<T, ItemLocalparam>) {
-            out += fmt::format("  localparam integer {} = {};{}\n", it.name, it.value, trailing_comment(it.comment));
+            const std::string type = it.width.empty() ? "integer " : (it.width == "1" ? "" : range_of(it.width) + " ");
+            out += fmt::format("  localparam {}{} = {};{}\n", type, it.name, it.value, trailing_comment(it.comment));
           } else if constexpr (std::is_same_v<T, ItemNet>) {
             if (it.is_integer) {
               out += fmt::format("  integer {};{}\n", it.name, trailing_comment(it.comment));

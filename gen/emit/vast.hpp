@@ -149,6 +149,7 @@ struct ItemComment {
 };
 struct ItemLocalparam {
   std::string name, value, comment;
+  std::string width;  // a named constant's width in bits (Module::constant); empty: `localparam integer`
 };
 struct ItemNet {
   bool is_reg = false;
@@ -198,6 +199,9 @@ class Module {
   Expr port(const std::string& name) const;
   // Body.
   Param localparam(std::string name, const Dim& value, std::string comment = "");
+  // A named constant of `width` bits, `localparam [W-1:0] Name = W'dV;` (Name UpperCamelCase): an FSM
+  // state or a code. The handle is a constant expression (a case label, an operand) printed as Name.
+  Expr constant(std::string name, const Dim& width, std::uint64_t value, std::string comment = "");
   Expr wire(std::string name, const Dim& width, std::string comment = "", bool is_signed = false);
   Expr reg(std::string name, const Dim& width, std::string comment = "", bool is_signed = false);
   Memory memory(std::string name, const Dim& width, const Dim& depth, std::string comment = "");

@@ -544,6 +544,11 @@ Expr loop_variable_ref(const std::string& module, const std::string& name, long 
 
 long long loop_limit(const Expr& e) { return e.node().loop_limit; }
 
+Expr named_constant(const std::string& name, const Dim& width, std::uint64_t value) {
+  check_fits(width, value, "d", 64);
+  return constant(static_cast<int>(width.value()), name);
+}
+
 void check_assignment(const Expr& lhs, const Expr& rhs, const char* what) {
   const std::string expr = fmt::format("{} {} {}", lhs.text(), what, rhs.text());
   const std::string m = module_of({lhs, rhs}, expr);

@@ -208,6 +208,8 @@ Expr signal_ref(const std::string& module, const std::string& name, const Dim& w
 // reaches only `limit` bits or parts. loop_limit is 0 for every other expression.
 Expr loop_variable_ref(const std::string& module, const std::string& name, long long limit);
 long long loop_limit(const Expr& e);
+// A named constant (Module::constant): a constant expression of `width` bits that prints as `name`.
+Expr named_constant(const std::string& name, const Dim& width, std::uint64_t value);
 // Throws std::logic_error unless `lhs` may be assigned `rhs` (an lvalue of the same width).
 void check_assignment(const Expr& lhs, const Expr& rhs, const char* what);
 // Throws std::logic_error unless `e` is 1 bit wide.

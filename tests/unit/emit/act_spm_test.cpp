@@ -99,22 +99,18 @@ void compare_with_golden(const Design& d, const std::string& subdir) {
   EXPECT_EQ(golden_files, d.files().size()) << "stale files in " << dir;
 }
 
-// Contents of an emitted case ROM: address -> value, from the line pairs
-//   A'dX: begin
-//     data_q <= B'dY;
+// Contents of an emitted case ROM: address -> value, from the entry lines
+//   A'dX: data_q <= B'dY;
 std::map<std::uint64_t, std::uint64_t> parse_case_rom(const std::string& text, int addr_bits, int data_bits) {
   std::map<std::uint64_t, std::uint64_t> rom;
-  const std::string label = std::to_string(addr_bits) + "'d", value = "data_q <= " + std::to_string(data_bits) + "'d";
+  const std::string label = std::to_string(addr_bits) + "'d", value = ": data_q <= " + std::to_string(data_bits) + "'d";
   std::istringstream in(text);
-  std::string line, next;
+  std::string line;
   while (std::getline(in, line)) {
     const std::size_t b = line.find_first_not_of(' ');
-    if (b == std::string::npos || line.compare(b, label.size(), label) != 0 || line.find(": begin") == std::string::npos)
-      continue;
-    if (!std::getline(in, next)) break;
-    const std::size_t v = next.find(value);
-    if (v == std::string::npos) continue;
-    rom[std::stoull(line.substr(b + label.size()))] = std::stoull(next.substr(v + value.size()));
+    const std::size_t v = line.find(value);
+    if (b == std::string::npos || line.compare(b, label.size(), label) != 0 || v == std::string::npos) continue;
+    rom[std::stoull(line.substr(b + label.size()))] = std::stoull(line.substr(v + value.size()));
   }
   return rom;
 }

@@ -330,6 +330,33 @@ TEST(VastExpr, Extensions) {
   EXPECT_EQ(zext(x & x, 7).text(), "{1'd0, x & x}");
 }
 
+// Named constants (FSM states, codes): typed localparams usable as case labels and operands.
+TEST(VastModule, NamedConstantsAreTypedLocalparams) {
+  Module m("capsgen_demo", "An FSM.");
+  m.clock_and_reset();
+  const Expr go = m.input("go_i", 1, "start");
+  const Expr st_idle = m.constant("StIdle", 2, 0, "waiting for go_i");
+  const Expr st_run = m.constant("StRun", 2, 2);
+  const Expr flag = m.constant("FlagOn", 1, 1);
+  const Expr state_q = m.reg("state_q", 2), state_d = m.reg("state_d", 2);
+  EXPECT_EQ(st_run.width(), 2);
+  EXPECT_EQ(st_run.text(), "StRun");
+  EXPECT_EQ(st_idle.module(), "");
+  m.always_comb({blk(state_d, state_q),
+                 case_(state_q, {{st_idle, {if_(go == flag, {blk(state_d, st_run)})}}, {st_run, {blk(state_d, st_idle)}}})});
+  m.always_ff_reset({nb(state_q, st_idle)}, {nb(state_q, state_d)});
+  const std::string text = print_module(m);
+  EXPECT_NE(text.find("  localparam [1:0] StIdle = 2'd0;  // waiting for go_i\n  localparam [1:0] StRun = 2'd2;\n"
+                      "  localparam FlagOn = 1'd1;\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("    case (state_q)\n      StIdle: begin\n        if (go_i == FlagOn) begin\n"), std::string::npos) << text;
+  EXPECT_NE(error_of([&] { m.constant("StRun", 2, 1); }), "");        // declared twice
+  EXPECT_NE(error_of([&] { m.constant("StBig", 2, 4); }), "");        // does not fit
+  EXPECT_NE(error_of([&] { m.constant("st_lower", 2, 0); }), "");     // not UpperCamelCase
+  EXPECT_NE(error_of([&] { (void)case_(state_q, {{flag, {}}}); }), "");  // a label of another width
+}
+
 TEST(VastModule, PrintsTypedDeclarationsAndStatements) {
   Module m("capsgen_demo", "A counter.");
   const Param width = m.parameter("Width", 4, "bits");
@@ -441,21 +468,19 @@ TEST(VastModule, TypedCaseAndForLoop) {
   const Expr data = m.reg("data_q", 8, "ROM word");
   const Expr word = m.reg("word_q", 16, "written word");
   const Expr lane = m.loop_variable("lane", 2, "byte lane");
-  m.always_ff({case_(addr, {{lit(2, 0), {nb(data, lit(8, 7))}}, {lit(2, 1), {nb(data, lit(8, 9))}}},
+  m.always_ff({case_(addr, {{lit(2, 0), {nb(data, lit(8, 7))}}, {lit(2, 1), {nb(data, lit(8, 9)), nb(word, zero(16))}}},
                      {nb(data, zero(8))}),
                for_(lane, 2, {if_(be.at(lane), {nb(word.part_at(lane, 8), data)})})});
   const std::string text = print_module(m);
   EXPECT_NE(text.find("  integer lane;  // byte lane\n"), std::string::npos) << text;
+  // An arm of one assignment prints on one line.
   EXPECT_NE(text.find("    case (addr_i)\n"
-                      "      2'd0: begin\n"
-                      "        data_q <= 8'd7;\n"
-                      "      end\n"
+                      "      2'd0: data_q <= 8'd7;\n"
                       "      2'd1: begin\n"
                       "        data_q <= 8'd9;\n"
+                      "        word_q <= 16'd0;\n"
                       "      end\n"
-                      "      default: begin\n"
-                      "        data_q <= 8'd0;\n"
-                      "      end\n"
+                      "      default: data_q <= 8'd0;\n"
                       "    endcase\n"
                       "    for (lane = 0; lane < 2; lane = lane + 1) begin\n"
                       "      if (be_i[lane]) begin\n"

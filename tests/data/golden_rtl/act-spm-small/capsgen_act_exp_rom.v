@@ -14,54 +14,22 @@ module capsgen_act_exp_rom (
 
   always @(posedge clk_i) begin
     case (addr_i)
-      4'd0: begin
-        data_q <= 5'd31;
-      end
-      4'd1: begin
-        data_q <= 5'd19;
-      end
-      4'd2: begin
-        data_q <= 5'd12;
-      end
-      4'd3: begin
-        data_q <= 5'd7;
-      end
-      4'd4: begin
-        data_q <= 5'd4;
-      end
-      4'd5: begin
-        data_q <= 5'd3;
-      end
-      4'd6: begin
-        data_q <= 5'd2;
-      end
-      4'd7: begin
-        data_q <= 5'd1;
-      end
-      4'd8: begin
-        data_q <= 5'd1;
-      end
-      4'd9: begin
-        data_q <= 5'd0;
-      end
-      4'd10: begin
-        data_q <= 5'd0;
-      end
-      4'd11: begin
-        data_q <= 5'd0;
-      end
-      4'd12: begin
-        data_q <= 5'd0;
-      end
-      4'd13: begin
-        data_q <= 5'd0;
-      end
-      4'd14: begin
-        data_q <= 5'd0;
-      end
-      4'd15: begin
-        data_q <= 5'd0;
-      end
+      4'd0: data_q <= 5'd31;
+      4'd1: data_q <= 5'd19;
+      4'd2: data_q <= 5'd12;
+      4'd3: data_q <= 5'd7;
+      4'd4: data_q <= 5'd4;
+      4'd5: data_q <= 5'd3;
+      4'd6: data_q <= 5'd2;
+      4'd7: data_q <= 5'd1;
+      4'd8: data_q <= 5'd1;
+      4'd9: data_q <= 5'd0;
+      4'd10: data_q <= 5'd0;
+      4'd11: data_q <= 5'd0;
+      4'd12: data_q <= 5'd0;
+      4'd13: data_q <= 5'd0;
+      4'd14: data_q <= 5'd0;
+      4'd15: data_q <= 5'd0;
     endcase
   end
   assign data_o = data_q;

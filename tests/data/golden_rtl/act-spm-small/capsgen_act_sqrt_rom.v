@@ -14,198 +14,70 @@ module capsgen_act_sqrt_rom (
 
   always @(posedge clk_i) begin
     case (addr_i)
-      6'd0: begin
-        data_q <= 5'd0;
-      end
-      6'd1: begin
-        data_q <= 5'd4;
-      end
-      6'd2: begin
-        data_q <= 5'd6;
-      end
-      6'd3: begin
-        data_q <= 5'd7;
-      end
-      6'd4: begin
-        data_q <= 5'd8;
-      end
-      6'd5: begin
-        data_q <= 5'd9;
-      end
-      6'd6: begin
-        data_q <= 5'd10;
-      end
-      6'd7: begin
-        data_q <= 5'd11;
-      end
-      6'd8: begin
-        data_q <= 5'd11;
-      end
-      6'd9: begin
-        data_q <= 5'd12;
-      end
-      6'd10: begin
-        data_q <= 5'd13;
-      end
-      6'd11: begin
-        data_q <= 5'd13;
-      end
-      6'd12: begin
-        data_q <= 5'd14;
-      end
-      6'd13: begin
-        data_q <= 5'd14;
-      end
-      6'd14: begin
-        data_q <= 5'd15;
-      end
-      6'd15: begin
-        data_q <= 5'd15;
-      end
-      6'd16: begin
-        data_q <= 5'd16;
-      end
-      6'd17: begin
-        data_q <= 5'd16;
-      end
-      6'd18: begin
-        data_q <= 5'd17;
-      end
-      6'd19: begin
-        data_q <= 5'd17;
-      end
-      6'd20: begin
-        data_q <= 5'd18;
-      end
-      6'd21: begin
-        data_q <= 5'd18;
-      end
-      6'd22: begin
-        data_q <= 5'd19;
-      end
-      6'd23: begin
-        data_q <= 5'd19;
-      end
-      6'd24: begin
-        data_q <= 5'd20;
-      end
-      6'd25: begin
-        data_q <= 5'd20;
-      end
-      6'd26: begin
-        data_q <= 5'd20;
-      end
-      6'd27: begin
-        data_q <= 5'd21;
-      end
-      6'd28: begin
-        data_q <= 5'd21;
-      end
-      6'd29: begin
-        data_q <= 5'd22;
-      end
-      6'd30: begin
-        data_q <= 5'd22;
-      end
-      6'd31: begin
-        data_q <= 5'd22;
-      end
-      6'd32: begin
-        data_q <= 5'd23;
-      end
-      6'd33: begin
-        data_q <= 5'd23;
-      end
-      6'd34: begin
-        data_q <= 5'd23;
-      end
-      6'd35: begin
-        data_q <= 5'd24;
-      end
-      6'd36: begin
-        data_q <= 5'd24;
-      end
-      6'd37: begin
-        data_q <= 5'd24;
-      end
-      6'd38: begin
-        data_q <= 5'd25;
-      end
-      6'd39: begin
-        data_q <= 5'd25;
-      end
-      6'd40: begin
-        data_q <= 5'd25;
-      end
-      6'd41: begin
-        data_q <= 5'd26;
-      end
-      6'd42: begin
-        data_q <= 5'd26;
-      end
-      6'd43: begin
-        data_q <= 5'd26;
-      end
-      6'd44: begin
-        data_q <= 5'd27;
-      end
-      6'd45: begin
-        data_q <= 5'd27;
-      end
-      6'd46: begin
-        data_q <= 5'd27;
-      end
-      6'd47: begin
-        data_q <= 5'd27;
-      end
-      6'd48: begin
-        data_q <= 5'd28;
-      end
-      6'd49: begin
-        data_q <= 5'd28;
-      end
-      6'd50: begin
-        data_q <= 5'd28;
-      end
-      6'd51: begin
-        data_q <= 5'd29;
-      end
-      6'd52: begin
-        data_q <= 5'd29;
-      end
-      6'd53: begin
-        data_q <= 5'd29;
-      end
-      6'd54: begin
-        data_q <= 5'd29;
-      end
-      6'd55: begin
-        data_q <= 5'd30;
-      end
-      6'd56: begin
-        data_q <= 5'd30;
-      end
-      6'd57: begin
-        data_q <= 5'd30;
-      end
-      6'd58: begin
-        data_q <= 5'd30;
-      end
-      6'd59: begin
-        data_q <= 5'd31;
-      end
-      6'd60: begin
-        data_q <= 5'd31;
-      end
-      6'd61: begin
-        data_q <= 5'd31;
-      end
-      6'd62: begin
-        data_q <= 5'd31;
-      end
-      6'd63: begin
-        data_q <= 5'd31;
-      end
+      6'd0: data_q <= 5'd0;
+      6'd1: data_q <= 5'd4;
+      6'd2: data_q <= 5'd6;
+      6'd3: data_q <= 5'd7;
+      6'd4: data_q <= 5'd8;
+      6'd5: data_q <= 5'd9;
+      6'd6: data_q <= 5'd10;
+      6'd7: data_q <= 5'd11;
+      6'd8: data_q <= 5'd11;
+      6'd9: data_q <= 5'd12;
+      6'd10: data_q <= 5'd13;
+      6'd11: data_q <= 5'd13;
+      6'd12: data_q <= 5'd14;
+      6'd13: data_q <= 5'd14;
+      6'd14: data_q <= 5'd15;
+      6'd15: data_q <= 5'd15;
+      6'd16: data_q <= 5'd16;
+      6'd17: data_q <= 5'd16;
+      6'd18: data_q <= 5'd17;
+      6'd19: data_q <= 5'd17;
+      6'd20: data_q <= 5'd18;
+      6'd21: data_q <= 5'd18;
+      6'd22: data_q <= 5'd19;
+      6'd23: data_q <= 5'd19;
+      6'd24: data_q <= 5'd20;
+      6'd25: data_q <= 5'd20;
+      6'd26: data_q <= 5'd20;
+      6'd27: data_q <= 5'd21;
+      6'd28: data_q <= 5'd21;
+      6'd29: data_q <= 5'd22;
+      6'd30: data_q <= 5'd22;
+      6'd31: data_q <= 5'd22;
+      6'd32: data_q <= 5'd23;
+      6'd33: data_q <= 5'd23;
+      6'd34: data_q <= 5'd23;
+      6'd35: data_q <= 5'd24;
+      6'd36: data_q <= 5'd24;
+      6'd37: data_q <= 5'd24;
+      6'd38: data_q <= 5'd25;
+      6'd39: data_q <= 5'd25;
+      6'd40: data_q <= 5'd25;
+      6'd41: data_q <= 5'd26;
+      6'd42: data_q <= 5'd26;
+      6'd43: data_q <= 5'd26;
+      6'd44: data_q <= 5'd27;
+      6'd45: data_q <= 5'd27;
+      6'd46: data_q <= 5'd27;
+      6'd47: data_q <= 5'd27;
+      6'd48: data_q <= 5'd28;
+      6'd49: data_q <= 5'd28;
+      6'd50: data_q <= 5'd28;
+      6'd51: data_q <= 5'd29;
+      6'd52: data_q <= 5'd29;
+      6'd53: data_q <= 5'd29;
+      6'd54: data_q <= 5'd29;
+      6'd55: data_q <= 5'd30;
+      6'd56: data_q <= 5'd30;
+      6'd57: data_q <= 5'd30;
+      6'd58: data_q <= 5'd30;
+      6'd59: data_q <= 5'd31;
+      6'd60: data_q <= 5'd31;
+      6'd61: data_q <= 5'd31;
+      6'd62: data_q <= 5'd31;
+      6'd63: data_q <= 5'd31;
     endcase
   end
   assign data_o = data_q;

@@ -14,774 +14,262 @@ module capsgen_act_exp_rom (
 
   always @(posedge clk_i) begin
     case (addr_i)
-      8'd0: begin
-        data_q <= 8'd255;
-      end
-      8'd1: begin
-        data_q <= 8'd248;
-      end
-      8'd2: begin
-        data_q <= 8'd240;
-      end
-      8'd3: begin
-        data_q <= 8'd233;
-      end
-      8'd4: begin
-        data_q <= 8'd226;
-      end
-      8'd5: begin
-        data_q <= 8'd219;
-      end
-      8'd6: begin
-        data_q <= 8'd212;
-      end
-      8'd7: begin
-        data_q <= 8'd206;
-      end
-      8'd8: begin
-        data_q <= 8'd199;
-      end
-      8'd9: begin
-        data_q <= 8'd193;
-      end
-      8'd10: begin
-        data_q <= 8'd187;
-      end
-      8'd11: begin
-        data_q <= 8'd182;
-      end
-      8'd12: begin
-        data_q <= 8'd176;
-      end
-      8'd13: begin
-        data_q <= 8'd171;
-      end
-      8'd14: begin
-        data_q <= 8'd165;
-      end
-      8'd15: begin
-        data_q <= 8'd160;
-      end
-      8'd16: begin
-        data_q <= 8'd155;
-      end
-      8'd17: begin
-        data_q <= 8'd150;
-      end
-      8'd18: begin
-        data_q <= 8'd146;
-      end
-      8'd19: begin
-        data_q <= 8'd141;
-      end
-      8'd20: begin
-        data_q <= 8'd137;
-      end
-      8'd21: begin
-        data_q <= 8'd133;
-      end
-      8'd22: begin
-        data_q <= 8'd129;
-      end
-      8'd23: begin
-        data_q <= 8'd125;
-      end
-      8'd24: begin
-        data_q <= 8'd121;
-      end
-      8'd25: begin
-        data_q <= 8'd117;
-      end
-      8'd26: begin
-        data_q <= 8'd114;
-      end
-      8'd27: begin
-        data_q <= 8'd110;
-      end
-      8'd28: begin
-        data_q <= 8'd107;
-      end
-      8'd29: begin
-        data_q <= 8'd103;
-      end
-      8'd30: begin
-        data_q <= 8'd100;
-      end
-      8'd31: begin
-        data_q <= 8'd97;
-      end
-      8'd32: begin
-        data_q <= 8'd94;
-      end
-      8'd33: begin
-        data_q <= 8'd91;
-      end
-      8'd34: begin
-        data_q <= 8'd88;
-      end
-      8'd35: begin
-        data_q <= 8'd86;
-      end
-      8'd36: begin
-        data_q <= 8'd83;
-      end
-      8'd37: begin
-        data_q <= 8'd81;
-      end
-      8'd38: begin
-        data_q <= 8'd78;
-      end
-      8'd39: begin
-        data_q <= 8'd76;
-      end
-      8'd40: begin
-        data_q <= 8'd73;
-      end
-      8'd41: begin
-        data_q <= 8'd71;
-      end
-      8'd42: begin
-        data_q <= 8'd69;
-      end
-      8'd43: begin
-        data_q <= 8'd67;
-      end
-      8'd44: begin
-        data_q <= 8'd65;
-      end
-      8'd45: begin
-        data_q <= 8'd63;
-      end
-      8'd46: begin
-        data_q <= 8'd61;
-      end
-      8'd47: begin
-        data_q <= 8'd59;
-      end
-      8'd48: begin
-        data_q <= 8'd57;
-      end
-      8'd49: begin
-        data_q <= 8'd55;
-      end
-      8'd50: begin
-        data_q <= 8'd54;
-      end
-      8'd51: begin
-        data_q <= 8'd52;
-      end
-      8'd52: begin
-        data_q <= 8'd50;
-      end
-      8'd53: begin
-        data_q <= 8'd49;
-      end
-      8'd54: begin
-        data_q <= 8'd47;
-      end
-      8'd55: begin
-        data_q <= 8'd46;
-      end
-      8'd56: begin
-        data_q <= 8'd44;
-      end
-      8'd57: begin
-        data_q <= 8'd43;
-      end
-      8'd58: begin
-        data_q <= 8'd42;
-      end
-      8'd59: begin
-        data_q <= 8'd41;
-      end
-      8'd60: begin
-        data_q <= 8'd39;
-      end
-      8'd61: begin
-        data_q <= 8'd38;
-      end
-      8'd62: begin
-        data_q <= 8'd37;
-      end
-      8'd63: begin
-        data_q <= 8'd36;
-      end
-      8'd64: begin
-        data_q <= 8'd35;
-      end
-      8'd65: begin
-        data_q <= 8'd34;
-      end
-      8'd66: begin
-        data_q <= 8'd33;
-      end
-      8'd67: begin
-        data_q <= 8'd32;
-      end
-      8'd68: begin
-        data_q <= 8'd31;
-      end
-      8'd69: begin
-        data_q <= 8'd30;
-      end
-      8'd70: begin
-        data_q <= 8'd29;
-      end
-      8'd71: begin
-        data_q <= 8'd28;
-      end
-      8'd72: begin
-        data_q <= 8'd27;
-      end
-      8'd73: begin
-        data_q <= 8'd26;
-      end
-      8'd74: begin
-        data_q <= 8'd25;
-      end
-      8'd75: begin
-        data_q <= 8'd25;
-      end
-      8'd76: begin
-        data_q <= 8'd24;
-      end
-      8'd77: begin
-        data_q <= 8'd23;
-      end
-      8'd78: begin
-        data_q <= 8'd22;
-      end
-      8'd79: begin
-        data_q <= 8'd22;
-      end
-      8'd80: begin
-        data_q <= 8'd21;
-      end
-      8'd81: begin
-        data_q <= 8'd20;
-      end
-      8'd82: begin
-        data_q <= 8'd20;
-      end
-      8'd83: begin
-        data_q <= 8'd19;
-      end
-      8'd84: begin
-        data_q <= 8'd19;
-      end
-      8'd85: begin
-        data_q <= 8'd18;
-      end
-      8'd86: begin
-        data_q <= 8'd17;
-      end
-      8'd87: begin
-        data_q <= 8'd17;
-      end
-      8'd88: begin
-        data_q <= 8'd16;
-      end
-      8'd89: begin
-        data_q <= 8'd16;
-      end
-      8'd90: begin
-        data_q <= 8'd15;
-      end
-      8'd91: begin
-        data_q <= 8'd15;
-      end
-      8'd92: begin
-        data_q <= 8'd14;
-      end
-      8'd93: begin
-        data_q <= 8'd14;
-      end
-      8'd94: begin
-        data_q <= 8'd14;
-      end
-      8'd95: begin
-        data_q <= 8'd13;
-      end
-      8'd96: begin
-        data_q <= 8'd13;
-      end
-      8'd97: begin
-        data_q <= 8'd12;
-      end
-      8'd98: begin
-        data_q <= 8'd12;
-      end
-      8'd99: begin
-        data_q <= 8'd12;
-      end
-      8'd100: begin
-        data_q <= 8'd11;
-      end
-      8'd101: begin
-        data_q <= 8'd11;
-      end
-      8'd102: begin
-        data_q <= 8'd11;
-      end
-      8'd103: begin
-        data_q <= 8'd10;
-      end
-      8'd104: begin
-        data_q <= 8'd10;
-      end
-      8'd105: begin
-        data_q <= 8'd10;
-      end
-      8'd106: begin
-        data_q <= 8'd9;
-      end
-      8'd107: begin
-        data_q <= 8'd9;
-      end
-      8'd108: begin
-        data_q <= 8'd9;
-      end
-      8'd109: begin
-        data_q <= 8'd8;
-      end
-      8'd110: begin
-        data_q <= 8'd8;
-      end
-      8'd111: begin
-        data_q <= 8'd8;
-      end
-      8'd112: begin
-        data_q <= 8'd8;
-      end
-      8'd113: begin
-        data_q <= 8'd7;
-      end
-      8'd114: begin
-        data_q <= 8'd7;
-      end
-      8'd115: begin
-        data_q <= 8'd7;
-      end
-      8'd116: begin
-        data_q <= 8'd7;
-      end
-      8'd117: begin
-        data_q <= 8'd7;
-      end
-      8'd118: begin
-        data_q <= 8'd6;
-      end
-      8'd119: begin
-        data_q <= 8'd6;
-      end
-      8'd120: begin
-        data_q <= 8'd6;
-      end
-      8'd121: begin
-        data_q <= 8'd6;
-      end
-      8'd122: begin
-        data_q <= 8'd6;
-      end
-      8'd123: begin
-        data_q <= 8'd5;
-      end
-      8'd124: begin
-        data_q <= 8'd5;
-      end
-      8'd125: begin
-        data_q <= 8'd5;
-      end
-      8'd126: begin
-        data_q <= 8'd5;
-      end
-      8'd127: begin
-        data_q <= 8'd5;
-      end
-      8'd128: begin
-        data_q <= 8'd5;
-      end
-      8'd129: begin
-        data_q <= 8'd5;
-      end
-      8'd130: begin
-        data_q <= 8'd4;
-      end
-      8'd131: begin
-        data_q <= 8'd4;
-      end
-      8'd132: begin
-        data_q <= 8'd4;
-      end
-      8'd133: begin
-        data_q <= 8'd4;
-      end
-      8'd134: begin
-        data_q <= 8'd4;
-      end
-      8'd135: begin
-        data_q <= 8'd4;
-      end
-      8'd136: begin
-        data_q <= 8'd4;
-      end
-      8'd137: begin
-        data_q <= 8'd4;
-      end
-      8'd138: begin
-        data_q <= 8'd3;
-      end
-      8'd139: begin
-        data_q <= 8'd3;
-      end
-      8'd140: begin
-        data_q <= 8'd3;
-      end
-      8'd141: begin
-        data_q <= 8'd3;
-      end
-      8'd142: begin
-        data_q <= 8'd3;
-      end
-      8'd143: begin
-        data_q <= 8'd3;
-      end
-      8'd144: begin
-        data_q <= 8'd3;
-      end
-      8'd145: begin
-        data_q <= 8'd3;
-      end
-      8'd146: begin
-        data_q <= 8'd3;
-      end
-      8'd147: begin
-        data_q <= 8'd3;
-      end
-      8'd148: begin
-        data_q <= 8'd3;
-      end
-      8'd149: begin
-        data_q <= 8'd2;
-      end
-      8'd150: begin
-        data_q <= 8'd2;
-      end
-      8'd151: begin
-        data_q <= 8'd2;
-      end
-      8'd152: begin
-        data_q <= 8'd2;
-      end
-      8'd153: begin
-        data_q <= 8'd2;
-      end
-      8'd154: begin
-        data_q <= 8'd2;
-      end
-      8'd155: begin
-        data_q <= 8'd2;
-      end
-      8'd156: begin
-        data_q <= 8'd2;
-      end
-      8'd157: begin
-        data_q <= 8'd2;
-      end
-      8'd158: begin
-        data_q <= 8'd2;
-      end
-      8'd159: begin
-        data_q <= 8'd2;
-      end
-      8'd160: begin
-        data_q <= 8'd2;
-      end
-      8'd161: begin
-        data_q <= 8'd2;
-      end
-      8'd162: begin
-        data_q <= 8'd2;
-      end
-      8'd163: begin
-        data_q <= 8'd2;
-      end
-      8'd164: begin
-        data_q <= 8'd2;
-      end
-      8'd165: begin
-        data_q <= 8'd1;
-      end
-      8'd166: begin
-        data_q <= 8'd1;
-      end
-      8'd167: begin
-        data_q <= 8'd1;
-      end
-      8'd168: begin
-        data_q <= 8'd1;
-      end
-      8'd169: begin
-        data_q <= 8'd1;
-      end
-      8'd170: begin
-        data_q <= 8'd1;
-      end
-      8'd171: begin
-        data_q <= 8'd1;
-      end
-      8'd172: begin
-        data_q <= 8'd1;
-      end
-      8'd173: begin
-        data_q <= 8'd1;
-      end
-      8'd174: begin
-        data_q <= 8'd1;
-      end
-      8'd175: begin
-        data_q <= 8'd1;
-      end
-      8'd176: begin
-        data_q <= 8'd1;
-      end
-      8'd177: begin
-        data_q <= 8'd1;
-      end
-      8'd178: begin
-        data_q <= 8'd1;
-      end
-      8'd179: begin
-        data_q <= 8'd1;
-      end
-      8'd180: begin
-        data_q <= 8'd1;
-      end
-      8'd181: begin
-        data_q <= 8'd1;
-      end
-      8'd182: begin
-        data_q <= 8'd1;
-      end
-      8'd183: begin
-        data_q <= 8'd1;
-      end
-      8'd184: begin
-        data_q <= 8'd1;
-      end
-      8'd185: begin
-        data_q <= 8'd1;
-      end
-      8'd186: begin
-        data_q <= 8'd1;
-      end
-      8'd187: begin
-        data_q <= 8'd1;
-      end
-      8'd188: begin
-        data_q <= 8'd1;
-      end
-      8'd189: begin
-        data_q <= 8'd1;
-      end
-      8'd190: begin
-        data_q <= 8'd1;
-      end
-      8'd191: begin
-        data_q <= 8'd1;
-      end
-      8'd192: begin
-        data_q <= 8'd1;
-      end
-      8'd193: begin
-        data_q <= 8'd1;
-      end
-      8'd194: begin
-        data_q <= 8'd1;
-      end
-      8'd195: begin
-        data_q <= 8'd1;
-      end
-      8'd196: begin
-        data_q <= 8'd1;
-      end
-      8'd197: begin
-        data_q <= 8'd1;
-      end
-      8'd198: begin
-        data_q <= 8'd1;
-      end
-      8'd199: begin
-        data_q <= 8'd1;
-      end
-      8'd200: begin
-        data_q <= 8'd0;
-      end
-      8'd201: begin
-        data_q <= 8'd0;
-      end
-      8'd202: begin
-        data_q <= 8'd0;
-      end
-      8'd203: begin
-        data_q <= 8'd0;
-      end
-      8'd204: begin
-        data_q <= 8'd0;
-      end
-      8'd205: begin
-        data_q <= 8'd0;
-      end
-      8'd206: begin
-        data_q <= 8'd0;
-      end
-      8'd207: begin
-        data_q <= 8'd0;
-      end
-      8'd208: begin
-        data_q <= 8'd0;
-      end
-      8'd209: begin
-        data_q <= 8'd0;
-      end
-      8'd210: begin
-        data_q <= 8'd0;
-      end
-      8'd211: begin
-        data_q <= 8'd0;
-      end
-      8'd212: begin
-        data_q <= 8'd0;
-      end
-      8'd213: begin
-        data_q <= 8'd0;
-      end
-      8'd214: begin
-        data_q <= 8'd0;
-      end
-      8'd215: begin
-        data_q <= 8'd0;
-      end
-      8'd216: begin
-        data_q <= 8'd0;
-      end
-      8'd217: begin
-        data_q <= 8'd0;
-      end
-      8'd218: begin
-        data_q <= 8'd0;
-      end
-      8'd219: begin
-        data_q <= 8'd0;
-      end
-      8'd220: begin
-        data_q <= 8'd0;
-      end
-      8'd221: begin
-        data_q <= 8'd0;
-      end
-      8'd222: begin
-        data_q <= 8'd0;
-      end
-      8'd223: begin
-        data_q <= 8'd0;
-      end
-      8'd224: begin
-        data_q <= 8'd0;
-      end
-      8'd225: begin
-        data_q <= 8'd0;
-      end
-      8'd226: begin
-        data_q <= 8'd0;
-      end
-      8'd227: begin
-        data_q <= 8'd0;
-      end
-      8'd228: begin
-        data_q <= 8'd0;
-      end
-      8'd229: begin
-        data_q <= 8'd0;
-      end
-      8'd230: begin
-        data_q <= 8'd0;
-      end
-      8'd231: begin
-        data_q <= 8'd0;
-      end
-      8'd232: begin
-        data_q <= 8'd0;
-      end
-      8'd233: begin
-        data_q <= 8'd0;
-      end
-      8'd234: begin
-        data_q <= 8'd0;
-      end
-      8'd235: begin
-        data_q <= 8'd0;
-      end
-      8'd236: begin
-        data_q <= 8'd0;
-      end
-      8'd237: begin
-        data_q <= 8'd0;
-      end
-      8'd238: begin
-        data_q <= 8'd0;
-      end
-      8'd239: begin
-        data_q <= 8'd0;
-      end
-      8'd240: begin
-        data_q <= 8'd0;
-      end
-      8'd241: begin
-        data_q <= 8'd0;
-      end
-      8'd242: begin
-        data_q <= 8'd0;
-      end
-      8'd243: begin
-        data_q <= 8'd0;
-      end
-      8'd244: begin
-        data_q <= 8'd0;
-      end
-      8'd245: begin
-        data_q <= 8'd0;
-      end
-      8'd246: begin
-        data_q <= 8'd0;
-      end
-      8'd247: begin
-        data_q <= 8'd0;
-      end
-      8'd248: begin
-        data_q <= 8'd0;
-      end
-      8'd249: begin
-        data_q <= 8'd0;
-      end
-      8'd250: begin
-        data_q <= 8'd0;
-      end
-      8'd251: begin
-        data_q <= 8'd0;
-      end
-      8'd252: begin
-        data_q <= 8'd0;
-      end
-      8'd253: begin
-        data_q <= 8'd0;
-      end
-      8'd254: begin
-        data_q <= 8'd0;
-      end
-      8'd255: begin
-        data_q <= 8'd0;
-      end
+      8'd0: data_q <= 8'd255;
+      8'd1: data_q <= 8'd248;
+      8'd2: data_q <= 8'd240;
+      8'd3: data_q <= 8'd233;
+      8'd4: data_q <= 8'd226;
+      8'd5: data_q <= 8'd219;
+      8'd6: data_q <= 8'd212;
+      8'd7: data_q <= 8'd206;
+      8'd8: data_q <= 8'd199;
+      8'd9: data_q <= 8'd193;
+      8'd10: data_q <= 8'd187;
+      8'd11: data_q <= 8'd182;
+      8'd12: data_q <= 8'd176;
+      8'd13: data_q <= 8'd171;
+      8'd14: data_q <= 8'd165;
+      8'd15: data_q <= 8'd160;
+      8'd16: data_q <= 8'd155;
+      8'd17: data_q <= 8'd150;
+      8'd18: data_q <= 8'd146;
+      8'd19: data_q <= 8'd141;
+      8'd20: data_q <= 8'd137;
+      8'd21: data_q <= 8'd133;
+      8'd22: data_q <= 8'd129;
+      8'd23: data_q <= 8'd125;
+      8'd24: data_q <= 8'd121;
+      8'd25: data_q <= 8'd117;
+      8'd26: data_q <= 8'd114;
+      8'd27: data_q <= 8'd110;
+      8'd28: data_q <= 8'd107;
+      8'd29: data_q <= 8'd103;
+      8'd30: data_q <= 8'd100;
+      8'd31: data_q <= 8'd97;
+      8'd32: data_q <= 8'd94;
+      8'd33: data_q <= 8'd91;
+      8'd34: data_q <= 8'd88;
+      8'd35: data_q <= 8'd86;
+      8'd36: data_q <= 8'd83;
+      8'd37: data_q <= 8'd81;
+      8'd38: data_q <= 8'd78;
+      8'd39: data_q <= 8'd76;
+      8'd40: data_q <= 8'd73;
+      8'd41: data_q <= 8'd71;
+      8'd42: data_q <= 8'd69;
+      8'd43: data_q <= 8'd67;
+      8'd44: data_q <= 8'd65;
+      8'd45: data_q <= 8'd63;
+      8'd46: data_q <= 8'd61;
+      8'd47: data_q <= 8'd59;
+      8'd48: data_q <= 8'd57;
+      8'd49: data_q <= 8'd55;
+      8'd50: data_q <= 8'd54;
+      8'd51: data_q <= 8'd52;
+      8'd52: data_q <= 8'd50;
+      8'd53: data_q <= 8'd49;
+      8'd54: data_q <= 8'd47;
+      8'd55: data_q <= 8'd46;
+      8'd56: data_q <= 8'd44;
+      8'd57: data_q <= 8'd43;
+      8'd58: data_q <= 8'd42;
+      8'd59: data_q <= 8'd41;
+      8'd60: data_q <= 8'd39;
+      8'd61: data_q <= 8'd38;
+      8'd62: data_q <= 8'd37;
+      8'd63: data_q <= 8'd36;
+      8'd64: data_q <= 8'd35;
+      8'd65: data_q <= 8'd34;
+      8'd66: data_q <= 8'd33;
+      8'd67: data_q <= 8'd32;
+      8'd68: data_q <= 8'd31;
+      8'd69: data_q <= 8'd30;
+      8'd70: data_q <= 8'd29;
+      8'd71: data_q <= 8'd28;
+      8'd72: data_q <= 8'd27;
+      8'd73: data_q <= 8'd26;
+      8'd74: data_q <= 8'd25;
+      8'd75: data_q <= 8'd25;
+      8'd76: data_q <= 8'd24;
+      8'd77: data_q <= 8'd23;
+      8'd78: data_q <= 8'd22;
+      8'd79: data_q <= 8'd22;
+      8'd80: data_q <= 8'd21;
+      8'd81: data_q <= 8'd20;
+      8'd82: data_q <= 8'd20;
+      8'd83: data_q <= 8'd19;
+      8'd84: data_q <= 8'd19;
+      8'd85: data_q <= 8'd18;
+      8'd86: data_q <= 8'd17;
+      8'd87: data_q <= 8'd17;
+      8'd88: data_q <= 8'd16;
+      8'd89: data_q <= 8'd16;
+      8'd90: data_q <= 8'd15;
+      8'd91: data_q <= 8'd15;
+      8'd92: data_q <= 8'd14;
+      8'd93: data_q <= 8'd14;
+      8'd94: data_q <= 8'd14;
+      8'd95: data_q <= 8'd13;
+      8'd96: data_q <= 8'd13;
+      8'd97: data_q <= 8'd12;
+      8'd98: data_q <= 8'd12;
+      8'd99: data_q <= 8'd12;
+      8'd100: data_q <= 8'd11;
+      8'd101: data_q <= 8'd11;
+      8'd102: data_q <= 8'd11;
+      8'd103: data_q <= 8'd10;
+      8'd104: data_q <= 8'd10;
+      8'd105: data_q <= 8'd10;
+      8'd106: data_q <= 8'd9;
+      8'd107: data_q <= 8'd9;
+      8'd108: data_q <= 8'd9;
+      8'd109: data_q <= 8'd8;
+      8'd110: data_q <= 8'd8;
+      8'd111: data_q <= 8'd8;
+      8'd112: data_q <= 8'd8;
+      8'd113: data_q <= 8'd7;
+      8'd114: data_q <= 8'd7;
+      8'd115: data_q <= 8'd7;
+      8'd116: data_q <= 8'd7;
+      8'd117: data_q <= 8'd7;
+      8'd118: data_q <= 8'd6;
+      8'd119: data_q <= 8'd6;
+      8'd120: data_q <= 8'd6;
+      8'd121: data_q <= 8'd6;
+      8'd122: data_q <= 8'd6;
+      8'd123: data_q <= 8'd5;
+      8'd124: data_q <= 8'd5;
+      8'd125: data_q <= 8'd5;
+      8'd126: data_q <= 8'd5;
+      8'd127: data_q <= 8'd5;
+      8'd128: data_q <= 8'd5;
+      8'd129: data_q <= 8'd5;
+      8'd130: data_q <= 8'd4;
+      8'd131: data_q <= 8'd4;
+      8'd132: data_q <= 8'd4;
+      8'd133: data_q <= 8'd4;
+      8'd134: data_q <= 8'd4;
+      8'd135: data_q <= 8'd4;
+      8'd136: data_q <= 8'd4;
+      8'd137: data_q <= 8'd4;
+      8'd138: data_q <= 8'd3;
+      8'd139: data_q <= 8'd3;
+      8'd140: data_q <= 8'd3;
+      8'd141: data_q <= 8'd3;
+      8'd142: data_q <= 8'd3;
+      8'd143: data_q <= 8'd3;
+      8'd144: data_q <= 8'd3;
+      8'd145: data_q <= 8'd3;
+      8'd146: data_q <= 8'd3;
+      8'd147: data_q <= 8'd3;
+      8'd148: data_q <= 8'd3;
+      8'd149: data_q <= 8'd2;
+      8'd150: data_q <= 8'd2;
+      8'd151: data_q <= 8'd2;
+      8'd152: data_q <= 8'd2;
+      8'd153: data_q <= 8'd2;
+      8'd154: data_q <= 8'd2;
+      8'd155: data_q <= 8'd2;
+      8'd156: data_q <= 8'd2;
+      8'd157: data_q <= 8'd2;
+      8'd158: data_q <= 8'd2;
+      8'd159: data_q <= 8'd2;
+      8'd160: data_q <= 8'd2;
+      8'd161: data_q <= 8'd2;
+      8'd162: data_q <= 8'd2;
+      8'd163: data_q <= 8'd2;
+      8'd164: data_q <= 8'd2;
+      8'd165: data_q <= 8'd1;
+      8'd166: data_q <= 8'd1;
+      8'd167: data_q <= 8'd1;
+      8'd168: data_q <= 8'd1;
+      8'd169: data_q <= 8'd1;
+      8'd170: data_q <= 8'd1;
+      8'd171: data_q <= 8'd1;
+      8'd172: data_q <= 8'd1;
+      8'd173: data_q <= 8'd1;
+      8'd174: data_q <= 8'd1;
+      8'd175: data_q <= 8'd1;
+      8'd176: data_q <= 8'd1;
+      8'd177: data_q <= 8'd1;
+      8'd178: data_q <= 8'd1;
+      8'd179: data_q <= 8'd1;
+      8'd180: data_q <= 8'd1;
+      8'd181: data_q <= 8'd1;
+      8'd182: data_q <= 8'd1;
+      8'd183: data_q <= 8'd1;
+      8'd184: data_q <= 8'd1;
+      8'd185: data_q <= 8'd1;
+      8'd186: data_q <= 8'd1;
+      8'd187: data_q <= 8'd1;
+      8'd188: data_q <= 8'd1;
+      8'd189: data_q <= 8'd1;
+      8'd190: data_q <= 8'd1;
+      8'd191: data_q <= 8'd1;
+      8'd192: data_q <= 8'd1;
+      8'd193: data_q <= 8'd1;
+      8'd194: data_q <= 8'd1;
+      8'd195: data_q <= 8'd1;
+      8'd196: data_q <= 8'd1;
+      8'd197: data_q <= 8'd1;
+      8'd198: data_q <= 8'd1;
+      8'd199: data_q <= 8'd1;
+      8'd200: data_q <= 8'd0;
+      8'd201: data_q <= 8'd0;
+      8'd202: data_q <= 8'd0;
+      8'd203: data_q <= 8'd0;
+      8'd204: data_q <= 8'd0;
+      8'd205: data_q <= 8'd0;
+      8'd206: data_q <= 8'd0;
+      8'd207: data_q <= 8'd0;
+      8'd208: data_q <= 8'd0;
+      8'd209: data_q <= 8'd0;
+      8'd210: data_q <= 8'd0;
+      8'd211: data_q <= 8'd0;
+      8'd212: data_q <= 8'd0;
+      8'd213: data_q <= 8'd0;
+      8'd214: data_q <= 8'd0;
+      8'd215: data_q <= 8'd0;
+      8'd216: data_q <= 8'd0;
+      8'd217: data_q <= 8'd0;
+      8'd218: data_q <= 8'd0;
+      8'd219: data_q <= 8'd0;
+      8'd220: data_q <= 8'd0;
+      8'd221: data_q <= 8'd0;
+      8'd222: data_q <= 8'd0;
+      8'd223: data_q <= 8'd0;
+      8'd224: data_q <= 8'd0;
+      8'd225: data_q <= 8'd0;
+      8'd226: data_q <= 8'd0;
+      8'd227: data_q <= 8'd0;
+      8'd228: data_q <= 8'd0;
+      8'd229: data_q <= 8'd0;
+      8'd230: data_q <= 8'd0;
+      8'd231: data_q <= 8'd0;
+      8'd232: data_q <= 8'd0;
+      8'd233: data_q <= 8'd0;
+      8'd234: data_q <= 8'd0;
+      8'd235: data_q <= 8'd0;
+      8'd236: data_q <= 8'd0;
+      8'd237: data_q <= 8'd0;
+      8'd238: data_q <= 8'd0;
+      8'd239: data_q <= 8'd0;
+      8'd240: data_q <= 8'd0;
+      8'd241: data_q <= 8'd0;
+      8'd242: data_q <= 8'd0;
+      8'd243: data_q <= 8'd0;
+      8'd244: data_q <= 8'd0;
+      8'd245: data_q <= 8'd0;
+      8'd246: data_q <= 8'd0;
+      8'd247: data_q <= 8'd0;
+      8'd248: data_q <= 8'd0;
+      8'd249: data_q <= 8'd0;
+      8'd250: data_q <= 8'd0;
+      8'd251: data_q <= 8'd0;
+      8'd252: data_q <= 8'd0;
+      8'd253: data_q <= 8'd0;
+      8'd254: data_q <= 8'd0;
+      8'd255: data_q <= 8'd0;
     endcase
   end
   assign data_o = data_q;

@@ -14,6150 +14,2054 @@ module capsgen_act_squash_rom (
 
   always @(posedge clk_i) begin
     case (addr_i)
-      11'd0: begin
-        data_q <= 8'd0;
-      end
-      11'd1: begin
-        data_q <= 8'd0;
-      end
-      11'd2: begin
-        data_q <= 8'd0;
-      end
-      11'd3: begin
-        data_q <= 8'd0;
-      end
-      11'd4: begin
-        data_q <= 8'd0;
-      end
-      11'd5: begin
-        data_q <= 8'd0;
-      end
-      11'd6: begin
-        data_q <= 8'd0;
-      end
-      11'd7: begin
-        data_q <= 8'd0;
-      end
-      11'd8: begin
-        data_q <= 8'd0;
-      end
-      11'd9: begin
-        data_q <= 8'd0;
-      end
-      11'd10: begin
-        data_q <= 8'd0;
-      end
-      11'd11: begin
-        data_q <= 8'd0;
-      end
-      11'd12: begin
-        data_q <= 8'd0;
-      end
-      11'd13: begin
-        data_q <= 8'd0;
-      end
-      11'd14: begin
-        data_q <= 8'd0;
-      end
-      11'd15: begin
-        data_q <= 8'd0;
-      end
-      11'd16: begin
-        data_q <= 8'd0;
-      end
-      11'd17: begin
-        data_q <= 8'd0;
-      end
-      11'd18: begin
-        data_q <= 8'd0;
-      end
-      11'd19: begin
-        data_q <= 8'd0;
-      end
-      11'd20: begin
-        data_q <= 8'd0;
-      end
-      11'd21: begin
-        data_q <= 8'd0;
-      end
-      11'd22: begin
-        data_q <= 8'd0;
-      end
-      11'd23: begin
-        data_q <= 8'd0;
-      end
-      11'd24: begin
-        data_q <= 8'd0;
-      end
-      11'd25: begin
-        data_q <= 8'd0;
-      end
-      11'd26: begin
-        data_q <= 8'd0;
-      end
-      11'd27: begin
-        data_q <= 8'd0;
-      end
-      11'd28: begin
-        data_q <= 8'd0;
-      end
-      11'd29: begin
-        data_q <= 8'd0;
-      end
-      11'd30: begin
-        data_q <= 8'd0;
-      end
-      11'd31: begin
-        data_q <= 8'd0;
-      end
-      11'd32: begin
-        data_q <= 8'd0;
-      end
-      11'd33: begin
-        data_q <= 8'd2;
-      end
-      11'd34: begin
-        data_q <= 8'd4;
-      end
-      11'd35: begin
-        data_q <= 8'd5;
-      end
-      11'd36: begin
-        data_q <= 8'd6;
-      end
-      11'd37: begin
-        data_q <= 8'd7;
-      end
-      11'd38: begin
-        data_q <= 8'd8;
-      end
-      11'd39: begin
-        data_q <= 8'd8;
-      end
-      11'd40: begin
-        data_q <= 8'd8;
-      end
-      11'd41: begin
-        data_q <= 8'd8;
-      end
-      11'd42: begin
-        data_q <= 8'd8;
-      end
-      11'd43: begin
-        data_q <= 8'd8;
-      end
-      11'd44: begin
-        data_q <= 8'd7;
-      end
-      11'd45: begin
-        data_q <= 8'd7;
-      end
-      11'd46: begin
-        data_q <= 8'd7;
-      end
-      11'd47: begin
-        data_q <= 8'd7;
-      end
-      11'd48: begin
-        data_q <= 8'd6;
-      end
-      11'd49: begin
-        data_q <= 8'd6;
-      end
-      11'd50: begin
-        data_q <= 8'd6;
-      end
-      11'd51: begin
-        data_q <= 8'd6;
-      end
-      11'd52: begin
-        data_q <= 8'd6;
-      end
-      11'd53: begin
-        data_q <= 8'd5;
-      end
-      11'd54: begin
-        data_q <= 8'd5;
-      end
-      11'd55: begin
-        data_q <= 8'd5;
-      end
-      11'd56: begin
-        data_q <= 8'd5;
-      end
-      11'd57: begin
-        data_q <= 8'd5;
-      end
-      11'd58: begin
-        data_q <= 8'd4;
-      end
-      11'd59: begin
-        data_q <= 8'd4;
-      end
-      11'd60: begin
-        data_q <= 8'd4;
-      end
-      11'd61: begin
-        data_q <= 8'd4;
-      end
-      11'd62: begin
-        data_q <= 8'd4;
-      end
-      11'd63: begin
-        data_q <= 8'd4;
-      end
-      11'd64: begin
-        data_q <= 8'd0;
-      end
-      11'd65: begin
-        data_q <= 8'd4;
-      end
-      11'd66: begin
-        data_q <= 8'd8;
-      end
-      11'd67: begin
-        data_q <= 8'd11;
-      end
-      11'd68: begin
-        data_q <= 8'd13;
-      end
-      11'd69: begin
-        data_q <= 8'd14;
-      end
-      11'd70: begin
-        data_q <= 8'd15;
-      end
-      11'd71: begin
-        data_q <= 8'd16;
-      end
-      11'd72: begin
-        data_q <= 8'd16;
-      end
-      11'd73: begin
-        data_q <= 8'd16;
-      end
-      11'd74: begin
-        data_q <= 8'd16;
-      end
-      11'd75: begin
-        data_q <= 8'd15;
-      end
-      11'd76: begin
-        data_q <= 8'd15;
-      end
-      11'd77: begin
-        data_q <= 8'd14;
-      end
-      11'd78: begin
-        data_q <= 8'd14;
-      end
-      11'd79: begin
-        data_q <= 8'd13;
-      end
-      11'd80: begin
-        data_q <= 8'd13;
-      end
-      11'd81: begin
-        data_q <= 8'd12;
-      end
-      11'd82: begin
-        data_q <= 8'd12;
-      end
-      11'd83: begin
-        data_q <= 8'd11;
-      end
-      11'd84: begin
-        data_q <= 8'd11;
-      end
-      11'd85: begin
-        data_q <= 8'd11;
-      end
-      11'd86: begin
-        data_q <= 8'd10;
-      end
-      11'd87: begin
-        data_q <= 8'd10;
-      end
-      11'd88: begin
-        data_q <= 8'd10;
-      end
-      11'd89: begin
-        data_q <= 8'd9;
-      end
-      11'd90: begin
-        data_q <= 8'd9;
-      end
-      11'd91: begin
-        data_q <= 8'd9;
-      end
-      11'd92: begin
-        data_q <= 8'd8;
-      end
-      11'd93: begin
-        data_q <= 8'd8;
-      end
-      11'd94: begin
-        data_q <= 8'd8;
-      end
-      11'd95: begin
-        data_q <= 8'd8;
-      end
-      11'd96: begin
-        data_q <= 8'd0;
-      end
-      11'd97: begin
-        data_q <= 8'd6;
-      end
-      11'd98: begin
-        data_q <= 8'd11;
-      end
-      11'd99: begin
-        data_q <= 8'd16;
-      end
-      11'd100: begin
-        data_q <= 8'd19;
-      end
-      11'd101: begin
-        data_q <= 8'd22;
-      end
-      11'd102: begin
-        data_q <= 8'd23;
-      end
-      11'd103: begin
-        data_q <= 8'd24;
-      end
-      11'd104: begin
-        data_q <= 8'd24;
-      end
-      11'd105: begin
-        data_q <= 8'd24;
-      end
-      11'd106: begin
-        data_q <= 8'd23;
-      end
-      11'd107: begin
-        data_q <= 8'd23;
-      end
-      11'd108: begin
-        data_q <= 8'd22;
-      end
-      11'd109: begin
-        data_q <= 8'd21;
-      end
-      11'd110: begin
-        data_q <= 8'd21;
-      end
-      11'd111: begin
-        data_q <= 8'd20;
-      end
-      11'd112: begin
-        data_q <= 8'd19;
-      end
-      11'd113: begin
-        data_q <= 8'd18;
-      end
-      11'd114: begin
-        data_q <= 8'd18;
-      end
-      11'd115: begin
-        data_q <= 8'd17;
-      end
-      11'd116: begin
-        data_q <= 8'd17;
-      end
-      11'd117: begin
-        data_q <= 8'd16;
-      end
-      11'd118: begin
-        data_q <= 8'd15;
-      end
-      11'd119: begin
-        data_q <= 8'd15;
-      end
-      11'd120: begin
-        data_q <= 8'd14;
-      end
-      11'd121: begin
-        data_q <= 8'd14;
-      end
-      11'd122: begin
-        data_q <= 8'd13;
-      end
-      11'd123: begin
-        data_q <= 8'd13;
-      end
-      11'd124: begin
-        data_q <= 8'd13;
-      end
-      11'd125: begin
-        data_q <= 8'd12;
-      end
-      11'd126: begin
-        data_q <= 8'd12;
-      end
-      11'd127: begin
-        data_q <= 8'd12;
-      end
-      11'd128: begin
-        data_q <= 8'd0;
-      end
-      11'd129: begin
-        data_q <= 8'd8;
-      end
-      11'd130: begin
-        data_q <= 8'd15;
-      end
-      11'd131: begin
-        data_q <= 8'd21;
-      end
-      11'd132: begin
-        data_q <= 8'd26;
-      end
-      11'd133: begin
-        data_q <= 8'd29;
-      end
-      11'd134: begin
-        data_q <= 8'd31;
-      end
-      11'd135: begin
-        data_q <= 8'd32;
-      end
-      11'd136: begin
-        data_q <= 8'd32;
-      end
-      11'd137: begin
-        data_q <= 8'd32;
-      end
-      11'd138: begin
-        data_q <= 8'd31;
-      end
-      11'd139: begin
-        data_q <= 8'd30;
-      end
-      11'd140: begin
-        data_q <= 8'd30;
-      end
-      11'd141: begin
-        data_q <= 8'd29;
-      end
-      11'd142: begin
-        data_q <= 8'd28;
-      end
-      11'd143: begin
-        data_q <= 8'd27;
-      end
-      11'd144: begin
-        data_q <= 8'd26;
-      end
-      11'd145: begin
-        data_q <= 8'd25;
-      end
-      11'd146: begin
-        data_q <= 8'd24;
-      end
-      11'd147: begin
-        data_q <= 8'd23;
-      end
-      11'd148: begin
-        data_q <= 8'd22;
-      end
-      11'd149: begin
-        data_q <= 8'd21;
-      end
-      11'd150: begin
-        data_q <= 8'd21;
-      end
-      11'd151: begin
-        data_q <= 8'd20;
-      end
-      11'd152: begin
-        data_q <= 8'd19;
-      end
-      11'd153: begin
-        data_q <= 8'd19;
-      end
-      11'd154: begin
-        data_q <= 8'd18;
-      end
-      11'd155: begin
-        data_q <= 8'd17;
-      end
-      11'd156: begin
-        data_q <= 8'd17;
-      end
-      11'd157: begin
-        data_q <= 8'd16;
-      end
-      11'd158: begin
-        data_q <= 8'd16;
-      end
-      11'd159: begin
-        data_q <= 8'd15;
-      end
-      11'd160: begin
-        data_q <= 8'd0;
-      end
-      11'd161: begin
-        data_q <= 8'd10;
-      end
-      11'd162: begin
-        data_q <= 8'd19;
-      end
-      11'd163: begin
-        data_q <= 8'd26;
-      end
-      11'd164: begin
-        data_q <= 8'd32;
-      end
-      11'd165: begin
-        data_q <= 8'd36;
-      end
-      11'd166: begin
-        data_q <= 8'd38;
-      end
-      11'd167: begin
-        data_q <= 8'd40;
-      end
-      11'd168: begin
-        data_q <= 8'd40;
-      end
-      11'd169: begin
-        data_q <= 8'd40;
-      end
-      11'd170: begin
-        data_q <= 8'd39;
-      end
-      11'd171: begin
-        data_q <= 8'd38;
-      end
-      11'd172: begin
-        data_q <= 8'd37;
-      end
-      11'd173: begin
-        data_q <= 8'd36;
-      end
-      11'd174: begin
-        data_q <= 8'd34;
-      end
-      11'd175: begin
-        data_q <= 8'd33;
-      end
-      11'd176: begin
-        data_q <= 8'd32;
-      end
-      11'd177: begin
-        data_q <= 8'd31;
-      end
-      11'd178: begin
-        data_q <= 8'd30;
-      end
-      11'd179: begin
-        data_q <= 8'd29;
-      end
-      11'd180: begin
-        data_q <= 8'd28;
-      end
-      11'd181: begin
-        data_q <= 8'd27;
-      end
-      11'd182: begin
-        data_q <= 8'd26;
-      end
-      11'd183: begin
-        data_q <= 8'd25;
-      end
-      11'd184: begin
-        data_q <= 8'd24;
-      end
-      11'd185: begin
-        data_q <= 8'd23;
-      end
-      11'd186: begin
-        data_q <= 8'd22;
-      end
-      11'd187: begin
-        data_q <= 8'd22;
-      end
-      11'd188: begin
-        data_q <= 8'd21;
-      end
-      11'd189: begin
-        data_q <= 8'd21;
-      end
-      11'd190: begin
-        data_q <= 8'd20;
-      end
-      11'd191: begin
-        data_q <= 8'd19;
-      end
-      11'd192: begin
-        data_q <= 8'd0;
-      end
-      11'd193: begin
-        data_q <= 8'd12;
-      end
-      11'd194: begin
-        data_q <= 8'd23;
-      end
-      11'd195: begin
-        data_q <= 8'd32;
-      end
-      11'd196: begin
-        data_q <= 8'd38;
-      end
-      11'd197: begin
-        data_q <= 8'd43;
-      end
-      11'd198: begin
-        data_q <= 8'd46;
-      end
-      11'd199: begin
-        data_q <= 8'd48;
-      end
-      11'd200: begin
-        data_q <= 8'd48;
-      end
-      11'd201: begin
-        data_q <= 8'd48;
-      end
-      11'd202: begin
-        data_q <= 8'd47;
-      end
-      11'd203: begin
-        data_q <= 8'd46;
-      end
-      11'd204: begin
-        data_q <= 8'd44;
-      end
-      11'd205: begin
-        data_q <= 8'd43;
-      end
-      11'd206: begin
-        data_q <= 8'd41;
-      end
-      11'd207: begin
-        data_q <= 8'd40;
-      end
-      11'd208: begin
-        data_q <= 8'd38;
-      end
-      11'd209: begin
-        data_q <= 8'd37;
-      end
-      11'd210: begin
-        data_q <= 8'd36;
-      end
-      11'd211: begin
-        data_q <= 8'd34;
-      end
-      11'd212: begin
-        data_q <= 8'd33;
-      end
-      11'd213: begin
-        data_q <= 8'd32;
-      end
-      11'd214: begin
-        data_q <= 8'd31;
-      end
-      11'd215: begin
-        data_q <= 8'd30;
-      end
-      11'd216: begin
-        data_q <= 8'd29;
-      end
-      11'd217: begin
-        data_q <= 8'd28;
-      end
-      11'd218: begin
-        data_q <= 8'd27;
-      end
-      11'd219: begin
-        data_q <= 8'd26;
-      end
-      11'd220: begin
-        data_q <= 8'd25;
-      end
-      11'd221: begin
-        data_q <= 8'd25;
-      end
-      11'd222: begin
-        data_q <= 8'd24;
-      end
-      11'd223: begin
-        data_q <= 8'd23;
-      end
-      11'd224: begin
-        data_q <= 8'd0;
-      end
-      11'd225: begin
-        data_q <= 8'd14;
-      end
-      11'd226: begin
-        data_q <= 8'd26;
-      end
-      11'd227: begin
-        data_q <= 8'd37;
-      end
-      11'd228: begin
-        data_q <= 8'd45;
-      end
-      11'd229: begin
-        data_q <= 8'd50;
-      end
-      11'd230: begin
-        data_q <= 8'd54;
-      end
-      11'd231: begin
-        data_q <= 8'd56;
-      end
-      11'd232: begin
-        data_q <= 8'd56;
-      end
-      11'd233: begin
-        data_q <= 8'd56;
-      end
-      11'd234: begin
-        data_q <= 8'd55;
-      end
-      11'd235: begin
-        data_q <= 8'd53;
-      end
-      11'd236: begin
-        data_q <= 8'd52;
-      end
-      11'd237: begin
-        data_q <= 8'd50;
-      end
-      11'd238: begin
-        data_q <= 8'd48;
-      end
-      11'd239: begin
-        data_q <= 8'd47;
-      end
-      11'd240: begin
-        data_q <= 8'd45;
-      end
-      11'd241: begin
-        data_q <= 8'd43;
-      end
-      11'd242: begin
-        data_q <= 8'd42;
-      end
-      11'd243: begin
-        data_q <= 8'd40;
-      end
-      11'd244: begin
-        data_q <= 8'd39;
-      end
-      11'd245: begin
-        data_q <= 8'd37;
-      end
-      11'd246: begin
-        data_q <= 8'd36;
-      end
-      11'd247: begin
-        data_q <= 8'd35;
-      end
-      11'd248: begin
-        data_q <= 8'd34;
-      end
-      11'd249: begin
-        data_q <= 8'd33;
-      end
-      11'd250: begin
-        data_q <= 8'd31;
-      end
-      11'd251: begin
-        data_q <= 8'd31;
-      end
-      11'd252: begin
-        data_q <= 8'd30;
-      end
-      11'd253: begin
-        data_q <= 8'd29;
-      end
-      11'd254: begin
-        data_q <= 8'd28;
-      end
-      11'd255: begin
-        data_q <= 8'd27;
-      end
-      11'd256: begin
-        data_q <= 8'd0;
-      end
-      11'd257: begin
-        data_q <= 8'd16;
-      end
-      11'd258: begin
-        data_q <= 8'd30;
-      end
-      11'd259: begin
-        data_q <= 8'd42;
-      end
-      11'd260: begin
-        data_q <= 8'd51;
-      end
-      11'd261: begin
-        data_q <= 8'd58;
-      end
-      11'd262: begin
-        data_q <= 8'd61;
-      end
-      11'd263: begin
-        data_q <= 8'd63;
-      end
-      11'd264: begin
-        data_q <= 8'd64;
-      end
-      11'd265: begin
-        data_q <= 8'd64;
-      end
-      11'd266: begin
-        data_q <= 8'd62;
-      end
-      11'd267: begin
-        data_q <= 8'd61;
-      end
-      11'd268: begin
-        data_q <= 8'd59;
-      end
-      11'd269: begin
-        data_q <= 8'd57;
-      end
-      11'd270: begin
-        data_q <= 8'd55;
-      end
-      11'd271: begin
-        data_q <= 8'd53;
-      end
-      11'd272: begin
-        data_q <= 8'd51;
-      end
-      11'd273: begin
-        data_q <= 8'd49;
-      end
-      11'd274: begin
-        data_q <= 8'd48;
-      end
-      11'd275: begin
-        data_q <= 8'd46;
-      end
-      11'd276: begin
-        data_q <= 8'd44;
-      end
-      11'd277: begin
-        data_q <= 8'd43;
-      end
-      11'd278: begin
-        data_q <= 8'd41;
-      end
-      11'd279: begin
-        data_q <= 8'd40;
-      end
-      11'd280: begin
-        data_q <= 8'd38;
-      end
-      11'd281: begin
-        data_q <= 8'd37;
-      end
-      11'd282: begin
-        data_q <= 8'd36;
-      end
-      11'd283: begin
-        data_q <= 8'd35;
-      end
-      11'd284: begin
-        data_q <= 8'd34;
-      end
-      11'd285: begin
-        data_q <= 8'd33;
-      end
-      11'd286: begin
-        data_q <= 8'd32;
-      end
-      11'd287: begin
-        data_q <= 8'd31;
-      end
-      11'd288: begin
-        data_q <= 8'd0;
-      end
-      11'd289: begin
-        data_q <= 8'd18;
-      end
-      11'd290: begin
-        data_q <= 8'd34;
-      end
-      11'd291: begin
-        data_q <= 8'd47;
-      end
-      11'd292: begin
-        data_q <= 8'd58;
-      end
-      11'd293: begin
-        data_q <= 8'd65;
-      end
-      11'd294: begin
-        data_q <= 8'd69;
-      end
-      11'd295: begin
-        data_q <= 8'd71;
-      end
-      11'd296: begin
-        data_q <= 8'd72;
-      end
-      11'd297: begin
-        data_q <= 8'd72;
-      end
-      11'd298: begin
-        data_q <= 8'd70;
-      end
-      11'd299: begin
-        data_q <= 8'd68;
-      end
-      11'd300: begin
-        data_q <= 8'd66;
-      end
-      11'd301: begin
-        data_q <= 8'd64;
-      end
-      11'd302: begin
-        data_q <= 8'd62;
-      end
-      11'd303: begin
-        data_q <= 8'd60;
-      end
-      11'd304: begin
-        data_q <= 8'd58;
-      end
-      11'd305: begin
-        data_q <= 8'd55;
-      end
-      11'd306: begin
-        data_q <= 8'd53;
-      end
-      11'd307: begin
-        data_q <= 8'd52;
-      end
-      11'd308: begin
-        data_q <= 8'd50;
-      end
-      11'd309: begin
-        data_q <= 8'd48;
-      end
-      11'd310: begin
-        data_q <= 8'd46;
-      end
-      11'd311: begin
-        data_q <= 8'd45;
-      end
-      11'd312: begin
-        data_q <= 8'd43;
-      end
-      11'd313: begin
-        data_q <= 8'd42;
-      end
-      11'd314: begin
-        data_q <= 8'd40;
-      end
-      11'd315: begin
-        data_q <= 8'd39;
-      end
-      11'd316: begin
-        data_q <= 8'd38;
-      end
-      11'd317: begin
-        data_q <= 8'd37;
-      end
-      11'd318: begin
-        data_q <= 8'd36;
-      end
-      11'd319: begin
-        data_q <= 8'd35;
-      end
-      11'd320: begin
-        data_q <= 8'd0;
-      end
-      11'd321: begin
-        data_q <= 8'd20;
-      end
-      11'd322: begin
-        data_q <= 8'd38;
-      end
-      11'd323: begin
-        data_q <= 8'd53;
-      end
-      11'd324: begin
-        data_q <= 8'd64;
-      end
-      11'd325: begin
-        data_q <= 8'd72;
-      end
-      11'd326: begin
-        data_q <= 8'd77;
-      end
-      11'd327: begin
-        data_q <= 8'd79;
-      end
-      11'd328: begin
-        data_q <= 8'd80;
-      end
-      11'd329: begin
-        data_q <= 8'd79;
-      end
-      11'd330: begin
-        data_q <= 8'd78;
-      end
-      11'd331: begin
-        data_q <= 8'd76;
-      end
-      11'd332: begin
-        data_q <= 8'd74;
-      end
-      11'd333: begin
-        data_q <= 8'd71;
-      end
-      11'd334: begin
-        data_q <= 8'd69;
-      end
-      11'd335: begin
-        data_q <= 8'd66;
-      end
-      11'd336: begin
-        data_q <= 8'd64;
-      end
-      11'd337: begin
-        data_q <= 8'd62;
-      end
-      11'd338: begin
-        data_q <= 8'd59;
-      end
-      11'd339: begin
-        data_q <= 8'd57;
-      end
-      11'd340: begin
-        data_q <= 8'd55;
-      end
-      11'd341: begin
-        data_q <= 8'd53;
-      end
-      11'd342: begin
-        data_q <= 8'd51;
-      end
-      11'd343: begin
-        data_q <= 8'd50;
-      end
-      11'd344: begin
-        data_q <= 8'd48;
-      end
-      11'd345: begin
-        data_q <= 8'd46;
-      end
-      11'd346: begin
-        data_q <= 8'd45;
-      end
-      11'd347: begin
-        data_q <= 8'd44;
-      end
-      11'd348: begin
-        data_q <= 8'd42;
-      end
-      11'd349: begin
-        data_q <= 8'd41;
-      end
-      11'd350: begin
-        data_q <= 8'd40;
-      end
-      11'd351: begin
-        data_q <= 8'd39;
-      end
-      11'd352: begin
-        data_q <= 8'd0;
-      end
-      11'd353: begin
-        data_q <= 8'd22;
-      end
-      11'd354: begin
-        data_q <= 8'd41;
-      end
-      11'd355: begin
-        data_q <= 8'd58;
-      end
-      11'd356: begin
-        data_q <= 8'd70;
-      end
-      11'd357: begin
-        data_q <= 8'd79;
-      end
-      11'd358: begin
-        data_q <= 8'd84;
-      end
-      11'd359: begin
-        data_q <= 8'd87;
-      end
-      11'd360: begin
-        data_q <= 8'd88;
-      end
-      11'd361: begin
-        data_q <= 8'd87;
-      end
-      11'd362: begin
-        data_q <= 8'd86;
-      end
-      11'd363: begin
-        data_q <= 8'd84;
-      end
-      11'd364: begin
-        data_q <= 8'd81;
-      end
-      11'd365: begin
-        data_q <= 8'd79;
-      end
-      11'd366: begin
-        data_q <= 8'd76;
-      end
-      11'd367: begin
-        data_q <= 8'd73;
-      end
-      11'd368: begin
-        data_q <= 8'd70;
-      end
-      11'd369: begin
-        data_q <= 8'd68;
-      end
-      11'd370: begin
-        data_q <= 8'd65;
-      end
-      11'd371: begin
-        data_q <= 8'd63;
-      end
-      11'd372: begin
-        data_q <= 8'd61;
-      end
-      11'd373: begin
-        data_q <= 8'd59;
-      end
-      11'd374: begin
-        data_q <= 8'd57;
-      end
-      11'd375: begin
-        data_q <= 8'd55;
-      end
-      11'd376: begin
-        data_q <= 8'd53;
-      end
-      11'd377: begin
-        data_q <= 8'd51;
-      end
-      11'd378: begin
-        data_q <= 8'd49;
-      end
-      11'd379: begin
-        data_q <= 8'd48;
-      end
-      11'd380: begin
-        data_q <= 8'd46;
-      end
-      11'd381: begin
-        data_q <= 8'd45;
-      end
-      11'd382: begin
-        data_q <= 8'd44;
-      end
-      11'd383: begin
-        data_q <= 8'd43;
-      end
-      11'd384: begin
-        data_q <= 8'd0;
-      end
-      11'd385: begin
-        data_q <= 8'd24;
-      end
-      11'd386: begin
-        data_q <= 8'd45;
-      end
-      11'd387: begin
-        data_q <= 8'd63;
-      end
-      11'd388: begin
-        data_q <= 8'd77;
-      end
-      11'd389: begin
-        data_q <= 8'd86;
-      end
-      11'd390: begin
-        data_q <= 8'd92;
-      end
-      11'd391: begin
-        data_q <= 8'd95;
-      end
-      11'd392: begin
-        data_q <= 8'd96;
-      end
-      11'd393: begin
-        data_q <= 8'd95;
-      end
-      11'd394: begin
-        data_q <= 8'd94;
-      end
-      11'd395: begin
-        data_q <= 8'd91;
-      end
-      11'd396: begin
-        data_q <= 8'd89;
-      end
-      11'd397: begin
-        data_q <= 8'd86;
-      end
-      11'd398: begin
-        data_q <= 8'd83;
-      end
-      11'd399: begin
-        data_q <= 8'd80;
-      end
-      11'd400: begin
-        data_q <= 8'd77;
-      end
-      11'd401: begin
-        data_q <= 8'd74;
-      end
-      11'd402: begin
-        data_q <= 8'd71;
-      end
-      11'd403: begin
-        data_q <= 8'd69;
-      end
-      11'd404: begin
-        data_q <= 8'd66;
-      end
-      11'd405: begin
-        data_q <= 8'd64;
-      end
-      11'd406: begin
-        data_q <= 8'd62;
-      end
-      11'd407: begin
-        data_q <= 8'd60;
-      end
-      11'd408: begin
-        data_q <= 8'd58;
-      end
-      11'd409: begin
-        data_q <= 8'd56;
-      end
-      11'd410: begin
-        data_q <= 8'd54;
-      end
-      11'd411: begin
-        data_q <= 8'd52;
-      end
-      11'd412: begin
-        data_q <= 8'd51;
-      end
-      11'd413: begin
-        data_q <= 8'd49;
-      end
-      11'd414: begin
-        data_q <= 8'd48;
-      end
-      11'd415: begin
-        data_q <= 8'd46;
-      end
-      11'd416: begin
-        data_q <= 8'd0;
-      end
-      11'd417: begin
-        data_q <= 8'd26;
-      end
-      11'd418: begin
-        data_q <= 8'd49;
-      end
-      11'd419: begin
-        data_q <= 8'd68;
-      end
-      11'd420: begin
-        data_q <= 8'd83;
-      end
-      11'd421: begin
-        data_q <= 8'd93;
-      end
-      11'd422: begin
-        data_q <= 8'd100;
-      end
-      11'd423: begin
-        data_q <= 8'd103;
-      end
-      11'd424: begin
-        data_q <= 8'd104;
-      end
-      11'd425: begin
-        data_q <= 8'd103;
-      end
-      11'd426: begin
-        data_q <= 8'd101;
-      end
-      11'd427: begin
-        data_q <= 8'd99;
-      end
-      11'd428: begin
-        data_q <= 8'd96;
-      end
-      11'd429: begin
-        data_q <= 8'd93;
-      end
-      11'd430: begin
-        data_q <= 8'd90;
-      end
-      11'd431: begin
-        data_q <= 8'd86;
-      end
-      11'd432: begin
-        data_q <= 8'd83;
-      end
-      11'd433: begin
-        data_q <= 8'd80;
-      end
-      11'd434: begin
-        data_q <= 8'd77;
-      end
-      11'd435: begin
-        data_q <= 8'd74;
-      end
-      11'd436: begin
-        data_q <= 8'd72;
-      end
-      11'd437: begin
-        data_q <= 8'd69;
-      end
-      11'd438: begin
-        data_q <= 8'd67;
-      end
-      11'd439: begin
-        data_q <= 8'd65;
-      end
-      11'd440: begin
-        data_q <= 8'd62;
-      end
-      11'd441: begin
-        data_q <= 8'd60;
-      end
-      11'd442: begin
-        data_q <= 8'd58;
-      end
-      11'd443: begin
-        data_q <= 8'd57;
-      end
-      11'd444: begin
-        data_q <= 8'd55;
-      end
-      11'd445: begin
-        data_q <= 8'd53;
-      end
-      11'd446: begin
-        data_q <= 8'd52;
-      end
-      11'd447: begin
-        data_q <= 8'd50;
-      end
-      11'd448: begin
-        data_q <= 8'd0;
-      end
-      11'd449: begin
-        data_q <= 8'd28;
-      end
-      11'd450: begin
-        data_q <= 8'd53;
-      end
-      11'd451: begin
-        data_q <= 8'd74;
-      end
-      11'd452: begin
-        data_q <= 8'd90;
-      end
-      11'd453: begin
-        data_q <= 8'd101;
-      end
-      11'd454: begin
-        data_q <= 8'd108;
-      end
-      11'd455: begin
-        data_q <= 8'd111;
-      end
-      11'd456: begin
-        data_q <= 8'd112;
-      end
-      11'd457: begin
-        data_q <= 8'd111;
-      end
-      11'd458: begin
-        data_q <= 8'd109;
-      end
-      11'd459: begin
-        data_q <= 8'd107;
-      end
-      11'd460: begin
-        data_q <= 8'd103;
-      end
-      11'd461: begin
-        data_q <= 8'd100;
-      end
-      11'd462: begin
-        data_q <= 8'd96;
-      end
-      11'd463: begin
-        data_q <= 8'd93;
-      end
-      11'd464: begin
-        data_q <= 8'd90;
-      end
-      11'd465: begin
-        data_q <= 8'd86;
-      end
-      11'd466: begin
-        data_q <= 8'd83;
-      end
-      11'd467: begin
-        data_q <= 8'd80;
-      end
-      11'd468: begin
-        data_q <= 8'd77;
-      end
-      11'd469: begin
-        data_q <= 8'd75;
-      end
-      11'd470: begin
-        data_q <= 8'd72;
-      end
-      11'd471: begin
-        data_q <= 8'd70;
-      end
-      11'd472: begin
-        data_q <= 8'd67;
-      end
-      11'd473: begin
-        data_q <= 8'd65;
-      end
-      11'd474: begin
-        data_q <= 8'd63;
-      end
-      11'd475: begin
-        data_q <= 8'd61;
-      end
-      11'd476: begin
-        data_q <= 8'd59;
-      end
-      11'd477: begin
-        data_q <= 8'd57;
-      end
-      11'd478: begin
-        data_q <= 8'd56;
-      end
-      11'd479: begin
-        data_q <= 8'd54;
-      end
-      11'd480: begin
-        data_q <= 8'd0;
-      end
-      11'd481: begin
-        data_q <= 8'd30;
-      end
-      11'd482: begin
-        data_q <= 8'd56;
-      end
-      11'd483: begin
-        data_q <= 8'd79;
-      end
-      11'd484: begin
-        data_q <= 8'd96;
-      end
-      11'd485: begin
-        data_q <= 8'd108;
-      end
-      11'd486: begin
-        data_q <= 8'd115;
-      end
-      11'd487: begin
-        data_q <= 8'd119;
-      end
-      11'd488: begin
-        data_q <= 8'd120;
-      end
-      11'd489: begin
-        data_q <= 8'd119;
-      end
-      11'd490: begin
-        data_q <= 8'd117;
-      end
-      11'd491: begin
-        data_q <= 8'd114;
-      end
-      11'd492: begin
-        data_q <= 8'd111;
-      end
-      11'd493: begin
-        data_q <= 8'd107;
-      end
-      11'd494: begin
-        data_q <= 8'd103;
-      end
-      11'd495: begin
-        data_q <= 8'd100;
-      end
-      11'd496: begin
-        data_q <= 8'd96;
-      end
-      11'd497: begin
-        data_q <= 8'd92;
-      end
-      11'd498: begin
-        data_q <= 8'd89;
-      end
-      11'd499: begin
-        data_q <= 8'd86;
-      end
-      11'd500: begin
-        data_q <= 8'd83;
-      end
-      11'd501: begin
-        data_q <= 8'd80;
-      end
-      11'd502: begin
-        data_q <= 8'd77;
-      end
-      11'd503: begin
-        data_q <= 8'd74;
-      end
-      11'd504: begin
-        data_q <= 8'd72;
-      end
-      11'd505: begin
-        data_q <= 8'd70;
-      end
-      11'd506: begin
-        data_q <= 8'd67;
-      end
-      11'd507: begin
-        data_q <= 8'd65;
-      end
-      11'd508: begin
-        data_q <= 8'd63;
-      end
-      11'd509: begin
-        data_q <= 8'd62;
-      end
-      11'd510: begin
-        data_q <= 8'd60;
-      end
-      11'd511: begin
-        data_q <= 8'd58;
-      end
-      11'd512: begin
-        data_q <= 8'd0;
-      end
-      11'd513: begin
-        data_q <= 8'd32;
-      end
-      11'd514: begin
-        data_q <= 8'd60;
-      end
-      11'd515: begin
-        data_q <= 8'd84;
-      end
-      11'd516: begin
-        data_q <= 8'd102;
-      end
-      11'd517: begin
-        data_q <= 8'd115;
-      end
-      11'd518: begin
-        data_q <= 8'd123;
-      end
-      11'd519: begin
-        data_q <= 8'd127;
-      end
-      11'd520: begin
-        data_q <= 8'd127;
-      end
-      11'd521: begin
-        data_q <= 8'd127;
-      end
-      11'd522: begin
-        data_q <= 8'd125;
-      end
-      11'd523: begin
-        data_q <= 8'd122;
-      end
-      11'd524: begin
-        data_q <= 8'd118;
-      end
-      11'd525: begin
-        data_q <= 8'd114;
-      end
-      11'd526: begin
-        data_q <= 8'd110;
-      end
-      11'd527: begin
-        data_q <= 8'd106;
-      end
-      11'd528: begin
-        data_q <= 8'd102;
-      end
-      11'd529: begin
-        data_q <= 8'd99;
-      end
-      11'd530: begin
-        data_q <= 8'd95;
-      end
-      11'd531: begin
-        data_q <= 8'd92;
-      end
-      11'd532: begin
-        data_q <= 8'd88;
-      end
-      11'd533: begin
-        data_q <= 8'd85;
-      end
-      11'd534: begin
-        data_q <= 8'd82;
-      end
-      11'd535: begin
-        data_q <= 8'd79;
-      end
-      11'd536: begin
-        data_q <= 8'd77;
-      end
-      11'd537: begin
-        data_q <= 8'd74;
-      end
-      11'd538: begin
-        data_q <= 8'd72;
-      end
-      11'd539: begin
-        data_q <= 8'd70;
-      end
-      11'd540: begin
-        data_q <= 8'd68;
-      end
-      11'd541: begin
-        data_q <= 8'd66;
-      end
-      11'd542: begin
-        data_q <= 8'd64;
-      end
-      11'd543: begin
-        data_q <= 8'd62;
-      end
-      11'd544: begin
-        data_q <= 8'd0;
-      end
-      11'd545: begin
-        data_q <= 8'd33;
-      end
-      11'd546: begin
-        data_q <= 8'd64;
-      end
-      11'd547: begin
-        data_q <= 8'd89;
-      end
-      11'd548: begin
-        data_q <= 8'd109;
-      end
-      11'd549: begin
-        data_q <= 8'd122;
-      end
-      11'd550: begin
-        data_q <= 8'd127;
-      end
-      11'd551: begin
-        data_q <= 8'd127;
-      end
-      11'd552: begin
-        data_q <= 8'd127;
-      end
-      11'd553: begin
-        data_q <= 8'd127;
-      end
-      11'd554: begin
-        data_q <= 8'd127;
-      end
-      11'd555: begin
-        data_q <= 8'd127;
-      end
-      11'd556: begin
-        data_q <= 8'd126;
-      end
-      11'd557: begin
-        data_q <= 8'd121;
-      end
-      11'd558: begin
-        data_q <= 8'd117;
-      end
-      11'd559: begin
-        data_q <= 8'd113;
-      end
-      11'd560: begin
-        data_q <= 8'd109;
-      end
-      11'd561: begin
-        data_q <= 8'd105;
-      end
-      11'd562: begin
-        data_q <= 8'd101;
-      end
-      11'd563: begin
-        data_q <= 8'd97;
-      end
-      11'd564: begin
-        data_q <= 8'd94;
-      end
-      11'd565: begin
-        data_q <= 8'd90;
-      end
-      11'd566: begin
-        data_q <= 8'd87;
-      end
-      11'd567: begin
-        data_q <= 8'd84;
-      end
-      11'd568: begin
-        data_q <= 8'd82;
-      end
-      11'd569: begin
-        data_q <= 8'd79;
-      end
-      11'd570: begin
-        data_q <= 8'd76;
-      end
-      11'd571: begin
-        data_q <= 8'd74;
-      end
-      11'd572: begin
-        data_q <= 8'd72;
-      end
-      11'd573: begin
-        data_q <= 8'd70;
-      end
-      11'd574: begin
-        data_q <= 8'd68;
-      end
-      11'd575: begin
-        data_q <= 8'd66;
-      end
-      11'd576: begin
-        data_q <= 8'd0;
-      end
-      11'd577: begin
-        data_q <= 8'd35;
-      end
-      11'd578: begin
-        data_q <= 8'd68;
-      end
-      11'd579: begin
-        data_q <= 8'd95;
-      end
-      11'd580: begin
-        data_q <= 8'd115;
-      end
-      11'd581: begin
-        data_q <= 8'd127;
-      end
-      11'd582: begin
-        data_q <= 8'd127;
-      end
-      11'd583: begin
-        data_q <= 8'd127;
-      end
-      11'd584: begin
-        data_q <= 8'd127;
-      end
-      11'd585: begin
-        data_q <= 8'd127;
-      end
-      11'd586: begin
-        data_q <= 8'd127;
-      end
-      11'd587: begin
-        data_q <= 8'd127;
-      end
-      11'd588: begin
-        data_q <= 8'd127;
-      end
-      11'd589: begin
-        data_q <= 8'd127;
-      end
-      11'd590: begin
-        data_q <= 8'd124;
-      end
-      11'd591: begin
-        data_q <= 8'd120;
-      end
-      11'd592: begin
-        data_q <= 8'd115;
-      end
-      11'd593: begin
-        data_q <= 8'd111;
-      end
-      11'd594: begin
-        data_q <= 8'd107;
-      end
-      11'd595: begin
-        data_q <= 8'd103;
-      end
-      11'd596: begin
-        data_q <= 8'd99;
-      end
-      11'd597: begin
-        data_q <= 8'd96;
-      end
-      11'd598: begin
-        data_q <= 8'd92;
-      end
-      11'd599: begin
-        data_q <= 8'd89;
-      end
-      11'd600: begin
-        data_q <= 8'd86;
-      end
-      11'd601: begin
-        data_q <= 8'd84;
-      end
-      11'd602: begin
-        data_q <= 8'd81;
-      end
-      11'd603: begin
-        data_q <= 8'd78;
-      end
-      11'd604: begin
-        data_q <= 8'd76;
-      end
-      11'd605: begin
-        data_q <= 8'd74;
-      end
-      11'd606: begin
-        data_q <= 8'd72;
-      end
-      11'd607: begin
-        data_q <= 8'd70;
-      end
-      11'd608: begin
-        data_q <= 8'd0;
-      end
-      11'd609: begin
-        data_q <= 8'd37;
-      end
-      11'd610: begin
-        data_q <= 8'd72;
-      end
-      11'd611: begin
-        data_q <= 8'd100;
-      end
-      11'd612: begin
-        data_q <= 8'd122;
-      end
-      11'd613: begin
-        data_q <= 8'd127;
-      end
-      11'd614: begin
-        data_q <= 8'd127;
-      end
-      11'd615: begin
-        data_q <= 8'd127;
-      end
-      11'd616: begin
-        data_q <= 8'd127;
-      end
-      11'd617: begin
-        data_q <= 8'd127;
-      end
-      11'd618: begin
-        data_q <= 8'd127;
-      end
-      11'd619: begin
-        data_q <= 8'd127;
-      end
-      11'd620: begin
-        data_q <= 8'd127;
-      end
-      11'd621: begin
-        data_q <= 8'd127;
-      end
-      11'd622: begin
-        data_q <= 8'd127;
-      end
-      11'd623: begin
-        data_q <= 8'd126;
-      end
-      11'd624: begin
-        data_q <= 8'd122;
-      end
-      11'd625: begin
-        data_q <= 8'd117;
-      end
-      11'd626: begin
-        data_q <= 8'd113;
-      end
-      11'd627: begin
-        data_q <= 8'd109;
-      end
-      11'd628: begin
-        data_q <= 8'd105;
-      end
-      11'd629: begin
-        data_q <= 8'd101;
-      end
-      11'd630: begin
-        data_q <= 8'd98;
-      end
-      11'd631: begin
-        data_q <= 8'd94;
-      end
-      11'd632: begin
-        data_q <= 8'd91;
-      end
-      11'd633: begin
-        data_q <= 8'd88;
-      end
-      11'd634: begin
-        data_q <= 8'd85;
-      end
-      11'd635: begin
-        data_q <= 8'd83;
-      end
-      11'd636: begin
-        data_q <= 8'd80;
-      end
-      11'd637: begin
-        data_q <= 8'd78;
-      end
-      11'd638: begin
-        data_q <= 8'd76;
-      end
-      11'd639: begin
-        data_q <= 8'd74;
-      end
-      11'd640: begin
-        data_q <= 8'd0;
-      end
-      11'd641: begin
-        data_q <= 8'd39;
-      end
-      11'd642: begin
-        data_q <= 8'd75;
-      end
-      11'd643: begin
-        data_q <= 8'd105;
-      end
-      11'd644: begin
-        data_q <= 8'd127;
-      end
-      11'd645: begin
-        data_q <= 8'd127;
-      end
-      11'd646: begin
-        data_q <= 8'd127;
-      end
-      11'd647: begin
-        data_q <= 8'd127;
-      end
-      11'd648: begin
-        data_q <= 8'd127;
-      end
-      11'd649: begin
-        data_q <= 8'd127;
-      end
-      11'd650: begin
-        data_q <= 8'd127;
-      end
-      11'd651: begin
-        data_q <= 8'd127;
-      end
-      11'd652: begin
-        data_q <= 8'd127;
-      end
-      11'd653: begin
-        data_q <= 8'd127;
-      end
-      11'd654: begin
-        data_q <= 8'd127;
-      end
-      11'd655: begin
-        data_q <= 8'd127;
-      end
-      11'd656: begin
-        data_q <= 8'd127;
-      end
-      11'd657: begin
-        data_q <= 8'd123;
-      end
-      11'd658: begin
-        data_q <= 8'd119;
-      end
-      11'd659: begin
-        data_q <= 8'd114;
-      end
-      11'd660: begin
-        data_q <= 8'd110;
-      end
-      11'd661: begin
-        data_q <= 8'd106;
-      end
-      11'd662: begin
-        data_q <= 8'd103;
-      end
-      11'd663: begin
-        data_q <= 8'd99;
-      end
-      11'd664: begin
-        data_q <= 8'd96;
-      end
-      11'd665: begin
-        data_q <= 8'd93;
-      end
-      11'd666: begin
-        data_q <= 8'd90;
-      end
-      11'd667: begin
-        data_q <= 8'd87;
-      end
-      11'd668: begin
-        data_q <= 8'd85;
-      end
-      11'd669: begin
-        data_q <= 8'd82;
-      end
-      11'd670: begin
-        data_q <= 8'd80;
-      end
-      11'd671: begin
-        data_q <= 8'd77;
-      end
-      11'd672: begin
-        data_q <= 8'd0;
-      end
-      11'd673: begin
-        data_q <= 8'd41;
-      end
-      11'd674: begin
-        data_q <= 8'd79;
-      end
-      11'd675: begin
-        data_q <= 8'd110;
-      end
-      11'd676: begin
-        data_q <= 8'd127;
-      end
-      11'd677: begin
-        data_q <= 8'd127;
-      end
-      11'd678: begin
-        data_q <= 8'd127;
-      end
-      11'd679: begin
-        data_q <= 8'd127;
-      end
-      11'd680: begin
-        data_q <= 8'd127;
-      end
-      11'd681: begin
-        data_q <= 8'd127;
-      end
-      11'd682: begin
-        data_q <= 8'd127;
-      end
-      11'd683: begin
-        data_q <= 8'd127;
-      end
-      11'd684: begin
-        data_q <= 8'd127;
-      end
-      11'd685: begin
-        data_q <= 8'd127;
-      end
-      11'd686: begin
-        data_q <= 8'd127;
-      end
-      11'd687: begin
-        data_q <= 8'd127;
-      end
-      11'd688: begin
-        data_q <= 8'd127;
-      end
-      11'd689: begin
-        data_q <= 8'd127;
-      end
-      11'd690: begin
-        data_q <= 8'd125;
-      end
-      11'd691: begin
-        data_q <= 8'd120;
-      end
-      11'd692: begin
-        data_q <= 8'd116;
-      end
-      11'd693: begin
-        data_q <= 8'd112;
-      end
-      11'd694: begin
-        data_q <= 8'd108;
-      end
-      11'd695: begin
-        data_q <= 8'd104;
-      end
-      11'd696: begin
-        data_q <= 8'd101;
-      end
-      11'd697: begin
-        data_q <= 8'd98;
-      end
-      11'd698: begin
-        data_q <= 8'd94;
-      end
-      11'd699: begin
-        data_q <= 8'd92;
-      end
-      11'd700: begin
-        data_q <= 8'd89;
-      end
-      11'd701: begin
-        data_q <= 8'd86;
-      end
-      11'd702: begin
-        data_q <= 8'd84;
-      end
-      11'd703: begin
-        data_q <= 8'd81;
-      end
-      11'd704: begin
-        data_q <= 8'd0;
-      end
-      11'd705: begin
-        data_q <= 8'd43;
-      end
-      11'd706: begin
-        data_q <= 8'd83;
-      end
-      11'd707: begin
-        data_q <= 8'd116;
-      end
-      11'd708: begin
-        data_q <= 8'd127;
-      end
-      11'd709: begin
-        data_q <= 8'd127;
-      end
-      11'd710: begin
-        data_q <= 8'd127;
-      end
-      11'd711: begin
-        data_q <= 8'd127;
-      end
-      11'd712: begin
-        data_q <= 8'd127;
-      end
-      11'd713: begin
-        data_q <= 8'd127;
-      end
-      11'd714: begin
-        data_q <= 8'd127;
-      end
-      11'd715: begin
-        data_q <= 8'd127;
-      end
-      11'd716: begin
-        data_q <= 8'd127;
-      end
-      11'd717: begin
-        data_q <= 8'd127;
-      end
-      11'd718: begin
-        data_q <= 8'd127;
-      end
-      11'd719: begin
-        data_q <= 8'd127;
-      end
-      11'd720: begin
-        data_q <= 8'd127;
-      end
-      11'd721: begin
-        data_q <= 8'd127;
-      end
-      11'd722: begin
-        data_q <= 8'd127;
-      end
-      11'd723: begin
-        data_q <= 8'd126;
-      end
-      11'd724: begin
-        data_q <= 8'd121;
-      end
-      11'd725: begin
-        data_q <= 8'd117;
-      end
-      11'd726: begin
-        data_q <= 8'd113;
-      end
-      11'd727: begin
-        data_q <= 8'd109;
-      end
-      11'd728: begin
-        data_q <= 8'd106;
-      end
-      11'd729: begin
-        data_q <= 8'd102;
-      end
-      11'd730: begin
-        data_q <= 8'd99;
-      end
-      11'd731: begin
-        data_q <= 8'd96;
-      end
-      11'd732: begin
-        data_q <= 8'd93;
-      end
-      11'd733: begin
-        data_q <= 8'd90;
-      end
-      11'd734: begin
-        data_q <= 8'd88;
-      end
-      11'd735: begin
-        data_q <= 8'd85;
-      end
-      11'd736: begin
-        data_q <= 8'd0;
-      end
-      11'd737: begin
-        data_q <= 8'd45;
-      end
-      11'd738: begin
-        data_q <= 8'd87;
-      end
-      11'd739: begin
-        data_q <= 8'd121;
-      end
-      11'd740: begin
-        data_q <= 8'd127;
-      end
-      11'd741: begin
-        data_q <= 8'd127;
-      end
-      11'd742: begin
-        data_q <= 8'd127;
-      end
-      11'd743: begin
-        data_q <= 8'd127;
-      end
-      11'd744: begin
-        data_q <= 8'd127;
-      end
-      11'd745: begin
-        data_q <= 8'd127;
-      end
-      11'd746: begin
-        data_q <= 8'd127;
-      end
-      11'd747: begin
-        data_q <= 8'd127;
-      end
-      11'd748: begin
-        data_q <= 8'd127;
-      end
-      11'd749: begin
-        data_q <= 8'd127;
-      end
-      11'd750: begin
-        data_q <= 8'd127;
-      end
-      11'd751: begin
-        data_q <= 8'd127;
-      end
-      11'd752: begin
-        data_q <= 8'd127;
-      end
-      11'd753: begin
-        data_q <= 8'd127;
-      end
-      11'd754: begin
-        data_q <= 8'd127;
-      end
-      11'd755: begin
-        data_q <= 8'd127;
-      end
-      11'd756: begin
-        data_q <= 8'd127;
-      end
-      11'd757: begin
-        data_q <= 8'd122;
-      end
-      11'd758: begin
-        data_q <= 8'd118;
-      end
-      11'd759: begin
-        data_q <= 8'd114;
-      end
-      11'd760: begin
-        data_q <= 8'd110;
-      end
-      11'd761: begin
-        data_q <= 8'd107;
-      end
-      11'd762: begin
-        data_q <= 8'd103;
-      end
-      11'd763: begin
-        data_q <= 8'd100;
-      end
-      11'd764: begin
-        data_q <= 8'd97;
-      end
-      11'd765: begin
-        data_q <= 8'd94;
-      end
-      11'd766: begin
-        data_q <= 8'd92;
-      end
-      11'd767: begin
-        data_q <= 8'd89;
-      end
-      11'd768: begin
-        data_q <= 8'd0;
-      end
-      11'd769: begin
-        data_q <= 8'd47;
-      end
-      11'd770: begin
-        data_q <= 8'd90;
-      end
-      11'd771: begin
-        data_q <= 8'd126;
-      end
-      11'd772: begin
-        data_q <= 8'd127;
-      end
-      11'd773: begin
-        data_q <= 8'd127;
-      end
-      11'd774: begin
-        data_q <= 8'd127;
-      end
-      11'd775: begin
-        data_q <= 8'd127;
-      end
-      11'd776: begin
-        data_q <= 8'd127;
-      end
-      11'd777: begin
-        data_q <= 8'd127;
-      end
-      11'd778: begin
-        data_q <= 8'd127;
-      end
-      11'd779: begin
-        data_q <= 8'd127;
-      end
-      11'd780: begin
-        data_q <= 8'd127;
-      end
-      11'd781: begin
-        data_q <= 8'd127;
-      end
-      11'd782: begin
-        data_q <= 8'd127;
-      end
-      11'd783: begin
-        data_q <= 8'd127;
-      end
-      11'd784: begin
-        data_q <= 8'd127;
-      end
-      11'd785: begin
-        data_q <= 8'd127;
-      end
-      11'd786: begin
-        data_q <= 8'd127;
-      end
-      11'd787: begin
-        data_q <= 8'd127;
-      end
-      11'd788: begin
-        data_q <= 8'd127;
-      end
-      11'd789: begin
-        data_q <= 8'd127;
-      end
-      11'd790: begin
-        data_q <= 8'd123;
-      end
-      11'd791: begin
-        data_q <= 8'd119;
-      end
-      11'd792: begin
-        data_q <= 8'd115;
-      end
-      11'd793: begin
-        data_q <= 8'd111;
-      end
-      11'd794: begin
-        data_q <= 8'd108;
-      end
-      11'd795: begin
-        data_q <= 8'd105;
-      end
-      11'd796: begin
-        data_q <= 8'd101;
-      end
-      11'd797: begin
-        data_q <= 8'd98;
-      end
-      11'd798: begin
-        data_q <= 8'd96;
-      end
-      11'd799: begin
-        data_q <= 8'd93;
-      end
-      11'd800: begin
-        data_q <= 8'd0;
-      end
-      11'd801: begin
-        data_q <= 8'd49;
-      end
-      11'd802: begin
-        data_q <= 8'd94;
-      end
-      11'd803: begin
-        data_q <= 8'd127;
-      end
-      11'd804: begin
-        data_q <= 8'd127;
-      end
-      11'd805: begin
-        data_q <= 8'd127;
-      end
-      11'd806: begin
-        data_q <= 8'd127;
-      end
-      11'd807: begin
-        data_q <= 8'd127;
-      end
-      11'd808: begin
-        data_q <= 8'd127;
-      end
-      11'd809: begin
-        data_q <= 8'd127;
-      end
-      11'd810: begin
-        data_q <= 8'd127;
-      end
-      11'd811: begin
-        data_q <= 8'd127;
-      end
-      11'd812: begin
-        data_q <= 8'd127;
-      end
-      11'd813: begin
-        data_q <= 8'd127;
-      end
-      11'd814: begin
-        data_q <= 8'd127;
-      end
-      11'd815: begin
-        data_q <= 8'd127;
-      end
-      11'd816: begin
-        data_q <= 8'd127;
-      end
-      11'd817: begin
-        data_q <= 8'd127;
-      end
-      11'd818: begin
-        data_q <= 8'd127;
-      end
-      11'd819: begin
-        data_q <= 8'd127;
-      end
-      11'd820: begin
-        data_q <= 8'd127;
-      end
-      11'd821: begin
-        data_q <= 8'd127;
-      end
-      11'd822: begin
-        data_q <= 8'd127;
-      end
-      11'd823: begin
-        data_q <= 8'd124;
-      end
-      11'd824: begin
-        data_q <= 8'd120;
-      end
-      11'd825: begin
-        data_q <= 8'd116;
-      end
-      11'd826: begin
-        data_q <= 8'd112;
-      end
-      11'd827: begin
-        data_q <= 8'd109;
-      end
-      11'd828: begin
-        data_q <= 8'd106;
-      end
-      11'd829: begin
-        data_q <= 8'd103;
-      end
-      11'd830: begin
-        data_q <= 8'd100;
-      end
-      11'd831: begin
-        data_q <= 8'd97;
-      end
-      11'd832: begin
-        data_q <= 8'd0;
-      end
-      11'd833: begin
-        data_q <= 8'd51;
-      end
-      11'd834: begin
-        data_q <= 8'd98;
-      end
-      11'd835: begin
-        data_q <= 8'd127;
-      end
-      11'd836: begin
-        data_q <= 8'd127;
-      end
-      11'd837: begin
-        data_q <= 8'd127;
-      end
-      11'd838: begin
-        data_q <= 8'd127;
-      end
-      11'd839: begin
-        data_q <= 8'd127;
-      end
-      11'd840: begin
-        data_q <= 8'd127;
-      end
-      11'd841: begin
-        data_q <= 8'd127;
-      end
-      11'd842: begin
-        data_q <= 8'd127;
-      end
-      11'd843: begin
-        data_q <= 8'd127;
-      end
-      11'd844: begin
-        data_q <= 8'd127;
-      end
-      11'd845: begin
-        data_q <= 8'd127;
-      end
-      11'd846: begin
-        data_q <= 8'd127;
-      end
-      11'd847: begin
-        data_q <= 8'd127;
-      end
-      11'd848: begin
-        data_q <= 8'd127;
-      end
-      11'd849: begin
-        data_q <= 8'd127;
-      end
-      11'd850: begin
-        data_q <= 8'd127;
-      end
-      11'd851: begin
-        data_q <= 8'd127;
-      end
-      11'd852: begin
-        data_q <= 8'd127;
-      end
-      11'd853: begin
-        data_q <= 8'd127;
-      end
-      11'd854: begin
-        data_q <= 8'd127;
-      end
-      11'd855: begin
-        data_q <= 8'd127;
-      end
-      11'd856: begin
-        data_q <= 8'd125;
-      end
-      11'd857: begin
-        data_q <= 8'd121;
-      end
-      11'd858: begin
-        data_q <= 8'd117;
-      end
-      11'd859: begin
-        data_q <= 8'd113;
-      end
-      11'd860: begin
-        data_q <= 8'd110;
-      end
-      11'd861: begin
-        data_q <= 8'd107;
-      end
-      11'd862: begin
-        data_q <= 8'd104;
-      end
-      11'd863: begin
-        data_q <= 8'd101;
-      end
-      11'd864: begin
-        data_q <= 8'd0;
-      end
-      11'd865: begin
-        data_q <= 8'd53;
-      end
-      11'd866: begin
-        data_q <= 8'd102;
-      end
-      11'd867: begin
-        data_q <= 8'd127;
-      end
-      11'd868: begin
-        data_q <= 8'd127;
-      end
-      11'd869: begin
-        data_q <= 8'd127;
-      end
-      11'd870: begin
-        data_q <= 8'd127;
-      end
-      11'd871: begin
-        data_q <= 8'd127;
-      end
-      11'd872: begin
-        data_q <= 8'd127;
-      end
-      11'd873: begin
-        data_q <= 8'd127;
-      end
-      11'd874: begin
-        data_q <= 8'd127;
-      end
-      11'd875: begin
-        data_q <= 8'd127;
-      end
-      11'd876: begin
-        data_q <= 8'd127;
-      end
-      11'd877: begin
-        data_q <= 8'd127;
-      end
-      11'd878: begin
-        data_q <= 8'd127;
-      end
-      11'd879: begin
-        data_q <= 8'd127;
-      end
-      11'd880: begin
-        data_q <= 8'd127;
-      end
-      11'd881: begin
-        data_q <= 8'd127;
-      end
-      11'd882: begin
-        data_q <= 8'd127;
-      end
-      11'd883: begin
-        data_q <= 8'd127;
-      end
-      11'd884: begin
-        data_q <= 8'd127;
-      end
-      11'd885: begin
-        data_q <= 8'd127;
-      end
-      11'd886: begin
-        data_q <= 8'd127;
-      end
-      11'd887: begin
-        data_q <= 8'd127;
-      end
-      11'd888: begin
-        data_q <= 8'd127;
-      end
-      11'd889: begin
-        data_q <= 8'd125;
-      end
-      11'd890: begin
-        data_q <= 8'd121;
-      end
-      11'd891: begin
-        data_q <= 8'd118;
-      end
-      11'd892: begin
-        data_q <= 8'd114;
-      end
-      11'd893: begin
-        data_q <= 8'd111;
-      end
-      11'd894: begin
-        data_q <= 8'd108;
-      end
-      11'd895: begin
-        data_q <= 8'd105;
-      end
-      11'd896: begin
-        data_q <= 8'd0;
-      end
-      11'd897: begin
-        data_q <= 8'd55;
-      end
-      11'd898: begin
-        data_q <= 8'd105;
-      end
-      11'd899: begin
-        data_q <= 8'd127;
-      end
-      11'd900: begin
-        data_q <= 8'd127;
-      end
-      11'd901: begin
-        data_q <= 8'd127;
-      end
-      11'd902: begin
-        data_q <= 8'd127;
-      end
-      11'd903: begin
-        data_q <= 8'd127;
-      end
-      11'd904: begin
-        data_q <= 8'd127;
-      end
-      11'd905: begin
-        data_q <= 8'd127;
-      end
-      11'd906: begin
-        data_q <= 8'd127;
-      end
-      11'd907: begin
-        data_q <= 8'd127;
-      end
-      11'd908: begin
-        data_q <= 8'd127;
-      end
-      11'd909: begin
-        data_q <= 8'd127;
-      end
-      11'd910: begin
-        data_q <= 8'd127;
-      end
-      11'd911: begin
-        data_q <= 8'd127;
-      end
-      11'd912: begin
-        data_q <= 8'd127;
-      end
-      11'd913: begin
-        data_q <= 8'd127;
-      end
-      11'd914: begin
-        data_q <= 8'd127;
-      end
-      11'd915: begin
-        data_q <= 8'd127;
-      end
-      11'd916: begin
-        data_q <= 8'd127;
-      end
-      11'd917: begin
-        data_q <= 8'd127;
-      end
-      11'd918: begin
-        data_q <= 8'd127;
-      end
-      11'd919: begin
-        data_q <= 8'd127;
-      end
-      11'd920: begin
-        data_q <= 8'd127;
-      end
-      11'd921: begin
-        data_q <= 8'd127;
-      end
-      11'd922: begin
-        data_q <= 8'd126;
-      end
-      11'd923: begin
-        data_q <= 8'd122;
-      end
-      11'd924: begin
-        data_q <= 8'd118;
-      end
-      11'd925: begin
-        data_q <= 8'd115;
-      end
-      11'd926: begin
-        data_q <= 8'd112;
-      end
-      11'd927: begin
-        data_q <= 8'd108;
-      end
-      11'd928: begin
-        data_q <= 8'd0;
-      end
-      11'd929: begin
-        data_q <= 8'd57;
-      end
-      11'd930: begin
-        data_q <= 8'd109;
-      end
-      11'd931: begin
-        data_q <= 8'd127;
-      end
-      11'd932: begin
-        data_q <= 8'd127;
-      end
-      11'd933: begin
-        data_q <= 8'd127;
-      end
-      11'd934: begin
-        data_q <= 8'd127;
-      end
-      11'd935: begin
-        data_q <= 8'd127;
-      end
-      11'd936: begin
-        data_q <= 8'd127;
-      end
-      11'd937: begin
-        data_q <= 8'd127;
-      end
-      11'd938: begin
-        data_q <= 8'd127;
-      end
-      11'd939: begin
-        data_q <= 8'd127;
-      end
-      11'd940: begin
-        data_q <= 8'd127;
-      end
-      11'd941: begin
-        data_q <= 8'd127;
-      end
-      11'd942: begin
-        data_q <= 8'd127;
-      end
-      11'd943: begin
-        data_q <= 8'd127;
-      end
-      11'd944: begin
-        data_q <= 8'd127;
-      end
-      11'd945: begin
-        data_q <= 8'd127;
-      end
-      11'd946: begin
-        data_q <= 8'd127;
-      end
-      11'd947: begin
-        data_q <= 8'd127;
-      end
-      11'd948: begin
-        data_q <= 8'd127;
-      end
-      11'd949: begin
-        data_q <= 8'd127;
-      end
-      11'd950: begin
-        data_q <= 8'd127;
-      end
-      11'd951: begin
-        data_q <= 8'd127;
-      end
-      11'd952: begin
-        data_q <= 8'd127;
-      end
-      11'd953: begin
-        data_q <= 8'd127;
-      end
-      11'd954: begin
-        data_q <= 8'd127;
-      end
-      11'd955: begin
-        data_q <= 8'd126;
-      end
-      11'd956: begin
-        data_q <= 8'd123;
-      end
-      11'd957: begin
-        data_q <= 8'd119;
-      end
-      11'd958: begin
-        data_q <= 8'd116;
-      end
-      11'd959: begin
-        data_q <= 8'd112;
-      end
-      11'd960: begin
-        data_q <= 8'd0;
-      end
-      11'd961: begin
-        data_q <= 8'd59;
-      end
-      11'd962: begin
-        data_q <= 8'd113;
-      end
-      11'd963: begin
-        data_q <= 8'd127;
-      end
-      11'd964: begin
-        data_q <= 8'd127;
-      end
-      11'd965: begin
-        data_q <= 8'd127;
-      end
-      11'd966: begin
-        data_q <= 8'd127;
-      end
-      11'd967: begin
-        data_q <= 8'd127;
-      end
-      11'd968: begin
-        data_q <= 8'd127;
-      end
-      11'd969: begin
-        data_q <= 8'd127;
-      end
-      11'd970: begin
-        data_q <= 8'd127;
-      end
-      11'd971: begin
-        data_q <= 8'd127;
-      end
-      11'd972: begin
-        data_q <= 8'd127;
-      end
-      11'd973: begin
-        data_q <= 8'd127;
-      end
-      11'd974: begin
-        data_q <= 8'd127;
-      end
-      11'd975: begin
-        data_q <= 8'd127;
-      end
-      11'd976: begin
-        data_q <= 8'd127;
-      end
-      11'd977: begin
-        data_q <= 8'd127;
-      end
-      11'd978: begin
-        data_q <= 8'd127;
-      end
-      11'd979: begin
-        data_q <= 8'd127;
-      end
-      11'd980: begin
-        data_q <= 8'd127;
-      end
-      11'd981: begin
-        data_q <= 8'd127;
-      end
-      11'd982: begin
-        data_q <= 8'd127;
-      end
-      11'd983: begin
-        data_q <= 8'd127;
-      end
-      11'd984: begin
-        data_q <= 8'd127;
-      end
-      11'd985: begin
-        data_q <= 8'd127;
-      end
-      11'd986: begin
-        data_q <= 8'd127;
-      end
-      11'd987: begin
-        data_q <= 8'd127;
-      end
-      11'd988: begin
-        data_q <= 8'd127;
-      end
-      11'd989: begin
-        data_q <= 8'd123;
-      end
-      11'd990: begin
-        data_q <= 8'd120;
-      end
-      11'd991: begin
-        data_q <= 8'd116;
-      end
-      11'd992: begin
-        data_q <= 8'd0;
-      end
-      11'd993: begin
-        data_q <= 8'd61;
-      end
-      11'd994: begin
-        data_q <= 8'd117;
-      end
-      11'd995: begin
-        data_q <= 8'd127;
-      end
-      11'd996: begin
-        data_q <= 8'd127;
-      end
-      11'd997: begin
-        data_q <= 8'd127;
-      end
-      11'd998: begin
-        data_q <= 8'd127;
-      end
-      11'd999: begin
-        data_q <= 8'd127;
-      end
-      11'd1000: begin
-        data_q <= 8'd127;
-      end
-      11'd1001: begin
-        data_q <= 8'd127;
-      end
-      11'd1002: begin
-        data_q <= 8'd127;
-      end
-      11'd1003: begin
-        data_q <= 8'd127;
-      end
-      11'd1004: begin
-        data_q <= 8'd127;
-      end
-      11'd1005: begin
-        data_q <= 8'd127;
-      end
-      11'd1006: begin
-        data_q <= 8'd127;
-      end
-      11'd1007: begin
-        data_q <= 8'd127;
-      end
-      11'd1008: begin
-        data_q <= 8'd127;
-      end
-      11'd1009: begin
-        data_q <= 8'd127;
-      end
-      11'd1010: begin
-        data_q <= 8'd127;
-      end
-      11'd1011: begin
-        data_q <= 8'd127;
-      end
-      11'd1012: begin
-        data_q <= 8'd127;
-      end
-      11'd1013: begin
-        data_q <= 8'd127;
-      end
-      11'd1014: begin
-        data_q <= 8'd127;
-      end
-      11'd1015: begin
-        data_q <= 8'd127;
-      end
-      11'd1016: begin
-        data_q <= 8'd127;
-      end
-      11'd1017: begin
-        data_q <= 8'd127;
-      end
-      11'd1018: begin
-        data_q <= 8'd127;
-      end
-      11'd1019: begin
-        data_q <= 8'd127;
-      end
-      11'd1020: begin
-        data_q <= 8'd127;
-      end
-      11'd1021: begin
-        data_q <= 8'd127;
-      end
-      11'd1022: begin
-        data_q <= 8'd123;
-      end
-      11'd1023: begin
-        data_q <= 8'd120;
-      end
-      11'd1024: begin
-        data_q <= 8'd0;
-      end
-      11'd1025: begin
-        data_q <= 8'd193;
-      end
-      11'd1026: begin
-        data_q <= 8'd136;
-      end
-      11'd1027: begin
-        data_q <= 8'd128;
-      end
-      11'd1028: begin
-        data_q <= 8'd128;
-      end
-      11'd1029: begin
-        data_q <= 8'd128;
-      end
-      11'd1030: begin
-        data_q <= 8'd128;
-      end
-      11'd1031: begin
-        data_q <= 8'd128;
-      end
-      11'd1032: begin
-        data_q <= 8'd128;
-      end
-      11'd1033: begin
-        data_q <= 8'd128;
-      end
-      11'd1034: begin
-        data_q <= 8'd128;
-      end
-      11'd1035: begin
-        data_q <= 8'd128;
-      end
-      11'd1036: begin
-        data_q <= 8'd128;
-      end
-      11'd1037: begin
-        data_q <= 8'd128;
-      end
-      11'd1038: begin
-        data_q <= 8'd128;
-      end
-      11'd1039: begin
-        data_q <= 8'd128;
-      end
-      11'd1040: begin
-        data_q <= 8'd128;
-      end
-      11'd1041: begin
-        data_q <= 8'd128;
-      end
-      11'd1042: begin
-        data_q <= 8'd128;
-      end
-      11'd1043: begin
-        data_q <= 8'd128;
-      end
-      11'd1044: begin
-        data_q <= 8'd128;
-      end
-      11'd1045: begin
-        data_q <= 8'd128;
-      end
-      11'd1046: begin
-        data_q <= 8'd128;
-      end
-      11'd1047: begin
-        data_q <= 8'd128;
-      end
-      11'd1048: begin
-        data_q <= 8'd128;
-      end
-      11'd1049: begin
-        data_q <= 8'd128;
-      end
-      11'd1050: begin
-        data_q <= 8'd128;
-      end
-      11'd1051: begin
-        data_q <= 8'd128;
-      end
-      11'd1052: begin
-        data_q <= 8'd128;
-      end
-      11'd1053: begin
-        data_q <= 8'd128;
-      end
-      11'd1054: begin
-        data_q <= 8'd129;
-      end
-      11'd1055: begin
-        data_q <= 8'd132;
-      end
-      11'd1056: begin
-        data_q <= 8'd0;
-      end
-      11'd1057: begin
-        data_q <= 8'd195;
-      end
-      11'd1058: begin
-        data_q <= 8'd139;
-      end
-      11'd1059: begin
-        data_q <= 8'd128;
-      end
-      11'd1060: begin
-        data_q <= 8'd128;
-      end
-      11'd1061: begin
-        data_q <= 8'd128;
-      end
-      11'd1062: begin
-        data_q <= 8'd128;
-      end
-      11'd1063: begin
-        data_q <= 8'd128;
-      end
-      11'd1064: begin
-        data_q <= 8'd128;
-      end
-      11'd1065: begin
-        data_q <= 8'd128;
-      end
-      11'd1066: begin
-        data_q <= 8'd128;
-      end
-      11'd1067: begin
-        data_q <= 8'd128;
-      end
-      11'd1068: begin
-        data_q <= 8'd128;
-      end
-      11'd1069: begin
-        data_q <= 8'd128;
-      end
-      11'd1070: begin
-        data_q <= 8'd128;
-      end
-      11'd1071: begin
-        data_q <= 8'd128;
-      end
-      11'd1072: begin
-        data_q <= 8'd128;
-      end
-      11'd1073: begin
-        data_q <= 8'd128;
-      end
-      11'd1074: begin
-        data_q <= 8'd128;
-      end
-      11'd1075: begin
-        data_q <= 8'd128;
-      end
-      11'd1076: begin
-        data_q <= 8'd128;
-      end
-      11'd1077: begin
-        data_q <= 8'd128;
-      end
-      11'd1078: begin
-        data_q <= 8'd128;
-      end
-      11'd1079: begin
-        data_q <= 8'd128;
-      end
-      11'd1080: begin
-        data_q <= 8'd128;
-      end
-      11'd1081: begin
-        data_q <= 8'd128;
-      end
-      11'd1082: begin
-        data_q <= 8'd128;
-      end
-      11'd1083: begin
-        data_q <= 8'd128;
-      end
-      11'd1084: begin
-        data_q <= 8'd128;
-      end
-      11'd1085: begin
-        data_q <= 8'd129;
-      end
-      11'd1086: begin
-        data_q <= 8'd133;
-      end
-      11'd1087: begin
-        data_q <= 8'd136;
-      end
-      11'd1088: begin
-        data_q <= 8'd0;
-      end
-      11'd1089: begin
-        data_q <= 8'd197;
-      end
-      11'd1090: begin
-        data_q <= 8'd143;
-      end
-      11'd1091: begin
-        data_q <= 8'd128;
-      end
-      11'd1092: begin
-        data_q <= 8'd128;
-      end
-      11'd1093: begin
-        data_q <= 8'd128;
-      end
-      11'd1094: begin
-        data_q <= 8'd128;
-      end
-      11'd1095: begin
-        data_q <= 8'd128;
-      end
-      11'd1096: begin
-        data_q <= 8'd128;
-      end
-      11'd1097: begin
-        data_q <= 8'd128;
-      end
-      11'd1098: begin
-        data_q <= 8'd128;
-      end
-      11'd1099: begin
-        data_q <= 8'd128;
-      end
-      11'd1100: begin
-        data_q <= 8'd128;
-      end
-      11'd1101: begin
-        data_q <= 8'd128;
-      end
-      11'd1102: begin
-        data_q <= 8'd128;
-      end
-      11'd1103: begin
-        data_q <= 8'd128;
-      end
-      11'd1104: begin
-        data_q <= 8'd128;
-      end
-      11'd1105: begin
-        data_q <= 8'd128;
-      end
-      11'd1106: begin
-        data_q <= 8'd128;
-      end
-      11'd1107: begin
-        data_q <= 8'd128;
-      end
-      11'd1108: begin
-        data_q <= 8'd128;
-      end
-      11'd1109: begin
-        data_q <= 8'd128;
-      end
-      11'd1110: begin
-        data_q <= 8'd128;
-      end
-      11'd1111: begin
-        data_q <= 8'd128;
-      end
-      11'd1112: begin
-        data_q <= 8'd128;
-      end
-      11'd1113: begin
-        data_q <= 8'd128;
-      end
-      11'd1114: begin
-        data_q <= 8'd128;
-      end
-      11'd1115: begin
-        data_q <= 8'd128;
-      end
-      11'd1116: begin
-        data_q <= 8'd129;
-      end
-      11'd1117: begin
-        data_q <= 8'd133;
-      end
-      11'd1118: begin
-        data_q <= 8'd136;
-      end
-      11'd1119: begin
-        data_q <= 8'd140;
-      end
-      11'd1120: begin
-        data_q <= 8'd0;
-      end
-      11'd1121: begin
-        data_q <= 8'd199;
-      end
-      11'd1122: begin
-        data_q <= 8'd147;
-      end
-      11'd1123: begin
-        data_q <= 8'd128;
-      end
-      11'd1124: begin
-        data_q <= 8'd128;
-      end
-      11'd1125: begin
-        data_q <= 8'd128;
-      end
-      11'd1126: begin
-        data_q <= 8'd128;
-      end
-      11'd1127: begin
-        data_q <= 8'd128;
-      end
-      11'd1128: begin
-        data_q <= 8'd128;
-      end
-      11'd1129: begin
-        data_q <= 8'd128;
-      end
-      11'd1130: begin
-        data_q <= 8'd128;
-      end
-      11'd1131: begin
-        data_q <= 8'd128;
-      end
-      11'd1132: begin
-        data_q <= 8'd128;
-      end
-      11'd1133: begin
-        data_q <= 8'd128;
-      end
-      11'd1134: begin
-        data_q <= 8'd128;
-      end
-      11'd1135: begin
-        data_q <= 8'd128;
-      end
-      11'd1136: begin
-        data_q <= 8'd128;
-      end
-      11'd1137: begin
-        data_q <= 8'd128;
-      end
-      11'd1138: begin
-        data_q <= 8'd128;
-      end
-      11'd1139: begin
-        data_q <= 8'd128;
-      end
-      11'd1140: begin
-        data_q <= 8'd128;
-      end
-      11'd1141: begin
-        data_q <= 8'd128;
-      end
-      11'd1142: begin
-        data_q <= 8'd128;
-      end
-      11'd1143: begin
-        data_q <= 8'd128;
-      end
-      11'd1144: begin
-        data_q <= 8'd128;
-      end
-      11'd1145: begin
-        data_q <= 8'd128;
-      end
-      11'd1146: begin
-        data_q <= 8'd128;
-      end
-      11'd1147: begin
-        data_q <= 8'd130;
-      end
-      11'd1148: begin
-        data_q <= 8'd133;
-      end
-      11'd1149: begin
-        data_q <= 8'd137;
-      end
-      11'd1150: begin
-        data_q <= 8'd140;
-      end
-      11'd1151: begin
-        data_q <= 8'd144;
-      end
-      11'd1152: begin
-        data_q <= 8'd0;
-      end
-      11'd1153: begin
-        data_q <= 8'd201;
-      end
-      11'd1154: begin
-        data_q <= 8'd151;
-      end
-      11'd1155: begin
-        data_q <= 8'd128;
-      end
-      11'd1156: begin
-        data_q <= 8'd128;
-      end
-      11'd1157: begin
-        data_q <= 8'd128;
-      end
-      11'd1158: begin
-        data_q <= 8'd128;
-      end
-      11'd1159: begin
-        data_q <= 8'd128;
-      end
-      11'd1160: begin
-        data_q <= 8'd128;
-      end
-      11'd1161: begin
-        data_q <= 8'd128;
-      end
-      11'd1162: begin
-        data_q <= 8'd128;
-      end
-      11'd1163: begin
-        data_q <= 8'd128;
-      end
-      11'd1164: begin
-        data_q <= 8'd128;
-      end
-      11'd1165: begin
-        data_q <= 8'd128;
-      end
-      11'd1166: begin
-        data_q <= 8'd128;
-      end
-      11'd1167: begin
-        data_q <= 8'd128;
-      end
-      11'd1168: begin
-        data_q <= 8'd128;
-      end
-      11'd1169: begin
-        data_q <= 8'd128;
-      end
-      11'd1170: begin
-        data_q <= 8'd128;
-      end
-      11'd1171: begin
-        data_q <= 8'd128;
-      end
-      11'd1172: begin
-        data_q <= 8'd128;
-      end
-      11'd1173: begin
-        data_q <= 8'd128;
-      end
-      11'd1174: begin
-        data_q <= 8'd128;
-      end
-      11'd1175: begin
-        data_q <= 8'd128;
-      end
-      11'd1176: begin
-        data_q <= 8'd128;
-      end
-      11'd1177: begin
-        data_q <= 8'd128;
-      end
-      11'd1178: begin
-        data_q <= 8'd130;
-      end
-      11'd1179: begin
-        data_q <= 8'd134;
-      end
-      11'd1180: begin
-        data_q <= 8'd138;
-      end
-      11'd1181: begin
-        data_q <= 8'd141;
-      end
-      11'd1182: begin
-        data_q <= 8'd144;
-      end
-      11'd1183: begin
-        data_q <= 8'd148;
-      end
-      11'd1184: begin
-        data_q <= 8'd0;
-      end
-      11'd1185: begin
-        data_q <= 8'd203;
-      end
-      11'd1186: begin
-        data_q <= 8'd154;
-      end
-      11'd1187: begin
-        data_q <= 8'd128;
-      end
-      11'd1188: begin
-        data_q <= 8'd128;
-      end
-      11'd1189: begin
-        data_q <= 8'd128;
-      end
-      11'd1190: begin
-        data_q <= 8'd128;
-      end
-      11'd1191: begin
-        data_q <= 8'd128;
-      end
-      11'd1192: begin
-        data_q <= 8'd128;
-      end
-      11'd1193: begin
-        data_q <= 8'd128;
-      end
-      11'd1194: begin
-        data_q <= 8'd128;
-      end
-      11'd1195: begin
-        data_q <= 8'd128;
-      end
-      11'd1196: begin
-        data_q <= 8'd128;
-      end
-      11'd1197: begin
-        data_q <= 8'd128;
-      end
-      11'd1198: begin
-        data_q <= 8'd128;
-      end
-      11'd1199: begin
-        data_q <= 8'd128;
-      end
-      11'd1200: begin
-        data_q <= 8'd128;
-      end
-      11'd1201: begin
-        data_q <= 8'd128;
-      end
-      11'd1202: begin
-        data_q <= 8'd128;
-      end
-      11'd1203: begin
-        data_q <= 8'd128;
-      end
-      11'd1204: begin
-        data_q <= 8'd128;
-      end
-      11'd1205: begin
-        data_q <= 8'd128;
-      end
-      11'd1206: begin
-        data_q <= 8'd128;
-      end
-      11'd1207: begin
-        data_q <= 8'd128;
-      end
-      11'd1208: begin
-        data_q <= 8'd128;
-      end
-      11'd1209: begin
-        data_q <= 8'd131;
-      end
-      11'd1210: begin
-        data_q <= 8'd135;
-      end
-      11'd1211: begin
-        data_q <= 8'd138;
-      end
-      11'd1212: begin
-        data_q <= 8'd142;
-      end
-      11'd1213: begin
-        data_q <= 8'd145;
-      end
-      11'd1214: begin
-        data_q <= 8'd148;
-      end
-      11'd1215: begin
-        data_q <= 8'd151;
-      end
-      11'd1216: begin
-        data_q <= 8'd0;
-      end
-      11'd1217: begin
-        data_q <= 8'd205;
-      end
-      11'd1218: begin
-        data_q <= 8'd158;
-      end
-      11'd1219: begin
-        data_q <= 8'd128;
-      end
-      11'd1220: begin
-        data_q <= 8'd128;
-      end
-      11'd1221: begin
-        data_q <= 8'd128;
-      end
-      11'd1222: begin
-        data_q <= 8'd128;
-      end
-      11'd1223: begin
-        data_q <= 8'd128;
-      end
-      11'd1224: begin
-        data_q <= 8'd128;
-      end
-      11'd1225: begin
-        data_q <= 8'd128;
-      end
-      11'd1226: begin
-        data_q <= 8'd128;
-      end
-      11'd1227: begin
-        data_q <= 8'd128;
-      end
-      11'd1228: begin
-        data_q <= 8'd128;
-      end
-      11'd1229: begin
-        data_q <= 8'd128;
-      end
-      11'd1230: begin
-        data_q <= 8'd128;
-      end
-      11'd1231: begin
-        data_q <= 8'd128;
-      end
-      11'd1232: begin
-        data_q <= 8'd128;
-      end
-      11'd1233: begin
-        data_q <= 8'd128;
-      end
-      11'd1234: begin
-        data_q <= 8'd128;
-      end
-      11'd1235: begin
-        data_q <= 8'd128;
-      end
-      11'd1236: begin
-        data_q <= 8'd128;
-      end
-      11'd1237: begin
-        data_q <= 8'd128;
-      end
-      11'd1238: begin
-        data_q <= 8'd128;
-      end
-      11'd1239: begin
-        data_q <= 8'd128;
-      end
-      11'd1240: begin
-        data_q <= 8'd131;
-      end
-      11'd1241: begin
-        data_q <= 8'd135;
-      end
-      11'd1242: begin
-        data_q <= 8'd139;
-      end
-      11'd1243: begin
-        data_q <= 8'd143;
-      end
-      11'd1244: begin
-        data_q <= 8'd146;
-      end
-      11'd1245: begin
-        data_q <= 8'd149;
-      end
-      11'd1246: begin
-        data_q <= 8'd152;
-      end
-      11'd1247: begin
-        data_q <= 8'd155;
-      end
-      11'd1248: begin
-        data_q <= 8'd0;
-      end
-      11'd1249: begin
-        data_q <= 8'd207;
-      end
-      11'd1250: begin
-        data_q <= 8'd162;
-      end
-      11'd1251: begin
-        data_q <= 8'd128;
-      end
-      11'd1252: begin
-        data_q <= 8'd128;
-      end
-      11'd1253: begin
-        data_q <= 8'd128;
-      end
-      11'd1254: begin
-        data_q <= 8'd128;
-      end
-      11'd1255: begin
-        data_q <= 8'd128;
-      end
-      11'd1256: begin
-        data_q <= 8'd128;
-      end
-      11'd1257: begin
-        data_q <= 8'd128;
-      end
-      11'd1258: begin
-        data_q <= 8'd128;
-      end
-      11'd1259: begin
-        data_q <= 8'd128;
-      end
-      11'd1260: begin
-        data_q <= 8'd128;
-      end
-      11'd1261: begin
-        data_q <= 8'd128;
-      end
-      11'd1262: begin
-        data_q <= 8'd128;
-      end
-      11'd1263: begin
-        data_q <= 8'd128;
-      end
-      11'd1264: begin
-        data_q <= 8'd128;
-      end
-      11'd1265: begin
-        data_q <= 8'd128;
-      end
-      11'd1266: begin
-        data_q <= 8'd128;
-      end
-      11'd1267: begin
-        data_q <= 8'd128;
-      end
-      11'd1268: begin
-        data_q <= 8'd128;
-      end
-      11'd1269: begin
-        data_q <= 8'd128;
-      end
-      11'd1270: begin
-        data_q <= 8'd128;
-      end
-      11'd1271: begin
-        data_q <= 8'd132;
-      end
-      11'd1272: begin
-        data_q <= 8'd136;
-      end
-      11'd1273: begin
-        data_q <= 8'd140;
-      end
-      11'd1274: begin
-        data_q <= 8'd144;
-      end
-      11'd1275: begin
-        data_q <= 8'd147;
-      end
-      11'd1276: begin
-        data_q <= 8'd150;
-      end
-      11'd1277: begin
-        data_q <= 8'd153;
-      end
-      11'd1278: begin
-        data_q <= 8'd156;
-      end
-      11'd1279: begin
-        data_q <= 8'd159;
-      end
-      11'd1280: begin
-        data_q <= 8'd0;
-      end
-      11'd1281: begin
-        data_q <= 8'd209;
-      end
-      11'd1282: begin
-        data_q <= 8'd166;
-      end
-      11'd1283: begin
-        data_q <= 8'd130;
-      end
-      11'd1284: begin
-        data_q <= 8'd128;
-      end
-      11'd1285: begin
-        data_q <= 8'd128;
-      end
-      11'd1286: begin
-        data_q <= 8'd128;
-      end
-      11'd1287: begin
-        data_q <= 8'd128;
-      end
-      11'd1288: begin
-        data_q <= 8'd128;
-      end
-      11'd1289: begin
-        data_q <= 8'd128;
-      end
-      11'd1290: begin
-        data_q <= 8'd128;
-      end
-      11'd1291: begin
-        data_q <= 8'd128;
-      end
-      11'd1292: begin
-        data_q <= 8'd128;
-      end
-      11'd1293: begin
-        data_q <= 8'd128;
-      end
-      11'd1294: begin
-        data_q <= 8'd128;
-      end
-      11'd1295: begin
-        data_q <= 8'd128;
-      end
-      11'd1296: begin
-        data_q <= 8'd128;
-      end
-      11'd1297: begin
-        data_q <= 8'd128;
-      end
-      11'd1298: begin
-        data_q <= 8'd128;
-      end
-      11'd1299: begin
-        data_q <= 8'd128;
-      end
-      11'd1300: begin
-        data_q <= 8'd128;
-      end
-      11'd1301: begin
-        data_q <= 8'd128;
-      end
-      11'd1302: begin
-        data_q <= 8'd133;
-      end
-      11'd1303: begin
-        data_q <= 8'd137;
-      end
-      11'd1304: begin
-        data_q <= 8'd141;
-      end
-      11'd1305: begin
-        data_q <= 8'd145;
-      end
-      11'd1306: begin
-        data_q <= 8'd148;
-      end
-      11'd1307: begin
-        data_q <= 8'd151;
-      end
-      11'd1308: begin
-        data_q <= 8'd155;
-      end
-      11'd1309: begin
-        data_q <= 8'd158;
-      end
-      11'd1310: begin
-        data_q <= 8'd160;
-      end
-      11'd1311: begin
-        data_q <= 8'd163;
-      end
-      11'd1312: begin
-        data_q <= 8'd0;
-      end
-      11'd1313: begin
-        data_q <= 8'd211;
-      end
-      11'd1314: begin
-        data_q <= 8'd169;
-      end
-      11'd1315: begin
-        data_q <= 8'd135;
-      end
-      11'd1316: begin
-        data_q <= 8'd128;
-      end
-      11'd1317: begin
-        data_q <= 8'd128;
-      end
-      11'd1318: begin
-        data_q <= 8'd128;
-      end
-      11'd1319: begin
-        data_q <= 8'd128;
-      end
-      11'd1320: begin
-        data_q <= 8'd128;
-      end
-      11'd1321: begin
-        data_q <= 8'd128;
-      end
-      11'd1322: begin
-        data_q <= 8'd128;
-      end
-      11'd1323: begin
-        data_q <= 8'd128;
-      end
-      11'd1324: begin
-        data_q <= 8'd128;
-      end
-      11'd1325: begin
-        data_q <= 8'd128;
-      end
-      11'd1326: begin
-        data_q <= 8'd128;
-      end
-      11'd1327: begin
-        data_q <= 8'd128;
-      end
-      11'd1328: begin
-        data_q <= 8'd128;
-      end
-      11'd1329: begin
-        data_q <= 8'd128;
-      end
-      11'd1330: begin
-        data_q <= 8'd128;
-      end
-      11'd1331: begin
-        data_q <= 8'd128;
-      end
-      11'd1332: begin
-        data_q <= 8'd129;
-      end
-      11'd1333: begin
-        data_q <= 8'd134;
-      end
-      11'd1334: begin
-        data_q <= 8'd138;
-      end
-      11'd1335: begin
-        data_q <= 8'd142;
-      end
-      11'd1336: begin
-        data_q <= 8'd146;
-      end
-      11'd1337: begin
-        data_q <= 8'd149;
-      end
-      11'd1338: begin
-        data_q <= 8'd153;
-      end
-      11'd1339: begin
-        data_q <= 8'd156;
-      end
-      11'd1340: begin
-        data_q <= 8'd159;
-      end
-      11'd1341: begin
-        data_q <= 8'd162;
-      end
-      11'd1342: begin
-        data_q <= 8'd164;
-      end
-      11'd1343: begin
-        data_q <= 8'd167;
-      end
-      11'd1344: begin
-        data_q <= 8'd0;
-      end
-      11'd1345: begin
-        data_q <= 8'd213;
-      end
-      11'd1346: begin
-        data_q <= 8'd173;
-      end
-      11'd1347: begin
-        data_q <= 8'd140;
-      end
-      11'd1348: begin
-        data_q <= 8'd128;
-      end
-      11'd1349: begin
-        data_q <= 8'd128;
-      end
-      11'd1350: begin
-        data_q <= 8'd128;
-      end
-      11'd1351: begin
-        data_q <= 8'd128;
-      end
-      11'd1352: begin
-        data_q <= 8'd128;
-      end
-      11'd1353: begin
-        data_q <= 8'd128;
-      end
-      11'd1354: begin
-        data_q <= 8'd128;
-      end
-      11'd1355: begin
-        data_q <= 8'd128;
-      end
-      11'd1356: begin
-        data_q <= 8'd128;
-      end
-      11'd1357: begin
-        data_q <= 8'd128;
-      end
-      11'd1358: begin
-        data_q <= 8'd128;
-      end
-      11'd1359: begin
-        data_q <= 8'd128;
-      end
-      11'd1360: begin
-        data_q <= 8'd128;
-      end
-      11'd1361: begin
-        data_q <= 8'd128;
-      end
-      11'd1362: begin
-        data_q <= 8'd128;
-      end
-      11'd1363: begin
-        data_q <= 8'd130;
-      end
-      11'd1364: begin
-        data_q <= 8'd135;
-      end
-      11'd1365: begin
-        data_q <= 8'd139;
-      end
-      11'd1366: begin
-        data_q <= 8'd143;
-      end
-      11'd1367: begin
-        data_q <= 8'd147;
-      end
-      11'd1368: begin
-        data_q <= 8'd150;
-      end
-      11'd1369: begin
-        data_q <= 8'd154;
-      end
-      11'd1370: begin
-        data_q <= 8'd157;
-      end
-      11'd1371: begin
-        data_q <= 8'd160;
-      end
-      11'd1372: begin
-        data_q <= 8'd163;
-      end
-      11'd1373: begin
-        data_q <= 8'd166;
-      end
-      11'd1374: begin
-        data_q <= 8'd168;
-      end
-      11'd1375: begin
-        data_q <= 8'd171;
-      end
-      11'd1376: begin
-        data_q <= 8'd0;
-      end
-      11'd1377: begin
-        data_q <= 8'd215;
-      end
-      11'd1378: begin
-        data_q <= 8'd177;
-      end
-      11'd1379: begin
-        data_q <= 8'd146;
-      end
-      11'd1380: begin
-        data_q <= 8'd128;
-      end
-      11'd1381: begin
-        data_q <= 8'd128;
-      end
-      11'd1382: begin
-        data_q <= 8'd128;
-      end
-      11'd1383: begin
-        data_q <= 8'd128;
-      end
-      11'd1384: begin
-        data_q <= 8'd128;
-      end
-      11'd1385: begin
-        data_q <= 8'd128;
-      end
-      11'd1386: begin
-        data_q <= 8'd128;
-      end
-      11'd1387: begin
-        data_q <= 8'd128;
-      end
-      11'd1388: begin
-        data_q <= 8'd128;
-      end
-      11'd1389: begin
-        data_q <= 8'd128;
-      end
-      11'd1390: begin
-        data_q <= 8'd128;
-      end
-      11'd1391: begin
-        data_q <= 8'd128;
-      end
-      11'd1392: begin
-        data_q <= 8'd128;
-      end
-      11'd1393: begin
-        data_q <= 8'd128;
-      end
-      11'd1394: begin
-        data_q <= 8'd131;
-      end
-      11'd1395: begin
-        data_q <= 8'd136;
-      end
-      11'd1396: begin
-        data_q <= 8'd140;
-      end
-      11'd1397: begin
-        data_q <= 8'd144;
-      end
-      11'd1398: begin
-        data_q <= 8'd148;
-      end
-      11'd1399: begin
-        data_q <= 8'd152;
-      end
-      11'd1400: begin
-        data_q <= 8'd155;
-      end
-      11'd1401: begin
-        data_q <= 8'd158;
-      end
-      11'd1402: begin
-        data_q <= 8'd162;
-      end
-      11'd1403: begin
-        data_q <= 8'd164;
-      end
-      11'd1404: begin
-        data_q <= 8'd167;
-      end
-      11'd1405: begin
-        data_q <= 8'd170;
-      end
-      11'd1406: begin
-        data_q <= 8'd172;
-      end
-      11'd1407: begin
-        data_q <= 8'd175;
-      end
-      11'd1408: begin
-        data_q <= 8'd0;
-      end
-      11'd1409: begin
-        data_q <= 8'd217;
-      end
-      11'd1410: begin
-        data_q <= 8'd181;
-      end
-      11'd1411: begin
-        data_q <= 8'd151;
-      end
-      11'd1412: begin
-        data_q <= 8'd128;
-      end
-      11'd1413: begin
-        data_q <= 8'd128;
-      end
-      11'd1414: begin
-        data_q <= 8'd128;
-      end
-      11'd1415: begin
-        data_q <= 8'd128;
-      end
-      11'd1416: begin
-        data_q <= 8'd128;
-      end
-      11'd1417: begin
-        data_q <= 8'd128;
-      end
-      11'd1418: begin
-        data_q <= 8'd128;
-      end
-      11'd1419: begin
-        data_q <= 8'd128;
-      end
-      11'd1420: begin
-        data_q <= 8'd128;
-      end
-      11'd1421: begin
-        data_q <= 8'd128;
-      end
-      11'd1422: begin
-        data_q <= 8'd128;
-      end
-      11'd1423: begin
-        data_q <= 8'd128;
-      end
-      11'd1424: begin
-        data_q <= 8'd128;
-      end
-      11'd1425: begin
-        data_q <= 8'd133;
-      end
-      11'd1426: begin
-        data_q <= 8'd137;
-      end
-      11'd1427: begin
-        data_q <= 8'd142;
-      end
-      11'd1428: begin
-        data_q <= 8'd146;
-      end
-      11'd1429: begin
-        data_q <= 8'd150;
-      end
-      11'd1430: begin
-        data_q <= 8'd153;
-      end
-      11'd1431: begin
-        data_q <= 8'd157;
-      end
-      11'd1432: begin
-        data_q <= 8'd160;
-      end
-      11'd1433: begin
-        data_q <= 8'd163;
-      end
-      11'd1434: begin
-        data_q <= 8'd166;
-      end
-      11'd1435: begin
-        data_q <= 8'd169;
-      end
-      11'd1436: begin
-        data_q <= 8'd171;
-      end
-      11'd1437: begin
-        data_q <= 8'd174;
-      end
-      11'd1438: begin
-        data_q <= 8'd176;
-      end
-      11'd1439: begin
-        data_q <= 8'd179;
-      end
-      11'd1440: begin
-        data_q <= 8'd0;
-      end
-      11'd1441: begin
-        data_q <= 8'd219;
-      end
-      11'd1442: begin
-        data_q <= 8'd184;
-      end
-      11'd1443: begin
-        data_q <= 8'd156;
-      end
-      11'd1444: begin
-        data_q <= 8'd134;
-      end
-      11'd1445: begin
-        data_q <= 8'd128;
-      end
-      11'd1446: begin
-        data_q <= 8'd128;
-      end
-      11'd1447: begin
-        data_q <= 8'd128;
-      end
-      11'd1448: begin
-        data_q <= 8'd128;
-      end
-      11'd1449: begin
-        data_q <= 8'd128;
-      end
-      11'd1450: begin
-        data_q <= 8'd128;
-      end
-      11'd1451: begin
-        data_q <= 8'd128;
-      end
-      11'd1452: begin
-        data_q <= 8'd128;
-      end
-      11'd1453: begin
-        data_q <= 8'd128;
-      end
-      11'd1454: begin
-        data_q <= 8'd128;
-      end
-      11'd1455: begin
-        data_q <= 8'd130;
-      end
-      11'd1456: begin
-        data_q <= 8'd134;
-      end
-      11'd1457: begin
-        data_q <= 8'd139;
-      end
-      11'd1458: begin
-        data_q <= 8'd143;
-      end
-      11'd1459: begin
-        data_q <= 8'd147;
-      end
-      11'd1460: begin
-        data_q <= 8'd151;
-      end
-      11'd1461: begin
-        data_q <= 8'd155;
-      end
-      11'd1462: begin
-        data_q <= 8'd158;
-      end
-      11'd1463: begin
-        data_q <= 8'd162;
-      end
-      11'd1464: begin
-        data_q <= 8'd165;
-      end
-      11'd1465: begin
-        data_q <= 8'd168;
-      end
-      11'd1466: begin
-        data_q <= 8'd171;
-      end
-      11'd1467: begin
-        data_q <= 8'd173;
-      end
-      11'd1468: begin
-        data_q <= 8'd176;
-      end
-      11'd1469: begin
-        data_q <= 8'd178;
-      end
-      11'd1470: begin
-        data_q <= 8'd180;
-      end
-      11'd1471: begin
-        data_q <= 8'd182;
-      end
-      11'd1472: begin
-        data_q <= 8'd0;
-      end
-      11'd1473: begin
-        data_q <= 8'd221;
-      end
-      11'd1474: begin
-        data_q <= 8'd188;
-      end
-      11'd1475: begin
-        data_q <= 8'd161;
-      end
-      11'd1476: begin
-        data_q <= 8'd141;
-      end
-      11'd1477: begin
-        data_q <= 8'd128;
-      end
-      11'd1478: begin
-        data_q <= 8'd128;
-      end
-      11'd1479: begin
-        data_q <= 8'd128;
-      end
-      11'd1480: begin
-        data_q <= 8'd128;
-      end
-      11'd1481: begin
-        data_q <= 8'd128;
-      end
-      11'd1482: begin
-        data_q <= 8'd128;
-      end
-      11'd1483: begin
-        data_q <= 8'd128;
-      end
-      11'd1484: begin
-        data_q <= 8'd128;
-      end
-      11'd1485: begin
-        data_q <= 8'd128;
-      end
-      11'd1486: begin
-        data_q <= 8'd132;
-      end
-      11'd1487: begin
-        data_q <= 8'd136;
-      end
-      11'd1488: begin
-        data_q <= 8'd141;
-      end
-      11'd1489: begin
-        data_q <= 8'd145;
-      end
-      11'd1490: begin
-        data_q <= 8'd149;
-      end
-      11'd1491: begin
-        data_q <= 8'd153;
-      end
-      11'd1492: begin
-        data_q <= 8'd157;
-      end
-      11'd1493: begin
-        data_q <= 8'd160;
-      end
-      11'd1494: begin
-        data_q <= 8'd164;
-      end
-      11'd1495: begin
-        data_q <= 8'd167;
-      end
-      11'd1496: begin
-        data_q <= 8'd170;
-      end
-      11'd1497: begin
-        data_q <= 8'd172;
-      end
-      11'd1498: begin
-        data_q <= 8'd175;
-      end
-      11'd1499: begin
-        data_q <= 8'd178;
-      end
-      11'd1500: begin
-        data_q <= 8'd180;
-      end
-      11'd1501: begin
-        data_q <= 8'd182;
-      end
-      11'd1502: begin
-        data_q <= 8'd184;
-      end
-      11'd1503: begin
-        data_q <= 8'd186;
-      end
-      11'd1504: begin
-        data_q <= 8'd0;
-      end
-      11'd1505: begin
-        data_q <= 8'd223;
-      end
-      11'd1506: begin
-        data_q <= 8'd192;
-      end
-      11'd1507: begin
-        data_q <= 8'd167;
-      end
-      11'd1508: begin
-        data_q <= 8'd147;
-      end
-      11'd1509: begin
-        data_q <= 8'd134;
-      end
-      11'd1510: begin
-        data_q <= 8'd128;
-      end
-      11'd1511: begin
-        data_q <= 8'd128;
-      end
-      11'd1512: begin
-        data_q <= 8'd128;
-      end
-      11'd1513: begin
-        data_q <= 8'd128;
-      end
-      11'd1514: begin
-        data_q <= 8'd128;
-      end
-      11'd1515: begin
-        data_q <= 8'd128;
-      end
-      11'd1516: begin
-        data_q <= 8'd130;
-      end
-      11'd1517: begin
-        data_q <= 8'd135;
-      end
-      11'd1518: begin
-        data_q <= 8'd139;
-      end
-      11'd1519: begin
-        data_q <= 8'd143;
-      end
-      11'd1520: begin
-        data_q <= 8'd147;
-      end
-      11'd1521: begin
-        data_q <= 8'd151;
-      end
-      11'd1522: begin
-        data_q <= 8'd155;
-      end
-      11'd1523: begin
-        data_q <= 8'd159;
-      end
-      11'd1524: begin
-        data_q <= 8'd162;
-      end
-      11'd1525: begin
-        data_q <= 8'd166;
-      end
-      11'd1526: begin
-        data_q <= 8'd169;
-      end
-      11'd1527: begin
-        data_q <= 8'd172;
-      end
-      11'd1528: begin
-        data_q <= 8'd174;
-      end
-      11'd1529: begin
-        data_q <= 8'd177;
-      end
-      11'd1530: begin
-        data_q <= 8'd180;
-      end
-      11'd1531: begin
-        data_q <= 8'd182;
-      end
-      11'd1532: begin
-        data_q <= 8'd184;
-      end
-      11'd1533: begin
-        data_q <= 8'd186;
-      end
-      11'd1534: begin
-        data_q <= 8'd188;
-      end
-      11'd1535: begin
-        data_q <= 8'd190;
-      end
-      11'd1536: begin
-        data_q <= 8'd0;
-      end
-      11'd1537: begin
-        data_q <= 8'd224;
-      end
-      11'd1538: begin
-        data_q <= 8'd196;
-      end
-      11'd1539: begin
-        data_q <= 8'd172;
-      end
-      11'd1540: begin
-        data_q <= 8'd154;
-      end
-      11'd1541: begin
-        data_q <= 8'd141;
-      end
-      11'd1542: begin
-        data_q <= 8'd133;
-      end
-      11'd1543: begin
-        data_q <= 8'd129;
-      end
-      11'd1544: begin
-        data_q <= 8'd128;
-      end
-      11'd1545: begin
-        data_q <= 8'd129;
-      end
-      11'd1546: begin
-        data_q <= 8'd131;
-      end
-      11'd1547: begin
-        data_q <= 8'd134;
-      end
-      11'd1548: begin
-        data_q <= 8'd138;
-      end
-      11'd1549: begin
-        data_q <= 8'd142;
-      end
-      11'd1550: begin
-        data_q <= 8'd146;
-      end
-      11'd1551: begin
-        data_q <= 8'd150;
-      end
-      11'd1552: begin
-        data_q <= 8'd154;
-      end
-      11'd1553: begin
-        data_q <= 8'd157;
-      end
-      11'd1554: begin
-        data_q <= 8'd161;
-      end
-      11'd1555: begin
-        data_q <= 8'd164;
-      end
-      11'd1556: begin
-        data_q <= 8'd168;
-      end
-      11'd1557: begin
-        data_q <= 8'd171;
-      end
-      11'd1558: begin
-        data_q <= 8'd174;
-      end
-      11'd1559: begin
-        data_q <= 8'd177;
-      end
-      11'd1560: begin
-        data_q <= 8'd179;
-      end
-      11'd1561: begin
-        data_q <= 8'd182;
-      end
-      11'd1562: begin
-        data_q <= 8'd184;
-      end
-      11'd1563: begin
-        data_q <= 8'd186;
-      end
-      11'd1564: begin
-        data_q <= 8'd188;
-      end
-      11'd1565: begin
-        data_q <= 8'd190;
-      end
-      11'd1566: begin
-        data_q <= 8'd192;
-      end
-      11'd1567: begin
-        data_q <= 8'd194;
-      end
-      11'd1568: begin
-        data_q <= 8'd0;
-      end
-      11'd1569: begin
-        data_q <= 8'd226;
-      end
-      11'd1570: begin
-        data_q <= 8'd200;
-      end
-      11'd1571: begin
-        data_q <= 8'd177;
-      end
-      11'd1572: begin
-        data_q <= 8'd160;
-      end
-      11'd1573: begin
-        data_q <= 8'd148;
-      end
-      11'd1574: begin
-        data_q <= 8'd141;
-      end
-      11'd1575: begin
-        data_q <= 8'd137;
-      end
-      11'd1576: begin
-        data_q <= 8'd136;
-      end
-      11'd1577: begin
-        data_q <= 8'd137;
-      end
-      11'd1578: begin
-        data_q <= 8'd139;
-      end
-      11'd1579: begin
-        data_q <= 8'd142;
-      end
-      11'd1580: begin
-        data_q <= 8'd145;
-      end
-      11'd1581: begin
-        data_q <= 8'd149;
-      end
-      11'd1582: begin
-        data_q <= 8'd153;
-      end
-      11'd1583: begin
-        data_q <= 8'd156;
-      end
-      11'd1584: begin
-        data_q <= 8'd160;
-      end
-      11'd1585: begin
-        data_q <= 8'd164;
-      end
-      11'd1586: begin
-        data_q <= 8'd167;
-      end
-      11'd1587: begin
-        data_q <= 8'd170;
-      end
-      11'd1588: begin
-        data_q <= 8'd173;
-      end
-      11'd1589: begin
-        data_q <= 8'd176;
-      end
-      11'd1590: begin
-        data_q <= 8'd179;
-      end
-      11'd1591: begin
-        data_q <= 8'd182;
-      end
-      11'd1592: begin
-        data_q <= 8'd184;
-      end
-      11'd1593: begin
-        data_q <= 8'd186;
-      end
-      11'd1594: begin
-        data_q <= 8'd189;
-      end
-      11'd1595: begin
-        data_q <= 8'd191;
-      end
-      11'd1596: begin
-        data_q <= 8'd193;
-      end
-      11'd1597: begin
-        data_q <= 8'd194;
-      end
-      11'd1598: begin
-        data_q <= 8'd196;
-      end
-      11'd1599: begin
-        data_q <= 8'd198;
-      end
-      11'd1600: begin
-        data_q <= 8'd0;
-      end
-      11'd1601: begin
-        data_q <= 8'd228;
-      end
-      11'd1602: begin
-        data_q <= 8'd203;
-      end
-      11'd1603: begin
-        data_q <= 8'd182;
-      end
-      11'd1604: begin
-        data_q <= 8'd166;
-      end
-      11'd1605: begin
-        data_q <= 8'd155;
-      end
-      11'd1606: begin
-        data_q <= 8'd148;
-      end
-      11'd1607: begin
-        data_q <= 8'd145;
-      end
-      11'd1608: begin
-        data_q <= 8'd144;
-      end
-      11'd1609: begin
-        data_q <= 8'd145;
-      end
-      11'd1610: begin
-        data_q <= 8'd147;
-      end
-      11'd1611: begin
-        data_q <= 8'd149;
-      end
-      11'd1612: begin
-        data_q <= 8'd153;
-      end
-      11'd1613: begin
-        data_q <= 8'd156;
-      end
-      11'd1614: begin
-        data_q <= 8'd160;
-      end
-      11'd1615: begin
-        data_q <= 8'd163;
-      end
-      11'd1616: begin
-        data_q <= 8'd166;
-      end
-      11'd1617: begin
-        data_q <= 8'd170;
-      end
-      11'd1618: begin
-        data_q <= 8'd173;
-      end
-      11'd1619: begin
-        data_q <= 8'd176;
-      end
-      11'd1620: begin
-        data_q <= 8'd179;
-      end
-      11'd1621: begin
-        data_q <= 8'd181;
-      end
-      11'd1622: begin
-        data_q <= 8'd184;
-      end
-      11'd1623: begin
-        data_q <= 8'd186;
-      end
-      11'd1624: begin
-        data_q <= 8'd189;
-      end
-      11'd1625: begin
-        data_q <= 8'd191;
-      end
-      11'd1626: begin
-        data_q <= 8'd193;
-      end
-      11'd1627: begin
-        data_q <= 8'd195;
-      end
-      11'd1628: begin
-        data_q <= 8'd197;
-      end
-      11'd1629: begin
-        data_q <= 8'd199;
-      end
-      11'd1630: begin
-        data_q <= 8'd200;
-      end
-      11'd1631: begin
-        data_q <= 8'd202;
-      end
-      11'd1632: begin
-        data_q <= 8'd0;
-      end
-      11'd1633: begin
-        data_q <= 8'd230;
-      end
-      11'd1634: begin
-        data_q <= 8'd207;
-      end
-      11'd1635: begin
-        data_q <= 8'd188;
-      end
-      11'd1636: begin
-        data_q <= 8'd173;
-      end
-      11'd1637: begin
-        data_q <= 8'd163;
-      end
-      11'd1638: begin
-        data_q <= 8'd156;
-      end
-      11'd1639: begin
-        data_q <= 8'd153;
-      end
-      11'd1640: begin
-        data_q <= 8'd152;
-      end
-      11'd1641: begin
-        data_q <= 8'd153;
-      end
-      11'd1642: begin
-        data_q <= 8'd155;
-      end
-      11'd1643: begin
-        data_q <= 8'd157;
-      end
-      11'd1644: begin
-        data_q <= 8'd160;
-      end
-      11'd1645: begin
-        data_q <= 8'd163;
-      end
-      11'd1646: begin
-        data_q <= 8'd166;
-      end
-      11'd1647: begin
-        data_q <= 8'd170;
-      end
-      11'd1648: begin
-        data_q <= 8'd173;
-      end
-      11'd1649: begin
-        data_q <= 8'd176;
-      end
-      11'd1650: begin
-        data_q <= 8'd179;
-      end
-      11'd1651: begin
-        data_q <= 8'd182;
-      end
-      11'd1652: begin
-        data_q <= 8'd184;
-      end
-      11'd1653: begin
-        data_q <= 8'd187;
-      end
-      11'd1654: begin
-        data_q <= 8'd189;
-      end
-      11'd1655: begin
-        data_q <= 8'd191;
-      end
-      11'd1656: begin
-        data_q <= 8'd194;
-      end
-      11'd1657: begin
-        data_q <= 8'd196;
-      end
-      11'd1658: begin
-        data_q <= 8'd198;
-      end
-      11'd1659: begin
-        data_q <= 8'd199;
-      end
-      11'd1660: begin
-        data_q <= 8'd201;
-      end
-      11'd1661: begin
-        data_q <= 8'd203;
-      end
-      11'd1662: begin
-        data_q <= 8'd204;
-      end
-      11'd1663: begin
-        data_q <= 8'd206;
-      end
-      11'd1664: begin
-        data_q <= 8'd0;
-      end
-      11'd1665: begin
-        data_q <= 8'd232;
-      end
-      11'd1666: begin
-        data_q <= 8'd211;
-      end
-      11'd1667: begin
-        data_q <= 8'd193;
-      end
-      11'd1668: begin
-        data_q <= 8'd179;
-      end
-      11'd1669: begin
-        data_q <= 8'd170;
-      end
-      11'd1670: begin
-        data_q <= 8'd164;
-      end
-      11'd1671: begin
-        data_q <= 8'd161;
-      end
-      11'd1672: begin
-        data_q <= 8'd160;
-      end
-      11'd1673: begin
-        data_q <= 8'd161;
-      end
-      11'd1674: begin
-        data_q <= 8'd162;
-      end
-      11'd1675: begin
-        data_q <= 8'd165;
-      end
-      11'd1676: begin
-        data_q <= 8'd167;
-      end
-      11'd1677: begin
-        data_q <= 8'd170;
-      end
-      11'd1678: begin
-        data_q <= 8'd173;
-      end
-      11'd1679: begin
-        data_q <= 8'd176;
-      end
-      11'd1680: begin
-        data_q <= 8'd179;
-      end
-      11'd1681: begin
-        data_q <= 8'd182;
-      end
-      11'd1682: begin
-        data_q <= 8'd185;
-      end
-      11'd1683: begin
-        data_q <= 8'd187;
-      end
-      11'd1684: begin
-        data_q <= 8'd190;
-      end
-      11'd1685: begin
-        data_q <= 8'd192;
-      end
-      11'd1686: begin
-        data_q <= 8'd194;
-      end
-      11'd1687: begin
-        data_q <= 8'd196;
-      end
-      11'd1688: begin
-        data_q <= 8'd198;
-      end
-      11'd1689: begin
-        data_q <= 8'd200;
-      end
-      11'd1690: begin
-        data_q <= 8'd202;
-      end
-      11'd1691: begin
-        data_q <= 8'd204;
-      end
-      11'd1692: begin
-        data_q <= 8'd205;
-      end
-      11'd1693: begin
-        data_q <= 8'd207;
-      end
-      11'd1694: begin
-        data_q <= 8'd208;
-      end
-      11'd1695: begin
-        data_q <= 8'd210;
-      end
-      11'd1696: begin
-        data_q <= 8'd0;
-      end
-      11'd1697: begin
-        data_q <= 8'd234;
-      end
-      11'd1698: begin
-        data_q <= 8'd215;
-      end
-      11'd1699: begin
-        data_q <= 8'd198;
-      end
-      11'd1700: begin
-        data_q <= 8'd186;
-      end
-      11'd1701: begin
-        data_q <= 8'd177;
-      end
-      11'd1702: begin
-        data_q <= 8'd172;
-      end
-      11'd1703: begin
-        data_q <= 8'd169;
-      end
-      11'd1704: begin
-        data_q <= 8'd168;
-      end
-      11'd1705: begin
-        data_q <= 8'd169;
-      end
-      11'd1706: begin
-        data_q <= 8'd170;
-      end
-      11'd1707: begin
-        data_q <= 8'd172;
-      end
-      11'd1708: begin
-        data_q <= 8'd175;
-      end
-      11'd1709: begin
-        data_q <= 8'd177;
-      end
-      11'd1710: begin
-        data_q <= 8'd180;
-      end
-      11'd1711: begin
-        data_q <= 8'd183;
-      end
-      11'd1712: begin
-        data_q <= 8'd186;
-      end
-      11'd1713: begin
-        data_q <= 8'd188;
-      end
-      11'd1714: begin
-        data_q <= 8'd191;
-      end
-      11'd1715: begin
-        data_q <= 8'd193;
-      end
-      11'd1716: begin
-        data_q <= 8'd195;
-      end
-      11'd1717: begin
-        data_q <= 8'd197;
-      end
-      11'd1718: begin
-        data_q <= 8'd199;
-      end
-      11'd1719: begin
-        data_q <= 8'd201;
-      end
-      11'd1720: begin
-        data_q <= 8'd203;
-      end
-      11'd1721: begin
-        data_q <= 8'd205;
-      end
-      11'd1722: begin
-        data_q <= 8'd207;
-      end
-      11'd1723: begin
-        data_q <= 8'd208;
-      end
-      11'd1724: begin
-        data_q <= 8'd210;
-      end
-      11'd1725: begin
-        data_q <= 8'd211;
-      end
-      11'd1726: begin
-        data_q <= 8'd212;
-      end
-      11'd1727: begin
-        data_q <= 8'd213;
-      end
-      11'd1728: begin
-        data_q <= 8'd0;
-      end
-      11'd1729: begin
-        data_q <= 8'd236;
-      end
-      11'd1730: begin
-        data_q <= 8'd218;
-      end
-      11'd1731: begin
-        data_q <= 8'd203;
-      end
-      11'd1732: begin
-        data_q <= 8'd192;
-      end
-      11'd1733: begin
-        data_q <= 8'd184;
-      end
-      11'd1734: begin
-        data_q <= 8'd179;
-      end
-      11'd1735: begin
-        data_q <= 8'd177;
-      end
-      11'd1736: begin
-        data_q <= 8'd176;
-      end
-      11'd1737: begin
-        data_q <= 8'd177;
-      end
-      11'd1738: begin
-        data_q <= 8'd178;
-      end
-      11'd1739: begin
-        data_q <= 8'd180;
-      end
-      11'd1740: begin
-        data_q <= 8'd182;
-      end
-      11'd1741: begin
-        data_q <= 8'd185;
-      end
-      11'd1742: begin
-        data_q <= 8'd187;
-      end
-      11'd1743: begin
-        data_q <= 8'd190;
-      end
-      11'd1744: begin
-        data_q <= 8'd192;
-      end
-      11'd1745: begin
-        data_q <= 8'd194;
-      end
-      11'd1746: begin
-        data_q <= 8'd197;
-      end
-      11'd1747: begin
-        data_q <= 8'd199;
-      end
-      11'd1748: begin
-        data_q <= 8'd201;
-      end
-      11'd1749: begin
-        data_q <= 8'd203;
-      end
-      11'd1750: begin
-        data_q <= 8'd205;
-      end
-      11'd1751: begin
-        data_q <= 8'd206;
-      end
-      11'd1752: begin
-        data_q <= 8'd208;
-      end
-      11'd1753: begin
-        data_q <= 8'd210;
-      end
-      11'd1754: begin
-        data_q <= 8'd211;
-      end
-      11'd1755: begin
-        data_q <= 8'd212;
-      end
-      11'd1756: begin
-        data_q <= 8'd214;
-      end
-      11'd1757: begin
-        data_q <= 8'd215;
-      end
-      11'd1758: begin
-        data_q <= 8'd216;
-      end
-      11'd1759: begin
-        data_q <= 8'd217;
-      end
-      11'd1760: begin
-        data_q <= 8'd0;
-      end
-      11'd1761: begin
-        data_q <= 8'd238;
-      end
-      11'd1762: begin
-        data_q <= 8'd222;
-      end
-      11'd1763: begin
-        data_q <= 8'd209;
-      end
-      11'd1764: begin
-        data_q <= 8'd198;
-      end
-      11'd1765: begin
-        data_q <= 8'd191;
-      end
-      11'd1766: begin
-        data_q <= 8'd187;
-      end
-      11'd1767: begin
-        data_q <= 8'd185;
-      end
-      11'd1768: begin
-        data_q <= 8'd184;
-      end
-      11'd1769: begin
-        data_q <= 8'd184;
-      end
-      11'd1770: begin
-        data_q <= 8'd186;
-      end
-      11'd1771: begin
-        data_q <= 8'd188;
-      end
-      11'd1772: begin
-        data_q <= 8'd190;
-      end
-      11'd1773: begin
-        data_q <= 8'd192;
-      end
-      11'd1774: begin
-        data_q <= 8'd194;
-      end
-      11'd1775: begin
-        data_q <= 8'd196;
-      end
-      11'd1776: begin
-        data_q <= 8'd198;
-      end
-      11'd1777: begin
-        data_q <= 8'd201;
-      end
-      11'd1778: begin
-        data_q <= 8'd203;
-      end
-      11'd1779: begin
-        data_q <= 8'd204;
-      end
-      11'd1780: begin
-        data_q <= 8'd206;
-      end
-      11'd1781: begin
-        data_q <= 8'd208;
-      end
-      11'd1782: begin
-        data_q <= 8'd210;
-      end
-      11'd1783: begin
-        data_q <= 8'd211;
-      end
-      11'd1784: begin
-        data_q <= 8'd213;
-      end
-      11'd1785: begin
-        data_q <= 8'd214;
-      end
-      11'd1786: begin
-        data_q <= 8'd216;
-      end
-      11'd1787: begin
-        data_q <= 8'd217;
-      end
-      11'd1788: begin
-        data_q <= 8'd218;
-      end
-      11'd1789: begin
-        data_q <= 8'd219;
-      end
-      11'd1790: begin
-        data_q <= 8'd220;
-      end
-      11'd1791: begin
-        data_q <= 8'd221;
-      end
-      11'd1792: begin
-        data_q <= 8'd0;
-      end
-      11'd1793: begin
-        data_q <= 8'd240;
-      end
-      11'd1794: begin
-        data_q <= 8'd226;
-      end
-      11'd1795: begin
-        data_q <= 8'd214;
-      end
-      11'd1796: begin
-        data_q <= 8'd205;
-      end
-      11'd1797: begin
-        data_q <= 8'd198;
-      end
-      11'd1798: begin
-        data_q <= 8'd195;
-      end
-      11'd1799: begin
-        data_q <= 8'd193;
-      end
-      11'd1800: begin
-        data_q <= 8'd192;
-      end
-      11'd1801: begin
-        data_q <= 8'd192;
-      end
-      11'd1802: begin
-        data_q <= 8'd194;
-      end
-      11'd1803: begin
-        data_q <= 8'd195;
-      end
-      11'd1804: begin
-        data_q <= 8'd197;
-      end
-      11'd1805: begin
-        data_q <= 8'd199;
-      end
-      11'd1806: begin
-        data_q <= 8'd201;
-      end
-      11'd1807: begin
-        data_q <= 8'd203;
-      end
-      11'd1808: begin
-        data_q <= 8'd205;
-      end
-      11'd1809: begin
-        data_q <= 8'd207;
-      end
-      11'd1810: begin
-        data_q <= 8'd208;
-      end
-      11'd1811: begin
-        data_q <= 8'd210;
-      end
-      11'd1812: begin
-        data_q <= 8'd212;
-      end
-      11'd1813: begin
-        data_q <= 8'd213;
-      end
-      11'd1814: begin
-        data_q <= 8'd215;
-      end
-      11'd1815: begin
-        data_q <= 8'd216;
-      end
-      11'd1816: begin
-        data_q <= 8'd218;
-      end
-      11'd1817: begin
-        data_q <= 8'd219;
-      end
-      11'd1818: begin
-        data_q <= 8'd220;
-      end
-      11'd1819: begin
-        data_q <= 8'd221;
-      end
-      11'd1820: begin
-        data_q <= 8'd222;
-      end
-      11'd1821: begin
-        data_q <= 8'd223;
-      end
-      11'd1822: begin
-        data_q <= 8'd224;
-      end
-      11'd1823: begin
-        data_q <= 8'd225;
-      end
-      11'd1824: begin
-        data_q <= 8'd0;
-      end
-      11'd1825: begin
-        data_q <= 8'd242;
-      end
-      11'd1826: begin
-        data_q <= 8'd230;
-      end
-      11'd1827: begin
-        data_q <= 8'd219;
-      end
-      11'd1828: begin
-        data_q <= 8'd211;
-      end
-      11'd1829: begin
-        data_q <= 8'd206;
-      end
-      11'd1830: begin
-        data_q <= 8'd202;
-      end
-      11'd1831: begin
-        data_q <= 8'd200;
-      end
-      11'd1832: begin
-        data_q <= 8'd200;
-      end
-      11'd1833: begin
-        data_q <= 8'd200;
-      end
-      11'd1834: begin
-        data_q <= 8'd201;
-      end
-      11'd1835: begin
-        data_q <= 8'd203;
-      end
-      11'd1836: begin
-        data_q <= 8'd204;
-      end
-      11'd1837: begin
-        data_q <= 8'd206;
-      end
-      11'd1838: begin
-        data_q <= 8'd208;
-      end
-      11'd1839: begin
-        data_q <= 8'd209;
-      end
-      11'd1840: begin
-        data_q <= 8'd211;
-      end
-      11'd1841: begin
-        data_q <= 8'd213;
-      end
-      11'd1842: begin
-        data_q <= 8'd214;
-      end
-      11'd1843: begin
-        data_q <= 8'd216;
-      end
-      11'd1844: begin
-        data_q <= 8'd217;
-      end
-      11'd1845: begin
-        data_q <= 8'd219;
-      end
-      11'd1846: begin
-        data_q <= 8'd220;
-      end
-      11'd1847: begin
-        data_q <= 8'd221;
-      end
-      11'd1848: begin
-        data_q <= 8'd222;
-      end
-      11'd1849: begin
-        data_q <= 8'd223;
-      end
-      11'd1850: begin
-        data_q <= 8'd225;
-      end
-      11'd1851: begin
-        data_q <= 8'd225;
-      end
-      11'd1852: begin
-        data_q <= 8'd226;
-      end
-      11'd1853: begin
-        data_q <= 8'd227;
-      end
-      11'd1854: begin
-        data_q <= 8'd228;
-      end
-      11'd1855: begin
-        data_q <= 8'd229;
-      end
-      11'd1856: begin
-        data_q <= 8'd0;
-      end
-      11'd1857: begin
-        data_q <= 8'd244;
-      end
-      11'd1858: begin
-        data_q <= 8'd233;
-      end
-      11'd1859: begin
-        data_q <= 8'd224;
-      end
-      11'd1860: begin
-        data_q <= 8'd218;
-      end
-      11'd1861: begin
-        data_q <= 8'd213;
-      end
-      11'd1862: begin
-        data_q <= 8'd210;
-      end
-      11'd1863: begin
-        data_q <= 8'd208;
-      end
-      11'd1864: begin
-        data_q <= 8'd208;
-      end
-      11'd1865: begin
-        data_q <= 8'd208;
-      end
-      11'd1866: begin
-        data_q <= 8'd209;
-      end
-      11'd1867: begin
-        data_q <= 8'd210;
-      end
-      11'd1868: begin
-        data_q <= 8'd212;
-      end
-      11'd1869: begin
-        data_q <= 8'd213;
-      end
-      11'd1870: begin
-        data_q <= 8'd215;
-      end
-      11'd1871: begin
-        data_q <= 8'd216;
-      end
-      11'd1872: begin
-        data_q <= 8'd218;
-      end
-      11'd1873: begin
-        data_q <= 8'd219;
-      end
-      11'd1874: begin
-        data_q <= 8'd220;
-      end
-      11'd1875: begin
-        data_q <= 8'd222;
-      end
-      11'd1876: begin
-        data_q <= 8'd223;
-      end
-      11'd1877: begin
-        data_q <= 8'd224;
-      end
-      11'd1878: begin
-        data_q <= 8'd225;
-      end
-      11'd1879: begin
-        data_q <= 8'd226;
-      end
-      11'd1880: begin
-        data_q <= 8'd227;
-      end
-      11'd1881: begin
-        data_q <= 8'd228;
-      end
-      11'd1882: begin
-        data_q <= 8'd229;
-      end
-      11'd1883: begin
-        data_q <= 8'd230;
-      end
-      11'd1884: begin
-        data_q <= 8'd231;
-      end
-      11'd1885: begin
-        data_q <= 8'd231;
-      end
-      11'd1886: begin
-        data_q <= 8'd232;
-      end
-      11'd1887: begin
-        data_q <= 8'd233;
-      end
-      11'd1888: begin
-        data_q <= 8'd0;
-      end
-      11'd1889: begin
-        data_q <= 8'd246;
-      end
-      11'd1890: begin
-        data_q <= 8'd237;
-      end
-      11'd1891: begin
-        data_q <= 8'd230;
-      end
-      11'd1892: begin
-        data_q <= 8'd224;
-      end
-      11'd1893: begin
-        data_q <= 8'd220;
-      end
-      11'd1894: begin
-        data_q <= 8'd218;
-      end
-      11'd1895: begin
-        data_q <= 8'd216;
-      end
-      11'd1896: begin
-        data_q <= 8'd216;
-      end
-      11'd1897: begin
-        data_q <= 8'd216;
-      end
-      11'd1898: begin
-        data_q <= 8'd217;
-      end
-      11'd1899: begin
-        data_q <= 8'd218;
-      end
-      11'd1900: begin
-        data_q <= 8'd219;
-      end
-      11'd1901: begin
-        data_q <= 8'd220;
-      end
-      11'd1902: begin
-        data_q <= 8'd222;
-      end
-      11'd1903: begin
-        data_q <= 8'd223;
-      end
-      11'd1904: begin
-        data_q <= 8'd224;
-      end
-      11'd1905: begin
-        data_q <= 8'd225;
-      end
-      11'd1906: begin
-        data_q <= 8'd226;
-      end
-      11'd1907: begin
-        data_q <= 8'd227;
-      end
-      11'd1908: begin
-        data_q <= 8'd228;
-      end
-      11'd1909: begin
-        data_q <= 8'd229;
-      end
-      11'd1910: begin
-        data_q <= 8'd230;
-      end
-      11'd1911: begin
-        data_q <= 8'd231;
-      end
-      11'd1912: begin
-        data_q <= 8'd232;
-      end
-      11'd1913: begin
-        data_q <= 8'd233;
-      end
-      11'd1914: begin
-        data_q <= 8'd234;
-      end
-      11'd1915: begin
-        data_q <= 8'd234;
-      end
-      11'd1916: begin
-        data_q <= 8'd235;
-      end
-      11'd1917: begin
-        data_q <= 8'd235;
-      end
-      11'd1918: begin
-        data_q <= 8'd236;
-      end
-      11'd1919: begin
-        data_q <= 8'd237;
-      end
-      11'd1920: begin
-        data_q <= 8'd0;
-      end
-      11'd1921: begin
-        data_q <= 8'd248;
-      end
-      11'd1922: begin
-        data_q <= 8'd241;
-      end
-      11'd1923: begin
-        data_q <= 8'd235;
-      end
-      11'd1924: begin
-        data_q <= 8'd230;
-      end
-      11'd1925: begin
-        data_q <= 8'd227;
-      end
-      11'd1926: begin
-        data_q <= 8'd225;
-      end
-      11'd1927: begin
-        data_q <= 8'd224;
-      end
-      11'd1928: begin
-        data_q <= 8'd224;
-      end
-      11'd1929: begin
-        data_q <= 8'd224;
-      end
-      11'd1930: begin
-        data_q <= 8'd225;
-      end
-      11'd1931: begin
-        data_q <= 8'd226;
-      end
-      11'd1932: begin
-        data_q <= 8'd226;
-      end
-      11'd1933: begin
-        data_q <= 8'd227;
-      end
-      11'd1934: begin
-        data_q <= 8'd228;
-      end
-      11'd1935: begin
-        data_q <= 8'd229;
-      end
-      11'd1936: begin
-        data_q <= 8'd230;
-      end
-      11'd1937: begin
-        data_q <= 8'd231;
-      end
-      11'd1938: begin
-        data_q <= 8'd232;
-      end
-      11'd1939: begin
-        data_q <= 8'd233;
-      end
-      11'd1940: begin
-        data_q <= 8'd234;
-      end
-      11'd1941: begin
-        data_q <= 8'd235;
-      end
-      11'd1942: begin
-        data_q <= 8'd235;
-      end
-      11'd1943: begin
-        data_q <= 8'd236;
-      end
-      11'd1944: begin
-        data_q <= 8'd237;
-      end
-      11'd1945: begin
-        data_q <= 8'd237;
-      end
-      11'd1946: begin
-        data_q <= 8'd238;
-      end
-      11'd1947: begin
-        data_q <= 8'd239;
-      end
-      11'd1948: begin
-        data_q <= 8'd239;
-      end
-      11'd1949: begin
-        data_q <= 8'd240;
-      end
-      11'd1950: begin
-        data_q <= 8'd240;
-      end
-      11'd1951: begin
-        data_q <= 8'd241;
-      end
-      11'd1952: begin
-        data_q <= 8'd0;
-      end
-      11'd1953: begin
-        data_q <= 8'd250;
-      end
-      11'd1954: begin
-        data_q <= 8'd245;
-      end
-      11'd1955: begin
-        data_q <= 8'd240;
-      end
-      11'd1956: begin
-        data_q <= 8'd237;
-      end
-      11'd1957: begin
-        data_q <= 8'd234;
-      end
-      11'd1958: begin
-        data_q <= 8'd233;
-      end
-      11'd1959: begin
-        data_q <= 8'd232;
-      end
-      11'd1960: begin
-        data_q <= 8'd232;
-      end
-      11'd1961: begin
-        data_q <= 8'd232;
-      end
-      11'd1962: begin
-        data_q <= 8'd233;
-      end
-      11'd1963: begin
-        data_q <= 8'd233;
-      end
-      11'd1964: begin
-        data_q <= 8'd234;
-      end
-      11'd1965: begin
-        data_q <= 8'd235;
-      end
-      11'd1966: begin
-        data_q <= 8'd235;
-      end
-      11'd1967: begin
-        data_q <= 8'd236;
-      end
-      11'd1968: begin
-        data_q <= 8'd237;
-      end
-      11'd1969: begin
-        data_q <= 8'd238;
-      end
-      11'd1970: begin
-        data_q <= 8'd238;
-      end
-      11'd1971: begin
-        data_q <= 8'd239;
-      end
-      11'd1972: begin
-        data_q <= 8'd239;
-      end
-      11'd1973: begin
-        data_q <= 8'd240;
-      end
-      11'd1974: begin
-        data_q <= 8'd241;
-      end
-      11'd1975: begin
-        data_q <= 8'd241;
-      end
-      11'd1976: begin
-        data_q <= 8'd242;
-      end
-      11'd1977: begin
-        data_q <= 8'd242;
-      end
-      11'd1978: begin
-        data_q <= 8'd243;
-      end
-      11'd1979: begin
-        data_q <= 8'd243;
-      end
-      11'd1980: begin
-        data_q <= 8'd243;
-      end
-      11'd1981: begin
-        data_q <= 8'd244;
-      end
-      11'd1982: begin
-        data_q <= 8'd244;
-      end
-      11'd1983: begin
-        data_q <= 8'd244;
-      end
-      11'd1984: begin
-        data_q <= 8'd0;
-      end
-      11'd1985: begin
-        data_q <= 8'd252;
-      end
-      11'd1986: begin
-        data_q <= 8'd248;
-      end
-      11'd1987: begin
-        data_q <= 8'd245;
-      end
-      11'd1988: begin
-        data_q <= 8'd243;
-      end
-      11'd1989: begin
-        data_q <= 8'd242;
-      end
-      11'd1990: begin
-        data_q <= 8'd241;
-      end
-      11'd1991: begin
-        data_q <= 8'd240;
-      end
-      11'd1992: begin
-        data_q <= 8'd240;
-      end
-      11'd1993: begin
-        data_q <= 8'd240;
-      end
-      11'd1994: begin
-        data_q <= 8'd240;
-      end
-      11'd1995: begin
-        data_q <= 8'd241;
-      end
-      11'd1996: begin
-        data_q <= 8'd241;
-      end
-      11'd1997: begin
-        data_q <= 8'd242;
-      end
-      11'd1998: begin
-        data_q <= 8'd242;
-      end
-      11'd1999: begin
-        data_q <= 8'd243;
-      end
-      11'd2000: begin
-        data_q <= 8'd243;
-      end
-      11'd2001: begin
-        data_q <= 8'd244;
-      end
-      11'd2002: begin
-        data_q <= 8'd244;
-      end
-      11'd2003: begin
-        data_q <= 8'd245;
-      end
-      11'd2004: begin
-        data_q <= 8'd245;
-      end
-      11'd2005: begin
-        data_q <= 8'd245;
-      end
-      11'd2006: begin
-        data_q <= 8'd246;
-      end
-      11'd2007: begin
-        data_q <= 8'd246;
-      end
-      11'd2008: begin
-        data_q <= 8'd246;
-      end
-      11'd2009: begin
-        data_q <= 8'd247;
-      end
-      11'd2010: begin
-        data_q <= 8'd247;
-      end
-      11'd2011: begin
-        data_q <= 8'd247;
-      end
-      11'd2012: begin
-        data_q <= 8'd248;
-      end
-      11'd2013: begin
-        data_q <= 8'd248;
-      end
-      11'd2014: begin
-        data_q <= 8'd248;
-      end
-      11'd2015: begin
-        data_q <= 8'd248;
-      end
-      11'd2016: begin
-        data_q <= 8'd0;
-      end
-      11'd2017: begin
-        data_q <= 8'd254;
-      end
-      11'd2018: begin
-        data_q <= 8'd252;
-      end
-      11'd2019: begin
-        data_q <= 8'd251;
-      end
-      11'd2020: begin
-        data_q <= 8'd250;
-      end
-      11'd2021: begin
-        data_q <= 8'd249;
-      end
-      11'd2022: begin
-        data_q <= 8'd248;
-      end
-      11'd2023: begin
-        data_q <= 8'd248;
-      end
-      11'd2024: begin
-        data_q <= 8'd248;
-      end
-      11'd2025: begin
-        data_q <= 8'd248;
-      end
-      11'd2026: begin
-        data_q <= 8'd248;
-      end
-      11'd2027: begin
-        data_q <= 8'd248;
-      end
-      11'd2028: begin
-        data_q <= 8'd249;
-      end
-      11'd2029: begin
-        data_q <= 8'd249;
-      end
-      11'd2030: begin
-        data_q <= 8'd249;
-      end
-      11'd2031: begin
-        data_q <= 8'd249;
-      end
-      11'd2032: begin
-        data_q <= 8'd250;
-      end
-      11'd2033: begin
-        data_q <= 8'd250;
-      end
-      11'd2034: begin
-        data_q <= 8'd250;
-      end
-      11'd2035: begin
-        data_q <= 8'd250;
-      end
-      11'd2036: begin
-        data_q <= 8'd250;
-      end
-      11'd2037: begin
-        data_q <= 8'd251;
-      end
-      11'd2038: begin
-        data_q <= 8'd251;
-      end
-      11'd2039: begin
-        data_q <= 8'd251;
-      end
-      11'd2040: begin
-        data_q <= 8'd251;
-      end
-      11'd2041: begin
-        data_q <= 8'd251;
-      end
-      11'd2042: begin
-        data_q <= 8'd252;
-      end
-      11'd2043: begin
-        data_q <= 8'd252;
-      end
-      11'd2044: begin
-        data_q <= 8'd252;
-      end
-      11'd2045: begin
-        data_q <= 8'd252;
-      end
-      11'd2046: begin
-        data_q <= 8'd252;
-      end
-      11'd2047: begin
-        data_q <= 8'd252;
-      end
+      11'd0: data_q <= 8'd0;
+      11'd1: data_q <= 8'd0;
+      11'd2: data_q <= 8'd0;
+      11'd3: data_q <= 8'd0;
+      11'd4: data_q <= 8'd0;
+      11'd5: data_q <= 8'd0;
+      11'd6: data_q <= 8'd0;
+      11'd7: data_q <= 8'd0;
+      11'd8: data_q <= 8'd0;
+      11'd9: data_q <= 8'd0;
+      11'd10: data_q <= 8'd0;
+      11'd11: data_q <= 8'd0;
+      11'd12: data_q <= 8'd0;
+      11'd13: data_q <= 8'd0;
+      11'd14: data_q <= 8'd0;
+      11'd15: data_q <= 8'd0;
+      11'd16: data_q <= 8'd0;
+      11'd17: data_q <= 8'd0;
+      11'd18: data_q <= 8'd0;
+      11'd19: data_q <= 8'd0;
+      11'd20: data_q <= 8'd0;
+      11'd21: data_q <= 8'd0;
+      11'd22: data_q <= 8'd0;
+      11'd23: data_q <= 8'd0;
+      11'd24: data_q <= 8'd0;
+      11'd25: data_q <= 8'd0;
+      11'd26: data_q <= 8'd0;
+      11'd27: data_q <= 8'd0;
+      11'd28: data_q <= 8'd0;
+      11'd29: data_q <= 8'd0;
+      11'd30: data_q <= 8'd0;
+      11'd31: data_q <= 8'd0;
+      11'd32: data_q <= 8'd0;
+      11'd33: data_q <= 8'd2;
+      11'd34: data_q <= 8'd4;
+      11'd35: data_q <= 8'd5;
+      11'd36: data_q <= 8'd6;
+      11'd37: data_q <= 8'd7;
+      11'd38: data_q <= 8'd8;
+      11'd39: data_q <= 8'd8;
+      11'd40: data_q <= 8'd8;
+      11'd41: data_q <= 8'd8;
+      11'd42: data_q <= 8'd8;
+      11'd43: data_q <= 8'd8;
+      11'd44: data_q <= 8'd7;
+      11'd45: data_q <= 8'd7;
+      11'd46: data_q <= 8'd7;
+      11'd47: data_q <= 8'd7;
+      11'd48: data_q <= 8'd6;
+      11'd49: data_q <= 8'd6;
+      11'd50: data_q <= 8'd6;
+      11'd51: data_q <= 8'd6;
+      11'd52: data_q <= 8'd6;
+      11'd53: data_q <= 8'd5;
+      11'd54: data_q <= 8'd5;
+      11'd55: data_q <= 8'd5;
+      11'd56: data_q <= 8'd5;
+      11'd57: data_q <= 8'd5;
+      11'd58: data_q <= 8'd4;
+      11'd59: data_q <= 8'd4;
+      11'd60: data_q <= 8'd4;
+      11'd61: data_q <= 8'd4;
+      11'd62: data_q <= 8'd4;
+      11'd63: data_q <= 8'd4;
+      11'd64: data_q <= 8'd0;
+      11'd65: data_q <= 8'd4;
+      11'd66: data_q <= 8'd8;
+      11'd67: data_q <= 8'd11;
+      11'd68: data_q <= 8'd13;
+      11'd69: data_q <= 8'd14;
+      11'd70: data_q <= 8'd15;
+      11'd71: data_q <= 8'd16;
+      11'd72: data_q <= 8'd16;
+      11'd73: data_q <= 8'd16;
+      11'd74: data_q <= 8'd16;
+      11'd75: data_q <= 8'd15;
+      11'd76: data_q <= 8'd15;
+      11'd77: data_q <= 8'd14;
+      11'd78: data_q <= 8'd14;
+      11'd79: data_q <= 8'd13;
+      11'd80: data_q <= 8'd13;
+      11'd81: data_q <= 8'd12;
+      11'd82: data_q <= 8'd12;
+      11'd83: data_q <= 8'd11;
+      11'd84: data_q <= 8'd11;
+      11'd85: data_q <= 8'd11;
+      11'd86: data_q <= 8'd10;
+      11'd87: data_q <= 8'd10;
+      11'd88: data_q <= 8'd10;
+      11'd89: data_q <= 8'd9;
+      11'd90: data_q <= 8'd9;
+      11'd91: data_q <= 8'd9;
+      11'd92: data_q <= 8'd8;
+      11'd93: data_q <= 8'd8;
+      11'd94: data_q <= 8'd8;
+      11'd95: data_q <= 8'd8;
+      11'd96: data_q <= 8'd0;
+      11'd97: data_q <= 8'd6;
+      11'd98: data_q <= 8'd11;
+      11'd99: data_q <= 8'd16;
+      11'd100: data_q <= 8'd19;
+      11'd101: data_q <= 8'd22;
+      11'd102: data_q <= 8'd23;
+      11'd103: data_q <= 8'd24;
+      11'd104: data_q <= 8'd24;
+      11'd105: data_q <= 8'd24;
+      11'd106: data_q <= 8'd23;
+      11'd107: data_q <= 8'd23;
+      11'd108: data_q <= 8'd22;
+      11'd109: data_q <= 8'd21;
+      11'd110: data_q <= 8'd21;
+      11'd111: data_q <= 8'd20;
+      11'd112: data_q <= 8'd19;
+      11'd113: data_q <= 8'd18;
+      11'd114: data_q <= 8'd18;
+      11'd115: data_q <= 8'd17;
+      11'd116: data_q <= 8'd17;
+      11'd117: data_q <= 8'd16;
+      11'd118: data_q <= 8'd15;
+      11'd119: data_q <= 8'd15;
+      11'd120: data_q <= 8'd14;
+      11'd121: data_q <= 8'd14;
+      11'd122: data_q <= 8'd13;
+      11'd123: data_q <= 8'd13;
+      11'd124: data_q <= 8'd13;
+      11'd125: data_q <= 8'd12;
+      11'd126: data_q <= 8'd12;
+      11'd127: data_q <= 8'd12;
+      11'd128: data_q <= 8'd0;
+      11'd129: data_q <= 8'd8;
+      11'd130: data_q <= 8'd15;
+      11'd131: data_q <= 8'd21;
+      11'd132: data_q <= 8'd26;
+      11'd133: data_q <= 8'd29;
+      11'd134: data_q <= 8'd31;
+      11'd135: data_q <= 8'd32;
+      11'd136: data_q <= 8'd32;
+      11'd137: data_q <= 8'd32;
+      11'd138: data_q <= 8'd31;
+      11'd139: data_q <= 8'd30;
+      11'd140: data_q <= 8'd30;
+      11'd141: data_q <= 8'd29;
+      11'd142: data_q <= 8'd28;
+      11'd143: data_q <= 8'd27;
+      11'd144: data_q <= 8'd26;
+      11'd145: data_q <= 8'd25;
+      11'd146: data_q <= 8'd24;
+      11'd147: data_q <= 8'd23;
+      11'd148: data_q <= 8'd22;
+      11'd149: data_q <= 8'd21;
+      11'd150: data_q <= 8'd21;
+      11'd151: data_q <= 8'd20;
+      11'd152: data_q <= 8'd19;
+      11'd153: data_q <= 8'd19;
+      11'd154: data_q <= 8'd18;
+      11'd155: data_q <= 8'd17;
+      11'd156: data_q <= 8'd17;
+      11'd157: data_q <= 8'd16;
+      11'd158: data_q <= 8'd16;
+      11'd159: data_q <= 8'd15;
+      11'd160: data_q <= 8'd0;
+      11'd161: data_q <= 8'd10;
+      11'd162: data_q <= 8'd19;
+      11'd163: data_q <= 8'd26;
+      11'd164: data_q <= 8'd32;
+      11'd165: data_q <= 8'd36;
+      11'd166: data_q <= 8'd38;
+      11'd167: data_q <= 8'd40;
+      11'd168: data_q <= 8'd40;
+      11'd169: data_q <= 8'd40;
+      11'd170: data_q <= 8'd39;
+      11'd171: data_q <= 8'd38;
+      11'd172: data_q <= 8'd37;
+      11'd173: data_q <= 8'd36;
+      11'd174: data_q <= 8'd34;
+      11'd175: data_q <= 8'd33;
+      11'd176: data_q <= 8'd32;
+      11'd177: data_q <= 8'd31;
+      11'd178: data_q <= 8'd30;
+      11'd179: data_q <= 8'd29;
+      11'd180: data_q <= 8'd28;
+      11'd181: data_q <= 8'd27;
+      11'd182: data_q <= 8'd26;
+      11'd183: data_q <= 8'd25;
+      11'd184: data_q <= 8'd24;
+      11'd185: data_q <= 8'd23;
+      11'd186: data_q <= 8'd22;
+      11'd187: data_q <= 8'd22;
+      11'd188: data_q <= 8'd21;
+      11'd189: data_q <= 8'd21;
+      11'd190: data_q <= 8'd20;
+      11'd191: data_q <= 8'd19;
+      11'd192: data_q <= 8'd0;
+      11'd193: data_q <= 8'd12;
+      11'd194: data_q <= 8'd23;
+      11'd195: data_q <= 8'd32;
+      11'd196: data_q <= 8'd38;
+      11'd197: data_q <= 8'd43;
+      11'd198: data_q <= 8'd46;
+      11'd199: data_q <= 8'd48;
+      11'd200: data_q <= 8'd48;
+      11'd201: data_q <= 8'd48;
+      11'd202: data_q <= 8'd47;
+      11'd203: data_q <= 8'd46;
+      11'd204: data_q <= 8'd44;
+      11'd205: data_q <= 8'd43;
+      11'd206: data_q <= 8'd41;
+      11'd207: data_q <= 8'd40;
+      11'd208: data_q <= 8'd38;
+      11'd209: data_q <= 8'd37;
+      11'd210: data_q <= 8'd36;
+      11'd211: data_q <= 8'd34;
+      11'd212: data_q <= 8'd33;
+      11'd213: data_q <= 8'd32;
+      11'd214: data_q <= 8'd31;
+      11'd215: data_q <= 8'd30;
+      11'd216: data_q <= 8'd29;
+      11'd217: data_q <= 8'd28;
+      11'd218: data_q <= 8'd27;
+      11'd219: data_q <= 8'd26;
+      11'd220: data_q <= 8'd25;
+      11'd221: data_q <= 8'd25;
+      11'd222: data_q <= 8'd24;
+      11'd223: data_q <= 8'd23;
+      11'd224: data_q <= 8'd0;
+      11'd225: data_q <= 8'd14;
+      11'd226: data_q <= 8'd26;
+      11'd227: data_q <= 8'd37;
+      11'd228: data_q <= 8'd45;
+      11'd229: data_q <= 8'd50;
+      11'd230: data_q <= 8'd54;
+      11'd231: data_q <= 8'd56;
+      11'd232: data_q <= 8'd56;
+      11'd233: data_q <= 8'd56;
+      11'd234: data_q <= 8'd55;
+      11'd235: data_q <= 8'd53;
+      11'd236: data_q <= 8'd52;
+      11'd237: data_q <= 8'd50;
+      11'd238: data_q <= 8'd48;
+      11'd239: data_q <= 8'd47;
+      11'd240: data_q <= 8'd45;
+      11'd241: data_q <= 8'd43;
+      11'd242: data_q <= 8'd42;
+      11'd243: data_q <= 8'd40;
+      11'd244: data_q <= 8'd39;
+      11'd245: data_q <= 8'd37;
+      11'd246: data_q <= 8'd36;
+      11'd247: data_q <= 8'd35;
+      11'd248: data_q <= 8'd34;
+      11'd249: data_q <= 8'd33;
+      11'd250: data_q <= 8'd31;
+      11'd251: data_q <= 8'd31;
+      11'd252: data_q <= 8'd30;
+      11'd253: data_q <= 8'd29;
+      11'd254: data_q <= 8'd28;
+      11'd255: data_q <= 8'd27;
+      11'd256: data_q <= 8'd0;
+      11'd257: data_q <= 8'd16;
+      11'd258: data_q <= 8'd30;
+      11'd259: data_q <= 8'd42;
+      11'd260: data_q <= 8'd51;
+      11'd261: data_q <= 8'd58;
+      11'd262: data_q <= 8'd61;
+      11'd263: data_q <= 8'd63;
+      11'd264: data_q <= 8'd64;
+      11'd265: data_q <= 8'd64;
+      11'd266: data_q <= 8'd62;
+      11'd267: data_q <= 8'd61;
+      11'd268: data_q <= 8'd59;
+      11'd269: data_q <= 8'd57;
+      11'd270: data_q <= 8'd55;
+      11'd271: data_q <= 8'd53;
+      11'd272: data_q <= 8'd51;
+      11'd273: data_q <= 8'd49;
+      11'd274: data_q <= 8'd48;
+      11'd275: data_q <= 8'd46;
+      11'd276: data_q <= 8'd44;
+      11'd277: data_q <= 8'd43;
+      11'd278: data_q <= 8'd41;
+      11'd279: data_q <= 8'd40;
+      11'd280: data_q <= 8'd38;
+      11'd281: data_q <= 8'd37;
+      11'd282: data_q <= 8'd36;
+      11'd283: data_q <= 8'd35;
+      11'd284: data_q <= 8'd34;
+      11'd285: data_q <= 8'd33;
+      11'd286: data_q <= 8'd32;
+      11'd287: data_q <= 8'd31;
+      11'd288: data_q <= 8'd0;
+      11'd289: data_q <= 8'd18;
+      11'd290: data_q <= 8'd34;
+      11'd291: data_q <= 8'd47;
+      11'd292: data_q <= 8'd58;
+      11'd293: data_q <= 8'd65;
+      11'd294: data_q <= 8'd69;
+      11'd295: data_q <= 8'd71;
+      11'd296: data_q <= 8'd72;
+      11'd297: data_q <= 8'd72;
+      11'd298: data_q <= 8'd70;
+      11'd299: data_q <= 8'd68;
+      11'd300: data_q <= 8'd66;
+      11'd301: data_q <= 8'd64;
+      11'd302: data_q <= 8'd62;
+      11'd303: data_q <= 8'd60;
+      11'd304: data_q <= 8'd58;
+      11'd305: data_q <= 8'd55;
+      11'd306: data_q <= 8'd53;
+      11'd307: data_q <= 8'd52;
+      11'd308: data_q <= 8'd50;
+      11'd309: data_q <= 8'd48;
+      11'd310: data_q <= 8'd46;
+      11'd311: data_q <= 8'd45;
+      11'd312: data_q <= 8'd43;
+      11'd313: data_q <= 8'd42;
+      11'd314: data_q <= 8'd40;
+      11'd315: data_q <= 8'd39;
+      11'd316: data_q <= 8'd38;
+      11'd317: data_q <= 8'd37;
+      11'd318: data_q <= 8'd36;
+      11'd319: data_q <= 8'd35;
+      11'd320: data_q <= 8'd0;
+      11'd321: data_q <= 8'd20;
+      11'd322: data_q <= 8'd38;
+      11'd323: data_q <= 8'd53;
+      11'd324: data_q <= 8'd64;
+      11'd325: data_q <= 8'd72;
+      11'd326: data_q <= 8'd77;
+      11'd327: data_q <= 8'd79;
+      11'd328: data_q <= 8'd80;
+      11'd329: data_q <= 8'd79;
+      11'd330: data_q <= 8'd78;
+      11'd331: data_q <= 8'd76;
+      11'd332: data_q <= 8'd74;
+      11'd333: data_q <= 8'd71;
+      11'd334: data_q <= 8'd69;
+      11'd335: data_q <= 8'd66;
+      11'd336: data_q <= 8'd64;
+      11'd337: data_q <= 8'd62;
+      11'd338: data_q <= 8'd59;
+      11'd339: data_q <= 8'd57;
+      11'd340: data_q <= 8'd55;
+      11'd341: data_q <= 8'd53;
+      11'd342: data_q <= 8'd51;
+      11'd343: data_q <= 8'd50;
+      11'd344: data_q <= 8'd48;
+      11'd345: data_q <= 8'd46;
+      11'd346: data_q <= 8'd45;
+      11'd347: data_q <= 8'd44;
+      11'd348: data_q <= 8'd42;
+      11'd349: data_q <= 8'd41;
+      11'd350: data_q <= 8'd40;
+      11'd351: data_q <= 8'd39;
+      11'd352: data_q <= 8'd0;
+      11'd353: data_q <= 8'd22;
+      11'd354: data_q <= 8'd41;
+      11'd355: data_q <= 8'd58;
+      11'd356: data_q <= 8'd70;
+      11'd357: data_q <= 8'd79;
+      11'd358: data_q <= 8'd84;
+      11'd359: data_q <= 8'd87;
+      11'd360: data_q <= 8'd88;
+      11'd361: data_q <= 8'd87;
+      11'd362: data_q <= 8'd86;
+      11'd363: data_q <= 8'd84;
+      11'd364: data_q <= 8'd81;
+      11'd365: data_q <= 8'd79;
+      11'd366: data_q <= 8'd76;
+      11'd367: data_q <= 8'd73;
+      11'd368: data_q <= 8'd70;
+      11'd369: data_q <= 8'd68;
+      11'd370: data_q <= 8'd65;
+      11'd371: data_q <= 8'd63;
+      11'd372: data_q <= 8'd61;
+      11'd373: data_q <= 8'd59;
+      11'd374: data_q <= 8'd57;
+      11'd375: data_q <= 8'd55;
+      11'd376: data_q <= 8'd53;
+      11'd377: data_q <= 8'd51;
+      11'd378: data_q <= 8'd49;
+      11'd379: data_q <= 8'd48;
+      11'd380: data_q <= 8'd46;
+      11'd381: data_q <= 8'd45;
+      11'd382: data_q <= 8'd44;
+      11'd383: data_q <= 8'd43;
+      11'd384: data_q <= 8'd0;
+      11'd385: data_q <= 8'd24;
+      11'd386: data_q <= 8'd45;
+      11'd387: data_q <= 8'd63;
+      11'd388: data_q <= 8'd77;
+      11'd389: data_q <= 8'd86;
+      11'd390: data_q <= 8'd92;
+      11'd391: data_q <= 8'd95;
+      11'd392: data_q <= 8'd96;
+      11'd393: data_q <= 8'd95;
+      11'd394: data_q <= 8'd94;
+      11'd395: data_q <= 8'd91;
+      11'd396: data_q <= 8'd89;
+      11'd397: data_q <= 8'd86;
+      11'd398: data_q <= 8'd83;
+      11'd399: data_q <= 8'd80;
+      11'd400: data_q <= 8'd77;
+      11'd401: data_q <= 8'd74;
+      11'd402: data_q <= 8'd71;
+      11'd403: data_q <= 8'd69;
+      11'd404: data_q <= 8'd66;
+      11'd405: data_q <= 8'd64;
+      11'd406: data_q <= 8'd62;
+      11'd407: data_q <= 8'd60;
+      11'd408: data_q <= 8'd58;
+      11'd409: data_q <= 8'd56;
+      11'd410: data_q <= 8'd54;
+      11'd411: data_q <= 8'd52;
+      11'd412: data_q <= 8'd51;
+      11'd413: data_q <= 8'd49;
+      11'd414: data_q <= 8'd48;
+      11'd415: data_q <= 8'd46;
+      11'd416: data_q <= 8'd0;
+      11'd417: data_q <= 8'd26;
+      11'd418: data_q <= 8'd49;
+      11'd419: data_q <= 8'd68;
+      11'd420: data_q <= 8'd83;
+      11'd421: data_q <= 8'd93;
+      11'd422: data_q <= 8'd100;
+      11'd423: data_q <= 8'd103;
+      11'd424: data_q <= 8'd104;
+      11'd425: data_q <= 8'd103;
+      11'd426: data_q <= 8'd101;
+      11'd427: data_q <= 8'd99;
+      11'd428: data_q <= 8'd96;
+      11'd429: data_q <= 8'd93;
+      11'd430: data_q <= 8'd90;
+      11'd431: data_q <= 8'd86;
+      11'd432: data_q <= 8'd83;
+      11'd433: data_q <= 8'd80;
+      11'd434: data_q <= 8'd77;
+      11'd435: data_q <= 8'd74;
+      11'd436: data_q <= 8'd72;
+      11'd437: data_q <= 8'd69;
+      11'd438: data_q <= 8'd67;
+      11'd439: data_q <= 8'd65;
+      11'd440: data_q <= 8'd62;
+      11'd441: data_q <= 8'd60;
+      11'd442: data_q <= 8'd58;
+      11'd443: data_q <= 8'd57;
+      11'd444: data_q <= 8'd55;
+      11'd445: data_q <= 8'd53;
+      11'd446: data_q <= 8'd52;
+      11'd447: data_q <= 8'd50;
+      11'd448: data_q <= 8'd0;
+      11'd449: data_q <= 8'd28;
+      11'd450: data_q <= 8'd53;
+      11'd451: data_q <= 8'd74;
+      11'd452: data_q <= 8'd90;
+      11'd453: data_q <= 8'd101;
+      11'd454: data_q <= 8'd108;
+      11'd455: data_q <= 8'd111;
+      11'd456: data_q <= 8'd112;
+      11'd457: data_q <= 8'd111;
+      11'd458: data_q <= 8'd109;
+      11'd459: data_q <= 8'd107;
+      11'd460: data_q <= 8'd103;
+      11'd461: data_q <= 8'd100;
+      11'd462: data_q <= 8'd96;
+      11'd463: data_q <= 8'd93;
+      11'd464: data_q <= 8'd90;
+      11'd465: data_q <= 8'd86;
+      11'd466: data_q <= 8'd83;
+      11'd467: data_q <= 8'd80;
+      11'd468: data_q <= 8'd77;
+      11'd469: data_q <= 8'd75;
+      11'd470: data_q <= 8'd72;
+      11'd471: data_q <= 8'd70;
+      11'd472: data_q <= 8'd67;
+      11'd473: data_q <= 8'd65;
+      11'd474: data_q <= 8'd63;
+      11'd475: data_q <= 8'd61;
+      11'd476: data_q <= 8'd59;
+      11'd477: data_q <= 8'd57;
+      11'd478: data_q <= 8'd56;
+      11'd479: data_q <= 8'd54;
+      11'd480: data_q <= 8'd0;
+      11'd481: data_q <= 8'd30;
+      11'd482: data_q <= 8'd56;
+      11'd483: data_q <= 8'd79;
+      11'd484: data_q <= 8'd96;
+      11'd485: data_q <= 8'd108;
+      11'd486: data_q <= 8'd115;
+      11'd487: data_q <= 8'd119;
+      11'd488: data_q <= 8'd120;
+      11'd489: data_q <= 8'd119;
+      11'd490: data_q <= 8'd117;
+      11'd491: data_q <= 8'd114;
+      11'd492: data_q <= 8'd111;
+      11'd493: data_q <= 8'd107;
+      11'd494: data_q <= 8'd103;
+      11'd495: data_q <= 8'd100;
+      11'd496: data_q <= 8'd96;
+      11'd497: data_q <= 8'd92;
+      11'd498: data_q <= 8'd89;
+      11'd499: data_q <= 8'd86;
+      11'd500: data_q <= 8'd83;
+      11'd501: data_q <= 8'd80;
+      11'd502: data_q <= 8'd77;
+      11'd503: data_q <= 8'd74;
+      11'd504: data_q <= 8'd72;
+      11'd505: data_q <= 8'd70;
+      11'd506: data_q <= 8'd67;
+      11'd507: data_q <= 8'd65;
+      11'd508: data_q <= 8'd63;
+      11'd509: data_q <= 8'd62;
+      11'd510: data_q <= 8'd60;
+      11'd511: data_q <= 8'd58;
+      11'd512: data_q <= 8'd0;
+      11'd513: data_q <= 8'd32;
+      11'd514: data_q <= 8'd60;
+      11'd515: data_q <= 8'd84;
+      11'd516: data_q <= 8'd102;
+      11'd517: data_q <= 8'd115;
+      11'd518: data_q <= 8'd123;
+      11'd519: data_q <= 8'd127;
+      11'd520: data_q <= 8'd127;
+      11'd521: data_q <= 8'd127;
+      11'd522: data_q <= 8'd125;
+      11'd523: data_q <= 8'd122;
+      11'd524: data_q <= 8'd118;
+      11'd525: data_q <= 8'd114;
+      11'd526: data_q <= 8'd110;
+      11'd527: data_q <= 8'd106;
+      11'd528: data_q <= 8'd102;
+      11'd529: data_q <= 8'd99;
+      11'd530: data_q <= 8'd95;
+      11'd531: data_q <= 8'd92;
+      11'd532: data_q <= 8'd88;
+      11'd533: data_q <= 8'd85;
+      11'd534: data_q <= 8'd82;
+      11'd535: data_q <= 8'd79;
+      11'd536: data_q <= 8'd77;
+      11'd537: data_q <= 8'd74;
+      11'd538: data_q <= 8'd72;
+      11'd539: data_q <= 8'd70;
+      11'd540: data_q <= 8'd68;
+      11'd541: data_q <= 8'd66;
+      11'd542: data_q <= 8'd64;
+      11'd543: data_q <= 8'd62;
+      11'd544: data_q <= 8'd0;
+      11'd545: data_q <= 8'd33;
+      11'd546: data_q <= 8'd64;
+      11'd547: data_q <= 8'd89;
+      11'd548: data_q <= 8'd109;
+      11'd549: data_q <= 8'd122;
+      11'd550: data_q <= 8'd127;
+      11'd551: data_q <= 8'd127;
+      11'd552: data_q <= 8'd127;
+      11'd553: data_q <= 8'd127;
+      11'd554: data_q <= 8'd127;
+      11'd555: data_q <= 8'd127;
+      11'd556: data_q <= 8'd126;
+      11'd557: data_q <= 8'd121;
+      11'd558: data_q <= 8'd117;
+      11'd559: data_q <= 8'd113;
+      11'd560: data_q <= 8'd109;
+      11'd561: data_q <= 8'd105;
+      11'd562: data_q <= 8'd101;
+      11'd563: data_q <= 8'd97;
+      11'd564: data_q <= 8'd94;
+      11'd565: data_q <= 8'd90;
+      11'd566: data_q <= 8'd87;
+      11'd567: data_q <= 8'd84;
+      11'd568: data_q <= 8'd82;
+      11'd569: data_q <= 8'd79;
+      11'd570: data_q <= 8'd76;
+      11'd571: data_q <= 8'd74;
+      11'd572: data_q <= 8'd72;
+      11'd573: data_q <= 8'd70;
+      11'd574: data_q <= 8'd68;
+      11'd575: data_q <= 8'd66;
+      11'd576: data_q <= 8'd0;
+      11'd577: data_q <= 8'd35;
+      11'd578: data_q <= 8'd68;
+      11'd579: data_q <= 8'd95;
+      11'd580: data_q <= 8'd115;
+      11'd581: data_q <= 8'd127;
+      11'd582: data_q <= 8'd127;
+      11'd583: data_q <= 8'd127;
+      11'd584: data_q <= 8'd127;
+      11'd585: data_q <= 8'd127;
+      11'd586: data_q <= 8'd127;
+      11'd587: data_q <= 8'd127;
+      11'd588: data_q <= 8'd127;
+      11'd589: data_q <= 8'd127;
+      11'd590: data_q <= 8'd124;
+      11'd591: data_q <= 8'd120;
+      11'd592: data_q <= 8'd115;
+      11'd593: data_q <= 8'd111;
+      11'd594: data_q <= 8'd107;
+      11'd595: data_q <= 8'd103;
+      11'd596: data_q <= 8'd99;
+      11'd597: data_q <= 8'd96;
+      11'd598: data_q <= 8'd92;
+      11'd599: data_q <= 8'd89;
+      11'd600: data_q <= 8'd86;
+      11'd601: data_q <= 8'd84;
+      11'd602: data_q <= 8'd81;
+      11'd603: data_q <= 8'd78;
+      11'd604: data_q <= 8'd76;
+      11'd605: data_q <= 8'd74;
+      11'd606: data_q <= 8'd72;
+      11'd607: data_q <= 8'd70;
+      11'd608: data_q <= 8'd0;
+      11'd609: data_q <= 8'd37;
+      11'd610: data_q <= 8'd72;
+      11'd611: data_q <= 8'd100;
+      11'd612: data_q <= 8'd122;
+      11'd613: data_q <= 8'd127;
+      11'd614: data_q <= 8'd127;
+      11'd615: data_q <= 8'd127;
+      11'd616: data_q <= 8'd127;
+      11'd617: data_q <= 8'd127;
+      11'd618: data_q <= 8'd127;
+      11'd619: data_q <= 8'd127;
+      11'd620: data_q <= 8'd127;
+      11'd621: data_q <= 8'd127;
+      11'd622: data_q <= 8'd127;
+      11'd623: data_q <= 8'd126;
+      11'd624: data_q <= 8'd122;
+      11'd625: data_q <= 8'd117;
+      11'd626: data_q <= 8'd113;
+      11'd627: data_q <= 8'd109;
+      11'd628: data_q <= 8'd105;
+      11'd629: data_q <= 8'd101;
+      11'd630: data_q <= 8'd98;
+      11'd631: data_q <= 8'd94;
+      11'd632: data_q <= 8'd91;
+      11'd633: data_q <= 8'd88;
+      11'd634: data_q <= 8'd85;
+      11'd635: data_q <= 8'd83;
+      11'd636: data_q <= 8'd80;
+      11'd637: data_q <= 8'd78;
+      11'd638: data_q <= 8'd76;
+      11'd639: data_q <= 8'd74;
+      11'd640: data_q <= 8'd0;
+      11'd641: data_q <= 8'd39;
+      11'd642: data_q <= 8'd75;
+      11'd643: data_q <= 8'd105;
+      11'd644: data_q <= 8'd127;
+      11'd645: data_q <= 8'd127;
+      11'd646: data_q <= 8'd127;
+      11'd647: data_q <= 8'd127;
+      11'd648: data_q <= 8'd127;
+      11'd649: data_q <= 8'd127;
+      11'd650: data_q <= 8'd127;
+      11'd651: data_q <= 8'd127;
+      11'd652: data_q <= 8'd127;
+      11'd653: data_q <= 8'd127;
+      11'd654: data_q <= 8'd127;
+      11'd655: data_q <= 8'd127;
+      11'd656: data_q <= 8'd127;
+      11'd657: data_q <= 8'd123;
+      11'd658: data_q <= 8'd119;
+      11'd659: data_q <= 8'd114;
+      11'd660: data_q <= 8'd110;
+      11'd661: data_q <= 8'd106;
+      11'd662: data_q <= 8'd103;
+      11'd663: data_q <= 8'd99;
+      11'd664: data_q <= 8'd96;
+      11'd665: data_q <= 8'd93;
+      11'd666: data_q <= 8'd90;
+      11'd667: data_q <= 8'd87;
+      11'd668: data_q <= 8'd85;
+      11'd669: data_q <= 8'd82;
+      11'd670: data_q <= 8'd80;
+      11'd671: data_q <= 8'd77;
+      11'd672: data_q <= 8'd0;
+      11'd673: data_q <= 8'd41;
+      11'd674: data_q <= 8'd79;
+      11'd675: data_q <= 8'd110;
+      11'd676: data_q <= 8'd127;
+      11'd677: data_q <= 8'd127;
+      11'd678: data_q <= 8'd127;
+      11'd679: data_q <= 8'd127;
+      11'd680: data_q <= 8'd127;
+      11'd681: data_q <= 8'd127;
+      11'd682: data_q <= 8'd127;
+      11'd683: data_q <= 8'd127;
+      11'd684: data_q <= 8'd127;
+      11'd685: data_q <= 8'd127;
+      11'd686: data_q <= 8'd127;
+      11'd687: data_q <= 8'd127;
+      11'd688: data_q <= 8'd127;
+      11'd689: data_q <= 8'd127;
+      11'd690: data_q <= 8'd125;
+      11'd691: data_q <= 8'd120;
+      11'd692: data_q <= 8'd116;
+      11'd693: data_q <= 8'd112;
+      11'd694: data_q <= 8'd108;
+      11'd695: data_q <= 8'd104;
+      11'd696: data_q <= 8'd101;
+      11'd697: data_q <= 8'd98;
+      11'd698: data_q <= 8'd94;
+      11'd699: data_q <= 8'd92;
+      11'd700: data_q <= 8'd89;
+      11'd701: data_q <= 8'd86;
+      11'd702: data_q <= 8'd84;
+      11'd703: data_q <= 8'd81;
+      11'd704: data_q <= 8'd0;
+      11'd705: data_q <= 8'd43;
+      11'd706: data_q <= 8'd83;
+      11'd707: data_q <= 8'd116;
+      11'd708: data_q <= 8'd127;
+      11'd709: data_q <= 8'd127;
+      11'd710: data_q <= 8'd127;
+      11'd711: data_q <= 8'd127;
+      11'd712: data_q <= 8'd127;
+      11'd713: data_q <= 8'd127;
+      11'd714: data_q <= 8'd127;
+      11'd715: data_q <= 8'd127;
+      11'd716: data_q <= 8'd127;
+      11'd717: data_q <= 8'd127;
+      11'd718: data_q <= 8'd127;
+      11'd719: data_q <= 8'd127;
+      11'd720: data_q <= 8'd127;
+      11'd721: data_q <= 8'd127;
+      11'd722: data_q <= 8'd127;
+      11'd723: data_q <= 8'd126;
+      11'd724: data_q <= 8'd121;
+      11'd725: data_q <= 8'd117;
+      11'd726: data_q <= 8'd113;
+      11'd727: data_q <= 8'd109;
+      11'd728: data_q <= 8'd106;
+      11'd729: data_q <= 8'd102;
+      11'd730: data_q <= 8'd99;
+      11'd731: data_q <= 8'd96;
+      11'd732: data_q <= 8'd93;
+      11'd733: data_q <= 8'd90;
+      11'd734: data_q <= 8'd88;
+      11'd735: data_q <= 8'd85;
+      11'd736: data_q <= 8'd0;
+      11'd737: data_q <= 8'd45;
+      11'd738: data_q <= 8'd87;
+      11'd739: data_q <= 8'd121;
+      11'd740: data_q <= 8'd127;
+      11'd741: data_q <= 8'd127;
+      11'd742: data_q <= 8'd127;
+      11'd743: data_q <= 8'd127;
+      11'd744: data_q <= 8'd127;
+      11'd745: data_q <= 8'd127;
+      11'd746: data_q <= 8'd127;
+      11'd747: data_q <= 8'd127;
+      11'd748: data_q <= 8'd127;
+      11'd749: data_q <= 8'd127;
+      11'd750: data_q <= 8'd127;
+      11'd751: data_q <= 8'd127;
+      11'd752: data_q <= 8'd127;
+      11'd753: data_q <= 8'd127;
+      11'd754: data_q <= 8'd127;
+      11'd755: data_q <= 8'd127;
+      11'd756: data_q <= 8'd127;
+      11'd757: data_q <= 8'd122;
+      11'd758: data_q <= 8'd118;
+      11'd759: data_q <= 8'd114;
+      11'd760: data_q <= 8'd110;
+      11'd761: data_q <= 8'd107;
+      11'd762: data_q <= 8'd103;
+      11'd763: data_q <= 8'd100;
+      11'd764: data_q <= 8'd97;
+      11'd765: data_q <= 8'd94;
+      11'd766: data_q <= 8'd92;
+      11'd767: data_q <= 8'd89;
+      11'd768: data_q <= 8'd0;
+      11'd769: data_q <= 8'd47;
+      11'd770: data_q <= 8'd90;
+      11'd771: data_q <= 8'd126;
+      11'd772: data_q <= 8'd127;
+      11'd773: data_q <= 8'd127;
+      11'd774: data_q <= 8'd127;
+      11'd775: data_q <= 8'd127;
+      11'd776: data_q <= 8'd127;
+      11'd777: data_q <= 8'd127;
+      11'd778: data_q <= 8'd127;
+      11'd779: data_q <= 8'd127;
+      11'd780: data_q <= 8'd127;
+      11'd781: data_q <= 8'd127;
+      11'd782: data_q <= 8'd127;
+      11'd783: data_q <= 8'd127;
+      11'd784: data_q <= 8'd127;
+      11'd785: data_q <= 8'd127;
+      11'd786: data_q <= 8'd127;
+      11'd787: data_q <= 8'd127;
+      11'd788: data_q <= 8'd127;
+      11'd789: data_q <= 8'd127;
+      11'd790: data_q <= 8'd123;
+      11'd791: data_q <= 8'd119;
+      11'd792: data_q <= 8'd115;
+      11'd793: data_q <= 8'd111;
+      11'd794: data_q <= 8'd108;
+      11'd795: data_q <= 8'd105;
+      11'd796: data_q <= 8'd101;
+      11'd797: data_q <= 8'd98;
+      11'd798: data_q <= 8'd96;
+      11'd799: data_q <= 8'd93;
+      11'd800: data_q <= 8'd0;
+      11'd801: data_q <= 8'd49;
+      11'd802: data_q <= 8'd94;
+      11'd803: data_q <= 8'd127;
+      11'd804: data_q <= 8'd127;
+      11'd805: data_q <= 8'd127;
+      11'd806: data_q <= 8'd127;
+      11'd807: data_q <= 8'd127;
+      11'd808: data_q <= 8'd127;
+      11'd809: data_q <= 8'd127;
+      11'd810: data_q <= 8'd127;
+      11'd811: data_q <= 8'd127;
+      11'd812: data_q <= 8'd127;
+      11'd813: data_q <= 8'd127;
+      11'd814: data_q <= 8'd127;
+      11'd815: data_q <= 8'd127;
+      11'd816: data_q <= 8'd127;
+      11'd817: data_q <= 8'd127;
+      11'd818: data_q <= 8'd127;
+      11'd819: data_q <= 8'd127;
+      11'd820: data_q <= 8'd127;
+      11'd821: data_q <= 8'd127;
+      11'd822: data_q <= 8'd127;
+      11'd823: data_q <= 8'd124;
+      11'd824: data_q <= 8'd120;
+      11'd825: data_q <= 8'd116;
+      11'd826: data_q <= 8'd112;
+      11'd827: data_q <= 8'd109;
+      11'd828: data_q <= 8'd106;
+      11'd829: data_q <= 8'd103;
+      11'd830: data_q <= 8'd100;
+      11'd831: data_q <= 8'd97;
+      11'd832: data_q <= 8'd0;
+      11'd833: data_q <= 8'd51;
+      11'd834: data_q <= 8'd98;
+      11'd835: data_q <= 8'd127;
+      11'd836: data_q <= 8'd127;
+      11'd837: data_q <= 8'd127;
+      11'd838: data_q <= 8'd127;
+      11'd839: data_q <= 8'd127;
+      11'd840: data_q <= 8'd127;
+      11'd841: data_q <= 8'd127;
+      11'd842: data_q <= 8'd127;
+      11'd843: data_q <= 8'd127;
+      11'd844: data_q <= 8'd127;
+      11'd845: data_q <= 8'd127;
+      11'd846: data_q <= 8'd127;
+      11'd847: data_q <= 8'd127;
+      11'd848: data_q <= 8'd127;
+      11'd849: data_q <= 8'd127;
+      11'd850: data_q <= 8'd127;
+      11'd851: data_q <= 8'd127;
+      11'd852: data_q <= 8'd127;
+      11'd853: data_q <= 8'd127;
+      11'd854: data_q <= 8'd127;
+      11'd855: data_q <= 8'd127;
+      11'd856: data_q <= 8'd125;
+      11'd857: data_q <= 8'd121;
+      11'd858: data_q <= 8'd117;
+      11'd859: data_q <= 8'd113;
+      11'd860: data_q <= 8'd110;
+      11'd861: data_q <= 8'd107;
+      11'd862: data_q <= 8'd104;
+      11'd863: data_q <= 8'd101;
+      11'd864: data_q <= 8'd0;
+      11'd865: data_q <= 8'd53;
+      11'd866: data_q <= 8'd102;
+      11'd867: data_q <= 8'd127;
+      11'd868: data_q <= 8'd127;
+      11'd869: data_q <= 8'd127;
+      11'd870: data_q <= 8'd127;
+      11'd871: data_q <= 8'd127;
+      11'd872: data_q <= 8'd127;
+      11'd873: data_q <= 8'd127;
+      11'd874: data_q <= 8'd127;
+      11'd875: data_q <= 8'd127;
+      11'd876: data_q <= 8'd127;
+      11'd877: data_q <= 8'd127;
+      11'd878: data_q <= 8'd127;
+      11'd879: data_q <= 8'd127;
+      11'd880: data_q <= 8'd127;
+      11'd881: data_q <= 8'd127;
+      11'd882: data_q <= 8'd127;
+      11'd883: data_q <= 8'd127;
+      11'd884: data_q <= 8'd127;
+      11'd885: data_q <= 8'd127;
+      11'd886: data_q <= 8'd127;
+      11'd887: data_q <= 8'd127;
+      11'd888: data_q <= 8'd127;
+      11'd889: data_q <= 8'd125;
+      11'd890: data_q <= 8'd121;
+      11'd891: data_q <= 8'd118;
+      11'd892: data_q <= 8'd114;
+      11'd893: data_q <= 8'd111;
+      11'd894: data_q <= 8'd108;
+      11'd895: data_q <= 8'd105;
+      11'd896: data_q <= 8'd0;
+      11'd897: data_q <= 8'd55;
+      11'd898: data_q <= 8'd105;
+      11'd899: data_q <= 8'd127;
+      11'd900: data_q <= 8'd127;
+      11'd901: data_q <= 8'd127;
+      11'd902: data_q <= 8'd127;
+      11'd903: data_q <= 8'd127;
+      11'd904: data_q <= 8'd127;
+      11'd905: data_q <= 8'd127;
+      11'd906: data_q <= 8'd127;
+      11'd907: data_q <= 8'd127;
+      11'd908: data_q <= 8'd127;
+      11'd909: data_q <= 8'd127;
+      11'd910: data_q <= 8'd127;
+      11'd911: data_q <= 8'd127;
+      11'd912: data_q <= 8'd127;
+      11'd913: data_q <= 8'd127;
+      11'd914: data_q <= 8'd127;
+      11'd915: data_q <= 8'd127;
+      11'd916: data_q <= 8'd127;
+      11'd917: data_q <= 8'd127;
+      11'd918: data_q <= 8'd127;
+      11'd919: data_q <= 8'd127;
+      11'd920: data_q <= 8'd127;
+      11'd921: data_q <= 8'd127;
+      11'd922: data_q <= 8'd126;
+      11'd923: data_q <= 8'd122;
+      11'd924: data_q <= 8'd118;
+      11'd925: data_q <= 8'd115;
+      11'd926: data_q <= 8'd112;
+      11'd927: data_q <= 8'd108;
+      11'd928: data_q <= 8'd0;
+      11'd929: data_q <= 8'd57;
+      11'd930: data_q <= 8'd109;
+      11'd931: data_q <= 8'd127;
+      11'd932: data_q <= 8'd127;
+      11'd933: data_q <= 8'd127;
+      11'd934: data_q <= 8'd127;
+      11'd935: data_q <= 8'd127;
+      11'd936: data_q <= 8'd127;
+      11'd937: data_q <= 8'd127;
+      11'd938: data_q <= 8'd127;
+      11'd939: data_q <= 8'd127;
+      11'd940: data_q <= 8'd127;
+      11'd941: data_q <= 8'd127;
+      11'd942: data_q <= 8'd127;
+      11'd943: data_q <= 8'd127;
+      11'd944: data_q <= 8'd127;
+      11'd945: data_q <= 8'd127;
+      11'd946: data_q <= 8'd127;
+      11'd947: data_q <= 8'd127;
+      11'd948: data_q <= 8'd127;
+      11'd949: data_q <= 8'd127;
+      11'd950: data_q <= 8'd127;
+      11'd951: data_q <= 8'd127;
+      11'd952: data_q <= 8'd127;
+      11'd953: data_q <= 8'd127;
+      11'd954: data_q <= 8'd127;
+      11'd955: data_q <= 8'd126;
+      11'd956: data_q <= 8'd123;
+      11'd957: data_q <= 8'd119;
+      11'd958: data_q <= 8'd116;
+      11'd959: data_q <= 8'd112;
+      11'd960: data_q <= 8'd0;
+      11'd961: data_q <= 8'd59;
+      11'd962: data_q <= 8'd113;
+      11'd963: data_q <= 8'd127;
+      11'd964: data_q <= 8'd127;
+      11'd965: data_q <= 8'd127;
+      11'd966: data_q <= 8'd127;
+      11'd967: data_q <= 8'd127;
+      11'd968: data_q <= 8'd127;
+      11'd969: data_q <= 8'd127;
+      11'd970: data_q <= 8'd127;
+      11'd971: data_q <= 8'd127;
+      11'd972: data_q <= 8'd127;
+      11'd973: data_q <= 8'd127;
+      11'd974: data_q <= 8'd127;
+      11'd975: data_q <= 8'd127;
+      11'd976: data_q <= 8'd127;
+      11'd977: data_q <= 8'd127;
+      11'd978: data_q <= 8'd127;
+      11'd979: data_q <= 8'd127;
+      11'd980: data_q <= 8'd127;
+      11'd981: data_q <= 8'd127;
+      11'd982: data_q <= 8'd127;
+      11'd983: data_q <= 8'd127;
+      11'd984: data_q <= 8'd127;
+      11'd985: data_q <= 8'd127;
+      11'd986: data_q <= 8'd127;
+      11'd987: data_q <= 8'd127;
+      11'd988: data_q <= 8'd127;
+      11'd989: data_q <= 8'd123;
+      11'd990: data_q <= 8'd120;
+      11'd991: data_q <= 8'd116;
+      11'd992: data_q <= 8'd0;
+      11'd993: data_q <= 8'd61;
+      11'd994: data_q <= 8'd117;
+      11'd995: data_q <= 8'd127;
+      11'd996: data_q <= 8'd127;
+      11'd997: data_q <= 8'd127;
+      11'd998: data_q <= 8'd127;
+      11'd999: data_q <= 8'd127;
+      11'd1000: data_q <= 8'd127;
+      11'd1001: data_q <= 8'd127;
+      11'd1002: data_q <= 8'd127;
+      11'd1003: data_q <= 8'd127;
+      11'd1004: data_q <= 8'd127;
+      11'd1005: data_q <= 8'd127;
+      11'd1006: data_q <= 8'd127;
+      11'd1007: data_q <= 8'd127;
+      11'd1008: data_q <= 8'd127;
+      11'd1009: data_q <= 8'd127;
+      11'd1010: data_q <= 8'd127;
+      11'd1011: data_q <= 8'd127;
+      11'd1012: data_q <= 8'd127;
+      11'd1013: data_q <= 8'd127;
+      11'd1014: data_q <= 8'd127;
+      11'd1015: data_q <= 8'd127;
+      11'd1016: data_q <= 8'd127;
+      11'd1017: data_q <= 8'd127;
+      11'd1018: data_q <= 8'd127;
+      11'd1019: data_q <= 8'd127;
+      11'd1020: data_q <= 8'd127;
+      11'd1021: data_q <= 8'd127;
+      11'd1022: data_q <= 8'd123;
+      11'd1023: data_q <= 8'd120;
+      11'd1024: data_q <= 8'd0;
+      11'd1025: data_q <= 8'd193;
+      11'd1026: data_q <= 8'd136;
+      11'd1027: data_q <= 8'd128;
+      11'd1028: data_q <= 8'd128;
+      11'd1029: data_q <= 8'd128;
+      11'd1030: data_q <= 8'd128;
+      11'd1031: data_q <= 8'd128;
+      11'd1032: data_q <= 8'd128;
+      11'd1033: data_q <= 8'd128;
+      11'd1034: data_q <= 8'd128;
+      11'd1035: data_q <= 8'd128;
+      11'd1036: data_q <= 8'd128;
+      11'd1037: data_q <= 8'd128;
+      11'd1038: data_q <= 8'd128;
+      11'd1039: data_q <= 8'd128;
+      11'd1040: data_q <= 8'd128;
+      11'd1041: data_q <= 8'd128;
+      11'd1042: data_q <= 8'd128;
+      11'd1043: data_q <= 8'd128;
+      11'd1044: data_q <= 8'd128;
+      11'd1045: data_q <= 8'd128;
+      11'd1046: data_q <= 8'd128;
+      11'd1047: data_q <= 8'd128;
+      11'd1048: data_q <= 8'd128;
+      11'd1049: data_q <= 8'd128;
+      11'd1050: data_q <= 8'd128;
+      11'd1051: data_q <= 8'd128;
+      11'd1052: data_q <= 8'd128;
+      11'd1053: data_q <= 8'd128;
+      11'd1054: data_q <= 8'd129;
+      11'd1055: data_q <= 8'd132;
+      11'd1056: data_q <= 8'd0;
+      11'd1057: data_q <= 8'd195;
+      11'd1058: data_q <= 8'd139;
+      11'd1059: data_q <= 8'd128;
+      11'd1060: data_q <= 8'd128;
+      11'd1061: data_q <= 8'd128;
+      11'd1062: data_q <= 8'd128;
+      11'd1063: data_q <= 8'd128;
+      11'd1064: data_q <= 8'd128;
+      11'd1065: data_q <= 8'd128;
+      11'd1066: data_q <= 8'd128;
+      11'd1067: data_q <= 8'd128;
+      11'd1068: data_q <= 8'd128;
+      11'd1069: data_q <= 8'd128;
+      11'd1070: data_q <= 8'd128;
+      11'd1071: data_q <= 8'd128;
+      11'd1072: data_q <= 8'd128;
+      11'd1073: data_q <= 8'd128;
+      11'd1074: data_q <= 8'd128;
+      11'd1075: data_q <= 8'd128;
+      11'd1076: data_q <= 8'd128;
+      11'd1077: data_q <= 8'd128;
+      11'd1078: data_q <= 8'd128;
+      11'd1079: data_q <= 8'd128;
+      11'd1080: data_q <= 8'd128;
+      11'd1081: data_q <= 8'd128;
+      11'd1082: data_q <= 8'd128;
+      11'd1083: data_q <= 8'd128;
+      11'd1084: data_q <= 8'd128;
+      11'd1085: data_q <= 8'd129;
+      11'd1086: data_q <= 8'd133;
+      11'd1087: data_q <= 8'd136;
+      11'd1088: data_q <= 8'd0;
+      11'd1089: data_q <= 8'd197;
+      11'd1090: data_q <= 8'd143;
+      11'd1091: data_q <= 8'd128;
+      11'd1092: data_q <= 8'd128;
+      11'd1093: data_q <= 8'd128;
+      11'd1094: data_q <= 8'd128;
+      11'd1095: data_q <= 8'd128;
+      11'd1096: data_q <= 8'd128;
+      11'd1097: data_q <= 8'd128;
+      11'd1098: data_q <= 8'd128;
+      11'd1099: data_q <= 8'd128;
+      11'd1100: data_q <= 8'd128;
+      11'd1101: data_q <= 8'd128;
+      11'd1102: data_q <= 8'd128;
+      11'd1103: data_q <= 8'd128;
+      11'd1104: data_q <= 8'd128;
+      11'd1105: data_q <= 8'd128;
+      11'd1106: data_q <= 8'd128;
+      11'd1107: data_q <= 8'd128;
+      11'd1108: data_q <= 8'd128;
+      11'd1109: data_q <= 8'd128;
+      11'd1110: data_q <= 8'd128;
+      11'd1111: data_q <= 8'd128;
+      11'd1112: data_q <= 8'd128;
+      11'd1113: data_q <= 8'd128;
+      11'd1114: data_q <= 8'd128;
+      11'd1115: data_q <= 8'd128;
+      11'd1116: data_q <= 8'd129;
+      11'd1117: data_q <= 8'd133;
+      11'd1118: data_q <= 8'd136;
+      11'd1119: data_q <= 8'd140;
+      11'd1120: data_q <= 8'd0;
+      11'd1121: data_q <= 8'd199;
+      11'd1122: data_q <= 8'd147;
+      11'd1123: data_q <= 8'd128;
+      11'd1124: data_q <= 8'd128;
+      11'd1125: data_q <= 8'd128;
+      11'd1126: data_q <= 8'd128;
+      11'd1127: data_q <= 8'd128;
+      11'd1128: data_q <= 8'd128;
+      11'd1129: data_q <= 8'd128;
+      11'd1130: data_q <= 8'd128;
+      11'd1131: data_q <= 8'd128;
+      11'd1132: data_q <= 8'd128;
+      11'd1133: data_q <= 8'd128;
+      11'd1134: data_q <= 8'd128;
+      11'd1135: data_q <= 8'd128;
+      11'd1136: data_q <= 8'd128;
+      11'd1137: data_q <= 8'd128;
+      11'd1138: data_q <= 8'd128;
+      11'd1139: data_q <= 8'd128;
+      11'd1140: data_q <= 8'd128;
+      11'd1141: data_q <= 8'd128;
+      11'd1142: data_q <= 8'd128;
+      11'd1143: data_q <= 8'd128;
+      11'd1144: data_q <= 8'd128;
+      11'd1145: data_q <= 8'd128;
+      11'd1146: data_q <= 8'd128;
+      11'd1147: data_q <= 8'd130;
+      11'd1148: data_q <= 8'd133;
+      11'd1149: data_q <= 8'd137;
+      11'd1150: data_q <= 8'd140;
+      11'd1151: data_q <= 8'd144;
+      11'd1152: data_q <= 8'd0;
+      11'd1153: data_q <= 8'd201;
+      11'd1154: data_q <= 8'd151;
+      11'd1155: data_q <= 8'd128;
+      11'd1156: data_q <= 8'd128;
+      11'd1157: data_q <= 8'd128;
+      11'd1158: data_q <= 8'd128;
+      11'd1159: data_q <= 8'd128;
+      11'd1160: data_q <= 8'd128;
+      11'd1161: data_q <= 8'd128;
+      11'd1162: data_q <= 8'd128;
+      11'd1163: data_q <= 8'd128;
+      11'd1164: data_q <= 8'd128;
+      11'd1165: data_q <= 8'd128;
+      11'd1166: data_q <= 8'd128;
+      11'd1167: data_q <= 8'd128;
+      11'd1168: data_q <= 8'd128;
+      11'd1169: data_q <= 8'd128;
+      11'd1170: data_q <= 8'd128;
+      11'd1171: data_q <= 8'd128;
+      11'd1172: data_q <= 8'd128;
+      11'd1173: data_q <= 8'd128;
+      11'd1174: data_q <= 8'd128;
+      11'd1175: data_q <= 8'd128;
+      11'd1176: data_q <= 8'd128;
+      11'd1177: data_q <= 8'd128;
+      11'd1178: data_q <= 8'd130;
+      11'd1179: data_q <= 8'd134;
+      11'd1180: data_q <= 8'd138;
+      11'd1181: data_q <= 8'd141;
+      11'd1182: data_q <= 8'd144;
+      11'd1183: data_q <= 8'd148;
+      11'd1184: data_q <= 8'd0;
+      11'd1185: data_q <= 8'd203;
+      11'd1186: data_q <= 8'd154;
+      11'd1187: data_q <= 8'd128;
+      11'd1188: data_q <= 8'd128;
+      11'd1189: data_q <= 8'd128;
+      11'd1190: data_q <= 8'd128;
+      11'd1191: data_q <= 8'd128;
+      11'd1192: data_q <= 8'd128;
+      11'd1193: data_q <= 8'd128;
+      11'd1194: data_q <= 8'd128;
+      11'd1195: data_q <= 8'd128;
+      11'd1196: data_q <= 8'd128;
+      11'd1197: data_q <= 8'd128;
+      11'd1198: data_q <= 8'd128;
+      11'd1199: data_q <= 8'd128;
+      11'd1200: data_q <= 8'd128;
+      11'd1201: data_q <= 8'd128;
+      11'd1202: data_q <= 8'd128;
+      11'd1203: data_q <= 8'd128;
+      11'd1204: data_q <= 8'd128;
+      11'd1205: data_q <= 8'd128;
+      11'd1206: data_q <= 8'd128;
+      11'd1207: data_q <= 8'd128;
+      11'd1208: data_q <= 8'd128;
+      11'd1209: data_q <= 8'd131;
+      11'd1210: data_q <= 8'd135;
+      11'd1211: data_q <= 8'd138;
+      11'd1212: data_q <= 8'd142;
+      11'd1213: data_q <= 8'd145;
+      11'd1214: data_q <= 8'd148;
+      11'd1215: data_q <= 8'd151;
+      11'd1216: data_q <= 8'd0;
+      11'd1217: data_q <= 8'd205;
+      11'd1218: data_q <= 8'd158;
+      11'd1219: data_q <= 8'd128;
+      11'd1220: data_q <= 8'd128;
+      11'd1221: data_q <= 8'd128;
+      11'd1222: data_q <= 8'd128;
+      11'd1223: data_q <= 8'd128;
+      11'd1224: data_q <= 8'd128;
+      11'd1225: data_q <= 8'd128;
+      11'd1226: data_q <= 8'd128;
+      11'd1227: data_q <= 8'd128;
+      11'd1228: data_q <= 8'd128;
+      11'd1229: data_q <= 8'd128;
+      11'd1230: data_q <= 8'd128;
+      11'd1231: data_q <= 8'd128;
+      11'd1232: data_q <= 8'd128;
+      11'd1233: data_q <= 8'd128;
+      11'd1234: data_q <= 8'd128;
+      11'd1235: data_q <= 8'd128;
+      11'd1236: data_q <= 8'd128;
+      11'd1237: data_q <= 8'd128;
+      11'd1238: data_q <= 8'd128;
+      11'd1239: data_q <= 8'd128;
+      11'd1240: data_q <= 8'd131;
+      11'd1241: data_q <= 8'd135;
+      11'd1242: data_q <= 8'd139;
+      11'd1243: data_q <= 8'd143;
+      11'd1244: data_q <= 8'd146;
+      11'd1245: data_q <= 8'd149;
+      11'd1246: data_q <= 8'd152;
+      11'd1247: data_q <= 8'd155;
+      11'd1248: data_q <= 8'd0;
+      11'd1249: data_q <= 8'd207;
+      11'd1250: data_q <= 8'd162;
+      11'd1251: data_q <= 8'd128;
+      11'd1252: data_q <= 8'd128;
+      11'd1253: data_q <= 8'd128;
+      11'd1254: data_q <= 8'd128;
+      11'd1255: data_q <= 8'd128;
+      11'd1256: data_q <= 8'd128;
+      11'd1257: data_q <= 8'd128;
+      11'd1258: data_q <= 8'd128;
+      11'd1259: data_q <= 8'd128;
+      11'd1260: data_q <= 8'd128;
+      11'd1261: data_q <= 8'd128;
+      11'd1262: data_q <= 8'd128;
+      11'd1263: data_q <= 8'd128;
+      11'd1264: data_q <= 8'd128;
+      11'd1265: data_q <= 8'd128;
+      11'd1266: data_q <= 8'd128;
+      11'd1267: data_q <= 8'd128;
+      11'd1268: data_q <= 8'd128;
+      11'd1269: data_q <= 8'd128;
+      11'd1270: data_q <= 8'd128;
+      11'd1271: data_q <= 8'd132;
+      11'd1272: data_q <= 8'd136;
+      11'd1273: data_q <= 8'd140;
+      11'd1274: data_q <= 8'd144;
+      11'd1275: data_q <= 8'd147;
+      11'd1276: data_q <= 8'd150;
+      11'd1277: data_q <= 8'd153;
+      11'd1278: data_q <= 8'd156;
+      11'd1279: data_q <= 8'd159;
+      11'd1280: data_q <= 8'd0;
+      11'd1281: data_q <= 8'd209;
+      11'd1282: data_q <= 8'd166;
+      11'd1283: data_q <= 8'd130;
+      11'd1284: data_q <= 8'd128;
+      11'd1285: data_q <= 8'd128;
+      11'd1286: data_q <= 8'd128;
+      11'd1287: data_q <= 8'd128;
+      11'd1288: data_q <= 8'd128;
+      11'd1289: data_q <= 8'd128;
+      11'd1290: data_q <= 8'd128;
+      11'd1291: data_q <= 8'd128;
+      11'd1292: data_q <= 8'd128;
+      11'd1293: data_q <= 8'd128;
+      11'd1294: data_q <= 8'd128;
+      11'd1295: data_q <= 8'd128;
+      11'd1296: data_q <= 8'd128;
+      11'd1297: data_q <= 8'd128;
+      11'd1298: data_q <= 8'd128;
+      11'd1299: data_q <= 8'd128;
+      11'd1300: data_q <= 8'd128;
+      11'd1301: data_q <= 8'd128;
+      11'd1302: data_q <= 8'd133;
+      11'd1303: data_q <= 8'd137;
+      11'd1304: data_q <= 8'd141;
+      11'd1305: data_q <= 8'd145;
+      11'd1306: data_q <= 8'd148;
+      11'd1307: data_q <= 8'd151;
+      11'd1308: data_q <= 8'd155;
+      11'd1309: data_q <= 8'd158;
+      11'd1310: data_q <= 8'd160;
+      11'd1311: data_q <= 8'd163;
+      11'd1312: data_q <= 8'd0;
+      11'd1313: data_q <= 8'd211;
+      11'd1314: data_q <= 8'd169;
+      11'd1315: data_q <= 8'd135;
+      11'd1316: data_q <= 8'd128;
+      11'd1317: data_q <= 8'd128;
+      11'd1318: data_q <= 8'd128;
+      11'd1319: data_q <= 8'd128;
+      11'd1320: data_q <= 8'd128;
+      11'd1321: data_q <= 8'd128;
+      11'd1322: data_q <= 8'd128;
+      11'd1323: data_q <= 8'd128;
+      11'd1324: data_q <= 8'd128;
+      11'd1325: data_q <= 8'd128;
+      11'd1326: data_q <= 8'd128;
+      11'd1327: data_q <= 8'd128;
+      11'd1328: data_q <= 8'd128;
+      11'd1329: data_q <= 8'd128;
+      11'd1330: data_q <= 8'd128;
+      11'd1331: data_q <= 8'd128;
+      11'd1332: data_q <= 8'd129;
+      11'd1333: data_q <= 8'd134;
+      11'd1334: data_q <= 8'd138;
+      11'd1335: data_q <= 8'd142;
+      11'd1336: data_q <= 8'd146;
+      11'd1337: data_q <= 8'd149;
+      11'd1338: data_q <= 8'd153;
+      11'd1339: data_q <= 8'd156;
+      11'd1340: data_q <= 8'd159;
+      11'd1341: data_q <= 8'd162;
+      11'd1342: data_q <= 8'd164;
+      11'd1343: data_q <= 8'd167;
+      11'd1344: data_q <= 8'd0;
+      11'd1345: data_q <= 8'd213;
+      11'd1346: data_q <= 8'd173;
+      11'd1347: data_q <= 8'd140;
+      11'd1348: data_q <= 8'd128;
+      11'd1349: data_q <= 8'd128;
+      11'd1350: data_q <= 8'd128;
+      11'd1351: data_q <= 8'd128;
+      11'd1352: data_q <= 8'd128;
+      11'd1353: data_q <= 8'd128;
+      11'd1354: data_q <= 8'd128;
+      11'd1355: data_q <= 8'd128;
+      11'd1356: data_q <= 8'd128;
+      11'd1357: data_q <= 8'd128;
+      11'd1358: data_q <= 8'd128;
+      11'd1359: data_q <= 8'd128;
+      11'd1360: data_q <= 8'd128;
+      11'd1361: data_q <= 8'd128;
+      11'd1362: data_q <= 8'd128;
+      11'd1363: data_q <= 8'd130;
+      11'd1364: data_q <= 8'd135;
+      11'd1365: data_q <= 8'd139;
+      11'd1366: data_q <= 8'd143;
+      11'd1367: data_q <= 8'd147;
+      11'd1368: data_q <= 8'd150;
+      11'd1369: data_q <= 8'd154;
+      11'd1370: data_q <= 8'd157;
+      11'd1371: data_q <= 8'd160;
+      11'd1372: data_q <= 8'd163;
+      11'd1373: data_q <= 8'd166;
+      11'd1374: data_q <= 8'd168;
+      11'd1375: data_q <= 8'd171;
+      11'd1376: data_q <= 8'd0;
+      11'd1377: data_q <= 8'd215;
+      11'd1378: data_q <= 8'd177;
+      11'd1379: data_q <= 8'd146;
+      11'd1380: data_q <= 8'd128;
+      11'd1381: data_q <= 8'd128;
+      11'd1382: data_q <= 8'd128;
+      11'd1383: data_q <= 8'd128;
+      11'd1384: data_q <= 8'd128;
+      11'd1385: data_q <= 8'd128;
+      11'd1386: data_q <= 8'd128;
+      11'd1387: data_q <= 8'd128;
+      11'd1388: data_q <= 8'd128;
+      11'd1389: data_q <= 8'd128;
+      11'd1390: data_q <= 8'd128;
+      11'd1391: data_q <= 8'd128;
+      11'd1392: data_q <= 8'd128;
+      11'd1393: data_q <= 8'd128;
+      11'd1394: data_q <= 8'd131;
+      11'd1395: data_q <= 8'd136;
+      11'd1396: data_q <= 8'd140;
+      11'd1397: data_q <= 8'd144;
+      11'd1398: data_q <= 8'd148;
+      11'd1399: data_q <= 8'd152;
+      11'd1400: data_q <= 8'd155;
+      11'd1401: data_q <= 8'd158;
+      11'd1402: data_q <= 8'd162;
+      11'd1403: data_q <= 8'd164;
+      11'd1404: data_q <= 8'd167;
+      11'd1405: data_q <= 8'd170;
+      11'd1406: data_q <= 8'd172;
+      11'd1407: data_q <= 8'd175;
+      11'd1408: data_q <= 8'd0;
+      11'd1409: data_q <= 8'd217;
+      11'd1410: data_q <= 8'd181;
+      11'd1411: data_q <= 8'd151;
+      11'd1412: data_q <= 8'd128;
+      11'd1413: data_q <= 8'd128;
+      11'd1414: data_q <= 8'd128;
+      11'd1415: data_q <= 8'd128;
+      11'd1416: data_q <= 8'd128;
+      11'd1417: data_q <= 8'd128;
+      11'd1418: data_q <= 8'd128;
+      11'd1419: data_q <= 8'd128;
+      11'd1420: data_q <= 8'd128;
+      11'd1421: data_q <= 8'd128;
+      11'd1422: data_q <= 8'd128;
+      11'd1423: data_q <= 8'd128;
+      11'd1424: data_q <= 8'd128;
+      11'd1425: data_q <= 8'd133;
+      11'd1426: data_q <= 8'd137;
+      11'd1427: data_q <= 8'd142;
+      11'd1428: data_q <= 8'd146;
+      11'd1429: data_q <= 8'd150;
+      11'd1430: data_q <= 8'd153;
+      11'd1431: data_q <= 8'd157;
+      11'd1432: data_q <= 8'd160;
+      11'd1433: data_q <= 8'd163;
+      11'd1434: data_q <= 8'd166;
+      11'd1435: data_q <= 8'd169;
+      11'd1436: data_q <= 8'd171;
+      11'd1437: data_q <= 8'd174;
+      11'd1438: data_q <= 8'd176;
+      11'd1439: data_q <= 8'd179;
+      11'd1440: data_q <= 8'd0;
+      11'd1441: data_q <= 8'd219;
+      11'd1442: data_q <= 8'd184;
+      11'd1443: data_q <= 8'd156;
+      11'd1444: data_q <= 8'd134;
+      11'd1445: data_q <= 8'd128;
+      11'd1446: data_q <= 8'd128;
+      11'd1447: data_q <= 8'd128;
+      11'd1448: data_q <= 8'd128;
+      11'd1449: data_q <= 8'd128;
+      11'd1450: data_q <= 8'd128;
+      11'd1451: data_q <= 8'd128;
+      11'd1452: data_q <= 8'd128;
+      11'd1453: data_q <= 8'd128;
+      11'd1454: data_q <= 8'd128;
+      11'd1455: data_q <= 8'd130;
+      11'd1456: data_q <= 8'd134;
+      11'd1457: data_q <= 8'd139;
+      11'd1458: data_q <= 8'd143;
+      11'd1459: data_q <= 8'd147;
+      11'd1460: data_q <= 8'd151;
+      11'd1461: data_q <= 8'd155;
+      11'd1462: data_q <= 8'd158;
+      11'd1463: data_q <= 8'd162;
+      11'd1464: data_q <= 8'd165;
+      11'd1465: data_q <= 8'd168;
+      11'd1466: data_q <= 8'd171;
+      11'd1467: data_q <= 8'd173;
+      11'd1468: data_q <= 8'd176;
+      11'd1469: data_q <= 8'd178;
+      11'd1470: data_q <= 8'd180;
+      11'd1471: data_q <= 8'd182;
+      11'd1472: data_q <= 8'd0;
+      11'd1473: data_q <= 8'd221;
+      11'd1474: data_q <= 8'd188;
+      11'd1475: data_q <= 8'd161;
+      11'd1476: data_q <= 8'd141;
+      11'd1477: data_q <= 8'd128;
+      11'd1478: data_q <= 8'd128;
+      11'd1479: data_q <= 8'd128;
+      11'd1480: data_q <= 8'd128;
+      11'd1481: data_q <= 8'd128;
+      11'd1482: data_q <= 8'd128;
+      11'd1483: data_q <= 8'd128;
+      11'd1484: data_q <= 8'd128;
+      11'd1485: data_q <= 8'd128;
+      11'd1486: data_q <= 8'd132;
+      11'd1487: data_q <= 8'd136;
+      11'd1488: data_q <= 8'd141;
+      11'd1489: data_q <= 8'd145;
+      11'd1490: data_q <= 8'd149;
+      11'd1491: data_q <= 8'd153;
+      11'd1492: data_q <= 8'd157;
+      11'd1493: data_q <= 8'd160;
+      11'd1494: data_q <= 8'd164;
+      11'd1495: data_q <= 8'd167;
+      11'd1496: data_q <= 8'd170;
+      11'd1497: data_q <= 8'd172;
+      11'd1498: data_q <= 8'd175;
+      11'd1499: data_q <= 8'd178;
+      11'd1500: data_q <= 8'd180;
+      11'd1501: data_q <= 8'd182;
+      11'd1502: data_q <= 8'd184;
+      11'd1503: data_q <= 8'd186;
+      11'd1504: data_q <= 8'd0;
+      11'd1505: data_q <= 8'd223;
+      11'd1506: data_q <= 8'd192;
+      11'd1507: data_q <= 8'd167;
+      11'd1508: data_q <= 8'd147;
+      11'd1509: data_q <= 8'd134;
+      11'd1510: data_q <= 8'd128;
+      11'd1511: data_q <= 8'd128;
+      11'd1512: data_q <= 8'd128;
+      11'd1513: data_q <= 8'd128;
+      11'd1514: data_q <= 8'd128;
+      11'd1515: data_q <= 8'd128;
+      11'd1516: data_q <= 8'd130;
+      11'd1517: data_q <= 8'd135;
+      11'd1518: data_q <= 8'd139;
+      11'd1519: data_q <= 8'd143;
+      11'd1520: data_q <= 8'd147;
+      11'd1521: data_q <= 8'd151;
+      11'd1522: data_q <= 8'd155;
+      11'd1523: data_q <= 8'd159;
+      11'd1524: data_q <= 8'd162;
+      11'd1525: data_q <= 8'd166;
+      11'd1526: data_q <= 8'd169;
+      11'd1527: data_q <= 8'd172;
+      11'd1528: data_q <= 8'd174;
+      11'd1529: data_q <= 8'd177;
+      11'd1530: data_q <= 8'd180;
+      11'd1531: data_q <= 8'd182;
+      11'd1532: data_q <= 8'd184;
+      11'd1533: data_q <= 8'd186;
+      11'd1534: data_q <= 8'd188;
+      11'd1535: data_q <= 8'd190;
+      11'd1536: data_q <= 8'd0;
+      11'd1537: data_q <= 8'd224;
+      11'd1538: data_q <= 8'd196;
+      11'd1539: data_q <= 8'd172;
+      11'd1540: data_q <= 8'd154;
+      11'd1541: data_q <= 8'd141;
+      11'd1542: data_q <= 8'd133;
+      11'd1543: data_q <= 8'd129;
+      11'd1544: data_q <= 8'd128;
+      11'd1545: data_q <= 8'd129;
+      11'd1546: data_q <= 8'd131;
+      11'd1547: data_q <= 8'd134;
+      11'd1548: data_q <= 8'd138;
+      11'd1549: data_q <= 8'd142;
+      11'd1550: data_q <= 8'd146;
+      11'd1551: data_q <= 8'd150;
+      11'd1552: data_q <= 8'd154;
+      11'd1553: data_q <= 8'd157;
+      11'd1554: data_q <= 8'd161;
+      11'd1555: data_q <= 8'd164;
+      11'd1556: data_q <= 8'd168;
+      11'd1557: data_q <= 8'd171;
+      11'd1558: data_q <= 8'd174;
+      11'd1559: data_q <= 8'd177;
+      11'd1560: data_q <= 8'd179;
+      11'd1561: data_q <= 8'd182;
+      11'd1562: data_q <= 8'd184;
+      11'd1563: data_q <= 8'd186;
+      11'd1564: data_q <= 8'd188;
+      11'd1565: data_q <= 8'd190;
+      11'd1566: data_q <= 8'd192;
+      11'd1567: data_q <= 8'd194;
+      11'd1568: data_q <= 8'd0;
+      11'd1569: data_q <= 8'd226;
+      11'd1570: data_q <= 8'd200;
+      11'd1571: data_q <= 8'd177;
+      11'd1572: data_q <= 8'd160;
+      11'd1573: data_q <= 8'd148;
+      11'd1574: data_q <= 8'd141;
+      11'd1575: data_q <= 8'd137;
+      11'd1576: data_q <= 8'd136;
+      11'd1577: data_q <= 8'd137;
+      11'd1578: data_q <= 8'd139;
+      11'd1579: data_q <= 8'd142;
+      11'd1580: data_q <= 8'd145;
+      11'd1581: data_q <= 8'd149;
+      11'd1582: data_q <= 8'd153;
+      11'd1583: data_q <= 8'd156;
+      11'd1584: data_q <= 8'd160;
+      11'd1585: data_q <= 8'd164;
+      11'd1586: data_q <= 8'd167;
+      11'd1587: data_q <= 8'd170;
+      11'd1588: data_q <= 8'd173;
+      11'd1589: data_q <= 8'd176;
+      11'd1590: data_q <= 8'd179;
+      11'd1591: data_q <= 8'd182;
+      11'd1592: data_q <= 8'd184;
+      11'd1593: data_q <= 8'd186;
+      11'd1594: data_q <= 8'd189;
+      11'd1595: data_q <= 8'd191;
+      11'd1596: data_q <= 8'd193;
+      11'd1597: data_q <= 8'd194;
+      11'd1598: data_q <= 8'd196;
+      11'd1599: data_q <= 8'd198;
+      11'd1600: data_q <= 8'd0;
+      11'd1601: data_q <= 8'd228;
+      11'd1602: data_q <= 8'd203;
+      11'd1603: data_q <= 8'd182;
+      11'd1604: data_q <= 8'd166;
+      11'd1605: data_q <= 8'd155;
+      11'd1606: data_q <= 8'd148;
+      11'd1607: data_q <= 8'd145;
+      11'd1608: data_q <= 8'd144;
+      11'd1609: data_q <= 8'd145;
+      11'd1610: data_q <= 8'd147;
+      11'd1611: data_q <= 8'd149;
+      11'd1612: data_q <= 8'd153;
+      11'd1613: data_q <= 8'd156;
+      11'd1614: data_q <= 8'd160;
+      11'd1615: data_q <= 8'd163;
+      11'd1616: data_q <= 8'd166;
+      11'd1617: data_q <= 8'd170;
+      11'd1618: data_q <= 8'd173;
+      11'd1619: data_q <= 8'd176;
+      11'd1620: data_q <= 8'd179;
+      11'd1621: data_q <= 8'd181;
+      11'd1622: data_q <= 8'd184;
+      11'd1623: data_q <= 8'd186;
+      11'd1624: data_q <= 8'd189;
+      11'd1625: data_q <= 8'd191;
+      11'd1626: data_q <= 8'd193;
+      11'd1627: data_q <= 8'd195;
+      11'd1628: data_q <= 8'd197;
+      11'd1629: data_q <= 8'd199;
+      11'd1630: data_q <= 8'd200;
+      11'd1631: data_q <= 8'd202;
+      11'd1632: data_q <= 8'd0;
+      11'd1633: data_q <= 8'd230;
+      11'd1634: data_q <= 8'd207;
+      11'd1635: data_q <= 8'd188;
+      11'd1636: data_q <= 8'd173;
+      11'd1637: data_q <= 8'd163;
+      11'd1638: data_q <= 8'd156;
+      11'd1639: data_q <= 8'd153;
+      11'd1640: data_q <= 8'd152;
+      11'd1641: data_q <= 8'd153;
+      11'd1642: data_q <= 8'd155;
+      11'd1643: data_q <= 8'd157;
+      11'd1644: data_q <= 8'd160;
+      11'd1645: data_q <= 8'd163;
+      11'd1646: data_q <= 8'd166;
+      11'd1647: data_q <= 8'd170;
+      11'd1648: data_q <= 8'd173;
+      11'd1649: data_q <= 8'd176;
+      11'd1650: data_q <= 8'd179;
+      11'd1651: data_q <= 8'd182;
+      11'd1652: data_q <= 8'd184;
+      11'd1653: data_q <= 8'd187;
+      11'd1654: data_q <= 8'd189;
+      11'd1655: data_q <= 8'd191;
+      11'd1656: data_q <= 8'd194;
+      11'd1657: data_q <= 8'd196;
+      11'd1658: data_q <= 8'd198;
+      11'd1659: data_q <= 8'd199;
+      11'd1660: data_q <= 8'd201;
+      11'd1661: data_q <= 8'd203;
+      11'd1662: data_q <= 8'd204;
+      11'd1663: data_q <= 8'd206;
+      11'd1664: data_q <= 8'd0;
+      11'd1665: data_q <= 8'd232;
+      11'd1666: data_q <= 8'd211;
+      11'd1667: data_q <= 8'd193;
+      11'd1668: data_q <= 8'd179;
+      11'd1669: data_q <= 8'd170;
+      11'd1670: data_q <= 8'd164;
+      11'd1671: data_q <= 8'd161;
+      11'd1672: data_q <= 8'd160;
+      11'd1673: data_q <= 8'd161;
+      11'd1674: data_q <= 8'd162;
+      11'd1675: data_q <= 8'd165;
+      11'd1676: data_q <= 8'd167;
+      11'd1677: data_q <= 8'd170;
+      11'd1678: data_q <= 8'd173;
+      11'd1679: data_q <= 8'd176;
+      11'd1680: data_q <= 8'd179;
+      11'd1681: data_q <= 8'd182;
+      11'd1682: data_q <= 8'd185;
+      11'd1683: data_q <= 8'd187;
+      11'd1684: data_q <= 8'd190;
+      11'd1685: data_q <= 8'd192;
+      11'd1686: data_q <= 8'd194;
+      11'd1687: data_q <= 8'd196;
+      11'd1688: data_q <= 8'd198;
+      11'd1689: data_q <= 8'd200;
+      11'd1690: data_q <= 8'd202;
+      11'd1691: data_q <= 8'd204;
+      11'd1692: data_q <= 8'd205;
+      11'd1693: data_q <= 8'd207;
+      11'd1694: data_q <= 8'd208;
+      11'd1695: data_q <= 8'd210;
+      11'd1696: data_q <= 8'd0;
+      11'd1697: data_q <= 8'd234;
+      11'd1698: data_q <= 8'd215;
+      11'd1699: data_q <= 8'd198;
+      11'd1700: data_q <= 8'd186;
+      11'd1701: data_q <= 8'd177;
+      11'd1702: data_q <= 8'd172;
+      11'd1703: data_q <= 8'd169;
+      11'd1704: data_q <= 8'd168;
+      11'd1705: data_q <= 8'd169;
+      11'd1706: data_q <= 8'd170;
+      11'd1707: data_q <= 8'd172;
+      11'd1708: data_q <= 8'd175;
+      11'd1709: data_q <= 8'd177;
+      11'd1710: data_q <= 8'd180;
+      11'd1711: data_q <= 8'd183;
+      11'd1712: data_q <= 8'd186;
+      11'd1713: data_q <= 8'd188;
+      11'd1714: data_q <= 8'd191;
+      11'd1715: data_q <= 8'd193;
+      11'd1716: data_q <= 8'd195;
+      11'd1717: data_q <= 8'd197;
+      11'd1718: data_q <= 8'd199;
+      11'd1719: data_q <= 8'd201;
+      11'd1720: data_q <= 8'd203;
+      11'd1721: data_q <= 8'd205;
+      11'd1722: data_q <= 8'd207;
+      11'd1723: data_q <= 8'd208;
+      11'd1724: data_q <= 8'd210;
+      11'd1725: data_q <= 8'd211;
+      11'd1726: data_q <= 8'd212;
+      11'd1727: data_q <= 8'd213;
+      11'd1728: data_q <= 8'd0;
+      11'd1729: data_q <= 8'd236;
+      11'd1730: data_q <= 8'd218;
+      11'd1731: data_q <= 8'd203;
+      11'd1732: data_q <= 8'd192;
+      11'd1733: data_q <= 8'd184;
+      11'd1734: data_q <= 8'd179;
+      11'd1735: data_q <= 8'd177;
+      11'd1736: data_q <= 8'd176;
+      11'd1737: data_q <= 8'd177;
+      11'd1738: data_q <= 8'd178;
+      11'd1739: data_q <= 8'd180;
+      11'd1740: data_q <= 8'd182;
+      11'd1741: data_q <= 8'd185;
+      11'd1742: data_q <= 8'd187;
+      11'd1743: data_q <= 8'd190;
+      11'd1744: data_q <= 8'd192;
+      11'd1745: data_q <= 8'd194;
+      11'd1746: data_q <= 8'd197;
+      11'd1747: data_q <= 8'd199;
+      11'd1748: data_q <= 8'd201;
+      11'd1749: data_q <= 8'd203;
+      11'd1750: data_q <= 8'd205;
+      11'd1751: data_q <= 8'd206;
+      11'd1752: data_q <= 8'd208;
+      11'd1753: data_q <= 8'd210;
+      11'd1754: data_q <= 8'd211;
+      11'd1755: data_q <= 8'd212;
+      11'd1756: data_q <= 8'd214;
+      11'd1757: data_q <= 8'd215;
+      11'd1758: data_q <= 8'd216;
+      11'd1759: data_q <= 8'd217;
+      11'd1760: data_q <= 8'd0;
+      11'd1761: data_q <= 8'd238;
+      11'd1762: data_q <= 8'd222;
+      11'd1763: data_q <= 8'd209;
+      11'd1764: data_q <= 8'd198;
+      11'd1765: data_q <= 8'd191;
+      11'd1766: data_q <= 8'd187;
+      11'd1767: data_q <= 8'd185;
+      11'd1768: data_q <= 8'd184;
+      11'd1769: data_q <= 8'd184;
+      11'd1770: data_q <= 8'd186;
+      11'd1771: data_q <= 8'd188;
+      11'd1772: data_q <= 8'd190;
+      11'd1773: data_q <= 8'd192;
+      11'd1774: data_q <= 8'd194;
+      11'd1775: data_q <= 8'd196;
+      11'd1776: data_q <= 8'd198;
+      11'd1777: data_q <= 8'd201;
+      11'd1778: data_q <= 8'd203;
+      11'd1779: data_q <= 8'd204;
+      11'd1780: data_q <= 8'd206;
+      11'd1781: data_q <= 8'd208;
+      11'd1782: data_q <= 8'd210;
+      11'd1783: data_q <= 8'd211;
+      11'd1784: data_q <= 8'd213;
+      11'd1785: data_q <= 8'd214;
+      11'd1786: data_q <= 8'd216;
+      11'd1787: data_q <= 8'd217;
+      11'd1788: data_q <= 8'd218;
+      11'd1789: data_q <= 8'd219;
+      11'd1790: data_q <= 8'd220;
+      11'd1791: data_q <= 8'd221;
+      11'd1792: data_q <= 8'd0;
+      11'd1793: data_q <= 8'd240;
+      11'd1794: data_q <= 8'd226;
+      11'd1795: data_q <= 8'd214;
+      11'd1796: data_q <= 8'd205;
+      11'd1797: data_q <= 8'd198;
+      11'd1798: data_q <= 8'd195;
+      11'd1799: data_q <= 8'd193;
+      11'd1800: data_q <= 8'd192;
+      11'd1801: data_q <= 8'd192;
+      11'd1802: data_q <= 8'd194;
+      11'd1803: data_q <= 8'd195;
+      11'd1804: data_q <= 8'd197;
+      11'd1805: data_q <= 8'd199;
+      11'd1806: data_q <= 8'd201;
+      11'd1807: data_q <= 8'd203;
+      11'd1808: data_q <= 8'd205;
+      11'd1809: data_q <= 8'd207;
+      11'd1810: data_q <= 8'd208;
+      11'd1811: data_q <= 8'd210;
+      11'd1812: data_q <= 8'd212;
+      11'd1813: data_q <= 8'd213;
+      11'd1814: data_q <= 8'd215;
+      11'd1815: data_q <= 8'd216;
+      11'd1816: data_q <= 8'd218;
+      11'd1817: data_q <= 8'd219;
+      11'd1818: data_q <= 8'd220;
+      11'd1819: data_q <= 8'd221;
+      11'd1820: data_q <= 8'd222;
+      11'd1821: data_q <= 8'd223;
+      11'd1822: data_q <= 8'd224;
+      11'd1823: data_q <= 8'd225;
+      11'd1824: data_q <= 8'd0;
+      11'd1825: data_q <= 8'd242;
+      11'd1826: data_q <= 8'd230;
+      11'd1827: data_q <= 8'd219;
+      11'd1828: data_q <= 8'd211;
+      11'd1829: data_q <= 8'd206;
+      11'd1830: data_q <= 8'd202;
+      11'd1831: data_q <= 8'd200;
+      11'd1832: data_q <= 8'd200;
+      11'd1833: data_q <= 8'd200;
+      11'd1834: data_q <= 8'd201;
+      11'd1835: data_q <= 8'd203;
+      11'd1836: data_q <= 8'd204;
+      11'd1837: data_q <= 8'd206;
+      11'd1838: data_q <= 8'd208;
+      11'd1839: data_q <= 8'd209;
+      11'd1840: data_q <= 8'd211;
+      11'd1841: data_q <= 8'd213;
+      11'd1842: data_q <= 8'd214;
+      11'd1843: data_q <= 8'd216;
+      11'd1844: data_q <= 8'd217;
+      11'd1845: data_q <= 8'd219;
+      11'd1846: data_q <= 8'd220;
+      11'd1847: data_q <= 8'd221;
+      11'd1848: data_q <= 8'd222;
+      11'd1849: data_q <= 8'd223;
+      11'd1850: data_q <= 8'd225;
+      11'd1851: data_q <= 8'd225;
+      11'd1852: data_q <= 8'd226;
+      11'd1853: data_q <= 8'd227;
+      11'd1854: data_q <= 8'd228;
+      11'd1855: data_q <= 8'd229;
+      11'd1856: data_q <= 8'd0;
+      11'd1857: data_q <= 8'd244;
+      11'd1858: data_q <= 8'd233;
+      11'd1859: data_q <= 8'd224;
+      11'd1860: data_q <= 8'd218;
+      11'd1861: data_q <= 8'd213;
+      11'd1862: data_q <= 8'd210;
+      11'd1863: data_q <= 8'd208;
+      11'd1864: data_q <= 8'd208;
+      11'd1865: data_q <= 8'd208;
+      11'd1866: data_q <= 8'd209;
+      11'd1867: data_q <= 8'd210;
+      11'd1868: data_q <= 8'd212;
+      11'd1869: data_q <= 8'd213;
+      11'd1870: data_q <= 8'd215;
+      11'd1871: data_q <= 8'd216;
+      11'd1872: data_q <= 8'd218;
+      11'd1873: data_q <= 8'd219;
+      11'd1874: data_q <= 8'd220;
+      11'd1875: data_q <= 8'd222;
+      11'd1876: data_q <= 8'd223;
+      11'd1877: data_q <= 8'd224;
+      11'd1878: data_q <= 8'd225;
+      11'd1879: data_q <= 8'd226;
+      11'd1880: data_q <= 8'd227;
+      11'd1881: data_q <= 8'd228;
+      11'd1882: data_q <= 8'd229;
+      11'd1883: data_q <= 8'd230;
+      11'd1884: data_q <= 8'd231;
+      11'd1885: data_q <= 8'd231;
+      11'd1886: data_q <= 8'd232;
+      11'd1887: data_q <= 8'd233;
+      11'd1888: data_q <= 8'd0;
+      11'd1889: data_q <= 8'd246;
+      11'd1890: data_q <= 8'd237;
+      11'd1891: data_q <= 8'd230;
+      11'd1892: data_q <= 8'd224;
+      11'd1893: data_q <= 8'd220;
+      11'd1894: data_q <= 8'd218;
+      11'd1895: data_q <= 8'd216;
+      11'd1896: data_q <= 8'd216;
+      11'd1897: data_q <= 8'd216;
+      11'd1898: data_q <= 8'd217;
+      11'd1899: data_q <= 8'd218;
+      11'd1900: data_q <= 8'd219;
+      11'd1901: data_q <= 8'd220;
+      11'd1902: data_q <= 8'd222;
+      11'd1903: data_q <= 8'd223;
+      11'd1904: data_q <= 8'd224;
+      11'd1905: data_q <= 8'd225;
+      11'd1906: data_q <= 8'd226;
+      11'd1907: data_q <= 8'd227;
+      11'd1908: data_q <= 8'd228;
+      11'd1909: data_q <= 8'd229;
+      11'd1910: data_q <= 8'd230;
+      11'd1911: data_q <= 8'd231;
+      11'd1912: data_q <= 8'd232;
+      11'd1913: data_q <= 8'd233;
+      11'd1914: data_q <= 8'd234;
+      11'd1915: data_q <= 8'd234;
+      11'd1916: data_q <= 8'd235;
+      11'd1917: data_q <= 8'd235;
+      11'd1918: data_q <= 8'd236;
+      11'd1919: data_q <= 8'd237;
+      11'd1920: data_q <= 8'd0;
+      11'd1921: data_q <= 8'd248;
+      11'd1922: data_q <= 8'd241;
+      11'd1923: data_q <= 8'd235;
+      11'd1924: data_q <= 8'd230;
+      11'd1925: data_q <= 8'd227;
+      11'd1926: data_q <= 8'd225;
+      11'd1927: data_q <= 8'd224;
+      11'd1928: data_q <= 8'd224;
+      11'd1929: data_q <= 8'd224;
+      11'd1930: data_q <= 8'd225;
+      11'd1931: data_q <= 8'd226;
+      11'd1932: data_q <= 8'd226;
+      11'd1933: data_q <= 8'd227;
+      11'd1934: data_q <= 8'd228;
+      11'd1935: data_q <= 8'd229;
+      11'd1936: data_q <= 8'd230;
+      11'd1937: data_q <= 8'd231;
+      11'd1938: data_q <= 8'd232;
+      11'd1939: data_q <= 8'd233;
+      11'd1940: data_q <= 8'd234;
+      11'd1941: data_q <= 8'd235;
+      11'd1942: data_q <= 8'd235;
+      11'd1943: data_q <= 8'd236;
+      11'd1944: data_q <= 8'd237;
+      11'd1945: data_q <= 8'd237;
+      11'd1946: data_q <= 8'd238;
+      11'd1947: data_q <= 8'd239;
+      11'd1948: data_q <= 8'd239;
+      11'd1949: data_q <= 8'd240;
+      11'd1950: data_q <= 8'd240;
+      11'd1951: data_q <= 8'd241;
+      11'd1952: data_q <= 8'd0;
+      11'd1953: data_q <= 8'd250;
+      11'd1954: data_q <= 8'd245;
+      11'd1955: data_q <= 8'd240;
+      11'd1956: data_q <= 8'd237;
+      11'd1957: data_q <= 8'd234;
+      11'd1958: data_q <= 8'd233;
+      11'd1959: data_q <= 8'd232;
+      11'd1960: data_q <= 8'd232;
+      11'd1961: data_q <= 8'd232;
+      11'd1962: data_q <= 8'd233;
+      11'd1963: data_q <= 8'd233;
+      11'd1964: data_q <= 8'd234;
+      11'd1965: data_q <= 8'd235;
+      11'd1966: data_q <= 8'd235;
+      11'd1967: data_q <= 8'd236;
+      11'd1968: data_q <= 8'd237;
+      11'd1969: data_q <= 8'd238;
+      11'd1970: data_q <= 8'd238;
+      11'd1971: data_q <= 8'd239;
+      11'd1972: data_q <= 8'd239;
+      11'd1973: data_q <= 8'd240;
+      11'd1974: data_q <= 8'd241;
+      11'd1975: data_q <= 8'd241;
+      11'd1976: data_q <= 8'd242;
+      11'd1977: data_q <= 8'd242;
+      11'd1978: data_q <= 8'd243;
+      11'd1979: data_q <= 8'd243;
+      11'd1980: data_q <= 8'd243;
+      11'd1981: data_q <= 8'd244;
+      11'd1982: data_q <= 8'd244;
+      11'd1983: data_q <= 8'd244;
+      11'd1984: data_q <= 8'd0;
+      11'd1985: data_q <= 8'd252;
+      11'd1986: data_q <= 8'd248;
+      11'd1987: data_q <= 8'd245;
+      11'd1988: data_q <= 8'd243;
+      11'd1989: data_q <= 8'd242;
+      11'd1990: data_q <= 8'd241;
+      11'd1991: data_q <= 8'd240;
+      11'd1992: data_q <= 8'd240;
+      11'd1993: data_q <= 8'd240;
+      11'd1994: data_q <= 8'd240;
+      11'd1995: data_q <= 8'd241;
+      11'd1996: data_q <= 8'd241;
+      11'd1997: data_q <= 8'd242;
+      11'd1998: data_q <= 8'd242;
+      11'd1999: data_q <= 8'd243;
+      11'd2000: data_q <= 8'd243;
+      11'd2001: data_q <= 8'd244;
+      11'd2002: data_q <= 8'd244;
+      11'd2003: data_q <= 8'd245;
+      11'd2004: data_q <= 8'd245;
+      11'd2005: data_q <= 8'd245;
+      11'd2006: data_q <= 8'd246;
+      11'd2007: data_q <= 8'd246;
+      11'd2008: data_q <= 8'd246;
+      11'd2009: data_q <= 8'd247;
+      11'd2010: data_q <= 8'd247;
+      11'd2011: data_q <= 8'd247;
+      11'd2012: data_q <= 8'd248;
+      11'd2013: data_q <= 8'd248;
+      11'd2014: data_q <= 8'd248;
+      11'd2015: data_q <= 8'd248;
+      11'd2016: data_q <= 8'd0;
+      11'd2017: data_q <= 8'd254;
+      11'd2018: data_q <= 8'd252;
+      11'd2019: data_q <= 8'd251;
+      11'd2020: data_q <= 8'd250;
+      11'd2021: data_q <= 8'd249;
+      11'd2022: data_q <= 8'd248;
+      11'd2023: data_q <= 8'd248;
+      11'd2024: data_q <= 8'd248;
+      11'd2025: data_q <= 8'd248;
+      11'd2026: data_q <= 8'd248;
+      11'd2027: data_q <= 8'd248;
+      11'd2028: data_q <= 8'd249;
+      11'd2029: data_q <= 8'd249;
+      11'd2030: data_q <= 8'd249;
+      11'd2031: data_q <= 8'd249;
+      11'd2032: data_q <= 8'd250;
+      11'd2033: data_q <= 8'd250;
+      11'd2034: data_q <= 8'd250;
+      11'd2035: data_q <= 8'd250;
+      11'd2036: data_q <= 8'd250;
+      11'd2037: data_q <= 8'd251;
+      11'd2038: data_q <= 8'd251;
+      11'd2039: data_q <= 8'd251;
+      11'd2040: data_q <= 8'd251;
+      11'd2041: data_q <= 8'd251;
+      11'd2042: data_q <= 8'd252;
+      11'd2043: data_q <= 8'd252;
+      11'd2044: data_q <= 8'd252;
+      11'd2045: data_q <= 8'd252;
+      11'd2046: data_q <= 8'd252;
+      11'd2047: data_q <= 8'd252;
     endcase
   end
   assign data_o = data_q;
