@@ -70,7 +70,7 @@ std::string flip_pe_bit(const std::string& array_v, const AccelConfig& cfg) {
 // frames its wait_dma names, so the engine may read operands before they are loaded (or overwrite
 // results before they are stored): a broken dependency the chip's checks must catch.
 std::string ignore_wait_dma(const std::string& seq_v) {
-  const std::string cond = " & (outst_q <= wait_dma)";
+  const std::string cond = " & (dma_outstanding_q <= frame_wait_dma)";
   const std::size_t at = seq_v.find(cond);
   if (at == std::string::npos) throw std::logic_error("ignore-wait-dma: no wait_dma condition in capsgen_frame_seq");
   std::string out = seq_v;

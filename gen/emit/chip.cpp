@@ -158,160 +158,287 @@ FrameSeqPorts declare_frame_sequencer_ports(Module& m, bool power_gating, const 
   return ports;
 }
 
-// The sequencer's registers and the wires of its decode.
+// The sequencer's named constants: fetch states, frame kinds and busy-cycle classes.
+struct FrameSeqConstants {
+  Expr st_idle, st_header_req, st_header_wait, st_payload, st_frame;
+  Expr kind_engine, kind_dma, kind_pmu, kind_end;
+  std::vector<Expr> cycle_classes;  // Cycle<Class> of kSeqStats[1..] (every stat but "cycles")
+};
+
+// "eng_busy" -> "EngBusy".
+std::string upper_camel(const std::string& snake) {
+  std::string out;
+  bool up = true;
+  for (char c : snake) {
+    if (c == '_') {
+      up = true;
+      continue;
+    }
+    out += up ? static_cast<char>(std::toupper(static_cast<unsigned char>(c))) : c;
+    up = false;
+  }
+  return out;
+}
+
+FrameSeqConstants declare_frame_sequencer_constants(Module& m) {
+  m.comment("Fetch states (state_q).");
+  const Expr st_idle = m.constant("StIdle", 3, 0, "no program runs");
+  const Expr st_header_req = m.constant("StHeaderReq", 3, 1, "requesting the header word of the frame at frame_addr_q");
+  const Expr st_header_wait = m.constant("StHeaderWait", 3, 2, "waiting for the header word");
+  const Expr st_payload = m.constant("StPayload", 3, 3, "requesting and receiving the payload words");
+  const Expr st_frame = m.constant("StFrame", 3, 4, "the whole frame is offered to its unit (an end frame: the units drain)");
+  m.comment("Frame kinds (the header's kind field).");
+  const Expr kind_engine = m.constant("KindEngine", 2, 0), kind_dma = m.constant("KindDma", 2, 1);
+  const Expr kind_pmu = m.constant("KindPmu", 2, 2), kind_end = m.constant("KindEnd", 2, 3);
+  m.comment("Busy-cycle classes (cycle_class): each cycle of a program counts in exactly one stat_*_o.");
+  const int classes = static_cast<int>(std::size(kSeqStats)) - 1;
+  std::vector<Expr> cycle_classes;
+  for (int i = 0; i < classes; ++i)
+    cycle_classes.push_back(m.constant("Cycle" + upper_camel(kSeqStats[i + 1][0]), clog2(classes), i));
+  return FrameSeqConstants{st_idle,  st_header_req, st_header_wait, st_payload, st_frame,
+                           kind_engine, kind_dma,   kind_pmu,       kind_end,   cycle_classes};
+}
+
+// A register and its next-state signal (assigned in a combinational block).
+struct Flop {
+  Expr q, d;
+};
+
+Flop flop(Module& m, const std::string& name, const Dim& width, const std::string& comment = "") {
+  const Expr q = m.reg(name + "_q", width, comment);
+  return Flop{q, m.reg(name + "_d", width)};
+}
+
+// The sequencer's registers (each with its next state) and the wires of its decode.
 struct FrameSeqState {
-  Expr busy_q, fetch_q, hreq_q, hdr_ok_q, full_q, done_q, err_q;
-  Expr pc_q, hdr_q, len_q, req_q, rcv_q, outst_q;
-  Memory words_q;
-  std::vector<Expr> stats;  // st_<class>_q, in kSeqStats order
-  Expr kind, wait_engine, pending, wait_dma, rsp_hdr, rsp_pay, rsp_len, last_pay;
-  Expr is_eng, is_dma, is_pmu, refused, stop, issue, dma_fire, finish;
+  Flop state, frame_addr, header, payload_len, requested, received, dma_outstanding, error;
+  std::vector<Flop> stats;  // stat_<class>, in kSeqStats order
+  Expr done_q;
+  Memory payload_q;
+  Expr cycle_class;
+  Expr frame_kind, frame_wait_engine, frame_pending, frame_wait_dma;
+  Expr header_arrives, payload_word_arrives, arriving_payload_len, last_payload_word, unexpected_response;
+  Expr frame_held, engine_frame, dma_frame, pmu_frame, frame_refused, program_stops, frame_taken, dma_frame_taken;
+  Expr program_finishes, unexpected_dma_done;
 
   // The counter of stat class `name` (a kSeqStats entry).
-  const Expr& stat(const std::string& name) const {
+  const Flop& stat(const std::string& name) const {
     for (std::size_t i = 0; i < stats.size(); ++i)
       if (name == kSeqStats[i][0]) return stats[i];
     throw std::logic_error("chip: no sequencer stat " + name);
   }
 };
 
-FrameSeqState declare_frame_sequencer_state(Module& m, const PayloadWords& words, const FrameHeader& header) {
+FrameSeqState declare_frame_sequencer_state(Module& m, const PayloadWords& words, const FrameHeader& header,
+                                            const FrameSeqConstants& c) {
   const int count_bits = clog2(words.max + 1), wait_dma_bits = header.wait_dma.bits;
-  m.comment("State: fetching the frame at pc_q (header requested hreq_q / received hdr_ok_q, then req_q of len_q\n"
-            "payload words requested and rcv_q received), a whole frame waiting to issue (full_q).");
-  const Expr busy_q = m.reg("busy_q", 1), fetch_q = m.reg("fetch_q", 1), hreq_q = m.reg("hreq_q", 1);
-  const Expr hdr_ok_q = m.reg("hdr_ok_q", 1), full_q = m.reg("full_q", 1), done_q = m.reg("done_q", 1);
-  const Expr err_q = m.reg("err_q", 1);
-  const Expr pc_q = m.reg("pc_q", 32, "word address of the frame's header");
-  const Expr hdr_q = m.reg("hdr_q", header.used_bits, "the frame's header word (its used bits)");
-  const Expr len_q = m.reg("len_q", count_bits, "payload words of the frame");
-  const Expr req_q = m.reg("req_q", count_bits, "payload words requested");
-  const Expr rcv_q = m.reg("rcv_q", count_bits, "payload words received");
-  const Expr outst_q = m.reg("outst_q", wait_dma_bits, "DMA frames issued and not done");
-  const Memory words_q = m.memory("words_q", 32, words.max, "the payload");
-  std::vector<Expr> stats;
-  for (const auto& stat : kSeqStats) stats.push_back(m.reg(fmt::format("st_{}_q", stat[0]), 32));
-  const Expr kind = m.wire("kind", 2, "the frame's kind");
-  const Expr wait_engine = m.wire("wait_engine", 1);
-  const Expr pending = m.wire("pending", 1);
-  const Expr wait_dma = m.wire("wait_dma", wait_dma_bits);
-  const Expr rsp_hdr = m.wire("rsp_hdr", 1, "the header arrives");
-  const Expr rsp_pay = m.wire("rsp_pay", 1, "a payload word arrives");
-  const Expr rsp_len = m.wire("rsp_len", count_bits, "payload words of the arriving header's kind");
-  const Expr last_pay = m.wire("last_pay", 1, "the payload's last word arrives");
-  const Expr is_eng = m.wire("is_eng", 1), is_dma = m.wire("is_dma", 1), is_pmu = m.wire("is_pmu", 1);
-  const Expr refused = m.wire("refused", 1, "a frame the sequencer must not run");
-  const Expr stop = m.wire("stop", 1, "the end frame or a refused one: wait for the units, then finish");
-  const Expr issue = m.wire("issue", 1, "the frame is taken by its unit");
-  const Expr dma_fire = m.wire("dma_fire", 1);
-  const Expr finish = m.wire("finish", 1);
-  return FrameSeqState{busy_q,  fetch_q, hreq_q,  hdr_ok_q,    full_q,  done_q,   err_q,   pc_q,     hdr_q,
-                       len_q,   req_q,   rcv_q,   outst_q,     words_q, stats,    kind,    wait_engine, pending,
-                       wait_dma, rsp_hdr, rsp_pay, rsp_len,    last_pay, is_eng,  is_dma,  is_pmu,   refused,
-                       stop,    issue,   dma_fire, finish};
+  m.blank();
+  std::vector<Flop> stats;
+  const auto stat_flops = [&] {
+    for (const auto& stat : kSeqStats) stats.push_back(flop(m, fmt::format("stat_{}", stat[0]), 32));
+    return stats;
+  };
+  // Braced initialization evaluates in order: the declarations print in this order.
+  return FrameSeqState{
+      flop(m, "state", 3, "fetch state (St*)"),
+      flop(m, "frame_addr", 32, "word address of the frame's header"),
+      flop(m, "header", header.used_bits, "the frame's header word (its used bits)"),
+      flop(m, "payload_len", count_bits, "payload words of the frame"),
+      flop(m, "requested", count_bits, "payload words requested"),
+      flop(m, "received", count_bits, "payload words received"),
+      flop(m, "dma_outstanding", wait_dma_bits, "DMA frames issued and not done"),
+      flop(m, "error", 1, "sticky error_o"),
+      stat_flops(),
+      m.reg("done_q", 1, "done_o"),
+      m.memory("payload_q", 32, words.max, "the payload"),
+      m.reg("cycle_class", c.cycle_classes.front().width(), "the class of this busy cycle (Cycle*)"),
+      m.wire("frame_kind", 2, "the header's fields"),
+      m.wire("frame_wait_engine", 1),
+      m.wire("frame_pending", 1),
+      m.wire("frame_wait_dma", wait_dma_bits),
+      m.wire("header_arrives", 1, "the requested header word arrives"),
+      m.wire("payload_word_arrives", 1, "a requested payload word arrives"),
+      m.wire("arriving_payload_len", count_bits, "payload words of the arriving header's kind"),
+      m.wire("last_payload_word", 1, "the payload's last word arrives (every word was requested)"),
+      m.wire("unexpected_response", 1, "a fetched word nobody asked for"),
+      m.wire("frame_held", 1, "a whole frame is held (StFrame)"),
+      m.wire("engine_frame", 1, "it is an engine frame"),
+      m.wire("dma_frame", 1, "a DMA frame"),
+      m.wire("pmu_frame", 1, "a PMU frame"),
+      m.wire("frame_refused", 1, "a frame the sequencer must not run"),
+      m.wire("program_stops", 1, "the end frame or a refused one: wait for the units, then finish"),
+      m.wire("frame_taken", 1, "the frame is taken by its unit"),
+      m.wire("dma_frame_taken", 1),
+      m.wire("program_finishes", 1, "the program ends: done_o next cycle"),
+      m.wire("unexpected_dma_done", 1, "a DMA done without an outstanding frame")};
 }
 
 // The header's fields, the fetch responses, which unit the frame goes to and when it issues, the
 // fetch requests and the outputs.
-void decode_frame(Module& m, const FrameSeqPorts& ports, const FrameSeqState& state, const PayloadWords& words,
-                  const FrameHeader& header) {
-  const int count_bits = state.len_q.width();
+void decode_frame(Module& m, const FrameSeqPorts& ports, const FrameSeqState& s, const FrameSeqConstants& c,
+                  const PayloadWords& words, const FrameHeader& header) {
+  const int count_bits = s.payload_len.q.width();
   const bool power_gating = ports.pmu_valid_o.has_value();
   m.blank();
-  m.assign(state.kind, field_bits(state.hdr_q, header.kind, 2));
-  m.assign(state.wait_engine, field_bits(state.hdr_q, header.wait_engine, 1));
-  m.assign(state.pending, field_bits(state.hdr_q, header.pending, 1));
-  m.assign(state.wait_dma, field_bits(state.hdr_q, header.wait_dma, header.wait_dma.bits));
-  m.assign(state.rsp_hdr, ports.pr_valid_i & state.fetch_q & state.hreq_q & ~state.hdr_ok_q);
-  m.assign(state.rsp_pay, ports.pr_valid_i & state.fetch_q & state.hdr_ok_q & (state.rcv_q != state.req_q));
+  m.assign(s.frame_kind, field_bits(s.header.q, header.kind, 2));
+  m.assign(s.frame_wait_engine, field_bits(s.header.q, header.wait_engine, 1));
+  m.assign(s.frame_pending, field_bits(s.header.q, header.pending, 1));
+  m.assign(s.frame_wait_dma, field_bits(s.header.q, header.wait_dma, header.wait_dma.bits));
+  m.assign(s.header_arrives, ports.pr_valid_i & (s.state.q == c.st_header_wait));
+  m.assign(s.payload_word_arrives, ports.pr_valid_i & (s.state.q == c.st_payload) & (s.received.q != s.requested.q));
   const Expr arriving_kind = field_bits(ports.pr_data_i, header.kind, 2);
-  m.assign(state.rsp_len, ternary_chain({{arriving_kind == lit(2, 0), lit(count_bits, words.engine)},
-                                     {arriving_kind == lit(2, 1), lit(count_bits, words.dma)},
-                                     {arriving_kind == lit(2, 2), lit(count_bits, words.pmu)}},
-                                    lit(count_bits, 0)));
-  m.assign(state.last_pay, state.rsp_pay & (state.rcv_q == bare(state.len_q - lit(count_bits, 1))));
-  m.assign(state.is_eng, state.full_q & (state.kind == lit(2, 0)));
-  m.assign(state.is_dma, state.full_q & (state.kind == lit(2, 1)));
-  m.assign(state.is_pmu, state.full_q & (state.kind == lit(2, 2)));
+  m.assign(s.arriving_payload_len, ternary_chain({{arriving_kind == c.kind_engine, lit(count_bits, words.engine)},
+                                                  {arriving_kind == c.kind_dma, lit(count_bits, words.dma)},
+                                                  {arriving_kind == c.kind_pmu, lit(count_bits, words.pmu)}},
+                                                 lit(count_bits, 0)));
+  m.assign(s.last_payload_word, s.payload_word_arrives & (s.requested.q == s.payload_len.q) &
+                                     (s.received.q == bare(s.payload_len.q - lit(count_bits, 1))));
+  m.assign(s.unexpected_response, ports.pr_valid_i & ~(s.header_arrives | s.payload_word_arrives));
+  m.assign(s.frame_held, s.state.q == c.st_frame);
+  m.assign(s.engine_frame, s.frame_held & (s.frame_kind == c.kind_engine));
+  m.assign(s.dma_frame, s.frame_held & (s.frame_kind == c.kind_dma));
+  m.assign(s.pmu_frame, s.frame_held & (s.frame_kind == c.kind_pmu));
   // Without power gating there is no PMU: a PMU frame is refused.
-  m.assign(state.refused, power_gating ? state.is_eng & state.pending : (state.is_eng & state.pending) | state.is_pmu);
-  m.assign(state.stop, (state.full_q & (state.kind == lit(2, 3))) | state.refused);
-  m.assign(ports.eng_valid_o, state.is_eng & ~state.pending & (state.outst_q <= state.wait_dma));
-  m.assign(ports.dma_valid_o, state.is_dma & (~state.wait_engine | ports.eng_ready_i));
-  if (power_gating) m.assign(*ports.pmu_valid_o, state.is_pmu);
-  m.assign(state.dma_fire, ports.dma_valid_o & ports.dma_ready_i);
-  Expr issue = (ports.eng_valid_o & ports.eng_ready_i) | state.dma_fire;
-  if (power_gating) issue = issue | (*ports.pmu_valid_o & *ports.pmu_ready_i);
-  m.assign(state.issue, issue);
-  m.assign(state.finish, state.stop & ports.eng_ready_i & (state.outst_q == lit(state.outst_q.width(), 0)));
-  m.assign(ports.pf_valid_o, state.fetch_q & (~state.hreq_q | (state.hdr_ok_q & (state.req_q != state.len_q))));
-  m.assign(ports.pf_addr_o, ternary(state.hreq_q, state.pc_q + lit(32, 1) + zext(state.req_q, 32), state.pc_q));
-  for (int w = 0; w < words.max; ++w) m.assign(ports.words_o.part(w, 32), state.words_q.word(w));
-  m.assign(ports.busy_o, state.busy_q);
-  m.assign(ports.done_o, state.done_q);
-  m.assign(ports.error_o, state.err_q);
-  for (std::size_t i = 0; i < state.stats.size(); ++i) m.assign(ports.stats[i], state.stats[i]);
+  m.assign(s.frame_refused, power_gating ? s.engine_frame & s.frame_pending : (s.engine_frame & s.frame_pending) | s.pmu_frame);
+  m.assign(s.program_stops, (s.frame_held & (s.frame_kind == c.kind_end)) | s.frame_refused);
+  m.assign(ports.eng_valid_o, s.engine_frame & ~s.frame_pending & (s.dma_outstanding.q <= s.frame_wait_dma));
+  m.assign(ports.dma_valid_o, s.dma_frame & (~s.frame_wait_engine | ports.eng_ready_i));
+  if (power_gating) m.assign(*ports.pmu_valid_o, s.pmu_frame);
+  m.assign(s.dma_frame_taken, ports.dma_valid_o & ports.dma_ready_i);
+  Expr taken = (ports.eng_valid_o & ports.eng_ready_i) | s.dma_frame_taken;
+  if (power_gating) taken = taken | (*ports.pmu_valid_o & *ports.pmu_ready_i);
+  m.assign(s.frame_taken, taken);
+  const Expr no_dma_outstanding = s.dma_outstanding.q == lit(s.dma_outstanding.q.width(), 0);
+  m.assign(s.program_finishes, s.program_stops & ports.eng_ready_i & no_dma_outstanding);
+  m.assign(s.unexpected_dma_done, ports.dma_done_i & no_dma_outstanding);
+  m.assign(ports.pf_valid_o, (s.state.q == c.st_header_req) | ((s.state.q == c.st_payload) & (s.requested.q != s.payload_len.q)));
+  m.assign(ports.pf_addr_o, ternary(s.state.q == c.st_header_req, s.frame_addr.q,
+                                    s.frame_addr.q + lit(32, 1) + zext(s.requested.q, 32)));
+  // One assign per word, not a loop into a wide vector: Verilator 5.006 cannot compile the sampled copy
+  // of a wide vector whose slice a $past reads (a PMU's cmd_awake_i comes from these words).
+  for (int w = 0; w < words.max; ++w) m.assign(ports.words_o.part(w, 32), s.payload_q.word(w));
+  m.assign(ports.busy_o, s.state.q != c.st_idle);
+  m.assign(ports.done_o, s.done_q);
+  m.assign(ports.error_o, s.error.q);
+  for (std::size_t i = 0; i < s.stats.size(); ++i) m.assign(ports.stats[i], s.stats[i].q);
 }
 
-// One stat class per busy cycle (the stat_* sum is stat_cycles_o): fetching, an issue by kind, the
-// drain after the end frame, or the wait that holds the frame.
-Stmts classify_busy_cycle(const FrameSeqPorts& ports, const FrameSeqState& state) {
-  const auto count = [&](const char* name) { return nb(state.stat(name), state.stat(name) + lit(32, 1)); };
-  return {if_(~state.full_q, {count("fetch")},
-              {if_(state.issue, {if_(state.is_eng, {count("engine")}, {if_(state.is_dma, {count("dma")}, {count("pmu")})})},
-                   {if_(state.stop, {count("drain")},
-                        {if_(state.is_eng, {if_(~ports.eng_ready_i, {count("eng_busy")}, {count("wait_dma")})},
-                             {if_(state.is_dma,
-                                  {if_(state.wait_engine & ~ports.eng_ready_i, {count("wait_engine")}, {count("dma_busy")})},
-                                  {count("pmu_wait")})})})})})};
-}
-
-// A running program: the stat classes, the fetch of the header and the payload, issue and finish.
-Stmts run_program(const FrameSeqPorts& ports, const FrameSeqState& state) {
-  const int count_bits = state.len_q.width();
-  Stmts run{nb(state.stat("cycles"), state.stat("cycles") + lit(32, 1))};
-  for (Stmt& st : classify_busy_cycle(ports, state)) run.push_back(std::move(st));
-  run.push_back(if_(ports.pf_valid_o & ports.pf_ready_i,
-                    {if_(~state.hreq_q, {nb(state.hreq_q, bit(true))}, {nb(state.req_q, state.req_q + lit(count_bits, 1))})}));
-  run.push_back(if_(state.rsp_hdr, {nb(state.hdr_q, ports.pr_data_i.slice(state.hdr_q.width() - 1, 0)), nb(state.hdr_ok_q, bit(true)),
-                                nb(state.len_q, state.rsp_len),
-                                if_(state.rsp_len == lit(count_bits, 0), {nb(state.fetch_q, bit(false)), nb(state.full_q, bit(true))})}));
-  run.push_back(if_(state.rsp_pay, {nb(state.rcv_q, state.rcv_q + lit(count_bits, 1))}));
-  run.push_back(if_(state.last_pay, {nb(state.fetch_q, bit(false)), nb(state.full_q, bit(true))}));
-  run.push_back(if_(state.refused, {nb(state.err_q, bit(true))}));
-  run.push_back(if_(state.issue, {nb(state.full_q, bit(false)), nb(state.fetch_q, bit(true)), nb(state.hreq_q, bit(false)),
-                              nb(state.hdr_ok_q, bit(false)), nb(state.req_q, lit(count_bits, 0)), nb(state.rcv_q, lit(count_bits, 0)),
-                              nb(state.pc_q, state.pc_q + lit(32, 1) + zext(state.len_q, 32))}));
-  run.push_back(if_(state.finish, {nb(state.busy_q, bit(false)), nb(state.full_q, bit(false))}));
-  return run;
-}
-
-// The payload buffer, then the control registers: reset, errors, outstanding DMA frames, start and run.
-void frame_sequencer_registers(Module& m, const FrameSeqPorts& ports, const FrameSeqState& state) {
-  const int count_bits = state.len_q.width(), wait_dma_bits = state.outst_q.width();
+// The fetch FSM: header, payload, the frame offered until taken (then the next frame) or, for the
+// end frame or a refused one, until the program finishes.
+void fetch_fsm(Module& m, const FrameSeqPorts& ports, const FrameSeqState& s, const FrameSeqConstants& c) {
+  const int count_bits = s.payload_len.q.width();
+  const Expr zero_count = lit(count_bits, 0), one_count = lit(count_bits, 1);
   m.blank();
-  m.always_ff({if_(state.rsp_pay, {nb(state.words_q[state.rcv_q], ports.pr_data_i)})});
-  Stmts reset{nb(state.busy_q, bit(false)),      nb(state.fetch_q, bit(false)),          nb(state.hreq_q, bit(false)),
-              nb(state.hdr_ok_q, bit(false)),    nb(state.full_q, bit(false)),           nb(state.done_q, bit(false)),
-              nb(state.err_q, bit(false)),       nb(state.pc_q, lit(32, 0)),             nb(state.hdr_q, lit(state.hdr_q.width(), 0)),
-              nb(state.len_q, lit(count_bits, 0)), nb(state.req_q, lit(count_bits, 0)), nb(state.rcv_q, lit(count_bits, 0)),
-              nb(state.outst_q, lit(wait_dma_bits, 0))};
-  Stmts start{nb(state.busy_q, bit(true)),    nb(state.fetch_q, bit(true)), nb(state.hreq_q, bit(false)),
-              nb(state.hdr_ok_q, bit(false)), nb(state.full_q, bit(false)), nb(state.pc_q, ports.prog_base_i)};
-  for (const Expr& st : state.stats) {
-    reset.push_back(nb(st, lit(32, 0)));
-    start.push_back(nb(st, lit(32, 0)));
+  m.comment("Next fetch state.");
+  m.always_comb(
+      {blk(s.state.d, s.state.q), blk(s.frame_addr.d, s.frame_addr.q), blk(s.header.d, s.header.q),
+       blk(s.payload_len.d, s.payload_len.q), blk(s.requested.d, s.requested.q), blk(s.received.d, s.received.q),
+       case_(s.state.q,
+             {{c.st_idle, {if_(ports.start_i, {blk(s.state.d, c.st_header_req), blk(s.frame_addr.d, ports.prog_base_i)})}},
+              {c.st_header_req, {if_(ports.pf_ready_i, {blk(s.state.d, c.st_header_wait)})}},
+              {c.st_header_wait,
+               {if_(ports.pr_valid_i,
+                    {blk(s.state.d, ternary(s.arriving_payload_len == zero_count, c.st_frame, c.st_payload)),
+                     blk(s.header.d, ports.pr_data_i.slice(s.header.q.width() - 1, 0)),
+                     blk(s.payload_len.d, s.arriving_payload_len), blk(s.requested.d, zero_count),
+                     blk(s.received.d, zero_count)})}},
+              {c.st_payload,
+               {if_(ports.pf_valid_o & ports.pf_ready_i, {blk(s.requested.d, s.requested.q + one_count)}),
+                if_(s.payload_word_arrives,
+                    {blk(s.received.d, s.received.q + one_count), if_(s.last_payload_word, {blk(s.state.d, c.st_frame)})})}},
+              {c.st_frame,
+               {if_(s.frame_taken,
+                    {blk(s.state.d, c.st_header_req),
+                     blk(s.frame_addr.d, s.frame_addr.q + lit(32, 1) + zext(s.payload_len.q, 32))},
+                    {if_(s.program_finishes, {blk(s.state.d, c.st_idle)})})}}},
+             {blk(s.state.d, c.st_idle)})});
+}
+
+// DMA frames outstanding, and the sticky error.
+void status_logic(Module& m, const FrameSeqPorts& ports, const FrameSeqState& s) {
+  const Expr& out = s.dma_outstanding.q;
+  const Expr one = lit(out.width(), 1), zero_out = lit(out.width(), 0);
+  m.blank();
+  m.comment("DMA frames outstanding (issued, done_i not yet seen) and the sticky error.");
+  m.always_comb({blk(s.dma_outstanding.d, out),
+                 if_(s.dma_frame_taken & ~ports.dma_done_i, {blk(s.dma_outstanding.d, out + one)},
+                     {if_(~s.dma_frame_taken & ports.dma_done_i & (out != zero_out), {blk(s.dma_outstanding.d, out - one)})}),
+                 blk(s.error.d, s.error.q | s.unexpected_response | s.unexpected_dma_done | s.frame_refused)});
+}
+
+// The class of a busy cycle: fetching, an issue by kind, the drain after the end frame, or the wait
+// that holds the frame.
+void classify_busy_cycle(Module& m, const FrameSeqPorts& ports, const FrameSeqState& s, const FrameSeqConstants& c) {
+  const bool power_gating = ports.pmu_valid_o.has_value();
+  const auto cls = [&](const std::string& name) {
+    for (std::size_t i = 1; i < std::size(kSeqStats); ++i)
+      if (name == kSeqStats[i][0]) return blk(s.cycle_class, c.cycle_classes[i - 1]);
+    throw std::logic_error("chip: no cycle class " + name);
+  };
+  m.blank();
+  m.comment("The class of this busy cycle.");
+  m.always_comb(
+      {cls("fetch"),
+       if_(s.frame_held,
+           {case_(s.frame_kind,
+                  {{c.kind_engine, {if_(s.frame_pending, {cls("drain")},
+                                        {if_(s.frame_taken, {cls("engine")},
+                                             {if_(~ports.eng_ready_i, {cls("eng_busy")}, {cls("wait_dma")})})})}},
+                   {c.kind_dma, {if_(s.frame_taken, {cls("dma")},
+                                     {if_(s.frame_wait_engine & ~ports.eng_ready_i, {cls("wait_engine")}, {cls("dma_busy")})})}},
+                   {c.kind_pmu, power_gating ? Stmts{if_(s.frame_taken, {cls("pmu")}, {cls("pmu_wait")})} : Stmts{cls("drain")}}},
+                  {cls("drain")})})});
+}
+
+// The stat counters: cleared at start, then each busy cycle counts in stat_cycles and its class.
+void stat_counters(Module& m, const FrameSeqPorts& ports, const FrameSeqState& s, const FrameSeqConstants& c) {
+  const Expr one = lit(32, 1);
+  Stmts hold, clear;
+  std::vector<std::pair<Expr, Stmts>> count;
+  for (std::size_t i = 0; i < s.stats.size(); ++i) {
+    hold.push_back(blk(s.stats[i].d, s.stats[i].q));
+    clear.push_back(blk(s.stats[i].d, lit(32, 0)));
+    if (i > 0) count.push_back({c.cycle_classes[i - 1], {blk(s.stats[i].d, s.stats[i].q + one)}});
   }
-  const Expr no_dma_outstanding = state.outst_q == lit(wait_dma_bits, 0);
-  m.always_ff_reset(
-      reset,
-      {nb(state.done_q, state.busy_q & state.finish),
-       if_(ports.pr_valid_i & ~(state.rsp_hdr | state.rsp_pay), {nb(state.err_q, bit(true))}),
-       if_(ports.dma_done_i & no_dma_outstanding, {nb(state.err_q, bit(true))}),
-       if_(state.dma_fire & ~ports.dma_done_i, {nb(state.outst_q, state.outst_q + lit(wait_dma_bits, 1))},
-           {if_(~state.dma_fire & ports.dma_done_i & (state.outst_q != lit(wait_dma_bits, 0)),
-                {nb(state.outst_q, state.outst_q - lit(wait_dma_bits, 1))})}),
-       if_(ports.start_i & ~state.busy_q, start, {if_(state.busy_q, run_program(ports, state))})});
+  const Flop& cycles = s.stat("cycles");
+  Stmts body = hold;
+  body.push_back(if_((s.state.q == c.st_idle) & ports.start_i, clear,
+                     {if_(s.state.q != c.st_idle, {blk(cycles.d, cycles.q + one), case_(s.cycle_class, std::move(count), {stmt_comment("cycle_class holds a Cycle* code")})})}));
+  m.blank();
+  m.comment("Next stat counters.");
+  m.always_comb(std::move(body));
+}
+
+// The registers: reset, then q <= d; the payload words (no reset: read only after written).
+void frame_sequencer_registers(Module& m, const FrameSeqPorts& ports, const FrameSeqState& s, const FrameSeqConstants& c) {
+  std::vector<const Flop*> flops{&s.state,    &s.frame_addr,      &s.header, &s.payload_len, &s.requested,
+                                 &s.received, &s.dma_outstanding, &s.error};
+  for (const Flop& f : s.stats) flops.push_back(&f);
+  Stmts reset{nb(s.state.q, c.st_idle)}, update;
+  for (const Flop* f : flops) {
+    if (f != &s.state) reset.push_back(nb(f->q, f->q.width() == 1 ? bit(false) : lit(f->q.width(), 0)));
+    update.push_back(nb(f->q, f->d));
+  }
+  reset.push_back(nb(s.done_q, bit(false)));
+  update.push_back(nb(s.done_q, s.program_finishes));
+  m.blank();
+  m.always_ff_reset(reset, update);
+  m.comment("The payload words (no reset: a word is read only after it was written).");
+  m.always_ff({if_(s.payload_word_arrives, {nb(s.payload_q[s.received.q], ports.pr_data_i)})});
+}
+
+// The handshake promises of the sequencer's outputs (docs/rtl-assertions.md).
+void frame_sequencer_assertions(Module& m, const FrameSeqPorts& ports) {
+  m.assertion("a_fetch_held", ~past(ports.pf_valid_o & ~ports.pf_ready_i) | (ports.pf_valid_o & (ports.pf_addr_o == past(ports.pf_addr_o))),
+              "A fetch request that was not taken stays, at the same address.");
+  m.assertion("a_engine_frame_held", ~past(ports.eng_valid_o & ~ports.eng_ready_i) | ports.eng_valid_o,
+              "An engine frame that was offered and not taken stays offered.");
+  Expr two_units = ports.eng_valid_o & ports.dma_valid_o;
+  if (ports.pmu_valid_o) two_units = two_units | ((ports.eng_valid_o | ports.dma_valid_o) & *ports.pmu_valid_o);
+  m.assertion("a_one_unit", ~two_units, "A frame is offered to one unit at a time.");
+  m.assertion("a_done_ends_program", ~ports.done_o | (past(ports.busy_o) & ~ports.busy_o),
+              "done_o pulses in the first cycle after a program.");
+  m.assertion("a_error_sticky", ~past(ports.error_o) | ports.error_o, "error_o stays set until reset.");
 }
 
 }  // namespace
@@ -322,9 +449,15 @@ Module build_frame_sequencer(const AccelConfig& cfg) {
   const FrameHeader header = frame_header();
   Module m(kFrameSequencerModule, frame_sequencer_description(cfg, words));
   const FrameSeqPorts ports = declare_frame_sequencer_ports(m, g.power_gating(), words);
-  const FrameSeqState state = declare_frame_sequencer_state(m, words, header);
-  decode_frame(m, ports, state, words, header);
-  frame_sequencer_registers(m, ports, state);
+  const FrameSeqConstants c = declare_frame_sequencer_constants(m);
+  const FrameSeqState state = declare_frame_sequencer_state(m, words, header, c);
+  decode_frame(m, ports, state, c, words, header);
+  fetch_fsm(m, ports, state, c);
+  status_logic(m, ports, state);
+  classify_busy_cycle(m, ports, state, c);
+  stat_counters(m, ports, state, c);
+  frame_sequencer_registers(m, ports, state, c);
+  frame_sequencer_assertions(m, ports);
   return m;
 }
 

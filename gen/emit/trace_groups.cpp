@@ -31,8 +31,9 @@ const TraceGroups& accel_trace_groups() {
 const TraceGroups& chip_trace_groups() {
   static const TraceGroups g = {
       {"Frame sequencer", {"clk_i", "rst_ni", "start_i", "busy_o", "done_o", "error_o", "pf_valid_o", "pf_ready_i",
-                           "pf_addr_o", "pr_valid_i", "pr_data_i", "u_seq.pc_q", "u_seq.fetch_q", "u_seq.full_q",
-                           "u_seq.kind", "u_seq.wait_dma", "u_seq.wait_engine", "u_seq.outst_q", "u_seq.issue"}},
+                           "pf_addr_o", "pr_valid_i", "pr_data_i", "u_seq.state_q", "u_seq.frame_addr_q",
+                           "u_seq.frame_kind", "u_seq.frame_wait_dma", "u_seq.frame_wait_engine",
+                           "u_seq.dma_outstanding_q", "u_seq.frame_taken", "u_seq.cycle_class"}},
       {"Engine", {"u_seq.eng_valid_o", "u_engine.desc_ready_o", "u_engine.desc_kind_i", "op_busy_o", "op_done_o",
                   "u_engine.run_q", "u_engine.b_q", "u_engine.k_q", "u_engine.n_q", "u_engine.issue", "stat_cycles_o",
                   "stat_stall_data_o", "stat_stall_tile_o", "stat_stall_out_o", "stat_wr_wait_o"}},

@@ -24,9 +24,9 @@ case "$mode" in
     ;;
   mutant)
     "$capsgen" generate --config "$root/configs/tiny-2x2.yaml" --out "$rtl" > /dev/null
-    sed -i "s/if (dma_done_i & (outst_q == 16'd0)) begin/if (1'b0 \&\& dma_done_i \& (outst_q == 16'd0)) begin/" \
+    sed -i "s/assign unexpected_dma_done = dma_done_i & /assign unexpected_dma_done = 1'b0 \& dma_done_i \& /" \
       "$rtl/capsgen_frame_seq.v"
-    grep -q "1'b0 && dma_done_i" "$rtl/capsgen_frame_seq.v" || { echo "frame_seq_cases.sh: the mutation did not apply"; exit 1; }
+    grep -q "unexpected_dma_done = 1'b0 & dma_done_i" "$rtl/capsgen_frame_seq.v" || { echo "frame_seq_cases.sh: the mutation did not apply"; exit 1; }
     ;;
   *) echo "usage: frame_seq_cases.sh CAPSGEN WORK nopg|mutant" >&2; exit 2 ;;
 esac

@@ -73,8 +73,7 @@ TEST(EmitChip, DmaAndPmuInputsFromTheirFrameFields) {
 TEST(EmitChip, HeaderFieldsFromTheHeaderLayout) {
   const std::string text = print_module(build_frame_sequencer(preset("tiny-2x2")));
   for (const isa::PackedField& f : isa::frame_header_layout()) {
-    const std::string wire = f.name == "kind" ? "kind" : f.name;
-    EXPECT_EQ(count(text, "assign " + wire + " = " + slice("hdr_q", f, f.bits) + ";"), 1) << f.name;
+    EXPECT_EQ(count(text, "assign frame_" + f.name + " = " + slice("header_q", f, f.bits) + ";"), 1) << f.name;
   }
   // Payload words of each kind, from the frame tables.
   const isa::FrameGeometry g = isa::frame_geometry(preset("tiny-2x2"));
@@ -103,8 +102,8 @@ TEST(EmitChip, NoPmuWithoutPowerGating) {
   EXPECT_EQ(count(chip, "sleep_req"), 0);
   EXPECT_EQ(count(seq, "pmu_valid_o"), 0);
   // A PMU frame is refused (no payload table): the sequencer stops with error_o.
-  EXPECT_EQ(count(seq, "assign is_pmu = full_q & (kind == 2'd2);"), 1);
-  EXPECT_EQ(count(seq, "assign refused = (is_eng & pending) | is_pmu;"), 1);
+  EXPECT_EQ(count(seq, "assign pmu_frame = frame_held & (frame_kind == KindPmu);"), 1);
+  EXPECT_EQ(count(seq, "assign frame_refused = (engine_frame & frame_pending) | pmu_frame;"), 1);
 }
 
 TEST(EmitChip, OnlyWhereTheMemorySystemExists) {

@@ -47,264 +47,392 @@ module capsgen_frame_seq (
   output wire [31:0] stat_pmu_wait_o,  // cycles a PMU barrier waited for its sectors
   output wire [31:0] stat_drain_o  // cycles after the end frame (or a refused frame) until the engine and the DMA are idle
 );
-  // State: fetching the frame at pc_q (header requested hreq_q / received hdr_ok_q, then req_q of len_q
-  // payload words requested and rcv_q received), a whole frame waiting to issue (full_q).
-  reg busy_q;
-  reg fetch_q;
-  reg hreq_q;
-  reg hdr_ok_q;
-  reg full_q;
-  reg done_q;
-  reg err_q;
-  reg [31:0] pc_q;  // word address of the frame's header
-  reg [19:0] hdr_q;  // the frame's header word (its used bits)
-  reg [5:0] len_q;  // payload words of the frame
-  reg [5:0] req_q;  // payload words requested
-  reg [5:0] rcv_q;  // payload words received
-  reg [15:0] outst_q;  // DMA frames issued and not done
-  reg [31:0] words_q [0:46];  // the payload
-  reg [31:0] st_cycles_q;
-  reg [31:0] st_engine_q;
-  reg [31:0] st_dma_q;
-  reg [31:0] st_pmu_q;
-  reg [31:0] st_fetch_q;
-  reg [31:0] st_eng_busy_q;
-  reg [31:0] st_wait_dma_q;
-  reg [31:0] st_wait_engine_q;
-  reg [31:0] st_dma_busy_q;
-  reg [31:0] st_pmu_wait_q;
-  reg [31:0] st_drain_q;
-  wire [1:0] kind;  // the frame's kind
-  wire wait_engine;
-  wire pending;
-  wire [15:0] wait_dma;
-  wire rsp_hdr;  // the header arrives
-  wire rsp_pay;  // a payload word arrives
-  wire [5:0] rsp_len;  // payload words of the arriving header's kind
-  wire last_pay;  // the payload's last word arrives
-  wire is_eng;
-  wire is_dma;
-  wire is_pmu;
-  wire refused;  // a frame the sequencer must not run
-  wire stop;  // the end frame or a refused one: wait for the units, then finish
-  wire issue;  // the frame is taken by its unit
-  wire dma_fire;
-  wire finish;
+  // Fetch states (state_q).
+  localparam [2:0] StIdle = 3'd0;  // no program runs
+  localparam [2:0] StHeaderReq = 3'd1;  // requesting the header word of the frame at frame_addr_q
+  localparam [2:0] StHeaderWait = 3'd2;  // waiting for the header word
+  localparam [2:0] StPayload = 3'd3;  // requesting and receiving the payload words
+  localparam [2:0] StFrame = 3'd4;  // the whole frame is offered to its unit (an end frame: the units drain)
+  // Frame kinds (the header's kind field).
+  localparam [1:0] KindEngine = 2'd0;
+  localparam [1:0] KindDma = 2'd1;
+  localparam [1:0] KindPmu = 2'd2;
+  localparam [1:0] KindEnd = 2'd3;
+  // Busy-cycle classes (cycle_class): each cycle of a program counts in exactly one stat_*_o.
+  localparam [3:0] CycleEngine = 4'd0;
+  localparam [3:0] CycleDma = 4'd1;
+  localparam [3:0] CyclePmu = 4'd2;
+  localparam [3:0] CycleFetch = 4'd3;
+  localparam [3:0] CycleEngBusy = 4'd4;
+  localparam [3:0] CycleWaitDma = 4'd5;
+  localparam [3:0] CycleWaitEngine = 4'd6;
+  localparam [3:0] CycleDmaBusy = 4'd7;
+  localparam [3:0] CyclePmuWait = 4'd8;
+  localparam [3:0] CycleDrain = 4'd9;
 
-  assign kind = hdr_q[1:0];
-  assign wait_engine = hdr_q[2];
-  assign pending = hdr_q[3];
-  assign wait_dma = hdr_q[19:4];
-  assign rsp_hdr = pr_valid_i & fetch_q & hreq_q & ~hdr_ok_q;
-  assign rsp_pay = pr_valid_i & fetch_q & hdr_ok_q & (rcv_q != req_q);
-  assign rsp_len = (pr_data_i[1:0] == 2'd0) ? 6'd47 : (pr_data_i[1:0] == 2'd1) ? 6'd8 : (pr_data_i[1:0] == 2'd2) ? 6'd1 : 6'd0;
-  assign last_pay = rsp_pay & (rcv_q == len_q - 6'd1);
-  assign is_eng = full_q & (kind == 2'd0);
-  assign is_dma = full_q & (kind == 2'd1);
-  assign is_pmu = full_q & (kind == 2'd2);
-  assign refused = is_eng & pending;
-  assign stop = (full_q & (kind == 2'd3)) | refused;
-  assign eng_valid_o = is_eng & ~pending & (outst_q <= wait_dma);
-  assign dma_valid_o = is_dma & (~wait_engine | eng_ready_i);
-  assign pmu_valid_o = is_pmu;
-  assign dma_fire = dma_valid_o & dma_ready_i;
-  assign issue = (eng_valid_o & eng_ready_i) | dma_fire | (pmu_valid_o & pmu_ready_i);
-  assign finish = stop & eng_ready_i & (outst_q == 16'd0);
-  assign pf_valid_o = fetch_q & (~hreq_q | (hdr_ok_q & (req_q != len_q)));
-  assign pf_addr_o = hreq_q ? pc_q + 32'd1 + {26'd0, req_q} : pc_q;
-  assign words_o[31:0] = words_q[0];
-  assign words_o[63:32] = words_q[1];
-  assign words_o[95:64] = words_q[2];
-  assign words_o[127:96] = words_q[3];
-  assign words_o[159:128] = words_q[4];
-  assign words_o[191:160] = words_q[5];
-  assign words_o[223:192] = words_q[6];
-  assign words_o[255:224] = words_q[7];
-  assign words_o[287:256] = words_q[8];
-  assign words_o[319:288] = words_q[9];
-  assign words_o[351:320] = words_q[10];
-  assign words_o[383:352] = words_q[11];
-  assign words_o[415:384] = words_q[12];
-  assign words_o[447:416] = words_q[13];
-  assign words_o[479:448] = words_q[14];
-  assign words_o[511:480] = words_q[15];
-  assign words_o[543:512] = words_q[16];
-  assign words_o[575:544] = words_q[17];
-  assign words_o[607:576] = words_q[18];
-  assign words_o[639:608] = words_q[19];
-  assign words_o[671:640] = words_q[20];
-  assign words_o[703:672] = words_q[21];
-  assign words_o[735:704] = words_q[22];
-  assign words_o[767:736] = words_q[23];
-  assign words_o[799:768] = words_q[24];
-  assign words_o[831:800] = words_q[25];
-  assign words_o[863:832] = words_q[26];
-  assign words_o[895:864] = words_q[27];
-  assign words_o[927:896] = words_q[28];
-  assign words_o[959:928] = words_q[29];
-  assign words_o[991:960] = words_q[30];
-  assign words_o[1023:992] = words_q[31];
-  assign words_o[1055:1024] = words_q[32];
-  assign words_o[1087:1056] = words_q[33];
-  assign words_o[1119:1088] = words_q[34];
-  assign words_o[1151:1120] = words_q[35];
-  assign words_o[1183:1152] = words_q[36];
-  assign words_o[1215:1184] = words_q[37];
-  assign words_o[1247:1216] = words_q[38];
-  assign words_o[1279:1248] = words_q[39];
-  assign words_o[1311:1280] = words_q[40];
-  assign words_o[1343:1312] = words_q[41];
-  assign words_o[1375:1344] = words_q[42];
-  assign words_o[1407:1376] = words_q[43];
-  assign words_o[1439:1408] = words_q[44];
-  assign words_o[1471:1440] = words_q[45];
-  assign words_o[1503:1472] = words_q[46];
-  assign busy_o = busy_q;
+  reg [2:0] state_q;  // fetch state (St*)
+  reg [2:0] state_d;
+  reg [31:0] frame_addr_q;  // word address of the frame's header
+  reg [31:0] frame_addr_d;
+  reg [19:0] header_q;  // the frame's header word (its used bits)
+  reg [19:0] header_d;
+  reg [5:0] payload_len_q;  // payload words of the frame
+  reg [5:0] payload_len_d;
+  reg [5:0] requested_q;  // payload words requested
+  reg [5:0] requested_d;
+  reg [5:0] received_q;  // payload words received
+  reg [5:0] received_d;
+  reg [15:0] dma_outstanding_q;  // DMA frames issued and not done
+  reg [15:0] dma_outstanding_d;
+  reg error_q;  // sticky error_o
+  reg error_d;
+  reg [31:0] stat_cycles_q;
+  reg [31:0] stat_cycles_d;
+  reg [31:0] stat_engine_q;
+  reg [31:0] stat_engine_d;
+  reg [31:0] stat_dma_q;
+  reg [31:0] stat_dma_d;
+  reg [31:0] stat_pmu_q;
+  reg [31:0] stat_pmu_d;
+  reg [31:0] stat_fetch_q;
+  reg [31:0] stat_fetch_d;
+  reg [31:0] stat_eng_busy_q;
+  reg [31:0] stat_eng_busy_d;
+  reg [31:0] stat_wait_dma_q;
+  reg [31:0] stat_wait_dma_d;
+  reg [31:0] stat_wait_engine_q;
+  reg [31:0] stat_wait_engine_d;
+  reg [31:0] stat_dma_busy_q;
+  reg [31:0] stat_dma_busy_d;
+  reg [31:0] stat_pmu_wait_q;
+  reg [31:0] stat_pmu_wait_d;
+  reg [31:0] stat_drain_q;
+  reg [31:0] stat_drain_d;
+  reg done_q;  // done_o
+  reg [31:0] payload_q [0:46];  // the payload
+  reg [3:0] cycle_class;  // the class of this busy cycle (Cycle*)
+  wire [1:0] frame_kind;  // the header's fields
+  wire frame_wait_engine;
+  wire frame_pending;
+  wire [15:0] frame_wait_dma;
+  wire header_arrives;  // the requested header word arrives
+  wire payload_word_arrives;  // a requested payload word arrives
+  wire [5:0] arriving_payload_len;  // payload words of the arriving header's kind
+  wire last_payload_word;  // the payload's last word arrives (every word was requested)
+  wire unexpected_response;  // a fetched word nobody asked for
+  wire frame_held;  // a whole frame is held (StFrame)
+  wire engine_frame;  // it is an engine frame
+  wire dma_frame;  // a DMA frame
+  wire pmu_frame;  // a PMU frame
+  wire frame_refused;  // a frame the sequencer must not run
+  wire program_stops;  // the end frame or a refused one: wait for the units, then finish
+  wire frame_taken;  // the frame is taken by its unit
+  wire dma_frame_taken;
+  wire program_finishes;  // the program ends: done_o next cycle
+  wire unexpected_dma_done;  // a DMA done without an outstanding frame
+
+  assign frame_kind = header_q[1:0];
+  assign frame_wait_engine = header_q[2];
+  assign frame_pending = header_q[3];
+  assign frame_wait_dma = header_q[19:4];
+  assign header_arrives = pr_valid_i & (state_q == StHeaderWait);
+  assign payload_word_arrives = pr_valid_i & (state_q == StPayload) & (received_q != requested_q);
+  assign arriving_payload_len = (pr_data_i[1:0] == KindEngine) ? 6'd47 : (pr_data_i[1:0] == KindDma) ? 6'd8 : (pr_data_i[1:0] == KindPmu) ? 6'd1 : 6'd0;
+  assign last_payload_word = payload_word_arrives & (requested_q == payload_len_q) & (received_q == payload_len_q - 6'd1);
+  assign unexpected_response = pr_valid_i & ~(header_arrives | payload_word_arrives);
+  assign frame_held = state_q == StFrame;
+  assign engine_frame = frame_held & (frame_kind == KindEngine);
+  assign dma_frame = frame_held & (frame_kind == KindDma);
+  assign pmu_frame = frame_held & (frame_kind == KindPmu);
+  assign frame_refused = engine_frame & frame_pending;
+  assign program_stops = (frame_held & (frame_kind == KindEnd)) | frame_refused;
+  assign eng_valid_o = engine_frame & ~frame_pending & (dma_outstanding_q <= frame_wait_dma);
+  assign dma_valid_o = dma_frame & (~frame_wait_engine | eng_ready_i);
+  assign pmu_valid_o = pmu_frame;
+  assign dma_frame_taken = dma_valid_o & dma_ready_i;
+  assign frame_taken = (eng_valid_o & eng_ready_i) | dma_frame_taken | (pmu_valid_o & pmu_ready_i);
+  assign program_finishes = program_stops & eng_ready_i & (dma_outstanding_q == 16'd0);
+  assign unexpected_dma_done = dma_done_i & (dma_outstanding_q == 16'd0);
+  assign pf_valid_o = (state_q == StHeaderReq) | ((state_q == StPayload) & (requested_q != payload_len_q));
+  assign pf_addr_o = (state_q == StHeaderReq) ? frame_addr_q : frame_addr_q + 32'd1 + {26'd0, requested_q};
+  assign words_o[31:0] = payload_q[0];
+  assign words_o[63:32] = payload_q[1];
+  assign words_o[95:64] = payload_q[2];
+  assign words_o[127:96] = payload_q[3];
+  assign words_o[159:128] = payload_q[4];
+  assign words_o[191:160] = payload_q[5];
+  assign words_o[223:192] = payload_q[6];
+  assign words_o[255:224] = payload_q[7];
+  assign words_o[287:256] = payload_q[8];
+  assign words_o[319:288] = payload_q[9];
+  assign words_o[351:320] = payload_q[10];
+  assign words_o[383:352] = payload_q[11];
+  assign words_o[415:384] = payload_q[12];
+  assign words_o[447:416] = payload_q[13];
+  assign words_o[479:448] = payload_q[14];
+  assign words_o[511:480] = payload_q[15];
+  assign words_o[543:512] = payload_q[16];
+  assign words_o[575:544] = payload_q[17];
+  assign words_o[607:576] = payload_q[18];
+  assign words_o[639:608] = payload_q[19];
+  assign words_o[671:640] = payload_q[20];
+  assign words_o[703:672] = payload_q[21];
+  assign words_o[735:704] = payload_q[22];
+  assign words_o[767:736] = payload_q[23];
+  assign words_o[799:768] = payload_q[24];
+  assign words_o[831:800] = payload_q[25];
+  assign words_o[863:832] = payload_q[26];
+  assign words_o[895:864] = payload_q[27];
+  assign words_o[927:896] = payload_q[28];
+  assign words_o[959:928] = payload_q[29];
+  assign words_o[991:960] = payload_q[30];
+  assign words_o[1023:992] = payload_q[31];
+  assign words_o[1055:1024] = payload_q[32];
+  assign words_o[1087:1056] = payload_q[33];
+  assign words_o[1119:1088] = payload_q[34];
+  assign words_o[1151:1120] = payload_q[35];
+  assign words_o[1183:1152] = payload_q[36];
+  assign words_o[1215:1184] = payload_q[37];
+  assign words_o[1247:1216] = payload_q[38];
+  assign words_o[1279:1248] = payload_q[39];
+  assign words_o[1311:1280] = payload_q[40];
+  assign words_o[1343:1312] = payload_q[41];
+  assign words_o[1375:1344] = payload_q[42];
+  assign words_o[1407:1376] = payload_q[43];
+  assign words_o[1439:1408] = payload_q[44];
+  assign words_o[1471:1440] = payload_q[45];
+  assign words_o[1503:1472] = payload_q[46];
+  assign busy_o = state_q != StIdle;
   assign done_o = done_q;
-  assign error_o = err_q;
-  assign stat_cycles_o = st_cycles_q;
-  assign stat_engine_o = st_engine_q;
-  assign stat_dma_o = st_dma_q;
-  assign stat_pmu_o = st_pmu_q;
-  assign stat_fetch_o = st_fetch_q;
-  assign stat_eng_busy_o = st_eng_busy_q;
-  assign stat_wait_dma_o = st_wait_dma_q;
-  assign stat_wait_engine_o = st_wait_engine_q;
-  assign stat_dma_busy_o = st_dma_busy_q;
-  assign stat_pmu_wait_o = st_pmu_wait_q;
-  assign stat_drain_o = st_drain_q;
+  assign error_o = error_q;
+  assign stat_cycles_o = stat_cycles_q;
+  assign stat_engine_o = stat_engine_q;
+  assign stat_dma_o = stat_dma_q;
+  assign stat_pmu_o = stat_pmu_q;
+  assign stat_fetch_o = stat_fetch_q;
+  assign stat_eng_busy_o = stat_eng_busy_q;
+  assign stat_wait_dma_o = stat_wait_dma_q;
+  assign stat_wait_engine_o = stat_wait_engine_q;
+  assign stat_dma_busy_o = stat_dma_busy_q;
+  assign stat_pmu_wait_o = stat_pmu_wait_q;
+  assign stat_drain_o = stat_drain_q;
 
-  always @(posedge clk_i) begin
-    if (rsp_pay) begin
-      words_q[rcv_q] <= pr_data_i;
+  // Next fetch state.
+  always @* begin
+    state_d = state_q;
+    frame_addr_d = frame_addr_q;
+    header_d = header_q;
+    payload_len_d = payload_len_q;
+    requested_d = requested_q;
+    received_d = received_q;
+    case (state_q)
+      StIdle: begin
+        if (start_i) begin
+          state_d = StHeaderReq;
+          frame_addr_d = prog_base_i;
+        end
+      end
+      StHeaderReq: begin
+        if (pf_ready_i) begin
+          state_d = StHeaderWait;
+        end
+      end
+      StHeaderWait: begin
+        if (pr_valid_i) begin
+          state_d = (arriving_payload_len == 6'd0) ? StFrame : StPayload;
+          header_d = pr_data_i[19:0];
+          payload_len_d = arriving_payload_len;
+          requested_d = 6'd0;
+          received_d = 6'd0;
+        end
+      end
+      StPayload: begin
+        if (pf_valid_o & pf_ready_i) begin
+          requested_d = requested_q + 6'd1;
+        end
+        if (payload_word_arrives) begin
+          received_d = received_q + 6'd1;
+          if (last_payload_word) begin
+            state_d = StFrame;
+          end
+        end
+      end
+      StFrame: begin
+        if (frame_taken) begin
+          state_d = StHeaderReq;
+          frame_addr_d = frame_addr_q + 32'd1 + {26'd0, payload_len_q};
+        end else if (program_finishes) begin
+          state_d = StIdle;
+        end
+      end
+      default: state_d = StIdle;
+    endcase
+  end
+
+  // DMA frames outstanding (issued, done_i not yet seen) and the sticky error.
+  always @* begin
+    dma_outstanding_d = dma_outstanding_q;
+    if (dma_frame_taken & ~dma_done_i) begin
+      dma_outstanding_d = dma_outstanding_q + 16'd1;
+    end else if (~dma_frame_taken & dma_done_i & (dma_outstanding_q != 16'd0)) begin
+      dma_outstanding_d = dma_outstanding_q - 16'd1;
+    end
+    error_d = error_q | unexpected_response | unexpected_dma_done | frame_refused;
+  end
+
+  // The class of this busy cycle.
+  always @* begin
+    cycle_class = CycleFetch;
+    if (frame_held) begin
+      case (frame_kind)
+        KindEngine: begin
+          if (frame_pending) begin
+            cycle_class = CycleDrain;
+          end else if (frame_taken) begin
+            cycle_class = CycleEngine;
+          end else if (~eng_ready_i) begin
+            cycle_class = CycleEngBusy;
+          end else begin
+            cycle_class = CycleWaitDma;
+          end
+        end
+        KindDma: begin
+          if (frame_taken) begin
+            cycle_class = CycleDma;
+          end else if (frame_wait_engine & ~eng_ready_i) begin
+            cycle_class = CycleWaitEngine;
+          end else begin
+            cycle_class = CycleDmaBusy;
+          end
+        end
+        KindPmu: begin
+          if (frame_taken) begin
+            cycle_class = CyclePmu;
+          end else begin
+            cycle_class = CyclePmuWait;
+          end
+        end
+        default: cycle_class = CycleDrain;
+      endcase
     end
   end
+
+  // Next stat counters.
+  always @* begin
+    stat_cycles_d = stat_cycles_q;
+    stat_engine_d = stat_engine_q;
+    stat_dma_d = stat_dma_q;
+    stat_pmu_d = stat_pmu_q;
+    stat_fetch_d = stat_fetch_q;
+    stat_eng_busy_d = stat_eng_busy_q;
+    stat_wait_dma_d = stat_wait_dma_q;
+    stat_wait_engine_d = stat_wait_engine_q;
+    stat_dma_busy_d = stat_dma_busy_q;
+    stat_pmu_wait_d = stat_pmu_wait_q;
+    stat_drain_d = stat_drain_q;
+    if ((state_q == StIdle) & start_i) begin
+      stat_cycles_d = 32'd0;
+      stat_engine_d = 32'd0;
+      stat_dma_d = 32'd0;
+      stat_pmu_d = 32'd0;
+      stat_fetch_d = 32'd0;
+      stat_eng_busy_d = 32'd0;
+      stat_wait_dma_d = 32'd0;
+      stat_wait_engine_d = 32'd0;
+      stat_dma_busy_d = 32'd0;
+      stat_pmu_wait_d = 32'd0;
+      stat_drain_d = 32'd0;
+    end else if (state_q != StIdle) begin
+      stat_cycles_d = stat_cycles_q + 32'd1;
+      case (cycle_class)
+        CycleEngine: stat_engine_d = stat_engine_q + 32'd1;
+        CycleDma: stat_dma_d = stat_dma_q + 32'd1;
+        CyclePmu: stat_pmu_d = stat_pmu_q + 32'd1;
+        CycleFetch: stat_fetch_d = stat_fetch_q + 32'd1;
+        CycleEngBusy: stat_eng_busy_d = stat_eng_busy_q + 32'd1;
+        CycleWaitDma: stat_wait_dma_d = stat_wait_dma_q + 32'd1;
+        CycleWaitEngine: stat_wait_engine_d = stat_wait_engine_q + 32'd1;
+        CycleDmaBusy: stat_dma_busy_d = stat_dma_busy_q + 32'd1;
+        CyclePmuWait: stat_pmu_wait_d = stat_pmu_wait_q + 32'd1;
+        CycleDrain: stat_drain_d = stat_drain_q + 32'd1;
+        default: begin
+          // cycle_class holds a Cycle* code
+        end
+      endcase
+    end
+  end
+
   always @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
-      busy_q <= 1'b0;
-      fetch_q <= 1'b0;
-      hreq_q <= 1'b0;
-      hdr_ok_q <= 1'b0;
-      full_q <= 1'b0;
+      state_q <= StIdle;
+      frame_addr_q <= 32'd0;
+      header_q <= 20'd0;
+      payload_len_q <= 6'd0;
+      requested_q <= 6'd0;
+      received_q <= 6'd0;
+      dma_outstanding_q <= 16'd0;
+      error_q <= 1'b0;
+      stat_cycles_q <= 32'd0;
+      stat_engine_q <= 32'd0;
+      stat_dma_q <= 32'd0;
+      stat_pmu_q <= 32'd0;
+      stat_fetch_q <= 32'd0;
+      stat_eng_busy_q <= 32'd0;
+      stat_wait_dma_q <= 32'd0;
+      stat_wait_engine_q <= 32'd0;
+      stat_dma_busy_q <= 32'd0;
+      stat_pmu_wait_q <= 32'd0;
+      stat_drain_q <= 32'd0;
       done_q <= 1'b0;
-      err_q <= 1'b0;
-      pc_q <= 32'd0;
-      hdr_q <= 20'd0;
-      len_q <= 6'd0;
-      req_q <= 6'd0;
-      rcv_q <= 6'd0;
-      outst_q <= 16'd0;
-      st_cycles_q <= 32'd0;
-      st_engine_q <= 32'd0;
-      st_dma_q <= 32'd0;
-      st_pmu_q <= 32'd0;
-      st_fetch_q <= 32'd0;
-      st_eng_busy_q <= 32'd0;
-      st_wait_dma_q <= 32'd0;
-      st_wait_engine_q <= 32'd0;
-      st_dma_busy_q <= 32'd0;
-      st_pmu_wait_q <= 32'd0;
-      st_drain_q <= 32'd0;
     end else begin
-      done_q <= busy_q & finish;
-      if (pr_valid_i & ~(rsp_hdr | rsp_pay)) begin
-        err_q <= 1'b1;
-      end
-      if (dma_done_i & (outst_q == 16'd0)) begin
-        err_q <= 1'b1;
-      end
-      if (dma_fire & ~dma_done_i) begin
-        outst_q <= outst_q + 16'd1;
-      end else if (~dma_fire & dma_done_i & (outst_q != 16'd0)) begin
-        outst_q <= outst_q - 16'd1;
-      end
-      if (start_i & ~busy_q) begin
-        busy_q <= 1'b1;
-        fetch_q <= 1'b1;
-        hreq_q <= 1'b0;
-        hdr_ok_q <= 1'b0;
-        full_q <= 1'b0;
-        pc_q <= prog_base_i;
-        st_cycles_q <= 32'd0;
-        st_engine_q <= 32'd0;
-        st_dma_q <= 32'd0;
-        st_pmu_q <= 32'd0;
-        st_fetch_q <= 32'd0;
-        st_eng_busy_q <= 32'd0;
-        st_wait_dma_q <= 32'd0;
-        st_wait_engine_q <= 32'd0;
-        st_dma_busy_q <= 32'd0;
-        st_pmu_wait_q <= 32'd0;
-        st_drain_q <= 32'd0;
-      end else if (busy_q) begin
-        st_cycles_q <= st_cycles_q + 32'd1;
-        if (~full_q) begin
-          st_fetch_q <= st_fetch_q + 32'd1;
-        end else if (issue) begin
-          if (is_eng) begin
-            st_engine_q <= st_engine_q + 32'd1;
-          end else if (is_dma) begin
-            st_dma_q <= st_dma_q + 32'd1;
-          end else begin
-            st_pmu_q <= st_pmu_q + 32'd1;
-          end
-        end else if (stop) begin
-          st_drain_q <= st_drain_q + 32'd1;
-        end else if (is_eng) begin
-          if (~eng_ready_i) begin
-            st_eng_busy_q <= st_eng_busy_q + 32'd1;
-          end else begin
-            st_wait_dma_q <= st_wait_dma_q + 32'd1;
-          end
-        end else if (is_dma) begin
-          if (wait_engine & ~eng_ready_i) begin
-            st_wait_engine_q <= st_wait_engine_q + 32'd1;
-          end else begin
-            st_dma_busy_q <= st_dma_busy_q + 32'd1;
-          end
-        end else begin
-          st_pmu_wait_q <= st_pmu_wait_q + 32'd1;
-        end
-        if (pf_valid_o & pf_ready_i) begin
-          if (~hreq_q) begin
-            hreq_q <= 1'b1;
-          end else begin
-            req_q <= req_q + 6'd1;
-          end
-        end
-        if (rsp_hdr) begin
-          hdr_q <= pr_data_i[19:0];
-          hdr_ok_q <= 1'b1;
-          len_q <= rsp_len;
-          if (rsp_len == 6'd0) begin
-            fetch_q <= 1'b0;
-            full_q <= 1'b1;
-          end
-        end
-        if (rsp_pay) begin
-          rcv_q <= rcv_q + 6'd1;
-        end
-        if (last_pay) begin
-          fetch_q <= 1'b0;
-          full_q <= 1'b1;
-        end
-        if (refused) begin
-          err_q <= 1'b1;
-        end
-        if (issue) begin
-          full_q <= 1'b0;
-          fetch_q <= 1'b1;
-          hreq_q <= 1'b0;
-          hdr_ok_q <= 1'b0;
-          req_q <= 6'd0;
-          rcv_q <= 6'd0;
-          pc_q <= pc_q + 32'd1 + {26'd0, len_q};
-        end
-        if (finish) begin
-          busy_q <= 1'b0;
-          full_q <= 1'b0;
-        end
-      end
+      state_q <= state_d;
+      frame_addr_q <= frame_addr_d;
+      header_q <= header_d;
+      payload_len_q <= payload_len_d;
+      requested_q <= requested_d;
+      received_q <= received_d;
+      dma_outstanding_q <= dma_outstanding_d;
+      error_q <= error_d;
+      stat_cycles_q <= stat_cycles_d;
+      stat_engine_q <= stat_engine_d;
+      stat_dma_q <= stat_dma_d;
+      stat_pmu_q <= stat_pmu_d;
+      stat_fetch_q <= stat_fetch_d;
+      stat_eng_busy_q <= stat_eng_busy_d;
+      stat_wait_dma_q <= stat_wait_dma_d;
+      stat_wait_engine_q <= stat_wait_engine_d;
+      stat_dma_busy_q <= stat_dma_busy_d;
+      stat_pmu_wait_q <= stat_pmu_wait_d;
+      stat_drain_q <= stat_drain_d;
+      done_q <= program_finishes;
     end
   end
+  // The payload words (no reset: a word is read only after it was written).
+  always @(posedge clk_i) begin
+    if (payload_word_arrives) begin
+      payload_q[received_q] <= pr_data_i;
+    end
+  end
+
+`ifdef CAPSGEN_ASSERTIONS
+  // Assertions (docs/rtl-assertions.md): checked at every clock edge out of reset.
+  // Lint waiver: the check samples rst_ni at the clock ($past) to skip the first edge out of
+  // reset; the design itself uses rst_ni only as an asynchronous reset.
+  // verilator lint_off SYNCASYNCNET
+  always @(posedge clk_i) begin
+    if (rst_ni && $past(rst_ni)) begin
+      // A fetch request that was not taken stays, at the same address.
+      a_fetch_held: assert (~$past(pf_valid_o & ~pf_ready_i) | (pf_valid_o & (pf_addr_o == $past(pf_addr_o))));
+      // An engine frame that was offered and not taken stays offered.
+      a_engine_frame_held: assert (~$past(eng_valid_o & ~eng_ready_i) | eng_valid_o);
+      // A frame is offered to one unit at a time.
+      a_one_unit: assert (~((eng_valid_o & dma_valid_o) | ((eng_valid_o | dma_valid_o) & pmu_valid_o)));
+      // done_o pulses in the first cycle after a program.
+      a_done_ends_program: assert (~done_o | ($past(busy_o) & ~busy_o));
+      // error_o stays set until reset.
+      a_error_sticky: assert (~$past(error_o) | error_o);
+    end
+  end
+  // verilator lint_on SYNCASYNCNET
+`endif
 endmodule
