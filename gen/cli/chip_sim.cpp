@@ -241,7 +241,8 @@ std::string chip_trace_md(const ChipReport& a, std::string& gtkw) {
       first_done ? static_cast<std::uint64_t>(instrs.front().done) + 2
                  : std::min<std::uint64_t>(static_cast<std::uint64_t>(std::max(1LL, a.g.verdict.simulated_cycles)), sim::kTraceFirstCycles);
   return sim::trace_report_line(*a.r.trace, emit::kChipModule, sim::read_trace_groups(a.r.rtl, emit::kChipModule),
-                           sim::trace_window(a.g.verdict.trace_reset_released_ps, a.run.period_ps, 0, shown), gtkw);
+                           sim::trace_window(a.g.verdict.trace_reset_released_ps, a.run.period_ps, 0, shown), gtkw,
+                           sim::read_trace_codes(a.r.rtl, emit::kChipModule));
 }
 
 // The Markdown report (`gtkw` gets the .gtkw's path with --trace).

@@ -60,6 +60,27 @@ bool Design::has_signal(const std::string& top, const std::string& path) const {
   return false;
 }
 
+std::vector<std::pair<std::uint64_t, std::string>> Design::signal_codes(const std::string& top, const std::string& path,
+                                                                        const std::string& prefix) const {
+  const Module* m = find_module(top);
+  if (m == nullptr) return {};
+  if (const std::size_t dot = path.find('.'); dot != std::string::npos) {
+    const std::string inst = path.substr(0, dot);
+    for (const Item& item : m->items())
+      if (const auto* i = std::get_if<Instance>(&item); i != nullptr && i->name == inst)
+        return signal_codes(i->module, path.substr(dot + 1), prefix);
+    return {};
+  }
+  std::vector<std::pair<std::uint64_t, std::string>> codes;
+  for (const Item& item : m->items())
+    if (const auto* c = std::get_if<ItemLocalparam>(&item);
+        c != nullptr && !c->width.empty() && c->name.rfind(prefix, 0) == 0) {
+      const std::size_t d = c->value.find("'d");  // Module::constant prints W'dV
+      if (d != std::string::npos) codes.emplace_back(std::stoull(c->value.substr(d + 2)), c->name);
+    }
+  return codes;
+}
+
 void Design::add_data_file(const std::string& name, const std::string& contents, const std::string& comment_prefix) {
   OutputFile f;
   f.name = name;

@@ -8,6 +8,7 @@
 // were added (dependencies first).
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
@@ -49,6 +50,10 @@ class Design {
   // True when `path` ("sig", "u_inst.sig", "u_a.u_b.sig") names a port or net of module `top`, or of
   // the module an instance path below it leads to; false for anything not added.
   bool has_signal(const std::string& top, const std::string& path) const;
+  // The named constants (Module::constant) whose names start with `prefix` in the module holding
+  // signal `path` (as for has_signal), as (value, name): what a state or class signal's codes mean.
+  std::vector<std::pair<std::uint64_t, std::string>> signal_codes(const std::string& top, const std::string& path,
+                                                                  const std::string& prefix) const;
   const std::vector<OutputFile>& files() const { return files_; }
   // Verilog files in dependency order (the order added).
   std::vector<std::string> verilog_files() const;

@@ -49,6 +49,11 @@ const TraceGroups& chip_trace_groups() {
   return g;
 }
 
+const TraceCodeSignals& chip_trace_code_signals() {
+  static const TraceCodeSignals s = {{"u_seq.state_q", "St"}, {"u_seq.cycle_class", "Cycle"}, {"u_seq.frame_kind", "Kind"}};
+  return s;
+}
+
 TraceGroups present_trace_groups(const Design& design, const std::string& top, const TraceGroups& groups) {
   TraceGroups out;
   for (const auto& [group, signals] : groups) {
@@ -82,6 +87,17 @@ void emit_trace_groups(const AccelConfig& /*cfg: the design holds it*/, Design& 
   if (design.has_module(kChipModule))
     tops.push_back(fmt::format("\"{}\": {}", kChipModule,
                                groups_json(present_trace_groups(design, kChipModule, chip_trace_groups()))));
+  // The chip's code signals, each {"value": "Name", ...}.
+  std::string codes;
+  if (design.has_module(kChipModule))
+    for (const auto& [signal, prefix] : chip_trace_code_signals()) {
+      const auto named = design.signal_codes(kChipModule, signal, prefix);
+      if (named.empty()) continue;
+      std::string values;
+      for (const auto& [value, name] : named) values += fmt::format("{}\"{}\": \"{}\"", values.empty() ? "" : ", ", value, name);
+      codes += fmt::format("{}\n      \"{}\": {{{}}}", codes.empty() ? "" : ",", signal, values);
+    }
+  if (!codes.empty()) tops.push_back(fmt::format("\"codes\": {{\n    \"{}\": {{{}\n    }}\n  }}", kChipModule, codes));
   std::string j = "{";
   for (std::size_t t = 0; t < tops.size(); ++t) j += fmt::format("{}\n  {}", t ? "," : "", tops[t]);
   design.add_other_file(kTraceGroupsName, j + "\n}\n");

@@ -88,7 +88,7 @@ double gtkw_zoom(std::uint64_t span, int pixels) {
 }  // namespace
 
 std::string write_gtkw(const fs::path& fst, const fs::path& gtkw, const std::string& top, const TraceGroups& groups,
-                       const TraceWindow& window) {
+                       const TraceWindow& window, const TraceCodes& codes) {
   std::map<std::string, std::string> sig;  // name at the engine's scope -> full name with range
   std::string timescale;
   const std::string cmd = "fst2vcd -f " + quote(fst.string()) + " 2>/dev/null";
@@ -146,11 +146,25 @@ std::string write_gtkw(const fs::path& fst, const fs::path& gtkw, const std::str
     out += "[timestart] 0\n";
   }
   out += "[sst_expanded] 1\n";
+  int filters = 0;
   for (const auto& [group, names] : groups) {
     out += fmt::format("@800200\n-{}\n", group);
     for (const std::string& n : names) {
       const auto it = sig.find(n);
       if (it == sig.end()) continue;
+      const auto named = codes.find(n);
+      if (named != codes.end() && !named->second.empty()) {
+        // Decimal, right-justified, through a translate file (GTKWave's TR_FTRANSLATED, 0x2000).
+        fs::path table = gtkw;
+        std::string stem = n;
+        std::replace(stem.begin(), stem.end(), '.', '_');
+        table.replace_extension("." + stem + ".txt");
+        std::string lines;
+        for (const auto& [value, name] : named->second) lines += fmt::format("{} {}\n", value, name);
+        write_file_atomic(table.string(), lines);
+        out += fmt::format("@2024\n^{} {}\n{}\n", ++filters, fs::absolute(table).string(), it->second);
+        continue;
+      }
       out += (it->second.find('[') == std::string::npos ? "@28\n" : "@24\n") + it->second + "\n";
     }
     out += fmt::format("@1000200\n-{}\n", group);
@@ -160,9 +174,9 @@ std::string write_gtkw(const fs::path& fst, const fs::path& gtkw, const std::str
 }
 
 std::string trace_report_line(const fs::path& trace, const std::string& top, const TraceGroups& groups,
-                              const TraceWindow& window, std::string& gtkw) {
+                              const TraceWindow& window, std::string& gtkw, const TraceCodes& codes) {
   const fs::path g = fs::path(trace).replace_extension(".gtkw");
-  const std::string err = write_gtkw(trace, g, top, groups, window);
+  const std::string err = write_gtkw(trace, g, top, groups, window, codes);
   gtkw = err.empty() ? g.string() : "";
   return err.empty() ? fmt::format("- trace: {} (open with `gtkwave {}`)\n", trace.string(), g.string())
                      : fmt::format("- trace: {} (no .gtkw: {})\n", trace.string(), err);
@@ -173,6 +187,23 @@ std::string problems_section(const std::vector<std::string>& problems) {
   std::string md = "\n## Problems\n\n```\n";
   for (const std::string& p : problems) md += p + "\n";
   return md + "```\n";
+}
+
+TraceCodes read_trace_codes(const fs::path& rtl, const std::string& top) {
+  std::ifstream in(rtl / emit::kTraceGroupsName);
+  if (!in) return {};
+  const nlohmann::json j = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  TraceCodes codes;
+  if (!j.is_object() || !j.contains("codes") || !j["codes"].is_object() || !j["codes"].contains(top)) return codes;
+  for (const auto& [signal, values] : j["codes"][top].items()) {
+    if (!values.is_object()) continue;
+    auto& named = codes[signal];
+    for (const auto& [value, name] : values.items())
+      if (name.is_string() && !value.empty() && value.find_first_not_of("0123456789") == std::string::npos)
+        named.emplace_back(std::stoull(value), name.get<std::string>());
+    std::sort(named.begin(), named.end());
+  }
+  return codes;
 }
 
 TraceGroups read_trace_groups(const fs::path& rtl, const std::string& top) {

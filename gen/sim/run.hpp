@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <optional>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -32,6 +33,9 @@ using TraceGroups = emit::TraceGroups;
 // The groups the emitter wrote for `top` into the RTL directory's trace_groups.json
 // (emit/trace_groups.hpp); none when the file or the top is absent (RTL from an older capsgen).
 TraceGroups read_trace_groups(const std::filesystem::path& rtl, const std::string& top);
+// Signals whose values are named codes (trace_groups.json's "codes"): path -> (value, name).
+using TraceCodes = std::map<std::string, std::vector<std::pair<std::uint64_t, std::string>>>;
+TraceCodes read_trace_codes(const std::filesystem::path& rtl, const std::string& top);
 
 // The clock period the testbench runs at (its --clock-period-ps), in whole ps: the preset's period
 // rounded to the nearest ps (an error below 0.5 ps per cycle, e.g. 3003 ps for 333 MHz).
@@ -56,13 +60,15 @@ TraceWindow trace_window(std::optional<long long> reset_released_ps, std::uint64
 // GTKWave's tool) and writes a .gtkw that opens the trace with `groups` (signals of module `top` and
 // of its direct instances), zoomed so that `window` fills the wave pane. Returns "" or why no file
 // was written.
+// A signal of `codes` shows its codes' names: a GTKWave translate file beside the .gtkw
+// (<gtkw stem>.<signal>.txt, "value name" per line) enabled on its trace.
 std::string write_gtkw(const std::filesystem::path& fst, const std::filesystem::path& gtkw, const std::string& top,
-                       const TraceGroups& groups, const TraceWindow& window);
+                       const TraceGroups& groups, const TraceWindow& window, const TraceCodes& codes = {});
 
 // The report's trace line for an FST (`trace`): writes the .gtkw beside it (write_gtkw) and says how
 // to open it, or why there is none; `gtkw` gets the .gtkw's path ("" when none was written).
 std::string trace_report_line(const std::filesystem::path& trace, const std::string& top, const TraceGroups& groups,
-                              const TraceWindow& window, std::string& gtkw);
+                              const TraceWindow& window, std::string& gtkw, const TraceCodes& codes = {});
 
 // The report's "Problems" section: the testbench's MISMATCH/FAIL lines ("" when there are none).
 std::string problems_section(const std::vector<std::string>& problems);
