@@ -4,7 +4,8 @@
 #   scripts/test.sh             the default suite (what CI runs through .ci/run): every test except
 #                               those labelled "nightly" (19 more random RTL configs, the 16x16
 #                               and 4x4 block tests, the tiny accelerator's ASIC and Xilinx flows,
-#                               3 gate-level netlists, random chip configs, the DESCNet-to-chip
+#                               3 gate-level block netlists and the tiny chip at gate level,
+#                               random chip configs, the DESCNet-to-chip
 #                               run, the full DeepCaps on the RTL, the single-node Slurm run,
 #                               the readers' fuzzing and the unit tests under ASan and UBSan)
 #   scripts/test.sh --nightly   everything, nightly-labelled tests included

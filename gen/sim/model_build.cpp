@@ -92,8 +92,8 @@ void hash_testbench_sources(const fs::path& src, Digest& d) {
 // The parts of the key whose change makes the whole build directory stale (a CMake cache of other
 // options or tools), as opposed to RTL and source changes, which CMake and Ninja rebuild incrementally.
 std::string options_and_tools(const ModelSpec& spec, const std::string& tools) {
-  return fmt::format("testbench={}\ntrace={}\ncoverage={}\nopt={}\n{}", spec.testbench, spec.trace, spec.coverage,
-                     spec.opt, tools);
+  return fmt::format("testbench={}\ntrace={}\ncoverage={}\nopt={}\ngate_level={}\n{}", spec.testbench, spec.trace,
+                     spec.coverage, spec.opt, is_gate_level(spec), tools);
 }
 
 // Holds an exclusive lock on a file for its lifetime (builders of one model serialize).
@@ -151,6 +151,12 @@ std::string model_key(const ModelSpec& spec, const std::string& tools) {
   return d.hex();
 }
 
+bool is_gate_level(const ModelSpec& spec) {
+  for (const auto& [name, contents] : spec.rtl)
+    if (name == "files.f") return contents.find("gate-level netlists") != std::string::npos;
+  return false;
+}
+
 std::vector<std::pair<std::string, std::string>> read_rtl_dir(const fs::path& dir) {
   std::vector<std::pair<std::string, std::string>> files;
   std::error_code ec;
@@ -191,9 +197,10 @@ BuiltModel build_model(const ModelSpec& spec, const fs::path& dir, int jobs, con
     const std::string only = spec.testbench == "tb_chip" ? "CHIP" : "ACCEL";
     const std::string cmd = fmt::format(
         "cmake -S {} -B {} -G Ninja -DCMAKE_BUILD_TYPE=Release -DCAPSGEN_RTL_DIR={} -DCAPSGEN_TB_{}_ONLY=ON "
-        "-DCAPSGEN_TB_TRACE={} -DCAPSGEN_TB_OPT={}{}",
+        "-DCAPSGEN_TB_TRACE={} -DCAPSGEN_TB_OPT={}{}{}",
         quote((spec.source_dir / "tb").string()), quote(m.dir.string()), quote((m.dir / kRtlCopy).string()), only,
-        spec.trace ? "ON" : "OFF", spec.opt, spec.coverage ? " -DCAPSGEN_TB_COVERAGE=ON" : "");
+        spec.trace ? "ON" : "OFF", spec.opt, spec.coverage ? " -DCAPSGEN_TB_COVERAGE=ON" : "",
+        is_gate_level(spec) ? " -DCAPSGEN_VERILATOR_EXTRA_ARGS=-fno-gate" : "");
     if (run_logged(cmd, log_dir / "configure.log") != 0)
       throw InputError((log_dir / "configure.log").string(), 0, 0, "cmake", "configuring the testbench failed (see the log)");
   }

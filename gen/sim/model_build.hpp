@@ -31,6 +31,10 @@ struct ModelSpec {
   std::vector<std::pair<std::string, std::string>> rtl;      // RTL directory files: name -> contents
 };
 
+// True when the RTL directory is a gate-level netlist directory (capsgen synth's netlist/, its files.f
+// says so): its models are verilated with -fno-gate (docs/flows.md, a Verilator 5.006 bug).
+bool is_gate_level(const ModelSpec& spec);
+
 // The tool versions a model depends on (verilator, c++, cmake), one line each.
 std::string tool_versions();
 
