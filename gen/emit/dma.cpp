@@ -754,6 +754,23 @@ void build_status(Module& m, const DmaSignals& s) {
 
 }  // namespace
 
+// The off-chip port's promises (docs/rtl-assertions.md): requests and write beats held until taken,
+// bursts of 1 to max_burst beats.
+void dma_assertions(Module& m, const OffchipPorts& p, const DmaWidths& w) {
+  const int len_bits = w.g.len_bits;
+  m.assertion("a_req_held",
+              ~past(p.req_valid_o & ~p.req_ready_i) |
+                  (p.req_valid_o & (p.req_addr_o == past(p.req_addr_o)) & (p.req_len_o == past(p.req_len_o)) &
+                   (p.req_write_o == past(p.req_write_o))),
+              "A burst request that was not taken stays, unchanged.");
+  Expr len_ok = p.req_len_o != lit(len_bits, 0);
+  // (req_len_o > max_burst cannot be represented when max_burst = 2^len_bits - 1.)
+  if ((1LL << len_bits) - 1 > w.g.max_burst) len_ok = len_ok & (p.req_len_o <= lit(len_bits, w.g.max_burst));
+  m.assertion("a_burst_len", ~p.req_valid_o | len_ok, fmt::format("A burst is 1 to {} beats.", w.g.max_burst));
+  m.assertion("a_write_beat_held", ~past(p.wr_valid_o & ~p.wr_ready_i) | (p.wr_valid_o & (p.wr_last_o == past(p.wr_last_o))),
+              "A write beat that was not taken stays, its wr_last_o unchanged.");
+}
+
 Module build_dma(const AccelConfig& cfg) {
   const DmaWidths w = dma_widths(cfg);
   Module m(kDmaModule, dma_description(w.g));
@@ -773,6 +790,7 @@ Module build_dma(const AccelConfig& cfg) {
   drive_data_channels(m, s, w);
   build_spm_side(m, s, w);
   build_status(m, s);
+  dma_assertions(m, s.port.offchip, w);
   return m;
 }
 

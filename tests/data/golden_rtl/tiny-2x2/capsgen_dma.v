@@ -425,4 +425,22 @@ module capsgen_dma (
   assign done_o = done_q;
   assign beats_read_o = beats_rd_q;
   assign beats_written_o = beats_wr_q;
+
+`ifdef CAPSGEN_ASSERTIONS
+  // Assertions (docs/rtl-assertions.md): checked at every clock edge out of reset.
+  // Lint waiver: the check samples rst_ni at the clock ($past) to skip the first edge out of
+  // reset; the design itself uses rst_ni only as an asynchronous reset.
+  // verilator lint_off SYNCASYNCNET
+  always @(posedge clk_i) begin
+    if (rst_ni && $past(rst_ni)) begin
+      // A burst request that was not taken stays, unchanged.
+      a_req_held: assert (~$past(req_valid_o & ~req_ready_i) | (req_valid_o & (req_addr_o == $past(req_addr_o)) & (req_len_o == $past(req_len_o)) & (req_write_o == $past(req_write_o))));
+      // A burst is 1 to 8 beats.
+      a_burst_len: assert (~req_valid_o | ((req_len_o != 4'd0) & (req_len_o <= 4'd8)));
+      // A write beat that was not taken stays, its wr_last_o unchanged.
+      a_write_beat_held: assert (~$past(wr_valid_o & ~wr_ready_i) | (wr_valid_o & (wr_last_o == $past(wr_last_o))));
+    end
+  end
+  // verilator lint_on SYNCASYNCNET
+`endif
 endmodule
