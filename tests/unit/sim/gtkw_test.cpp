@@ -5,22 +5,15 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <string>
 
+#include "core/shell.hpp"
 #include "sim/run.hpp"
 
 namespace fs = std::filesystem;
 using namespace capsgen;
 
 namespace {
-
-std::string read(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 // A VCD with TOP.capsgen_chip.{clk_i, u_seq.state_q[2:0]}, converted to FST.
 fs::path small_fst(const fs::path& dir) {
@@ -45,17 +38,17 @@ TEST(Gtkw, CodeSignalsShowTheirNamesThroughATranslateFile) {
   const sim::TraceGroups groups = {{"Frame sequencer", {"clk_i", "u_seq.state_q"}}};
   const sim::TraceCodes codes = {{"u_seq.state_q", {{0, "StIdle"}, {1, "StHeaderReq"}, {4, "StFrame"}}}};
   ASSERT_EQ(sim::write_gtkw(fst, gtkw, "capsgen_chip", groups, sim::TraceWindow{}, codes), "");
-  const std::string save = read(gtkw);
+  const std::string save = slurp(gtkw);
   const fs::path table = dir / "t.u_seq_state_q.txt";
   EXPECT_NE(save.find("@28\nTOP.capsgen_chip.clk_i\n"), std::string::npos) << save;
   EXPECT_NE(save.find("@2024\n^1 " + fs::absolute(table).string() + "\nTOP.capsgen_chip.u_seq.state_q[2:0]\n"),
             std::string::npos)
       << save;
-  EXPECT_EQ(read(table), "0 StIdle\n1 StHeaderReq\n4 StFrame\n");
+  EXPECT_EQ(slurp(table), "0 StIdle\n1 StHeaderReq\n4 StFrame\n");
   // Without codes the same signal is a plain decimal trace and no table is written.
   fs::remove(table);
   ASSERT_EQ(sim::write_gtkw(fst, gtkw, "capsgen_chip", groups, sim::TraceWindow{}), "");
-  EXPECT_NE(read(gtkw).find("@24\nTOP.capsgen_chip.u_seq.state_q[2:0]\n"), std::string::npos);
+  EXPECT_NE(slurp(gtkw).find("@24\nTOP.capsgen_chip.u_seq.state_q[2:0]\n"), std::string::npos);
   EXPECT_FALSE(fs::exists(table));
   fs::remove_all(dir);
 }
