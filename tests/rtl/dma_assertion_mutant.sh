@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# A broken DMA must trip its own assertion (docs/rtl-assertions.md), not only the block test's
+# comparison: tiny-2x2's capsgen_dma with every accepted burst request's length forced to 0
+# (`req_len_o` zero while `req_ready_i` is high), run through the DMA block test (tb_blocks dma, one
+# small model). The run must stop at a_burst_len and name it.
+# usage: dma_assertion_mutant.sh CAPSGEN WORK
+set -euo pipefail
+capsgen="$1" work="$2"
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+mkdir -p "$work"
+work="$(cd "$work" && pwd)"
+rtl="$work/rtl"
+rm -rf "$rtl"
+"$capsgen" generate --config "$root/configs/tiny-2x2.yaml" --out "$rtl" > /dev/null
+sed -i "s/^  assign req_len_o = rq_len;$/  assign req_len_o = req_ready_i ? 4'd0 : rq_len;/" "$rtl/capsgen_dma.v"
+grep -q "assign req_len_o = req_ready_i ? 4'd0 : rq_len;" "$rtl/capsgen_dma.v" ||
+  { echo "dma_assertion_mutant.sh: the mutation did not apply"; exit 1; }
+cmake -S "$root/tb" -B "$work/build" -G Ninja -DCAPSGEN_RTL_DIR="$rtl" -DCMAKE_BUILD_TYPE=Release -DCAPSGEN_TB_TRACE=OFF \
+  -DCAPSGEN_TB_BLOCKS=dma > "$work/configure.log" 2>&1 || { cat "$work/configure.log"; echo "FAIL configure"; exit 1; }
+cmake --build "$work/build" -j "${CAPSGEN_RTL_JOBS:-2}" > "$work/build.log" 2>&1 || { tail -50 "$work/build.log"; echo "FAIL build"; exit 1; }
+set +e
+out="$("$work/build/tb_blocks" dma --rtl "$rtl" --seed 1 2>&1)"
+rc=$?
+set -e
+printf '%s\n' "$out" | grep -E 'Assertion failed|MISMATCH|FAIL|PASS' | head -4
+[[ "$rc" -ne 0 ]] || { echo "expected the mutant's block test to fail"; exit 1; }
+printf '%s\n' "$out" | grep -Eq 'Assertion failed in [A-Za-z_.]*\.a_burst_len: ' ||
+  { echo "the failure does not name a_burst_len"; exit 1; }
+echo "mutant caught by a_burst_len"
