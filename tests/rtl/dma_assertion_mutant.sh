@@ -7,6 +7,8 @@
 set -euo pipefail
 capsgen="$1" work="$2"
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+# shellcheck source=tests/rtl/block_model.sh
+source "$root/tests/rtl/block_model.sh"
 mkdir -p "$work"
 work="$(cd "$work" && pwd)"
 rtl="$work/rtl"
@@ -15,9 +17,7 @@ rm -rf "$rtl"
 sed -i "s/^  assign req_len_o = rq_len;$/  assign req_len_o = req_ready_i ? 4'd0 : rq_len;/" "$rtl/capsgen_dma.v"
 grep -q "assign req_len_o = req_ready_i ? 4'd0 : rq_len;" "$rtl/capsgen_dma.v" ||
   { echo "dma_assertion_mutant.sh: the mutation did not apply"; exit 1; }
-cmake -S "$root/tb" -B "$work/build" -G Ninja -DCAPSGEN_RTL_DIR="$rtl" -DCMAKE_BUILD_TYPE=Release -DCAPSGEN_TB_TRACE=OFF \
-  -DCAPSGEN_TB_BLOCKS=dma > "$work/configure.log" 2>&1 || { cat "$work/configure.log"; echo "FAIL configure"; exit 1; }
-cmake --build "$work/build" -j "${CAPSGEN_RTL_JOBS:-2}" > "$work/build.log" 2>&1 || { tail -50 "$work/build.log"; echo "FAIL build"; exit 1; }
+build_block_model "$root" "$rtl" "$work/build" dma
 set +e
 out="$("$work/build/tb_blocks" dma --rtl "$rtl" --seed 1 2>&1)"
 rc=$?

@@ -10,6 +10,8 @@
 set -euo pipefail
 capsgen="$1" work="$2" mode="$3"
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+# shellcheck source=tests/rtl/block_model.sh
+source "$root/tests/rtl/block_model.sh"
 mkdir -p "$work"
 work="$(cd "$work" && pwd)"
 rtl="$work/rtl"
@@ -30,9 +32,7 @@ case "$mode" in
     ;;
   *) echo "usage: frame_seq_cases.sh CAPSGEN WORK nopg|mutant" >&2; exit 2 ;;
 esac
-cmake -S "$root/tb" -B "$work/build" -G Ninja -DCAPSGEN_RTL_DIR="$rtl" -DCMAKE_BUILD_TYPE=Release -DCAPSGEN_TB_TRACE=OFF \
-  -DCAPSGEN_TB_BLOCKS=frame_seq > "$work/configure.log" 2>&1 || { cat "$work/configure.log"; echo "FAIL configure"; exit 1; }
-cmake --build "$work/build" -j "${CAPSGEN_RTL_JOBS:-2}" > "$work/build.log" 2>&1 || { tail -50 "$work/build.log"; echo "FAIL build"; exit 1; }
+build_block_model "$root" "$rtl" "$work/build" frame_seq
 set +e
 out="$("$work/build/tb_blocks" frame_seq --rtl "$rtl" --seed 1 2>&1)"
 rc=$?

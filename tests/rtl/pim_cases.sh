@@ -14,6 +14,8 @@
 set -euo pipefail
 capsgen="$1" work="$2"
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+# shellcheck source=tests/rtl/block_model.sh
+source "$root/tests/rtl/block_model.sh"
 mkdir -p "$work"
 work="$(cd "$work" && pwd)"
 config="$work/tiny-2x2-pim.yaml"
@@ -37,9 +39,7 @@ done
 mapfile -t sources < <(grep -v '^//' "$rtl/files.f" | sed '/^$/d')
 (cd "$rtl" && verilator --lint-only -Wall --top-module capsgen_chip "${sources[@]}") ||
   { echo "pim_cases.sh: the RTL with the PIM units is not lint-clean"; exit 1; }
-cmake -S "$root/tb" -B "$work/build" -G Ninja -DCAPSGEN_RTL_DIR="$rtl" -DCMAKE_BUILD_TYPE=Release -DCAPSGEN_TB_TRACE=OFF \
-  -DCAPSGEN_TB_BLOCKS=activation > "$work/configure.log" 2>&1 || { cat "$work/configure.log"; echo "FAIL configure"; exit 1; }
-cmake --build "$work/build" -j "${CAPSGEN_RTL_JOBS:-2}" > "$work/build.log" 2>&1 || { tail -50 "$work/build.log"; echo "FAIL build"; exit 1; }
+build_block_model "$root" "$rtl" "$work/build" activation
 "$work/build/tb_blocks" activation --rtl "$rtl" --seed 1 --mode all | tee "$work/activation.log" | grep -E 'PASS|FAIL|MISMATCH' | head -20
 grep -q 'pim' "$work/activation.log" || { echo "pim_cases.sh: the PIM sweep did not run"; exit 1; }
 "$capsgen" sim --config "$config" --model "$root/models/capsnet-tiny.yaml" --seed 2 --work "$work/sim" > "$work/sim.log"
