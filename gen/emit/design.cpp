@@ -42,42 +42,42 @@ const Module* Design::find_module(const std::string& name) const {
   return nullptr;
 }
 
-bool Design::has_signal(const std::string& top, const std::string& path) const {
+const Module* Design::module_of_signal(const std::string& top, const std::string& path, std::string& name) const {
   const Module* m = find_module(top);
-  if (m == nullptr) return false;
+  if (m == nullptr) return nullptr;
   const std::size_t dot = path.find('.');
-  if (dot != std::string::npos) {
-    const std::string inst = path.substr(0, dot);
-    for (const Item& item : m->items())
-      if (const auto* i = std::get_if<Instance>(&item); i != nullptr && i->name == inst)
-        return has_signal(i->module, path.substr(dot + 1));
-    return false;
+  if (dot == std::string::npos) {
+    name = path;
+    return m;
   }
-  for (const Port& p : m->ports())
-    if (p.name == path) return true;
+  const std::string inst = path.substr(0, dot);
   for (const Item& item : m->items())
-    if (const auto* n = std::get_if<ItemNet>(&item); n != nullptr && n->name == path) return true;
+    if (const auto* i = std::get_if<Instance>(&item); i != nullptr && i->name == inst)
+      return module_of_signal(i->module, path.substr(dot + 1), name);
+  return nullptr;
+}
+
+bool Design::has_signal(const std::string& top, const std::string& path) const {
+  std::string name;
+  const Module* m = module_of_signal(top, path, name);
+  if (m == nullptr) return false;
+  for (const Port& p : m->ports())
+    if (p.name == name) return true;
+  for (const Item& item : m->items())
+    if (const auto* n = std::get_if<ItemNet>(&item); n != nullptr && n->name == name) return true;
   return false;
 }
 
 std::vector<std::pair<std::uint64_t, std::string>> Design::signal_codes(const std::string& top, const std::string& path,
                                                                         const std::string& prefix) const {
-  const Module* m = find_module(top);
-  if (m == nullptr) return {};
-  if (const std::size_t dot = path.find('.'); dot != std::string::npos) {
-    const std::string inst = path.substr(0, dot);
-    for (const Item& item : m->items())
-      if (const auto* i = std::get_if<Instance>(&item); i != nullptr && i->name == inst)
-        return signal_codes(i->module, path.substr(dot + 1), prefix);
-    return {};
-  }
+  std::string name;
+  const Module* m = module_of_signal(top, path, name);
   std::vector<std::pair<std::uint64_t, std::string>> codes;
+  if (m == nullptr) return codes;
   for (const Item& item : m->items())
     if (const auto* c = std::get_if<ItemLocalparam>(&item);
-        c != nullptr && !c->width.empty() && c->name.rfind(prefix, 0) == 0) {
-      const std::size_t d = c->value.find("'d");  // Module::constant prints W'dV
-      if (d != std::string::npos) codes.emplace_back(std::stoull(c->value.substr(d + 2)), c->name);
-    }
+        c != nullptr && !c->width.empty() && c->name.rfind(prefix, 0) == 0)
+      codes.emplace_back(c->code, c->name);
   return codes;
 }
 

@@ -61,6 +61,9 @@ class Design {
  private:
   void add(OutputFile f);
   const Module* find_module(const std::string& name) const;
+  // The module holding signal `path` below `top` (following its instance names) and the signal's
+  // name there; nullptr when a module or an instance on the way does not exist.
+  const Module* module_of_signal(const std::string& top, const std::string& path, std::string& name) const;
   AccelConfig cfg_;
   std::vector<OutputFile> files_;
   std::vector<Module> modules_;  // the modules added, for has_signal

@@ -347,7 +347,9 @@ Expr Module::port(const std::string& name) const { return port_ref(name); }
 Expr Module::constant(std::string name, const Dim& width, std::uint64_t value, std::string comment) {
   Expr e = detail::named_constant(name, width, value);
   localparam(name, fmt::format("{}'d{}", width.value(), value), std::move(comment));
-  std::get<ItemLocalparam>(items_.back()).width = std::to_string(width.value());
+  auto& item = std::get<ItemLocalparam>(items_.back());
+  item.width = std::to_string(width.value());
+  item.code = value;
   return e;
 }
 
@@ -609,7 +611,7 @@ void Module::comment(std::string text) { items_.emplace_back(ItemComment{std::mo
 void Module::localparam(std::string name, std::string value, std::string comment) {
   if (!is_upper_camel_case(name)) throw std::logic_error("vast: localparam not UpperCamelCase: " + name);
   claim(name);
-  items_.emplace_back(ItemLocalparam{std::move(name), std::move(value), std::move(comment), ""});
+  items_.emplace_back(ItemLocalparam{std::move(name), std::move(value), std::move(comment), "", 0});
 }
 
 void Module::wire(std::string name, std::string width, std::string comment, bool is_signed) {

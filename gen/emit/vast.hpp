@@ -150,6 +150,7 @@ struct ItemComment {
 struct ItemLocalparam {
   std::string name, value, comment;
   std::string width;  // a named constant's width in bits (Module::constant); empty: `localparam integer`
+  std::uint64_t code = 0;  // a named constant's value
 };
 struct ItemNet {
   bool is_reg = false;

@@ -189,10 +189,19 @@ std::string problems_section(const std::vector<std::string>& problems) {
   return md + "```\n";
 }
 
-TraceCodes read_trace_codes(const fs::path& rtl, const std::string& top) {
+namespace {
+
+// The RTL directory's trace_groups.json (emit/trace_groups.hpp); null when absent or not JSON.
+nlohmann::json read_trace_groups_json(const fs::path& rtl) {
   std::ifstream in(rtl / emit::kTraceGroupsName);
-  if (!in) return {};
-  const nlohmann::json j = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  if (!in) return nullptr;
+  return nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+}
+
+}  // namespace
+
+TraceCodes read_trace_codes(const fs::path& rtl, const std::string& top) {
+  const nlohmann::json j = read_trace_groups_json(rtl);
   TraceCodes codes;
   if (!j.is_object() || !j.contains("codes") || !j["codes"].is_object() || !j["codes"].contains(top)) return codes;
   for (const auto& [signal, values] : j["codes"][top].items()) {
@@ -207,9 +216,7 @@ TraceCodes read_trace_codes(const fs::path& rtl, const std::string& top) {
 }
 
 TraceGroups read_trace_groups(const fs::path& rtl, const std::string& top) {
-  std::ifstream in(rtl / emit::kTraceGroupsName);
-  if (!in) return {};
-  const nlohmann::json j = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  const nlohmann::json j = read_trace_groups_json(rtl);
   TraceGroups groups;
   if (!j.is_object() || !j.contains(top) || !j[top].is_array()) return groups;
   for (const nlohmann::json& g : j[top])

@@ -5,8 +5,8 @@
 
 #include <cstdint>
 #include <filesystem>
-#include <optional>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
