@@ -24,8 +24,7 @@ DmaGeometry dma_geometry(const AccelConfig& cfg) {
   g.max_burst = cfg.offchip.max_burst;
   g.len_bits = clog2(static_cast<long long>(g.max_burst) + 1);
   // Enough bursts in flight to keep the data channel busy over twice the nominal off-chip latency.
-  const long long need = (2LL * cfg.offchip.latency_cycles + g.max_burst - 1) / g.max_burst + 1;
-  g.outstanding = std::clamp(1 << clog2(need), kDmaMinOutstanding, kDmaMaxOutstanding);
+  g.outstanding = isa::dma_outstanding_bursts(cfg);
   g.max_size = clog2(g.word_bytes);
   g.size_bits = std::max(1, clog2(static_cast<long long>(g.max_size) + 1));
   g.widen_bytes = std::min(4, g.word_bytes);

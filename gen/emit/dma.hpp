@@ -18,9 +18,7 @@ namespace capsgen::emit {
 inline constexpr const char* kDmaModule = "capsgen_dma";
 // JSON summary of the DMA's widths and limits for the block testbench (schemas/dma.schema.json).
 inline constexpr const char* kDmaSummaryName = "dma.json";
-inline constexpr int kDmaMinOutstanding = 8;   // bursts in flight (burst-length FIFO depth): at least 8,
-inline constexpr int kDmaMaxOutstanding = 64;  // more when short bursts must cover a long latency
-inline constexpr int kDmaFifoDepth = 4;    // data FIFO words, a power of 2
+using isa::kDmaFifoDepth;  // data FIFO words
 inline constexpr int kDmaCountBits = isa::kFrameCountBits;        // per-level element counts
 inline constexpr int kDmaDramAddrBits = isa::kFrameDramAddrBits;  // DRAM byte address and DRAM strides
 inline constexpr int kDmaCounterBits = 32;   // beat counters

@@ -25,4 +25,9 @@ FrameGeometry frame_geometry(const AccelConfig& cfg) {
   return g;
 }
 
+int dma_outstanding_bursts(const AccelConfig& cfg) {
+  const long long need = (2LL * cfg.offchip.latency_cycles + cfg.offchip.max_burst - 1) / cfg.offchip.max_burst + 1;
+  return std::clamp(1 << clog2(need), kDmaMinOutstanding, kDmaMaxOutstanding);
+}
+
 }  // namespace capsgen::isa

@@ -32,6 +32,10 @@ inline constexpr int kAwakeFieldSectors = 32;
 // The DMA frame fields of fixed width: DRAM byte addresses and strides, per-level element counts.
 inline constexpr int kFrameDramAddrBits = 32;
 inline constexpr int kFrameCountBits = 16;
+// capsgen_dma's queues (docs/rtl-dma.md): bursts in flight (its burst-length FIFO) and data FIFO words.
+inline constexpr int kDmaMinOutstanding = 8;   // at least 8 bursts in flight,
+inline constexpr int kDmaMaxOutstanding = 64;  // more when short bursts must cover a long latency
+inline constexpr int kDmaFifoDepth = 4;        // a power of 2
 
 struct FrameGeometry {
   int dram_addr_bits = kFrameDramAddrBits;  // DRAM byte address and DRAM strides (two's complement, mod 2^32)
@@ -52,6 +56,10 @@ struct FrameGeometry {
 // are the config's; the chip refuses more than kAwakeFieldSectors. Needs a preset whose memories form
 // an element space (OnchipMap::unsupported_reason empty).
 FrameGeometry frame_geometry(const AccelConfig& cfg);
+
+// capsgen_dma's bursts in flight for the preset: the power of 2 (kDmaMinOutstanding to
+// kDmaMaxOutstanding) whose full bursts of offchip.max_burst beats cover twice offchip.latency_cycles.
+int dma_outstanding_bursts(const AccelConfig& cfg);
 
 // Header word of every frame.
 //   kind        FrameKind
