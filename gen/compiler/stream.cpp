@@ -659,8 +659,16 @@ DistinctBytes stream_distinct_bytes(const isa::Program& prog, const StreamedProg
   return d;
 }
 
-StreamTiming stream_timing(const AccelConfig& cfg, const isa::Program& prog, const StreamedProgram& sp) {
+long long part_engine_cycles(const AccelConfig& cfg, const Part& p) {
   const isa::EngineTimingShape shape{cfg.array.rows, cfg.array.cols, cfg.array.pe_pipeline, cfg.widths.act};
+  isa::EngineTiming et;
+  const isa::Instr view = std::holds_alternative<isa::Gemm>(p.op) ? timing_view(std::get<isa::Gemm>(p.op)) : p.op;
+  if (!isa::instr_timing(view, shape, &et))
+    throw StreamError(fmt::format("part of instruction {}: the engine cannot time it", p.instr));
+  return et.cycles;
+}
+
+StreamTiming stream_timing(const AccelConfig& cfg, const isa::Program& prog, const StreamedProgram& sp) {
   const double bytes_per_cycle = offchip_bytes_per_cycle(cfg);
   const long long fetch = isa::engine_descriptor_words() + 2;
   const std::size_t n = sp.parts.size();
@@ -670,11 +678,8 @@ StreamTiming stream_timing(const AccelConfig& cfg, const isa::Program& prog, con
     const Part& p = sp.parts[i];
     load[i] = (long long)std::ceil(double(move_bytes(prog, {}, p.loads)) / bytes_per_cycle);
     store[i] = (long long)std::ceil(double(move_bytes(prog, {}, p.stores)) / bytes_per_cycle);
-    isa::EngineTiming et;
-    const isa::Instr view = std::holds_alternative<isa::Gemm>(p.op) ? timing_view(std::get<isa::Gemm>(p.op)) : p.op;
-    if (!isa::instr_timing(view, shape, &et)) throw StreamError(fmt::format("part {}: the engine cannot time it", i));
-    eng[i] = et.cycles;
-    t.engine_cycles += et.cycles;
+    eng[i] = part_engine_cycles(cfg, p);
+    t.engine_cycles += eng[i];
   }
   if (n == 0) return t;
   // DRAM extent of a move: [first, last] element.

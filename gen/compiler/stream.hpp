@@ -122,6 +122,10 @@ struct DistinctBytes {
 };
 DistinctBytes stream_distinct_bytes(const isa::Program& prog, const StreamedProgram& sp);
 
+// The engine's cycles for one part (isa::instr_timing; a split reduction's parts, which keep their
+// sums in the accumulators, timed as ordinary Gemms). Throws StreamError when the engine cannot time it.
+long long part_engine_cycles(const AccelConfig& cfg, const Part& p);
+
 // Modelled time of the streamed program with double buffering: the loads of part p+1 and the stores
 // of part p-1 run while part p computes, so
 //   cycles = load(0) + sum_p max(max(engine(p), fetch), load(p+1) + store(p-1)) + store(last)

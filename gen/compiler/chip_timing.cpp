@@ -1,0 +1,358 @@
+// The chip's timing model (compiler/chip_timing.hpp). Each unit is a small class whose step() mirrors
+// one clock of its RTL: outputs from the registers, the handshakes of the cycle, then the registers.
+#include "compiler/chip_timing.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <deque>
+
+#include <fmt/format.h>
+
+#include "compiler/access.hpp"
+#include "dram/address_mapping.hpp"
+
+namespace capsgen {
+namespace {
+
+// The off-chip memory of tb/chip_tb.cpp without stalls: a read burst's data no earlier than the DRAM
+// model's completion and the preset's latency, in request order, a beat per cycle; write beats taken
+// while the DRAM model's backlog is at most latency + max_burst cycles, a burst entering the model
+// with its last beat.
+class OffchipMemory {
+ public:
+  OffchipMemory(const AccelConfig& cfg, const dram::DramSpec& spec)
+      : model_(spec), mapping_(spec.org), capacity_(spec.org.capacity_bytes()),
+        ratio_((1000.0 / spec.timing.tck_ns) / cfg.clock.target_mhz), latency_(cfg.offchip.latency_cycles),
+        max_burst_(cfg.offchip.max_burst) {}
+
+  bool read_valid(long long cycle) const { return !reads_.empty() && reads_.front().ready <= cycle; }
+  bool write_ready(long long cycle) const {
+    return double(model_.now()) / ratio_ - double(cycle) <= double(latency_ + max_burst_);
+  }
+  void request(long long cycle, std::uint32_t address, int beats, int beat_bytes, bool write) {
+    if (write) {
+      writes_.push_back({address, beats * beat_bytes, beats});
+      return;
+    }
+    const auto r = model_.request(address % capacity_, false, std::uint32_t(beats * beat_bytes), arrival(cycle), mapping_);
+    long long ready = std::max((long long)std::ceil(double(r.done) / ratio_), cycle + latency_);
+    if (!reads_.empty()) ready = std::max(ready, reads_.back().ready);
+    reads_.push_back({beats, ready});
+  }
+  void take_read_beat() {
+    if (--reads_.front().beats == 0) reads_.pop_front();
+  }
+  void take_write_beat(long long cycle) {
+    Write& w = writes_.front();
+    if (--w.beats == 0) {
+      model_.request(w.address % capacity_, true, std::uint32_t(w.bytes), arrival(cycle), mapping_);
+      writes_.pop_front();
+    }
+  }
+  dram::DramStats finish() {
+    model_.finish();
+    return model_.stats();
+  }
+
+ private:
+  struct Read {
+    int beats;
+    long long ready;
+  };
+  struct Write {
+    std::uint32_t address;
+    int bytes, beats;
+  };
+  std::uint64_t arrival(long long cycle) const { return std::uint64_t(std::llround(double(cycle) * ratio_)); }
+
+  dram::DramModel model_;
+  dram::AddressMapping mapping_;
+  std::uint64_t capacity_;
+  double ratio_;  // DRAM clocks per accelerator clock
+  long long latency_;
+  int max_burst_;
+  std::deque<Read> reads_;
+  std::deque<Write> writes_;
+};
+
+// Per physical memory, the share of one bank's cycles the engine uses while it runs a part.
+using BankUse = std::array<double, kOnchipMemories>;
+
+// capsgen_dma (gen/emit/dma.cpp) behind memsys, which returns read data a cycle after the grant and
+// refuses the DMA a cycle in which the engine uses the addressed bank: while the engine runs, a DMA
+// access to memory m is granted at the rate 1 - (the engine's use of one of m's banks), spread evenly
+// (a credit per cycle).
+class Dma {
+ public:
+  Dma(const AccelConfig& cfg, const isa::FrameGeometry& g, const SectorMap& sectors)
+      : word_bytes_(1 << g.max_size), max_size_(g.max_size), max_burst_(cfg.offchip.max_burst),
+        outstanding_(isa::dma_outstanding_bursts(cfg)), sectors_(sectors) {}
+
+  bool idle() const { return !busy_; }
+  bool done() const { return done_; }
+
+  // One clock. `accept`: the sequencer's descriptor this cycle (only while idle); `engine`: the running
+  // part's bank use, null while the engine is idle.
+  void step(long long cycle, const isa::DmaFields* accept, const BankUse* engine, OffchipMemory& mem,
+            long long& read_beats, long long& write_beats, std::array<long long, kOnchipMemories>& waits) {
+    // Outputs of this cycle, from the registers.
+    const bool lq_empty = lengths_.empty(), lq_full = int(lengths_.size()) == outstanding_;
+    const bool req_valid = rq_active_ && !lq_full;
+    const bool rd_ready = busy_ && !store_ && !lq_empty && fifo_ < isa::kDmaFifoDepth;
+    const bool wr_valid = busy_ && store_ && !lq_empty && fifo_ > 0;
+    const bool spm_req = busy_ && (store_ ? (spm_left_ > 0 && fifo_ + spm_inflight_ < isa::kDmaFifoDepth) : fifo_ > 0);
+    const bool finish = busy_ && !rq_active_ && spm_left_ == 0 && lq_empty && fifo_ == 0 && spm_inflight_ == 0;
+    const bool spm_return = spm_read_q_ && busy_ && store_;
+    // Handshakes.
+    const bool rd_fire = rd_ready && mem.read_valid(cycle);
+    const bool wr_fire = wr_valid && mem.write_ready(cycle);
+    const bool beat_fire = store_ ? wr_fire : rd_fire;
+    bool spm_fire = spm_req;
+    if (spm_req) {
+      credit_ += 1.0 - (engine && memory_ >= 0 ? (*engine)[std::size_t(memory_)] : 0.0);
+      spm_fire = credit_ >= 1.0;
+      if (spm_fire) credit_ -= 1.0;
+      else if (memory_ >= 0) ++waits[std::size_t(memory_)];
+    }
+    if (req_valid) request(cycle, mem);
+    if (rd_fire) {
+      mem.take_read_beat();
+      ++read_beats;
+    }
+    if (wr_fire) {
+      mem.take_write_beat(cycle);
+      ++write_beats;
+    }
+    if (beat_fire && ++beat_ == lengths_.front()) {
+      lengths_.pop_front();
+      beat_ = 0;
+    }
+    const bool push = store_ ? spm_return : rd_fire, pop = store_ ? wr_fire : spm_fire;
+    fifo_ += int(push) - int(pop);
+    const bool spm_read = spm_fire && store_;
+    spm_inflight_ += int(spm_read) - int(spm_return);
+    if (spm_fire) --spm_left_;
+    spm_read_q_ = spm_read;
+    done_ = false;
+    if (accept) load(*accept);
+    if (finish) {
+      busy_ = false;
+      done_ = true;
+    }
+  }
+
+ private:
+  void load(const isa::DmaFields& f) {
+    const bool empty = f.count[0] == 0 || f.count[1] == 0 || f.count[2] == 0;
+    busy_ = !empty;
+    done_ = empty;
+    store_ = f.store;
+    size_ = word_bytes_ > 1 ? int(std::min<std::uint32_t>(f.size, std::uint32_t(max_size_))) : 0;
+    const std::uint32_t beat_bytes = word_bytes_ > 1 ? (1u << size_) : std::uint32_t(word_bytes_);
+    contiguous_ = f.dram_stride[0] == beat_bytes;
+    limit_ = (f.burst == 0 || int(f.burst) > max_burst_) ? max_burst_ : int(f.burst);
+    for (int k = 0; k < 3; ++k) {
+      count_[k] = f.count[k];
+      stride_[k] = f.dram_stride[k];
+    }
+    rq_active_ = !empty;
+    inner_ = i1_ = i2_ = 0;
+    ptr_ = row1_ = row2_ = f.dram_addr;
+    spm_left_ = empty ? 0 : (long long)f.count[0] * f.count[1] * f.count[2];
+    int view = 0, sector = 0;
+    memory_ = sectors_.of(std::int64_t(f.spm_addr), view, sector) ? view : -1;
+  }
+
+  // The request walker's burst at ptr_: 1 beat unless contiguous, else the rest of the inner run up to
+  // the limit; then on to the next burst, row or plane.
+  void request(long long cycle, OffchipMemory& mem) {
+    const std::uint32_t rem = count_[0] - inner_;
+    const int len = !contiguous_ ? 1 : int(std::min<std::uint32_t>(rem, std::uint32_t(limit_)));
+    mem.request(cycle, ptr_, len, 1 << size_, store_);
+    lengths_.push_back(len);
+    if (inner_ + std::uint32_t(len) != count_[0]) {
+      inner_ += std::uint32_t(len);
+      ptr_ += contiguous_ ? (std::uint32_t(len) << size_) : stride_[0];
+    } else if (i1_ + 1 != count_[1]) {
+      inner_ = 0;
+      ++i1_;
+      row1_ += stride_[1];
+      ptr_ = row1_;
+    } else if (i2_ + 1 != count_[2]) {
+      inner_ = i1_ = 0;
+      ++i2_;
+      row2_ += stride_[2];
+      row1_ = ptr_ = row2_;
+    } else {
+      rq_active_ = false;
+    }
+  }
+
+  int word_bytes_, max_size_, max_burst_, outstanding_;
+  const SectorMap& sectors_;
+  int memory_ = -1;     // the physical memory of the descriptor's SPM base
+  double credit_ = 0;   // grants owed (memsys arbitration)
+  bool busy_ = false, done_ = false, store_ = false, contiguous_ = false;
+  int size_ = 0, limit_ = 1;
+  std::uint32_t count_[3] = {1, 1, 1}, stride_[3] = {0, 0, 0};
+  bool rq_active_ = false;
+  std::uint32_t inner_ = 0, i1_ = 0, i2_ = 0, ptr_ = 0, row1_ = 0, row2_ = 0;
+  std::deque<int> lengths_;  // bursts in flight
+  int beat_ = 0;             // beats of the head burst so far
+  int fifo_ = 0, spm_inflight_ = 0;
+  long long spm_left_ = 0;
+  bool spm_read_q_ = false;  // an SPM read granted last cycle: its data returns now
+};
+
+// The PMUs of the power-gated memories (gen/emit/pmu.cpp): a prefetch is taken at once; a barrier
+// when every sector of its awake masks is usable, W + 2 cycles after the last cycle the sector's
+// sleep request was high (docs/rtl-pmu.md "Barrier completion formula").
+class Pmus {
+ public:
+  Pmus(const AccelConfig& cfg, const isa::FrameGeometry& g) : wakeup_(cfg.scratchpad.wakeup_cycles) {
+    for (int m = 0; m < isa::kFrameMemories; ++m) sectors_[m].assign(std::size_t(g.sectors[m]), Sector{});
+  }
+  bool ready(long long cycle, const isa::PmuFields& f) const {
+    if (!f.wait) return true;
+    for (int m = 0; m < isa::kFrameMemories; ++m)
+      for (std::size_t s = 0; s < sectors_[m].size(); ++s) {
+        if (!((f.awake[m] >> s) & 1u)) continue;
+        const Sector& x = sectors_[m][s];
+        const long long last_high = x.asleep ? cycle : x.last_high;
+        if (x.ever_high && cycle < last_high + wakeup_ + 2) return false;
+      }
+    return true;
+  }
+  // A command presented this cycle: every sector's request follows its awake bit from the next cycle.
+  void present(long long cycle, const isa::PmuFields& f) {
+    for (int m = 0; m < isa::kFrameMemories; ++m)
+      for (std::size_t s = 0; s < sectors_[m].size(); ++s) {
+        Sector& x = sectors_[m][s];
+        if (x.asleep) x.last_high = cycle;
+        x.asleep = !((f.awake[m] >> s) & 1u);
+        x.ever_high = x.ever_high || x.asleep;
+      }
+  }
+
+ private:
+  struct Sector {
+    bool asleep = false;  // the sleep request is high (after reset: low)
+    bool ever_high = false;
+    long long last_high = 0;  // the last cycle the request was high, while it is low
+  };
+  int wakeup_;
+  std::vector<Sector> sectors_[isa::kFrameMemories];
+};
+
+// Per part, the engine's bank use of each physical memory: its bank accesses (the access model's
+// counts, reads and writes) over the part's cycles and the memory's banks, at most 1.
+std::vector<BankUse> engine_bank_use(const AccelConfig& cfg, const StreamedProgram& sp, const FrameProgram& fp,
+                                     const SectorMap& sectors, const std::vector<long long>& engine_cycles) {
+  const AccessModel accesses = count_accesses(cfg, sp, fp);
+  std::vector<BankUse> use(sp.parts.size(), BankUse{});
+  for (std::size_t p = 0; p < use.size() && p < accesses.parts.size(); ++p) {
+    const PartAccesses& a = accesses.parts[p];
+    for (int r = 0; r < kOnchipMemories; ++r) {
+      const double bank_cycles = double(std::max(1LL, engine_cycles[p])) * sectors.banks[r];
+      double& u = use[p][std::size_t(sp.map.phys(r))];
+      u = std::min(1.0, u + double(a.eng_rd[std::size_t(r)] + a.eng_wr[std::size_t(r)]) / bank_cycles);
+    }
+  }
+  return use;
+}
+
+}  // namespace
+
+ChipTiming chip_timing(const AccelConfig& cfg, const StreamedProgram& sp, const FrameProgram& fp,
+                       const dram::DramSpec& dram_spec) {
+  const isa::FrameGeometry& g = fp.geometry;
+  std::vector<long long> engine_cycles;
+  for (const Part& p : sp.parts) engine_cycles.push_back(part_engine_cycles(cfg, p));
+  const SectorMap sectors(cfg, sp.map);
+  const std::vector<BankUse> bank_use = engine_bank_use(cfg, sp, fp, sectors, engine_cycles);
+  OffchipMemory mem(cfg, dram_spec);
+  Dma dma(cfg, g, sectors);
+  Pmus pmus(cfg, g);
+  ChipTiming t;
+  ChipCycleClasses& cls = t.classes;
+  long long engine_free = 0;  // the cycle the engine is idle again (desc_ready_o)
+  std::size_t engine_frames = 0;  // engine frames issued; the running part is the last of them
+  const auto step_dma = [&](long long cycle, const isa::DmaFields* accept) {
+    const BankUse* engine = cycle < engine_free ? &bank_use[engine_frames - 1] : nullptr;
+    dma.step(cycle, accept, engine, mem, t.read_beats, t.write_beats, t.dma_wait);
+  };
+  long long dma_outstanding = 0;
+  std::size_t next = 0;           // the frame being fetched or held
+  long long held_from = 0;        // the cycle its fetch completes (StFrame)
+  // Fetch: the header request, the header a cycle later, then a payload word per cycle, each a cycle
+  // after its request (tb/chip_tb.cpp's program memory): payload + 3 cycles, 2 for a frame without one.
+  const auto fetch_cycles = [&](const isa::Frame& f) {
+    const int words = isa::payload_words(f.header.kind, g);
+    return words > 0 ? words + 3 : 2;
+  };
+  held_from = fetch_cycles(fp.frames.at(0));
+  cls.fetch += held_from;
+  for (long long cycle = held_from;; ++cycle) {
+    const isa::Frame& f = fp.frames.at(next);
+    const bool engine_ready = cycle >= engine_free;
+    const isa::DmaFields* dma_accept = nullptr;
+    bool taken = false, finished = false;
+    switch (f.header.kind) {
+      case isa::FrameKind::kEngine:
+        if (f.header.pending) throw StreamError(fmt::format("frame {}: a pending engine frame (the chip refuses it)", next));
+        if (!engine_ready) ++cls.eng_busy;
+        else if (dma_outstanding > (long long)f.header.wait_dma) ++cls.wait_dma;
+        else {
+          taken = true;
+          ++cls.engine;
+          if (engine_frames >= engine_cycles.size()) throw StreamError("more engine frames than parts");
+          const long long c = engine_cycles[engine_frames++];
+          t.engine_cycles += c;
+          engine_free = cycle + c + 1;
+        }
+        break;
+      case isa::FrameKind::kDma:
+        if (f.header.wait_engine && !engine_ready) ++cls.wait_engine;
+        else if (!dma.idle()) ++cls.dma_busy;
+        else {
+          taken = true;
+          ++cls.dma;
+          dma_accept = &f.dma;
+        }
+        break;
+      case isa::FrameKind::kPmu:
+        taken = pmus.ready(cycle, f.pmu);
+        ++(taken ? cls.pmu : cls.pmu_wait);
+        pmus.present(cycle, f.pmu);
+        break;
+      case isa::FrameKind::kEnd:
+        ++cls.drain;
+        finished = engine_ready && dma_outstanding == 0;
+        break;
+    }
+    const bool dma_done = dma.done();
+    step_dma(cycle, dma_accept);
+    dma_outstanding += int(dma_accept != nullptr) - int(dma_done);
+    if (finished) {
+      t.cycles = cycle + 1;
+      break;
+    }
+    if (taken) {
+      ++next;
+      const long long fetch = fetch_cycles(fp.frames.at(next));
+      // The units run on while the next frame is fetched.
+      for (long long k = 1; k <= fetch; ++k) {
+        const bool done = dma.done();
+        step_dma(cycle + k, nullptr);
+        dma_outstanding -= int(done);
+      }
+      cls.fetch += fetch;
+      cycle += fetch;
+    }
+  }
+  t.dram = mem.finish();
+  return t;
+}
+
+}  // namespace capsgen
