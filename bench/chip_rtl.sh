@@ -55,6 +55,8 @@ print(json.dumps({'bench': 'chip_rtl', 'network': r['network'], 'preset': r['pre
                   'array_utilization': round(r['array_utilization'], 4),
                   'stream_model_cycles': r['stream_model_cycles'],
                   'stream_model_error_pct': round(r['stream_model_error_pct'], 1),
+                  'chip_model_cycles': r['chip_model_cycles'],
+                  'chip_model_error_pct': round(r['chip_model_error_pct'], 1),
                   'ideal_memory_cycles': r['ideal_memory_program_cycles'],
                   'engine_cycles': r['engine_cycles'], 'engine_model_cycles': r['engine_model_cycles'],
                   'frames': r['frames'], 'access_model_figures': r['access_model_figures'], 'sequencer_cycles': seq,

@@ -39,6 +39,7 @@ nlohmann::json to_json(const HwObjectives& o) {
   j["macs"] = o.macs;
   j["streamed_cycles"] = o.streamed_cycles;
   j["dram_bytes"] = o.dram_bytes;
+  j["chip_cycles"] = o.chip_cycles;
   return j;
 }
 

@@ -98,8 +98,8 @@ ChipReport chip_report(const WorkloadInput& in, const ChipSimRun& r, const ChipR
   return a;
 }
 
-// The stream model's error against the chip's measured cycles, in percent (negative: the model is short).
-double stream_model_error_pct(long long model, long long measured) {
+// A model's error against the chip's measured cycles, in percent (negative: the model is short).
+double model_error_pct(long long model, long long measured) {
   return measured > 0 ? 100.0 * double(model - measured) / double(measured) : 0.0;
 }
 
@@ -128,10 +128,13 @@ std::string chip_summary_md(const ChipReport& a) {
   md += fmt::format("- program: {} frames ({} engine, {} DMA, {} PMU), {} words; {} DMA beats in, {} out\n\n", sd.frames, sd.engine,
                     sd.dma, sd.pmu, sd.words, sd.load_beats, sd.store_beats);
   md += fmt::format("**{} cycles from start_i to done_o = {:.1f} inferences/s at {} MHz**, array utilization {:.3f}. For comparison: "
-                    "the streamed program's model at the port's or the DRAM's peak rate without DRAM latency (stream_timing) {} cycles "
-                    "({:+.1f}% against the chip); the same network with an ideal memory (capsgen_accel) {} cycles.\n\n",
-                    a.cycles, a.ips, w.cfg.clock.target_mhz, a.util, sd.stream_model_cycles,
-                    stream_model_error_pct(sd.stream_model_cycles, a.cycles), a.flat);
+                    "the chip's timing model (chip_timing: the frame program on models of the units and the DRAM) {} cycles "
+                    "({:+.1f}% against the chip); the streamed program's model at the port's or the DRAM's peak rate without "
+                    "DRAM latency (stream_timing) {} cycles ({:+.1f}%); the same network with an ideal memory (capsgen_accel) {} "
+                    "cycles.\n\n",
+                    a.cycles, a.ips, w.cfg.clock.target_mhz, a.util, sd.chip_model.cycles,
+                    model_error_pct(sd.chip_model.cycles, a.cycles), sd.stream_model_cycles,
+                    model_error_pct(sd.stream_model_cycles, a.cycles), a.flat);
   return md;
 }
 
@@ -153,28 +156,32 @@ std::string chip_instrs_md(const sim::ChipResults& g) {
 struct SeqClass {
   const char* key;
   long long sim::ChipSequencer::*cycles;
+  long long ChipCycleClasses::*model;
   const char* what;
 };
 constexpr SeqClass kClasses[] = {
-    {"fetch", &sim::ChipSequencer::fetch, "fetching a frame"},
-    {"engine", &sim::ChipSequencer::engine, "issuing an engine frame"},
-    {"dma", &sim::ChipSequencer::dma, "issuing a DMA frame"},
-    {"pmu", &sim::ChipSequencer::pmu, "issuing a PMU frame"},
-    {"eng_busy", &sim::ChipSequencer::eng_busy, "engine frame waits for the engine"},
-    {"wait_dma", &sim::ChipSequencer::wait_dma, "engine frame waits for its DMA frames (wait_dma)"},
-    {"wait_engine", &sim::ChipSequencer::wait_engine, "store waits for the engine (wait_engine)"},
-    {"dma_busy", &sim::ChipSequencer::dma_busy, "DMA frame waits for the DMA"},
-    {"pmu_wait", &sim::ChipSequencer::pmu_wait, "PMU barrier waits for sectors"},
-    {"drain", &sim::ChipSequencer::drain, "end: waiting for the units"}};
+    {"fetch", &sim::ChipSequencer::fetch, &ChipCycleClasses::fetch, "fetching a frame"},
+    {"engine", &sim::ChipSequencer::engine, &ChipCycleClasses::engine, "issuing an engine frame"},
+    {"dma", &sim::ChipSequencer::dma, &ChipCycleClasses::dma, "issuing a DMA frame"},
+    {"pmu", &sim::ChipSequencer::pmu, &ChipCycleClasses::pmu, "issuing a PMU frame"},
+    {"eng_busy", &sim::ChipSequencer::eng_busy, &ChipCycleClasses::eng_busy, "engine frame waits for the engine"},
+    {"wait_dma", &sim::ChipSequencer::wait_dma, &ChipCycleClasses::wait_dma, "engine frame waits for its DMA frames (wait_dma)"},
+    {"wait_engine", &sim::ChipSequencer::wait_engine, &ChipCycleClasses::wait_engine, "store waits for the engine (wait_engine)"},
+    {"dma_busy", &sim::ChipSequencer::dma_busy, &ChipCycleClasses::dma_busy, "DMA frame waits for the DMA"},
+    {"pmu_wait", &sim::ChipSequencer::pmu_wait, &ChipCycleClasses::pmu_wait, "PMU barrier waits for sectors"},
+    {"drain", &sim::ChipSequencer::drain, &ChipCycleClasses::drain, "end: waiting for the units"}};
 
 // Where the program's cycles go, by the sequencer's classes.
 std::string chip_sequencer_md(const ChipReport& a) {
-  std::string md = "\nWhere the program's cycles go (the frame sequencer's classes; they sum to the cycles):\n\n"
-                   "| class | cycles | share |\n|---|---:|---:|\n";
+  const ChipTiming& model = a.run.sd.chip_model;
+  std::string md = "\nWhere the program's cycles go (the frame sequencer's classes; they sum to the cycles), beside the chip's "
+                   "timing model (compiler/chip_timing.hpp):\n\n"
+                   "| class | cycles | share | model |\n|---|---:|---:|---:|\n";
   for (const SeqClass& c : kClasses) {
     const long long n = a.g.sequencer.*c.cycles;
-    md += fmt::format("| {} | {} | {} |\n", c.what, n, pct(n, a.cycles));
+    md += fmt::format("| {} | {} | {} | {} |\n", c.what, n, pct(n, a.cycles), model.classes.*c.model);
   }
+  md += fmt::format("| all | {} | 100% | {} ({:+.1f}%) |\n", a.cycles, model.cycles, model_error_pct(model.cycles, a.cycles));
   return md;
 }
 
@@ -318,7 +325,12 @@ nlohmann::ordered_json chip_report_json(const ChipReport& a, const std::string& 
   j["array_utilization"] = a.util;
   j["useful_macs"] = a.macs;
   j["stream_model_cycles"] = sd.stream_model_cycles;
-  j["stream_model_error_pct"] = stream_model_error_pct(sd.stream_model_cycles, a.cycles);
+  j["stream_model_error_pct"] = model_error_pct(sd.stream_model_cycles, a.cycles);
+  j["chip_model_cycles"] = sd.chip_model.cycles;
+  j["chip_model_error_pct"] = model_error_pct(sd.chip_model.cycles, a.cycles);
+  nlohmann::ordered_json model_classes;
+  for (const SeqClass& c : kClasses) model_classes[c.key] = sd.chip_model.classes.*c.model;
+  j["chip_model_sequencer_cycles"] = model_classes;
   j["ideal_memory_program_cycles"] = a.flat;
   j["engine_cycles"] = g.program.engine_cycles;
   j["engine_model_cycles"] = g.program.engine_model_cycles;

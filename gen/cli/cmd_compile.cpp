@@ -1,11 +1,13 @@
 // capsgen compile: network + preset -> program, memory map and analytic statistics per operation.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "cli/args.hpp"
 #include "cli/commands.hpp"
+#include "compiler/chip_timing.hpp"
 #include "compiler/compiler.hpp"
 #include "compiler/executor.hpp"
 #include "compiler/frame_program.hpp"
@@ -146,6 +148,23 @@ nlohmann::ordered_json print_streamed(const Workload& w, const isa::Program& pro
              "read-modify-write loads) = {:.1f} inferences/s at {} MHz\n",
              tm.cycles, offchip_bytes_per_cycle(w.cfg), tm.engine_cycles, tm.dma_bound_parts, st.parts, tm.serialized_parts,
              st.rmw_loads, w.cfg.clock.target_mhz * 1e6 / double(tm.cycles), w.cfg.clock.target_mhz);
+  // The chip's timing model, where the chip can run the frame program (no pending engine frame).
+  long long chip_cycles = -1;
+  try {
+    const FrameProgram fp = build_frame_program(w.cfg, prog, streamed);
+    if (fp.pending == 0) {
+      const dram::DramSpec dram_spec = dram::offchip_dram(w.cfg.offchip.dram);
+      const ChipTiming ct = chip_timing(w.cfg, streamed, fp, dram_spec);
+      chip_cycles = ct.cycles;
+      const ChipCycleClasses& c = ct.classes;
+      fmt::print("on the chip with {} (chip_timing): {} cycles = {:.1f} inferences/s; fetch {}, issue {}, engine busy {}, "
+                 "wait for DMA {}, store waits for the engine {}, DMA busy {}, PMU wait {}, drain {}; DMA waits for the engine {}\n",
+                 dram_spec.name, ct.cycles, w.cfg.clock.target_mhz * 1e6 / double(ct.cycles), c.fetch,
+                 c.engine + c.dma + c.pmu, c.eng_busy, c.wait_dma, c.wait_engine, c.dma_busy, c.pmu_wait, c.drain, fmt::join(ct.dma_wait, "/"));
+    }
+  } catch (const StreamError&) {
+    // No frame program: the chip cannot run it (the frame options say why).
+  }
   return {{"schema", "capsgen.stream-stats/1"},
           {"network", w.net.name},
           {"preset", w.cfg.name},
@@ -161,6 +180,7 @@ nlohmann::ordered_json print_streamed(const Workload& w, const isa::Program& pro
           {"dma_bound_parts", tm.dma_bound_parts},
           {"serialized_parts", tm.serialized_parts},
           {"cycles", tm.cycles},
+          {"chip_model_cycles", chip_cycles},
           {"clock_mhz", w.cfg.clock.target_mhz},
           {"inferences_per_second", w.cfg.clock.target_mhz * 1e6 / double(tm.cycles)}};
 }

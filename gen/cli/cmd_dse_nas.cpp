@@ -142,7 +142,7 @@ void check_resumable(const fs::path& settings_file, const nlohmann::ordered_json
 
 std::string csv_header() {
   return "order,hash,genome,feasible,val_accuracy,test_accuracy,cycles,latency_ms,engine_cycles,onchip_bytes,"
-         "energy_mj,macs,param_bytes,streamed_cycles,dram_bytes,in_front,network,weights,why\n";
+         "energy_mj,macs,param_bytes,streamed_cycles,dram_bytes,chip_cycles,in_front,network,weights,why\n";
 }
 
 // One network; `test` is the proxy's test accuracy (when it was trained).
@@ -153,9 +153,9 @@ std::string csv_row(const Evaluation& e, bool in_front, std::optional<double> te
   std::replace(why.begin(), why.end(), '\n', ' ');
   const std::string key = nas::genome_key(e.genome);
   const auto pct = [](std::optional<double> a) { return a ? fmt::format("{:.4f}", *a) : std::string(); };
-  return fmt::format("{},{},{},{},{},{},{},{:.6f},{},{},{:.6f},{},{},{},{},{},networks/{}.yaml,{},\"{}\"\n", e.order, key,
+  return fmt::format("{},{},{},{},{},{},{},{:.6f},{},{},{:.6f},{},{},{},{},{},{},networks/{}.yaml,{},\"{}\"\n", e.order, key,
                      nas::genome_text(e.genome), h.ok ? 1 : 0, pct(e.accuracy), pct(test), h.cycles, h.latency_ms, h.engine_cycles, h.onchip_bytes, h.energy_mj, h.macs, h.param_bytes,
-                     h.streamed_cycles, h.dram_bytes, in_front ? 1 : 0, key,
+                     h.streamed_cycles, h.dram_bytes, h.chip_cycles, in_front ? 1 : 0, key,
                      test ? fmt::format("train/{}.npz", key) : "", why);
 }
 

@@ -136,6 +136,7 @@ StreamDump dump_stream(const Workload& w, const isa::Program& prog, const std::s
   d.sleeps = ck.sleeps;
   d.dram_bytes = bytes.total_bytes();
   d.stream_model_cycles = stream_timing(w.cfg, prog, sp).cycles;
+  d.chip_model = chip_timing(w.cfg, sp, fp, dram::offchip_dram(w.cfg.offchip.dram));
   d.golden = run_golden(w.cfg, w.net, w.qm, input).prediction;
 
   std::string hex = fmt::format("// {} on {}: frame program of {} frames, {} words (isa/frames.hpp)\n", w.net.name, w.cfg.name,

@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "compiler/chip_timing.hpp"
 #include "core/tensor.hpp"
 #include "golden/workload.hpp"
 #include "isa/program.hpp"
@@ -17,6 +18,7 @@ struct StreamDump {
   long long dram_bytes = 0;         // the DRAM image (program regions and partial-sum buffers)
   long long engine_model_cycles = 0;  // sum over parts of the engine's cycle model
   long long stream_model_cycles = 0;  // compiler/stream.hpp stream_timing (ideal port, no DRAM latency)
+  ChipTiming chip_model;              // compiler/chip_timing.hpp: the frame program on the chip's timing model
   int golden = -1;
 };
 

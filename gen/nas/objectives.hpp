@@ -40,6 +40,10 @@ struct HwObjectives {
   // figure `capsgen compile --stream` prints) and its DRAM bytes read plus written. -1 when no split
   // of some instruction fits the preset's memories. Informative: not a search objective.
   long long streamed_cycles = -1, dram_bytes = -1;
+  // The same program on the chip with the preset's DRAM (compiler/chip_timing.hpp: the frame program
+  // on models of capsgen_chip's units and the DRAM): the estimate of `capsgen sim --memory dram`'s
+  // cycles. -1 when the chip cannot run it (no split fits, or a part the engine cannot encode).
+  long long chip_cycles = -1;
 };
 
 // Compiles `net` for `cfg` (seeded random weights: the cycles and usage depend on shapes only) and

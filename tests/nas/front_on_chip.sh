@@ -48,11 +48,11 @@ for svg in ("front-accuracy-latency.svg", "front-accuracy-energy.svg", "front-ac
     assert "<svg" in open(os.path.join(out, svg)).read()
 pick = min(front, key=lambda r: int(r["cycles"]))
 open(os.path.join(out, "..", "pick.txt"), "w").write(
-    f'{pick["network"]} {pick["weights"]} {pick["cycles"]} {pick["streamed_cycles"]} {len(feasible)}\n')
+    f'{pick["network"]} {pick["weights"]} {pick["cycles"]} {pick["streamed_cycles"]} {pick["chip_cycles"]} {len(feasible)}\n')
 print("outputs ok; front", len(front), "of", len(rows), "; picked", pick["genome"])
 PY
 
-read -r network weights cycles streamed trained < "$work/pick.txt"
+read -r network weights cycles streamed chip trained < "$work/pick.txt"
 grep -q "^generation 1/1: 5 networks evaluated ($trained trained now, 0 trained before)" "$work/search.log"
 "${search[@]}" > "$work/resume.log"
 grep -q "^generation 1/1: 5 networks evaluated (0 trained now, $trained trained before)" "$work/resume.log"
@@ -67,14 +67,18 @@ for memory in ideal dram; do
   "$capsgen" sim --config configs/tiny-2x2.yaml --memory $memory --model "$work/search/$network" \
     --weights "$work/search/$weights" --dataset mnist --index 0 --work "$work/sim-$memory" > "$work/sim-$memory.log"
 done
-python3 - "$work" "$cycles" "$streamed" <<'PY'
+python3 - "$work" "$cycles" "$streamed" "$chip" <<'PY'
 import json, sys
-work, cycles, streamed = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+work, cycles, streamed, chip_model = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
 ideal = json.load(open(f"{work}/sim-ideal/report.json"))
 chip = json.load(open(f"{work}/sim-dram/report.json"))
 assert ideal["pass"] and chip["pass"], (ideal["pass"], chip["pass"])
 assert ideal["total_cycles"] == cycles, (ideal["total_cycles"], cycles)
 assert chip["ideal_memory_program_cycles"] == cycles and chip["stream_model_cycles"] == streamed, chip
+# The search's chip estimate is the report's chip model, and within 5% of the chip's measured cycles.
+assert chip["chip_model_cycles"] == chip_model, (chip["chip_model_cycles"], chip_model)
+error = 100.0 * (chip_model - chip["total_cycles"]) / chip["total_cycles"]
+assert abs(error) <= 5.0, (chip_model, chip["total_cycles"], error)
 print(f"front member on the RTL: bit-exact; {cycles} cycles as ranked (ideal memory); chip with DRAM "
-      f"{chip['total_cycles']} cycles (streamed model {streamed})")
+      f"{chip['total_cycles']} cycles (the search's chip estimate {chip_model}, {error:+.1f}%; streamed model {streamed})")
 PY
