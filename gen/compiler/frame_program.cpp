@@ -269,12 +269,15 @@ FrameProgram build_frame_program(const AccelConfig& cfg, const isa::Program& pro
   const DramBytes bytes(prog, sp);
   const isa::ActTables tables(act_params(cfg));
   const std::size_t n = sp.parts.size();
-  // Sectors of each part: every on-chip element its loads and stores touch (its engine accesses lie
-  // in those buffers; run_frame_program checks it).
+  // Sectors of each part: every on-chip element its loads (kept ones too) and stores touch (its engine
+  // accesses lie in those buffers; run_frame_program checks it).
   std::vector<Mask> part_mask(n, Mask{});
+  std::vector<Mask> kept_mask(n, Mask{});  // the sectors of a part's kept loads (loaded two parts before)
   const std::vector<Mask> eng_sectors = !sec.gating ? std::vector<Mask>(n, Mask{}) : engine_masks ? *engine_masks : engine_sectors(cfg, sp);
   for (std::size_t p = 0; p < n; ++p) {
     for (const Move& m : sp.parts[p].loads) part_mask[p] = part_mask[p] | move_mask(sec, m);
+    for (const Move& m : sp.parts[p].kept) kept_mask[p] = kept_mask[p] | move_mask(sec, m);
+    part_mask[p] = part_mask[p] | kept_mask[p];
     for (const Move& m : sp.parts[p].stores) part_mask[p] = part_mask[p] | move_mask(sec, m);
     // The engine's accesses may span words past its buffers (lanes it discards): keep those awake too.
     if (sec.gating) part_mask[p] = part_mask[p] | eng_sectors[p];
@@ -355,7 +358,8 @@ FrameProgram build_frame_program(const AccelConfig& cfg, const isa::Program& pro
     loads_end = dma_masks.size();
     if (!serial) stores();
     if (g.power_gating() && next) {
-      const Mask keep = inflight() | part_mask[p + 1];
+      // Part p+2's kept loads are in p's half: they stay awake through p+1.
+      const Mask keep = inflight() | part_mask[p + 1] | (p + 2 < n ? kept_mask[p + 2] : Mask{});
       if (keep != awake) pmu(keep, false);
     }
   }

@@ -74,8 +74,9 @@ struct FrameProgram {
 // PMU prefetch (keeps awake what is in flight and part p's sectors, wakes part p+1's), engine p
 // (wait_dma = the DMA frames issued after p's last load), PMU barrier on the same mask when the
 // prefetch woke a sector (before p+1's loads write it), the loads of p+1, the stores of p (each
-// wait_engine; before the loads of p+1 when p+1 loads DRAM that p stores), PMU prefetch putting to sleep every sector that no frame in flight and not part p+1
-// uses (when it drops one); end. A part's sectors are those its moves' on-chip ranges touch.
+// wait_engine; before the loads of p+1 when p+1 loads DRAM that p stores), PMU prefetch putting to
+// sleep every sector that no frame in flight, not part p+1 and not part p+2's kept loads use (when it
+// drops one); end. A part's sectors are those its moves' on-chip ranges touch, kept loads included.
 // Throws StreamError naming the part and move for what the frames cannot express.
 // `engine_masks`: engine_sectors(cfg, sp) when the caller has it (computed here otherwise).
 FrameProgram build_frame_program(const AccelConfig& cfg, const isa::Program& prog, const StreamedProgram& sp,

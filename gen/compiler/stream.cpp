@@ -53,6 +53,10 @@ std::int64_t Move::elements() const {
   return n;
 }
 
+bool Move::operator==(const Move& o) const {
+  return store == o.store && mem == o.mem && dram == o.dram && chip == o.chip && dims == o.dims && widen == o.widen;
+}
+
 namespace {
 
 // One index of an access pattern: extent and DRAM stride (elements).
@@ -607,6 +611,45 @@ void stream_fill(const OnchipMap& map, std::size_t index, const isa::Fill& f, St
   }
 }
 
+// [first, last] element of a move on one side (DRAM or on chip).
+std::pair<std::int64_t, std::int64_t> move_extent(const Move& m, bool chip) {
+  std::int64_t lo = chip ? m.chip : m.dram, hi = lo;
+  for (const MoveDim& d : m.dims) {
+    const std::int64_t step = (d.count - 1) * (chip ? d.chip_stride : d.dram_stride);
+    (step < 0 ? lo : hi) += step;
+  }
+  return {lo, hi};
+}
+
+bool extents_overlap(std::pair<std::int64_t, std::int64_t> a, std::pair<std::int64_t, std::int64_t> b) {
+  return a.first <= b.second && b.first <= a.second;
+}
+
+// Part p's loads whose data part p - 2 left on chip (Part::kept): the same instruction and half, the
+// same move among p - 2's loads or kept ones, no store of p - 2 from that on-chip range (its engine
+// wrote it) and no store of p - 2 or p - 1 into that DRAM range (the DRAM changed). A layer split
+// into parts that share their weights (conv1 split by output positions) loads them once per half.
+void keep_resident_loads(StreamedProgram& sp) {
+  for (std::size_t p = 2; p < sp.parts.size(); ++p) {
+    Part& part = sp.parts[p];
+    const Part& before = sp.parts[p - 2];
+    if (before.instr != part.instr || before.half != part.half) continue;
+    const auto resident = [&](const Move& m) {
+      const auto had = [&](const std::vector<Move>& moves) { return std::find(moves.begin(), moves.end(), m) != moves.end(); };
+      if (!had(before.loads) && !had(before.kept)) return false;
+      for (const Move& s : before.stores)
+        if (s.mem == m.mem && extents_overlap(move_extent(s, true), move_extent(m, true))) return false;
+      for (std::size_t q = p - 2; q < p; ++q)
+        for (const Move& s : sp.parts[q].stores)
+          if (extents_overlap(move_extent(s, false), move_extent(m, false))) return false;
+      return true;
+    };
+    std::vector<Move> loads;
+    for (Move& m : part.loads) (resident(m) ? part.kept : loads).push_back(std::move(m));
+    part.loads = std::move(loads);
+  }
+}
+
 }  // namespace
 
 StreamedProgram stream_program(const AccelConfig& cfg, const isa::Program& prog) {
@@ -619,6 +662,7 @@ StreamedProgram stream_program(const AccelConfig& cfg, const isa::Program& prog)
     else if (const auto* a = std::get_if<isa::Activate>(&in)) stream_activate(sp.map, i, *a, sp);
     else if (const auto* f = std::get_if<isa::Fill>(&in)) stream_fill(sp.map, i, *f, sp);
   }
+  keep_resident_loads(sp);
   return sp;
 }
 
@@ -727,6 +771,8 @@ StreamStats execute_streamed(const AccelConfig& cfg, const isa::Program& prog, c
   if (std::int64_t(dram.size()) < prog.size) dram.resize(std::size_t(prog.size), 0);
   std::vector<std::int32_t> chip(std::size_t(map.size()), 0);
   std::vector<std::uint8_t> defined(std::size_t(map.size()), 0);
+  // Per on-chip element, the DRAM element a load put there (-1: an engine write or nothing since).
+  std::vector<std::int64_t> loaded_from(std::size_t(map.size()), -1);
   const isa::ActTables tables(act_params(cfg));
   const isa::GemmShape shape{cfg.array.rows, cfg.array.cols, cfg.widths.psum, cfg.widths.act};
   isa::AccState accs;  // the engine's accumulators, carried from part to part
@@ -749,17 +795,30 @@ StreamStats execute_streamed(const AccelConfig& cfg, const isa::Program& prog, c
     // part would pass here and fail in RTL, where another part's moves may have overwritten it.
     std::fill(defined.begin(), defined.end(), 0);
     // Element c takes value v; with SMP the other view's elements on the same bytes lose theirs.
-    const auto define = [&](std::int64_t c, std::int32_t v) {
-      for (const std::int64_t x : map.aliases(c)) defined[std::size_t(x)] = 0;
+    const auto define = [&](std::int64_t c, std::int32_t v, std::int64_t from) {
+      for (const std::int64_t x : map.aliases(c)) {
+        defined[std::size_t(x)] = 0;
+        loaded_from[std::size_t(x)] = -1;
+      }
       chip[std::size_t(c)] = v;
       defined[std::size_t(c)] = 1;
+      loaded_from[std::size_t(c)] = from;
     };
     for (const Move& m : part.loads)
       for_each_move_element(m, [&](std::int64_t d, std::int64_t c) {
         Onchip mem;
         if (!in_half(c, &mem) || mem != m.mem)
           throw StreamError(fmt::format("{}: load to on-chip {} outside its half of {}", where, c, to_string(m.mem)));
-        define(c, (d >= 0 && d < std::int64_t(dram.size())) ? dram[std::size_t(d)] : 0);
+        define(c, (d >= 0 && d < std::int64_t(dram.size())) ? dram[std::size_t(d)] : 0, d);
+      });
+    // A kept load's data must be on chip: loaded from the same DRAM element, not written since, and
+    // that DRAM element unchanged.
+    for (const Move& m : part.kept)
+      for_each_move_element(m, [&](std::int64_t d, std::int64_t c) {
+        if (!in_half(c, nullptr) || loaded_from[std::size_t(c)] != d ||
+            chip[std::size_t(c)] != ((d >= 0 && d < std::int64_t(dram.size())) ? dram[std::size_t(d)] : 0))
+          throw StreamError(fmt::format("{}: kept load of DRAM element {} into on-chip {}: the data is not there", where, d, c));
+        defined[std::size_t(c)] = 1;
       });
     // Activate reads its vectors through drd: the data memory (with HY also the shared memory's drd
     // port); its results are in the weight memory, which no engine port reads during the pass, or in
@@ -783,7 +842,7 @@ StreamStats execute_streamed(const AccelConfig& cfg, const isa::Program& prog, c
       if (!in_half(a, &mem) || (mem != result_mem && mem != Onchip::kShared))
         throw StreamError(fmt::format("{}: engine write to on-chip element {} outside its half of the {} memory", where,
                                       a, to_string(result_mem)));
-      define(a, std::int32_t(v));
+      define(a, std::int32_t(v), -1);
     };
     if (const auto* g = std::get_if<isa::Gemm>(&part.op)) isa::run_gemm_reference(*g, shape, read, write, nullptr, &accs);
     else if (const auto* a = std::get_if<isa::Activate>(&part.op)) isa::run_activate_reference(*a, tables, read, write);

@@ -45,6 +45,9 @@ struct SectorMap {
 // One level of a DMA move: count elements, DRAM stride and on-chip stride in elements.
 struct MoveDim {
   std::int64_t count = 1, dram_stride = 0, chip_stride = 0;
+  bool operator==(const MoveDim& o) const {
+    return count == o.count && dram_stride == o.dram_stride && chip_stride == o.chip_stride;
+  }
 };
 
 // A DMA move in element units (capsgen_dma moves an element per beat with desc_size_i, or whole words;
@@ -57,6 +60,7 @@ struct Move {
   std::vector<MoveDim> dims;  // innermost first, at most 3 (the DMA's levels)
   bool widen = false;     // 8-bit codes into 32-bit acc lanes (per-output accumulator init)
   std::int64_t elements() const;
+  bool operator==(const Move& o) const;
 };
 
 // Visits every element of a move in the DMA's order (level 0 innermost): f(DRAM element address,
@@ -78,6 +82,10 @@ struct Part {
   int half = 0;           // which half of every memory its buffers use
   isa::Instr op;
   std::vector<Move> loads, stores;
+  // Loads the part needs that are still on chip: the part two before it (the same half, the same
+  // instruction) made the same move, did not write that on-chip range, and no store since changed
+  // the DRAM it came from. They move nothing (no DMA frame); execute_streamed checks the data is there.
+  std::vector<Move> kept;
 };
 
 struct StreamedProgram {
