@@ -3,6 +3,8 @@
 // leave DRAM equal to the flat program's memory, element for element.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <map>
 
 #include <fmt/format.h>
@@ -250,6 +252,47 @@ TEST(Stream, ExecutorCatchesAMissingLoadAndAnUndefinedStore) {
     m.dims[0].count += 1;
     std::vector<std::int32_t> dram = c.image;
     EXPECT_THROW(execute_streamed(c.w.cfg, c.prog, bad, dram), StreamError);
+  }
+}
+
+// Kept loads (Part::kept) are moves the part two before made (same instruction and half), and the
+// executor checks the data is there: a kept move that no earlier part of that half loaded fails.
+TEST(Stream, KeptLoadsComeFromThePartTwoBefore) {
+  const Compiled c = compile("tiny-2x2", "capsnet-tiny", 1);
+  const StreamedProgram sp = stream_program(c.w.cfg, c.prog);
+  std::size_t first = 0, kept = 0;
+  for (std::size_t p = 0; p < sp.parts.size(); ++p) {
+    const Part& part = sp.parts[p];
+    if (part.kept.empty()) continue;
+    ASSERT_GE(p, 2u);
+    const Part& before = sp.parts[p - 2];
+    EXPECT_EQ(before.instr, part.instr);
+    EXPECT_EQ(before.half, part.half);
+    for (const Move& m : part.kept) {
+      const bool loaded = std::find(before.loads.begin(), before.loads.end(), m) != before.loads.end();
+      const bool chained = std::find(before.kept.begin(), before.kept.end(), m) != before.kept.end();
+      EXPECT_TRUE(loaded || chained) << "part " << p;
+    }
+    if (kept++ == 0) first = p;
+  }
+  ASSERT_GT(kept, 0u) << "capsnet-tiny's conv1 parts share their weights";
+  std::vector<std::int32_t> dram = c.image;
+  EXPECT_NO_THROW(execute_streamed(c.w.cfg, c.prog, sp, dram));
+  // The part that made the move keeps it instead: nothing loaded it.
+  StreamedProgram bad = sp;
+  Part& maker = bad.parts[first - 2];
+  const Move m = bad.parts[first].kept.front();
+  const auto at = std::find(maker.loads.begin(), maker.loads.end(), m);
+  ASSERT_NE(at, maker.loads.end());
+  maker.loads.erase(at);
+  maker.kept.push_back(m);
+  dram = c.image;
+  try {
+    execute_streamed(c.w.cfg, c.prog, bad, dram);
+    FAIL() << "a kept load without its data went unnoticed";
+  } catch (const StreamError& e) {
+    EXPECT_NE(std::string(e.what()).find(fmt::format("part {} ", first - 2)), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("the data is not there"), std::string::npos) << e.what();
   }
 }
 
