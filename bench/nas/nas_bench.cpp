@@ -2,11 +2,15 @@
 // on --config; with --search P,Q,G, a hardware-only NSGA-II search of the CapsNet-like space on a
 // 28x28x1 input (no accuracy objective), its wall time and final front. Prints JSON.
 //   build/bench/nas_bench [--config C.yaml] [--models a.yaml,b.yaml] [--tech T.yaml]
-//                         [--search P,Q,G] [--seed S] [--json out.json]
+//                         [--datapath-energy D.json] [--search P,Q,G] [--seed S] [--json out.json]
+// --datapath-energy: the datapath's energy per useful MAC (synth/datapath_energy.hpp; default: the
+// stored document of the preset in bench/energy, else tiny-2x2's).
 #include <fmt/format.h>
 
 #include <chrono>
+#include <filesystem>
 #include <fstream>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -16,6 +20,7 @@
 #include "core/version.hpp"
 #include "model/network.hpp"
 #include "nas/search.hpp"
+#include "synth/datapath_energy.hpp"
 
 using namespace capsgen;
 using namespace capsgen::nas;
@@ -36,6 +41,9 @@ nlohmann::json to_json(const HwObjectives& o) {
   j["onchip_usage_bytes"] = o.onchip_usage_bytes;
   j["param_bytes"] = o.param_bytes;
   j["energy_mj"] = o.energy_mj;
+  j["dram_energy_mj"] = o.dram_energy_mj;
+  j["datapath_energy_mj"] = o.datapath_energy_mj;
+  j["total_energy_mj"] = o.total_energy_mj;
   j["macs"] = o.macs;
   j["streamed_cycles"] = o.streamed_cycles;
   j["dram_bytes"] = o.dram_bytes;
@@ -48,6 +56,7 @@ nlohmann::json to_json(const HwObjectives& o) {
 int main(int argc, char** argv) {
   std::string config = "configs/capsacc-16x16.yaml", tech_path = "configs/tech/sram-32nm.yaml";
   std::string models = "models/capsnet-tiny.yaml,models/capsnet-small.yaml,models/capsnet-mnist.yaml", json_path;
+  std::string datapath_path;
   int P = 0, Q = 0, G = 0;
   std::uint64_t seed = 1;
   try {
@@ -60,6 +69,7 @@ int main(int argc, char** argv) {
       if (a == "--config") config = next();
       else if (a == "--models") models = next();
       else if (a == "--tech") tech_path = next();
+      else if (a == "--datapath-energy") datapath_path = next();
       else if (a == "--json") json_path = next();
       else if (a == "--seed") seed = std::stoull(next());
       else if (a == "--search") {
@@ -70,15 +80,21 @@ int main(int argc, char** argv) {
     }
     const AccelConfig cfg = load_accel_config(config);
     const memory::TechParams tech = memory::load_tech(tech_path);
+    const auto per_mac = synth::datapath_per_mac(
+        datapath_path.empty() ? std::nullopt : std::optional<std::filesystem::path>(datapath_path),
+        std::filesystem::path(CAPSGEN_SOURCE_DIR) / "bench" / "energy", cfg.name);
+    const double pj_per_mac = per_mac ? per_mac->pj : -1;
     nlohmann::json out;
     out["capsgen"] = capsgen::kVersion;
     out["config"] = config;
     out["tech"] = tech_path;
+    out["datapath_pj_per_mac"] = pj_per_mac;
+    out["datapath_source"] = per_mac ? per_mac->source + " (" + per_mac->file.string() + ")" : "none";
     for (const std::string& m : split_list(models)) {
       if (m.empty()) continue;
       const Network net = load_network(m);
       const auto t0 = std::chrono::steady_clock::now();
-      nlohmann::json j = to_json(hardware_objectives(cfg, net, tech));
+      nlohmann::json j = to_json(hardware_objectives(cfg, net, tech, pj_per_mac));
       j["model"] = m;
       j["eval_seconds"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       out["networks"].push_back(j);

@@ -11,6 +11,7 @@
 #include "memory/dse.hpp"
 #include "memory/dse_config.hpp"
 #include "memory/sram_model.hpp"
+#include "synth/datapath_energy.hpp"
 
 namespace capsgen::cli {
 namespace {
@@ -21,53 +22,15 @@ using json = nlohmann::ordered_json;
 // DESCNet Fig. 12(b): CapsNet (MNIST) on CapsAcc with the on-chip SPM and an off-chip DRAM, 32 nm.
 constexpr double kDescnetAcceleratorMj = 0.37, kDescnetOnchipMj = 3.39, kDescnetOffchipMj = 7.11;
 
-// A capsgen.datapath-energy/1 document: its total (pJ), blocks, cycles and MACs.
-struct DatapathDoc {
-  std::string preset, network;
-  double total_pj = 0;
-  long long useful_macs = 0;
-  std::vector<std::pair<std::string, double>> blocks;  // (top, pJ)
-};
-
-DatapathDoc read_datapath(const fs::path& p, const char* field) {
-  const json j = read_json_file(p.string(), field);
-  if (!j.is_object() || j.value("schema", "") != "capsgen.datapath-energy/1")
-    throw InputError(p.string(), 0, 0, "schema", "expected \"capsgen.datapath-energy/1\" (capsgen synth --activity)");
-  DatapathDoc d;
-  try {
-    d.preset = j.at("preset").get<std::string>();
-    d.network = j.at("network").get<std::string>();
-    d.total_pj = j.at("total_pj").get<double>();
-    d.useful_macs = j.at("useful_macs").get<long long>();
-    for (const json& b : j.at("blocks")) d.blocks.emplace_back(b.at("top").get<std::string>(), b.at("energy").at("total_pj").get<double>());
-  } catch (const json::exception& e) {
-    throw InputError(p.string(), 0, 0, "total_pj/useful_macs/blocks", e.what());
-  }
-  return d;
-}
-
 // read_datapath, and an InputError when the document is of another preset or network.
-DatapathDoc read_datapath_of_run(const fs::path& p, const std::string& preset, const std::string& network) {
-  DatapathDoc d = read_datapath(p, "--datapath-energy");
+synth::DatapathDoc read_datapath_of_run(const fs::path& p, const std::string& preset, const std::string& network) {
+  synth::DatapathDoc d = synth::read_datapath(p, "--datapath-energy");
   if (d.preset != preset || d.network != network)
     throw InputError(p.string(), 0, 0, "preset",
                      fmt::format("the document is of {} on {}, this run is {} on {}", d.network, d.preset, network, preset));
   return d;
 }
 
-// The stored document an estimate per MAC comes from: one of this preset (another network; the first
-// by file name), else tiny-2x2's reference; empty when there is neither.
-fs::path estimate_reference(const fs::path& dir, const std::string& preset) {
-  std::vector<fs::path> docs;
-  std::error_code ec;
-  for (const auto& f : fs::directory_iterator(dir, ec))
-    if (f.path().extension() == ".json") docs.push_back(f.path());
-  std::sort(docs.begin(), docs.end());
-  for (const fs::path& p : docs)
-    if (read_datapath(p, "reference").preset == preset) return p;
-  const fs::path ref = dir / "tiny-2x2-capsnet-tiny.json";
-  return fs::exists(ref) ? ref : fs::path();
-}
 
 // The datapath's energy: the given document, else the stored one of this preset and network, else an
 // estimate from a stored document's energy per MAC (estimate_reference).
@@ -75,7 +38,7 @@ void datapath_energy(const EnergyRun& run, const EnergyOptions& opt, ChipEnergy&
   const fs::path stored = opt.stored_dir / fmt::format("{}-{}.json", run.cfg.name, run.network);
   if (opt.datapath || fs::exists(stored)) {
     const fs::path p = opt.datapath.value_or(stored);
-    const DatapathDoc d = read_datapath_of_run(p, run.cfg.name, run.network);
+    const synth::DatapathDoc d = read_datapath_of_run(p, run.cfg.name, run.network);
     e.datapath_kind = "activity";
     e.datapath_file = p.string();
     e.datapath_uj = d.total_pj * 1e-6;
@@ -83,21 +46,19 @@ void datapath_energy(const EnergyRun& run, const EnergyOptions& opt, ChipEnergy&
     e.datapath_note = "activity-based: toggles of a simulation of this network on this preset, OpenSTA report_power";
     return;
   }
-  const fs::path ref = estimate_reference(opt.stored_dir, run.cfg.name);
-  if (ref.empty() || run.useful_macs <= 0) {
+  const std::optional<synth::DatapathPerMac> per_mac = synth::datapath_per_mac({}, opt.stored_dir, run.cfg.name);
+  if (!per_mac || run.useful_macs <= 0) {
     e.datapath_kind = "none";
     e.datapath_note = fmt::format("no datapath energy: no {} and no stored document in {} to estimate from",
                                   stored.string(), opt.stored_dir.string());
     return;
   }
-  const DatapathDoc d = read_datapath(ref, "reference");
-  const double pj_per_mac = d.useful_macs > 0 ? d.total_pj / double(d.useful_macs) : 0.0;
   e.datapath_kind = "estimate";
-  e.datapath_file = ref.string();
-  e.datapath_uj = pj_per_mac * double(run.useful_macs) * 1e-6;
-  e.datapath_note = fmt::format("ESTIMATE, not measured for this {}: {:.2f} pJ per useful MAC ({} on {}, activity-based) x {} MACs",
-                                d.preset == run.cfg.name ? "network" : "preset", pj_per_mac, d.network, d.preset,
-                                run.useful_macs);
+  e.datapath_file = per_mac->file.string();
+  e.datapath_uj = per_mac->pj * double(run.useful_macs) * 1e-6;
+  e.datapath_note = fmt::format("ESTIMATE, not measured for this {}: {:.2f} pJ per useful MAC ({}) x {} MACs",
+                                per_mac->preset == run.cfg.name ? "network" : "preset", per_mac->pj,
+                                per_mac->source, run.useful_macs);
 }
 
 // The memory whose counters `counter` (a memsys range) are accesses of: SMP's acc range and HY's lanes

@@ -30,6 +30,7 @@
 #include "memory/sram_model.hpp"
 #include "nas/search.hpp"
 #include "nas/space_file.hpp"
+#include "synth/datapath_energy.hpp"
 
 namespace capsgen::cli {
 namespace {
@@ -100,11 +101,14 @@ double train_network(TrainProxy& p, const Genome& g, const std::string& yaml) {
 }
 
 // What decides every evaluation: a search in OUT resumes only with the same.
-nlohmann::ordered_json evaluation_settings(const Args& args, const nas::SearchSpace& space, bool train,
+nlohmann::ordered_json evaluation_settings(const Args& args, const nas::SearchProblem& prob, bool train,
                                            const TrainProxy& p) {
   nlohmann::ordered_json j;
   j["config"] = yaml::read_file(args.get("config"));
   j["tech"] = yaml::read_file(args.get("tech"));
+  j["energy"] = prob.full_energy ? "full" : "onchip";
+  j["datapath_pj_per_mac"] = prob.datapath_pj_per_mac;
+  const nas::SearchSpace& space = prob.space;
   j["space"] = nas::search_space_yaml(space);
   j["mutation"] = args.get("mutation");
   j["accuracy"] = train ? "train" : "none";
@@ -142,7 +146,8 @@ void check_resumable(const fs::path& settings_file, const nlohmann::ordered_json
 
 std::string csv_header() {
   return "order,hash,genome,feasible,val_accuracy,test_accuracy,cycles,latency_ms,engine_cycles,onchip_bytes,"
-         "energy_mj,macs,param_bytes,streamed_cycles,dram_bytes,chip_cycles,in_front,network,weights,why\n";
+         "energy_mj,dram_energy_mj,datapath_energy_mj,total_energy_mj,macs,param_bytes,streamed_cycles,dram_bytes,"
+         "chip_cycles,in_front,network,weights,why\n";
 }
 
 // One network; `test` is the proxy's test accuracy (when it was trained).
@@ -153,8 +158,10 @@ std::string csv_row(const Evaluation& e, bool in_front, std::optional<double> te
   std::replace(why.begin(), why.end(), '\n', ' ');
   const std::string key = nas::genome_key(e.genome);
   const auto pct = [](std::optional<double> a) { return a ? fmt::format("{:.4f}", *a) : std::string(); };
-  return fmt::format("{},{},{},{},{},{},{},{:.6f},{},{},{:.6f},{},{},{},{},{},{},networks/{}.yaml,{},\"{}\"\n", e.order, key,
-                     nas::genome_text(e.genome), h.ok ? 1 : 0, pct(e.accuracy), pct(test), h.cycles, h.latency_ms, h.engine_cycles, h.onchip_bytes, h.energy_mj, h.macs, h.param_bytes,
+  return fmt::format("{},{},{},{},{},{},{},{:.6f},{},{},{:.6f},{:.6f},{:.6f},{:.6f},{},{},{},{},{},{},networks/{}.yaml,{},\"{}\"\n",
+                     e.order, key, nas::genome_text(e.genome), h.ok ? 1 : 0, pct(e.accuracy), pct(test), h.cycles,
+                     h.latency_ms, h.engine_cycles, h.onchip_bytes, h.energy_mj, h.dram_energy_mj, h.datapath_energy_mj,
+                     h.total_energy_mj, h.macs, h.param_bytes,
                      h.streamed_cycles, h.dram_bytes, h.chip_cycles, in_front ? 1 : 0, key,
                      test ? fmt::format("train/{}.npz", key) : "", why);
 }
@@ -178,6 +185,7 @@ struct Axis {
 
 const Axis kLatency{"latency", "latency (ms)", [](const Evaluation& e) { return e.hw.latency_ms; }};
 const Axis kEnergy{"energy", "on-chip energy (mJ)", [](const Evaluation& e) { return e.hw.energy_mj; }};
+const Axis kTotalEnergy{"energy", "energy: SRAM + DRAM + datapath (mJ)", [](const Evaluation& e) { return e.hw.total_energy_mj; }};
 const Axis kMemory{"memory", "on-chip memory (KiB)", [](const Evaluation& e) { return e.hw.onchip_bytes / 1024.0; }};
 const Axis kAccuracy{"accuracy", "proxy validation accuracy (%)", [](const Evaluation& e) { return 100 * e.accuracy.value_or(0); }};
 
@@ -216,9 +224,10 @@ void write_results(const fs::path& out, const nas::SearchProblem& prob, const Tr
   }
   write_file_atomic((out / "evaluated.csv").string(), evaluated);
   write_file_atomic((out / "front.csv").string(), front_csv);
+  const Axis* energy = prob.full_energy ? &kTotalEnergy : &kEnergy;
   const std::vector<std::pair<const Axis*, const Axis*>> views =
-      proxy ? std::vector<std::pair<const Axis*, const Axis*>>{{&kLatency, &kAccuracy}, {&kEnergy, &kAccuracy}, {&kMemory, &kAccuracy}}
-            : std::vector<std::pair<const Axis*, const Axis*>>{{&kLatency, &kEnergy}, {&kLatency, &kMemory}};
+      proxy ? std::vector<std::pair<const Axis*, const Axis*>>{{&kLatency, &kAccuracy}, {energy, &kAccuracy}, {&kMemory, &kAccuracy}}
+            : std::vector<std::pair<const Axis*, const Axis*>>{{&kLatency, energy}, {&kLatency, &kMemory}};
   for (const auto& [x, y] : views)
     write_file_atomic((out / fmt::format("front-{}-{}.svg", y->name, x->name)).string(),
                       projection_svg(all, front, *x, *y));
@@ -257,6 +266,12 @@ Args make_args() {
   args.option("out", "DIR", "output directory (created; a search already in it is resumed)")
       .option("config", "FILE", "accelerator preset", "configs/capsacc-16x16.yaml")
       .option("tech", "FILE", "SRAM technology of the energy objective", "configs/tech/sram-32nm.yaml")
+      .option("energy", "MODE",
+              "the energy objective: 'onchip' (the SRAM's) or 'full' (SRAM, DRAM from the chip's timing model, datapath)",
+              "onchip")
+      .option("datapath-energy", "FILE",
+              "capsgen.datapath-energy/1 document whose energy per useful MAC is the datapath's (default: the stored one "
+              "of the preset in bench/energy, else tiny-2x2's)")
       .option("space", "FILE", "search space (configs/nas/*.yaml); default: the paper's CapsNet-like space")
       .option("population", "N", "parents |P|", "10")
       .option("offspring", "N", "offspring per generation |Q|", "10")
@@ -300,6 +315,16 @@ int dse_nas(const std::vector<std::string>& argv) {
   if (auto s = args.get_opt("space")) prob.space = nas::load_search_space(*s);
   prob.cfg = load_accel_config(args.get("config"));
   prob.tech = memory::load_tech(args.get("tech"));
+  const std::string energy = args.get("energy");
+  if (energy != "onchip" && energy != "full")
+    throw InputError(kWho, 0, 0, "--energy", fmt::format("'{}' is not onchip or full", energy));
+  prob.full_energy = energy == "full";
+  const std::optional<fs::path> datapath_file =
+      args.get_opt("datapath-energy") ? std::optional<fs::path>(*args.get_opt("datapath-energy")) : std::nullopt;
+  if (const auto per_mac = synth::datapath_per_mac(datapath_file, fs::path(CAPSGEN_SOURCE_DIR) / "bench" / "energy", prob.cfg.name))
+    prob.datapath_pj_per_mac = per_mac->pj;
+  else if (prob.full_energy)
+    throw InputError(kWho, 0, 0, "--energy", "full: no datapath energy document for the preset; give --datapath-energy FILE");
   const std::optional<double> pm = parse_finite_real(args.get("mutation"));
   if (!pm || *pm < 0 || *pm > 1) throw InputError(kWho, 0, 0, "--mutation", "expected a probability in [0, 1]");
   prob.p_mutation = *pm;
@@ -317,7 +342,7 @@ int dse_nas(const std::vector<std::string>& argv) {
                                  "classes; use --accuracy none",
                                  proxy.dataset, sp.in_channels, sp.in_height, sp.in_width, sp.classes));
 
-  const nlohmann::ordered_json settings = evaluation_settings(args, prob.space, train, proxy);
+  const nlohmann::ordered_json settings = evaluation_settings(args, prob, train, proxy);
   const fs::path settings_file = out / "search.json";
   check_resumable(settings_file, settings);
   fs::create_directories(out / "networks");

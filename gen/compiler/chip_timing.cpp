@@ -6,6 +6,8 @@
 #include <cmath>
 #include <cstdint>
 #include <deque>
+#include <tuple>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -50,9 +52,10 @@ class OffchipMemory {
       writes_.pop_front();
     }
   }
-  dram::DramStats finish() {
+  // Closes the DRAM model's books: its figures and energy (pJ).
+  std::pair<dram::DramStats, double> finish() {
     model_.finish();
-    return model_.stats();
+    return {model_.stats(), model_.energy().total()};
   }
 
  private:
@@ -351,7 +354,7 @@ ChipTiming chip_timing(const AccelConfig& cfg, const StreamedProgram& sp, const 
       cycle += fetch;
     }
   }
-  t.dram = mem.finish();
+  std::tie(t.dram, t.dram_energy_pj) = mem.finish();
   return t;
 }
 

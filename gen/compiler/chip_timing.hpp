@@ -38,6 +38,7 @@ struct ChipTiming {
   long long read_beats = 0, write_beats = 0;  // off-chip beats
   std::array<long long, kOnchipMemories> dma_wait{};  // per physical memory: cycles the DMA's access waited for the engine
   dram::DramStats dram;            // the DRAM model's figures over the program
+  double dram_energy_pj = 0;       // its energy (dram_energy.hpp: commands and background)
 };
 
 // Runs `frames` (build_frame_program of `sp`) with `dram_spec` behind the DMA. Throws StreamError

@@ -14,7 +14,8 @@
 
 namespace capsgen::nas {
 
-HwObjectives hardware_objectives(const AccelConfig& cfg, const Network& net, const memory::TechParams& tech) {
+HwObjectives hardware_objectives(const AccelConfig& cfg, const Network& net, const memory::TechParams& tech,
+                                 double datapath_pj_per_mac) {
   HwObjectives o;
   isa::Program prog;
   try {
@@ -65,10 +66,16 @@ HwObjectives hardware_objectives(const AccelConfig& cfg, const Network& net, con
     const StreamStats st = stream_stats(prog, sp);
     o.dram_bytes = st.dram_read_bytes + st.dram_write_bytes;
     const FrameProgram fp = build_frame_program(cfg, prog, sp);
-    if (fp.pending == 0) o.chip_cycles = chip_timing(cfg, sp, fp, dram::offchip_dram(cfg.offchip.dram)).cycles;
+    if (fp.pending == 0) {
+      const ChipTiming ct = chip_timing(cfg, sp, fp, dram::offchip_dram(cfg.offchip.dram));
+      o.chip_cycles = ct.cycles;
+      o.dram_energy_mj = ct.dram_energy_pj * 1e-9;
+    }
   } catch (const StreamError&) {
     // The figures the split reached stay; the rest stay -1.
   }
+  if (datapath_pj_per_mac >= 0) o.datapath_energy_mj = datapath_pj_per_mac * double(o.macs) * 1e-9;
+  if (o.dram_energy_mj >= 0 && o.datapath_energy_mj >= 0) o.total_energy_mj = o.energy_mj + o.dram_energy_mj + o.datapath_energy_mj;
   o.ok = true;
   return o;
 }

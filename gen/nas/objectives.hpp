@@ -34,6 +34,11 @@ struct HwObjectives {
   // x pJ per byte) plus leakage over the program's engine cycles, from the SRAM model for those SEP
   // sizes without power gating. The datapath and DRAM are not in it.
   double energy_mj = 0;
+  // The rest of an inference's energy (mJ): the DRAM's, from the chip's timing model (its DRAM model's
+  // commands and background over the program; -1 when the chip cannot run it), and the datapath's,
+  // the useful MACs times an energy per MAC (-1 without one); total = the three, -1 when one is
+  // unknown.
+  double dram_energy_mj = -1, datapath_energy_mj = -1, total_energy_mj = -1;
   long long macs = 0;  // useful multiply-accumulates
   // The program split into parts that fit the preset's own scratchpad, with the DMA moves to and
   // from DRAM (compiler/stream.hpp): its modelled cycles with double buffering (stream_timing, the
@@ -50,6 +55,8 @@ struct HwObjectives {
 // evaluates the objectives. Networks the compiler or the quantizer reject, and programs with an
 // operation the preset's engine cannot encode (compiler/frame_program.hpp: unrunnable_operation), come back
 // with ok = false.
-HwObjectives hardware_objectives(const AccelConfig& cfg, const Network& net, const memory::TechParams& tech);
+// `datapath_pj_per_mac` < 0: no datapath energy (and no total).
+HwObjectives hardware_objectives(const AccelConfig& cfg, const Network& net, const memory::TechParams& tech,
+                                 double datapath_pj_per_mac = -1);
 
 }  // namespace capsgen::nas

@@ -14,12 +14,14 @@ Objectives hardware_vector(const HwObjectives& o) {
 std::vector<std::string> objective_names(const SearchProblem& p) {
   std::vector<std::string> n;
   if (p.accuracy) n.push_back("error");
-  for (const char* h : {"cycles", "onchip_bytes", "energy_mj"}) n.push_back(h);
+  for (const char* h : {"cycles", "onchip_bytes", p.full_energy ? "total_energy_mj" : "energy_mj"}) n.push_back(h);
   return n;
 }
 
 Objectives search_vector(const SearchProblem& p, const HwObjectives& hw, std::optional<double> accuracy) {
   Objectives o = hardware_vector(hw);
+  // The whole inference's energy: infeasible where the chip cannot run the network (no DRAM energy).
+  if (p.full_energy && hw.ok) o[2] = hw.total_energy_mj >= 0 ? hw.total_energy_mj : kInfeasible;
   if (p.accuracy) o.insert(o.begin(), hw.ok && accuracy ? 1.0 - *accuracy : kInfeasible);
   return o;
 }
@@ -31,7 +33,7 @@ const Evaluation& evaluate(const SearchProblem& p, const Genome& g) {
   e.genome = g;
   e.order = int(p.evaluated->size());
   const std::string yaml = to_yaml(g, p.space, network_name(g));
-  e.hw = hardware_objectives(p.cfg, parse_network(yaml, network_name(g) + ".yaml"), p.tech);
+  e.hw = hardware_objectives(p.cfg, parse_network(yaml, network_name(g) + ".yaml"), p.tech, p.datapath_pj_per_mac);
   if (p.accuracy && e.hw.ok) e.accuracy = p.accuracy(g, yaml);
   e.obj = search_vector(p, e.hw, e.accuracy);
   return p.evaluated->emplace(h, std::move(e)).first->second;

@@ -41,6 +41,10 @@ struct SearchProblem {
   SearchSpace space;
   AccelConfig cfg;
   memory::TechParams tech;
+  double datapath_pj_per_mac = -1;  // the datapath's energy per useful MAC; < 0: none
+  // The energy objective: false, the on-chip SRAM's (energy_mj); true, the whole inference's
+  // (total_energy_mj: SRAM, DRAM and datapath).
+  bool full_energy = false;
   double p_mutation = 0.1;  // NASCaps: 10%
   AccuracyProxy accuracy;   // empty: the hardware objectives alone
   // Every network evaluated, by genome_hash: a genome met again (a copy from crossover without a
@@ -51,7 +55,8 @@ struct SearchProblem {
 };
 
 // The objective names of a problem, in the order of search_vector(): "error" (1 - accuracy) first
-// when the problem has an accuracy proxy, then "cycles", "onchip_bytes", "energy_mj".
+// when the problem has an accuracy proxy, then "cycles", "onchip_bytes", and "energy_mj" or, with
+// full_energy, "total_energy_mj".
 std::vector<std::string> objective_names(const SearchProblem& p);
 
 // The objective vector of an evaluation: [1 - accuracy,] cycles, on-chip bytes, energy; every entry

@@ -78,6 +78,35 @@ TEST(NasObjectives, MemoryAndEnergyFollowTheSepSizing) {
   EXPECT_GT(o.macs, 0);
 }
 
+// The whole inference's energy: the DRAM's is the chip model's DRAM energy (the chip's timing model
+// run here too), the datapath's the MACs times the energy per MAC, the total their sum with the
+// SRAM's; with full_energy the search ranks by the total.
+TEST(NasObjectives, FullEnergyAddsTheChipsDramAndTheDatapath) {
+  const AccelConfig cfg = load_accel_config(kRoot + "/configs/tiny-2x2.yaml");
+  const Network net = load_network(kRoot + "/models/capsnet-tiny.yaml");
+  const HwObjectives without = hardware_objectives(cfg, net, tech());
+  ASSERT_TRUE(without.ok) << without.why;
+  EXPECT_EQ(without.datapath_energy_mj, -1);
+  EXPECT_EQ(without.total_energy_mj, -1);
+  ASSERT_GT(without.chip_cycles, 0);
+  EXPECT_GT(without.dram_energy_mj, 0);
+  const double pj = 314.0;
+  const HwObjectives o = hardware_objectives(cfg, net, tech(), pj);
+  EXPECT_DOUBLE_EQ(o.datapath_energy_mj, pj * double(o.macs) * 1e-9);
+  EXPECT_DOUBLE_EQ(o.dram_energy_mj, without.dram_energy_mj);
+  EXPECT_DOUBLE_EQ(o.total_energy_mj, o.energy_mj + o.dram_energy_mj + o.datapath_energy_mj);
+  SearchProblem p;
+  p.cfg = cfg;
+  p.tech = tech();
+  EXPECT_EQ(search_vector(p, o, std::nullopt).back(), o.energy_mj);
+  EXPECT_EQ(objective_names(p).back(), "energy_mj");
+  p.full_energy = true;
+  EXPECT_EQ(search_vector(p, o, std::nullopt).back(), o.total_energy_mj);
+  EXPECT_EQ(objective_names(p).back(), "total_energy_mj");
+  // Without a datapath figure the total is unknown, and the network is infeasible for that objective.
+  EXPECT_EQ(search_vector(p, without, std::nullopt).back(), kInfeasible);
+}
+
 TEST(NasObjectives, LargerNetworkCostsMore) {
   const AccelConfig cfg = load_accel_config(kRoot + "/configs/capsacc-16x16.yaml");
   SearchSpace s;
