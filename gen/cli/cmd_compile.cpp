@@ -138,9 +138,9 @@ nlohmann::ordered_json print_streamed(const Workload& w, const isa::Program& pro
     fmt::print("| {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", isa::instr_name(prog.instrs[i]), s.parts, s.loads,
                s.stores, s.dram_read_bytes, once.read, s.dram_write_bytes, t.engine_cycles, t.cycles);
   }
-  fmt::print("\ntotal {} parts, {} DMA moves, DRAM {} B read and {} B written; each instruction reading every byte it "
-             "needs once: {} B read ({:.2f}x)\n",
-             st.parts, st.loads + st.stores, st.dram_read_bytes, st.dram_write_bytes, distinct_read,
+  fmt::print("\ntotal {} parts, {} DMA moves ({} loads kept on chip from the part two before), DRAM {} B read and {} B "
+             "written; each instruction reading every byte it needs once: {} B read ({:.2f}x)\n",
+             st.parts, st.loads + st.stores, st.kept_loads, st.dram_read_bytes, st.dram_write_bytes, distinct_read,
              distinct_read ? double(st.dram_read_bytes) / double(distinct_read) : 0.0);
   const StreamTiming tm = stream_timing(w.cfg, prog, streamed);
   fmt::print("modelled {} cycles with double buffering at {:.2f} off-chip bytes per cycle ({} engine cycles, {} "

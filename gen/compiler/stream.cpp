@@ -671,6 +671,7 @@ StreamStats stream_stats(const isa::Program& prog, const StreamedProgram& sp) {
   st.parts = (long long)sp.parts.size();
   for (const Part& p : sp.parts) {
     st.loads += (long long)p.loads.size();
+    st.kept_loads += (long long)p.kept.size();
     st.stores += (long long)p.stores.size();
     for (const Move& m : p.loads) {
       st.load_elements += m.elements();

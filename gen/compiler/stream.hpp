@@ -107,6 +107,7 @@ struct StreamStats {
   long long load_elements = 0, store_elements = 0;
   long long dram_read_bytes = 0, dram_write_bytes = 0;  // by the regions' code widths
   long long rmw_loads = 0;  // loads of output buffers that a part writes only partly
+  long long kept_loads = 0;  // loads a part needs that stay on chip from the part two before (Part::kept)
 };
 
 // Runs the streamed program: `dram` is the flat image (one int32 per element); the on-chip memories
