@@ -36,8 +36,8 @@
 #include "common/results.hpp"
 #include "common/rng.hpp"
 #include "common/sim.hpp"
-#include "dram/address_mapping.hpp"
 #include "dram/dram_model.hpp"
+#include "dram/offchip_port.hpp"
 #include "dram/dram_spec.hpp"
 
 namespace {
@@ -116,16 +116,14 @@ class ChipTb {
  public:
   explicit ChipTb(const tb::Args& args)
       : args_(args), kv_(args.rtl_dir, "chip"), sim_(args), rng_(args.seed * 104729 + 7), report_("chip", args.max_errors),
-        dut_(std::make_unique<Dut>(sim_.context())), spec_(capsgen::dram::offchip_dram(args.dram)), dram_model_(spec_),
-        mapping_(spec_.org) {
+        dut_(std::make_unique<Dut>(sim_.context())), spec_(capsgen::dram::offchip_dram(args.dram)) {
     if (!kv_.flag("supported")) throw std::runtime_error(args.rtl_dir + "/chip.json: capsgen_chip is not generated for this preset");
     sim_.add(*dut_);
     sim_.open_trace();
     word_bytes_ = kv_.num("word_bytes");
-    latency_ = kv_.num("latency_cycles");
-    max_burst_ = kv_.num("max_burst");
     clock_mhz_ = kv_.real("clock_mhz");
-    ratio_ = (1000.0 / spec_.timing.tck_ns) / clock_mhz_;
+    offchip_ = std::make_unique<capsgen::dram::OffchipPort>(spec_, clock_mhz_, int(kv_.num("latency_cycles")),
+                                                            int(kv_.num("max_burst")));
     stress_ = args.mode == "stress";
     if (!args.mode.empty() && !stress_) throw std::runtime_error("--mode: expected 'stress', got '" + args.mode + "'");
   }
@@ -215,8 +213,7 @@ class ChipTb {
           tb::put(d.dram_rd_data_i, 8 * k, 8, k < b.eb ? byte(a + std::uint32_t(k)) : rng_.next() & 0xFF);
         d.dram_rd_valid_i = 1;
       }
-      const double backlog = double(dram_model_.now()) / ratio_ - double(cyc);
-      d.dram_wr_ready_i = (!stress_ || rng_.chance(80)) && backlog <= latency_ + max_burst_;
+      d.dram_wr_ready_i = (!stress_ || rng_.chance(80)) && offchip_->write_ready((long long)cyc);
       d.eval();
 
       // ---- handshakes of this cycle ----
@@ -225,10 +222,8 @@ class ChipTb {
       if (d.dram_req_valid_o && d.dram_req_ready_i) {
         const std::uint32_t a = d.dram_req_addr_o;
         const int len = d.dram_req_len_o, eb = 1 << int(d.dram_req_size_o);
-        const std::uint64_t cap = spec_.org.capacity_bytes();
         if (!d.dram_req_write_o) {
-          const auto res = dram_model_.request(a % cap, false, std::uint32_t(len * eb), std::uint64_t(std::llround(cyc * ratio_)), mapping_);
-          std::uint64_t ready = std::max<std::uint64_t>(std::uint64_t(std::ceil(res.done / ratio_)), cyc + latency_);
+          std::uint64_t ready = std::uint64_t(offchip_->read((long long)cyc, a, std::uint32_t(len * eb)));
           if (!rd.empty()) ready = std::max(ready, rd.back().ready);
           rd.push_back({a, len, eb, 0, ready});
         } else {
@@ -257,8 +252,7 @@ class ChipTb {
           }
           check_store_beat(cyc, store_i, a, strb, beat);
           if (++b.got == b.len) {
-            dram_model_.request(b.addr % spec_.org.capacity_bytes(), true, std::uint32_t(b.len * b.eb),
-                                std::uint64_t(std::llround(cyc * ratio_)), mapping_);
+            offchip_->write((long long)cyc, b.addr, std::uint32_t(b.len * b.eb));
             wr.pop_front();
           }
         }
@@ -752,9 +746,10 @@ class ChipTb {
   // accesses, row-buffer outcomes, energy by command (pJ), and bandwidth over the model's busy span
   // and over the whole program.
   void report_dram(const Dut& d) {
-    dram_model_.finish();
-    const auto& ds = dram_model_.stats();
-    const auto en = dram_model_.energy();
+    capsgen::dram::DramModel& dram_model = offchip_->model();
+    dram_model.finish();
+    const auto& ds = dram_model.stats();
+    const auto en = dram_model.energy();
     const double bytes = double(ds.bytes()), run_ns = double(prog_cycles_) * 1000.0 / clock_mhz_;
     const tb::Json j = {{"read_beats", d.dma_beats_read_o},
                         {"write_beats", d.dma_beats_written_o},
@@ -773,7 +768,7 @@ class ChipTb {
                         {"ref_pj", std::llround(en.ref)},
                         {"standby_pj", std::llround(en.act_standby + en.pre_standby)},
                         {"pj_per_byte_x100", bytes > 0 ? std::llround(100.0 * en.total() / bytes) : 0LL},
-                        {"model_gbps_x1000", std::llround(1000.0 * dram_model_.throughput_gbps())},
+                        {"model_gbps_x1000", std::llround(1000.0 * dram_model.throughput_gbps())},
                         {"program_gbps_x1000", run_ns > 0 ? std::llround(1000.0 * bytes / run_ns) : 0LL},
                         {"peak_gbps_x1000", std::llround(1000.0 * spec_.peak_gbps())}};
     std::string line = "stat dram";
@@ -835,10 +830,9 @@ class ChipTb {
   tb::Json results_ = empty_results();
   std::unique_ptr<Dut> dut_;
   capsgen::dram::DramSpec spec_;
-  capsgen::dram::DramModel dram_model_;
-  capsgen::dram::AddressMapping mapping_;
-  int word_bytes_ = 4, latency_ = 1, max_burst_ = 1;
-  double ratio_ = 1.0, clock_mhz_ = 100.0;
+  std::unique_ptr<capsgen::dram::OffchipPort> offchip_;  // timing of the off-chip memory (gen/dram)
+  int word_bytes_ = 4;
+  double clock_mhz_ = 100.0;
   bool stress_ = false;
   std::vector<std::uint32_t> prog_;
   std::vector<std::uint8_t> dram_, final_;

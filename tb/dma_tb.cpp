@@ -43,8 +43,8 @@
 #include "common/bits.hpp"
 #include "common/rng.hpp"
 #include "common/sim.hpp"
-#include "dram/address_mapping.hpp"
 #include "dram/dram_model.hpp"
+#include "dram/offchip_port.hpp"
 #include "dram/dram_spec.hpp"
 
 namespace {
@@ -196,14 +196,11 @@ class Bench {
         dut_p_(std::make_unique<Vdma>(sim_.context(), "dma")),
         dut_(*dut_p_),
         report_("dma", args.max_errors),
-        spec_(capsgen::dram::ddr3_1600_2gb_x8()),
-        dram_model_(spec_),
-        mapping_(spec_.org) {
+        offchip_(capsgen::dram::ddr3_1600_2gb_x8(), info.clock_mhz, info.latency, info.max_burst) {
     sim_.add(dut_);
     sim_.open_trace();
     spm_.assign((std::size_t{1} << info_.spm_addr_bits) * static_cast<std::size_t>(info_.wb()), 0);
     for (auto& b : spm_) b = static_cast<std::uint8_t>(rng_.next());
-    ratio_ = (1000.0 / spec_.timing.tck_ns) / info_.clock_mhz;  // DRAM cycles per accelerator cycle
     // The handshake inputs are driven from the start (they would otherwise keep the model's initial
     // value, random with CAPSGEN_RAND_RESET=2); data inputs are don't-care until their valid.
     dut_.desc_valid_i = 0;
@@ -238,7 +235,7 @@ class Bench {
 
   tb::Report& report() { return report_; }
   tb::Sim& sim() { return sim_; }
-  capsgen::dram::DramModel& dram_model() { return dram_model_; }
+  capsgen::dram::DramModel& dram_model() { return offchip_.model(); }
   std::uint64_t beats() const { return beats_; }
   int descs() const { return desc_no_; }
   std::size_t max_in_flight() const { return max_in_flight_; }
@@ -339,8 +336,7 @@ class Bench {
       }
       // Posted writes, but the memory stops taking write data while the DRAM model's backlog exceeds
       // latency_cycles + max_burst accelerator cycles (its write bandwidth is finite).
-      const double backlog = static_cast<double>(dram_model_.now()) / ratio_ - static_cast<double>(sim_.cycle());
-      dut_.wr_ready_i = !rng_.chance(st.wr) && backlog <= info_.latency + info_.max_burst;
+      dut_.wr_ready_i = !rng_.chance(st.wr) && offchip_.write_ready(static_cast<long long>(sim_.cycle()));
       dut_.spm_gnt_i = !rng_.chance(st.gnt);
       dut_.spm_rvalid_i = rvalid_pending;
       if (rvalid_pending) put_word(dut_.spm_rdata_i, rdata_pending);
@@ -373,13 +369,10 @@ class Bench {
                       static_cast<long long>(rd.size() + wr.size()) < info_.outstanding);
         max_in_flight_ = std::max<std::size_t>(max_in_flight_, rd.size() + wr.size() + 1);
         ++burst_i;
-        const std::uint64_t cap = spec_.org.capacity_bytes();
         if (len >= 1) {
           if (!w) {
-            const auto res = dram_model_.request(a % cap, false, static_cast<std::uint32_t>(len * req_eb),
-                                                 static_cast<std::uint64_t>(std::llround(cyc * ratio_)), mapping_);
-            std::uint64_t ready = static_cast<std::uint64_t>(std::ceil(res.done / ratio_));
-            ready = std::max<std::uint64_t>(ready, cyc + info_.latency);
+            std::uint64_t ready = static_cast<std::uint64_t>(
+                offchip_.read(static_cast<long long>(cyc), a, static_cast<std::uint32_t>(len * req_eb)));
             if (st.extra_latency) ready += static_cast<std::uint64_t>(rng_.uniform(0, st.extra_latency));
             if (!rd.empty()) ready = std::max(ready, rd.back().ready);
             rd.push_back({a, len, req_eb, 0, ready});
@@ -418,8 +411,7 @@ class Bench {
             report_.fail(cyc, where(static_cast<int>(beat_i), "extra write beat"));
           }
           if (b.got == b.len) {
-            dram_model_.request(b.addr % spec_.org.capacity_bytes(), true, static_cast<std::uint32_t>(b.len * b.eb),
-                                static_cast<std::uint64_t>(std::llround(cyc * ratio_)), mapping_);
+            offchip_.write(static_cast<long long>(cyc), b.addr, static_cast<std::uint32_t>(b.len * b.eb));
             wr.pop_front();
           }
         }
@@ -494,10 +486,7 @@ class Bench {
   std::unique_ptr<Vdma> dut_p_;
   Vdma& dut_;
   tb::Report report_;
-  capsgen::dram::DramSpec spec_;
-  capsgen::dram::DramModel dram_model_;
-  capsgen::dram::AddressMapping mapping_;
-  double ratio_ = 1;
+  capsgen::dram::OffchipPort offchip_;  // timing of the off-chip memory (gen/dram)
   Dram dram_;
   std::unordered_map<std::uint32_t, std::uint8_t> dram_gold_;
   Word spm_word(std::uint32_t a) const {

@@ -3,7 +3,6 @@
 #include "compiler/chip_timing.hpp"
 
 #include <algorithm>
-#include <cmath>
 #include <cstdint>
 #include <deque>
 #include <tuple>
@@ -12,33 +11,27 @@
 #include <fmt/format.h>
 
 #include "compiler/access.hpp"
-#include "dram/address_mapping.hpp"
+#include "dram/offchip_port.hpp"
 
 namespace capsgen {
 namespace {
 
-// The off-chip memory of tb/chip_tb.cpp without stalls: a read burst's data no earlier than the DRAM
-// model's completion and the preset's latency, in request order, a beat per cycle; write beats taken
-// while the DRAM model's backlog is at most latency + max_burst cycles, a burst entering the model
-// with its last beat.
+// The off-chip memory of tb/chip_tb.cpp without its stress mode (dram/offchip_port.hpp): read bursts'
+// data in request order, a beat per cycle; write bursts' beats in request order.
 class OffchipMemory {
  public:
   OffchipMemory(const AccelConfig& cfg, const dram::DramSpec& spec)
-      : model_(spec), mapping_(spec.org), capacity_(spec.org.capacity_bytes()),
-        ratio_((1000.0 / spec.timing.tck_ns) / cfg.clock.target_mhz), latency_(cfg.offchip.latency_cycles),
-        max_burst_(cfg.offchip.max_burst) {}
+      : port_(spec, cfg.clock.target_mhz, cfg.offchip.latency_cycles, cfg.offchip.max_burst) {}
 
   bool read_valid(long long cycle) const { return !reads_.empty() && reads_.front().ready <= cycle; }
-  bool write_ready(long long cycle) const {
-    return double(model_.now()) / ratio_ - double(cycle) <= double(latency_ + max_burst_);
-  }
+  bool write_ready(long long cycle) const { return port_.write_ready(cycle); }
   void request(long long cycle, std::uint32_t address, int beats, int beat_bytes, bool write) {
+    const std::uint32_t bytes = std::uint32_t(beats * beat_bytes);
     if (write) {
-      writes_.push_back({address, beats * beat_bytes, beats});
+      writes_.push_back({address, bytes, beats});
       return;
     }
-    const auto r = model_.request(address % capacity_, false, std::uint32_t(beats * beat_bytes), arrival(cycle), mapping_);
-    long long ready = std::max((long long)std::ceil(double(r.done) / ratio_), cycle + latency_);
+    long long ready = port_.read(cycle, address, bytes);
     if (!reads_.empty()) ready = std::max(ready, reads_.back().ready);
     reads_.push_back({beats, ready});
   }
@@ -48,14 +41,14 @@ class OffchipMemory {
   void take_write_beat(long long cycle) {
     Write& w = writes_.front();
     if (--w.beats == 0) {
-      model_.request(w.address % capacity_, true, std::uint32_t(w.bytes), arrival(cycle), mapping_);
+      port_.write(cycle, w.address, w.bytes);
       writes_.pop_front();
     }
   }
   // Closes the DRAM model's books: its figures and energy (pJ).
   std::pair<dram::DramStats, double> finish() {
-    model_.finish();
-    return {model_.stats(), model_.energy().total()};
+    port_.model().finish();
+    return {port_.model().stats(), port_.model().energy().total()};
   }
 
  private:
@@ -64,17 +57,10 @@ class OffchipMemory {
     long long ready;
   };
   struct Write {
-    std::uint32_t address;
-    int bytes, beats;
+    std::uint32_t address, bytes;
+    int beats;
   };
-  std::uint64_t arrival(long long cycle) const { return std::uint64_t(std::llround(double(cycle) * ratio_)); }
-
-  dram::DramModel model_;
-  dram::AddressMapping mapping_;
-  std::uint64_t capacity_;
-  double ratio_;  // DRAM clocks per accelerator clock
-  long long latency_;
-  int max_burst_;
+  dram::OffchipPort port_;
   std::deque<Read> reads_;
   std::deque<Write> writes_;
 };
