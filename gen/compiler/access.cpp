@@ -25,6 +25,10 @@ class Counter {
       if (map.elements[m] > 0 && map.phys(m) == m) out_.mem[std::size_t(m)].sector.assign(std::size_t(sec_.sectors[m]), 0);
   }
   void set_part(PartAccesses* p) { part_ = p; }
+  // Where every engine access also goes, with the banks it enables (null: nowhere).
+  void set_trace(std::vector<EngineAccess>* t) { trace_ = t; }
+  // The port the next spans come from (traces only).
+  void set_port(EngineAccess::Port p) { trace_port_ = p; }
   // One mask per layout (or none).
   void set_sectors(std::vector<Mask*> s) { sectors_ = std::move(s); }
 
@@ -46,6 +50,11 @@ class Counter {
       for (int s = layouts_[k].sector_of_word(m, w0); s <= layouts_[k].sector_of_word(m, w1); ++s)
         (*sectors_[k])[std::size_t(pm)] |= 1u << s;
     const long long words = w1 - w0 + 1;
+    if (trace_ && (port == kRead || port == kWrite)) {
+      EngineAccess e{m, port == kWrite, 0, trace_port_};
+      for (std::int64_t w = w0; w <= w1 && w < w0 + sec_.banks[m]; ++w) e.banks |= 1u << (w % sec_.banks[m]);
+      trace_->push_back(e);
+    }
     switch (port) {
       case kRead:
         ma.eng_rd += words;
@@ -70,6 +79,8 @@ class Counter {
   SectorMap sec_;
   AccessModel& out_;
   PartAccesses* part_ = nullptr;
+  std::vector<EngineAccess>* trace_ = nullptr;
+  EngineAccess::Port trace_port_ = EngineAccess::Port::kOther;
   std::vector<SectorMap> layouts_;
   std::vector<Mask*> sectors_;
 };
@@ -81,9 +92,11 @@ void gemm_accesses(const isa::Gemm& g, const isa::EngineDescriptor& d, int rows,
   const isa::TileSource& t = g.tile;
   const isa::DataSource& s = g.data;
   const isa::OutTarget& o = g.out;
+  c.set_port(EngineAccess::Port::kGather);
   if (!d.v_mode)
     for (const isa::GatherElement& e : isa::gather_sequence(g, rows))
       if (!e.zero) c.span(kRead, e.addr, 1);
+  c.set_port(EngineAccess::Port::kOther);
   const int group_rows = d.t_diag ? rows / std::max(1, t.diag_groups) : rows;
   for (int b = 0; b < g.batch; ++b)
     for (int m0 = 0; m0 < g.m_total; m0 += g.m_block) {
@@ -146,12 +159,13 @@ std::int64_t sext(std::uint32_t v, int bits) {
   return (x >> (bits - 1)) & 1 ? x - (std::int64_t{1} << bits) : x;
 }
 
-// The engine's accesses of every part, in part order.
+// The engine's accesses of every part, in part order; with `traces`, each part's in its own list.
 void engine_accesses(const AccelConfig& cfg, const StreamedProgram& sp, Counter& c, AccessModel& out,
-                     std::vector<std::vector<Mask>>* sectors) {
+                     std::vector<std::vector<Mask>>* sectors, std::vector<std::vector<EngineAccess>>* traces = nullptr) {
   const int rows = cfg.array.rows, cols = cfg.array.cols;
   for (std::size_t p = 0; p < sp.parts.size(); ++p) {
     c.set_part(&out.parts[p]);
+    c.set_trace(traces ? &(*traces)[p] : nullptr);
     std::vector<Mask*> masks;
     for (std::size_t k = 0; sectors && k < sectors->size(); ++k) masks.push_back(&(*sectors)[k][p]);
     c.set_sectors(std::move(masks));
@@ -189,6 +203,15 @@ std::vector<std::vector<Mask>> engine_sectors(const AccelConfig& cfg, const Stre
 
 std::vector<Mask> engine_sectors(const AccelConfig& cfg, const StreamedProgram& sp) {
   return engine_sectors(cfg, sp, std::vector<AccelConfig>{cfg}).front();
+}
+
+std::vector<std::vector<EngineAccess>> engine_access_traces(const AccelConfig& cfg, const StreamedProgram& sp) {
+  AccessModel scratch;
+  scratch.parts.assign(sp.parts.size(), {});
+  std::vector<std::vector<EngineAccess>> traces(sp.parts.size());
+  Counter c(cfg, sp.map, scratch);
+  engine_accesses(cfg, sp, c, scratch, nullptr, &traces);
+  return traces;
 }
 
 AccessModel count_accesses(const AccelConfig& cfg, const StreamedProgram& sp, const FrameProgram& fp) {

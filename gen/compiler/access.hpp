@@ -36,6 +36,22 @@ struct AccessModel {
   long long outside = 0;
 };
 
+// One engine access: its range (data, weight, acc, shared, lanes), whether it writes, and the banks
+// of that range's memory it enables (bit b: bank b).
+struct EngineAccess {
+  // kGather: the gather's element reads, which run ahead of the array an element per cycle (its
+  // vector mode reads at the array's pace: kOther).
+  enum class Port { kGather, kOther };
+  int range = 0;
+  bool write = false;
+  std::uint32_t banks = 0;
+  Port port = Port::kOther;
+};
+
+// Per part, the engine's accesses in the order of its ports' loops (each port's own accesses in the
+// order it makes them; the ports interleave in time on the chip).
+std::vector<std::vector<EngineAccess>> engine_access_traces(const AccelConfig& cfg, const StreamedProgram& sp);
+
 // Counts the engine's accesses from each part's descriptor and the DMA's from `fp`'s DMA frames.
 // Throws StreamError naming the part for a part the encoder cannot express (a pending frame).
 AccessModel count_accesses(const AccelConfig& cfg, const StreamedProgram& sp, const FrameProgram& fp);

@@ -65,25 +65,58 @@ class OffchipMemory {
   std::deque<Write> writes_;
 };
 
-// Per physical memory, the share of one bank's cycles the engine uses while it runs a part.
-using BankUse = std::array<double, kOnchipMemories>;
+// The banks the running part's engine enables, cycle by cycle (per physical memory): each port's
+// accesses (the access model's, in the order the port makes them) spread evenly over the part's
+// cycles, the ports' streams ORed together.
+class EngineBanks {
+ public:
+  // The part of `cycles` engine cycles starting in `start` with accesses `trace`.
+  void start(long long start, long long cycles, const std::vector<EngineAccess>& trace, const OnchipMap& map) {
+    start_ = start;
+    cycles_ = std::max(1LL, cycles);
+    for (auto& m : masks_) m.assign(std::size_t(cycles_), 0);
+    // Each port's stream: the accesses of one range, reads or writes.
+    std::array<std::array<long long, 2>, kOnchipMemories> total{}, seen{};
+    for (const EngineAccess& a : trace)
+      if (a.port != EngineAccess::Port::kGather) ++total[std::size_t(a.range)][a.write];
+    long long gathered = 0;
+    for (const EngineAccess& a : trace) {
+      if (a.port == EngineAccess::Port::kGather) {  // an element per cycle from the start
+        masks_[std::size_t(map.phys(a.range))][std::size_t(std::min(gathered++, cycles_ - 1))] |= a.banks;
+        continue;
+      }
+      const long long i = seen[std::size_t(a.range)][a.write]++;
+      const long long at = i * cycles_ / total[std::size_t(a.range)][a.write];
+      masks_[std::size_t(map.phys(a.range))][std::size_t(at)] |= a.banks;
+    }
+  }
+  // Whether the engine enables bank `bank` of physical memory `mem` in `cycle`.
+  bool busy(long long cycle, int mem, int bank) const {
+    const long long t = cycle - start_;
+    if (t < 0 || t >= cycles_ || mem < 0) return false;
+    return (masks_[std::size_t(mem)][std::size_t(t)] >> bank) & 1u;
+  }
+
+ private:
+  long long start_ = 0, cycles_ = 1;
+  std::array<std::vector<std::uint32_t>, kOnchipMemories> masks_;
+};
 
 // capsgen_dma (gen/emit/dma.cpp) behind memsys, which returns read data a cycle after the grant and
-// refuses the DMA a cycle in which the engine uses the addressed bank: while the engine runs, a DMA
-// access to memory m is granted at the rate 1 - (the engine's use of one of m's banks), spread evenly
-// (a credit per cycle).
+// refuses the DMA a cycle in which the engine enables the addressed bank (EngineBanks).
 class Dma {
  public:
   Dma(const AccelConfig& cfg, const isa::FrameGeometry& g, const SectorMap& sectors)
       : word_bytes_(1 << g.max_size), max_size_(g.max_size), max_burst_(cfg.offchip.max_burst),
-        outstanding_(isa::dma_outstanding_bursts(cfg)), sectors_(sectors) {}
+        outstanding_(isa::dma_outstanding_bursts(cfg)), spm_mask_((std::uint32_t(1) << g.spm_addr_bits) - 1),
+        sectors_(sectors) {}
 
   bool idle() const { return !busy_; }
   bool done() const { return done_; }
 
   // One clock. `accept`: the sequencer's descriptor this cycle (only while idle); `engine`: the running
-  // part's bank use, null while the engine is idle.
-  void step(long long cycle, const isa::DmaFields* accept, const BankUse* engine, OffchipMemory& mem,
+  // part's banks.
+  void step(long long cycle, const isa::DmaFields* accept, const EngineBanks& engine, OffchipMemory& mem,
             long long& read_beats, long long& write_beats, std::array<long long, kOnchipMemories>& waits) {
     // Outputs of this cycle, from the registers.
     const bool lq_empty = lengths_.empty(), lq_full = int(lengths_.size()) == outstanding_;
@@ -99,10 +132,12 @@ class Dma {
     const bool beat_fire = store_ ? wr_fire : rd_fire;
     bool spm_fire = spm_req;
     if (spm_req) {
-      credit_ += 1.0 - (engine && memory_ >= 0 ? (*engine)[std::size_t(memory_)] : 0.0);
-      spm_fire = credit_ >= 1.0;
-      if (spm_fire) credit_ -= 1.0;
-      else if (memory_ >= 0) ++waits[std::size_t(memory_)];
+      int mem_index = -1, bank = 0;
+      spm_bank(mem_index, bank);
+      if (engine.busy(cycle, mem_index, bank)) {
+        spm_fire = false;
+        ++waits[std::size_t(mem_index)];
+      }
     }
     if (req_valid) request(cycle, mem);
     if (rd_fire) {
@@ -121,7 +156,7 @@ class Dma {
     fifo_ += int(push) - int(pop);
     const bool spm_read = spm_fire && store_;
     spm_inflight_ += int(spm_read) - int(spm_return);
-    if (spm_fire) --spm_left_;
+    if (spm_fire) next_spm_word();
     spm_read_q_ = spm_read;
     done_ = false;
     if (accept) load(*accept);
@@ -149,8 +184,35 @@ class Dma {
     inner_ = i1_ = i2_ = 0;
     ptr_ = row1_ = row2_ = f.dram_addr;
     spm_left_ = empty ? 0 : (long long)f.count[0] * f.count[1] * f.count[2];
-    int view = 0, sector = 0;
-    memory_ = sectors_.of(std::int64_t(f.spm_addr), view, sector) ? view : -1;
+    for (int k = 0; k < 3; ++k) spm_stride_[k] = f.spm_stride[k];
+    sp_i0_ = sp_i1_ = sp_i2_ = 0;
+    sp_ptr_ = sp_row1_ = sp_row2_ = f.spm_addr & spm_mask_;
+  }
+
+  // The physical memory and bank of the SPM walker's element (mem -1: outside the element space).
+  void spm_bank(int& mem, int& bank) const {
+    const std::int64_t a = sp_ptr_;
+    const int range = sectors_.memory_of(a);
+    if (range < 0) return;
+    mem = sectors_.map.phys(range);
+    bank = int(sectors_.word_of(range, a) % sectors_.banks[range]);
+  }
+
+  // The SPM walker after an access: along level 0, else the next row or plane.
+  void next_spm_word() {
+    --spm_left_;
+    if (sp_i0_ + 1 != count_[0]) {
+      ++sp_i0_;
+      sp_ptr_ = (sp_ptr_ + spm_stride_[0]) & spm_mask_;
+    } else if (sp_i1_ + 1 != count_[1]) {
+      sp_i0_ = 0;
+      ++sp_i1_;
+      sp_row1_ = sp_ptr_ = (sp_row1_ + spm_stride_[1]) & spm_mask_;
+    } else if (sp_i2_ + 1 != count_[2]) {
+      sp_i0_ = sp_i1_ = 0;
+      ++sp_i2_;
+      sp_row2_ = sp_row1_ = sp_ptr_ = (sp_row2_ + spm_stride_[2]) & spm_mask_;
+    }
   }
 
   // The request walker's burst at ptr_: 1 beat unless contiguous, else the rest of the inner run up to
@@ -179,9 +241,10 @@ class Dma {
   }
 
   int word_bytes_, max_size_, max_burst_, outstanding_;
+  std::uint32_t spm_mask_;  // SPM addresses wrap at 2^spm_addr_bits
   const SectorMap& sectors_;
-  int memory_ = -1;     // the physical memory of the descriptor's SPM base
-  double credit_ = 0;   // grants owed (memsys arbitration)
+  std::uint32_t spm_stride_[3] = {0, 0, 0};
+  std::uint32_t sp_i0_ = 0, sp_i1_ = 0, sp_i2_ = 0, sp_ptr_ = 0, sp_row1_ = 0, sp_row2_ = 0;  // SPM walker
   bool busy_ = false, done_ = false, store_ = false, contiguous_ = false;
   int size_ = 0, limit_ = 1;
   std::uint32_t count_[3] = {1, 1, 1}, stride_[3] = {0, 0, 0};
@@ -234,23 +297,6 @@ class Pmus {
   std::vector<Sector> sectors_[isa::kFrameMemories];
 };
 
-// Per part, the engine's bank use of each physical memory: its bank accesses (the access model's
-// counts, reads and writes) over the part's cycles and the memory's banks, at most 1.
-std::vector<BankUse> engine_bank_use(const AccelConfig& cfg, const StreamedProgram& sp, const FrameProgram& fp,
-                                     const SectorMap& sectors, const std::vector<long long>& engine_cycles) {
-  const AccessModel accesses = count_accesses(cfg, sp, fp);
-  std::vector<BankUse> use(sp.parts.size(), BankUse{});
-  for (std::size_t p = 0; p < use.size() && p < accesses.parts.size(); ++p) {
-    const PartAccesses& a = accesses.parts[p];
-    for (int r = 0; r < kOnchipMemories; ++r) {
-      const double bank_cycles = double(std::max(1LL, engine_cycles[p])) * sectors.banks[r];
-      double& u = use[p][std::size_t(sp.map.phys(r))];
-      u = std::min(1.0, u + double(a.eng_rd[std::size_t(r)] + a.eng_wr[std::size_t(r)]) / bank_cycles);
-    }
-  }
-  return use;
-}
-
 }  // namespace
 
 ChipTiming chip_timing(const AccelConfig& cfg, const StreamedProgram& sp, const FrameProgram& fp,
@@ -259,7 +305,8 @@ ChipTiming chip_timing(const AccelConfig& cfg, const StreamedProgram& sp, const 
   std::vector<long long> engine_cycles;
   for (const Part& p : sp.parts) engine_cycles.push_back(part_engine_cycles(cfg, p));
   const SectorMap sectors(cfg, sp.map);
-  const std::vector<BankUse> bank_use = engine_bank_use(cfg, sp, fp, sectors, engine_cycles);
+  const std::vector<std::vector<EngineAccess>> traces = engine_access_traces(cfg, sp);
+  EngineBanks engine_banks;
   OffchipMemory mem(cfg, dram_spec);
   Dma dma(cfg, g, sectors);
   Pmus pmus(cfg, g);
@@ -268,8 +315,7 @@ ChipTiming chip_timing(const AccelConfig& cfg, const StreamedProgram& sp, const 
   long long engine_free = 0;  // the cycle the engine is idle again (desc_ready_o)
   std::size_t engine_frames = 0;  // engine frames issued; the running part is the last of them
   const auto step_dma = [&](long long cycle, const isa::DmaFields* accept) {
-    const BankUse* engine = cycle < engine_free ? &bank_use[engine_frames - 1] : nullptr;
-    dma.step(cycle, accept, engine, mem, t.read_beats, t.write_beats, t.dma_wait);
+    dma.step(cycle, accept, engine_banks, mem, t.read_beats, t.write_beats, t.dma_wait);
   };
   long long dma_outstanding = 0;
   std::size_t next = 0;           // the frame being fetched or held
@@ -299,6 +345,7 @@ ChipTiming chip_timing(const AccelConfig& cfg, const StreamedProgram& sp, const 
           const long long c = engine_cycles[engine_frames++];
           t.engine_cycles += c;
           engine_free = cycle + c + 1;
+          engine_banks.start(cycle + 1, c, traces[engine_frames - 1], sp.map);
         }
         break;
       case isa::FrameKind::kDma:
