@@ -159,30 +159,34 @@ std::int64_t sext(std::uint32_t v, int bits) {
   return (x >> (bits - 1)) & 1 ? x - (std::int64_t{1} << bits) : x;
 }
 
-// The engine's accesses of every part, in part order; with `traces`, each part's in its own list.
-void engine_accesses(const AccelConfig& cfg, const StreamedProgram& sp, Counter& c, AccessModel& out,
-                     std::vector<std::vector<Mask>>* sectors, std::vector<std::vector<EngineAccess>>* traces = nullptr) {
+// Part p's engine accesses (counted against c's current part).
+void part_accesses(const AccelConfig& cfg, const StreamedProgram& sp, std::size_t p, Counter& c) {
   const int rows = cfg.array.rows, cols = cfg.array.cols;
+  const isa::Instr& op = sp.parts[p].op;
+  if (const auto* g = std::get_if<isa::Gemm>(&op)) {
+    isa::EngineDescriptor d;
+    try {
+      d = isa::encode_engine(*g, rows, cols, cfg.accumulator.depth);
+    } catch (const std::invalid_argument& e) {
+      throw StreamError(fmt::format("access model: part {} ({}): {}", p, g->name, e.what()));
+    }
+    gemm_accesses(*g, d, rows, cols, c);
+  } else if (const auto* a = std::get_if<isa::Activate>(&op)) {
+    activate_accesses(*a, c);
+  } else if (const auto* f = std::get_if<isa::Fill>(&op)) {
+    for (std::int64_t e = 0; e < f->count; ++e) c.span(kWrite, f->base + e * f->stride, 1);
+  }
+}
+
+// The engine's accesses of every part, in part order.
+void engine_accesses(const AccelConfig& cfg, const StreamedProgram& sp, Counter& c, AccessModel& out,
+                     std::vector<std::vector<Mask>>* sectors) {
   for (std::size_t p = 0; p < sp.parts.size(); ++p) {
     c.set_part(&out.parts[p]);
-    c.set_trace(traces ? &(*traces)[p] : nullptr);
     std::vector<Mask*> masks;
     for (std::size_t k = 0; sectors && k < sectors->size(); ++k) masks.push_back(&(*sectors)[k][p]);
     c.set_sectors(std::move(masks));
-    const isa::Instr& op = sp.parts[p].op;
-    if (const auto* g = std::get_if<isa::Gemm>(&op)) {
-      isa::EngineDescriptor d;
-      try {
-        d = isa::encode_engine(*g, rows, cols, cfg.accumulator.depth);
-      } catch (const std::invalid_argument& e) {
-        throw StreamError(fmt::format("access model: part {} ({}): {}", p, g->name, e.what()));
-      }
-      gemm_accesses(*g, d, rows, cols, c);
-    } else if (const auto* a = std::get_if<isa::Activate>(&op)) {
-      activate_accesses(*a, c);
-    } else if (const auto* f = std::get_if<isa::Fill>(&op)) {
-      for (std::int64_t e = 0; e < f->count; ++e) c.span(kWrite, f->base + e * f->stride, 1);
-    }
+    part_accesses(cfg, sp, p, c);
   }
   c.set_sectors({});
 }
@@ -205,13 +209,13 @@ std::vector<Mask> engine_sectors(const AccelConfig& cfg, const StreamedProgram& 
   return engine_sectors(cfg, sp, std::vector<AccelConfig>{cfg}).front();
 }
 
-std::vector<std::vector<EngineAccess>> engine_access_traces(const AccelConfig& cfg, const StreamedProgram& sp) {
+std::vector<EngineAccess> engine_access_trace(const AccelConfig& cfg, const StreamedProgram& sp, std::size_t part) {
   AccessModel scratch;
-  scratch.parts.assign(sp.parts.size(), {});
-  std::vector<std::vector<EngineAccess>> traces(sp.parts.size());
+  std::vector<EngineAccess> trace;
   Counter c(cfg, sp.map, scratch);
-  engine_accesses(cfg, sp, c, scratch, nullptr, &traces);
-  return traces;
+  c.set_trace(&trace);
+  part_accesses(cfg, sp, part, c);
+  return trace;
 }
 
 AccessModel count_accesses(const AccelConfig& cfg, const StreamedProgram& sp, const FrameProgram& fp) {

@@ -48,9 +48,9 @@ struct EngineAccess {
   Port port = Port::kOther;
 };
 
-// Per part, the engine's accesses in the order of its ports' loops (each port's own accesses in the
+// Part `part`'s engine accesses in the order of its ports' loops (each port's own accesses in the
 // order it makes them; the ports interleave in time on the chip).
-std::vector<std::vector<EngineAccess>> engine_access_traces(const AccelConfig& cfg, const StreamedProgram& sp);
+std::vector<EngineAccess> engine_access_trace(const AccelConfig& cfg, const StreamedProgram& sp, std::size_t part);
 
 // Counts the engine's accesses from each part's descriptor and the DMA's from `fp`'s DMA frames.
 // Throws StreamError naming the part for a part the encoder cannot express (a pending frame).

@@ -305,7 +305,6 @@ ChipTiming chip_timing(const AccelConfig& cfg, const StreamedProgram& sp, const 
   std::vector<long long> engine_cycles;
   for (const Part& p : sp.parts) engine_cycles.push_back(part_engine_cycles(cfg, p));
   const SectorMap sectors(cfg, sp.map);
-  const std::vector<std::vector<EngineAccess>> traces = engine_access_traces(cfg, sp);
   EngineBanks engine_banks;
   OffchipMemory mem(cfg, dram_spec);
   Dma dma(cfg, g, sectors);
@@ -345,7 +344,7 @@ ChipTiming chip_timing(const AccelConfig& cfg, const StreamedProgram& sp, const 
           const long long c = engine_cycles[engine_frames++];
           t.engine_cycles += c;
           engine_free = cycle + c + 1;
-          engine_banks.start(cycle + 1, c, traces[engine_frames - 1], sp.map);
+          engine_banks.start(cycle + 1, c, engine_access_trace(cfg, sp, engine_frames - 1), sp.map);
         }
         break;
       case isa::FrameKind::kDma:
