@@ -1,14 +1,15 @@
 // The chip's timing model: the frame program run cycle by cycle on models of the units of
 // capsgen_chip (docs/rtl-chip.md "Timing model"): the frame sequencer's fetch and issue rules, the DMA's
 // register-level pipeline (burst requests ahead of the data, the burst-length and data FIFOs, the SPM
-// walker), the PMUs' barrier rule, the engine busy for its cycle model per frame, and the off-chip
-// memory the chip testbench puts behind the DMA: the cycle-level DRAM model of gen/dram with the
-// preset's minimum read latency and posted writes. It is the estimate of a streamed program's cycles on
-// the chip with DRAM (`capsgen compile --stream`, the `sim --memory dram` report, `dse nas`).
+// walker), the PMUs' barrier rule, the engine busy for its cycle model per frame, memsys refusing a
+// DMA access in a cycle the engine enables its bank (the engine's accesses from the access model, laid
+// over the part's cycles), and the off-chip memory the chip testbench puts behind the DMA
+// (dram/offchip_port.hpp). It is the estimate of a streamed program's cycles on the chip with DRAM
+// (`capsgen compile --stream`, the `sim --memory dram` report, `dse nas`).
 //
-// What it leaves out: the memory system's arbitration (a DMA access waits while the engine uses the
-// same bank), the engine's stalls on a write port the gather reads (the engine runs its model's cycles),
-// and the program memory's latency beyond one cycle.
+// What it leaves out: when exactly within a part the engine's ports other than the gather make their
+// accesses (spread evenly), the engine's stalls on a write port the gather reads (the engine runs its
+// model's cycles), and the program memory's latency beyond one cycle.
 #pragma once
 
 #include <array>
