@@ -52,7 +52,7 @@ class Counter {
     const long long words = w1 - w0 + 1;
     if (trace_ && (port == kRead || port == kWrite)) {
       EngineAccess e{m, port == kWrite, 0, trace_port_};
-      for (std::int64_t w = w0; w <= w1 && w < w0 + sec_.banks[m]; ++w) e.banks |= 1u << (w % sec_.banks[m]);
+      for (std::int64_t w = w0; w <= w1 && w < w0 + sec_.banks[m]; ++w) e.banks |= std::uint64_t{1} << (w % sec_.banks[m]);
       trace_->push_back(e);
     }
     switch (port) {

@@ -44,7 +44,7 @@ struct EngineAccess {
   enum class Port { kGather, kOther };
   int range = 0;
   bool write = false;
-  std::uint32_t banks = 0;
+  std::uint64_t banks = 0;  // up to 64 banks (config limit)
   Port port = Port::kOther;
 };
 

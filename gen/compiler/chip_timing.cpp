@@ -94,12 +94,12 @@ class EngineBanks {
   bool busy(long long cycle, int mem, int bank) const {
     const long long t = cycle - start_;
     if (t < 0 || t >= cycles_ || mem < 0) return false;
-    return (masks_[std::size_t(mem)][std::size_t(t)] >> bank) & 1u;
+    return (masks_[std::size_t(mem)][std::size_t(t)] >> bank) & 1u;  // bank < 64
   }
 
  private:
   long long start_ = 0, cycles_ = 1;
-  std::array<std::vector<std::uint32_t>, kOnchipMemories> masks_;
+  std::array<std::vector<std::uint64_t>, kOnchipMemories> masks_;
 };
 
 // capsgen_dma (gen/emit/dma.cpp) behind memsys, which returns read data a cycle after the grant and
