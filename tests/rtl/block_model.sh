@@ -1,6 +1,19 @@
-# Sourced by the RTL case scripts of tests/rtl: builds tb_blocks with only the named block tests
-# (CAPSGEN_TB_BLOCKS, ;-separated) on one RTL directory. Prints the tail of the log and exits 1 when
-# configuring or building fails.
+# Sourced by the RTL case scripts of tests/rtl: their work directories, and tb_blocks with only the
+# named block tests (CAPSGEN_TB_BLOCKS, ;-separated) built on one RTL directory.
+
+# The case's work directory, created; prints its absolute path.
+# usage: work="$(case_work_dir WORK)"
+case_work_dir() {
+  mkdir -p "$1" && (cd "$1" && pwd)
+}
+
+# An empty place for generated RTL under WORK; prints its path.
+# usage: rtl="$(fresh_rtl_dir WORK)"
+fresh_rtl_dir() {
+  rm -rf "$1/rtl" && echo "$1/rtl"
+}
+
+# Builds tb_blocks; prints the tail of the log and exits 1 when configuring or building fails.
 # usage: build_block_model ROOT RTL_DIR BUILD_DIR BLOCKS
 build_block_model() {
   local root="$1" rtl="$2" build="$3" blocks="$4"

@@ -9,10 +9,8 @@ capsgen="$1" work="$2"
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 # shellcheck source=tests/rtl/block_model.sh
 source "$root/tests/rtl/block_model.sh"
-mkdir -p "$work"
-work="$(cd "$work" && pwd)"
-rtl="$work/rtl"
-rm -rf "$rtl"
+work="$(case_work_dir "$work")"
+rtl="$(fresh_rtl_dir "$work")"
 "$capsgen" generate --config "$root/configs/tiny-2x2.yaml" --out "$rtl" > /dev/null
 sed -i "s/^  assign req_len_o = rq_len;$/  assign req_len_o = req_ready_i ? 4'd0 : rq_len;/" "$rtl/capsgen_dma.v"
 grep -q "assign req_len_o = req_ready_i ? 4'd0 : rq_len;" "$rtl/capsgen_dma.v" ||

@@ -12,10 +12,8 @@ capsgen="$1" work="$2" mode="$3"
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 # shellcheck source=tests/rtl/block_model.sh
 source "$root/tests/rtl/block_model.sh"
-mkdir -p "$work"
-work="$(cd "$work" && pwd)"
-rtl="$work/rtl"
-rm -rf "$rtl"
+work="$(case_work_dir "$work")"
+rtl="$(fresh_rtl_dir "$work")"
 case "$mode" in
   nopg)
     sed 's/^\(  power_gating:\) true/\1 false/' "$root/configs/tiny-2x2.yaml" > "$work/tiny-2x2-nopg.yaml"

@@ -16,8 +16,7 @@ capsgen="$1" work="$2"
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 # shellcheck source=tests/rtl/block_model.sh
 source "$root/tests/rtl/block_model.sh"
-mkdir -p "$work"
-work="$(cd "$work" && pwd)"
+work="$(case_work_dir "$work")"
 config="$work/tiny-2x2-pim.yaml"
 sed -e 's/^name: tiny-2x2$/name: tiny-2x2-pim/' \
     -e 's/^\(  sqrt_out_bits: .*\)$/\1\n  sqrt_kind: pim-rsqrt/' \
@@ -30,8 +29,7 @@ if [[ "${3:-}" == --chip ]]; then
   "$capsgen" sim --memory dram --config "$config" --model "$root/models/capsnet-tiny.yaml" --seed 1 --work "$work/chip"
   exit
 fi
-rtl="$work/rtl"
-rm -rf "$rtl"
+rtl="$(fresh_rtl_dir "$work")"
 "$capsgen" generate --config "$config" --out "$rtl" > /dev/null
 for m in capsgen_act_pim_exp capsgen_act_pim_rsqrt capsgen_act_pim_recip; do
   grep -q "^module $m" "$rtl/$m.v" || { echo "pim_cases.sh: $m not generated"; exit 1; }
