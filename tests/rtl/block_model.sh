@@ -22,3 +22,15 @@ build_block_model() {
   cmake --build "$build" -j "${CAPSGEN_RTL_JOBS:-2}" > "$build.build.log" 2>&1 ||
     { tail -50 "$build.build.log"; echo "FAIL build"; exit 1; }
 }
+
+# Builds tb_blocks with BLOCK only and runs its test on RTL_DIR with seed 1: sets block_out (what it
+# printed) and block_rc (its exit status).
+# usage: run_block_test ROOT RTL_DIR WORK BLOCK
+run_block_test() {
+  local root="$1" rtl="$2" work="$3" block="$4"
+  build_block_model "$root" "$rtl" "$work/build" "$block"
+  set +e
+  block_out="$("$work/build/tb_blocks" "$block" --rtl "$rtl" --seed 1 2>&1)"
+  block_rc=$?
+  set -e
+}

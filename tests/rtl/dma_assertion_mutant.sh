@@ -15,13 +15,9 @@ rtl="$(fresh_rtl_dir "$work")"
 sed -i "s/^  assign req_len_o = rq_len;$/  assign req_len_o = req_ready_i ? 4'd0 : rq_len;/" "$rtl/capsgen_dma.v"
 grep -q "assign req_len_o = req_ready_i ? 4'd0 : rq_len;" "$rtl/capsgen_dma.v" ||
   { echo "dma_assertion_mutant.sh: the mutation did not apply"; exit 1; }
-build_block_model "$root" "$rtl" "$work/build" dma
-set +e
-out="$("$work/build/tb_blocks" dma --rtl "$rtl" --seed 1 2>&1)"
-rc=$?
-set -e
-printf '%s\n' "$out" | grep -E 'Assertion failed|MISMATCH|FAIL|PASS' | head -4
-[[ "$rc" -ne 0 ]] || { echo "expected the mutant's block test to fail"; exit 1; }
-printf '%s\n' "$out" | grep -Eq 'Assertion failed in [A-Za-z_.]*\.a_burst_len: ' ||
+run_block_test "$root" "$rtl" "$work" dma
+printf '%s\n' "$block_out" | grep -E 'Assertion failed|MISMATCH|FAIL|PASS' | head -4
+[[ "$block_rc" -ne 0 ]] || { echo "expected the mutant's block test to fail"; exit 1; }
+printf '%s\n' "$block_out" | grep -Eq 'Assertion failed in [A-Za-z_.]*\.a_burst_len: ' ||
   { echo "the failure does not name a_burst_len"; exit 1; }
 echo "mutant caught by a_burst_len"

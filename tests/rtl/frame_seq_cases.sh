@@ -30,11 +30,8 @@ case "$mode" in
     ;;
   *) echo "usage: frame_seq_cases.sh CAPSGEN WORK nopg|mutant" >&2; exit 2 ;;
 esac
-build_block_model "$root" "$rtl" "$work/build" frame_seq
-set +e
-out="$("$work/build/tb_blocks" frame_seq --rtl "$rtl" --seed 1 2>&1)"
-rc=$?
-set -e
+run_block_test "$root" "$rtl" "$work" frame_seq
+out="$block_out" rc="$block_rc"
 printf '%s\n' "$out" | grep -E 'MISMATCH|FAIL|PASS' | head -4
 if [[ "$mode" == nopg ]]; then
   [[ "$rc" -eq 0 ]] || { echo "expected the block test to pass, exit status $rc"; exit 1; }
