@@ -114,9 +114,11 @@ void write_outputs(const Args& args, const WorkloadInput& in, const isa::Program
   }
 }
 
-// The streamed program's parts per instruction (traffic, each byte once, cycles) and its totals; returns
-// the totals as the stream.json document (schemas/stream-stats.schema.json) that --out writes.
-nlohmann::ordered_json print_streamed(const Workload& w, const isa::Program& prog, const StreamedProgram& streamed) {
+// The streamed program's parts per instruction (traffic, each byte once, cycles), its totals and its
+// frame program's cycles on the chip; returns the totals as the stream.json document
+// (schemas/stream-stats.schema.json) that --out writes.
+nlohmann::ordered_json print_streamed(const Workload& w, const isa::Program& prog, const StreamedProgram& streamed,
+                                      const FrameProgram& fp) {
   const StreamStats st = stream_stats(prog, streamed);
   fmt::print("\nstreamed through the scratchpad (data {} / weight {} / acc {} / shared {} elements{}, half each per part):\n\n",
              streamed.map.elements[0], streamed.map.elements[1], streamed.map.elements[2], streamed.map.elements[3],
@@ -150,20 +152,15 @@ nlohmann::ordered_json print_streamed(const Workload& w, const isa::Program& pro
              st.rmw_loads, w.cfg.clock.target_mhz * 1e6 / double(tm.cycles), w.cfg.clock.target_mhz);
   // The chip's timing model, where the chip can run the frame program (no pending engine frame).
   long long chip_cycles = -1;
-  try {
-    const FrameProgram fp = build_frame_program(w.cfg, prog, streamed);
-    if (fp.pending == 0) {
-      const dram::DramSpec dram_spec = dram::offchip_dram(w.cfg.offchip.dram);
-      const ChipTiming ct = chip_timing(w.cfg, streamed, fp, dram_spec);
-      chip_cycles = ct.cycles;
-      const ChipCycleClasses& c = ct.classes;
-      fmt::print("on the chip with {} (chip_timing): {} cycles = {:.1f} inferences/s; fetch {}, issue {}, engine busy {}, "
-                 "wait for DMA {}, store waits for the engine {}, DMA busy {}, PMU wait {}, drain {}; DMA waits for the engine {}\n",
-                 dram_spec.name, ct.cycles, w.cfg.clock.target_mhz * 1e6 / double(ct.cycles), c.fetch,
-                 c.engine + c.dma + c.pmu, c.eng_busy, c.wait_dma, c.wait_engine, c.dma_busy, c.pmu_wait, c.drain, fmt::join(ct.dma_wait, "/"));
-    }
-  } catch (const StreamError&) {
-    // No frame program: the chip cannot run it (the frame options say why).
+  if (fp.pending == 0) {
+    const dram::DramSpec dram_spec = dram::offchip_dram(w.cfg.offchip.dram);
+    const ChipTiming ct = chip_timing(w.cfg, streamed, fp, dram_spec);
+    chip_cycles = ct.cycles;
+    const ChipCycleClasses& c = ct.classes;
+    fmt::print("on the chip with {} (chip_timing): {} cycles = {:.1f} inferences/s; fetch {}, issue {}, engine busy {}, "
+               "wait for DMA {}, store waits for the engine {}, DMA busy {}, PMU wait {}, drain {}; DMA waits for the engine {}\n",
+               dram_spec.name, ct.cycles, w.cfg.clock.target_mhz * 1e6 / double(ct.cycles), c.fetch,
+               c.engine + c.dma + c.pmu, c.eng_busy, c.wait_dma, c.wait_engine, c.dma_busy, c.pmu_wait, c.drain, fmt::join(ct.dma_wait, "/"));
   }
   return {{"schema", "capsgen.stream-stats/1"},
           {"network", w.net.name},
@@ -185,14 +182,17 @@ nlohmann::ordered_json print_streamed(const Workload& w, const isa::Program& pro
           {"inferences_per_second", w.cfg.clock.target_mhz * 1e6 / double(tm.cycles)}};
 }
 
-// The frame program of the streamed program; --frames writes it.
+// The frame program of the streamed program.
 FrameProgram frame_program(const Args& args, const Workload& w, const isa::Program& prog, const StreamedProgram& streamed) {
-  FrameProgram frames;
   try {
-    frames = build_frame_program(w.cfg, prog, streamed);
+    return build_frame_program(w.cfg, prog, streamed);
   } catch (const StreamError& e) {
     throw InputError(args.get_opt("config").value_or("configs/capsacc-16x16.yaml"), 0, 0, "--stream", e.what());
   }
+}
+
+// The frame program's counts; --frames writes it.
+void report_frames(const Args& args, const Workload& w, const FrameProgram& frames) {
   fmt::print("frames: {} ({} engine of which {} pending the encoder, {} DMA, {} PMU, 1 end), {} words of 32 bits; {} "
              "parts store before the next part's loads\n",
              frames.frames.size(), frames.engine, frames.pending, frames.dma, frames.pmu, frames.words(),
@@ -209,7 +209,6 @@ FrameProgram frame_program(const Args& args, const Workload& w, const isa::Progr
     write_file_atomic(*dir + "/frames.txt", txt);
     fmt::print("wrote {}/frames.hex and {}/frames.txt\n", *dir, *dir);
   }
-  return frames;
 }
 
 // --check: the flat program against the golden model, then with --stream the streamed program and
@@ -289,12 +288,13 @@ int cmd_compile(const std::vector<std::string>& argv) {
     } catch (const StreamError& e) {
       throw InputError(args.get_opt("config").value_or("configs/capsacc-16x16.yaml"), 0, 0, "--stream", e.what());
     }
-    const nlohmann::ordered_json summary = print_streamed(w, prog, streamed);
+    frames = frame_program(args, w, prog, streamed);
+    const nlohmann::ordered_json summary = print_streamed(w, prog, streamed, frames);
     if (auto dir = args.get_opt("out")) {
       write_file_atomic(*dir + "/stream.json", summary.dump(2) + "\n");
       fmt::print("wrote {}/stream.json\n", *dir);
     }
-    frames = frame_program(args, w, prog, streamed);
+    report_frames(args, w, frames);
   }
   return args.has("check") ? check_programs(args, w, in.input, prog, streamed, frames) : 0;
 }
