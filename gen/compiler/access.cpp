@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "isa/engine_descriptor.hpp"
+#include "isa/engine_timing.hpp"
 #include "isa/gather.hpp"
 
 namespace capsgen {
@@ -27,8 +28,8 @@ class Counter {
   void set_part(PartAccesses* p) { part_ = p; }
   // Where every engine access also goes, with the banks it enables (null: nowhere).
   void set_trace(std::vector<EngineAccess>* t) { trace_ = t; }
-  // The port the next spans come from (traces only).
-  void set_port(EngineAccess::Port p) { trace_port_ = p; }
+  // The engine cycle of the next span (traces only; -1: unscheduled).
+  void set_cycle(long long cycle) { trace_cycle_ = cycle; }
   // One mask per layout (or none).
   void set_sectors(std::vector<Mask*> s) { sectors_ = std::move(s); }
 
@@ -51,7 +52,7 @@ class Counter {
         (*sectors_[k])[std::size_t(pm)] |= 1u << s;
     const long long words = w1 - w0 + 1;
     if (trace_ && (port == kRead || port == kWrite)) {
-      EngineAccess e{m, port == kWrite, 0, trace_port_};
+      EngineAccess e{m, port == kWrite, 0, trace_cycle_};
       for (std::int64_t w = w0; w <= w1 && w < w0 + sec_.banks[m]; ++w) e.banks |= std::uint64_t{1} << (w % sec_.banks[m]);
       trace_->push_back(e);
     }
@@ -80,50 +81,78 @@ class Counter {
   AccessModel& out_;
   PartAccesses* part_ = nullptr;
   std::vector<EngineAccess>* trace_ = nullptr;
-  EngineAccess::Port trace_port_ = EngineAccess::Port::kOther;
+  long long trace_cycle_ = -1;
   std::vector<SectorMap> layouts_;
   std::vector<Mask*> sectors_;
 };
 
 // A Gemm's port traffic (docs/rtl-engine.md), in the streamer's loop order: for b, for each block, for
 // k < k_chunks: the tiles' rows (tile reader), the block's data (gather unit or vector walker), the
-// issued vectors' init reads (chunk 0), and on the last chunk the writer's records.
-void gemm_accesses(const isa::Gemm& g, const isa::EngineDescriptor& d, int rows, int cols, Counter& c) {
+// issued vectors' init reads (chunk 0), and on the last chunk the writer's records. With `when` (the
+// engine's cycle model of the part), every access carries its cycle: the gather's or the vector
+// walker's reads one per cycle from their step's start, a tile's rows one per cycle from its load, a
+// vector's init read at its issue, a record's columns one per cycle from the writer's start on it.
+void gemm_accesses(const isa::Gemm& g, const isa::EngineDescriptor& d, int rows, int cols, Counter& c,
+                   const isa::GemmSchedule* when = nullptr) {
   const isa::TileSource& t = g.tile;
   const isa::DataSource& s = g.data;
   const isa::OutTarget& o = g.out;
-  c.set_port(EngineAccess::Port::kGather);
-  if (!d.v_mode)
-    for (const isa::GatherElement& e : isa::gather_sequence(g, rows))
+  std::size_t step = 0, tile = 0, vector = 0;  // indices into `when`'s lists
+  const auto at = [&](const std::vector<long long> isa::GemmSchedule::*times, std::size_t i, long long offset) {
+    const std::vector<long long>* v = when ? &(when->*times) : nullptr;
+    c.set_cycle(v && i < v->size() && (*v)[i] >= 0 ? (*v)[i] + offset : -1);
+  };
+  if (!d.v_mode) {  // the gather unit: a step's elements one per cycle from its start
+    long long element = 0;
+    for (const isa::GatherElement& e : isa::gather_sequence(g, rows)) {
+      at(&isa::GemmSchedule::step_data, step, element++);
       if (!e.zero) c.span(kRead, e.addr, 1);
-  c.set_port(EngineAccess::Port::kOther);
+      if (e.chunk_last) {
+        ++step;
+        element = 0;
+      }
+    }
+    step = 0;
+  }
   const int group_rows = d.t_diag ? rows / std::max(1, t.diag_groups) : rows;
   for (int b = 0; b < g.batch; ++b)
     for (int m0 = 0; m0 < g.m_total; m0 += g.m_block) {
       const int mb = std::min(g.m_block, g.m_total - m0);
-      for (int k = 0; k < g.k_chunks; ++k) {
-        for (int n = 0; n < g.n_tiles; ++n) {
+      for (int k = 0; k < g.k_chunks; ++k, ++step) {
+        for (int n = 0; n < g.n_tiles; ++n, ++tile) {
           const int lanes = std::min(cols, g.n_total - n * cols);
           const std::int64_t tb = t.base + b * t.s_b + k * t.s_k + n * t.s_n;
+          long long cycle = 0;  // the tile reader's cycles into the load
           for (int r = rows - 1; r >= 0; --r) {
             if (d.t_diag) {
               const int grp = r / group_rows, e = r % group_rows;
+              at(&isa::GemmSchedule::tile_load, tile, cycle++);
               if (e < g.r_total && grp < g.n_total && grp < cols) c.span(kRead, tb + e * t.s_r, cols);
               continue;
             }
-            if (k * rows + r >= g.r_total) continue;
+            if (k * rows + r >= g.r_total) {
+              ++cycle;
+              continue;
+            }
             const std::int64_t ra = tb + r * t.s_r;
             if (d.t_strided)
-              for (int col = 0; col < std::max(1, lanes); ++col) c.span(kRead, ra + col * t.s_c, cols);
-            else
+              for (int col = 0; col < std::max(1, lanes); ++col) {
+                at(&isa::GemmSchedule::tile_load, tile, cycle++);
+                c.span(kRead, ra + col * t.s_c, cols);
+              }
+            else {
+              at(&isa::GemmSchedule::tile_load, tile, cycle++);
               c.span(kRead, ra, cols);
+            }
           }
-          for (int mi = 0; mi < mb; ++mi) {
+          for (int mi = 0; mi < mb; ++mi, ++vector) {
             const int m = m0 + mi;
+            at(&isa::GemmSchedule::issue, vector, 0);
             if (k == 0 && d.init_bias) c.span(kRead, g.init.base + std::int64_t(n) * cols, cols);
             // brd always reads a row of `cols` psum codes; a per-output init uses lane 0.
             if (k == 0 && d.init_out) c.span(kRead, g.init.base + b * g.init.s_b + m * g.init.s_m, cols);
             if (k + 1 < g.k_chunks || g.acc_hold) continue;
+            at(&isa::GemmSchedule::record, vector, 0);
             const std::int64_t mbase = o.base + b * o.s_b + m * o.s_m;
             if (o.select_mod > 0) {
               const int mm = m % o.select_mod;
@@ -133,15 +162,20 @@ void gemm_accesses(const isa::Gemm& g, const isa::EngineDescriptor& d, int rows,
             } else {
               for (int col = 0; col < lanes; ++col) {
                 const int out = n * cols + col;
+                at(&isa::GemmSchedule::record, vector, col);
                 c.span(kWrite, mbase + (out / o.o_div) * o.s_o1 + (out % o.o_div) * o.s_o2, 1);
               }
             }
           }
         }
         if (d.v_mode)
-          for (int mi = 0; mi < mb; ++mi) c.span(kRead, s.base + b * s.s_b + (m0 + mi) * s.s_m + k * s.s_k, rows);
+          for (int mi = 0; mi < mb; ++mi) {
+            at(&isa::GemmSchedule::step_data, step, mi);
+            c.span(kRead, s.base + b * s.s_b + (m0 + mi) * s.s_m + k * s.s_k, rows);
+          }
       }
     }
+  c.set_cycle(-1);
 }
 
 void activate_accesses(const isa::Activate& a, Counter& c) {
@@ -159,8 +193,9 @@ std::int64_t sext(std::uint32_t v, int bits) {
   return (x >> (bits - 1)) & 1 ? x - (std::int64_t{1} << bits) : x;
 }
 
-// Part p's engine accesses (counted against c's current part).
-void part_accesses(const AccelConfig& cfg, const StreamedProgram& sp, std::size_t p, Counter& c) {
+// Part p's engine accesses (counted against c's current part); `scheduled`: with their cycles.
+void part_accesses(const AccelConfig& cfg, const StreamedProgram& sp, std::size_t p, Counter& c,
+                   bool scheduled = false) {
   const int rows = cfg.array.rows, cols = cfg.array.cols;
   const isa::Instr& op = sp.parts[p].op;
   if (const auto* g = std::get_if<isa::Gemm>(&op)) {
@@ -170,7 +205,10 @@ void part_accesses(const AccelConfig& cfg, const StreamedProgram& sp, std::size_
     } catch (const std::invalid_argument& e) {
       throw StreamError(fmt::format("access model: part {} ({}): {}", p, g->name, e.what()));
     }
-    gemm_accesses(*g, d, rows, cols, c);
+    isa::GemmSchedule when;
+    if (scheduled)
+      isa::engine_timing(d, {rows, cols, cfg.array.pe_pipeline, cfg.widths.act}, &when);
+    gemm_accesses(*g, d, rows, cols, c, scheduled ? &when : nullptr);
   } else if (const auto* a = std::get_if<isa::Activate>(&op)) {
     activate_accesses(*a, c);
   } else if (const auto* f = std::get_if<isa::Fill>(&op)) {
@@ -214,7 +252,7 @@ std::vector<EngineAccess> engine_access_trace(const AccelConfig& cfg, const Stre
   std::vector<EngineAccess> trace;
   Counter c(cfg, sp.map, scratch);
   c.set_trace(&trace);
-  part_accesses(cfg, sp, part, c);
+  part_accesses(cfg, sp, part, c, true);
   return trace;
 }
 

@@ -39,17 +39,16 @@ struct AccessModel {
 // One engine access: its range (data, weight, acc, shared, lanes), whether it writes, and the banks
 // of that range's memory it enables (bit b: bank b).
 struct EngineAccess {
-  // kGather: the gather's element reads, which run ahead of the array an element per cycle (its
-  // vector mode reads at the array's pace: kOther).
-  enum class Port { kGather, kOther };
   int range = 0;
   bool write = false;
   std::uint64_t banks = 0;  // up to 64 banks (config limit)
-  Port port = Port::kOther;
+  // The engine cycle of the access from the part's accept (the first is 1), where the engine's cycle
+  // model schedules it (a Gemm's accesses); -1: unscheduled (activation passes, fills).
+  long long cycle = -1;
 };
 
 // Part `part`'s engine accesses in the order of its ports' loops (each port's own accesses in the
-// order it makes them; the ports interleave in time on the chip).
+// order it makes them), a Gemm's with the cycles the engine's cycle model gives them.
 std::vector<EngineAccess> engine_access_trace(const AccelConfig& cfg, const StreamedProgram& sp, std::size_t part);
 
 // Counts the engine's accesses from each part's descriptor and the DMA's from `fp`'s DMA frames.

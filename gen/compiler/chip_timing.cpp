@@ -65,9 +65,10 @@ class OffchipMemory {
   std::deque<Write> writes_;
 };
 
-// The banks the running part's engine enables, cycle by cycle (per physical memory): each port's
-// accesses (the access model's, in the order the port makes them) spread evenly over the part's
-// cycles, the ports' streams ORed together.
+// The banks the running part's engine enables, cycle by cycle (per physical memory), the ports'
+// accesses ORed together: a Gemm's where the engine's cycle model schedules them
+// (EngineAccess::cycle), any other part's (activation passes, fills) spread evenly over its cycles,
+// each memory's reads and writes as a stream.
 class EngineBanks {
  public:
   // The part of `cycles` engine cycles starting in `start` with accesses `trace`.
@@ -75,19 +76,15 @@ class EngineBanks {
     start_ = start;
     cycles_ = std::max(1LL, cycles);
     for (auto& m : masks_) m.assign(std::size_t(cycles_), 0);
-    // Each port's stream: the accesses of one range, reads or writes.
+    // The unscheduled streams: the accesses of one range, reads or writes.
     std::array<std::array<long long, 2>, kOnchipMemories> total{}, seen{};
     for (const EngineAccess& a : trace)
-      if (a.port != EngineAccess::Port::kGather) ++total[std::size_t(a.range)][a.write];
-    long long gathered = 0;
+      if (a.cycle < 0) ++total[std::size_t(a.range)][a.write];
     for (const EngineAccess& a : trace) {
-      if (a.port == EngineAccess::Port::kGather) {  // an element per cycle from the start
-        masks_[std::size_t(map.phys(a.range))][std::size_t(std::min(gathered++, cycles_ - 1))] |= a.banks;
-        continue;
-      }
-      const long long i = seen[std::size_t(a.range)][a.write]++;
-      const long long at = i * cycles_ / total[std::size_t(a.range)][a.write];
-      masks_[std::size_t(map.phys(a.range))][std::size_t(at)] |= a.banks;
+      // Engine cycle 1 (the cycle after the accept) is the part's first here.
+      const long long at = a.cycle >= 0 ? a.cycle - 1
+                                        : seen[std::size_t(a.range)][a.write]++ * cycles_ / total[std::size_t(a.range)][a.write];
+      masks_[std::size_t(map.phys(a.range))][std::size_t(std::clamp(at, 0LL, cycles_ - 1))] |= a.banks;
     }
   }
   // Whether the engine enables bank `bank` of physical memory `mem` in `cycle`.

@@ -28,7 +28,7 @@ long long record_cycles(const EngineDescriptor& d, const EngineTimingShape& s, i
   return std::max<long long>(1, std::min<long long>(s.cols, (long long)d.n_total - (long long)n * s.cols));
 }
 
-EngineTiming gemm_timing(const EngineDescriptor& d, const EngineTimingShape& s) {
+EngineTiming gemm_timing(const EngineDescriptor& d, const EngineTimingShape& s, GemmSchedule* when) {
   const GatherDescriptor& g = d.gather;
   EngineTiming t;
   if (g.batch == 0 || g.m_total == 0 || g.m_block == 0 || g.k_chunks == 0 || d.n_tiles == 0) {
@@ -60,6 +60,7 @@ EngineTiming gemm_timing(const EngineDescriptor& d, const EngineTimingShape& s) 
           start = std::max(start, release.front() + 1);
           release.pop_front();
         }
+        if (when) when->step_data.push_back(start);
         const long long last_elem = start + mb * (d.v_mode ? 1 : s.rows) - 1;
         gather_free = last_elem + 2;             // the element after a block's last waits a cycle
         const long long staged = last_elem + 2;  // written in +1, readable in the cycle after the commit
@@ -68,6 +69,7 @@ EngineTiming gemm_timing(const EngineDescriptor& d, const EngineTimingShape& s) 
           const long long load = tile_load_cycles(d, s, k, n);
           const long long w = record_cycles(d, s, n);
           long long ready = first_tile ? 1 + load : tile_ready;
+          if (when) when->tile_load.push_back(ready - load);
           for (long long mi = 0; mi < mb; ++mi) {
             long long at = prev_issue + 1;
             long long stall_data = 0, stall_tile = 0, stall_out = 0;
@@ -96,9 +98,14 @@ EngineTiming gemm_timing(const EngineDescriptor& d, const EngineTimingShape& s) 
               tile_ready = tt + tile_load_cycles(d, s, next_k, next_n);
             }
             prev_issue = tt;
+            if (when) {
+              when->issue.push_back(tt);
+              when->record.push_back(-1);
+            }
             if (last_k) {
               const long long arrive = tt + to_fifo;
               const long long begin = std::max(arrive, writer_free + 1);
+              if (when) when->record.back() = begin;
               writer_free = begin + w - 1;
               last_pop = writer_free;
               pops.push_back(last_pop);
@@ -135,9 +142,9 @@ EngineTiming activate_timing(const EngineDescriptor& d, const EngineTimingShape&
 
 }  // namespace
 
-EngineTiming engine_timing(const EngineDescriptor& d, const EngineTimingShape& shape) {
+EngineTiming engine_timing(const EngineDescriptor& d, const EngineTimingShape& shape, GemmSchedule* schedule) {
   switch (d.kind) {
-    case 0: return gemm_timing(d, shape);
+    case 0: return gemm_timing(d, shape, schedule);
     case 1: return activate_timing(d, shape);
     default: {
       EngineTiming t;

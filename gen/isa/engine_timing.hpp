@@ -41,8 +41,19 @@ struct EngineTiming {
   long long stall_data = 0, stall_tile = 0, stall_out = 0;
 };
 
+// When a Gemm's ports act, in engine cycles from the descriptor's accept (the first is 1), for the
+// models of the memories behind them (compiler/chip_timing.hpp). Vectors are numbered in the
+// streamer's order (batch, output block, k chunk, tile, vector), tiles and steps in theirs.
+struct GemmSchedule {
+  std::vector<long long> step_data;  // per (batch, block, k chunk): the gather's first element (or vector)
+  std::vector<long long> tile_load;  // per tile: the tile reader's first row
+  std::vector<long long> issue;      // per vector: the cycle the streamer issues it
+  std::vector<long long> record;     // per vector: the writer's first cycle on its record (-1: not the last chunk)
+};
+
 // The modelled cycles of one descriptor (kind 0, 1 or 2). Cost is linear in the vectors streamed.
-EngineTiming engine_timing(const EngineDescriptor& d, const EngineTimingShape& shape);
+// A Gemm's schedule goes to `schedule` when it is not null.
+EngineTiming engine_timing(const EngineDescriptor& d, const EngineTimingShape& shape, GemmSchedule* schedule = nullptr);
 
 // The modelled cycles of one program instruction as the engine would run it. The accumulator depth
 // does not enter the timing, so a Gemm with more tiles than accumulator entries (which the encoder

@@ -45,7 +45,7 @@ TEST(Access, HandCountedGemm) {
   g.out.base = 100;  // vector m's two outputs at 100 + 2m: one record write each
   g.out.s_m = 2;
   g.out.s_o1 = 1;
-  sp.parts.push_back({0, 0, g, {}, {}});
+  sp.parts.push_back({0, 0, g, {}, {}, {}});
   const AccessModel a = count_accesses(cfg, sp, FrameProgram{});
   // Data: six 2-element vector reads at 0, 2, 3, 5, 6, 8: words 1+1+2+2+1+1; three record writes.
   EXPECT_EQ(a.mem[0].eng_rd, 8);
@@ -64,7 +64,7 @@ TEST(Access, HandCountedGemm) {
   isa::Gemm held = g;
   held.acc_hold = true;
   held.init.kind = isa::AccInit::Kind::kZero;
-  sp.parts.assign(1, {0, 0, held, {}, {}});
+  sp.parts.assign(1, {0, 0, held, {}, {}, {}});
   const AccessModel h = count_accesses(cfg, sp, FrameProgram{});
   EXPECT_EQ(h.mem[0].eng_wr, 0);
   EXPECT_EQ(h.mem[2].eng_rd, 0);

@@ -4,6 +4,8 @@
 // measured == modelled cycles and stall cycles), and on whole compiled networks in test_compiler.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "isa/engine_timing.hpp"
 
 namespace capsgen::isa {
@@ -35,6 +37,27 @@ TEST(EngineTiming, OneBlockOneTileByHand) {
   EXPECT_EQ(t.stall_out, 0);
   // A pipelined PE adds one array cycle.
   EXPECT_EQ(engine_timing(affine(4, 4, 1, 1, 2, 2), {2, 2, true, 8}).cycles, 30);
+}
+
+TEST(EngineTiming, ScheduleOfTheHandWorkedGemm) {
+  // The Gemm above: where each port acts (the chip's timing model lays the memory accesses there).
+  GemmSchedule when;
+  const EngineTiming t = engine_timing(affine(4, 4, 1, 1, 2, 2), {2, 2, false, 8}, &when);
+  EXPECT_EQ(t.cycles, 29);
+  EXPECT_EQ(when.step_data, (std::vector<long long>{1}));
+  EXPECT_EQ(when.tile_load, (std::vector<long long>{1}));
+  EXPECT_EQ(when.issue, (std::vector<long long>{10, 11, 12, 13}));
+  EXPECT_EQ(when.record, (std::vector<long long>{20, 22, 24, 26}));
+  // Two chunks of 2 rows: the second chunk's block goes to the other staging buffer, from the cycle
+  // after the one the first block's last element (cycle 8) leaves free; only the last chunk's
+  // vectors make records.
+  GemmSchedule two;
+  engine_timing(affine(4, 4, 2, 1, 2, 4), {2, 2, false, 8}, &two);
+  EXPECT_EQ(two.step_data, (std::vector<long long>{1, 10}));
+  EXPECT_EQ(two.tile_load.size(), 2u);
+  EXPECT_EQ(two.issue.size(), 8u);
+  EXPECT_EQ(std::count(two.record.begin(), two.record.begin() + 4, -1), 4);
+  EXPECT_EQ(std::count(two.record.begin() + 4, two.record.end(), -1), 0);
 }
 
 TEST(EngineTiming, VectorWideGatherStagesAVectorPerCycle) {
