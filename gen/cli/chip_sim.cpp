@@ -139,16 +139,17 @@ std::string chip_summary_md(const ChipReport& a) {
 }
 
 // The table of instructions (engine cycles against the model) and the engine's totals and stalls.
-std::string chip_instrs_md(const sim::ChipResults& g) {
+std::string chip_instrs_md(const sim::ChipResults& g, const ChipTiming& model) {
   std::string md = "| # | operation | parts | engine cycles (RTL) | model | error |\n|---|---|---:|---:|---:|---:|\n";
   for (const sim::ChipInstruction& i : g.instructions)
     md += fmt::format("| {} | {} | {} | {} | {} | {:+.2f}% |\n", i.index, i.name, i.parts, i.cycles, i.model,
                       i.cycles ? 100.0 * double(i.model - i.cycles) / double(i.cycles) : 0.0);
   const long long ec = g.program.engine_cycles, em = g.program.engine_model_cycles;
   const sim::EngineStalls& st = g.engine_stalls;
-  md += fmt::format("\n- engine: {} cycles in its frames (model {}, {:+.3f}%), stalls: data {}, tile {}, output {}, write port {}\n",
-                    ec, em, ec ? 100.0 * double(em - ec) / double(ec) : 0.0, st.stall_data, st.stall_tile, st.stall_out,
-                    st.wr_wait);
+  md += fmt::format("\n- engine: {} cycles in its frames (model {}, {:+.3f}%; the chip model {}), stalls: data {}, tile {}, "
+                    "output {}, write port {} (the chip model {})\n",
+                    ec, em, ec ? 100.0 * double(em - ec) / double(ec) : 0.0, model.engine_cycles + model.engine_late,
+                    st.stall_data, st.stall_tile, st.stall_out, st.wr_wait, model.engine_write_waits);
   return md;
 }
 
@@ -255,7 +256,7 @@ std::string chip_trace_md(const ChipReport& a, std::string& gtkw) {
 // The Markdown report (`gtkw` gets the .gtkw's path with --trace).
 std::string chip_report_md(const ChipReport& a, const std::string& energy_md, std::string& gtkw) {
   const StreamDump& sd = a.run.sd;
-  std::string md = chip_summary_md(a) + chip_instrs_md(a.g) + chip_sequencer_md(a) + chip_offchip_md(a.g.dram) +
+  std::string md = chip_summary_md(a) + chip_instrs_md(a.g, a.run.sd.chip_model) + chip_sequencer_md(a) + chip_offchip_md(a.g.dram) +
                    chip_memories_md(a) + chip_sectors_md(a) + energy_md;
   md += fmt::format("\n- checks: {} store beats and {} operations' regions ({} elements) against the golden model, then the whole "
                     "DRAM image ({} bytes)\n",
@@ -279,7 +280,8 @@ void chip_parts_json(const ChipReport& a, nlohmann::ordered_json& j) {
   j["instructions"] = jins;
   for (const SeqClass& c : kClasses) j["sequencer_cycles"][c.key] = g.sequencer.*c.cycles;
   const sim::EngineStalls& st = g.engine_stalls;
-  j["engine_stalls"] = {{"stall_data", st.stall_data}, {"stall_out", st.stall_out}, {"stall_tile", st.stall_tile}, {"wr_wait", st.wr_wait}};
+  j["engine_stalls"] = {{"stall_data", st.stall_data}, {"stall_out", st.stall_out}, {"stall_tile", st.stall_tile}, {"wr_wait", st.wr_wait},
+                        {"wr_wait_chip_model", a.run.sd.chip_model.engine_write_waits}};
   const sim::DramTraffic& d = g.dram;
   j["offchip"] = {{"act_pj", d.act_pj},         {"bytes", d.bytes},
                   {"conflicts", d.conflicts},   {"energy_pj", d.energy_pj},

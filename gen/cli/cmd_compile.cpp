@@ -158,9 +158,11 @@ nlohmann::ordered_json print_streamed(const Workload& w, const isa::Program& pro
     chip_cycles = ct.cycles;
     const ChipCycleClasses& c = ct.classes;
     fmt::print("on the chip with {} (chip_timing): {} cycles = {:.1f} inferences/s; fetch {}, issue {}, engine busy {}, "
-               "wait for DMA {}, store waits for the engine {}, DMA busy {}, PMU wait {}, drain {}; DMA waits for the engine {}\n",
+               "wait for DMA {}, store waits for the engine {}, DMA busy {}, PMU wait {}, drain {}; DMA waits for the engine {}; "
+               "engine writes wait for its reads {} (the engine {} cycles longer)\n",
                dram_spec.name, ct.cycles, w.cfg.clock.target_mhz * 1e6 / double(ct.cycles), c.fetch,
-               c.engine + c.dma + c.pmu, c.eng_busy, c.wait_dma, c.wait_engine, c.dma_busy, c.pmu_wait, c.drain, fmt::join(ct.dma_wait, "/"));
+               c.engine + c.dma + c.pmu, c.eng_busy, c.wait_dma, c.wait_engine, c.dma_busy, c.pmu_wait, c.drain, fmt::join(ct.dma_wait, "/"),
+               ct.engine_write_waits, ct.engine_late);
   }
   return {{"schema", "capsgen.stream-stats/1"},
           {"network", w.net.name},

@@ -28,6 +28,8 @@ class Counter {
   void set_part(PartAccesses* p) { part_ = p; }
   // Where every engine access also goes, with the banks it enables (null: nowhere).
   void set_trace(std::vector<EngineAccess>* t) { trace_ = t; }
+  // The engine read port of the next read spans (traces only; writes are the writer's).
+  void set_port(EngineAccess::Port p) { trace_port_ = p; }
   // The engine cycle of the next span (traces only; -1: unscheduled).
   void set_cycle(long long cycle) { trace_cycle_ = cycle; }
   // One mask per layout (or none).
@@ -52,7 +54,7 @@ class Counter {
         (*sectors_[k])[std::size_t(pm)] |= 1u << s;
     const long long words = w1 - w0 + 1;
     if (trace_ && (port == kRead || port == kWrite)) {
-      EngineAccess e{m, port == kWrite, 0, trace_cycle_};
+      EngineAccess e{m, port == kWrite, 0, port == kWrite ? EngineAccess::Port::kWriter : trace_port_, trace_cycle_};
       for (std::int64_t w = w0; w <= w1 && w < w0 + sec_.banks[m]; ++w) e.banks |= std::uint64_t{1} << (w % sec_.banks[m]);
       trace_->push_back(e);
     }
@@ -81,6 +83,7 @@ class Counter {
   AccessModel& out_;
   PartAccesses* part_ = nullptr;
   std::vector<EngineAccess>* trace_ = nullptr;
+  EngineAccess::Port trace_port_ = EngineAccess::Port::kData;
   long long trace_cycle_ = -1;
   std::vector<SectorMap> layouts_;
   std::vector<Mask*> sectors_;
@@ -122,6 +125,7 @@ void gemm_accesses(const isa::Gemm& g, const isa::EngineDescriptor& d, int rows,
         for (int n = 0; n < g.n_tiles; ++n, ++tile) {
           const int lanes = std::min(cols, g.n_total - n * cols);
           const std::int64_t tb = t.base + b * t.s_b + k * t.s_k + n * t.s_n;
+          c.set_port(EngineAccess::Port::kTile);
           long long cycle = 0;  // the tile reader's cycles into the load
           for (int r = rows - 1; r >= 0; --r) {
             if (d.t_diag) {
@@ -147,6 +151,7 @@ void gemm_accesses(const isa::Gemm& g, const isa::EngineDescriptor& d, int rows,
           }
           for (int mi = 0; mi < mb; ++mi, ++vector) {
             const int m = m0 + mi;
+            c.set_port(EngineAccess::Port::kPsum);
             at(&isa::GemmSchedule::issue, vector, 0);
             if (k == 0 && d.init_bias) c.span(kRead, g.init.base + std::int64_t(n) * cols, cols);
             // brd always reads a row of `cols` psum codes; a per-output init uses lane 0.
@@ -168,6 +173,7 @@ void gemm_accesses(const isa::Gemm& g, const isa::EngineDescriptor& d, int rows,
             }
           }
         }
+        c.set_port(EngineAccess::Port::kData);
         if (d.v_mode)
           for (int mi = 0; mi < mb; ++mi) {
             at(&isa::GemmSchedule::step_data, step, mi);

@@ -36,12 +36,16 @@ struct AccessModel {
   long long outside = 0;
 };
 
-// One engine access: its range (data, weight, acc, shared, lanes), whether it writes, and the banks
-// of that range's memory it enables (bit b: bank b).
+// One engine access: its range (data, weight, acc, shared, lanes), whether it writes, the banks of
+// that range's memory it enables (bit b: bank b), its port and its cycle.
 struct EngineAccess {
+  // The engine port: the data port (gather, vector walker, activation passes: drd), the tile reader
+  // (wrd), the psum init port (brd), the result writer (wr).
+  enum class Port { kData, kTile, kPsum, kWriter };
   int range = 0;
   bool write = false;
   std::uint64_t banks = 0;  // up to 64 banks (config limit)
+  Port port = Port::kData;
   // The engine cycle of the access from the part's accept (the first is 1), where the engine's cycle
   // model schedules it (a Gemm's accesses); -1: unscheduled (activation passes, fills).
   long long cycle = -1;

@@ -65,27 +65,62 @@ class OffchipMemory {
   std::deque<Write> writes_;
 };
 
+// Whether memsys holds back an engine write that needs a bank read access `a` uses in the same
+// cycle: the tile reader's, and the data port's in a memory of its own (a shared scratchpad serves
+// the data port on a port of its own, docs/rtl-memsys.md).
+bool holds_writes(const EngineAccess& a, const OnchipMap& map) {
+  using Port = EngineAccess::Port;
+  return a.port == Port::kTile || (a.port == Port::kData && map.phys(a.range) != int(Onchip::kShared));
+}
+
 // The banks the running part's engine enables, cycle by cycle (per physical memory), the ports'
 // accesses ORed together: a Gemm's where the engine's cycle model schedules them
 // (EngineAccess::cycle), any other part's (activation passes, fills) spread evenly over its cycles,
-// each memory's reads and writes as a stream.
+// each memory's reads and writes as a stream. memsys holds a scheduled write back in a cycle in
+// which a read uses one of its banks (holds_writes): the writer retries in the next cycle and
+// catches up where its schedule leaves it idle; the part ends as late as its last write.
 class EngineBanks {
  public:
+  struct Held {
+    long long waits = 0;  // cycles a write waited (the RTL's wr_en_i & ~wr_ready_o)
+    long long late = 0;   // cycles the part runs beyond its model
+  };
   // The part of `cycles` engine cycles starting in `start` with accesses `trace`.
-  void start(long long start, long long cycles, const std::vector<EngineAccess>& trace, const OnchipMap& map) {
+  Held start(long long start, long long cycles, const std::vector<EngineAccess>& trace, const OnchipMap& map) {
     start_ = start;
     cycles_ = std::max(1LL, cycles);
     for (auto& m : masks_) m.assign(std::size_t(cycles_), 0);
+    for (auto& m : reads_) m.assign(std::size_t(cycles_), 0);
     // The unscheduled streams: the accesses of one range, reads or writes.
     std::array<std::array<long long, 2>, kOnchipMemories> total{}, seen{};
     for (const EngineAccess& a : trace)
       if (a.cycle < 0) ++total[std::size_t(a.range)][a.write];
     for (const EngineAccess& a : trace) {
+      if (a.write && a.cycle >= 0) continue;
       // Engine cycle 1 (the cycle after the accept) is the part's first here.
       const long long at = a.cycle >= 0 ? a.cycle - 1
                                         : seen[std::size_t(a.range)][a.write]++ * cycles_ / total[std::size_t(a.range)][a.write];
-      masks_[std::size_t(map.phys(a.range))][std::size_t(std::clamp(at, 0LL, cycles_ - 1))] |= a.banks;
+      const std::size_t mem = std::size_t(map.phys(a.range)), t = std::size_t(std::clamp(at, 0LL, cycles_ - 1));
+      masks_[mem][t] |= a.banks;
+      if (holds_writes(a, map)) reads_[mem][t] |= a.banks;
     }
+    Held held;
+    long long writer = -1;  // the writer's last cycle
+    for (const EngineAccess& a : trace) {
+      if (!a.write || a.cycle < 0) continue;
+      const std::size_t mem = std::size_t(map.phys(a.range));
+      long long at = std::max(a.cycle - 1, writer + 1);
+      for (; at < cycles_ && (reads_[mem][std::size_t(at)] & a.banks); ++at) ++held.waits;
+      if (at >= cycles_) {  // past the part's modelled end
+        for (auto& m : masks_) m.resize(std::size_t(at + 1), 0);
+        for (auto& m : reads_) m.resize(std::size_t(at + 1), 0);
+        cycles_ = at + 1;
+      }
+      masks_[mem][std::size_t(at)] |= a.banks;
+      writer = at;
+      held.late = at - (a.cycle - 1);
+    }
+    return held;
   }
   // Whether the engine enables bank `bank` of physical memory `mem` in `cycle`.
   bool busy(long long cycle, int mem, int bank) const {
@@ -97,6 +132,7 @@ class EngineBanks {
  private:
   long long start_ = 0, cycles_ = 1;
   std::array<std::vector<std::uint64_t>, kOnchipMemories> masks_;
+  std::array<std::vector<std::uint64_t>, kOnchipMemories> reads_;  // the data and weight read ports'
 };
 
 // capsgen_dma (gen/emit/dma.cpp) behind memsys, which returns read data a cycle after the grant and
@@ -340,8 +376,10 @@ ChipTiming chip_timing(const AccelConfig& cfg, const StreamedProgram& sp, const 
           if (engine_frames >= engine_cycles.size()) throw StreamError("more engine frames than parts");
           const long long c = engine_cycles[engine_frames++];
           t.engine_cycles += c;
-          engine_free = cycle + c + 1;
-          engine_banks.start(cycle + 1, c, engine_access_trace(cfg, sp, engine_frames - 1), sp.map);
+          const EngineBanks::Held held = engine_banks.start(cycle + 1, c, engine_access_trace(cfg, sp, engine_frames - 1), sp.map);
+          t.engine_write_waits += held.waits;
+          t.engine_late += held.late;
+          engine_free = cycle + c + held.late + 1;
         }
         break;
       case isa::FrameKind::kDma:

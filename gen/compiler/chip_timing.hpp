@@ -2,14 +2,15 @@
 // capsgen_chip (docs/rtl-chip.md "Timing model"): the frame sequencer's fetch and issue rules, the DMA's
 // register-level pipeline (burst requests ahead of the data, the burst-length and data FIFOs, the SPM
 // walker), the PMUs' barrier rule, the engine busy for its cycle model per frame, memsys refusing a
-// DMA access in a cycle the engine enables its bank (the engine's accesses from the access model, laid
-// over the part's cycles), and the off-chip memory the chip testbench puts behind the DMA
-// (dram/offchip_port.hpp). It is the estimate of a streamed program's cycles on the chip with DRAM
-// (`capsgen compile --stream`, the `sim --memory dram` report, `dse nas`).
+// DMA access in a cycle the engine enables its bank and holding an engine write back in a cycle an
+// engine read uses its bank (the engine's accesses from the access model, each of a Gemm's in the
+// cycle the engine's cycle model schedules it), and the off-chip memory the chip testbench puts
+// behind the DMA (dram/offchip_port.hpp). It is the estimate of a streamed program's cycles on the
+// chip with DRAM (`capsgen compile --stream`, the `sim --memory dram` report, `dse nas`).
 //
-// What it leaves out: when exactly within a part the engine's ports other than the gather make their
-// accesses (spread evenly), the engine's stalls on a write port the gather reads (the engine runs its
-// model's cycles), and the program memory's latency beyond one cycle.
+// What it leaves out: when within a part an activation pass or a fill makes its accesses (spread
+// evenly), a held-back write's effect on the engine's reads (they keep their schedule), and the
+// program memory's latency beyond one cycle.
 #pragma once
 
 #include <array>
@@ -36,6 +37,8 @@ struct ChipTiming {
   long long cycles = 0;            // start_i to done_o: the sequencer's busy cycles
   ChipCycleClasses classes;
   long long engine_cycles = 0;     // the engine frames' model cycles
+  long long engine_write_waits = 0;  // cycles an engine write waited for a bank a read uses (the RTL's wr_wait)
+  long long engine_late = 0;  // cycles the engine frames run beyond their model for those waits
   long long read_beats = 0, write_beats = 0;  // off-chip beats
   std::array<long long, kOnchipMemories> dma_wait{};  // per physical memory: cycles the DMA's access waited for the engine
   dram::DramStats dram;            // the DRAM model's figures over the program
