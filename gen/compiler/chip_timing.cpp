@@ -132,7 +132,7 @@ class EngineBanks {
  private:
   long long start_ = 0, cycles_ = 1;
   std::array<std::vector<std::uint64_t>, kOnchipMemories> masks_;
-  std::array<std::vector<std::uint64_t>, kOnchipMemories> reads_;  // the data and weight read ports'
+  std::array<std::vector<std::uint64_t>, kOnchipMemories> reads_;  // the reads that hold writes back (holds_writes)
 };
 
 // capsgen_dma (gen/emit/dma.cpp) behind memsys, which returns read data a cycle after the grant and

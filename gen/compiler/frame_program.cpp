@@ -121,12 +121,21 @@ isa::FrameGeometry checked_frame_geometry(const AccelConfig& cfg) {
   return g;
 }
 
-DramBytes::DramBytes(const isa::Program& prog, const StreamedProgram& /*sp: the layout is the regions' alone*/) {
+DramBytes::DramBytes(const isa::Program& prog, const StreamedProgram& sp) {
   std::vector<Seg> r;
   for (const isa::Region& x : prog.regions) r.push_back({x.base, x.base + x.stored_size(), 0, x.bits <= 8 ? 1 : x.bits <= 16 ? 2 : 4});
   std::sort(r.begin(), r.end(), [](const Seg& a, const Seg& b) { return a.base < b.base; });
   std::int64_t at = 0, byte = 0;
-  const std::int64_t end = std::max<std::int64_t>(prog.size, r.empty() ? 0 : r.back().end);
+  // The image ends after the last region, or after the last element a load reads: a Gemm part loads
+  // whole reduction chunks, so its last chunk may read past the end of its data (rows the engine
+  // does not use) and, for the last region, past the regions.
+  std::int64_t end = std::max<std::int64_t>(prog.size, r.empty() ? 0 : r.back().end);
+  for (const Part& p : sp.parts)
+    for (const Move& m : p.loads) {
+      std::int64_t last = m.dram;
+      for (const MoveDim& d : m.dims) last += std::max<std::int64_t>(0, (d.count - 1) * d.dram_stride);
+      end = std::max(end, last + 1);
+    }
   for (const Seg& x : r) {
     if (x.end <= x.base) continue;
     if (x.base < at) {
@@ -191,6 +200,13 @@ isa::DmaFields lower_move(const Move& m, const DramBytes& bytes, const isa::Fram
     const std::int64_t span = (d.count - 1) * d.dram_stride;
     (span < 0 ? lo : hi) += span;
   }
+  for (const std::int64_t a : {m.dram, lo, hi})
+    if (!bytes.contains(a)) {
+      std::string dims;
+      for (const MoveDim& d : m.dims) dims += fmt::format(" {} x {}", d.count, d.dram_stride);
+      fail(fmt::format("DRAM element {} outside the image (the move from {} spans [{}, {}]; count x DRAM stride, innermost first:{})",
+                       a, m.dram, lo, hi, dims));
+    }
   const std::int64_t b0 = bytes.byte_of(m.dram), blo = bytes.byte_of(lo), bhi = bytes.byte_of(hi);
   if (bytes.code_bytes(lo) != eb || bytes.code_bytes(hi) != eb || b0 - blo != (m.dram - lo) * eb || bhi - b0 != (hi - m.dram) * eb)
     fail(fmt::format("DRAM elements [{}, {}] cross regions of different code widths", lo, hi));

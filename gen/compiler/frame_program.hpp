@@ -32,6 +32,7 @@ std::optional<std::string> unrunnable_operation(const AccelConfig& cfg, const is
 class DramBytes {
  public:
   DramBytes(const isa::Program& prog, const StreamedProgram& sp);
+  bool contains(std::int64_t element) const { return seg_of(element) != nullptr; }
   std::int64_t byte_of(std::int64_t element) const;
   int code_bytes(std::int64_t element) const;
   // The element at a byte address: -1 when no element starts there.
@@ -50,7 +51,8 @@ class DramBytes {
 // One Move as capsgen_dma's descriptor: DRAM byte address and strides (element x code bytes), on-chip
 // element address and strides, size = log2 of the element's bytes (data/weight: 0; acc: 2; a
 // widened init code: 0 with widen), burst 0 (the DMA's max_burst). Throws StreamError starting with
-// `where` when the DMA cannot express it: more than 3 dimensions, a count outside [1, 2^count_bits),
+// `where` when the DMA cannot express it: more than 3 dimensions, an element outside the DRAM image, a
+// count outside [1, 2^count_bits),
 // a stride or address outside its field, a move across regions of different code widths, or a code
 // width the memory's lanes do not hold.
 // With `map`, a move whose innermost run is contiguous and aligned moves k elements per beat (k a power of

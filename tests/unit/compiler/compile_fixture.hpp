@@ -18,7 +18,11 @@ namespace capsgen::test {
 inline AccelConfig preset(const std::string& n) {
   return load_accel_config(fmt::format("{}/configs/{}.yaml", CAPSGEN_REPO_ROOT, n));
 }
-inline Network model(const std::string& n) { return load_network(fmt::format("{}/models/{}.yaml", CAPSGEN_REPO_ROOT, n)); }
+// A network of models/ by name, or by its path from the repository's root (with a '/').
+inline Network model(const std::string& n) {
+  return load_network(n.find('/') == std::string::npos ? fmt::format("{}/models/{}.yaml", CAPSGEN_REPO_ROOT, n)
+                                                        : fmt::format("{}/{}.yaml", CAPSGEN_REPO_ROOT, n));
+}
 
 struct Compiled {
   Workload w;

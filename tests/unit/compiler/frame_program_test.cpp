@@ -106,7 +106,13 @@ TEST(Frames, RejectsWhatTheDmaCannotExpress) {
     EXPECT_NE(std::string(e.what()).find("part 3 load 1"), std::string::npos);
   }
   m.dims = {{70000, 1, 1}};
-  EXPECT_THROW(lower_move(m, b, h.g, "t"), StreamError);  // count beyond 16 bits (and the image)
+  try {  // past the image (and a count beyond 16 bits): the message names the move and its span
+    lower_move(m, b, h.g, "part 3 load 2");
+    FAIL();
+  } catch (const StreamError& e) {
+    EXPECT_NE(std::string(e.what()).find("part 3 load 2: DRAM element"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("outside the image (the move from 0 spans [0, 69999]"), std::string::npos) << e.what();
+  }
   m.dims = {{2, 1, 1 << 13}};
   EXPECT_THROW(lower_move(m, b, h.g, "t"), StreamError);  // on-chip stride beyond 13 bits
   m.dims = {{20, 1, 1}};
@@ -156,7 +162,8 @@ INSTANTIATE_TEST_SUITE_P(Presets, FrameModelTest,
                          ::testing::Values(Case{"tiny-2x2", "capsnet-tiny", 5}, Case{"small-4x4", "capsnet-small", 6},
                                            Case{"tiny-2x2-smp", "capsnet-small", 8},
                                            Case{"tiny-2x2-hy-lanes", "capsnet-small", 9},
-                                           Case{"capsacc-16x16", "capsnet-mnist", 7}));
+                                           Case{"capsacc-16x16", "capsnet-mnist", 7},
+                                           Case{"capsacc-16x16", "tests/data/networks/last-chunk-past-image", 4}));
 
 TEST(Frames, ModelRejectsALoosenedWaitOrAnEarlySleep) {
   const Compiled c = compile("tiny-2x2", "capsnet-tiny", 5);
