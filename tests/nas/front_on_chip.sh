@@ -7,7 +7,8 @@
 #   - a rerun with another proxy setting is refused (exit 2, naming the field);
 #   - the front member with the fewest cycles, with the weights the proxy trained, on the RTL with an
 #     ideal memory and on the whole chip with DRAM: bit-exact, and the cycles the search ranked it by
-#     equal to the RTL's (ideal memory) and the streamed model's.
+#     equal to the RTL's (ideal memory) and the streamed model's;
+#   - the proxy's correlation with longer training (scripts/nas_proxy_correlation.py), resumable.
 # usage: front_on_chip.sh CAPSGEN SPACE.yaml WORKDIR
 set -euo pipefail
 capsgen=$1
@@ -81,4 +82,34 @@ error = 100.0 * (chip_model - chip["total_cycles"]) / chip["total_cycles"]
 assert abs(error) <= 1.0, (chip_model, chip["total_cycles"], error)
 print(f"front member on the RTL: bit-exact; {cycles} cycles as ranked (ideal memory); chip with DRAM "
       f"{chip['total_cycles']} cycles (the search's chip estimate {chip_model}, {error:+.1f}%; streamed model {streamed})")
+PY
+
+# The proxy's rank correlation with longer training (scripts/nas_proxy_correlation.py), in the
+# CapsNet-like space (its 5 networks all train; the cells space has 2 feasible): every network
+# trained again (1 epoch on 300 images), the coefficients written; a rerun trains nothing; the
+# coefficients themselves on hand-worked vectors.
+[[ "$(basename "$space")" == tiny-space.yaml ]] || exit 0
+corr=(python3 scripts/nas_proxy_correlation.py --out "$work/search" --networks all --epochs 1 --limit 300
+      --test-limit 200)
+"${corr[@]}" > "$work/corr.log"
+stamp="$(find "$work/search/longer-1" -name '*.json' ! -name correlation.json -printf '%T@\n' | sort -n | tail -1)"
+"${corr[@]}" > "$work/corr2.log"
+python3 - "$work" "$stamp" <<'PY'
+import glob, importlib.util, json, math, os, sys
+work, stamp = sys.argv[1], float(sys.argv[2])
+r = json.load(open(f"{work}/search/longer-1/correlation.json"))
+assert r["networks"] == 5 and len(r["rows"]) == 5, r
+assert all(0.0 <= row["longer_test_accuracy"] <= 1.0 for row in r["rows"]), r["rows"]
+for k in ("pearson", "spearman"):
+    assert math.isnan(r[k]) or -1.0 <= r[k] <= 1.0, (k, r[k])
+logs = [p for p in glob.glob(f"{work}/search/longer-1/*.json") if not p.endswith("correlation.json")]
+assert len(logs) == 5 and max(os.stat(p).st_mtime for p in logs) <= stamp + 1e-6, "the rerun trained again"
+spec = importlib.util.spec_from_file_location("corr", "scripts/nas_proxy_correlation.py")
+m = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(m)
+assert abs(m.pearson([1, 2, 3, 4], [2, 4, 6, 8]) - 1.0) < 1e-12
+assert abs(m.pearson([1, 2, 3], [1, 3, 2]) - 0.5) < 1e-12
+assert m.ranks([10, 30, 20, 20]) == [1.0, 4.0, 2.5, 2.5]
+assert abs(m.spearman([1, 2, 3, 4], [1, 8, 27, 64]) - 1.0) < 1e-12  # monotone: rank correlation 1
+print(f"proxy correlation: {r['networks']} networks, Pearson {r['pearson']:.3f}, Spearman {r['spearman']:.3f}")
 PY
