@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "compiler/compiler.hpp"
 #include "isa/engine_descriptor.hpp"
 #include "isa/engine_timing.hpp"
 #include "isa/gather.hpp"
@@ -213,7 +214,7 @@ void part_accesses(const AccelConfig& cfg, const StreamedProgram& sp, std::size_
     }
     isa::GemmSchedule when;
     if (scheduled)
-      isa::engine_timing(d, {rows, cols, cfg.array.pe_pipeline, cfg.widths.act}, &when);
+      isa::engine_timing(d, engine_timing_shape(cfg), &when);
     gemm_accesses(*g, d, rows, cols, c, scheduled ? &when : nullptr);
   } else if (const auto* a = std::get_if<isa::Activate>(&op)) {
     activate_accesses(*a, c);

@@ -12,6 +12,10 @@
 
 namespace capsgen {
 
+isa::EngineTimingShape engine_timing_shape(const AccelConfig& cfg) {
+  return {cfg.array.rows, cfg.array.cols, cfg.array.pe_pipeline, cfg.widths.act};
+}
+
 std::vector<std::int32_t> build_image(const isa::Program& prog, const Network& net, const QuantizedModel& qm,
                                       const IntTensor& input) {
   std::vector<std::int32_t> mem(std::size_t(prog.size), 0);
@@ -72,7 +76,7 @@ bool starts_descnet_row(const std::string& prev_instr, const std::string& instr)
 void add_cycles(const AccelConfig& cfg, const isa::Instr& in, OpStats& s) {
   const long long rows = cfg.array.rows, cols = cfg.array.cols;
   isa::EngineTiming t;
-  if (isa::instr_timing(in, {cfg.array.rows, cfg.array.cols, cfg.array.pe_pipeline, cfg.widths.act}, &t)) {
+  if (isa::instr_timing(in, engine_timing_shape(cfg), &t)) {
     s.cycles += t.cycles;
     s.stall_data += t.stall_data;
     s.stall_tile += t.stall_tile;

@@ -9,10 +9,14 @@
 #include "config/accel_config.hpp"
 #include "core/tensor.hpp"
 #include "golden/quant.hpp"
+#include "isa/engine_timing.hpp"
 #include "isa/program.hpp"
 #include "model/network.hpp"
 
 namespace capsgen {
+
+// What of the preset the engine's cycle model depends on besides the descriptor.
+isa::EngineTimingShape engine_timing_shape(const AccelConfig& cfg);
 
 // Maps every layer onto array passes (Gemm), activation passes and fills, and places every tensor
 // (weights, biases, input, each intermediate the golden model exposes) in the address space.

@@ -121,7 +121,7 @@ class ProgramBuilder {
     input_.shape = net_.input;
     input_.frac = qm_.input_frac;
     for (std::size_t li = 0; li < net_.layers.size(); ++li) outs_.push_back(lower(li));
-    const isa::EngineTimingShape shape{rows_, cols_, cfg_.array.pe_pipeline, act_};
+    const isa::EngineTimingShape shape = engine_timing_shape(cfg_);
     for (isa::Instr& in : p_.instrs)
       if (auto* g = std::get_if<Gemm>(&in)) g->m_block = fastest_block(*g, shape, cfg_.accumulator.depth);
     return std::move(p_);
@@ -364,7 +364,7 @@ class ProgramBuilder {
     stationary.data = {isa::DataSource::Kind::kAffine, in, Din, 0, rows, 1};
     stationary.out = {uh, JD, 0, 1, 0, 1, 0};
     stationary.m_block = 1;
-    const isa::EngineTimingShape shape{rows, cols, cfg_.array.pe_pipeline, cfg_.widths.act};
+    const isa::EngineTimingShape shape = engine_timing_shape(cfg_);
     isa::EngineTiming ts, tw;
     const bool ts_ok = isa::instr_timing(streamed, shape, &ts);
     // W stationary keeps every tile's partial sums over the chunks of e: it must fit the accumulators.
@@ -429,7 +429,7 @@ class ProgramBuilder {
       g.out = {b + j0, J, 1, 0, 0, 1, w};
       blocks.push_back(g);
     }
-    const isa::EngineTimingShape shape{rows, cols, cfg_.array.pe_pipeline, cfg_.widths.act};
+    const isa::EngineTimingShape shape = engine_timing_shape(cfg_);
     isa::EngineTiming t;
     long long one_cycles = 0, block_cycles = 0;
     if (!isa::instr_timing(one, shape, &t)) return blocks;

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "compiler/compiler.hpp"
 #include "config/act_params.hpp"
 #include "dram/dram_spec.hpp"
 #include "isa/engine_timing.hpp"
@@ -433,7 +434,7 @@ void stream_gemm(const AccelConfig& cfg, const isa::Program& prog, const OnchipM
     if (nn < g.n_tiles && (nn * C) % g.out.o_div != 0) continue;
     n_sizes.push_back(nn);
   }
-  const isa::EngineTimingShape shape{cfg.array.rows, cfg.array.cols, cfg.array.pe_pipeline, cfg.widths.act};
+  const isa::EngineTimingShape shape = engine_timing_shape(cfg);
   const double bytes_per_cycle = offchip_bytes_per_cycle(cfg);
   bool found = false;
   double best_time = 0, best_compute = 0;
@@ -705,7 +706,7 @@ DistinctBytes stream_distinct_bytes(const isa::Program& prog, const StreamedProg
 }
 
 long long part_engine_cycles(const AccelConfig& cfg, const Part& p) {
-  const isa::EngineTimingShape shape{cfg.array.rows, cfg.array.cols, cfg.array.pe_pipeline, cfg.widths.act};
+  const isa::EngineTimingShape shape = engine_timing_shape(cfg);
   isa::EngineTiming et;
   const isa::Instr view = std::holds_alternative<isa::Gemm>(p.op) ? timing_view(std::get<isa::Gemm>(p.op)) : p.op;
   if (!isa::instr_timing(view, shape, &et))
