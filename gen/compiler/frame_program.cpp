@@ -85,15 +85,10 @@ std::int64_t sext(std::uint32_t v, int bits) {
 
 // Part b loads a DRAM element that part a stores (by the moves' DRAM extents, as stream_timing).
 bool loads_what_stores(const Part& a, const Part& b) {
-  const auto span = [](const Move& m) {
-    std::int64_t lo = m.dram, hi = m.dram;
-    for (const MoveDim& d : m.dims) ((d.count - 1) * d.dram_stride < 0 ? lo : hi) += (d.count - 1) * d.dram_stride;
-    return std::pair{lo, hi};
-  };
   for (const Move& st : a.stores)
     for (const Move& ld : b.loads) {
-      const auto [s0, s1] = span(st);
-      const auto [l0, l1] = span(ld);
+      const auto [s0, s1] = st.extent();
+      const auto [l0, l1] = ld.extent();
       if (s0 <= l1 && l0 <= s1) return true;
     }
   return false;
@@ -131,11 +126,7 @@ DramBytes::DramBytes(const isa::Program& prog, const StreamedProgram& sp) {
   // does not use) and, for the last region, past the regions.
   std::int64_t end = std::max<std::int64_t>(prog.size, r.empty() ? 0 : r.back().end);
   for (const Part& p : sp.parts)
-    for (const Move& m : p.loads) {
-      std::int64_t last = m.dram;
-      for (const MoveDim& d : m.dims) last += std::max<std::int64_t>(0, (d.count - 1) * d.dram_stride);
-      end = std::max(end, last + 1);
-    }
+    for (const Move& m : p.loads) end = std::max(end, m.extent().second + 1);
   for (const Seg& x : r) {
     if (x.end <= x.base) continue;
     if (x.base < at) {
@@ -195,11 +186,7 @@ isa::DmaFields lower_move(const Move& m, const DramBytes& bytes, const isa::Fram
   if (m.dims.size() > 3) fail(fmt::format("{} dimensions, the DMA walks 3", m.dims.size()));
   // Every element of the move must have the first element's code width (one region's, or regions of one width).
   const int eb = bytes.code_bytes(m.dram);
-  std::int64_t lo = m.dram, hi = m.dram;
-  for (const MoveDim& d : m.dims) {
-    const std::int64_t span = (d.count - 1) * d.dram_stride;
-    (span < 0 ? lo : hi) += span;
-  }
+  const auto [lo, hi] = m.extent();
   for (const std::int64_t a : {m.dram, lo, hi})
     if (!bytes.contains(a)) {
       std::string dims;

@@ -54,6 +54,15 @@ std::int64_t Move::elements() const {
   return n;
 }
 
+std::pair<std::int64_t, std::int64_t> Move::extent(bool on_chip) const {
+  std::int64_t lo = on_chip ? chip : dram, hi = lo;
+  for (const MoveDim& d : dims) {
+    const std::int64_t step = (d.count - 1) * (on_chip ? d.chip_stride : d.dram_stride);
+    (step < 0 ? lo : hi) += step;
+  }
+  return {lo, hi};
+}
+
 bool Move::operator==(const Move& o) const {
   return store == o.store && mem == o.mem && dram == o.dram && chip == o.chip && dims == o.dims && widen == o.widen;
 }
@@ -612,16 +621,6 @@ void stream_fill(const OnchipMap& map, std::size_t index, const isa::Fill& f, St
   }
 }
 
-// [first, last] element of a move on one side (DRAM or on chip).
-std::pair<std::int64_t, std::int64_t> move_extent(const Move& m, bool chip) {
-  std::int64_t lo = chip ? m.chip : m.dram, hi = lo;
-  for (const MoveDim& d : m.dims) {
-    const std::int64_t step = (d.count - 1) * (chip ? d.chip_stride : d.dram_stride);
-    (step < 0 ? lo : hi) += step;
-  }
-  return {lo, hi};
-}
-
 bool extents_overlap(std::pair<std::int64_t, std::int64_t> a, std::pair<std::int64_t, std::int64_t> b) {
   return a.first <= b.second && b.first <= a.second;
 }
@@ -639,10 +638,10 @@ void keep_resident_loads(StreamedProgram& sp) {
       const auto had = [&](const std::vector<Move>& moves) { return std::find(moves.begin(), moves.end(), m) != moves.end(); };
       if (!had(before.loads) && !had(before.kept)) return false;
       for (const Move& s : before.stores)
-        if (s.mem == m.mem && extents_overlap(move_extent(s, true), move_extent(m, true))) return false;
+        if (s.mem == m.mem && extents_overlap(s.extent(true), m.extent(true))) return false;
       for (std::size_t q = p - 2; q < p; ++q)
         for (const Move& s : sp.parts[q].stores)
-          if (extents_overlap(move_extent(s, false), move_extent(m, false))) return false;
+          if (extents_overlap(s.extent(false), m.extent(false))) return false;
       return true;
     };
     std::vector<Move> loads;

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "config/accel_config.hpp"
@@ -60,6 +61,8 @@ struct Move {
   std::vector<MoveDim> dims;  // innermost first, at most 3 (the DMA's levels)
   bool widen = false;     // 8-bit codes into 32-bit acc lanes (per-output accumulator init)
   std::int64_t elements() const;
+  // The first and the last element the move touches on one side (DRAM or on chip).
+  std::pair<std::int64_t, std::int64_t> extent(bool chip = false) const;
   bool operator==(const Move& o) const;
 };
 
