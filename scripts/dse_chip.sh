@@ -48,7 +48,7 @@ mkdir -p "$out"
   -j "$jobs" ${dse_args[@]+"${dse_args[@]}"}
 status=0
 for opt in "${options[@]}"; do
-  id="$(sed -n "s/^| $opt | \([0-9]*\) |.*/\1/p" "$out/dse/best.md" | head -1)"
+  id="$(sed -n "s/^| $opt | \([0-9]*\) |.*/\1/p" "$out/dse/best.md" | sed -n 1p)"
   if [[ -z "$id" ]]; then
     echo "dse_chip.sh: $opt: no configuration of this option in $out/dse/best.md" >&2
     status=1

@@ -43,7 +43,7 @@ for h in "${harnesses[@]}"; do
   else
     status=1
     echo "   FINDING (log: $build/fuzz_$h.log):"
-    grep -E 'ERROR|SUMMARY|==[0-9]+==' "$build/fuzz_$h.log" | head -5
+    grep -E 'ERROR|SUMMARY|==[0-9]+==' "$build/fuzz_$h.log" | sed -n '1,5p'
   fi
 done
 exit $status

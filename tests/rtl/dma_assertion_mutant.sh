@@ -16,8 +16,8 @@ sed -i "s/^  assign req_len_o = rq_len;$/  assign req_len_o = req_ready_i ? 4'd0
 grep -q "assign req_len_o = req_ready_i ? 4'd0 : rq_len;" "$rtl/capsgen_dma.v" ||
   { echo "dma_assertion_mutant.sh: the mutation did not apply"; exit 1; }
 run_block_test "$root" "$rtl" "$work" dma
-printf '%s\n' "$block_out" | grep -E 'Assertion failed|MISMATCH|FAIL|PASS' | head -4
+grep -E 'Assertion failed|MISMATCH|FAIL|PASS' <<<"$block_out" | sed -n '1,4p'
 [[ "$block_rc" -ne 0 ]] || { echo "expected the mutant's block test to fail"; exit 1; }
-printf '%s\n' "$block_out" | grep -Eq 'Assertion failed in [A-Za-z_.]*\.a_burst_len: ' ||
+grep -Eq 'Assertion failed in [A-Za-z_.]*\.a_burst_len: ' <<<"$block_out" ||
   { echo "the failure does not name a_burst_len"; exit 1; }
 echo "mutant caught by a_burst_len"

@@ -38,7 +38,7 @@ mapfile -t sources < <(grep -v '^//' "$rtl/files.f" | sed '/^$/d')
 (cd "$rtl" && verilator --lint-only -Wall --top-module capsgen_chip "${sources[@]}") ||
   { echo "pim_cases.sh: the RTL with the PIM units is not lint-clean"; exit 1; }
 build_block_model "$root" "$rtl" "$work/build" activation
-"$work/build/tb_blocks" activation --rtl "$rtl" --seed 1 --mode all | tee "$work/activation.log" | grep -E 'PASS|FAIL|MISMATCH' | head -20
+"$work/build/tb_blocks" activation --rtl "$rtl" --seed 1 --mode all | tee "$work/activation.log" | grep -E 'PASS|FAIL|MISMATCH' | sed -n '1,20p'
 grep -q 'pim' "$work/activation.log" || { echo "pim_cases.sh: the PIM sweep did not run"; exit 1; }
 "$capsgen" sim --config "$config" --model "$root/models/capsnet-tiny.yaml" --seed 2 --work "$work/sim" > "$work/sim.log"
 grep -q 'result: \*\*PASS, every operation bit-exact' "$work/sim/report.md" || { tail -30 "$work/sim.log"; echo "FAIL sim"; exit 1; }

@@ -17,9 +17,9 @@ out="$("$capsgen" sim --config configs/small-4x4.yaml --model models/capsnet-tin
        --rtl "$work/mutant-rtl" 2>&1)"
 rc=$?
 set -e
-printf '%s\n' "$out" | grep -E 'MISMATCH|FAIL|result' | head -5
+grep -E 'MISMATCH|FAIL|result' <<<"$out" | sed -n '1,5p'
 [ "$rc" -eq 1 ] || { echo "expected exit status 1 from capsgen sim, got $rc"; exit 1; }
-printf '%s\n' "$out" | grep -Eq 'MISMATCH block=accel conv1 \(i00\) write [0-9]+ \(tensor conv1\.out\[1,[0-9]+,[0-9]+\] .*expected=-?[0-9]+ actual=-?[0-9]+ cycle=[0-9]+' ||
+grep -Eq 'MISMATCH block=accel conv1 \(i00\) write [0-9]+ \(tensor conv1\.out\[1,[0-9]+,[0-9]+\] .*expected=-?[0-9]+ actual=-?[0-9]+ cycle=[0-9]+' <<<"$out" ||
   { echo "the mismatch report does not name operation, tensor index, values and cycle"; exit 1; }
-printf '%s\n' "$out" | grep -q '| i00 | conv1 | gemm | FAIL |' || { echo "the report's table does not mark conv1 FAIL"; exit 1; }
+grep -q '| i00 | conv1 | gemm | FAIL |' <<<"$out" || { echo "the report's table does not mark conv1 FAIL"; exit 1; }
 echo "mutant caught"

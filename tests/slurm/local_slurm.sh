@@ -70,7 +70,8 @@ pids+=($!)
 
 # Ports of this cluster: free ones above 20000 (two clusters on one machine do not meet).
 port=$(( 20000 + (RANDOM % 2000) * 2 ))
-while ss -ltn 2>/dev/null | grep -qE ":($port|$((port + 1)))\b"; do port=$((port + 2)); done
+listening="$(ss -ltn 2>/dev/null || true)"
+while grep -qE ":($port|$((port + 1)))\b" <<<"$listening"; do port=$((port + 2)); done
 
 cpus=2
 mem=1024
