@@ -199,16 +199,6 @@ FrameSeqConstants declare_frame_sequencer_constants(Module& m) {
                            kind_engine, kind_dma,   kind_pmu,       kind_end,   cycle_classes};
 }
 
-// A register and its next-state signal (assigned in a combinational block).
-struct Flop {
-  Expr q, d;
-};
-
-Flop flop(Module& m, const std::string& name, const Dim& width, const std::string& comment = "") {
-  const Expr q = m.reg(name + "_q", width, comment);
-  return Flop{q, m.reg(name + "_d", width)};
-}
-
 // The sequencer's registers (each with its next state) and the wires of its decode.
 struct FrameSeqState {
   Flop state, frame_addr, header, payload_len, requested, received, dma_outstanding, error;
@@ -235,19 +225,19 @@ FrameSeqState declare_frame_sequencer_state(Module& m, const PayloadWords& words
   m.blank();
   std::vector<Flop> stats;
   const auto stat_flops = [&] {
-    for (const auto& stat : kSeqStats) stats.push_back(flop(m, fmt::format("stat_{}", stat[0]), 32));
+    for (const auto& stat : kSeqStats) stats.push_back(m.flop(fmt::format("stat_{}", stat[0]), 32));
     return stats;
   };
   // Braced initialization evaluates in order: the declarations print in this order.
   return FrameSeqState{
-      flop(m, "state", 3, "fetch state (St*)"),
-      flop(m, "frame_addr", 32, "word address of the frame's header"),
-      flop(m, "header", header.used_bits, "the frame's header word (its used bits)"),
-      flop(m, "payload_len", count_bits, "payload words of the frame"),
-      flop(m, "requested", count_bits, "payload words requested"),
-      flop(m, "received", count_bits, "payload words received"),
-      flop(m, "dma_outstanding", wait_dma_bits, "DMA frames issued and not done"),
-      flop(m, "error", 1, "sticky error_o"),
+      m.flop("state", 3, "fetch state (St*)"),
+      m.flop("frame_addr", 32, "word address of the frame's header"),
+      m.flop("header", header.used_bits, "the frame's header word (its used bits)"),
+      m.flop("payload_len", count_bits, "payload words of the frame"),
+      m.flop("requested", count_bits, "payload words requested"),
+      m.flop("received", count_bits, "payload words received"),
+      m.flop("dma_outstanding", wait_dma_bits, "DMA frames issued and not done"),
+      m.flop("error", 1, "sticky error_o"),
       stat_flops(),
       m.reg("done_q", 1, "done_o"),
       m.memory("payload_q", 32, words.max, "the payload"),

@@ -395,6 +395,17 @@ Expr Module::reg(std::string name, const Dim& width, std::string comment, bool i
   return detail::signal_ref(name_, name, width, is_signed, true);
 }
 
+Flop Module::flop(const std::string& name, const Dim& width, std::string comment) {
+  const Expr q = reg(name + "_q", width, std::move(comment));
+  return Flop{q, reg(name + "_d", width)};
+}
+
+Stmts hold_flops(const std::vector<Flop>& flops) {
+  Stmts out;
+  for (const Flop& f : flops) out.push_back(blk(f.d, f.q));
+  return out;
+}
+
 Memory Module::memory(std::string name, const Dim& width, const Dim& depth, std::string comment) {
   if (depth.value() < 1) throw std::logic_error("vast: memory depth < 1: " + name + " in " + name_);
   memory(name, width.text(), depth.text(), std::move(comment));
@@ -670,6 +681,23 @@ void Module::always_ff_reset(Stmts reset_body, Stmts body) {
   async_assigned_.insert(reset.begin(), reset.end());
   async_assigned_.insert(assigned.begin(), assigned.end());
   items_.emplace_back(ItemAlways{ItemAlways::Kind::kFlopAsyncReset, std::move(reset_body), std::move(body)});
+}
+
+void Module::always_ff_flops(const std::vector<Flop>& flops, const std::vector<std::pair<Expr, Expr>>& reset_values) {
+  Stmts reset, update;
+  for (const Flop& f : flops) {
+    const auto given = std::find_if(reset_values.begin(), reset_values.end(),
+                                    [&](const std::pair<Expr, Expr>& r) { return r.first.text() == f.q.text(); });
+    if (given != reset_values.end())
+      reset.push_back(nb(f.q, given->second));
+    else
+      for (Stmt& z : reset_to_zero({f.q.text()})) reset.push_back(std::move(z));
+    update.push_back(nb(f.q, f.d));
+  }
+  for (const auto& [q, value] : reset_values)
+    if (std::find_if(flops.begin(), flops.end(), [&](const Flop& f) { return f.q.text() == q.text(); }) == flops.end())
+      throw std::logic_error("vast: " + name_ + ": reset value for " + q.text() + ", not one of the flops");
+  always_ff_reset(std::move(reset), std::move(update));
 }
 
 Stmts Module::reset_to_zero(const std::vector<std::string>& names) const {

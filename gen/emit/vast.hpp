@@ -99,6 +99,15 @@ struct Parameter {
 
 enum class PortDir { kInput, kOutput };
 
+// A register and its next state: `name_q`, assigned only `q <= d` in a clocked block, and `name_d`,
+// assigned in a combinational block (docs/rtl-style.md).
+struct Flop {
+  Expr q, d;
+};
+// `d = q;` for every flop: the first statements of a next-state block, so that no `_d` latches and a
+// flop the block does not assign keeps its value.
+Stmts hold_flops(const std::vector<Flop>& flops);
+
 struct Port {
   PortDir dir;
   std::string name;
@@ -205,6 +214,8 @@ class Module {
   Expr constant(std::string name, const Dim& width, std::uint64_t value, std::string comment = "");
   Expr wire(std::string name, const Dim& width, std::string comment = "", bool is_signed = false);
   Expr reg(std::string name, const Dim& width, std::string comment = "", bool is_signed = false);
+  // `name_q` (with the comment) and its next state `name_d`.
+  Flop flop(const std::string& name, const Dim& width, std::string comment = "");
   Memory memory(std::string name, const Dim& width, const Dim& depth, std::string comment = "");
   // A wire declared further down (Verilog reads a net above its declaration): the handle that
   // wire(name, width) gives later. That wire() call must come, with the same width (print_module
@@ -241,6 +252,9 @@ class Module {
   // Reset statements `name <= 0;` for the named registers, each zero as wide as its declaration
   // (std::logic_error for a name that is not a register of this module).
   Stmts reset_to_zero(const std::vector<std::string>& names) const;
+  // The flops' clocked block: each flop's reset value (`reset_values`, by flop; zero for the others)
+  // while rst_ni is low, else `q <= d` for every flop.
+  void always_ff_flops(const std::vector<Flop>& flops, const std::vector<std::pair<Expr, Expr>>& reset_values = {});
   void always_comb(Stmts body);                        // always @*
   void lint_off(std::string rule, std::string reason);
   void lint_on(std::string rule);

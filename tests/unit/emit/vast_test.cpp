@@ -744,3 +744,29 @@ TEST(VastReset, MemoriesStayOutOfResetBlocks) {
   const std::string late = error_of([&] { n.memory("late_q", "8", "4"); });
   EXPECT_NE(late.find("memory late_q is assigned in an async-reset block"), std::string::npos) << late;
 }
+
+TEST(VastReset, FlopsHoldInTheirNextStateAndResetInTheirClockedBlock) {
+  Module m("capsgen_t", "test");
+  m.clock_and_reset();
+  const Expr en = m.input("en_i", 1, "");
+  const Expr st_run = m.constant("StRun", 2, 2);
+  const Flop count = m.flop("count", 4, "events so far");
+  const Flop state = m.flop("state", 2);
+  Stmts next = hold_flops({count, state});
+  next.push_back(if_(en, {blk(count.d, count.q + lit(4, 1))}));
+  m.always_comb(std::move(next));
+  m.always_ff_flops({count, state}, {{state.q, st_run}});
+  const std::string text = print_module(m);
+  EXPECT_NE(text.find("  reg [3:0] count_q;  // events so far\n  reg [3:0] count_d;\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("    count_d = count_q;\n    state_d = state_q;\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("    if (!rst_ni) begin\n      count_q <= 4'd0;\n      state_q <= StRun;\n    end else begin\n"
+                      "      count_q <= count_d;\n      state_q <= state_d;\n"),
+            std::string::npos)
+      << text;
+  // A reset value for a register that is not one of the flops is an emitter bug.
+  const Expr other = m.reg("other_q", 1);
+  EXPECT_NE(error_of([&] {
+              m.always_ff_flops({count}, {{other, bit(true)}});
+            }).find("other_q, not one of the flops"),
+            std::string::npos);
+}
