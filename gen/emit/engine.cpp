@@ -43,13 +43,6 @@ Stmts with_zero_reset(const Module& m, Stmts reset, const std::vector<std::strin
   return reset;
 }
 
-// The same for registers given by their handles.
-Stmts with_zero_reset(const Module& m, Stmts reset, const std::vector<Expr>& regs) {
-  std::vector<std::string> names;
-  for (const Expr& r : regs) names.push_back(r.text());
-  return with_zero_reset(m, std::move(reset), names);
-}
-
 }  // namespace
 
 // ---- Weight tile reader ------------------------------------------------------------------------
@@ -137,115 +130,151 @@ TileReaderPorts declare_tile_reader_ports(Module& m, const TileGeometry& g) {
                          m.output("busy_o", 1, "tiles left to load")};
 }
 
-// The descriptor as the tile reader keeps it: counts minus one where the loops compare with the last
-// value, the strides, and the derived offsets of the first row read of a tile.
-struct TileDescriptorRegisters {
-  Expr bm1_q, mtot_q, mblk_q, kcm1_q, ntm1_q, rt_q, ntot_q, grm1_q, gtop_q, etop_q;
-  Expr s_b_q, s_k_q, s_n_q, s_r_q, s_c_q, top_q, dtop_q, dwrap_q;
-  Expr diag_q, strided_q;
+// The descriptor as the tile reader keeps it: counts minus one where a loop compares with its last
+// index (`*_max`), the strides, and the derived offsets of a tile's first row read (row rows-1).
+struct TileDescriptor {
+  Flop batch_max, vectors_total, block_vectors, chunk_max, tile_max, reduction_total, columns_total;
+  Flop group_row_max, first_group, first_element;
+  Flop batch_stride, chunk_stride, tile_stride, row_stride, column_stride;
+  Flop first_row_offset, diag_first_offset, diag_group_wrap;
+  Flop diag, strided;
+
+  std::vector<Flop> flops() const {
+    return {batch_max,        vectors_total,     block_vectors,   chunk_max,   tile_max,
+            reduction_total,  columns_total,     group_row_max,   first_group, first_element,
+            batch_stride,     chunk_stride,      tile_stride,     row_stride,  column_stride,
+            first_row_offset, diag_first_offset, diag_group_wrap, diag,        strided};
+  }
 };
 
-TileDescriptorRegisters declare_tile_descriptor_registers(Module& m) {
+TileDescriptor declare_tile_descriptor(Module& m, const TileGeometry& g) {
   const int count = kCountBits, addr = kAddrBits;
   m.comment("Descriptor.");
-  return TileDescriptorRegisters{
-      m.reg("bm1_q", count),  m.reg("mtot_q", count), m.reg("mblk_q", count), m.reg("kcm1_q", count),
-      m.reg("ntm1_q", count), m.reg("rt_q", count),   m.reg("ntot_q", count), m.reg("grm1_q", count),
-      m.reg("gtop_q", count), m.reg("etop_q", count), m.reg("s_b_q", addr),   m.reg("s_k_q", addr),
-      m.reg("s_n_q", addr),   m.reg("s_r_q", addr),   m.reg("s_c_q", addr),   m.reg("top_q", addr),
-      m.reg("dtop_q", addr),  m.reg("dwrap_q", addr), m.reg("diag_q", 1),     m.reg("strided_q", 1)};
+  return TileDescriptor{
+      m.flop("batch_max", count, "batch items - 1"),
+      m.flop("vectors_total", count, "vectors per batch item"),
+      m.flop("block_vectors", count, "vectors per block"),
+      m.flop("chunk_max", count, "chunks - 1"),
+      m.flop("tile_max", count, "tiles per chunk - 1"),
+      m.flop("reduction_total", count, "reduction length (diag: elements per group)"),
+      m.flop("columns_total", count, "output columns"),
+      m.flop("group_row_max", count, "diag: rows per group - 1"),
+      m.flop("first_group", count, fmt::format("diag: group of row {}, the first read", g.rows - 1)),
+      m.flop("first_element", count, "diag: its element within the group"),
+      m.flop("batch_stride", addr),
+      m.flop("chunk_stride", addr),
+      m.flop("tile_stride", addr),
+      m.flop("row_stride", addr),
+      m.flop("column_stride", addr, "strided rows: from one column to the next"),
+      m.flop("first_row_offset", addr, fmt::format("{} * row stride: the first row read", g.rows - 1)),
+      m.flop("diag_first_offset", addr, "diag: first_element * row stride"),
+      m.flop("diag_group_wrap", addr, "diag: (group rows - 1) * row stride"),
+      m.flop("diag", 1, "block-diagonal tiles"),
+      m.flop("strided", 1, "rows read column by column")};
 }
 
-// The reader's state, its tile loop counters and offsets, and the row walker (the row, diag group and
-// element, strided column and address of the next read).
-struct TileLoopRegisters {
-  Expr busy_q, loading_q, held_q;
-  Expr n_q, k_q, b_q, m0_q, rem_q, lanes_q, bb_q, kofs_q, nofs_q, first_q, raddr_q;
-  Expr r_q, g_q, e_q, sc_q, laddr_q;
-  Memory rowbuf_q;
+// The reader's state, its tile loops (tile innermost, then chunk, then block and batch item) with
+// their offsets, and the row walker (the row, diag group and element, strided column and address of
+// the next read).
+struct TileLoops {
+  Flop busy, loading, held;
+  Flop tile, chunk, batch, block_start, rows_left, lanes_left;
+  Flop batch_base, chunk_offset, tile_offset, tile_first_addr, row_addr;
+  Flop row, group, element, column, column_addr;
+  Memory row_buffer_q;
+
+  std::vector<Flop> flops() const {
+    return {busy,      loading,    held,       tile,         chunk,       batch,           block_start,
+            rows_left, lanes_left, batch_base, chunk_offset, tile_offset, tile_first_addr, row_addr,
+            row,       group,      element,    column,       column_addr};
+  }
 };
 
-TileLoopRegisters declare_tile_loop_registers(Module& m, const TileGeometry& g) {
+TileLoops declare_tile_loops(Module& m, const TileGeometry& g) {
   const int count = kCountBits, addr = kAddrBits;
-  m.comment("State: busy, reading a tile's rows after its first, a tile loaded (or loading) and not yet started.");
-  const Expr busy_q = m.reg("busy_q", 1), loading_q = m.reg("loading_q", 1), held_q = m.reg("held_q", 1);
+  m.comment("State.");
+  Flop busy = m.flop("busy", 1, "tiles left to load");
+  Flop loading = m.flop("loading", 1, "reading a tile's rows after its first");
+  Flop held = m.flop("held", 1, "a tile loaded (or loading) and not yet started");
   m.comment(
-      "Tile counters and offsets; rem_q = r_total - k*rows and lanes_q = n_total - n*cols (floored at 0);\n"
-      "first_q = address of the current tile's first row read (row rows-1), kept ready so that the read can\n"
-      "go out in the cycle the previous tile starts (the load then ends in time for a swap every rows cycles).");
-  return TileLoopRegisters{busy_q,
-                           loading_q,
-                           held_q,
-                           m.reg("n_q", count),
-                           m.reg("k_q", count),
-                           m.reg("b_q", count),
-                           m.reg("m0_q", count),
-                           m.reg("rem_q", count),
-                           m.reg("lanes_q", count),
-                           m.reg("bb_q", addr),
-                           m.reg("kofs_q", addr),
-                           m.reg("nofs_q", addr),
-                           m.reg("first_q", addr),
-                           m.reg("raddr_q", addr),
-                           m.reg("r_q", g.row_index_bits, "next row to read"),
-                           m.reg("g_q", count, "diag: group of row r_q"),
-                           m.reg("e_q", count, "diag: element of row r_q within its group"),
-                           m.reg("sc_q", g.col_index_bits, "strided: next column of the row"),
-                           m.reg("laddr_q", addr, "strided: its address"),
-                           m.memory("rowbuf_q", g.weight_bits, g.cols, "strided: the columns of the row read so far")};
+      "Tile loops and offsets. tile_first_addr_q is the address of the next tile's first row read, kept\n"
+      "ready so that the read can go out in the cycle the previous tile starts (the load then ends in time\n"
+      "for a swap every rows cycles).");
+  return TileLoops{busy,
+                   loading,
+                   held,
+                   m.flop("tile", count, "tile n within the chunk"),
+                   m.flop("chunk", count, "chunk k"),
+                   m.flop("batch", count, "batch item b"),
+                   m.flop("block_start", count, "first vector of the block"),
+                   m.flop("rows_left", count, fmt::format("reduction_total - k*{}, floored at 0", g.rows)),
+                   m.flop("lanes_left", count, fmt::format("columns_total - n*{}, floored at 0", g.cols)),
+                   m.flop("batch_base", addr, "tile (b, 0, 0) row 0"),
+                   m.flop("chunk_offset", addr, "k * chunk stride"),
+                   m.flop("tile_offset", addr, "n * tile stride"),
+                   m.flop("tile_first_addr", addr),
+                   m.flop("row_addr", addr, "address of row row_q"),
+                   m.flop("row", g.row_index_bits, "next row to read"),
+                   m.flop("group", count, "diag: group of row row_q"),
+                   m.flop("element", count, "diag: element of row row_q within its group"),
+                   m.flop("column", g.col_index_bits, "strided: next column of the row"),
+                   m.flop("column_addr", addr, "strided: its address"),
+                   m.memory("row_buffer_q", g.weight_bits, g.cols, "strided: the columns of the row read so far")};
 }
 
 // The row (strided: the column) read in the previous cycle, on its way to the array.
-struct TileInFlightRegisters {
-  Expr p_valid_q, p_read_q, p_diag_q, p_strided_q, p_lanes_q, p_g_q, p_sc_q;
+struct TileRowOut {
+  Flop valid;
+  Expr read_q, diag_q, strided_q, lanes_q, group_q, column_q;
 };
 
-TileInFlightRegisters declare_tile_in_flight_registers(Module& m, const TileGeometry& g) {
-  m.comment("The row (strided: the column) in flight, read in the previous cycle.");
-  return TileInFlightRegisters{m.reg("p_valid_q", 1, "a whole row goes to the array this cycle"),
-                               m.reg("p_read_q", 1),
-                               m.reg("p_diag_q", 1),
-                               m.reg("p_strided_q", 1),
-                               m.reg("p_lanes_q", kCountBits),
-                               m.reg("p_g_q", kCountBits),
-                               m.reg("p_sc_q", g.col_index_bits)};
+TileRowOut declare_tile_row_out(Module& m, const TileGeometry& g) {
+  m.comment("The row (strided: the column) read in the previous cycle.");
+  return TileRowOut{m.flop("out_valid", 1, "a whole row goes to the array this cycle"),
+                    m.reg("out_read_q", 1, "a read went out"),
+                    m.reg("out_diag_q", 1),
+                    m.reg("out_strided_q", 1),
+                    m.reg("out_lanes_q", kCountBits, "lanes_left of the read"),
+                    m.reg("out_group_q", kCountBits, "diag: the read row's group"),
+                    m.reg("out_column_q", g.col_index_bits, "strided: the column read")};
 }
 
 // The address walker's and the tile loops' combinational signals.
 struct TileWalkerWires {
-  Expr begin_tile, row_rd, cur_r, cur_g, cur_e, cur_addr, cur_sc, cur_laddr, row_done, row_ok;
-  Expr last_row, last_block, last_tile, n_wrap, k_wrap, nofs_next, kofs_next, bb_next;
+  Expr begin_tile, row_handled, cur_row, cur_group, cur_element, cur_row_addr, cur_column, cur_column_addr;
+  Expr row_done, row_ok, last_row, last_block, final_tile, tile_wrap, chunk_wrap;
+  Expr tile_offset_next, chunk_offset_next, batch_base_next;
 };
 
 TileWalkerWires declare_tile_walker_wires(Module& m, const TileGeometry& g) {
   const int count = kCountBits, addr = kAddrBits;
   return TileWalkerWires{m.wire("begin_tile", 1, "the next tile's first row is read this cycle"),
-                         m.wire("row_rd", 1, "a tile row is handled this cycle (read, or zeros)"),
-                         m.wire("cur_r", g.row_index_bits, "its row"),
-                         m.wire("cur_g", count),
-                         m.wire("cur_e", count),
-                         m.wire("cur_addr", addr),
-                         m.wire("cur_sc", g.col_index_bits, "strided: column read this cycle"),
-                         m.wire("cur_laddr", addr, "strided: its address"),
+                         m.wire("row_handled", 1, "a tile row is handled this cycle (read, or zeros)"),
+                         m.wire("cur_row", g.row_index_bits, "its row"),
+                         m.wire("cur_group", count),
+                         m.wire("cur_element", count),
+                         m.wire("cur_row_addr", addr),
+                         m.wire("cur_column", g.col_index_bits, "strided: column read this cycle"),
+                         m.wire("cur_column_addr", addr, "strided: its address"),
                          m.wire("row_done", 1, "the row's last read (every row but a strided one: its only one)"),
                          m.wire("row_ok", 1, "the row holds elements (else zeros, no read)"),
-                         m.wire("last_row", 1),
+                         m.wire("last_row", 1, "row 0, the tile's last read"),
                          m.wire("last_block", 1),
-                         m.wire("last_tile", 1),
-                         m.wire("n_wrap", 1),
-                         m.wire("k_wrap", 1),
-                         m.wire("nofs_next", addr),
-                         m.wire("kofs_next", addr),
-                         m.wire("bb_next", addr)};
+                         m.wire("final_tile", 1, "the descriptor's last tile"),
+                         m.wire("tile_wrap", 1, "the chunk's last tile"),
+                         m.wire("chunk_wrap", 1, "the last chunk"),
+                         m.wire("tile_offset_next", addr),
+                         m.wire("chunk_offset_next", addr),
+                         m.wire("batch_base_next", addr)};
 }
 
 // Every signal of the tile reader.
 struct TileReader {
   TileGeometry geometry;
   TileReaderPorts port;
-  TileDescriptorRegisters desc;
-  TileLoopRegisters loop;
-  TileInFlightRegisters flight;
+  TileDescriptor desc;
+  TileLoops loop;
+  TileRowOut out;
   TileWalkerWires walk;
 };
 
@@ -254,166 +283,183 @@ struct TileReader {
 void build_tile_address_walker(Module& m, const TileReader& t) {
   const TileGeometry& g = t.geometry;
   const TileReaderPorts& p = t.port;
-  const TileDescriptorRegisters& d = t.desc;
-  const TileLoopRegisters& loop = t.loop;
+  const TileDescriptor& d = t.desc;
+  const TileLoops& loop = t.loop;
   const TileWalkerWires& w = t.walk;
   const Expr first_column = lit(g.col_index_bits, 0), zero_addr = lit(kAddrBits, 0);
-  m.assign(w.begin_tile, loop.busy_q & ~loop.loading_q & (~loop.held_q | p.tile_start_i));
-  m.assign(w.row_rd, w.begin_tile | loop.loading_q);
-  m.assign(w.cur_r, ternary(loop.loading_q, loop.r_q, lit(g.row_index_bits, g.rows - 1)));
-  m.assign(w.cur_g, ternary(loop.loading_q, loop.g_q, d.gtop_q));
-  m.assign(w.cur_e, ternary(loop.loading_q, loop.e_q, d.etop_q));
-  m.assign(w.cur_addr, ternary(loop.loading_q, loop.raddr_q, loop.first_q));
-  m.assign(w.cur_sc, ternary(loop.loading_q, loop.sc_q, first_column));
-  m.assign(w.cur_laddr, ternary(w.cur_sc == first_column, w.cur_addr, loop.laddr_q));
-  m.assign(w.row_ok,
-           ternary(d.diag_q, paren((w.cur_e < d.rt_q) & (w.cur_g < d.ntot_q) & (w.cur_g < lit(kCountBits, g.cols))),
-                   zext(w.cur_r, kCountBits) < loop.rem_q));
-  m.assign(w.last_row, w.cur_r == lit(g.row_index_bits, 0));
-  m.assign(w.last_block, sum_at_least(loop.m0_q, d.mblk_q, d.mtot_q));
-  m.assign(w.n_wrap, loop.n_q == d.ntm1_q);
-  m.assign(w.k_wrap, loop.k_q == d.kcm1_q);
-  m.assign(w.last_tile, w.n_wrap & w.k_wrap & w.last_block & (loop.b_q == d.bm1_q));
-  m.assign(w.nofs_next, ternary(w.n_wrap, zero_addr, loop.nofs_q + d.s_n_q));
-  m.assign(w.kofs_next, ternary(w.n_wrap, ternary(w.k_wrap, zero_addr, loop.kofs_q + d.s_k_q), loop.kofs_q));
-  m.assign(w.bb_next, ternary(paren(w.n_wrap & w.k_wrap & w.last_block), loop.bb_q + d.s_b_q, loop.bb_q));
-  m.assign(w.row_done, ~d.strided_q | d.diag_q | ~w.row_ok | (w.cur_sc == lit(g.col_index_bits, g.cols - 1)) |
-                           (bare(zext(w.cur_sc, kCountBits) + lit(kCountBits, 1)) >= loop.lanes_q));
-  m.assign(p.rd_en_o, w.row_rd & w.row_ok);
-  m.assign(p.rd_addr_o, ternary(paren(d.strided_q & ~d.diag_q), w.cur_laddr, w.cur_addr));
+  const Expr loading = loop.loading.q;
+  m.assign(w.begin_tile, loop.busy.q & ~loading & (~loop.held.q | p.tile_start_i));
+  m.assign(w.row_handled, w.begin_tile | loading);
+  m.assign(w.cur_row, ternary(loading, loop.row.q, lit(g.row_index_bits, g.rows - 1)));
+  m.assign(w.cur_group, ternary(loading, loop.group.q, d.first_group.q));
+  m.assign(w.cur_element, ternary(loading, loop.element.q, d.first_element.q));
+  m.assign(w.cur_row_addr, ternary(loading, loop.row_addr.q, loop.tile_first_addr.q));
+  m.assign(w.cur_column, ternary(loading, loop.column.q, first_column));
+  m.assign(w.cur_column_addr, ternary(w.cur_column == first_column, w.cur_row_addr, loop.column_addr.q));
+  m.assign(w.row_ok, ternary(d.diag.q,
+                             paren((w.cur_element < d.reduction_total.q) & (w.cur_group < d.columns_total.q) &
+                                   (w.cur_group < lit(kCountBits, g.cols))),
+                             zext(w.cur_row, kCountBits) < loop.rows_left.q));
+  m.assign(w.last_row, w.cur_row == lit(g.row_index_bits, 0));
+  m.assign(w.last_block, sum_at_least(loop.block_start.q, d.block_vectors.q, d.vectors_total.q));
+  m.assign(w.tile_wrap, loop.tile.q == d.tile_max.q);
+  m.assign(w.chunk_wrap, loop.chunk.q == d.chunk_max.q);
+  m.assign(w.final_tile, w.tile_wrap & w.chunk_wrap & w.last_block & (loop.batch.q == d.batch_max.q));
+  m.assign(w.tile_offset_next, ternary(w.tile_wrap, zero_addr, loop.tile_offset.q + d.tile_stride.q));
+  m.assign(w.chunk_offset_next,
+           ternary(w.tile_wrap, ternary(w.chunk_wrap, zero_addr, loop.chunk_offset.q + d.chunk_stride.q),
+                   loop.chunk_offset.q));
+  m.assign(w.batch_base_next, ternary(paren(w.tile_wrap & w.chunk_wrap & w.last_block),
+                                      loop.batch_base.q + d.batch_stride.q, loop.batch_base.q));
+  m.assign(w.row_done, ~d.strided.q | d.diag.q | ~w.row_ok | (w.cur_column == lit(g.col_index_bits, g.cols - 1)) |
+                           (bare(zext(w.cur_column, kCountBits) + lit(kCountBits, 1)) >= loop.lanes_left.q));
+  m.assign(p.rd_en_o, w.row_handled & w.row_ok);
+  m.assign(p.rd_addr_o, ternary(paren(d.strided.q & ~d.diag.q), w.cur_column_addr, w.cur_row_addr));
 }
 
-// start_i: the descriptor registers and the loops' first tile.
+// start_i: the descriptor and the loops' first tile.
 Stmts tile_descriptor_load(const TileReader& t) {
   const TileReaderPorts& p = t.port;
-  const TileDescriptorRegisters& d = t.desc;
-  const TileLoopRegisters& loop = t.loop;
+  const TileDescriptor& d = t.desc;
+  const TileLoops& loop = t.loop;
   const Expr one = lit(kCountBits, 1), zero_count = lit(kCountBits, 0), zero_addr = lit(kAddrBits, 0);
-  return {nb(d.bm1_q, p.desc_batch_i - one),
-          nb(d.mtot_q, p.desc_m_total_i),
-          nb(d.mblk_q, p.desc_m_block_i),
-          nb(d.kcm1_q, p.desc_k_chunks_i - one),
-          nb(d.ntm1_q, p.desc_n_tiles_i - one),
-          nb(d.rt_q, p.desc_r_total_i),
-          nb(d.ntot_q, p.desc_n_total_i),
-          nb(d.grm1_q, p.desc_group_rows_i - one),
-          nb(d.gtop_q, p.desc_gtop_i),
-          nb(d.etop_q, p.desc_etop_i),
-          nb(d.s_b_q, p.desc_s_b_i),
-          nb(d.s_k_q, p.desc_s_k_i),
-          nb(d.s_n_q, p.desc_s_n_i),
-          nb(d.s_r_q, p.desc_s_r_i),
-          nb(d.top_q, p.desc_top_i),
-          nb(d.dtop_q, p.desc_dtop_i),
-          nb(d.dwrap_q, p.desc_dwrap_i),
-          nb(d.diag_q, p.desc_diag_i),
-          nb(d.strided_q, p.desc_strided_i),
-          nb(d.s_c_q, p.desc_s_c_i),
-          nb(loop.sc_q, lit(t.geometry.col_index_bits, 0)),
-          nb(loop.n_q, zero_count),
-          nb(loop.k_q, zero_count),
-          nb(loop.b_q, zero_count),
-          nb(loop.m0_q, zero_count),
-          nb(loop.rem_q, p.desc_r_total_i),
-          nb(loop.lanes_q, p.desc_n_total_i),
-          nb(loop.bb_q, p.desc_base_i),
-          nb(loop.kofs_q, zero_addr),
-          nb(loop.nofs_q, zero_addr),
-          nb(loop.first_q, ternary(p.desc_diag_i, p.desc_base_i + p.desc_dtop_i, p.desc_base_i + p.desc_top_i))};
+  return {
+      blk(d.batch_max.d, p.desc_batch_i - one),
+      blk(d.vectors_total.d, p.desc_m_total_i),
+      blk(d.block_vectors.d, p.desc_m_block_i),
+      blk(d.chunk_max.d, p.desc_k_chunks_i - one),
+      blk(d.tile_max.d, p.desc_n_tiles_i - one),
+      blk(d.reduction_total.d, p.desc_r_total_i),
+      blk(d.columns_total.d, p.desc_n_total_i),
+      blk(d.group_row_max.d, p.desc_group_rows_i - one),
+      blk(d.first_group.d, p.desc_gtop_i),
+      blk(d.first_element.d, p.desc_etop_i),
+      blk(d.batch_stride.d, p.desc_s_b_i),
+      blk(d.chunk_stride.d, p.desc_s_k_i),
+      blk(d.tile_stride.d, p.desc_s_n_i),
+      blk(d.row_stride.d, p.desc_s_r_i),
+      blk(d.first_row_offset.d, p.desc_top_i),
+      blk(d.diag_first_offset.d, p.desc_dtop_i),
+      blk(d.diag_group_wrap.d, p.desc_dwrap_i),
+      blk(d.diag.d, p.desc_diag_i),
+      blk(d.strided.d, p.desc_strided_i),
+      blk(d.column_stride.d, p.desc_s_c_i),
+      blk(loop.column.d, lit(t.geometry.col_index_bits, 0)),
+      blk(loop.tile.d, zero_count),
+      blk(loop.chunk.d, zero_count),
+      blk(loop.batch.d, zero_count),
+      blk(loop.block_start.d, zero_count),
+      blk(loop.rows_left.d, p.desc_r_total_i),
+      blk(loop.lanes_left.d, p.desc_n_total_i),
+      blk(loop.batch_base.d, p.desc_base_i),
+      blk(loop.chunk_offset.d, zero_addr),
+      blk(loop.tile_offset.d, zero_addr),
+      blk(loop.tile_first_addr.d, ternary(p.desc_diag_i, p.desc_base_i + p.desc_dtop_i, p.desc_base_i + p.desc_top_i)),
+      blk(loop.busy.d, bit(true)),
+      blk(loop.loading.d, bit(false)),
+      blk(loop.held.d, bit(false))};
 }
 
-// After a tile's last row: the loop counters (n innermost, then k, then the block and the batch item)
-// and the offsets of the next tile.
+// After a tile's last row: the loop counters (tile innermost, then chunk, then the block and the batch
+// item) and the offsets of the next tile.
 Stmts tile_loop_advance(const TileReader& t) {
   const TileGeometry& g = t.geometry;
-  const TileDescriptorRegisters& d = t.desc;
-  const TileLoopRegisters& loop = t.loop;
+  const TileDescriptor& d = t.desc;
+  const TileLoops& loop = t.loop;
   const TileWalkerWires& w = t.walk;
   const Expr one = lit(kCountBits, 1), zero_count = lit(kCountBits, 0);
   const Expr rows = lit(kCountBits, g.rows), cols = lit(kCountBits, g.cols);
-  return {nb(loop.nofs_q, w.nofs_next),
-          nb(loop.kofs_q, w.kofs_next),
-          nb(loop.bb_q, w.bb_next),
-          nb(loop.first_q, ternary(d.diag_q, w.bb_next + d.dtop_q, w.bb_next + w.kofs_next + w.nofs_next + d.top_q)),
-          if_(w.n_wrap,
-              {nb(loop.n_q, zero_count), nb(loop.lanes_q, d.ntot_q),
-               if_(w.k_wrap,
-                   {nb(loop.k_q, zero_count), nb(loop.rem_q, d.rt_q),
-                    if_(w.last_block, {nb(loop.m0_q, zero_count), nb(loop.b_q, loop.b_q + one)},
-                        {nb(loop.m0_q, loop.m0_q + d.mblk_q)})},
-                   {nb(loop.k_q, loop.k_q + one),
-                    nb(loop.rem_q, ternary(loop.rem_q > rows, loop.rem_q - rows, zero_count))})},
-              {nb(loop.n_q, loop.n_q + one),
-               nb(loop.lanes_q, ternary(loop.lanes_q > cols, loop.lanes_q - cols, zero_count))}),
-          if_(w.last_tile, {nb(loop.busy_q, bit(false))})};
+  const Expr rows_left = loop.rows_left.q, lanes_left = loop.lanes_left.q;
+  return {blk(loop.tile_offset.d, w.tile_offset_next),
+          blk(loop.chunk_offset.d, w.chunk_offset_next),
+          blk(loop.batch_base.d, w.batch_base_next),
+          blk(loop.tile_first_addr.d,
+              ternary(d.diag.q, w.batch_base_next + d.diag_first_offset.q,
+                      w.batch_base_next + w.chunk_offset_next + w.tile_offset_next + d.first_row_offset.q)),
+          if_(w.tile_wrap,
+              {blk(loop.tile.d, zero_count), blk(loop.lanes_left.d, d.columns_total.q),
+               if_(w.chunk_wrap,
+                   {blk(loop.chunk.d, zero_count), blk(loop.rows_left.d, d.reduction_total.q),
+                    if_(w.last_block, {blk(loop.block_start.d, zero_count), blk(loop.batch.d, loop.batch.q + one)},
+                        {blk(loop.block_start.d, loop.block_start.q + d.block_vectors.q)})},
+                   {blk(loop.chunk.d, loop.chunk.q + one),
+                    blk(loop.rows_left.d, ternary(rows_left > rows, rows_left - rows, zero_count))})},
+              {blk(loop.tile.d, loop.tile.q + one),
+               blk(loop.lanes_left.d, ternary(lanes_left > cols, lanes_left - cols, zero_count))}),
+          if_(w.final_tile, {blk(loop.busy.d, bit(false))})};
 }
 
 // The row walker's step after each read: the next column of a strided row, or the next row (diag: the
 // next element, or the previous group's last), and the next tile after the last row.
 Stmts tile_row_step(const TileReader& t) {
   const TileGeometry& g = t.geometry;
-  const TileDescriptorRegisters& d = t.desc;
-  const TileLoopRegisters& loop = t.loop;
+  const TileDescriptor& d = t.desc;
+  const TileLoops& loop = t.loop;
   const TileWalkerWires& w = t.walk;
   const Expr one = lit(kCountBits, 1), first_column = lit(g.col_index_bits, 0);
-  return {
-      if_(w.row_rd & ~w.row_done, {nb(loop.loading_q, bit(true)), nb(loop.sc_q, w.cur_sc + lit(g.col_index_bits, 1)),
-                                   nb(loop.laddr_q, w.cur_laddr + d.s_c_q), nb(loop.raddr_q, w.cur_addr),
-                                   nb(loop.r_q, w.cur_r), nb(loop.g_q, w.cur_g), nb(loop.e_q, w.cur_e)}),
-      if_(w.row_rd & w.row_done,
-          {nb(loop.loading_q, ~w.last_row), nb(loop.sc_q, first_column),
-           nb(loop.r_q, w.cur_r - lit(g.row_index_bits, 1)),
-           if_(d.diag_q & (w.cur_e == lit(kCountBits, 0)),
-               {nb(loop.e_q, d.grm1_q), nb(loop.g_q, w.cur_g - one), nb(loop.raddr_q, loop.bb_q + d.dwrap_q)},
-               {nb(loop.e_q, w.cur_e - one), nb(loop.g_q, w.cur_g), nb(loop.raddr_q, w.cur_addr - d.s_r_q)}),
-           if_(w.last_row, tile_loop_advance(t))})};
+  const Stmts next_column = {blk(loop.loading.d, bit(true)),
+                             blk(loop.column.d, w.cur_column + lit(g.col_index_bits, 1)),
+                             blk(loop.column_addr.d, w.cur_column_addr + d.column_stride.q),
+                             blk(loop.row_addr.d, w.cur_row_addr),
+                             blk(loop.row.d, w.cur_row),
+                             blk(loop.group.d, w.cur_group),
+                             blk(loop.element.d, w.cur_element)};
+  const Stmts next_row = {blk(loop.loading.d, ~w.last_row), blk(loop.column.d, first_column),
+                          blk(loop.row.d, w.cur_row - lit(g.row_index_bits, 1)),
+                          if_(d.diag.q & (w.cur_element == lit(kCountBits, 0)),
+                              {blk(loop.element.d, d.group_row_max.q), blk(loop.group.d, w.cur_group - one),
+                               blk(loop.row_addr.d, loop.batch_base.q + d.diag_group_wrap.q)},
+                              {blk(loop.element.d, w.cur_element - one), blk(loop.group.d, w.cur_group),
+                               blk(loop.row_addr.d, w.cur_row_addr - d.row_stride.q)}),
+                          if_(w.last_row, tile_loop_advance(t))};
+  return {if_(w.row_handled & ~w.row_done, next_column), if_(w.row_handled & w.row_done, next_row)};
 }
 
-// The control registers: descriptor load, tile handshake (held_q), row walker and tile loops.
+// The control registers: next state in one combinational block (descriptor load at start_i, else the
+// tile handshake and the row walker), then every flop q <= d with reset to zero.
 void build_tile_reader_control(Module& m, const TileReader& t) {
-  const TileLoopRegisters& loop = t.loop;
+  const TileLoops& loop = t.loop;
   const TileWalkerWires& w = t.walk;
-  const Expr lo = bit(false), hi = bit(true);
-  Stmts load = tile_descriptor_load(t);
-  Stmts reset =
-      with_zero_reset(m, {nb(loop.busy_q, lo), nb(loop.loading_q, lo), nb(loop.held_q, lo), nb(t.flight.p_valid_q, lo)},
-                      assigned_signals(load));
-  reset = with_zero_reset(m, std::move(reset), {loop.raddr_q, loop.r_q, loop.g_q, loop.e_q, loop.laddr_q});
-  load.push_back(nb(loop.busy_q, hi));
-  load.push_back(nb(loop.loading_q, lo));
-  load.push_back(nb(loop.held_q, lo));
-  Stmts run = {nb(loop.held_q, (loop.held_q & ~t.port.tile_start_i) | w.begin_tile)};
+  std::vector<Flop> flops = t.desc.flops();
+  for (const Flop& f : loop.flops()) flops.push_back(f);
+  flops.push_back(t.out.valid);
+  Stmts run = {blk(loop.held.d, (loop.held.q & ~t.port.tile_start_i) | w.begin_tile)};
   for (Stmt& s : tile_row_step(t)) run.push_back(std::move(s));
-  m.always_ff_reset(std::move(reset), {nb(t.flight.p_valid_q, w.row_rd & w.row_done), if_(t.port.start_i, load, run)});
+  Stmts next = hold_flops(flops);
+  next.push_back(blk(t.out.valid.d, w.row_handled & w.row_done));
+  next.push_back(if_(t.port.start_i, tile_descriptor_load(t), std::move(run)));
+  m.blank();
+  m.comment("Next state.");
+  m.always_comb(std::move(next));
+  m.always_ff_flops(flops);
 }
 
 // The row in flight and its placement on weight_o: masked (columns past n_total), lane g only (diag),
-// or gathered column by column in rowbuf_q (strided).
+// or gathered column by column in row_buffer_q (strided).
 void build_tile_row_output(Module& m, const TileReader& t) {
   const TileGeometry& g = t.geometry;
   const TileReaderPorts& p = t.port;
-  const TileInFlightRegisters& f = t.flight;
+  const TileRowOut& o = t.out;
   const Expr lane0 = p.rd_data_i.part(0, g.weight_bits);
-  m.always_ff({nb(f.p_read_q, p.rd_en_o), nb(f.p_diag_q, t.desc.diag_q),
-               nb(f.p_strided_q, t.desc.strided_q & ~t.desc.diag_q), nb(f.p_lanes_q, t.loop.lanes_q),
-               nb(f.p_g_q, t.walk.cur_g), nb(f.p_sc_q, t.walk.cur_sc),
-               if_(f.p_read_q & f.p_strided_q, {nb(t.loop.rowbuf_q[f.p_sc_q], lane0)})});
+  m.always_ff({nb(o.read_q, p.rd_en_o), nb(o.diag_q, t.desc.diag.q), nb(o.strided_q, t.desc.strided.q & ~t.desc.diag.q),
+               nb(o.lanes_q, t.loop.lanes_left.q), nb(o.group_q, t.walk.cur_group), nb(o.column_q, t.walk.cur_column),
+               if_(o.read_q & o.strided_q, {nb(t.loop.row_buffer_q[o.column_q], lane0)})});
   m.blank();
   m.comment(
       "The row read in the previous cycle, masked (columns past n_total) or placed (diag: lane g only;\n"
-      "strided: the columns read before from rowbuf_q, the last one from rd_data_i).");
+      "strided: the columns read before from row_buffer_q, the last one from rd_data_i).");
   for (int c = 0; c < g.cols; ++c) {
     const Expr column = lit(kCountBits, c);
-    const Expr strided_lane = ternary(f.p_sc_q == lit(g.col_index_bits, c), lane0, t.loop.rowbuf_q.word(c));
+    const Expr strided_lane = ternary(o.column_q == lit(g.col_index_bits, c), lane0, t.loop.row_buffer_q.word(c));
     const Expr placed =
-        ternary_chain({{f.p_diag_q, lane0}, {f.p_strided_q, strided_lane}}, p.rd_data_i.part(c, g.weight_bits));
+        ternary_chain({{o.diag_q, lane0}, {o.strided_q, strided_lane}}, p.rd_data_i.part(c, g.weight_bits));
     m.assign(p.weight_o.part(c, g.weight_bits),
-             ternary(paren(f.p_read_q & ternary(f.p_diag_q, f.p_g_q == column, column < f.p_lanes_q)), placed,
+             ternary(paren(o.read_q & ternary(o.diag_q, o.group_q == column, column < o.lanes_q)), placed,
                      lit(g.weight_bits, 0)));
   }
-  m.assign(p.weight_load_o, f.p_valid_q);
-  m.assign(p.tile_ready_o, t.loop.held_q & ~t.loop.loading_q);
-  m.assign(p.busy_o, t.loop.busy_q | f.p_valid_q);
+  m.assign(p.weight_load_o, o.valid.q);
+  m.assign(p.tile_ready_o, t.loop.held.q & ~t.loop.loading.q);
+  m.assign(p.busy_o, t.loop.busy.q | o.valid.q);
 }
 
 }  // namespace
@@ -422,11 +468,11 @@ Module build_tile_reader(const AccelConfig& cfg) {
   const TileGeometry geometry = tile_geometry(cfg);
   Module m(kTileReaderModule, tile_reader_description(geometry));
   TileReaderPorts port = declare_tile_reader_ports(m, geometry);
-  TileDescriptorRegisters desc = declare_tile_descriptor_registers(m);
-  TileLoopRegisters loop = declare_tile_loop_registers(m, geometry);
-  TileInFlightRegisters flight = declare_tile_in_flight_registers(m, geometry);
+  TileDescriptor desc = declare_tile_descriptor(m, geometry);
+  TileLoops loop = declare_tile_loops(m, geometry);
+  TileRowOut out = declare_tile_row_out(m, geometry);
   TileWalkerWires walk = declare_tile_walker_wires(m, geometry);
-  const TileReader t{geometry, port, desc, loop, flight, walk};
+  const TileReader t{geometry, port, desc, loop, out, walk};
   m.blank();
   build_tile_address_walker(m, t);
   build_tile_reader_control(m, t);
@@ -501,99 +547,167 @@ OutWriterPorts declare_out_writer_ports(Module& m, const OutGeometry& g) {
       m.output("done_o", 1, "one-cycle pulse: the last record was written")};
 }
 
-// The descriptor as the writer keeps it (counts minus one where the loops compare with the last value).
-struct OutDescriptorRegisters {
-  Expr bm1_q, mtot_q, mblk_q, ntm1_q, ntot_q, odm1_q, mb0_q, sel_q, vec_q, s_b_q, s_m_q, s_o2_q, o_wrap_q;
+// The descriptor as the writer keeps it (counts minus one where a loop compares with its last index).
+struct OutDescriptor {
+  Flop batch_max, vectors_total, block_vectors, tile_max, columns_total, output_div_max, first_block_len;
+  Flop select_mod, whole_records, batch_stride, vector_stride, output_stride, output_wrap;
+
+  std::vector<Flop> flops() const {
+    return {batch_max,  vectors_total, block_vectors, tile_max,      columns_total, output_div_max, first_block_len,
+            select_mod, whole_records, batch_stride,  vector_stride, output_stride, output_wrap};
+  }
 };
 
-OutDescriptorRegisters declare_out_descriptor_registers(Module& m) {
+OutDescriptor declare_out_descriptor(Module& m) {
   const int count = kCountBits, addr = kAddrBits;
   m.comment("Descriptor.");
-  return OutDescriptorRegisters{m.reg("bm1_q", count),  m.reg("mtot_q", count), m.reg("mblk_q", count),
-                                m.reg("ntm1_q", count), m.reg("ntot_q", count), m.reg("odm1_q", count),
-                                m.reg("mb0_q", count),  m.reg("sel_q", count),  m.reg("vec_q", 1, "whole records"),
-                                m.reg("s_b_q", addr),   m.reg("s_m_q", addr),   m.reg("s_o2_q", addr),
-                                m.reg("o_wrap_q", addr)};
+  return OutDescriptor{m.flop("batch_max", count, "batch items - 1"),
+                       m.flop("vectors_total", count, "vectors per batch item"),
+                       m.flop("block_vectors", count, "vectors per block"),
+                       m.flop("tile_max", count, "tiles - 1"),
+                       m.flop("columns_total", count, "output columns"),
+                       m.flop("output_div_max", count, "outputs per s_o1 step - 1"),
+                       m.flop("first_block_len", count, "vectors of a batch item's first block"),
+                       m.flop("select_mod", count, "J (0: every output)"),
+                       m.flop("whole_records", 1, "a record per write"),
+                       m.flop("batch_stride", addr),
+                       m.flop("vector_stride", addr),
+                       m.flop("output_stride", addr, "s_o2: the step within o_div"),
+                       m.flop("output_wrap", addr, "s_o1 - (o_div - 1) * s_o2")};
 }
 
 // The record walker's position (column, vector, tile, block, batch item), its output offsets and
 // addresses, and the select_mod state.
-struct OutPositionRegisters {
-  Expr busy_q, done_q, c_q;
-  Expr mi_q, n_q, m0_q, b_q, mb_q, rem_q, nrem_q, lanes_q;
-  Expr off_q, noff_q, maddr_q, blk_q, bb_q;
-  Expr mmod_q, mmblk_q, nbase_q;
+struct OutPosition {
+  Flop busy, done, column;
+  Flop vector, tile, block_start, batch, block_len, output_phase, tile_output_phase, lanes_left;
+  Flop output_offset, tile_output_offset, vector_addr, block_addr, batch_base;
+  Flop select_phase, block_select_phase, tile_first_output;
+
+  std::vector<Flop> flops() const {
+    return {busy,
+            done,
+            column,
+            vector,
+            tile,
+            block_start,
+            batch,
+            block_len,
+            output_phase,
+            tile_output_phase,
+            lanes_left,
+            output_offset,
+            tile_output_offset,
+            vector_addr,
+            block_addr,
+            batch_base,
+            select_phase,
+            block_select_phase,
+            tile_first_output};
+  }
 };
 
-OutPositionRegisters declare_out_position_registers(Module& m, const OutGeometry& g) {
+OutPosition declare_out_position(Module& m, const OutGeometry& g) {
   const int count = kCountBits, addr = kAddrBits;
+  m.comment("Position: element column_q of the record of vector vector_q of the block, tile tile_q, item batch_q.");
+  Flop busy = m.flop("busy", 1, "records left");
+  Flop done = m.flop("done", 1, "done_o");
+  Flop column = m.flop("column", g.col_index_bits);
+  Flop vector = m.flop("vector", count, "within the block");
+  Flop tile = m.flop("tile", count);
+  Flop block_start = m.flop("block_start", count, "the block's first vector");
+  Flop batch = m.flop("batch", count);
+  Flop block_len = m.flop("block_len", count, "vectors of this block");
   m.comment(
-      "Position: column c_q of record (vector mi_q of the block at m0_q, tile n_q, batch b_q); mb_q vectors\n"
-      "in this block. off_q/rem_q: offset and o % o_div of output o = n*cols + c; noff_q/nrem_q: the same\n"
-      "for o = n*cols (restored for every vector of the tile). maddr_q = base + b*s_b + m*s_m, blk_q its\n"
-      "value for the block's first vector, bb_q = base + b*s_b.");
-  const Expr busy_q = m.reg("busy_q", 1), done_q = m.reg("done_q", 1), c_q = m.reg("c_q", g.col_index_bits);
-  const Expr mi_q = m.reg("mi_q", count), n_q = m.reg("n_q", count), m0_q = m.reg("m0_q", count),
-             b_q = m.reg("b_q", count), mb_q = m.reg("mb_q", count), rem_q = m.reg("rem_q", count),
-             nrem_q = m.reg("nrem_q", count), lanes_q = m.reg("lanes_q", count);
-  const Expr off_q = m.reg("off_q", addr), noff_q = m.reg("noff_q", addr), maddr_q = m.reg("maddr_q", addr),
-             blk_q = m.reg("blk_q", addr), bb_q = m.reg("bb_q", addr);
-  m.comment(
-      "select_mod: mmod_q = m % J of the record's vector, mmblk_q the same for the block's first vector,\n"
-      "nbase_q = n*cols (the first output of the record's tile).");
-  const Expr mmod_q = m.reg("mmod_q", count), mmblk_q = m.reg("mmblk_q", count), nbase_q = m.reg("nbase_q", count);
-  return OutPositionRegisters{busy_q,  done_q, c_q,    mi_q,    n_q,   m0_q, b_q,    mb_q,    rem_q,  nrem_q,
-                              lanes_q, off_q,  noff_q, maddr_q, blk_q, bb_q, mmod_q, mmblk_q, nbase_q};
+      "Output o = tile*cols + column: its offset and o % o_div (output_offset_q, output_phase_q), the same for\n"
+      "the tile's first output (restored for every vector of the tile), and the columns left from the tile on.");
+  Flop output_phase = m.flop("output_phase", count);
+  Flop tile_output_phase = m.flop("tile_output_phase", count);
+  Flop lanes_left = m.flop("lanes_left", count);
+  Flop output_offset = m.flop("output_offset", addr);
+  Flop tile_output_offset = m.flop("tile_output_offset", addr);
+  m.comment("Addresses: base + b*s_b + m*s_m of the record's vector, of the block's first vector, base + b*s_b.");
+  Flop vector_addr = m.flop("vector_addr", addr);
+  Flop block_addr = m.flop("block_addr", addr);
+  Flop batch_base = m.flop("batch_base", addr);
+  m.comment("select_mod: m % J of the record's vector and of the block's first vector; tile*cols.");
+  Flop select_phase = m.flop("select_phase", count);
+  Flop block_select_phase = m.flop("block_select_phase", count);
+  Flop tile_first_output = m.flop("tile_first_output", count);
+  return OutPosition{busy,
+                     done,
+                     column,
+                     vector,
+                     tile,
+                     block_start,
+                     batch,
+                     block_len,
+                     output_phase,
+                     tile_output_phase,
+                     lanes_left,
+                     output_offset,
+                     tile_output_offset,
+                     vector_addr,
+                     block_addr,
+                     batch_base,
+                     select_phase,
+                     block_select_phase,
+                     tile_first_output};
 }
 
 // The record walker's combinational signals.
 struct OutWalkerWires {
-  Expr sel_on, sel_hit, sel_lane, mmod_next, active, step, lane_last, wrap, off_next, rem_next, m0_next, m_left;
+  Expr select_on, select_hit, select_lane, select_phase_next, active, step, lane_last, phase_wrap;
+  Expr output_offset_next, output_phase_next, block_start_next, vectors_left;
 };
 
 OutWalkerWires declare_out_walker_wires(Module& m, const OutGeometry& g) {
   const int count = kCountBits;
-  return OutWalkerWires{m.wire("sel_on", 1),
-                        m.wire("sel_hit", 1, "the selected output is in this record"),
-                        m.wire("sel_lane", g.col_index_bits),
-                        m.wire("mmod_next", count, "(m + 1) % J"),
+  return OutWalkerWires{m.wire("select_on", 1, "select_mod J > 0"),
+                        m.wire("select_hit", 1, "the selected output is in this record"),
+                        m.wire("select_lane", g.col_index_bits),
+                        m.wire("select_phase_next", count, "(m + 1) % J"),
                         m.wire("active", 1, "an element is waiting to be handled"),
                         m.wire("step", 1, "it is handled this cycle: nothing to write, or the write is taken"),
                         m.wire("lane_last", 1, "last element of the record"),
-                        m.wire("wrap", 1, "o % o_div wraps after this element"),
-                        m.wire("off_next", kAddrBits),
-                        m.wire("rem_next", count),
-                        m.wire("m0_next", count),
-                        m.wire("m_left", count, "vectors after this block")};
+                        m.wire("phase_wrap", 1, "o % o_div wraps after this element"),
+                        m.wire("output_offset_next", kAddrBits),
+                        m.wire("output_phase_next", count),
+                        m.wire("block_start_next", count),
+                        m.wire("vectors_left", count, "vectors after this block")};
 }
 
 // Every signal of the output writer.
 struct OutWriter {
   OutGeometry geometry;
   OutWriterPorts port;
-  OutDescriptorRegisters desc;
-  OutPositionRegisters pos;
+  OutDescriptor desc;
+  OutPosition pos;
   OutWalkerWires walk;
 };
 
 // select_mod: whether output m % J of the record's vector is in this record, and its column.
 void build_out_select_decoder(Module& m, const OutWriter& o) {
   const OutGeometry& g = o.geometry;
-  const OutPositionRegisters& pos = o.pos;
+  const OutPosition& pos = o.pos;
   const OutWalkerWires& w = o.walk;
   const Expr one = lit(kCountBits, 1);
-  m.assign(w.sel_on, o.desc.sel_q != lit(kCountBits, 0));
-  const Expr past_tile = bare(cat({bit(false), pos.nbase_q}) + lit(kCountBits + 1, g.cols));  // n*cols + cols
-  m.assign(w.sel_hit,
-           (pos.mmod_q >= pos.nbase_q) & (cat({bit(false), pos.mmod_q}) < past_tile) & (pos.mmod_q < o.desc.ntot_q));
-  const Expr sel_diff = m.wire("sel_diff", kCountBits);
-  m.assign(sel_diff, paren(pos.mmod_q - pos.nbase_q));
-  m.lint_off("UNUSEDSIGNAL", "only the low bits of mmod - n*cols index a column (it is < cols when used).");
-  const Expr sel_diff_unused = m.wire("sel_diff_unused", kCountBits);
+  m.assign(w.select_on, o.desc.select_mod.q != lit(kCountBits, 0));
+  const Expr past_tile =
+      bare(cat({bit(false), pos.tile_first_output.q}) + lit(kCountBits + 1, g.cols));  // n*cols + cols
+  m.assign(w.select_hit, (pos.select_phase.q >= pos.tile_first_output.q) &
+                             (cat({bit(false), pos.select_phase.q}) < past_tile) &
+                             (pos.select_phase.q < o.desc.columns_total.q));
+  const Expr sel_diff = m.wire("select_diff", kCountBits);
+  m.assign(sel_diff, paren(pos.select_phase.q - pos.tile_first_output.q));
+  m.lint_off("UNUSEDSIGNAL",
+             "only the low bits of select_phase - tile_first_output index a column (< cols when used).");
+  const Expr sel_diff_unused = m.wire("select_diff_unused", kCountBits);
   m.assign(sel_diff_unused, sel_diff);
   m.lint_on("UNUSEDSIGNAL");
-  m.assign(w.sel_lane, g.col_index_bits == kCountBits ? sel_diff : sel_diff.slice(g.col_index_bits - 1, 0));
-  m.assign(w.mmod_next, ternary(bare(pos.mmod_q + one) == o.desc.sel_q, lit(kCountBits, 0), pos.mmod_q + one));
+  m.assign(w.select_lane, g.col_index_bits == kCountBits ? sel_diff : sel_diff.slice(g.col_index_bits - 1, 0));
+  m.assign(w.select_phase_next, ternary(bare(pos.select_phase.q + one) == o.desc.select_mod.q, lit(kCountBits, 0),
+                                        pos.select_phase.q + one));
 }
 
 // The record walker and the write port: which element (or whole record) is written this cycle, where,
@@ -601,36 +715,36 @@ void build_out_select_decoder(Module& m, const OutWriter& o) {
 void build_out_record_walker(Module& m, const OutWriter& o) {
   const OutGeometry& g = o.geometry;
   const OutWriterPorts& p = o.port;
-  const OutDescriptorRegisters& d = o.desc;
-  const OutPositionRegisters& pos = o.pos;
+  const OutDescriptor& d = o.desc;
+  const OutPosition& pos = o.pos;
   const OutWalkerWires& w = o.walk;
   const Expr one = lit(kCountBits, 1);
-  m.assign(w.lane_last, w.sel_on | d.vec_q | (pos.c_q == lit(g.col_index_bits, g.cols - 1)) |
-                            (bare(zext(pos.c_q, kCountBits) + one) >= pos.lanes_q));
-  m.assign(w.wrap, pos.rem_q == d.odm1_q);
-  m.assign(w.off_next, pos.off_q + ternary(w.wrap, d.o_wrap_q, d.s_o2_q));
-  m.assign(w.rem_next, ternary(w.wrap, lit(kCountBits, 0), pos.rem_q + one));
-  m.assign(w.m0_next, pos.m0_q + d.mblk_q);
-  m.assign(w.m_left, d.mtot_q - w.m0_next);
-  m.assign(p.wr_en_o, w.active & ternary(w.sel_on, w.sel_hit, zext(pos.c_q, kCountBits) < pos.lanes_q));
-  m.assign(p.wr_vec_o, d.vec_q);
+  m.assign(w.lane_last, w.select_on | d.whole_records.q | (pos.column.q == lit(g.col_index_bits, g.cols - 1)) |
+                            (bare(zext(pos.column.q, kCountBits) + one) >= pos.lanes_left.q));
+  m.assign(w.phase_wrap, pos.output_phase.q == d.output_div_max.q);
+  m.assign(w.output_offset_next, pos.output_offset.q + ternary(w.phase_wrap, d.output_wrap.q, d.output_stride.q));
+  m.assign(w.output_phase_next, ternary(w.phase_wrap, lit(kCountBits, 0), pos.output_phase.q + one));
+  m.assign(w.block_start_next, pos.block_start.q + d.block_vectors.q);
+  m.assign(w.vectors_left, d.vectors_total.q - w.block_start_next);
+  m.assign(p.wr_en_o, w.active & ternary(w.select_on, w.select_hit, zext(pos.column.q, kCountBits) < pos.lanes_left.q));
+  m.assign(p.wr_vec_o, d.whole_records.q);
   for (int c = 0; c < g.cols; ++c)
-    m.assign(g.cols == 1 ? p.wr_mask_o : p.wr_mask_o[c], lit(kCountBits, c) < pos.lanes_q);
-  m.assign(p.wr_addr_o, ternary(w.sel_on, pos.maddr_q, pos.maddr_q + pos.off_q));
+    m.assign(g.cols == 1 ? p.wr_mask_o : p.wr_mask_o[c], lit(kCountBits, c) < pos.lanes_left.q);
+  m.assign(p.wr_addr_o, ternary(w.select_on, pos.vector_addr.q, pos.vector_addr.q + pos.output_offset.q));
   if (g.cols == 1) {
     m.lint_off("UNUSEDSIGNAL", "one column: the column index is always 0.");
     const Expr lane_idx_unused = m.wire("lane_idx_unused", g.col_index_bits);
-    m.assign(lane_idx_unused, ternary(w.sel_on, w.sel_lane, pos.c_q));
+    m.assign(lane_idx_unused, ternary(w.select_on, w.select_lane, pos.column.q));
     m.lint_on("UNUSEDSIGNAL");
     m.assign(p.wr_data_o, p.rec_data_i);
   } else {
     const Expr lane_idx = m.wire("lane_idx", g.col_index_bits, "column written");
-    m.assign(lane_idx, ternary(w.sel_on, w.sel_lane, pos.c_q));
+    m.assign(lane_idx, ternary(w.select_on, w.select_lane, pos.column.q));
     // text API: the column's part-select prints `lane_idx * A +: A` (Expr::part_at prints `lane_idx*A`,
     // and refuses a column index that can reach past the record when cols is not a power of two).
     const std::string column =
         fmt::format("{}[{} * {} +: {}]", p.rec_data_i.text(), lane_idx.text(), g.act_bits, g.act_bits);
-    m.assign(p.wr_data_o.text(), fmt::format("{} ? {} : {{{}, {}}}", d.vec_q.text(), p.rec_data_i.text(),
+    m.assign(p.wr_data_o.text(), fmt::format("{} ? {} : {{{}, {}}}", d.whole_records.q.text(), p.rec_data_i.text(),
                                              zero((g.cols - 1) * g.act_bits).text(), column));
   }
   m.assign(w.step, w.active & (~p.wr_en_o | p.wr_ready_i));
@@ -640,87 +754,98 @@ void build_out_record_walker(Module& m, const OutWriter& o) {
 // start_i: the descriptor registers and the position of the first record.
 Stmts out_descriptor_load(const OutWriter& o) {
   const OutWriterPorts& p = o.port;
-  const OutDescriptorRegisters& d = o.desc;
-  const OutPositionRegisters& pos = o.pos;
+  const OutDescriptor& d = o.desc;
+  const OutPosition& pos = o.pos;
   const Expr one = lit(kCountBits, 1), zero_count = lit(kCountBits, 0), zero_addr = lit(kAddrBits, 0);
   const Expr first_block = ternary(p.desc_m_total_i < p.desc_m_block_i, p.desc_m_total_i, p.desc_m_block_i);
-  return {nb(pos.busy_q, bit(true)),
-          nb(d.bm1_q, p.desc_batch_i - one),
-          nb(d.mtot_q, p.desc_m_total_i),
-          nb(d.mblk_q, p.desc_m_block_i),
-          nb(d.ntm1_q, p.desc_n_tiles_i - one),
-          nb(d.ntot_q, p.desc_n_total_i),
-          nb(d.odm1_q, p.desc_o_div_i - one),
-          nb(d.vec_q, p.desc_o_vec_i),
-          nb(d.mb0_q, first_block),
-          nb(pos.mb_q, first_block),
-          nb(d.s_b_q, p.desc_s_b_i),
-          nb(d.s_m_q, p.desc_s_m_i),
-          nb(d.s_o2_q, p.desc_s_o2_i),
-          nb(d.o_wrap_q, p.desc_o_wrap_i),
-          nb(pos.c_q, lit(o.geometry.col_index_bits, 0)),
-          nb(pos.mi_q, zero_count),
-          nb(pos.n_q, zero_count),
-          nb(pos.m0_q, zero_count),
-          nb(pos.b_q, zero_count),
-          nb(pos.off_q, zero_addr),
-          nb(pos.noff_q, zero_addr),
-          nb(pos.rem_q, zero_count),
-          nb(pos.nrem_q, zero_count),
-          nb(pos.lanes_q, p.desc_n_total_i),
-          nb(pos.maddr_q, p.desc_base_i),
-          nb(pos.blk_q, p.desc_base_i),
-          nb(pos.bb_q, p.desc_base_i),
-          nb(d.sel_q, p.desc_o_sel_i),
-          nb(pos.mmod_q, zero_count),
-          nb(pos.mmblk_q, zero_count),
-          nb(pos.nbase_q, zero_count)};
+  return {blk(pos.busy.d, bit(true)),
+          blk(d.batch_max.d, p.desc_batch_i - one),
+          blk(d.vectors_total.d, p.desc_m_total_i),
+          blk(d.block_vectors.d, p.desc_m_block_i),
+          blk(d.tile_max.d, p.desc_n_tiles_i - one),
+          blk(d.columns_total.d, p.desc_n_total_i),
+          blk(d.output_div_max.d, p.desc_o_div_i - one),
+          blk(d.whole_records.d, p.desc_o_vec_i),
+          blk(d.first_block_len.d, first_block),
+          blk(pos.block_len.d, first_block),
+          blk(d.batch_stride.d, p.desc_s_b_i),
+          blk(d.vector_stride.d, p.desc_s_m_i),
+          blk(d.output_stride.d, p.desc_s_o2_i),
+          blk(d.output_wrap.d, p.desc_o_wrap_i),
+          blk(pos.column.d, lit(o.geometry.col_index_bits, 0)),
+          blk(pos.vector.d, zero_count),
+          blk(pos.tile.d, zero_count),
+          blk(pos.block_start.d, zero_count),
+          blk(pos.batch.d, zero_count),
+          blk(pos.output_offset.d, zero_addr),
+          blk(pos.tile_output_offset.d, zero_addr),
+          blk(pos.output_phase.d, zero_count),
+          blk(pos.tile_output_phase.d, zero_count),
+          blk(pos.lanes_left.d, p.desc_n_total_i),
+          blk(pos.vector_addr.d, p.desc_base_i),
+          blk(pos.block_addr.d, p.desc_base_i),
+          blk(pos.batch_base.d, p.desc_base_i),
+          blk(d.select_mod.d, p.desc_o_sel_i),
+          blk(pos.select_phase.d, zero_count),
+          blk(pos.block_select_phase.d, zero_count),
+          blk(pos.tile_first_output.d, zero_count)};
 }
 
 // After a block's last record: the next block of the batch item, or the next batch item (the last one
 // ends the descriptor).
 Stmts out_next_block(const OutWriter& o) {
-  const OutDescriptorRegisters& d = o.desc;
-  const OutPositionRegisters& pos = o.pos;
+  const OutDescriptor& d = o.desc;
+  const OutPosition& pos = o.pos;
   const OutWalkerWires& w = o.walk;
   const Expr zero_count = lit(kCountBits, 0), zero_addr = lit(kAddrBits, 0);
-  return {nb(pos.n_q, zero_count),
-          nb(pos.noff_q, zero_addr),
-          nb(pos.nrem_q, zero_count),
-          nb(pos.off_q, zero_addr),
-          nb(pos.rem_q, zero_count),
-          nb(pos.lanes_q, d.ntot_q),
-          if_(~sum_at_least(pos.m0_q, d.mblk_q, d.mtot_q),
-              {nb(pos.m0_q, w.m0_next), nb(pos.mb_q, ternary(w.m_left < d.mblk_q, w.m_left, d.mblk_q)),
-               nb(pos.blk_q, pos.maddr_q + d.s_m_q), nb(pos.maddr_q, pos.maddr_q + d.s_m_q),
-               nb(pos.mmblk_q, w.mmod_next), nb(pos.mmod_q, w.mmod_next), nb(pos.nbase_q, zero_count)},
-              {nb(pos.m0_q, zero_count), nb(pos.mb_q, d.mb0_q), nb(pos.b_q, pos.b_q + lit(kCountBits, 1)),
-               nb(pos.bb_q, pos.bb_q + d.s_b_q), nb(pos.blk_q, pos.bb_q + d.s_b_q), nb(pos.maddr_q, pos.bb_q + d.s_b_q),
-               nb(pos.mmblk_q, zero_count), nb(pos.mmod_q, zero_count), nb(pos.nbase_q, zero_count),
-               if_(pos.b_q == d.bm1_q, {nb(pos.busy_q, bit(false)), nb(pos.done_q, bit(true))})})};
+  return {blk(pos.tile.d, zero_count),
+          blk(pos.tile_output_offset.d, zero_addr),
+          blk(pos.tile_output_phase.d, zero_count),
+          blk(pos.output_offset.d, zero_addr),
+          blk(pos.output_phase.d, zero_count),
+          blk(pos.lanes_left.d, d.columns_total.q),
+          if_(~sum_at_least(pos.block_start.q, d.block_vectors.q, d.vectors_total.q),
+              {blk(pos.block_start.d, w.block_start_next),
+               blk(pos.block_len.d, ternary(w.vectors_left < d.block_vectors.q, w.vectors_left, d.block_vectors.q)),
+               blk(pos.block_addr.d, pos.vector_addr.q + d.vector_stride.q),
+               blk(pos.vector_addr.d, pos.vector_addr.q + d.vector_stride.q),
+               blk(pos.block_select_phase.d, w.select_phase_next), blk(pos.select_phase.d, w.select_phase_next),
+               blk(pos.tile_first_output.d, zero_count)},
+              {blk(pos.block_start.d, zero_count), blk(pos.block_len.d, d.first_block_len.q),
+               blk(pos.batch.d, pos.batch.q + lit(kCountBits, 1)),
+               blk(pos.batch_base.d, pos.batch_base.q + d.batch_stride.q),
+               blk(pos.block_addr.d, pos.batch_base.q + d.batch_stride.q),
+               blk(pos.vector_addr.d, pos.batch_base.q + d.batch_stride.q), blk(pos.block_select_phase.d, zero_count),
+               blk(pos.select_phase.d, zero_count), blk(pos.tile_first_output.d, zero_count),
+               if_(pos.batch.q == d.batch_max.q, {blk(pos.busy.d, bit(false)), blk(pos.done.d, bit(true))})})};
 }
 
 // A handled element: the next column of the record, or after the record's last the next vector of the
 // block, the next tile (back to the block's first vector) or the next block.
 Stmts out_record_step(const OutWriter& o) {
   const OutGeometry& g = o.geometry;
-  const OutDescriptorRegisters& d = o.desc;
-  const OutPositionRegisters& pos = o.pos;
+  const OutDescriptor& d = o.desc;
+  const OutPosition& pos = o.pos;
   const OutWalkerWires& w = o.walk;
   const Expr one = lit(kCountBits, 1), cols = lit(kCountBits, g.cols);
-  const Expr next_tile_offset = ternary(d.vec_q, pos.noff_q + lit(kAddrBits, g.cols), w.off_next);
+  const Expr next_tile_offset =
+      ternary(d.whole_records.q, pos.tile_output_offset.q + lit(kAddrBits, g.cols), w.output_offset_next);
   return {
       if_(~w.lane_last,
-          {nb(pos.c_q, pos.c_q + lit(g.col_index_bits, 1)), nb(pos.off_q, w.off_next), nb(pos.rem_q, w.rem_next)},
-          {nb(pos.c_q, lit(g.col_index_bits, 0)),
-           if_(bare(pos.mi_q + one) != pos.mb_q,
-               {nb(pos.mi_q, pos.mi_q + one), nb(pos.maddr_q, pos.maddr_q + d.s_m_q), nb(pos.off_q, pos.noff_q),
-                nb(pos.rem_q, pos.nrem_q), nb(pos.mmod_q, w.mmod_next)},
-               {nb(pos.mi_q, lit(kCountBits, 0)),
-                if_(pos.n_q != d.ntm1_q,
-                    {nb(pos.n_q, pos.n_q + one), nb(pos.noff_q, next_tile_offset), nb(pos.nrem_q, w.rem_next),
-                     nb(pos.off_q, next_tile_offset), nb(pos.rem_q, w.rem_next), nb(pos.lanes_q, pos.lanes_q - cols),
-                     nb(pos.maddr_q, pos.blk_q), nb(pos.mmod_q, pos.mmblk_q), nb(pos.nbase_q, pos.nbase_q + cols)},
+          {blk(pos.column.d, pos.column.q + lit(g.col_index_bits, 1)), blk(pos.output_offset.d, w.output_offset_next),
+           blk(pos.output_phase.d, w.output_phase_next)},
+          {blk(pos.column.d, lit(g.col_index_bits, 0)),
+           if_(bare(pos.vector.q + one) != pos.block_len.q,
+               {blk(pos.vector.d, pos.vector.q + one), blk(pos.vector_addr.d, pos.vector_addr.q + d.vector_stride.q),
+                blk(pos.output_offset.d, pos.tile_output_offset.q), blk(pos.output_phase.d, pos.tile_output_phase.q),
+                blk(pos.select_phase.d, w.select_phase_next)},
+               {blk(pos.vector.d, lit(kCountBits, 0)),
+                if_(pos.tile.q != d.tile_max.q,
+                    {blk(pos.tile.d, pos.tile.q + one), blk(pos.tile_output_offset.d, next_tile_offset),
+                     blk(pos.tile_output_phase.d, w.output_phase_next), blk(pos.output_offset.d, next_tile_offset),
+                     blk(pos.output_phase.d, w.output_phase_next), blk(pos.lanes_left.d, pos.lanes_left.q - cols),
+                     blk(pos.vector_addr.d, pos.block_addr.q), blk(pos.select_phase.d, pos.block_select_phase.q),
+                     blk(pos.tile_first_output.d, pos.tile_first_output.q + cols)},
                     out_next_block(o))})})};
 }
 
@@ -733,20 +858,25 @@ Module build_out_writer(const AccelConfig& cfg) {
   geometry.col_index_bits = std::max(1, clog2(geometry.cols));
   Module m(kOutWriterModule, out_writer_description(geometry));
   const OutWriterPorts port = declare_out_writer_ports(m, geometry);
-  const OutDescriptorRegisters desc = declare_out_descriptor_registers(m);
-  const OutPositionRegisters pos = declare_out_position_registers(m, geometry);
+  const OutDescriptor desc = declare_out_descriptor(m);
+  const OutPosition pos = declare_out_position(m, geometry);
   const OutWalkerWires walk = declare_out_walker_wires(m, geometry);
   const OutWriter o{geometry, port, desc, pos, walk};
   m.blank();
-  m.assign(walk.active, pos.busy_q & port.rec_valid_i);
+  m.assign(walk.active, pos.busy.q & port.rec_valid_i);
   build_out_select_decoder(m, o);
   build_out_record_walker(m, o);
-  const Stmts load = out_descriptor_load(o);
-  const Expr lo = bit(false);
-  m.always_ff_reset(with_zero_reset(m, {nb(pos.busy_q, lo), nb(pos.done_q, lo)}, assigned_signals(load)),
-                    {nb(pos.done_q, lo), if_(port.start_i, load, {if_(walk.step, out_record_step(o))})});
-  m.assign(port.busy_o, pos.busy_q);
-  m.assign(port.done_o, pos.done_q);
+  std::vector<Flop> flops = desc.flops();
+  for (const Flop& f : pos.flops()) flops.push_back(f);
+  Stmts next = hold_flops(flops);
+  next.push_back(blk(pos.done.d, bit(false)));
+  next.push_back(if_(port.start_i, out_descriptor_load(o), {if_(walk.step, out_record_step(o))}));
+  m.blank();
+  m.comment("Next state.");
+  m.always_comb(std::move(next));
+  m.always_ff_flops(flops);
+  m.assign(port.busy_o, pos.busy.q);
+  m.assign(port.done_o, pos.done.q);
   return m;
 }
 
@@ -793,29 +923,86 @@ ActPassPorts declare_act_pass_ports(Module& m, const AccelConfig& cfg) {
       m.output("done_o", 1, "one-cycle pulse: the last result was written")};
 }
 
-// The descriptor, the reader (element re_q of vector rv_q) and the writer (result we_q of vector wv_q).
+// The descriptor, the reader (element read_element_q of vector read_vector_q) and the writer (result
+// write_element_q of vector write_vector_q).
 struct ActPassRegisters {
-  Expr fill_q, norm_q, cm1_q, nm1_q, s_iv_q, s_ie_q, s_ov_q, s_oe_q, value_q;
-  Expr reading_q, rv_q, re_q, raddr_q, rvaddr_q, p_q;
-  Expr busy_q, done_q, wv_q, we_q, waddr_q, wvaddr_q;
+  Flop fill, norm, count_max, length_max, in_vector_stride, in_element_stride, out_vector_stride, out_element_stride,
+      fill_value;
+  Flop reading, read_vector, read_element, read_addr, read_vector_addr, act_valid;
+  Flop busy, done, write_vector, write_element, write_addr, write_vector_addr;
+
+  std::vector<Flop> flops() const {
+    return {fill,
+            norm,
+            count_max,
+            length_max,
+            in_vector_stride,
+            in_element_stride,
+            out_vector_stride,
+            out_element_stride,
+            fill_value,
+            reading,
+            read_vector,
+            read_element,
+            read_addr,
+            read_vector_addr,
+            act_valid,
+            busy,
+            done,
+            write_vector,
+            write_element,
+            write_addr,
+            write_vector_addr};
+  }
 };
 
 ActPassRegisters declare_act_pass_registers(Module& m, const AccelConfig& cfg) {
   const int count = kCountBits, addr = kAddrBits;
   m.comment("Descriptor.");
-  const Expr fill_q = m.reg("fill_q", 1), norm_q = m.reg("norm_q", 1);
-  const Expr cm1_q = m.reg("cm1_q", kVectorCountBits, "count - 1"), nm1_q = m.reg("nm1_q", count, "n - 1");
-  const Expr s_iv_q = m.reg("s_iv_q", addr), s_ie_q = m.reg("s_ie_q", addr), s_ov_q = m.reg("s_ov_q", addr),
-             s_oe_q = m.reg("s_oe_q", addr), value_q = m.reg("value_q", cfg.widths.act);
-  m.comment("Reader: element re_q of vector rv_q at raddr_q (rvaddr_q: the vector's element 0).");
-  const Expr reading_q = m.reg("reading_q", 1), rv_q = m.reg("rv_q", kVectorCountBits), re_q = m.reg("re_q", count),
-             raddr_q = m.reg("raddr_q", addr), rvaddr_q = m.reg("rvaddr_q", addr),
-             p_q = m.reg("p_q", 1, "the element read in the previous cycle goes to the unit");
-  m.comment("Writer: result we_q of vector wv_q at waddr_q (wvaddr_q: the vector's result 0).");
-  const Expr busy_q = m.reg("busy_q", 1), done_q = m.reg("done_q", 1), wv_q = m.reg("wv_q", kVectorCountBits),
-             we_q = m.reg("we_q", count), waddr_q = m.reg("waddr_q", addr), wvaddr_q = m.reg("wvaddr_q", addr);
-  return ActPassRegisters{fill_q, norm_q,  cm1_q,    nm1_q, s_iv_q, s_ie_q, s_ov_q, s_oe_q, value_q, reading_q, rv_q,
-                          re_q,   raddr_q, rvaddr_q, p_q,   busy_q, done_q, wv_q,   we_q,   waddr_q, wvaddr_q};
+  Flop fill = m.flop("fill", 1, "a Fill (else an Activate)");
+  Flop norm = m.flop("norm", 1, "Activate: one result per vector");
+  Flop count_max = m.flop("count_max", kVectorCountBits, "count - 1");
+  Flop length_max = m.flop("length_max", count, "n - 1");
+  Flop in_vector_stride = m.flop("in_vector_stride", addr);
+  Flop in_element_stride = m.flop("in_element_stride", addr);
+  Flop out_vector_stride = m.flop("out_vector_stride", addr);
+  Flop out_element_stride = m.flop("out_element_stride", addr);
+  Flop fill_value = m.flop("fill_value", cfg.widths.act);
+  m.comment("Reader: element read_element_q of vector read_vector_q at read_addr_q.");
+  Flop reading = m.flop("reading", 1, "elements left to read");
+  Flop read_vector = m.flop("read_vector", kVectorCountBits);
+  Flop read_element = m.flop("read_element", count);
+  Flop read_addr = m.flop("read_addr", addr);
+  Flop read_vector_addr = m.flop("read_vector_addr", addr, "the vector's element 0");
+  Flop act_valid = m.flop("act_valid", 1, "the element read in the previous cycle goes to the unit");
+  m.comment("Writer: result write_element_q of vector write_vector_q at write_addr_q.");
+  Flop busy = m.flop("busy", 1, "results left to write");
+  Flop done = m.flop("done", 1, "done_o");
+  Flop write_vector = m.flop("write_vector", kVectorCountBits);
+  Flop write_element = m.flop("write_element", count);
+  Flop write_addr = m.flop("write_addr", addr);
+  Flop write_vector_addr = m.flop("write_vector_addr", addr, "the vector's result 0");
+  return ActPassRegisters{fill,
+                          norm,
+                          count_max,
+                          length_max,
+                          in_vector_stride,
+                          in_element_stride,
+                          out_vector_stride,
+                          out_element_stride,
+                          fill_value,
+                          reading,
+                          read_vector,
+                          read_element,
+                          read_addr,
+                          read_vector_addr,
+                          act_valid,
+                          busy,
+                          done,
+                          write_vector,
+                          write_element,
+                          write_addr,
+                          write_vector_addr};
 }
 
 }  // namespace
@@ -830,65 +1017,76 @@ Module build_act_pass(const AccelConfig& cfg) {
            "vector at out_base + v*out_s_v. Fill: writes value to count elements at out_base + e*out_s_e,\n"
            "one per cycle. done_o pulses after the last write.");
   const ActPassPorts p = declare_act_pass_ports(m, cfg);
-  const ActPassRegisters regs = declare_act_pass_registers(m, cfg);
-  const Expr r_vlast = m.wire("r_vlast", 1, "the reader's element is its vector's last");
-  const Expr w_take = m.wire("w_take", 1, "a result (or a Fill element) is written this cycle");
-  const Expr w_vlast = m.wire("w_vlast", 1, "it is its vector's last");
-  const Expr w_last = m.wire("w_last", 1, "it is the descriptor's last");
+  const ActPassRegisters r = declare_act_pass_registers(m, cfg);
+  const Expr read_vector_last = m.wire("read_vector_last", 1, "the reader's element is its vector's last");
+  const Expr write_take = m.wire("write_take", 1, "a result (or a Fill element) is written this cycle");
+  const Expr write_vector_last = m.wire("write_vector_last", 1, "it is its vector's last");
+  const Expr write_last = m.wire("write_last", 1, "it is the descriptor's last");
   m.blank();
-  m.assign(r_vlast, regs.re_q == regs.nm1_q);
-  m.assign(p.rd_en_o, regs.reading_q);
-  m.assign(p.rd_addr_o, regs.raddr_q);
-  m.assign(p.act_valid_o, regs.p_q);
+  m.assign(read_vector_last, r.read_element.q == r.length_max.q);
+  m.assign(p.rd_en_o, r.reading.q);
+  m.assign(p.rd_addr_o, r.read_addr.q);
+  m.assign(p.act_valid_o, r.act_valid.q);
   m.assign(p.act_data_o, p.rd_data_i);
-  m.assign(w_take, regs.busy_q & (regs.fill_q | p.res_valid_i));
-  m.assign(w_vlast, regs.fill_q | regs.norm_q | (regs.we_q == regs.nm1_q));
-  m.assign(w_last, w_vlast & (regs.wv_q == regs.cm1_q));
-  m.assign(p.wr_en_o, w_take);
-  m.assign(p.wr_addr_o, regs.waddr_q);
-  m.assign(p.wr_data_o, ternary(regs.fill_q, sext(regs.value_q, p.wr_data_o.width()), p.res_data_i));
+  m.assign(write_take, r.busy.q & (r.fill.q | p.res_valid_i));
+  m.assign(write_vector_last, r.fill.q | r.norm.q | (r.write_element.q == r.length_max.q));
+  m.assign(write_last, write_vector_last & (r.write_vector.q == r.count_max.q));
+  m.assign(p.wr_en_o, write_take);
+  m.assign(p.wr_addr_o, r.write_addr.q);
+  m.assign(p.wr_data_o, ternary(r.fill.q, sext(r.fill_value.q, p.wr_data_o.width()), p.res_data_i));
 
   const Expr lo = bit(false), hi = bit(true), one = lit(kCountBits, 1), one_vector = lit(kVectorCountBits, 1);
   const Expr zero_count = lit(kCountBits, 0), zero_vector = lit(kVectorCountBits, 0);
-  const Stmts load = {nb(regs.busy_q, hi),
-                      nb(regs.reading_q, ~p.fill_i),
-                      nb(regs.fill_q, p.fill_i),
-                      nb(regs.norm_q, p.desc_norm_i),
-                      nb(regs.cm1_q, p.desc_count_i - one_vector),
-                      nb(regs.nm1_q, p.desc_n_i - one),
-                      nb(regs.s_iv_q, p.desc_in_s_v_i),
-                      nb(regs.s_ie_q, p.desc_in_s_e_i),
-                      nb(regs.s_ov_q, p.desc_out_s_v_i),
-                      nb(regs.s_oe_q, p.desc_out_s_e_i),
-                      nb(regs.value_q, p.desc_value_i),
-                      nb(regs.rv_q, zero_vector),
-                      nb(regs.re_q, zero_count),
-                      nb(regs.raddr_q, p.desc_in_base_i),
-                      nb(regs.rvaddr_q, p.desc_in_base_i),
-                      nb(regs.wv_q, zero_vector),
-                      nb(regs.we_q, zero_count),
-                      nb(regs.waddr_q, p.desc_out_base_i),
-                      nb(regs.wvaddr_q, p.desc_out_base_i)};
-  const Stmt read_step =
-      if_(regs.reading_q,
-          {if_(r_vlast,
-               {nb(regs.re_q, zero_count), nb(regs.rv_q, regs.rv_q + one_vector),
-                nb(regs.rvaddr_q, regs.rvaddr_q + regs.s_iv_q), nb(regs.raddr_q, regs.rvaddr_q + regs.s_iv_q),
-                if_(regs.rv_q == regs.cm1_q, {nb(regs.reading_q, lo)})},
-               {nb(regs.re_q, regs.re_q + one), nb(regs.raddr_q, regs.raddr_q + regs.s_ie_q)})});
-  const Stmt write_step = if_(
-      w_take, {if_(w_last, {nb(regs.busy_q, lo), nb(regs.done_q, hi)}),
-               if_(regs.fill_q, {nb(regs.wv_q, regs.wv_q + one_vector), nb(regs.waddr_q, regs.waddr_q + regs.s_oe_q)},
-                   {if_(w_vlast,
-                        {nb(regs.we_q, zero_count), nb(regs.wv_q, regs.wv_q + one_vector),
-                         nb(regs.wvaddr_q, regs.wvaddr_q + regs.s_ov_q), nb(regs.waddr_q, regs.wvaddr_q + regs.s_ov_q)},
-                        {nb(regs.we_q, regs.we_q + one), nb(regs.waddr_q, regs.waddr_q + regs.s_oe_q)})})});
-  m.always_ff_reset(
-      with_zero_reset(m, {nb(regs.busy_q, lo), nb(regs.done_q, lo), nb(regs.reading_q, lo), nb(regs.p_q, lo)},
-                      assigned_signals(load)),
-      {nb(regs.done_q, lo), nb(regs.p_q, regs.reading_q), if_(p.start_i, load, {read_step, write_step})});
-  m.assign(p.busy_o, regs.busy_q);
-  m.assign(p.done_o, regs.done_q);
+  const Stmts load = {blk(r.busy.d, hi),
+                      blk(r.reading.d, ~p.fill_i),
+                      blk(r.fill.d, p.fill_i),
+                      blk(r.norm.d, p.desc_norm_i),
+                      blk(r.count_max.d, p.desc_count_i - one_vector),
+                      blk(r.length_max.d, p.desc_n_i - one),
+                      blk(r.in_vector_stride.d, p.desc_in_s_v_i),
+                      blk(r.in_element_stride.d, p.desc_in_s_e_i),
+                      blk(r.out_vector_stride.d, p.desc_out_s_v_i),
+                      blk(r.out_element_stride.d, p.desc_out_s_e_i),
+                      blk(r.fill_value.d, p.desc_value_i),
+                      blk(r.read_vector.d, zero_vector),
+                      blk(r.read_element.d, zero_count),
+                      blk(r.read_addr.d, p.desc_in_base_i),
+                      blk(r.read_vector_addr.d, p.desc_in_base_i),
+                      blk(r.write_vector.d, zero_vector),
+                      blk(r.write_element.d, zero_count),
+                      blk(r.write_addr.d, p.desc_out_base_i),
+                      blk(r.write_vector_addr.d, p.desc_out_base_i)};
+  const Expr next_read_vector_addr = r.read_vector_addr.q + r.in_vector_stride.q;
+  const Stmt read_step = if_(
+      r.reading.q, {if_(read_vector_last,
+                        {blk(r.read_element.d, zero_count), blk(r.read_vector.d, r.read_vector.q + one_vector),
+                         blk(r.read_vector_addr.d, next_read_vector_addr), blk(r.read_addr.d, next_read_vector_addr),
+                         if_(r.read_vector.q == r.count_max.q, {blk(r.reading.d, lo)})},
+                        {blk(r.read_element.d, r.read_element.q + one),
+                         blk(r.read_addr.d, r.read_addr.q + r.in_element_stride.q)})});
+  const Expr next_write_vector_addr = r.write_vector_addr.q + r.out_vector_stride.q;
+  const Stmt write_step =
+      if_(write_take,
+          {if_(write_last, {blk(r.busy.d, lo), blk(r.done.d, hi)}),
+           if_(r.fill.q,
+               {blk(r.write_vector.d, r.write_vector.q + one_vector),
+                blk(r.write_addr.d, r.write_addr.q + r.out_element_stride.q)},
+               {if_(write_vector_last,
+                    {blk(r.write_element.d, zero_count), blk(r.write_vector.d, r.write_vector.q + one_vector),
+                     blk(r.write_vector_addr.d, next_write_vector_addr), blk(r.write_addr.d, next_write_vector_addr)},
+                    {blk(r.write_element.d, r.write_element.q + one),
+                     blk(r.write_addr.d, r.write_addr.q + r.out_element_stride.q)})})});
+  const std::vector<Flop> flops = r.flops();
+  Stmts next = hold_flops(flops);
+  next.push_back(blk(r.done.d, lo));
+  next.push_back(blk(r.act_valid.d, r.reading.q));
+  next.push_back(if_(p.start_i, load, {read_step, write_step}));
+  m.blank();
+  m.comment("Next state.");
+  m.always_comb(std::move(next));
+  m.always_ff_flops(flops);
+  m.assign(p.busy_o, r.busy.q);
+  m.assign(p.done_o, r.done.q);
   return m;
 }
 
@@ -1233,11 +1431,17 @@ ActPassWires declare_act_pass_wires(Module& m, const EngineGeometry& geo) {
 
 // The vector-wide gather's registers and wires.
 struct VectorGather {
-  Expr vmode_q, v_busy_q;
-  Expr v_b_q, v_m0_q, v_mb_q, v_k_q, v_mi_q, v_rem_q;  // counts
-  Expr v_s_b_q, v_s_m_q, v_s_k_q, v_baddr_q, v_kaddr_q, v_addr_q, v_nblk_q;  // strides and addresses
-  Expr v_take, v_chunk_last, v_zero, v_nblk;
+  Flop vector_mode, vg_busy;
+  Flop vg_batch, vg_block_start, vg_block_len, vg_chunk, vg_vector, vg_rows_left, vg_len;  // counts
+  Flop vg_batch_stride, vg_vector_stride, vg_chunk_stride, vg_batch_addr, vg_chunk_addr, vg_addr, vg_next_block_addr;
+  Expr vg_take, vg_chunk_last, vg_zero_rows, vg_next_block;
   Expr s1_vall_q, s1_vzero_q;
+
+  std::vector<Flop> flops() const {
+    return {vector_mode,   vg_busy,       vg_batch, vg_block_start,    vg_block_len,     vg_chunk,
+            vg_vector,     vg_rows_left,  vg_len,   vg_batch_stride,   vg_vector_stride, vg_chunk_stride,
+            vg_batch_addr, vg_chunk_addr, vg_addr,  vg_next_block_addr};
+  }
 };
 
 // The length of the next block, min(m_total - (m0 + m_block), m_block).
@@ -1254,31 +1458,39 @@ Expr sum_below(const Expr& a, const Expr& b, const Expr& c) {
 
 // The vector-wide gather after a block's last chunk: the next block of the batch item, or the first
 // block of the next batch item (after the last one the gather stops).
-Stmts vector_gather_next_block(const EngineGeometry& geo, const VectorGather& v, const Expr& v_len_q,
-                               const ControlState& ctl) {
+Stmts vector_gather_next_block(const EngineGeometry& geo, const VectorGather& v, const ControlState& ctl) {
   const Expr count_zero = lit(geo.count_bits, 0), count_one = lit(geo.count_bits, 1);
-  const Stmts next_batch = {nb(v.v_m0_q, count_zero), nb(v.v_mb_q, ctl.mb0_q), nb(v.v_b_q, v.v_b_q + count_one),
-                            nb(v.v_baddr_q, v.v_baddr_q + v.v_s_b_q), nb(v.v_kaddr_q, v.v_baddr_q + v.v_s_b_q),
-                            nb(v.v_addr_q, v.v_baddr_q + v.v_s_b_q), if_(v.v_b_q == ctl.bm1_q, {nb(v.v_busy_q, bit(false))})};
-  return {nb(v.v_k_q, count_zero), nb(v.v_rem_q, v_len_q),
-          if_(sum_below(v.v_m0_q, ctl.mblk_q, ctl.mtot_q),
-              {nb(v.v_m0_q, v.v_m0_q + ctl.mblk_q), nb(v.v_mb_q, next_block_length(ctl.mtot_q, v.v_m0_q, ctl.mblk_q)),
-               nb(v.v_kaddr_q, v.v_nblk), nb(v.v_addr_q, v.v_nblk)},
+  const Stmts next_batch = {blk(v.vg_block_start.d, count_zero),
+                            blk(v.vg_block_len.d, ctl.mb0_q),
+                            blk(v.vg_batch.d, v.vg_batch.q + count_one),
+                            blk(v.vg_batch_addr.d, v.vg_batch_addr.q + v.vg_batch_stride.q),
+                            blk(v.vg_chunk_addr.d, v.vg_batch_addr.q + v.vg_batch_stride.q),
+                            blk(v.vg_addr.d, v.vg_batch_addr.q + v.vg_batch_stride.q),
+                            if_(v.vg_batch.q == ctl.bm1_q, {blk(v.vg_busy.d, bit(false))})};
+  return {blk(v.vg_chunk.d, count_zero), blk(v.vg_rows_left.d, v.vg_len.q),
+          if_(sum_below(v.vg_block_start.q, ctl.mblk_q, ctl.mtot_q),
+              {blk(v.vg_block_start.d, v.vg_block_start.q + ctl.mblk_q),
+               blk(v.vg_block_len.d, next_block_length(ctl.mtot_q, v.vg_block_start.q, ctl.mblk_q)),
+               blk(v.vg_chunk_addr.d, v.vg_next_block), blk(v.vg_addr.d, v.vg_next_block)},
               next_batch)};
 }
 
 // The vector-wide gather after a vector was read: the block's next vector, or after its last one the
-// next chunk (v_rem_q drops by rows) or the next block.
-Stmts vector_gather_advance(const EngineGeometry& geo, const VectorGather& v, const Expr& v_len_q,
-                            const ControlState& ctl) {
+// next chunk (vg_rows_left_q drops by rows) or the next block.
+Stmts vector_gather_advance(const EngineGeometry& geo, const VectorGather& v, const ControlState& ctl) {
   const Expr count_zero = lit(geo.count_bits, 0), count_one = lit(geo.count_bits, 1);
   const Expr rows = lit(geo.count_bits, geo.rows);
-  Stmts chunk_done = {nb(v.v_mi_q, count_zero), if_(v.v_k_q == count_zero, {nb(v.v_nblk_q, v.v_addr_q + v.v_s_m_q)})};
-  chunk_done.push_back(if_(v.v_k_q == ctl.kcm1_q, vector_gather_next_block(geo, v, v_len_q, ctl),
-                           {nb(v.v_k_q, v.v_k_q + count_one),
-                            nb(v.v_rem_q, ternary(v.v_rem_q > rows, v.v_rem_q - rows, count_zero)),
-                            nb(v.v_kaddr_q, v.v_kaddr_q + v.v_s_k_q), nb(v.v_addr_q, v.v_kaddr_q + v.v_s_k_q)}));
-  return {if_(v.v_chunk_last, chunk_done, {nb(v.v_mi_q, v.v_mi_q + count_one), nb(v.v_addr_q, v.v_addr_q + v.v_s_m_q)})};
+  Stmts chunk_done = {
+      blk(v.vg_vector.d, count_zero),
+      if_(v.vg_chunk.q == count_zero, {blk(v.vg_next_block_addr.d, v.vg_addr.q + v.vg_vector_stride.q)})};
+  chunk_done.push_back(
+      if_(v.vg_chunk.q == ctl.kcm1_q, vector_gather_next_block(geo, v, ctl),
+          {blk(v.vg_chunk.d, v.vg_chunk.q + count_one),
+           blk(v.vg_rows_left.d, ternary(v.vg_rows_left.q > rows, v.vg_rows_left.q - rows, count_zero)),
+           blk(v.vg_chunk_addr.d, v.vg_chunk_addr.q + v.vg_chunk_stride.q),
+           blk(v.vg_addr.d, v.vg_chunk_addr.q + v.vg_chunk_stride.q)}));
+  return {if_(v.vg_chunk_last, chunk_done,
+              {blk(v.vg_vector.d, v.vg_vector.q + count_one), blk(v.vg_addr.d, v.vg_addr.q + v.vg_vector_stride.q)})};
 }
 
 // The vector-wide gather's registers and wires, and its rows past the reduction.
@@ -1290,35 +1502,38 @@ VectorGather declare_vector_gather(Module& m, const EngineGeometry& geo) {
       "consecutive, one data read of {0} elements per vector instead of the gather unit's one per element, in the\n"
       "gather unit's order (b, block, chunk, vector). Vector m of batch item b, chunk k starts at base + b*s_b +\n"
       "m*s_m + k*s_k; rows at or past v_len - k*{0} are zero. The address steps by s_m within a block, the\n"
-      "block's successor address (v_nblk_q) is noted on chunk 0.",
+      "block's successor address (vg_next_block_addr_q) is noted on chunk 0.",
       rows));
   // A braced list evaluates its elements in order: the signals are declared in this order.
-  const VectorGather v{m.reg("vmode_q", 1, "the running Gemm uses the vector-wide gather"),
-                       m.reg("v_busy_q", 1),
-                       m.reg("v_b_q", count),
-                       m.reg("v_m0_q", count),
-                       m.reg("v_mb_q", count),
-                       m.reg("v_k_q", count),
-                       m.reg("v_mi_q", count),
-                       m.reg("v_rem_q", count),
-                       m.reg("v_s_b_q", addr),
-                       m.reg("v_s_m_q", addr),
-                       m.reg("v_s_k_q", addr),
-                       m.reg("v_baddr_q", addr),
-                       m.reg("v_kaddr_q", addr),
-                       m.reg("v_addr_q", addr),
-                       m.reg("v_nblk_q", addr),
-                       m.wire("v_take", 1, "a vector is read this cycle"),
-                       m.wire("v_chunk_last", 1, "the block's last vector of the chunk"),
-                       m.wire("v_zero", rows, "rows past the reduction"),
-                       m.wire("v_nblk", addr, "the next block's first vector (chunk 0): noted now when this is chunk 0"),
+  const VectorGather v{m.flop("vector_mode", 1, "the running Gemm uses the vector-wide gather"),
+                       m.flop("vg_busy", 1, "vectors left to read"),
+                       m.flop("vg_batch", count, "batch item b"),
+                       m.flop("vg_block_start", count, "the block's first vector"),
+                       m.flop("vg_block_len", count, "vectors of the block"),
+                       m.flop("vg_chunk", count, "chunk k"),
+                       m.flop("vg_vector", count, "vector of the block"),
+                       m.flop("vg_rows_left", count, fmt::format("v_len - k*{}, floored at 0", rows)),
+                       m.flop("vg_len", count, "v_len"),
+                       m.flop("vg_batch_stride", addr),
+                       m.flop("vg_vector_stride", addr),
+                       m.flop("vg_chunk_stride", addr),
+                       m.flop("vg_batch_addr", addr, "base + b*s_b"),
+                       m.flop("vg_chunk_addr", addr, "the block's first vector in chunk k"),
+                       m.flop("vg_addr", addr, "the vector read next"),
+                       m.flop("vg_next_block_addr", addr, "the next block's first vector (chunk 0)"),
+                       m.wire("vg_take", 1, "a vector is read this cycle"),
+                       m.wire("vg_chunk_last", 1, "the block's last vector of the chunk"),
+                       m.wire("vg_zero_rows", rows, "rows past the reduction"),
+                       m.wire("vg_next_block", addr, "the next block's first vector: noted now when this is chunk 0"),
                        m.reg("s1_vall_q", 1),
                        m.reg("s1_vzero_q", rows)};
   m.blank();
-  m.assign(v.v_take, v.v_busy_q & m.forward_wire("g_ready", 1));  // declared with the gather unit's wires
-  m.assign(v.v_chunk_last, bare(v.v_mi_q + lit(count, 1)) == v.v_mb_q);
-  m.assign(v.v_nblk, ternary(v.v_k_q == lit(count, 0), v.v_addr_q + v.v_s_m_q, v.v_nblk_q));
-  for (int r = 0; r < rows; ++r) m.assign(rows == 1 ? v.v_zero : v.v_zero[r], ~(lit(count, r) < v.v_rem_q));
+  m.assign(v.vg_take, v.vg_busy.q & m.forward_wire("g_ready", 1));  // declared with the gather unit's wires
+  m.assign(v.vg_chunk_last, bare(v.vg_vector.q + lit(count, 1)) == v.vg_block_len.q);
+  m.assign(v.vg_next_block,
+           ternary(v.vg_chunk.q == lit(count, 0), v.vg_addr.q + v.vg_vector_stride.q, v.vg_next_block_addr.q));
+  for (int r = 0; r < rows; ++r)
+    m.assign(rows == 1 ? v.vg_zero_rows : v.vg_zero_rows[r], ~(lit(count, r) < v.vg_rows_left.q));
   return v;
 }
 
@@ -1327,19 +1542,29 @@ VectorGather declare_vector_gather(Module& m, const EngineGeometry& geo) {
 VectorGather build_vector_gather(Module& m, const EngineGeometry& geo, const DescriptorPorts& desc,
                                  const ControlState& ctl, const DescriptorDecode& decode) {
   const VectorGather v = declare_vector_gather(m, geo);
-  const Expr v_len_q = m.reg("v_len_q", geo.count_bits);
   const Expr count_zero = lit(geo.count_bits, 0);
   const GatherDescriptorPorts& g = desc.gather;
-  const Stmts load = {
-      nb(v.vmode_q, desc.v_mode), nb(v.v_busy_q, desc.v_mode), nb(v.v_b_q, count_zero), nb(v.v_m0_q, count_zero),
-      nb(v.v_mb_q, ternary(g.m_total < g.m_block, g.m_total, g.m_block)), nb(v.v_k_q, count_zero),
-      nb(v.v_mi_q, count_zero), nb(v_len_q, desc.v_len), nb(v.v_rem_q, desc.v_len),
-      nb(v.v_s_b_q, g.s_b), nb(v.v_s_m_q, g.s_m), nb(v.v_s_k_q, g.s_k),
-      nb(v.v_baddr_q, g.base), nb(v.v_kaddr_q, g.base), nb(v.v_addr_q, g.base)};
-  Stmts reset = with_zero_reset(m, {nb(v.vmode_q, bit(false)), nb(v.v_busy_q, bit(false))}, assigned_signals(load));
-  reset = with_zero_reset(m, std::move(reset), {v.v_nblk_q.text()});
-  m.always_ff_reset(std::move(reset),
-                    {if_(decode.start, load, {if_(v.v_take, vector_gather_advance(geo, v, v_len_q, ctl))})});
+  const Stmts load = {blk(v.vector_mode.d, desc.v_mode),
+                      blk(v.vg_busy.d, desc.v_mode),
+                      blk(v.vg_batch.d, count_zero),
+                      blk(v.vg_block_start.d, count_zero),
+                      blk(v.vg_block_len.d, ternary(g.m_total < g.m_block, g.m_total, g.m_block)),
+                      blk(v.vg_chunk.d, count_zero),
+                      blk(v.vg_vector.d, count_zero),
+                      blk(v.vg_len.d, desc.v_len),
+                      blk(v.vg_rows_left.d, desc.v_len),
+                      blk(v.vg_batch_stride.d, g.s_b),
+                      blk(v.vg_vector_stride.d, g.s_m),
+                      blk(v.vg_chunk_stride.d, g.s_k),
+                      blk(v.vg_batch_addr.d, g.base),
+                      blk(v.vg_chunk_addr.d, g.base),
+                      blk(v.vg_addr.d, g.base)};
+  Stmts next = hold_flops(v.flops());
+  next.push_back(if_(decode.start, load, {if_(v.vg_take, vector_gather_advance(geo, v, ctl))}));
+  m.blank();
+  m.comment("The vector-wide gather's next state.");
+  m.always_comb(std::move(next));
+  m.always_ff_flops(v.flops());
   return v;
 }
 
@@ -1368,9 +1593,9 @@ Expr drive_data_port(Module& m, const EngineGeometry& geo, const MemoryAndStatus
                      const ActPassWires& pass, const VectorGather& v, const GatherElement& g) {
   const Expr drd_elem = m.wire("drd_elem", geo.data_bits, "an element read (low lane of the data port)");
   m.assign(drd_elem, ports.drd_data.slice(geo.data_bits - 1, 0));
-  m.assign(ports.drd_en, ternary(ctl.act_mode_q, pass.rd_en, (g.take & ~g.zero) | v.v_take));
-  m.assign(ports.drd_vec, ~ctl.act_mode_q & v.v_take);
-  const Expr gather_addr = ternary(v.vmode_q, v.v_addr_q, g.addr);
+  m.assign(ports.drd_en, ternary(ctl.act_mode_q, pass.rd_en, (g.take & ~g.zero) | v.vg_take));
+  m.assign(ports.drd_vec, ~ctl.act_mode_q & v.vg_take);
+  const Expr gather_addr = ternary(v.vector_mode.q, v.vg_addr.q, g.addr);
   m.assign(ports.drd_addr, ternary(ctl.act_mode_q, pass.rd_addr, bare(gather_addr)));
   return drd_elem;
 }
@@ -1404,12 +1629,14 @@ GatherToStaging build_gather_to_staging(Module& m, const EngineGeometry& geo, co
   m.assign(take, valid & ready);
   const Expr drd_elem = drive_data_port(m, geo, ports, ctl, pass, v, g);
   m.always_ff_reset({nb(s1_valid_q, bit(false)), nb(v.s1_vall_q, bit(false))},
-                    {nb(s1_valid_q, take | v.v_take), nb(v.s1_vall_q, v.v_take)});
+                    {nb(s1_valid_q, take | v.vg_take), nb(v.s1_vall_q, v.vg_take)});
   const bool whole = geo.vec_bits == geo.count_bits;
-  m.always_ff({nb(s1_zero_q, zero), nb(s1_commit_q, ternary(v.vmode_q, v.v_chunk_last, chunk_last)), nb(s1_row_q, row),
-               nb(s1_vec_q, whole ? ternary(v.vmode_q, v.v_mi_q, vec)
-                                  : ternary(v.vmode_q, v.v_mi_q.slice(geo.vec_bits - 1, 0), vec.slice(geo.vec_bits - 1, 0))),
-               nb(v.s1_vzero_q, v.v_zero)});
+  m.always_ff(
+      {nb(s1_zero_q, zero), nb(s1_commit_q, ternary(v.vector_mode.q, v.vg_chunk_last, chunk_last)), nb(s1_row_q, row),
+       nb(s1_vec_q,
+          whole ? ternary(v.vector_mode.q, v.vg_vector.q, vec)
+                : ternary(v.vector_mode.q, v.vg_vector.q.slice(geo.vec_bits - 1, 0), vec.slice(geo.vec_bits - 1, 0))),
+       nb(v.s1_vzero_q, v.vg_zero_rows)});
   return GatherToStaging{g, StagingWrite{s1_valid_q, s1_zero_q, s1_commit_q, s1_row_q, s1_vec_q, st_wr_free,
                                          st_rd_avail, st_rd_data, st_error, st_wr_buf, st_rd_buf, drd_elem}};
 }

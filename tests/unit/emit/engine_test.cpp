@@ -68,12 +68,12 @@ TEST(EmitEngine, TileReaderMasksColumnsAndPlacesDiagRows) {
   const AccelConfig cfg = preset("small-4x4");
   const std::string text = print_module(build_tile_reader(cfg));
   for (int c = 0; c < cfg.array.cols; ++c) {
-    const std::string lane = "(p_read_q & (p_diag_q ? (p_g_q == 16'd" + std::to_string(c) + ") : (16'd" + std::to_string(c) +
-                             " < p_lanes_q)))";
+    const std::string lane = "(out_read_q & (out_diag_q ? (out_group_q == 16'd" + std::to_string(c) + ") : (16'd" +
+                             std::to_string(c) + " < out_lanes_q)))";
     EXPECT_NE(text.find(lane), std::string::npos) << lane;
   }
   // Bottom row first; the first read goes out with tile_start_i.
-  EXPECT_NE(text.find("assign cur_r = loading_q ? r_q : 2'd3;"), std::string::npos);
+  EXPECT_NE(text.find("assign cur_row = loading_q ? row_q : 2'd3;"), std::string::npos);
   EXPECT_NE(text.find("busy_q & ~loading_q & (~held_q | tile_start_i)"), std::string::npos);
 }
 

@@ -38,125 +38,192 @@ module capsgen_act_pass (
   output wire done_o  // one-cycle pulse: the last result was written
 );
   // Descriptor.
-  reg fill_q;
-  reg norm_q;
-  reg [31:0] cm1_q;  // count - 1
-  reg [15:0] nm1_q;  // n - 1
-  reg [31:0] s_iv_q;
-  reg [31:0] s_ie_q;
-  reg [31:0] s_ov_q;
-  reg [31:0] s_oe_q;
-  reg [7:0] value_q;
-  // Reader: element re_q of vector rv_q at raddr_q (rvaddr_q: the vector's element 0).
-  reg reading_q;
-  reg [31:0] rv_q;
-  reg [15:0] re_q;
-  reg [31:0] raddr_q;
-  reg [31:0] rvaddr_q;
-  reg p_q;  // the element read in the previous cycle goes to the unit
-  // Writer: result we_q of vector wv_q at waddr_q (wvaddr_q: the vector's result 0).
-  reg busy_q;
-  reg done_q;
-  reg [31:0] wv_q;
-  reg [15:0] we_q;
-  reg [31:0] waddr_q;
-  reg [31:0] wvaddr_q;
-  wire r_vlast;  // the reader's element is its vector's last
-  wire w_take;  // a result (or a Fill element) is written this cycle
-  wire w_vlast;  // it is its vector's last
-  wire w_last;  // it is the descriptor's last
+  reg fill_q;  // a Fill (else an Activate)
+  reg fill_d;
+  reg norm_q;  // Activate: one result per vector
+  reg norm_d;
+  reg [31:0] count_max_q;  // count - 1
+  reg [31:0] count_max_d;
+  reg [15:0] length_max_q;  // n - 1
+  reg [15:0] length_max_d;
+  reg [31:0] in_vector_stride_q;
+  reg [31:0] in_vector_stride_d;
+  reg [31:0] in_element_stride_q;
+  reg [31:0] in_element_stride_d;
+  reg [31:0] out_vector_stride_q;
+  reg [31:0] out_vector_stride_d;
+  reg [31:0] out_element_stride_q;
+  reg [31:0] out_element_stride_d;
+  reg [7:0] fill_value_q;
+  reg [7:0] fill_value_d;
+  // Reader: element read_element_q of vector read_vector_q at read_addr_q.
+  reg reading_q;  // elements left to read
+  reg reading_d;
+  reg [31:0] read_vector_q;
+  reg [31:0] read_vector_d;
+  reg [15:0] read_element_q;
+  reg [15:0] read_element_d;
+  reg [31:0] read_addr_q;
+  reg [31:0] read_addr_d;
+  reg [31:0] read_vector_addr_q;  // the vector's element 0
+  reg [31:0] read_vector_addr_d;
+  reg act_valid_q;  // the element read in the previous cycle goes to the unit
+  reg act_valid_d;
+  // Writer: result write_element_q of vector write_vector_q at write_addr_q.
+  reg busy_q;  // results left to write
+  reg busy_d;
+  reg done_q;  // done_o
+  reg done_d;
+  reg [31:0] write_vector_q;
+  reg [31:0] write_vector_d;
+  reg [15:0] write_element_q;
+  reg [15:0] write_element_d;
+  reg [31:0] write_addr_q;
+  reg [31:0] write_addr_d;
+  reg [31:0] write_vector_addr_q;  // the vector's result 0
+  reg [31:0] write_vector_addr_d;
+  wire read_vector_last;  // the reader's element is its vector's last
+  wire write_take;  // a result (or a Fill element) is written this cycle
+  wire write_vector_last;  // it is its vector's last
+  wire write_last;  // it is the descriptor's last
 
-  assign r_vlast = re_q == nm1_q;
+  assign read_vector_last = read_element_q == length_max_q;
   assign rd_en_o = reading_q;
-  assign rd_addr_o = raddr_q;
-  assign act_valid_o = p_q;
+  assign rd_addr_o = read_addr_q;
+  assign act_valid_o = act_valid_q;
   assign act_data_o = rd_data_i;
-  assign w_take = busy_q & (fill_q | res_valid_i);
-  assign w_vlast = fill_q | norm_q | (we_q == nm1_q);
-  assign w_last = w_vlast & (wv_q == cm1_q);
-  assign wr_en_o = w_take;
-  assign wr_addr_o = waddr_q;
-  assign wr_data_o = fill_q ? value_q : res_data_i;
-  always @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni) begin
-      busy_q <= 1'b0;
-      done_q <= 1'b0;
-      reading_q <= 1'b0;
-      p_q <= 1'b0;
-      fill_q <= 1'b0;
-      norm_q <= 1'b0;
-      cm1_q <= 32'd0;
-      nm1_q <= 16'd0;
-      s_iv_q <= 32'd0;
-      s_ie_q <= 32'd0;
-      s_ov_q <= 32'd0;
-      s_oe_q <= 32'd0;
-      value_q <= 8'd0;
-      rv_q <= 32'd0;
-      re_q <= 16'd0;
-      raddr_q <= 32'd0;
-      rvaddr_q <= 32'd0;
-      wv_q <= 32'd0;
-      we_q <= 16'd0;
-      waddr_q <= 32'd0;
-      wvaddr_q <= 32'd0;
+  assign write_take = busy_q & (fill_q | res_valid_i);
+  assign write_vector_last = fill_q | norm_q | (write_element_q == length_max_q);
+  assign write_last = write_vector_last & (write_vector_q == count_max_q);
+  assign wr_en_o = write_take;
+  assign wr_addr_o = write_addr_q;
+  assign wr_data_o = fill_q ? fill_value_q : res_data_i;
+
+  // Next state.
+  always @* begin
+    fill_d = fill_q;
+    norm_d = norm_q;
+    count_max_d = count_max_q;
+    length_max_d = length_max_q;
+    in_vector_stride_d = in_vector_stride_q;
+    in_element_stride_d = in_element_stride_q;
+    out_vector_stride_d = out_vector_stride_q;
+    out_element_stride_d = out_element_stride_q;
+    fill_value_d = fill_value_q;
+    reading_d = reading_q;
+    read_vector_d = read_vector_q;
+    read_element_d = read_element_q;
+    read_addr_d = read_addr_q;
+    read_vector_addr_d = read_vector_addr_q;
+    act_valid_d = act_valid_q;
+    busy_d = busy_q;
+    done_d = done_q;
+    write_vector_d = write_vector_q;
+    write_element_d = write_element_q;
+    write_addr_d = write_addr_q;
+    write_vector_addr_d = write_vector_addr_q;
+    done_d = 1'b0;
+    act_valid_d = reading_q;
+    if (start_i) begin
+      busy_d = 1'b1;
+      reading_d = ~fill_i;
+      fill_d = fill_i;
+      norm_d = desc_norm_i;
+      count_max_d = desc_count_i - 32'd1;
+      length_max_d = desc_n_i - 16'd1;
+      in_vector_stride_d = desc_in_s_v_i;
+      in_element_stride_d = desc_in_s_e_i;
+      out_vector_stride_d = desc_out_s_v_i;
+      out_element_stride_d = desc_out_s_e_i;
+      fill_value_d = desc_value_i;
+      read_vector_d = 32'd0;
+      read_element_d = 16'd0;
+      read_addr_d = desc_in_base_i;
+      read_vector_addr_d = desc_in_base_i;
+      write_vector_d = 32'd0;
+      write_element_d = 16'd0;
+      write_addr_d = desc_out_base_i;
+      write_vector_addr_d = desc_out_base_i;
     end else begin
-      done_q <= 1'b0;
-      p_q <= reading_q;
-      if (start_i) begin
-        busy_q <= 1'b1;
-        reading_q <= ~fill_i;
-        fill_q <= fill_i;
-        norm_q <= desc_norm_i;
-        cm1_q <= desc_count_i - 32'd1;
-        nm1_q <= desc_n_i - 16'd1;
-        s_iv_q <= desc_in_s_v_i;
-        s_ie_q <= desc_in_s_e_i;
-        s_ov_q <= desc_out_s_v_i;
-        s_oe_q <= desc_out_s_e_i;
-        value_q <= desc_value_i;
-        rv_q <= 32'd0;
-        re_q <= 16'd0;
-        raddr_q <= desc_in_base_i;
-        rvaddr_q <= desc_in_base_i;
-        wv_q <= 32'd0;
-        we_q <= 16'd0;
-        waddr_q <= desc_out_base_i;
-        wvaddr_q <= desc_out_base_i;
-      end else begin
-        if (reading_q) begin
-          if (r_vlast) begin
-            re_q <= 16'd0;
-            rv_q <= rv_q + 32'd1;
-            rvaddr_q <= rvaddr_q + s_iv_q;
-            raddr_q <= rvaddr_q + s_iv_q;
-            if (rv_q == cm1_q) begin
-              reading_q <= 1'b0;
-            end
-          end else begin
-            re_q <= re_q + 16'd1;
-            raddr_q <= raddr_q + s_ie_q;
+      if (reading_q) begin
+        if (read_vector_last) begin
+          read_element_d = 16'd0;
+          read_vector_d = read_vector_q + 32'd1;
+          read_vector_addr_d = read_vector_addr_q + in_vector_stride_q;
+          read_addr_d = read_vector_addr_q + in_vector_stride_q;
+          if (read_vector_q == count_max_q) begin
+            reading_d = 1'b0;
           end
-        end
-        if (w_take) begin
-          if (w_last) begin
-            busy_q <= 1'b0;
-            done_q <= 1'b1;
-          end
-          if (fill_q) begin
-            wv_q <= wv_q + 32'd1;
-            waddr_q <= waddr_q + s_oe_q;
-          end else if (w_vlast) begin
-            we_q <= 16'd0;
-            wv_q <= wv_q + 32'd1;
-            wvaddr_q <= wvaddr_q + s_ov_q;
-            waddr_q <= wvaddr_q + s_ov_q;
-          end else begin
-            we_q <= we_q + 16'd1;
-            waddr_q <= waddr_q + s_oe_q;
-          end
+        end else begin
+          read_element_d = read_element_q + 16'd1;
+          read_addr_d = read_addr_q + in_element_stride_q;
         end
       end
+      if (write_take) begin
+        if (write_last) begin
+          busy_d = 1'b0;
+          done_d = 1'b1;
+        end
+        if (fill_q) begin
+          write_vector_d = write_vector_q + 32'd1;
+          write_addr_d = write_addr_q + out_element_stride_q;
+        end else if (write_vector_last) begin
+          write_element_d = 16'd0;
+          write_vector_d = write_vector_q + 32'd1;
+          write_vector_addr_d = write_vector_addr_q + out_vector_stride_q;
+          write_addr_d = write_vector_addr_q + out_vector_stride_q;
+        end else begin
+          write_element_d = write_element_q + 16'd1;
+          write_addr_d = write_addr_q + out_element_stride_q;
+        end
+      end
+    end
+  end
+  always @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      fill_q <= 1'b0;
+      norm_q <= 1'b0;
+      count_max_q <= 32'd0;
+      length_max_q <= 16'd0;
+      in_vector_stride_q <= 32'd0;
+      in_element_stride_q <= 32'd0;
+      out_vector_stride_q <= 32'd0;
+      out_element_stride_q <= 32'd0;
+      fill_value_q <= 8'd0;
+      reading_q <= 1'b0;
+      read_vector_q <= 32'd0;
+      read_element_q <= 16'd0;
+      read_addr_q <= 32'd0;
+      read_vector_addr_q <= 32'd0;
+      act_valid_q <= 1'b0;
+      busy_q <= 1'b0;
+      done_q <= 1'b0;
+      write_vector_q <= 32'd0;
+      write_element_q <= 16'd0;
+      write_addr_q <= 32'd0;
+      write_vector_addr_q <= 32'd0;
+    end else begin
+      fill_q <= fill_d;
+      norm_q <= norm_d;
+      count_max_q <= count_max_d;
+      length_max_q <= length_max_d;
+      in_vector_stride_q <= in_vector_stride_d;
+      in_element_stride_q <= in_element_stride_d;
+      out_vector_stride_q <= out_vector_stride_d;
+      out_element_stride_q <= out_element_stride_d;
+      fill_value_q <= fill_value_d;
+      reading_q <= reading_d;
+      read_vector_q <= read_vector_d;
+      read_element_q <= read_element_d;
+      read_addr_q <= read_addr_d;
+      read_vector_addr_q <= read_vector_addr_d;
+      act_valid_q <= act_valid_d;
+      busy_q <= busy_d;
+      done_q <= done_d;
+      write_vector_q <= write_vector_d;
+      write_element_q <= write_element_d;
+      write_addr_q <= write_addr_d;
+      write_vector_addr_q <= write_vector_addr_d;
     end
   end
   assign busy_o = busy_q;

@@ -201,106 +201,158 @@ module capsgen_engine (
   // consecutive, one data read of 2 elements per vector instead of the gather unit's one per element, in the
   // gather unit's order (b, block, chunk, vector). Vector m of batch item b, chunk k starts at base + b*s_b +
   // m*s_m + k*s_k; rows at or past v_len - k*2 are zero. The address steps by s_m within a block, the
-  // block's successor address (v_nblk_q) is noted on chunk 0.
-  reg vmode_q;  // the running Gemm uses the vector-wide gather
-  reg v_busy_q;
-  reg [15:0] v_b_q;
-  reg [15:0] v_m0_q;
-  reg [15:0] v_mb_q;
-  reg [15:0] v_k_q;
-  reg [15:0] v_mi_q;
-  reg [15:0] v_rem_q;
-  reg [31:0] v_s_b_q;
-  reg [31:0] v_s_m_q;
-  reg [31:0] v_s_k_q;
-  reg [31:0] v_baddr_q;
-  reg [31:0] v_kaddr_q;
-  reg [31:0] v_addr_q;
-  reg [31:0] v_nblk_q;
-  wire v_take;  // a vector is read this cycle
-  wire v_chunk_last;  // the block's last vector of the chunk
-  wire [1:0] v_zero;  // rows past the reduction
-  wire [31:0] v_nblk;  // the next block's first vector (chunk 0): noted now when this is chunk 0
+  // block's successor address (vg_next_block_addr_q) is noted on chunk 0.
+  reg vector_mode_q;  // the running Gemm uses the vector-wide gather
+  reg vector_mode_d;
+  reg vg_busy_q;  // vectors left to read
+  reg vg_busy_d;
+  reg [15:0] vg_batch_q;  // batch item b
+  reg [15:0] vg_batch_d;
+  reg [15:0] vg_block_start_q;  // the block's first vector
+  reg [15:0] vg_block_start_d;
+  reg [15:0] vg_block_len_q;  // vectors of the block
+  reg [15:0] vg_block_len_d;
+  reg [15:0] vg_chunk_q;  // chunk k
+  reg [15:0] vg_chunk_d;
+  reg [15:0] vg_vector_q;  // vector of the block
+  reg [15:0] vg_vector_d;
+  reg [15:0] vg_rows_left_q;  // v_len - k*2, floored at 0
+  reg [15:0] vg_rows_left_d;
+  reg [15:0] vg_len_q;  // v_len
+  reg [15:0] vg_len_d;
+  reg [31:0] vg_batch_stride_q;
+  reg [31:0] vg_batch_stride_d;
+  reg [31:0] vg_vector_stride_q;
+  reg [31:0] vg_vector_stride_d;
+  reg [31:0] vg_chunk_stride_q;
+  reg [31:0] vg_chunk_stride_d;
+  reg [31:0] vg_batch_addr_q;  // base + b*s_b
+  reg [31:0] vg_batch_addr_d;
+  reg [31:0] vg_chunk_addr_q;  // the block's first vector in chunk k
+  reg [31:0] vg_chunk_addr_d;
+  reg [31:0] vg_addr_q;  // the vector read next
+  reg [31:0] vg_addr_d;
+  reg [31:0] vg_next_block_addr_q;  // the next block's first vector (chunk 0)
+  reg [31:0] vg_next_block_addr_d;
+  wire vg_take;  // a vector is read this cycle
+  wire vg_chunk_last;  // the block's last vector of the chunk
+  wire [1:0] vg_zero_rows;  // rows past the reduction
+  wire [31:0] vg_next_block;  // the next block's first vector: noted now when this is chunk 0
   reg s1_vall_q;
   reg [1:0] s1_vzero_q;
 
-  assign v_take = v_busy_q & g_ready;
-  assign v_chunk_last = v_mi_q + 16'd1 == v_mb_q;
-  assign v_nblk = (v_k_q == 16'd0) ? v_addr_q + v_s_m_q : v_nblk_q;
-  assign v_zero[0] = ~(16'd0 < v_rem_q);
-  assign v_zero[1] = ~(16'd1 < v_rem_q);
-  reg [15:0] v_len_q;
-  always @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni) begin
-      vmode_q <= 1'b0;
-      v_busy_q <= 1'b0;
-      v_b_q <= 16'd0;
-      v_m0_q <= 16'd0;
-      v_mb_q <= 16'd0;
-      v_k_q <= 16'd0;
-      v_mi_q <= 16'd0;
-      v_len_q <= 16'd0;
-      v_rem_q <= 16'd0;
-      v_s_b_q <= 32'd0;
-      v_s_m_q <= 32'd0;
-      v_s_k_q <= 32'd0;
-      v_baddr_q <= 32'd0;
-      v_kaddr_q <= 32'd0;
-      v_addr_q <= 32'd0;
-      v_nblk_q <= 32'd0;
-    end else begin
-      if (start) begin
-        vmode_q <= desc_v_mode_i;
-        v_busy_q <= desc_v_mode_i;
-        v_b_q <= 16'd0;
-        v_m0_q <= 16'd0;
-        v_mb_q <= (desc_m_total_i < desc_m_block_i) ? desc_m_total_i : desc_m_block_i;
-        v_k_q <= 16'd0;
-        v_mi_q <= 16'd0;
-        v_len_q <= desc_v_len_i;
-        v_rem_q <= desc_v_len_i;
-        v_s_b_q <= desc_s_b_i;
-        v_s_m_q <= desc_s_m_i;
-        v_s_k_q <= desc_s_k_i;
-        v_baddr_q <= desc_base_i;
-        v_kaddr_q <= desc_base_i;
-        v_addr_q <= desc_base_i;
-      end else if (v_take) begin
-        if (v_chunk_last) begin
-          v_mi_q <= 16'd0;
-          if (v_k_q == 16'd0) begin
-            v_nblk_q <= v_addr_q + v_s_m_q;
-          end
-          if (v_k_q == kcm1_q) begin
-            v_k_q <= 16'd0;
-            v_rem_q <= v_len_q;
-            if (~({1'b0, v_m0_q} + {1'b0, mblk_q} >= {1'b0, mtot_q})) begin
-              v_m0_q <= v_m0_q + mblk_q;
-              v_mb_q <= ((mtot_q - (v_m0_q + mblk_q)) < mblk_q) ? (mtot_q - (v_m0_q + mblk_q)) : mblk_q;
-              v_kaddr_q <= v_nblk;
-              v_addr_q <= v_nblk;
-            end else begin
-              v_m0_q <= 16'd0;
-              v_mb_q <= mb0_q;
-              v_b_q <= v_b_q + 16'd1;
-              v_baddr_q <= v_baddr_q + v_s_b_q;
-              v_kaddr_q <= v_baddr_q + v_s_b_q;
-              v_addr_q <= v_baddr_q + v_s_b_q;
-              if (v_b_q == bm1_q) begin
-                v_busy_q <= 1'b0;
-              end
-            end
+  assign vg_take = vg_busy_q & g_ready;
+  assign vg_chunk_last = vg_vector_q + 16'd1 == vg_block_len_q;
+  assign vg_next_block = (vg_chunk_q == 16'd0) ? vg_addr_q + vg_vector_stride_q : vg_next_block_addr_q;
+  assign vg_zero_rows[0] = ~(16'd0 < vg_rows_left_q);
+  assign vg_zero_rows[1] = ~(16'd1 < vg_rows_left_q);
+
+  // The vector-wide gather's next state.
+  always @* begin
+    vector_mode_d = vector_mode_q;
+    vg_busy_d = vg_busy_q;
+    vg_batch_d = vg_batch_q;
+    vg_block_start_d = vg_block_start_q;
+    vg_block_len_d = vg_block_len_q;
+    vg_chunk_d = vg_chunk_q;
+    vg_vector_d = vg_vector_q;
+    vg_rows_left_d = vg_rows_left_q;
+    vg_len_d = vg_len_q;
+    vg_batch_stride_d = vg_batch_stride_q;
+    vg_vector_stride_d = vg_vector_stride_q;
+    vg_chunk_stride_d = vg_chunk_stride_q;
+    vg_batch_addr_d = vg_batch_addr_q;
+    vg_chunk_addr_d = vg_chunk_addr_q;
+    vg_addr_d = vg_addr_q;
+    vg_next_block_addr_d = vg_next_block_addr_q;
+    if (start) begin
+      vector_mode_d = desc_v_mode_i;
+      vg_busy_d = desc_v_mode_i;
+      vg_batch_d = 16'd0;
+      vg_block_start_d = 16'd0;
+      vg_block_len_d = (desc_m_total_i < desc_m_block_i) ? desc_m_total_i : desc_m_block_i;
+      vg_chunk_d = 16'd0;
+      vg_vector_d = 16'd0;
+      vg_len_d = desc_v_len_i;
+      vg_rows_left_d = desc_v_len_i;
+      vg_batch_stride_d = desc_s_b_i;
+      vg_vector_stride_d = desc_s_m_i;
+      vg_chunk_stride_d = desc_s_k_i;
+      vg_batch_addr_d = desc_base_i;
+      vg_chunk_addr_d = desc_base_i;
+      vg_addr_d = desc_base_i;
+    end else if (vg_take) begin
+      if (vg_chunk_last) begin
+        vg_vector_d = 16'd0;
+        if (vg_chunk_q == 16'd0) begin
+          vg_next_block_addr_d = vg_addr_q + vg_vector_stride_q;
+        end
+        if (vg_chunk_q == kcm1_q) begin
+          vg_chunk_d = 16'd0;
+          vg_rows_left_d = vg_len_q;
+          if (~({1'b0, vg_block_start_q} + {1'b0, mblk_q} >= {1'b0, mtot_q})) begin
+            vg_block_start_d = vg_block_start_q + mblk_q;
+            vg_block_len_d = ((mtot_q - (vg_block_start_q + mblk_q)) < mblk_q) ? (mtot_q - (vg_block_start_q + mblk_q)) : mblk_q;
+            vg_chunk_addr_d = vg_next_block;
+            vg_addr_d = vg_next_block;
           end else begin
-            v_k_q <= v_k_q + 16'd1;
-            v_rem_q <= (v_rem_q > 16'd2) ? v_rem_q - 16'd2 : 16'd0;
-            v_kaddr_q <= v_kaddr_q + v_s_k_q;
-            v_addr_q <= v_kaddr_q + v_s_k_q;
+            vg_block_start_d = 16'd0;
+            vg_block_len_d = mb0_q;
+            vg_batch_d = vg_batch_q + 16'd1;
+            vg_batch_addr_d = vg_batch_addr_q + vg_batch_stride_q;
+            vg_chunk_addr_d = vg_batch_addr_q + vg_batch_stride_q;
+            vg_addr_d = vg_batch_addr_q + vg_batch_stride_q;
+            if (vg_batch_q == bm1_q) begin
+              vg_busy_d = 1'b0;
+            end
           end
         end else begin
-          v_mi_q <= v_mi_q + 16'd1;
-          v_addr_q <= v_addr_q + v_s_m_q;
+          vg_chunk_d = vg_chunk_q + 16'd1;
+          vg_rows_left_d = (vg_rows_left_q > 16'd2) ? vg_rows_left_q - 16'd2 : 16'd0;
+          vg_chunk_addr_d = vg_chunk_addr_q + vg_chunk_stride_q;
+          vg_addr_d = vg_chunk_addr_q + vg_chunk_stride_q;
         end
+      end else begin
+        vg_vector_d = vg_vector_q + 16'd1;
+        vg_addr_d = vg_addr_q + vg_vector_stride_q;
       end
+    end
+  end
+  always @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      vector_mode_q <= 1'b0;
+      vg_busy_q <= 1'b0;
+      vg_batch_q <= 16'd0;
+      vg_block_start_q <= 16'd0;
+      vg_block_len_q <= 16'd0;
+      vg_chunk_q <= 16'd0;
+      vg_vector_q <= 16'd0;
+      vg_rows_left_q <= 16'd0;
+      vg_len_q <= 16'd0;
+      vg_batch_stride_q <= 32'd0;
+      vg_vector_stride_q <= 32'd0;
+      vg_chunk_stride_q <= 32'd0;
+      vg_batch_addr_q <= 32'd0;
+      vg_chunk_addr_q <= 32'd0;
+      vg_addr_q <= 32'd0;
+      vg_next_block_addr_q <= 32'd0;
+    end else begin
+      vector_mode_q <= vector_mode_d;
+      vg_busy_q <= vg_busy_d;
+      vg_batch_q <= vg_batch_d;
+      vg_block_start_q <= vg_block_start_d;
+      vg_block_len_q <= vg_block_len_d;
+      vg_chunk_q <= vg_chunk_d;
+      vg_vector_q <= vg_vector_d;
+      vg_rows_left_q <= vg_rows_left_d;
+      vg_len_q <= vg_len_d;
+      vg_batch_stride_q <= vg_batch_stride_d;
+      vg_vector_stride_q <= vg_vector_stride_d;
+      vg_chunk_stride_q <= vg_chunk_stride_d;
+      vg_batch_addr_q <= vg_batch_addr_d;
+      vg_chunk_addr_q <= vg_chunk_addr_d;
+      vg_addr_q <= vg_addr_d;
+      vg_next_block_addr_q <= vg_next_block_addr_d;
     end
   end
 
@@ -340,24 +392,24 @@ module capsgen_engine (
   assign g_take = g_valid & g_ready;
   wire [7:0] drd_elem;  // an element read (low lane of the data port)
   assign drd_elem = drd_data_i[7:0];
-  assign drd_en_o = act_mode_q ? ap_rd_en : (g_take & ~g_zero) | v_take;
-  assign drd_vec_o = ~act_mode_q & v_take;
-  assign drd_addr_o = act_mode_q ? ap_rd_addr : vmode_q ? v_addr_q : g_addr;
+  assign drd_en_o = act_mode_q ? ap_rd_en : (g_take & ~g_zero) | vg_take;
+  assign drd_vec_o = ~act_mode_q & vg_take;
+  assign drd_addr_o = act_mode_q ? ap_rd_addr : vector_mode_q ? vg_addr_q : g_addr;
   always @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       s1_valid_q <= 1'b0;
       s1_vall_q <= 1'b0;
     end else begin
-      s1_valid_q <= g_take | v_take;
-      s1_vall_q <= v_take;
+      s1_valid_q <= g_take | vg_take;
+      s1_vall_q <= vg_take;
     end
   end
   always @(posedge clk_i) begin
     s1_zero_q <= g_zero;
-    s1_commit_q <= vmode_q ? v_chunk_last : g_chunk_last;
+    s1_commit_q <= vector_mode_q ? vg_chunk_last : g_chunk_last;
     s1_row_q <= g_row;
-    s1_vec_q <= vmode_q ? v_mi_q[5:0] : g_vec[5:0];
-    s1_vzero_q <= v_zero;
+    s1_vec_q <= vector_mode_q ? vg_vector_q[5:0] : g_vec[5:0];
+    s1_vzero_q <= vg_zero_rows;
   end
   capsgen_gather u_gather (
     .clk_i(clk_i),

@@ -45,212 +45,311 @@ module capsgen_out_writer (
   output wire done_o  // one-cycle pulse: the last record was written
 );
   // Descriptor.
-  reg [15:0] bm1_q;
-  reg [15:0] mtot_q;
-  reg [15:0] mblk_q;
-  reg [15:0] ntm1_q;
-  reg [15:0] ntot_q;
-  reg [15:0] odm1_q;
-  reg [15:0] mb0_q;
-  reg [15:0] sel_q;
-  reg vec_q;  // whole records
-  reg [31:0] s_b_q;
-  reg [31:0] s_m_q;
-  reg [31:0] s_o2_q;
-  reg [31:0] o_wrap_q;
-  // Position: column c_q of record (vector mi_q of the block at m0_q, tile n_q, batch b_q); mb_q vectors
-  // in this block. off_q/rem_q: offset and o % o_div of output o = n*cols + c; noff_q/nrem_q: the same
-  // for o = n*cols (restored for every vector of the tile). maddr_q = base + b*s_b + m*s_m, blk_q its
-  // value for the block's first vector, bb_q = base + b*s_b.
-  reg busy_q;
-  reg done_q;
-  reg c_q;
-  reg [15:0] mi_q;
-  reg [15:0] n_q;
-  reg [15:0] m0_q;
-  reg [15:0] b_q;
-  reg [15:0] mb_q;
-  reg [15:0] rem_q;
-  reg [15:0] nrem_q;
-  reg [15:0] lanes_q;
-  reg [31:0] off_q;
-  reg [31:0] noff_q;
-  reg [31:0] maddr_q;
-  reg [31:0] blk_q;
-  reg [31:0] bb_q;
-  // select_mod: mmod_q = m % J of the record's vector, mmblk_q the same for the block's first vector,
-  // nbase_q = n*cols (the first output of the record's tile).
-  reg [15:0] mmod_q;
-  reg [15:0] mmblk_q;
-  reg [15:0] nbase_q;
-  wire sel_on;
-  wire sel_hit;  // the selected output is in this record
-  wire sel_lane;
-  wire [15:0] mmod_next;  // (m + 1) % J
+  reg [15:0] batch_max_q;  // batch items - 1
+  reg [15:0] batch_max_d;
+  reg [15:0] vectors_total_q;  // vectors per batch item
+  reg [15:0] vectors_total_d;
+  reg [15:0] block_vectors_q;  // vectors per block
+  reg [15:0] block_vectors_d;
+  reg [15:0] tile_max_q;  // tiles - 1
+  reg [15:0] tile_max_d;
+  reg [15:0] columns_total_q;  // output columns
+  reg [15:0] columns_total_d;
+  reg [15:0] output_div_max_q;  // outputs per s_o1 step - 1
+  reg [15:0] output_div_max_d;
+  reg [15:0] first_block_len_q;  // vectors of a batch item's first block
+  reg [15:0] first_block_len_d;
+  reg [15:0] select_mod_q;  // J (0: every output)
+  reg [15:0] select_mod_d;
+  reg whole_records_q;  // a record per write
+  reg whole_records_d;
+  reg [31:0] batch_stride_q;
+  reg [31:0] batch_stride_d;
+  reg [31:0] vector_stride_q;
+  reg [31:0] vector_stride_d;
+  reg [31:0] output_stride_q;  // s_o2: the step within o_div
+  reg [31:0] output_stride_d;
+  reg [31:0] output_wrap_q;  // s_o1 - (o_div - 1) * s_o2
+  reg [31:0] output_wrap_d;
+  // Position: element column_q of the record of vector vector_q of the block, tile tile_q, item batch_q.
+  reg busy_q;  // records left
+  reg busy_d;
+  reg done_q;  // done_o
+  reg done_d;
+  reg column_q;
+  reg column_d;
+  reg [15:0] vector_q;  // within the block
+  reg [15:0] vector_d;
+  reg [15:0] tile_q;
+  reg [15:0] tile_d;
+  reg [15:0] block_start_q;  // the block's first vector
+  reg [15:0] block_start_d;
+  reg [15:0] batch_q;
+  reg [15:0] batch_d;
+  reg [15:0] block_len_q;  // vectors of this block
+  reg [15:0] block_len_d;
+  // Output o = tile*cols + column: its offset and o % o_div (output_offset_q, output_phase_q), the same for
+  // the tile's first output (restored for every vector of the tile), and the columns left from the tile on.
+  reg [15:0] output_phase_q;
+  reg [15:0] output_phase_d;
+  reg [15:0] tile_output_phase_q;
+  reg [15:0] tile_output_phase_d;
+  reg [15:0] lanes_left_q;
+  reg [15:0] lanes_left_d;
+  reg [31:0] output_offset_q;
+  reg [31:0] output_offset_d;
+  reg [31:0] tile_output_offset_q;
+  reg [31:0] tile_output_offset_d;
+  // Addresses: base + b*s_b + m*s_m of the record's vector, of the block's first vector, base + b*s_b.
+  reg [31:0] vector_addr_q;
+  reg [31:0] vector_addr_d;
+  reg [31:0] block_addr_q;
+  reg [31:0] block_addr_d;
+  reg [31:0] batch_base_q;
+  reg [31:0] batch_base_d;
+  // select_mod: m % J of the record's vector and of the block's first vector; tile*cols.
+  reg [15:0] select_phase_q;
+  reg [15:0] select_phase_d;
+  reg [15:0] block_select_phase_q;
+  reg [15:0] block_select_phase_d;
+  reg [15:0] tile_first_output_q;
+  reg [15:0] tile_first_output_d;
+  wire select_on;  // select_mod J > 0
+  wire select_hit;  // the selected output is in this record
+  wire select_lane;
+  wire [15:0] select_phase_next;  // (m + 1) % J
   wire active;  // an element is waiting to be handled
   wire step;  // it is handled this cycle: nothing to write, or the write is taken
   wire lane_last;  // last element of the record
-  wire wrap;  // o % o_div wraps after this element
-  wire [31:0] off_next;
-  wire [15:0] rem_next;
-  wire [15:0] m0_next;
-  wire [15:0] m_left;  // vectors after this block
+  wire phase_wrap;  // o % o_div wraps after this element
+  wire [31:0] output_offset_next;
+  wire [15:0] output_phase_next;
+  wire [15:0] block_start_next;
+  wire [15:0] vectors_left;  // vectors after this block
 
   assign active = busy_q & rec_valid_i;
-  assign sel_on = sel_q != 16'd0;
-  assign sel_hit = (mmod_q >= nbase_q) & ({1'b0, mmod_q} < {1'b0, nbase_q} + 17'd2) & (mmod_q < ntot_q);
-  wire [15:0] sel_diff;
-  assign sel_diff = (mmod_q - nbase_q);
-  // Lint waiver: only the low bits of mmod - n*cols index a column (it is < cols when used).
+  assign select_on = select_mod_q != 16'd0;
+  assign select_hit = (select_phase_q >= tile_first_output_q) & ({1'b0, select_phase_q} < {1'b0, tile_first_output_q} + 17'd2) & (select_phase_q < columns_total_q);
+  wire [15:0] select_diff;
+  assign select_diff = (select_phase_q - tile_first_output_q);
+  // Lint waiver: only the low bits of select_phase - tile_first_output index a column (< cols when used).
   // verilator lint_off UNUSEDSIGNAL
-  wire [15:0] sel_diff_unused;
-  assign sel_diff_unused = sel_diff;
+  wire [15:0] select_diff_unused;
+  assign select_diff_unused = select_diff;
   // verilator lint_on UNUSEDSIGNAL
-  assign sel_lane = sel_diff[0:0];
-  assign mmod_next = (mmod_q + 16'd1 == sel_q) ? 16'd0 : mmod_q + 16'd1;
-  assign lane_last = sel_on | vec_q | (c_q == 1'd1) | ({15'd0, c_q} + 16'd1 >= lanes_q);
-  assign wrap = rem_q == odm1_q;
-  assign off_next = off_q + (wrap ? o_wrap_q : s_o2_q);
-  assign rem_next = wrap ? 16'd0 : rem_q + 16'd1;
-  assign m0_next = m0_q + mblk_q;
-  assign m_left = mtot_q - m0_next;
-  assign wr_en_o = active & (sel_on ? sel_hit : ({15'd0, c_q} < lanes_q));
-  assign wr_vec_o = vec_q;
-  assign wr_mask_o[0] = 16'd0 < lanes_q;
-  assign wr_mask_o[1] = 16'd1 < lanes_q;
-  assign wr_addr_o = sel_on ? maddr_q : maddr_q + off_q;
+  assign select_lane = select_diff[0:0];
+  assign select_phase_next = (select_phase_q + 16'd1 == select_mod_q) ? 16'd0 : select_phase_q + 16'd1;
+  assign lane_last = select_on | whole_records_q | (column_q == 1'd1) | ({15'd0, column_q} + 16'd1 >= lanes_left_q);
+  assign phase_wrap = output_phase_q == output_div_max_q;
+  assign output_offset_next = output_offset_q + (phase_wrap ? output_wrap_q : output_stride_q);
+  assign output_phase_next = phase_wrap ? 16'd0 : output_phase_q + 16'd1;
+  assign block_start_next = block_start_q + block_vectors_q;
+  assign vectors_left = vectors_total_q - block_start_next;
+  assign wr_en_o = active & (select_on ? select_hit : ({15'd0, column_q} < lanes_left_q));
+  assign wr_vec_o = whole_records_q;
+  assign wr_mask_o[0] = 16'd0 < lanes_left_q;
+  assign wr_mask_o[1] = 16'd1 < lanes_left_q;
+  assign wr_addr_o = select_on ? vector_addr_q : vector_addr_q + output_offset_q;
   wire lane_idx;  // column written
-  assign lane_idx = sel_on ? sel_lane : c_q;
-  assign wr_data_o = vec_q ? rec_data_i : {8'd0, rec_data_i[lane_idx * 8 +: 8]};
+  assign lane_idx = select_on ? select_lane : column_q;
+  assign wr_data_o = whole_records_q ? rec_data_i : {8'd0, rec_data_i[lane_idx * 8 +: 8]};
   assign step = active & (~wr_en_o | wr_ready_i);
   assign rec_pop_o = step & lane_last;
-  always @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni) begin
-      busy_q <= 1'b0;
-      done_q <= 1'b0;
-      bm1_q <= 16'd0;
-      mtot_q <= 16'd0;
-      mblk_q <= 16'd0;
-      ntm1_q <= 16'd0;
-      ntot_q <= 16'd0;
-      odm1_q <= 16'd0;
-      vec_q <= 1'b0;
-      mb0_q <= 16'd0;
-      mb_q <= 16'd0;
-      s_b_q <= 32'd0;
-      s_m_q <= 32'd0;
-      s_o2_q <= 32'd0;
-      o_wrap_q <= 32'd0;
-      c_q <= 1'b0;
-      mi_q <= 16'd0;
-      n_q <= 16'd0;
-      m0_q <= 16'd0;
-      b_q <= 16'd0;
-      off_q <= 32'd0;
-      noff_q <= 32'd0;
-      rem_q <= 16'd0;
-      nrem_q <= 16'd0;
-      lanes_q <= 16'd0;
-      maddr_q <= 32'd0;
-      blk_q <= 32'd0;
-      bb_q <= 32'd0;
-      sel_q <= 16'd0;
-      mmod_q <= 16'd0;
-      mmblk_q <= 16'd0;
-      nbase_q <= 16'd0;
-    end else begin
-      done_q <= 1'b0;
-      if (start_i) begin
-        busy_q <= 1'b1;
-        bm1_q <= desc_batch_i - 16'd1;
-        mtot_q <= desc_m_total_i;
-        mblk_q <= desc_m_block_i;
-        ntm1_q <= desc_n_tiles_i - 16'd1;
-        ntot_q <= desc_n_total_i;
-        odm1_q <= desc_o_div_i - 16'd1;
-        vec_q <= desc_o_vec_i;
-        mb0_q <= (desc_m_total_i < desc_m_block_i) ? desc_m_total_i : desc_m_block_i;
-        mb_q <= (desc_m_total_i < desc_m_block_i) ? desc_m_total_i : desc_m_block_i;
-        s_b_q <= desc_s_b_i;
-        s_m_q <= desc_s_m_i;
-        s_o2_q <= desc_s_o2_i;
-        o_wrap_q <= desc_o_wrap_i;
-        c_q <= 1'd0;
-        mi_q <= 16'd0;
-        n_q <= 16'd0;
-        m0_q <= 16'd0;
-        b_q <= 16'd0;
-        off_q <= 32'd0;
-        noff_q <= 32'd0;
-        rem_q <= 16'd0;
-        nrem_q <= 16'd0;
-        lanes_q <= desc_n_total_i;
-        maddr_q <= desc_base_i;
-        blk_q <= desc_base_i;
-        bb_q <= desc_base_i;
-        sel_q <= desc_o_sel_i;
-        mmod_q <= 16'd0;
-        mmblk_q <= 16'd0;
-        nbase_q <= 16'd0;
-      end else if (step) begin
-        if (~lane_last) begin
-          c_q <= c_q + 1'd1;
-          off_q <= off_next;
-          rem_q <= rem_next;
+
+  // Next state.
+  always @* begin
+    batch_max_d = batch_max_q;
+    vectors_total_d = vectors_total_q;
+    block_vectors_d = block_vectors_q;
+    tile_max_d = tile_max_q;
+    columns_total_d = columns_total_q;
+    output_div_max_d = output_div_max_q;
+    first_block_len_d = first_block_len_q;
+    select_mod_d = select_mod_q;
+    whole_records_d = whole_records_q;
+    batch_stride_d = batch_stride_q;
+    vector_stride_d = vector_stride_q;
+    output_stride_d = output_stride_q;
+    output_wrap_d = output_wrap_q;
+    busy_d = busy_q;
+    done_d = done_q;
+    column_d = column_q;
+    vector_d = vector_q;
+    tile_d = tile_q;
+    block_start_d = block_start_q;
+    batch_d = batch_q;
+    block_len_d = block_len_q;
+    output_phase_d = output_phase_q;
+    tile_output_phase_d = tile_output_phase_q;
+    lanes_left_d = lanes_left_q;
+    output_offset_d = output_offset_q;
+    tile_output_offset_d = tile_output_offset_q;
+    vector_addr_d = vector_addr_q;
+    block_addr_d = block_addr_q;
+    batch_base_d = batch_base_q;
+    select_phase_d = select_phase_q;
+    block_select_phase_d = block_select_phase_q;
+    tile_first_output_d = tile_first_output_q;
+    done_d = 1'b0;
+    if (start_i) begin
+      busy_d = 1'b1;
+      batch_max_d = desc_batch_i - 16'd1;
+      vectors_total_d = desc_m_total_i;
+      block_vectors_d = desc_m_block_i;
+      tile_max_d = desc_n_tiles_i - 16'd1;
+      columns_total_d = desc_n_total_i;
+      output_div_max_d = desc_o_div_i - 16'd1;
+      whole_records_d = desc_o_vec_i;
+      first_block_len_d = (desc_m_total_i < desc_m_block_i) ? desc_m_total_i : desc_m_block_i;
+      block_len_d = (desc_m_total_i < desc_m_block_i) ? desc_m_total_i : desc_m_block_i;
+      batch_stride_d = desc_s_b_i;
+      vector_stride_d = desc_s_m_i;
+      output_stride_d = desc_s_o2_i;
+      output_wrap_d = desc_o_wrap_i;
+      column_d = 1'd0;
+      vector_d = 16'd0;
+      tile_d = 16'd0;
+      block_start_d = 16'd0;
+      batch_d = 16'd0;
+      output_offset_d = 32'd0;
+      tile_output_offset_d = 32'd0;
+      output_phase_d = 16'd0;
+      tile_output_phase_d = 16'd0;
+      lanes_left_d = desc_n_total_i;
+      vector_addr_d = desc_base_i;
+      block_addr_d = desc_base_i;
+      batch_base_d = desc_base_i;
+      select_mod_d = desc_o_sel_i;
+      select_phase_d = 16'd0;
+      block_select_phase_d = 16'd0;
+      tile_first_output_d = 16'd0;
+    end else if (step) begin
+      if (~lane_last) begin
+        column_d = column_q + 1'd1;
+        output_offset_d = output_offset_next;
+        output_phase_d = output_phase_next;
+      end else begin
+        column_d = 1'd0;
+        if (vector_q + 16'd1 != block_len_q) begin
+          vector_d = vector_q + 16'd1;
+          vector_addr_d = vector_addr_q + vector_stride_q;
+          output_offset_d = tile_output_offset_q;
+          output_phase_d = tile_output_phase_q;
+          select_phase_d = select_phase_next;
         end else begin
-          c_q <= 1'd0;
-          if (mi_q + 16'd1 != mb_q) begin
-            mi_q <= mi_q + 16'd1;
-            maddr_q <= maddr_q + s_m_q;
-            off_q <= noff_q;
-            rem_q <= nrem_q;
-            mmod_q <= mmod_next;
+          vector_d = 16'd0;
+          if (tile_q != tile_max_q) begin
+            tile_d = tile_q + 16'd1;
+            tile_output_offset_d = whole_records_q ? tile_output_offset_q + 32'd2 : output_offset_next;
+            tile_output_phase_d = output_phase_next;
+            output_offset_d = whole_records_q ? tile_output_offset_q + 32'd2 : output_offset_next;
+            output_phase_d = output_phase_next;
+            lanes_left_d = lanes_left_q - 16'd2;
+            vector_addr_d = block_addr_q;
+            select_phase_d = block_select_phase_q;
+            tile_first_output_d = tile_first_output_q + 16'd2;
           end else begin
-            mi_q <= 16'd0;
-            if (n_q != ntm1_q) begin
-              n_q <= n_q + 16'd1;
-              noff_q <= vec_q ? noff_q + 32'd2 : off_next;
-              nrem_q <= rem_next;
-              off_q <= vec_q ? noff_q + 32'd2 : off_next;
-              rem_q <= rem_next;
-              lanes_q <= lanes_q - 16'd2;
-              maddr_q <= blk_q;
-              mmod_q <= mmblk_q;
-              nbase_q <= nbase_q + 16'd2;
+            tile_d = 16'd0;
+            tile_output_offset_d = 32'd0;
+            tile_output_phase_d = 16'd0;
+            output_offset_d = 32'd0;
+            output_phase_d = 16'd0;
+            lanes_left_d = columns_total_q;
+            if (~({1'b0, block_start_q} + {1'b0, block_vectors_q} >= {1'b0, vectors_total_q})) begin
+              block_start_d = block_start_next;
+              block_len_d = (vectors_left < block_vectors_q) ? vectors_left : block_vectors_q;
+              block_addr_d = vector_addr_q + vector_stride_q;
+              vector_addr_d = vector_addr_q + vector_stride_q;
+              block_select_phase_d = select_phase_next;
+              select_phase_d = select_phase_next;
+              tile_first_output_d = 16'd0;
             end else begin
-              n_q <= 16'd0;
-              noff_q <= 32'd0;
-              nrem_q <= 16'd0;
-              off_q <= 32'd0;
-              rem_q <= 16'd0;
-              lanes_q <= ntot_q;
-              if (~({1'b0, m0_q} + {1'b0, mblk_q} >= {1'b0, mtot_q})) begin
-                m0_q <= m0_next;
-                mb_q <= (m_left < mblk_q) ? m_left : mblk_q;
-                blk_q <= maddr_q + s_m_q;
-                maddr_q <= maddr_q + s_m_q;
-                mmblk_q <= mmod_next;
-                mmod_q <= mmod_next;
-                nbase_q <= 16'd0;
-              end else begin
-                m0_q <= 16'd0;
-                mb_q <= mb0_q;
-                b_q <= b_q + 16'd1;
-                bb_q <= bb_q + s_b_q;
-                blk_q <= bb_q + s_b_q;
-                maddr_q <= bb_q + s_b_q;
-                mmblk_q <= 16'd0;
-                mmod_q <= 16'd0;
-                nbase_q <= 16'd0;
-                if (b_q == bm1_q) begin
-                  busy_q <= 1'b0;
-                  done_q <= 1'b1;
-                end
+              block_start_d = 16'd0;
+              block_len_d = first_block_len_q;
+              batch_d = batch_q + 16'd1;
+              batch_base_d = batch_base_q + batch_stride_q;
+              block_addr_d = batch_base_q + batch_stride_q;
+              vector_addr_d = batch_base_q + batch_stride_q;
+              block_select_phase_d = 16'd0;
+              select_phase_d = 16'd0;
+              tile_first_output_d = 16'd0;
+              if (batch_q == batch_max_q) begin
+                busy_d = 1'b0;
+                done_d = 1'b1;
               end
             end
           end
         end
       end
+    end
+  end
+  always @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      batch_max_q <= 16'd0;
+      vectors_total_q <= 16'd0;
+      block_vectors_q <= 16'd0;
+      tile_max_q <= 16'd0;
+      columns_total_q <= 16'd0;
+      output_div_max_q <= 16'd0;
+      first_block_len_q <= 16'd0;
+      select_mod_q <= 16'd0;
+      whole_records_q <= 1'b0;
+      batch_stride_q <= 32'd0;
+      vector_stride_q <= 32'd0;
+      output_stride_q <= 32'd0;
+      output_wrap_q <= 32'd0;
+      busy_q <= 1'b0;
+      done_q <= 1'b0;
+      column_q <= 1'b0;
+      vector_q <= 16'd0;
+      tile_q <= 16'd0;
+      block_start_q <= 16'd0;
+      batch_q <= 16'd0;
+      block_len_q <= 16'd0;
+      output_phase_q <= 16'd0;
+      tile_output_phase_q <= 16'd0;
+      lanes_left_q <= 16'd0;
+      output_offset_q <= 32'd0;
+      tile_output_offset_q <= 32'd0;
+      vector_addr_q <= 32'd0;
+      block_addr_q <= 32'd0;
+      batch_base_q <= 32'd0;
+      select_phase_q <= 16'd0;
+      block_select_phase_q <= 16'd0;
+      tile_first_output_q <= 16'd0;
+    end else begin
+      batch_max_q <= batch_max_d;
+      vectors_total_q <= vectors_total_d;
+      block_vectors_q <= block_vectors_d;
+      tile_max_q <= tile_max_d;
+      columns_total_q <= columns_total_d;
+      output_div_max_q <= output_div_max_d;
+      first_block_len_q <= first_block_len_d;
+      select_mod_q <= select_mod_d;
+      whole_records_q <= whole_records_d;
+      batch_stride_q <= batch_stride_d;
+      vector_stride_q <= vector_stride_d;
+      output_stride_q <= output_stride_d;
+      output_wrap_q <= output_wrap_d;
+      busy_q <= busy_d;
+      done_q <= done_d;
+      column_q <= column_d;
+      vector_q <= vector_d;
+      tile_q <= tile_d;
+      block_start_q <= block_start_d;
+      batch_q <= batch_d;
+      block_len_q <= block_len_d;
+      output_phase_q <= output_phase_d;
+      tile_output_phase_q <= tile_output_phase_d;
+      lanes_left_q <= lanes_left_d;
+      output_offset_q <= output_offset_d;
+      tile_output_offset_q <= tile_output_offset_d;
+      vector_addr_q <= vector_addr_d;
+      block_addr_q <= block_addr_d;
+      batch_base_q <= batch_base_d;
+      select_phase_q <= select_phase_d;
+      block_select_phase_q <= block_select_phase_d;
+      tile_first_output_q <= tile_first_output_d;
     end
   end
   assign busy_o = busy_q;

@@ -53,250 +53,374 @@ module capsgen_tile_reader (
   output wire busy_o  // tiles left to load
 );
   // Descriptor.
-  reg [15:0] bm1_q;
-  reg [15:0] mtot_q;
-  reg [15:0] mblk_q;
-  reg [15:0] kcm1_q;
-  reg [15:0] ntm1_q;
-  reg [15:0] rt_q;
-  reg [15:0] ntot_q;
-  reg [15:0] grm1_q;
-  reg [15:0] gtop_q;
-  reg [15:0] etop_q;
-  reg [31:0] s_b_q;
-  reg [31:0] s_k_q;
-  reg [31:0] s_n_q;
-  reg [31:0] s_r_q;
-  reg [31:0] s_c_q;
-  reg [31:0] top_q;
-  reg [31:0] dtop_q;
-  reg [31:0] dwrap_q;
-  reg diag_q;
-  reg strided_q;
-  // State: busy, reading a tile's rows after its first, a tile loaded (or loading) and not yet started.
-  reg busy_q;
-  reg loading_q;
-  reg held_q;
-  // Tile counters and offsets; rem_q = r_total - k*rows and lanes_q = n_total - n*cols (floored at 0);
-  // first_q = address of the current tile's first row read (row rows-1), kept ready so that the read can
-  // go out in the cycle the previous tile starts (the load then ends in time for a swap every rows cycles).
-  reg [15:0] n_q;
-  reg [15:0] k_q;
-  reg [15:0] b_q;
-  reg [15:0] m0_q;
-  reg [15:0] rem_q;
-  reg [15:0] lanes_q;
-  reg [31:0] bb_q;
-  reg [31:0] kofs_q;
-  reg [31:0] nofs_q;
-  reg [31:0] first_q;
-  reg [31:0] raddr_q;
-  reg r_q;  // next row to read
-  reg [15:0] g_q;  // diag: group of row r_q
-  reg [15:0] e_q;  // diag: element of row r_q within its group
-  reg sc_q;  // strided: next column of the row
-  reg [31:0] laddr_q;  // strided: its address
-  reg [7:0] rowbuf_q [0:1];  // strided: the columns of the row read so far
-  // The row (strided: the column) in flight, read in the previous cycle.
-  reg p_valid_q;  // a whole row goes to the array this cycle
-  reg p_read_q;
-  reg p_diag_q;
-  reg p_strided_q;
-  reg [15:0] p_lanes_q;
-  reg [15:0] p_g_q;
-  reg p_sc_q;
+  reg [15:0] batch_max_q;  // batch items - 1
+  reg [15:0] batch_max_d;
+  reg [15:0] vectors_total_q;  // vectors per batch item
+  reg [15:0] vectors_total_d;
+  reg [15:0] block_vectors_q;  // vectors per block
+  reg [15:0] block_vectors_d;
+  reg [15:0] chunk_max_q;  // chunks - 1
+  reg [15:0] chunk_max_d;
+  reg [15:0] tile_max_q;  // tiles per chunk - 1
+  reg [15:0] tile_max_d;
+  reg [15:0] reduction_total_q;  // reduction length (diag: elements per group)
+  reg [15:0] reduction_total_d;
+  reg [15:0] columns_total_q;  // output columns
+  reg [15:0] columns_total_d;
+  reg [15:0] group_row_max_q;  // diag: rows per group - 1
+  reg [15:0] group_row_max_d;
+  reg [15:0] first_group_q;  // diag: group of row 1, the first read
+  reg [15:0] first_group_d;
+  reg [15:0] first_element_q;  // diag: its element within the group
+  reg [15:0] first_element_d;
+  reg [31:0] batch_stride_q;
+  reg [31:0] batch_stride_d;
+  reg [31:0] chunk_stride_q;
+  reg [31:0] chunk_stride_d;
+  reg [31:0] tile_stride_q;
+  reg [31:0] tile_stride_d;
+  reg [31:0] row_stride_q;
+  reg [31:0] row_stride_d;
+  reg [31:0] column_stride_q;  // strided rows: from one column to the next
+  reg [31:0] column_stride_d;
+  reg [31:0] first_row_offset_q;  // 1 * row stride: the first row read
+  reg [31:0] first_row_offset_d;
+  reg [31:0] diag_first_offset_q;  // diag: first_element * row stride
+  reg [31:0] diag_first_offset_d;
+  reg [31:0] diag_group_wrap_q;  // diag: (group rows - 1) * row stride
+  reg [31:0] diag_group_wrap_d;
+  reg diag_q;  // block-diagonal tiles
+  reg diag_d;
+  reg strided_q;  // rows read column by column
+  reg strided_d;
+  // State.
+  reg busy_q;  // tiles left to load
+  reg busy_d;
+  reg loading_q;  // reading a tile's rows after its first
+  reg loading_d;
+  reg held_q;  // a tile loaded (or loading) and not yet started
+  reg held_d;
+  // Tile loops and offsets. tile_first_addr_q is the address of the next tile's first row read, kept
+  // ready so that the read can go out in the cycle the previous tile starts (the load then ends in time
+  // for a swap every rows cycles).
+  reg [15:0] tile_q;  // tile n within the chunk
+  reg [15:0] tile_d;
+  reg [15:0] chunk_q;  // chunk k
+  reg [15:0] chunk_d;
+  reg [15:0] batch_q;  // batch item b
+  reg [15:0] batch_d;
+  reg [15:0] block_start_q;  // first vector of the block
+  reg [15:0] block_start_d;
+  reg [15:0] rows_left_q;  // reduction_total - k*2, floored at 0
+  reg [15:0] rows_left_d;
+  reg [15:0] lanes_left_q;  // columns_total - n*2, floored at 0
+  reg [15:0] lanes_left_d;
+  reg [31:0] batch_base_q;  // tile (b, 0, 0) row 0
+  reg [31:0] batch_base_d;
+  reg [31:0] chunk_offset_q;  // k * chunk stride
+  reg [31:0] chunk_offset_d;
+  reg [31:0] tile_offset_q;  // n * tile stride
+  reg [31:0] tile_offset_d;
+  reg [31:0] tile_first_addr_q;
+  reg [31:0] tile_first_addr_d;
+  reg [31:0] row_addr_q;  // address of row row_q
+  reg [31:0] row_addr_d;
+  reg row_q;  // next row to read
+  reg row_d;
+  reg [15:0] group_q;  // diag: group of row row_q
+  reg [15:0] group_d;
+  reg [15:0] element_q;  // diag: element of row row_q within its group
+  reg [15:0] element_d;
+  reg column_q;  // strided: next column of the row
+  reg column_d;
+  reg [31:0] column_addr_q;  // strided: its address
+  reg [31:0] column_addr_d;
+  reg [7:0] row_buffer_q [0:1];  // strided: the columns of the row read so far
+  // The row (strided: the column) read in the previous cycle.
+  reg out_valid_q;  // a whole row goes to the array this cycle
+  reg out_valid_d;
+  reg out_read_q;  // a read went out
+  reg out_diag_q;
+  reg out_strided_q;
+  reg [15:0] out_lanes_q;  // lanes_left of the read
+  reg [15:0] out_group_q;  // diag: the read row's group
+  reg out_column_q;  // strided: the column read
   wire begin_tile;  // the next tile's first row is read this cycle
-  wire row_rd;  // a tile row is handled this cycle (read, or zeros)
-  wire cur_r;  // its row
-  wire [15:0] cur_g;
-  wire [15:0] cur_e;
-  wire [31:0] cur_addr;
-  wire cur_sc;  // strided: column read this cycle
-  wire [31:0] cur_laddr;  // strided: its address
+  wire row_handled;  // a tile row is handled this cycle (read, or zeros)
+  wire cur_row;  // its row
+  wire [15:0] cur_group;
+  wire [15:0] cur_element;
+  wire [31:0] cur_row_addr;
+  wire cur_column;  // strided: column read this cycle
+  wire [31:0] cur_column_addr;  // strided: its address
   wire row_done;  // the row's last read (every row but a strided one: its only one)
   wire row_ok;  // the row holds elements (else zeros, no read)
-  wire last_row;
+  wire last_row;  // row 0, the tile's last read
   wire last_block;
-  wire last_tile;
-  wire n_wrap;
-  wire k_wrap;
-  wire [31:0] nofs_next;
-  wire [31:0] kofs_next;
-  wire [31:0] bb_next;
+  wire final_tile;  // the descriptor's last tile
+  wire tile_wrap;  // the chunk's last tile
+  wire chunk_wrap;  // the last chunk
+  wire [31:0] tile_offset_next;
+  wire [31:0] chunk_offset_next;
+  wire [31:0] batch_base_next;
 
   assign begin_tile = busy_q & ~loading_q & (~held_q | tile_start_i);
-  assign row_rd = begin_tile | loading_q;
-  assign cur_r = loading_q ? r_q : 1'd1;
-  assign cur_g = loading_q ? g_q : gtop_q;
-  assign cur_e = loading_q ? e_q : etop_q;
-  assign cur_addr = loading_q ? raddr_q : first_q;
-  assign cur_sc = loading_q ? sc_q : 1'd0;
-  assign cur_laddr = (cur_sc == 1'd0) ? cur_addr : laddr_q;
-  assign row_ok = diag_q ? ((cur_e < rt_q) & (cur_g < ntot_q) & (cur_g < 16'd2)) : ({15'd0, cur_r} < rem_q);
-  assign last_row = cur_r == 1'd0;
-  assign last_block = ({1'b0, m0_q} + {1'b0, mblk_q} >= {1'b0, mtot_q});
-  assign n_wrap = n_q == ntm1_q;
-  assign k_wrap = k_q == kcm1_q;
-  assign last_tile = n_wrap & k_wrap & last_block & (b_q == bm1_q);
-  assign nofs_next = n_wrap ? 32'd0 : nofs_q + s_n_q;
-  assign kofs_next = n_wrap ? (k_wrap ? 32'd0 : kofs_q + s_k_q) : kofs_q;
-  assign bb_next = (n_wrap & k_wrap & last_block) ? bb_q + s_b_q : bb_q;
-  assign row_done = ~strided_q | diag_q | ~row_ok | (cur_sc == 1'd1) | ({15'd0, cur_sc} + 16'd1 >= lanes_q);
-  assign rd_en_o = row_rd & row_ok;
-  assign rd_addr_o = (strided_q & ~diag_q) ? cur_laddr : cur_addr;
-  always @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni) begin
-      busy_q <= 1'b0;
-      loading_q <= 1'b0;
-      held_q <= 1'b0;
-      p_valid_q <= 1'b0;
-      bm1_q <= 16'd0;
-      mtot_q <= 16'd0;
-      mblk_q <= 16'd0;
-      kcm1_q <= 16'd0;
-      ntm1_q <= 16'd0;
-      rt_q <= 16'd0;
-      ntot_q <= 16'd0;
-      grm1_q <= 16'd0;
-      gtop_q <= 16'd0;
-      etop_q <= 16'd0;
-      s_b_q <= 32'd0;
-      s_k_q <= 32'd0;
-      s_n_q <= 32'd0;
-      s_r_q <= 32'd0;
-      top_q <= 32'd0;
-      dtop_q <= 32'd0;
-      dwrap_q <= 32'd0;
-      diag_q <= 1'b0;
-      strided_q <= 1'b0;
-      s_c_q <= 32'd0;
-      sc_q <= 1'b0;
-      n_q <= 16'd0;
-      k_q <= 16'd0;
-      b_q <= 16'd0;
-      m0_q <= 16'd0;
-      rem_q <= 16'd0;
-      lanes_q <= 16'd0;
-      bb_q <= 32'd0;
-      kofs_q <= 32'd0;
-      nofs_q <= 32'd0;
-      first_q <= 32'd0;
-      raddr_q <= 32'd0;
-      r_q <= 1'b0;
-      g_q <= 16'd0;
-      e_q <= 16'd0;
-      laddr_q <= 32'd0;
+  assign row_handled = begin_tile | loading_q;
+  assign cur_row = loading_q ? row_q : 1'd1;
+  assign cur_group = loading_q ? group_q : first_group_q;
+  assign cur_element = loading_q ? element_q : first_element_q;
+  assign cur_row_addr = loading_q ? row_addr_q : tile_first_addr_q;
+  assign cur_column = loading_q ? column_q : 1'd0;
+  assign cur_column_addr = (cur_column == 1'd0) ? cur_row_addr : column_addr_q;
+  assign row_ok = diag_q ? ((cur_element < reduction_total_q) & (cur_group < columns_total_q) & (cur_group < 16'd2)) : ({15'd0, cur_row} < rows_left_q);
+  assign last_row = cur_row == 1'd0;
+  assign last_block = ({1'b0, block_start_q} + {1'b0, block_vectors_q} >= {1'b0, vectors_total_q});
+  assign tile_wrap = tile_q == tile_max_q;
+  assign chunk_wrap = chunk_q == chunk_max_q;
+  assign final_tile = tile_wrap & chunk_wrap & last_block & (batch_q == batch_max_q);
+  assign tile_offset_next = tile_wrap ? 32'd0 : tile_offset_q + tile_stride_q;
+  assign chunk_offset_next = tile_wrap ? (chunk_wrap ? 32'd0 : chunk_offset_q + chunk_stride_q) : chunk_offset_q;
+  assign batch_base_next = (tile_wrap & chunk_wrap & last_block) ? batch_base_q + batch_stride_q : batch_base_q;
+  assign row_done = ~strided_q | diag_q | ~row_ok | (cur_column == 1'd1) | ({15'd0, cur_column} + 16'd1 >= lanes_left_q);
+  assign rd_en_o = row_handled & row_ok;
+  assign rd_addr_o = (strided_q & ~diag_q) ? cur_column_addr : cur_row_addr;
+
+  // Next state.
+  always @* begin
+    batch_max_d = batch_max_q;
+    vectors_total_d = vectors_total_q;
+    block_vectors_d = block_vectors_q;
+    chunk_max_d = chunk_max_q;
+    tile_max_d = tile_max_q;
+    reduction_total_d = reduction_total_q;
+    columns_total_d = columns_total_q;
+    group_row_max_d = group_row_max_q;
+    first_group_d = first_group_q;
+    first_element_d = first_element_q;
+    batch_stride_d = batch_stride_q;
+    chunk_stride_d = chunk_stride_q;
+    tile_stride_d = tile_stride_q;
+    row_stride_d = row_stride_q;
+    column_stride_d = column_stride_q;
+    first_row_offset_d = first_row_offset_q;
+    diag_first_offset_d = diag_first_offset_q;
+    diag_group_wrap_d = diag_group_wrap_q;
+    diag_d = diag_q;
+    strided_d = strided_q;
+    busy_d = busy_q;
+    loading_d = loading_q;
+    held_d = held_q;
+    tile_d = tile_q;
+    chunk_d = chunk_q;
+    batch_d = batch_q;
+    block_start_d = block_start_q;
+    rows_left_d = rows_left_q;
+    lanes_left_d = lanes_left_q;
+    batch_base_d = batch_base_q;
+    chunk_offset_d = chunk_offset_q;
+    tile_offset_d = tile_offset_q;
+    tile_first_addr_d = tile_first_addr_q;
+    row_addr_d = row_addr_q;
+    row_d = row_q;
+    group_d = group_q;
+    element_d = element_q;
+    column_d = column_q;
+    column_addr_d = column_addr_q;
+    out_valid_d = out_valid_q;
+    out_valid_d = row_handled & row_done;
+    if (start_i) begin
+      batch_max_d = desc_batch_i - 16'd1;
+      vectors_total_d = desc_m_total_i;
+      block_vectors_d = desc_m_block_i;
+      chunk_max_d = desc_k_chunks_i - 16'd1;
+      tile_max_d = desc_n_tiles_i - 16'd1;
+      reduction_total_d = desc_r_total_i;
+      columns_total_d = desc_n_total_i;
+      group_row_max_d = desc_group_rows_i - 16'd1;
+      first_group_d = desc_gtop_i;
+      first_element_d = desc_etop_i;
+      batch_stride_d = desc_s_b_i;
+      chunk_stride_d = desc_s_k_i;
+      tile_stride_d = desc_s_n_i;
+      row_stride_d = desc_s_r_i;
+      first_row_offset_d = desc_top_i;
+      diag_first_offset_d = desc_dtop_i;
+      diag_group_wrap_d = desc_dwrap_i;
+      diag_d = desc_diag_i;
+      strided_d = desc_strided_i;
+      column_stride_d = desc_s_c_i;
+      column_d = 1'd0;
+      tile_d = 16'd0;
+      chunk_d = 16'd0;
+      batch_d = 16'd0;
+      block_start_d = 16'd0;
+      rows_left_d = desc_r_total_i;
+      lanes_left_d = desc_n_total_i;
+      batch_base_d = desc_base_i;
+      chunk_offset_d = 32'd0;
+      tile_offset_d = 32'd0;
+      tile_first_addr_d = desc_diag_i ? desc_base_i + desc_dtop_i : desc_base_i + desc_top_i;
+      busy_d = 1'b1;
+      loading_d = 1'b0;
+      held_d = 1'b0;
     end else begin
-      p_valid_q <= row_rd & row_done;
-      if (start_i) begin
-        bm1_q <= desc_batch_i - 16'd1;
-        mtot_q <= desc_m_total_i;
-        mblk_q <= desc_m_block_i;
-        kcm1_q <= desc_k_chunks_i - 16'd1;
-        ntm1_q <= desc_n_tiles_i - 16'd1;
-        rt_q <= desc_r_total_i;
-        ntot_q <= desc_n_total_i;
-        grm1_q <= desc_group_rows_i - 16'd1;
-        gtop_q <= desc_gtop_i;
-        etop_q <= desc_etop_i;
-        s_b_q <= desc_s_b_i;
-        s_k_q <= desc_s_k_i;
-        s_n_q <= desc_s_n_i;
-        s_r_q <= desc_s_r_i;
-        top_q <= desc_top_i;
-        dtop_q <= desc_dtop_i;
-        dwrap_q <= desc_dwrap_i;
-        diag_q <= desc_diag_i;
-        strided_q <= desc_strided_i;
-        s_c_q <= desc_s_c_i;
-        sc_q <= 1'd0;
-        n_q <= 16'd0;
-        k_q <= 16'd0;
-        b_q <= 16'd0;
-        m0_q <= 16'd0;
-        rem_q <= desc_r_total_i;
-        lanes_q <= desc_n_total_i;
-        bb_q <= desc_base_i;
-        kofs_q <= 32'd0;
-        nofs_q <= 32'd0;
-        first_q <= desc_diag_i ? desc_base_i + desc_dtop_i : desc_base_i + desc_top_i;
-        busy_q <= 1'b1;
-        loading_q <= 1'b0;
-        held_q <= 1'b0;
-      end else begin
-        held_q <= (held_q & ~tile_start_i) | begin_tile;
-        if (row_rd & ~row_done) begin
-          loading_q <= 1'b1;
-          sc_q <= cur_sc + 1'd1;
-          laddr_q <= cur_laddr + s_c_q;
-          raddr_q <= cur_addr;
-          r_q <= cur_r;
-          g_q <= cur_g;
-          e_q <= cur_e;
+      held_d = (held_q & ~tile_start_i) | begin_tile;
+      if (row_handled & ~row_done) begin
+        loading_d = 1'b1;
+        column_d = cur_column + 1'd1;
+        column_addr_d = cur_column_addr + column_stride_q;
+        row_addr_d = cur_row_addr;
+        row_d = cur_row;
+        group_d = cur_group;
+        element_d = cur_element;
+      end
+      if (row_handled & row_done) begin
+        loading_d = ~last_row;
+        column_d = 1'd0;
+        row_d = cur_row - 1'd1;
+        if (diag_q & (cur_element == 16'd0)) begin
+          element_d = group_row_max_q;
+          group_d = cur_group - 16'd1;
+          row_addr_d = batch_base_q + diag_group_wrap_q;
+        end else begin
+          element_d = cur_element - 16'd1;
+          group_d = cur_group;
+          row_addr_d = cur_row_addr - row_stride_q;
         end
-        if (row_rd & row_done) begin
-          loading_q <= ~last_row;
-          sc_q <= 1'd0;
-          r_q <= cur_r - 1'd1;
-          if (diag_q & (cur_e == 16'd0)) begin
-            e_q <= grm1_q;
-            g_q <= cur_g - 16'd1;
-            raddr_q <= bb_q + dwrap_q;
-          end else begin
-            e_q <= cur_e - 16'd1;
-            g_q <= cur_g;
-            raddr_q <= cur_addr - s_r_q;
-          end
-          if (last_row) begin
-            nofs_q <= nofs_next;
-            kofs_q <= kofs_next;
-            bb_q <= bb_next;
-            first_q <= diag_q ? bb_next + dtop_q : bb_next + kofs_next + nofs_next + top_q;
-            if (n_wrap) begin
-              n_q <= 16'd0;
-              lanes_q <= ntot_q;
-              if (k_wrap) begin
-                k_q <= 16'd0;
-                rem_q <= rt_q;
-                if (last_block) begin
-                  m0_q <= 16'd0;
-                  b_q <= b_q + 16'd1;
-                end else begin
-                  m0_q <= m0_q + mblk_q;
-                end
+        if (last_row) begin
+          tile_offset_d = tile_offset_next;
+          chunk_offset_d = chunk_offset_next;
+          batch_base_d = batch_base_next;
+          tile_first_addr_d = diag_q ? batch_base_next + diag_first_offset_q : batch_base_next + chunk_offset_next + tile_offset_next + first_row_offset_q;
+          if (tile_wrap) begin
+            tile_d = 16'd0;
+            lanes_left_d = columns_total_q;
+            if (chunk_wrap) begin
+              chunk_d = 16'd0;
+              rows_left_d = reduction_total_q;
+              if (last_block) begin
+                block_start_d = 16'd0;
+                batch_d = batch_q + 16'd1;
               end else begin
-                k_q <= k_q + 16'd1;
-                rem_q <= (rem_q > 16'd2) ? rem_q - 16'd2 : 16'd0;
+                block_start_d = block_start_q + block_vectors_q;
               end
             end else begin
-              n_q <= n_q + 16'd1;
-              lanes_q <= (lanes_q > 16'd2) ? lanes_q - 16'd2 : 16'd0;
+              chunk_d = chunk_q + 16'd1;
+              rows_left_d = (rows_left_q > 16'd2) ? rows_left_q - 16'd2 : 16'd0;
             end
-            if (last_tile) begin
-              busy_q <= 1'b0;
-            end
+          end else begin
+            tile_d = tile_q + 16'd1;
+            lanes_left_d = (lanes_left_q > 16'd2) ? lanes_left_q - 16'd2 : 16'd0;
+          end
+          if (final_tile) begin
+            busy_d = 1'b0;
           end
         end
       end
     end
   end
+  always @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      batch_max_q <= 16'd0;
+      vectors_total_q <= 16'd0;
+      block_vectors_q <= 16'd0;
+      chunk_max_q <= 16'd0;
+      tile_max_q <= 16'd0;
+      reduction_total_q <= 16'd0;
+      columns_total_q <= 16'd0;
+      group_row_max_q <= 16'd0;
+      first_group_q <= 16'd0;
+      first_element_q <= 16'd0;
+      batch_stride_q <= 32'd0;
+      chunk_stride_q <= 32'd0;
+      tile_stride_q <= 32'd0;
+      row_stride_q <= 32'd0;
+      column_stride_q <= 32'd0;
+      first_row_offset_q <= 32'd0;
+      diag_first_offset_q <= 32'd0;
+      diag_group_wrap_q <= 32'd0;
+      diag_q <= 1'b0;
+      strided_q <= 1'b0;
+      busy_q <= 1'b0;
+      loading_q <= 1'b0;
+      held_q <= 1'b0;
+      tile_q <= 16'd0;
+      chunk_q <= 16'd0;
+      batch_q <= 16'd0;
+      block_start_q <= 16'd0;
+      rows_left_q <= 16'd0;
+      lanes_left_q <= 16'd0;
+      batch_base_q <= 32'd0;
+      chunk_offset_q <= 32'd0;
+      tile_offset_q <= 32'd0;
+      tile_first_addr_q <= 32'd0;
+      row_addr_q <= 32'd0;
+      row_q <= 1'b0;
+      group_q <= 16'd0;
+      element_q <= 16'd0;
+      column_q <= 1'b0;
+      column_addr_q <= 32'd0;
+      out_valid_q <= 1'b0;
+    end else begin
+      batch_max_q <= batch_max_d;
+      vectors_total_q <= vectors_total_d;
+      block_vectors_q <= block_vectors_d;
+      chunk_max_q <= chunk_max_d;
+      tile_max_q <= tile_max_d;
+      reduction_total_q <= reduction_total_d;
+      columns_total_q <= columns_total_d;
+      group_row_max_q <= group_row_max_d;
+      first_group_q <= first_group_d;
+      first_element_q <= first_element_d;
+      batch_stride_q <= batch_stride_d;
+      chunk_stride_q <= chunk_stride_d;
+      tile_stride_q <= tile_stride_d;
+      row_stride_q <= row_stride_d;
+      column_stride_q <= column_stride_d;
+      first_row_offset_q <= first_row_offset_d;
+      diag_first_offset_q <= diag_first_offset_d;
+      diag_group_wrap_q <= diag_group_wrap_d;
+      diag_q <= diag_d;
+      strided_q <= strided_d;
+      busy_q <= busy_d;
+      loading_q <= loading_d;
+      held_q <= held_d;
+      tile_q <= tile_d;
+      chunk_q <= chunk_d;
+      batch_q <= batch_d;
+      block_start_q <= block_start_d;
+      rows_left_q <= rows_left_d;
+      lanes_left_q <= lanes_left_d;
+      batch_base_q <= batch_base_d;
+      chunk_offset_q <= chunk_offset_d;
+      tile_offset_q <= tile_offset_d;
+      tile_first_addr_q <= tile_first_addr_d;
+      row_addr_q <= row_addr_d;
+      row_q <= row_d;
+      group_q <= group_d;
+      element_q <= element_d;
+      column_q <= column_d;
+      column_addr_q <= column_addr_d;
+      out_valid_q <= out_valid_d;
+    end
+  end
   always @(posedge clk_i) begin
-    p_read_q <= rd_en_o;
-    p_diag_q <= diag_q;
-    p_strided_q <= strided_q & ~diag_q;
-    p_lanes_q <= lanes_q;
-    p_g_q <= cur_g;
-    p_sc_q <= cur_sc;
-    if (p_read_q & p_strided_q) begin
-      rowbuf_q[p_sc_q] <= rd_data_i[7:0];
+    out_read_q <= rd_en_o;
+    out_diag_q <= diag_q;
+    out_strided_q <= strided_q & ~diag_q;
+    out_lanes_q <= lanes_left_q;
+    out_group_q <= cur_group;
+    out_column_q <= cur_column;
+    if (out_read_q & out_strided_q) begin
+      row_buffer_q[out_column_q] <= rd_data_i[7:0];
     end
   end
 
   // The row read in the previous cycle, masked (columns past n_total) or placed (diag: lane g only;
-  // strided: the columns read before from rowbuf_q, the last one from rd_data_i).
-  assign weight_o[7:0] = (p_read_q & (p_diag_q ? (p_g_q == 16'd0) : (16'd0 < p_lanes_q))) ? (p_diag_q ? rd_data_i[7:0] : p_strided_q ? ((p_sc_q == 1'd0) ? rd_data_i[7:0] : rowbuf_q[0]) : rd_data_i[7:0]) : 8'd0;
-  assign weight_o[15:8] = (p_read_q & (p_diag_q ? (p_g_q == 16'd1) : (16'd1 < p_lanes_q))) ? (p_diag_q ? rd_data_i[7:0] : p_strided_q ? ((p_sc_q == 1'd1) ? rd_data_i[7:0] : rowbuf_q[1]) : rd_data_i[15:8]) : 8'd0;
-  assign weight_load_o = p_valid_q;
+  // strided: the columns read before from row_buffer_q, the last one from rd_data_i).
+  assign weight_o[7:0] = (out_read_q & (out_diag_q ? (out_group_q == 16'd0) : (16'd0 < out_lanes_q))) ? (out_diag_q ? rd_data_i[7:0] : out_strided_q ? ((out_column_q == 1'd0) ? rd_data_i[7:0] : row_buffer_q[0]) : rd_data_i[7:0]) : 8'd0;
+  assign weight_o[15:8] = (out_read_q & (out_diag_q ? (out_group_q == 16'd1) : (16'd1 < out_lanes_q))) ? (out_diag_q ? rd_data_i[7:0] : out_strided_q ? ((out_column_q == 1'd1) ? rd_data_i[7:0] : row_buffer_q[1]) : rd_data_i[15:8]) : 8'd0;
+  assign weight_load_o = out_valid_q;
   assign tile_ready_o = held_q & ~loading_q;
-  assign busy_o = busy_q | p_valid_q;
+  assign busy_o = busy_q | out_valid_q;
 endmodule
