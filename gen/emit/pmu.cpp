@@ -74,11 +74,13 @@ Module build_pmu(const SpmGeometry& g) {
   const Expr stall_cycles_o = m.output("stall_cycles_o", KB, "cycles with a barrier command valid and not ready");
 
   m.comment("Sleep request levels (1 = sleep) and counters.");
-  const Expr req_q = m.reg("req_q", SC);
-  std::vector<Expr> asleep;
-  for (int s = 0; s < SC; ++s) asleep.push_back(m.reg(fmt::format("asleep_s{}_q", s), KB));
-  const Expr wake_q = m.reg("wake_q", KB);
-  const Expr stall_q = m.reg("stall_q", KB);
+  const Flop sleep_req = m.flop("sleep_req", SC, "1 = sleep, loaded at every command");
+  std::vector<Flop> asleep;
+  for (int s = 0; s < SC; ++s)
+    asleep.push_back(
+        m.flop(fmt::format("asleep_cycles_s{}", s), KB, fmt::format("cycles sector {} was asleep or waking", s)));
+  const Flop wake_count = m.flop("wake_count", KB, "sectors released so far");
+  const Flop stall_cycles = m.flop("stall_cycles", KB, "cycles a barrier waited");
   const Expr usable = m.wire("usable", SC);
   const Expr need = m.wire("need", SC, "sectors of the command not usable yet");
   const Expr ready = m.wire("ready", 1);
@@ -86,37 +88,37 @@ Module build_pmu(const SpmGeometry& g) {
   const Expr wake_inc = m.wire("wake_inc", KB, "number of released sectors");
 
   m.blank();
-  m.assign(usable, ~req_q & ~sleep_ack_i);
+  m.assign(usable, ~sleep_req.q & ~sleep_ack_i);
   m.assign(need, cmd_awake_i & ~usable);
   m.assign(ready, ~cmd_wait_i | (need == lit(SC, 0)));
-  m.assign(wakes, req_q & cmd_awake_i & rep(SC, cmd_valid_i));
+  m.assign(wakes, sleep_req.q & cmd_awake_i & rep(SC, cmd_valid_i));
   {
     Expr sum = zext(sector(wakes, 0), KB);
     for (int s = 1; s < SC; ++s) sum = sum + zext(sector(wakes, s), KB);
     m.assign(wake_inc, sum);
   }
-  m.always_ff_reset({nb(req_q, lit(SC, 0))}, {if_(cmd_valid_i, {nb(req_q, ~cmd_awake_i)})});
 
+  std::vector<Flop> flops{sleep_req, wake_count, stall_cycles};
+  flops.insert(flops.end(), asleep.begin(), asleep.end());
+  Stmts next = hold_flops(flops);
+  next.push_back(if_(cmd_valid_i, {blk(sleep_req.d, ~cmd_awake_i)}));
+  next.push_back(blk(wake_count.d, wake_count.q + wake_inc));
+  next.push_back(if_(cmd_valid_i & ~ready, {blk(stall_cycles.d, stall_cycles.q + lit(KB, 1))}));
+  for (int s = 0; s < SC; ++s)
+    next.push_back(if_(sector(sleep_ack_i, s), {blk(asleep[s].d, asleep[s].q + lit(KB, 1))}));
   m.blank();
-  m.comment("Counters.");
-  {
-    Stmts reset = {nb(wake_q, lit(KB, 0)), nb(stall_q, lit(KB, 0))};
-    Stmts body = {nb(wake_q, wake_q + wake_inc), if_(cmd_valid_i & ~ready, {nb(stall_q, stall_q + lit(KB, 1))})};
-    for (int s = 0; s < SC; ++s) {
-      reset.push_back(nb(asleep[s], lit(KB, 0)));
-      body.push_back(if_(sector(sleep_ack_i, s), {nb(asleep[s], asleep[s] + lit(KB, 1))}));
-    }
-    m.always_ff_reset(reset, body);
-  }
+  m.comment("Next state: the request levels at a command, the counters.");
+  m.always_comb(std::move(next));
+  m.always_ff_flops(flops);
 
   m.blank();
   m.assign(cmd_ready_o, ready);
   add_pmu_assertions(m, SC);
-  m.assign(sleep_req_o, req_q);
+  m.assign(sleep_req_o, sleep_req.q);
   m.assign(usable_o, usable);
-  for (int s = 0; s < SC; ++s) m.assign(asleep_cycles_o.part(s, KB), asleep[s]);
-  m.assign(wake_count_o, wake_q);
-  m.assign(stall_cycles_o, stall_q);
+  for (int s = 0; s < SC; ++s) m.assign(asleep_cycles_o.part(s, KB), asleep[s].q);
+  m.assign(wake_count_o, wake_count.q);
+  m.assign(stall_cycles_o, stall_cycles.q);
   return m;
 }
 

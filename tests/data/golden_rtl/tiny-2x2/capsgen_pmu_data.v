@@ -33,60 +33,72 @@ module capsgen_pmu_data (
   output wire [31:0] stall_cycles_o  // cycles with a barrier command valid and not ready
 );
   // Sleep request levels (1 = sleep) and counters.
-  reg [1:0] req_q;
-  reg [31:0] asleep_s0_q;
-  reg [31:0] asleep_s1_q;
-  reg [31:0] wake_q;
-  reg [31:0] stall_q;
+  reg [1:0] sleep_req_q;  // 1 = sleep, loaded at every command
+  reg [1:0] sleep_req_d;
+  reg [31:0] asleep_cycles_s0_q;  // cycles sector 0 was asleep or waking
+  reg [31:0] asleep_cycles_s0_d;
+  reg [31:0] asleep_cycles_s1_q;  // cycles sector 1 was asleep or waking
+  reg [31:0] asleep_cycles_s1_d;
+  reg [31:0] wake_count_q;  // sectors released so far
+  reg [31:0] wake_count_d;
+  reg [31:0] stall_cycles_q;  // cycles a barrier waited
+  reg [31:0] stall_cycles_d;
   wire [1:0] usable;
   wire [1:0] need;  // sectors of the command not usable yet
   wire ready;
   wire [1:0] wakes;  // sectors released by this cycle's command
   wire [31:0] wake_inc;  // number of released sectors
 
-  assign usable = ~req_q & ~sleep_ack_i;
+  assign usable = ~sleep_req_q & ~sleep_ack_i;
   assign need = cmd_awake_i & ~usable;
   assign ready = ~cmd_wait_i | (need == 2'd0);
-  assign wakes = req_q & cmd_awake_i & {2{cmd_valid_i}};
+  assign wakes = sleep_req_q & cmd_awake_i & {2{cmd_valid_i}};
   assign wake_inc = {31'd0, wakes[0]} + {31'd0, wakes[1]};
-  always @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni) begin
-      req_q <= 2'd0;
-    end else begin
-      if (cmd_valid_i) begin
-        req_q <= ~cmd_awake_i;
-      end
+
+  // Next state: the request levels at a command, the counters.
+  always @* begin
+    sleep_req_d = sleep_req_q;
+    wake_count_d = wake_count_q;
+    stall_cycles_d = stall_cycles_q;
+    asleep_cycles_s0_d = asleep_cycles_s0_q;
+    asleep_cycles_s1_d = asleep_cycles_s1_q;
+    if (cmd_valid_i) begin
+      sleep_req_d = ~cmd_awake_i;
+    end
+    wake_count_d = wake_count_q + wake_inc;
+    if (cmd_valid_i & ~ready) begin
+      stall_cycles_d = stall_cycles_q + 32'd1;
+    end
+    if (sleep_ack_i[0]) begin
+      asleep_cycles_s0_d = asleep_cycles_s0_q + 32'd1;
+    end
+    if (sleep_ack_i[1]) begin
+      asleep_cycles_s1_d = asleep_cycles_s1_q + 32'd1;
     end
   end
-
-  // Counters.
   always @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
-      wake_q <= 32'd0;
-      stall_q <= 32'd0;
-      asleep_s0_q <= 32'd0;
-      asleep_s1_q <= 32'd0;
+      sleep_req_q <= 2'd0;
+      wake_count_q <= 32'd0;
+      stall_cycles_q <= 32'd0;
+      asleep_cycles_s0_q <= 32'd0;
+      asleep_cycles_s1_q <= 32'd0;
     end else begin
-      wake_q <= wake_q + wake_inc;
-      if (cmd_valid_i & ~ready) begin
-        stall_q <= stall_q + 32'd1;
-      end
-      if (sleep_ack_i[0]) begin
-        asleep_s0_q <= asleep_s0_q + 32'd1;
-      end
-      if (sleep_ack_i[1]) begin
-        asleep_s1_q <= asleep_s1_q + 32'd1;
-      end
+      sleep_req_q <= sleep_req_d;
+      wake_count_q <= wake_count_d;
+      stall_cycles_q <= stall_cycles_d;
+      asleep_cycles_s0_q <= asleep_cycles_s0_d;
+      asleep_cycles_s1_q <= asleep_cycles_s1_d;
     end
   end
 
   assign cmd_ready_o = ready;
-  assign sleep_req_o = req_q;
+  assign sleep_req_o = sleep_req_q;
   assign usable_o = usable;
-  assign asleep_cycles_o[31:0] = asleep_s0_q;
-  assign asleep_cycles_o[63:32] = asleep_s1_q;
-  assign wake_count_o = wake_q;
-  assign stall_cycles_o = stall_q;
+  assign asleep_cycles_o[31:0] = asleep_cycles_s0_q;
+  assign asleep_cycles_o[63:32] = asleep_cycles_s1_q;
+  assign wake_count_o = wake_count_q;
+  assign stall_cycles_o = stall_cycles_q;
 
 `ifdef CAPSGEN_ASSERTIONS
   // Assertions (docs/rtl-assertions.md): checked at every clock edge out of reset.

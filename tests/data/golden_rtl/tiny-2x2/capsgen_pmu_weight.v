@@ -33,72 +33,90 @@ module capsgen_pmu_weight (
   output wire [31:0] stall_cycles_o  // cycles with a barrier command valid and not ready
 );
   // Sleep request levels (1 = sleep) and counters.
-  reg [3:0] req_q;
-  reg [31:0] asleep_s0_q;
-  reg [31:0] asleep_s1_q;
-  reg [31:0] asleep_s2_q;
-  reg [31:0] asleep_s3_q;
-  reg [31:0] wake_q;
-  reg [31:0] stall_q;
+  reg [3:0] sleep_req_q;  // 1 = sleep, loaded at every command
+  reg [3:0] sleep_req_d;
+  reg [31:0] asleep_cycles_s0_q;  // cycles sector 0 was asleep or waking
+  reg [31:0] asleep_cycles_s0_d;
+  reg [31:0] asleep_cycles_s1_q;  // cycles sector 1 was asleep or waking
+  reg [31:0] asleep_cycles_s1_d;
+  reg [31:0] asleep_cycles_s2_q;  // cycles sector 2 was asleep or waking
+  reg [31:0] asleep_cycles_s2_d;
+  reg [31:0] asleep_cycles_s3_q;  // cycles sector 3 was asleep or waking
+  reg [31:0] asleep_cycles_s3_d;
+  reg [31:0] wake_count_q;  // sectors released so far
+  reg [31:0] wake_count_d;
+  reg [31:0] stall_cycles_q;  // cycles a barrier waited
+  reg [31:0] stall_cycles_d;
   wire [3:0] usable;
   wire [3:0] need;  // sectors of the command not usable yet
   wire ready;
   wire [3:0] wakes;  // sectors released by this cycle's command
   wire [31:0] wake_inc;  // number of released sectors
 
-  assign usable = ~req_q & ~sleep_ack_i;
+  assign usable = ~sleep_req_q & ~sleep_ack_i;
   assign need = cmd_awake_i & ~usable;
   assign ready = ~cmd_wait_i | (need == 4'd0);
-  assign wakes = req_q & cmd_awake_i & {4{cmd_valid_i}};
+  assign wakes = sleep_req_q & cmd_awake_i & {4{cmd_valid_i}};
   assign wake_inc = {31'd0, wakes[0]} + {31'd0, wakes[1]} + {31'd0, wakes[2]} + {31'd0, wakes[3]};
-  always @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni) begin
-      req_q <= 4'd0;
-    end else begin
-      if (cmd_valid_i) begin
-        req_q <= ~cmd_awake_i;
-      end
+
+  // Next state: the request levels at a command, the counters.
+  always @* begin
+    sleep_req_d = sleep_req_q;
+    wake_count_d = wake_count_q;
+    stall_cycles_d = stall_cycles_q;
+    asleep_cycles_s0_d = asleep_cycles_s0_q;
+    asleep_cycles_s1_d = asleep_cycles_s1_q;
+    asleep_cycles_s2_d = asleep_cycles_s2_q;
+    asleep_cycles_s3_d = asleep_cycles_s3_q;
+    if (cmd_valid_i) begin
+      sleep_req_d = ~cmd_awake_i;
+    end
+    wake_count_d = wake_count_q + wake_inc;
+    if (cmd_valid_i & ~ready) begin
+      stall_cycles_d = stall_cycles_q + 32'd1;
+    end
+    if (sleep_ack_i[0]) begin
+      asleep_cycles_s0_d = asleep_cycles_s0_q + 32'd1;
+    end
+    if (sleep_ack_i[1]) begin
+      asleep_cycles_s1_d = asleep_cycles_s1_q + 32'd1;
+    end
+    if (sleep_ack_i[2]) begin
+      asleep_cycles_s2_d = asleep_cycles_s2_q + 32'd1;
+    end
+    if (sleep_ack_i[3]) begin
+      asleep_cycles_s3_d = asleep_cycles_s3_q + 32'd1;
     end
   end
-
-  // Counters.
   always @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
-      wake_q <= 32'd0;
-      stall_q <= 32'd0;
-      asleep_s0_q <= 32'd0;
-      asleep_s1_q <= 32'd0;
-      asleep_s2_q <= 32'd0;
-      asleep_s3_q <= 32'd0;
+      sleep_req_q <= 4'd0;
+      wake_count_q <= 32'd0;
+      stall_cycles_q <= 32'd0;
+      asleep_cycles_s0_q <= 32'd0;
+      asleep_cycles_s1_q <= 32'd0;
+      asleep_cycles_s2_q <= 32'd0;
+      asleep_cycles_s3_q <= 32'd0;
     end else begin
-      wake_q <= wake_q + wake_inc;
-      if (cmd_valid_i & ~ready) begin
-        stall_q <= stall_q + 32'd1;
-      end
-      if (sleep_ack_i[0]) begin
-        asleep_s0_q <= asleep_s0_q + 32'd1;
-      end
-      if (sleep_ack_i[1]) begin
-        asleep_s1_q <= asleep_s1_q + 32'd1;
-      end
-      if (sleep_ack_i[2]) begin
-        asleep_s2_q <= asleep_s2_q + 32'd1;
-      end
-      if (sleep_ack_i[3]) begin
-        asleep_s3_q <= asleep_s3_q + 32'd1;
-      end
+      sleep_req_q <= sleep_req_d;
+      wake_count_q <= wake_count_d;
+      stall_cycles_q <= stall_cycles_d;
+      asleep_cycles_s0_q <= asleep_cycles_s0_d;
+      asleep_cycles_s1_q <= asleep_cycles_s1_d;
+      asleep_cycles_s2_q <= asleep_cycles_s2_d;
+      asleep_cycles_s3_q <= asleep_cycles_s3_d;
     end
   end
 
   assign cmd_ready_o = ready;
-  assign sleep_req_o = req_q;
+  assign sleep_req_o = sleep_req_q;
   assign usable_o = usable;
-  assign asleep_cycles_o[31:0] = asleep_s0_q;
-  assign asleep_cycles_o[63:32] = asleep_s1_q;
-  assign asleep_cycles_o[95:64] = asleep_s2_q;
-  assign asleep_cycles_o[127:96] = asleep_s3_q;
-  assign wake_count_o = wake_q;
-  assign stall_cycles_o = stall_q;
+  assign asleep_cycles_o[31:0] = asleep_cycles_s0_q;
+  assign asleep_cycles_o[63:32] = asleep_cycles_s1_q;
+  assign asleep_cycles_o[95:64] = asleep_cycles_s2_q;
+  assign asleep_cycles_o[127:96] = asleep_cycles_s3_q;
+  assign wake_count_o = wake_count_q;
+  assign stall_cycles_o = stall_cycles_q;
 
 `ifdef CAPSGEN_ASSERTIONS
   // Assertions (docs/rtl-assertions.md): checked at every clock edge out of reset.
