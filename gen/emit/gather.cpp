@@ -144,91 +144,140 @@ GatherPorts declare_ports(Module& m, const GatherGeometry& g) {
 // The descriptor's fields as the walk uses them: counts minus one, strides, conv geometry, the
 // padded origin and the window start of a part.
 struct DescriptorRegisters {
-  Expr busy_q, done_q, conv_q, diag_q, bm1_q, mtm1_q, mbm1_q, kcm1_q, rt_q, s_b_q, s_m_q, s_k_q, s_r_q, s_g_q, g_q,
-      grm1_q, h_q, w_q, khm1_q, kwm1_q, stride_q, owm1_q, npad_q, iytop_q, kx0_q, ky0_q, ky_step_q, c_step_q, y_step_q;
+  Flop busy, done, conv, diag, batch_max, vectors_max, block_vectors_max, chunk_max, reduction_total;
+  Flop batch_stride, vector_stride, chunk_stride, row_stride, group_stride, groups, group_row_max;
+  Flop height, width, kernel_h_max, kernel_w_max, stride, out_w_max, neg_padding, first_origin_y, part_kx, part_ky;
+  Flop ky_step, c_step, y_step;
+
+  std::vector<Flop> flops() const {
+    return {busy,
+            done,
+            conv,
+            diag,
+            batch_max,
+            vectors_max,
+            block_vectors_max,
+            chunk_max,
+            reduction_total,
+            batch_stride,
+            vector_stride,
+            chunk_stride,
+            row_stride,
+            group_stride,
+            groups,
+            group_row_max,
+            height,
+            width,
+            kernel_h_max,
+            kernel_w_max,
+            stride,
+            out_w_max,
+            neg_padding,
+            first_origin_y,
+            part_kx,
+            part_ky,
+            ky_step,
+            c_step,
+            y_step};
+  }
 };
 
 DescriptorRegisters declare_descriptor_registers(Module& m) {
   const int count_bits = kGatherCountBits, addr_bits = kGatherAddrBits, coord_bits = kGatherCoordWidth;
   m.comment("Descriptor (loaded on accept).");
   return DescriptorRegisters{
-      m.reg("busy_q", 1),
-      m.reg("done_q", 1),
-      m.reg("conv_q", 1),
-      m.reg("diag_q", 1),
-      m.reg("bm1_q", count_bits, "count - 1"),
-      m.reg("mtm1_q", count_bits, "count - 1"),
-      m.reg("mbm1_q", count_bits, "count - 1"),
-      m.reg("kcm1_q", count_bits, "count - 1"),
-      m.reg("rt_q", count_bits, "r_total"),
-      m.reg("s_b_q", addr_bits),
-      m.reg("s_m_q", addr_bits),
-      m.reg("s_k_q", addr_bits),
-      m.reg("s_r_q", addr_bits),
-      m.reg("s_g_q", addr_bits),
-      m.reg("g_q", count_bits, "diag groups"),
-      m.reg("grm1_q", count_bits, "diag group_rows - 1"),
-      m.reg("h_q", count_bits),
-      m.reg("w_q", count_bits),
-      m.reg("khm1_q", count_bits),
-      m.reg("kwm1_q", count_bits),
-      m.reg("stride_q", count_bits),
-      m.reg("owm1_q", count_bits),
-      m.reg("npad_q", coord_bits, "-padding (two's complement)"),
-      m.reg("iytop_q", coord_bits, "input row of the first output row's kernel origin: -padding, 0 for a band"),
-      m.reg("kx0_q", count_bits,
-            "conv: window column of each block's first element (0 unless a part starts inside the window)"),
-      m.reg("ky0_q", count_bits, "conv: window row of it"),
-      m.reg("ky_step_q", addr_bits),
-      m.reg("c_step_q", addr_bits),
-      m.reg("y_step_q", addr_bits)};
+      m.flop("busy", 1, "a descriptor is walked"),
+      m.flop("done", 1, "done_o"),
+      m.flop("conv", 1, "conv source (im2col walk)"),
+      m.flop("diag", 1, "block-diagonal groups"),
+      m.flop("batch_max", count_bits, "batch items - 1"),
+      m.flop("vectors_max", count_bits, "vectors - 1"),
+      m.flop("block_vectors_max", count_bits, "vectors per block - 1"),
+      m.flop("chunk_max", count_bits, "chunks - 1"),
+      m.flop("reduction_total", count_bits, "r_total"),
+      m.flop("batch_stride", addr_bits),
+      m.flop("vector_stride", addr_bits),
+      m.flop("chunk_stride", addr_bits),
+      m.flop("row_stride", addr_bits),
+      m.flop("group_stride", addr_bits),
+      m.flop("groups", count_bits, "diag groups"),
+      m.flop("group_row_max", count_bits, "diag group_rows - 1"),
+      m.flop("height", count_bits),
+      m.flop("width", count_bits),
+      m.flop("kernel_h_max", count_bits, "kernel rows - 1"),
+      m.flop("kernel_w_max", count_bits, "kernel columns - 1"),
+      m.flop("stride", count_bits),
+      m.flop("out_w_max", count_bits, "output columns - 1"),
+      m.flop("neg_padding", coord_bits, "-padding (two's complement)"),
+      m.flop("first_origin_y", coord_bits, "input row of the first output row's kernel origin: -padding, 0 for a band"),
+      m.flop("part_kx", count_bits,
+             "conv: window column of each block's first element (0 unless a part starts inside the window)"),
+      m.flop("part_ky", count_bits, "conv: window row of it"),
+      m.flop("ky_step", addr_bits),
+      m.flop("c_step", addr_bits),
+      m.flop("y_step", addr_bits)};
 }
 
 // The loop counters of the element presented: row r, vector within the block mi, vector m and the
 // block's first vector m0, chunk k, batch item b.
 struct LoopCounters {
-  Expr r_q, mi_q, m_q, m0_q, k_q, b_q;
+  Flop row, block_vector, vector, block_start, chunk, batch;
+
+  std::vector<Flop> flops() const { return {row, block_vector, vector, block_start, chunk, batch}; }
 };
 
 LoopCounters declare_loop_counters(Module& m, const GatherGeometry& g) {
   const int count_bits = kGatherCountBits;
   m.comment("Loop counters of the element presented.");
-  return LoopCounters{m.reg("r_q", g.row_bits),        m.reg("mi_q", count_bits), m.reg("m_q", count_bits),
-                      m.reg("m0_q", count_bits),       m.reg("k_q", count_bits),  m.reg("b_q", count_bits)};
+  return LoopCounters{m.flop("row", g.row_bits),    m.flop("block_vector", count_bits),
+                      m.flop("vector", count_bits), m.flop("block_start", count_bits),
+                      m.flop("chunk", count_bits),  m.flop("batch", count_bits)};
 }
 
 // The walk's state within a vector (conv c0 = kx, c1 = ky; diag c0 = element, c1 = group; the offset
 // from the vector's address, the group's offset, the valid reduction elements left) and its copy at
-// the start of the chunk (the *s_q registers).
+// the start of the chunk (the chunk_* registers).
 struct InnerState {
-  Expr c0_q, c1_q, rem_q, c0s_q, c1s_q, rems_q, off_q, offs_q, gofs_q;
+  Flop c0, c1, rows_left, chunk_c0, chunk_c1, chunk_rows_left, offset, chunk_offset, group_offset;
+
+  std::vector<Flop> flops() const {
+    return {c0, c1, rows_left, chunk_c0, chunk_c1, chunk_rows_left, offset, chunk_offset, group_offset};
+  }
 };
 
 InnerState declare_inner_state(Module& m) {
   const int count_bits = kGatherCountBits, addr_bits = kGatherAddrBits;
-  m.comment("Inner state (within a vector): conv c0 = kx, c1 = ky; diag c0 = element, c1 = group; the\n"
-            "offset from the vector's address; remaining valid reduction elements (saturating). *s_q: the\n"
-            "state at the start of the current chunk, restored for every vector of the block.");
-  return InnerState{m.reg("c0_q", count_bits),  m.reg("c1_q", count_bits), m.reg("rem_q", count_bits),
-                    m.reg("c0s_q", count_bits), m.reg("c1s_q", count_bits), m.reg("rems_q", count_bits),
-                    m.reg("off_q", addr_bits),  m.reg("offs_q", addr_bits), m.reg("gofs_q", addr_bits)};
+  m.comment(
+      "Inner state (within a vector): conv c0 = kx, c1 = ky; diag c0 = element, c1 = group; the\n"
+      "offset from the vector's address; remaining valid reduction elements (saturating). chunk_*: the\n"
+      "state at the start of the current chunk, restored for every vector of the block.");
+  return InnerState{
+      m.flop("c0", count_bits),       m.flop("c1", count_bits),          m.flop("rows_left", count_bits),
+      m.flop("chunk_c0", count_bits), m.flop("chunk_c1", count_bits),    m.flop("chunk_rows_left", count_bits),
+      m.flop("offset", addr_bits),    m.flop("chunk_offset", addr_bits), m.flop("group_offset", addr_bits)};
 }
 
 // The walk's state of the vector (its address without the inner offset, conv x and the input
 // coordinates of its kernel origin) and its copy at the start of the block, and the batch item's base.
 struct OuterState {
-  Expr outer_q, outs_q, bb_q, x_q, xs_q, iy0_q, ix0_q, iy0s_q, ix0s_q;
+  Flop vector_addr, block_vector_addr, batch_base, x, block_x, origin_y, origin_x, block_origin_y, block_origin_x;
+
+  std::vector<Flop> flops() const {
+    return {vector_addr, block_vector_addr, batch_base, x, block_x, origin_y, origin_x, block_origin_y, block_origin_x};
+  }
 };
 
 OuterState declare_outer_state(Module& m) {
   const int count_bits = kGatherCountBits, addr_bits = kGatherAddrBits, coord_bits = kGatherCoordWidth;
-  m.comment("Outer state (the vector): its address without the inner offset, conv x and the input\n"
-            "coordinates of its kernel origin iy0 = y*stride - padding (y*stride in a band), ix0 = x*stride -\n"
-            "padding. *s_q: the state at the start of the current block, restored for every chunk. bb_q: the\n"
-            "batch item's base.");
-  return OuterState{m.reg("outer_q", addr_bits),  m.reg("outs_q", addr_bits),  m.reg("bb_q", addr_bits),
-                    m.reg("x_q", count_bits),      m.reg("xs_q", count_bits),   m.reg("iy0_q", coord_bits),
-                    m.reg("ix0_q", coord_bits),    m.reg("iy0s_q", coord_bits), m.reg("ix0s_q", coord_bits)};
+  m.comment(
+      "Outer state (the vector): its address without the inner offset, conv x and the input\n"
+      "coordinates of its kernel origin iy0 = y*stride - padding (y*stride in a band), ix0 = x*stride -\n"
+      "padding. block_*: the state at the start of the current block, restored for every chunk.\n"
+      "batch_base_q: the batch item's base.");
+  return OuterState{
+      m.flop("vector_addr", addr_bits), m.flop("block_vector_addr", addr_bits), m.flop("batch_base", addr_bits),
+      m.flop("x", count_bits),          m.flop("block_x", count_bits),          m.flop("origin_y", coord_bits),
+      m.flop("origin_x", coord_bits),   m.flop("block_origin_y", coord_bits),   m.flop("block_origin_x", coord_bits)};
 }
 
 // The last index of each loop level, and a descriptor without elements.
@@ -328,11 +377,11 @@ void build_loop_ends(Module& m, const GatherSignals& s, const GatherGeometry& g)
   m.blank();
   m.assign(s.ends.desc_empty, (in.batch == count_zero) | (in.m_total == count_zero) | (in.m_block == count_zero) |
                                   (in.k_chunks == count_zero));
-  m.assign(s.ends.row_last, s.loop.r_q == lit(g.row_bits, g.rows - 1));
-  m.assign(s.ends.m_last, s.loop.m_q == s.desc.mtm1_q);
-  m.assign(s.ends.bvec_last, (s.loop.mi_q == s.desc.mbm1_q) | s.ends.m_last);
-  m.assign(s.ends.k_last, s.loop.k_q == s.desc.kcm1_q);
-  m.assign(s.ends.b_last, s.loop.b_q == s.desc.bm1_q);
+  m.assign(s.ends.row_last, s.loop.row.q == lit(g.row_bits, g.rows - 1));
+  m.assign(s.ends.m_last, s.loop.vector.q == s.desc.vectors_max.q);
+  m.assign(s.ends.bvec_last, (s.loop.block_vector.q == s.desc.block_vectors_max.q) | s.ends.m_last);
+  m.assign(s.ends.k_last, s.loop.chunk.q == s.desc.chunk_max.q);
+  m.assign(s.ends.b_last, s.loop.batch.q == s.desc.batch_max.q);
 }
 
 // The next element of a vector: conv steps (kx, ky, c), the offset by 1, ky_step or c_step; diag steps
@@ -346,19 +395,21 @@ void build_inner_step(Module& m, const GatherSignals& s) {
   const Expr count_zero = lit(kGatherCountBits, 0), count_one = lit(kGatherCountBits, 1);
   const Expr addr_zero = lit(kGatherAddrBits, 0), addr_one = lit(kGatherAddrBits, 1);
   m.comment("Inner step: conv (kx, ky, c) mixed-radix counter; diag (element, group); affine r.");
-  m.assign(step.c0_wrap, ternary(desc.conv_q, in.c0_q == desc.kwm1_q, paren(desc.diag_q & (in.c0_q == desc.grm1_q))));
-  m.assign(step.c1_wrap, desc.conv_q & (in.c1_q == desc.khm1_q));
-  m.assign(step.c0_n, ternary(step.c0_wrap, count_zero, in.c0_q + count_one));
-  m.assign(step.c1_n, ternary(~step.c0_wrap, in.c1_q, ternary(step.c1_wrap, count_zero, in.c1_q + count_one)));
-  m.assign(step.inc, ternary(~desc.conv_q, desc.s_r_q,
-                             ternary(~step.c0_wrap, addr_one, ternary(step.c1_wrap, desc.c_step_q, desc.ky_step_q))));
-  m.assign(step.gofs_n, in.gofs_q + desc.s_g_q);
-  m.assign(step.off_n, ternary(paren(desc.diag_q & step.c0_wrap), step.gofs_n, in.off_q + step.inc));
-  m.assign(step.rem_nz, in.rem_q != count_zero);
-  m.assign(step.rem_n, in.rem_q - zext(step.rem_nz, kGatherCountBits));
-  m.assign(step.nc_c0, ternary(desc.conv_q, step.c0_n, count_zero));
-  m.assign(step.nc_c1, ternary(desc.conv_q, step.c1_n, count_zero));
-  m.assign(step.nc_off, ternary(desc.conv_q, step.off_n, ternary(desc.diag_q, addr_zero, in.offs_q + desc.s_k_q)));
+  m.assign(step.c0_wrap, ternary(desc.conv.q, in.c0.q == desc.kernel_w_max.q,
+                                 paren(desc.diag.q & (in.c0.q == desc.group_row_max.q))));
+  m.assign(step.c1_wrap, desc.conv.q & (in.c1.q == desc.kernel_h_max.q));
+  m.assign(step.c0_n, ternary(step.c0_wrap, count_zero, in.c0.q + count_one));
+  m.assign(step.c1_n, ternary(~step.c0_wrap, in.c1.q, ternary(step.c1_wrap, count_zero, in.c1.q + count_one)));
+  m.assign(step.inc, ternary(~desc.conv.q, desc.row_stride.q,
+                             ternary(~step.c0_wrap, addr_one, ternary(step.c1_wrap, desc.c_step.q, desc.ky_step.q))));
+  m.assign(step.gofs_n, in.group_offset.q + desc.group_stride.q);
+  m.assign(step.off_n, ternary(paren(desc.diag.q & step.c0_wrap), step.gofs_n, in.offset.q + step.inc));
+  m.assign(step.rem_nz, in.rows_left.q != count_zero);
+  m.assign(step.rem_n, in.rows_left.q - zext(step.rem_nz, kGatherCountBits));
+  m.assign(step.nc_c0, ternary(desc.conv.q, step.c0_n, count_zero));
+  m.assign(step.nc_c1, ternary(desc.conv.q, step.c1_n, count_zero));
+  m.assign(step.nc_off,
+           ternary(desc.conv.q, step.off_n, ternary(desc.diag.q, addr_zero, in.chunk_offset.q + desc.chunk_stride.q)));
 }
 
 // The next vector: conv steps x (wrapping to the next output row) and the kernel origin's input
@@ -368,16 +419,16 @@ void build_vector_step(Module& m, const GatherSignals& s) {
   const DescriptorRegisters& desc = s.desc;
   const OuterState& out = s.outer;
   const VectorStep& next = s.next_vec;
-  const Expr stride_coord = zext(desc.stride_q, kGatherCoordWidth);
+  const Expr stride_coord = zext(desc.stride.q, kGatherCoordWidth);
   m.comment("Vector step: conv (x, y) with the kernel origin's input coordinates; affine m.");
-  m.assign(next.x_wrap, out.x_q == desc.owm1_q);
-  m.assign(next.x_n, ternary(next.x_wrap, lit(kGatherCountBits, 0), out.x_q + lit(kGatherCountBits, 1)));
-  m.assign(next.ix0_n, ternary(next.x_wrap, desc.npad_q, out.ix0_q + stride_coord));
-  m.assign(next.iy0_n, ternary(next.x_wrap, out.iy0_q + stride_coord, out.iy0_q));
+  m.assign(next.x_wrap, out.x.q == desc.out_w_max.q);
+  m.assign(next.x_n, ternary(next.x_wrap, lit(kGatherCountBits, 0), out.x.q + lit(kGatherCountBits, 1)));
+  m.assign(next.ix0_n, ternary(next.x_wrap, desc.neg_padding.q, out.origin_x.q + stride_coord));
+  m.assign(next.iy0_n, ternary(next.x_wrap, out.origin_y.q + stride_coord, out.origin_y.q));
   m.assign(next.outer_n,
-           out.outer_q + ternary(~desc.conv_q, desc.s_m_q,
-                                 ternary(next.x_wrap, desc.y_step_q, zext(desc.stride_q, kGatherAddrBits))));
-  m.assign(next.bb_n, out.bb_q + desc.s_b_q);
+           out.vector_addr.q + ternary(~desc.conv.q, desc.vector_stride.q,
+                                       ternary(next.x_wrap, desc.y_step.q, zext(desc.stride.q, kGatherAddrBits))));
+  m.assign(next.bb_n, out.batch_base.q + desc.batch_stride.q);
 }
 
 // The padded map's origin from the descriptor: the first input column -padding, the first input row
@@ -395,19 +446,19 @@ void build_zero_flag(Module& m, const GatherSignals& s) {
   const Coordinates& coord = s.coord;
   const Expr outside_reduction = ~s.step.rem_nz;
   m.comment("Zero flag. A negative coordinate is >= 2^(W-1) unsigned, above any 16-bit height/width.");
-  m.assign(coord.iy, s.outer.iy0_q + zext(s.inner.c1_q, kGatherCoordWidth));
-  m.assign(coord.ix, s.outer.ix0_q + zext(s.inner.c0_q, kGatherCoordWidth));
-  const Expr conv_zero = outside_reduction | (coord.iy >= zext(desc.h_q, kGatherCoordWidth)) |
-                         (coord.ix >= zext(desc.w_q, kGatherCoordWidth));
-  const Expr diag_zero = (s.inner.c1_q >= desc.g_q) | (s.inner.c0_q >= desc.rt_q);
-  m.assign(coord.zero, ternary(desc.conv_q, paren(conv_zero),
-                           ternary(desc.diag_q, paren(diag_zero), outside_reduction)));
+  m.assign(coord.iy, s.outer.origin_y.q + zext(s.inner.c1.q, kGatherCoordWidth));
+  m.assign(coord.ix, s.outer.origin_x.q + zext(s.inner.c0.q, kGatherCoordWidth));
+  const Expr conv_zero = outside_reduction | (coord.iy >= zext(desc.height.q, kGatherCoordWidth)) |
+                         (coord.ix >= zext(desc.width.q, kGatherCoordWidth));
+  const Expr diag_zero = (s.inner.c1.q >= desc.groups.q) | (s.inner.c0.q >= desc.reduction_total.q);
+  m.assign(coord.zero,
+           ternary(desc.conv.q, paren(conv_zero), ternary(desc.diag.q, paren(diag_zero), outside_reduction)));
 }
 
-// Nonblocking assignments, in the order given.
+// Next-state assignments `d = value`, in the order given.
 Stmts load(const std::vector<std::pair<Expr, Expr>>& targets) {
   Stmts out;
-  for (const auto& [reg, value] : targets) out.push_back(nb(reg, value));
+  for (const auto& [next, value] : targets) out.push_back(blk(next, value));
   return out;
 }
 
@@ -420,23 +471,27 @@ Stmts joined(Stmts a, const Stmts& b) {
 // offset 0 (the base points at that element); rem from `r_total`.
 Stmts inner_init(const InnerState& in, const Expr& r_total, const Expr& kx0, const Expr& ky0) {
   const Expr addr_zero = lit(kGatherAddrBits, 0);
-  return load({{in.c0_q, kx0}, {in.c1_q, ky0}, {in.off_q, addr_zero}, {in.gofs_q, addr_zero}, {in.rem_q, r_total},
-               {in.c0s_q, kx0}, {in.c1s_q, ky0}, {in.offs_q, addr_zero}, {in.rems_q, r_total}});
+  return load({{in.c0.d, kx0},
+               {in.c1.d, ky0},
+               {in.offset.d, addr_zero},
+               {in.group_offset.d, addr_zero},
+               {in.rows_left.d, r_total},
+               {in.chunk_c0.d, kx0},
+               {in.chunk_c1.d, ky0},
+               {in.chunk_offset.d, addr_zero},
+               {in.chunk_rows_left.d, r_total}});
 }
 
 // Outer state (and its block-start copy).
 Stmts outer_set(const OuterState& out, const Expr& outer, const Expr& x, const Expr& iy0, const Expr& ix0) {
-  return load({{out.outer_q, outer}, {out.outs_q, outer}, {out.x_q, x}, {out.xs_q, x}, {out.iy0_q, iy0},
-               {out.iy0s_q, iy0}, {out.ix0_q, ix0}, {out.ix0s_q, ix0}});
-}
-
-// Every register declared so far cleared, in declaration order.
-Stmts reset_registers(const Module& m) {
-  std::vector<std::string> registers;
-  for (const Item& it : m.items())
-    if (const auto* n = std::get_if<ItemNet>(&it); n && n->is_reg && !n->is_integer && n->depth.empty())
-      registers.push_back(n->name);
-  return m.reset_to_zero(registers);
+  return load({{out.vector_addr.d, outer},
+               {out.block_vector_addr.d, outer},
+               {out.x.d, x},
+               {out.block_x.d, x},
+               {out.origin_y.d, iy0},
+               {out.block_origin_y.d, iy0},
+               {out.origin_x.d, ix0},
+               {out.block_origin_x.d, ix0}});
 }
 
 // An accepted descriptor's fields: counts as count - 1, strides, conv geometry, the padded origin,
@@ -446,36 +501,36 @@ Stmts descriptor_fields(const GatherSignals& s, const Expr& kx0, const Expr& ky0
   const DescriptorPorts& in = s.port.desc;
   const DescriptorRegisters& desc = s.desc;
   const Expr count_one = lit(kGatherCountBits, 1);
-  return load({{desc.busy_q, ~s.ends.desc_empty},
-               {desc.done_q, s.ends.desc_empty},
-               {desc.conv_q, in.conv},
-               {desc.diag_q, ~in.conv & (in.groups > count_one)},
-               {desc.bm1_q, in.batch - count_one},
-               {desc.mtm1_q, in.m_total - count_one},
-               {desc.mbm1_q, in.m_block - count_one},
-               {desc.kcm1_q, in.k_chunks - count_one},
-               {desc.rt_q, in.r_total},
-               {desc.s_b_q, in.s_b},
-               {desc.s_m_q, in.s_m},
-               {desc.s_k_q, in.s_k},
-               {desc.s_r_q, in.s_r},
-               {desc.s_g_q, in.s_g},
-               {desc.g_q, in.groups},
-               {desc.grm1_q, in.group_rows - count_one},
-               {desc.h_q, in.height},
-               {desc.w_q, in.width},
-               {desc.khm1_q, in.kernel_h - count_one},
-               {desc.kwm1_q, in.kernel_w - count_one},
-               {desc.stride_q, in.stride},
-               {desc.owm1_q, in.out_w - count_one},
-               {desc.npad_q, s.coord.npad},
-               {desc.iytop_q, s.coord.iytop},
-               {desc.ky_step_q, in.ky_step},
-               {desc.c_step_q, in.c_step},
-               {desc.y_step_q, in.y_step},
-               {desc.kx0_q, kx0},
-               {desc.ky0_q, ky0},
-               {s.outer.bb_q, base}});
+  return load({{desc.busy.d, ~s.ends.desc_empty},
+               {desc.done.d, s.ends.desc_empty},
+               {desc.conv.d, in.conv},
+               {desc.diag.d, ~in.conv & (in.groups > count_one)},
+               {desc.batch_max.d, in.batch - count_one},
+               {desc.vectors_max.d, in.m_total - count_one},
+               {desc.block_vectors_max.d, in.m_block - count_one},
+               {desc.chunk_max.d, in.k_chunks - count_one},
+               {desc.reduction_total.d, in.r_total},
+               {desc.batch_stride.d, in.s_b},
+               {desc.vector_stride.d, in.s_m},
+               {desc.chunk_stride.d, in.s_k},
+               {desc.row_stride.d, in.s_r},
+               {desc.group_stride.d, in.s_g},
+               {desc.groups.d, in.groups},
+               {desc.group_row_max.d, in.group_rows - count_one},
+               {desc.height.d, in.height},
+               {desc.width.d, in.width},
+               {desc.kernel_h_max.d, in.kernel_h - count_one},
+               {desc.kernel_w_max.d, in.kernel_w - count_one},
+               {desc.stride.d, in.stride},
+               {desc.out_w_max.d, in.out_w - count_one},
+               {desc.neg_padding.d, s.coord.npad},
+               {desc.first_origin_y.d, s.coord.iytop},
+               {desc.ky_step.d, in.ky_step},
+               {desc.c_step.d, in.c_step},
+               {desc.y_step.d, in.y_step},
+               {desc.part_kx.d, kx0},
+               {desc.part_ky.d, ky0},
+               {s.outer.batch_base.d, base}});
 }
 
 // An accepted descriptor: its fields, the loop counters at 0, the inner state at the part's window
@@ -487,8 +542,12 @@ Stmts descriptor_load(const GatherSignals& s, const GatherGeometry& g) {
   const Expr kx0 = ternary(in.conv, zext(in.kx0, kGatherCountBits), count_zero);
   const Expr ky0 = ternary(in.conv, zext(in.ky0, kGatherCountBits), count_zero);
   const Expr base = in.base + ternary(in.conv, in.pad_off, lit(kGatherAddrBits, 0));
-  const Stmts counters = load({{loop.r_q, lit(g.row_bits, 0)}, {loop.mi_q, count_zero}, {loop.m_q, count_zero},
-                               {loop.m0_q, count_zero}, {loop.k_q, count_zero}, {loop.b_q, count_zero}});
+  const Stmts counters = load({{loop.row.d, lit(g.row_bits, 0)},
+                               {loop.block_vector.d, count_zero},
+                               {loop.vector.d, count_zero},
+                               {loop.block_start.d, count_zero},
+                               {loop.chunk.d, count_zero},
+                               {loop.batch.d, count_zero}});
   return joined(
       joined(joined(descriptor_fields(s, kx0, ky0, base), counters), inner_init(s.inner, in.r_total, kx0, ky0)),
       outer_set(s.outer, base, count_zero, s.coord.iytop, s.coord.npad));
@@ -498,12 +557,12 @@ Stmts descriptor_load(const GatherSignals& s, const GatherGeometry& g) {
 Stmts next_row(const GatherSignals& s, const GatherGeometry& g) {
   const InnerState& in = s.inner;
   const InnerStep& step = s.step;
-  return load({{s.loop.r_q, s.loop.r_q + lit(g.row_bits, 1)},
-               {in.c0_q, step.c0_n},
-               {in.c1_q, step.c1_n},
-               {in.off_q, step.off_n},
-               {in.gofs_q, ternary(paren(s.desc.diag_q & step.c0_wrap), step.gofs_n, in.gofs_q)},
-               {in.rem_q, step.rem_n}});
+  return load({{s.loop.row.d, s.loop.row.q + lit(g.row_bits, 1)},
+               {in.c0.d, step.c0_n},
+               {in.c1.d, step.c1_n},
+               {in.offset.d, step.off_n},
+               {in.group_offset.d, ternary(paren(s.desc.diag.q & step.c0_wrap), step.gofs_n, in.group_offset.q)},
+               {in.rows_left.d, step.rem_n}});
 }
 
 // Next vector of the block, same chunk: the chunk's inner state again.
@@ -511,17 +570,17 @@ Stmts next_vector(const GatherSignals& s) {
   const LoopCounters& loop = s.loop;
   const InnerState& in = s.inner;
   const Expr count_one = lit(kGatherCountBits, 1);
-  return load({{loop.mi_q, loop.mi_q + count_one},
-               {loop.m_q, loop.m_q + count_one},
-               {s.outer.outer_q, s.next_vec.outer_n},
-               {s.outer.x_q, s.next_vec.x_n},
-               {s.outer.iy0_q, s.next_vec.iy0_n},
-               {s.outer.ix0_q, s.next_vec.ix0_n},
-               {in.c0_q, in.c0s_q},
-               {in.c1_q, in.c1s_q},
-               {in.off_q, in.offs_q},
-               {in.gofs_q, lit(kGatherAddrBits, 0)},
-               {in.rem_q, in.rems_q}});
+  return load({{loop.block_vector.d, loop.block_vector.q + count_one},
+               {loop.vector.d, loop.vector.q + count_one},
+               {s.outer.vector_addr.d, s.next_vec.outer_n},
+               {s.outer.x.d, s.next_vec.x_n},
+               {s.outer.origin_y.d, s.next_vec.iy0_n},
+               {s.outer.origin_x.d, s.next_vec.ix0_n},
+               {in.c0.d, in.chunk_c0.q},
+               {in.c1.d, in.chunk_c1.q},
+               {in.offset.d, in.chunk_offset.q},
+               {in.group_offset.d, lit(kGatherAddrBits, 0)},
+               {in.rows_left.d, in.chunk_rows_left.q}});
 }
 
 // Next chunk of the block: the block's first vector again, the chunk's new inner state.
@@ -530,22 +589,22 @@ Stmts next_chunk(const GatherSignals& s) {
   const InnerState& in = s.inner;
   const OuterState& out = s.outer;
   const InnerStep& step = s.step;
-  return load({{loop.mi_q, lit(kGatherCountBits, 0)},
-               {loop.m_q, loop.m0_q},
-               {loop.k_q, loop.k_q + lit(kGatherCountBits, 1)},
-               {out.outer_q, out.outs_q},
-               {out.x_q, out.xs_q},
-               {out.iy0_q, out.iy0s_q},
-               {out.ix0_q, out.ix0s_q},
-               {in.c0_q, step.nc_c0},
-               {in.c1_q, step.nc_c1},
-               {in.off_q, step.nc_off},
-               {in.gofs_q, lit(kGatherAddrBits, 0)},
-               {in.rem_q, step.rem_n},
-               {in.c0s_q, step.nc_c0},
-               {in.c1s_q, step.nc_c1},
-               {in.offs_q, step.nc_off},
-               {in.rems_q, step.rem_n}});
+  return load({{loop.block_vector.d, lit(kGatherCountBits, 0)},
+               {loop.vector.d, loop.block_start.q},
+               {loop.chunk.d, loop.chunk.q + lit(kGatherCountBits, 1)},
+               {out.vector_addr.d, out.block_vector_addr.q},
+               {out.x.d, out.block_x.q},
+               {out.origin_y.d, out.block_origin_y.q},
+               {out.origin_x.d, out.block_origin_x.q},
+               {in.c0.d, step.nc_c0},
+               {in.c1.d, step.nc_c1},
+               {in.offset.d, step.nc_off},
+               {in.group_offset.d, lit(kGatherAddrBits, 0)},
+               {in.rows_left.d, step.rem_n},
+               {in.chunk_c0.d, step.nc_c0},
+               {in.chunk_c1.d, step.nc_c1},
+               {in.chunk_offset.d, step.nc_off},
+               {in.chunk_rows_left.d, step.rem_n}});
 }
 
 // Next block: the vector after the block's last one, chunk 0.
@@ -553,33 +612,35 @@ Stmts next_block(const GatherSignals& s) {
   const LoopCounters& loop = s.loop;
   const VectorStep& next = s.next_vec;
   const Expr count_zero = lit(kGatherCountBits, 0), count_one = lit(kGatherCountBits, 1);
-  return joined(joined(load({{loop.mi_q, count_zero}, {loop.k_q, count_zero}, {loop.m_q, loop.m_q + count_one},
-                             {loop.m0_q, loop.m_q + count_one}}),
+  return joined(joined(load({{loop.block_vector.d, count_zero},
+                             {loop.chunk.d, count_zero},
+                             {loop.vector.d, loop.vector.q + count_one},
+                             {loop.block_start.d, loop.vector.q + count_one}}),
                        outer_set(s.outer, next.outer_n, next.x_n, next.iy0_n, next.ix0_n)),
-                inner_init(s.inner, s.desc.rt_q, s.desc.kx0_q, s.desc.ky0_q));
+                inner_init(s.inner, s.desc.reduction_total.q, s.desc.part_kx.q, s.desc.part_ky.q));
 }
 
 // Next batch item: its first vector at its base, chunk 0.
 Stmts next_batch(const GatherSignals& s) {
   const LoopCounters& loop = s.loop;
   const Expr count_zero = lit(kGatherCountBits, 0);
-  return joined(joined(load({{loop.mi_q, count_zero},
-                             {loop.k_q, count_zero},
-                             {loop.m_q, count_zero},
-                             {loop.m0_q, count_zero},
-                             {loop.b_q, loop.b_q + lit(kGatherCountBits, 1)},
-                             {s.outer.bb_q, s.next_vec.bb_n}}),
-                       outer_set(s.outer, s.next_vec.bb_n, count_zero, s.desc.iytop_q, s.desc.npad_q)),
-                inner_init(s.inner, s.desc.rt_q, s.desc.kx0_q, s.desc.ky0_q));
+  return joined(joined(load({{loop.block_vector.d, count_zero},
+                             {loop.chunk.d, count_zero},
+                             {loop.vector.d, count_zero},
+                             {loop.block_start.d, count_zero},
+                             {loop.batch.d, loop.batch.q + lit(kGatherCountBits, 1)},
+                             {s.outer.batch_base.d, s.next_vec.bb_n}}),
+                       outer_set(s.outer, s.next_vec.bb_n, count_zero, s.desc.first_origin_y.q, s.desc.neg_padding.q)),
+                inner_init(s.inner, s.desc.reduction_total.q, s.desc.part_kx.q, s.desc.part_ky.q));
 }
 
 // An element taken: the next row, else (row 0) the next vector of the block, chunk, block or batch
 // item, else the descriptor is finished.
 Stmts advance(const GatherSignals& s, const GatherGeometry& g) {
   const LoopEnds& ends = s.ends;
-  const Stmts finish = load({{s.desc.busy_q, bit(false)}, {s.desc.done_q, bit(true)}});
+  const Stmts finish = load({{s.desc.busy.d, bit(false)}, {s.desc.done.d, bit(true)}});
   return {if_(~ends.row_last, next_row(s, g),
-              joined(load({{s.loop.r_q, lit(g.row_bits, 0)}}),
+              joined(load({{s.loop.row.d, lit(g.row_bits, 0)}}),
                      {if_(~ends.bvec_last, next_vector(s),
                           {if_(~ends.k_last, next_chunk(s),
                                {if_(~ends.m_last, next_block(s), {if_(~ends.b_last, next_batch(s), finish)})})})}))};
@@ -587,11 +648,17 @@ Stmts advance(const GatherSignals& s, const GatherGeometry& g) {
 
 // The walk's registers: a descriptor is loaded while idle, then every taken element advances the walk.
 void build_walk_registers(Module& m, const GatherSignals& s, const GatherGeometry& g) {
-  const Stmts reset = reset_registers(m);
+  std::vector<Flop> flops = s.desc.flops();
+  for (const std::vector<Flop>& part : {s.loop.flops(), s.inner.flops(), s.outer.flops()})
+    flops.insert(flops.end(), part.begin(), part.end());
+  Stmts next = hold_flops(flops);
+  next.push_back(blk(s.desc.done.d, bit(false)));
+  next.push_back(if_(~s.desc.busy.q, {if_(s.port.desc_valid_i, descriptor_load(s, g))},
+                     {if_(s.port.elem_ready_i, advance(s, g))}));
   m.blank();
-  m.always_ff_reset(reset, {nb(s.desc.done_q, bit(false)),
-                            if_(~s.desc.busy_q, {if_(s.port.desc_valid_i, descriptor_load(s, g))},
-                                {if_(s.port.elem_ready_i, advance(s, g))})});
+  m.comment("Next state.");
+  m.always_comb(std::move(next));
+  m.always_ff_flops(flops);
 }
 
 // The outputs: the element presented while busy, its address and zero flag, its position and the
@@ -600,18 +667,18 @@ void drive_outputs(Module& m, const GatherSignals& s) {
   const GatherPorts& port = s.port;
   const LoopEnds& ends = s.ends;
   m.blank();
-  m.assign(port.desc_ready_o, ~s.desc.busy_q);
-  m.assign(port.elem_valid_o, s.desc.busy_q);
-  m.assign(port.elem_addr_o, s.outer.outer_q + s.inner.off_q);
+  m.assign(port.desc_ready_o, ~s.desc.busy.q);
+  m.assign(port.elem_valid_o, s.desc.busy.q);
+  m.assign(port.elem_addr_o, s.outer.vector_addr.q + s.inner.offset.q);
   m.assign(port.elem_zero_o, s.coord.zero);
-  m.assign(port.elem_row_o, s.loop.r_q);
-  m.assign(port.elem_vec_o, s.loop.mi_q);
-  m.assign(port.elem_chunk_o, s.loop.k_q);
+  m.assign(port.elem_row_o, s.loop.row.q);
+  m.assign(port.elem_vec_o, s.loop.block_vector.q);
+  m.assign(port.elem_chunk_o, s.loop.chunk.q);
   m.assign(port.elem_vec_last_o, ends.row_last);
   m.assign(port.elem_chunk_last_o, ends.row_last & ends.bvec_last);
   m.assign(port.elem_last_o, ends.row_last & ends.bvec_last & ends.k_last & ends.m_last & ends.b_last);
-  m.assign(port.busy_o, s.desc.busy_q);
-  m.assign(port.done_o, s.desc.done_q);
+  m.assign(port.busy_o, s.desc.busy.q);
+  m.assign(port.done_o, s.desc.done.q);
 }
 
 }  // namespace

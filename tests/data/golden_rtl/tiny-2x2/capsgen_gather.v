@@ -71,67 +71,120 @@ module capsgen_gather (
   output wire done_o  // one-cycle pulse: the descriptor finished
 );
   // Descriptor (loaded on accept).
-  reg busy_q;
-  reg done_q;
-  reg conv_q;
-  reg diag_q;
-  reg [15:0] bm1_q;  // count - 1
-  reg [15:0] mtm1_q;  // count - 1
-  reg [15:0] mbm1_q;  // count - 1
-  reg [15:0] kcm1_q;  // count - 1
-  reg [15:0] rt_q;  // r_total
-  reg [31:0] s_b_q;
-  reg [31:0] s_m_q;
-  reg [31:0] s_k_q;
-  reg [31:0] s_r_q;
-  reg [31:0] s_g_q;
-  reg [15:0] g_q;  // diag groups
-  reg [15:0] grm1_q;  // diag group_rows - 1
-  reg [15:0] h_q;
-  reg [15:0] w_q;
-  reg [15:0] khm1_q;
-  reg [15:0] kwm1_q;
+  reg busy_q;  // a descriptor is walked
+  reg busy_d;
+  reg done_q;  // done_o
+  reg done_d;
+  reg conv_q;  // conv source (im2col walk)
+  reg conv_d;
+  reg diag_q;  // block-diagonal groups
+  reg diag_d;
+  reg [15:0] batch_max_q;  // batch items - 1
+  reg [15:0] batch_max_d;
+  reg [15:0] vectors_max_q;  // vectors - 1
+  reg [15:0] vectors_max_d;
+  reg [15:0] block_vectors_max_q;  // vectors per block - 1
+  reg [15:0] block_vectors_max_d;
+  reg [15:0] chunk_max_q;  // chunks - 1
+  reg [15:0] chunk_max_d;
+  reg [15:0] reduction_total_q;  // r_total
+  reg [15:0] reduction_total_d;
+  reg [31:0] batch_stride_q;
+  reg [31:0] batch_stride_d;
+  reg [31:0] vector_stride_q;
+  reg [31:0] vector_stride_d;
+  reg [31:0] chunk_stride_q;
+  reg [31:0] chunk_stride_d;
+  reg [31:0] row_stride_q;
+  reg [31:0] row_stride_d;
+  reg [31:0] group_stride_q;
+  reg [31:0] group_stride_d;
+  reg [15:0] groups_q;  // diag groups
+  reg [15:0] groups_d;
+  reg [15:0] group_row_max_q;  // diag group_rows - 1
+  reg [15:0] group_row_max_d;
+  reg [15:0] height_q;
+  reg [15:0] height_d;
+  reg [15:0] width_q;
+  reg [15:0] width_d;
+  reg [15:0] kernel_h_max_q;  // kernel rows - 1
+  reg [15:0] kernel_h_max_d;
+  reg [15:0] kernel_w_max_q;  // kernel columns - 1
+  reg [15:0] kernel_w_max_d;
   reg [15:0] stride_q;
-  reg [15:0] owm1_q;
-  reg [17:0] npad_q;  // -padding (two's complement)
-  reg [17:0] iytop_q;  // input row of the first output row's kernel origin: -padding, 0 for a band
-  reg [15:0] kx0_q;  // conv: window column of each block's first element (0 unless a part starts inside the window)
-  reg [15:0] ky0_q;  // conv: window row of it
+  reg [15:0] stride_d;
+  reg [15:0] out_w_max_q;  // output columns - 1
+  reg [15:0] out_w_max_d;
+  reg [17:0] neg_padding_q;  // -padding (two's complement)
+  reg [17:0] neg_padding_d;
+  reg [17:0] first_origin_y_q;  // input row of the first output row's kernel origin: -padding, 0 for a band
+  reg [17:0] first_origin_y_d;
+  reg [15:0] part_kx_q;  // conv: window column of each block's first element (0 unless a part starts inside the window)
+  reg [15:0] part_kx_d;
+  reg [15:0] part_ky_q;  // conv: window row of it
+  reg [15:0] part_ky_d;
   reg [31:0] ky_step_q;
+  reg [31:0] ky_step_d;
   reg [31:0] c_step_q;
+  reg [31:0] c_step_d;
   reg [31:0] y_step_q;
+  reg [31:0] y_step_d;
   // Loop counters of the element presented.
-  reg r_q;
-  reg [15:0] mi_q;
-  reg [15:0] m_q;
-  reg [15:0] m0_q;
-  reg [15:0] k_q;
-  reg [15:0] b_q;
+  reg row_q;
+  reg row_d;
+  reg [15:0] block_vector_q;
+  reg [15:0] block_vector_d;
+  reg [15:0] vector_q;
+  reg [15:0] vector_d;
+  reg [15:0] block_start_q;
+  reg [15:0] block_start_d;
+  reg [15:0] chunk_q;
+  reg [15:0] chunk_d;
+  reg [15:0] batch_q;
+  reg [15:0] batch_d;
   // Inner state (within a vector): conv c0 = kx, c1 = ky; diag c0 = element, c1 = group; the
-  // offset from the vector's address; remaining valid reduction elements (saturating). *s_q: the
+  // offset from the vector's address; remaining valid reduction elements (saturating). chunk_*: the
   // state at the start of the current chunk, restored for every vector of the block.
   reg [15:0] c0_q;
+  reg [15:0] c0_d;
   reg [15:0] c1_q;
-  reg [15:0] rem_q;
-  reg [15:0] c0s_q;
-  reg [15:0] c1s_q;
-  reg [15:0] rems_q;
-  reg [31:0] off_q;
-  reg [31:0] offs_q;
-  reg [31:0] gofs_q;
+  reg [15:0] c1_d;
+  reg [15:0] rows_left_q;
+  reg [15:0] rows_left_d;
+  reg [15:0] chunk_c0_q;
+  reg [15:0] chunk_c0_d;
+  reg [15:0] chunk_c1_q;
+  reg [15:0] chunk_c1_d;
+  reg [15:0] chunk_rows_left_q;
+  reg [15:0] chunk_rows_left_d;
+  reg [31:0] offset_q;
+  reg [31:0] offset_d;
+  reg [31:0] chunk_offset_q;
+  reg [31:0] chunk_offset_d;
+  reg [31:0] group_offset_q;
+  reg [31:0] group_offset_d;
   // Outer state (the vector): its address without the inner offset, conv x and the input
   // coordinates of its kernel origin iy0 = y*stride - padding (y*stride in a band), ix0 = x*stride -
-  // padding. *s_q: the state at the start of the current block, restored for every chunk. bb_q: the
-  // batch item's base.
-  reg [31:0] outer_q;
-  reg [31:0] outs_q;
-  reg [31:0] bb_q;
+  // padding. block_*: the state at the start of the current block, restored for every chunk.
+  // batch_base_q: the batch item's base.
+  reg [31:0] vector_addr_q;
+  reg [31:0] vector_addr_d;
+  reg [31:0] block_vector_addr_q;
+  reg [31:0] block_vector_addr_d;
+  reg [31:0] batch_base_q;
+  reg [31:0] batch_base_d;
   reg [15:0] x_q;
-  reg [15:0] xs_q;
-  reg [17:0] iy0_q;
-  reg [17:0] ix0_q;
-  reg [17:0] iy0s_q;
-  reg [17:0] ix0s_q;
+  reg [15:0] x_d;
+  reg [15:0] block_x_q;
+  reg [15:0] block_x_d;
+  reg [17:0] origin_y_q;
+  reg [17:0] origin_y_d;
+  reg [17:0] origin_x_q;
+  reg [17:0] origin_x_d;
+  reg [17:0] block_origin_y_q;
+  reg [17:0] block_origin_y_d;
+  reg [17:0] block_origin_x_q;
+  reg [17:0] block_origin_x_d;
 
   wire desc_empty;  // a zero count: no element
   wire row_last;
@@ -164,252 +217,361 @@ module capsgen_gather (
   wire zero;
 
   assign desc_empty = (desc_batch_i == 16'd0) | (desc_m_total_i == 16'd0) | (desc_m_block_i == 16'd0) | (desc_k_chunks_i == 16'd0);
-  assign row_last = r_q == 1'd1;
-  assign m_last = m_q == mtm1_q;
-  assign bvec_last = (mi_q == mbm1_q) | m_last;
-  assign k_last = k_q == kcm1_q;
-  assign b_last = b_q == bm1_q;
+  assign row_last = row_q == 1'd1;
+  assign m_last = vector_q == vectors_max_q;
+  assign bvec_last = (block_vector_q == block_vectors_max_q) | m_last;
+  assign k_last = chunk_q == chunk_max_q;
+  assign b_last = batch_q == batch_max_q;
   // Inner step: conv (kx, ky, c) mixed-radix counter; diag (element, group); affine r.
-  assign c0_wrap = conv_q ? (c0_q == kwm1_q) : (diag_q & (c0_q == grm1_q));
-  assign c1_wrap = conv_q & (c1_q == khm1_q);
+  assign c0_wrap = conv_q ? (c0_q == kernel_w_max_q) : (diag_q & (c0_q == group_row_max_q));
+  assign c1_wrap = conv_q & (c1_q == kernel_h_max_q);
   assign c0_n = c0_wrap ? 16'd0 : c0_q + 16'd1;
   assign c1_n = ~c0_wrap ? c1_q : (c1_wrap ? 16'd0 : c1_q + 16'd1);
-  assign inc = ~conv_q ? s_r_q : (~c0_wrap ? 32'd1 : (c1_wrap ? c_step_q : ky_step_q));
-  assign gofs_n = gofs_q + s_g_q;
-  assign off_n = (diag_q & c0_wrap) ? gofs_n : off_q + inc;
-  assign rem_nz = rem_q != 16'd0;
-  assign rem_n = rem_q - {15'd0, rem_nz};
+  assign inc = ~conv_q ? row_stride_q : (~c0_wrap ? 32'd1 : (c1_wrap ? c_step_q : ky_step_q));
+  assign gofs_n = group_offset_q + group_stride_q;
+  assign off_n = (diag_q & c0_wrap) ? gofs_n : offset_q + inc;
+  assign rem_nz = rows_left_q != 16'd0;
+  assign rem_n = rows_left_q - {15'd0, rem_nz};
   assign nc_c0 = conv_q ? c0_n : 16'd0;
   assign nc_c1 = conv_q ? c1_n : 16'd0;
-  assign nc_off = conv_q ? off_n : (diag_q ? 32'd0 : offs_q + s_k_q);
+  assign nc_off = conv_q ? off_n : (diag_q ? 32'd0 : chunk_offset_q + chunk_stride_q);
   // Vector step: conv (x, y) with the kernel origin's input coordinates; affine m.
-  assign x_wrap = x_q == owm1_q;
+  assign x_wrap = x_q == out_w_max_q;
   assign x_n = x_wrap ? 16'd0 : x_q + 16'd1;
-  assign ix0_n = x_wrap ? npad_q : ix0_q + {2'd0, stride_q};
-  assign iy0_n = x_wrap ? iy0_q + {2'd0, stride_q} : iy0_q;
-  assign outer_n = outer_q + (~conv_q ? s_m_q : (x_wrap ? y_step_q : {16'd0, stride_q}));
-  assign bb_n = bb_q + s_b_q;
+  assign ix0_n = x_wrap ? neg_padding_q : origin_x_q + {2'd0, stride_q};
+  assign iy0_n = x_wrap ? origin_y_q + {2'd0, stride_q} : origin_y_q;
+  assign outer_n = vector_addr_q + (~conv_q ? vector_stride_q : (x_wrap ? y_step_q : {16'd0, stride_q}));
+  assign bb_n = batch_base_q + batch_stride_q;
   assign npad = 18'd0 - {2'd0, desc_padding_i};
   assign iytop = desc_band_i ? 18'd0 : npad;
   // Zero flag. A negative coordinate is >= 2^(W-1) unsigned, above any 16-bit height/width.
-  assign iy = iy0_q + {2'd0, c1_q};
-  assign ix = ix0_q + {2'd0, c0_q};
-  assign zero = conv_q ? (~rem_nz | (iy >= {2'd0, h_q}) | (ix >= {2'd0, w_q})) : (diag_q ? ((c1_q >= g_q) | (c0_q >= rt_q)) : ~rem_nz);
+  assign iy = origin_y_q + {2'd0, c1_q};
+  assign ix = origin_x_q + {2'd0, c0_q};
+  assign zero = conv_q ? (~rem_nz | (iy >= {2'd0, height_q}) | (ix >= {2'd0, width_q})) : (diag_q ? ((c1_q >= groups_q) | (c0_q >= reduction_total_q)) : ~rem_nz);
 
+  // Next state.
+  always @* begin
+    busy_d = busy_q;
+    done_d = done_q;
+    conv_d = conv_q;
+    diag_d = diag_q;
+    batch_max_d = batch_max_q;
+    vectors_max_d = vectors_max_q;
+    block_vectors_max_d = block_vectors_max_q;
+    chunk_max_d = chunk_max_q;
+    reduction_total_d = reduction_total_q;
+    batch_stride_d = batch_stride_q;
+    vector_stride_d = vector_stride_q;
+    chunk_stride_d = chunk_stride_q;
+    row_stride_d = row_stride_q;
+    group_stride_d = group_stride_q;
+    groups_d = groups_q;
+    group_row_max_d = group_row_max_q;
+    height_d = height_q;
+    width_d = width_q;
+    kernel_h_max_d = kernel_h_max_q;
+    kernel_w_max_d = kernel_w_max_q;
+    stride_d = stride_q;
+    out_w_max_d = out_w_max_q;
+    neg_padding_d = neg_padding_q;
+    first_origin_y_d = first_origin_y_q;
+    part_kx_d = part_kx_q;
+    part_ky_d = part_ky_q;
+    ky_step_d = ky_step_q;
+    c_step_d = c_step_q;
+    y_step_d = y_step_q;
+    row_d = row_q;
+    block_vector_d = block_vector_q;
+    vector_d = vector_q;
+    block_start_d = block_start_q;
+    chunk_d = chunk_q;
+    batch_d = batch_q;
+    c0_d = c0_q;
+    c1_d = c1_q;
+    rows_left_d = rows_left_q;
+    chunk_c0_d = chunk_c0_q;
+    chunk_c1_d = chunk_c1_q;
+    chunk_rows_left_d = chunk_rows_left_q;
+    offset_d = offset_q;
+    chunk_offset_d = chunk_offset_q;
+    group_offset_d = group_offset_q;
+    vector_addr_d = vector_addr_q;
+    block_vector_addr_d = block_vector_addr_q;
+    batch_base_d = batch_base_q;
+    x_d = x_q;
+    block_x_d = block_x_q;
+    origin_y_d = origin_y_q;
+    origin_x_d = origin_x_q;
+    block_origin_y_d = block_origin_y_q;
+    block_origin_x_d = block_origin_x_q;
+    done_d = 1'b0;
+    if (~busy_q) begin
+      if (desc_valid_i) begin
+        busy_d = ~desc_empty;
+        done_d = desc_empty;
+        conv_d = desc_conv_i;
+        diag_d = ~desc_conv_i & (desc_groups_i > 16'd1);
+        batch_max_d = desc_batch_i - 16'd1;
+        vectors_max_d = desc_m_total_i - 16'd1;
+        block_vectors_max_d = desc_m_block_i - 16'd1;
+        chunk_max_d = desc_k_chunks_i - 16'd1;
+        reduction_total_d = desc_r_total_i;
+        batch_stride_d = desc_s_b_i;
+        vector_stride_d = desc_s_m_i;
+        chunk_stride_d = desc_s_k_i;
+        row_stride_d = desc_s_r_i;
+        group_stride_d = desc_s_g_i;
+        groups_d = desc_groups_i;
+        group_row_max_d = desc_group_rows_i - 16'd1;
+        height_d = desc_height_i;
+        width_d = desc_width_i;
+        kernel_h_max_d = desc_kernel_h_i - 16'd1;
+        kernel_w_max_d = desc_kernel_w_i - 16'd1;
+        stride_d = desc_stride_i;
+        out_w_max_d = desc_out_w_i - 16'd1;
+        neg_padding_d = npad;
+        first_origin_y_d = iytop;
+        ky_step_d = desc_ky_step_i;
+        c_step_d = desc_c_step_i;
+        y_step_d = desc_y_step_i;
+        part_kx_d = desc_conv_i ? {9'd0, desc_kx0_i} : 16'd0;
+        part_ky_d = desc_conv_i ? {9'd0, desc_ky0_i} : 16'd0;
+        batch_base_d = desc_base_i + (desc_conv_i ? desc_pad_off_i : 32'd0);
+        row_d = 1'd0;
+        block_vector_d = 16'd0;
+        vector_d = 16'd0;
+        block_start_d = 16'd0;
+        chunk_d = 16'd0;
+        batch_d = 16'd0;
+        c0_d = desc_conv_i ? {9'd0, desc_kx0_i} : 16'd0;
+        c1_d = desc_conv_i ? {9'd0, desc_ky0_i} : 16'd0;
+        offset_d = 32'd0;
+        group_offset_d = 32'd0;
+        rows_left_d = desc_r_total_i;
+        chunk_c0_d = desc_conv_i ? {9'd0, desc_kx0_i} : 16'd0;
+        chunk_c1_d = desc_conv_i ? {9'd0, desc_ky0_i} : 16'd0;
+        chunk_offset_d = 32'd0;
+        chunk_rows_left_d = desc_r_total_i;
+        vector_addr_d = desc_base_i + (desc_conv_i ? desc_pad_off_i : 32'd0);
+        block_vector_addr_d = desc_base_i + (desc_conv_i ? desc_pad_off_i : 32'd0);
+        x_d = 16'd0;
+        block_x_d = 16'd0;
+        origin_y_d = iytop;
+        block_origin_y_d = iytop;
+        origin_x_d = npad;
+        block_origin_x_d = npad;
+      end
+    end else if (elem_ready_i) begin
+      if (~row_last) begin
+        row_d = row_q + 1'd1;
+        c0_d = c0_n;
+        c1_d = c1_n;
+        offset_d = off_n;
+        group_offset_d = (diag_q & c0_wrap) ? gofs_n : group_offset_q;
+        rows_left_d = rem_n;
+      end else begin
+        row_d = 1'd0;
+        if (~bvec_last) begin
+          block_vector_d = block_vector_q + 16'd1;
+          vector_d = vector_q + 16'd1;
+          vector_addr_d = outer_n;
+          x_d = x_n;
+          origin_y_d = iy0_n;
+          origin_x_d = ix0_n;
+          c0_d = chunk_c0_q;
+          c1_d = chunk_c1_q;
+          offset_d = chunk_offset_q;
+          group_offset_d = 32'd0;
+          rows_left_d = chunk_rows_left_q;
+        end else if (~k_last) begin
+          block_vector_d = 16'd0;
+          vector_d = block_start_q;
+          chunk_d = chunk_q + 16'd1;
+          vector_addr_d = block_vector_addr_q;
+          x_d = block_x_q;
+          origin_y_d = block_origin_y_q;
+          origin_x_d = block_origin_x_q;
+          c0_d = nc_c0;
+          c1_d = nc_c1;
+          offset_d = nc_off;
+          group_offset_d = 32'd0;
+          rows_left_d = rem_n;
+          chunk_c0_d = nc_c0;
+          chunk_c1_d = nc_c1;
+          chunk_offset_d = nc_off;
+          chunk_rows_left_d = rem_n;
+        end else if (~m_last) begin
+          block_vector_d = 16'd0;
+          chunk_d = 16'd0;
+          vector_d = vector_q + 16'd1;
+          block_start_d = vector_q + 16'd1;
+          vector_addr_d = outer_n;
+          block_vector_addr_d = outer_n;
+          x_d = x_n;
+          block_x_d = x_n;
+          origin_y_d = iy0_n;
+          block_origin_y_d = iy0_n;
+          origin_x_d = ix0_n;
+          block_origin_x_d = ix0_n;
+          c0_d = part_kx_q;
+          c1_d = part_ky_q;
+          offset_d = 32'd0;
+          group_offset_d = 32'd0;
+          rows_left_d = reduction_total_q;
+          chunk_c0_d = part_kx_q;
+          chunk_c1_d = part_ky_q;
+          chunk_offset_d = 32'd0;
+          chunk_rows_left_d = reduction_total_q;
+        end else if (~b_last) begin
+          block_vector_d = 16'd0;
+          chunk_d = 16'd0;
+          vector_d = 16'd0;
+          block_start_d = 16'd0;
+          batch_d = batch_q + 16'd1;
+          batch_base_d = bb_n;
+          vector_addr_d = bb_n;
+          block_vector_addr_d = bb_n;
+          x_d = 16'd0;
+          block_x_d = 16'd0;
+          origin_y_d = first_origin_y_q;
+          block_origin_y_d = first_origin_y_q;
+          origin_x_d = neg_padding_q;
+          block_origin_x_d = neg_padding_q;
+          c0_d = part_kx_q;
+          c1_d = part_ky_q;
+          offset_d = 32'd0;
+          group_offset_d = 32'd0;
+          rows_left_d = reduction_total_q;
+          chunk_c0_d = part_kx_q;
+          chunk_c1_d = part_ky_q;
+          chunk_offset_d = 32'd0;
+          chunk_rows_left_d = reduction_total_q;
+        end else begin
+          busy_d = 1'b0;
+          done_d = 1'b1;
+        end
+      end
+    end
+  end
   always @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       busy_q <= 1'b0;
       done_q <= 1'b0;
       conv_q <= 1'b0;
       diag_q <= 1'b0;
-      bm1_q <= 16'd0;
-      mtm1_q <= 16'd0;
-      mbm1_q <= 16'd0;
-      kcm1_q <= 16'd0;
-      rt_q <= 16'd0;
-      s_b_q <= 32'd0;
-      s_m_q <= 32'd0;
-      s_k_q <= 32'd0;
-      s_r_q <= 32'd0;
-      s_g_q <= 32'd0;
-      g_q <= 16'd0;
-      grm1_q <= 16'd0;
-      h_q <= 16'd0;
-      w_q <= 16'd0;
-      khm1_q <= 16'd0;
-      kwm1_q <= 16'd0;
+      batch_max_q <= 16'd0;
+      vectors_max_q <= 16'd0;
+      block_vectors_max_q <= 16'd0;
+      chunk_max_q <= 16'd0;
+      reduction_total_q <= 16'd0;
+      batch_stride_q <= 32'd0;
+      vector_stride_q <= 32'd0;
+      chunk_stride_q <= 32'd0;
+      row_stride_q <= 32'd0;
+      group_stride_q <= 32'd0;
+      groups_q <= 16'd0;
+      group_row_max_q <= 16'd0;
+      height_q <= 16'd0;
+      width_q <= 16'd0;
+      kernel_h_max_q <= 16'd0;
+      kernel_w_max_q <= 16'd0;
       stride_q <= 16'd0;
-      owm1_q <= 16'd0;
-      npad_q <= 18'd0;
-      iytop_q <= 18'd0;
-      kx0_q <= 16'd0;
-      ky0_q <= 16'd0;
+      out_w_max_q <= 16'd0;
+      neg_padding_q <= 18'd0;
+      first_origin_y_q <= 18'd0;
+      part_kx_q <= 16'd0;
+      part_ky_q <= 16'd0;
       ky_step_q <= 32'd0;
       c_step_q <= 32'd0;
       y_step_q <= 32'd0;
-      r_q <= 1'b0;
-      mi_q <= 16'd0;
-      m_q <= 16'd0;
-      m0_q <= 16'd0;
-      k_q <= 16'd0;
-      b_q <= 16'd0;
+      row_q <= 1'b0;
+      block_vector_q <= 16'd0;
+      vector_q <= 16'd0;
+      block_start_q <= 16'd0;
+      chunk_q <= 16'd0;
+      batch_q <= 16'd0;
       c0_q <= 16'd0;
       c1_q <= 16'd0;
-      rem_q <= 16'd0;
-      c0s_q <= 16'd0;
-      c1s_q <= 16'd0;
-      rems_q <= 16'd0;
-      off_q <= 32'd0;
-      offs_q <= 32'd0;
-      gofs_q <= 32'd0;
-      outer_q <= 32'd0;
-      outs_q <= 32'd0;
-      bb_q <= 32'd0;
+      rows_left_q <= 16'd0;
+      chunk_c0_q <= 16'd0;
+      chunk_c1_q <= 16'd0;
+      chunk_rows_left_q <= 16'd0;
+      offset_q <= 32'd0;
+      chunk_offset_q <= 32'd0;
+      group_offset_q <= 32'd0;
+      vector_addr_q <= 32'd0;
+      block_vector_addr_q <= 32'd0;
+      batch_base_q <= 32'd0;
       x_q <= 16'd0;
-      xs_q <= 16'd0;
-      iy0_q <= 18'd0;
-      ix0_q <= 18'd0;
-      iy0s_q <= 18'd0;
-      ix0s_q <= 18'd0;
+      block_x_q <= 16'd0;
+      origin_y_q <= 18'd0;
+      origin_x_q <= 18'd0;
+      block_origin_y_q <= 18'd0;
+      block_origin_x_q <= 18'd0;
     end else begin
-      done_q <= 1'b0;
-      if (~busy_q) begin
-        if (desc_valid_i) begin
-          busy_q <= ~desc_empty;
-          done_q <= desc_empty;
-          conv_q <= desc_conv_i;
-          diag_q <= ~desc_conv_i & (desc_groups_i > 16'd1);
-          bm1_q <= desc_batch_i - 16'd1;
-          mtm1_q <= desc_m_total_i - 16'd1;
-          mbm1_q <= desc_m_block_i - 16'd1;
-          kcm1_q <= desc_k_chunks_i - 16'd1;
-          rt_q <= desc_r_total_i;
-          s_b_q <= desc_s_b_i;
-          s_m_q <= desc_s_m_i;
-          s_k_q <= desc_s_k_i;
-          s_r_q <= desc_s_r_i;
-          s_g_q <= desc_s_g_i;
-          g_q <= desc_groups_i;
-          grm1_q <= desc_group_rows_i - 16'd1;
-          h_q <= desc_height_i;
-          w_q <= desc_width_i;
-          khm1_q <= desc_kernel_h_i - 16'd1;
-          kwm1_q <= desc_kernel_w_i - 16'd1;
-          stride_q <= desc_stride_i;
-          owm1_q <= desc_out_w_i - 16'd1;
-          npad_q <= npad;
-          iytop_q <= iytop;
-          ky_step_q <= desc_ky_step_i;
-          c_step_q <= desc_c_step_i;
-          y_step_q <= desc_y_step_i;
-          kx0_q <= desc_conv_i ? {9'd0, desc_kx0_i} : 16'd0;
-          ky0_q <= desc_conv_i ? {9'd0, desc_ky0_i} : 16'd0;
-          bb_q <= desc_base_i + (desc_conv_i ? desc_pad_off_i : 32'd0);
-          r_q <= 1'd0;
-          mi_q <= 16'd0;
-          m_q <= 16'd0;
-          m0_q <= 16'd0;
-          k_q <= 16'd0;
-          b_q <= 16'd0;
-          c0_q <= desc_conv_i ? {9'd0, desc_kx0_i} : 16'd0;
-          c1_q <= desc_conv_i ? {9'd0, desc_ky0_i} : 16'd0;
-          off_q <= 32'd0;
-          gofs_q <= 32'd0;
-          rem_q <= desc_r_total_i;
-          c0s_q <= desc_conv_i ? {9'd0, desc_kx0_i} : 16'd0;
-          c1s_q <= desc_conv_i ? {9'd0, desc_ky0_i} : 16'd0;
-          offs_q <= 32'd0;
-          rems_q <= desc_r_total_i;
-          outer_q <= desc_base_i + (desc_conv_i ? desc_pad_off_i : 32'd0);
-          outs_q <= desc_base_i + (desc_conv_i ? desc_pad_off_i : 32'd0);
-          x_q <= 16'd0;
-          xs_q <= 16'd0;
-          iy0_q <= iytop;
-          iy0s_q <= iytop;
-          ix0_q <= npad;
-          ix0s_q <= npad;
-        end
-      end else if (elem_ready_i) begin
-        if (~row_last) begin
-          r_q <= r_q + 1'd1;
-          c0_q <= c0_n;
-          c1_q <= c1_n;
-          off_q <= off_n;
-          gofs_q <= (diag_q & c0_wrap) ? gofs_n : gofs_q;
-          rem_q <= rem_n;
-        end else begin
-          r_q <= 1'd0;
-          if (~bvec_last) begin
-            mi_q <= mi_q + 16'd1;
-            m_q <= m_q + 16'd1;
-            outer_q <= outer_n;
-            x_q <= x_n;
-            iy0_q <= iy0_n;
-            ix0_q <= ix0_n;
-            c0_q <= c0s_q;
-            c1_q <= c1s_q;
-            off_q <= offs_q;
-            gofs_q <= 32'd0;
-            rem_q <= rems_q;
-          end else if (~k_last) begin
-            mi_q <= 16'd0;
-            m_q <= m0_q;
-            k_q <= k_q + 16'd1;
-            outer_q <= outs_q;
-            x_q <= xs_q;
-            iy0_q <= iy0s_q;
-            ix0_q <= ix0s_q;
-            c0_q <= nc_c0;
-            c1_q <= nc_c1;
-            off_q <= nc_off;
-            gofs_q <= 32'd0;
-            rem_q <= rem_n;
-            c0s_q <= nc_c0;
-            c1s_q <= nc_c1;
-            offs_q <= nc_off;
-            rems_q <= rem_n;
-          end else if (~m_last) begin
-            mi_q <= 16'd0;
-            k_q <= 16'd0;
-            m_q <= m_q + 16'd1;
-            m0_q <= m_q + 16'd1;
-            outer_q <= outer_n;
-            outs_q <= outer_n;
-            x_q <= x_n;
-            xs_q <= x_n;
-            iy0_q <= iy0_n;
-            iy0s_q <= iy0_n;
-            ix0_q <= ix0_n;
-            ix0s_q <= ix0_n;
-            c0_q <= kx0_q;
-            c1_q <= ky0_q;
-            off_q <= 32'd0;
-            gofs_q <= 32'd0;
-            rem_q <= rt_q;
-            c0s_q <= kx0_q;
-            c1s_q <= ky0_q;
-            offs_q <= 32'd0;
-            rems_q <= rt_q;
-          end else if (~b_last) begin
-            mi_q <= 16'd0;
-            k_q <= 16'd0;
-            m_q <= 16'd0;
-            m0_q <= 16'd0;
-            b_q <= b_q + 16'd1;
-            bb_q <= bb_n;
-            outer_q <= bb_n;
-            outs_q <= bb_n;
-            x_q <= 16'd0;
-            xs_q <= 16'd0;
-            iy0_q <= iytop_q;
-            iy0s_q <= iytop_q;
-            ix0_q <= npad_q;
-            ix0s_q <= npad_q;
-            c0_q <= kx0_q;
-            c1_q <= ky0_q;
-            off_q <= 32'd0;
-            gofs_q <= 32'd0;
-            rem_q <= rt_q;
-            c0s_q <= kx0_q;
-            c1s_q <= ky0_q;
-            offs_q <= 32'd0;
-            rems_q <= rt_q;
-          end else begin
-            busy_q <= 1'b0;
-            done_q <= 1'b1;
-          end
-        end
-      end
+      busy_q <= busy_d;
+      done_q <= done_d;
+      conv_q <= conv_d;
+      diag_q <= diag_d;
+      batch_max_q <= batch_max_d;
+      vectors_max_q <= vectors_max_d;
+      block_vectors_max_q <= block_vectors_max_d;
+      chunk_max_q <= chunk_max_d;
+      reduction_total_q <= reduction_total_d;
+      batch_stride_q <= batch_stride_d;
+      vector_stride_q <= vector_stride_d;
+      chunk_stride_q <= chunk_stride_d;
+      row_stride_q <= row_stride_d;
+      group_stride_q <= group_stride_d;
+      groups_q <= groups_d;
+      group_row_max_q <= group_row_max_d;
+      height_q <= height_d;
+      width_q <= width_d;
+      kernel_h_max_q <= kernel_h_max_d;
+      kernel_w_max_q <= kernel_w_max_d;
+      stride_q <= stride_d;
+      out_w_max_q <= out_w_max_d;
+      neg_padding_q <= neg_padding_d;
+      first_origin_y_q <= first_origin_y_d;
+      part_kx_q <= part_kx_d;
+      part_ky_q <= part_ky_d;
+      ky_step_q <= ky_step_d;
+      c_step_q <= c_step_d;
+      y_step_q <= y_step_d;
+      row_q <= row_d;
+      block_vector_q <= block_vector_d;
+      vector_q <= vector_d;
+      block_start_q <= block_start_d;
+      chunk_q <= chunk_d;
+      batch_q <= batch_d;
+      c0_q <= c0_d;
+      c1_q <= c1_d;
+      rows_left_q <= rows_left_d;
+      chunk_c0_q <= chunk_c0_d;
+      chunk_c1_q <= chunk_c1_d;
+      chunk_rows_left_q <= chunk_rows_left_d;
+      offset_q <= offset_d;
+      chunk_offset_q <= chunk_offset_d;
+      group_offset_q <= group_offset_d;
+      vector_addr_q <= vector_addr_d;
+      block_vector_addr_q <= block_vector_addr_d;
+      batch_base_q <= batch_base_d;
+      x_q <= x_d;
+      block_x_q <= block_x_d;
+      origin_y_q <= origin_y_d;
+      origin_x_q <= origin_x_d;
+      block_origin_y_q <= block_origin_y_d;
+      block_origin_x_q <= block_origin_x_d;
     end
   end
 
   assign desc_ready_o = ~busy_q;
   assign elem_valid_o = busy_q;
-  assign elem_addr_o = outer_q + off_q;
+  assign elem_addr_o = vector_addr_q + offset_q;
   assign elem_zero_o = zero;
-  assign elem_row_o = r_q;
-  assign elem_vec_o = mi_q;
-  assign elem_chunk_o = k_q;
+  assign elem_row_o = row_q;
+  assign elem_vec_o = block_vector_q;
+  assign elem_chunk_o = chunk_q;
   assign elem_vec_last_o = row_last;
   assign elem_chunk_last_o = row_last & bvec_last;
   assign elem_last_o = row_last & bvec_last & k_last & m_last & b_last;
