@@ -416,94 +416,16 @@ class EngineTb {
   }
 
   // ---- DUT I/O ---------------------------------------------------------------------------------------------
-  template <class T, class V>
-  static void set(T& port, V v) {
-    port = static_cast<std::remove_reference_t<T>>(v);
-  }
-
   void idle_inputs() {
     if constexpr (requires { dut_->desc_valid_i; }) dut_->desc_valid_i = 0;
     dut_->wr_ready_i = 1;
     for (int r = 0; r < R_; ++r) tb::put(dut_->drd_data_i, r * D_, D_, 0);
   }
 
+  // The descriptor on desc_words_i, packed as the sequencers hold it (isa::engine_descriptor_layout).
   void apply(const EngineDescriptor& d) {
-    const auto& q = d.gather;
-    set(dut_->desc_kind_i, d.kind);
-    set(dut_->desc_a_func_i, d.a_func);
-    set(dut_->desc_a_norm_shift_i, d.a_norm_shift);
-    set(dut_->desc_a_count_i, d.a_count);
-    set(dut_->desc_a_n_i, d.a_n);
-    set(dut_->desc_a_in_base_i, d.a_in_base);
-    set(dut_->desc_a_in_s_v_i, d.a_in_s_v);
-    set(dut_->desc_a_in_s_e_i, d.a_in_s_e);
-    set(dut_->desc_a_out_base_i, d.a_out_base);
-    set(dut_->desc_a_out_s_v_i, d.a_out_s_v);
-    set(dut_->desc_a_out_s_e_i, d.a_out_s_e);
-    set(dut_->desc_f_value_i, d.f_value);
-    set(dut_->desc_conv_i, q.conv);
-    set(dut_->desc_batch_i, q.batch);
-    set(dut_->desc_m_total_i, q.m_total);
-    set(dut_->desc_m_block_i, q.m_block);
-    set(dut_->desc_k_chunks_i, q.k_chunks);
-    set(dut_->desc_r_total_i, q.r_total);
-    set(dut_->desc_base_i, q.base);
-    set(dut_->desc_s_b_i, q.s_b);
-    set(dut_->desc_s_m_i, q.s_m);
-    set(dut_->desc_s_k_i, q.s_k);
-    set(dut_->desc_s_r_i, q.s_r);
-    set(dut_->desc_groups_i, q.groups);
-    set(dut_->desc_group_rows_i, q.group_rows);
-    set(dut_->desc_s_g_i, q.s_g);
-    set(dut_->desc_height_i, q.height);
-    set(dut_->desc_width_i, q.width);
-    set(dut_->desc_kernel_h_i, q.kernel_h);
-    set(dut_->desc_kernel_w_i, q.kernel_w);
-    set(dut_->desc_stride_i, q.stride);
-    set(dut_->desc_padding_i, q.padding);
-    set(dut_->desc_out_w_i, q.out_w);
-    set(dut_->desc_pad_off_i, q.pad_off);
-    set(dut_->desc_ky_step_i, q.ky_step);
-    set(dut_->desc_c_step_i, q.c_step);
-    set(dut_->desc_y_step_i, q.y_step);
-    set(dut_->desc_kx0_i, q.kx0);
-    set(dut_->desc_ky0_i, q.ky0);
-    set(dut_->desc_band_i, q.band);
-    set(dut_->desc_acc_continue_i, d.acc_continue);
-    set(dut_->desc_acc_hold_i, d.acc_hold);
-    set(dut_->desc_n_tiles_i, d.n_tiles);
-    set(dut_->desc_n_total_i, d.n_total);
-    set(dut_->desc_t_base_i, d.t_base);
-    set(dut_->desc_t_s_b_i, d.t_s_b);
-    set(dut_->desc_t_s_k_i, d.t_s_k);
-    set(dut_->desc_t_s_n_i, d.t_s_n);
-    set(dut_->desc_t_s_r_i, d.t_s_r);
-    set(dut_->desc_t_top_i, d.t_top);
-    set(dut_->desc_t_strided_i, d.t_strided);
-    set(dut_->desc_t_s_c_i, d.t_s_c);
-    set(dut_->desc_t_diag_i, d.t_diag);
-    set(dut_->desc_t_gtop_i, d.t_gtop);
-    set(dut_->desc_t_etop_i, d.t_etop);
-    set(dut_->desc_t_dtop_i, d.t_dtop);
-    set(dut_->desc_t_dwrap_i, d.t_dwrap);
-    set(dut_->desc_init_bias_i, d.init_bias);
-    set(dut_->desc_init_base_i, d.init_base);
-    set(dut_->desc_init_out_i, d.init_out);
-    set(dut_->desc_init_s_b_i, d.init_s_b);
-    set(dut_->desc_init_s_m_i, d.init_s_m);
-    set(dut_->desc_init_shift_i, d.init_shift);
-    set(dut_->desc_o_sel_i, d.o_sel);
-    set(dut_->desc_o_vec_i, d.o_vec);
-    set(dut_->desc_o_base_i, d.o_base);
-    set(dut_->desc_o_s_b_i, d.o_s_b);
-    set(dut_->desc_o_s_m_i, d.o_s_m);
-    set(dut_->desc_o_s_o2_i, d.o_s_o2);
-    set(dut_->desc_o_wrap_i, d.o_wrap);
-    set(dut_->desc_o_div_i, d.o_div);
-    set(dut_->desc_v_mode_i, d.v_mode);
-    set(dut_->desc_v_len_i, d.v_len);
-    set(dut_->desc_shift_i, d.shift);
-    set(dut_->desc_relu_i, d.relu);
+    const std::vector<std::uint32_t> words = capsgen::isa::pack_engine_descriptor(d);
+    for (std::size_t w = 0; w < words.size(); ++w) tb::put(dut_->desc_words_i, static_cast<int>(w) * 32, 32, words[w]);
   }
 
   // Random values in every descriptor field, each within its port's width.

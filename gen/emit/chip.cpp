@@ -644,8 +644,7 @@ std::map<std::string, Expr> declare_port_pair_wires(Module& m, const char* what,
 ChipWires declare_chip_wires(Module& m, const ChipUnits& units, bool power_gating, int payload_words) {
   m.comment("The frame sequencer and the units its frames drive.");
   m.lint_off("UNUSEDSIGNAL",
-             "payload words past a kind's fields (the payload buffer holds the longest kind) and the high bits of "
-             "engine fields wider than the engine's port");
+             "payload words past a kind's fields (the payload buffer holds the longest kind)");
   const Expr seq_words = m.wire("seq_words", payload_words * 32, "the current frame's payload (isa::*_frame_layout)");
   m.lint_on("UNUSEDSIGNAL");
   const Expr seq_eng_valid = m.wire("seq_eng_valid", 1), eng_ready = m.wire("eng_ready", 1);

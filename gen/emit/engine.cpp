@@ -1168,22 +1168,16 @@ std::string engine_description(const EngineGeometry& geo) {
       geo.rows, geo.cols, geo.fifo_depth);
 }
 
-// The gather unit's descriptor inputs the engine reads itself (gather_descriptor_ports declares them,
-// shared with capsgen_gather, and returns no handles).
+// The gather unit's descriptor fields the engine reads itself.
 struct GatherDescriptorPorts {
   Expr batch, m_total, m_block, k_chunks, r_total, group_rows, base, s_b, s_m, s_k;
 };
 
-GatherDescriptorPorts gather_descriptor_handles(const Module& m) {
-  return GatherDescriptorPorts{m.port("desc_batch_i"),   m.port("desc_m_total_i"),    m.port("desc_m_block_i"),
-                               m.port("desc_k_chunks_i"), m.port("desc_r_total_i"),   m.port("desc_group_rows_i"),
-                               m.port("desc_base_i"),     m.port("desc_s_b_i"),       m.port("desc_s_m_i"),
-                               m.port("desc_s_k_i")};
-}
-
-// The descriptor inputs, in port order.
+// The descriptor: the handshake, the packed words, and each field as a wire desc_<field> sliced out of
+// them (isa::engine_descriptor_layout), in layout order.
 struct DescriptorPorts {
-  Expr valid, ready, kind;
+  Expr valid, ready, words, kind;
+  std::vector<Expr> gather_fields;  // gather_descriptor_fields() order, passed to capsgen_gather
   GatherDescriptorPorts gather;
   Expr n_tiles, n_total;
   Expr t_base, t_s_b, t_s_k, t_s_n, t_s_r, t_strided, t_s_c, t_top, t_diag, t_gtop, t_etop, t_dtop, t_dwrap;
@@ -1194,69 +1188,114 @@ struct DescriptorPorts {
   Expr v_mode, o_vec, v_len, acc_continue, acc_hold;
 };
 
-// The descriptor ports: the handshake and the kind, the gather unit's fields (gather_descriptor_ports),
-// then the other pieces' fields (tiles, accumulator init, outputs, reduction, Activate/Fill, vector-wide
-// gather, split reduction).
+// Each field's wire gets its bits of the packed words: the layout's field of the same name, at least as
+// wide as the wire (the text format's widths are preset-independent; the high bits are unused).
+void slice_descriptor_fields(Module& m, const Expr& words, const std::vector<std::pair<std::string, Expr>>& fields) {
+  const auto& layout = isa::engine_descriptor_layout();
+  if (fields.size() != layout.size())
+    throw std::logic_error(
+        fmt::format("engine: {} descriptor wires for {} packed fields", fields.size(), layout.size()));
+  for (const auto& [signal, wire] : fields) {
+    const auto f = std::find_if(layout.begin(), layout.end(),
+                                [&](const isa::PackedField& p) { return isa::engine_descriptor_signal(p) == signal; });
+    if (f == layout.end()) throw std::logic_error("engine: no packed descriptor field for " + signal);
+    if (wire.width() > f->bits) throw std::logic_error("engine: " + signal + " is wider than its packed field");
+    const int lo = f->word * 32 + f->lsb;
+    m.assign(wire, wire.width() == 1 ? words[lo] : words.slice(lo + wire.width() - 1, lo));
+  }
+}
+
+// The descriptor: the handshake, the packed words (desc_words_i, from the program sequencer or the frame
+// sequencer), and a wire per field: the kind, the gather unit's fields, then the other pieces' fields
+// (tiles, accumulator init, outputs, reduction, Activate/Fill, vector-wide gather, split reduction).
 DescriptorPorts declare_descriptor_ports(Module& m, const EngineGeometry& geo) {
-  const int count = geo.count_bits, addr = geo.addr_bits;
+  const int count = geo.count_bits, addr = geo.addr_bits, words_bits = isa::engine_descriptor_words() * 32;
   m.clock_and_reset();
   const Expr valid = m.input("desc_valid_i", 1, "descriptor valid");
   const Expr ready = m.output("desc_ready_o", 1, "idle: the descriptor is accepted");
-  const Expr kind =
-      m.input("desc_kind_i", isa::kEngineKindBits, "0 Gemm, 1 Activate, 2 Fill (isa::EngineDescriptor::kind)");
-  gather_descriptor_ports(m);  // data source and counts, passed to capsgen_gather (docs/rtl-gather.md)
-  // A braced list evaluates its elements in order: the ports are declared in this order.
-  return DescriptorPorts{
+  const Expr words = m.input("desc_words_i", words_bits,
+                             "the packed descriptor: word w in bits [w*32 +: 32] (isa::engine_descriptor_layout)");
+  m.comment("Descriptor fields, sliced out of desc_words_i.");
+  std::vector<std::pair<std::string, Expr>> fields;
+  const auto field = [&](const std::string& name, const Dim& width, const std::string& comment) {
+    const Expr wire = m.wire("desc_" + name, width, comment);
+    fields.emplace_back("desc_" + name, wire);
+    return wire;
+  };
+  const Expr kind = field("kind", isa::kEngineKindBits, "0 Gemm, 1 Activate, 2 Fill (isa::EngineDescriptor::kind)");
+  // Data source and counts, passed to capsgen_gather (docs/rtl-gather.md).
+  const std::vector<Expr> gather_fields = declare_gather_descriptor_fields(field);
+  const auto gather_field = [&](const std::string& name) {
+    const auto& names = gather_descriptor_fields();
+    return gather_fields.at(static_cast<std::size_t>(std::find(names.begin(), names.end(), name) - names.begin()));
+  };
+  const GatherDescriptorPorts gather{gather_field("batch"),    gather_field("m_total"), gather_field("m_block"),
+                                     gather_field("k_chunks"), gather_field("r_total"), gather_field("group_rows"),
+                                     gather_field("base"),     gather_field("s_b"),     gather_field("s_m"),
+                                     gather_field("s_k")};
+  // A braced list evaluates its elements in order: the wires are declared in this order.
+  DescriptorPorts d{
       valid,
       ready,
+      words,
       kind,
-      gather_descriptor_handles(m),
-      m.input("desc_n_tiles_i", count, "tiles per chunk"),
-      m.input("desc_n_total_i", count, "output columns"),
-      m.input("desc_t_base_i", addr, "tiles: base"),
-      m.input("desc_t_s_b_i", addr, "tiles: batch stride"),
-      m.input("desc_t_s_k_i", addr, "tiles: chunk stride"),
-      m.input("desc_t_s_n_i", addr, "tiles: tile stride"),
-      m.input("desc_t_s_r_i", addr, "tiles: row stride"),
-      m.input("desc_t_strided_i", 1, "tiles: rows not contiguous (read column by column, s_c)"),
-      m.input("desc_t_s_c_i", addr, "tiles: column stride (strided rows)"),
-      m.input("desc_t_top_i", addr, "tiles, derived: (rows - 1) * s_r"),
-      m.input("desc_t_diag_i", 1, "block-diagonal tiles"),
-      m.input("desc_t_gtop_i", count, "tiles, diag, derived: (rows - 1) / group_rows"),
-      m.input("desc_t_etop_i", count, "tiles, diag, derived: (rows - 1) % group_rows"),
-      m.input("desc_t_dtop_i", addr, "tiles, diag, derived: etop * s_r"),
-      m.input("desc_t_dwrap_i", addr, "tiles, diag, derived: (group_rows - 1) * s_r"),
-      m.input("desc_init_bias_i", 1, "accumulators start at the column's bias (else 0)"),
-      m.input("desc_init_base_i", addr, "bias of output column 0 (per output: of vector 0)"),
-      m.input("desc_init_out_i", 1, "accumulators start at a per-output code (AccInit::kPerOutput)"),
-      m.input("desc_init_s_b_i", addr, "per-output init: batch stride"),
-      m.input("desc_init_s_m_i", addr, "per-output init: vector stride"),
-      m.input("desc_init_shift_i", 5, "per-output init: left shift before saturating to psum bits"),
-      m.input("desc_o_base_i", addr, "outputs: base"),
-      m.input("desc_o_s_b_i", addr, "outputs: batch stride"),
-      m.input("desc_o_s_m_i", addr, "outputs: vector stride"),
-      m.input("desc_o_s_o2_i", addr, "outputs: step within o_div"),
-      m.input("desc_o_wrap_i", addr, "outputs, derived: s_o1 - (o_div - 1) * s_o2"),
-      m.input("desc_o_div_i", count, "outputs: o_div (>= 1)"),
-      m.input("desc_o_sel_i", count, "outputs: select_mod J (0: off; else only column m % J, at base + b*s_b + m*s_m)"),
-      m.input("desc_shift_i", geo.shift_bits, "reduction right shift"),
-      m.input("desc_relu_i", 1, "ReLU after the reduction"),
-      m.input("desc_a_func_i", kActFunctionBits, "Activate: unit function (2 norm, 3 squash, 4 softmax)"),
-      m.input("desc_a_norm_shift_i", geo.act.nshift_bits, "Activate: norm shift (norm, squash), the activation unit's norm_shift_i"),
-      m.input("desc_a_count_i", kVectorCountBits, "Activate: vectors; Fill: elements"),
-      m.input("desc_a_n_i", count, "Activate: elements per vector"),
-      m.input("desc_a_in_base_i", addr, "Activate: input base"),
-      m.input("desc_a_in_s_v_i", addr, "Activate: input vector stride"),
-      m.input("desc_a_in_s_e_i", addr, "Activate: input element stride"),
-      m.input("desc_a_out_base_i", addr, "Activate, Fill: output base"),
-      m.input("desc_a_out_s_v_i", addr, "Activate: output vector stride"),
-      m.input("desc_a_out_s_e_i", addr, "Activate, Fill: output element stride"),
-      m.input("desc_f_value_i", geo.act_bits, "Fill: value"),
-      m.input("desc_v_mode_i", 1, "vector-wide gather: one read of rows consecutive elements per vector"),
-      m.input("desc_o_vec_i", 1, "outputs: consecutive (offset of output o is o): one record per write"),
-      m.input("desc_v_len_i", count, "vector-wide gather: elements of a vector's reduction (rows past it are zero)"),
-      m.input("desc_acc_continue_i", 1, "split reduction: chunk 0 adds onto the accumulator entries the previous Gemm left"),
-      m.input("desc_acc_hold_i", 1, "split reduction: write no output (the entries keep the sums for the next Gemm)")};
+      gather_fields,
+      gather,
+      field("n_tiles", count, "tiles per chunk"),
+      field("n_total", count, "output columns"),
+      field("t_base", addr, "tiles: base"),
+      field("t_s_b", addr, "tiles: batch stride"),
+      field("t_s_k", addr, "tiles: chunk stride"),
+      field("t_s_n", addr, "tiles: tile stride"),
+      field("t_s_r", addr, "tiles: row stride"),
+      field("t_strided", 1, "tiles: rows not contiguous (read column by column, s_c)"),
+      field("t_s_c", addr, "tiles: column stride (strided rows)"),
+      field("t_top", addr, "tiles, derived: (rows - 1) * s_r"),
+      field("t_diag", 1, "block-diagonal tiles"),
+      field("t_gtop", count, "tiles, diag, derived: (rows - 1) / group_rows"),
+      field("t_etop", count, "tiles, diag, derived: (rows - 1) % group_rows"),
+      field("t_dtop", addr, "tiles, diag, derived: etop * s_r"),
+      field("t_dwrap", addr, "tiles, diag, derived: (group_rows - 1) * s_r"),
+      field("init_bias", 1, "accumulators start at the column's bias (else 0)"),
+      field("init_base", addr, "bias of output column 0 (per output: of vector 0)"),
+      field("init_out", 1, "accumulators start at a per-output code (AccInit::kPerOutput)"),
+      field("init_s_b", addr, "per-output init: batch stride"),
+      field("init_s_m", addr, "per-output init: vector stride"),
+      field("init_shift", 5, "per-output init: left shift before saturating to psum bits"),
+      field("o_base", addr, "outputs: base"),
+      field("o_s_b", addr, "outputs: batch stride"),
+      field("o_s_m", addr, "outputs: vector stride"),
+      field("o_s_o2", addr, "outputs: step within o_div"),
+      field("o_wrap", addr, "outputs, derived: s_o1 - (o_div - 1) * s_o2"),
+      field("o_div", count, "outputs: o_div (>= 1)"),
+      field("o_sel", count, "outputs: select_mod J (0: off; else only column m % J, at base + b*s_b + m*s_m)"),
+      field("shift", geo.shift_bits, "reduction right shift"),
+      field("relu", 1, "ReLU after the reduction"),
+      field("a_func", kActFunctionBits, "Activate: unit function (2 norm, 3 squash, 4 softmax)"),
+      field("a_norm_shift", geo.act.nshift_bits,
+            "Activate: norm shift (norm, squash), the activation unit's norm_shift_i"),
+      field("a_count", kVectorCountBits, "Activate: vectors; Fill: elements"),
+      field("a_n", count, "Activate: elements per vector"),
+      field("a_in_base", addr, "Activate: input base"),
+      field("a_in_s_v", addr, "Activate: input vector stride"),
+      field("a_in_s_e", addr, "Activate: input element stride"),
+      field("a_out_base", addr, "Activate, Fill: output base"),
+      field("a_out_s_v", addr, "Activate: output vector stride"),
+      field("a_out_s_e", addr, "Activate, Fill: output element stride"),
+      field("f_value", geo.act_bits, "Fill: value"),
+      field("v_mode", 1, "vector-wide gather: one read of rows consecutive elements per vector"),
+      field("o_vec", 1, "outputs: consecutive (offset of output o is o): one record per write"),
+      field("v_len", count, "vector-wide gather: elements of a vector's reduction (rows past it are zero)"),
+      field("acc_continue", 1, "split reduction: chunk 0 adds onto the accumulator entries the previous Gemm left"),
+      field("acc_hold", 1, "split reduction: write no output (the entries keep the sums for the next Gemm)")};
+  m.blank();
+  slice_descriptor_fields(m, words, fields);
+  m.lint_off("UNUSEDSIGNAL",
+             "padding bits of the packed descriptor, and the high bits of fields wider than the engine needs.");
+  const Expr words_unused = m.wire("desc_words_unused", words_bits);
+  m.assign(words_unused, words);
+  m.lint_on("UNUSEDSIGNAL");
+  return d;
 }
 
 // The memory ports, done, the sticky error and the statistics, in port order.
@@ -1650,10 +1689,8 @@ void instantiate_gather(Module& m, const Module& gather, const DescriptorPorts& 
       .connect("rst_ni", m.rst_n())
       .connect("desc_valid_i", decode.start & ~desc.v_mode)
       .connect("desc_ready_o", g.desc_ready);
-  for (const std::string& f : gather_descriptor_fields()) {
-    const std::string port = "desc_" + f + "_i";  // the same port on the engine and the gather unit
-    inst.connect(port, m.port(port));
-  }
+  const std::vector<std::string>& fields = gather_descriptor_fields();
+  for (std::size_t i = 0; i < fields.size(); ++i) inst.connect("desc_" + fields[i] + "_i", desc.gather_fields[i]);
   inst.connect("elem_valid_o", g.valid)
       .connect("elem_ready_i", g.ready)
       .connect("elem_addr_o", g.addr)

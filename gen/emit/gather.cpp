@@ -29,42 +29,48 @@ struct DescriptorPorts {
       width, kernel_h, kernel_w, stride, padding, out_w, pad_off, ky_step, c_step, y_step, kx0, ky0, band;
 };
 
-DescriptorPorts declare_descriptor_ports(Module& m) {
+DescriptorPorts declare_descriptor_fields(const DescriptorFieldDeclarer& field) {
   const int count_bits = kGatherCountBits, addr_bits = kGatherAddrBits, start_bits = isa::kGatherStartBits;
   return DescriptorPorts{
-      m.input("desc_conv_i", 1, "0: affine (diag when desc_groups_i > 1), 1: conv (im2col)"),
-      m.input("desc_batch_i", count_bits, "batch items"),
-      m.input("desc_m_total_i", count_bits, "vectors per batch item"),
-      m.input("desc_m_block_i", count_bits, "vectors per block"),
-      m.input("desc_k_chunks_i", count_bits, "chunks of rows reduction elements"),
-      m.input("desc_r_total_i", count_bits, "reduction length (diag: elements per group)"),
-      m.input("desc_base_i", addr_bits, "element address of element 0 (conv: of the map)"),
-      m.input("desc_s_b_i", addr_bits, "batch stride"),
-      m.input("desc_s_m_i", addr_bits, "vector stride (affine)"),
-      m.input("desc_s_k_i", addr_bits, "chunk stride (affine, not diag)"),
-      m.input("desc_s_r_i", addr_bits, "row stride (affine)"),
-      m.input("desc_groups_i", count_bits, "diag groups G (affine; <= 1: no groups)"),
-      m.input("desc_group_rows_i", count_bits, "diag: rows / G"),
-      m.input("desc_s_g_i", addr_bits, "diag: group stride, derived = r_total * s_r"),
-      m.input("desc_height_i", count_bits, "conv: map height"),
-      m.input("desc_width_i", count_bits, "conv: map width"),
-      m.input("desc_kernel_h_i", count_bits, "conv: kernel height (>= 1)"),
-      m.input("desc_kernel_w_i", count_bits, "conv: kernel width (>= 1)"),
-      m.input("desc_stride_i", count_bits, "conv: stride (>= 1)"),
-      m.input("desc_padding_i", count_bits, "conv: padding"),
-      m.input("desc_out_w_i", count_bits, "conv: output width (>= 1)"),
-      m.input("desc_pad_off_i", addr_bits, "conv, derived: -(pad_top*width + padding), pad_top = band ? 0 : padding"),
-      m.input("desc_ky_step_i", addr_bits, "conv, derived: width - (kernel_w - 1)"),
-      m.input("desc_c_step_i", addr_bits, "conv, derived: height*width - (kernel_h - 1)*width - (kernel_w - 1)"),
-      m.input("desc_y_step_i", addr_bits, "conv, derived: stride*width - (out_w - 1)*stride"),
-      m.input("desc_kx0_i", start_bits, "conv: window column of the first element (a part starting inside the window)"),
-      m.input("desc_ky0_i", start_bits, "conv: window row of the first element"),
-      m.input("desc_band_i", 1, "conv: the map is a band below the padded map's top (no zero rows above it)")};
+      field("conv", 1, "0: affine (diag when desc_groups_i > 1), 1: conv (im2col)"),
+      field("batch", count_bits, "batch items"),
+      field("m_total", count_bits, "vectors per batch item"),
+      field("m_block", count_bits, "vectors per block"),
+      field("k_chunks", count_bits, "chunks of rows reduction elements"),
+      field("r_total", count_bits, "reduction length (diag: elements per group)"),
+      field("base", addr_bits, "element address of element 0 (conv: of the map)"),
+      field("s_b", addr_bits, "batch stride"),
+      field("s_m", addr_bits, "vector stride (affine)"),
+      field("s_k", addr_bits, "chunk stride (affine, not diag)"),
+      field("s_r", addr_bits, "row stride (affine)"),
+      field("groups", count_bits, "diag groups G (affine; <= 1: no groups)"),
+      field("group_rows", count_bits, "diag: rows / G"),
+      field("s_g", addr_bits, "diag: group stride, derived = r_total * s_r"),
+      field("height", count_bits, "conv: map height"),
+      field("width", count_bits, "conv: map width"),
+      field("kernel_h", count_bits, "conv: kernel height (>= 1)"),
+      field("kernel_w", count_bits, "conv: kernel width (>= 1)"),
+      field("stride", count_bits, "conv: stride (>= 1)"),
+      field("padding", count_bits, "conv: padding"),
+      field("out_w", count_bits, "conv: output width (>= 1)"),
+      field("pad_off", addr_bits, "conv, derived: -(pad_top*width + padding), pad_top = band ? 0 : padding"),
+      field("ky_step", addr_bits, "conv, derived: width - (kernel_w - 1)"),
+      field("c_step", addr_bits, "conv, derived: height*width - (kernel_h - 1)*width - (kernel_w - 1)"),
+      field("y_step", addr_bits, "conv, derived: stride*width - (out_w - 1)*stride"),
+      field("kx0", start_bits, "conv: window column of the first element (a part starting inside the window)"),
+      field("ky0", start_bits, "conv: window row of the first element"),
+      field("band", 1, "conv: the map is a band below the padded map's top (no zero rows above it)")};
 }
 
 }  // namespace
 
-void gather_descriptor_ports(Module& m) { (void)declare_descriptor_ports(m); }
+std::vector<Expr> declare_gather_descriptor_fields(const DescriptorFieldDeclarer& declare) {
+  const DescriptorPorts d = declare_descriptor_fields(declare);
+  return {d.conv,    d.batch,   d.m_total,  d.m_block,  d.k_chunks, d.r_total,    d.base,
+          d.s_b,     d.s_m,     d.s_k,      d.s_r,      d.groups,   d.group_rows, d.s_g,
+          d.height,  d.width,   d.kernel_h, d.kernel_w, d.stride,   d.padding,    d.out_w,
+          d.pad_off, d.ky_step, d.c_step,   d.y_step,   d.kx0,      d.ky0,        d.band};
+}
 
 namespace {
 
@@ -124,21 +130,24 @@ struct GatherPorts {
 GatherPorts declare_ports(Module& m, const GatherGeometry& g) {
   const int count_bits = kGatherCountBits;
   m.clock_and_reset();
-  return GatherPorts{m.input("desc_valid_i", 1, "descriptor valid"),
-                     m.output("desc_ready_o", 1, "idle: the descriptor is accepted"),
-                     declare_descriptor_ports(m),
-                     m.output("elem_valid_o", 1, "an element is presented"),
-                     m.input("elem_ready_i", 1, "the element is taken"),
-                     m.output("elem_addr_o", kGatherAddrBits, "element address (meaningful when elem_zero_o is low)"),
-                     m.output("elem_zero_o", 1, "the element is zero (no read)"),
-                     m.output("elem_row_o", g.row_bits, "r: array row"),
-                     m.output("elem_vec_o", count_bits, "index of the vector within its block"),
-                     m.output("elem_chunk_o", count_bits, "k: chunk"),
-                     m.output("elem_vec_last_o", 1, "r == rows - 1"),
-                     m.output("elem_chunk_last_o", 1, "last element of the block's chunk"),
-                     m.output("elem_last_o", 1, "last element of the descriptor"),
-                     m.output("busy_o", 1, "a descriptor is being walked"),
-                     m.output("done_o", 1, "one-cycle pulse: the descriptor finished")};
+  return GatherPorts{
+      m.input("desc_valid_i", 1, "descriptor valid"),
+      m.output("desc_ready_o", 1, "idle: the descriptor is accepted"),
+      declare_descriptor_fields([&m](const std::string& f, const Dim& width, const std::string& comment) {
+        return m.input("desc_" + f + "_i", width, comment);
+      }),
+      m.output("elem_valid_o", 1, "an element is presented"),
+      m.input("elem_ready_i", 1, "the element is taken"),
+      m.output("elem_addr_o", kGatherAddrBits, "element address (meaningful when elem_zero_o is low)"),
+      m.output("elem_zero_o", 1, "the element is zero (no read)"),
+      m.output("elem_row_o", g.row_bits, "r: array row"),
+      m.output("elem_vec_o", count_bits, "index of the vector within its block"),
+      m.output("elem_chunk_o", count_bits, "k: chunk"),
+      m.output("elem_vec_last_o", 1, "r == rows - 1"),
+      m.output("elem_chunk_last_o", 1, "last element of the block's chunk"),
+      m.output("elem_last_o", 1, "last element of the descriptor"),
+      m.output("busy_o", 1, "a descriptor is being walked"),
+      m.output("done_o", 1, "one-cycle pulse: the descriptor finished")};
 }
 
 // The descriptor's fields as the walk uses them: counts minus one, strides, conv geometry, the

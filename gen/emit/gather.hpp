@@ -7,6 +7,7 @@
 // derived fields are encoded by isa::encode_gather.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -22,10 +23,13 @@ inline constexpr int kGatherCoordWidth = 18; // signed input coordinates iy, ix 
 
 // Bits of elem_row_o: max(1, clog2(rows)).
 int gather_row_bits(const AccelConfig& cfg);
-// The descriptor fields of the gather unit (ports desc_<field>_i), in port order, and the ports
-// themselves: the compute engine takes the same fields and passes them through.
+// The descriptor fields of the gather unit (ports desc_<field>_i), in port order.
 const std::vector<std::string>& gather_descriptor_fields();
-void gather_descriptor_ports(Module& m);
+// Declares each field with `declare(field, width, comment)`, in gather_descriptor_fields() order, and
+// returns the handles: capsgen_gather's inputs desc_<field>_i, the compute engine's wires (sliced out
+// of its packed descriptor and passed on to the gather unit).
+using DescriptorFieldDeclarer = std::function<Expr(const std::string& field, const Dim& width, const std::string& comment)>;
+std::vector<Expr> declare_gather_descriptor_fields(const DescriptorFieldDeclarer& declare);
 Module build_gather(const AccelConfig& cfg);
 void emit_gather(const AccelConfig& cfg, Design& design);
 

@@ -104,24 +104,11 @@ Module build_sequencer(const AccelConfig& cfg) {
 }
 
 void connect_engine_descriptor(Instance& e, const Module& engine, const Expr& words) {
-  int connected = 0;
-  for (const isa::PackedField& f : isa::engine_descriptor_layout()) {
-    const std::string port = isa::engine_descriptor_port(f);
-    const Port* declared = nullptr;
-    for (const Port& p : engine.ports())
-      if (p.name == port && p.dir == PortDir::kInput) declared = &p;
-    if (declared == nullptr) throw std::logic_error("connect_engine_descriptor: the engine has no descriptor input " + port);
-    const int port_bits = engine.port(port).width();
-    if (port_bits > f.bits) throw std::logic_error("connect_engine_descriptor: port " + port + " is wider than its packed field");
-    const int lo = f.word * 32 + f.lsb;
-    e.connect(port, port_bits == 1 ? words[lo] : words.slice(lo + port_bits - 1, lo));
-    ++connected;
-  }
-  int expected = 0;
-  for (const Port& p : engine.ports())
-    if (p.dir == PortDir::kInput && p.name.rfind("desc_", 0) == 0 && p.name != "desc_valid_i") ++expected;
-  if (connected != expected)
-    throw std::logic_error(fmt::format("connect_engine_descriptor: {} packed fields for {} engine descriptor inputs", connected, expected));
+  const int bits = engine.port("desc_words_i").width();
+  if (bits != isa::engine_descriptor_words() * 32 || words.width() < bits)
+    throw std::logic_error(
+        fmt::format("connect_engine_descriptor: {} packed bits for the engine's {}", words.width(), bits));
+  e.connect("desc_words_i", words.width() == bits ? words : words.slice(bits - 1, 0));
 }
 
 namespace {
@@ -194,11 +181,7 @@ Module build_accel(const AccelConfig& cfg) {
   const Expr eng_desc_ready = m.wire("eng_desc_ready", 1);
   const Expr seq_error = m.wire("seq_error", 1);
   const Expr eng_error = m.wire("eng_error", 1);
-  m.lint_off("UNUSEDSIGNAL",
-             "padding bits of the packed descriptor, and the high bits of fields wider than the engine's port "
-             "(the text format's widths are preset-independent).");
   const Expr seq_words = m.wire("seq_words", words * word_bits, "the packed descriptor (isa::engine_descriptor_layout)");
-  m.lint_on("UNUSEDSIGNAL");
   m.blank();
   m.assign(error_o, seq_error | eng_error);
 
@@ -222,7 +205,6 @@ Module build_accel(const AccelConfig& cfg) {
       .connect("stat_cycles_o", stat_prog_cycles_o)
       .connect("stat_fetch_wait_o", stat_fetch_wait_o);
 
-  m.comment("The engine's descriptor ports, sliced out of the packed words (field: word, bit).");
   Instance& e = m.instance(engine, "u_engine");
   e.connect("clk_i", m.clk()).connect("rst_ni", m.rst_n());
   e.connect("desc_valid_i", seq_desc_valid).connect("desc_ready_o", eng_desc_ready);

@@ -17,9 +17,9 @@ inline constexpr const char* kAccelModule = "capsgen_accel";
 
 Module build_sequencer(const AccelConfig& cfg);
 Module build_accel(const AccelConfig& cfg);
-// Connects every descriptor input of capsgen_engine (instance `e`) to its field of the packed
-// descriptor held in the signal `words` (isa::engine_descriptor_layout; fields wider than the port are
-// cut to the port). Throws std::logic_error when a field has no port or a port no field.
+// Connects capsgen_engine's packed descriptor input desc_words_i (instance `e`) to the low
+// engine_descriptor_words() words of `words` (isa::engine_descriptor_layout). Throws std::logic_error
+// when `words` is narrower.
 void connect_engine_descriptor(Instance& e, const Module& engine, const Expr& words);
 void emit_accel(const AccelConfig& cfg, Design& design);
 

@@ -280,9 +280,9 @@ int engine_descriptor_words() {
   return n;
 }
 
-std::string engine_descriptor_port(const PackedField& f) {
+std::string engine_descriptor_signal(const PackedField& f) {
   const std::string n = f.name.rfind("g_", 0) == 0 ? f.name.substr(2) : f.name;
-  return "desc_" + n + "_i";
+  return "desc_" + n;
 }
 
 std::vector<std::uint32_t> pack_engine_descriptor(const EngineDescriptor& d) {

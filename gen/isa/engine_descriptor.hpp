@@ -129,8 +129,9 @@ struct PackedField {
 };
 const std::vector<PackedField>& engine_descriptor_layout();
 int engine_descriptor_words();
-// The engine port a field drives: desc_<name>_i, with the "g_" prefix dropped.
-std::string engine_descriptor_port(const PackedField& f);
+// The engine's wire of a field, sliced out of its packed descriptor input desc_words_i: desc_<name>,
+// with the "g_" prefix dropped.
+std::string engine_descriptor_signal(const PackedField& f);
 
 std::vector<std::uint32_t> pack_engine_descriptor(const EngineDescriptor& d);
 // Throws std::invalid_argument when fewer than engine_descriptor_words() words are given.

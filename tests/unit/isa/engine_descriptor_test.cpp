@@ -303,12 +303,12 @@ TEST(PackedDescriptor, LayoutCoversEveryFieldWithoutOverlap) {
   EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), static_cast<long>(layout.size()));
   // First-fit packing wastes less than one word per 32-bit field boundary: fewer words than bits/32 + 4.
   EXPECT_LT(words, bits / 32 + 4) << bits << " bits in " << words << " words";
-  EXPECT_EQ(engine_descriptor_port(layout[0]), "desc_kind_i");
+  EXPECT_EQ(engine_descriptor_signal(layout[0]), "desc_kind");
   for (const PackedField& f : layout) {
     if (f.name == "g_base") {
-      EXPECT_EQ(engine_descriptor_port(f), "desc_base_i");
+      EXPECT_EQ(engine_descriptor_signal(f), "desc_base");
     } else if (f.name == "t_base") {
-      EXPECT_EQ(engine_descriptor_port(f), "desc_t_base_i");
+      EXPECT_EQ(engine_descriptor_signal(f), "desc_t_base");
     }
   }
 }

@@ -29,81 +29,7 @@ module capsgen_engine (
   input  wire rst_ni,  // asynchronous reset, active low (control registers only)
   input  wire desc_valid_i,  // descriptor valid
   output wire desc_ready_o,  // idle: the descriptor is accepted
-  input  wire [1:0] desc_kind_i,  // 0 Gemm, 1 Activate, 2 Fill (isa::EngineDescriptor::kind)
-  input  wire desc_conv_i,  // 0: affine (diag when desc_groups_i > 1), 1: conv (im2col)
-  input  wire [15:0] desc_batch_i,  // batch items
-  input  wire [15:0] desc_m_total_i,  // vectors per batch item
-  input  wire [15:0] desc_m_block_i,  // vectors per block
-  input  wire [15:0] desc_k_chunks_i,  // chunks of rows reduction elements
-  input  wire [15:0] desc_r_total_i,  // reduction length (diag: elements per group)
-  input  wire [31:0] desc_base_i,  // element address of element 0 (conv: of the map)
-  input  wire [31:0] desc_s_b_i,  // batch stride
-  input  wire [31:0] desc_s_m_i,  // vector stride (affine)
-  input  wire [31:0] desc_s_k_i,  // chunk stride (affine, not diag)
-  input  wire [31:0] desc_s_r_i,  // row stride (affine)
-  input  wire [15:0] desc_groups_i,  // diag groups G (affine; <= 1: no groups)
-  input  wire [15:0] desc_group_rows_i,  // diag: rows / G
-  input  wire [31:0] desc_s_g_i,  // diag: group stride, derived = r_total * s_r
-  input  wire [15:0] desc_height_i,  // conv: map height
-  input  wire [15:0] desc_width_i,  // conv: map width
-  input  wire [15:0] desc_kernel_h_i,  // conv: kernel height (>= 1)
-  input  wire [15:0] desc_kernel_w_i,  // conv: kernel width (>= 1)
-  input  wire [15:0] desc_stride_i,  // conv: stride (>= 1)
-  input  wire [15:0] desc_padding_i,  // conv: padding
-  input  wire [15:0] desc_out_w_i,  // conv: output width (>= 1)
-  input  wire [31:0] desc_pad_off_i,  // conv, derived: -(pad_top*width + padding), pad_top = band ? 0 : padding
-  input  wire [31:0] desc_ky_step_i,  // conv, derived: width - (kernel_w - 1)
-  input  wire [31:0] desc_c_step_i,  // conv, derived: height*width - (kernel_h - 1)*width - (kernel_w - 1)
-  input  wire [31:0] desc_y_step_i,  // conv, derived: stride*width - (out_w - 1)*stride
-  input  wire [6:0] desc_kx0_i,  // conv: window column of the first element (a part starting inside the window)
-  input  wire [6:0] desc_ky0_i,  // conv: window row of the first element
-  input  wire desc_band_i,  // conv: the map is a band below the padded map's top (no zero rows above it)
-  input  wire [15:0] desc_n_tiles_i,  // tiles per chunk
-  input  wire [15:0] desc_n_total_i,  // output columns
-  input  wire [31:0] desc_t_base_i,  // tiles: base
-  input  wire [31:0] desc_t_s_b_i,  // tiles: batch stride
-  input  wire [31:0] desc_t_s_k_i,  // tiles: chunk stride
-  input  wire [31:0] desc_t_s_n_i,  // tiles: tile stride
-  input  wire [31:0] desc_t_s_r_i,  // tiles: row stride
-  input  wire desc_t_strided_i,  // tiles: rows not contiguous (read column by column, s_c)
-  input  wire [31:0] desc_t_s_c_i,  // tiles: column stride (strided rows)
-  input  wire [31:0] desc_t_top_i,  // tiles, derived: (rows - 1) * s_r
-  input  wire desc_t_diag_i,  // block-diagonal tiles
-  input  wire [15:0] desc_t_gtop_i,  // tiles, diag, derived: (rows - 1) / group_rows
-  input  wire [15:0] desc_t_etop_i,  // tiles, diag, derived: (rows - 1) % group_rows
-  input  wire [31:0] desc_t_dtop_i,  // tiles, diag, derived: etop * s_r
-  input  wire [31:0] desc_t_dwrap_i,  // tiles, diag, derived: (group_rows - 1) * s_r
-  input  wire desc_init_bias_i,  // accumulators start at the column's bias (else 0)
-  input  wire [31:0] desc_init_base_i,  // bias of output column 0 (per output: of vector 0)
-  input  wire desc_init_out_i,  // accumulators start at a per-output code (AccInit::kPerOutput)
-  input  wire [31:0] desc_init_s_b_i,  // per-output init: batch stride
-  input  wire [31:0] desc_init_s_m_i,  // per-output init: vector stride
-  input  wire [4:0] desc_init_shift_i,  // per-output init: left shift before saturating to psum bits
-  input  wire [31:0] desc_o_base_i,  // outputs: base
-  input  wire [31:0] desc_o_s_b_i,  // outputs: batch stride
-  input  wire [31:0] desc_o_s_m_i,  // outputs: vector stride
-  input  wire [31:0] desc_o_s_o2_i,  // outputs: step within o_div
-  input  wire [31:0] desc_o_wrap_i,  // outputs, derived: s_o1 - (o_div - 1) * s_o2
-  input  wire [15:0] desc_o_div_i,  // outputs: o_div (>= 1)
-  input  wire [15:0] desc_o_sel_i,  // outputs: select_mod J (0: off; else only column m % J, at base + b*s_b + m*s_m)
-  input  wire [4:0] desc_shift_i,  // reduction right shift
-  input  wire desc_relu_i,  // ReLU after the reduction
-  input  wire [2:0] desc_a_func_i,  // Activate: unit function (2 norm, 3 squash, 4 softmax)
-  input  wire [4:0] desc_a_norm_shift_i,  // Activate: norm shift (norm, squash), the activation unit's norm_shift_i
-  input  wire [31:0] desc_a_count_i,  // Activate: vectors; Fill: elements
-  input  wire [15:0] desc_a_n_i,  // Activate: elements per vector
-  input  wire [31:0] desc_a_in_base_i,  // Activate: input base
-  input  wire [31:0] desc_a_in_s_v_i,  // Activate: input vector stride
-  input  wire [31:0] desc_a_in_s_e_i,  // Activate: input element stride
-  input  wire [31:0] desc_a_out_base_i,  // Activate, Fill: output base
-  input  wire [31:0] desc_a_out_s_v_i,  // Activate: output vector stride
-  input  wire [31:0] desc_a_out_s_e_i,  // Activate, Fill: output element stride
-  input  wire [7:0] desc_f_value_i,  // Fill: value
-  input  wire desc_v_mode_i,  // vector-wide gather: one read of rows consecutive elements per vector
-  input  wire desc_o_vec_i,  // outputs: consecutive (offset of output o is o): one record per write
-  input  wire [15:0] desc_v_len_i,  // vector-wide gather: elements of a vector's reduction (rows past it are zero)
-  input  wire desc_acc_continue_i,  // split reduction: chunk 0 adds onto the accumulator entries the previous Gemm left
-  input  wire desc_acc_hold_i,  // split reduction: write no output (the entries keep the sums for the next Gemm)
+  input  wire [1503:0] desc_words_i,  // the packed descriptor: word w in bits [w*32 +: 32] (isa::engine_descriptor_layout)
   output wire drd_en_o,  // data read
   output wire drd_vec_o,  // with drd_en_o: read 2 consecutive elements (else one)
   output wire [31:0] drd_addr_o,  // data element address (the first one of a vector read)
@@ -130,6 +56,163 @@ module capsgen_engine (
   output wire [31:0] stat_stall_out_o,  // streamer cycles waiting for output FIFO space
   output wire [31:0] stat_wr_wait_o  // cycles a Gemm result write waited for wr_ready_i
 );
+  // Descriptor fields, sliced out of desc_words_i.
+  wire [1:0] desc_kind;  // 0 Gemm, 1 Activate, 2 Fill (isa::EngineDescriptor::kind)
+  wire desc_conv;  // 0: affine (diag when desc_groups_i > 1), 1: conv (im2col)
+  wire [15:0] desc_batch;  // batch items
+  wire [15:0] desc_m_total;  // vectors per batch item
+  wire [15:0] desc_m_block;  // vectors per block
+  wire [15:0] desc_k_chunks;  // chunks of rows reduction elements
+  wire [15:0] desc_r_total;  // reduction length (diag: elements per group)
+  wire [31:0] desc_base;  // element address of element 0 (conv: of the map)
+  wire [31:0] desc_s_b;  // batch stride
+  wire [31:0] desc_s_m;  // vector stride (affine)
+  wire [31:0] desc_s_k;  // chunk stride (affine, not diag)
+  wire [31:0] desc_s_r;  // row stride (affine)
+  wire [15:0] desc_groups;  // diag groups G (affine; <= 1: no groups)
+  wire [15:0] desc_group_rows;  // diag: rows / G
+  wire [31:0] desc_s_g;  // diag: group stride, derived = r_total * s_r
+  wire [15:0] desc_height;  // conv: map height
+  wire [15:0] desc_width;  // conv: map width
+  wire [15:0] desc_kernel_h;  // conv: kernel height (>= 1)
+  wire [15:0] desc_kernel_w;  // conv: kernel width (>= 1)
+  wire [15:0] desc_stride;  // conv: stride (>= 1)
+  wire [15:0] desc_padding;  // conv: padding
+  wire [15:0] desc_out_w;  // conv: output width (>= 1)
+  wire [31:0] desc_pad_off;  // conv, derived: -(pad_top*width + padding), pad_top = band ? 0 : padding
+  wire [31:0] desc_ky_step;  // conv, derived: width - (kernel_w - 1)
+  wire [31:0] desc_c_step;  // conv, derived: height*width - (kernel_h - 1)*width - (kernel_w - 1)
+  wire [31:0] desc_y_step;  // conv, derived: stride*width - (out_w - 1)*stride
+  wire [6:0] desc_kx0;  // conv: window column of the first element (a part starting inside the window)
+  wire [6:0] desc_ky0;  // conv: window row of the first element
+  wire desc_band;  // conv: the map is a band below the padded map's top (no zero rows above it)
+  wire [15:0] desc_n_tiles;  // tiles per chunk
+  wire [15:0] desc_n_total;  // output columns
+  wire [31:0] desc_t_base;  // tiles: base
+  wire [31:0] desc_t_s_b;  // tiles: batch stride
+  wire [31:0] desc_t_s_k;  // tiles: chunk stride
+  wire [31:0] desc_t_s_n;  // tiles: tile stride
+  wire [31:0] desc_t_s_r;  // tiles: row stride
+  wire desc_t_strided;  // tiles: rows not contiguous (read column by column, s_c)
+  wire [31:0] desc_t_s_c;  // tiles: column stride (strided rows)
+  wire [31:0] desc_t_top;  // tiles, derived: (rows - 1) * s_r
+  wire desc_t_diag;  // block-diagonal tiles
+  wire [15:0] desc_t_gtop;  // tiles, diag, derived: (rows - 1) / group_rows
+  wire [15:0] desc_t_etop;  // tiles, diag, derived: (rows - 1) % group_rows
+  wire [31:0] desc_t_dtop;  // tiles, diag, derived: etop * s_r
+  wire [31:0] desc_t_dwrap;  // tiles, diag, derived: (group_rows - 1) * s_r
+  wire desc_init_bias;  // accumulators start at the column's bias (else 0)
+  wire [31:0] desc_init_base;  // bias of output column 0 (per output: of vector 0)
+  wire desc_init_out;  // accumulators start at a per-output code (AccInit::kPerOutput)
+  wire [31:0] desc_init_s_b;  // per-output init: batch stride
+  wire [31:0] desc_init_s_m;  // per-output init: vector stride
+  wire [4:0] desc_init_shift;  // per-output init: left shift before saturating to psum bits
+  wire [31:0] desc_o_base;  // outputs: base
+  wire [31:0] desc_o_s_b;  // outputs: batch stride
+  wire [31:0] desc_o_s_m;  // outputs: vector stride
+  wire [31:0] desc_o_s_o2;  // outputs: step within o_div
+  wire [31:0] desc_o_wrap;  // outputs, derived: s_o1 - (o_div - 1) * s_o2
+  wire [15:0] desc_o_div;  // outputs: o_div (>= 1)
+  wire [15:0] desc_o_sel;  // outputs: select_mod J (0: off; else only column m % J, at base + b*s_b + m*s_m)
+  wire [4:0] desc_shift;  // reduction right shift
+  wire desc_relu;  // ReLU after the reduction
+  wire [2:0] desc_a_func;  // Activate: unit function (2 norm, 3 squash, 4 softmax)
+  wire [4:0] desc_a_norm_shift;  // Activate: norm shift (norm, squash), the activation unit's norm_shift_i
+  wire [31:0] desc_a_count;  // Activate: vectors; Fill: elements
+  wire [15:0] desc_a_n;  // Activate: elements per vector
+  wire [31:0] desc_a_in_base;  // Activate: input base
+  wire [31:0] desc_a_in_s_v;  // Activate: input vector stride
+  wire [31:0] desc_a_in_s_e;  // Activate: input element stride
+  wire [31:0] desc_a_out_base;  // Activate, Fill: output base
+  wire [31:0] desc_a_out_s_v;  // Activate: output vector stride
+  wire [31:0] desc_a_out_s_e;  // Activate, Fill: output element stride
+  wire [7:0] desc_f_value;  // Fill: value
+  wire desc_v_mode;  // vector-wide gather: one read of rows consecutive elements per vector
+  wire desc_o_vec;  // outputs: consecutive (offset of output o is o): one record per write
+  wire [15:0] desc_v_len;  // vector-wide gather: elements of a vector's reduction (rows past it are zero)
+  wire desc_acc_continue;  // split reduction: chunk 0 adds onto the accumulator entries the previous Gemm left
+  wire desc_acc_hold;  // split reduction: write no output (the entries keep the sums for the next Gemm)
+
+  assign desc_kind = desc_words_i[1:0];
+  assign desc_conv = desc_words_i[2];
+  assign desc_batch = desc_words_i[18:3];
+  assign desc_m_total = desc_words_i[47:32];
+  assign desc_m_block = desc_words_i[63:48];
+  assign desc_k_chunks = desc_words_i[79:64];
+  assign desc_r_total = desc_words_i[95:80];
+  assign desc_base = desc_words_i[127:96];
+  assign desc_s_b = desc_words_i[159:128];
+  assign desc_s_m = desc_words_i[191:160];
+  assign desc_s_k = desc_words_i[223:192];
+  assign desc_s_r = desc_words_i[255:224];
+  assign desc_groups = desc_words_i[271:256];
+  assign desc_group_rows = desc_words_i[287:272];
+  assign desc_s_g = desc_words_i[319:288];
+  assign desc_height = desc_words_i[335:320];
+  assign desc_width = desc_words_i[351:336];
+  assign desc_kernel_h = desc_words_i[367:352];
+  assign desc_kernel_w = desc_words_i[383:368];
+  assign desc_stride = desc_words_i[399:384];
+  assign desc_padding = desc_words_i[415:400];
+  assign desc_out_w = desc_words_i[431:416];
+  assign desc_pad_off = desc_words_i[479:448];
+  assign desc_ky_step = desc_words_i[511:480];
+  assign desc_c_step = desc_words_i[543:512];
+  assign desc_y_step = desc_words_i[575:544];
+  assign desc_kx0 = desc_words_i[1495:1489];
+  assign desc_ky0 = desc_words_i[1502:1496];
+  assign desc_band = desc_words_i[1503];
+  assign desc_n_tiles = desc_words_i[447:432];
+  assign desc_n_total = desc_words_i[591:576];
+  assign desc_t_base = desc_words_i[639:608];
+  assign desc_t_s_b = desc_words_i[671:640];
+  assign desc_t_s_k = desc_words_i[703:672];
+  assign desc_t_s_n = desc_words_i[735:704];
+  assign desc_t_s_r = desc_words_i[767:736];
+  assign desc_t_strided = desc_words_i[19];
+  assign desc_t_s_c = desc_words_i[831:800];
+  assign desc_t_top = desc_words_i[799:768];
+  assign desc_t_diag = desc_words_i[20];
+  assign desc_t_gtop = desc_words_i[607:592];
+  assign desc_t_etop = desc_words_i[847:832];
+  assign desc_t_dtop = desc_words_i[895:864];
+  assign desc_t_dwrap = desc_words_i[927:896];
+  assign desc_init_bias = desc_words_i[22];
+  assign desc_init_base = desc_words_i[959:928];
+  assign desc_init_out = desc_words_i[23];
+  assign desc_init_s_b = desc_words_i[991:960];
+  assign desc_init_s_m = desc_words_i[1023:992];
+  assign desc_init_shift = desc_words_i[28:24];
+  assign desc_o_base = desc_words_i[1087:1056];
+  assign desc_o_s_b = desc_words_i[1119:1088];
+  assign desc_o_s_m = desc_words_i[1151:1120];
+  assign desc_o_s_o2 = desc_words_i[1183:1152];
+  assign desc_o_wrap = desc_words_i[1215:1184];
+  assign desc_o_div = desc_words_i[1055:1040];
+  assign desc_o_sel = desc_words_i[1039:1024];
+  assign desc_shift = desc_words_i[1220:1216];
+  assign desc_relu = desc_words_i[30];
+  assign desc_a_func = desc_words_i[1226:1224];
+  assign desc_a_norm_shift = desc_words_i[1231:1227];
+  assign desc_a_count = desc_words_i[1279:1248];
+  assign desc_a_n = desc_words_i[1247:1232];
+  assign desc_a_in_base = desc_words_i[1311:1280];
+  assign desc_a_in_s_v = desc_words_i[1343:1312];
+  assign desc_a_in_s_e = desc_words_i[1375:1344];
+  assign desc_a_out_base = desc_words_i[1407:1376];
+  assign desc_a_out_s_v = desc_words_i[1439:1408];
+  assign desc_a_out_s_e = desc_words_i[1471:1440];
+  assign desc_f_value = desc_words_i[1479:1472];
+  assign desc_v_mode = desc_words_i[21];
+  assign desc_o_vec = desc_words_i[29];
+  assign desc_v_len = desc_words_i[863:848];
+  assign desc_acc_continue = desc_words_i[31];
+  assign desc_acc_hold = desc_words_i[1488];
+  // Lint waiver: padding bits of the packed descriptor, and the high bits of fields wider than the engine needs.
+  // verilator lint_off UNUSEDSIGNAL
+  wire [1503:0] desc_words_unused;
+  assign desc_words_unused = desc_words_i;
+  // verilator lint_on UNUSEDSIGNAL
   // Control state and the streamer's copy of the counts.
   reg busy_q;
   reg done_q;
@@ -181,10 +264,10 @@ module capsgen_engine (
   wire start;  // accept a non-empty Gemm: every unit starts
 
   assign accept = desc_valid_i & ~busy_q;
-  assign empty = (desc_kind_i == 2'd0) ? ((desc_batch_i == 16'd0) | (desc_m_total_i == 16'd0) | (desc_m_block_i == 16'd0) | (desc_k_chunks_i == 16'd0) | (desc_n_tiles_i == 16'd0) | (desc_n_total_i == 16'd0)) : ((desc_a_count_i == 32'd0) | ((desc_kind_i == 2'd1) & (desc_a_n_i == 16'd0)));
+  assign empty = (desc_kind == 2'd0) ? ((desc_batch == 16'd0) | (desc_m_total == 16'd0) | (desc_m_block == 16'd0) | (desc_k_chunks == 16'd0) | (desc_n_tiles == 16'd0) | (desc_n_total == 16'd0)) : ((desc_a_count == 32'd0) | ((desc_kind == 2'd1) & (desc_a_n == 16'd0)));
   wire a_start;  // accept a non-empty Activate or Fill
-  assign a_start = accept & ~empty & (desc_kind_i != 2'd0);
-  assign start = accept & ~empty & (desc_kind_i == 2'd0);
+  assign a_start = accept & ~empty & (desc_kind != 2'd0);
+  assign start = accept & ~empty & (desc_kind == 2'd0);
   // The Activate/Fill pass (capsgen_act_pass, instantiated below) and its share of the ports.
   wire ap_rd_en;
   wire [31:0] ap_rd_addr;
@@ -266,21 +349,21 @@ module capsgen_engine (
     vg_addr_d = vg_addr_q;
     vg_next_block_addr_d = vg_next_block_addr_q;
     if (start) begin
-      vector_mode_d = desc_v_mode_i;
-      vg_busy_d = desc_v_mode_i;
+      vector_mode_d = desc_v_mode;
+      vg_busy_d = desc_v_mode;
       vg_batch_d = 16'd0;
       vg_block_start_d = 16'd0;
-      vg_block_len_d = (desc_m_total_i < desc_m_block_i) ? desc_m_total_i : desc_m_block_i;
+      vg_block_len_d = (desc_m_total < desc_m_block) ? desc_m_total : desc_m_block;
       vg_chunk_d = 16'd0;
       vg_vector_d = 16'd0;
-      vg_len_d = desc_v_len_i;
-      vg_rows_left_d = desc_v_len_i;
-      vg_batch_stride_d = desc_s_b_i;
-      vg_vector_stride_d = desc_s_m_i;
-      vg_chunk_stride_d = desc_s_k_i;
-      vg_batch_addr_d = desc_base_i;
-      vg_chunk_addr_d = desc_base_i;
-      vg_addr_d = desc_base_i;
+      vg_len_d = desc_v_len;
+      vg_rows_left_d = desc_v_len;
+      vg_batch_stride_d = desc_s_b;
+      vg_vector_stride_d = desc_s_m;
+      vg_chunk_stride_d = desc_s_k;
+      vg_batch_addr_d = desc_base;
+      vg_chunk_addr_d = desc_base;
+      vg_addr_d = desc_base;
     end else if (vg_take) begin
       if (vg_chunk_last) begin
         vg_vector_d = 16'd0;
@@ -414,36 +497,36 @@ module capsgen_engine (
   capsgen_gather u_gather (
     .clk_i(clk_i),
     .rst_ni(rst_ni),
-    .desc_valid_i(start & ~desc_v_mode_i),
+    .desc_valid_i(start & ~desc_v_mode),
     .desc_ready_o(g_desc_ready),
-    .desc_conv_i(desc_conv_i),
-    .desc_batch_i(desc_batch_i),
-    .desc_m_total_i(desc_m_total_i),
-    .desc_m_block_i(desc_m_block_i),
-    .desc_k_chunks_i(desc_k_chunks_i),
-    .desc_r_total_i(desc_r_total_i),
-    .desc_base_i(desc_base_i),
-    .desc_s_b_i(desc_s_b_i),
-    .desc_s_m_i(desc_s_m_i),
-    .desc_s_k_i(desc_s_k_i),
-    .desc_s_r_i(desc_s_r_i),
-    .desc_groups_i(desc_groups_i),
-    .desc_group_rows_i(desc_group_rows_i),
-    .desc_s_g_i(desc_s_g_i),
-    .desc_height_i(desc_height_i),
-    .desc_width_i(desc_width_i),
-    .desc_kernel_h_i(desc_kernel_h_i),
-    .desc_kernel_w_i(desc_kernel_w_i),
-    .desc_stride_i(desc_stride_i),
-    .desc_padding_i(desc_padding_i),
-    .desc_out_w_i(desc_out_w_i),
-    .desc_pad_off_i(desc_pad_off_i),
-    .desc_ky_step_i(desc_ky_step_i),
-    .desc_c_step_i(desc_c_step_i),
-    .desc_y_step_i(desc_y_step_i),
-    .desc_kx0_i(desc_kx0_i),
-    .desc_ky0_i(desc_ky0_i),
-    .desc_band_i(desc_band_i),
+    .desc_conv_i(desc_conv),
+    .desc_batch_i(desc_batch),
+    .desc_m_total_i(desc_m_total),
+    .desc_m_block_i(desc_m_block),
+    .desc_k_chunks_i(desc_k_chunks),
+    .desc_r_total_i(desc_r_total),
+    .desc_base_i(desc_base),
+    .desc_s_b_i(desc_s_b),
+    .desc_s_m_i(desc_s_m),
+    .desc_s_k_i(desc_s_k),
+    .desc_s_r_i(desc_s_r),
+    .desc_groups_i(desc_groups),
+    .desc_group_rows_i(desc_group_rows),
+    .desc_s_g_i(desc_s_g),
+    .desc_height_i(desc_height),
+    .desc_width_i(desc_width),
+    .desc_kernel_h_i(desc_kernel_h),
+    .desc_kernel_w_i(desc_kernel_w),
+    .desc_stride_i(desc_stride),
+    .desc_padding_i(desc_padding),
+    .desc_out_w_i(desc_out_w),
+    .desc_pad_off_i(desc_pad_off),
+    .desc_ky_step_i(desc_ky_step),
+    .desc_c_step_i(desc_c_step),
+    .desc_y_step_i(desc_y_step),
+    .desc_kx0_i(desc_kx0),
+    .desc_ky0_i(desc_ky0),
+    .desc_band_i(desc_band),
     .elem_valid_o(g_valid),
     .elem_ready_i(g_ready),
     .elem_addr_o(g_addr),
@@ -506,27 +589,27 @@ module capsgen_engine (
     .clk_i(clk_i),
     .rst_ni(rst_ni),
     .start_i(start),
-    .desc_batch_i(desc_batch_i),
-    .desc_m_total_i(desc_m_total_i),
-    .desc_m_block_i(desc_m_block_i),
-    .desc_k_chunks_i(desc_k_chunks_i),
-    .desc_n_tiles_i(desc_n_tiles_i),
-    .desc_r_total_i(desc_r_total_i),
-    .desc_n_total_i(desc_n_total_i),
-    .desc_base_i(desc_t_base_i),
-    .desc_s_b_i(desc_t_s_b_i),
-    .desc_s_k_i(desc_t_s_k_i),
-    .desc_s_n_i(desc_t_s_n_i),
-    .desc_s_r_i(desc_t_s_r_i),
-    .desc_strided_i(desc_t_strided_i),
-    .desc_s_c_i(desc_t_s_c_i),
-    .desc_top_i(desc_t_top_i),
-    .desc_diag_i(desc_t_diag_i),
-    .desc_group_rows_i(desc_group_rows_i),
-    .desc_gtop_i(desc_t_gtop_i),
-    .desc_etop_i(desc_t_etop_i),
-    .desc_dtop_i(desc_t_dtop_i),
-    .desc_dwrap_i(desc_t_dwrap_i),
+    .desc_batch_i(desc_batch),
+    .desc_m_total_i(desc_m_total),
+    .desc_m_block_i(desc_m_block),
+    .desc_k_chunks_i(desc_k_chunks),
+    .desc_n_tiles_i(desc_n_tiles),
+    .desc_r_total_i(desc_r_total),
+    .desc_n_total_i(desc_n_total),
+    .desc_base_i(desc_t_base),
+    .desc_s_b_i(desc_t_s_b),
+    .desc_s_k_i(desc_t_s_k),
+    .desc_s_n_i(desc_t_s_n),
+    .desc_s_r_i(desc_t_s_r),
+    .desc_strided_i(desc_t_strided),
+    .desc_s_c_i(desc_t_s_c),
+    .desc_top_i(desc_t_top),
+    .desc_diag_i(desc_t_diag),
+    .desc_group_rows_i(desc_group_rows),
+    .desc_gtop_i(desc_t_gtop),
+    .desc_etop_i(desc_t_etop),
+    .desc_dtop_i(desc_t_dtop),
+    .desc_dwrap_i(desc_t_dwrap),
     .rd_en_o(wrd_en_o),
     .rd_addr_o(wrd_addr_o),
     .rd_data_i(wrd_data_i),
@@ -730,19 +813,19 @@ module capsgen_engine (
     .clk_i(clk_i),
     .rst_ni(rst_ni),
     .start_i(start),
-    .desc_batch_i(desc_batch_i),
-    .desc_m_total_i(desc_m_total_i),
-    .desc_m_block_i(desc_m_block_i),
-    .desc_n_tiles_i(desc_n_tiles_i),
-    .desc_n_total_i(desc_n_total_i),
-    .desc_base_i(desc_o_base_i),
-    .desc_s_b_i(desc_o_s_b_i),
-    .desc_s_m_i(desc_o_s_m_i),
-    .desc_s_o2_i(desc_o_s_o2_i),
-    .desc_o_wrap_i(desc_o_wrap_i),
-    .desc_o_div_i(desc_o_div_i),
-    .desc_o_sel_i(desc_o_sel_i),
-    .desc_o_vec_i(desc_o_vec_i | desc_acc_hold_i),
+    .desc_batch_i(desc_batch),
+    .desc_m_total_i(desc_m_total),
+    .desc_m_block_i(desc_m_block),
+    .desc_n_tiles_i(desc_n_tiles),
+    .desc_n_total_i(desc_n_total),
+    .desc_base_i(desc_o_base),
+    .desc_s_b_i(desc_o_s_b),
+    .desc_s_m_i(desc_o_s_m),
+    .desc_s_o2_i(desc_o_s_o2),
+    .desc_o_wrap_i(desc_o_wrap),
+    .desc_o_div_i(desc_o_div),
+    .desc_o_sel_i(desc_o_sel),
+    .desc_o_vec_i(desc_o_vec | desc_acc_hold),
     .rec_valid_i(fifo_cnt_q != 5'd0),
     .rec_data_i(fifo_mem[fifo_rp_q]),
     .rec_pop_o(pop),
@@ -760,17 +843,17 @@ module capsgen_engine (
     .clk_i(clk_i),
     .rst_ni(rst_ni),
     .start_i(a_start),
-    .fill_i(desc_kind_i == 2'd2),
-    .desc_norm_i(desc_a_func_i == 3'd2),
-    .desc_count_i(desc_a_count_i),
-    .desc_n_i(desc_a_n_i),
-    .desc_in_base_i(desc_a_in_base_i),
-    .desc_in_s_v_i(desc_a_in_s_v_i),
-    .desc_in_s_e_i(desc_a_in_s_e_i),
-    .desc_out_base_i(desc_a_out_base_i),
-    .desc_out_s_v_i(desc_a_out_s_v_i),
-    .desc_out_s_e_i(desc_a_out_s_e_i),
-    .desc_value_i(desc_f_value_i),
+    .fill_i(desc_kind == 2'd2),
+    .desc_norm_i(desc_a_func == 3'd2),
+    .desc_count_i(desc_a_count),
+    .desc_n_i(desc_a_n),
+    .desc_in_base_i(desc_a_in_base),
+    .desc_in_s_v_i(desc_a_in_s_v),
+    .desc_in_s_e_i(desc_a_in_s_e),
+    .desc_out_base_i(desc_a_out_base),
+    .desc_out_s_v_i(desc_a_out_s_v),
+    .desc_out_s_e_i(desc_a_out_s_e),
+    .desc_value_i(desc_f_value),
     .rd_en_o(ap_rd_en),
     .rd_addr_o(ap_rd_addr),
     .rd_data_i(drd_elem),
@@ -838,28 +921,28 @@ module capsgen_engine (
       if (start) begin
         busy_q <= 1'b1;
         run_q <= 1'b1;
-        bm1_q <= desc_batch_i - 16'd1;
-        mtot_q <= desc_m_total_i;
-        mblk_q <= desc_m_block_i;
-        mb0_q <= (desc_m_total_i < desc_m_block_i) ? desc_m_total_i : desc_m_block_i;
-        mb_q <= (desc_m_total_i < desc_m_block_i) ? desc_m_total_i : desc_m_block_i;
-        kcm1_q <= desc_k_chunks_i - 16'd1;
-        ntm1_q <= desc_n_tiles_i - 16'd1;
-        ntot_q <= desc_n_total_i;
-        nt_q <= desc_n_tiles_i[5:0];
-        init_bias_q <= desc_init_bias_i;
-        init_base_q <= desc_init_base_i;
-        relu_q <= desc_relu_i;
-        cont_q <= desc_acc_continue_i;
-        hold_q <= desc_acc_hold_i;
-        init_out_q <= desc_init_out_i;
-        init_s_b_q <= desc_init_s_b_i;
-        init_s_m_q <= desc_init_s_m_i;
-        init_shift_q <= desc_init_shift_i;
-        ia_q <= desc_init_base_i;
-        iblk_q <= desc_init_base_i;
-        ib_q <= desc_init_base_i;
-        shift_q <= desc_shift_i;
+        bm1_q <= desc_batch - 16'd1;
+        mtot_q <= desc_m_total;
+        mblk_q <= desc_m_block;
+        mb0_q <= (desc_m_total < desc_m_block) ? desc_m_total : desc_m_block;
+        mb_q <= (desc_m_total < desc_m_block) ? desc_m_total : desc_m_block;
+        kcm1_q <= desc_k_chunks - 16'd1;
+        ntm1_q <= desc_n_tiles - 16'd1;
+        ntot_q <= desc_n_total;
+        nt_q <= desc_n_tiles[5:0];
+        init_bias_q <= desc_init_bias;
+        init_base_q <= desc_init_base;
+        relu_q <= desc_relu;
+        cont_q <= desc_acc_continue;
+        hold_q <= desc_acc_hold;
+        init_out_q <= desc_init_out;
+        init_s_b_q <= desc_init_s_b;
+        init_s_m_q <= desc_init_s_m;
+        init_shift_q <= desc_init_shift;
+        ia_q <= desc_init_base;
+        iblk_q <= desc_init_base;
+        ib_q <= desc_init_base;
+        shift_q <= desc_shift;
         mi_q <= 16'd0;
         n_q <= 16'd0;
         k_q <= 16'd0;
@@ -917,9 +1000,9 @@ module capsgen_engine (
       if (a_start) begin
         busy_q <= 1'b1;
         act_mode_q <= 1'b1;
-        a_func_q <= desc_a_func_i;
-        a_len_q <= desc_a_n_i[5:0];
-        a_ns_q <= desc_a_norm_shift_i;
+        a_func_q <= desc_a_func;
+        a_len_q <= desc_a_n[5:0];
+        a_ns_q <= desc_a_norm_shift;
       end
       if (st_error | a_err | res_mismatch | fifo_overflow) begin
         err_q <= 1'b1;
