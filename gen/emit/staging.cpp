@@ -92,10 +92,11 @@ Module build_staging(const AccelConfig& cfg) {
   const StagingPorts p = declare_staging_ports(m, R, D, N, RB, VB);
 
   m.comment("Buffer state: full flag per buffer, the writer's and the reader's buffer, sticky error.");
-  const Expr full_q = m.reg("full_q", 2);
-  const Expr wr_buf_q = m.reg("wr_buf_q", 1);
-  const Expr rd_buf_q = m.reg("rd_buf_q", 1);
-  const Expr error_q = m.reg("error_q", 1);
+  const Flop full = m.flop("buffer_full", 2, "per buffer: holds a committed block");
+  const Flop write_buffer = m.flop("write_buffer", 1, "the buffer the writer fills");
+  const Flop read_buffer = m.flop("read_buffer", 1, "the buffer the reader reads");
+  const Flop error = m.flop("error", 1, "sticky error_o");
+  const Expr full_q = full.q, wr_buf_q = write_buffer.q, rd_buf_q = read_buffer.q;
   const Expr wr_free = m.wire("wr_free", 1);
   const Expr rd_avail = m.wire("rd_avail", 1);
   const Expr do_write = m.wire("do_write", 1);
@@ -119,11 +120,16 @@ Module build_staging(const AccelConfig& cfg) {
   m.assign(wdata, ternary(p.wr_zero_i, lit(D, 0), p.wr_data_i));
   m.assign(waddr, ternary(wr_buf_q, zext(p.wr_vec_i, AB) + lit(AB, N), zext(p.wr_vec_i, AB)));
   m.assign(raddr, ternary(rd_buf_q, zext(p.rd_vec_i, AB) + lit(AB, N), zext(p.rd_vec_i, AB)));
-  m.always_ff_reset({nb(full_q, lit_bin(2, 0)), nb(wr_buf_q, bit(false)), nb(rd_buf_q, bit(false)), nb(error_q, bit(false))},
-                    {stmt_comment("commit and release in one cycle touch different buffers (one full, one empty)"),
-                     if_(p.wr_commit_i & wr_free, {nb(full_q.at(wr_buf_q), bit(true)), nb(wr_buf_q, ~wr_buf_q)}),
-                     if_(p.rd_release_i & rd_avail, {nb(full_q.at(rd_buf_q), bit(false)), nb(rd_buf_q, ~rd_buf_q)}),
-                     if_(bad, {nb(error_q, bit(true))})});
+  const std::vector<Flop> flops{full, write_buffer, read_buffer, error};
+  Stmts next = hold_flops(flops);
+  next.push_back(stmt_comment("commit and release in one cycle touch different buffers (one full, one empty)"));
+  next.push_back(if_(p.wr_commit_i & wr_free, {blk(full.d.at(wr_buf_q), bit(true)), blk(write_buffer.d, ~wr_buf_q)}));
+  next.push_back(if_(p.rd_release_i & rd_avail, {blk(full.d.at(rd_buf_q), bit(false)), blk(read_buffer.d, ~rd_buf_q)}));
+  next.push_back(if_(bad, {blk(error.d, bit(true))}));
+  m.blank();
+  m.comment("Next buffer state.");
+  m.always_comb(std::move(next));
+  m.always_ff_flops(flops);
 
   m.blank();
   m.comment("One RAM per array row.");
@@ -147,7 +153,7 @@ Module build_staging(const AccelConfig& cfg) {
   m.assign(p.rd_avail_o, rd_avail);
   m.assign(p.wr_buf_o, wr_buf_q);
   m.assign(p.rd_buf_o, rd_buf_q);
-  m.assign(p.error_o, error_q);
+  m.assign(p.error_o, error.q);
   return m;
 }
 

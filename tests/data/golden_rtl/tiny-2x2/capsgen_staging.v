@@ -38,10 +38,14 @@ module capsgen_staging (
   output wire error_o  // sticky: a request in the wrong buffer state (or index out of range)
 );
   // Buffer state: full flag per buffer, the writer's and the reader's buffer, sticky error.
-  reg [1:0] full_q;
-  reg wr_buf_q;
-  reg rd_buf_q;
-  reg error_q;
+  reg [1:0] buffer_full_q;  // per buffer: holds a committed block
+  reg [1:0] buffer_full_d;
+  reg write_buffer_q;  // the buffer the writer fills
+  reg write_buffer_d;
+  reg read_buffer_q;  // the buffer the reader reads
+  reg read_buffer_d;
+  reg error_q;  // sticky error_o
+  reg error_d;
   wire wr_free;
   wire rd_avail;
   wire do_write;
@@ -50,32 +54,44 @@ module capsgen_staging (
   wire [6:0] waddr;  // word of the write: wr_vec_i (buffer 0) or 64 + wr_vec_i (buffer 1)
   wire [6:0] raddr;
 
-  assign wr_free = wr_buf_q ? ~full_q[1] : ~full_q[0];
-  assign rd_avail = rd_buf_q ? full_q[1] : full_q[0];
+  assign wr_free = write_buffer_q ? ~buffer_full_q[1] : ~buffer_full_q[0];
+  assign rd_avail = read_buffer_q ? buffer_full_q[1] : buffer_full_q[0];
   assign do_write = wr_en_i & wr_free;
   assign bad = (wr_en_i & ~wr_free) | (wr_commit_i & ~wr_free) | (rd_en_i & ~rd_avail) | (rd_release_i & ~rd_avail);
   assign wdata = wr_zero_i ? 8'd0 : wr_data_i;
-  assign waddr = wr_buf_q ? {1'd0, wr_vec_i} + 7'd64 : {1'd0, wr_vec_i};
-  assign raddr = rd_buf_q ? {1'd0, rd_vec_i} + 7'd64 : {1'd0, rd_vec_i};
+  assign waddr = write_buffer_q ? {1'd0, wr_vec_i} + 7'd64 : {1'd0, wr_vec_i};
+  assign raddr = read_buffer_q ? {1'd0, rd_vec_i} + 7'd64 : {1'd0, rd_vec_i};
+
+  // Next buffer state.
+  always @* begin
+    buffer_full_d = buffer_full_q;
+    write_buffer_d = write_buffer_q;
+    read_buffer_d = read_buffer_q;
+    error_d = error_q;
+    // commit and release in one cycle touch different buffers (one full, one empty)
+    if (wr_commit_i & wr_free) begin
+      buffer_full_d[write_buffer_q] = 1'b1;
+      write_buffer_d = ~write_buffer_q;
+    end
+    if (rd_release_i & rd_avail) begin
+      buffer_full_d[read_buffer_q] = 1'b0;
+      read_buffer_d = ~read_buffer_q;
+    end
+    if (bad) begin
+      error_d = 1'b1;
+    end
+  end
   always @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
-      full_q <= 2'b00;
-      wr_buf_q <= 1'b0;
-      rd_buf_q <= 1'b0;
+      buffer_full_q <= 2'd0;
+      write_buffer_q <= 1'b0;
+      read_buffer_q <= 1'b0;
       error_q <= 1'b0;
     end else begin
-      // commit and release in one cycle touch different buffers (one full, one empty)
-      if (wr_commit_i & wr_free) begin
-        full_q[wr_buf_q] <= 1'b1;
-        wr_buf_q <= ~wr_buf_q;
-      end
-      if (rd_release_i & rd_avail) begin
-        full_q[rd_buf_q] <= 1'b0;
-        rd_buf_q <= ~rd_buf_q;
-      end
-      if (bad) begin
-        error_q <= 1'b1;
-      end
+      buffer_full_q <= buffer_full_d;
+      write_buffer_q <= write_buffer_d;
+      read_buffer_q <= read_buffer_d;
+      error_q <= error_d;
     end
   end
 
@@ -109,7 +125,7 @@ module capsgen_staging (
 
   assign wr_free_o = wr_free;
   assign rd_avail_o = rd_avail;
-  assign wr_buf_o = wr_buf_q;
-  assign rd_buf_o = rd_buf_q;
+  assign wr_buf_o = write_buffer_q;
+  assign rd_buf_o = read_buffer_q;
   assign error_o = error_q;
 endmodule
