@@ -195,16 +195,17 @@ DmaPorts declare_ports(Module& m, const DmaGeometry& g) {
 // beat narrowed to its low bytes (and widened). Only with narrow (words of several bytes); the
 // widening signals only with widen. 1-byte words leave the size and widen inputs unused.
 struct BeatSize {
-  std::optional<Expr> size_q, strb_q, widen_q, desc_size, desc_strb, rd_keep, rd_sign, rd_elem, unused_desc;
+  std::optional<Flop> size, strb, widen;
+  std::optional<Expr> desc_size, desc_strb, rd_keep, rd_sign, rd_elem, unused_desc;
 };
 
 BeatSize declare_beat_size(Module& m, const DmaWidths& w) {
   const int data_bits = w.g.data_bits, word_bytes = w.g.word_bytes, size_bits = w.g.size_bits;
   BeatSize beat;
   if (w.narrow) {
-    beat.size_q = m.reg("size_q", size_bits, "bytes per beat = 2^size_q");
-    beat.strb_q = m.reg("strb_q", word_bytes, "bytes of a beat: the low 2^size_q");
-    if (w.widen) beat.widen_q = m.reg("widen_q", 1, "sign-extend each read byte to a lane");
+    beat.size = m.flop("beat_size", size_bits, "bytes per beat = 2^beat_size_q");
+    beat.strb = m.flop("beat_strobes", word_bytes, "bytes of a beat: the low 2^beat_size_q");
+    if (w.widen) beat.widen = m.flop("widen", 1, "sign-extend each read byte to a lane");
     beat.desc_size = m.wire("desc_size", size_bits, "desc_size_i limited to a whole word");
     beat.desc_strb = m.wire("desc_strb", word_bytes);
     beat.rd_keep = m.wire("rd_keep", data_bits, "bits of a read beat that carry the element");
@@ -221,36 +222,46 @@ BeatSize declare_beat_size(Module& m, const DmaWidths& w) {
 // The descriptor registers, loaded when a descriptor is accepted (counts and strides of level k at
 // [k]), and what is decoded from the inputs.
 struct DescriptorRegisters {
-  Expr busy_q, done_q, store_q, contig_q, limit_q;
+  Flop busy, done, store, contiguous, burst_limit;
   BeatSize beat;
-  std::vector<Expr> count_q, ds_q, ss_q;
+  std::vector<Flop> count, dram_stride, spm_stride;
   Expr desc_fire, desc_empty, desc_limit, count1_last, count2_last;
+
+  std::vector<Flop> flops() const {
+    std::vector<Flop> f{busy, done, store, contiguous, burst_limit};
+    for (const std::optional<Flop>& b : {beat.size, beat.strb, beat.widen})
+      if (b) f.push_back(*b);
+    for (int k = 0; k < 3; ++k) f.insert(f.end(), {count[k], dram_stride[k], spm_stride[k]});
+    return f;
+  }
 };
 
 DescriptorRegisters declare_descriptor_registers(Module& m, const DmaWidths& w) {
   m.comment("Descriptor registers.");
-  Expr busy_q = m.reg("busy_q", 1), done_q = m.reg("done_q", 1), store_q = m.reg("store_q", 1);
-  Expr contig_q = m.reg("contig_q", 1, "ds0 is one word: inner runs form bursts");
-  Expr limit_q = m.reg("limit_q", w.g.len_bits, "burst length limit (1..max)");
+  Flop busy = m.flop("busy", 1, "a descriptor runs"), done = m.flop("done", 1, "done_o");
+  Flop store = m.flop("store", 1, "SPM -> DRAM");
+  Flop contiguous = m.flop("contiguous", 1, "dram stride 0 is one beat: inner runs form bursts");
+  Flop burst_limit = m.flop("burst_limit", w.g.len_bits, "burst length limit (1..max)");
   BeatSize beat = declare_beat_size(m, w);
   // Level k's register of a per-level field, for k = 0, 1, 2.
-  auto levels = [&m](const char* name, int width) {
-    std::vector<Expr> regs;
-    for (int k = 0; k < 3; ++k) regs.push_back(m.reg(fmt::format("{}{}_q", name, k), width));
+  auto levels = [&m](const char* name, int width, const char* what) {
+    std::vector<Flop> regs;
+    for (int k = 0; k < 3; ++k)
+      regs.push_back(m.flop(fmt::format("{}{}", name, k), width, fmt::format("level {} {}", k, what)));
     return regs;
   };
-  std::vector<Expr> count_q = levels("count", kDmaCountBits);
-  std::vector<Expr> ds_q = levels("ds", kDmaDramAddrBits);
-  std::vector<Expr> ss_q = levels("ss", w.g.spm_addr_bits);
-  return DescriptorRegisters{busy_q,
-                             done_q,
-                             store_q,
-                             contig_q,
-                             limit_q,
+  std::vector<Flop> count = levels("count", kDmaCountBits, "elements");
+  std::vector<Flop> dram_stride = levels("dram_stride", kDmaDramAddrBits, "DRAM stride, bytes");
+  std::vector<Flop> spm_stride = levels("spm_stride", w.g.spm_addr_bits, "SPM stride, elements");
+  return DescriptorRegisters{busy,
+                             done,
+                             store,
+                             contiguous,
+                             burst_limit,
                              beat,
-                             count_q,
-                             ds_q,
-                             ss_q,
+                             count,
+                             dram_stride,
+                             spm_stride,
                              m.wire("desc_fire", 1),
                              m.wire("desc_empty", 1, "a count is 0"),
                              m.wire("desc_limit", w.g.len_bits),
@@ -263,23 +274,26 @@ DescriptorRegisters declare_descriptor_registers(Module& m, const DmaWidths& w) 
 // row2_next). The request side walks DRAM byte addresses burst by burst (rq_*, inner index rq_j_q),
 // the SPM side SPM element addresses word by word (sp_*, inner index sp_i0_q).
 struct WalkerRegisters {
-  Expr active_q, inner_q, i1_q, i2_q, ptr_q, row1_q, row2_q;
+  Flop active, inner, i1, i2, addr, row1_addr, row2_addr;
+
+  std::vector<Flop> flops() const { return {active, inner, i1, i2, addr, row1_addr, row2_addr}; }
 };
 struct Walker : WalkerRegisters {
   Expr row1_next, row2_next;
 };
 
-// A walker's registers <prefix>_*, with `comments` for active_q, the inner index, ptr_q, row1_q and row2_q.
-WalkerRegisters declare_walker_registers(Module& m, const std::string& prefix, const std::string& inner_index,
-                                         int addr_bits, const std::vector<std::string>& comments) {
+// A walker's registers <prefix>_*, with `comments` for active, the inner index, the address and the
+// addresses of the current row and plane.
+WalkerRegisters declare_walker_registers(Module& m, const std::string& prefix, int addr_bits,
+                                         const std::vector<std::string>& comments) {
   auto name = [&prefix](const std::string& what) { return prefix + "_" + what; };
-  return WalkerRegisters{m.reg(name("active_q"), 1, comments[0]),
-                         m.reg(name(inner_index), kDmaCountBits, comments[1]),
-                         m.reg(name("i1_q"), kDmaCountBits),
-                         m.reg(name("i2_q"), kDmaCountBits),
-                         m.reg(name("ptr_q"), addr_bits, comments[2]),
-                         m.reg(name("row1_q"), addr_bits, comments[3]),
-                         m.reg(name("row2_q"), addr_bits, comments[4])};
+  return WalkerRegisters{m.flop(name("active"), 1, comments[0]),
+                         m.flop(name("inner"), kDmaCountBits, comments[1]),
+                         m.flop(name("i1"), kDmaCountBits, "level-1 index"),
+                         m.flop(name("i2"), kDmaCountBits, "level-2 index"),
+                         m.flop(name("addr"), addr_bits, comments[2]),
+                         m.flop(name("row1_addr"), addr_bits, comments[3]),
+                         m.flop(name("row2_addr"), addr_bits, comments[4])};
 }
 
 // The request side: its walker, and the next burst's length and position.
@@ -292,7 +306,7 @@ RequestSide declare_request_side(Module& m, const DmaWidths& w) {
   const int dram_addr_bits = kDmaDramAddrBits, count_bits = kDmaCountBits, len_bits = w.g.len_bits;
   m.comment("Request side: walks the pattern burst by burst.");
   const WalkerRegisters registers = declare_walker_registers(
-      m, "rq", "j_q", dram_addr_bits,
+      m, "rq", dram_addr_bits,
       {"requests remain", "inner index of the next burst's first element", "DRAM address of the next burst",
        "DRAM address of the current level-1 row", "DRAM address of the current level-2 plane"});
   Expr rq_rem = m.wire("rq_rem", count_bits, "elements left in the inner run");
@@ -309,22 +323,24 @@ RequestSide declare_request_side(Module& m, const DmaWidths& w) {
 // and the data channels' handshakes.
 struct BurstLengthFifo {
   Memory lq_mem;
-  Expr lq_wp_q, lq_rp_q, lq_cnt_q, lq_full, lq_empty, lq_head, lq_pop, bt_q, bt_inc, beat_last, beat_fire, rd_fire,
-      wr_fire;
+  Flop lq_write_ptr, lq_read_ptr, lq_count;
+  Expr lq_full, lq_empty, lq_head, lq_pop;
+  Flop beats_done;
+  Expr bt_inc, beat_last, beat_fire, rd_fire, wr_fire;
 };
 
 BurstLengthFifo declare_burst_length_fifo(Module& m, const DmaWidths& w) {
   const int len_bits = w.g.len_bits, ptr_bits = w.length_fifo_ptr_bits;
   m.comment(fmt::format("Burst-length FIFO: the lengths of the {} bursts in flight at most.", w.g.outstanding));
   return BurstLengthFifo{m.memory("lq_mem", len_bits, w.g.outstanding),
-                         m.reg("lq_wp_q", ptr_bits),
-                         m.reg("lq_rp_q", ptr_bits),
-                         m.reg("lq_cnt_q", w.length_fifo_count_bits),
+                         m.flop("lq_write_ptr", ptr_bits),
+                         m.flop("lq_read_ptr", ptr_bits),
+                         m.flop("lq_count", w.length_fifo_count_bits, "bursts in flight"),
                          m.wire("lq_full", 1),
                          m.wire("lq_empty", 1),
                          m.wire("lq_head", len_bits, "length of the burst whose data streams now"),
                          m.wire("lq_pop", 1),
-                         m.reg("bt_q", len_bits, "beats of the head burst done"),
+                         m.flop("beats_done", len_bits, "beats of the head burst done"),
                          m.wire("bt_inc", len_bits),
                          m.wire("beat_last", 1),
                          m.wire("beat_fire", 1),
@@ -335,7 +351,8 @@ BurstLengthFifo declare_burst_length_fifo(Module& m, const DmaWidths& w) {
 // The data FIFO between the off-chip data channels and the SPM port.
 struct DataFifo {
   Memory df_mem;
-  Expr df_wp_q, df_rp_q, df_cnt_q, df_push, df_pop, df_wdata, df_full, df_empty, df_used;
+  Flop df_write_ptr, df_read_ptr, df_count;
+  Expr df_push, df_pop, df_wdata, df_full, df_empty, df_used;
 };
 
 DataFifo declare_data_fifo(Module& m, const DmaWidths& w) {
@@ -343,9 +360,9 @@ DataFifo declare_data_fifo(Module& m, const DmaWidths& w) {
   m.comment(fmt::format("Data FIFO ({} words): read beats -> SPM writes (load), SPM reads -> write beats (store).",
                         kDmaFifoDepth));
   return DataFifo{m.memory("df_mem", data_bits, kDmaFifoDepth),
-                  m.reg("df_wp_q", w.data_fifo_ptr_bits),
-                  m.reg("df_rp_q", w.data_fifo_ptr_bits),
-                  m.reg("df_cnt_q", count_bits),
+                  m.flop("df_write_ptr", w.data_fifo_ptr_bits),
+                  m.flop("df_read_ptr", w.data_fifo_ptr_bits),
+                  m.flop("df_count", count_bits, "words in the FIFO"),
                   m.wire("df_push", 1),
                   m.wire("df_pop", 1),
                   m.wire("df_wdata", data_bits),
@@ -357,30 +374,36 @@ DataFifo declare_data_fifo(Module& m, const DmaWidths& w) {
 // The SPM side: its walker, the SPM reads in flight and the SPM handshakes.
 struct SpmSide {
   Walker walk;
-  Expr sp_inf_q, count0_last, spm_fire, sp_ret;
+  Flop sp_reads_in_flight;
+  Expr count0_last, spm_fire, sp_ret;
 };
 
 SpmSide declare_spm_side(Module& m, const DmaWidths& w) {
   const int spm_addr_bits = w.g.spm_addr_bits;
   m.comment("SPM side: walks the pattern word by word.");
   const WalkerRegisters registers =
-      declare_walker_registers(m, "sp", "i0_q", spm_addr_bits, {"SPM accesses remain", "", "", "", ""});
-  Expr sp_inf_q = m.reg("sp_inf_q", w.data_fifo_count_bits, "SPM reads in flight");
+      declare_walker_registers(m, "sp", spm_addr_bits,
+                               {"SPM accesses remain", "level-0 index of the next word", "SPM address of the next word",
+                                "SPM address of the current level-1 row", "SPM address of the current level-2 plane"});
+  Flop sp_reads_in_flight =
+      m.flop("sp_reads_in_flight", w.data_fifo_count_bits, "SPM reads whose data has not returned");
   Expr row1_next = m.wire("sp_row1_next", spm_addr_bits);
   Expr row2_next = m.wire("sp_row2_next", spm_addr_bits);
   Expr count0_last = m.wire("count0_last", kDmaCountBits);
   Expr spm_fire = m.wire("spm_fire", 1);
-  return SpmSide{Walker{registers, row1_next, row2_next}, sp_inf_q, count0_last, spm_fire,
+  return SpmSide{Walker{registers, row1_next, row2_next}, sp_reads_in_flight, count0_last, spm_fire,
                  m.wire("sp_ret", 1, "SPM read data returns")};
 }
 
 // The end of a descriptor and the beat counters.
 struct Status {
-  Expr finish, beats_rd_q, beats_wr_q;
+  Expr finish;
+  Flop beats_read, beats_written;
 };
 
 Status declare_status(Module& m) {
-  return Status{m.wire("finish", 1), m.reg("beats_rd_q", kDmaCounterBits), m.reg("beats_wr_q", kDmaCounterBits)};
+  return Status{m.wire("finish", 1), m.flop("beats_read", kDmaCounterBits, "read beats since reset"),
+                m.flop("beats_written", kDmaCounterBits, "write beats since reset")};
 }
 
 // Every signal of the engine, in declaration order.
@@ -415,8 +438,8 @@ void build_descriptor_decode(Module& m, const DmaSignals& s, const DmaWidths& w)
   const Expr count_zero = lit(kDmaCountBits, 0), count_one = lit(kDmaCountBits, 1);
   const Expr no_limit = in.burst_i == lit(len_bits, 0), max_len = lit(len_bits, max_burst);
   m.blank();
-  m.assign(in.ready_o, ~desc.busy_q);
-  m.assign(desc.desc_fire, in.valid_i & ~desc.busy_q);
+  m.assign(in.ready_o, ~desc.busy.q);
+  m.assign(desc.desc_fire, in.valid_i & ~desc.busy.q);
   m.assign(desc.desc_empty,
            (in.count_i[0] == count_zero) | (in.count_i[1] == count_zero) | (in.count_i[2] == count_zero));
   // desc_burst_i > max_burst is impossible (and a constant comparison for lint) when max_burst = 2^len_bits - 1.
@@ -424,9 +447,9 @@ void build_descriptor_decode(Module& m, const DmaSignals& s, const DmaWidths& w)
     m.assign(desc.desc_limit, ternary(paren(no_limit | (in.burst_i > max_len)), max_len, in.burst_i));
   else
     m.assign(desc.desc_limit, ternary(no_limit, max_len, in.burst_i));
-  m.assign(s.sp.count0_last, desc.count_q[0] - count_one);
-  m.assign(desc.count1_last, desc.count_q[1] - count_one);
-  m.assign(desc.count2_last, desc.count_q[2] - count_one);
+  m.assign(s.sp.count0_last, desc.count[0].q - count_one);
+  m.assign(desc.count1_last, desc.count[1].q - count_one);
+  m.assign(desc.count2_last, desc.count[2].q - count_one);
 }
 
 // desc_strb: byte k of a beat is carried iff k < 2^size, i.e. size >= floor(log2 k) + 1; bytes
@@ -457,21 +480,14 @@ void build_size_decode(Module& m, const DmaSignals& s, const DmaWidths& w) {
   }
 }
 
-// The descriptor registers' reset values: idle, a 1-beat limit, whole-word beats, no pattern.
-Stmts descriptor_reset(const DescriptorRegisters& desc, const DmaWidths& w) {
-  Stmts reset = {nb(desc.busy_q, bit(false)), nb(desc.done_q, bit(false)), nb(desc.store_q, bit(false)),
-                 nb(desc.contig_q, bit(false)), nb(desc.limit_q, lit(w.g.len_bits, 1))};
+// The descriptor registers' reset values other than zero: a 1-beat limit, whole-word beats.
+std::vector<std::pair<Expr, Expr>> descriptor_reset_values(const DescriptorRegisters& desc, const DmaWidths& w) {
+  std::vector<std::pair<Expr, Expr>> values = {{desc.burst_limit.q, lit(w.g.len_bits, 1)}};
   if (w.narrow) {
-    reset.push_back(nb(*desc.beat.size_q, lit(w.g.size_bits, w.g.max_size)));
-    reset.push_back(nb(*desc.beat.strb_q, rep(w.g.word_bytes, bit(true))));
-    if (w.widen) reset.push_back(nb(*desc.beat.widen_q, bit(false)));
+    values.emplace_back(desc.beat.size->q, lit(w.g.size_bits, w.g.max_size));
+    values.emplace_back(desc.beat.strb->q, rep(w.g.word_bytes, bit(true)));
   }
-  for (int k = 0; k < 3; ++k) {
-    reset.push_back(nb(desc.count_q[k], lit(kDmaCountBits, 0)));
-    reset.push_back(nb(desc.ds_q[k], lit(kDmaDramAddrBits, 0)));
-    reset.push_back(nb(desc.ss_q[k], lit(w.g.spm_addr_bits, 0)));
-  }
-  return reset;
+  return values;
 }
 
 // An accepted descriptor: busy unless its pattern is empty (then done at once); contiguous when ds0 is
@@ -482,19 +498,19 @@ Stmts descriptor_load(const DmaSignals& s, const DmaWidths& w) {
   const int dram_addr_bits = kDmaDramAddrBits;
   const Expr beat_bytes =
       w.narrow ? shl(lit(dram_addr_bits, 1), *desc.beat.desc_size) : lit(dram_addr_bits, w.g.word_bytes);
-  Stmts accept = {nb(desc.busy_q, ~desc.desc_empty), nb(desc.done_q, desc.desc_empty), nb(desc.store_q, in.store_i),
-                  nb(desc.contig_q, in.dram_stride_i[0] == beat_bytes), nb(desc.limit_q, desc.desc_limit)};
+  Stmts accept = {blk(desc.busy.d, ~desc.desc_empty), blk(desc.done.d, desc.desc_empty), blk(desc.store.d, in.store_i),
+                  blk(desc.contiguous.d, in.dram_stride_i[0] == beat_bytes), blk(desc.burst_limit.d, desc.desc_limit)};
   if (w.narrow) {
-    accept.push_back(nb(*desc.beat.size_q, *desc.beat.desc_size));
-    accept.push_back(nb(*desc.beat.strb_q, *desc.beat.desc_strb));
+    accept.push_back(blk(desc.beat.size->d, *desc.beat.desc_size));
+    accept.push_back(blk(desc.beat.strb->d, *desc.beat.desc_strb));
     if (w.widen)
       accept.push_back(
-          nb(*desc.beat.widen_q, in.widen_i & ~in.store_i & (*desc.beat.desc_size == lit(w.g.size_bits, 0))));
+          blk(desc.beat.widen->d, in.widen_i & ~in.store_i & (*desc.beat.desc_size == lit(w.g.size_bits, 0))));
   }
   for (int k = 0; k < 3; ++k) {
-    accept.push_back(nb(desc.count_q[k], in.count_i[k]));
-    accept.push_back(nb(desc.ds_q[k], in.dram_stride_i[k]));
-    accept.push_back(nb(desc.ss_q[k], in.spm_stride_i[k]));
+    accept.push_back(blk(desc.count[k].d, in.count_i[k]));
+    accept.push_back(blk(desc.dram_stride[k].d, in.dram_stride_i[k]));
+    accept.push_back(blk(desc.spm_stride[k].d, in.spm_stride_i[k]));
   }
   return accept;
 }
@@ -504,43 +520,39 @@ Stmts descriptor_load(const DmaSignals& s, const DmaWidths& w) {
 // pulses then.
 void build_descriptor_registers(Module& m, const DmaSignals& s, const DmaWidths& w) {
   const DescriptorRegisters& desc = s.desc;
-  m.assign(s.status.finish, desc.busy_q & ~s.rq.walk.active_q & ~s.sp.walk.active_q & s.lq.lq_empty & s.df.df_empty &
-                                (s.sp.sp_inf_q == lit(w.data_fifo_count_bits, 0)));
-  m.always_ff_reset(descriptor_reset(desc, w),
-                    {nb(desc.done_q, bit(false)), if_(desc.desc_fire, descriptor_load(s, w)),
-                     if_(s.status.finish, {nb(desc.busy_q, bit(false)), nb(desc.done_q, bit(true))})});
+  m.assign(s.status.finish, desc.busy.q & ~s.rq.walk.active.q & ~s.sp.walk.active.q & s.lq.lq_empty & s.df.df_empty &
+                                (s.sp.sp_reads_in_flight.q == lit(w.data_fifo_count_bits, 0)));
+  Stmts next = hold_flops(desc.flops());
+  next.push_back(blk(desc.done.d, bit(false)));
+  next.push_back(if_(desc.desc_fire, descriptor_load(s, w)));
+  next.push_back(if_(s.status.finish, {blk(desc.busy.d, bit(false)), blk(desc.done.d, bit(true))}));
+  m.always_comb(std::move(next));
+  m.always_ff_flops(desc.flops(), descriptor_reset_values(desc, w));
 }
 
 // ---- The pattern walkers -----------------------------------------------------------------------
-
-// A walker's registers at reset: inactive, at index (0, 0, 0) and address 0.
-Stmts walker_reset(const Walker& walk) {
-  const Expr count_zero = lit(kDmaCountBits, 0), addr_zero = lit(walk.ptr_q.width(), 0);
-  return {nb(walk.active_q, bit(false)), nb(walk.inner_q, count_zero), nb(walk.i1_q, count_zero),
-          nb(walk.i2_q, count_zero),     nb(walk.ptr_q, addr_zero),    nb(walk.row1_q, addr_zero),
-          nb(walk.row2_q, addr_zero)};
-}
 
 // A walker started by an accepted descriptor: active unless the pattern is empty, at index (0, 0, 0)
 // and the base address `base`.
 Stmts walker_start(const Walker& walk, const DescriptorRegisters& desc, const Expr& base) {
   const Expr count_zero = lit(kDmaCountBits, 0);
-  return {nb(walk.active_q, ~desc.desc_empty), nb(walk.inner_q, count_zero), nb(walk.i1_q, count_zero),
-          nb(walk.i2_q, count_zero),        nb(walk.ptr_q, base),         nb(walk.row1_q, base),
-          nb(walk.row2_q, base)};
+  return {blk(walk.active.d, ~desc.desc_empty), blk(walk.inner.d, count_zero), blk(walk.i1.d, count_zero),
+          blk(walk.i2.d, count_zero),           blk(walk.addr.d, base),        blk(walk.row1_addr.d, base),
+          blk(walk.row2_addr.d, base)};
 }
 
 // A walker past the end of an inner run: on to the next level-1 row, else to the next level-2 plane
 // (whose first row starts there), else the pattern is done.
 Stmts walker_next_row(const Walker& walk, const DescriptorRegisters& desc) {
   const Expr count_zero = lit(kDmaCountBits, 0), count_one = lit(kDmaCountBits, 1);
-  return {if_(walk.i1_q != desc.count1_last,
-              {nb(walk.inner_q, count_zero), nb(walk.i1_q, walk.i1_q + count_one), nb(walk.row1_q, walk.row1_next),
-               nb(walk.ptr_q, walk.row1_next)},
-              {if_(walk.i2_q != desc.count2_last,
-                   {nb(walk.inner_q, count_zero), nb(walk.i1_q, count_zero), nb(walk.i2_q, walk.i2_q + count_one),
-                    nb(walk.row2_q, walk.row2_next), nb(walk.row1_q, walk.row2_next), nb(walk.ptr_q, walk.row2_next)},
-                   {nb(walk.active_q, bit(false))})})};
+  return {if_(walk.i1.q != desc.count1_last,
+              {blk(walk.inner.d, count_zero), blk(walk.i1.d, walk.i1.q + count_one),
+               blk(walk.row1_addr.d, walk.row1_next), blk(walk.addr.d, walk.row1_next)},
+              {if_(walk.i2.q != desc.count2_last,
+                   {blk(walk.inner.d, count_zero), blk(walk.i1.d, count_zero), blk(walk.i2.d, walk.i2.q + count_one),
+                    blk(walk.row2_addr.d, walk.row2_next), blk(walk.row1_addr.d, walk.row2_next),
+                    blk(walk.addr.d, walk.row2_next)},
+                   {blk(walk.active.d, bit(false))})})};
 }
 
 // ---- The request side --------------------------------------------------------------------------
@@ -551,17 +563,17 @@ void build_request_burst(Module& m, const DmaSignals& s, const DmaWidths& w) {
   const DescriptorRegisters& desc = s.desc;
   const RequestSide& rq = s.rq;
   const int dram_addr_bits = kDmaDramAddrBits, count_bits = kDmaCountBits, len_bits = w.g.len_bits;
-  m.assign(rq.rq_rem, desc.count_q[0] - rq.walk.inner_q);
-  m.assign(rq.rq_len, ternary_chain({{~desc.contig_q, lit(len_bits, 1)},
-                                     {rq.rq_rem > zext(desc.limit_q, count_bits), desc.limit_q}},
+  m.assign(rq.rq_rem, desc.count[0].q - rq.walk.inner.q);
+  m.assign(rq.rq_len, ternary_chain({{~desc.contiguous.q, lit(len_bits, 1)},
+                                     {rq.rq_rem > zext(desc.burst_limit.q, count_bits), desc.burst_limit.q}},
                                     rq.rq_rem.slice(len_bits - 1, 0)));
-  m.assign(rq.rq_j_next, rq.walk.inner_q + zext(rq.rq_len, count_bits));
+  m.assign(rq.rq_j_next, rq.walk.inner.q + zext(rq.rq_len, count_bits));
   // A contiguous burst covers len * 2^size bytes.
   const Expr len_bytes =
-      w.narrow ? shl(zext(rq.rq_len, dram_addr_bits), *desc.beat.size_q) : zext(rq.rq_len, dram_addr_bits);
-  m.assign(rq.rq_step, ternary(desc.contig_q, len_bytes, desc.ds_q[0]));
-  m.assign(rq.walk.row1_next, rq.walk.row1_q + desc.ds_q[1]);
-  m.assign(rq.walk.row2_next, rq.walk.row2_q + desc.ds_q[2]);
+      w.narrow ? shl(zext(rq.rq_len, dram_addr_bits), desc.beat.size->q) : zext(rq.rq_len, dram_addr_bits);
+  m.assign(rq.rq_step, ternary(desc.contiguous.q, len_bytes, desc.dram_stride[0].q));
+  m.assign(rq.walk.row1_next, rq.walk.row1_addr.q + desc.dram_stride[1].q);
+  m.assign(rq.walk.row2_next, rq.walk.row2_addr.q + desc.dram_stride[2].q);
 }
 
 // The off-chip request channel: a burst is requested while bursts remain and the burst-length FIFO has
@@ -569,12 +581,12 @@ void build_request_burst(Module& m, const DmaSignals& s, const DmaWidths& w) {
 void drive_request_port(Module& m, const DmaSignals& s, const DmaWidths& w) {
   const OffchipPorts& out = s.port.offchip;
   const RequestSide& rq = s.rq;
-  m.assign(out.req_valid_o, rq.walk.active_q & ~s.lq.lq_full);
-  m.assign(out.req_addr_o, rq.walk.ptr_q);
+  m.assign(out.req_valid_o, rq.walk.active.q & ~s.lq.lq_full);
+  m.assign(out.req_addr_o, rq.walk.addr.q);
   m.assign(out.req_len_o, rq.rq_len);
-  m.assign(out.req_write_o, s.desc.store_q);
-  m.assign(out.req_size_o, w.narrow ? *s.desc.beat.size_q : bit(false));
-  m.assign(rq.req_fire, rq.walk.active_q & ~s.lq.lq_full & out.req_ready_i);
+  m.assign(out.req_write_o, s.desc.store.q);
+  m.assign(out.req_size_o, w.narrow ? s.desc.beat.size->q : bit(false));
+  m.assign(rq.req_fire, rq.walk.active.q & ~s.lq.lq_full & out.req_ready_i);
 }
 
 // The request walker: after an accepted request the next burst goes on in the same inner run, or
@@ -582,11 +594,14 @@ void drive_request_port(Module& m, const DmaSignals& s, const DmaWidths& w) {
 void build_request_walker(Module& m, const DmaSignals& s) {
   const RequestSide& rq = s.rq;
   const Walker& walk = rq.walk;
-  const Stmts next_burst = {if_(rq.rq_j_next != s.desc.count_q[0],
-                                {nb(walk.inner_q, rq.rq_j_next), nb(walk.ptr_q, walk.ptr_q + rq.rq_step)},
+  const Stmts next_burst = {if_(rq.rq_j_next != s.desc.count[0].q,
+                                {blk(walk.inner.d, rq.rq_j_next), blk(walk.addr.d, walk.addr.q + rq.rq_step)},
                                 walker_next_row(walk, s.desc))};
-  m.always_ff_reset(walker_reset(walk), {if_(s.desc.desc_fire, walker_start(walk, s.desc, s.port.desc.dram_addr_i),
-                                             {if_(rq.req_fire, next_burst)})});
+  Stmts next = hold_flops(walk.flops());
+  next.push_back(
+      if_(s.desc.desc_fire, walker_start(walk, s.desc, s.port.desc.dram_addr_i), {if_(rq.req_fire, next_burst)}));
+  m.always_comb(std::move(next));
+  m.always_ff_flops(walk.flops());
 }
 
 // The request side: walks the pattern a burst at a time, ahead of the data.
@@ -607,38 +622,41 @@ void build_burst_length_fifo(Module& m, const DmaSignals& s, const DmaWidths& w)
   const Expr req_fire = s.rq.req_fire;
   m.blank();
   m.comment("Bursts in flight: pushed with the request, popped with the burst's final data beat.");
-  m.assign(lq.lq_full, lq.lq_cnt_q == lit(count_bits, w.g.outstanding));
-  m.assign(lq.lq_empty, lq.lq_cnt_q == lit(count_bits, 0));
-  m.assign(lq.lq_head, lq.lq_mem[lq.lq_rp_q]);
+  m.assign(lq.lq_full, lq.lq_count.q == lit(count_bits, w.g.outstanding));
+  m.assign(lq.lq_empty, lq.lq_count.q == lit(count_bits, 0));
+  m.assign(lq.lq_head, lq.lq_mem[lq.lq_read_ptr.q]);
   m.assign(lq.rd_fire, port.rd_valid_i & port.rd_ready_o);
   m.assign(lq.wr_fire, port.wr_valid_o & port.wr_ready_i);
-  m.assign(lq.beat_fire, ternary(s.desc.store_q, lq.wr_fire, lq.rd_fire));
-  m.assign(lq.bt_inc, lq.bt_q + lit(len_bits, 1));
+  m.assign(lq.beat_fire, ternary(s.desc.store.q, lq.wr_fire, lq.rd_fire));
+  m.assign(lq.bt_inc, lq.beats_done.q + lit(len_bits, 1));
   m.assign(lq.beat_last, lq.bt_inc == lq.lq_head);
   m.assign(lq.lq_pop, lq.beat_fire & lq.beat_last);
-  m.always_ff({if_(req_fire, {nb(lq.lq_mem[lq.lq_wp_q], s.rq.rq_len)})});
-  m.always_ff_reset({nb(lq.lq_wp_q, lit(ptr_bits, 0)), nb(lq.lq_rp_q, lit(ptr_bits, 0)),
-                     nb(lq.lq_cnt_q, lit(count_bits, 0)), nb(lq.bt_q, lit(len_bits, 0))},
-                    {if_(req_fire, {nb(lq.lq_wp_q, lq.lq_wp_q + lit(ptr_bits, 1))}),
-                     if_(lq.lq_pop, {nb(lq.lq_rp_q, lq.lq_rp_q + lit(ptr_bits, 1))}),
-                     if_(req_fire & ~lq.lq_pop, {nb(lq.lq_cnt_q, lq.lq_cnt_q + lit(count_bits, 1))}),
-                     if_(lq.lq_pop & ~req_fire, {nb(lq.lq_cnt_q, lq.lq_cnt_q - lit(count_bits, 1))}),
-                     if_(lq.beat_fire, {nb(lq.bt_q, ternary(lq.beat_last, lit(len_bits, 0), lq.bt_inc))})});
+  m.always_ff({if_(req_fire, {nb(lq.lq_mem[lq.lq_write_ptr.q], s.rq.rq_len)})});
+  const std::vector<Flop> flops{lq.lq_write_ptr, lq.lq_read_ptr, lq.lq_count, lq.beats_done};
+  Stmts next = hold_flops(flops);
+  for (Stmt& st : Stmts{if_(req_fire, {blk(lq.lq_write_ptr.d, lq.lq_write_ptr.q + lit(ptr_bits, 1))}),
+                        if_(lq.lq_pop, {blk(lq.lq_read_ptr.d, lq.lq_read_ptr.q + lit(ptr_bits, 1))}),
+                        if_(req_fire & ~lq.lq_pop, {blk(lq.lq_count.d, lq.lq_count.q + lit(count_bits, 1))}),
+                        if_(lq.lq_pop & ~req_fire, {blk(lq.lq_count.d, lq.lq_count.q - lit(count_bits, 1))}),
+                        if_(lq.beat_fire, {blk(lq.beats_done.d, ternary(lq.beat_last, lit(len_bits, 0), lq.bt_inc))})})
+    next.push_back(std::move(st));
+  m.always_comb(std::move(next));
+  m.always_ff_flops(flops);
 }
 
 // ---- The data path -----------------------------------------------------------------------------
 
 // Read beats: the low 2^size bytes are the element, zeros above; a widened byte fills the low
-// widen_bytes with its sign. Whole words (strb_q all ones, widen_q 0) pass unchanged.
+// widen_bytes with its sign. Whole words (beat_strobes_q all ones, widen_q 0) pass unchanged.
 void build_read_beat_narrowing(Module& m, const DmaSignals& s, const DmaWidths& w) {
   const BeatSize& beat = s.desc.beat;
   const Expr rd_data_i = s.port.offchip.rd_data_i;
   const int data_bits = w.g.data_bits, lane_bits = 8 * w.g.widen_bytes;
   std::vector<Expr> byte_masks;
-  for (int k = w.g.word_bytes - 1; k >= 0; --k) byte_masks.push_back(rep(8, (*beat.strb_q)[k]));
+  for (int k = w.g.word_bytes - 1; k >= 0; --k) byte_masks.push_back(rep(8, beat.strb->q[k]));
   m.assign(*beat.rd_keep, cat(byte_masks));
   if (w.widen) {
-    std::vector<Expr> sign = {rep(lane_bits - 8, *beat.widen_q & rd_data_i[7]), lit(8, 0)};
+    std::vector<Expr> sign = {rep(lane_bits - 8, beat.widen->q & rd_data_i[7]), lit(8, 0)};
     if (data_bits > lane_bits) sign.insert(sign.begin(), zero(data_bits - lane_bits));
     m.assign(*beat.rd_sign, cat(sign));
     m.assign(*beat.rd_elem, (rd_data_i & *beat.rd_keep) | *beat.rd_sign);
@@ -652,26 +670,29 @@ void build_read_beat_narrowing(Module& m, const DmaSignals& s, const DmaWidths& 
 // reserved.
 void build_data_fifo(Module& m, const DmaSignals& s, const DmaWidths& w) {
   const DataFifo& df = s.df;
-  const Expr store_q = s.desc.store_q;
+  const Expr store = s.desc.store.q;
   const int ptr_bits = w.data_fifo_ptr_bits, count_bits = w.data_fifo_count_bits;
   m.blank();
   m.comment("Data FIFO.");
-  m.assign(df.df_full, df.df_cnt_q == lit(count_bits, kDmaFifoDepth));
-  m.assign(df.df_empty, df.df_cnt_q == lit(count_bits, 0));
-  m.assign(df.df_used, zext(df.df_cnt_q, count_bits + 1) + zext(s.sp.sp_inf_q, count_bits + 1));
-  m.assign(s.sp.sp_ret, s.port.spm.spm_rvalid_i & s.desc.busy_q & store_q);
-  m.assign(df.df_push, ternary(store_q, s.sp.sp_ret, s.lq.rd_fire));
+  m.assign(df.df_full, df.df_count.q == lit(count_bits, kDmaFifoDepth));
+  m.assign(df.df_empty, df.df_count.q == lit(count_bits, 0));
+  m.assign(df.df_used, zext(df.df_count.q, count_bits + 1) + zext(s.sp.sp_reads_in_flight.q, count_bits + 1));
+  m.assign(s.sp.sp_ret, s.port.spm.spm_rvalid_i & s.desc.busy.q & store);
+  m.assign(df.df_push, ternary(store, s.sp.sp_ret, s.lq.rd_fire));
   if (w.narrow) build_read_beat_narrowing(m, s, w);
   m.assign(df.df_wdata,
-           ternary(store_q, s.port.spm.spm_rdata_i, w.narrow ? *s.desc.beat.rd_elem : s.port.offchip.rd_data_i));
-  m.assign(df.df_pop, ternary(store_q, s.lq.wr_fire, s.sp.spm_fire));
-  m.always_ff({if_(df.df_push, {nb(df.df_mem[df.df_wp_q], df.df_wdata)})});
-  m.always_ff_reset(
-      {nb(df.df_wp_q, lit(ptr_bits, 0)), nb(df.df_rp_q, lit(ptr_bits, 0)), nb(df.df_cnt_q, lit(count_bits, 0))},
-      {if_(df.df_push, {nb(df.df_wp_q, df.df_wp_q + lit(ptr_bits, 1))}),
-       if_(df.df_pop, {nb(df.df_rp_q, df.df_rp_q + lit(ptr_bits, 1))}),
-       if_(df.df_push & ~df.df_pop, {nb(df.df_cnt_q, df.df_cnt_q + lit(count_bits, 1))}),
-       if_(df.df_pop & ~df.df_push, {nb(df.df_cnt_q, df.df_cnt_q - lit(count_bits, 1))})});
+           ternary(store, s.port.spm.spm_rdata_i, w.narrow ? *s.desc.beat.rd_elem : s.port.offchip.rd_data_i));
+  m.assign(df.df_pop, ternary(store, s.lq.wr_fire, s.sp.spm_fire));
+  m.always_ff({if_(df.df_push, {nb(df.df_mem[df.df_write_ptr.q], df.df_wdata)})});
+  const std::vector<Flop> flops{df.df_write_ptr, df.df_read_ptr, df.df_count};
+  Stmts next = hold_flops(flops);
+  for (Stmt& st : Stmts{if_(df.df_push, {blk(df.df_write_ptr.d, df.df_write_ptr.q + lit(ptr_bits, 1))}),
+                        if_(df.df_pop, {blk(df.df_read_ptr.d, df.df_read_ptr.q + lit(ptr_bits, 1))}),
+                        if_(df.df_push & ~df.df_pop, {blk(df.df_count.d, df.df_count.q + lit(count_bits, 1))}),
+                        if_(df.df_pop & ~df.df_push, {blk(df.df_count.d, df.df_count.q - lit(count_bits, 1))})})
+    next.push_back(std::move(st));
+  m.always_comb(std::move(next));
+  m.always_ff_flops(flops);
 }
 
 // The off-chip data channels, only while a burst is in flight: a load takes read beats while the data
@@ -679,11 +700,11 @@ void build_data_fifo(Module& m, const DmaSignals& s, const DmaWidths& w) {
 void drive_data_channels(Module& m, const DmaSignals& s, const DmaWidths& w) {
   const OffchipPorts& out = s.port.offchip;
   const DescriptorRegisters& desc = s.desc;
-  m.assign(out.rd_ready_o, desc.busy_q & ~desc.store_q & ~s.lq.lq_empty & ~s.df.df_full);
-  m.assign(out.wr_valid_o, desc.busy_q & desc.store_q & ~s.lq.lq_empty & ~s.df.df_empty);
-  m.assign(out.wr_data_o, s.df.df_mem[s.df.df_rp_q]);
+  m.assign(out.rd_ready_o, desc.busy.q & ~desc.store.q & ~s.lq.lq_empty & ~s.df.df_full);
+  m.assign(out.wr_valid_o, desc.busy.q & desc.store.q & ~s.lq.lq_empty & ~s.df.df_empty);
+  m.assign(out.wr_data_o, s.df.df_mem[s.df.df_read_ptr.q]);
   m.assign(out.wr_last_o, s.lq.beat_last);
-  m.assign(out.wr_strb_o, w.narrow ? *desc.beat.strb_q : bit(true));
+  m.assign(out.wr_strb_o, w.narrow ? desc.beat.strb->q : bit(true));
 }
 
 // ---- The SPM side ------------------------------------------------------------------------------
@@ -694,38 +715,42 @@ void drive_spm_port(Module& m, const DmaSignals& s, const DmaWidths& w) {
   const SpmPorts& out = s.port.spm;
   const DescriptorRegisters& desc = s.desc;
   const Expr fifo_room = s.df.df_used < lit(w.data_fifo_count_bits + 1, kDmaFifoDepth);
-  m.assign(out.spm_req_o,
-           desc.busy_q & ternary(desc.store_q, paren(s.sp.walk.active_q & fifo_room), ~s.df.df_empty));
-  m.assign(out.spm_we_o, ~desc.store_q);
-  m.assign(out.spm_addr_o, s.sp.walk.ptr_q);
+  m.assign(out.spm_req_o, desc.busy.q & ternary(desc.store.q, paren(s.sp.walk.active.q & fifo_room), ~s.df.df_empty));
+  m.assign(out.spm_we_o, ~desc.store.q);
+  m.assign(out.spm_addr_o, s.sp.walk.addr.q);
   if (!w.narrow) m.assign(out.spm_size_o, bit(false));
   else if (w.widen)
-    m.assign(out.spm_size_o, ternary(*desc.beat.widen_q, lit(w.g.size_bits, w.g.widen_size), *desc.beat.size_q));
-  else m.assign(out.spm_size_o, *desc.beat.size_q);
-  m.assign(out.spm_wdata_o, s.df.df_mem[s.df.df_rp_q]);
+    m.assign(out.spm_size_o, ternary(desc.beat.widen->q, lit(w.g.size_bits, w.g.widen_size), desc.beat.size->q));
+  else
+    m.assign(out.spm_size_o, desc.beat.size->q);
+  m.assign(out.spm_wdata_o, s.df.df_mem[s.df.df_read_ptr.q]);
   m.assign(s.sp.spm_fire, out.spm_req_o & out.spm_gnt_i);
 }
 
 // The SPM walker: one word per granted access, on along the inner level, else to the next row or
-// plane; sp_inf_q counts a store's SPM reads until their data returns.
+// plane; sp_reads_in_flight_q counts a store's SPM reads until their data returns.
 void build_spm_walker(Module& m, const DmaSignals& s, const DmaWidths& w) {
   const SpmSide& sp = s.sp;
   const Walker& walk = sp.walk;
   const DescriptorRegisters& desc = s.desc;
   const int count_bits = w.data_fifo_count_bits;
-  const Expr read_issued = sp.spm_fire & desc.store_q;
-  m.assign(walk.row1_next, walk.row1_q + desc.ss_q[1]);
-  m.assign(walk.row2_next, walk.row2_q + desc.ss_q[2]);
-  Stmts reset = walker_reset(walk);
-  reset.push_back(nb(sp.sp_inf_q, lit(count_bits, 0)));
-  const Stmts next_word = {if_(walk.inner_q != sp.count0_last,
-                               {nb(walk.inner_q, walk.inner_q + lit(kDmaCountBits, 1)),
-                                nb(walk.ptr_q, walk.ptr_q + desc.ss_q[0])},
-                               walker_next_row(walk, desc))};
-  m.always_ff_reset(
-      reset, {if_(desc.desc_fire, walker_start(walk, desc, s.port.desc.spm_addr_i), {if_(sp.spm_fire, next_word)}),
-              if_(read_issued & ~sp.sp_ret, {nb(sp.sp_inf_q, sp.sp_inf_q + lit(count_bits, 1))}),
-              if_(sp.sp_ret & ~read_issued, {nb(sp.sp_inf_q, sp.sp_inf_q - lit(count_bits, 1))})});
+  const Expr read_issued = sp.spm_fire & desc.store.q;
+  m.assign(walk.row1_next, walk.row1_addr.q + desc.spm_stride[1].q);
+  m.assign(walk.row2_next, walk.row2_addr.q + desc.spm_stride[2].q);
+  const Stmts next_word = {if_(
+      walk.inner.q != sp.count0_last,
+      {blk(walk.inner.d, walk.inner.q + lit(kDmaCountBits, 1)), blk(walk.addr.d, walk.addr.q + desc.spm_stride[0].q)},
+      walker_next_row(walk, desc))};
+  std::vector<Flop> flops = walk.flops();
+  flops.push_back(sp.sp_reads_in_flight);
+  Stmts next = hold_flops(flops);
+  next.push_back(if_(desc.desc_fire, walker_start(walk, desc, s.port.desc.spm_addr_i), {if_(sp.spm_fire, next_word)}));
+  next.push_back(
+      if_(read_issued & ~sp.sp_ret, {blk(sp.sp_reads_in_flight.d, sp.sp_reads_in_flight.q + lit(count_bits, 1))}));
+  next.push_back(
+      if_(sp.sp_ret & ~read_issued, {blk(sp.sp_reads_in_flight.d, sp.sp_reads_in_flight.q - lit(count_bits, 1))}));
+  m.always_comb(std::move(next));
+  m.always_ff_flops(flops);
 }
 
 // The SPM side: walks the pattern a word at a time.
@@ -742,13 +767,18 @@ void build_status(Module& m, const DmaSignals& s) {
   const int counter_bits = kDmaCounterBits;
   m.blank();
   m.comment("Status and beat counters.");
-  m.always_ff_reset({nb(status.beats_rd_q, lit(counter_bits, 0)), nb(status.beats_wr_q, lit(counter_bits, 0))},
-                    {if_(s.lq.rd_fire, {nb(status.beats_rd_q, status.beats_rd_q + lit(counter_bits, 1))}),
-                     if_(s.lq.wr_fire, {nb(status.beats_wr_q, status.beats_wr_q + lit(counter_bits, 1))})});
-  m.assign(s.port.desc.busy_o, s.desc.busy_q);
-  m.assign(s.port.desc.done_o, s.desc.done_q);
-  m.assign(s.port.beats_read_o, status.beats_rd_q);
-  m.assign(s.port.beats_written_o, status.beats_wr_q);
+  const std::vector<Flop> flops{status.beats_read, status.beats_written};
+  Stmts next = hold_flops(flops);
+  for (Stmt& st :
+       Stmts{if_(s.lq.rd_fire, {blk(status.beats_read.d, status.beats_read.q + lit(counter_bits, 1))}),
+             if_(s.lq.wr_fire, {blk(status.beats_written.d, status.beats_written.q + lit(counter_bits, 1))})})
+    next.push_back(std::move(st));
+  m.always_comb(std::move(next));
+  m.always_ff_flops(flops);
+  m.assign(s.port.desc.busy_o, s.desc.busy.q);
+  m.assign(s.port.desc.done_o, s.desc.done.q);
+  m.assign(s.port.beats_read_o, status.beats_read.q);
+  m.assign(s.port.beats_written_o, status.beats_written.q);
 }
 
 }  // namespace

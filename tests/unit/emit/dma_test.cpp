@@ -102,7 +102,7 @@ TEST(EmitDma, PortsAndWidths) {
   wide.scratchpad.weight.width_bits = 256;
   const std::string w = print_module(build_dma(wide));
   EXPECT_NE(w.find("input  wire [255:0] rd_data_i"), std::string::npos);
-  EXPECT_NE(w.find("{27'd0, rq_len} << size_q"), std::string::npos);  // burst bytes = len * 2^size
+  EXPECT_NE(w.find("{27'd0, rq_len} << beat_size_q"), std::string::npos);  // burst bytes = len * 2^size
   EXPECT_NE(w.find("input  wire [2:0] desc_size_i"), std::string::npos);  // sizes 0..5
   EXPECT_NE(w.find("output wire [31:0] wr_strb_o"), std::string::npos);
 }
@@ -172,12 +172,12 @@ TEST(EmitDma, SizeFieldAndStrobes) {
   EXPECT_NE(tv.find("assign desc_size = (desc_size_i > 2'd2) ? 2'd2 : desc_size_i;"), std::string::npos);
   EXPECT_NE(tv.find("assign desc_strb = {{2{desc_size >= 2'd2}}, {1{desc_size >= 2'd1}}, 1'b1};"), std::string::npos);
   EXPECT_NE(tv.find("assign rd_sign = {{24{widen_q & rd_data_i[7]}}, 8'd0};"), std::string::npos);
-  EXPECT_NE(tv.find("widen_q <= desc_widen_i & ~desc_store_i & (desc_size == 2'd0);"), std::string::npos);
+  EXPECT_NE(tv.find("widen_d = desc_widen_i & ~desc_store_i & (desc_size == 2'd0);"), std::string::npos);
   // The SPM access's size: a widened load writes a 4-byte lane.
-  EXPECT_NE(tv.find("assign spm_size_o = widen_q ? 2'd2 : size_q;"), std::string::npos);
+  EXPECT_NE(tv.find("assign spm_size_o = widen_q ? 2'd2 : beat_size_q;"), std::string::npos);
   EXPECT_EQ(t.widen_size, 2);
   EXPECT_EQ(dma_geometry(w16).widen_size, 1);
-  EXPECT_NE(print_module(build_dma(w16)).find("assign spm_size_o = widen_q ? 1'd1 : size_q;"), std::string::npos);
+  EXPECT_NE(print_module(build_dma(w16)).find("assign spm_size_o = widen_q ? 1'd1 : beat_size_q;"), std::string::npos);
   const std::string cv = print_module(build_dma(preset("capsacc-16x16")));
   EXPECT_NE(cv.find("assign desc_size = desc_size_i;"), std::string::npos);
   EXPECT_NE(cv.find("assign rd_sign = {32'd0, {24{widen_q & rd_data_i[7]}}, 8'd0};"), std::string::npos);

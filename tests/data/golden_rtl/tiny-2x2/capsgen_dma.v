@@ -71,28 +71,45 @@ module capsgen_dma (
   output wire [31:0] beats_written_o  // write beats accepted since reset (wraps)
 );
   // Descriptor registers.
-  reg busy_q;
-  reg done_q;
-  reg store_q;
-  reg contig_q;  // ds0 is one word: inner runs form bursts
-  reg [3:0] limit_q;  // burst length limit (1..max)
-  reg [1:0] size_q;  // bytes per beat = 2^size_q
-  reg [3:0] strb_q;  // bytes of a beat: the low 2^size_q
+  reg busy_q;  // a descriptor runs
+  reg busy_d;
+  reg done_q;  // done_o
+  reg done_d;
+  reg store_q;  // SPM -> DRAM
+  reg store_d;
+  reg contiguous_q;  // dram stride 0 is one beat: inner runs form bursts
+  reg contiguous_d;
+  reg [3:0] burst_limit_q;  // burst length limit (1..max)
+  reg [3:0] burst_limit_d;
+  reg [1:0] beat_size_q;  // bytes per beat = 2^beat_size_q
+  reg [1:0] beat_size_d;
+  reg [3:0] beat_strobes_q;  // bytes of a beat: the low 2^beat_size_q
+  reg [3:0] beat_strobes_d;
   reg widen_q;  // sign-extend each read byte to a lane
+  reg widen_d;
   wire [1:0] desc_size;  // desc_size_i limited to a whole word
   wire [3:0] desc_strb;
   wire [31:0] rd_keep;  // bits of a read beat that carry the element
   wire [31:0] rd_sign;  // sign bits of a widened byte
   wire [31:0] rd_elem;  // a read beat narrowed (and widened) to the SPM word
-  reg [15:0] count0_q;
-  reg [15:0] count1_q;
-  reg [15:0] count2_q;
-  reg [31:0] ds0_q;
-  reg [31:0] ds1_q;
-  reg [31:0] ds2_q;
-  reg [12:0] ss0_q;
-  reg [12:0] ss1_q;
-  reg [12:0] ss2_q;
+  reg [15:0] count0_q;  // level 0 elements
+  reg [15:0] count0_d;
+  reg [15:0] count1_q;  // level 1 elements
+  reg [15:0] count1_d;
+  reg [15:0] count2_q;  // level 2 elements
+  reg [15:0] count2_d;
+  reg [31:0] dram_stride0_q;  // level 0 DRAM stride, bytes
+  reg [31:0] dram_stride0_d;
+  reg [31:0] dram_stride1_q;  // level 1 DRAM stride, bytes
+  reg [31:0] dram_stride1_d;
+  reg [31:0] dram_stride2_q;  // level 2 DRAM stride, bytes
+  reg [31:0] dram_stride2_d;
+  reg [12:0] spm_stride0_q;  // level 0 SPM stride, elements
+  reg [12:0] spm_stride0_d;
+  reg [12:0] spm_stride1_q;  // level 1 SPM stride, elements
+  reg [12:0] spm_stride1_d;
+  reg [12:0] spm_stride2_q;  // level 2 SPM stride, elements
+  reg [12:0] spm_stride2_d;
   wire desc_fire;
   wire desc_empty;  // a count is 0
   wire [3:0] desc_limit;
@@ -100,12 +117,19 @@ module capsgen_dma (
   wire [15:0] count2_last;
   // Request side: walks the pattern burst by burst.
   reg rq_active_q;  // requests remain
-  reg [15:0] rq_j_q;  // inner index of the next burst's first element
-  reg [15:0] rq_i1_q;
-  reg [15:0] rq_i2_q;
-  reg [31:0] rq_ptr_q;  // DRAM address of the next burst
-  reg [31:0] rq_row1_q;  // DRAM address of the current level-1 row
-  reg [31:0] rq_row2_q;  // DRAM address of the current level-2 plane
+  reg rq_active_d;
+  reg [15:0] rq_inner_q;  // inner index of the next burst's first element
+  reg [15:0] rq_inner_d;
+  reg [15:0] rq_i1_q;  // level-1 index
+  reg [15:0] rq_i1_d;
+  reg [15:0] rq_i2_q;  // level-2 index
+  reg [15:0] rq_i2_d;
+  reg [31:0] rq_addr_q;  // DRAM address of the next burst
+  reg [31:0] rq_addr_d;
+  reg [31:0] rq_row1_addr_q;  // DRAM address of the current level-1 row
+  reg [31:0] rq_row1_addr_d;
+  reg [31:0] rq_row2_addr_q;  // DRAM address of the current level-2 plane
+  reg [31:0] rq_row2_addr_d;
   wire [15:0] rq_rem;  // elements left in the inner run
   wire [3:0] rq_len;
   wire [15:0] rq_j_next;
@@ -115,14 +139,18 @@ module capsgen_dma (
   wire req_fire;
   // Burst-length FIFO: the lengths of the 8 bursts in flight at most.
   reg [3:0] lq_mem [0:7];
-  reg [2:0] lq_wp_q;
-  reg [2:0] lq_rp_q;
-  reg [3:0] lq_cnt_q;
+  reg [2:0] lq_write_ptr_q;
+  reg [2:0] lq_write_ptr_d;
+  reg [2:0] lq_read_ptr_q;
+  reg [2:0] lq_read_ptr_d;
+  reg [3:0] lq_count_q;  // bursts in flight
+  reg [3:0] lq_count_d;
   wire lq_full;
   wire lq_empty;
   wire [3:0] lq_head;  // length of the burst whose data streams now
   wire lq_pop;
-  reg [3:0] bt_q;  // beats of the head burst done
+  reg [3:0] beats_done_q;  // beats of the head burst done
+  reg [3:0] beats_done_d;
   wire [3:0] bt_inc;
   wire beat_last;
   wire beat_fire;
@@ -130,9 +158,12 @@ module capsgen_dma (
   wire wr_fire;
   // Data FIFO (4 words): read beats -> SPM writes (load), SPM reads -> write beats (store).
   reg [31:0] df_mem [0:3];
-  reg [1:0] df_wp_q;
-  reg [1:0] df_rp_q;
-  reg [2:0] df_cnt_q;
+  reg [1:0] df_write_ptr_q;
+  reg [1:0] df_write_ptr_d;
+  reg [1:0] df_read_ptr_q;
+  reg [1:0] df_read_ptr_d;
+  reg [2:0] df_count_q;  // words in the FIFO
+  reg [2:0] df_count_d;
   wire df_push;
   wire df_pop;
   wire [31:0] df_wdata;
@@ -141,21 +172,31 @@ module capsgen_dma (
   wire [3:0] df_used;  // FIFO words plus SPM reads in flight
   // SPM side: walks the pattern word by word.
   reg sp_active_q;  // SPM accesses remain
-  reg [15:0] sp_i0_q;
-  reg [15:0] sp_i1_q;
-  reg [15:0] sp_i2_q;
-  reg [12:0] sp_ptr_q;
-  reg [12:0] sp_row1_q;
-  reg [12:0] sp_row2_q;
-  reg [2:0] sp_inf_q;  // SPM reads in flight
+  reg sp_active_d;
+  reg [15:0] sp_inner_q;  // level-0 index of the next word
+  reg [15:0] sp_inner_d;
+  reg [15:0] sp_i1_q;  // level-1 index
+  reg [15:0] sp_i1_d;
+  reg [15:0] sp_i2_q;  // level-2 index
+  reg [15:0] sp_i2_d;
+  reg [12:0] sp_addr_q;  // SPM address of the next word
+  reg [12:0] sp_addr_d;
+  reg [12:0] sp_row1_addr_q;  // SPM address of the current level-1 row
+  reg [12:0] sp_row1_addr_d;
+  reg [12:0] sp_row2_addr_q;  // SPM address of the current level-2 plane
+  reg [12:0] sp_row2_addr_d;
+  reg [2:0] sp_reads_in_flight_q;  // SPM reads whose data has not returned
+  reg [2:0] sp_reads_in_flight_d;
   wire [12:0] sp_row1_next;
   wire [12:0] sp_row2_next;
   wire [15:0] count0_last;
   wire spm_fire;
   wire sp_ret;  // SPM read data returns
   wire finish;
-  reg [31:0] beats_rd_q;
-  reg [31:0] beats_wr_q;
+  reg [31:0] beats_read_q;  // read beats since reset
+  reg [31:0] beats_read_d;
+  reg [31:0] beats_written_q;  // write beats since reset
+  reg [31:0] beats_written_d;
 
   assign desc_ready_o = ~busy_q;
   assign desc_fire = desc_valid_i & ~busy_q;
@@ -166,265 +207,359 @@ module capsgen_dma (
   assign count2_last = count2_q - 16'd1;
   assign desc_size = (desc_size_i > 2'd2) ? 2'd2 : desc_size_i;
   assign desc_strb = {{2{desc_size >= 2'd2}}, {1{desc_size >= 2'd1}}, 1'b1};
-  assign finish = busy_q & ~rq_active_q & ~sp_active_q & lq_empty & df_empty & (sp_inf_q == 3'd0);
+  assign finish = busy_q & ~rq_active_q & ~sp_active_q & lq_empty & df_empty & (sp_reads_in_flight_q == 3'd0);
+  always @* begin
+    busy_d = busy_q;
+    done_d = done_q;
+    store_d = store_q;
+    contiguous_d = contiguous_q;
+    burst_limit_d = burst_limit_q;
+    beat_size_d = beat_size_q;
+    beat_strobes_d = beat_strobes_q;
+    widen_d = widen_q;
+    count0_d = count0_q;
+    dram_stride0_d = dram_stride0_q;
+    spm_stride0_d = spm_stride0_q;
+    count1_d = count1_q;
+    dram_stride1_d = dram_stride1_q;
+    spm_stride1_d = spm_stride1_q;
+    count2_d = count2_q;
+    dram_stride2_d = dram_stride2_q;
+    spm_stride2_d = spm_stride2_q;
+    done_d = 1'b0;
+    if (desc_fire) begin
+      busy_d = ~desc_empty;
+      done_d = desc_empty;
+      store_d = desc_store_i;
+      contiguous_d = desc_dram_stride0_i == (32'd1 << desc_size);
+      burst_limit_d = desc_limit;
+      beat_size_d = desc_size;
+      beat_strobes_d = desc_strb;
+      widen_d = desc_widen_i & ~desc_store_i & (desc_size == 2'd0);
+      count0_d = desc_count0_i;
+      dram_stride0_d = desc_dram_stride0_i;
+      spm_stride0_d = desc_spm_stride0_i;
+      count1_d = desc_count1_i;
+      dram_stride1_d = desc_dram_stride1_i;
+      spm_stride1_d = desc_spm_stride1_i;
+      count2_d = desc_count2_i;
+      dram_stride2_d = desc_dram_stride2_i;
+      spm_stride2_d = desc_spm_stride2_i;
+    end
+    if (finish) begin
+      busy_d = 1'b0;
+      done_d = 1'b1;
+    end
+  end
   always @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       busy_q <= 1'b0;
       done_q <= 1'b0;
       store_q <= 1'b0;
-      contig_q <= 1'b0;
-      limit_q <= 4'd1;
-      size_q <= 2'd2;
-      strb_q <= {4{1'b1}};
+      contiguous_q <= 1'b0;
+      burst_limit_q <= 4'd1;
+      beat_size_q <= 2'd2;
+      beat_strobes_q <= {4{1'b1}};
       widen_q <= 1'b0;
       count0_q <= 16'd0;
-      ds0_q <= 32'd0;
-      ss0_q <= 13'd0;
+      dram_stride0_q <= 32'd0;
+      spm_stride0_q <= 13'd0;
       count1_q <= 16'd0;
-      ds1_q <= 32'd0;
-      ss1_q <= 13'd0;
+      dram_stride1_q <= 32'd0;
+      spm_stride1_q <= 13'd0;
       count2_q <= 16'd0;
-      ds2_q <= 32'd0;
-      ss2_q <= 13'd0;
+      dram_stride2_q <= 32'd0;
+      spm_stride2_q <= 13'd0;
     end else begin
-      done_q <= 1'b0;
-      if (desc_fire) begin
-        busy_q <= ~desc_empty;
-        done_q <= desc_empty;
-        store_q <= desc_store_i;
-        contig_q <= desc_dram_stride0_i == (32'd1 << desc_size);
-        limit_q <= desc_limit;
-        size_q <= desc_size;
-        strb_q <= desc_strb;
-        widen_q <= desc_widen_i & ~desc_store_i & (desc_size == 2'd0);
-        count0_q <= desc_count0_i;
-        ds0_q <= desc_dram_stride0_i;
-        ss0_q <= desc_spm_stride0_i;
-        count1_q <= desc_count1_i;
-        ds1_q <= desc_dram_stride1_i;
-        ss1_q <= desc_spm_stride1_i;
-        count2_q <= desc_count2_i;
-        ds2_q <= desc_dram_stride2_i;
-        ss2_q <= desc_spm_stride2_i;
-      end
-      if (finish) begin
-        busy_q <= 1'b0;
-        done_q <= 1'b1;
-      end
+      busy_q <= busy_d;
+      done_q <= done_d;
+      store_q <= store_d;
+      contiguous_q <= contiguous_d;
+      burst_limit_q <= burst_limit_d;
+      beat_size_q <= beat_size_d;
+      beat_strobes_q <= beat_strobes_d;
+      widen_q <= widen_d;
+      count0_q <= count0_d;
+      dram_stride0_q <= dram_stride0_d;
+      spm_stride0_q <= spm_stride0_d;
+      count1_q <= count1_d;
+      dram_stride1_q <= dram_stride1_d;
+      spm_stride1_q <= spm_stride1_d;
+      count2_q <= count2_d;
+      dram_stride2_q <= dram_stride2_d;
+      spm_stride2_q <= spm_stride2_d;
     end
   end
 
   // Request side: burst length, next position, request handshake.
-  assign rq_rem = count0_q - rq_j_q;
-  assign rq_len = ~contig_q ? 4'd1 : (rq_rem > {12'd0, limit_q}) ? limit_q : rq_rem[3:0];
-  assign rq_j_next = rq_j_q + {12'd0, rq_len};
-  assign rq_step = contig_q ? {28'd0, rq_len} << size_q : ds0_q;
-  assign rq_row1_next = rq_row1_q + ds1_q;
-  assign rq_row2_next = rq_row2_q + ds2_q;
+  assign rq_rem = count0_q - rq_inner_q;
+  assign rq_len = ~contiguous_q ? 4'd1 : (rq_rem > {12'd0, burst_limit_q}) ? burst_limit_q : rq_rem[3:0];
+  assign rq_j_next = rq_inner_q + {12'd0, rq_len};
+  assign rq_step = contiguous_q ? {28'd0, rq_len} << beat_size_q : dram_stride0_q;
+  assign rq_row1_next = rq_row1_addr_q + dram_stride1_q;
+  assign rq_row2_next = rq_row2_addr_q + dram_stride2_q;
   assign req_valid_o = rq_active_q & ~lq_full;
-  assign req_addr_o = rq_ptr_q;
+  assign req_addr_o = rq_addr_q;
   assign req_len_o = rq_len;
   assign req_write_o = store_q;
-  assign req_size_o = size_q;
+  assign req_size_o = beat_size_q;
   assign req_fire = rq_active_q & ~lq_full & req_ready_i;
+  always @* begin
+    rq_active_d = rq_active_q;
+    rq_inner_d = rq_inner_q;
+    rq_i1_d = rq_i1_q;
+    rq_i2_d = rq_i2_q;
+    rq_addr_d = rq_addr_q;
+    rq_row1_addr_d = rq_row1_addr_q;
+    rq_row2_addr_d = rq_row2_addr_q;
+    if (desc_fire) begin
+      rq_active_d = ~desc_empty;
+      rq_inner_d = 16'd0;
+      rq_i1_d = 16'd0;
+      rq_i2_d = 16'd0;
+      rq_addr_d = desc_dram_addr_i;
+      rq_row1_addr_d = desc_dram_addr_i;
+      rq_row2_addr_d = desc_dram_addr_i;
+    end else if (req_fire) begin
+      if (rq_j_next != count0_q) begin
+        rq_inner_d = rq_j_next;
+        rq_addr_d = rq_addr_q + rq_step;
+      end else if (rq_i1_q != count1_last) begin
+        rq_inner_d = 16'd0;
+        rq_i1_d = rq_i1_q + 16'd1;
+        rq_row1_addr_d = rq_row1_next;
+        rq_addr_d = rq_row1_next;
+      end else if (rq_i2_q != count2_last) begin
+        rq_inner_d = 16'd0;
+        rq_i1_d = 16'd0;
+        rq_i2_d = rq_i2_q + 16'd1;
+        rq_row2_addr_d = rq_row2_next;
+        rq_row1_addr_d = rq_row2_next;
+        rq_addr_d = rq_row2_next;
+      end else begin
+        rq_active_d = 1'b0;
+      end
+    end
+  end
   always @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       rq_active_q <= 1'b0;
-      rq_j_q <= 16'd0;
+      rq_inner_q <= 16'd0;
       rq_i1_q <= 16'd0;
       rq_i2_q <= 16'd0;
-      rq_ptr_q <= 32'd0;
-      rq_row1_q <= 32'd0;
-      rq_row2_q <= 32'd0;
+      rq_addr_q <= 32'd0;
+      rq_row1_addr_q <= 32'd0;
+      rq_row2_addr_q <= 32'd0;
     end else begin
-      if (desc_fire) begin
-        rq_active_q <= ~desc_empty;
-        rq_j_q <= 16'd0;
-        rq_i1_q <= 16'd0;
-        rq_i2_q <= 16'd0;
-        rq_ptr_q <= desc_dram_addr_i;
-        rq_row1_q <= desc_dram_addr_i;
-        rq_row2_q <= desc_dram_addr_i;
-      end else if (req_fire) begin
-        if (rq_j_next != count0_q) begin
-          rq_j_q <= rq_j_next;
-          rq_ptr_q <= rq_ptr_q + rq_step;
-        end else if (rq_i1_q != count1_last) begin
-          rq_j_q <= 16'd0;
-          rq_i1_q <= rq_i1_q + 16'd1;
-          rq_row1_q <= rq_row1_next;
-          rq_ptr_q <= rq_row1_next;
-        end else if (rq_i2_q != count2_last) begin
-          rq_j_q <= 16'd0;
-          rq_i1_q <= 16'd0;
-          rq_i2_q <= rq_i2_q + 16'd1;
-          rq_row2_q <= rq_row2_next;
-          rq_row1_q <= rq_row2_next;
-          rq_ptr_q <= rq_row2_next;
-        end else begin
-          rq_active_q <= 1'b0;
-        end
-      end
+      rq_active_q <= rq_active_d;
+      rq_inner_q <= rq_inner_d;
+      rq_i1_q <= rq_i1_d;
+      rq_i2_q <= rq_i2_d;
+      rq_addr_q <= rq_addr_d;
+      rq_row1_addr_q <= rq_row1_addr_d;
+      rq_row2_addr_q <= rq_row2_addr_d;
     end
   end
 
   // Bursts in flight: pushed with the request, popped with the burst's final data beat.
-  assign lq_full = lq_cnt_q == 4'd8;
-  assign lq_empty = lq_cnt_q == 4'd0;
-  assign lq_head = lq_mem[lq_rp_q];
+  assign lq_full = lq_count_q == 4'd8;
+  assign lq_empty = lq_count_q == 4'd0;
+  assign lq_head = lq_mem[lq_read_ptr_q];
   assign rd_fire = rd_valid_i & rd_ready_o;
   assign wr_fire = wr_valid_o & wr_ready_i;
   assign beat_fire = store_q ? wr_fire : rd_fire;
-  assign bt_inc = bt_q + 4'd1;
+  assign bt_inc = beats_done_q + 4'd1;
   assign beat_last = bt_inc == lq_head;
   assign lq_pop = beat_fire & beat_last;
   always @(posedge clk_i) begin
     if (req_fire) begin
-      lq_mem[lq_wp_q] <= rq_len;
+      lq_mem[lq_write_ptr_q] <= rq_len;
+    end
+  end
+  always @* begin
+    lq_write_ptr_d = lq_write_ptr_q;
+    lq_read_ptr_d = lq_read_ptr_q;
+    lq_count_d = lq_count_q;
+    beats_done_d = beats_done_q;
+    if (req_fire) begin
+      lq_write_ptr_d = lq_write_ptr_q + 3'd1;
+    end
+    if (lq_pop) begin
+      lq_read_ptr_d = lq_read_ptr_q + 3'd1;
+    end
+    if (req_fire & ~lq_pop) begin
+      lq_count_d = lq_count_q + 4'd1;
+    end
+    if (lq_pop & ~req_fire) begin
+      lq_count_d = lq_count_q - 4'd1;
+    end
+    if (beat_fire) begin
+      beats_done_d = beat_last ? 4'd0 : bt_inc;
     end
   end
   always @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
-      lq_wp_q <= 3'd0;
-      lq_rp_q <= 3'd0;
-      lq_cnt_q <= 4'd0;
-      bt_q <= 4'd0;
+      lq_write_ptr_q <= 3'd0;
+      lq_read_ptr_q <= 3'd0;
+      lq_count_q <= 4'd0;
+      beats_done_q <= 4'd0;
     end else begin
-      if (req_fire) begin
-        lq_wp_q <= lq_wp_q + 3'd1;
-      end
-      if (lq_pop) begin
-        lq_rp_q <= lq_rp_q + 3'd1;
-      end
-      if (req_fire & ~lq_pop) begin
-        lq_cnt_q <= lq_cnt_q + 4'd1;
-      end
-      if (lq_pop & ~req_fire) begin
-        lq_cnt_q <= lq_cnt_q - 4'd1;
-      end
-      if (beat_fire) begin
-        bt_q <= beat_last ? 4'd0 : bt_inc;
-      end
+      lq_write_ptr_q <= lq_write_ptr_d;
+      lq_read_ptr_q <= lq_read_ptr_d;
+      lq_count_q <= lq_count_d;
+      beats_done_q <= beats_done_d;
     end
   end
 
   // Data FIFO.
-  assign df_full = df_cnt_q == 3'd4;
-  assign df_empty = df_cnt_q == 3'd0;
-  assign df_used = {1'd0, df_cnt_q} + {1'd0, sp_inf_q};
+  assign df_full = df_count_q == 3'd4;
+  assign df_empty = df_count_q == 3'd0;
+  assign df_used = {1'd0, df_count_q} + {1'd0, sp_reads_in_flight_q};
   assign sp_ret = spm_rvalid_i & busy_q & store_q;
   assign df_push = store_q ? sp_ret : rd_fire;
-  assign rd_keep = {{8{strb_q[3]}}, {8{strb_q[2]}}, {8{strb_q[1]}}, {8{strb_q[0]}}};
+  assign rd_keep = {{8{beat_strobes_q[3]}}, {8{beat_strobes_q[2]}}, {8{beat_strobes_q[1]}}, {8{beat_strobes_q[0]}}};
   assign rd_sign = {{24{widen_q & rd_data_i[7]}}, 8'd0};
   assign rd_elem = (rd_data_i & rd_keep) | rd_sign;
   assign df_wdata = store_q ? spm_rdata_i : rd_elem;
   assign df_pop = store_q ? wr_fire : spm_fire;
   always @(posedge clk_i) begin
     if (df_push) begin
-      df_mem[df_wp_q] <= df_wdata;
+      df_mem[df_write_ptr_q] <= df_wdata;
+    end
+  end
+  always @* begin
+    df_write_ptr_d = df_write_ptr_q;
+    df_read_ptr_d = df_read_ptr_q;
+    df_count_d = df_count_q;
+    if (df_push) begin
+      df_write_ptr_d = df_write_ptr_q + 2'd1;
+    end
+    if (df_pop) begin
+      df_read_ptr_d = df_read_ptr_q + 2'd1;
+    end
+    if (df_push & ~df_pop) begin
+      df_count_d = df_count_q + 3'd1;
+    end
+    if (df_pop & ~df_push) begin
+      df_count_d = df_count_q - 3'd1;
     end
   end
   always @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
-      df_wp_q <= 2'd0;
-      df_rp_q <= 2'd0;
-      df_cnt_q <= 3'd0;
+      df_write_ptr_q <= 2'd0;
+      df_read_ptr_q <= 2'd0;
+      df_count_q <= 3'd0;
     end else begin
-      if (df_push) begin
-        df_wp_q <= df_wp_q + 2'd1;
-      end
-      if (df_pop) begin
-        df_rp_q <= df_rp_q + 2'd1;
-      end
-      if (df_push & ~df_pop) begin
-        df_cnt_q <= df_cnt_q + 3'd1;
-      end
-      if (df_pop & ~df_push) begin
-        df_cnt_q <= df_cnt_q - 3'd1;
-      end
+      df_write_ptr_q <= df_write_ptr_d;
+      df_read_ptr_q <= df_read_ptr_d;
+      df_count_q <= df_count_d;
     end
   end
   assign rd_ready_o = busy_q & ~store_q & ~lq_empty & ~df_full;
   assign wr_valid_o = busy_q & store_q & ~lq_empty & ~df_empty;
-  assign wr_data_o = df_mem[df_rp_q];
+  assign wr_data_o = df_mem[df_read_ptr_q];
   assign wr_last_o = beat_last;
-  assign wr_strb_o = strb_q;
+  assign wr_strb_o = beat_strobes_q;
 
   // SPM side: a load writes the FIFO head; a store reads ahead while the FIFO has room.
   assign spm_req_o = busy_q & (store_q ? (sp_active_q & (df_used < 4'd4)) : ~df_empty);
   assign spm_we_o = ~store_q;
-  assign spm_addr_o = sp_ptr_q;
-  assign spm_size_o = widen_q ? 2'd2 : size_q;
-  assign spm_wdata_o = df_mem[df_rp_q];
+  assign spm_addr_o = sp_addr_q;
+  assign spm_size_o = widen_q ? 2'd2 : beat_size_q;
+  assign spm_wdata_o = df_mem[df_read_ptr_q];
   assign spm_fire = spm_req_o & spm_gnt_i;
-  assign sp_row1_next = sp_row1_q + ss1_q;
-  assign sp_row2_next = sp_row2_q + ss2_q;
+  assign sp_row1_next = sp_row1_addr_q + spm_stride1_q;
+  assign sp_row2_next = sp_row2_addr_q + spm_stride2_q;
+  always @* begin
+    sp_active_d = sp_active_q;
+    sp_inner_d = sp_inner_q;
+    sp_i1_d = sp_i1_q;
+    sp_i2_d = sp_i2_q;
+    sp_addr_d = sp_addr_q;
+    sp_row1_addr_d = sp_row1_addr_q;
+    sp_row2_addr_d = sp_row2_addr_q;
+    sp_reads_in_flight_d = sp_reads_in_flight_q;
+    if (desc_fire) begin
+      sp_active_d = ~desc_empty;
+      sp_inner_d = 16'd0;
+      sp_i1_d = 16'd0;
+      sp_i2_d = 16'd0;
+      sp_addr_d = desc_spm_addr_i;
+      sp_row1_addr_d = desc_spm_addr_i;
+      sp_row2_addr_d = desc_spm_addr_i;
+    end else if (spm_fire) begin
+      if (sp_inner_q != count0_last) begin
+        sp_inner_d = sp_inner_q + 16'd1;
+        sp_addr_d = sp_addr_q + spm_stride0_q;
+      end else if (sp_i1_q != count1_last) begin
+        sp_inner_d = 16'd0;
+        sp_i1_d = sp_i1_q + 16'd1;
+        sp_row1_addr_d = sp_row1_next;
+        sp_addr_d = sp_row1_next;
+      end else if (sp_i2_q != count2_last) begin
+        sp_inner_d = 16'd0;
+        sp_i1_d = 16'd0;
+        sp_i2_d = sp_i2_q + 16'd1;
+        sp_row2_addr_d = sp_row2_next;
+        sp_row1_addr_d = sp_row2_next;
+        sp_addr_d = sp_row2_next;
+      end else begin
+        sp_active_d = 1'b0;
+      end
+    end
+    if (spm_fire & store_q & ~sp_ret) begin
+      sp_reads_in_flight_d = sp_reads_in_flight_q + 3'd1;
+    end
+    if (sp_ret & ~(spm_fire & store_q)) begin
+      sp_reads_in_flight_d = sp_reads_in_flight_q - 3'd1;
+    end
+  end
   always @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       sp_active_q <= 1'b0;
-      sp_i0_q <= 16'd0;
+      sp_inner_q <= 16'd0;
       sp_i1_q <= 16'd0;
       sp_i2_q <= 16'd0;
-      sp_ptr_q <= 13'd0;
-      sp_row1_q <= 13'd0;
-      sp_row2_q <= 13'd0;
-      sp_inf_q <= 3'd0;
+      sp_addr_q <= 13'd0;
+      sp_row1_addr_q <= 13'd0;
+      sp_row2_addr_q <= 13'd0;
+      sp_reads_in_flight_q <= 3'd0;
     end else begin
-      if (desc_fire) begin
-        sp_active_q <= ~desc_empty;
-        sp_i0_q <= 16'd0;
-        sp_i1_q <= 16'd0;
-        sp_i2_q <= 16'd0;
-        sp_ptr_q <= desc_spm_addr_i;
-        sp_row1_q <= desc_spm_addr_i;
-        sp_row2_q <= desc_spm_addr_i;
-      end else if (spm_fire) begin
-        if (sp_i0_q != count0_last) begin
-          sp_i0_q <= sp_i0_q + 16'd1;
-          sp_ptr_q <= sp_ptr_q + ss0_q;
-        end else if (sp_i1_q != count1_last) begin
-          sp_i0_q <= 16'd0;
-          sp_i1_q <= sp_i1_q + 16'd1;
-          sp_row1_q <= sp_row1_next;
-          sp_ptr_q <= sp_row1_next;
-        end else if (sp_i2_q != count2_last) begin
-          sp_i0_q <= 16'd0;
-          sp_i1_q <= 16'd0;
-          sp_i2_q <= sp_i2_q + 16'd1;
-          sp_row2_q <= sp_row2_next;
-          sp_row1_q <= sp_row2_next;
-          sp_ptr_q <= sp_row2_next;
-        end else begin
-          sp_active_q <= 1'b0;
-        end
-      end
-      if (spm_fire & store_q & ~sp_ret) begin
-        sp_inf_q <= sp_inf_q + 3'd1;
-      end
-      if (sp_ret & ~(spm_fire & store_q)) begin
-        sp_inf_q <= sp_inf_q - 3'd1;
-      end
+      sp_active_q <= sp_active_d;
+      sp_inner_q <= sp_inner_d;
+      sp_i1_q <= sp_i1_d;
+      sp_i2_q <= sp_i2_d;
+      sp_addr_q <= sp_addr_d;
+      sp_row1_addr_q <= sp_row1_addr_d;
+      sp_row2_addr_q <= sp_row2_addr_d;
+      sp_reads_in_flight_q <= sp_reads_in_flight_d;
     end
   end
 
   // Status and beat counters.
+  always @* begin
+    beats_read_d = beats_read_q;
+    beats_written_d = beats_written_q;
+    if (rd_fire) begin
+      beats_read_d = beats_read_q + 32'd1;
+    end
+    if (wr_fire) begin
+      beats_written_d = beats_written_q + 32'd1;
+    end
+  end
   always @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
-      beats_rd_q <= 32'd0;
-      beats_wr_q <= 32'd0;
+      beats_read_q <= 32'd0;
+      beats_written_q <= 32'd0;
     end else begin
-      if (rd_fire) begin
-        beats_rd_q <= beats_rd_q + 32'd1;
-      end
-      if (wr_fire) begin
-        beats_wr_q <= beats_wr_q + 32'd1;
-      end
+      beats_read_q <= beats_read_d;
+      beats_written_q <= beats_written_d;
     end
   end
   assign busy_o = busy_q;
   assign done_o = done_q;
-  assign beats_read_o = beats_rd_q;
-  assign beats_written_o = beats_wr_q;
+  assign beats_read_o = beats_read_q;
+  assign beats_written_o = beats_written_q;
 
 `ifdef CAPSGEN_ASSERTIONS
   // Assertions (docs/rtl-assertions.md): checked at every clock edge out of reset.
