@@ -31,18 +31,6 @@ Expr sum_at_least(const Expr& a, const Expr& b, const Expr& c) {
   return paren(bare(cat({bit(false), a}) + cat({bit(false), b})) >= cat({bit(false), c}));
 }
 
-// The reset statements of a control block: `reset` (the state that must start idle), then a zero for
-// every register of `regs` that `reset` does not set. Descriptor fields and position counters start
-// at zero; a descriptor's start loads them before they are used.
-Stmts with_zero_reset(const Module& m, Stmts reset, const std::vector<std::string>& regs) {
-  const std::vector<std::string> have = assigned_signals(reset);
-  std::vector<std::string> rest;
-  for (const std::string& r : regs)
-    if (std::find(have.begin(), have.end(), r) == have.end()) rest.push_back(r);
-  for (Stmt& z : m.reset_to_zero(rest)) reset.push_back(std::move(z));
-  return reset;
-}
-
 }  // namespace
 
 // ---- Weight tile reader ------------------------------------------------------------------------
@@ -1344,39 +1332,80 @@ MemoryAndStatusPorts declare_memory_and_status_ports(Module& m, const EngineGeom
 
 // The streamer's position registers.
 struct StreamerPosition {
-  Expr mi_q, n_q, k_q, m0_q, b_q, mb_q, ent_q, ia_q, iblk_q, ib_q;
+  Flop vector, tile, chunk, block_start, batch, block_len, entry, init_addr, init_block_addr, init_batch_addr;
+
+  std::vector<Flop> flops() const {
+    return {vector, tile, chunk, block_start, batch, block_len, entry, init_addr, init_block_addr, init_batch_addr};
+  }
 };
 
 StreamerPosition declare_streamer_position(Module& m, const EngineGeometry& geo) {
   const int count = geo.count_bits, addr = geo.addr_bits;
-  m.comment("Streamer position: vector mi_q of the block at m0_q (mb_q vectors), tile n_q, chunk k_q, batch b_q;\n"
-            "ent_q = mi_q * n_tiles + n_q, the accumulator entry.");
-  return StreamerPosition{m.reg("mi_q", count),
-                          m.reg("n_q", count),
-                          m.reg("k_q", count),
-                          m.reg("m0_q", count),
-                          m.reg("b_q", count),
-                          m.reg("mb_q", count),
-                          m.reg("ent_q", geo.entry_bits),
-                          m.reg("ia_q", addr, "per-output init address of the vector: init_base + b*init_s_b + m*init_s_m"),
-                          m.reg("iblk_q", addr, "... of the block's first vector"),
-                          m.reg("ib_q", addr, "... of the batch item's first vector")};
+  m.comment(
+      "Streamer position: vector vector_q of the block at block_start_q (block_len_q vectors), tile tile_q,\n"
+      "chunk chunk_q, batch item batch_q; entry_q = vector_q * n_tiles + tile_q, the accumulator entry.");
+  return StreamerPosition{
+      m.flop("vector", count),
+      m.flop("tile", count),
+      m.flop("chunk", count),
+      m.flop("block_start", count),
+      m.flop("batch", count),
+      m.flop("block_len", count),
+      m.flop("entry", geo.entry_bits),
+      m.flop("init_addr", addr, "per-output init address of the vector: init_base + b*init_s_b + m*init_s_m"),
+      m.flop("init_block_addr", addr, "... of the block's first vector"),
+      m.flop("init_batch_addr", addr, "... of the batch item's first vector")};
 }
 
 // The statistics counters of the last descriptor.
 struct Statistics {
-  Expr cycles, vectors, stall_data, stall_tile, stall_out, wr_wait;
+  Flop cycles, vectors, stall_data, stall_tile, stall_out, wr_wait;
+
+  std::vector<Flop> flops() const { return {cycles, vectors, stall_data, stall_tile, stall_out, wr_wait}; }
 };
 
 // The controller's registers, in declaration order.
 struct ControlState {
-  Expr busy_q, done_q, err_q, run_q;
-  Expr bm1_q, mtot_q, mblk_q, mb0_q, kcm1_q, ntm1_q, ntot_q, nt_q;  // the streamer's copy of the counts
-  Expr init_bias_q, init_base_q, init_out_q, init_s_b_q, init_s_m_q, init_shift_q, relu_q, cont_q, hold_q;
-  Expr act_mode_q, a_func_q, a_len_q, a_ns_q, shift_q;
+  Flop busy, done, error, streaming;
+  Flop batch_max, vectors_total, block_vectors, first_block_len, chunk_max, tile_max, columns_total, tiles;
+  Flop init_bias, init_base, init_out, init_batch_stride, init_vector_stride, init_shift, relu, acc_continue, acc_hold;
+  Flop act_mode, act_func, act_len, act_norm_shift, reduce_shift;
   StreamerPosition pos;
-  Expr credits_q;
+  Flop credits;
   Statistics stat;
+
+  // The registers of the controller's next-state block (all but the statistics).
+  std::vector<Flop> flops() const {
+    std::vector<Flop> f{busy,
+                        done,
+                        error,
+                        streaming,
+                        batch_max,
+                        vectors_total,
+                        block_vectors,
+                        first_block_len,
+                        chunk_max,
+                        tile_max,
+                        columns_total,
+                        tiles,
+                        init_bias,
+                        init_base,
+                        init_out,
+                        init_batch_stride,
+                        init_vector_stride,
+                        init_shift,
+                        relu,
+                        acc_continue,
+                        acc_hold,
+                        act_mode,
+                        act_func,
+                        act_len,
+                        act_norm_shift,
+                        reduce_shift};
+    for (const Flop& p : pos.flops()) f.push_back(p);
+    f.push_back(credits);
+    return f;
+  }
 };
 
 // The controller's registers: busy/done/error, the streamer's copy of the descriptor's counts and the
@@ -1386,36 +1415,36 @@ ControlState declare_control_state(Module& m, const EngineGeometry& geo) {
   m.comment("Control state and the streamer's copy of the counts.");
   // A braced list evaluates its elements in order: the registers are declared in this order.
   return ControlState{
-      m.reg("busy_q", 1),
-      m.reg("done_q", 1),
-      m.reg("err_q", 1),
-      m.reg("run_q", 1, "the streamer has vectors left"),
-      m.reg("bm1_q", count),
-      m.reg("mtot_q", count),
-      m.reg("mblk_q", count),
-      m.reg("mb0_q", count),
-      m.reg("kcm1_q", count),
-      m.reg("ntm1_q", count),
-      m.reg("ntot_q", count),
-      m.reg("nt_q", geo.entry_bits, "n_tiles mod 2^AddrWidth (only added while m_block > 1, i.e. n_tiles < depth)"),
-      m.reg("init_bias_q", 1),
-      m.reg("init_base_q", addr),
-      m.reg("init_out_q", 1),
-      m.reg("init_s_b_q", addr),
-      m.reg("init_s_m_q", addr),
-      m.reg("init_shift_q", 5),
-      m.reg("relu_q", 1),
-      m.reg("cont_q", 1, "acc_continue: chunk 0 accumulates onto the entries (no init)"),
-      m.reg("hold_q", 1, "acc_hold: the writer steps through the records without writing them"),
-      m.reg("act_mode_q", 1, "an Activate or Fill runs (the activation bank, data port and write port are the pass's)"),
-      m.reg("a_func_q", 3),
-      m.reg("a_len_q", geo.act.len_bits),
-      m.reg("a_ns_q", geo.act.nshift_bits),
-      m.reg("shift_q", geo.shift_bits),
+      m.flop("busy", 1, "a descriptor runs"),
+      m.flop("done", 1, "done_o"),
+      m.flop("error", 1, "sticky error_o"),
+      m.flop("streaming", 1, "the streamer has vectors left"),
+      m.flop("batch_max", count, "batch items - 1"),
+      m.flop("vectors_total", count, "vectors per batch item"),
+      m.flop("block_vectors", count, "vectors per block"),
+      m.flop("first_block_len", count, "vectors of a batch item's first block"),
+      m.flop("chunk_max", count, "chunks - 1"),
+      m.flop("tile_max", count, "tiles per chunk - 1"),
+      m.flop("columns_total", count, "output columns"),
+      m.flop("tiles", geo.entry_bits, "n_tiles mod 2^AddrWidth (only added while m_block > 1, i.e. n_tiles < depth)"),
+      m.flop("init_bias", 1, "accumulators start at the column's bias"),
+      m.flop("init_base", addr),
+      m.flop("init_out", 1, "accumulators start at a per-output code"),
+      m.flop("init_batch_stride", addr),
+      m.flop("init_vector_stride", addr),
+      m.flop("init_shift", 5),
+      m.flop("relu", 1),
+      m.flop("acc_continue", 1, "chunk 0 accumulates onto the entries (no init)"),
+      m.flop("acc_hold", 1, "the writer steps through the records without writing them"),
+      m.flop("act_mode", 1, "an Activate or Fill runs (the activation bank, data port and write port are the pass's)"),
+      m.flop("act_func", 3, "the activation bank's function for the pass"),
+      m.flop("act_len", geo.act.len_bits, "... its vector length"),
+      m.flop("act_norm_shift", geo.act.nshift_bits, "... its norm shift"),
+      m.flop("reduce_shift", geo.shift_bits, "the Gemm's reduction shift"),
       declare_streamer_position(m, geo),
-      m.reg("credits_q", geo.fifo_bits + 1, "output FIFO entries not yet promised to a last-chunk vector"),
-      Statistics{m.reg("stat_cycles_q", 32), m.reg("stat_vectors_q", 32), m.reg("stat_stall_data_q", 32),
-                 m.reg("stat_stall_tile_q", 32), m.reg("stat_stall_out_q", 32), m.reg("stat_wr_wait_q", 32)}};
+      m.flop("credits", geo.fifo_bits + 1, "output FIFO entries not yet promised to a last-chunk vector"),
+      Statistics{m.flop("stat_cycles", 32), m.flop("stat_vectors", 32), m.flop("stat_stall_data", 32),
+                 m.flop("stat_stall_tile", 32), m.flop("stat_stall_out", 32), m.flop("stat_wr_wait", 32)}};
 }
 
 // Descriptor decode: accept (desc_valid_i while idle), empty (a count is zero: done at once) and which
@@ -1430,7 +1459,7 @@ DescriptorDecode build_descriptor_decode(Module& m, const EngineGeometry& geo, c
   const Expr empty = m.wire("empty", 1, "a count is zero: nothing to do");
   const Expr start = m.wire("start", 1, "accept a non-empty Gemm: every unit starts");
   m.blank();
-  m.assign(accept, desc.valid & ~ctl.busy_q);
+  m.assign(accept, desc.valid & ~ctl.busy.q);
   const Expr count_zero = lit(geo.count_bits, 0);
   const Expr gemm = desc.kind == kind_code(isa::kEngineKindGemm);
   const Expr gemm_empty = (desc.gather.batch == count_zero) | (desc.gather.m_total == count_zero) |
@@ -1500,16 +1529,16 @@ Expr sum_below(const Expr& a, const Expr& b, const Expr& c) {
 Stmts vector_gather_next_block(const EngineGeometry& geo, const VectorGather& v, const ControlState& ctl) {
   const Expr count_zero = lit(geo.count_bits, 0), count_one = lit(geo.count_bits, 1);
   const Stmts next_batch = {blk(v.vg_block_start.d, count_zero),
-                            blk(v.vg_block_len.d, ctl.mb0_q),
+                            blk(v.vg_block_len.d, ctl.first_block_len.q),
                             blk(v.vg_batch.d, v.vg_batch.q + count_one),
                             blk(v.vg_batch_addr.d, v.vg_batch_addr.q + v.vg_batch_stride.q),
                             blk(v.vg_chunk_addr.d, v.vg_batch_addr.q + v.vg_batch_stride.q),
                             blk(v.vg_addr.d, v.vg_batch_addr.q + v.vg_batch_stride.q),
-                            if_(v.vg_batch.q == ctl.bm1_q, {blk(v.vg_busy.d, bit(false))})};
+                            if_(v.vg_batch.q == ctl.batch_max.q, {blk(v.vg_busy.d, bit(false))})};
   return {blk(v.vg_chunk.d, count_zero), blk(v.vg_rows_left.d, v.vg_len.q),
-          if_(sum_below(v.vg_block_start.q, ctl.mblk_q, ctl.mtot_q),
-              {blk(v.vg_block_start.d, v.vg_block_start.q + ctl.mblk_q),
-               blk(v.vg_block_len.d, next_block_length(ctl.mtot_q, v.vg_block_start.q, ctl.mblk_q)),
+          if_(sum_below(v.vg_block_start.q, ctl.block_vectors.q, ctl.vectors_total.q),
+              {blk(v.vg_block_start.d, v.vg_block_start.q + ctl.block_vectors.q),
+               blk(v.vg_block_len.d, next_block_length(ctl.vectors_total.q, v.vg_block_start.q, ctl.block_vectors.q)),
                blk(v.vg_chunk_addr.d, v.vg_next_block), blk(v.vg_addr.d, v.vg_next_block)},
               next_batch)};
 }
@@ -1523,7 +1552,7 @@ Stmts vector_gather_advance(const EngineGeometry& geo, const VectorGather& v, co
       blk(v.vg_vector.d, count_zero),
       if_(v.vg_chunk.q == count_zero, {blk(v.vg_next_block_addr.d, v.vg_addr.q + v.vg_vector_stride.q)})};
   chunk_done.push_back(
-      if_(v.vg_chunk.q == ctl.kcm1_q, vector_gather_next_block(geo, v, ctl),
+      if_(v.vg_chunk.q == ctl.chunk_max.q, vector_gather_next_block(geo, v, ctl),
           {blk(v.vg_chunk.d, v.vg_chunk.q + count_one),
            blk(v.vg_rows_left.d, ternary(v.vg_rows_left.q > rows, v.vg_rows_left.q - rows, count_zero)),
            blk(v.vg_chunk_addr.d, v.vg_chunk_addr.q + v.vg_chunk_stride.q),
@@ -1632,10 +1661,10 @@ Expr drive_data_port(Module& m, const EngineGeometry& geo, const MemoryAndStatus
                      const ActPassWires& pass, const VectorGather& v, const GatherElement& g) {
   const Expr drd_elem = m.wire("drd_elem", geo.data_bits, "an element read (low lane of the data port)");
   m.assign(drd_elem, ports.drd_data.slice(geo.data_bits - 1, 0));
-  m.assign(ports.drd_en, ternary(ctl.act_mode_q, pass.rd_en, (g.take & ~g.zero) | v.vg_take));
-  m.assign(ports.drd_vec, ~ctl.act_mode_q & v.vg_take);
+  m.assign(ports.drd_en, ternary(ctl.act_mode.q, pass.rd_en, (g.take & ~g.zero) | v.vg_take));
+  m.assign(ports.drd_vec, ~ctl.act_mode.q & v.vg_take);
   const Expr gather_addr = ternary(v.vector_mode.q, v.vg_addr.q, g.addr);
-  m.assign(ports.drd_addr, ternary(ctl.act_mode_q, pass.rd_addr, bare(gather_addr)));
+  m.assign(ports.drd_addr, ternary(ctl.act_mode.q, pass.rd_addr, bare(gather_addr)));
   return drd_elem;
 }
 
@@ -1728,12 +1757,12 @@ StreamerIssue build_streamer_issue(Module& m, const EngineGeometry& geo, const C
                         m.wire("n_last", 1),
                         m.wire("st_release", 1, "the block's last vector of the chunk's last tile: free the staging buffer"),
                         m.wire("pop", 1, "the writer finished a record")};
-  m.assign(s.last_k, pos.k_q == ctl.kcm1_q);
-  m.assign(s.tile_ok, (pos.mi_q != lit(geo.count_bits, 0)) | s.tile_ready);
-  m.assign(s.credit_ok, ~s.last_k | (ctl.credits_q != lit(geo.fifo_bits + 1, 0)));
-  m.assign(s.issue, ctl.run_q & st.st_rd_avail & s.tile_ok & s.credit_ok);
-  m.assign(s.mi_last, bare(pos.mi_q + lit(geo.count_bits, 1)) == pos.mb_q);
-  m.assign(s.n_last, pos.n_q == ctl.ntm1_q);
+  m.assign(s.last_k, pos.chunk.q == ctl.chunk_max.q);
+  m.assign(s.tile_ok, (pos.vector.q != lit(geo.count_bits, 0)) | s.tile_ready);
+  m.assign(s.credit_ok, ~s.last_k | (ctl.credits.q != lit(geo.fifo_bits + 1, 0)));
+  m.assign(s.issue, ctl.streaming.q & st.st_rd_avail & s.tile_ok & s.credit_ok);
+  m.assign(s.mi_last, bare(pos.vector.q + lit(geo.count_bits, 1)) == pos.block_len.q);
+  m.assign(s.n_last, pos.tile.q == ctl.tile_max.q);
   m.assign(s.st_release, s.issue & s.mi_last & s.n_last);
   return s;
 }
@@ -1761,7 +1790,7 @@ void instantiate_staging(Module& m, const Module& staging, const EngineGeometry&
       .connect("wr_commit_i", st.s1_valid_q & st.s1_commit_q)
       .connect("wr_free_o", st.st_wr_free)
       .connect("rd_en_i", s.issue)
-      .connect("rd_vec_i", staged_vector(geo, ctl.pos.mi_q))
+      .connect("rd_vec_i", staged_vector(geo, ctl.pos.vector.q))
       .connect("rd_data_o", st.st_rd_data)
       .connect("rd_release_i", s.st_release)
       .connect("rd_avail_o", st.st_rd_avail)
@@ -1781,13 +1810,18 @@ Expr tile_entry(const EngineGeometry& geo, const Expr& n_q) {
 Stmts streamer_next_block(const EngineGeometry& geo, const ControlState& ctl) {
   const StreamerPosition& p = ctl.pos;
   const Expr count_zero = lit(geo.count_bits, 0);
-  return {nb(p.k_q, count_zero),
-          if_(sum_below(p.m0_q, ctl.mblk_q, ctl.mtot_q),
-              {nb(p.m0_q, p.m0_q + ctl.mblk_q), nb(p.mb_q, next_block_length(ctl.mtot_q, p.m0_q, ctl.mblk_q)),
-               nb(p.ia_q, p.ia_q + ctl.init_s_m_q), nb(p.iblk_q, p.ia_q + ctl.init_s_m_q)},
-              {nb(p.m0_q, count_zero), nb(p.mb_q, ctl.mb0_q), nb(p.b_q, p.b_q + lit(geo.count_bits, 1)),
-               nb(p.ib_q, p.ib_q + ctl.init_s_b_q), nb(p.iblk_q, p.ib_q + ctl.init_s_b_q),
-               nb(p.ia_q, p.ib_q + ctl.init_s_b_q), if_(p.b_q == ctl.bm1_q, {nb(ctl.run_q, bit(false))})})};
+  return {blk(p.chunk.d, count_zero),
+          if_(sum_below(p.block_start.q, ctl.block_vectors.q, ctl.vectors_total.q),
+              {blk(p.block_start.d, p.block_start.q + ctl.block_vectors.q),
+               blk(p.block_len.d, next_block_length(ctl.vectors_total.q, p.block_start.q, ctl.block_vectors.q)),
+               blk(p.init_addr.d, p.init_addr.q + ctl.init_vector_stride.q),
+               blk(p.init_block_addr.d, p.init_addr.q + ctl.init_vector_stride.q)},
+              {blk(p.block_start.d, count_zero), blk(p.block_len.d, ctl.first_block_len.q),
+               blk(p.batch.d, p.batch.q + lit(geo.count_bits, 1)),
+               blk(p.init_batch_addr.d, p.init_batch_addr.q + ctl.init_batch_stride.q),
+               blk(p.init_block_addr.d, p.init_batch_addr.q + ctl.init_batch_stride.q),
+               blk(p.init_addr.d, p.init_batch_addr.q + ctl.init_batch_stride.q),
+               if_(p.batch.q == ctl.batch_max.q, {blk(ctl.streaming.d, bit(false))})})};
 }
 
 // The streamer's position after it issued a vector: the block's next vector (entry + n_tiles), else
@@ -1796,13 +1830,15 @@ Stmts streamer_advance(const EngineGeometry& geo, const ControlState& ctl, const
   const StreamerPosition& p = ctl.pos;
   const Expr count_zero = lit(geo.count_bits, 0), count_one = lit(geo.count_bits, 1);
   return {if_(s.mi_last,
-              {nb(p.mi_q, count_zero),
+              {blk(p.vector.d, count_zero),
                if_(s.n_last,
-                   {nb(p.n_q, count_zero), nb(p.ent_q, lit(geo.entry_bits, 0)),
-                    if_(s.last_k, streamer_next_block(geo, ctl), {nb(p.k_q, p.k_q + count_one), nb(p.ia_q, p.iblk_q)})},
-                   {nb(p.n_q, p.n_q + count_one), nb(p.ia_q, p.iblk_q),
-                    nb(p.ent_q, tile_entry(geo, p.n_q) + lit(geo.entry_bits, 1))})},
-              {nb(p.mi_q, p.mi_q + count_one), nb(p.ent_q, p.ent_q + ctl.nt_q), nb(p.ia_q, p.ia_q + ctl.init_s_m_q)})};
+                   {blk(p.tile.d, count_zero), blk(p.entry.d, lit(geo.entry_bits, 0)),
+                    if_(s.last_k, streamer_next_block(geo, ctl),
+                        {blk(p.chunk.d, p.chunk.q + count_one), blk(p.init_addr.d, p.init_block_addr.q)})},
+                   {blk(p.tile.d, p.tile.q + count_one), blk(p.init_addr.d, p.init_block_addr.q),
+                    blk(p.entry.d, tile_entry(geo, p.tile.q) + lit(geo.entry_bits, 1))})},
+              {blk(p.vector.d, p.vector.q + count_one), blk(p.entry.d, p.entry.q + ctl.tiles.q),
+               blk(p.init_addr.d, p.init_addr.q + ctl.init_vector_stride.q)})};
 }
 
 // The tile reader's outputs.
@@ -1849,7 +1885,7 @@ TileReaderWires instantiate_tile_reader(Module& m, const Module& tile_reader, co
       .connect("rd_data_i", ports.wrd_data)
       .connect("weight_o", t.weight)
       .connect("weight_load_o", t.load)
-      .connect("tile_start_i", s.issue & (ctl.pos.mi_q == lit(geo.count_bits, 0)))
+      .connect("tile_start_i", s.issue & (ctl.pos.vector.q == lit(geo.count_bits, 0)))
       .connect("tile_ready_o", s.tile_ready)
       .connect("busy_o", t.busy);
   return t;
@@ -1879,11 +1915,11 @@ VectorPipeline build_vector_pipeline(Module& m, const EngineGeometry& geo, const
                          m.reg("pn_q", latency * entry, "tile index n (stages 0..L-1)")};
   const Expr count_zero = lit(geo.count_bits, 0);
   m.always_ff_reset({nb(p.pv_q, lit(stages, 0))}, {nb(p.pv_q, cat({p.pv_q.slice(stages - 2, 0), s.issue}))});
-  m.always_ff({nb(p.pf_q, ctl.pos.mi_q == count_zero),
-               nb(p.pa_q, cat({p.pa_q.slice(stages - 2, 0), ctl.pos.k_q != count_zero})),
+  m.always_ff({nb(p.pf_q, ctl.pos.vector.q == count_zero),
+               nb(p.pa_q, cat({p.pa_q.slice(stages - 2, 0), ctl.pos.chunk.q != count_zero})),
                nb(p.pl_q, cat({p.pl_q.slice(stages - 2, 0), s.last_k})),
-               nb(p.pe_q, cat({p.pe_q.slice((stages - 1) * entry - 1, 0), ctl.pos.ent_q})),
-               nb(p.pn_q, cat({p.pn_q.slice((latency - 1) * entry - 1, 0), tile_entry(geo, ctl.pos.n_q)}))});
+               nb(p.pe_q, cat({p.pe_q.slice((stages - 1) * entry - 1, 0), ctl.pos.entry.q})),
+               nb(p.pn_q, cat({p.pn_q.slice((latency - 1) * entry - 1, 0), tile_entry(geo, ctl.pos.tile.q)}))});
   return p;
 }
 
@@ -1956,17 +1992,17 @@ AccumulatorInit build_accumulator_init(Module& m, const EngineGeometry& geo, con
   const Expr io_rp_q = m.reg("io_rp_q", queue_bits);
   const Expr io_pop = m.wire("io_pop", 1);
   const Expr acc_bias = m.wire("acc_bias", cols * psum);
-  const Expr bias_stage = p.pv_q[latency - 1] & ~p.pa_q[latency - 1] & ctl.init_bias_q;
-  m.assign(io_rd, s.issue & (ctl.pos.k_q == lit(count, 0)) & ctl.init_out_q);
+  const Expr bias_stage = p.pv_q[latency - 1] & ~p.pa_q[latency - 1] & ctl.init_bias.q;
+  m.assign(io_rd, s.issue & (ctl.pos.chunk.q == lit(count, 0)) & ctl.init_out.q);
   m.assign(ports.brd_en, paren(bias_stage) | io_rd);
   m.assign(ports.brd_addr,
-           ternary(ctl.init_out_q, ctl.pos.ia_q, ctl.init_base_q + bare(bias_n * lit(addr, cols))));
+           ternary(ctl.init_out.q, ctl.pos.init_addr.q, ctl.init_base.q + bare(bias_n * lit(addr, cols))));
   m.assign(io_code, ports.brd_data.part(0, psum));
-  m.assign(io_wide, shl(sext(io_code, wide_bits), ctl.init_shift_q));
+  m.assign(io_wide, shl(sext(io_code, wide_bits), ctl.init_shift.q));
   m.assign(io_sat, saturate_signed(io_wide, psum));
-  m.assign(io_pop, p.pv_q[geo.stages - 1] & ~p.pa_q[geo.stages - 1] & ctl.init_out_q);
+  m.assign(io_pop, p.pv_q[geo.stages - 1] & ~p.pa_q[geo.stages - 1] & ctl.init_out.q);
   const Expr bias_columns = bare(bias_n.slice(count - 1, 0) * lit(count, cols));
-  m.always_ff({nb(bv_q, bias_stage), nb(bl_q, ctl.ntot_q - bias_columns),
+  m.always_ff({nb(bv_q, bias_stage), nb(bl_q, ctl.columns_total.q - bias_columns),
                if_(io_v_q, {nb(io_fifo_q[io_wp_q], io_sat)})});
   m.always_ff_reset({nb(io_v_q, bit(false)), nb(io_wp_q, lit(queue_bits, 0)), nb(io_rp_q, lit(queue_bits, 0))},
                     {nb(io_v_q, io_rd), if_(io_v_q, {nb(io_wp_q, io_wp_q + lit(queue_bits, 1))}),
@@ -1974,7 +2010,7 @@ AccumulatorInit build_accumulator_init(Module& m, const EngineGeometry& geo, con
   for (int c = 0; c < cols; ++c) {
     const Expr column_valid = paren(bv_q & (lit(count, c) < bl_q));
     const Expr bias = ternary(column_valid, ports.brd_data.part(c, psum), lit(psum, 0));
-    m.assign(acc_bias.part(c, psum), ternary(ctl.init_out_q, io_fifo_q[io_rp_q], bare(bias)));
+    m.assign(acc_bias.part(c, psum), ternary(ctl.init_out.q, io_fifo_q[io_rp_q], bare(bias)));
   }
   return AccumulatorInit{acc_bias};
 }
@@ -2015,7 +2051,7 @@ void instantiate_accumulators(Module& m, const Module& accumulators, const Engin
       .connect("clk_i", m.clk())
       .connect("rst_ni", m.rst_n())
       .connect("in_valid_i", p.pv_q[last])
-      .connect("in_accumulate_i", p.pa_q[last] | ctl.cont_q)
+      .connect("in_accumulate_i", p.pa_q[last] | ctl.acc_continue.q)
       .connect("in_last_i", p.pl_q[last])
       .connect("in_addr_i", p.pe_q.part_from(last * entry, entry))
       .connect("in_psum_i", a.result)
@@ -2033,16 +2069,16 @@ void instantiate_accumulators(Module& m, const Module& accumulators, const Engin
 // Gemm, the Activate/Fill pass's elements and functions while it runs.
 void instantiate_activation_bank(Module& m, const Module& activation, const EngineGeometry& geo,
                                  const ControlState& ctl, const ActPassWires& pass, const ResultWires& r) {
-  const Expr act_mode_q = ctl.act_mode_q;
+  const Expr act_mode_q = ctl.act_mode.q;
   m.instance(activation, "u_act")
       .connect("clk_i", m.clk())
       .connect("rst_ni", m.rst_n())
       .connect("in_valid_i", ternary(act_mode_q, pass.act_valid, r.acc_out_valid))
       .connect("in_data_i", ternary(act_mode_q, pass.act_in, r.acc_out_data))
-      .connect("func_i", ternary(act_mode_q, ctl.a_func_q, cat({lit_bin(2, 0), ctl.relu_q})))
-      .connect("len_i", ternary(act_mode_q, ctl.a_len_q, lit(geo.act.len_bits, 1)))
-      .connect("shift_i", ternary(act_mode_q, lit(geo.shift_bits, 0), ctl.shift_q))
-      .connect("norm_shift_i", ternary(act_mode_q, ctl.a_ns_q, lit(geo.act.nshift_bits, 0)))
+      .connect("func_i", ternary(act_mode_q, ctl.act_func.q, cat({lit_bin(2, 0), ctl.relu.q})))
+      .connect("len_i", ternary(act_mode_q, ctl.act_len.q, lit(geo.act.len_bits, 1)))
+      .connect("shift_i", ternary(act_mode_q, lit(geo.shift_bits, 0), ctl.reduce_shift.q))
+      .connect("norm_shift_i", ternary(act_mode_q, ctl.act_norm_shift.q, lit(geo.act.nshift_bits, 0)))
       .connect("out_valid_o", r.a_valid)
       .connect("out_last_o", r.a_last)
       .connect("out_data_o", r.a_data)
@@ -2077,7 +2113,7 @@ OutputFifo build_output_fifo(Module& m, const EngineGeometry& geo, const Control
   for (int c = 0; c < cols; ++c)
     m.assign(fifo_in.part(c, act), result == act ? r.a_data.part(c, result) : r.a_data.part_from(c * result, act));
   const Expr fifo_push = m.wire("fifo_push", 1, "a Gemm result vector");
-  m.assign(fifo_push, r.a_valid & ~ctl.act_mode_q);
+  m.assign(fifo_push, r.a_valid & ~ctl.act_mode.q);
   m.assign(fifo_overflow, fifo_push & (fifo_cnt_q == lit(pointer + 1, geo.fifo_depth)) & ~s.pop);
   m.always_ff_reset({nb(fifo_wp_q, lit(pointer, 0)), nb(fifo_rp_q, lit(pointer, 0)),
                      nb(fifo_cnt_q, lit(pointer + 1, 0))},
@@ -2133,7 +2169,7 @@ WriterWires instantiate_output_writer(Module& m, const Module& out_writer, const
       .connect("rec_valid_i", f.fifo_cnt_q != lit(geo.fifo_bits + 1, 0))
       .connect("rec_data_i", f.fifo_mem[f.fifo_rp_q])
       .connect("rec_pop_o", s.pop)
-      .connect("wr_ready_i", ports.wr_ready | ctl.hold_q)
+      .connect("wr_ready_i", ports.wr_ready | ctl.acc_hold.q)
       .connect("wr_en_o", w.wr_en)
       .connect("wr_addr_o", w.wr_addr)
       .connect("wr_vec_o", w.wr_vec)
@@ -2171,7 +2207,7 @@ void instantiate_act_pass(Module& m, const Module& act_pass, const EngineGeometr
       .connect("rd_data_i", st.drd_elem)
       .connect("act_valid_o", pass.act_valid)
       .connect("act_data_o", pass.act_data)
-      .connect("res_valid_i", r.a_valid & ctl.act_mode_q)
+      .connect("res_valid_i", r.a_valid & ctl.act_mode.q)
       .connect("res_data_i", r.a_data.part(0, geo.result_bits))
       .connect("wr_en_o", pass.wr_en)
       .connect("wr_addr_o", pass.wr_addr)
@@ -2197,9 +2233,9 @@ Expr writer_lanes(const EngineGeometry& geo, const WriterWires& w) {
 void drive_write_port(Module& m, const EngineGeometry& geo, const MemoryAndStatusPorts& ports, const ControlState& ctl,
                       const ActPassWires& pass, const WriterWires& w) {
   const int cols = geo.cols;
-  const Expr act_mode_q = ctl.act_mode_q;
+  const Expr act_mode_q = ctl.act_mode.q;
   m.comment("The write port: the Gemm writer's results (act codes, sign-extended) or the pass's.");
-  m.assign(ports.wr_en, ternary(act_mode_q, pass.wr_en, paren(w.wr_en & ~ctl.hold_q)));
+  m.assign(ports.wr_en, ternary(act_mode_q, pass.wr_en, paren(w.wr_en & ~ctl.acc_hold.q)));
   m.assign(ports.wr_addr, ternary(act_mode_q, pass.wr_addr, w.wr_addr));
   m.assign(ports.wr_vec, ~act_mode_q & w.wr_vec);
   m.assign(ports.wr_mask, ternary(act_mode_q, lit(cols, 1), w.wr_mask));
@@ -2220,27 +2256,46 @@ Stmts gemm_descriptor_load(const EngineGeometry& geo, const DescriptorPorts& des
   const Expr n_tiles = entry == count ? desc.n_tiles
                        : entry > count ? zext(desc.n_tiles, entry)
                                        : desc.n_tiles.slice(entry - 1, 0);
-  return {nb(ctl.busy_q, bit(true)), nb(ctl.run_q, bit(true)), nb(ctl.bm1_q, g.batch - count_one),
-          nb(ctl.mtot_q, g.m_total), nb(ctl.mblk_q, g.m_block), nb(ctl.mb0_q, first_block), nb(p.mb_q, first_block),
-          nb(ctl.kcm1_q, g.k_chunks - count_one), nb(ctl.ntm1_q, desc.n_tiles - count_one),
-          nb(ctl.ntot_q, desc.n_total), nb(ctl.nt_q, n_tiles),
-          nb(ctl.init_bias_q, desc.init_bias), nb(ctl.init_base_q, desc.init_base), nb(ctl.relu_q, desc.relu),
-          nb(ctl.cont_q, desc.acc_continue), nb(ctl.hold_q, desc.acc_hold),
-          nb(ctl.init_out_q, desc.init_out), nb(ctl.init_s_b_q, desc.init_s_b), nb(ctl.init_s_m_q, desc.init_s_m),
-          nb(ctl.init_shift_q, desc.init_shift), nb(p.ia_q, desc.init_base), nb(p.iblk_q, desc.init_base),
-          nb(p.ib_q, desc.init_base),
-          nb(ctl.shift_q, desc.shift), nb(p.mi_q, count_zero), nb(p.n_q, count_zero), nb(p.k_q, count_zero),
-          nb(p.m0_q, count_zero), nb(p.b_q, count_zero), nb(p.ent_q, lit(entry, 0)),
-          nb(ctl.credits_q, lit(geo.fifo_bits + 1, geo.fifo_depth))};
+  return {blk(ctl.busy.d, bit(true)),
+          blk(ctl.streaming.d, bit(true)),
+          blk(ctl.batch_max.d, g.batch - count_one),
+          blk(ctl.vectors_total.d, g.m_total),
+          blk(ctl.block_vectors.d, g.m_block),
+          blk(ctl.first_block_len.d, first_block),
+          blk(p.block_len.d, first_block),
+          blk(ctl.chunk_max.d, g.k_chunks - count_one),
+          blk(ctl.tile_max.d, desc.n_tiles - count_one),
+          blk(ctl.columns_total.d, desc.n_total),
+          blk(ctl.tiles.d, n_tiles),
+          blk(ctl.init_bias.d, desc.init_bias),
+          blk(ctl.init_base.d, desc.init_base),
+          blk(ctl.relu.d, desc.relu),
+          blk(ctl.acc_continue.d, desc.acc_continue),
+          blk(ctl.acc_hold.d, desc.acc_hold),
+          blk(ctl.init_out.d, desc.init_out),
+          blk(ctl.init_batch_stride.d, desc.init_s_b),
+          blk(ctl.init_vector_stride.d, desc.init_s_m),
+          blk(ctl.init_shift.d, desc.init_shift),
+          blk(p.init_addr.d, desc.init_base),
+          blk(p.init_block_addr.d, desc.init_base),
+          blk(p.init_batch_addr.d, desc.init_base),
+          blk(ctl.reduce_shift.d, desc.shift),
+          blk(p.vector.d, count_zero),
+          blk(p.tile.d, count_zero),
+          blk(p.chunk.d, count_zero),
+          blk(p.block_start.d, count_zero),
+          blk(p.batch.d, count_zero),
+          blk(p.entry.d, lit(entry, 0)),
+          blk(ctl.credits.d, lit(geo.fifo_bits + 1, geo.fifo_depth))};
 }
 
 // The Activate/Fill descriptor's load on a_start: the activation bank's function, vector length and
 // norm shift for the pass; act_mode_q hands the bank and the ports to the pass.
 Stmts act_descriptor_load(const EngineGeometry& geo, const DescriptorPorts& desc, const ControlState& ctl) {
   const int len_bits = geo.act.len_bits;
-  return {nb(ctl.busy_q, bit(true)), nb(ctl.act_mode_q, bit(true)), nb(ctl.a_func_q, desc.a_func),
-          nb(ctl.a_len_q, len_bits >= geo.count_bits ? zext(desc.a_n, len_bits) : desc.a_n.slice(len_bits - 1, 0)),
-          nb(ctl.a_ns_q, desc.a_norm_shift)};
+  return {blk(ctl.busy.d, bit(true)), blk(ctl.act_mode.d, bit(true)), blk(ctl.act_func.d, desc.a_func),
+          blk(ctl.act_len.d, len_bits >= geo.count_bits ? zext(desc.a_n, len_bits) : desc.a_n.slice(len_bits - 1, 0)),
+          blk(ctl.act_norm_shift.d, desc.a_norm_shift)};
 }
 
 // The controller: descriptor accept and load, the streamer's counters and the output credits, done
@@ -2257,20 +2312,19 @@ void build_controller(Module& m, const EngineGeometry& geo, const DescriptorPort
   const Stmts a_load = act_descriptor_load(geo, desc, ctl);
   const Stmts advance = streamer_advance(geo, ctl, s);
   const Expr lo = bit(false), hi = bit(true);
-  Stmts reset = with_zero_reset(
-      m, {nb(ctl.busy_q, lo), nb(ctl.done_q, lo), nb(ctl.err_q, lo), nb(ctl.run_q, lo), nb(ctl.act_mode_q, lo)},
-      assigned_signals(load));
-  reset = with_zero_reset(m, std::move(reset), assigned_signals(advance));
-  reset = with_zero_reset(m, std::move(reset), assigned_signals(a_load));
-  m.always_ff_reset(
-      std::move(reset),
-      {nb(ctl.done_q, decode.accept & decode.empty),
-       if_(decode.start, load,
-           {if_(s.issue, advance),
-            nb(ctl.credits_q, ctl.credits_q - zext(s.issue & s.last_k, credit_bits) + zext(s.pop, credit_bits))}),
-       if_(ctl.busy_q & (w.done | pass.done), {nb(ctl.busy_q, lo), nb(ctl.done_q, hi), nb(ctl.act_mode_q, lo)}),
-       if_(decode.a_start, a_load),
-       if_(st.st_error | r.a_err | a.res_mismatch | f.fifo_overflow, {nb(ctl.err_q, hi)})});
+  const std::vector<Flop> flops = ctl.flops();
+  Stmts next = hold_flops(flops);
+  for (Stmt& st : Stmts{
+           blk(ctl.done.d, decode.accept & decode.empty),
+           if_(decode.start, load,
+               {if_(s.issue, advance),
+                blk(ctl.credits.d, ctl.credits.q - zext(s.issue & s.last_k, credit_bits) + zext(s.pop, credit_bits))}),
+           if_(ctl.busy.q & (w.done | pass.done), {blk(ctl.busy.d, lo), blk(ctl.done.d, hi), blk(ctl.act_mode.d, lo)}),
+           if_(decode.a_start, a_load),
+           if_(st.st_error | r.a_err | a.res_mismatch | f.fifo_overflow, {blk(ctl.error.d, hi)})})
+    next.push_back(std::move(st));
+  m.always_comb(std::move(next));
+  m.always_ff_flops(flops);
 }
 
 // The statistics counters of the last descriptor, cleared on accept.
@@ -2281,35 +2335,35 @@ void build_statistics(Module& m, const MemoryAndStatusPorts& ports, const Contro
   const Expr zero = lit(32, 0), one = lit(32, 1);
   m.blank();
   m.comment("Statistics of the last descriptor (why the streamer did not issue, by first missing condition).");
-  const Stmts clear = {nb(stat.cycles, zero),     nb(stat.vectors, zero),   nb(stat.stall_data, zero),
-                       nb(stat.stall_tile, zero), nb(stat.stall_out, zero), nb(stat.wr_wait, zero)};
-  const Expr waiting = ctl.run_q & st.st_rd_avail;
-  m.always_ff_reset(
-      clear,
-      {if_(decode.start | decode.a_start,
-           {nb(stat.cycles, one), nb(stat.vectors, zero), nb(stat.stall_data, zero), nb(stat.stall_tile, zero),
-            nb(stat.stall_out, zero), nb(stat.wr_wait, zero)},
-           {if_(ctl.busy_q, {nb(stat.cycles, stat.cycles + one)}),
-            if_(~ctl.act_mode_q & ~ctl.hold_q & w.wr_en & ~ports.wr_ready, {nb(stat.wr_wait, stat.wr_wait + one)}),
-            if_(s.issue, {nb(stat.vectors, stat.vectors + one)}),
-            if_(ctl.run_q & ~st.st_rd_avail, {nb(stat.stall_data, stat.stall_data + one)}),
-            if_(waiting & ~s.tile_ok, {nb(stat.stall_tile, stat.stall_tile + one)}),
-            if_(waiting & s.tile_ok & ~s.credit_ok, {nb(stat.stall_out, stat.stall_out + one)})})});
+  const Expr waiting = ctl.streaming.q & st.st_rd_avail;
+  const auto count_up = [&](const Flop& f) { return blk(f.d, f.q + one); };
+  Stmts next = hold_flops(stat.flops());
+  next.push_back(
+      if_(decode.start | decode.a_start,
+          {blk(stat.cycles.d, one), blk(stat.vectors.d, zero), blk(stat.stall_data.d, zero),
+           blk(stat.stall_tile.d, zero), blk(stat.stall_out.d, zero), blk(stat.wr_wait.d, zero)},
+          {if_(ctl.busy.q, {count_up(stat.cycles)}),
+           if_(~ctl.act_mode.q & ~ctl.acc_hold.q & w.wr_en & ~ports.wr_ready, {count_up(stat.wr_wait)}),
+           if_(s.issue, {count_up(stat.vectors)}), if_(ctl.streaming.q & ~st.st_rd_avail, {count_up(stat.stall_data)}),
+           if_(waiting & ~s.tile_ok, {count_up(stat.stall_tile)}),
+           if_(waiting & s.tile_ok & ~s.credit_ok, {count_up(stat.stall_out)})}));
+  m.always_comb(std::move(next));
+  m.always_ff_flops(stat.flops());
 }
 
 // The handshake, status and statistics outputs from their registers.
 void drive_status_ports(Module& m, const DescriptorPorts& desc, const MemoryAndStatusPorts& ports,
                         const ControlState& ctl) {
-  m.assign(desc.ready, ~ctl.busy_q);
-  m.assign(ports.busy, ctl.busy_q);
-  m.assign(ports.done, ctl.done_q);
-  m.assign(ports.error, ctl.err_q);
-  m.assign(ports.stat_cycles, ctl.stat.cycles);
-  m.assign(ports.stat_vectors, ctl.stat.vectors);
-  m.assign(ports.stat_stall_data, ctl.stat.stall_data);
-  m.assign(ports.stat_stall_tile, ctl.stat.stall_tile);
-  m.assign(ports.stat_stall_out, ctl.stat.stall_out);
-  m.assign(ports.stat_wr_wait, ctl.stat.wr_wait);
+  m.assign(desc.ready, ~ctl.busy.q);
+  m.assign(ports.busy, ctl.busy.q);
+  m.assign(ports.done, ctl.done.q);
+  m.assign(ports.error, ctl.error.q);
+  m.assign(ports.stat_cycles, ctl.stat.cycles.q);
+  m.assign(ports.stat_vectors, ctl.stat.vectors.q);
+  m.assign(ports.stat_stall_data, ctl.stat.stall_data.q);
+  m.assign(ports.stat_stall_tile, ctl.stat.stall_tile.q);
+  m.assign(ports.stat_stall_out, ctl.stat.stall_out.q);
+  m.assign(ports.stat_wr_wait, ctl.stat.wr_wait.q);
 }
 
 }  // namespace

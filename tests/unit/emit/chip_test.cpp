@@ -152,8 +152,8 @@ TEST(EmitTraceGroups, EveryListedSignalExistsInSomePreset) {
 TEST(EmitTraceGroups, HasSignalFollowsInstances) {
   const Design d = build_design(preset("tiny-2x2"));
   EXPECT_TRUE(d.has_signal(kChipModule, "clk_i"));
-  EXPECT_TRUE(d.has_signal(kChipModule, "u_engine.run_q"));
+  EXPECT_TRUE(d.has_signal(kChipModule, "u_engine.streaming_q"));
   EXPECT_FALSE(d.has_signal(kChipModule, "u_engine.no_such_q"));
-  EXPECT_FALSE(d.has_signal(kChipModule, "u_nowhere.run_q"));
+  EXPECT_FALSE(d.has_signal(kChipModule, "u_nowhere.streaming_q"));
   EXPECT_FALSE(d.has_signal("capsgen_none", "clk_i"));
 }

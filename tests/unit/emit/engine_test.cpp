@@ -61,7 +61,7 @@ TEST(EmitEngine, OneOfEachUnitAndPortWidthsFromThePreset) {
             std::string::npos);
   // 16x16: array latency 32, so 64 entries (the credit loop must not limit the writer).
   EXPECT_EQ(isa::engine_out_fifo_depth(systolic_array_latency(big)), 64);
-  EXPECT_NE(text.find("credits_q <= 7'd64"), std::string::npos);
+  EXPECT_NE(text.find("credits_d = 7'd64"), std::string::npos);
 }
 
 TEST(EmitEngine, TileReaderMasksColumnsAndPlacesDiagRows) {

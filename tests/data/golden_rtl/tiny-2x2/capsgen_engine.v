@@ -214,51 +214,94 @@ module capsgen_engine (
   assign desc_words_unused = desc_words_i;
   // verilator lint_on UNUSEDSIGNAL
   // Control state and the streamer's copy of the counts.
-  reg busy_q;
-  reg done_q;
-  reg err_q;
-  reg run_q;  // the streamer has vectors left
-  reg [15:0] bm1_q;
-  reg [15:0] mtot_q;
-  reg [15:0] mblk_q;
-  reg [15:0] mb0_q;
-  reg [15:0] kcm1_q;
-  reg [15:0] ntm1_q;
-  reg [15:0] ntot_q;
-  reg [5:0] nt_q;  // n_tiles mod 2^AddrWidth (only added while m_block > 1, i.e. n_tiles < depth)
-  reg init_bias_q;
+  reg busy_q;  // a descriptor runs
+  reg busy_d;
+  reg done_q;  // done_o
+  reg done_d;
+  reg error_q;  // sticky error_o
+  reg error_d;
+  reg streaming_q;  // the streamer has vectors left
+  reg streaming_d;
+  reg [15:0] batch_max_q;  // batch items - 1
+  reg [15:0] batch_max_d;
+  reg [15:0] vectors_total_q;  // vectors per batch item
+  reg [15:0] vectors_total_d;
+  reg [15:0] block_vectors_q;  // vectors per block
+  reg [15:0] block_vectors_d;
+  reg [15:0] first_block_len_q;  // vectors of a batch item's first block
+  reg [15:0] first_block_len_d;
+  reg [15:0] chunk_max_q;  // chunks - 1
+  reg [15:0] chunk_max_d;
+  reg [15:0] tile_max_q;  // tiles per chunk - 1
+  reg [15:0] tile_max_d;
+  reg [15:0] columns_total_q;  // output columns
+  reg [15:0] columns_total_d;
+  reg [5:0] tiles_q;  // n_tiles mod 2^AddrWidth (only added while m_block > 1, i.e. n_tiles < depth)
+  reg [5:0] tiles_d;
+  reg init_bias_q;  // accumulators start at the column's bias
+  reg init_bias_d;
   reg [31:0] init_base_q;
-  reg init_out_q;
-  reg [31:0] init_s_b_q;
-  reg [31:0] init_s_m_q;
+  reg [31:0] init_base_d;
+  reg init_out_q;  // accumulators start at a per-output code
+  reg init_out_d;
+  reg [31:0] init_batch_stride_q;
+  reg [31:0] init_batch_stride_d;
+  reg [31:0] init_vector_stride_q;
+  reg [31:0] init_vector_stride_d;
   reg [4:0] init_shift_q;
+  reg [4:0] init_shift_d;
   reg relu_q;
-  reg cont_q;  // acc_continue: chunk 0 accumulates onto the entries (no init)
-  reg hold_q;  // acc_hold: the writer steps through the records without writing them
+  reg relu_d;
+  reg acc_continue_q;  // chunk 0 accumulates onto the entries (no init)
+  reg acc_continue_d;
+  reg acc_hold_q;  // the writer steps through the records without writing them
+  reg acc_hold_d;
   reg act_mode_q;  // an Activate or Fill runs (the activation bank, data port and write port are the pass's)
-  reg [2:0] a_func_q;
-  reg [5:0] a_len_q;
-  reg [4:0] a_ns_q;
-  reg [4:0] shift_q;
-  // Streamer position: vector mi_q of the block at m0_q (mb_q vectors), tile n_q, chunk k_q, batch b_q;
-  // ent_q = mi_q * n_tiles + n_q, the accumulator entry.
-  reg [15:0] mi_q;
-  reg [15:0] n_q;
-  reg [15:0] k_q;
-  reg [15:0] m0_q;
-  reg [15:0] b_q;
-  reg [15:0] mb_q;
-  reg [5:0] ent_q;
-  reg [31:0] ia_q;  // per-output init address of the vector: init_base + b*init_s_b + m*init_s_m
-  reg [31:0] iblk_q;  // ... of the block's first vector
-  reg [31:0] ib_q;  // ... of the batch item's first vector
+  reg act_mode_d;
+  reg [2:0] act_func_q;  // the activation bank's function for the pass
+  reg [2:0] act_func_d;
+  reg [5:0] act_len_q;  // ... its vector length
+  reg [5:0] act_len_d;
+  reg [4:0] act_norm_shift_q;  // ... its norm shift
+  reg [4:0] act_norm_shift_d;
+  reg [4:0] reduce_shift_q;  // the Gemm's reduction shift
+  reg [4:0] reduce_shift_d;
+  // Streamer position: vector vector_q of the block at block_start_q (block_len_q vectors), tile tile_q,
+  // chunk chunk_q, batch item batch_q; entry_q = vector_q * n_tiles + tile_q, the accumulator entry.
+  reg [15:0] vector_q;
+  reg [15:0] vector_d;
+  reg [15:0] tile_q;
+  reg [15:0] tile_d;
+  reg [15:0] chunk_q;
+  reg [15:0] chunk_d;
+  reg [15:0] block_start_q;
+  reg [15:0] block_start_d;
+  reg [15:0] batch_q;
+  reg [15:0] batch_d;
+  reg [15:0] block_len_q;
+  reg [15:0] block_len_d;
+  reg [5:0] entry_q;
+  reg [5:0] entry_d;
+  reg [31:0] init_addr_q;  // per-output init address of the vector: init_base + b*init_s_b + m*init_s_m
+  reg [31:0] init_addr_d;
+  reg [31:0] init_block_addr_q;  // ... of the block's first vector
+  reg [31:0] init_block_addr_d;
+  reg [31:0] init_batch_addr_q;  // ... of the batch item's first vector
+  reg [31:0] init_batch_addr_d;
   reg [4:0] credits_q;  // output FIFO entries not yet promised to a last-chunk vector
+  reg [4:0] credits_d;
   reg [31:0] stat_cycles_q;
+  reg [31:0] stat_cycles_d;
   reg [31:0] stat_vectors_q;
+  reg [31:0] stat_vectors_d;
   reg [31:0] stat_stall_data_q;
+  reg [31:0] stat_stall_data_d;
   reg [31:0] stat_stall_tile_q;
+  reg [31:0] stat_stall_tile_d;
   reg [31:0] stat_stall_out_q;
+  reg [31:0] stat_stall_out_d;
   reg [31:0] stat_wr_wait_q;
+  reg [31:0] stat_wr_wait_d;
   wire accept;
   wire empty;  // a count is zero: nothing to do
   wire start;  // accept a non-empty Gemm: every unit starts
@@ -370,22 +413,22 @@ module capsgen_engine (
         if (vg_chunk_q == 16'd0) begin
           vg_next_block_addr_d = vg_addr_q + vg_vector_stride_q;
         end
-        if (vg_chunk_q == kcm1_q) begin
+        if (vg_chunk_q == chunk_max_q) begin
           vg_chunk_d = 16'd0;
           vg_rows_left_d = vg_len_q;
-          if (~({1'b0, vg_block_start_q} + {1'b0, mblk_q} >= {1'b0, mtot_q})) begin
-            vg_block_start_d = vg_block_start_q + mblk_q;
-            vg_block_len_d = ((mtot_q - (vg_block_start_q + mblk_q)) < mblk_q) ? (mtot_q - (vg_block_start_q + mblk_q)) : mblk_q;
+          if (~({1'b0, vg_block_start_q} + {1'b0, block_vectors_q} >= {1'b0, vectors_total_q})) begin
+            vg_block_start_d = vg_block_start_q + block_vectors_q;
+            vg_block_len_d = ((vectors_total_q - (vg_block_start_q + block_vectors_q)) < block_vectors_q) ? (vectors_total_q - (vg_block_start_q + block_vectors_q)) : block_vectors_q;
             vg_chunk_addr_d = vg_next_block;
             vg_addr_d = vg_next_block;
           end else begin
             vg_block_start_d = 16'd0;
-            vg_block_len_d = mb0_q;
+            vg_block_len_d = first_block_len_q;
             vg_batch_d = vg_batch_q + 16'd1;
             vg_batch_addr_d = vg_batch_addr_q + vg_batch_stride_q;
             vg_chunk_addr_d = vg_batch_addr_q + vg_batch_stride_q;
             vg_addr_d = vg_batch_addr_q + vg_batch_stride_q;
-            if (vg_batch_q == bm1_q) begin
+            if (vg_batch_q == batch_max_q) begin
               vg_busy_d = 1'b0;
             end
           end
@@ -552,12 +595,12 @@ module capsgen_engine (
   wire n_last;
   wire st_release;  // the block's last vector of the chunk's last tile: free the staging buffer
   wire pop;  // the writer finished a record
-  assign last_k = k_q == kcm1_q;
-  assign tile_ok = (mi_q != 16'd0) | tile_ready;
+  assign last_k = chunk_q == chunk_max_q;
+  assign tile_ok = (vector_q != 16'd0) | tile_ready;
   assign credit_ok = ~last_k | (credits_q != 5'd0);
-  assign issue = run_q & st_rd_avail & tile_ok & credit_ok;
-  assign mi_last = mi_q + 16'd1 == mb_q;
-  assign n_last = n_q == ntm1_q;
+  assign issue = streaming_q & st_rd_avail & tile_ok & credit_ok;
+  assign mi_last = vector_q + 16'd1 == block_len_q;
+  assign n_last = tile_q == tile_max_q;
   assign st_release = issue & mi_last & n_last;
   capsgen_staging u_staging (
     .clk_i(clk_i),
@@ -573,7 +616,7 @@ module capsgen_engine (
     .wr_commit_i(s1_valid_q & s1_commit_q),
     .wr_free_o(st_wr_free),
     .rd_en_i(issue),
-    .rd_vec_i(mi_q[5:0]),
+    .rd_vec_i(vector_q[5:0]),
     .rd_data_o(st_rd_data),
     .rd_release_i(st_release),
     .rd_avail_o(st_rd_avail),
@@ -615,7 +658,7 @@ module capsgen_engine (
     .rd_data_i(wrd_data_i),
     .weight_o(tr_weight),
     .weight_load_o(tr_load),
-    .tile_start_i(issue & (mi_q == 16'd0)),
+    .tile_start_i(issue & (vector_q == 16'd0)),
     .tile_ready_o(tile_ready),
     .busy_o(tr_busy)
   );
@@ -637,11 +680,11 @@ module capsgen_engine (
     end
   end
   always @(posedge clk_i) begin
-    pf_q <= mi_q == 16'd0;
-    pa_q <= {pa_q[3:0], k_q != 16'd0};
+    pf_q <= vector_q == 16'd0;
+    pa_q <= {pa_q[3:0], chunk_q != 16'd0};
     pl_q <= {pl_q[3:0], last_k};
-    pe_q <= {pe_q[23:0], ent_q};
-    pn_q <= {pn_q[17:0], n_q[5:0]};
+    pe_q <= {pe_q[23:0], entry_q};
+    pn_q <= {pn_q[17:0], tile_q[5:0]};
   end
   wire [39:0] arr_result;
   wire arr_result_valid;
@@ -682,16 +725,16 @@ module capsgen_engine (
   reg [2:0] io_rp_q;
   wire io_pop;
   wire [39:0] acc_bias;
-  assign io_rd = issue & (k_q == 16'd0) & init_out_q;
+  assign io_rd = issue & (chunk_q == 16'd0) & init_out_q;
   assign brd_en_o = (pv_q[3] & ~pa_q[3] & init_bias_q) | io_rd;
-  assign brd_addr_o = init_out_q ? ia_q : init_base_q + bias_n * 32'd2;
+  assign brd_addr_o = init_out_q ? init_addr_q : init_base_q + bias_n * 32'd2;
   assign io_code = brd_data_i[19:0];
   assign io_wide = {{31{io_code[19]}}, io_code} << init_shift_q;
   assign io_sat = ((&io_wide[50:19]) | ~(|io_wide[50:19])) ? io_wide[19:0] : {io_wide[50], {19{~io_wide[50]}}};
   assign io_pop = pv_q[4] & ~pa_q[4] & init_out_q;
   always @(posedge clk_i) begin
     bv_q <= pv_q[3] & ~pa_q[3] & init_bias_q;
-    bl_q <= ntot_q - bias_n[15:0] * 16'd2;
+    bl_q <= columns_total_q - bias_n[15:0] * 16'd2;
     if (io_v_q) begin
       io_fifo_q[io_wp_q] <= io_sat;
     end
@@ -736,7 +779,7 @@ module capsgen_engine (
     .clk_i(clk_i),
     .rst_ni(rst_ni),
     .in_valid_i(pv_q[4]),
-    .in_accumulate_i(pa_q[4] | cont_q),
+    .in_accumulate_i(pa_q[4] | acc_continue_q),
     .in_last_i(pl_q[4]),
     .in_addr_i(pe_q[24 +: 6]),
     .in_psum_i(arr_result),
@@ -754,10 +797,10 @@ module capsgen_engine (
     .rst_ni(rst_ni),
     .in_valid_i(act_mode_q ? ap_act_valid : acc_out_valid),
     .in_data_i(act_mode_q ? act_in : acc_out_data),
-    .func_i(act_mode_q ? a_func_q : {2'b00, relu_q}),
-    .len_i(act_mode_q ? a_len_q : 6'd1),
-    .shift_i(act_mode_q ? 5'd0 : shift_q),
-    .norm_shift_i(act_mode_q ? a_ns_q : 5'd0),
+    .func_i(act_mode_q ? act_func_q : {2'b00, relu_q}),
+    .len_i(act_mode_q ? act_len_q : 6'd1),
+    .shift_i(act_mode_q ? 5'd0 : reduce_shift_q),
+    .norm_shift_i(act_mode_q ? act_norm_shift_q : 5'd0),
     .out_valid_o(a_valid),
     .out_last_o(a_last),
     .out_data_o(a_data),
@@ -829,7 +872,7 @@ module capsgen_engine (
     .rec_valid_i(fifo_cnt_q != 5'd0),
     .rec_data_i(fifo_mem[fifo_rp_q]),
     .rec_pop_o(pop),
-    .wr_ready_i(wr_ready_i | hold_q),
+    .wr_ready_i(wr_ready_i | acc_hold_q),
     .wr_en_o(w_wr_en),
     .wr_addr_o(w_wr_addr),
     .wr_vec_o(w_wr_vec),
@@ -868,7 +911,7 @@ module capsgen_engine (
     .done_o(ap_done)
   );
   // The write port: the Gemm writer's results (act codes, sign-extended) or the pass's.
-  assign wr_en_o = act_mode_q ? ap_wr_en : (w_wr_en & ~hold_q);
+  assign wr_en_o = act_mode_q ? ap_wr_en : (w_wr_en & ~acc_hold_q);
   assign wr_addr_o = act_mode_q ? ap_wr_addr : w_wr_addr;
   assign wr_vec_o = ~act_mode_q & w_wr_vec;
   assign wr_mask_o = act_mode_q ? 2'd1 : w_wr_mask;
@@ -877,140 +920,251 @@ module capsgen_engine (
   assign wr_data_o = act_mode_q ? {8'd0, ap_wr_data} : w_lanes;
 
   // Descriptor accept, streamer counters, credits, done and the sticky error.
+  always @* begin
+    busy_d = busy_q;
+    done_d = done_q;
+    error_d = error_q;
+    streaming_d = streaming_q;
+    batch_max_d = batch_max_q;
+    vectors_total_d = vectors_total_q;
+    block_vectors_d = block_vectors_q;
+    first_block_len_d = first_block_len_q;
+    chunk_max_d = chunk_max_q;
+    tile_max_d = tile_max_q;
+    columns_total_d = columns_total_q;
+    tiles_d = tiles_q;
+    init_bias_d = init_bias_q;
+    init_base_d = init_base_q;
+    init_out_d = init_out_q;
+    init_batch_stride_d = init_batch_stride_q;
+    init_vector_stride_d = init_vector_stride_q;
+    init_shift_d = init_shift_q;
+    relu_d = relu_q;
+    acc_continue_d = acc_continue_q;
+    acc_hold_d = acc_hold_q;
+    act_mode_d = act_mode_q;
+    act_func_d = act_func_q;
+    act_len_d = act_len_q;
+    act_norm_shift_d = act_norm_shift_q;
+    reduce_shift_d = reduce_shift_q;
+    vector_d = vector_q;
+    tile_d = tile_q;
+    chunk_d = chunk_q;
+    block_start_d = block_start_q;
+    batch_d = batch_q;
+    block_len_d = block_len_q;
+    entry_d = entry_q;
+    init_addr_d = init_addr_q;
+    init_block_addr_d = init_block_addr_q;
+    init_batch_addr_d = init_batch_addr_q;
+    credits_d = credits_q;
+    done_d = accept & empty;
+    if (start) begin
+      busy_d = 1'b1;
+      streaming_d = 1'b1;
+      batch_max_d = desc_batch - 16'd1;
+      vectors_total_d = desc_m_total;
+      block_vectors_d = desc_m_block;
+      first_block_len_d = (desc_m_total < desc_m_block) ? desc_m_total : desc_m_block;
+      block_len_d = (desc_m_total < desc_m_block) ? desc_m_total : desc_m_block;
+      chunk_max_d = desc_k_chunks - 16'd1;
+      tile_max_d = desc_n_tiles - 16'd1;
+      columns_total_d = desc_n_total;
+      tiles_d = desc_n_tiles[5:0];
+      init_bias_d = desc_init_bias;
+      init_base_d = desc_init_base;
+      relu_d = desc_relu;
+      acc_continue_d = desc_acc_continue;
+      acc_hold_d = desc_acc_hold;
+      init_out_d = desc_init_out;
+      init_batch_stride_d = desc_init_s_b;
+      init_vector_stride_d = desc_init_s_m;
+      init_shift_d = desc_init_shift;
+      init_addr_d = desc_init_base;
+      init_block_addr_d = desc_init_base;
+      init_batch_addr_d = desc_init_base;
+      reduce_shift_d = desc_shift;
+      vector_d = 16'd0;
+      tile_d = 16'd0;
+      chunk_d = 16'd0;
+      block_start_d = 16'd0;
+      batch_d = 16'd0;
+      entry_d = 6'd0;
+      credits_d = 5'd16;
+    end else begin
+      if (issue) begin
+        if (mi_last) begin
+          vector_d = 16'd0;
+          if (n_last) begin
+            tile_d = 16'd0;
+            entry_d = 6'd0;
+            if (last_k) begin
+              chunk_d = 16'd0;
+              if (~({1'b0, block_start_q} + {1'b0, block_vectors_q} >= {1'b0, vectors_total_q})) begin
+                block_start_d = block_start_q + block_vectors_q;
+                block_len_d = ((vectors_total_q - (block_start_q + block_vectors_q)) < block_vectors_q) ? (vectors_total_q - (block_start_q + block_vectors_q)) : block_vectors_q;
+                init_addr_d = init_addr_q + init_vector_stride_q;
+                init_block_addr_d = init_addr_q + init_vector_stride_q;
+              end else begin
+                block_start_d = 16'd0;
+                block_len_d = first_block_len_q;
+                batch_d = batch_q + 16'd1;
+                init_batch_addr_d = init_batch_addr_q + init_batch_stride_q;
+                init_block_addr_d = init_batch_addr_q + init_batch_stride_q;
+                init_addr_d = init_batch_addr_q + init_batch_stride_q;
+                if (batch_q == batch_max_q) begin
+                  streaming_d = 1'b0;
+                end
+              end
+            end else begin
+              chunk_d = chunk_q + 16'd1;
+              init_addr_d = init_block_addr_q;
+            end
+          end else begin
+            tile_d = tile_q + 16'd1;
+            init_addr_d = init_block_addr_q;
+            entry_d = tile_q[5:0] + 6'd1;
+          end
+        end else begin
+          vector_d = vector_q + 16'd1;
+          entry_d = entry_q + tiles_q;
+          init_addr_d = init_addr_q + init_vector_stride_q;
+        end
+      end
+      credits_d = credits_q - {4'd0, issue & last_k} + {4'd0, pop};
+    end
+    if (busy_q & (w_done | ap_done)) begin
+      busy_d = 1'b0;
+      done_d = 1'b1;
+      act_mode_d = 1'b0;
+    end
+    if (a_start) begin
+      busy_d = 1'b1;
+      act_mode_d = 1'b1;
+      act_func_d = desc_a_func;
+      act_len_d = desc_a_n[5:0];
+      act_norm_shift_d = desc_a_norm_shift;
+    end
+    if (st_error | a_err | res_mismatch | fifo_overflow) begin
+      error_d = 1'b1;
+    end
+  end
   always @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       busy_q <= 1'b0;
       done_q <= 1'b0;
-      err_q <= 1'b0;
-      run_q <= 1'b0;
-      act_mode_q <= 1'b0;
-      bm1_q <= 16'd0;
-      mtot_q <= 16'd0;
-      mblk_q <= 16'd0;
-      mb0_q <= 16'd0;
-      mb_q <= 16'd0;
-      kcm1_q <= 16'd0;
-      ntm1_q <= 16'd0;
-      ntot_q <= 16'd0;
-      nt_q <= 6'd0;
+      error_q <= 1'b0;
+      streaming_q <= 1'b0;
+      batch_max_q <= 16'd0;
+      vectors_total_q <= 16'd0;
+      block_vectors_q <= 16'd0;
+      first_block_len_q <= 16'd0;
+      chunk_max_q <= 16'd0;
+      tile_max_q <= 16'd0;
+      columns_total_q <= 16'd0;
+      tiles_q <= 6'd0;
       init_bias_q <= 1'b0;
       init_base_q <= 32'd0;
-      relu_q <= 1'b0;
-      cont_q <= 1'b0;
-      hold_q <= 1'b0;
       init_out_q <= 1'b0;
-      init_s_b_q <= 32'd0;
-      init_s_m_q <= 32'd0;
+      init_batch_stride_q <= 32'd0;
+      init_vector_stride_q <= 32'd0;
       init_shift_q <= 5'd0;
-      ia_q <= 32'd0;
-      iblk_q <= 32'd0;
-      ib_q <= 32'd0;
-      shift_q <= 5'd0;
-      mi_q <= 16'd0;
-      n_q <= 16'd0;
-      k_q <= 16'd0;
-      m0_q <= 16'd0;
-      b_q <= 16'd0;
-      ent_q <= 6'd0;
+      relu_q <= 1'b0;
+      acc_continue_q <= 1'b0;
+      acc_hold_q <= 1'b0;
+      act_mode_q <= 1'b0;
+      act_func_q <= 3'd0;
+      act_len_q <= 6'd0;
+      act_norm_shift_q <= 5'd0;
+      reduce_shift_q <= 5'd0;
+      vector_q <= 16'd0;
+      tile_q <= 16'd0;
+      chunk_q <= 16'd0;
+      block_start_q <= 16'd0;
+      batch_q <= 16'd0;
+      block_len_q <= 16'd0;
+      entry_q <= 6'd0;
+      init_addr_q <= 32'd0;
+      init_block_addr_q <= 32'd0;
+      init_batch_addr_q <= 32'd0;
       credits_q <= 5'd0;
-      a_func_q <= 3'd0;
-      a_len_q <= 6'd0;
-      a_ns_q <= 5'd0;
     end else begin
-      done_q <= accept & empty;
-      if (start) begin
-        busy_q <= 1'b1;
-        run_q <= 1'b1;
-        bm1_q <= desc_batch - 16'd1;
-        mtot_q <= desc_m_total;
-        mblk_q <= desc_m_block;
-        mb0_q <= (desc_m_total < desc_m_block) ? desc_m_total : desc_m_block;
-        mb_q <= (desc_m_total < desc_m_block) ? desc_m_total : desc_m_block;
-        kcm1_q <= desc_k_chunks - 16'd1;
-        ntm1_q <= desc_n_tiles - 16'd1;
-        ntot_q <= desc_n_total;
-        nt_q <= desc_n_tiles[5:0];
-        init_bias_q <= desc_init_bias;
-        init_base_q <= desc_init_base;
-        relu_q <= desc_relu;
-        cont_q <= desc_acc_continue;
-        hold_q <= desc_acc_hold;
-        init_out_q <= desc_init_out;
-        init_s_b_q <= desc_init_s_b;
-        init_s_m_q <= desc_init_s_m;
-        init_shift_q <= desc_init_shift;
-        ia_q <= desc_init_base;
-        iblk_q <= desc_init_base;
-        ib_q <= desc_init_base;
-        shift_q <= desc_shift;
-        mi_q <= 16'd0;
-        n_q <= 16'd0;
-        k_q <= 16'd0;
-        m0_q <= 16'd0;
-        b_q <= 16'd0;
-        ent_q <= 6'd0;
-        credits_q <= 5'd16;
-      end else begin
-        if (issue) begin
-          if (mi_last) begin
-            mi_q <= 16'd0;
-            if (n_last) begin
-              n_q <= 16'd0;
-              ent_q <= 6'd0;
-              if (last_k) begin
-                k_q <= 16'd0;
-                if (~({1'b0, m0_q} + {1'b0, mblk_q} >= {1'b0, mtot_q})) begin
-                  m0_q <= m0_q + mblk_q;
-                  mb_q <= ((mtot_q - (m0_q + mblk_q)) < mblk_q) ? (mtot_q - (m0_q + mblk_q)) : mblk_q;
-                  ia_q <= ia_q + init_s_m_q;
-                  iblk_q <= ia_q + init_s_m_q;
-                end else begin
-                  m0_q <= 16'd0;
-                  mb_q <= mb0_q;
-                  b_q <= b_q + 16'd1;
-                  ib_q <= ib_q + init_s_b_q;
-                  iblk_q <= ib_q + init_s_b_q;
-                  ia_q <= ib_q + init_s_b_q;
-                  if (b_q == bm1_q) begin
-                    run_q <= 1'b0;
-                  end
-                end
-              end else begin
-                k_q <= k_q + 16'd1;
-                ia_q <= iblk_q;
-              end
-            end else begin
-              n_q <= n_q + 16'd1;
-              ia_q <= iblk_q;
-              ent_q <= n_q[5:0] + 6'd1;
-            end
-          end else begin
-            mi_q <= mi_q + 16'd1;
-            ent_q <= ent_q + nt_q;
-            ia_q <= ia_q + init_s_m_q;
-          end
-        end
-        credits_q <= credits_q - {4'd0, issue & last_k} + {4'd0, pop};
-      end
-      if (busy_q & (w_done | ap_done)) begin
-        busy_q <= 1'b0;
-        done_q <= 1'b1;
-        act_mode_q <= 1'b0;
-      end
-      if (a_start) begin
-        busy_q <= 1'b1;
-        act_mode_q <= 1'b1;
-        a_func_q <= desc_a_func;
-        a_len_q <= desc_a_n[5:0];
-        a_ns_q <= desc_a_norm_shift;
-      end
-      if (st_error | a_err | res_mismatch | fifo_overflow) begin
-        err_q <= 1'b1;
-      end
+      busy_q <= busy_d;
+      done_q <= done_d;
+      error_q <= error_d;
+      streaming_q <= streaming_d;
+      batch_max_q <= batch_max_d;
+      vectors_total_q <= vectors_total_d;
+      block_vectors_q <= block_vectors_d;
+      first_block_len_q <= first_block_len_d;
+      chunk_max_q <= chunk_max_d;
+      tile_max_q <= tile_max_d;
+      columns_total_q <= columns_total_d;
+      tiles_q <= tiles_d;
+      init_bias_q <= init_bias_d;
+      init_base_q <= init_base_d;
+      init_out_q <= init_out_d;
+      init_batch_stride_q <= init_batch_stride_d;
+      init_vector_stride_q <= init_vector_stride_d;
+      init_shift_q <= init_shift_d;
+      relu_q <= relu_d;
+      acc_continue_q <= acc_continue_d;
+      acc_hold_q <= acc_hold_d;
+      act_mode_q <= act_mode_d;
+      act_func_q <= act_func_d;
+      act_len_q <= act_len_d;
+      act_norm_shift_q <= act_norm_shift_d;
+      reduce_shift_q <= reduce_shift_d;
+      vector_q <= vector_d;
+      tile_q <= tile_d;
+      chunk_q <= chunk_d;
+      block_start_q <= block_start_d;
+      batch_q <= batch_d;
+      block_len_q <= block_len_d;
+      entry_q <= entry_d;
+      init_addr_q <= init_addr_d;
+      init_block_addr_q <= init_block_addr_d;
+      init_batch_addr_q <= init_batch_addr_d;
+      credits_q <= credits_d;
     end
   end
 
   // Statistics of the last descriptor (why the streamer did not issue, by first missing condition).
+  always @* begin
+    stat_cycles_d = stat_cycles_q;
+    stat_vectors_d = stat_vectors_q;
+    stat_stall_data_d = stat_stall_data_q;
+    stat_stall_tile_d = stat_stall_tile_q;
+    stat_stall_out_d = stat_stall_out_q;
+    stat_wr_wait_d = stat_wr_wait_q;
+    if (start | a_start) begin
+      stat_cycles_d = 32'd1;
+      stat_vectors_d = 32'd0;
+      stat_stall_data_d = 32'd0;
+      stat_stall_tile_d = 32'd0;
+      stat_stall_out_d = 32'd0;
+      stat_wr_wait_d = 32'd0;
+    end else begin
+      if (busy_q) begin
+        stat_cycles_d = stat_cycles_q + 32'd1;
+      end
+      if (~act_mode_q & ~acc_hold_q & w_wr_en & ~wr_ready_i) begin
+        stat_wr_wait_d = stat_wr_wait_q + 32'd1;
+      end
+      if (issue) begin
+        stat_vectors_d = stat_vectors_q + 32'd1;
+      end
+      if (streaming_q & ~st_rd_avail) begin
+        stat_stall_data_d = stat_stall_data_q + 32'd1;
+      end
+      if (streaming_q & st_rd_avail & ~tile_ok) begin
+        stat_stall_tile_d = stat_stall_tile_q + 32'd1;
+      end
+      if (streaming_q & st_rd_avail & tile_ok & ~credit_ok) begin
+        stat_stall_out_d = stat_stall_out_q + 32'd1;
+      end
+    end
+  end
   always @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       stat_cycles_q <= 32'd0;
@@ -1020,39 +1174,18 @@ module capsgen_engine (
       stat_stall_out_q <= 32'd0;
       stat_wr_wait_q <= 32'd0;
     end else begin
-      if (start | a_start) begin
-        stat_cycles_q <= 32'd1;
-        stat_vectors_q <= 32'd0;
-        stat_stall_data_q <= 32'd0;
-        stat_stall_tile_q <= 32'd0;
-        stat_stall_out_q <= 32'd0;
-        stat_wr_wait_q <= 32'd0;
-      end else begin
-        if (busy_q) begin
-          stat_cycles_q <= stat_cycles_q + 32'd1;
-        end
-        if (~act_mode_q & ~hold_q & w_wr_en & ~wr_ready_i) begin
-          stat_wr_wait_q <= stat_wr_wait_q + 32'd1;
-        end
-        if (issue) begin
-          stat_vectors_q <= stat_vectors_q + 32'd1;
-        end
-        if (run_q & ~st_rd_avail) begin
-          stat_stall_data_q <= stat_stall_data_q + 32'd1;
-        end
-        if (run_q & st_rd_avail & ~tile_ok) begin
-          stat_stall_tile_q <= stat_stall_tile_q + 32'd1;
-        end
-        if (run_q & st_rd_avail & tile_ok & ~credit_ok) begin
-          stat_stall_out_q <= stat_stall_out_q + 32'd1;
-        end
-      end
+      stat_cycles_q <= stat_cycles_d;
+      stat_vectors_q <= stat_vectors_d;
+      stat_stall_data_q <= stat_stall_data_d;
+      stat_stall_tile_q <= stat_stall_tile_d;
+      stat_stall_out_q <= stat_stall_out_d;
+      stat_wr_wait_q <= stat_wr_wait_d;
     end
   end
   assign desc_ready_o = ~busy_q;
   assign busy_o = busy_q;
   assign done_o = done_q;
-  assign error_o = err_q;
+  assign error_o = error_q;
   assign stat_cycles_o = stat_cycles_q;
   assign stat_vectors_o = stat_vectors_q;
   assign stat_stall_data_o = stat_stall_data_q;
