@@ -199,13 +199,13 @@ struct BeatSize {
   std::optional<Expr> desc_size, desc_strb, rd_keep, rd_sign, rd_elem, unused_desc;
 };
 
-BeatSize declare_beat_size(Module& m, const DmaWidths& w) {
+BeatSize declare_beat_size(Module& m, FlopGroup& group, const DmaWidths& w) {
   const int data_bits = w.g.data_bits, word_bytes = w.g.word_bytes, size_bits = w.g.size_bits;
   BeatSize beat;
   if (w.narrow) {
-    beat.size = m.flop("beat_size", size_bits, "bytes per beat = 2^beat_size_q");
-    beat.strb = m.flop("beat_strobes", word_bytes, "bytes of a beat: the low 2^beat_size_q");
-    if (w.widen) beat.widen = m.flop("widen", 1, "sign-extend each read byte to a lane");
+    beat.size = group.flop("beat_size", size_bits, "bytes per beat = 2^beat_size_q");
+    beat.strb = group.flop("beat_strobes", word_bytes, "bytes of a beat: the low 2^beat_size_q");
+    if (w.widen) beat.widen = group.flop("widen", 1, "sign-extend each read byte to a lane");
     beat.desc_size = m.wire("desc_size", size_bits, "desc_size_i limited to a whole word");
     beat.desc_strb = m.wire("desc_strb", word_bytes);
     beat.rd_keep = m.wire("rd_keep", data_bits, "bits of a read beat that carry the element");
@@ -227,27 +227,22 @@ struct DescriptorRegisters {
   std::vector<Flop> count, dram_stride, spm_stride;
   Expr desc_fire, desc_empty, desc_limit, count1_last, count2_last;
 
-  std::vector<Flop> flops() const {
-    std::vector<Flop> f{busy, done, store, contiguous, burst_limit};
-    for (const std::optional<Flop>& b : {beat.size, beat.strb, beat.widen})
-      if (b) f.push_back(*b);
-    for (int k = 0; k < 3; ++k) f.insert(f.end(), {count[k], dram_stride[k], spm_stride[k]});
-    return f;
-  }
+  std::vector<Flop> flops;  // every flop above, in declaration order
 };
 
 DescriptorRegisters declare_descriptor_registers(Module& m, const DmaWidths& w) {
+  FlopGroup group(m);
   m.comment("Descriptor registers.");
-  Flop busy = m.flop("busy", 1, "a descriptor runs"), done = m.flop("done", 1, "done_o");
-  Flop store = m.flop("store", 1, "SPM -> DRAM");
-  Flop contiguous = m.flop("contiguous", 1, "dram stride 0 is one beat: inner runs form bursts");
-  Flop burst_limit = m.flop("burst_limit", w.g.len_bits, "burst length limit (1..max)");
-  BeatSize beat = declare_beat_size(m, w);
+  Flop busy = group.flop("busy", 1, "a descriptor runs"), done = group.flop("done", 1, "done_o");
+  Flop store = group.flop("store", 1, "SPM -> DRAM");
+  Flop contiguous = group.flop("contiguous", 1, "dram stride 0 is one beat: inner runs form bursts");
+  Flop burst_limit = group.flop("burst_limit", w.g.len_bits, "burst length limit (1..max)");
+  BeatSize beat = declare_beat_size(m, group, w);
   // Level k's register of a per-level field, for k = 0, 1, 2.
-  auto levels = [&m](const char* name, int width, const char* what) {
+  auto levels = [&group](const char* name, int width, const char* what) {
     std::vector<Flop> regs;
     for (int k = 0; k < 3; ++k)
-      regs.push_back(m.flop(fmt::format("{}{}", name, k), width, fmt::format("level {} {}", k, what)));
+      regs.push_back(group.flop(fmt::format("{}{}", name, k), width, fmt::format("level {} {}", k, what)));
     return regs;
   };
   std::vector<Flop> count = levels("count", kDmaCountBits, "elements");
@@ -266,7 +261,8 @@ DescriptorRegisters declare_descriptor_registers(Module& m, const DmaWidths& w) 
                              m.wire("desc_empty", 1, "a count is 0"),
                              m.wire("desc_limit", w.g.len_bits),
                              m.wire("count1_last", kDmaCountBits),
-                             m.wire("count2_last", kDmaCountBits)};
+                             m.wire("count2_last", kDmaCountBits),
+                             group.flops()};
 }
 
 // The registers of a pattern walker: active, the inner index, the level-1 and level-2 indices, the
@@ -275,8 +271,7 @@ DescriptorRegisters declare_descriptor_registers(Module& m, const DmaWidths& w) 
 // the SPM side SPM element addresses word by word (sp_*, inner index sp_i0_q).
 struct WalkerRegisters {
   Flop active, inner, i1, i2, addr, row1_addr, row2_addr;
-
-  std::vector<Flop> flops() const { return {active, inner, i1, i2, addr, row1_addr, row2_addr}; }
+  std::vector<Flop> flops;  // every flop above, in declaration order
 };
 struct Walker : WalkerRegisters {
   Expr row1_next, row2_next;
@@ -286,14 +281,16 @@ struct Walker : WalkerRegisters {
 // addresses of the current row and plane.
 WalkerRegisters declare_walker_registers(Module& m, const std::string& prefix, int addr_bits,
                                          const std::vector<std::string>& comments) {
+  FlopGroup group(m);
   auto name = [&prefix](const std::string& what) { return prefix + "_" + what; };
-  return WalkerRegisters{m.flop(name("active"), 1, comments[0]),
-                         m.flop(name("inner"), kDmaCountBits, comments[1]),
-                         m.flop(name("i1"), kDmaCountBits, "level-1 index"),
-                         m.flop(name("i2"), kDmaCountBits, "level-2 index"),
-                         m.flop(name("addr"), addr_bits, comments[2]),
-                         m.flop(name("row1_addr"), addr_bits, comments[3]),
-                         m.flop(name("row2_addr"), addr_bits, comments[4])};
+  return WalkerRegisters{group.flop(name("active"), 1, comments[0]),
+                         group.flop(name("inner"), kDmaCountBits, comments[1]),
+                         group.flop(name("i1"), kDmaCountBits, "level-1 index"),
+                         group.flop(name("i2"), kDmaCountBits, "level-2 index"),
+                         group.flop(name("addr"), addr_bits, comments[2]),
+                         group.flop(name("row1_addr"), addr_bits, comments[3]),
+                         group.flop(name("row2_addr"), addr_bits, comments[4]),
+                         group.flops()};
 }
 
 // The request side: its walker, and the next burst's length and position.
@@ -522,12 +519,12 @@ void build_descriptor_registers(Module& m, const DmaSignals& s, const DmaWidths&
   const DescriptorRegisters& desc = s.desc;
   m.assign(s.status.finish, desc.busy.q & ~s.rq.walk.active.q & ~s.sp.walk.active.q & s.lq.lq_empty & s.df.df_empty &
                                 (s.sp.sp_reads_in_flight.q == lit(w.data_fifo_count_bits, 0)));
-  Stmts next = hold_flops(desc.flops());
+  Stmts next = hold_flops(desc.flops);
   next.push_back(blk(desc.done.d, bit(false)));
   next.push_back(if_(desc.desc_fire, descriptor_load(s, w)));
   next.push_back(if_(s.status.finish, {blk(desc.busy.d, bit(false)), blk(desc.done.d, bit(true))}));
   m.always_comb(std::move(next));
-  m.always_ff_flops(desc.flops(), descriptor_reset_values(desc, w));
+  m.always_ff_flops(desc.flops, descriptor_reset_values(desc, w));
 }
 
 // ---- The pattern walkers -----------------------------------------------------------------------
@@ -597,11 +594,11 @@ void build_request_walker(Module& m, const DmaSignals& s) {
   const Stmts next_burst = {if_(rq.rq_j_next != s.desc.count[0].q,
                                 {blk(walk.inner.d, rq.rq_j_next), blk(walk.addr.d, walk.addr.q + rq.rq_step)},
                                 walker_next_row(walk, s.desc))};
-  Stmts next = hold_flops(walk.flops());
+  Stmts next = hold_flops(walk.flops);
   next.push_back(
       if_(s.desc.desc_fire, walker_start(walk, s.desc, s.port.desc.dram_addr_i), {if_(rq.req_fire, next_burst)}));
   m.always_comb(std::move(next));
-  m.always_ff_flops(walk.flops());
+  m.always_ff_flops(walk.flops);
 }
 
 // The request side: walks the pattern a burst at a time, ahead of the data.
@@ -741,7 +738,7 @@ void build_spm_walker(Module& m, const DmaSignals& s, const DmaWidths& w) {
       walk.inner.q != sp.count0_last,
       {blk(walk.inner.d, walk.inner.q + lit(kDmaCountBits, 1)), blk(walk.addr.d, walk.addr.q + desc.spm_stride[0].q)},
       walker_next_row(walk, desc))};
-  std::vector<Flop> flops = walk.flops();
+  std::vector<Flop> flops = walk.flops;
   flops.push_back(sp.sp_reads_in_flight);
   Stmts next = hold_flops(flops);
   next.push_back(if_(desc.desc_fire, walker_start(walk, desc, s.port.desc.spm_addr_i), {if_(sp.spm_fire, next_word)}));

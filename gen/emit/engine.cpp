@@ -126,39 +126,35 @@ struct TileDescriptor {
   Flop batch_stride, chunk_stride, tile_stride, row_stride, column_stride;
   Flop first_row_offset, diag_first_offset, diag_group_wrap;
   Flop diag, strided;
-
-  std::vector<Flop> flops() const {
-    return {batch_max,        vectors_total,     block_vectors,   chunk_max,   tile_max,
-            reduction_total,  columns_total,     group_row_max,   first_group, first_element,
-            batch_stride,     chunk_stride,      tile_stride,     row_stride,  column_stride,
-            first_row_offset, diag_first_offset, diag_group_wrap, diag,        strided};
-  }
+  std::vector<Flop> flops;  // every flop above, in declaration order
 };
 
 TileDescriptor declare_tile_descriptor(Module& m, const TileGeometry& g) {
+  FlopGroup group(m);
   const int count = kCountBits, addr = kAddrBits;
   m.comment("Descriptor.");
   return TileDescriptor{
-      m.flop("batch_max", count, "batch items - 1"),
-      m.flop("vectors_total", count, "vectors per batch item"),
-      m.flop("block_vectors", count, "vectors per block"),
-      m.flop("chunk_max", count, "chunks - 1"),
-      m.flop("tile_max", count, "tiles per chunk - 1"),
-      m.flop("reduction_total", count, "reduction length (diag: elements per group)"),
-      m.flop("columns_total", count, "output columns"),
-      m.flop("group_row_max", count, "diag: rows per group - 1"),
-      m.flop("first_group", count, fmt::format("diag: group of row {}, the first read", g.rows - 1)),
-      m.flop("first_element", count, "diag: its element within the group"),
-      m.flop("batch_stride", addr),
-      m.flop("chunk_stride", addr),
-      m.flop("tile_stride", addr),
-      m.flop("row_stride", addr),
-      m.flop("column_stride", addr, "strided rows: from one column to the next"),
-      m.flop("first_row_offset", addr, fmt::format("{} * row stride: the first row read", g.rows - 1)),
-      m.flop("diag_first_offset", addr, "diag: first_element * row stride"),
-      m.flop("diag_group_wrap", addr, "diag: (group rows - 1) * row stride"),
-      m.flop("diag", 1, "block-diagonal tiles"),
-      m.flop("strided", 1, "rows read column by column")};
+      group.flop("batch_max", count, "batch items - 1"),
+      group.flop("vectors_total", count, "vectors per batch item"),
+      group.flop("block_vectors", count, "vectors per block"),
+      group.flop("chunk_max", count, "chunks - 1"),
+      group.flop("tile_max", count, "tiles per chunk - 1"),
+      group.flop("reduction_total", count, "reduction length (diag: elements per group)"),
+      group.flop("columns_total", count, "output columns"),
+      group.flop("group_row_max", count, "diag: rows per group - 1"),
+      group.flop("first_group", count, fmt::format("diag: group of row {}, the first read", g.rows - 1)),
+      group.flop("first_element", count, "diag: its element within the group"),
+      group.flop("batch_stride", addr),
+      group.flop("chunk_stride", addr),
+      group.flop("tile_stride", addr),
+      group.flop("row_stride", addr),
+      group.flop("column_stride", addr, "strided rows: from one column to the next"),
+      group.flop("first_row_offset", addr, fmt::format("{} * row stride: the first row read", g.rows - 1)),
+      group.flop("diag_first_offset", addr, "diag: first_element * row stride"),
+      group.flop("diag_group_wrap", addr, "diag: (group rows - 1) * row stride"),
+      group.flop("diag", 1, "block-diagonal tiles"),
+      group.flop("strided", 1, "rows read column by column"),
+      group.flops()};
 }
 
 // The reader's state, its tile loops (tile innermost, then chunk, then block and batch item) with
@@ -170,20 +166,16 @@ struct TileLoops {
   Flop batch_base, chunk_offset, tile_offset, tile_first_addr, row_addr;
   Flop row, group, element, column, column_addr;
   Memory row_buffer_q;
-
-  std::vector<Flop> flops() const {
-    return {busy,      loading,    held,       tile,         chunk,       batch,           block_start,
-            rows_left, lanes_left, batch_base, chunk_offset, tile_offset, tile_first_addr, row_addr,
-            row,       group,      element,    column,       column_addr};
-  }
+  std::vector<Flop> flops;  // every flop above, in declaration order
 };
 
 TileLoops declare_tile_loops(Module& m, const TileGeometry& g) {
+  FlopGroup group(m);
   const int count = kCountBits, addr = kAddrBits;
   m.comment("State.");
-  Flop busy = m.flop("busy", 1, "tiles left to load");
-  Flop loading = m.flop("loading", 1, "reading a tile's rows after its first");
-  Flop held = m.flop("held", 1, "a tile loaded (or loading) and not yet started");
+  Flop busy = group.flop("busy", 1, "tiles left to load");
+  Flop loading = group.flop("loading", 1, "reading a tile's rows after its first");
+  Flop held = group.flop("held", 1, "a tile loaded (or loading) and not yet started");
   m.comment(
       "Tile loops and offsets. tile_first_addr_q is the address of the next tile's first row read, kept\n"
       "ready so that the read can go out in the cycle the previous tile starts (the load then ends in time\n"
@@ -191,23 +183,24 @@ TileLoops declare_tile_loops(Module& m, const TileGeometry& g) {
   return TileLoops{busy,
                    loading,
                    held,
-                   m.flop("tile", count, "tile n within the chunk"),
-                   m.flop("chunk", count, "chunk k"),
-                   m.flop("batch", count, "batch item b"),
-                   m.flop("block_start", count, "first vector of the block"),
-                   m.flop("rows_left", count, fmt::format("reduction_total - k*{}, floored at 0", g.rows)),
-                   m.flop("lanes_left", count, fmt::format("columns_total - n*{}, floored at 0", g.cols)),
-                   m.flop("batch_base", addr, "tile (b, 0, 0) row 0"),
-                   m.flop("chunk_offset", addr, "k * chunk stride"),
-                   m.flop("tile_offset", addr, "n * tile stride"),
-                   m.flop("tile_first_addr", addr),
-                   m.flop("row_addr", addr, "address of row row_q"),
-                   m.flop("row", g.row_index_bits, "next row to read"),
-                   m.flop("group", count, "diag: group of row row_q"),
-                   m.flop("element", count, "diag: element of row row_q within its group"),
-                   m.flop("column", g.col_index_bits, "strided: next column of the row"),
-                   m.flop("column_addr", addr, "strided: its address"),
-                   m.memory("row_buffer_q", g.weight_bits, g.cols, "strided: the columns of the row read so far")};
+                   group.flop("tile", count, "tile n within the chunk"),
+                   group.flop("chunk", count, "chunk k"),
+                   group.flop("batch", count, "batch item b"),
+                   group.flop("block_start", count, "first vector of the block"),
+                   group.flop("rows_left", count, fmt::format("reduction_total - k*{}, floored at 0", g.rows)),
+                   group.flop("lanes_left", count, fmt::format("columns_total - n*{}, floored at 0", g.cols)),
+                   group.flop("batch_base", addr, "tile (b, 0, 0) row 0"),
+                   group.flop("chunk_offset", addr, "k * chunk stride"),
+                   group.flop("tile_offset", addr, "n * tile stride"),
+                   group.flop("tile_first_addr", addr),
+                   group.flop("row_addr", addr, "address of row row_q"),
+                   group.flop("row", g.row_index_bits, "next row to read"),
+                   group.flop("group", count, "diag: group of row row_q"),
+                   group.flop("element", count, "diag: element of row row_q within its group"),
+                   group.flop("column", g.col_index_bits, "strided: next column of the row"),
+                   group.flop("column_addr", addr, "strided: its address"),
+                   m.memory("row_buffer_q", g.weight_bits, g.cols, "strided: the columns of the row read so far"),
+                   group.flops()};
 }
 
 // The row (strided: the column) read in the previous cycle, on its way to the array.
@@ -408,8 +401,8 @@ Stmts tile_row_step(const TileReader& t) {
 void build_tile_reader_control(Module& m, const TileReader& t) {
   const TileLoops& loop = t.loop;
   const TileWalkerWires& w = t.walk;
-  std::vector<Flop> flops = t.desc.flops();
-  for (const Flop& f : loop.flops()) flops.push_back(f);
+  std::vector<Flop> flops = t.desc.flops;
+  for (const Flop& f : loop.flops) flops.push_back(f);
   flops.push_back(t.out.valid);
   Stmts run = {blk(loop.held.d, (loop.held.q & ~t.port.tile_start_i) | w.begin_tile)};
   for (Stmt& s : tile_row_step(t)) run.push_back(std::move(s));
@@ -539,29 +532,27 @@ OutWriterPorts declare_out_writer_ports(Module& m, const OutGeometry& g) {
 struct OutDescriptor {
   Flop batch_max, vectors_total, block_vectors, tile_max, columns_total, output_div_max, first_block_len;
   Flop select_mod, whole_records, batch_stride, vector_stride, output_stride, output_wrap;
-
-  std::vector<Flop> flops() const {
-    return {batch_max,  vectors_total, block_vectors, tile_max,      columns_total, output_div_max, first_block_len,
-            select_mod, whole_records, batch_stride,  vector_stride, output_stride, output_wrap};
-  }
+  std::vector<Flop> flops;  // every flop above, in declaration order
 };
 
 OutDescriptor declare_out_descriptor(Module& m) {
+  FlopGroup group(m);
   const int count = kCountBits, addr = kAddrBits;
   m.comment("Descriptor.");
-  return OutDescriptor{m.flop("batch_max", count, "batch items - 1"),
-                       m.flop("vectors_total", count, "vectors per batch item"),
-                       m.flop("block_vectors", count, "vectors per block"),
-                       m.flop("tile_max", count, "tiles - 1"),
-                       m.flop("columns_total", count, "output columns"),
-                       m.flop("output_div_max", count, "outputs per s_o1 step - 1"),
-                       m.flop("first_block_len", count, "vectors of a batch item's first block"),
-                       m.flop("select_mod", count, "J (0: every output)"),
-                       m.flop("whole_records", 1, "a record per write"),
-                       m.flop("batch_stride", addr),
-                       m.flop("vector_stride", addr),
-                       m.flop("output_stride", addr, "s_o2: the step within o_div"),
-                       m.flop("output_wrap", addr, "s_o1 - (o_div - 1) * s_o2")};
+  return OutDescriptor{group.flop("batch_max", count, "batch items - 1"),
+                       group.flop("vectors_total", count, "vectors per batch item"),
+                       group.flop("block_vectors", count, "vectors per block"),
+                       group.flop("tile_max", count, "tiles - 1"),
+                       group.flop("columns_total", count, "output columns"),
+                       group.flop("output_div_max", count, "outputs per s_o1 step - 1"),
+                       group.flop("first_block_len", count, "vectors of a batch item's first block"),
+                       group.flop("select_mod", count, "J (0: every output)"),
+                       group.flop("whole_records", 1, "a record per write"),
+                       group.flop("batch_stride", addr),
+                       group.flop("vector_stride", addr),
+                       group.flop("output_stride", addr, "s_o2: the step within o_div"),
+                       group.flop("output_wrap", addr, "s_o1 - (o_div - 1) * s_o2"),
+                       group.flops()};
 }
 
 // The record walker's position (column, vector, tile, block, batch item), its output offsets and
@@ -571,57 +562,37 @@ struct OutPosition {
   Flop vector, tile, block_start, batch, block_len, output_phase, tile_output_phase, lanes_left;
   Flop output_offset, tile_output_offset, vector_addr, block_addr, batch_base;
   Flop select_phase, block_select_phase, tile_first_output;
-
-  std::vector<Flop> flops() const {
-    return {busy,
-            done,
-            column,
-            vector,
-            tile,
-            block_start,
-            batch,
-            block_len,
-            output_phase,
-            tile_output_phase,
-            lanes_left,
-            output_offset,
-            tile_output_offset,
-            vector_addr,
-            block_addr,
-            batch_base,
-            select_phase,
-            block_select_phase,
-            tile_first_output};
-  }
+  std::vector<Flop> flops;  // every flop above, in declaration order
 };
 
 OutPosition declare_out_position(Module& m, const OutGeometry& g) {
+  FlopGroup group(m);
   const int count = kCountBits, addr = kAddrBits;
   m.comment("Position: element column_q of the record of vector vector_q of the block, tile tile_q, item batch_q.");
-  Flop busy = m.flop("busy", 1, "records left");
-  Flop done = m.flop("done", 1, "done_o");
-  Flop column = m.flop("column", g.col_index_bits);
-  Flop vector = m.flop("vector", count, "within the block");
-  Flop tile = m.flop("tile", count);
-  Flop block_start = m.flop("block_start", count, "the block's first vector");
-  Flop batch = m.flop("batch", count);
-  Flop block_len = m.flop("block_len", count, "vectors of this block");
+  Flop busy = group.flop("busy", 1, "records left");
+  Flop done = group.flop("done", 1, "done_o");
+  Flop column = group.flop("column", g.col_index_bits);
+  Flop vector = group.flop("vector", count, "within the block");
+  Flop tile = group.flop("tile", count);
+  Flop block_start = group.flop("block_start", count, "the block's first vector");
+  Flop batch = group.flop("batch", count);
+  Flop block_len = group.flop("block_len", count, "vectors of this block");
   m.comment(
       "Output o = tile*cols + column: its offset and o % o_div (output_offset_q, output_phase_q), the same for\n"
       "the tile's first output (restored for every vector of the tile), and the columns left from the tile on.");
-  Flop output_phase = m.flop("output_phase", count);
-  Flop tile_output_phase = m.flop("tile_output_phase", count);
-  Flop lanes_left = m.flop("lanes_left", count);
-  Flop output_offset = m.flop("output_offset", addr);
-  Flop tile_output_offset = m.flop("tile_output_offset", addr);
+  Flop output_phase = group.flop("output_phase", count);
+  Flop tile_output_phase = group.flop("tile_output_phase", count);
+  Flop lanes_left = group.flop("lanes_left", count);
+  Flop output_offset = group.flop("output_offset", addr);
+  Flop tile_output_offset = group.flop("tile_output_offset", addr);
   m.comment("Addresses: base + b*s_b + m*s_m of the record's vector, of the block's first vector, base + b*s_b.");
-  Flop vector_addr = m.flop("vector_addr", addr);
-  Flop block_addr = m.flop("block_addr", addr);
-  Flop batch_base = m.flop("batch_base", addr);
+  Flop vector_addr = group.flop("vector_addr", addr);
+  Flop block_addr = group.flop("block_addr", addr);
+  Flop batch_base = group.flop("batch_base", addr);
   m.comment("select_mod: m % J of the record's vector and of the block's first vector; tile*cols.");
-  Flop select_phase = m.flop("select_phase", count);
-  Flop block_select_phase = m.flop("block_select_phase", count);
-  Flop tile_first_output = m.flop("tile_first_output", count);
+  Flop select_phase = group.flop("select_phase", count);
+  Flop block_select_phase = group.flop("block_select_phase", count);
+  Flop tile_first_output = group.flop("tile_first_output", count);
   return OutPosition{busy,
                      done,
                      column,
@@ -640,7 +611,8 @@ OutPosition declare_out_position(Module& m, const OutGeometry& g) {
                      batch_base,
                      select_phase,
                      block_select_phase,
-                     tile_first_output};
+                     tile_first_output,
+                     group.flops()};
 }
 
 // The record walker's combinational signals.
@@ -854,8 +826,8 @@ Module build_out_writer(const AccelConfig& cfg) {
   m.assign(walk.active, pos.busy.q & port.rec_valid_i);
   build_out_select_decoder(m, o);
   build_out_record_walker(m, o);
-  std::vector<Flop> flops = desc.flops();
-  for (const Flop& f : pos.flops()) flops.push_back(f);
+  std::vector<Flop> flops = desc.flops;
+  for (const Flop& f : pos.flops) flops.push_back(f);
   Stmts next = hold_flops(flops);
   next.push_back(blk(pos.done.d, bit(false)));
   next.push_back(if_(port.start_i, out_descriptor_load(o), {if_(walk.step, out_record_step(o))}));
@@ -918,58 +890,36 @@ struct ActPassRegisters {
       fill_value;
   Flop reading, read_vector, read_element, read_addr, read_vector_addr, act_valid;
   Flop busy, done, write_vector, write_element, write_addr, write_vector_addr;
-
-  std::vector<Flop> flops() const {
-    return {fill,
-            norm,
-            count_max,
-            length_max,
-            in_vector_stride,
-            in_element_stride,
-            out_vector_stride,
-            out_element_stride,
-            fill_value,
-            reading,
-            read_vector,
-            read_element,
-            read_addr,
-            read_vector_addr,
-            act_valid,
-            busy,
-            done,
-            write_vector,
-            write_element,
-            write_addr,
-            write_vector_addr};
-  }
+  std::vector<Flop> flops;  // every flop above, in declaration order
 };
 
 ActPassRegisters declare_act_pass_registers(Module& m, const AccelConfig& cfg) {
+  FlopGroup group(m);
   const int count = kCountBits, addr = kAddrBits;
   m.comment("Descriptor.");
-  Flop fill = m.flop("fill", 1, "a Fill (else an Activate)");
-  Flop norm = m.flop("norm", 1, "Activate: one result per vector");
-  Flop count_max = m.flop("count_max", kVectorCountBits, "count - 1");
-  Flop length_max = m.flop("length_max", count, "n - 1");
-  Flop in_vector_stride = m.flop("in_vector_stride", addr);
-  Flop in_element_stride = m.flop("in_element_stride", addr);
-  Flop out_vector_stride = m.flop("out_vector_stride", addr);
-  Flop out_element_stride = m.flop("out_element_stride", addr);
-  Flop fill_value = m.flop("fill_value", cfg.widths.act);
+  Flop fill = group.flop("fill", 1, "a Fill (else an Activate)");
+  Flop norm = group.flop("norm", 1, "Activate: one result per vector");
+  Flop count_max = group.flop("count_max", kVectorCountBits, "count - 1");
+  Flop length_max = group.flop("length_max", count, "n - 1");
+  Flop in_vector_stride = group.flop("in_vector_stride", addr);
+  Flop in_element_stride = group.flop("in_element_stride", addr);
+  Flop out_vector_stride = group.flop("out_vector_stride", addr);
+  Flop out_element_stride = group.flop("out_element_stride", addr);
+  Flop fill_value = group.flop("fill_value", cfg.widths.act);
   m.comment("Reader: element read_element_q of vector read_vector_q at read_addr_q.");
-  Flop reading = m.flop("reading", 1, "elements left to read");
-  Flop read_vector = m.flop("read_vector", kVectorCountBits);
-  Flop read_element = m.flop("read_element", count);
-  Flop read_addr = m.flop("read_addr", addr);
-  Flop read_vector_addr = m.flop("read_vector_addr", addr, "the vector's element 0");
-  Flop act_valid = m.flop("act_valid", 1, "the element read in the previous cycle goes to the unit");
+  Flop reading = group.flop("reading", 1, "elements left to read");
+  Flop read_vector = group.flop("read_vector", kVectorCountBits);
+  Flop read_element = group.flop("read_element", count);
+  Flop read_addr = group.flop("read_addr", addr);
+  Flop read_vector_addr = group.flop("read_vector_addr", addr, "the vector's element 0");
+  Flop act_valid = group.flop("act_valid", 1, "the element read in the previous cycle goes to the unit");
   m.comment("Writer: result write_element_q of vector write_vector_q at write_addr_q.");
-  Flop busy = m.flop("busy", 1, "results left to write");
-  Flop done = m.flop("done", 1, "done_o");
-  Flop write_vector = m.flop("write_vector", kVectorCountBits);
-  Flop write_element = m.flop("write_element", count);
-  Flop write_addr = m.flop("write_addr", addr);
-  Flop write_vector_addr = m.flop("write_vector_addr", addr, "the vector's result 0");
+  Flop busy = group.flop("busy", 1, "results left to write");
+  Flop done = group.flop("done", 1, "done_o");
+  Flop write_vector = group.flop("write_vector", kVectorCountBits);
+  Flop write_element = group.flop("write_element", count);
+  Flop write_addr = group.flop("write_addr", addr);
+  Flop write_vector_addr = group.flop("write_vector_addr", addr, "the vector's result 0");
   return ActPassRegisters{fill,
                           norm,
                           count_max,
@@ -990,7 +940,8 @@ ActPassRegisters declare_act_pass_registers(Module& m, const AccelConfig& cfg) {
                           write_vector,
                           write_element,
                           write_addr,
-                          write_vector_addr};
+                          write_vector_addr,
+                          group.flops()};
 }
 
 }  // namespace
@@ -1064,7 +1015,7 @@ Module build_act_pass(const AccelConfig& cfg) {
                      blk(r.write_vector_addr.d, next_write_vector_addr), blk(r.write_addr.d, next_write_vector_addr)},
                     {blk(r.write_element.d, r.write_element.q + one),
                      blk(r.write_addr.d, r.write_addr.q + r.out_element_stride.q)})})});
-  const std::vector<Flop> flops = r.flops();
+  const std::vector<Flop>& flops = r.flops;
   Stmts next = hold_flops(flops);
   next.push_back(blk(r.done.d, lo));
   next.push_back(blk(r.act_valid.d, r.reading.q));
@@ -1333,36 +1284,43 @@ MemoryAndStatusPorts declare_memory_and_status_ports(Module& m, const EngineGeom
 // The streamer's position registers.
 struct StreamerPosition {
   Flop vector, tile, chunk, block_start, batch, block_len, entry, init_addr, init_block_addr, init_batch_addr;
-
-  std::vector<Flop> flops() const {
-    return {vector, tile, chunk, block_start, batch, block_len, entry, init_addr, init_block_addr, init_batch_addr};
-  }
 };
 
-StreamerPosition declare_streamer_position(Module& m, const EngineGeometry& geo) {
+// Declared in the controller's group: the controller's next-state block updates them.
+StreamerPosition declare_streamer_position(Module& m, FlopGroup& group, const EngineGeometry& geo) {
   const int count = geo.count_bits, addr = geo.addr_bits;
   m.comment(
       "Streamer position: vector vector_q of the block at block_start_q (block_len_q vectors), tile tile_q,\n"
       "chunk chunk_q, batch item batch_q; entry_q = vector_q * n_tiles + tile_q, the accumulator entry.");
   return StreamerPosition{
-      m.flop("vector", count),
-      m.flop("tile", count),
-      m.flop("chunk", count),
-      m.flop("block_start", count),
-      m.flop("batch", count),
-      m.flop("block_len", count),
-      m.flop("entry", geo.entry_bits),
-      m.flop("init_addr", addr, "per-output init address of the vector: init_base + b*init_s_b + m*init_s_m"),
-      m.flop("init_block_addr", addr, "... of the block's first vector"),
-      m.flop("init_batch_addr", addr, "... of the batch item's first vector")};
+      group.flop("vector", count),
+      group.flop("tile", count),
+      group.flop("chunk", count),
+      group.flop("block_start", count),
+      group.flop("batch", count),
+      group.flop("block_len", count),
+      group.flop("entry", geo.entry_bits),
+      group.flop("init_addr", addr, "per-output init address of the vector: init_base + b*init_s_b + m*init_s_m"),
+      group.flop("init_block_addr", addr, "... of the block's first vector"),
+      group.flop("init_batch_addr", addr, "... of the batch item's first vector")};
 }
 
 // The statistics counters of the last descriptor.
 struct Statistics {
   Flop cycles, vectors, stall_data, stall_tile, stall_out, wr_wait;
-
-  std::vector<Flop> flops() const { return {cycles, vectors, stall_data, stall_tile, stall_out, wr_wait}; }
+  std::vector<Flop> flops;  // every flop above, in declaration order
 };
+
+Statistics declare_statistics(Module& m) {
+  FlopGroup group(m);
+  return Statistics{group.flop("stat_cycles", 32),
+                    group.flop("stat_vectors", 32),
+                    group.flop("stat_stall_data", 32),
+                    group.flop("stat_stall_tile", 32),
+                    group.flop("stat_stall_out", 32),
+                    group.flop("stat_wr_wait", 32),
+                    group.flops()};
+}
 
 // The controller's registers, in declaration order.
 struct ControlState {
@@ -1374,77 +1332,49 @@ struct ControlState {
   Flop credits;
   Statistics stat;
 
-  // The registers of the controller's next-state block (all but the statistics).
-  std::vector<Flop> flops() const {
-    std::vector<Flop> f{busy,
-                        done,
-                        error,
-                        streaming,
-                        batch_max,
-                        vectors_total,
-                        block_vectors,
-                        first_block_len,
-                        chunk_max,
-                        tile_max,
-                        columns_total,
-                        tiles,
-                        init_bias,
-                        init_base,
-                        init_out,
-                        init_batch_stride,
-                        init_vector_stride,
-                        init_shift,
-                        relu,
-                        acc_continue,
-                        acc_hold,
-                        act_mode,
-                        act_func,
-                        act_len,
-                        act_norm_shift,
-                        reduce_shift};
-    for (const Flop& p : pos.flops()) f.push_back(p);
-    f.push_back(credits);
-    return f;
-  }
+  std::vector<Flop> flops;  // the controller's next-state block: every flop above but the statistics'
 };
 
 // The controller's registers: busy/done/error, the streamer's copy of the descriptor's counts and the
 // init, reduction and Activate fields, the streamer's position, the output credits and the statistics.
 ControlState declare_control_state(Module& m, const EngineGeometry& geo) {
   const int count = geo.count_bits, addr = geo.addr_bits;
+  FlopGroup group(m);
   m.comment("Control state and the streamer's copy of the counts.");
   // A braced list evaluates its elements in order: the registers are declared in this order.
   return ControlState{
-      m.flop("busy", 1, "a descriptor runs"),
-      m.flop("done", 1, "done_o"),
-      m.flop("error", 1, "sticky error_o"),
-      m.flop("streaming", 1, "the streamer has vectors left"),
-      m.flop("batch_max", count, "batch items - 1"),
-      m.flop("vectors_total", count, "vectors per batch item"),
-      m.flop("block_vectors", count, "vectors per block"),
-      m.flop("first_block_len", count, "vectors of a batch item's first block"),
-      m.flop("chunk_max", count, "chunks - 1"),
-      m.flop("tile_max", count, "tiles per chunk - 1"),
-      m.flop("columns_total", count, "output columns"),
-      m.flop("tiles", geo.entry_bits, "n_tiles mod 2^AddrWidth (only added while m_block > 1, i.e. n_tiles < depth)"),
-      m.flop("init_bias", 1, "accumulators start at the column's bias"),
-      m.flop("init_base", addr),
-      m.flop("init_out", 1, "accumulators start at a per-output code"),
-      m.flop("init_batch_stride", addr),
-      m.flop("init_vector_stride", addr),
-      m.flop("init_shift", 5),
-      m.flop("relu", 1),
-      m.flop("acc_continue", 1, "chunk 0 accumulates onto the entries (no init)"),
-      m.flop("acc_hold", 1, "the writer steps through the records without writing them"),
-      m.flop("act_mode", 1, "an Activate or Fill runs (the activation bank, data port and write port are the pass's)"),
-      m.flop("act_func", 3, "the activation bank's function for the pass"),
-      m.flop("act_len", geo.act.len_bits, "... its vector length"),
-      m.flop("act_norm_shift", geo.act.nshift_bits, "... its norm shift"),
-      m.flop("reduce_shift", geo.shift_bits, "the Gemm's reduction shift"),
-      declare_streamer_position(m, geo),
-      m.flop("credits", geo.fifo_bits + 1, "output FIFO entries not yet promised to a last-chunk vector"),
-      Statistics{m.flop("stat_cycles", 32), m.flop("stat_vectors", 32), m.flop("stat_stall_data", 32),
-                 m.flop("stat_stall_tile", 32), m.flop("stat_stall_out", 32), m.flop("stat_wr_wait", 32)}};
+      group.flop("busy", 1, "a descriptor runs"),
+      group.flop("done", 1, "done_o"),
+      group.flop("error", 1, "sticky error_o"),
+      group.flop("streaming", 1, "the streamer has vectors left"),
+      group.flop("batch_max", count, "batch items - 1"),
+      group.flop("vectors_total", count, "vectors per batch item"),
+      group.flop("block_vectors", count, "vectors per block"),
+      group.flop("first_block_len", count, "vectors of a batch item's first block"),
+      group.flop("chunk_max", count, "chunks - 1"),
+      group.flop("tile_max", count, "tiles per chunk - 1"),
+      group.flop("columns_total", count, "output columns"),
+      group.flop("tiles", geo.entry_bits,
+                 "n_tiles mod 2^AddrWidth (only added while m_block > 1, i.e. n_tiles < depth)"),
+      group.flop("init_bias", 1, "accumulators start at the column's bias"),
+      group.flop("init_base", addr),
+      group.flop("init_out", 1, "accumulators start at a per-output code"),
+      group.flop("init_batch_stride", addr),
+      group.flop("init_vector_stride", addr),
+      group.flop("init_shift", 5),
+      group.flop("relu", 1),
+      group.flop("acc_continue", 1, "chunk 0 accumulates onto the entries (no init)"),
+      group.flop("acc_hold", 1, "the writer steps through the records without writing them"),
+      group.flop("act_mode", 1,
+                 "an Activate or Fill runs (the activation bank, data port and write port are the pass's)"),
+      group.flop("act_func", 3, "the activation bank's function for the pass"),
+      group.flop("act_len", geo.act.len_bits, "... its vector length"),
+      group.flop("act_norm_shift", geo.act.nshift_bits, "... its norm shift"),
+      group.flop("reduce_shift", geo.shift_bits, "the Gemm's reduction shift"),
+      declare_streamer_position(m, group, geo),
+      group.flop("credits", geo.fifo_bits + 1, "output FIFO entries not yet promised to a last-chunk vector"),
+      declare_statistics(m),
+      group.flops()};
 }
 
 // Descriptor decode: accept (desc_valid_i while idle), empty (a count is zero: done at once) and which
@@ -1504,12 +1434,7 @@ struct VectorGather {
   Flop vg_batch_stride, vg_vector_stride, vg_chunk_stride, vg_batch_addr, vg_chunk_addr, vg_addr, vg_next_block_addr;
   Expr vg_take, vg_chunk_last, vg_zero_rows, vg_next_block;
   Expr s1_vall_q, s1_vzero_q;
-
-  std::vector<Flop> flops() const {
-    return {vector_mode,   vg_busy,       vg_batch, vg_block_start,    vg_block_len,     vg_chunk,
-            vg_vector,     vg_rows_left,  vg_len,   vg_batch_stride,   vg_vector_stride, vg_chunk_stride,
-            vg_batch_addr, vg_chunk_addr, vg_addr,  vg_next_block_addr};
-  }
+  std::vector<Flop> flops;  // every flop above, in declaration order
 };
 
 // The length of the next block, min(m_total - (m0 + m_block), m_block).
@@ -1563,6 +1488,7 @@ Stmts vector_gather_advance(const EngineGeometry& geo, const VectorGather& v, co
 
 // The vector-wide gather's registers and wires, and its rows past the reduction.
 VectorGather declare_vector_gather(Module& m, const EngineGeometry& geo) {
+  FlopGroup group(m);
   const int rows = geo.rows, count = geo.count_bits, addr = geo.addr_bits;
   m.blank();
   m.comment(fmt::format(
@@ -1573,28 +1499,29 @@ VectorGather declare_vector_gather(Module& m, const EngineGeometry& geo) {
       "block's successor address (vg_next_block_addr_q) is noted on chunk 0.",
       rows));
   // A braced list evaluates its elements in order: the signals are declared in this order.
-  const VectorGather v{m.flop("vector_mode", 1, "the running Gemm uses the vector-wide gather"),
-                       m.flop("vg_busy", 1, "vectors left to read"),
-                       m.flop("vg_batch", count, "batch item b"),
-                       m.flop("vg_block_start", count, "the block's first vector"),
-                       m.flop("vg_block_len", count, "vectors of the block"),
-                       m.flop("vg_chunk", count, "chunk k"),
-                       m.flop("vg_vector", count, "vector of the block"),
-                       m.flop("vg_rows_left", count, fmt::format("v_len - k*{}, floored at 0", rows)),
-                       m.flop("vg_len", count, "v_len"),
-                       m.flop("vg_batch_stride", addr),
-                       m.flop("vg_vector_stride", addr),
-                       m.flop("vg_chunk_stride", addr),
-                       m.flop("vg_batch_addr", addr, "base + b*s_b"),
-                       m.flop("vg_chunk_addr", addr, "the block's first vector in chunk k"),
-                       m.flop("vg_addr", addr, "the vector read next"),
-                       m.flop("vg_next_block_addr", addr, "the next block's first vector (chunk 0)"),
+  const VectorGather v{group.flop("vector_mode", 1, "the running Gemm uses the vector-wide gather"),
+                       group.flop("vg_busy", 1, "vectors left to read"),
+                       group.flop("vg_batch", count, "batch item b"),
+                       group.flop("vg_block_start", count, "the block's first vector"),
+                       group.flop("vg_block_len", count, "vectors of the block"),
+                       group.flop("vg_chunk", count, "chunk k"),
+                       group.flop("vg_vector", count, "vector of the block"),
+                       group.flop("vg_rows_left", count, fmt::format("v_len - k*{}, floored at 0", rows)),
+                       group.flop("vg_len", count, "v_len"),
+                       group.flop("vg_batch_stride", addr),
+                       group.flop("vg_vector_stride", addr),
+                       group.flop("vg_chunk_stride", addr),
+                       group.flop("vg_batch_addr", addr, "base + b*s_b"),
+                       group.flop("vg_chunk_addr", addr, "the block's first vector in chunk k"),
+                       group.flop("vg_addr", addr, "the vector read next"),
+                       group.flop("vg_next_block_addr", addr, "the next block's first vector (chunk 0)"),
                        m.wire("vg_take", 1, "a vector is read this cycle"),
                        m.wire("vg_chunk_last", 1, "the block's last vector of the chunk"),
                        m.wire("vg_zero_rows", rows, "rows past the reduction"),
                        m.wire("vg_next_block", addr, "the next block's first vector: noted now when this is chunk 0"),
                        m.reg("s1_vall_q", 1),
-                       m.reg("s1_vzero_q", rows)};
+                       m.reg("s1_vzero_q", rows),
+                       group.flops()};
   m.blank();
   m.assign(v.vg_take, v.vg_busy.q & m.forward_wire("g_ready", 1));  // declared with the gather unit's wires
   m.assign(v.vg_chunk_last, bare(v.vg_vector.q + lit(count, 1)) == v.vg_block_len.q);
@@ -1627,12 +1554,12 @@ VectorGather build_vector_gather(Module& m, const EngineGeometry& geo, const Des
                       blk(v.vg_batch_addr.d, g.base),
                       blk(v.vg_chunk_addr.d, g.base),
                       blk(v.vg_addr.d, g.base)};
-  Stmts next = hold_flops(v.flops());
+  Stmts next = hold_flops(v.flops);
   next.push_back(if_(decode.start, load, {if_(v.vg_take, vector_gather_advance(geo, v, ctl))}));
   m.blank();
   m.comment("The vector-wide gather's next state.");
   m.always_comb(std::move(next));
-  m.always_ff_flops(v.flops());
+  m.always_ff_flops(v.flops);
   return v;
 }
 
@@ -2312,7 +2239,7 @@ void build_controller(Module& m, const EngineGeometry& geo, const DescriptorPort
   const Stmts a_load = act_descriptor_load(geo, desc, ctl);
   const Stmts advance = streamer_advance(geo, ctl, s);
   const Expr lo = bit(false), hi = bit(true);
-  const std::vector<Flop> flops = ctl.flops();
+  const std::vector<Flop>& flops = ctl.flops;
   Stmts next = hold_flops(flops);
   for (Stmt& st : Stmts{
            blk(ctl.done.d, decode.accept & decode.empty),
@@ -2337,7 +2264,7 @@ void build_statistics(Module& m, const MemoryAndStatusPorts& ports, const Contro
   m.comment("Statistics of the last descriptor (why the streamer did not issue, by first missing condition).");
   const Expr waiting = ctl.streaming.q & st.st_rd_avail;
   const auto count_up = [&](const Flop& f) { return blk(f.d, f.q + one); };
-  Stmts next = hold_flops(stat.flops());
+  Stmts next = hold_flops(stat.flops);
   next.push_back(
       if_(decode.start | decode.a_start,
           {blk(stat.cycles.d, one), blk(stat.vectors.d, zero), blk(stat.stall_data.d, zero),
@@ -2348,7 +2275,7 @@ void build_statistics(Module& m, const MemoryAndStatusPorts& ports, const Contro
            if_(waiting & ~s.tile_ok, {count_up(stat.stall_tile)}),
            if_(waiting & s.tile_ok & ~s.credit_ok, {count_up(stat.stall_out)})}));
   m.always_comb(std::move(next));
-  m.always_ff_flops(stat.flops());
+  m.always_ff_flops(stat.flops);
 }
 
 // The handshake, status and statistics outputs from their registers.

@@ -157,90 +157,66 @@ struct DescriptorRegisters {
   Flop batch_stride, vector_stride, chunk_stride, row_stride, group_stride, groups, group_row_max;
   Flop height, width, kernel_h_max, kernel_w_max, stride, out_w_max, neg_padding, first_origin_y, part_kx, part_ky;
   Flop ky_step, c_step, y_step;
-
-  std::vector<Flop> flops() const {
-    return {busy,
-            done,
-            conv,
-            diag,
-            batch_max,
-            vectors_max,
-            block_vectors_max,
-            chunk_max,
-            reduction_total,
-            batch_stride,
-            vector_stride,
-            chunk_stride,
-            row_stride,
-            group_stride,
-            groups,
-            group_row_max,
-            height,
-            width,
-            kernel_h_max,
-            kernel_w_max,
-            stride,
-            out_w_max,
-            neg_padding,
-            first_origin_y,
-            part_kx,
-            part_ky,
-            ky_step,
-            c_step,
-            y_step};
-  }
+  std::vector<Flop> flops;  // every flop above, in declaration order
 };
 
 DescriptorRegisters declare_descriptor_registers(Module& m) {
+  FlopGroup group(m);
   const int count_bits = kGatherCountBits, addr_bits = kGatherAddrBits, coord_bits = kGatherCoordWidth;
   m.comment("Descriptor (loaded on accept).");
   return DescriptorRegisters{
-      m.flop("busy", 1, "a descriptor is walked"),
-      m.flop("done", 1, "done_o"),
-      m.flop("conv", 1, "conv source (im2col walk)"),
-      m.flop("diag", 1, "block-diagonal groups"),
-      m.flop("batch_max", count_bits, "batch items - 1"),
-      m.flop("vectors_max", count_bits, "vectors - 1"),
-      m.flop("block_vectors_max", count_bits, "vectors per block - 1"),
-      m.flop("chunk_max", count_bits, "chunks - 1"),
-      m.flop("reduction_total", count_bits, "r_total"),
-      m.flop("batch_stride", addr_bits),
-      m.flop("vector_stride", addr_bits),
-      m.flop("chunk_stride", addr_bits),
-      m.flop("row_stride", addr_bits),
-      m.flop("group_stride", addr_bits),
-      m.flop("groups", count_bits, "diag groups"),
-      m.flop("group_row_max", count_bits, "diag group_rows - 1"),
-      m.flop("height", count_bits),
-      m.flop("width", count_bits),
-      m.flop("kernel_h_max", count_bits, "kernel rows - 1"),
-      m.flop("kernel_w_max", count_bits, "kernel columns - 1"),
-      m.flop("stride", count_bits),
-      m.flop("out_w_max", count_bits, "output columns - 1"),
-      m.flop("neg_padding", coord_bits, "-padding (two's complement)"),
-      m.flop("first_origin_y", coord_bits, "input row of the first output row's kernel origin: -padding, 0 for a band"),
-      m.flop("part_kx", count_bits,
-             "conv: window column of each block's first element (0 unless a part starts inside the window)"),
-      m.flop("part_ky", count_bits, "conv: window row of it"),
-      m.flop("ky_step", addr_bits),
-      m.flop("c_step", addr_bits),
-      m.flop("y_step", addr_bits)};
+      group.flop("busy", 1, "a descriptor is walked"),
+      group.flop("done", 1, "done_o"),
+      group.flop("conv", 1, "conv source (im2col walk)"),
+      group.flop("diag", 1, "block-diagonal groups"),
+      group.flop("batch_max", count_bits, "batch items - 1"),
+      group.flop("vectors_max", count_bits, "vectors - 1"),
+      group.flop("block_vectors_max", count_bits, "vectors per block - 1"),
+      group.flop("chunk_max", count_bits, "chunks - 1"),
+      group.flop("reduction_total", count_bits, "r_total"),
+      group.flop("batch_stride", addr_bits),
+      group.flop("vector_stride", addr_bits),
+      group.flop("chunk_stride", addr_bits),
+      group.flop("row_stride", addr_bits),
+      group.flop("group_stride", addr_bits),
+      group.flop("groups", count_bits, "diag groups"),
+      group.flop("group_row_max", count_bits, "diag group_rows - 1"),
+      group.flop("height", count_bits),
+      group.flop("width", count_bits),
+      group.flop("kernel_h_max", count_bits, "kernel rows - 1"),
+      group.flop("kernel_w_max", count_bits, "kernel columns - 1"),
+      group.flop("stride", count_bits),
+      group.flop("out_w_max", count_bits, "output columns - 1"),
+      group.flop("neg_padding", coord_bits, "-padding (two's complement)"),
+      group.flop("first_origin_y", coord_bits,
+                 "input row of the first output row's kernel origin: -padding, 0 for a band"),
+      group.flop("part_kx", count_bits,
+                 "conv: window column of each block's first element (0 unless a part starts inside the window)"),
+      group.flop("part_ky", count_bits, "conv: window row of it"),
+      group.flop("ky_step", addr_bits),
+      group.flop("c_step", addr_bits),
+      group.flop("y_step", addr_bits),
+      group.flops()};
 }
 
 // The loop counters of the element presented: row r, vector within the block mi, vector m and the
 // block's first vector m0, chunk k, batch item b.
 struct LoopCounters {
   Flop row, block_vector, vector, block_start, chunk, batch;
-
-  std::vector<Flop> flops() const { return {row, block_vector, vector, block_start, chunk, batch}; }
+  std::vector<Flop> flops;  // every flop above, in declaration order
 };
 
 LoopCounters declare_loop_counters(Module& m, const GatherGeometry& g) {
+  FlopGroup group(m);
   const int count_bits = kGatherCountBits;
   m.comment("Loop counters of the element presented.");
-  return LoopCounters{m.flop("row", g.row_bits),    m.flop("block_vector", count_bits),
-                      m.flop("vector", count_bits), m.flop("block_start", count_bits),
-                      m.flop("chunk", count_bits),  m.flop("batch", count_bits)};
+  return LoopCounters{group.flop("row", g.row_bits),
+                      group.flop("block_vector", count_bits),
+                      group.flop("vector", count_bits),
+                      group.flop("block_start", count_bits),
+                      group.flop("chunk", count_bits),
+                      group.flop("batch", count_bits),
+                      group.flops()};
 }
 
 // The walk's state within a vector (conv c0 = kx, c1 = ky; diag c0 = element, c1 = group; the offset
@@ -248,45 +224,43 @@ LoopCounters declare_loop_counters(Module& m, const GatherGeometry& g) {
 // the start of the chunk (the chunk_* registers).
 struct InnerState {
   Flop c0, c1, rows_left, chunk_c0, chunk_c1, chunk_rows_left, offset, chunk_offset, group_offset;
-
-  std::vector<Flop> flops() const {
-    return {c0, c1, rows_left, chunk_c0, chunk_c1, chunk_rows_left, offset, chunk_offset, group_offset};
-  }
+  std::vector<Flop> flops;  // every flop above, in declaration order
 };
 
 InnerState declare_inner_state(Module& m) {
+  FlopGroup group(m);
   const int count_bits = kGatherCountBits, addr_bits = kGatherAddrBits;
   m.comment(
       "Inner state (within a vector): conv c0 = kx, c1 = ky; diag c0 = element, c1 = group; the\n"
       "offset from the vector's address; remaining valid reduction elements (saturating). chunk_*: the\n"
       "state at the start of the current chunk, restored for every vector of the block.");
-  return InnerState{
-      m.flop("c0", count_bits),       m.flop("c1", count_bits),          m.flop("rows_left", count_bits),
-      m.flop("chunk_c0", count_bits), m.flop("chunk_c1", count_bits),    m.flop("chunk_rows_left", count_bits),
-      m.flop("offset", addr_bits),    m.flop("chunk_offset", addr_bits), m.flop("group_offset", addr_bits)};
+  return InnerState{group.flop("c0", count_bits),          group.flop("c1", count_bits),
+                    group.flop("rows_left", count_bits),   group.flop("chunk_c0", count_bits),
+                    group.flop("chunk_c1", count_bits),    group.flop("chunk_rows_left", count_bits),
+                    group.flop("offset", addr_bits),       group.flop("chunk_offset", addr_bits),
+                    group.flop("group_offset", addr_bits), group.flops()};
 }
 
 // The walk's state of the vector (its address without the inner offset, conv x and the input
 // coordinates of its kernel origin) and its copy at the start of the block, and the batch item's base.
 struct OuterState {
   Flop vector_addr, block_vector_addr, batch_base, x, block_x, origin_y, origin_x, block_origin_y, block_origin_x;
-
-  std::vector<Flop> flops() const {
-    return {vector_addr, block_vector_addr, batch_base, x, block_x, origin_y, origin_x, block_origin_y, block_origin_x};
-  }
+  std::vector<Flop> flops;  // every flop above, in declaration order
 };
 
 OuterState declare_outer_state(Module& m) {
+  FlopGroup group(m);
   const int count_bits = kGatherCountBits, addr_bits = kGatherAddrBits, coord_bits = kGatherCoordWidth;
   m.comment(
       "Outer state (the vector): its address without the inner offset, conv x and the input\n"
       "coordinates of its kernel origin iy0 = y*stride - padding (y*stride in a band), ix0 = x*stride -\n"
       "padding. block_*: the state at the start of the current block, restored for every chunk.\n"
       "batch_base_q: the batch item's base.");
-  return OuterState{
-      m.flop("vector_addr", addr_bits), m.flop("block_vector_addr", addr_bits), m.flop("batch_base", addr_bits),
-      m.flop("x", count_bits),          m.flop("block_x", count_bits),          m.flop("origin_y", coord_bits),
-      m.flop("origin_x", coord_bits),   m.flop("block_origin_y", coord_bits),   m.flop("block_origin_x", coord_bits)};
+  return OuterState{group.flop("vector_addr", addr_bits),     group.flop("block_vector_addr", addr_bits),
+                    group.flop("batch_base", addr_bits),      group.flop("x", count_bits),
+                    group.flop("block_x", count_bits),        group.flop("origin_y", coord_bits),
+                    group.flop("origin_x", coord_bits),       group.flop("block_origin_y", coord_bits),
+                    group.flop("block_origin_x", coord_bits), group.flops()};
 }
 
 // The last index of each loop level, and a descriptor without elements.
@@ -657,9 +631,9 @@ Stmts advance(const GatherSignals& s, const GatherGeometry& g) {
 
 // The walk's registers: a descriptor is loaded while idle, then every taken element advances the walk.
 void build_walk_registers(Module& m, const GatherSignals& s, const GatherGeometry& g) {
-  std::vector<Flop> flops = s.desc.flops();
-  for (const std::vector<Flop>& part : {s.loop.flops(), s.inner.flops(), s.outer.flops()})
-    flops.insert(flops.end(), part.begin(), part.end());
+  std::vector<Flop> flops = s.desc.flops;
+  for (const std::vector<Flop>* part : {&s.loop.flops, &s.inner.flops, &s.outer.flops})
+    flops.insert(flops.end(), part->begin(), part->end());
   Stmts next = hold_flops(flops);
   next.push_back(blk(s.desc.done.d, bit(false)));
   next.push_back(if_(~s.desc.busy.q, {if_(s.port.desc_valid_i, descriptor_load(s, g))},

@@ -74,13 +74,14 @@ Module build_pmu(const SpmGeometry& g) {
   const Expr stall_cycles_o = m.output("stall_cycles_o", KB, "cycles with a barrier command valid and not ready");
 
   m.comment("Sleep request levels (1 = sleep) and counters.");
-  const Flop sleep_req = m.flop("sleep_req", SC, "1 = sleep, loaded at every command");
+  FlopGroup group(m);
+  const Flop sleep_req = group.flop("sleep_req", SC, "1 = sleep, loaded at every command");
   std::vector<Flop> asleep;
   for (int s = 0; s < SC; ++s)
     asleep.push_back(
-        m.flop(fmt::format("asleep_cycles_s{}", s), KB, fmt::format("cycles sector {} was asleep or waking", s)));
-  const Flop wake_count = m.flop("wake_count", KB, "sectors released so far");
-  const Flop stall_cycles = m.flop("stall_cycles", KB, "cycles a barrier waited");
+        group.flop(fmt::format("asleep_cycles_s{}", s), KB, fmt::format("cycles sector {} was asleep or waking", s)));
+  const Flop wake_count = group.flop("wake_count", KB, "sectors released so far");
+  const Flop stall_cycles = group.flop("stall_cycles", KB, "cycles a barrier waited");
   const Expr usable = m.wire("usable", SC);
   const Expr need = m.wire("need", SC, "sectors of the command not usable yet");
   const Expr ready = m.wire("ready", 1);
@@ -98,8 +99,7 @@ Module build_pmu(const SpmGeometry& g) {
     m.assign(wake_inc, sum);
   }
 
-  std::vector<Flop> flops{sleep_req, wake_count, stall_cycles};
-  flops.insert(flops.end(), asleep.begin(), asleep.end());
+  const std::vector<Flop>& flops = group.flops();
   Stmts next = hold_flops(flops);
   next.push_back(if_(cmd_valid_i, {blk(sleep_req.d, ~cmd_awake_i)}));
   next.push_back(blk(wake_count.d, wake_count.q + wake_inc));

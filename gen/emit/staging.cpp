@@ -92,10 +92,11 @@ Module build_staging(const AccelConfig& cfg) {
   const StagingPorts p = declare_staging_ports(m, R, D, N, RB, VB);
 
   m.comment("Buffer state: full flag per buffer, the writer's and the reader's buffer, sticky error.");
-  const Flop full = m.flop("buffer_full", 2, "per buffer: holds a committed block");
-  const Flop write_buffer = m.flop("write_buffer", 1, "the buffer the writer fills");
-  const Flop read_buffer = m.flop("read_buffer", 1, "the buffer the reader reads");
-  const Flop error = m.flop("error", 1, "sticky error_o");
+  FlopGroup group(m);
+  const Flop full = group.flop("buffer_full", 2, "per buffer: holds a committed block");
+  const Flop write_buffer = group.flop("write_buffer", 1, "the buffer the writer fills");
+  const Flop read_buffer = group.flop("read_buffer", 1, "the buffer the reader reads");
+  const Flop error = group.flop("error", 1, "sticky error_o");
   const Expr full_q = full.q, wr_buf_q = write_buffer.q, rd_buf_q = read_buffer.q;
   const Expr wr_free = m.wire("wr_free", 1);
   const Expr rd_avail = m.wire("rd_avail", 1);
@@ -120,7 +121,7 @@ Module build_staging(const AccelConfig& cfg) {
   m.assign(wdata, ternary(p.wr_zero_i, lit(D, 0), p.wr_data_i));
   m.assign(waddr, ternary(wr_buf_q, zext(p.wr_vec_i, AB) + lit(AB, N), zext(p.wr_vec_i, AB)));
   m.assign(raddr, ternary(rd_buf_q, zext(p.rd_vec_i, AB) + lit(AB, N), zext(p.rd_vec_i, AB)));
-  const std::vector<Flop> flops{full, write_buffer, read_buffer, error};
+  const std::vector<Flop>& flops = group.flops();
   Stmts next = hold_flops(flops);
   next.push_back(stmt_comment("commit and release in one cycle touch different buffers (one full, one empty)"));
   next.push_back(if_(p.wr_commit_i & wr_free, {blk(full.d.at(wr_buf_q), bit(true)), blk(write_buffer.d, ~wr_buf_q)}));

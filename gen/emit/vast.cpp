@@ -400,6 +400,11 @@ Flop Module::flop(const std::string& name, const Dim& width, std::string comment
   return Flop{q, reg(name + "_d", width)};
 }
 
+Flop FlopGroup::flop(const std::string& name, const Dim& width, std::string comment) {
+  flops_.push_back(m_->flop(name, width, std::move(comment)));
+  return flops_.back();
+}
+
 Stmts hold_flops(const std::vector<Flop>& flops) {
   Stmts out;
   for (const Flop& f : flops) out.push_back(blk(f.d, f.q));

@@ -292,6 +292,19 @@ class Module {
   std::vector<Assertion> assertions_;
 };
 
+// The flops of one next-state block, declared through it in order (Module::flop), so that the block
+// lists its registers once: flops() for hold_flops and Module::always_ff_flops.
+class FlopGroup {
+ public:
+  explicit FlopGroup(Module& m) : m_(&m) {}
+  Flop flop(const std::string& name, const Dim& width, std::string comment = "");
+  const std::vector<Flop>& flops() const { return flops_; }
+
+ private:
+  Module* m_;
+  std::vector<Flop> flops_;
+};
+
 // The one printer. Deterministic: the same Module always prints the same bytes.
 std::string print_module(const Module& m);
 

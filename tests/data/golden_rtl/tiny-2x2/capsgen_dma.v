@@ -218,13 +218,13 @@ module capsgen_dma (
     beat_strobes_d = beat_strobes_q;
     widen_d = widen_q;
     count0_d = count0_q;
-    dram_stride0_d = dram_stride0_q;
-    spm_stride0_d = spm_stride0_q;
     count1_d = count1_q;
-    dram_stride1_d = dram_stride1_q;
-    spm_stride1_d = spm_stride1_q;
     count2_d = count2_q;
+    dram_stride0_d = dram_stride0_q;
+    dram_stride1_d = dram_stride1_q;
     dram_stride2_d = dram_stride2_q;
+    spm_stride0_d = spm_stride0_q;
+    spm_stride1_d = spm_stride1_q;
     spm_stride2_d = spm_stride2_q;
     done_d = 1'b0;
     if (desc_fire) begin
@@ -262,13 +262,13 @@ module capsgen_dma (
       beat_strobes_q <= {4{1'b1}};
       widen_q <= 1'b0;
       count0_q <= 16'd0;
-      dram_stride0_q <= 32'd0;
-      spm_stride0_q <= 13'd0;
       count1_q <= 16'd0;
-      dram_stride1_q <= 32'd0;
-      spm_stride1_q <= 13'd0;
       count2_q <= 16'd0;
+      dram_stride0_q <= 32'd0;
+      dram_stride1_q <= 32'd0;
       dram_stride2_q <= 32'd0;
+      spm_stride0_q <= 13'd0;
+      spm_stride1_q <= 13'd0;
       spm_stride2_q <= 13'd0;
     end else begin
       busy_q <= busy_d;
@@ -280,13 +280,13 @@ module capsgen_dma (
       beat_strobes_q <= beat_strobes_d;
       widen_q <= widen_d;
       count0_q <= count0_d;
-      dram_stride0_q <= dram_stride0_d;
-      spm_stride0_q <= spm_stride0_d;
       count1_q <= count1_d;
-      dram_stride1_q <= dram_stride1_d;
-      spm_stride1_q <= spm_stride1_d;
       count2_q <= count2_d;
+      dram_stride0_q <= dram_stride0_d;
+      dram_stride1_q <= dram_stride1_d;
       dram_stride2_q <= dram_stride2_d;
+      spm_stride0_q <= spm_stride0_d;
+      spm_stride1_q <= spm_stride1_d;
       spm_stride2_q <= spm_stride2_d;
     end
   end

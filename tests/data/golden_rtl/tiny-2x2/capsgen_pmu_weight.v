@@ -62,12 +62,12 @@ module capsgen_pmu_weight (
   // Next state: the request levels at a command, the counters.
   always @* begin
     sleep_req_d = sleep_req_q;
-    wake_count_d = wake_count_q;
-    stall_cycles_d = stall_cycles_q;
     asleep_cycles_s0_d = asleep_cycles_s0_q;
     asleep_cycles_s1_d = asleep_cycles_s1_q;
     asleep_cycles_s2_d = asleep_cycles_s2_q;
     asleep_cycles_s3_d = asleep_cycles_s3_q;
+    wake_count_d = wake_count_q;
+    stall_cycles_d = stall_cycles_q;
     if (cmd_valid_i) begin
       sleep_req_d = ~cmd_awake_i;
     end
@@ -91,20 +91,20 @@ module capsgen_pmu_weight (
   always @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       sleep_req_q <= 4'd0;
-      wake_count_q <= 32'd0;
-      stall_cycles_q <= 32'd0;
       asleep_cycles_s0_q <= 32'd0;
       asleep_cycles_s1_q <= 32'd0;
       asleep_cycles_s2_q <= 32'd0;
       asleep_cycles_s3_q <= 32'd0;
+      wake_count_q <= 32'd0;
+      stall_cycles_q <= 32'd0;
     end else begin
       sleep_req_q <= sleep_req_d;
-      wake_count_q <= wake_count_d;
-      stall_cycles_q <= stall_cycles_d;
       asleep_cycles_s0_q <= asleep_cycles_s0_d;
       asleep_cycles_s1_q <= asleep_cycles_s1_d;
       asleep_cycles_s2_q <= asleep_cycles_s2_d;
       asleep_cycles_s3_q <= asleep_cycles_s3_d;
+      wake_count_q <= wake_count_d;
+      stall_cycles_q <= stall_cycles_d;
     end
   end
 
