@@ -33,20 +33,7 @@ rtl="$(cd "$rtl" && pwd)"
 work="$(mktemp -d)"; trap 'rm -rf "$work"' EXIT
 mapfile -t files < <(grep -v '^//' "$rtl/files.f" | grep -v '^$')
 
-# The files a module needs: its own and those of the modules it instantiates, transitively (one
-# file per module, capsgen_<name>.v). Reading only these keeps Yosys off the large ROM files.
-files_of() {
-  local todo=("$1.v") seen=" " f child
-  while [[ ${#todo[@]} -gt 0 ]]; do
-    f="${todo[0]}"; todo=("${todo[@]:1}")
-    [[ "$seen" == *" $f "* ]] && continue
-    seen+="$f "
-    echo "$f"
-    for child in $(sed -n 's/^  \(capsgen_[a-z0-9_]*\) \(#(\|u_[a-z0-9_]* (\).*/\1/p' "$rtl/$f" | sort -u); do
-      [[ -f "$rtl/$child.v" ]] && todo+=("$child.v")
-    done
-  done
-}
+source "$(dirname "${BASH_SOURCE[0]}")/rtl_files.sh"
 
 table="| module | assertion | result | induction length |"$'\n'"|---|---|---|---:|"
 status=0 proven=0 bounded=0 failed=0
@@ -62,7 +49,7 @@ for f in "${files[@]}"; do
     mkdir -p "$work/$a"
     sed -E "/^ *a_[a-z0-9_]*: assert \(/{/^ *$a: /!s|^|//|}" "$rtl/$f" > "$work/$a/$f"
     reads=""
-    for g in $(files_of "$module"); do
+    for g in $(rtl_module_files "$rtl" "$module"); do
       src="$rtl/$g"; [[ "$g" == "$f" ]] && src="$work/$a/$f"
       reads+="read_verilog -sv -formal -DCAPSGEN_ASSERTIONS $src; "
     done

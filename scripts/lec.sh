@@ -35,19 +35,7 @@ liberty=/usr/share/qflow/tech/osu018/osu018_stdcells.lib
 rtl="$(cd "$rtl" && pwd)" netlists="$(cd "$netlists" && pwd)"
 work="$(mktemp -d)"; trap 'rm -rf "$work"' EXIT
 
-# The files a module needs: its own and those of the modules it instantiates, transitively.
-files_of() {
-  local todo=("$1.v") seen=" " f child
-  while [[ ${#todo[@]} -gt 0 ]]; do
-    f="${todo[0]}"; todo=("${todo[@]:1}")
-    [[ "$seen" == *" $f "* ]] && continue
-    seen+="$f "
-    echo "$rtl/$f"
-    for child in $(sed -n 's/^  \(capsgen_[a-z0-9_]*\) \(#(\|u_[a-z0-9_]* (\).*/\1/p' "$rtl/$f" | sort -u); do
-      [[ -f "$rtl/$child.v" ]] && todo+=("$child.v")
-    done
-  done
-}
+source "$(dirname "${BASH_SOURCE[0]}")/rtl_files.sh"
 
 # One side of the check, stashed as `name`: flattened, memories as flip-flops, reset synchronous.
 side() {
@@ -72,7 +60,7 @@ for module in "${modules[@]}"; do
   [[ -f "$netlist" ]] || { echo "lec.sh: no netlist $netlist (capsgen synth --top $module --ram flops)" >&2; exit 2; }
   script="$work/$module.ys" log="$work/$module.log"
   {
-    echo "read_verilog $(files_of "$module" | tr '\n' ' ')"
+    echo "read_verilog $(rtl_module_files "$rtl" "$module" | sed "s|^|$rtl/|" | tr '\n' ' ')"
     side gold "$module"
     echo "read_liberty $liberty"
     echo "read_verilog $netlist"
