@@ -763,6 +763,14 @@ TEST(VastReset, FlopsHoldInTheirNextStateAndResetInTheirClockedBlock) {
                       "      count_q <= count_d;\n      state_q <= state_d;\n"),
             std::string::npos)
       << text;
+  // A group lists the flops declared through it, in order.
+  FlopGroup group(m);
+  const Flop first = group.flop("first", 2), second = group.flop("second", 3, "the second");
+  ASSERT_EQ(group.flops().size(), 2u);
+  EXPECT_EQ(group.flops()[0].q.text(), "first_q");
+  EXPECT_EQ(group.flops()[1].d.text(), "second_d");
+  EXPECT_EQ(second.q.width(), 3);
+  EXPECT_EQ(first.d.width(), 2);
   // A reset value for a register that is not one of the flops is an emitter bug.
   const Expr other = m.reg("other_q", 1);
   EXPECT_NE(error_of([&] {
