@@ -631,12 +631,12 @@ void build_burst_length_fifo(Module& m, const DmaSignals& s, const DmaWidths& w)
   m.always_ff({if_(req_fire, {nb(lq.lq_mem[lq.lq_write_ptr.q], s.rq.rq_len)})});
   const std::vector<Flop> flops{lq.lq_write_ptr, lq.lq_read_ptr, lq.lq_count, lq.beats_done};
   Stmts next = hold_flops(flops);
-  for (Stmt& st : Stmts{if_(req_fire, {blk(lq.lq_write_ptr.d, lq.lq_write_ptr.q + lit(ptr_bits, 1))}),
+  for (Stmt& stmt : Stmts{if_(req_fire, {blk(lq.lq_write_ptr.d, lq.lq_write_ptr.q + lit(ptr_bits, 1))}),
                         if_(lq.lq_pop, {blk(lq.lq_read_ptr.d, lq.lq_read_ptr.q + lit(ptr_bits, 1))}),
                         if_(req_fire & ~lq.lq_pop, {blk(lq.lq_count.d, lq.lq_count.q + lit(count_bits, 1))}),
                         if_(lq.lq_pop & ~req_fire, {blk(lq.lq_count.d, lq.lq_count.q - lit(count_bits, 1))}),
                         if_(lq.beat_fire, {blk(lq.beats_done.d, ternary(lq.beat_last, lit(len_bits, 0), lq.bt_inc))})})
-    next.push_back(std::move(st));
+    next.push_back(std::move(stmt));
   m.always_comb(std::move(next));
   m.always_ff_flops(flops);
 }
@@ -683,11 +683,11 @@ void build_data_fifo(Module& m, const DmaSignals& s, const DmaWidths& w) {
   m.always_ff({if_(df.df_push, {nb(df.df_mem[df.df_write_ptr.q], df.df_wdata)})});
   const std::vector<Flop> flops{df.df_write_ptr, df.df_read_ptr, df.df_count};
   Stmts next = hold_flops(flops);
-  for (Stmt& st : Stmts{if_(df.df_push, {blk(df.df_write_ptr.d, df.df_write_ptr.q + lit(ptr_bits, 1))}),
+  for (Stmt& stmt : Stmts{if_(df.df_push, {blk(df.df_write_ptr.d, df.df_write_ptr.q + lit(ptr_bits, 1))}),
                         if_(df.df_pop, {blk(df.df_read_ptr.d, df.df_read_ptr.q + lit(ptr_bits, 1))}),
                         if_(df.df_push & ~df.df_pop, {blk(df.df_count.d, df.df_count.q + lit(count_bits, 1))}),
                         if_(df.df_pop & ~df.df_push, {blk(df.df_count.d, df.df_count.q - lit(count_bits, 1))})})
-    next.push_back(std::move(st));
+    next.push_back(std::move(stmt));
   m.always_comb(std::move(next));
   m.always_ff_flops(flops);
 }
@@ -766,10 +766,10 @@ void build_status(Module& m, const DmaSignals& s) {
   m.comment("Status and beat counters.");
   const std::vector<Flop> flops{status.beats_read, status.beats_written};
   Stmts next = hold_flops(flops);
-  for (Stmt& st :
+  for (Stmt& stmt :
        Stmts{if_(s.lq.rd_fire, {blk(status.beats_read.d, status.beats_read.q + lit(counter_bits, 1))}),
              if_(s.lq.wr_fire, {blk(status.beats_written.d, status.beats_written.q + lit(counter_bits, 1))})})
-    next.push_back(std::move(st));
+    next.push_back(std::move(stmt));
   m.always_comb(std::move(next));
   m.always_ff_flops(flops);
   m.assign(s.port.desc.busy_o, s.desc.busy.q);

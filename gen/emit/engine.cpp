@@ -2241,7 +2241,7 @@ void build_controller(Module& m, const EngineGeometry& geo, const DescriptorPort
   const Expr lo = bit(false), hi = bit(true);
   const std::vector<Flop>& flops = ctl.flops;
   Stmts next = hold_flops(flops);
-  for (Stmt& st : Stmts{
+  for (Stmt& stmt : Stmts{
            blk(ctl.done.d, decode.accept & decode.empty),
            if_(decode.start, load,
                {if_(s.issue, advance),
@@ -2249,7 +2249,7 @@ void build_controller(Module& m, const EngineGeometry& geo, const DescriptorPort
            if_(ctl.busy.q & (w.done | pass.done), {blk(ctl.busy.d, lo), blk(ctl.done.d, hi), blk(ctl.act_mode.d, lo)}),
            if_(decode.a_start, a_load),
            if_(st.st_error | r.a_err | a.res_mismatch | f.fifo_overflow, {blk(ctl.error.d, hi)})})
-    next.push_back(std::move(st));
+    next.push_back(std::move(stmt));
   m.always_comb(std::move(next));
   m.always_ff_flops(flops);
 }
