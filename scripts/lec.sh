@@ -14,7 +14,7 @@
 # usage: scripts/lec.sh RTL_DIR NETLIST_DIR [--report FILE] [--timeout SECONDS] MODULE...
 #   RTL_DIR      a `capsgen generate` output (files.f)
 #   NETLIST_DIR  the asic-osu018 directory of `capsgen synth --rtl RTL_DIR --ram flops --top MODULE,..`
-#                (<NETLIST_DIR>/<module>/flat.sim.v)
+#                (<NETLIST_DIR>/<module>/flat.sim.v, and synth.ys for the Liberty file it was mapped to)
 set -euo pipefail
 rtl="" netlists="" report="" limit=600
 modules=()
@@ -31,7 +31,6 @@ done
 [[ -n "$netlists" && -d "$netlists" ]] || { echo "lec.sh: NETLIST_DIR '$netlists' is not a directory" >&2; exit 2; }
 [[ ${#modules[@]} -gt 0 ]] || { echo "lec.sh: name at least one module" >&2; exit 2; }
 [[ "$limit" =~ ^[1-9][0-9]*$ ]] || { echo "lec.sh: --timeout: expected a positive integer, got '$limit'" >&2; exit 2; }
-liberty=/usr/share/qflow/tech/osu018/osu018_stdcells.lib
 rtl="$(cd "$rtl" && pwd)" netlists="$(cd "$netlists" && pwd)"
 work="$(mktemp -d)"; trap 'rm -rf "$work"' EXIT
 
@@ -58,6 +57,9 @@ for module in "${modules[@]}"; do
   [[ -f "$rtl/$module.v" ]] || { echo "lec.sh: no $module.v in $rtl" >&2; exit 2; }
   netlist="$netlists/$module/flat.sim.v"
   [[ -f "$netlist" ]] || { echo "lec.sh: no netlist $netlist (capsgen synth --top $module --ram flops)" >&2; exit 2; }
+  # The Liberty file the netlist was mapped to, as its synthesis script read it.
+  liberty="$(sed -n 's/^read_liberty -lib \(.*\)$/\1/p' "$netlists/$module/synth.ys" 2> /dev/null | sed -n 1p)"
+  [[ -f "$liberty" ]] || { echo "lec.sh: no Liberty file in $netlists/$module/synth.ys" >&2; exit 2; }
   script="$work/$module.ys" log="$work/$module.log"
   {
     echo "read_verilog $(rtl_module_files "$rtl" "$module" | sed "s|^|$rtl/|" | tr '\n' ' ')"

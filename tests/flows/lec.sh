@@ -21,6 +21,7 @@ scripts/lec.sh "$work/rtl" "$work/synth/asic-osu018" --report "$work/lec.md" "${
 pmu=capsgen_pmu_data
 if [[ " ${modules[*]} " == *" $pmu "* ]]; then
   mkdir -p "$work/mutant/$pmu"
+  cp "$work/synth/asic-osu018/$pmu/synth.ys" "$work/mutant/$pmu/"
   sed '0,/^  NAND2X1 /s//  NOR2X1 /' "$work/synth/asic-osu018/$pmu/flat.sim.v" > "$work/mutant/$pmu/flat.sim.v"
   cmp -s "$work/synth/asic-osu018/$pmu/flat.sim.v" "$work/mutant/$pmu/flat.sim.v" &&
     { echo "lec.sh: the mutation did not apply (no NAND2X1 in the netlist)"; exit 1; }
