@@ -831,11 +831,20 @@ class EngineTb {
                            " vectors, " + std::to_string(sim_.cycle()) + " cycles" + extra);
   }
 
+  // The class norms' descriptor: <layer>/norm, or <layer>/norm.k<N> (input N of a routing batch).
+  static bool is_class_norm(const std::string& name) {
+    const std::size_t at = name.rfind("/norm");
+    if (at == std::string::npos) return false;
+    const std::string rest = name.substr(at + 5);
+    return rest.empty() || (rest.size() > 2 && rest.compare(0, 2, ".k") == 0 &&
+                            rest.find_first_not_of("0123456789", 2) == std::string::npos);
+  }
+
   // The class prediction from the RTL's own norm codes (argmax, lowest index on ties) when the last
   // descriptor was the class norms, checked against the golden model's.
   std::string report_prediction(const std::string& last_name, const std::vector<Write>& last_writes,
                                 const std::string& input_line, int golden) {
-    if (last_name.size() < 5 || last_name.compare(last_name.size() - 5, 5, "/norm") != 0 || last_writes.empty()) return "";
+    if (!is_class_norm(last_name) || last_writes.empty()) return "";
     std::size_t best = 0;
     for (std::size_t i = 1; i < last_writes.size(); ++i)
       if (last_writes[i].value > last_writes[best].value) best = i;

@@ -7,6 +7,9 @@
 
 #include "cli/args.hpp"
 #include "cli/commands.hpp"
+#include "cli/engine_dump.hpp"
+#include "cli/stream_dump.hpp"
+#include "cli/workload_input.hpp"
 #include "compiler/chip_timing.hpp"
 #include "compiler/compiler.hpp"
 #include "compiler/executor.hpp"
@@ -15,10 +18,8 @@
 #include "core/atomic_file.hpp"
 #include "core/input_error.hpp"
 #include "golden/fixed_model.hpp"
+#include "golden/shared_routing.hpp"
 #include "golden/workload.hpp"
-#include "cli/engine_dump.hpp"
-#include "cli/stream_dump.hpp"
-#include "cli/workload_input.hpp"
 
 namespace capsgen::cli {
 
@@ -31,6 +32,7 @@ Args compile_args() {
             "utilization, reads and writes, accumulator residency), and prints a summary. With --check, the\n"
             "program is also run by the functional executor and every tensor compared with the golden model.");
   add_workload_options(args, "which test image of --dataset; a range A-B (every S-th) dumps each image to DIR/image-K");
+  add_routing_batch_option(args);
   args.option("out", "DIR", "directory for program.json and stats.json (with --stream also stream.json)")
       .option("dump-engine", "DIR",
               "the program for the compute engine (docs/rtl-engine.md): the initial memory image and, per\n"
@@ -72,21 +74,22 @@ void print_flat_stats(const Workload& w, const isa::Program& prog, const std::ve
     total += s.cycles;
     macs += s.useful_macs;
   }
-  fmt::print("\ntotal {} cycles (the engine's cycle model, isa::engine_timing) = {:.1f} inferences/s at {} MHz, array "
-             "utilization {:.3f}\n",
-             total,
-             w.cfg.clock.target_mhz * 1e6 / double(total), w.cfg.clock.target_mhz,
-             double(macs) / (double(total) * w.cfg.array.rows * w.cfg.array.cols));
+  const double inputs = prog.inputs;  // inferences per program (a routing batch's inputs)
+  fmt::print(
+      "\ntotal {} cycles (the engine's cycle model, isa::engine_timing) = {:.1f} inferences/s at {} MHz, array "
+      "utilization {:.3f}\n",
+      total, inputs * w.cfg.clock.target_mhz * 1e6 / double(total), w.cfg.clock.target_mhz,
+      double(macs) / (double(total) * w.cfg.array.rows * w.cfg.array.cols));
   const long long prog_cycles = program_cycles(w.cfg, prog);
-  fmt::print("program {} cycles on the accelerator with the sequencer's descriptor fetches (isa::program_cycles) = {:.1f} "
-             "inferences/s\n",
-             prog_cycles, w.cfg.clock.target_mhz * 1e6 / double(prog_cycles));
+  fmt::print(
+      "program {} cycles on the accelerator with the sequencer's descriptor fetches (isa::program_cycles) = {:.1f} "
+      "inferences/s\n",
+      prog_cycles, inputs * w.cfg.clock.target_mhz * 1e6 / double(prog_cycles));
 }
 
-// --out (program.json, stats.json), --dump-stream and --dump-engine.
-void write_outputs(const Args& args, const WorkloadInput& in, const isa::Program& prog, const std::vector<OpStats>& stats) {
-  const Workload& w = in.w;
-  const IntTensor& input = in.input;
+// --out: program.json and stats.json.
+void write_program_files(const Args& args, const Workload& w, const isa::Program& prog,
+                         const std::vector<OpStats>& stats) {
   if (auto dir = args.get_opt("out")) {
     std::error_code ec;
     std::filesystem::create_directories(*dir, ec);
@@ -95,6 +98,14 @@ void write_outputs(const Args& args, const WorkloadInput& in, const isa::Program
     write_file_atomic(*dir + "/stats.json", stats_json(w.cfg, prog, stats));
     fmt::print("wrote {}/program.json and {}/stats.json\n", *dir, *dir);
   }
+}
+
+// --out (program.json, stats.json), --dump-stream and --dump-engine.
+void write_outputs(const Args& args, const WorkloadInput& in, const isa::Program& prog,
+                   const std::vector<OpStats>& stats) {
+  const Workload& w = in.w;
+  const IntTensor& input = in.input;
+  write_program_files(args, w, prog, stats);
   if (auto dir = args.get_opt("dump-stream")) {
     if (in.last != in.first) throw InputError("capsgen compile", 0, 0, "--dump-stream", "one image, not a range");
     const StreamDump d = dump_stream(w, prog, *dir, input, in.input_name, in.label);
@@ -213,6 +224,54 @@ void report_frames(const Args& args, const Workload& w, const FrameProgram& fram
   }
 }
 
+// --check of a routing batch's program: every input's tensors up to its predictions against the golden
+// model's run of that input alone, and its class norms against the golden shared routing. Returns the
+// exit status.
+int check_batch_program(const Workload& w, const BatchInputs& batch, const isa::Program& prog) {
+  std::vector<std::int32_t> mem = build_image(prog, w.net, w.qm, batch.codes);
+  execute_program(w.cfg, prog, mem);
+  const GoldenModel golden(w.cfg, w.net, w.qm);
+  const std::string last = w.net.layers.back().name;
+  auto compare = [&](const std::string& region, const IntTensor& want, auto address) {
+    if (!prog.region(region)) throw std::logic_error("program has no region " + region);
+    for (std::size_t i = 0; i < want.size(); ++i) {
+      const std::int32_t got = mem[std::size_t(address(*prog.region(region), i))];
+      if (got != want[i]) {
+        fmt::print(stderr, "MISMATCH tensor {} index {}: program {}, golden {}\n", region, index_str(want.shape, i),
+                   got, want[i]);
+        return false;
+      }
+    }
+    return true;
+  };
+  const auto flat = [](const isa::Region& r, std::size_t i) { return r.base + r.offset_of(std::int64_t(i)); };
+  std::size_t tensors = 0;
+  const std::int64_t K = std::int64_t(batch.codes.size());
+  for (std::int64_t k = 0; k < K; ++k) {
+    const FixedTrace alone = golden.run(batch.codes[std::size_t(k)]);
+    for (const auto& [name, t] : alone.tensors) {
+      if (name.rfind(last + ".", 0) == 0) continue;  // the routing's: shared by the batch
+      if (!compare(fmt::format("{}.k{}", name, k), t, flat)) return 1;
+      ++tensors;
+    }
+    // u_hat [I][J][D][K]: input k's codes interleaved with the batch's.
+    const auto interleaved = [&](const isa::Region& r, std::size_t i) { return r.base + std::int64_t(i) * K + k; };
+    if (!compare(last + ".u_hat", alone.get(last + ".u_hat"), interleaved)) return 1;
+    ++tensors;
+  }
+  const std::vector<SharedRoutingResult> shared = golden.run_shared_routing(batch.codes);
+  for (std::int64_t k = 0; k < K; ++k) {
+    if (!compare(fmt::format("{}.norm.k{}", last, k), shared[std::size_t(k)].norm_codes, flat)) return 1;
+    fmt::print("  {}: shared-routing prediction {}{}\n", batch.names[std::size_t(k)], shared[std::size_t(k)].prediction,
+               batch.labels[std::size_t(k)] >= 0 ? fmt::format(" (label {})", batch.labels[std::size_t(k)]) : "");
+  }
+  fmt::print(
+      "check: the program reproduces {} per-input golden tensors and the {} inputs' class norms of the golden "
+      "shared routing bit for bit\n",
+      tensors, K);
+  return 0;
+}
+
 // --check: the flat program against the golden model, then with --stream the streamed program and
 // the decoded frame program against the flat program's memory. Returns the exit status.
 int check_programs(const Args& args, const Workload& w, const IntTensor& input, const isa::Program& prog,
@@ -264,6 +323,27 @@ int check_programs(const Args& args, const Workload& w, const IntTensor& input, 
   return 0;
 }
 
+// --routing-batch K > 1: the batch's program, its statistics, --out, --dump-engine and --check (the
+// streamed program for the chip is per input only).
+int compile_routing_batch(const Args& args, const WorkloadInput& in, int routing_batch) {
+  for (const char* opt : {"stream", "dump-stream", "frames"})
+    if (args.has(opt) || args.get_opt(opt))
+      throw InputError("capsgen compile", 0, 0, "--routing-batch",
+                       fmt::format("--{} streams a program of one input; a routing batch runs on the engine", opt));
+  if (in.last != in.first)
+    throw InputError("capsgen compile", 0, 0, "--routing-batch", "needs one --index, not a range");
+  const Workload& w = in.w;
+  const BatchInputs batch = routing_batch_inputs(in, routing_batch, "capsgen compile");
+  const isa::Program prog = compile_program(w.cfg, w.net, w.qm, {routing_batch});
+  const auto stats = analyze_program(w.cfg, prog);
+  print_flat_stats(w, prog, stats);
+  fmt::print("routing batch of {} inputs: {}\n", routing_batch, fmt::join(batch.names, ", "));
+  write_program_files(args, w, prog, stats);
+  if (auto dir = args.get_opt("dump-engine"))
+    dump_engine(w, prog, *dir, batch.codes, fmt::format("{}", fmt::join(batch.names, " ")), batch.labels.back());
+  return args.has("check") ? check_batch_program(w, batch, prog) : 0;
+}
+
 }  // namespace
 
 int cmd_compile(const std::vector<std::string>& argv) {
@@ -277,6 +357,8 @@ int cmd_compile(const std::vector<std::string>& argv) {
   const WorkloadInput in =
       load_workload_input(args, "capsgen compile", args.get_opt("dump-engine").has_value(), "a range needs --dump-engine");
   const Workload& w = in.w;
+  const int routing_batch = routing_batch_option(args);
+  if (routing_batch > 1) return compile_routing_batch(args, in, routing_batch);
   const isa::Program prog = compile_program(w.cfg, w.net, w.qm);
   const auto stats = analyze_program(w.cfg, prog);
   print_flat_stats(w, prog, stats);

@@ -10,6 +10,7 @@
 //      activity per operation, totals, inferences/s at the preset's clock, array utilization, and with
 //      --trace an FST and a GTKWave save file with the signals grouped.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <chrono>
@@ -18,27 +19,27 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <optional>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 
 #include "cli/args.hpp"
-#include "cli/commands.hpp"
-#include "core/shell.hpp"
-#include "sim/run.hpp"
 #include "cli/chip_sim.hpp"
+#include "cli/commands.hpp"
 #include "cli/engine_dump.hpp"
 #include "cli/workload_input.hpp"
 #include "compiler/compiler.hpp"
 #include "core/atomic_file.hpp"
 #include "core/input_error.hpp"
+#include "core/shell.hpp"
 #include "core/summary_json.hpp"
-#include "emit/generate.hpp"
 #include "emit/chip.hpp"
+#include "emit/generate.hpp"
 #include "emit/memsys.hpp"
 #include "emit/sequencer.hpp"
 #include "sim/model_build.hpp"
 #include "sim/results.hpp"
+#include "sim/run.hpp"
 
 namespace capsgen::cli {
 namespace {
@@ -112,6 +113,7 @@ Args sim_options() {
             "cycles of the program, inferences/s at the preset's clock, array utilization. Exit status 1 on any mismatch (the report names operation, tensor, index,\n"
             "both values and the cycle).");
   add_workload_options(args, "which test image of --dataset");
+  add_routing_batch_option(args);
   args.option("work", "DIR", "work directory (RTL, model build, program, logs); default build/sim/<preset name>")
       .option("report", "FILE", "Markdown report (default WORK/report.md)")
       .option("json", "FILE", "JSON report (default WORK/report.json)")
@@ -164,6 +166,7 @@ struct SimRequest {
   bool chip = false;      // --memory dram: capsgen_chip
   std::string tb_target;  // the testbench: tb_chip or tb_accel
   bool coverage = false, build_only = false;
+  int routing_batch = 1;                                 // --routing-batch (--memory ideal)
   std::optional<std::string> activity, datapath_energy;  // --memory dram
   std::string tech;
   std::string model_cache;  // --model-cache or $CAPSGEN_MODEL_CACHE; "" for none
@@ -222,6 +225,10 @@ SimRequest sim_request(const Args& args) {
   if (!r.chip && (r.activity || r.datapath_energy))
     throw InputError("capsgen sim", 0, 0, r.activity ? "--activity" : "--datapath-energy", "needs --memory dram");
   r.tb_target = r.chip ? "tb_chip" : "tb_accel";
+  r.routing_batch = routing_batch_option(args);
+  if (r.chip && r.routing_batch > 1)
+    throw InputError("capsgen sim", 0, 0, "--routing-batch",
+                     "runs on the accelerator with --memory ideal; the chip streams programs of one input");
   if (!r.fault.empty() && r.fault != "flip-pe-bit" && !(r.chip && r.fault == "ignore-wait-dma"))
     throw InputError("capsgen sim", 0, 0, "--fault",
                      fmt::format("expected 'flip-pe-bit'{}, got '{}'", r.chip ? " or 'ignore-wait-dma'" : "", r.fault));
@@ -378,6 +385,7 @@ ChipSimRun chip_sim_run(const SimRequest& r, const SimPaths& p, const fs::path& 
 // One run of tb_accel: the program it ran, where its log and results are, and how it ended.
 struct AccelRun {
   isa::Program prog;
+  BatchInputs batch;  // the program's inputs (one, or a routing batch)
   fs::path program, log, results, coverage_dat;
   std::uint64_t period_ps = 0;
   int rc = 0;
@@ -390,11 +398,13 @@ AccelRun run_accel_sim(const SimRequest& r, const WorkloadInput& in, const fs::p
                        const fs::path& build) {
   const Workload& w = in.w;
   AccelRun run;
-  run.prog = compile_program(w.cfg, w.net, w.qm);
+  run.prog = compile_program(w.cfg, w.net, w.qm, {r.routing_batch});
+  run.batch = routing_batch_inputs(in, r.routing_batch, "capsgen sim");
   run.program = work / "program";
   std::error_code ec;
   fs::remove_all(run.program, ec);
-  dump_engine(w, run.prog, run.program.string(), in.input, in.input_name, in.label);
+  dump_engine(w, run.prog, run.program.string(), run.batch.codes, fmt::format("{}", fmt::join(run.batch.names, " ")),
+              run.batch.labels.back());
 
   run.log = work / "sim.log";
   run.results = work / "results.json";
@@ -482,12 +492,13 @@ AccelOutcome read_accel_outcome(const AccelRun& run, const AccelConfig& cfg) {
 // The run's sums over the operations that ran, and what follows from them at the preset's clock.
 struct AccelTotals {
   long long cycles = 0, model_cycles = 0, macs = 0, rd_d = 0, rd_dv = 0, rd_w = 0, rd_b = 0, rd_b_codes = 0, wr = 0;
-  long long total = 0;  // per inference: the program's cycles from start_i to done_o (fetches and hand-overs included)
+  long long total = 0;  // the program's cycles from start_i to done_o (fetches and hand-overs included): one
+                        // inference, or the routing batch's
   double ips = 0, util = 0;
 };
 
 // The totals of the run's outcome `o` on preset `cfg`.
-AccelTotals accel_totals(const AccelOutcome& o, const AccelConfig& cfg) {
+AccelTotals accel_totals(const AccelOutcome& o, const AccelConfig& cfg, int inputs) {
   AccelTotals t;
   for (const OpResult& r : o.ops) {
     if (!r.ran) continue;
@@ -504,7 +515,8 @@ AccelTotals accel_totals(const AccelOutcome& o, const AccelConfig& cfg) {
   }
   const long long prog_cycles = o.results.program.cycles;
   t.total = prog_cycles > 0 ? prog_cycles : t.cycles;
-  t.ips = t.total ? cfg.clock.target_mhz * 1e6 / double(t.total) : 0.0;
+  t.ips =
+      t.total ? inputs * cfg.clock.target_mhz * 1e6 / double(t.total) : 0.0;  // a routing batch: `inputs` per program
   t.util = t.total ? double(t.macs) / (double(t.total) * cfg.array.rows * cfg.array.cols) : 0.0;
   return t;
 }
@@ -581,12 +593,19 @@ std::string accel_report_md(const AccelReport& a, std::string& gtkw) {
   const double mhz = w.cfg.clock.target_mhz;
   const int R = w.cfg.array.rows, C = w.cfg.array.cols;
   const long long db = bytes_of(w.cfg.widths.data), wb = bytes_of(w.cfg.widths.weight), pb = bytes_of(w.cfg.widths.psum);
-  const int label = a.in.label;
+  const BatchInputs& batch = a.run.batch;
+  const int label = batch.labels.back();  // the prediction the testbench checks is the last input's
   std::string md = fmt::format("# capsgen sim: {} on {}\n\n", w.net.name, w.cfg.name);
   md += fmt::format("- result: **{}**{}\n", o.pass ? "PASS, every operation bit-exact" : "FAIL",
                     o.pass ? "" : fmt::format(" ({} problem line(s) below, exit status of the testbench {})", o.results.verdict.problems.size(), a.run.rc));
-  md += fmt::format("- input: {}{}; weights: {}\n", a.in.input_name, label >= 0 ? fmt::format(", true label {}", label) : "",
+  md += fmt::format("- input: {}{}; weights: {}\n", batch.names.back(),
+                    label >= 0 ? fmt::format(", true label {}", label) : "",
                     a.req.weights.value_or(fmt::format("seeded random (seed {})", a.req.seed)));
+  if (batch.codes.size() > 1)
+    md += fmt::format(
+        "- routing batch of {} inputs sharing their routing logits (docs/pim-capsnet.md): {}; the executor's class "
+        "norms of each equal the golden shared routing's, the prediction below is the last input's\n",
+        batch.codes.size(), fmt::join(batch.names, ", "));
   md += fmt::format("- class prediction: RTL {}, golden model {}{}\n", o.results.prediction.rtl, o.results.prediction.golden,
                     label >= 0 ? fmt::format(", true label {}", label) : "");
   md += fmt::format("- RTL: {} ({}x{} array, {} MHz target), model {}{}\n\n", a.rtl.string(), R, C, mhz, (a.build / "tb_accel").string(),
@@ -623,8 +642,9 @@ nlohmann::ordered_json accel_report_json(const AccelReport& a, const std::string
   j["network"] = w.net.name;
   j["preset"] = w.cfg.name;
   j["pass"] = o.pass;
-  j["input"] = a.in.input_name;
-  j["label"] = a.in.label;
+  j["input"] = a.run.batch.names.back();
+  j["label"] = a.run.batch.labels.back();
+  j["routing_batch"] = a.run.batch.names;
   j["prediction"] = {{"rtl", o.results.prediction.rtl}, {"golden", o.results.prediction.golden}};
   j["array"] = {{"rows", w.cfg.array.rows}, {"cols", w.cfg.array.cols}};
   j["clock_mhz"] = w.cfg.clock.target_mhz;
@@ -686,7 +706,8 @@ int cmd_sim(const std::vector<std::string>& argv) {
   if (req.chip) return run_chip_sim(in, chip_sim_run(req, paths, rtl, model));
   const AccelRun run = run_accel_sim(req, in, paths.work, rtl, model.dir);
   const AccelOutcome outcome = read_accel_outcome(run, in.w.cfg);
-  const AccelReport report{req, in, rtl, model.dir, model.seconds, run, outcome, accel_totals(outcome, in.w.cfg)};
+  const AccelReport report{req,           in,  rtl,     model.dir,
+                           model.seconds, run, outcome, accel_totals(outcome, in.w.cfg, run.prog.inputs)};
   write_accel_report(report, paths, t_start);
   return outcome.pass ? 0 : 1;
 }

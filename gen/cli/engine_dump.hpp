@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "core/tensor.hpp"
 #include "golden/workload.hpp"
@@ -20,5 +21,11 @@ namespace capsgen::cli {
 // fetches (isa::pack_engine_program, one 32-bit word per line in hex).
 void dump_engine(const Workload& w, const isa::Program& prog, const std::string& dir, const IntTensor& input,
                  const std::string& input_name, int label);
+// The same for a program of a routing batch (prog.inputs == inputs.size() > 1): the golden prediction
+// is the shared routing's for the last input (its norms are the program's last descriptor), and every
+// input's class norms in the executor's memory must equal GoldenModel::run_shared_routing's codes
+// (std::runtime_error naming the input and class otherwise). `label`: the last input's.
+void dump_engine(const Workload& w, const isa::Program& prog, const std::string& dir,
+                 const std::vector<IntTensor>& inputs, const std::string& input_name, int label);
 
 }  // namespace capsgen::cli

@@ -41,6 +41,7 @@ WorkloadInput load_workload_input(const Args& args, const std::string& cmd, bool
   spec.model_path = args.get("model");
   spec.weights_path = args.get_opt("weights");
   spec.seed = std::uint64_t(args.get_int("seed", 0, (1LL << 62)));
+  r.seed = spec.seed;
   // Calibration follows the shared rule (golden/workload.hpp): golden --seed N agrees with compile/sim.
   // The input of --dump-engine and --check: a test image of a data set (with that data set's
   // calibration, the preset's squash format: the RTL's LUTs), or a synthetic one.
@@ -98,6 +99,42 @@ WorkloadInput load_workload_input(const Args& args, const std::string& cmd, bool
   r.input = quantize_input(w.cfg, w.qm, w.net, input_image);
   if (dram_file) w.cfg.offchip.dram = *dram_file;
   return r;
+}
+
+void add_routing_batch_option(Args& args) {
+  args.option("routing-batch", "K",
+              "PIM-CapsNet's batch-shared routing (docs/pim-capsnet.md): one program for K inputs (test images\n"
+              "--index .. --index+K-1, or synthetic seeds --seed .. --seed+K-1) whose class-capsule routing\n"
+              "shares its logits; checked against the golden model's shared routing",
+              "1");
+}
+
+int routing_batch_option(const Args& args) { return int(args.get_int("routing-batch", 1, 64)); }
+
+BatchInputs routing_batch_inputs(const WorkloadInput& in, int batch, const std::string& cmd) {
+  BatchInputs b;
+  for (int k = 0; k < batch; ++k) {
+    if (k == 0) {
+      b.codes.push_back(in.input);
+      b.names.push_back(in.input_name);
+      b.labels.push_back(in.label);
+    } else if (!in.test.images.empty()) {
+      const long long at = in.first + k;
+      if (at >= (long long)in.test.images.size())
+        throw InputError(cmd, 0, 0, "--routing-batch",
+                         fmt::format("{} images from --index {} run past the last test image ({})", batch, in.first,
+                                     in.test.images.size() - 1));
+      b.codes.push_back(quantize_input(in.w.cfg, in.w.qm, in.w.net, in.test.images[std::size_t(at)]));
+      b.names.push_back(fmt::format("{}[{}]", in.test.name, at));
+      b.labels.push_back(in.test.labels[std::size_t(at)]);
+    } else {
+      b.codes.push_back(
+          quantize_input(in.w.cfg, in.w.qm, in.w.net, random_input(in.w.net, in.seed + std::uint64_t(k))));
+      b.names.push_back(fmt::format("synthetic(seed={})", in.seed + std::uint64_t(k)));
+      b.labels.push_back(-1);
+    }
+  }
+  return b;
 }
 
 }  // namespace capsgen::cli

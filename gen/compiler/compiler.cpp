@@ -18,6 +18,13 @@ isa::EngineTimingShape engine_timing_shape(const AccelConfig& cfg) {
 
 std::vector<std::int32_t> build_image(const isa::Program& prog, const Network& net, const QuantizedModel& qm,
                                       const IntTensor& input) {
+  return build_image(prog, net, qm, std::vector<IntTensor>{input});
+}
+
+std::vector<std::int32_t> build_image(const isa::Program& prog, const Network& net, const QuantizedModel& qm,
+                                      const std::vector<IntTensor>& inputs) {
+  if (inputs.size() != std::size_t(prog.inputs))
+    throw std::logic_error(fmt::format("build_image: {} input(s) for a program of {}", inputs.size(), prog.inputs));
   std::vector<std::int32_t> mem(std::size_t(prog.size), 0);
   auto place = [&](const std::string& name, const auto& values) {
     const isa::Region* r = prog.region(name);
@@ -26,7 +33,10 @@ std::vector<std::int32_t> build_image(const isa::Program& prog, const Network& n
     for (std::size_t i = 0; i < values.size(); ++i)
       mem[std::size_t(r->base + r->offset_of(std::int64_t(i)))] = std::int32_t(values[i]);
   };
-  place("input", input.data);
+  if (prog.inputs == 1)
+    place("input", inputs[0].data);
+  else
+    for (int k = 0; k < prog.inputs; ++k) place(fmt::format("input.k{}", k), inputs[std::size_t(k)].data);
   for (std::size_t li = 0; li < net.layers.size(); ++li) {
     const Layer& L = net.layers[li];
     const LayerQuant& q = qm.layers[li];
@@ -238,14 +248,18 @@ std::string stats_json(const AccelConfig& cfg, const isa::Program& prog, const s
                                  {"acc", {{"read", s.acc_rd}, {"write", s.acc_wr}}}}},
                                {"offchip_bytes", {{"read", s.offchip_rd}, {"write", s.offchip_wr}}}});
   }
+  // A program of a routing batch makes prog.inputs inferences.
+  const double inferences = prog.inputs;
+  j["inferences"] = prog.inputs;
   j["total_cycles"] = cycles;
   j["useful_macs"] = macs;
-  j["inferences_per_second"] = cycles ? cfg.clock.target_mhz * 1e6 / double(cycles) : 0.0;
+  j["inferences_per_second"] = cycles ? inferences * cfg.clock.target_mhz * 1e6 / double(cycles) : 0.0;
   j["array_utilization"] = cycles ? double(macs) / (double(cycles) * cfg.array.rows * cfg.array.cols) : 0.0;
   // End to end on the accelerator: total_cycles plus the sequencer's descriptor fetches and hand-overs.
   const long long prog_cycles = program_cycles(cfg, prog);
   j["program_cycles"] = prog_cycles;
-  j["program_inferences_per_second"] = prog_cycles ? cfg.clock.target_mhz * 1e6 / double(prog_cycles) : 0.0;
+  j["program_inferences_per_second"] =
+      prog_cycles ? inferences * cfg.clock.target_mhz * 1e6 / double(prog_cycles) : 0.0;
   return j.dump(2) + "\n";
 }
 
@@ -258,6 +272,7 @@ std::string program_json(const isa::Program& prog) {
   j["network"] = prog.network;
   j["preset"] = prog.preset;
   j["address_space_elements"] = prog.size;
+  if (prog.inputs > 1) j["routing_batch_inputs"] = prog.inputs;  // regions input.k<N>, compile --routing-batch
   for (const auto& r : prog.regions) {
     nlohmann::json jr = {{"name", r.name}, {"base", r.base}, {"shape", r.shape}, {"bits", r.bits}};
     if (r.tile_rows > 0) jr["tiles"] = {{"rows", r.tile_rows}, {"cols", r.tile_cols}, {"size", r.stored_size()}};

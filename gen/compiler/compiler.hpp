@@ -18,12 +18,23 @@ namespace capsgen {
 // What of the preset the engine's cycle model depends on besides the descriptor.
 isa::EngineTimingShape engine_timing_shape(const AccelConfig& cfg);
 
+struct CompileOptions {
+  // Inputs whose class-capsule routing shares its logits (PIM-CapsNet, golden/shared_routing.hpp).
+  // Above 1 the program runs every layer before the routing once per input (tensors and operations
+  // named <name>.k<N>) and the routing of the last layer, a class-capsule layer, once for the batch.
+  int routing_batch = 1;
+};
+
 // Maps every layer onto array passes (Gemm), activation passes and fills, and places every tensor
 // (weights, biases, input, each intermediate the golden model exposes) in the address space.
-isa::Program compile_program(const AccelConfig& cfg, const Network& net, const QuantizedModel& qm);
+isa::Program compile_program(const AccelConfig& cfg, const Network& net, const QuantizedModel& qm,
+                             const CompileOptions& opts = {});
 
-// The initial memory image: weight and bias codes and the input image at their regions, zero
-// elsewhere. One int32 per element (the executor's view; the DRAM image packs them by width).
+// The initial memory image: weight and bias codes and the input images at their regions (input, or
+// input.k<N> for each input of a routing batch), zero elsewhere. One int32 per element (the
+// executor's view; the DRAM image packs them by width).
+std::vector<std::int32_t> build_image(const isa::Program& prog, const Network& net, const QuantizedModel& qm,
+                                      const std::vector<IntTensor>& inputs);
 std::vector<std::int32_t> build_image(const isa::Program& prog, const Network& net, const QuantizedModel& qm,
                                       const IntTensor& input);
 
@@ -59,7 +70,8 @@ struct OpStats {
 bool starts_descnet_row(const std::string& prev_instr, const std::string& instr);
 // The step an instruction is a part of: its name without part indices (".t<N>" a capsule type,
 // ".m<N>" a block of vectors, ".in<N>" an input), e.g. c1_0/squash.t3 -> c1_0/squash,
-// cell1/add.m0.in1 -> cell1/add. Parts of one step never start a DESCNet row.
+// cell1/add.m0.in1 -> cell1/add. (The ".k<N>" of a routing batch's inputs stays: one row each.) Parts of one step never
+// start a DESCNet row.
 std::string instr_step(const std::string& instr);
 
 std::vector<OpStats> analyze_program(const AccelConfig& cfg, const isa::Program& prog);

@@ -47,40 +47,53 @@ int fastest_block(const Gemm& g, const isa::EngineTimingShape& shape, int acc_de
   return best;
 }
 
+// The address space. With a routing batch (CompileOptions::routing_batch > 1) every layer but the
+// last runs once per input: the tensors of one input (add, add_transposed) carry that input's suffix
+// ".k<N>", while weights and constants (add_shared, add_tiled) exist once and later requests of the
+// same name return the first one's base.
 class Allocator {
  public:
   explicit Allocator(isa::Program& p) : p_(p) {}
+  void set_input_suffix(std::string suffix) { suffix_ = std::move(suffix); }
   std::int64_t add(const std::string& name, std::vector<std::size_t> shape, int bits) {
-    const std::int64_t base = p_.size;
-    p_.size += std::int64_t(shape_size(shape));
-    p_.regions.push_back({name, base, std::move(shape), bits});
-    return base;
+    return place({name + suffix_, 0, std::move(shape), bits});
   }
   // Batched matrices stored transposed (isa::Region::minor_transposed).
   std::int64_t add_transposed(const std::string& name, std::vector<std::size_t> shape, int bits) {
-    const std::int64_t base = add(name, std::move(shape), bits);
-    p_.regions.back().minor_transposed = true;
-    return base;
+    isa::Region r{name + suffix_, 0, std::move(shape), bits};
+    r.minor_transposed = true;
+    return place(std::move(r));
+  }
+  std::int64_t add_shared(const std::string& name, std::vector<std::size_t> shape, int bits) {
+    if (const isa::Region* r = p_.region(name)) return r->base;
+    return place({name, 0, std::move(shape), bits});
   }
   // A stationary operand stored tile-major (isa::Region::tile_rows).
   std::int64_t add_tiled(const std::string& name, std::vector<std::size_t> shape, int bits, int rows, int cols) {
-    isa::Region r{name, p_.size, std::move(shape), bits};
+    if (const isa::Region* r = p_.region(name)) return r->base;
+    isa::Region r{name, 0, std::move(shape), bits};
     r.tile_rows = rows;
     r.tile_cols = cols;
-    p_.size += r.stored_size();
-    p_.regions.push_back(std::move(r));
-    return p_.regions.back().base;
+    return place(std::move(r));
   }
   void alias(const std::string& name, const std::string& of) {
-    const isa::Region* r = p_.region(of);
+    const isa::Region* r = p_.region(of + suffix_);
     if (!r) throw std::logic_error("alias of unknown region " + of);
     isa::Region a = *r;
-    a.name = name;
+    a.name = name + suffix_;
     p_.regions.push_back(a);
   }
 
  private:
+  std::int64_t place(isa::Region r) {
+    r.base = p_.size;
+    p_.size += r.stored_size();
+    p_.regions.push_back(std::move(r));
+    return p_.regions.back().base;
+  }
+
   isa::Program& p_;
+  std::string suffix_;
 };
 
 // Where a layer's output lives and in which order.
@@ -110,17 +123,26 @@ struct Operand {
 
 class ProgramBuilder {
  public:
-  ProgramBuilder(const AccelConfig& cfg, const Network& net, const QuantizedModel& qm)
-      : cfg_(cfg), net_(net), qm_(qm), mem_(p_), rows_(cfg.array.rows), cols_(cfg.array.cols), act_(cfg.widths.act) {}
+  ProgramBuilder(const AccelConfig& cfg, const Network& net, const QuantizedModel& qm, const CompileOptions& opts)
+      : cfg_(cfg),
+        net_(net),
+        qm_(qm),
+        opts_(opts),
+        mem_(p_),
+        rows_(cfg.array.rows),
+        cols_(cfg.array.cols),
+        act_(cfg.widths.act) {}
 
   isa::Program build() {
     p_.network = net_.name;
     p_.preset = cfg_.name;
-    input_.base = mem_.add("input", {std::size_t(net_.input.channels), std::size_t(net_.input.height),
-                                     std::size_t(net_.input.width)}, act_);
-    input_.shape = net_.input;
-    input_.frac = qm_.input_frac;
-    for (std::size_t li = 0; li < net_.layers.size(); ++li) outs_.push_back(lower(li));
+    p_.inputs = opts_.routing_batch;
+    if (opts_.routing_batch == 1) {
+      place_input();
+      for (std::size_t li = 0; li < net_.layers.size(); ++li) outs_.push_back(lower(li));
+    } else {
+      build_routing_batch();
+    }
     const isa::EngineTimingShape shape = engine_timing_shape(cfg_);
     for (isa::Instr& in : p_.instrs)
       if (auto* g = std::get_if<Gemm>(&in)) g->m_block = fastest_block(*g, shape, cfg_.accumulator.depth);
@@ -129,6 +151,50 @@ class ProgramBuilder {
 
  private:
   const Operand& produced(int k) const { return k < 0 ? input_ : outs_[std::size_t(k)]; }
+
+  void place_input() {
+    input_.base = mem_.add(
+        "input", {std::size_t(net_.input.channels), std::size_t(net_.input.height), std::size_t(net_.input.width)},
+        act_);
+    input_.shape = net_.input;
+    input_.frac = qm_.input_frac;
+  }
+
+  // PIM-CapsNet's batch-shared routing (golden/shared_routing.hpp): every layer up to the last
+  // layer's predictions once per input k, its tensors and instructions named with the suffix ".k<k>";
+  // then the routing of the last layer, a class-capsule layer, once for the batch.
+  void build_routing_batch() {
+    const int K = opts_.routing_batch;
+    const Layer& last = shared_routing_layer(net_);
+    const std::size_t li_last = net_.layers.size() - 1;
+    const int I = last.in.count, Din = last.in.dim, J = last.num_capsules, D = last.capsule_dim;
+    const int src = last.input_layers.empty() ? int(li_last) - 1 : last.input_layers[0];
+    // Every input's layers up to the capsules the last layer reads: input k's tensors follow input
+    // k-1's in the same order and sizes, so its capsules lie a fixed step after k-1's.
+    std::vector<std::int64_t> caps;
+    for (int k = 0; k < K; ++k) {
+      const std::string suffix = fmt::format(".k{}", k);
+      const std::size_t first_instr = p_.instrs.size();
+      mem_.set_input_suffix(suffix);
+      outs_.clear();
+      place_input();
+      for (std::size_t li = 0; li < li_last; ++li) outs_.push_back(lower(li));
+      if (produced(src).layout != Operand::Layout::kCapsules)
+        fail(li_last, ".input", "class_caps reads capsule-major capsules; put a flatten_caps layer before it");
+      caps.push_back(produced(src).base);
+      // conv1 -> conv1.k0, primary/squash -> primary.k0/squash: input k's operation of each layer.
+      for (std::size_t i = first_instr; i < p_.instrs.size(); ++i)
+        std::visit([&](auto& instr) { instr.name.insert(std::min(instr.name.find('/'), instr.name.size()), suffix); },
+                   p_.instrs[i]);
+    }
+    mem_.set_input_suffix("");
+    const CapsInputs in{caps[0], caps[1] - caps[0], K};
+    for (int k = 0; k < K; ++k)
+      if (caps[std::size_t(k)] != in.first + k * in.step)
+        throw std::logic_error("compile: a batch input's capsules out of step");
+    class_caps_predict(last, qm_.layers[li_last], in, I, Din, J, D);
+    route_batch(last, qm_.layers[li_last], p_.region(last.name + ".u_hat")->base, I, J, D, K);
+  }
 
   [[noreturn]] void fail(std::size_t li, const std::string& field, const std::string& msg) const {
     const Layer& L = net_.layers[li];
@@ -189,7 +255,7 @@ class ProgramBuilder {
     return mem_.add_tiled(L.name + ".weight", q.weight.shape, cfg_.widths.weight, rows_, cols_);
   }
   std::int64_t bias_codes(const Layer& L, const LayerQuant& q) {
-    return q.bias.empty() ? -1 : mem_.add(L.name + ".bias", {q.bias.size()}, cfg_.widths.psum);
+    return q.bias.empty() ? -1 : mem_.add_shared(L.name + ".bias", {q.bias.size()}, cfg_.widths.psum);
   }
 
   // The convolution of a conv2d, primary_caps or conv_caps2d layer over all of `in`'s channels: its
@@ -293,96 +359,147 @@ class ProgramBuilder {
   Operand class_caps(std::size_t li, const LayerQuant& q, const Operand& in) {
     const Layer& L = net_.layers[li];
     const int I = L.in.count, Din = L.in.dim, J = L.num_capsules, D = L.capsule_dim;
-    class_caps_predict(L, q, in.base, I, Din, J, D);
+    class_caps_predict(L, q, {in.base, 0, 1}, I, Din, J, D);
     const std::int64_t v = route(L, q, p_.region(L.name + ".u_hat")->base, I, J, D, -1, 0);
     const std::int64_t nrm = mem_.add(L.name + ".norm", {std::size_t(J)}, act_);
-    Activate an;
-    an.name = L.name + "/norm";
-    an.func = Activate::Func::kNorm;
-    an.count = J;
-    an.n = D;
-    an.in_base = v;
-    an.in_s_v = D;
-    an.out_base = nrm;
-    an.out_s_v = 1;
-    an.norm_shift = q.norm_shift;
-    p_.instrs.push_back(an);
+    p_.instrs.push_back(class_norm(L.name + "/norm", q, J, D, v, D, 1, nrm));
     return {v, Operand::Layout::kCapsules, L.out, q.next_frac};
   }
 
+  // The class norms ||v_j|| of J capsules of D atoms at in (steps in_s_v, in_s_e), to out.
+  static Activate class_norm(const std::string& name, const LayerQuant& q, int J, int D, std::int64_t in,
+                             std::int64_t in_s_v, std::int64_t in_s_e, std::int64_t out) {
+    Activate an;
+    an.name = name;
+    an.func = Activate::Func::kNorm;
+    an.count = J;
+    an.n = D;
+    an.in_base = in;
+    an.in_s_v = in_s_v;
+    an.in_s_e = in_s_e;
+    an.out_base = out;
+    an.out_s_v = 1;
+    an.norm_shift = q.norm_shift;
+    return an;
+  }
+
+  // The inputs of a class-capsule layer: input k's capsules [I][Din] at first + k*step, k < count (a
+  // routing batch; count 1 for one input).
+  struct CapsInputs {
+    std::int64_t first = 0, step = 0;
+    int count = 1;
+  };
+
   // The predictions u_hat_i = W_i u_i of class_caps. Two mappings, chosen by the engine's cycle model:
-  //  - W streamed (W stored [i][jd][e]): G predictions per vector, the tile holds u_i
-  //    block-diagonally in G columns and the data vector G rows of W_i side by side
-  //    (docs/accelerator.md; G divides J*D so every vector is full). Every vector is used once:
-  //    J*D/G vectors per capsule through the vector-wide gather (rows cycles each where the
-  //    element-wise gather has to be used), G results each for the one-per-cycle writer.
-  //  - W stationary (W stored transposed, [i][e][jd]: contiguous tile rows): W_i's tiles, rows e
-  //    and columns jd, u_i the one data vector. A tile per vector, so about ceil(J*D/cols) *
-  //    rows cycles per capsule; the only choice when W codes are wider than the data input.
-  void class_caps_predict(const Layer& L, const LayerQuant& q, std::int64_t in, int I, int Din, int J, int D) {
-    const int rows = rows_, cols = cols_, JD = J * D;
-    int G = 1;
-    if (Din <= rows)
-      for (int g = std::min(rows / Din, cols); g >= 1; --g)
-        if (JD % g == 0) {
-          G = g;
-          break;
-        }
+  //  - W streamed (W stored [i][jd][e]): the data vectors are W_i's rows. For one input, G
+  //    predictions per vector: the tile holds u_i block-diagonally in G columns and the data vector G
+  //    rows of W_i side by side (docs/accelerator.md; G divides J*D so every vector is full); J*D/G
+  //    vectors per capsule through the vector-wide gather (rows cycles each where the element-wise
+  //    gather has to be used), G results each for the one-per-cycle writer. For a routing batch, the
+  //    tile holds the u_i of up to `cols` inputs in its columns and each row of W_i passes once for
+  //    all of them (one Gemm per group of `cols` inputs, named .in<group>).
+  //  - W stationary (W stored transposed, [i][e][jd]: contiguous tile rows): W_i's tiles, rows e and
+  //    columns jd, each input's u_i a data vector. A tile per capsule, so about ceil(J*D/cols) * rows
+  //    cycles per capsule; the only choice when W codes are wider than the data input.
+  // One input's u_hat is [I][J][D]; a batch's [I][J][D][K], the K inputs' codes of one atom side by
+  // side (what route_batch() reads).
+  void class_caps_predict(const Layer& L, const LayerQuant& q, const CapsInputs& in, int I, int Din, int J, int D) {
+    const int rows = rows_, cols = cols_, JD = J * D, K = in.count;
     // Addresses: W first, u_hat after it (both mappings use the same sizes).
     const std::int64_t wW = p_.size, uh = p_.size + std::int64_t(shape_size(q.weight.shape));
-    Gemm streamed;
-    streamed.name = L.name + "/predict";
-    streamed.batch = I;
-    streamed.shift = q.shift;
-    Gemm stationary = streamed;
-    if (G > 1) {
-      streamed.m_total = JD / G;
-      streamed.k_chunks = 1;
-      streamed.n_tiles = 1;
-      streamed.r_total = Din;
-      streamed.n_total = G;
-      streamed.tile = {in, Din, 0, 0, 1, 0, G};
-      streamed.data = {isa::DataSource::Kind::kAffine, wW, std::int64_t(JD) * Din, std::int64_t(G) * Din, 0, 1};
-      streamed.out = {uh, JD, G, 1, 0, 1, 0};
-    } else {
-      streamed.m_total = JD;
-      streamed.k_chunks = ceil_div(Din, rows);
-      streamed.n_tiles = 1;
-      streamed.r_total = Din;
-      streamed.n_total = 1;
-      streamed.tile = {in, Din, rows, 0, 1, 0, 1};
-      streamed.data = {isa::DataSource::Kind::kAffine, wW, std::int64_t(JD) * Din, Din, rows, 1};
-      streamed.out = {uh, JD, 1, 1, 0, 1, 0};
-    }
-    streamed.m_block = isa::block_size(cfg_.accumulator.depth, streamed.m_total, streamed.n_tiles);
-    stationary.m_total = 1;
-    stationary.k_chunks = ceil_div(Din, rows);
+    Gemm base;
+    base.name = L.name + "/predict";
+    base.batch = I;
+    base.shift = q.shift;
+    base.r_total = Din;
+    base.k_chunks = ceil_div(Din, rows);
+    const std::vector<Gemm> streamed = K == 1 ? std::vector<Gemm>{predict_streamed_one(base, in.first, wW, uh, Din, JD)}
+                                              : predict_streamed_batch(base, in, wW, uh, Din, JD);
+    Gemm stationary = base;
+    stationary.m_total = K;
     stationary.n_tiles = ceil_div(JD, cols);
-    stationary.r_total = Din;
     stationary.n_total = JD;
     stationary.tile = {wW, std::int64_t(JD) * Din, std::int64_t(rows) * JD, cols, JD, 1, 1};
-    stationary.data = {isa::DataSource::Kind::kAffine, in, Din, 0, rows, 1};
-    stationary.out = {uh, JD, 0, 1, 0, 1, 0};
-    stationary.m_block = 1;
+    stationary.data = {isa::DataSource::Kind::kAffine, in.first, Din, in.step, rows, 1};
+    stationary.out = {uh, std::int64_t(JD) * K, K == 1 ? 0 : 1, K, 0, 1, 0};
+    stationary.m_block = K;
     const isa::EngineTimingShape shape = engine_timing_shape(cfg_);
-    isa::EngineTiming ts, tw;
-    const bool ts_ok = isa::instr_timing(streamed, shape, &ts);
+    isa::EngineTiming t;
+    bool ts_ok = true;
+    long long ts_cycles = 0;
+    for (const Gemm& g : streamed) {
+      ts_ok = ts_ok && isa::instr_timing(g, shape, &t);
+      ts_cycles += t.cycles;
+    }
     // W stationary keeps every tile's partial sums over the chunks of e: it must fit the accumulators.
-    bool tw_ok = isa::instr_timing(stationary, shape, &tw);
+    bool tw_ok = isa::instr_timing(stationary, shape, &t);
     try {
       isa::encode_engine(stationary, rows, cols, cfg_.accumulator.depth);
     } catch (const std::invalid_argument&) {
       tw_ok = false;
     }
-    const bool w_stationary = cfg_.widths.weight > cfg_.widths.data || !ts_ok || (tw_ok && tw.cycles < ts.cycles);
+    const bool w_stationary = cfg_.widths.weight > cfg_.widths.data || !ts_ok || (tw_ok && t.cycles < ts_cycles);
     if (w_stationary) {
       mem_.add_transposed(L.name + ".W", q.weight.shape, cfg_.widths.weight);
     } else {
       mem_.add(L.name + ".W", q.weight.shape, cfg_.widths.weight);
     }
-    if (mem_.add(L.name + ".u_hat", {std::size_t(I), std::size_t(J), std::size_t(D)}, act_) != uh)
+    std::vector<std::size_t> uh_shape{std::size_t(I), std::size_t(J), std::size_t(D)};
+    if (K > 1) uh_shape.push_back(std::size_t(K));
+    if (mem_.add(L.name + ".u_hat", uh_shape, act_) != uh)
       throw std::logic_error("compile: u_hat not where the prediction writes it");
-    p_.instrs.push_back(w_stationary ? stationary : streamed);
+    if (w_stationary) {
+      p_.instrs.push_back(stationary);
+    } else {
+      for (const Gemm& g : streamed) p_.instrs.push_back(g);
+    }
+  }
+
+  // W streamed for one input at `in`: G predictions per vector where u_i fits G times in the rows.
+  Gemm predict_streamed_one(Gemm g, std::int64_t in, std::int64_t wW, std::int64_t uh, int Din, int JD) const {
+    int G = 1;
+    if (Din <= rows_)
+      for (int c = std::min(rows_ / Din, cols_); c >= 1; --c)
+        if (JD % c == 0) {
+          G = c;
+          break;
+        }
+    if (G > 1) {
+      g.m_total = JD / G;
+      g.k_chunks = 1;
+      g.n_total = G;
+      g.tile = {in, Din, 0, 0, 1, 0, G};
+      g.data = {isa::DataSource::Kind::kAffine, wW, std::int64_t(JD) * Din, std::int64_t(G) * Din, 0, 1};
+      g.out = {uh, JD, G, 1, 0, 1, 0};
+    } else {
+      g.m_total = JD;
+      g.n_total = 1;
+      g.tile = {in, Din, rows_, 0, 1, 0, 1};
+      g.data = {isa::DataSource::Kind::kAffine, wW, std::int64_t(JD) * Din, Din, rows_, 1};
+      g.out = {uh, JD, 1, 1, 0, 1, 0};
+    }
+    g.m_block = isa::block_size(cfg_.accumulator.depth, g.m_total, g.n_tiles);
+    return g;
+  }
+
+  // W streamed for a routing batch: per group of up to `cols` inputs, the tile holds their u_i in its
+  // columns (column c: input k0 + c) and vector m (row m of W_i) gives their predictions m side by side.
+  std::vector<Gemm> predict_streamed_batch(const Gemm& base, const CapsInputs& in, std::int64_t wW, std::int64_t uh,
+                                           int Din, int JD) const {
+    const int K = in.count;
+    std::vector<Gemm> groups;
+    for (int k0 = 0, n = 0; k0 < K; k0 += cols_, ++n) {
+      Gemm g = base;
+      if (K > cols_) g.name = fmt::format("{}.in{}", base.name, n);
+      g.m_total = JD;
+      g.n_total = std::min(cols_, K - k0);
+      g.tile = {in.first + k0 * in.step, Din, rows_, 0, 1, in.step, 1};
+      g.data = {isa::DataSource::Kind::kAffine, wW, std::int64_t(JD) * Din, Din, rows_, 1};
+      g.out = {uh + k0, std::int64_t(JD) * K, K, 1, 0, 1, 0};
+      g.m_block = isa::block_size(cfg_.accumulator.depth, g.m_total, g.n_tiles);
+      groups.push_back(g);
+    }
+    return groups;
   }
 
   // The routing update b_ij = reduce((b_ij << b_shift) + u_hat_j|i . v_j, b_shift) (b_prev < 0: b = 0
@@ -448,34 +565,11 @@ class ProgramBuilder {
   std::int64_t route(const Layer& L, const LayerQuant& q, std::int64_t uh, int I, int J, int D, std::int64_t bias,
                      int T) {
     const int rows = rows_, cols = cols_, JD = J * D, P = T > 0 ? J / T : J;
-    std::vector<std::int64_t> zeros(static_cast<std::size_t>(J), 0), c_init(static_cast<std::size_t>(J));
-    fx::softmax(qm_.act, qm_.exp_lut, zeros.data(), J, c_init.data());
     std::int64_t b_prev = -1, v = -1;
     for (int r = 0; r < L.routing_iterations; ++r) {
       const bool last = r + 1 == L.routing_iterations;
       const std::string it = fmt::format("{}.iter{}", L.name, r);
-      const std::int64_t c = mem_.add(it + ".c", {std::size_t(I), std::size_t(J)}, act_);
-      if (r == 0) {
-        // CapsAcc's shortcut: b = 0, so every input capsule's coefficients are softmax(0).
-        Fill f;
-        f.name = fmt::format("{}/iter{}.c", L.name, r);
-        f.base = c;
-        f.count = std::int64_t(I) * J;
-        f.period = J;
-        f.table = c_init;
-        p_.instrs.push_back(f);
-      } else {
-        Activate sm;
-        sm.name = fmt::format("{}/iter{}.softmax", L.name, r);
-        sm.func = Activate::Func::kSoftmax;
-        sm.count = I;
-        sm.n = J;
-        sm.in_base = b_prev;
-        sm.in_s_v = J;
-        sm.out_base = c;
-        sm.out_s_v = J;
-        p_.instrs.push_back(sm);
-      }
+      const std::int64_t c = coupling(L, r, I, J, b_prev);
       // s_j = sum_i c_ij u_hat_j|i: tiles of u_hat (rows = i, cols = d), data vector c_.j. With a
       // bias, one Gemm per output type t (its J/T capsules share the bias of t's D columns).
       const std::int64_t s = mem_.add(it + ".s", {std::size_t(J), std::size_t(D)}, act_);
@@ -516,6 +610,94 @@ class ProgramBuilder {
     return v;
   }
 
+  // The coupling coefficients c [I][J] of routing iteration r: CapsAcc's shortcut for r = 0 (b = 0, so
+  // every input capsule's coefficients are softmax(0), a constant fill), else the softmax of each
+  // input capsule's logits at b_prev. Returns c's base.
+  std::int64_t coupling(const Layer& L, int r, int I, int J, std::int64_t b_prev) {
+    const std::int64_t c = mem_.add(fmt::format("{}.iter{}.c", L.name, r), {std::size_t(I), std::size_t(J)}, act_);
+    if (r == 0) {
+      std::vector<std::int64_t> zeros(static_cast<std::size_t>(J), 0), c_init(static_cast<std::size_t>(J));
+      fx::softmax(qm_.act, qm_.exp_lut, zeros.data(), J, c_init.data());
+      Fill f;
+      f.name = fmt::format("{}/iter{}.c", L.name, r);
+      f.base = c;
+      f.count = std::int64_t(I) * J;
+      f.period = J;
+      f.table = c_init;
+      p_.instrs.push_back(f);
+    } else {
+      Activate sm;
+      sm.name = fmt::format("{}/iter{}.softmax", L.name, r);
+      sm.func = Activate::Func::kSoftmax;
+      sm.count = I;
+      sm.n = J;
+      sm.in_base = b_prev;
+      sm.in_s_v = J;
+      sm.out_base = c;
+      sm.out_s_v = J;
+      p_.instrs.push_back(sm);
+    }
+    return c;
+  }
+
+  // The routing of a class-capsule layer for a batch of K inputs with shared logits (the golden
+  // model's routing_fixed_batch). Every tensor of the batch keeps its K inputs' codes of one atom side
+  // by side: u_hat [I][J][D][K] at uh, s and v [J][D][K]; c and b [I][J] are shared; the norms are per
+  // input (<layer>.norm.k<k>). Then each routing step is one pass for the whole batch:
+  //  - the sums: as route()'s, with the D*K codes of u_hat_j|i (contiguous) as the tile's columns;
+  //  - the update: the D*K codes of u_hat_j|i against v_j's in one accumulation, so that every input's
+  //    agreement adds to the same b_ij.
+  // Only the squash and the norms run per input (strided by K).
+  void route_batch(const Layer& L, const LayerQuant& q, std::int64_t uh, int I, int J, int D, int K) {
+    const int rows = rows_, cols = cols_;
+    const std::int64_t DK = std::int64_t(D) * K, JDK = std::int64_t(J) * DK;
+    const std::vector<std::size_t> batch_caps{std::size_t(J), std::size_t(D), std::size_t(K)};
+    std::int64_t b_prev = -1, v = -1;
+    for (int r = 0; r < L.routing_iterations; ++r) {
+      const std::string it = fmt::format("{}.iter{}", L.name, r);
+      const std::int64_t c = coupling(L, r, I, J, b_prev);
+      // s^k_j = sum_i c_ij u_hat^k_j|i: tiles of u_hat (rows = i, cols = (d, k)), data vector c_.j.
+      const std::int64_t s = mem_.add(it + ".s", batch_caps, act_);
+      Gemm sum;
+      sum.name = fmt::format("{}/iter{}.sum", L.name, r);
+      sum.batch = J;
+      sum.k_chunks = ceil_div(I, rows);
+      sum.n_tiles = ceil_div(DK, cols);
+      sum.r_total = I;
+      sum.n_total = int(DK);
+      sum.tile = {uh, DK, std::int64_t(rows) * JDK, cols, JDK, 1, 1};
+      sum.data = {isa::DataSource::Kind::kAffine, c, 1, 0, std::int64_t(rows) * J, J};
+      sum.out = {s, DK, 0, 1, 0, 1, 0};
+      sum.shift = q.s_shift;
+      p_.instrs.push_back(sum);
+      v = mem_.add(it + ".v", batch_caps, act_);
+      for (int k = 0; k < K; ++k)
+        p_.instrs.push_back(
+            squash(fmt::format("{}/iter{}.squash.k{}", L.name, r, k), J, D, s + k, DK, K, v + k, DK, K));
+      if (r + 1 == L.routing_iterations) break;
+      const std::int64_t b = mem_.add(it + ".b", {std::size_t(I), std::size_t(J)}, act_);
+      Gemm up;
+      up.name = fmt::format("{}/iter{}.update", L.name, r);
+      up.m_total = I * J;
+      up.k_chunks = ceil_div(DK, rows);
+      up.n_tiles = ceil_div(J, cols);
+      up.m_block = isa::block_size(cfg_.accumulator.depth, up.m_total, up.n_tiles);
+      up.r_total = int(DK);
+      up.n_total = J;
+      up.tile = {v, 0, rows, std::int64_t(cols) * DK, 1, DK, 1};
+      up.data = {isa::DataSource::Kind::kAffine, uh, 0, DK, rows, 1};
+      if (b_prev >= 0) up.init = {isa::AccInit::Kind::kPerOutput, b_prev, 0, 1, q.b_shift};
+      up.out = {b, 0, 1, 0, 0, 1, J};
+      up.shift = q.b_shift;
+      p_.instrs.push_back(up);
+      b_prev = b;
+    }
+    mem_.alias(L.name + ".out", fmt::format("{}.iter{}.v", L.name, L.routing_iterations - 1));
+    for (int k = 0; k < K; ++k)
+      p_.instrs.push_back(class_norm(fmt::format("{}/norm.k{}", L.name, k), q, J, D, v + k, DK, K,
+                                     mem_.add(fmt::format("{}.norm.k{}", L.name, k), {std::size_t(J)}, act_)));
+  }
+
   // The weight code that aligns a code of `frac` fraction bits to F (fx::align_sum: a left shift by
   // F - frac), checked against the weight width.
   std::int64_t align_weight(std::size_t li, int r, int F, int frac) const {
@@ -530,6 +712,7 @@ class ProgramBuilder {
   // A stationary tile of w times the n x n identity, stored tile-major: the constant operand of a
   // requantizing copy or add.
   std::int64_t scaled_identity(const std::string& name, int n, std::int64_t w) {
+    if (const isa::Region* r = p_.region(name)) return r->base;  // an earlier input of a routing batch
     const std::int64_t base =
         mem_.add_tiled(name, {std::size_t(n), std::size_t(n)}, cfg_.widths.weight, rows_, cols_);
     std::vector<std::int32_t> values(std::size_t(n) * std::size_t(n), 0);
@@ -634,6 +817,7 @@ class ProgramBuilder {
   const AccelConfig& cfg_;
   const Network& net_;
   const QuantizedModel& qm_;
+  const CompileOptions opts_;
   isa::Program p_;
   Allocator mem_;
   const int rows_, cols_, act_;
@@ -643,10 +827,12 @@ class ProgramBuilder {
 
 }  // namespace
 
-isa::Program compile_program(const AccelConfig& cfg, const Network& net, const QuantizedModel& qm) {
+isa::Program compile_program(const AccelConfig& cfg, const Network& net, const QuantizedModel& qm,
+                             const CompileOptions& opts) {
   if (qm.layers.size() != net.layers.size()) throw std::logic_error("compile_program: model/network mismatch");
+  if (opts.routing_batch < 1) throw std::invalid_argument("compile_program: routing batch below 1");
   require_capsnet_layers(net, "the compiler");
-  return ProgramBuilder(cfg, net, qm).build();
+  return ProgramBuilder(cfg, net, qm, opts).build();
 }
 
 }  // namespace capsgen

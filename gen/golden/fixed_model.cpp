@@ -101,8 +101,9 @@ void routing_sums(const IntTensor& c, const IntTensor& uhat, const std::vector<s
 // K > 1: PIM-CapsNet's batch-shared routing, golden/shared_routing.hpp). Softmax over the J outputs of
 // each input capsule i, shared by the inputs; per input k s^k_j = reduce(bias_j + sum_i c_ij *
 // uhat^k_ij, s_shift) and v^k_j = squash(s^k_j); b_ij = reduce(b_ij << b_shift + the dot product of the
-// K inputs' uhat^k_ij, concatenated, with their v^k_j, b_shift): one accumulation over K*D terms in
-// the array's chunks (for K = 1 the per-input update). `bias` holds [J*D] accumulator codes (frac
+// K inputs' uhat^k_ij with their v^k_j, b_shift): one accumulation over D*K terms in the array's chunks,
+// term d*K + k the product of atom d of input k (the compiler's interleaved u_hat and v; for K = 1 the
+// per-input update). `bias` holds [J*D] accumulator codes (frac
 // coupling + u) or is empty. With `tr`, records c, s, v, b per iteration (K = 1). Returns each v [J, D].
 std::vector<IntTensor> routing_fixed_batch(const AccelConfig& cfg, const QuantizedModel& qm, const std::string& name,
                                            const std::vector<const IntTensor*>& uhats, int iterations,
@@ -155,8 +156,8 @@ std::vector<IntTensor> routing_fixed_batch(const AccelConfig& cfg, const Quantiz
           } else {
             for (std::size_t k = 0; k < K; ++k)
               for (int d = 0; d < D; ++d) {
-                cat_u[k * D + d] = (*uhats[k])[at + d];
-                cat_v[k * D + d] = v[k][std::size_t(j) * D + d];
+                cat_u[std::size_t(d) * K + k] = (*uhats[k])[at + d];
+                cat_v[std::size_t(d) * K + k] = v[k][std::size_t(j) * D + d];
               }
             acc = dot_chunked(cat_u.data(), cat_v.data(), int(K) * D, rows, P, init, st);
           }
@@ -261,7 +262,7 @@ std::vector<SharedRoutingResult> GoldenModel::run_shared_routing(const std::vect
   for (const IntTensor& v :
        routing_fixed_batch(cfg_, qm_, L.name, uhats, L.routing_iterations, {}, q.s_shift, q.b_shift, nullptr, st)) {
     ClassNorms cn = class_norms_fixed(qm_, q, v);
-    out.push_back({std::move(cn.real), cn.prediction});
+    out.push_back({std::move(cn.real), cn.prediction, std::move(cn.codes)});
   }
   if (routing_stats) *routing_stats = st;
   return out;

@@ -8,6 +8,7 @@
 
 #include <vector>
 
+#include "core/tensor.hpp"
 #include "model/network.hpp"
 
 namespace capsgen {
@@ -15,6 +16,7 @@ namespace capsgen {
 struct SharedRoutingResult {
   std::vector<double> class_norms;  // real-valued ||v_j|| of the class capsules
   int prediction = -1;              // the largest norm's class (ties: the lowest index)
+  IntTensor norm_codes;             // the class norms as codes (fixed point; empty for the float model)
 };
 
 // The layer whose routing is shared: the network's last layer, which must be a class-capsule layer

@@ -149,6 +149,7 @@ struct Program {
   std::vector<Instr> instrs;
   std::vector<Region> regions;
   std::int64_t size = 0;  // elements in the address space
+  int inputs = 1;         // input images: region input, or input.k<N> each (compiler's routing batch)
   // Operands the compiler makes up (not weights of the network, e.g. the scaled identity tiles of a
   // capsule add): codes of a region, in the order of its shape, that the memory image holds.
   struct Constant {

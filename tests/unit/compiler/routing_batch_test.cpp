@@ -1,0 +1,150 @@
+// The compiler's batch-shared routing (CompileOptions::routing_batch, docs/pim-capsnet.md): the
+// program of K inputs, run by the functional executor, reproduces every per-input tensor of the golden
+// model up to the predictions and the class norms of GoldenModel::run_shared_routing bit for bit; the
+// engine can run every descriptor; the batch saves the per-input softmax passes; bad requests are refused.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include "compile_fixture.hpp"
+#include "core/input_error.hpp"
+#include "golden/fixed_model.hpp"
+#include "golden/shared_routing.hpp"
+#include "isa/engine_descriptor.hpp"
+
+namespace capsgen {
+namespace {
+
+struct Case {
+  const char* preset;
+  const char* model;
+  int inputs;
+  int rows = 0, cols = 0;  // override the preset's array (0: keep)
+};
+
+struct Batch {
+  Workload w;
+  std::vector<IntTensor> codes;
+};
+
+Batch make_batch(const Case& tc, int seed) {
+  AccelConfig cfg = test::preset(tc.preset);
+  if (tc.rows) cfg.array.rows = tc.rows;
+  if (tc.cols) cfg.array.cols = tc.cols;
+  const Network net = test::model(tc.model);
+  Batch b{prepare_workload(cfg, net, random_weights(net, std::uint64_t(seed)), "random",
+                           {random_input(net, 77), random_input(net, 78)}),
+          {}};
+  for (int k = 0; k < tc.inputs; ++k)
+    b.codes.push_back(quantize_input(b.w.cfg, b.w.qm, b.w.net, random_input(b.w.net, std::uint64_t(seed * 100 + k))));
+  return b;
+}
+
+class RoutingBatchTest : public ::testing::TestWithParam<Case> {};
+
+TEST_P(RoutingBatchTest, ProgramReproducesTheSharedRouting) {
+  const Case tc = GetParam();
+  const Batch b = make_batch(tc, 31);
+  const isa::Program prog = compile_program(b.w.cfg, b.w.net, b.w.qm, {tc.inputs});
+  ASSERT_EQ(prog.inputs, tc.inputs);
+  std::vector<std::int32_t> mem = build_image(prog, b.w.net, b.w.qm, b.codes);
+  execute_program(b.w.cfg, prog, mem);
+  auto at = [&](const isa::Region& r, std::size_t i) {
+    return mem[std::size_t(r.base + r.offset_of(std::int64_t(i)))];
+  };
+
+  const Layer& last = b.w.net.layers.back();
+  const GoldenModel golden(b.w.cfg, b.w.net, b.w.qm);
+  int compared = 0;
+  for (int k = 0; k < tc.inputs; ++k) {
+    // Every tensor of input k up to its predictions, under its suffix (u_hat: interleaved, below).
+    const FixedTrace alone = golden.run(b.codes[std::size_t(k)]);
+    for (const auto& [name, t] : alone.tensors) {
+      if (name.rfind(last.name + ".", 0) == 0) continue;
+      const isa::Region* r = prog.region(fmt::format("{}.k{}", name, k));
+      ASSERT_NE(r, nullptr) << "no region for input " << k << "'s " << name;
+      ASSERT_EQ(shape_size(r->shape), t.size()) << name;
+      for (std::size_t i = 0; i < t.size(); ++i)
+        ASSERT_EQ(at(*r, i), t[i]) << "input " << k << " tensor " << name << " index " << index_str(t.shape, i);
+      ++compared;
+    }
+    // u_hat [I][J][D][K]: input k's prediction (i, j, d) at ((i*J + j)*D + d)*K + k.
+    const IntTensor& uh = alone.get(last.name + ".u_hat");
+    const isa::Region* ur = prog.region(last.name + ".u_hat");
+    ASSERT_NE(ur, nullptr);
+    for (std::size_t i = 0; i < uh.size(); ++i)
+      ASSERT_EQ(mem[std::size_t(ur->base) + i * std::size_t(tc.inputs) + std::size_t(k)], uh[i])
+          << "input " << k << " u_hat index " << index_str(uh.shape, i);
+  }
+  EXPECT_GT(compared, 0);
+  const std::vector<SharedRoutingResult> shared = golden.run_shared_routing(b.codes);
+  ASSERT_EQ(shared.size(), std::size_t(tc.inputs));
+  for (int k = 0; k < tc.inputs; ++k) {
+    const isa::Region* nr = prog.region(fmt::format("{}.norm.k{}", last.name, k));
+    ASSERT_NE(nr, nullptr);
+    const IntTensor& want = shared[std::size_t(k)].norm_codes;
+    ASSERT_EQ(shape_size(nr->shape), want.size());
+    for (std::size_t j = 0; j < want.size(); ++j)
+      EXPECT_EQ(at(*nr, j), want[j]) << "input " << k << " class norm " << j;
+  }
+}
+
+// The engine encodes every descriptor, so the program runs on the RTL (capsgen sim --routing-batch).
+TEST_P(RoutingBatchTest, EngineRunsEveryDescriptor) {
+  const Case tc = GetParam();
+  const Batch b = make_batch(tc, 32);
+  const isa::Program prog = compile_program(b.w.cfg, b.w.net, b.w.qm, {tc.inputs});
+  for (const isa::Instr& in : prog.instrs) {
+    if (const auto* g = std::get_if<isa::Gemm>(&in))
+      EXPECT_NO_THROW(isa::encode_engine(*g, b.w.cfg.array.rows, b.w.cfg.array.cols, b.w.cfg.accumulator.depth))
+          << g->name;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Presets, RoutingBatchTest,
+                         ::testing::Values(Case{"tiny-2x2", "capsnet-tiny", 3}, Case{"small-4x4", "capsnet-tiny", 2},
+                                           // rows not dividing D*K: a chunk spans two atoms' inputs
+                                           Case{"small-4x4", "capsnet-tiny", 3, 5, 3},
+                                           Case{"capsacc-16x16", "capsnet-tiny", 4},
+                                           Case{"small-4x4", "deepcaps-tiny", 2}),
+                         [](const auto& info) {
+                           std::string n =
+                               fmt::format("{}_{}_k{}", info.param.preset, info.param.model, info.param.inputs);
+                           if (info.param.rows) n += fmt::format("_{}x{}", info.param.rows, info.param.cols);
+                           for (char& c : n)
+                             if (c == '-') c = '_';
+                           return n;
+                         });
+
+// A batch of one is the per-input program, descriptor for descriptor.
+TEST(RoutingBatch, BatchOfOneIsThePerInputProgram) {
+  const Batch b = make_batch({"small-4x4", "capsnet-tiny", 1}, 33);
+  EXPECT_EQ(program_json(compile_program(b.w.cfg, b.w.net, b.w.qm, {1})),
+            program_json(compile_program(b.w.cfg, b.w.net, b.w.qm)));
+}
+
+// The batch shares one softmax per routing iteration: fewer cycles than K programs of one input.
+TEST(RoutingBatch, SharedRoutingSavesTheBatchsSoftmaxPasses) {
+  const Batch b = make_batch({"small-4x4", "capsnet-tiny", 4}, 34);
+  const long long one = program_cycles(b.w.cfg, compile_program(b.w.cfg, b.w.net, b.w.qm));
+  const isa::Program batch = compile_program(b.w.cfg, b.w.net, b.w.qm, {4});
+  int softmax = 0;
+  for (const isa::Instr& in : batch.instrs)
+    if (const auto* a = std::get_if<isa::Activate>(&in)) softmax += a->func == isa::Activate::Func::kSoftmax;
+  EXPECT_EQ(softmax, b.w.net.layers.back().routing_iterations - 1);
+  EXPECT_LT(program_cycles(b.w.cfg, batch), 4 * one);
+}
+
+TEST(RoutingBatch, RefusesANetworkWithoutClassCapsulesLast) {
+  const AccelConfig cfg = test::preset("small-4x4");
+  Network net = test::model("capsnet-tiny");
+  const Workload w = prepare_workload(cfg, net, random_weights(net, 5), "random", {random_input(net, 77)});
+  Network cut = w.net;
+  cut.layers.pop_back();
+  QuantizedModel qm = w.qm;
+  qm.layers.pop_back();
+  EXPECT_THROW(compile_program(w.cfg, cut, qm, {2}), InputError);
+  EXPECT_THROW(compile_program(w.cfg, w.net, w.qm, {0}), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace capsgen
