@@ -1,7 +1,8 @@
 // capsgen dse routing: PIM-CapsNet's workload distribution of dynamic routing over HMC vaults
 // (gen/pim/routing_split.hpp, docs/pim-capsnet.md section 2): for each routing shape and PE clock,
 // E, M, alpha E + beta M and S of the batch (B), low-level (L) and high-level (H) splits, and the
-// split with the largest S.
+// split with the largest S. With --config, the same model on the preset's array (its columns as the
+// vaults) beside the routing as capsgen compiles it, in the RTL's cycles.
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
@@ -10,9 +11,12 @@
 
 #include "cli/args.hpp"
 #include "cli/commands.hpp"
+#include "compiler/compiler.hpp"
 #include "core/atomic_file.hpp"
 #include "core/input_error.hpp"
 #include "core/parse_number.hpp"
+#include "golden/shared_routing.hpp"
+#include "golden/workload.hpp"
 #include "model/network.hpp"
 #include "pim/routing_split.hpp"
 
@@ -104,6 +108,99 @@ nlohmann::ordered_json results_json(const std::vector<pim::RoutingShape>& shapes
   return j;
 }
 
+// The class-capsule layer's work as capsgen compiles it, per kind of step, in the engine's cycles
+// (the compiler's cycle model, equal to the RTL's per descriptor).
+struct CompiledRouting {
+  struct Step {
+    std::string kind, columns;  // what the step is; what the array's columns hold in it
+    long long cycles = 0, macs = 0;
+  };
+  std::vector<Step> steps;  // predictions, sums, updates, activation passes
+  long long cycles() const {
+    long long n = 0;
+    for (const Step& s : steps) n += s.cycles;
+    return n;
+  }
+};
+
+CompiledRouting compiled_routing(const Workload& w, int batch) {
+  const isa::Program prog = compile_program(w.cfg, w.net, w.qm, {batch});
+  const std::string layer = w.net.layers.back().name + "/";
+  CompiledRouting r;
+  r.steps = {{"predictions", batch > 1 ? "B: one input each" : "H x C_H: output atoms of G capsule pairs"},
+             {"sums s_j", batch > 1 ? "C_H x B: atoms of every input" : "C_H: atoms"},
+             {"updates b_ij", "H: one class each"},
+             {"softmax, squash, norms, fill", "one activation unit"}};
+  for (const isa::Instr& in : prog.instrs) {
+    const std::string& name = isa::instr_name(in);
+    if (name.rfind(layer, 0) != 0) continue;
+    const OpStats s = instr_stats(w.cfg, in);
+    const std::size_t kind = name.find("/predict") != std::string::npos  ? 0
+                             : name.find(".sum") != std::string::npos    ? 1
+                             : name.find(".update") != std::string::npos ? 2
+                                                                         : 3;
+    r.steps[kind].cycles += s.cycles;
+    r.steps[kind].macs += s.useful_macs;
+  }
+  return r;
+}
+
+// --config: the model on the preset's array beside the compiled routing of one batch (Markdown), and
+// the same as JSON.
+std::string array_markdown(const Workload& w, const pim::RoutingShape& shape, const pim::Device& d,
+                           const pim::Choice& choice, const CompiledRouting& per_input, const CompiledRouting& shared,
+                           nlohmann::ordered_json& j) {
+  const AccelConfig& cfg = w.cfg;
+  const double f = cfg.clock.target_mhz * 1e6;
+  std::string md = fmt::format(
+      "\n## On {}'s array ({}x{} at {} MHz)\n\n"
+      "The model with the array's {} columns as the vaults ({} operations per column per cycle, exchanges "
+      "through the {}-bit output writer at one code per cycle), in cycles at the preset's clock:\n\n"
+      "| split | E (operations of the busiest column) | M (bytes between columns) | alpha E + beta M (cycles) |\n"
+      "|---|---:|---:|---:|\n",
+      cfg.name, cfg.array.rows, cfg.array.cols, cfg.clock.target_mhz, d.vaults, d.pes_per_vault, cfg.widths.act);
+  j["array"] = {{"preset", cfg.name},     {"rows", cfg.array.rows},
+                {"cols", cfg.array.cols}, {"clock_mhz", cfg.clock.target_mhz},
+                {"batch", shape.batch},   {"choice", pim::to_string(choice.best)}};
+  for (const pim::SplitCost& c : choice.costs) {
+    md += fmt::format("| {}{} | {:.0f} | {:.0f} | {:.0f} |\n", pim::to_string(c.split),
+                      c.split == choice.best ? " (largest S)" : "", c.e_ops, c.m_bytes, c.seconds * f);
+    j["array"]["splits"][pim::to_string(c.split)] = {
+        {"e_ops", c.e_ops}, {"m_bytes", c.m_bytes}, {"cycles", c.seconds * f}};
+  }
+  md += fmt::format(
+      "\nThe class-capsule layer as capsgen compiles it for {} input(s) (`capsgen compile`; the engine's cycles, equal "
+      "to the "
+      "RTL's per descriptor): {} programs of one input, and one program of the batch with shared routing logits "
+      "(`--routing-batch {}`):\n\n"
+      "| step | the columns hold (one input / batch) | cycles, {} x one input | cycles, shared batch | useful MACs | "
+      "MAC bound |\n"
+      "|---|---|---:|---:|---:|---:|\n",
+      shape.batch, shape.batch, shape.batch, shape.batch);
+  const long long pes = (long long)cfg.array.rows * cfg.array.cols;
+  for (std::size_t k = 0; k < per_input.steps.size(); ++k) {
+    const auto& a = per_input.steps[k];
+    const auto& b = shared.steps[k];
+    md += fmt::format("| {} | {} / {} | {} | {} | {} | {} |\n", a.kind, a.columns, b.columns, a.cycles * shape.batch,
+                      b.cycles, b.macs, (b.macs + pes - 1) / pes);
+    j["array"]["compiled"].push_back({{"step", a.kind},
+                                      {"per_input_cycles", a.cycles * shape.batch},
+                                      {"shared_cycles", b.cycles},
+                                      {"useful_macs", b.macs}});
+  }
+  const double model = choice.costs[std::size_t(choice.best)].seconds * f;
+  md += fmt::format(
+      "| all | | {} | {} | | |\n\nThe model's best split ({}) takes {:.0f} cycles; the compiled shared routing {} "
+      "({:.1f}x the model): the model counts operations and inter-column bytes only, while the array also waits for "
+      "its operands (a row of W or a tile per cycle).\n",
+      per_input.cycles() * shape.batch, shared.cycles(), pim::to_string(choice.best), model, shared.cycles(),
+      double(shared.cycles()) / model);
+  j["array"]["per_input_cycles"] = per_input.cycles() * shape.batch;
+  j["array"]["shared_cycles"] = shared.cycles();
+  j["array"]["model_cycles"] = model;
+  return md;
+}
+
 }  // namespace
 
 int dse_routing(const std::vector<std::string>& argv) {
@@ -112,10 +209,13 @@ int dse_routing(const std::vector<std::string>& argv) {
             "routing of a batch split over HMC vaults along the batch (B), the low-level capsules (L) or the\n"
             "high-level capsules (H); per split the busiest vault's operations E (Eq. 7, 9, 11), the bytes\n"
             "moved between vaults M (Eq. 8, 10, 12) and S = 1 / (alpha E + beta M); the largest S wins.\n"
-            "--model takes the shape of the network's last class_caps layer; --table runs Table 1's twelve.");
+            "--model takes the shape of the network's last class_caps layer; --table runs Table 1's twelve.\n"
+            "With --config, also the model on the preset's array (its columns as the vaults) beside the\n"
+            "class-capsule layer as capsgen compiles it for --batch inputs, per input and with shared logits.");
   args.option("model", "FILE", "network description with a class_caps layer (models/*.yaml)")
+      .option("config", "FILE", "with --model: an accelerator preset whose array the model also runs on")
       .flag("table", "the paper's Table 1 benchmarks (Caps-MN1 .. Caps-SV3)")
-      .option("batch", "N", "batch size N_B with --model", "100")
+      .option("batch", "N", "batch size N_B with --model (with --config at most 64, default 16)", "100")
       .option("freq", "LIST", "PE clocks in MHz", "312.5,625,937.5")
       .option("vaults", "N", "vaults (HMC Gen3: 32)", "32")
       .option("pes", "N", "PEs per vault", "16")
@@ -142,12 +242,30 @@ int dse_routing(const std::vector<std::string>& argv) {
 
   std::vector<pim::RoutingShape> shapes;
   if (table) shapes = pim::table1();
-  else shapes.push_back(shape_of_network(args.get("model"), int(args.get_int("batch", 1, 1 << 20))));
+  else
+    shapes.push_back(shape_of_network(
+        args.get("model"), args.get_opt("config") && !args.has("batch") ? 16 : int(args.get_int("batch", 1, 1 << 20))));
 
-  const std::string md = table_markdown(shapes, freqs, device);
+  std::string md = table_markdown(shapes, freqs, device);
+  nlohmann::ordered_json j = results_json(shapes, freqs, device);
+  if (auto config = args.get_opt("config")) {
+    if (table) throw InputError(kWho, 0, 0, "--config", "goes with --model");
+    if (shapes[0].batch > 64)
+      throw InputError(kWho, 0, 0, "--batch",
+                       fmt::format("{} inputs: with --config at most 64 (compile --routing-batch)", shapes[0].batch));
+    WorkloadSpec spec;
+    spec.config_path = *config;
+    spec.model_path = args.get("model");
+    const Workload w = prepare_workload(spec);
+    shared_routing_layer(w.net);  // InputError unless the network ends with its class-capsule layer
+    const pim::Device d =
+        pim::array_device(w.cfg.array.rows, w.cfg.array.cols, w.cfg.widths.act, w.cfg.clock.target_mhz);
+    md += array_markdown(w, shapes[0], d, pim::choose(shapes[0], d), compiled_routing(w, 1),
+                         compiled_routing(w, shapes[0].batch), j);
+  }
   fmt::print("{}", md);
   if (auto path = args.get_opt("report")) write_file_atomic(*path, md);
-  if (auto path = args.get_opt("json")) write_file_atomic(*path, results_json(shapes, freqs, device).dump(2) + "\n");
+  if (auto path = args.get_opt("json")) write_file_atomic(*path, j.dump(2) + "\n");
   return 0;
 }
 

@@ -70,6 +70,17 @@ double move_h(const RoutingShape& r, const Device& d) {
   return r.iterations * (double(d.vaults - 1) * r.l_caps * pkt + double(r.l_caps) * pkt);
 }
 
+Device array_device(int rows, int cols, int act_bits, double clock_mhz) {
+  Device d;
+  d.vaults = cols;
+  d.pes_per_vault = 2 * rows;
+  d.freq_mhz = clock_mhz;
+  d.value_bytes = (act_bits + 7) / 8;
+  d.packet_bytes = 0;
+  d.link_gbs = double(d.value_bytes) * clock_mhz * 1e6 / 1e9;
+  return d;
+}
+
 SplitCost evaluate(const RoutingShape& r, const Device& d, Split s) {
   if (r.batch < 1 || r.l_caps < 1 || r.h_caps < 1 || r.iterations < 1 || r.l_dim < 1 || r.h_dim < 1)
     throw std::invalid_argument("pim::evaluate: every routing dimension must be >= 1 (" + r.name + ")");

@@ -43,6 +43,12 @@ struct Device {
 // The paper's HMC setup (Table 4) at a PE clock.
 Device hmc_gen3(double freq_mhz = 312.5);
 
+// capsgen's systolic array read as the paper's vaults (docs/pim-capsnet.md "On capsgen's array"):
+// each of the `cols` columns is a vault whose `rows` PEs do a multiply and an add per cycle (2 rows
+// operations, the paper's counting); every exchange between columns goes through the engine's output
+// writer and the data scratchpad, one `act_bits` code per cycle; no packet headers.
+Device array_device(int rows, int cols, int act_bits, double clock_mhz);
+
 struct SplitCost {
   Split split = Split::kB;
   double e_ops = 0;    // E: operations of the busiest vault

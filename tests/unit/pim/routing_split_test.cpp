@@ -116,5 +116,28 @@ TEST(RoutingSplit, ModelsMatchTable1) {
   EXPECT_EQ(covered, table1().size());
 }
 
+// capsgen's array as the vaults (array_device): the columns are the vaults, each does 2 x rows
+// operations per cycle, one activation code per cycle crosses between columns, no packet headers. On
+// capsacc-16x16 at 250 MHz a 16-image CapsNet-MNIST routing is best split on H: the narrow exchange
+// makes L's s_j/v_j all-reduce (M_L = I * 2 * 16 * 15 * 10 * 16 bytes) cost more than H's extra work.
+TEST(RoutingSplit, ArrayColumnsAsVaults) {
+  const Device d = array_device(16, 16, 8, 250.0);
+  EXPECT_EQ(d.vaults, 16);
+  EXPECT_EQ(d.pes_per_vault, 32);
+  EXPECT_EQ(d.value_bytes, 1);
+  EXPECT_EQ(d.packet_bytes, 0);
+  EXPECT_DOUBLE_EQ(d.alpha() * 250e6, 1.0 / 32);  // cycles per operation of a column
+  EXPECT_DOUBLE_EQ(d.beta() * 250e6, 1.0);        // cycles per byte between columns
+  EXPECT_EQ(array_device(4, 4, 12, 100.0).value_bytes, 2);
+  RoutingShape r;  // CapsNet-MNIST's routing, 16 inputs
+  r.batch = 16;
+  EXPECT_DOUBLE_EQ(move_l(r, d), 3.0 * 2 * 16 * 15 * 10 * 16);
+  EXPECT_DOUBLE_EQ(move_h(r, d), 3.0 * (15 * 1152 + 1152));
+  const Choice c = choose(r, d);
+  EXPECT_EQ(c.best, Split::kH);
+  // In cycles: alpha E + beta M at the array's clock.
+  EXPECT_NEAR(c.costs[2].seconds * 250e6, work_h(r, 16) / 32 + move_h(r, d), 1e-6);
+}
+
 }  // namespace
 }  // namespace capsgen::pim
