@@ -9,11 +9,14 @@
 # --bounded MODULES (comma-separated): for these modules an assertion whose induction does not close
 # within --bounded-length steps (default 6) but has no counterexample that long from reset counts as
 # "bounded" (reported, not a failure): modules whose invariants k-induction cannot find alone.
+# --simulation-only MODULES (default capsgen_chip): listed as checked by simulation, not proven. The
+# chip's assertion holds for the compiler's frame programs, not for every input the chip can be given
+# (a program may address a sleeping sector; the chip flags it on error_o).
 #
 # usage: scripts/formal.sh RTL_DIR [--report FILE] [--max-length N] [--module NAME] [--bounded MODULES]
-#                          [--bounded-length N]
+#                          [--bounded-length N] [--simulation-only MODULES]
 set -euo pipefail
-rtl="" report="" max_len=20 only="" bounded_modules="" bounded_len=6
+rtl="" report="" max_len=20 only="" bounded_modules="" bounded_len=6 sim_only=",capsgen_chip,"
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --report) report="$2"; shift 2 ;;
@@ -21,6 +24,7 @@ while [[ $# -gt 0 ]]; do
     --module) only="$2"; shift 2 ;;
     --bounded) bounded_modules=",$2,"; shift 2 ;;
     --bounded-length) bounded_len="$2"; shift 2 ;;
+    --simulation-only) sim_only=",$2,"; shift 2 ;;
     -h|--help) awk 'NR > 1 && !/^#/ { exit } NR > 1' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "formal.sh: unknown option '$1'" >&2; exit 2 ;;
     *) [[ -z "$rtl" ]] || { echo "formal.sh: one RTL directory only ('$1')" >&2; exit 2; }; rtl="$1"; shift ;;
@@ -36,7 +40,7 @@ mapfile -t files < <(grep -v '^//' "$rtl/files.f" | grep -v '^$')
 source "$(dirname "${BASH_SOURCE[0]}")/rtl_files.sh"
 
 table="| module | assertion | result | induction length |"$'\n'"|---|---|---|---:|"
-status=0 proven=0 bounded=0 failed=0
+status=0 proven=0 bounded=0 failed=0 simulated=0
 for f in "${files[@]}"; do
   grep -q '^`ifdef CAPSGEN_ASSERTIONS' "$rtl/$f" || continue
   module="$(basename "$f" .v)"
@@ -44,6 +48,13 @@ for f in "${files[@]}"; do
   mapfile -t labels < <(sed -n 's/^ *\(a_[a-z0-9_]*\): assert (.*/\1/p' "$rtl/$f")
   steps_max="$max_len" is_bounded=0
   [[ "$bounded_modules" == *",$module,"* ]] && { steps_max="$bounded_len"; is_bounded=1; }
+  if [[ "$sim_only" == *",$module,"* ]]; then
+    for a in "${labels[@]}"; do
+      table+=$'\n'"| $module | $a | simulation only (--simulation-only) | - |"
+      simulated=$((simulated + 1))
+    done
+    continue
+  fi
   for a in "${labels[@]}"; do
     # The module's file with every other assertion commented out (its assumptions stay).
     mkdir -p "$work/$a"
@@ -73,7 +84,7 @@ for f in "${files[@]}"; do
     fi
   done
 done
-out="# Formal proof of the assertions: $rtl"$'\n\n'"$table"$'\n\n'"$proven proven, $bounded bounded, $failed failed or not proven (Yosys $(yosys -V | awk '{print $2}'), sat -tempinduct)."
+out="# Formal proof of the assertions: $rtl"$'\n\n'"$table"$'\n\n'"$proven proven, $bounded bounded, $simulated checked by simulation only, $failed failed or not proven (Yosys $(yosys -V | awk '{print $2}'), sat -tempinduct)."
 echo "$out"
 [[ -z "$report" ]] || printf '%s\n' "$out" > "$report"
 exit "$status"

@@ -676,6 +676,9 @@ ChipWires declare_chip_wires(Module& m, const ChipUnits& units, bool power_gatin
 void chip_status_outputs(Module& m, const ChipPins& pins, const ChipWires& wires) {
   m.blank();
   m.assign(pins.host.error_o, wires.seq_error | wires.eng_error | wires.mem_error);
+  m.assertion("a_memory_error_free", ~wires.mem_error,
+              "The memory system drops no access and its scratchpads flag none: no access to a sleeping or waking\n"
+              "sector (the PMUs wake a sector before its frames use it), none beyond a sector, no port conflict.");
   m.assign(pins.status.dma_done_o, wires.dma_done);
   if (!wires.pmu_ready) return;
   Expr all_ready = wires.power.pmu_ready.front();

@@ -363,4 +363,19 @@ module capsgen_chip (
     .wake_count_o(pmu_acc_wake_count_o),
     .stall_cycles_o(pmu_acc_stall_cycles_o)
   );
+
+`ifdef CAPSGEN_ASSERTIONS
+  // Assertions (docs/rtl-assertions.md): checked at every clock edge out of reset.
+  // Lint waiver: the check samples rst_ni at the clock ($past) to skip the first edge out of
+  // reset; the design itself uses rst_ni only as an asynchronous reset.
+  // verilator lint_off SYNCASYNCNET
+  always @(posedge clk_i) begin
+    if (rst_ni && $past(rst_ni)) begin
+      // The memory system drops no access and its scratchpads flag none: no access to a sleeping or waking
+      // sector (the PMUs wake a sector before its frames use it), none beyond a sector, no port conflict.
+      a_memory_error_free: assert (~mem_error);
+    end
+  end
+  // verilator lint_on SYNCASYNCNET
+`endif
 endmodule
