@@ -106,8 +106,10 @@ UnitPorts declare_ports(Module& m, const ActGeometry& g) {
 
 // The per-vector controls and the current element's view of them.
 struct VectorFraming {
-  Expr count, func_q, len_q, shift_q, norm_shift_q, first_q;
+  Flop count, function, opens;  // elements received, the vector's function, the next element opens one
+  Expr len_q, shift_q, norm_shift_q;
   Expr first, func, len_in, len, shift, norm_shift, is_vector, last;
+  std::vector<Flop> flops;  // count, function, opens
 };
 
 // The per-vector controls: the element count, the controls sampled with a vector's first element, and
@@ -115,13 +117,17 @@ struct VectorFraming {
 VectorFraming declare_vector_framing(Module& m, const ActGeometry& g) {
   const int len_bits = g.len_bits, shift_bits = g.shift_bits, norm_shift_bits = g.nshift_bits;
   m.comment("Vector framing and per-vector controls.");
+  FlopGroup group(m);
+  const Flop count = group.flop("element_count", len_bits, "elements of the current vector received");
+  const Flop function = group.flop("function", kActFunctionBits, "function of the current vector");
   return {
-      .count = m.reg("cnt_q", len_bits, "elements of the current vector received"),
-      .func_q = m.reg("func_q", kActFunctionBits, "function of the current vector"),
+      .count = count,
+      .function = function,
+      .opens = group.flop("opens_vector", 1,
+                          "the next element opens a vector (element_count_q == 0, registered: off the reduction path)"),
       .len_q = m.reg("len_q", len_bits),
       .shift_q = m.reg("shift_q", shift_bits),
       .norm_shift_q = m.reg("nshift_q", norm_shift_bits),
-      .first_q = m.reg("first_q", 1, "next element opens a vector (cnt_q == 0, registered: off the reduction path)"),
       .first = m.wire("first", 1, "this element opens a vector"),
       .func = m.wire("cur_func", kActFunctionBits),
       .len_in = m.wire("len_in", len_bits, "len_i, 0 read as 1"),
@@ -130,6 +136,7 @@ VectorFraming declare_vector_framing(Module& m, const ActGeometry& g) {
       .norm_shift = m.wire("cur_nshift", norm_shift_bits),
       .is_vector = m.wire("cur_vec", 1, "Norm, Squash or Softmax: a vector of len elements"),
       .last = m.wire("in_last", 1, "this element closes its vector"),
+      .flops = group.flops(),
   };
 }
 
@@ -407,15 +414,15 @@ void build_vector_framing(Module& m, const ActivationUnit& u, const ActGeometry&
   const int len_bits = g.len_bits;
   const VectorFraming& f = u.framing;
   m.blank();
-  m.assign(f.first, f.first_q);
-  m.assign(f.func, ternary(f.first, u.io.func, f.func_q));
+  m.assign(f.first, f.opens.q);
+  m.assign(f.func, ternary(f.first, u.io.func, f.function.q));
   m.assign(f.len_in, ternary(u.io.len == lit(len_bits, 0), lit(len_bits, 1), u.io.len));
   m.assign(f.len, ternary(f.first, f.len_in, f.len_q));
   m.assign(f.shift, ternary(f.first, u.io.shift, f.shift_q));
   m.assign(f.norm_shift, ternary(f.first, u.io.norm_shift, f.norm_shift_q));
   m.assign(f.is_vector, (f.func == function_code(ActFunc::kNorm)) | (f.func == function_code(ActFunc::kSquash)) |
                             (f.func == function_code(ActFunc::kSoftmax)));
-  m.assign(f.last, ~f.is_vector | (bare(f.count + lit(len_bits, 1)) == f.len));
+  m.assign(f.last, ~f.is_vector | (bare(f.count.q + lit(len_bits, 1)) == f.len));
 }
 
 // target = guard ? value : v[index], where the index can reach past v and the guard covers exactly
@@ -448,11 +455,12 @@ void build_input_registers(Module& m, const ActivationUnit& u, const ActGeometry
   const VectorFraming& f = u.framing;
   const Reduction& r = u.reduction;
   const Expr in_valid = u.io.in_valid;
-  m.always_ff_reset({nb(f.count, lit(len_bits, 0)), nb(f.first_q, bit(true)),
-                     nb(f.func_q, function_code(ActFunc::kNone)), nb(r.a_valid, bit(false))},
-                    {nb(r.a_valid, in_valid),
-                     if_(in_valid, {nb(f.count, ternary(f.last, lit(len_bits, 0), f.count + lit(len_bits, 1))),
-                                    nb(f.first_q, f.last), if_(f.first, {nb(f.func_q, u.io.func)})})});
+  Stmts next = hold_flops(f.flops);
+  next.push_back(if_(in_valid, {blk(f.count.d, ternary(f.last, lit(len_bits, 0), f.count.q + lit(len_bits, 1))),
+                                blk(f.opens.d, f.last), if_(f.first, {blk(f.function.d, u.io.func)})}));
+  m.always_comb(std::move(next));
+  m.always_ff_flops(f.flops, {{f.opens.q, bit(true)}, {f.function.q, function_code(ActFunc::kNone)}});
+  m.always_ff_reset({nb(r.a_valid, bit(false))}, {nb(r.a_valid, in_valid)});
   m.always_ff({if_(in_valid, {nb(r.a, r.saturated), nb(r.a_first, f.first), nb(r.a_last, f.last),
                               nb(r.a_norm_shift, f.norm_shift)}),
                if_(in_valid & f.first,
@@ -462,7 +470,7 @@ void build_input_registers(Module& m, const ActivationUnit& u, const ActGeometry
 // The function decode of func_q and the identity / ReLU result of a_q (the output register takes it).
 void build_function_decode(Module& m, const ActivationUnit& u, const ActGeometry& g) {
   const FunctionDecode& d = u.decode;
-  const Expr func = u.framing.func_q, a = u.reduction.a;
+  const Expr func = u.framing.function.q, a = u.reduction.a;
   m.assign(d.relu, func == function_code(ActFunc::kRelu));
   m.assign(d.norm, func == function_code(ActFunc::kNorm));
   m.assign(d.squash, func == function_code(ActFunc::kSquash));
@@ -805,7 +813,7 @@ void drive_output_ports(Module& m, const ActivationUnit& u, const ActGeometry& g
   m.assign(u.io.out_data, u.out.data);
   // busy_o's terms, as the lines it prints on.
   const std::vector<std::vector<Expr>> busy_lines = {
-      {u.framing.count != lit(g.len_bits, 0), u.reduction.a_valid, u.norm.square_valid, u.norm.total_valid,
+      {u.framing.count.q != lit(g.len_bits, 0), u.reduction.a_valid, u.norm.square_valid, u.norm.total_valid,
        u.norm.address_valid, u.norm.norm_valid},
       {~u.queues.element_empty, ~u.queues.descriptor_empty, u.queues.engine_busy, u.squash.valid, u.exp.valid},
       {~u.exp.exp_empty, ~u.exp.sum_empty, u.divide.busy, u.divide.divider_busy}};

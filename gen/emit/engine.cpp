@@ -1909,14 +1909,15 @@ AccumulatorInit build_accumulator_init(Module& m, const EngineGeometry& geo, con
   m.assign(bias_n, zext(p.pn_q.part_from((latency - 1) * entry, entry), addr));
   const Expr bv_q = m.reg("bv_q", 1, "the biases arrive this cycle");
   const Expr bl_q = m.reg("bl_q", count, "valid bias columns: n_total - n*cols");
-  const Expr io_v_q = m.reg("io_v_q", 1, "a per-output init code arrives this cycle");
+  FlopGroup init_queue(m);
+  const Flop io_arrives = init_queue.flop("init_code_arrives", 1, "a per-output init code arrives this cycle");
   const Expr io_rd = m.wire("io_rd", 1, "per-output init read of the vector issued this cycle");
   const Expr io_code = m.wire("io_code", psum, "the code read (lane 0)");
   const Expr io_wide = m.wire("io_wide", wide_bits, "sign-extended and shifted");
   const Expr io_sat = m.wire("io_sat", psum, "saturated to psum bits");
   const Memory io_fifo_q = m.memory("io_fifo_q", psum, queue_depth, "per-output init values of the vectors in flight");
-  const Expr io_wp_q = m.reg("io_wp_q", queue_bits);
-  const Expr io_rp_q = m.reg("io_rp_q", queue_bits);
+  const Flop io_write = init_queue.flop("init_queue_write", queue_bits, "io_fifo_q entry of the next code");
+  const Flop io_read = init_queue.flop("init_queue_read", queue_bits, "io_fifo_q entry of the oldest code");
   const Expr io_pop = m.wire("io_pop", 1);
   const Expr acc_bias = m.wire("acc_bias", cols * psum);
   const Expr bias_stage = p.pv_q[latency - 1] & ~p.pa_q[latency - 1] & ctl.init_bias.q;
@@ -1930,14 +1931,17 @@ AccumulatorInit build_accumulator_init(Module& m, const EngineGeometry& geo, con
   m.assign(io_pop, p.pv_q[geo.stages - 1] & ~p.pa_q[geo.stages - 1] & ctl.init_out.q);
   const Expr bias_columns = bare(bias_n.slice(count - 1, 0) * lit(count, cols));
   m.always_ff({nb(bv_q, bias_stage), nb(bl_q, ctl.columns_total.q - bias_columns),
-               if_(io_v_q, {nb(io_fifo_q[io_wp_q], io_sat)})});
-  m.always_ff_reset({nb(io_v_q, bit(false)), nb(io_wp_q, lit(queue_bits, 0)), nb(io_rp_q, lit(queue_bits, 0))},
-                    {nb(io_v_q, io_rd), if_(io_v_q, {nb(io_wp_q, io_wp_q + lit(queue_bits, 1))}),
-                     if_(io_pop, {nb(io_rp_q, io_rp_q + lit(queue_bits, 1))})});
+               if_(io_arrives.q, {nb(io_fifo_q[io_write.q], io_sat)})});
+  Stmts queue_next = hold_flops(init_queue.flops());
+  queue_next.push_back(blk(io_arrives.d, io_rd));
+  queue_next.push_back(if_(io_arrives.q, {blk(io_write.d, io_write.q + lit(queue_bits, 1))}));
+  queue_next.push_back(if_(io_pop, {blk(io_read.d, io_read.q + lit(queue_bits, 1))}));
+  m.always_comb(std::move(queue_next));
+  m.always_ff_flops(init_queue.flops());
   for (int c = 0; c < cols; ++c) {
     const Expr column_valid = paren(bv_q & (lit(count, c) < bl_q));
     const Expr bias = ternary(column_valid, ports.brd_data.part(c, psum), lit(psum, 0));
-    m.assign(acc_bias.part(c, psum), ternary(ctl.init_out.q, io_fifo_q[io_rp_q], bare(bias)));
+    m.assign(acc_bias.part(c, psum), ternary(ctl.init_out.q, io_fifo_q[io_read.q], bare(bias)));
   }
   return AccumulatorInit{acc_bias};
 }
@@ -2016,7 +2020,7 @@ void instantiate_activation_bank(Module& m, const Module& activation, const Engi
 // The output FIFO's state.
 struct OutputFifo {
   Memory fifo_mem;
-  Expr fifo_rp_q, fifo_cnt_q, fifo_overflow;
+  Expr read_q, count_q, fifo_overflow;  // the oldest record's entry, the records held
 };
 
 // The output FIFO between the activation bank and the writer: Gemm result vectors at act bits per
@@ -2027,8 +2031,10 @@ OutputFifo build_output_fifo(Module& m, const EngineGeometry& geo, const Control
   m.blank();
   m.comment(fmt::format("Output FIFO: {} result vectors of {} act codes.", geo.fifo_depth, cols));
   const Memory fifo_mem = m.memory("fifo_mem", cols * act, geo.fifo_depth);
-  const Expr fifo_wp_q = m.reg("fifo_wp_q", pointer), fifo_rp_q = m.reg("fifo_rp_q", pointer);
-  const Expr fifo_cnt_q = m.reg("fifo_cnt_q", pointer + 1);
+  FlopGroup pointers(m);
+  const Flop write = pointers.flop("fifo_write", pointer, "fifo_mem entry of the next record");
+  const Flop read = pointers.flop("fifo_read", pointer, "fifo_mem entry of the oldest record");
+  const Flop count = pointers.flop("fifo_count", pointer + 1, "records held");
   const Expr fifo_in = m.wire("fifo_in", cols * act, "the activation results, act bits per column");
   const Expr fifo_overflow = m.wire("fifo_overflow", 1);
   if (result > act) {
@@ -2041,14 +2047,15 @@ OutputFifo build_output_fifo(Module& m, const EngineGeometry& geo, const Control
     m.assign(fifo_in.part(c, act), result == act ? r.a_data.part(c, result) : r.a_data.part_from(c * result, act));
   const Expr fifo_push = m.wire("fifo_push", 1, "a Gemm result vector");
   m.assign(fifo_push, r.a_valid & ~ctl.act_mode.q);
-  m.assign(fifo_overflow, fifo_push & (fifo_cnt_q == lit(pointer + 1, geo.fifo_depth)) & ~s.pop);
-  m.always_ff_reset({nb(fifo_wp_q, lit(pointer, 0)), nb(fifo_rp_q, lit(pointer, 0)),
-                     nb(fifo_cnt_q, lit(pointer + 1, 0))},
-                    {if_(fifo_push, {nb(fifo_wp_q, fifo_wp_q + lit(pointer, 1))}),
-                     if_(s.pop, {nb(fifo_rp_q, fifo_rp_q + lit(pointer, 1))}),
-                     nb(fifo_cnt_q, fifo_cnt_q + zext(fifo_push, pointer + 1) - zext(s.pop, pointer + 1))});
-  m.always_ff({if_(fifo_push, {nb(fifo_mem[fifo_wp_q], fifo_in)})});
-  return OutputFifo{fifo_mem, fifo_rp_q, fifo_cnt_q, fifo_overflow};
+  m.assign(fifo_overflow, fifo_push & (count.q == lit(pointer + 1, geo.fifo_depth)) & ~s.pop);
+  Stmts next = hold_flops(pointers.flops());
+  next.push_back(if_(fifo_push, {blk(write.d, write.q + lit(pointer, 1))}));
+  next.push_back(if_(s.pop, {blk(read.d, read.q + lit(pointer, 1))}));
+  next.push_back(blk(count.d, count.q + zext(fifo_push, pointer + 1) - zext(s.pop, pointer + 1)));
+  m.always_comb(std::move(next));
+  m.always_ff_flops(pointers.flops());
+  m.always_ff({if_(fifo_push, {nb(fifo_mem[write.q], fifo_in)})});
+  return OutputFifo{fifo_mem, read.q, count.q, fifo_overflow};
 }
 
 // The output writer's outputs.
@@ -2093,8 +2100,8 @@ WriterWires instantiate_output_writer(Module& m, const Module& out_writer, const
       .connect("desc_o_div_i", desc.o_div)
       .connect("desc_o_sel_i", desc.o_sel)
       .connect("desc_o_vec_i", desc.o_vec | desc.acc_hold)
-      .connect("rec_valid_i", f.fifo_cnt_q != lit(geo.fifo_bits + 1, 0))
-      .connect("rec_data_i", f.fifo_mem[f.fifo_rp_q])
+      .connect("rec_valid_i", f.count_q != lit(geo.fifo_bits + 1, 0))
+      .connect("rec_data_i", f.fifo_mem[f.read_q])
       .connect("rec_pop_o", s.pop)
       .connect("wr_ready_i", ports.wr_ready | ctl.acc_hold.q)
       .connect("wr_en_o", w.wr_en)

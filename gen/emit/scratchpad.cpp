@@ -245,21 +245,23 @@ MemoryPorts declare_memory_ports(Module& m, const MemoryShape& shape) {
                      m.output("err_sticky_o", 1, "an error has been flagged since reset")};
 }
 
-// The sector power state (power gating): sleep_ack_q, one bit per sector index, and each sector's
-// wake-up countdown (with a wake-up latency).
+// The sector power state (power gating): sleep_ack, one bit per sector index, and each sector's
+// wake-up countdown (with a wake-up latency); sleep_ack_q is what the ports read.
 struct PowerState {
   std::optional<Expr> sleep_ack_q;
-  std::vector<Expr> wake_q;
+  std::vector<Flop> flops;  // sleep_ack, then wake_s<N> per sector
 };
 
 PowerState declare_power_state(Module& m, const MemoryShape& shape) {
   PowerState power;
   if (!shape.power_gating) return power;
   m.comment("Sector power state: ack = 1 while asleep or waking.");
-  power.sleep_ack_q = m.reg("sleep_ack_q", shape.sectors);
+  FlopGroup group(m);
+  power.sleep_ack_q = group.flop("sleep_ack", shape.sectors).q;
   if (shape.wake_cycles > 0)
     for (int s = 0; s < shape.sectors; ++s)
-      power.wake_q.push_back(m.reg(fmt::format("wake_s{}_q", s), shape.wake_count_bits, "wake-up cycles left"));
+      group.flop(fmt::format("wake_s{}", s), shape.wake_count_bits, "wake-up cycles left");
+  power.flops = group.flops();
   return power;
 }
 
@@ -337,29 +339,29 @@ MemorySignals declare_memory_signals(Module& m, const MemoryShape& shape) {
 // it falls once the wake-up countdown has run out.
 void build_sleep_fsm(Module& m, const MemorySignals& sig, const MemoryShape& shape) {
   const int sectors = shape.sectors, wake = shape.wake_cycles, count_bits = shape.wake_count_bits;
-  const Expr sleep_ack_q = *sig.power.sleep_ack_q;
+  const Flop& sleep_ack = sig.power.flops.front();
   m.blank();
   m.comment(wake == 0
                 ? "Sleep FSM per sector index: ack follows the request one cycle later."
                 : fmt::format("Sleep FSM per sector index: request -> ack in the next cycle; release -> ack falls\n"
                               "after {} further cycles (wake_s*_q counts them down).",
                               wake));
-  Stmts reset = {nb(sleep_ack_q, lit(sectors, 0))};
-  Stmts body;
+  Stmts next = hold_flops(sig.power.flops);
   for (int s = 0; s < sectors; ++s) {
-    const Expr request = bit_of(*sig.port.sleep_req_i, s, sectors), ack = bit_of(sleep_ack_q, s, sectors);
+    const Expr request = bit_of(*sig.port.sleep_req_i, s, sectors), ack = bit_of(sleep_ack.q, s, sectors);
+    const Expr ack_d = bit_of(sleep_ack.d, s, sectors);
     if (wake == 0) {
-      body.push_back(nb(ack, request));
+      next.push_back(blk(ack_d, request));
       continue;
     }
-    const Expr countdown = sig.power.wake_q[s];
-    reset.push_back(nb(countdown, lit(count_bits, 0)));
-    body.push_back(if_(request, {nb(ack, bit(true)), nb(countdown, lit(count_bits, wake))},
-                       {if_(ack, {if_(countdown == lit(count_bits, 0), {nb(ack, bit(false))},
-                                      {nb(countdown, countdown - lit(count_bits, 1))})})}));
+    const Flop& countdown = sig.power.flops[std::size_t(s) + 1];
+    next.push_back(if_(request, {blk(ack_d, bit(true)), blk(countdown.d, lit(count_bits, wake))},
+                       {if_(ack, {if_(countdown.q == lit(count_bits, 0), {blk(ack_d, bit(false))},
+                                      {blk(countdown.d, countdown.q - lit(count_bits, 1))})})}));
   }
-  m.always_ff_reset(reset, body);
-  m.assign(*sig.port.sleep_ack_o, sleep_ack_q);
+  m.always_comb(std::move(next));
+  m.always_ff_flops(sig.power.flops);
+  m.assign(*sig.port.sleep_ack_o, sleep_ack.q);
 }
 
 // What the banks' ports add to the shared read-side registers and error flags.

@@ -50,56 +50,72 @@ Module build_sequencer(const AccelConfig& cfg) {
   const Expr stat_cycles_o = m.output("stat_cycles_o", AW, "cycles since start_i (frozen at done_o)");
   const Expr stat_fetch_wait_o = m.output("stat_fetch_wait_o", AW, "cycles the engine waited for a fetched descriptor");
 
-  m.comment("State: fetching words of the descriptor at pc_q (req_q requested, rcv_q received), a whole descriptor\n"
-            "waiting for the engine (full_q), the end marker fetched (end_q).");
-  const Expr busy_q = m.reg("busy_q", 1), fetch_q = m.reg("fetch_q", 1), full_q = m.reg("full_q", 1),
-             end_q = m.reg("end_q", 1), done_q = m.reg("done_q", 1), err_q = m.reg("err_q", 1);
-  const Expr pc_q = m.reg("pc_q", AW, "word address of the descriptor being fetched");
-  const Expr req_q = m.reg("req_q", WB, "words requested");
-  const Expr rcv_q = m.reg("rcv_q", WB, "words received");
+  m.comment("Sequencer states (state_q).");
+  const Expr st_idle = m.constant("StIdle", 2, 0, "no program runs");
+  const Expr st_fetch = m.constant("StFetch", 2, 1, "fetching the words of the descriptor at desc_addr_q");
+  const Expr st_offer = m.constant("StOffer", 2, 2, "the whole descriptor is offered to the engine");
+  const Expr st_drain = m.constant("StDrain", 2, 3, "the end marker is fetched: waiting until the engine is idle");
+  FlopGroup group(m);
+  const Flop state = group.flop("state", 2);
+  const Flop desc_addr = group.flop("desc_addr", AW, "word address of the descriptor being fetched");
+  const Flop requested = group.flop("words_requested", WB, "words of the descriptor requested");
+  const Flop received = group.flop("words_received", WB, "words of the descriptor received");
+  const Flop done = group.flop("done", 1, "the program ended in the previous cycle");
+  const Flop error = group.flop("error", 1, "sticky: a fetch response without a request");
+  const Flop ops = group.flop("ops", AW, "descriptors handed to the engine");
+  const Flop prog_cycles = group.flop("prog_cycles", AW, "cycles since start_i");
+  const Flop fetch_wait = group.flop("fetch_wait", AW, "cycles the engine waited for a descriptor");
   const Memory words_q = m.memory("words_q", AW, NW, "the descriptor's words");
-  const Expr ops_q = m.reg("ops_q", AW), cycles_q = m.reg("cycles_q", AW), wait_q = m.reg("wait_q", AW);
+  const Expr fetching = m.wire("fetching", 1, "state StFetch");
   const Expr rsp_ok = m.wire("rsp_ok", 1, "a response that was requested");
   const Expr last_word = m.wire("last_word", 1, "the descriptor's last word arrives");
   const Expr is_end = m.wire("is_end", 1, "word 0 (received first) holds the end marker");
   const Expr accept = m.wire("accept", 1, "the engine takes the descriptor");
   const Expr finish = m.wire("finish", 1, "end marker fetched and the engine idle");
   m.blank();
-  m.assign(rsp_ok, pr_valid_i & fetch_q & (rcv_q != req_q));
-  m.assign(last_word, rsp_ok & (rcv_q == lit(WB, NW - 1)));
+  m.assign(fetching, state.q == st_fetch);
+  m.assign(rsp_ok, pr_valid_i & fetching & (received.q != requested.q));
+  m.assign(last_word, rsp_ok & (received.q == lit(WB, NW - 1)));
   m.assign(is_end, words_q.word(0).slice(1, 0) == lit(2, int(isa::kEngineKindEnd)));
-  m.assign(accept, full_q & desc_ready_i);
-  m.assign(finish, end_q & desc_ready_i);
-  m.assign(pf_valid_o, fetch_q & (req_q != lit(WB, NW)));
-  m.assign(pf_addr_o, pc_q + zext(req_q, AW));
-  m.assign(desc_valid_o, full_q);
+  m.assign(accept, (state.q == st_offer) & desc_ready_i);
+  m.assign(finish, (state.q == st_drain) & desc_ready_i);
+  m.assign(pf_valid_o, fetching & (requested.q != lit(WB, NW)));
+  m.assign(pf_addr_o, desc_addr.q + zext(requested.q, AW));
+  m.assign(desc_valid_o, state.q == st_offer);
   for (int w = 0; w < NW; ++w) m.assign(desc_words_o.part(w, AW), words_q.word(w));
-  m.assign(busy_o, busy_q);
-  m.assign(done_o, done_q);
-  m.assign(error_o, err_q);
-  m.assign(stat_ops_o, ops_q);
-  m.assign(stat_cycles_o, cycles_q);
-  m.assign(stat_fetch_wait_o, wait_q);
+  m.assign(busy_o, state.q != st_idle);
+  m.assign(done_o, done.q);
+  m.assign(error_o, error.q);
+  m.assign(stat_ops_o, ops.q);
+  m.assign(stat_cycles_o, prog_cycles.q);
+  m.assign(stat_fetch_wait_o, fetch_wait.q);
   m.blank();
-  m.always_ff({if_(rsp_ok, {nb(words_q[rcv_q], pr_data_i)})});
-  const Expr zero_word = lit(AW, 0), one_word = lit(AW, 1), lo = bit(false), hi = bit(true);
-  m.always_ff_reset(
-      {nb(busy_q, lo), nb(fetch_q, lo), nb(full_q, lo), nb(end_q, lo), nb(done_q, lo), nb(err_q, lo), nb(pc_q, zero_word),
-       nb(req_q, lit(WB, 0)), nb(rcv_q, lit(WB, 0)), nb(ops_q, zero_word), nb(cycles_q, zero_word), nb(wait_q, zero_word)},
-      {nb(done_q, finish),
-       if_(pr_valid_i & ~rsp_ok, {nb(err_q, hi)}),
-       if_(start_i & ~busy_q,
-           {nb(busy_q, hi), nb(fetch_q, hi), nb(full_q, lo), nb(end_q, lo), nb(pc_q, prog_base_i), nb(req_q, lit(WB, 0)),
-            nb(rcv_q, lit(WB, 0)), nb(ops_q, zero_word), nb(cycles_q, zero_word), nb(wait_q, zero_word)},
-           {if_(busy_q,
-                {nb(cycles_q, cycles_q + one_word),
-                 if_(desc_ready_i & ~full_q & ~end_q, {nb(wait_q, wait_q + one_word)}),
-                 if_(pf_valid_o & pf_ready_i, {nb(req_q, req_q + lit(WB, 1))}),
-                 if_(rsp_ok, {nb(rcv_q, rcv_q + lit(WB, 1))}),
-                 if_(last_word, {nb(fetch_q, lo), if_(is_end, {nb(end_q, hi)}, {nb(full_q, hi)})}),
-                 if_(accept, {nb(full_q, lo), nb(fetch_q, hi), nb(pc_q, pc_q + lit(AW, NW)), nb(req_q, lit(WB, 0)),
-                              nb(rcv_q, lit(WB, 0)), nb(ops_q, ops_q + one_word)}),
-                 if_(finish, {nb(busy_q, lo), nb(end_q, lo)})})})});
+  m.always_ff({if_(rsp_ok, {nb(words_q[received.q], pr_data_i)})});
+  const Expr zero_word = lit(AW, 0), one_word = lit(AW, 1), zero_count = lit(WB, 0), one_count = lit(WB, 1);
+  const Stmt count_cycle = blk(prog_cycles.d, prog_cycles.q + one_word);
+  const std::vector<Flop>& flops = group.flops();
+  Stmts next = hold_flops(flops);
+  next.push_back(blk(done.d, finish));
+  next.push_back(if_(pr_valid_i & ~rsp_ok, {blk(error.d, bit(true))}));
+  next.push_back(
+      case_(state.q, {{st_idle,
+                       {if_(start_i, {blk(state.d, st_fetch), blk(desc_addr.d, prog_base_i),
+                                      blk(requested.d, zero_count), blk(received.d, zero_count), blk(ops.d, zero_word),
+                                      blk(prog_cycles.d, zero_word), blk(fetch_wait.d, zero_word)})}},
+                      {st_fetch,
+                       {count_cycle, if_(desc_ready_i, {blk(fetch_wait.d, fetch_wait.q + one_word)}),
+                        if_(pf_valid_o & pf_ready_i, {blk(requested.d, requested.q + one_count)}),
+                        if_(rsp_ok, {blk(received.d, received.q + one_count)}),
+                        if_(last_word, {blk(state.d, ternary(is_end, st_drain, st_offer))})}},
+                      {st_offer,
+                       {count_cycle, if_(accept, {blk(state.d, st_fetch), blk(desc_addr.d, desc_addr.q + lit(AW, NW)),
+                                                  blk(requested.d, zero_count), blk(received.d, zero_count),
+                                                  blk(ops.d, ops.q + one_word)})}},
+                      {st_drain, {count_cycle, if_(finish, {blk(state.d, st_idle)})}}}));
+  m.blank();
+  m.comment("Next state: start, the descriptor's words, its hand-over, the end; the statistics.");
+  m.always_comb(std::move(next));
+  m.always_ff_flops(flops, {{state.q, st_idle}});
   return m;
 }
 

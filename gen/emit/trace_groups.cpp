@@ -9,20 +9,23 @@ namespace capsgen::emit {
 
 const TraceGroups& accel_trace_groups() {
   static const TraceGroups g = {
-      {"Sequencer (program fetch)", {"clk_i", "rst_ni", "start_i", "busy_o", "done_o", "error_o", "pf_valid_o",
-                                     "pf_ready_i", "pf_addr_o", "pr_valid_i", "pr_data_i", "u_seq.fetch_q",
-                                     "u_seq.full_q", "u_seq.end_q", "stat_ops_o", "stat_fetch_wait_o"}},
-      {"Engine controller", {"u_engine.desc_valid_i", "u_engine.desc_ready_o", "u_engine.desc_kind", "op_busy_o",
-                             "op_done_o", "u_engine.streaming_q", "u_engine.act_mode_q", "u_engine.batch_q", "u_engine.chunk_q",
-                             "u_engine.tile_q", "u_engine.vector_q", "u_engine.issue", "u_engine.last_k", "u_engine.credits_q"}},
-      {"Streamer stalls", {"u_engine.st_rd_avail", "u_engine.tile_ok", "u_engine.credit_ok", "stat_cycles_o",
-                           "stat_vectors_o", "stat_stall_data_o", "stat_stall_tile_o", "stat_stall_out_o"}},
-      {"Data port and gather", {"drd_en_o", "drd_vec_o", "drd_addr_o", "drd_data_i", "u_engine.g_valid",
-                                "u_engine.g_ready", "u_engine.g_zero"}},
+      {"Sequencer (program fetch)",
+       {"clk_i", "rst_ni", "start_i", "busy_o", "done_o", "error_o", "pf_valid_o", "pf_ready_i", "pf_addr_o",
+        "pr_valid_i", "pr_data_i", "u_seq.state_q", "u_seq.words_received_q", "stat_ops_o", "stat_fetch_wait_o"}},
+      {"Engine controller",
+       {"u_engine.desc_valid_i", "u_engine.desc_ready_o", "u_engine.desc_kind", "op_busy_o", "op_done_o",
+        "u_engine.streaming_q", "u_engine.act_mode_q", "u_engine.batch_q", "u_engine.chunk_q", "u_engine.tile_q",
+        "u_engine.vector_q", "u_engine.issue", "u_engine.last_k", "u_engine.credits_q"}},
+      {"Streamer stalls",
+       {"u_engine.st_rd_avail", "u_engine.tile_ok", "u_engine.credit_ok", "stat_cycles_o", "stat_vectors_o",
+        "stat_stall_data_o", "stat_stall_tile_o", "stat_stall_out_o"}},
+      {"Data port and gather",
+       {"drd_en_o", "drd_vec_o", "drd_addr_o", "drd_data_i", "u_engine.g_valid", "u_engine.g_ready",
+        "u_engine.g_zero"}},
       {"Array edges: tiles", {"wrd_en_o", "wrd_addr_o", "wrd_data_i", "u_engine.tile_ready"}},
       {"Accumulators: init", {"brd_en_o", "brd_addr_o", "brd_data_i", "u_engine.io_rd"}},
-      {"Activation and output FIFO", {"u_engine.a_valid", "u_engine.fifo_push", "u_engine.fifo_cnt_q", "u_engine.pop",
-                                      "u_engine.ap_busy"}},
+      {"Activation and output FIFO",
+       {"u_engine.a_valid", "u_engine.fifo_push", "u_engine.fifo_count_q", "u_engine.pop", "u_engine.ap_busy"}},
       {"Output port", {"wr_en_o", "wr_vec_o", "wr_mask_o", "wr_addr_o", "wr_data_o"}},
   };
   return g;
@@ -47,6 +50,11 @@ const TraceGroups& chip_trace_groups() {
                          "sector_asleep_weight_o", "sleep_req_acc", "sector_asleep_acc_o"}},
   };
   return g;
+}
+
+const TraceCodeSignals& accel_trace_code_signals() {
+  static const TraceCodeSignals s = {{"u_seq.state_q", "St"}};
+  return s;
 }
 
 const TraceCodeSignals& chip_trace_code_signals() {
@@ -87,17 +95,23 @@ void emit_trace_groups(const AccelConfig& /*cfg: the design holds it*/, Design& 
   if (design.has_module(kChipModule))
     tops.push_back(fmt::format("\"{}\": {}", kChipModule,
                                groups_json(present_trace_groups(design, kChipModule, chip_trace_groups()))));
-  // The chip's code signals, each {"value": "Name", ...}.
+  // Each top level's code signals, each {"value": "Name", ...}.
   std::string codes;
-  if (design.has_module(kChipModule))
-    for (const auto& [signal, prefix] : chip_trace_code_signals()) {
-      const auto named = design.signal_codes(kChipModule, signal, prefix);
+  for (const auto& [top, signals] :
+       {std::pair{kAccelModule, &accel_trace_code_signals()}, std::pair{kChipModule, &chip_trace_code_signals()}}) {
+    if (!design.has_module(top)) continue;
+    std::string top_codes;
+    for (const auto& [signal, prefix] : *signals) {
+      const auto named = design.signal_codes(top, signal, prefix);
       if (named.empty()) continue;
       std::string values;
       for (const auto& [value, name] : named) values += fmt::format("{}\"{}\": \"{}\"", values.empty() ? "" : ", ", value, name);
-      codes += fmt::format("{}\n      \"{}\": {{{}}}", codes.empty() ? "" : ",", signal, values);
+      top_codes += fmt::format("{}\n      \"{}\": {{{}}}", top_codes.empty() ? "" : ",", signal, values);
     }
-  if (!codes.empty()) tops.push_back(fmt::format("\"codes\": {{\n    \"{}\": {{{}\n    }}\n  }}", kChipModule, codes));
+    if (!top_codes.empty())
+      codes += fmt::format("{}\n    \"{}\": {{{}\n    }}", codes.empty() ? "" : ",", top, top_codes);
+  }
+  if (!codes.empty()) tops.push_back(fmt::format("\"codes\": {{{}\n  }}", codes));
   std::string j = "{";
   for (std::size_t t = 0; t < tops.size(); ++t) j += fmt::format("{}\n  {}", t ? "," : "", tops[t]);
   design.add_other_file(kTraceGroupsName, j + "\n}\n");

@@ -26,14 +26,15 @@ const TraceGroups& chip_trace_groups();
 // Signals whose values are codes named by the module's constants (Module::constant), with the
 // prefix of those names: (signal path relative to the top, prefix). The .gtkw shows them as names.
 using TraceCodeSignals = std::vector<std::pair<std::string, std::string>>;
+const TraceCodeSignals& accel_trace_code_signals();
 const TraceCodeSignals& chip_trace_code_signals();
 
 // The groups restricted to the signals `design` has under `top` (groups left empty are dropped).
 TraceGroups present_trace_groups(const Design& design, const std::string& top, const TraceGroups& groups);
 
 // trace_groups.json: {"capsgen_accel": [{"group": ..., "signals": [...]}, ...], "capsgen_chip": [...],
-// "codes": {"capsgen_chip": {"u_seq.state_q": {"0": "StIdle", ...}, ...}}}, a key for each top level
-// the design has.
+// "codes": {"capsgen_accel": {"u_seq.state_q": {"0": "StIdle", ...}}, "capsgen_chip": {...}}}, a key
+// for each top level the design has.
 void emit_trace_groups(const AccelConfig& cfg, Design& design);
 
 }  // namespace capsgen::emit

@@ -77,7 +77,7 @@ TEST(EmitSequencer, SequencerFetchesTheLayoutsWordCountAndStopsAtTheEndMarker) {
   const int NW = isa::engine_descriptor_words();
   EXPECT_NE(text.find("reg [31:0] words_q [0:" + std::to_string(NW - 1) + "]"), std::string::npos);
   EXPECT_NE(text.find("output wire [" + std::to_string(NW * 32 - 1) + ":0] desc_words_o"), std::string::npos);
-  EXPECT_NE(text.find("pc_q <= pc_q + 32'd" + std::to_string(NW)), std::string::npos);
+  EXPECT_NE(text.find("desc_addr_d = desc_addr_q + 32'd" + std::to_string(NW) + ";"), std::string::npos);
   EXPECT_NE(text.find("assign is_end = words_q[0][1:0] == 2'd3;"), std::string::npos);
   for (int w = 0; w < NW; ++w)
     EXPECT_NE(text.find("assign desc_words_o[" + std::to_string(w * 32 + 31) + ":" + std::to_string(w * 32) + "] = words_q[" +

@@ -27,12 +27,15 @@ module capsgen_activation (
   output wire err_o  // sticky: an internal queue overflowed (contract violated, e.g. len > max)
 );
   // Vector framing and per-vector controls.
-  reg [5:0] cnt_q;  // elements of the current vector received
-  reg [2:0] func_q;  // function of the current vector
+  reg [5:0] element_count_q;  // elements of the current vector received
+  reg [5:0] element_count_d;
+  reg [2:0] function_q;  // function of the current vector
+  reg [2:0] function_d;
+  reg opens_vector_q;  // the next element opens a vector (element_count_q == 0, registered: off the reduction path)
+  reg opens_vector_d;
   reg [5:0] len_q;
   reg [4:0] shift_q;
   reg [4:0] nshift_q;
-  reg first_q;  // next element opens a vector (cnt_q == 0, registered: off the reduction path)
   wire first;  // this element opens a vector
   wire [2:0] cur_func;
   wire [5:0] len_in;  // len_i, 0 read as 1
@@ -151,34 +154,47 @@ module capsgen_activation (
   reg [5:0] out_data_q;
   reg err_q;
 
-  assign first = first_q;
-  assign cur_func = first ? func_i : func_q;
+  assign first = opens_vector_q;
+  assign cur_func = first ? func_i : function_q;
   assign len_in = (len_i == 6'd0) ? 6'd1 : len_i;
   assign cur_len = first ? len_in : len_q;
   assign cur_shift = first ? shift_i : shift_q;
   assign cur_nshift = first ? norm_shift_i : nshift_q;
   assign cur_vec = (cur_func == 3'd2) | (cur_func == 3'd3) | (cur_func == 3'd4);
-  assign in_last = ~cur_vec | (cnt_q + 6'd1 == cur_len);
+  assign in_last = ~cur_vec | (element_count_q + 6'd1 == cur_len);
   assign red_shr = in_data_i >>> cur_shift;
   assign red_rbsrc = {in_data_i, 1'b0};
   assign red_rb = (cur_shift > 5'd20) ? in_data_i[19] : red_rbsrc[cur_shift];
   assign red_round = {red_shr[19], red_shr} + {20'd0, red_rb};
   assign red_act = ((&red_round[20:5]) | ~(|red_round[20:5])) ? red_round[5:0] : {red_round[20], {5{~red_round[20]}}};
+  always @* begin
+    element_count_d = element_count_q;
+    function_d = function_q;
+    opens_vector_d = opens_vector_q;
+    if (in_valid_i) begin
+      element_count_d = in_last ? 6'd0 : element_count_q + 6'd1;
+      opens_vector_d = in_last;
+      if (first) begin
+        function_d = func_i;
+      end
+    end
+  end
   always @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
-      cnt_q <= 6'd0;
-      first_q <= 1'b1;
-      func_q <= 3'd0;
+      element_count_q <= 6'd0;
+      function_q <= 3'd0;
+      opens_vector_q <= 1'b1;
+    end else begin
+      element_count_q <= element_count_d;
+      function_q <= function_d;
+      opens_vector_q <= opens_vector_d;
+    end
+  end
+  always @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
       a_valid_q <= 1'b0;
     end else begin
       a_valid_q <= in_valid_i;
-      if (in_valid_i) begin
-        cnt_q <= in_last ? 6'd0 : cnt_q + 6'd1;
-        first_q <= in_last;
-        if (first) begin
-          func_q <= func_i;
-        end
-      end
     end
   end
   always @(posedge clk_i) begin
@@ -194,10 +210,10 @@ module capsgen_activation (
       nshift_q <= norm_shift_i;
     end
   end
-  assign f_relu = func_q == 3'd1;
-  assign f_norm = func_q == 3'd2;
-  assign f_squash = func_q == 3'd3;
-  assign f_softmax = func_q == 3'd4;
+  assign f_relu = function_q == 3'd1;
+  assign f_norm = function_q == 3'd2;
+  assign f_squash = function_q == 3'd3;
+  assign f_softmax = function_q == 3'd4;
   assign f_elem = ~(f_norm | f_squash | f_softmax);
   assign elem_valid = a_valid_q & f_elem;
   assign elem_val = (f_relu & a_q[5]) ? 6'd0 : a_q;
@@ -433,7 +449,7 @@ module capsgen_activation (
   assign out_valid_o = out_valid_q;
   assign out_last_o = out_last_q;
   assign out_data_o = out_data_q;
-  assign busy_o = (cnt_q != 6'd0) | a_valid_q | sq_valid_q | tot_valid_q | addr_valid_q | nv_q |
+  assign busy_o = (element_count_q != 6'd0) | a_valid_q | sq_valid_q | tot_valid_q | addr_valid_q | nv_q |
                   ~elem_empty | ~desc_empty | eng_busy_q | sqo_valid_q | ex_valid_q |
                   ~ef_empty | ~sf_empty | c_busy_q | div_busy;
   assign err_o = err_q;

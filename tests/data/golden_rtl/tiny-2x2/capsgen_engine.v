@@ -715,14 +715,17 @@ module capsgen_engine (
   assign bias_n = {26'd0, pn_q[18 +: 6]};
   reg bv_q;  // the biases arrive this cycle
   reg [15:0] bl_q;  // valid bias columns: n_total - n*cols
-  reg io_v_q;  // a per-output init code arrives this cycle
+  reg init_code_arrives_q;  // a per-output init code arrives this cycle
+  reg init_code_arrives_d;
   wire io_rd;  // per-output init read of the vector issued this cycle
   wire [19:0] io_code;  // the code read (lane 0)
   wire [50:0] io_wide;  // sign-extended and shifted
   wire [19:0] io_sat;  // saturated to psum bits
   reg [19:0] io_fifo_q [0:7];  // per-output init values of the vectors in flight
-  reg [2:0] io_wp_q;
-  reg [2:0] io_rp_q;
+  reg [2:0] init_queue_write_q;  // io_fifo_q entry of the next code
+  reg [2:0] init_queue_write_d;
+  reg [2:0] init_queue_read_q;  // io_fifo_q entry of the oldest code
+  reg [2:0] init_queue_read_d;
   wire io_pop;
   wire [39:0] acc_bias;
   assign io_rd = issue & (chunk_q == 16'd0) & init_out_q;
@@ -735,27 +738,35 @@ module capsgen_engine (
   always @(posedge clk_i) begin
     bv_q <= pv_q[3] & ~pa_q[3] & init_bias_q;
     bl_q <= columns_total_q - bias_n[15:0] * 16'd2;
-    if (io_v_q) begin
-      io_fifo_q[io_wp_q] <= io_sat;
+    if (init_code_arrives_q) begin
+      io_fifo_q[init_queue_write_q] <= io_sat;
+    end
+  end
+  always @* begin
+    init_code_arrives_d = init_code_arrives_q;
+    init_queue_write_d = init_queue_write_q;
+    init_queue_read_d = init_queue_read_q;
+    init_code_arrives_d = io_rd;
+    if (init_code_arrives_q) begin
+      init_queue_write_d = init_queue_write_q + 3'd1;
+    end
+    if (io_pop) begin
+      init_queue_read_d = init_queue_read_q + 3'd1;
     end
   end
   always @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
-      io_v_q <= 1'b0;
-      io_wp_q <= 3'd0;
-      io_rp_q <= 3'd0;
+      init_code_arrives_q <= 1'b0;
+      init_queue_write_q <= 3'd0;
+      init_queue_read_q <= 3'd0;
     end else begin
-      io_v_q <= io_rd;
-      if (io_v_q) begin
-        io_wp_q <= io_wp_q + 3'd1;
-      end
-      if (io_pop) begin
-        io_rp_q <= io_rp_q + 3'd1;
-      end
+      init_code_arrives_q <= init_code_arrives_d;
+      init_queue_write_q <= init_queue_write_d;
+      init_queue_read_q <= init_queue_read_d;
     end
   end
-  assign acc_bias[19:0] = init_out_q ? io_fifo_q[io_rp_q] : (bv_q & (16'd0 < bl_q)) ? brd_data_i[19:0] : 20'd0;
-  assign acc_bias[39:20] = init_out_q ? io_fifo_q[io_rp_q] : (bv_q & (16'd1 < bl_q)) ? brd_data_i[39:20] : 20'd0;
+  assign acc_bias[19:0] = init_out_q ? io_fifo_q[init_queue_read_q] : (bv_q & (16'd0 < bl_q)) ? brd_data_i[19:0] : 20'd0;
+  assign acc_bias[39:20] = init_out_q ? io_fifo_q[init_queue_read_q] : (bv_q & (16'd1 < bl_q)) ? brd_data_i[39:20] : 20'd0;
 
   wire acc_out_valid;
   wire [39:0] acc_out_data;
@@ -810,34 +821,45 @@ module capsgen_engine (
 
   // Output FIFO: 16 result vectors of 2 act codes.
   reg [15:0] fifo_mem [0:15];
-  reg [3:0] fifo_wp_q;
-  reg [3:0] fifo_rp_q;
-  reg [4:0] fifo_cnt_q;
+  reg [3:0] fifo_write_q;  // fifo_mem entry of the next record
+  reg [3:0] fifo_write_d;
+  reg [3:0] fifo_read_q;  // fifo_mem entry of the oldest record
+  reg [3:0] fifo_read_d;
+  reg [4:0] fifo_count_q;  // records held
+  reg [4:0] fifo_count_d;
   wire [15:0] fifo_in;  // the activation results, act bits per column
   wire fifo_overflow;
   assign fifo_in[7:0] = a_data[7:0];
   assign fifo_in[15:8] = a_data[15:8];
   wire fifo_push;  // a Gemm result vector
   assign fifo_push = a_valid & ~act_mode_q;
-  assign fifo_overflow = fifo_push & (fifo_cnt_q == 5'd16) & ~pop;
+  assign fifo_overflow = fifo_push & (fifo_count_q == 5'd16) & ~pop;
+  always @* begin
+    fifo_write_d = fifo_write_q;
+    fifo_read_d = fifo_read_q;
+    fifo_count_d = fifo_count_q;
+    if (fifo_push) begin
+      fifo_write_d = fifo_write_q + 4'd1;
+    end
+    if (pop) begin
+      fifo_read_d = fifo_read_q + 4'd1;
+    end
+    fifo_count_d = fifo_count_q + {4'd0, fifo_push} - {4'd0, pop};
+  end
   always @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
-      fifo_wp_q <= 4'd0;
-      fifo_rp_q <= 4'd0;
-      fifo_cnt_q <= 5'd0;
+      fifo_write_q <= 4'd0;
+      fifo_read_q <= 4'd0;
+      fifo_count_q <= 5'd0;
     end else begin
-      if (fifo_push) begin
-        fifo_wp_q <= fifo_wp_q + 4'd1;
-      end
-      if (pop) begin
-        fifo_rp_q <= fifo_rp_q + 4'd1;
-      end
-      fifo_cnt_q <= fifo_cnt_q + {4'd0, fifo_push} - {4'd0, pop};
+      fifo_write_q <= fifo_write_d;
+      fifo_read_q <= fifo_read_d;
+      fifo_count_q <= fifo_count_d;
     end
   end
   always @(posedge clk_i) begin
     if (fifo_push) begin
-      fifo_mem[fifo_wp_q] <= fifo_in;
+      fifo_mem[fifo_write_q] <= fifo_in;
     end
   end
   wire w_done;
@@ -869,8 +891,8 @@ module capsgen_engine (
     .desc_o_div_i(desc_o_div),
     .desc_o_sel_i(desc_o_sel),
     .desc_o_vec_i(desc_o_vec | desc_acc_hold),
-    .rec_valid_i(fifo_cnt_q != 5'd0),
-    .rec_data_i(fifo_mem[fifo_rp_q]),
+    .rec_valid_i(fifo_count_q != 5'd0),
+    .rec_data_i(fifo_mem[fifo_read_q]),
     .rec_pop_o(pop),
     .wr_ready_i(wr_ready_i | acc_hold_q),
     .wr_en_o(w_wr_en),

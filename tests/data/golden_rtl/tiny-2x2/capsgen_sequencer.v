@@ -34,35 +34,46 @@ module capsgen_sequencer (
   output wire [31:0] stat_cycles_o,  // cycles since start_i (frozen at done_o)
   output wire [31:0] stat_fetch_wait_o  // cycles the engine waited for a fetched descriptor
 );
-  // State: fetching words of the descriptor at pc_q (req_q requested, rcv_q received), a whole descriptor
-  // waiting for the engine (full_q), the end marker fetched (end_q).
-  reg busy_q;
-  reg fetch_q;
-  reg full_q;
-  reg end_q;
-  reg done_q;
-  reg err_q;
-  reg [31:0] pc_q;  // word address of the descriptor being fetched
-  reg [5:0] req_q;  // words requested
-  reg [5:0] rcv_q;  // words received
+  // Sequencer states (state_q).
+  localparam [1:0] StIdle = 2'd0;  // no program runs
+  localparam [1:0] StFetch = 2'd1;  // fetching the words of the descriptor at desc_addr_q
+  localparam [1:0] StOffer = 2'd2;  // the whole descriptor is offered to the engine
+  localparam [1:0] StDrain = 2'd3;  // the end marker is fetched: waiting until the engine is idle
+  reg [1:0] state_q;
+  reg [1:0] state_d;
+  reg [31:0] desc_addr_q;  // word address of the descriptor being fetched
+  reg [31:0] desc_addr_d;
+  reg [5:0] words_requested_q;  // words of the descriptor requested
+  reg [5:0] words_requested_d;
+  reg [5:0] words_received_q;  // words of the descriptor received
+  reg [5:0] words_received_d;
+  reg done_q;  // the program ended in the previous cycle
+  reg done_d;
+  reg error_q;  // sticky: a fetch response without a request
+  reg error_d;
+  reg [31:0] ops_q;  // descriptors handed to the engine
+  reg [31:0] ops_d;
+  reg [31:0] prog_cycles_q;  // cycles since start_i
+  reg [31:0] prog_cycles_d;
+  reg [31:0] fetch_wait_q;  // cycles the engine waited for a descriptor
+  reg [31:0] fetch_wait_d;
   reg [31:0] words_q [0:46];  // the descriptor's words
-  reg [31:0] ops_q;
-  reg [31:0] cycles_q;
-  reg [31:0] wait_q;
+  wire fetching;  // state StFetch
   wire rsp_ok;  // a response that was requested
   wire last_word;  // the descriptor's last word arrives
   wire is_end;  // word 0 (received first) holds the end marker
   wire accept;  // the engine takes the descriptor
   wire finish;  // end marker fetched and the engine idle
 
-  assign rsp_ok = pr_valid_i & fetch_q & (rcv_q != req_q);
-  assign last_word = rsp_ok & (rcv_q == 6'd46);
+  assign fetching = state_q == StFetch;
+  assign rsp_ok = pr_valid_i & fetching & (words_received_q != words_requested_q);
+  assign last_word = rsp_ok & (words_received_q == 6'd46);
   assign is_end = words_q[0][1:0] == 2'd3;
-  assign accept = full_q & desc_ready_i;
-  assign finish = end_q & desc_ready_i;
-  assign pf_valid_o = fetch_q & (req_q != 6'd47);
-  assign pf_addr_o = pc_q + {26'd0, req_q};
-  assign desc_valid_o = full_q;
+  assign accept = (state_q == StOffer) & desc_ready_i;
+  assign finish = (state_q == StDrain) & desc_ready_i;
+  assign pf_valid_o = fetching & (words_requested_q != 6'd47);
+  assign pf_addr_o = desc_addr_q + {26'd0, words_requested_q};
+  assign desc_valid_o = state_q == StOffer;
   assign desc_words_o[31:0] = words_q[0];
   assign desc_words_o[63:32] = words_q[1];
   assign desc_words_o[95:64] = words_q[2];
@@ -110,80 +121,100 @@ module capsgen_sequencer (
   assign desc_words_o[1439:1408] = words_q[44];
   assign desc_words_o[1471:1440] = words_q[45];
   assign desc_words_o[1503:1472] = words_q[46];
-  assign busy_o = busy_q;
+  assign busy_o = state_q != StIdle;
   assign done_o = done_q;
-  assign error_o = err_q;
+  assign error_o = error_q;
   assign stat_ops_o = ops_q;
-  assign stat_cycles_o = cycles_q;
-  assign stat_fetch_wait_o = wait_q;
+  assign stat_cycles_o = prog_cycles_q;
+  assign stat_fetch_wait_o = fetch_wait_q;
 
   always @(posedge clk_i) begin
     if (rsp_ok) begin
-      words_q[rcv_q] <= pr_data_i;
+      words_q[words_received_q] <= pr_data_i;
     end
+  end
+
+  // Next state: start, the descriptor's words, its hand-over, the end; the statistics.
+  always @* begin
+    state_d = state_q;
+    desc_addr_d = desc_addr_q;
+    words_requested_d = words_requested_q;
+    words_received_d = words_received_q;
+    done_d = done_q;
+    error_d = error_q;
+    ops_d = ops_q;
+    prog_cycles_d = prog_cycles_q;
+    fetch_wait_d = fetch_wait_q;
+    done_d = finish;
+    if (pr_valid_i & ~rsp_ok) begin
+      error_d = 1'b1;
+    end
+    case (state_q)
+      StIdle: begin
+        if (start_i) begin
+          state_d = StFetch;
+          desc_addr_d = prog_base_i;
+          words_requested_d = 6'd0;
+          words_received_d = 6'd0;
+          ops_d = 32'd0;
+          prog_cycles_d = 32'd0;
+          fetch_wait_d = 32'd0;
+        end
+      end
+      StFetch: begin
+        prog_cycles_d = prog_cycles_q + 32'd1;
+        if (desc_ready_i) begin
+          fetch_wait_d = fetch_wait_q + 32'd1;
+        end
+        if (pf_valid_o & pf_ready_i) begin
+          words_requested_d = words_requested_q + 6'd1;
+        end
+        if (rsp_ok) begin
+          words_received_d = words_received_q + 6'd1;
+        end
+        if (last_word) begin
+          state_d = is_end ? StDrain : StOffer;
+        end
+      end
+      StOffer: begin
+        prog_cycles_d = prog_cycles_q + 32'd1;
+        if (accept) begin
+          state_d = StFetch;
+          desc_addr_d = desc_addr_q + 32'd47;
+          words_requested_d = 6'd0;
+          words_received_d = 6'd0;
+          ops_d = ops_q + 32'd1;
+        end
+      end
+      StDrain: begin
+        prog_cycles_d = prog_cycles_q + 32'd1;
+        if (finish) begin
+          state_d = StIdle;
+        end
+      end
+    endcase
   end
   always @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
-      busy_q <= 1'b0;
-      fetch_q <= 1'b0;
-      full_q <= 1'b0;
-      end_q <= 1'b0;
+      state_q <= StIdle;
+      desc_addr_q <= 32'd0;
+      words_requested_q <= 6'd0;
+      words_received_q <= 6'd0;
       done_q <= 1'b0;
-      err_q <= 1'b0;
-      pc_q <= 32'd0;
-      req_q <= 6'd0;
-      rcv_q <= 6'd0;
+      error_q <= 1'b0;
       ops_q <= 32'd0;
-      cycles_q <= 32'd0;
-      wait_q <= 32'd0;
+      prog_cycles_q <= 32'd0;
+      fetch_wait_q <= 32'd0;
     end else begin
-      done_q <= finish;
-      if (pr_valid_i & ~rsp_ok) begin
-        err_q <= 1'b1;
-      end
-      if (start_i & ~busy_q) begin
-        busy_q <= 1'b1;
-        fetch_q <= 1'b1;
-        full_q <= 1'b0;
-        end_q <= 1'b0;
-        pc_q <= prog_base_i;
-        req_q <= 6'd0;
-        rcv_q <= 6'd0;
-        ops_q <= 32'd0;
-        cycles_q <= 32'd0;
-        wait_q <= 32'd0;
-      end else if (busy_q) begin
-        cycles_q <= cycles_q + 32'd1;
-        if (desc_ready_i & ~full_q & ~end_q) begin
-          wait_q <= wait_q + 32'd1;
-        end
-        if (pf_valid_o & pf_ready_i) begin
-          req_q <= req_q + 6'd1;
-        end
-        if (rsp_ok) begin
-          rcv_q <= rcv_q + 6'd1;
-        end
-        if (last_word) begin
-          fetch_q <= 1'b0;
-          if (is_end) begin
-            end_q <= 1'b1;
-          end else begin
-            full_q <= 1'b1;
-          end
-        end
-        if (accept) begin
-          full_q <= 1'b0;
-          fetch_q <= 1'b1;
-          pc_q <= pc_q + 32'd47;
-          req_q <= 6'd0;
-          rcv_q <= 6'd0;
-          ops_q <= ops_q + 32'd1;
-        end
-        if (finish) begin
-          busy_q <= 1'b0;
-          end_q <= 1'b0;
-        end
-      end
+      state_q <= state_d;
+      desc_addr_q <= desc_addr_d;
+      words_requested_q <= words_requested_d;
+      words_received_q <= words_received_d;
+      done_q <= done_d;
+      error_q <= error_d;
+      ops_q <= ops_d;
+      prog_cycles_q <= prog_cycles_d;
+      fetch_wait_q <= fetch_wait_d;
     end
   end
 endmodule

@@ -31,8 +31,11 @@ module capsgen_spm_data (
 );
   // Sector power state: ack = 1 while asleep or waking.
   reg [1:0] sleep_ack_q;
+  reg [1:0] sleep_ack_d;
   reg [1:0] wake_s0_q;  // wake-up cycles left
+  reg [1:0] wake_s0_d;
   reg [1:0] wake_s1_q;  // wake-up cycles left
+  reg [1:0] wake_s1_d;
   wire b0_p0_en;
   wire b0_p0_we;
   wire [8:0] b0_p0_addr;
@@ -63,32 +66,40 @@ module capsgen_spm_data (
 
   // Sleep FSM per sector index: request -> ack in the next cycle; release -> ack falls
   // after 2 further cycles (wake_s*_q counts them down).
+  always @* begin
+    sleep_ack_d = sleep_ack_q;
+    wake_s0_d = wake_s0_q;
+    wake_s1_d = wake_s1_q;
+    if (sleep_req_i[0]) begin
+      sleep_ack_d[0] = 1'b1;
+      wake_s0_d = 2'd2;
+    end else if (sleep_ack_q[0]) begin
+      if (wake_s0_q == 2'd0) begin
+        sleep_ack_d[0] = 1'b0;
+      end else begin
+        wake_s0_d = wake_s0_q - 2'd1;
+      end
+    end
+    if (sleep_req_i[1]) begin
+      sleep_ack_d[1] = 1'b1;
+      wake_s1_d = 2'd2;
+    end else if (sleep_ack_q[1]) begin
+      if (wake_s1_q == 2'd0) begin
+        sleep_ack_d[1] = 1'b0;
+      end else begin
+        wake_s1_d = wake_s1_q - 2'd1;
+      end
+    end
+  end
   always @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       sleep_ack_q <= 2'd0;
       wake_s0_q <= 2'd0;
       wake_s1_q <= 2'd0;
     end else begin
-      if (sleep_req_i[0]) begin
-        sleep_ack_q[0] <= 1'b1;
-        wake_s0_q <= 2'd2;
-      end else if (sleep_ack_q[0]) begin
-        if (wake_s0_q == 2'd0) begin
-          sleep_ack_q[0] <= 1'b0;
-        end else begin
-          wake_s0_q <= wake_s0_q - 2'd1;
-        end
-      end
-      if (sleep_req_i[1]) begin
-        sleep_ack_q[1] <= 1'b1;
-        wake_s1_q <= 2'd2;
-      end else if (sleep_ack_q[1]) begin
-        if (wake_s1_q == 2'd0) begin
-          sleep_ack_q[1] <= 1'b0;
-        end else begin
-          wake_s1_q <= wake_s1_q - 2'd1;
-        end
-      end
+      sleep_ack_q <= sleep_ack_d;
+      wake_s0_q <= wake_s0_d;
+      wake_s1_q <= wake_s1_d;
     end
   end
   assign sleep_ack_o = sleep_ack_q;
