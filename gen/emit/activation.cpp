@@ -460,7 +460,7 @@ void build_input_registers(Module& m, const ActivationUnit& u, const ActGeometry
                                 blk(f.opens.d, f.last), if_(f.first, {blk(f.function.d, u.io.func)})}));
   m.always_comb(std::move(next));
   m.always_ff_flops(f.flops, {{f.opens.q, bit(true)}, {f.function.q, function_code(ActFunc::kNone)}});
-  m.always_ff_reset({nb(r.a_valid, bit(false))}, {nb(r.a_valid, in_valid)});
+  m.always_ff_next({nb(r.a_valid, bit(false))}, {nb(r.a_valid, in_valid)});
   m.always_ff({if_(in_valid, {nb(r.a, r.saturated), nb(r.a_first, f.first), nb(r.a_last, f.last),
                               nb(r.a_norm_shift, f.norm_shift)}),
                if_(in_valid & f.first,
@@ -501,7 +501,7 @@ void build_norm_pipeline(Module& m, const ActivationUnit& u, const ActGeometry& 
   m.assign(n.rounded, n.shifted + zext(n.round_bit, sum_bits));
   m.assign(n.address, sat_u(n.rounded, g.sqrt_in));
   const FunctionDecode& d = u.decode;
-  m.always_ff_reset({nb(n.square_valid, bit(false)), nb(n.total_valid, bit(false)), nb(n.address_valid, bit(false)),
+  m.always_ff_next({nb(n.square_valid, bit(false)), nb(n.total_valid, bit(false)), nb(n.address_valid, bit(false)),
                      nb(n.norm_valid, bit(false))},
                     {nb(n.square_valid, r.a_valid & (d.norm | d.squash)),
                      nb(n.total_valid, n.square_valid & n.square_last), nb(n.address_valid, n.total_valid),
@@ -624,7 +624,7 @@ void build_stream_engine_control(Module& m, const ActivationUnit& u) {
   m.assign(q.engine_descriptor, ternary(q.engine_busy, q.engine_descriptor_q, q.descriptor_head));
   m.assign(q.descriptor_pop, q.engine_start & ~q.descriptor_empty);
   m.assign(q.descriptor_fifo_push, q.descriptor_push & ~(q.engine_start & q.descriptor_empty));
-  m.always_ff_reset({nb(q.engine_busy, bit(false))}, {nb(q.engine_busy, q.engine_process & ~q.element_last)});
+  m.always_ff_next({nb(q.engine_busy, bit(false))}, {nb(q.engine_busy, q.engine_process & ~q.element_last)});
   m.always_ff({if_(q.engine_start, {nb(q.engine_descriptor_q, q.descriptor_head)})});
 }
 
@@ -710,7 +710,7 @@ void build_stream_output_registers(Module& m, const ActivationUnit& u) {
   const QueuesAndStreamEngine& q = u.queues;
   const SquashLookup& s = u.squash;
   const ExpPass& e = u.exp;
-  m.always_ff_reset({nb(s.valid, bit(false)), nb(e.valid, bit(false))},
+  m.always_ff_next({nb(s.valid, bit(false)), nb(e.valid, bit(false))},
                     {nb(s.valid, q.engine_process & u.decode.squash),
                      nb(e.valid, q.engine_process & u.decode.softmax)});
   m.always_ff({if_(q.engine_process, {nb(s.last, q.element_last), nb(e.first, q.engine_start),
@@ -755,7 +755,7 @@ void build_divide_control(Module& m, const ActivationUnit& u, const ActGeometry&
   m.assign(c.start, ~c.busy & ~e.sum_empty);
   m.assign(c.process, c.busy | c.start);
   m.assign(c.denominator, ternary(c.busy, c.denominator_q, e.sum_head));
-  m.always_ff_reset({nb(c.busy, bit(false))}, {nb(c.busy, c.process & ~e.exp_head[g.exp_out])});
+  m.always_ff_next({nb(c.busy, bit(false))}, {nb(c.busy, c.process & ~e.exp_head[g.exp_out])});
   m.always_ff({if_(c.start, {nb(c.denominator_q, e.sum_head)})});
 }
 
@@ -790,7 +790,7 @@ void build_output_register(Module& m, const ActivationUnit& u, const ActGeometry
   const Expr norm_valid = u.norm.norm_valid & d.norm;
   m.blank();
   m.comment("Output register: one function is active at a time, so at most one source is valid.");
-  m.always_ff_reset({nb(o.valid, bit(false)), nb(o.error, bit(false))},
+  m.always_ff_next({nb(o.valid, bit(false)), nb(o.error, bit(false))},
                     {nb(o.valid, d.element_valid | norm_valid | s.valid | c.divider_valid),
                      if_(u.queues.element_error | u.queues.descriptor_error | u.exp.exp_error | u.exp.sum_error,
                          {nb(o.error, bit(true))})});

@@ -55,7 +55,7 @@ Module build_act_fifo(const AccelConfig& cfg) {
     if (depth == (1 << pointer_bits)) return pointer + one;
     return ternary(pointer == lit(pointer_bits, depth - 1), lit(pointer_bits, 0), pointer + one);
   };
-  m.always_ff_reset({nb(write_pointer, lit(pointer_bits, 0)), nb(read_pointer, lit(pointer_bits, 0)),
+  m.always_ff_next({nb(write_pointer, lit(pointer_bits, 0)), nb(read_pointer, lit(pointer_bits, 0)),
                      nb(count, lit(count_bits, 0))},
                     {if_(do_push, {nb(write_pointer, next(write_pointer))}),
                      if_(do_pop, {nb(read_pointer, next(read_pointer))}),
@@ -265,7 +265,7 @@ Module build_act_divider(const AccelConfig& cfg) {
   m.blank();
   m.comment("Datapath registers (no reset: only stages marked valid are used).");
   m.always_ff(regs.data);
-  m.always_ff_reset(regs.valid_reset, regs.valid);
+  m.always_ff_next(regs.valid_reset, regs.valid);
   m.blank();
   drive_divider_outputs(m, w, p, stages);
   return m;

@@ -241,7 +241,7 @@ class RecipPipeline {
     m_.blank();
     m_.comment("Pipeline registers (data without reset: only stages marked valid are used).");
     m_.always_ff(data_);
-    m_.always_ff_reset(valid_reset_, valid_);
+    m_.always_ff_next(valid_reset_, valid_);
   }
   // Any stage holds a division.
   Expr busy() const {

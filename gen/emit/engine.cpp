@@ -1623,7 +1623,7 @@ GatherToStaging build_gather_to_staging(Module& m, const EngineGeometry& geo, co
   m.assign(ready, st_wr_free & ~(s1_valid_q & s1_commit_q));
   m.assign(take, valid & ready);
   const Expr drd_elem = drive_data_port(m, geo, ports, ctl, pass, v, g);
-  m.always_ff_reset({nb(s1_valid_q, bit(false)), nb(v.s1_vall_q, bit(false))},
+  m.always_ff_next({nb(s1_valid_q, bit(false)), nb(v.s1_vall_q, bit(false))},
                     {nb(s1_valid_q, take | v.vg_take), nb(v.s1_vall_q, v.vg_take)});
   const bool whole = geo.vec_bits == geo.count_bits;
   m.always_ff(
@@ -1841,7 +1841,7 @@ VectorPipeline build_vector_pipeline(Module& m, const EngineGeometry& geo, const
                          m.reg("pe_q", stages * entry, "accumulator entry"),
                          m.reg("pn_q", latency * entry, "tile index n (stages 0..L-1)")};
   const Expr count_zero = lit(geo.count_bits, 0);
-  m.always_ff_reset({nb(p.pv_q, lit(stages, 0))}, {nb(p.pv_q, cat({p.pv_q.slice(stages - 2, 0), s.issue}))});
+  m.always_ff_next({nb(p.pv_q, lit(stages, 0))}, {nb(p.pv_q, cat({p.pv_q.slice(stages - 2, 0), s.issue}))});
   m.always_ff({nb(p.pf_q, ctl.pos.vector.q == count_zero),
                nb(p.pa_q, cat({p.pa_q.slice(stages - 2, 0), ctl.pos.chunk.q != count_zero})),
                nb(p.pl_q, cat({p.pl_q.slice(stages - 2, 0), s.last_k})),

@@ -1438,7 +1438,7 @@ Expr sticky_error_and_registers(Module& m, MemsysCollect& collect) {
   collect.reset.push_back(nb(err_range_q, bit(false)));
   collect.body.push_back(if_(err_range, {nb(err_range_q, bit(true))}));
   if (!collect.rd_body.empty()) m.always_ff(collect.rd_body);
-  m.always_ff_reset(collect.reset, collect.body);
+  m.always_ff_next(collect.reset, collect.body);
   return err_range_q;
 }
 

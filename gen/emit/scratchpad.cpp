@@ -456,7 +456,7 @@ void build_read_registers_and_errors(Module& m, const MemorySignals& sig, const 
   const MemoryPorts& out = sig.port;
   m.blank();
   m.comment("Read-side registers and error flags.");
-  m.always_ff_reset(read.ctrl_reset, read.ctrl);
+  m.always_ff_next(read.ctrl_reset, read.ctrl);
   if (!read.data.empty()) m.always_ff(read.data);
   m.assign(err.err_sleep, any_of(read.sleep_hits));
   if (err.err_addr) m.assign(*err.err_addr, any_of(read.addr_misses));
@@ -471,7 +471,7 @@ void build_read_registers_and_errors(Module& m, const MemorySignals& sig, const 
   if (err.err_conflict)
     reset.push_back(nb(*err.err_conflict_q, bit(false))), body.push_back(nb(*err.err_conflict_q, *err.err_conflict));
   body.push_back(if_(any, {nb(err.err_sticky_q, bit(true))}));
-  m.always_ff_reset(reset, body);
+  m.always_ff_next(reset, body);
   m.assign(out.err_sleep_o, err.err_sleep_q);
   if (err.err_addr) m.assign(*out.err_addr_o, *err.err_addr_q);
   if (err.err_conflict) m.assign(*out.err_conflict_o, *err.err_conflict_q);

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <map>
 #include <stdexcept>
 
 namespace capsgen::emit {
@@ -686,6 +687,78 @@ void Module::always_ff_reset(Stmts reset_body, Stmts body) {
   async_assigned_.insert(reset.begin(), reset.end());
   async_assigned_.insert(assigned.begin(), assigned.end());
   items_.emplace_back(ItemAlways{ItemAlways::Kind::kFlopAsyncReset, std::move(reset_body), std::move(body)});
+}
+
+namespace {
+
+// `lhs` (a target, or a concatenation of targets) with each target's leading name in `rename` replaced.
+std::string rename_targets(const std::string& lhs, const std::map<std::string, std::string>& rename) {
+  const auto one = [&](const std::string& target) {
+    const std::size_t start = target.find_first_not_of(' ');
+    std::size_t end = start;
+    while (end < target.size() && (std::isalnum(static_cast<unsigned char>(target[end])) || target[end] == '_')) ++end;
+    const auto it = rename.find(target.substr(start, end - start));
+    return it == rename.end() ? target : target.substr(0, start) + it->second + target.substr(end);
+  };
+  if (lhs.empty() || lhs[0] != '{') return one(lhs);
+  std::string out = "{";
+  int depth = 0;
+  std::size_t start = 1;
+  for (std::size_t i = 0; i < lhs.size(); ++i) {
+    const char c = lhs[i];
+    if (c == '{' || c == '[' || c == '(') ++depth;
+    if (c == '}' || c == ']' || c == ')') --depth;
+    if ((c == ',' && depth == 1) || (c == '}' && depth == 0)) {
+      out += one(lhs.substr(start, i - start)) + c;
+      start = i + 1;
+    }
+  }
+  return out;
+}
+
+// `stmts` with every nonblocking assignment made blocking and its targets renamed.
+Stmts to_next_state(const Stmts& stmts, const std::map<std::string, std::string>& rename) {
+  Stmts out;
+  for (Stmt s : stmts) {
+    if (s.kind == Stmt::Kind::kNonBlocking) {
+      s.kind = Stmt::Kind::kBlocking;
+      s.lhs = rename_targets(s.lhs, rename);
+    }
+    s.then_body = to_next_state(s.then_body, rename);
+    s.else_body = to_next_state(s.else_body, rename);
+    for (auto& [label, body] : s.cases) body = to_next_state(body, rename);
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+}  // namespace
+
+void Module::always_ff_next(Stmts reset_body, Stmts body) {
+  const std::vector<std::string> regs = assigned_signals(reset_body);
+  std::map<std::string, std::string> next;
+  Stmts comb, update;
+  for (const std::string& q : regs) {
+    const ItemNet* net = nullptr;
+    for (const Item& item : items_)
+      if (const auto* n = std::get_if<ItemNet>(&item); n != nullptr && n->name == q) net = n;
+    if (net == nullptr || !net->is_reg || !net->depth.empty() || q.size() < 3 || q.compare(q.size() - 2, 2, "_q") != 0)
+      throw std::logic_error("vast: " + name_ + ": always_ff_next of " + q + ", not a register named <base>_q");
+    const std::string d = q.substr(0, q.size() - 2) + "_d", width = net->width;
+    const bool is_signed = net->is_signed;
+    next.emplace(q, d);
+    reg(d, width, "", is_signed);
+    comb.push_back(blk(d, q));
+    update.push_back(nb(q, d));
+  }
+  for (Stmt& s : to_next_state(body, next)) comb.push_back(std::move(s));
+  // The checks of always_ff_reset, on the registers body assigns.
+  always_ff_reset(reset_body, std::move(body));
+  ItemAlways flop = std::move(std::get<ItemAlways>(items_.back()));
+  items_.pop_back();
+  flop.body = std::move(update);
+  always_comb(std::move(comb));
+  items_.emplace_back(std::move(flop));
 }
 
 void Module::always_ff_flops(const std::vector<Flop>& flops, const std::vector<std::pair<Expr, Expr>>& reset_values) {

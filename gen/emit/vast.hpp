@@ -255,6 +255,13 @@ class Module {
   // The flops' clocked block: each flop's reset value (`reset_values`, by flop; zero for the others)
   // while rst_ni is low, else `q <= d` for every flop.
   void always_ff_flops(const std::vector<Flop>& flops, const std::vector<std::pair<Expr, Expr>>& reset_values = {});
+  // What always_ff_reset(reset_body, body) says, in the _d/_q style: every register of reset_body
+  // (named <base>_q) gets a <base>_d, declared here; an always @* block sets each d = q and then runs
+  // `body` with its assignments to a q made blocking assignments to its d (their right-hand sides and
+  // conditions still read the _q registers, as the nonblocking assignments did); the clocked block
+  // holds the reset values and then only q <= d. Same checks as always_ff_reset, and every register
+  // must be named <base>_q.
+  void always_ff_next(Stmts reset_body, Stmts body);
   void always_comb(Stmts body);                        // always @*
   void lint_off(std::string rule, std::string reason);
   void lint_on(std::string rule);

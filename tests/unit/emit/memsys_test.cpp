@@ -266,31 +266,33 @@ TEST(EmitMemsys, SmpPortsCountersAndArbitration) {
   EXPECT_EQ(v, print_module(build_memsys(cfg))) << "deterministic";
   EXPECT_NE(v.find("Memory system, SMP organization"), std::string::npos);
   EXPECT_EQ(v.find("initial"), std::string::npos);
-  for (const char* s : {
-           "assign brd_ok = (brd_addr_i < 32'd1023);",
-           "assign drs_ok = (drd_addr_i >= 32'd1024) & (drd_vec_i ? (drd_addr_i < 32'd5119) : (drd_addr_i < 32'd5120));",
-           "assign wrds_ok = (wrd_addr_i >= 32'd1024) & (wrd_addr_i < 32'd5119);",
-           "assign err_range = (brd_en_i & ~brd_ok) | (drd_en_i & ~drs_ok) | (wrd_en_i & ~wrds_ok) | (wr_en_i & ~(wrs_ok)) | "
-           "(spm_req_i & dma_drop);",
-           // The writer waits only on a wrd of its bank (both port p1).
-           "assign wr_ready = ((wrs_bank & wrds_bank) == 2'd0);",
-           // The DMA (p2, either range) waits on any engine port of the bank, brd (p2) included.
-           "assign dma_acc_free = ((dma_acc_hit & (drs_bank | wrds_bank | (wrs_bank & {2{wr_go}}) | brd_bank)) == 2'd0) & "
-           "dma_acc_usable;",
-           "assign dma_acc_usable = ~shared_ack[dma_acc_addr[8:7]];",
-           // Ports: p0 drd, p1 wrd and wr, p2 brd and the DMA of both ranges.
-           "assign shared_p0_en = drs_bank;", "assign shared_p1_en = wrds_bank | shared_eng_wr;",
-           "assign shared_dma = (dma_shared_hit | dma_acc_hit) & {2{dma_go}};", "assign shared_p2_en = brd_bank | shared_dma;",
-           "assign shared_p2_be = {2{(dma_acc_ok ? dma_acc_be : dma_shared_be)}};",
-           "assign shared_p2_addr[8:0] = brd_bank[0] ? brd_b0_addr : (dma_acc_ok ? dma_acc_addr : dma_shared_addr);",
-           // Reads: brd's lanes from p2, drd's from p0 (no other memory to choose from).
-           "assign brd_rot2 = {shared_p2_rdata, shared_p2_rdata} >> {brd_s_q, 5'd0};",
-           "assign brd_data_o[39:20] = brd_rot[51:32];", "assign drd_data_o[7:0] = drs_rot[7:0];",
-           "assign drd_data_o[15:8] = drd_vec_q ? drs_rot[15:8] : 8'd0;",
-           "assign dma_acc_word = shared_p2_rdata[{dma_acc_bank_q, 5'd0} +: 32];",
-           // Counters: brd's reads as the acc range's, the sectors over all three ports.
-           "cnt_eng_rd_acc_inc_q <= {1'd0, (brd_bank[0])} + {1'd0, (brd_bank[1])};",
-           "(shared_p2_en[1] & (shared_p2_addr[17:16] == 2'd3))", "capsgen_spm_shared u_spm_shared ("})
+  for (const char* s :
+       {"assign brd_ok = (brd_addr_i < 32'd1023);",
+        "assign drs_ok = (drd_addr_i >= 32'd1024) & (drd_vec_i ? (drd_addr_i < 32'd5119) : (drd_addr_i < 32'd5120));",
+        "assign wrds_ok = (wrd_addr_i >= 32'd1024) & (wrd_addr_i < 32'd5119);",
+        "assign err_range = (brd_en_i & ~brd_ok) | (drd_en_i & ~drs_ok) | (wrd_en_i & ~wrds_ok) | (wr_en_i & "
+        "~(wrs_ok)) | "
+        "(spm_req_i & dma_drop);",
+        // The writer waits only on a wrd of its bank (both port p1).
+        "assign wr_ready = ((wrs_bank & wrds_bank) == 2'd0);",
+        // The DMA (p2, either range) waits on any engine port of the bank, brd (p2) included.
+        "assign dma_acc_free = ((dma_acc_hit & (drs_bank | wrds_bank | (wrs_bank & {2{wr_go}}) | brd_bank)) == 2'd0) & "
+        "dma_acc_usable;",
+        "assign dma_acc_usable = ~shared_ack[dma_acc_addr[8:7]];",
+        // Ports: p0 drd, p1 wrd and wr, p2 brd and the DMA of both ranges.
+        "assign shared_p0_en = drs_bank;", "assign shared_p1_en = wrds_bank | shared_eng_wr;",
+        "assign shared_dma = (dma_shared_hit | dma_acc_hit) & {2{dma_go}};",
+        "assign shared_p2_en = brd_bank | shared_dma;",
+        "assign shared_p2_be = {2{(dma_acc_ok ? dma_acc_be : dma_shared_be)}};",
+        "assign shared_p2_addr[8:0] = brd_bank[0] ? brd_b0_addr : (dma_acc_ok ? dma_acc_addr : dma_shared_addr);",
+        // Reads: brd's lanes from p2, drd's from p0 (no other memory to choose from).
+        "assign brd_rot2 = {shared_p2_rdata, shared_p2_rdata} >> {brd_s_q, 5'd0};",
+        "assign brd_data_o[39:20] = brd_rot[51:32];", "assign drd_data_o[7:0] = drs_rot[7:0];",
+        "assign drd_data_o[15:8] = drd_vec_q ? drs_rot[15:8] : 8'd0;",
+        "assign dma_acc_word = shared_p2_rdata[{dma_acc_bank_q, 5'd0} +: 32];",
+        // Counters: brd's reads as the acc range's, the sectors over all three ports.
+        "cnt_eng_rd_acc_inc_d = {1'd0, (brd_bank[0])} + {1'd0, (brd_bank[1])};",
+        "(shared_p2_en[1] & (shared_p2_addr[17:16] == 2'd3))", "capsgen_spm_shared u_spm_shared ("})
     EXPECT_NE(v.find(s), std::string::npos) << s;
   EXPECT_EQ(v.find("u_spm_acc"), std::string::npos);
 }
@@ -432,35 +434,33 @@ TEST(EmitMemsys, HyPortsCountersAndArbitration) {
   EXPECT_NE(v.find("Memory system, HY organization"), std::string::npos);
   EXPECT_EQ(v.find("$display"), std::string::npos);
   EXPECT_EQ(v.find("initial"), std::string::npos);
-  for (const char* s : {
-           // drd / wrd / wr decode the shared memory too; dropped only when no memory holds the access.
-           "assign drs_ok = (drd_addr_i >= 32'd3328) & (drd_vec_i ? (drd_addr_i < 32'd5375) : (drd_addr_i < 32'd5376));",
-           "assign wrds_ok = (wrd_addr_i >= 32'd3328) & (wrd_addr_i < 32'd5375);",
-           "assign wrs_ok = (wr_addr_i >= 32'd3328) & wrs_lane_ok[0]",
-           "(drd_en_i & ~drd_ok & ~drs_ok)", "(wrd_en_i & ~wrd_ok & ~wrds_ok)", "(brd_en_i & ~brd_ok)",
-           "(wr_en_i & ~(wr_ok | wrw_ok | wrs_ok))",
-           // The writer waits on the wrd of the shared memory (both port p1), never on its drd (p0).
-           "assign wr_ready = ((wr_bank & drd_bank) == 2'd0) & ((wrw_bank & wrd_bank) == 2'd0) & ((wrs_bank & wrds_bank) == 2'd0);",
-           // The DMA (p2) waits on any engine port of the bank.
-           "assign dma_shared_free = ((dma_shared_hit & (drs_bank | wrds_bank | (wrs_bank & {2{wr_go}}))) == 2'd0) & "
-           "dma_shared_usable;",
-           // Ports: p0 drd, p1 wrd and wr, p2 DMA.
-           "assign shared_p0_en = drs_bank;", "assign shared_p1_en = wrds_bank | shared_eng_wr;",
-           "assign shared_p1_we = shared_eng_wr;", "assign shared_eng_wr = wrs_bank & {2{wr_go}};",
-           "assign shared_p2_en = shared_dma;", "assign shared_p2_we = shared_dma & {2{spm_we_i}};",
-           "assign shared_p1_addr[8:0] = wrds_bank[0] ? wrds_b0_addr : wrs_b0_addr;",
-           "capsgen_spm_shared u_spm_shared (", ".p2_en_i(shared_p2_en)", ".err_conflict_o(shared_err_conflict)",
-           "assign dma_shared_word = shared_p2_rdata[",
-           // Read data from the memory the read went to.
-           "assign drd_data_o[7:0] = (drd_shared_q ? drs_rot[7:0] : drd_rot[7:0]);",
-           "assign wrd_data_o[15:8] = (wrd_shared_q ? wrds_rot[15:8] : wrd_rot[15:8]);",
-           "drd_shared_q <= drs_ok;", "assign drs_rot2 = {shared_p0_rdata, shared_p0_rdata}",
-           "assign wrds_rot2 = {shared_p1_rdata, shared_p1_rdata}",
-           // Counters: drd and wrd reads of one bank count 2; sectors count every port's banks.
-           "cnt_eng_rd_shared_inc_q <= {2'd0, (drs_bank[0])} + {2'd0, (drs_bank[1])} + {2'd0, (wrds_bank[0])} + {2'd0, "
-           "(wrds_bank[1])};",
-           "(shared_p2_en[1] & (shared_p2_addr[17:16] == 2'd3))", "assign cnt_eng_wr_shared_o = cnt_eng_wr_shared_q;",
-           "assign sleep_ack_shared_o = shared_ack;", " | shared_err;"})
+  for (const char* s :
+       {// drd / wrd / wr decode the shared memory too; dropped only when no memory holds the access.
+        "assign drs_ok = (drd_addr_i >= 32'd3328) & (drd_vec_i ? (drd_addr_i < 32'd5375) : (drd_addr_i < 32'd5376));",
+        "assign wrds_ok = (wrd_addr_i >= 32'd3328) & (wrd_addr_i < 32'd5375);",
+        "assign wrs_ok = (wr_addr_i >= 32'd3328) & wrs_lane_ok[0]", "(drd_en_i & ~drd_ok & ~drs_ok)",
+        "(wrd_en_i & ~wrd_ok & ~wrds_ok)", "(brd_en_i & ~brd_ok)", "(wr_en_i & ~(wr_ok | wrw_ok | wrs_ok))",
+        // The writer waits on the wrd of the shared memory (both port p1), never on its drd (p0).
+        "assign wr_ready = ((wr_bank & drd_bank) == 2'd0) & ((wrw_bank & wrd_bank) == 2'd0) & ((wrs_bank & wrds_bank) "
+        "== 2'd0);",
+        // The DMA (p2) waits on any engine port of the bank.
+        "assign dma_shared_free = ((dma_shared_hit & (drs_bank | wrds_bank | (wrs_bank & {2{wr_go}}))) == 2'd0) & "
+        "dma_shared_usable;",
+        // Ports: p0 drd, p1 wrd and wr, p2 DMA.
+        "assign shared_p0_en = drs_bank;", "assign shared_p1_en = wrds_bank | shared_eng_wr;",
+        "assign shared_p1_we = shared_eng_wr;", "assign shared_eng_wr = wrs_bank & {2{wr_go}};",
+        "assign shared_p2_en = shared_dma;", "assign shared_p2_we = shared_dma & {2{spm_we_i}};",
+        "assign shared_p1_addr[8:0] = wrds_bank[0] ? wrds_b0_addr : wrs_b0_addr;", "capsgen_spm_shared u_spm_shared (",
+        ".p2_en_i(shared_p2_en)", ".err_conflict_o(shared_err_conflict)", "assign dma_shared_word = shared_p2_rdata[",
+        // Read data from the memory the read went to.
+        "assign drd_data_o[7:0] = (drd_shared_q ? drs_rot[7:0] : drd_rot[7:0]);",
+        "assign wrd_data_o[15:8] = (wrd_shared_q ? wrds_rot[15:8] : wrd_rot[15:8]);", "drd_shared_d = drs_ok;",
+        "assign drs_rot2 = {shared_p0_rdata, shared_p0_rdata}", "assign wrds_rot2 = {shared_p1_rdata, shared_p1_rdata}",
+        // Counters: drd and wrd reads of one bank count 2; sectors count every port's banks.
+        "cnt_eng_rd_shared_inc_d = {2'd0, (drs_bank[0])} + {2'd0, (drs_bank[1])} + {2'd0, (wrds_bank[0])} + {2'd0, "
+        "(wrds_bank[1])};",
+        "(shared_p2_en[1] & (shared_p2_addr[17:16] == 2'd3))", "assign cnt_eng_wr_shared_o = cnt_eng_wr_shared_q;",
+        "assign sleep_ack_shared_o = shared_ack;", " | shared_err;"})
     EXPECT_NE(v.find(s), std::string::npos) << s;
   // Data and weight keep counting only their own memory.
   EXPECT_NE(v.find("assign data_eng_rd = drd_bank;"), std::string::npos);
@@ -529,23 +529,27 @@ TEST(EmitMemsys, HyLanesPortsCountersAndArbitration) {
   EXPECT_EQ(width("sleep_req_shared_i"), "4");
   const std::string v = print_module(m);
   EXPECT_EQ(v, print_module(build_memsys(cfg))) << "deterministic";
-  for (const char* s : {
-           // brd reaches the acc memory or the lanes, whichever holds the whole row; else dropped.
-           "assign brs_ok = (brd_addr_i >= 32'd10496) & (brd_addr_i < 32'd12543);", "(brd_en_i & ~brd_ok & ~brs_ok)",
-           "assign brd_data_o[39:20] = (brd_shared_q ? brs_rot[51:32] : brd_rot[51:32]);", "brd_shared_q <= brs_ok;",
-           // brd of the lanes on port p2, before the DMA of either range; the DMA waits on it.
-           "assign shared_p2_en = brs_bank | shared_dma;", "assign shared_dma = (dma_shared_hit | dma_lanes_hit) & {2{dma_go}};",
-           "assign shared_p2_addr[9:0] = brs_bank[0] ? brs_b0_addr : (dma_lanes_ok ? dma_lanes_addr : dma_shared_addr);",
-           "assign shared_p2_be = {2{(dma_lanes_ok ? dma_lanes_be : dma_shared_be)}};",
-           "assign dma_shared_free = ((dma_shared_hit & (drs_bank | wrds_bank | (wrs_bank & {2{wr_go}}) | brs_bank)) == 2'd0) & "
-           "dma_shared_usable;",
-           "assign dma_lanes_free = ((dma_lanes_hit & (drs_bank | wrds_bank | (wrs_bank & {2{wr_go}}) | brs_bank)) == 2'd0) & "
-           "dma_lanes_usable;",
-           // The writer still waits only on the shared memory's wrd (port p1).
-           "assign wr_ready = ((wr_bank & drd_bank) == 2'd0) & ((wrw_bank & wrd_bank) == 2'd0) & ((wrs_bank & wrds_bank) == 2'd0);",
-           // Counters: brd's bank reads of the lanes; the shared memory's sectors count p2 (brd included).
-           "cnt_eng_rd_lanes_inc_q <= {1'd0, (brs_bank[0])} + {1'd0, (brs_bank[1])};",
-           "(shared_p2_en[1] & (shared_p2_addr[19:18] == 2'd3))"})
+  for (const char* s :
+       {// brd reaches the acc memory or the lanes, whichever holds the whole row; else dropped.
+        "assign brs_ok = (brd_addr_i >= 32'd10496) & (brd_addr_i < 32'd12543);", "(brd_en_i & ~brd_ok & ~brs_ok)",
+        "assign brd_data_o[39:20] = (brd_shared_q ? brs_rot[51:32] : brd_rot[51:32]);", "brd_shared_d = brs_ok;",
+        // brd of the lanes on port p2, before the DMA of either range; the DMA waits on it.
+        "assign shared_p2_en = brs_bank | shared_dma;",
+        "assign shared_dma = (dma_shared_hit | dma_lanes_hit) & {2{dma_go}};",
+        "assign shared_p2_addr[9:0] = brs_bank[0] ? brs_b0_addr : (dma_lanes_ok ? dma_lanes_addr : dma_shared_addr);",
+        "assign shared_p2_be = {2{(dma_lanes_ok ? dma_lanes_be : dma_shared_be)}};",
+        "assign dma_shared_free = ((dma_shared_hit & (drs_bank | wrds_bank | (wrs_bank & {2{wr_go}}) | brs_bank)) == "
+        "2'd0) & "
+        "dma_shared_usable;",
+        "assign dma_lanes_free = ((dma_lanes_hit & (drs_bank | wrds_bank | (wrs_bank & {2{wr_go}}) | brs_bank)) == "
+        "2'd0) & "
+        "dma_lanes_usable;",
+        // The writer still waits only on the shared memory's wrd (port p1).
+        "assign wr_ready = ((wr_bank & drd_bank) == 2'd0) & ((wrw_bank & wrd_bank) == 2'd0) & ((wrs_bank & wrds_bank) "
+        "== 2'd0);",
+        // Counters: brd's bank reads of the lanes; the shared memory's sectors count p2 (brd included).
+        "cnt_eng_rd_lanes_inc_d = {1'd0, (brs_bank[0])} + {1'd0, (brs_bank[1])};",
+        "(shared_p2_en[1] & (shared_p2_addr[19:18] == 2'd3))"})
     EXPECT_NE(v.find(s), std::string::npos) << s;
 }
 

@@ -778,3 +778,51 @@ TEST(VastReset, FlopsHoldInTheirNextStateAndResetInTheirClockedBlock) {
             }).find("other_q, not one of the flops"),
             std::string::npos);
 }
+
+namespace {
+
+// always_ff_next: the block always_ff_reset would print, as a next-state block and a clocked block
+// of q <= d; its right-hand sides and conditions keep reading the _q registers.
+TEST(VastAlwaysFfNext, NextStateBlockAndClockedBlock) {
+  Module m("capsgen_demo", "A flag and a counter.");
+  m.clock_and_reset();
+  const Expr en = m.input("en_i", 1, "count");
+  const Expr count = m.reg("count_q", 4, "the count");
+  const Expr flag = m.reg("flag_q", 2, "the flags");
+  m.always_ff_next({nb(count, lit(4, 0)), nb(flag, lit(2, 1))},
+                   {if_(en, {nb(count, count + lit(4, 1)), nb(flag[1], count == lit(4, 15))}), nb(flag[0], en)});
+  const std::string text = print_module(m);
+  EXPECT_NE(text.find("  reg [3:0] count_d;\n  reg [1:0] flag_d;\n"
+                      "  always @* begin\n"
+                      "    count_d = count_q;\n"
+                      "    flag_d = flag_q;\n"
+                      "    if (en_i) begin\n"
+                      "      count_d = count_q + 4'd1;\n"
+                      "      flag_d[1] = count_q == 4'd15;\n"
+                      "    end\n"
+                      "    flag_d[0] = en_i;\n"
+                      "  end\n"
+                      "  always @(posedge clk_i or negedge rst_ni) begin\n"
+                      "    if (!rst_ni) begin\n"
+                      "      count_q <= 4'd0;\n"
+                      "      flag_q <= 2'd1;\n"
+                      "    end else begin\n"
+                      "      count_q <= count_d;\n"
+                      "      flag_q <= flag_d;\n"
+                      "    end\n"
+                      "  end\n"),
+            std::string::npos)
+      << text;
+}
+
+TEST(VastAlwaysFfNext, RefusesARegisterNotNamedQOrWithoutReset) {
+  Module m("capsgen_demo", "Refusals.");
+  m.clock_and_reset();
+  const Expr en = m.input("en_i", 1, "");
+  const Expr busy = m.reg("busy", 1);
+  const Expr a = m.reg("a_q", 1), b = m.reg("b_q", 1);
+  EXPECT_THROW(m.always_ff_next({nb(busy, bit(false))}, {nb(busy, en)}), std::logic_error);
+  EXPECT_THROW(m.always_ff_next({nb(a, bit(false))}, {nb(a, en), nb(b, en)}), std::logic_error);
+}
+
+}  // namespace

@@ -151,6 +151,26 @@ module capsgen_act_divider (
     s5_sat_q <= s4_sat_q;
     s5_zero_q <= s4_zero_q;
   end
+  reg s0_valid_d;
+  reg s1_valid_d;
+  reg s2_valid_d;
+  reg s3_valid_d;
+  reg s4_valid_d;
+  reg s5_valid_d;
+  always @* begin
+    s0_valid_d = s0_valid_q;
+    s1_valid_d = s1_valid_q;
+    s2_valid_d = s2_valid_q;
+    s3_valid_d = s3_valid_q;
+    s4_valid_d = s4_valid_q;
+    s5_valid_d = s5_valid_q;
+    s0_valid_d = in_valid_i;
+    s1_valid_d = s0_valid_q;
+    s2_valid_d = s1_valid_q;
+    s3_valid_d = s2_valid_q;
+    s4_valid_d = s3_valid_q;
+    s5_valid_d = s4_valid_q;
+  end
   always @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       s0_valid_q <= 1'b0;
@@ -160,12 +180,12 @@ module capsgen_act_divider (
       s4_valid_q <= 1'b0;
       s5_valid_q <= 1'b0;
     end else begin
-      s0_valid_q <= in_valid_i;
-      s1_valid_q <= s0_valid_q;
-      s2_valid_q <= s1_valid_q;
-      s3_valid_q <= s2_valid_q;
-      s4_valid_q <= s3_valid_q;
-      s5_valid_q <= s4_valid_q;
+      s0_valid_q <= s0_valid_d;
+      s1_valid_q <= s1_valid_d;
+      s2_valid_q <= s2_valid_d;
+      s3_valid_q <= s3_valid_d;
+      s4_valid_q <= s4_valid_d;
+      s5_valid_q <= s5_valid_d;
     end
   end
 

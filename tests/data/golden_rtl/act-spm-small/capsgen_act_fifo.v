@@ -37,23 +37,34 @@ module capsgen_act_fifo #(
       mem[wr_q] <= data_i;
     end
   end
+  reg [5:0] wr_d;
+  reg [5:0] rd_d;
+  reg [5:0] count_d;
+  always @* begin
+    wr_d = wr_q;
+    rd_d = rd_q;
+    count_d = count_q;
+    if (do_push) begin
+      wr_d = (wr_q == 6'd39) ? 6'd0 : wr_q + 6'd1;
+    end
+    if (do_pop) begin
+      rd_d = (rd_q == 6'd39) ? 6'd0 : rd_q + 6'd1;
+    end
+    if (do_push & ~do_pop) begin
+      count_d = count_q + 6'd1;
+    end else if (do_pop & ~do_push) begin
+      count_d = count_q - 6'd1;
+    end
+  end
   always @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       wr_q <= 6'd0;
       rd_q <= 6'd0;
       count_q <= 6'd0;
     end else begin
-      if (do_push) begin
-        wr_q <= (wr_q == 6'd39) ? 6'd0 : wr_q + 6'd1;
-      end
-      if (do_pop) begin
-        rd_q <= (rd_q == 6'd39) ? 6'd0 : rd_q + 6'd1;
-      end
-      if (do_push & ~do_pop) begin
-        count_q <= count_q + 6'd1;
-      end else if (do_pop & ~do_push) begin
-        count_q <= count_q - 6'd1;
-      end
+      wr_q <= wr_d;
+      rd_q <= rd_d;
+      count_q <= count_d;
     end
   end
   assign empty_o = empty;

@@ -335,6 +335,44 @@ module capsgen_spm_shared (
   );
 
   // Read-side registers and error flags.
+  reg b0_p0_rvalid_d;
+  reg b0_p0_rok_d;
+  reg b0_p1_rvalid_d;
+  reg b0_p1_rok_d;
+  reg b0_p2_rvalid_d;
+  reg b0_p2_rok_d;
+  reg b1_p0_rvalid_d;
+  reg b1_p0_rok_d;
+  reg b1_p1_rvalid_d;
+  reg b1_p1_rok_d;
+  reg b1_p2_rvalid_d;
+  reg b1_p2_rok_d;
+  always @* begin
+    b0_p0_rvalid_d = b0_p0_rvalid_q;
+    b0_p0_rok_d = b0_p0_rok_q;
+    b0_p1_rvalid_d = b0_p1_rvalid_q;
+    b0_p1_rok_d = b0_p1_rok_q;
+    b0_p2_rvalid_d = b0_p2_rvalid_q;
+    b0_p2_rok_d = b0_p2_rok_q;
+    b1_p0_rvalid_d = b1_p0_rvalid_q;
+    b1_p0_rok_d = b1_p0_rok_q;
+    b1_p1_rvalid_d = b1_p1_rvalid_q;
+    b1_p1_rok_d = b1_p1_rok_q;
+    b1_p2_rvalid_d = b1_p2_rvalid_q;
+    b1_p2_rok_d = b1_p2_rok_q;
+    b0_p0_rvalid_d = b0_p0_en & ~b0_p0_we;
+    b0_p0_rok_d = b0_p0_ok & ~b0_p0_we;
+    b0_p1_rvalid_d = b0_p1_en & ~b0_p1_we;
+    b0_p1_rok_d = b0_p1_ok & ~b0_p1_we;
+    b0_p2_rvalid_d = b0_p2_en & ~b0_p2_we;
+    b0_p2_rok_d = b0_p2_ok & ~b0_p2_we;
+    b1_p0_rvalid_d = b1_p0_en & ~b1_p0_we;
+    b1_p0_rok_d = b1_p0_ok & ~b1_p0_we;
+    b1_p1_rvalid_d = b1_p1_en & ~b1_p1_we;
+    b1_p1_rok_d = b1_p1_ok & ~b1_p1_we;
+    b1_p2_rvalid_d = b1_p2_en & ~b1_p2_we;
+    b1_p2_rok_d = b1_p2_ok & ~b1_p2_we;
+  end
   always @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       b0_p0_rvalid_q <= 1'b0;
@@ -350,18 +388,18 @@ module capsgen_spm_shared (
       b1_p2_rvalid_q <= 1'b0;
       b1_p2_rok_q <= 1'b0;
     end else begin
-      b0_p0_rvalid_q <= b0_p0_en & ~b0_p0_we;
-      b0_p0_rok_q <= b0_p0_ok & ~b0_p0_we;
-      b0_p1_rvalid_q <= b0_p1_en & ~b0_p1_we;
-      b0_p1_rok_q <= b0_p1_ok & ~b0_p1_we;
-      b0_p2_rvalid_q <= b0_p2_en & ~b0_p2_we;
-      b0_p2_rok_q <= b0_p2_ok & ~b0_p2_we;
-      b1_p0_rvalid_q <= b1_p0_en & ~b1_p0_we;
-      b1_p0_rok_q <= b1_p0_ok & ~b1_p0_we;
-      b1_p1_rvalid_q <= b1_p1_en & ~b1_p1_we;
-      b1_p1_rok_q <= b1_p1_ok & ~b1_p1_we;
-      b1_p2_rvalid_q <= b1_p2_en & ~b1_p2_we;
-      b1_p2_rok_q <= b1_p2_ok & ~b1_p2_we;
+      b0_p0_rvalid_q <= b0_p0_rvalid_d;
+      b0_p0_rok_q <= b0_p0_rok_d;
+      b0_p1_rvalid_q <= b0_p1_rvalid_d;
+      b0_p1_rok_q <= b0_p1_rok_d;
+      b0_p2_rvalid_q <= b0_p2_rvalid_d;
+      b0_p2_rok_q <= b0_p2_rok_d;
+      b1_p0_rvalid_q <= b1_p0_rvalid_d;
+      b1_p0_rok_q <= b1_p0_rok_d;
+      b1_p1_rvalid_q <= b1_p1_rvalid_d;
+      b1_p1_rok_q <= b1_p1_rok_d;
+      b1_p2_rvalid_q <= b1_p2_rvalid_d;
+      b1_p2_rok_q <= b1_p2_rok_d;
     end
   end
   always @(posedge clk_i) begin
@@ -387,6 +425,22 @@ module capsgen_spm_shared (
   assign err_sleep = (b0_p0_en & ~b0_p0_on) | (b0_p1_en & ~b0_p1_on) | (b0_p2_en & ~b0_p2_on) | (b1_p0_en & ~b1_p0_on) | (b1_p1_en & ~b1_p1_on) | (b1_p2_en & ~b1_p2_on);
   assign err_addr = (b0_p0_en & (b0_p0_off >= 8'd192)) | (b0_p1_en & (b0_p1_off >= 8'd192)) | (b0_p2_en & (b0_p2_off >= 8'd192)) | (b1_p0_en & (b1_p0_off >= 8'd192)) | (b1_p1_en & (b1_p1_off >= 8'd192)) | (b1_p2_en & (b1_p2_off >= 8'd192));
   assign err_conflict = (b0_p0_ok & b0_p0_we & b0_p1_ok & b0_p1_we & (b0_p0_addr == b0_p1_addr)) | (b0_p0_ok & b0_p0_we & b0_p2_ok & b0_p2_we & (b0_p0_addr == b0_p2_addr)) | (b0_p1_ok & b0_p1_we & b0_p2_ok & b0_p2_we & (b0_p1_addr == b0_p2_addr)) | (b1_p0_ok & b1_p0_we & b1_p1_ok & b1_p1_we & (b1_p0_addr == b1_p1_addr)) | (b1_p0_ok & b1_p0_we & b1_p2_ok & b1_p2_we & (b1_p0_addr == b1_p2_addr)) | (b1_p1_ok & b1_p1_we & b1_p2_ok & b1_p2_we & (b1_p1_addr == b1_p2_addr));
+  reg err_sleep_d;
+  reg err_sticky_d;
+  reg err_addr_d;
+  reg err_conflict_d;
+  always @* begin
+    err_sleep_d = err_sleep_q;
+    err_sticky_d = err_sticky_q;
+    err_addr_d = err_addr_q;
+    err_conflict_d = err_conflict_q;
+    err_sleep_d = err_sleep;
+    err_addr_d = err_addr;
+    err_conflict_d = err_conflict;
+    if (err_sleep | err_addr | err_conflict) begin
+      err_sticky_d = 1'b1;
+    end
+  end
   always @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       err_sleep_q <= 1'b0;
@@ -394,12 +448,10 @@ module capsgen_spm_shared (
       err_addr_q <= 1'b0;
       err_conflict_q <= 1'b0;
     end else begin
-      err_sleep_q <= err_sleep;
-      err_addr_q <= err_addr;
-      err_conflict_q <= err_conflict;
-      if (err_sleep | err_addr | err_conflict) begin
-        err_sticky_q <= 1'b1;
-      end
+      err_sleep_q <= err_sleep_d;
+      err_sticky_q <= err_sticky_d;
+      err_addr_q <= err_addr_d;
+      err_conflict_q <= err_conflict_d;
     end
   end
   assign err_sleep_o = err_sleep_q;

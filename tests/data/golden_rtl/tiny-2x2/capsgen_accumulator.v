@@ -73,6 +73,20 @@ module capsgen_accumulator #(
   assign overflow = sum_wide[PsumWidth] ^ sum_wide[PsumWidth-1];
   assign sum_sat = overflow ? {sum_wide[PsumWidth], {(PsumWidth-1){~sum_wide[PsumWidth]}}} : sum_wide[PsumWidth-1:0];
 
+  reg s1_valid_d;
+  reg s1_rd_d;
+  reg fwd_hit_d;
+  reg out_valid_d;
+  always @* begin
+    s1_valid_d = s1_valid_q;
+    s1_rd_d = s1_rd_q;
+    fwd_hit_d = fwd_hit_q;
+    out_valid_d = out_valid_q;
+    s1_valid_d = in_valid_i;
+    s1_rd_d = rd_en_i & ~acc_read;
+    fwd_hit_d = acc_read & s1_valid_q & (s1_addr_q == in_addr_i);
+    out_valid_d = s1_valid_q & s1_last_q;
+  end
   always @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       s1_valid_q <= 1'b0;
@@ -80,10 +94,10 @@ module capsgen_accumulator #(
       fwd_hit_q <= 1'b0;
       out_valid_q <= 1'b0;
     end else begin
-      s1_valid_q <= in_valid_i;
-      s1_rd_q <= rd_en_i & ~acc_read;
-      fwd_hit_q <= acc_read & s1_valid_q & (s1_addr_q == in_addr_i);
-      out_valid_q <= s1_valid_q & s1_last_q;
+      s1_valid_q <= s1_valid_d;
+      s1_rd_q <= s1_rd_d;
+      fwd_hit_q <= fwd_hit_d;
+      out_valid_q <= out_valid_d;
     end
   end
   always @(posedge clk_i) begin

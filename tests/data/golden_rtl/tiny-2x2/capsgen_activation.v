@@ -186,11 +186,16 @@ module capsgen_activation (
       opens_vector_q <= opens_vector_d;
     end
   end
+  reg a_valid_d;
+  always @* begin
+    a_valid_d = a_valid_q;
+    a_valid_d = in_valid_i;
+  end
   always @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       a_valid_q <= 1'b0;
     end else begin
-      a_valid_q <= in_valid_i;
+      a_valid_q <= a_valid_d;
     end
   end
   always @(posedge clk_i) begin
@@ -222,6 +227,20 @@ module capsgen_activation (
   assign nrm_rb = (tot_nshift_q > 5'd20) ? 1'b0 : nrm_rbsrc[tot_nshift_q];
   assign nrm_round = nrm_shr + {19'd0, nrm_rb};
   assign nrm_addr = (|nrm_round[19:12]) ? {12{1'b1}} : nrm_round[11:0];
+  reg sq_valid_d;
+  reg tot_valid_d;
+  reg addr_valid_d;
+  reg nv_d;
+  always @* begin
+    sq_valid_d = sq_valid_q;
+    tot_valid_d = tot_valid_q;
+    addr_valid_d = addr_valid_q;
+    nv_d = nv_q;
+    sq_valid_d = a_valid_q & (f_norm | f_squash);
+    tot_valid_d = sq_valid_q & sq_last_q;
+    addr_valid_d = tot_valid_q;
+    nv_d = addr_valid_q;
+  end
   always @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       sq_valid_q <= 1'b0;
@@ -229,10 +248,10 @@ module capsgen_activation (
       addr_valid_q <= 1'b0;
       nv_q <= 1'b0;
     end else begin
-      sq_valid_q <= a_valid_q & (f_norm | f_squash);
-      tot_valid_q <= sq_valid_q & sq_last_q;
-      addr_valid_q <= tot_valid_q;
-      nv_q <= addr_valid_q;
+      sq_valid_q <= sq_valid_d;
+      tot_valid_q <= tot_valid_d;
+      addr_valid_q <= addr_valid_d;
+      nv_q <= nv_d;
     end
   end
   always @(posedge clk_i) begin
@@ -309,11 +328,16 @@ module capsgen_activation (
   assign eng_desc = eng_busy_q ? eng_desc_q : desc_head;
   assign desc_pop = eng_start & ~desc_empty;
   assign desc_fifo_push = desc_push & ~(eng_start & desc_empty);
+  reg eng_busy_d;
+  always @* begin
+    eng_busy_d = eng_busy_q;
+    eng_busy_d = eng_proc & ~elem_last;
+  end
   always @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       eng_busy_q <= 1'b0;
     end else begin
-      eng_busy_q <= eng_proc & ~elem_last;
+      eng_busy_q <= eng_busy_d;
     end
   end
   always @(posedge clk_i) begin
@@ -338,13 +362,21 @@ module capsgen_activation (
     .addr_i(sm_addr),
     .data_o(exp_data)
   );
+  reg sqo_valid_d;
+  reg ex_valid_d;
+  always @* begin
+    sqo_valid_d = sqo_valid_q;
+    ex_valid_d = ex_valid_q;
+    sqo_valid_d = eng_proc & f_squash;
+    ex_valid_d = eng_proc & f_softmax;
+  end
   always @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       sqo_valid_q <= 1'b0;
       ex_valid_q <= 1'b0;
     end else begin
-      sqo_valid_q <= eng_proc & f_squash;
-      ex_valid_q <= eng_proc & f_softmax;
+      sqo_valid_q <= sqo_valid_d;
+      ex_valid_q <= ex_valid_d;
     end
   end
   always @(posedge clk_i) begin
@@ -389,11 +421,16 @@ module capsgen_activation (
   assign c_start = ~c_busy_q & ~sf_empty;
   assign c_proc = c_busy_q | c_start;
   assign c_den = c_busy_q ? c_den_q : sf_head;
+  reg c_busy_d;
+  always @* begin
+    c_busy_d = c_busy_q;
+    c_busy_d = c_proc & ~ef_head[8];
+  end
   always @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       c_busy_q <= 1'b0;
     end else begin
-      c_busy_q <= c_proc & ~ef_head[8];
+      c_busy_q <= c_busy_d;
     end
   end
   always @(posedge clk_i) begin
@@ -415,15 +452,23 @@ module capsgen_activation (
   );
 
   // Output register: one function is active at a time, so at most one source is valid.
+  reg out_valid_d;
+  reg err_d;
+  always @* begin
+    out_valid_d = out_valid_q;
+    err_d = err_q;
+    out_valid_d = elem_valid | (nv_q & f_norm) | sqo_valid_q | div_valid;
+    if (elem_err | desc_err | ef_err | sf_err) begin
+      err_d = 1'b1;
+    end
+  end
   always @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       out_valid_q <= 1'b0;
       err_q <= 1'b0;
     end else begin
-      out_valid_q <= elem_valid | (nv_q & f_norm) | sqo_valid_q | div_valid;
-      if (elem_err | desc_err | ef_err | sf_err) begin
-        err_q <= 1'b1;
-      end
+      out_valid_q <= out_valid_d;
+      err_q <= err_d;
     end
   end
   always @(posedge clk_i) begin

@@ -521,13 +521,21 @@ module capsgen_engine (
   assign drd_en_o = act_mode_q ? ap_rd_en : (g_take & ~g_zero) | vg_take;
   assign drd_vec_o = ~act_mode_q & vg_take;
   assign drd_addr_o = act_mode_q ? ap_rd_addr : vector_mode_q ? vg_addr_q : g_addr;
+  reg s1_valid_d;
+  reg s1_vall_d;
+  always @* begin
+    s1_valid_d = s1_valid_q;
+    s1_vall_d = s1_vall_q;
+    s1_valid_d = g_take | vg_take;
+    s1_vall_d = vg_take;
+  end
   always @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       s1_valid_q <= 1'b0;
       s1_vall_q <= 1'b0;
     end else begin
-      s1_valid_q <= g_take | vg_take;
-      s1_vall_q <= vg_take;
+      s1_valid_q <= s1_valid_d;
+      s1_vall_q <= s1_vall_d;
     end
   end
   always @(posedge clk_i) begin
@@ -672,11 +680,16 @@ module capsgen_engine (
   reg pf_q;  // stage 0 is a tile's first vector
   reg [29:0] pe_q;  // accumulator entry
   reg [23:0] pn_q;  // tile index n (stages 0..L-1)
+  reg [4:0] pv_d;
+  always @* begin
+    pv_d = pv_q;
+    pv_d = {pv_q[3:0], issue};
+  end
   always @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       pv_q <= 5'd0;
     end else begin
-      pv_q <= {pv_q[3:0], issue};
+      pv_q <= pv_d;
     end
   end
   always @(posedge clk_i) begin

@@ -183,6 +183,20 @@ module capsgen_spm_acc (
   );
 
   // Read-side registers and error flags.
+  reg b0_p0_rvalid_d;
+  reg b0_p0_rok_d;
+  reg b1_p0_rvalid_d;
+  reg b1_p0_rok_d;
+  always @* begin
+    b0_p0_rvalid_d = b0_p0_rvalid_q;
+    b0_p0_rok_d = b0_p0_rok_q;
+    b1_p0_rvalid_d = b1_p0_rvalid_q;
+    b1_p0_rok_d = b1_p0_rok_q;
+    b0_p0_rvalid_d = b0_p0_en & ~b0_p0_we;
+    b0_p0_rok_d = b0_p0_ok & ~b0_p0_we;
+    b1_p0_rvalid_d = b1_p0_en & ~b1_p0_we;
+    b1_p0_rok_d = b1_p0_ok & ~b1_p0_we;
+  end
   always @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       b0_p0_rvalid_q <= 1'b0;
@@ -190,10 +204,10 @@ module capsgen_spm_acc (
       b1_p0_rvalid_q <= 1'b0;
       b1_p0_rok_q <= 1'b0;
     end else begin
-      b0_p0_rvalid_q <= b0_p0_en & ~b0_p0_we;
-      b0_p0_rok_q <= b0_p0_ok & ~b0_p0_we;
-      b1_p0_rvalid_q <= b1_p0_en & ~b1_p0_we;
-      b1_p0_rok_q <= b1_p0_ok & ~b1_p0_we;
+      b0_p0_rvalid_q <= b0_p0_rvalid_d;
+      b0_p0_rok_q <= b0_p0_rok_d;
+      b1_p0_rvalid_q <= b1_p0_rvalid_d;
+      b1_p0_rok_q <= b1_p0_rok_d;
     end
   end
   always @(posedge clk_i) begin
@@ -205,15 +219,23 @@ module capsgen_spm_acc (
     end
   end
   assign err_sleep = (b0_p0_en & ~b0_p0_on) | (b1_p0_en & ~b1_p0_on);
+  reg err_sleep_d;
+  reg err_sticky_d;
+  always @* begin
+    err_sleep_d = err_sleep_q;
+    err_sticky_d = err_sticky_q;
+    err_sleep_d = err_sleep;
+    if (err_sleep) begin
+      err_sticky_d = 1'b1;
+    end
+  end
   always @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       err_sleep_q <= 1'b0;
       err_sticky_q <= 1'b0;
     end else begin
-      err_sleep_q <= err_sleep;
-      if (err_sleep) begin
-        err_sticky_q <= 1'b1;
-      end
+      err_sleep_q <= err_sleep_d;
+      err_sticky_q <= err_sticky_d;
     end
   end
   assign err_sleep_o = err_sleep_q;
