@@ -268,11 +268,14 @@ class ProgramBuilder {
     return g;
   }
 
-  Activate squash(const std::string& name, int count, int n, std::int64_t in, std::int64_t in_s_v, std::int64_t in_s_e,
-                  std::int64_t out, std::int64_t out_s_v, std::int64_t out_s_e) const {
+  // An activation pass of `count` vectors of n elements: vector v's element e read at
+  // in + v*in_s_v + e*in_s_e, its results written from out + v*out_s_v (steps out_s_e).
+  static Activate activation_pass(const std::string& name, Activate::Func func, int count, int n, std::int64_t in,
+                                  std::int64_t in_s_v, std::int64_t in_s_e, std::int64_t out, std::int64_t out_s_v,
+                                  std::int64_t out_s_e) {
     Activate a;
     a.name = name;
-    a.func = Activate::Func::kSquash;
+    a.func = func;
     a.count = count;
     a.n = n;
     a.in_base = in;
@@ -282,6 +285,11 @@ class ProgramBuilder {
     a.out_s_v = out_s_v;
     a.out_s_e = out_s_e;
     return a;
+  }
+
+  static Activate squash(const std::string& name, int count, int n, std::int64_t in, std::int64_t in_s_v,
+                         std::int64_t in_s_e, std::int64_t out, std::int64_t out_s_v, std::int64_t out_s_e) {
+    return activation_pass(name, Activate::Func::kSquash, count, n, in, in_s_v, in_s_e, out, out_s_v, out_s_e);
   }
 
   // Squash of every capsule of a channel-major grid (T types x P positions x D atoms): one pass per
@@ -369,16 +377,7 @@ class ProgramBuilder {
   // The class norms ||v_j|| of J capsules of D atoms at in (steps in_s_v, in_s_e), to out.
   static Activate class_norm(const std::string& name, const LayerQuant& q, int J, int D, std::int64_t in,
                              std::int64_t in_s_v, std::int64_t in_s_e, std::int64_t out) {
-    Activate an;
-    an.name = name;
-    an.func = Activate::Func::kNorm;
-    an.count = J;
-    an.n = D;
-    an.in_base = in;
-    an.in_s_v = in_s_v;
-    an.in_s_e = in_s_e;
-    an.out_base = out;
-    an.out_s_v = 1;
+    Activate an = activation_pass(name, Activate::Func::kNorm, J, D, in, in_s_v, in_s_e, out, 1, 1);
     an.norm_shift = q.norm_shift;
     return an;
   }
@@ -626,16 +625,8 @@ class ProgramBuilder {
       f.table = c_init;
       p_.instrs.push_back(f);
     } else {
-      Activate sm;
-      sm.name = fmt::format("{}/iter{}.softmax", L.name, r);
-      sm.func = Activate::Func::kSoftmax;
-      sm.count = I;
-      sm.n = J;
-      sm.in_base = b_prev;
-      sm.in_s_v = J;
-      sm.out_base = c;
-      sm.out_s_v = J;
-      p_.instrs.push_back(sm);
+      p_.instrs.push_back(activation_pass(fmt::format("{}/iter{}.softmax", L.name, r), Activate::Func::kSoftmax, I, J,
+                                          b_prev, J, 1, c, J, 1));
     }
     return c;
   }
