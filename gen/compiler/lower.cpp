@@ -501,6 +501,26 @@ class ProgramBuilder {
     return groups;
   }
 
+  // The one-Gemm routing update below over R codes per (i, j): u_hat_j|i's R codes at uh + (i*J + j)*R
+  // against v_j's at v + j*R (R = D for one input; D*K for a routing batch's interleaved codes).
+  Gemm update_gemm(const std::string& name, const LayerQuant& q, std::int64_t uh, std::int64_t v, std::int64_t b_prev,
+                   std::int64_t b, int I, int J, std::int64_t R) const {
+    Gemm g;
+    g.name = name;
+    g.m_total = I * J;
+    g.k_chunks = ceil_div(R, rows_);
+    g.n_tiles = ceil_div(J, cols_);
+    g.m_block = isa::block_size(cfg_.accumulator.depth, g.m_total, g.n_tiles);
+    g.r_total = int(R);
+    g.n_total = J;
+    g.tile = {v, 0, rows_, std::int64_t(cols_) * R, 1, R, 1};
+    g.data = {isa::DataSource::Kind::kAffine, uh, 0, R, rows_, 1};
+    if (b_prev >= 0) g.init = {isa::AccInit::Kind::kPerOutput, b_prev, 0, 1, q.b_shift};
+    g.out = {b, 0, 1, 0, 0, 1, J};
+    g.shift = q.b_shift;
+    return g;
+  }
+
   // The routing update b_ij = reduce((b_ij << b_shift) + u_hat_j|i . v_j, b_shift) (b_prev < 0: b = 0
   // before). Two mappings:
   //  - one Gemm: the tile holds v_0..v_{J-1} in columns, data vector m = i*J + j is u_hat_j|i, and only
@@ -513,19 +533,7 @@ class ProgramBuilder {
   std::vector<Gemm> update_gemms(const std::string& name, const LayerQuant& q, std::int64_t uh, std::int64_t v,
                                  std::int64_t b_prev, std::int64_t b, int I, int J, int D, bool blocked) const {
     const int rows = rows_, cols = cols_;
-    Gemm one;
-    one.name = name;
-    one.m_total = I * J;
-    one.k_chunks = ceil_div(D, rows);
-    one.n_tiles = ceil_div(J, cols);
-    one.m_block = isa::block_size(cfg_.accumulator.depth, one.m_total, one.n_tiles);
-    one.r_total = D;
-    one.n_total = J;
-    one.tile = {v, 0, rows, std::int64_t(cols) * D, 1, D, 1};
-    one.data = {isa::DataSource::Kind::kAffine, uh, 0, D, rows, 1};
-    if (b_prev >= 0) one.init = {isa::AccInit::Kind::kPerOutput, b_prev, 0, 1, q.b_shift};
-    one.out = {b, 0, 1, 0, 0, 1, J};
-    one.shift = q.b_shift;
+    const Gemm one = update_gemm(name, q, uh, v, b_prev, b, I, J, D);
     if (!blocked || J <= cols) return {one};
     // A block's outputs are its vectors' accumulators, one each: at most min(cols, depth) of them.
     const int step = std::min(cols, cfg_.accumulator.depth);
@@ -667,20 +675,7 @@ class ProgramBuilder {
             squash(fmt::format("{}/iter{}.squash.k{}", L.name, r, k), J, D, s + k, DK, K, v + k, DK, K));
       if (r + 1 == L.routing_iterations) break;
       const std::int64_t b = mem_.add(it + ".b", {std::size_t(I), std::size_t(J)}, act_);
-      Gemm up;
-      up.name = fmt::format("{}/iter{}.update", L.name, r);
-      up.m_total = I * J;
-      up.k_chunks = ceil_div(DK, rows);
-      up.n_tiles = ceil_div(J, cols);
-      up.m_block = isa::block_size(cfg_.accumulator.depth, up.m_total, up.n_tiles);
-      up.r_total = int(DK);
-      up.n_total = J;
-      up.tile = {v, 0, rows, std::int64_t(cols) * DK, 1, DK, 1};
-      up.data = {isa::DataSource::Kind::kAffine, uh, 0, DK, rows, 1};
-      if (b_prev >= 0) up.init = {isa::AccInit::Kind::kPerOutput, b_prev, 0, 1, q.b_shift};
-      up.out = {b, 0, 1, 0, 0, 1, J};
-      up.shift = q.b_shift;
-      p_.instrs.push_back(up);
+      p_.instrs.push_back(update_gemm(fmt::format("{}/iter{}.update", L.name, r), q, uh, v, b_prev, b, I, J, DK));
       b_prev = b;
     }
     mem_.alias(L.name + ".out", fmt::format("{}.iter{}.v", L.name, L.routing_iterations - 1));
