@@ -14,11 +14,11 @@
 #include "compiler/compiler.hpp"
 #include "compiler/executor.hpp"
 #include "compiler/frame_program.hpp"
+#include "compiler/routing_batch_check.hpp"
 #include "compiler/stream.hpp"
 #include "core/atomic_file.hpp"
 #include "core/input_error.hpp"
 #include "golden/fixed_model.hpp"
-#include "golden/shared_routing.hpp"
 #include "golden/workload.hpp"
 
 namespace capsgen::cli {
@@ -224,51 +224,22 @@ void report_frames(const Args& args, const Workload& w, const FrameProgram& fram
   }
 }
 
-// --check of a routing batch's program: every input's tensors up to its predictions against the golden
-// model's run of that input alone, and its class norms against the golden shared routing. Returns the
-// exit status.
+// --check of a routing batch's program (check_routing_batch). Returns the exit status.
 int check_batch_program(const Workload& w, const BatchInputs& batch, const isa::Program& prog) {
   std::vector<std::int32_t> mem = build_image(prog, w.net, w.qm, batch.codes);
   execute_program(w.cfg, prog, mem);
-  const GoldenModel golden(w.cfg, w.net, w.qm);
-  const std::string last = w.net.layers.back().name;
-  auto compare = [&](const std::string& region, const IntTensor& want, auto address) {
-    if (!prog.region(region)) throw std::logic_error("program has no region " + region);
-    for (std::size_t i = 0; i < want.size(); ++i) {
-      const std::int32_t got = mem[std::size_t(address(*prog.region(region), i))];
-      if (got != want[i]) {
-        fmt::print(stderr, "MISMATCH tensor {} index {}: program {}, golden {}\n", region, index_str(want.shape, i),
-                   got, want[i]);
-        return false;
-      }
-    }
-    return true;
-  };
-  const auto flat = [](const isa::Region& r, std::size_t i) { return r.base + r.offset_of(std::int64_t(i)); };
-  std::size_t tensors = 0;
-  const std::int64_t K = std::int64_t(batch.codes.size());
-  for (std::int64_t k = 0; k < K; ++k) {
-    const FixedTrace alone = golden.run(batch.codes[std::size_t(k)]);
-    for (const auto& [name, t] : alone.tensors) {
-      if (name.rfind(last + ".", 0) == 0) continue;  // the routing's: shared by the batch
-      if (!compare(fmt::format("{}.k{}", name, k), t, flat)) return 1;
-      ++tensors;
-    }
-    // u_hat [I][J][D][K]: input k's codes interleaved with the batch's.
-    const auto interleaved = [&](const isa::Region& r, std::size_t i) { return r.base + std::int64_t(i) * K + k; };
-    if (!compare(last + ".u_hat", alone.get(last + ".u_hat"), interleaved)) return 1;
-    ++tensors;
+  const RoutingBatchCheck ck = check_routing_batch(w, prog, batch.codes, mem);
+  if (!ck.mismatch.empty()) {
+    fmt::print(stderr, "MISMATCH {}\n", ck.mismatch);
+    return 1;
   }
-  const std::vector<SharedRoutingResult> shared = golden.run_shared_routing(batch.codes);
-  for (std::int64_t k = 0; k < K; ++k) {
-    if (!compare(fmt::format("{}.norm.k{}", last, k), shared[std::size_t(k)].norm_codes, flat)) return 1;
-    fmt::print("  {}: shared-routing prediction {}{}\n", batch.names[std::size_t(k)], shared[std::size_t(k)].prediction,
-               batch.labels[std::size_t(k)] >= 0 ? fmt::format(" (label {})", batch.labels[std::size_t(k)]) : "");
-  }
+  for (std::size_t k = 0; k < batch.codes.size(); ++k)
+    fmt::print("  {}: shared-routing prediction {}{}\n", batch.names[k], ck.shared[k].prediction,
+               batch.labels[k] >= 0 ? fmt::format(" (label {})", batch.labels[k]) : "");
   fmt::print(
       "check: the program reproduces {} per-input golden tensors and the {} inputs' class norms of the golden "
       "shared routing bit for bit\n",
-      tensors, K);
+      ck.tensors - batch.codes.size(), batch.codes.size());
   return 0;
 }
 

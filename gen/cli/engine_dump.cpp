@@ -8,12 +8,12 @@
 
 #include "compiler/compiler.hpp"
 #include "compiler/executor.hpp"
+#include "compiler/routing_batch_check.hpp"
 #include "config/act_params.hpp"
 #include "core/atomic_file.hpp"
 #include "core/input_error.hpp"
 #include "emit/activation.hpp"
 #include "golden/fixed_model.hpp"
-#include "golden/shared_routing.hpp"
 #include "isa/engine_descriptor.hpp"
 #include "isa/gemm_ref.hpp"
 
@@ -43,17 +43,10 @@ void dump_engine(const Workload& w, const isa::Program& prog, const std::string&
   std::filesystem::create_directories(dir, ec);
   if (ec) throw InputError(dir, 0, 0, "--dump-engine", "cannot create directory: " + ec.message());
   std::vector<std::int32_t> mem = build_image(prog, w.net, w.qm, inputs);
-  std::vector<SharedRoutingResult> shared;
-  if (inputs.size() > 1) shared = GoldenModel(w.cfg, w.net, w.qm).run_shared_routing(inputs);
-  const int golden_prediction =
-      shared.empty() ? run_golden(w.cfg, w.net, w.qm, inputs[0]).prediction : shared.back().prediction;
   write_file_atomic(dir + "/initial.mem", image_bytes(mem));
   const isa::ActTables tables(act_params(w.cfg));
   const int rows = w.cfg.array.rows, cols = w.cfg.array.cols, max_len = emit::act_geometry(w.cfg).max_len;
-  // "# golden P" is read by the testbench: the golden model's prediction its RTL prediction must equal.
-  std::string index =
-      fmt::format("# {} on {}: descriptors for tb_blocks engine --program\n# input {}, label {}\n# golden {}\n",
-                  w.net.name, w.cfg.name, input_name, label, golden_prediction);
+  std::string index;  // a line per instruction, after the header written below
   int dumped = 0, skipped = 0;
   std::vector<isa::EngineDescriptor> program;  // what the sequencer runs (program.hex)
   isa::AccState acc;  // the accumulators a split reduction's parts hand on
@@ -95,17 +88,21 @@ void dump_engine(const Workload& w, const isa::Program& prog, const std::string&
   execute_program(w.cfg, prog, mem, [&](std::size_t i) {
     if (i + 1 < prog.instrs.size()) visit(i + 1);
   });
-  // The executor's class norms of every input of a routing batch against the golden shared routing's.
-  for (std::size_t k = 0; k < shared.size(); ++k) {
-    const std::string name = fmt::format("{}.norm.k{}", w.net.layers.back().name, k);
-    const isa::Region* r = prog.region(name);
-    if (!r) throw std::logic_error("dump_engine: the program has no region " + name);
-    const IntTensor& want = shared[k].norm_codes;
-    for (std::size_t j = 0; j < want.size(); ++j)
-      if (mem[std::size_t(r->base) + j] != want[j])
-        throw std::runtime_error(fmt::format("the program's {}[{}] is {}, the golden shared routing's {}", name, j,
-                                             mem[std::size_t(r->base) + j], want[j]));
+  // The golden prediction the RTL's must equal; for a routing batch (whose last descriptor holds the last
+  // input's norms) after the executor's memory matched the golden model's per-input tensors and shared routing.
+  int golden_prediction = -1;
+  if (inputs.size() == 1) {
+    golden_prediction = run_golden(w.cfg, w.net, w.qm, inputs[0]).prediction;
+  } else {
+    const RoutingBatchCheck ck = check_routing_batch(w, prog, inputs, mem);
+    if (!ck.mismatch.empty())
+      throw std::runtime_error("the routing batch's program differs from the golden model: " + ck.mismatch);
+    golden_prediction = ck.shared.back().prediction;
   }
+  // "# golden P" is read by the testbench: the golden model's prediction its RTL prediction must equal.
+  index = fmt::format("# {} on {}: descriptors for tb_blocks engine --program\n# input {}, label {}\n# golden {}\n",
+                      w.net.name, w.cfg.name, input_name, label, golden_prediction) +
+          index;
   // The tensors (untiled) by address, so that the testbench names a mismatching write by tensor and
   // index: "name base d0 d1 ..." per line.
   // A minor-transposed region (capsule grids stored channel-major, class_caps' W for W stationary)

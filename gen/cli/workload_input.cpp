@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "cli/accuracy.hpp"
+#include "compiler/compiler.hpp"
 #include "core/input_error.hpp"
 #include "dram/dram_spec.hpp"
 
@@ -109,7 +110,7 @@ void add_routing_batch_option(Args& args) {
               "1");
 }
 
-int routing_batch_option(const Args& args) { return int(args.get_int("routing-batch", 1, 64)); }
+int routing_batch_option(const Args& args) { return int(args.get_int("routing-batch", 1, kMaxRoutingBatch)); }
 
 BatchInputs routing_batch_inputs(const WorkloadInput& in, int batch, const std::string& cmd) {
   BatchInputs b;

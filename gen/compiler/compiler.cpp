@@ -16,6 +16,8 @@ isa::EngineTimingShape engine_timing_shape(const AccelConfig& cfg) {
   return {cfg.array.rows, cfg.array.cols, cfg.array.pe_pipeline, cfg.widths.act};
 }
 
+std::string routing_batch_name(const std::string& name, int k) { return fmt::format("{}.k{}", name, k); }
+
 std::vector<std::int32_t> build_image(const isa::Program& prog, const Network& net, const QuantizedModel& qm,
                                       const IntTensor& input) {
   return build_image(prog, net, qm, std::vector<IntTensor>{input});
@@ -36,7 +38,7 @@ std::vector<std::int32_t> build_image(const isa::Program& prog, const Network& n
   if (prog.inputs == 1)
     place("input", inputs[0].data);
   else
-    for (int k = 0; k < prog.inputs; ++k) place(fmt::format("input.k{}", k), inputs[std::size_t(k)].data);
+    for (int k = 0; k < prog.inputs; ++k) place(routing_batch_name("input", k), inputs[std::size_t(k)].data);
   for (std::size_t li = 0; li < net.layers.size(); ++li) {
     const Layer& L = net.layers[li];
     const LayerQuant& q = qm.layers[li];

@@ -21,9 +21,14 @@ isa::EngineTimingShape engine_timing_shape(const AccelConfig& cfg);
 struct CompileOptions {
   // Inputs whose class-capsule routing shares its logits (PIM-CapsNet, golden/shared_routing.hpp).
   // Above 1 the program runs every layer before the routing once per input (tensors and operations
-  // named <name>.k<N>) and the routing of the last layer, a class-capsule layer, once for the batch.
+  // named routing_batch_name(<name>, N)) and the routing of the last layer, a class-capsule layer,
+  // once for the batch.
   int routing_batch = 1;
 };
+// The largest routing batch the command line takes (compile, sim --routing-batch; dse routing --config).
+constexpr int kMaxRoutingBatch = 64;
+// The name of input k's tensor or operation `name` in a routing batch's program: <name>.k<k>.
+std::string routing_batch_name(const std::string& name, int k);
 
 // Maps every layer onto array passes (Gemm), activation passes and fills, and places every tensor
 // (weights, biases, input, each intermediate the golden model exposes) in the address space.

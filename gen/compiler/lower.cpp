@@ -173,7 +173,7 @@ class ProgramBuilder {
     // k-1's in the same order and sizes, so its capsules lie a fixed step after k-1's.
     std::vector<std::int64_t> caps;
     for (int k = 0; k < K; ++k) {
-      const std::string suffix = fmt::format(".k{}", k);
+      const std::string suffix = routing_batch_name("", k);
       const std::size_t first_instr = p_.instrs.size();
       mem_.set_input_suffix(suffix);
       outs_.clear();
@@ -671,8 +671,8 @@ class ProgramBuilder {
       p_.instrs.push_back(sum);
       v = mem_.add(it + ".v", batch_caps, act_);
       for (int k = 0; k < K; ++k)
-        p_.instrs.push_back(
-            squash(fmt::format("{}/iter{}.squash.k{}", L.name, r, k), J, D, s + k, DK, K, v + k, DK, K));
+        p_.instrs.push_back(squash(routing_batch_name(fmt::format("{}/iter{}.squash", L.name, r), k), J, D, s + k, DK,
+                                   K, v + k, DK, K));
       if (r + 1 == L.routing_iterations) break;
       const std::int64_t b = mem_.add(it + ".b", {std::size_t(I), std::size_t(J)}, act_);
       p_.instrs.push_back(update_gemm(fmt::format("{}/iter{}.update", L.name, r), q, uh, v, b_prev, b, I, J, DK));
@@ -680,8 +680,8 @@ class ProgramBuilder {
     }
     mem_.alias(L.name + ".out", fmt::format("{}.iter{}.v", L.name, L.routing_iterations - 1));
     for (int k = 0; k < K; ++k)
-      p_.instrs.push_back(class_norm(fmt::format("{}/norm.k{}", L.name, k), q, J, D, v + k, DK, K,
-                                     mem_.add(fmt::format("{}.norm.k{}", L.name, k), {std::size_t(J)}, act_)));
+      p_.instrs.push_back(class_norm(routing_batch_name(L.name + "/norm", k), q, J, D, v + k, DK, K,
+                                     mem_.add(routing_batch_name(L.name + ".norm", k), {std::size_t(J)}, act_)));
   }
 
   // The weight code that aligns a code of `frac` fraction bits to F (fx::align_sum: a left shift by

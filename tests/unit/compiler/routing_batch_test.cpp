@@ -1,11 +1,13 @@
 // The compiler's batch-shared routing (CompileOptions::routing_batch, docs/pim-capsnet.md): the
 // program of K inputs, run by the functional executor, reproduces every per-input tensor of the golden
-// model up to the predictions and the class norms of GoldenModel::run_shared_routing bit for bit; the
-// engine can run every descriptor; the batch saves the per-input softmax passes; bad requests are refused.
+// model up to the predictions and the class norms of GoldenModel::run_shared_routing bit for bit
+// (check_routing_batch, which names the first element that differs); the engine can run every
+// descriptor; the batch saves the per-input softmax passes; bad requests are refused.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "compile_fixture.hpp"
+#include "compiler/routing_batch_check.hpp"
 #include "core/input_error.hpp"
 #include "golden/fixed_model.hpp"
 #include "golden/shared_routing.hpp"
@@ -48,44 +50,39 @@ TEST_P(RoutingBatchTest, ProgramReproducesTheSharedRouting) {
   ASSERT_EQ(prog.inputs, tc.inputs);
   std::vector<std::int32_t> mem = build_image(prog, b.w.net, b.w.qm, b.codes);
   execute_program(b.w.cfg, prog, mem);
-  auto at = [&](const isa::Region& r, std::size_t i) {
-    return mem[std::size_t(r.base + r.offset_of(std::int64_t(i)))];
-  };
+  const RoutingBatchCheck ck = check_routing_batch(b.w, prog, b.codes, mem);
+  EXPECT_EQ(ck.mismatch, "");
+  // Per input: its tensors up to the predictions, u_hat, its class norms.
+  const std::size_t per_input = run_golden(b.w.cfg, b.w.net, b.w.qm, b.codes[0]).tensors.size();
+  std::size_t routing = 0;
+  for (const auto& [name, t] : run_golden(b.w.cfg, b.w.net, b.w.qm, b.codes[0]).tensors)
+    routing += name.rfind(b.w.net.layers.back().name + ".", 0) == 0;
+  EXPECT_EQ(ck.tensors, std::size_t(tc.inputs) * (per_input - routing + 2));
+  ASSERT_EQ(ck.shared.size(), std::size_t(tc.inputs));
+}
 
-  const Layer& last = b.w.net.layers.back();
-  const GoldenModel golden(b.w.cfg, b.w.net, b.w.qm);
-  int compared = 0;
-  for (int k = 0; k < tc.inputs; ++k) {
-    // Every tensor of input k up to its predictions, under its suffix (u_hat: interleaved, below).
-    const FixedTrace alone = golden.run(b.codes[std::size_t(k)]);
-    for (const auto& [name, t] : alone.tensors) {
-      if (name.rfind(last.name + ".", 0) == 0) continue;
-      const isa::Region* r = prog.region(fmt::format("{}.k{}", name, k));
-      ASSERT_NE(r, nullptr) << "no region for input " << k << "'s " << name;
-      ASSERT_EQ(shape_size(r->shape), t.size()) << name;
-      for (std::size_t i = 0; i < t.size(); ++i)
-        ASSERT_EQ(at(*r, i), t[i]) << "input " << k << " tensor " << name << " index " << index_str(t.shape, i);
-      ++compared;
-    }
-    // u_hat [I][J][D][K]: input k's prediction (i, j, d) at ((i*J + j)*D + d)*K + k.
-    const IntTensor& uh = alone.get(last.name + ".u_hat");
-    const isa::Region* ur = prog.region(last.name + ".u_hat");
-    ASSERT_NE(ur, nullptr);
-    for (std::size_t i = 0; i < uh.size(); ++i)
-      ASSERT_EQ(mem[std::size_t(ur->base) + i * std::size_t(tc.inputs) + std::size_t(k)], uh[i])
-          << "input " << k << " u_hat index " << index_str(uh.shape, i);
-  }
-  EXPECT_GT(compared, 0);
-  const std::vector<SharedRoutingResult> shared = golden.run_shared_routing(b.codes);
-  ASSERT_EQ(shared.size(), std::size_t(tc.inputs));
-  for (int k = 0; k < tc.inputs; ++k) {
-    const isa::Region* nr = prog.region(fmt::format("{}.norm.k{}", last.name, k));
-    ASSERT_NE(nr, nullptr);
-    const IntTensor& want = shared[std::size_t(k)].norm_codes;
-    ASSERT_EQ(shape_size(nr->shape), want.size());
-    for (std::size_t j = 0; j < want.size(); ++j)
-      EXPECT_EQ(at(*nr, j), want[j]) << "input " << k << " class norm " << j;
-  }
+// The check names the first element that differs: an input's conv output, its interleaved prediction,
+// a class norm.
+TEST(RoutingBatch, CheckNamesTheFirstDifference) {
+  const Case tc{"small-4x4", "capsnet-tiny", 3};
+  const Batch b = make_batch(tc, 35);
+  const isa::Program prog = compile_program(b.w.cfg, b.w.net, b.w.qm, {tc.inputs});
+  std::vector<std::int32_t> mem = build_image(prog, b.w.net, b.w.qm, b.codes);
+  execute_program(b.w.cfg, prog, mem);
+  const std::string last = b.w.net.layers.back().name;
+  const auto corrupted = [&](const std::string& region, std::int64_t offset) {
+    std::vector<std::int32_t> bad = mem;
+    bad[std::size_t(prog.region(region)->base + offset)] += 1;
+    return check_routing_batch(b.w, prog, b.codes, bad).mismatch;
+  };
+  EXPECT_NE(corrupted(routing_batch_name(b.w.net.layers.front().name + ".out", 1), 0)
+                .find("tensor conv1.out.k1 index [0,0,0]: program "),
+            std::string::npos);
+  // u_hat (i, j, d) = (0, 0, 1) of input 2 at ((0*J + 0)*D + 1)*K + 2.
+  const std::string uh = corrupted(last + ".u_hat", 1 * 3 + 2);
+  EXPECT_NE(uh.find("tensor " + last + ".u_hat index [0,0,1]"), std::string::npos) << uh;
+  const std::string norm = corrupted(routing_batch_name(last + ".norm", 2), 4);
+  EXPECT_NE(norm.find("tensor " + routing_batch_name(last + ".norm", 2) + " index [4]"), std::string::npos) << norm;
 }
 
 // The engine encodes every descriptor, so the program runs on the RTL (capsgen sim --routing-batch).
