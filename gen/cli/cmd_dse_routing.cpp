@@ -24,6 +24,8 @@ namespace capsgen::cli {
 namespace {
 
 const char* kWho = "capsgen dse routing";
+// --batch with --config when none is given: a batch the array's compiled routing is measured at.
+constexpr int kArrayBatch = 16;
 
 std::vector<double> parse_frequencies(const std::string& list) {
   std::vector<double> out;
@@ -123,13 +125,25 @@ struct CompiledRouting {
   }
 };
 
+// What the array's columns hold in a Gemm of step `kind` (0 predictions, 1 sums, 2 updates) of a
+// class-capsule layer of J capsules of D atoms routing K inputs, read from the Gemm's output columns.
+std::string columns_hold(std::size_t kind, const isa::Gemm& g, int J, int D, int K) {
+  if (kind == 0)
+    return g.n_total == J * D ? "H x C_H: an output atom each (W stationary)"
+           : K > 1            ? "B: an input each"
+                              : fmt::format("H x C_H: {} output atoms (rows of W side by side)", g.n_total);
+  if (kind == 1) return K > 1 && g.n_total == D * K ? "C_H x B: an atom of an input each" : "C_H: an atom each";
+  return "H: a class each";
+}
+
 CompiledRouting compiled_routing(const Workload& w, int batch) {
   const isa::Program prog = compile_program(w.cfg, w.net, w.qm, {batch});
-  const std::string layer = w.net.layers.back().name + "/";
+  const Layer& caps = w.net.layers.back();
+  const std::string layer = caps.name + "/";
   CompiledRouting r;
-  r.steps = {{"predictions", batch > 1 ? "B: one input each" : "H x C_H: output atoms of G capsule pairs"},
-             {"sums s_j", batch > 1 ? "C_H x B: atoms of every input" : "C_H: atoms"},
-             {"updates b_ij", "H: one class each"},
+  r.steps = {{"predictions", ""},
+             {"sums s_j", ""},
+             {"updates b_ij", ""},
              {"softmax, squash, norms, fill", "one activation unit"}};
   for (const isa::Instr& in : prog.instrs) {
     const std::string& name = isa::instr_name(in);
@@ -139,6 +153,8 @@ CompiledRouting compiled_routing(const Workload& w, int batch) {
                              : name.find(".sum") != std::string::npos    ? 1
                              : name.find(".update") != std::string::npos ? 2
                                                                          : 3;
+    if (const auto* g = std::get_if<isa::Gemm>(&in); g && r.steps[kind].columns.empty())
+      r.steps[kind].columns = columns_hold(kind, *g, caps.num_capsules, caps.capsule_dim, batch);
     r.steps[kind].cycles += s.cycles;
     r.steps[kind].macs += s.useful_macs;
   }
@@ -215,7 +231,10 @@ int dse_routing(const std::vector<std::string>& argv) {
   args.option("model", "FILE", "network description with a class_caps layer (models/*.yaml)")
       .option("config", "FILE", "with --model: an accelerator preset whose array the model also runs on")
       .flag("table", "the paper's Table 1 benchmarks (Caps-MN1 .. Caps-SV3)")
-      .option("batch", "N", "batch size N_B with --model (with --config at most 64, default 16)", "100")
+      .option("batch", "N",
+              fmt::format("batch size N_B with --model (with --config at most {}, default {})", kMaxRoutingBatch,
+                          kArrayBatch),
+              "100")
       .option("freq", "LIST", "PE clocks in MHz", "312.5,625,937.5")
       .option("vaults", "N", "vaults (HMC Gen3: 32)", "32")
       .option("pes", "N", "PEs per vault", "16")
@@ -243,16 +262,18 @@ int dse_routing(const std::vector<std::string>& argv) {
   std::vector<pim::RoutingShape> shapes;
   if (table) shapes = pim::table1();
   else
-    shapes.push_back(shape_of_network(
-        args.get("model"), args.get_opt("config") && !args.has("batch") ? 16 : int(args.get_int("batch", 1, 1 << 20))));
+    shapes.push_back(shape_of_network(args.get("model"), args.get_opt("config") && !args.has("batch")
+                                                             ? kArrayBatch
+                                                             : int(args.get_int("batch", 1, 1 << 20))));
 
   std::string md = table_markdown(shapes, freqs, device);
   nlohmann::ordered_json j = results_json(shapes, freqs, device);
   if (auto config = args.get_opt("config")) {
     if (table) throw InputError(kWho, 0, 0, "--config", "goes with --model");
-    if (shapes[0].batch > 64)
+    if (shapes[0].batch > kMaxRoutingBatch)
       throw InputError(kWho, 0, 0, "--batch",
-                       fmt::format("{} inputs: with --config at most 64 (compile --routing-batch)", shapes[0].batch));
+                       fmt::format("{} inputs: with --config at most {} (compile --routing-batch)", shapes[0].batch,
+                                   kMaxRoutingBatch));
     WorkloadSpec spec;
     spec.config_path = *config;
     spec.model_path = args.get("model");
