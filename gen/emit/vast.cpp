@@ -114,6 +114,25 @@ std::string target_base(const std::string& lhs) {
   return lhs.substr(b, e - b);
 }
 
+// The targets of an assignment's left-hand side: the parts of a concatenation (at brace depth 1, with
+// their spacing), or the one target.
+std::vector<std::string> lhs_targets(const std::string& lhs) {
+  if (lhs.empty() || lhs[0] != '{') return {lhs};
+  std::vector<std::string> parts;
+  int depth = 0;
+  std::size_t start = 1;
+  for (std::size_t i = 0; i < lhs.size(); ++i) {
+    const char c = lhs[i];
+    if (c == '{' || c == '[' || c == '(') ++depth;
+    if (c == '}' || c == ']' || c == ')') --depth;
+    if ((c == ',' && depth == 1) || (c == '}' && depth == 0)) {
+      parts.push_back(lhs.substr(start, i - start));
+      start = i + 1;
+    }
+  }
+  return parts;
+}
+
 void collect_targets(const Stmts& stmts, std::vector<std::string>& out, std::set<std::string>& seen) {
   auto add = [&](const std::string& name) {
     if (seen.insert(name).second) out.push_back(name);
@@ -122,21 +141,7 @@ void collect_targets(const Stmts& stmts, std::vector<std::string>& out, std::set
     switch (s.kind) {
       case Stmt::Kind::kNonBlocking:
       case Stmt::Kind::kBlocking:
-        if (!s.lhs.empty() && s.lhs[0] == '{') {  // a concatenation: each part at brace depth 1
-          int depth = 0;
-          std::size_t start = 1;
-          for (std::size_t i = 0; i < s.lhs.size(); ++i) {
-            const char c = s.lhs[i];
-            if (c == '{' || c == '[' || c == '(') ++depth;
-            if (c == '}' || c == ']' || c == ')') --depth;
-            if ((c == ',' && depth == 1) || (c == '}' && depth == 0)) {
-              add(target_base(s.lhs.substr(start, i - start)));
-              start = i + 1;
-            }
-          }
-        } else {
-          add(target_base(s.lhs));
-        }
+        for (const std::string& target : lhs_targets(s.lhs)) add(target_base(target));
         break;
       case Stmt::Kind::kIf:
         collect_targets(s.then_body, out, seen);
@@ -666,6 +671,11 @@ void Module::assign(std::string lhs, std::string rhs) { items_.emplace_back(Item
 void Module::always_ff(Stmts body) { items_.emplace_back(ItemAlways{ItemAlways::Kind::kFlop, {}, std::move(body)}); }
 
 void Module::always_ff_reset(Stmts reset_body, Stmts body) {
+  check_async_reset_block(reset_body, body);
+  items_.emplace_back(ItemAlways{ItemAlways::Kind::kFlopAsyncReset, std::move(reset_body), std::move(body)});
+}
+
+void Module::check_async_reset_block(const Stmts& reset_body, const Stmts& body) {
   const std::vector<std::string> reset = assigned_signals(reset_body);
   const std::vector<std::string> assigned = assigned_signals(body);
   const std::set<std::string> reset_set(reset.begin(), reset.end());
@@ -686,33 +696,24 @@ void Module::always_ff_reset(Stmts reset_body, Stmts body) {
                            fmt::format("{}", fmt::join(missing, ", ")));
   async_assigned_.insert(reset.begin(), reset.end());
   async_assigned_.insert(assigned.begin(), assigned.end());
-  items_.emplace_back(ItemAlways{ItemAlways::Kind::kFlopAsyncReset, std::move(reset_body), std::move(body)});
 }
 
 namespace {
 
-// `lhs` (a target, or a concatenation of targets) with each target's leading name in `rename` replaced.
+// `lhs` (a target, or a concatenation of targets) with each target's signal (target_base) in `rename`
+// replaced.
 std::string rename_targets(const std::string& lhs, const std::map<std::string, std::string>& rename) {
   const auto one = [&](const std::string& target) {
-    const std::size_t start = target.find_first_not_of(' ');
-    std::size_t end = start;
-    while (end < target.size() && (std::isalnum(static_cast<unsigned char>(target[end])) || target[end] == '_')) ++end;
-    const auto it = rename.find(target.substr(start, end - start));
-    return it == rename.end() ? target : target.substr(0, start) + it->second + target.substr(end);
+    const std::string base = target_base(target);
+    const auto it = rename.find(base);
+    if (it == rename.end()) return target;
+    const std::size_t at = target.find(base);
+    return target.substr(0, at) + it->second + target.substr(at + base.size());
   };
-  if (lhs.empty() || lhs[0] != '{') return one(lhs);
+  const std::vector<std::string> targets = lhs_targets(lhs);
+  if (targets.size() == 1 && (lhs.empty() || lhs[0] != '{')) return one(lhs);
   std::string out = "{";
-  int depth = 0;
-  std::size_t start = 1;
-  for (std::size_t i = 0; i < lhs.size(); ++i) {
-    const char c = lhs[i];
-    if (c == '{' || c == '[' || c == '(') ++depth;
-    if (c == '}' || c == ']' || c == ')') --depth;
-    if ((c == ',' && depth == 1) || (c == '}' && depth == 0)) {
-      out += one(lhs.substr(start, i - start)) + c;
-      start = i + 1;
-    }
-  }
+  for (std::size_t i = 0; i < targets.size(); ++i) out += one(targets[i]) + (i + 1 < targets.size() ? "," : "}");
   return out;
 }
 
@@ -735,6 +736,7 @@ Stmts to_next_state(const Stmts& stmts, const std::map<std::string, std::string>
 }  // namespace
 
 void Module::always_ff_next(Stmts reset_body, Stmts body) {
+  check_async_reset_block(reset_body, body);
   const std::vector<std::string> regs = assigned_signals(reset_body);
   std::map<std::string, std::string> next;
   Stmts comb, update;
@@ -752,13 +754,8 @@ void Module::always_ff_next(Stmts reset_body, Stmts body) {
     update.push_back(nb(q, d));
   }
   for (Stmt& s : to_next_state(body, next)) comb.push_back(std::move(s));
-  // The checks of always_ff_reset, on the registers body assigns.
-  always_ff_reset(reset_body, std::move(body));
-  ItemAlways flop = std::move(std::get<ItemAlways>(items_.back()));
-  items_.pop_back();
-  flop.body = std::move(update);
   always_comb(std::move(comb));
-  items_.emplace_back(std::move(flop));
+  items_.emplace_back(ItemAlways{ItemAlways::Kind::kFlopAsyncReset, std::move(reset_body), std::move(update)});
 }
 
 void Module::always_ff_flops(const std::vector<Flop>& flops, const std::vector<std::pair<Expr, Expr>>& reset_values) {

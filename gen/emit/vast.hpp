@@ -284,6 +284,9 @@ class Module {
   const std::vector<Assertion>& assertions() const { return assertions_; }
 
  private:
+  // always_ff_reset's rules (every register of body has a reset value, no memory); records the
+  // registers as assigned in an async-reset block.
+  void check_async_reset_block(const Stmts& reset_body, const Stmts& body);
   void check_signal(const std::string& name);
   void claim(const std::string& name);  // throws if the name is already declared in this module
   Expr port_ref(const std::string& name) const;
