@@ -76,11 +76,10 @@ Module build_accumulator(const AccelConfig& cfg) {
   m.assign(sum_sat, ternary(overflow, cat({sum_wide[psum_width], rep(msb, ~sum_wide[psum_width])}),
                             sum_wide.slice(msb, 0)));
   m.blank();
-  m.always_ff_next({nb(s1_valid_q, bit(false)), nb(s1_rd_q, bit(false)), nb(fwd_hit_q, bit(false)),
-                     nb(out_valid_q, bit(false))},
-                    {nb(s1_valid_q, in_valid_i), nb(s1_rd_q, rd_en_i & ~acc_read),
-                     nb(fwd_hit_q, acc_read & s1_valid_q & (s1_addr_q == in_addr_i)),
-                     nb(out_valid_q, s1_valid_q & s1_last_q)});
+  m.always_ff_next(
+      {nb(s1_valid_q, bit(false)), nb(s1_rd_q, bit(false)), nb(fwd_hit_q, bit(false)), nb(out_valid_q, bit(false))},
+      {nb(s1_valid_q, in_valid_i), nb(s1_rd_q, rd_en_i & ~acc_read),
+       nb(fwd_hit_q, acc_read & s1_valid_q & (s1_addr_q == in_addr_i)), nb(out_valid_q, s1_valid_q & s1_last_q)});
   m.always_ff({nb(s1_acc_q, in_accumulate_i), nb(s1_last_q, in_last_i), nb(s1_addr_q, in_addr_i),
                nb(s1_psum_q, in_psum_i), nb(s1_bias_q, in_bias_i), nb(fwd_data_q, sum_sat), nb(out_addr_q, s1_addr_q),
                nb(out_data_q, sum_sat)});

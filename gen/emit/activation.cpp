@@ -501,17 +501,17 @@ void build_norm_pipeline(Module& m, const ActivationUnit& u, const ActGeometry& 
   m.assign(n.rounded, n.shifted + zext(n.round_bit, sum_bits));
   m.assign(n.address, sat_u(n.rounded, g.sqrt_in));
   const FunctionDecode& d = u.decode;
-  m.always_ff_next({nb(n.square_valid, bit(false)), nb(n.total_valid, bit(false)), nb(n.address_valid, bit(false)),
-                     nb(n.norm_valid, bit(false))},
-                    {nb(n.square_valid, r.a_valid & (d.norm | d.squash)),
-                     nb(n.total_valid, n.square_valid & n.square_last), nb(n.address_valid, n.total_valid),
-                     nb(n.norm_valid, n.address_valid)});
-  m.always_ff({if_(r.a_valid, {nb(n.square, n.square_full), nb(n.square_first, r.a_first),
-                               nb(n.square_last, r.a_last), nb(n.square_norm_shift, r.a_norm_shift)}),
-               if_(n.square_valid, {nb(n.sum, n.sum_next)}),
-               if_(n.square_valid & n.square_last,
-                   {nb(n.total, n.sum_next), nb(n.total_norm_shift, n.square_norm_shift)}),
-               if_(n.total_valid, {nb(n.address_q, n.address)})});
+  m.always_ff_next(
+      {nb(n.square_valid, bit(false)), nb(n.total_valid, bit(false)), nb(n.address_valid, bit(false)),
+       nb(n.norm_valid, bit(false))},
+      {nb(n.square_valid, r.a_valid & (d.norm | d.squash)), nb(n.total_valid, n.square_valid & n.square_last),
+       nb(n.address_valid, n.total_valid), nb(n.norm_valid, n.address_valid)});
+  m.always_ff(
+      {if_(r.a_valid, {nb(n.square, n.square_full), nb(n.square_first, r.a_first), nb(n.square_last, r.a_last),
+                       nb(n.square_norm_shift, r.a_norm_shift)}),
+       if_(n.square_valid, {nb(n.sum, n.sum_next)}),
+       if_(n.square_valid & n.square_last, {nb(n.total, n.sum_next), nb(n.total_norm_shift, n.square_norm_shift)}),
+       if_(n.total_valid, {nb(n.address_q, n.address)})});
 }
 
 // The sqrt unit, addr_q -> sqrt_data in one cycle: the sqrt ROM, or PIM-CapsNet's rsqrt unit
@@ -711,10 +711,9 @@ void build_stream_output_registers(Module& m, const ActivationUnit& u) {
   const SquashLookup& s = u.squash;
   const ExpPass& e = u.exp;
   m.always_ff_next({nb(s.valid, bit(false)), nb(e.valid, bit(false))},
-                    {nb(s.valid, q.engine_process & u.decode.squash),
-                     nb(e.valid, q.engine_process & u.decode.softmax)});
-  m.always_ff({if_(q.engine_process, {nb(s.last, q.element_last), nb(e.first, q.engine_start),
-                                      nb(e.last, q.element_last)})});
+                   {nb(s.valid, q.engine_process & u.decode.squash), nb(e.valid, q.engine_process & u.decode.softmax)});
+  m.always_ff(
+      {if_(q.engine_process, {nb(s.last, q.element_last), nb(e.first, q.engine_start), nb(e.last, q.element_last)})});
 }
 
 // The running sum of a vector's exp values (its first value restarts it).
@@ -791,14 +790,13 @@ void build_output_register(Module& m, const ActivationUnit& u, const ActGeometry
   m.blank();
   m.comment("Output register: one function is active at a time, so at most one source is valid.");
   m.always_ff_next({nb(o.valid, bit(false)), nb(o.error, bit(false))},
-                    {nb(o.valid, d.element_valid | norm_valid | s.valid | c.divider_valid),
-                     if_(u.queues.element_error | u.queues.descriptor_error | u.exp.exp_error | u.exp.sum_error,
-                         {nb(o.error, bit(true))})});
+                   {nb(o.valid, d.element_valid | norm_valid | s.valid | c.divider_valid),
+                    if_(u.queues.element_error | u.queues.descriptor_error | u.exp.exp_error | u.exp.sum_error,
+                        {nb(o.error, bit(true))})});
   const Stmts from_divider = {
       if_(c.divider_valid, {nb(o.data, zext(c.divider_quotient, out_bits)), nb(o.last, c.divider_last)})};
-  const Stmts from_squash = {if_(s.valid,
-                                 {nb(o.data, sext(g.sq_gain ? *s.result : s.data, out_bits)), nb(o.last, s.last)},
-                                 from_divider)};
+  const Stmts from_squash = {
+      if_(s.valid, {nb(o.data, sext(g.sq_gain ? *s.result : s.data, out_bits)), nb(o.last, s.last)}, from_divider)};
   const Stmts from_norm = {
       if_(norm_valid, {nb(o.data, zext(u.norm.sqrt_data, out_bits)), nb(o.last, bit(true))}, from_squash)};
   m.always_ff({if_(d.element_valid, {nb(o.data, sext(d.element_value, out_bits)), nb(o.last, bit(true))},

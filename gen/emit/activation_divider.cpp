@@ -55,12 +55,11 @@ Module build_act_fifo(const AccelConfig& cfg) {
     if (depth == (1 << pointer_bits)) return pointer + one;
     return ternary(pointer == lit(pointer_bits, depth - 1), lit(pointer_bits, 0), pointer + one);
   };
-  m.always_ff_next({nb(write_pointer, lit(pointer_bits, 0)), nb(read_pointer, lit(pointer_bits, 0)),
-                     nb(count, lit(count_bits, 0))},
-                    {if_(do_push, {nb(write_pointer, next(write_pointer))}),
-                     if_(do_pop, {nb(read_pointer, next(read_pointer))}),
-                     if_(do_push & ~do_pop, {nb(count, count + lit(count_bits, 1))},
-                         {if_(do_pop & ~do_push, {nb(count, count - lit(count_bits, 1))})})});
+  m.always_ff_next(
+      {nb(write_pointer, lit(pointer_bits, 0)), nb(read_pointer, lit(pointer_bits, 0)), nb(count, lit(count_bits, 0))},
+      {if_(do_push, {nb(write_pointer, next(write_pointer))}), if_(do_pop, {nb(read_pointer, next(read_pointer))}),
+       if_(do_push & ~do_pop, {nb(count, count + lit(count_bits, 1))},
+           {if_(do_pop & ~do_push, {nb(count, count - lit(count_bits, 1))})})});
   m.assign(empty_o, empty);
   m.assign(head_o, entries[read_pointer]);
   m.assign(err_o, (push_i & ~do_push) | (pop_i & empty));

@@ -1624,7 +1624,7 @@ GatherToStaging build_gather_to_staging(Module& m, const EngineGeometry& geo, co
   m.assign(take, valid & ready);
   const Expr drd_elem = drive_data_port(m, geo, ports, ctl, pass, v, g);
   m.always_ff_next({nb(s1_valid_q, bit(false)), nb(v.s1_vall_q, bit(false))},
-                    {nb(s1_valid_q, take | v.vg_take), nb(v.s1_vall_q, v.vg_take)});
+                   {nb(s1_valid_q, take | v.vg_take), nb(v.s1_vall_q, v.vg_take)});
   const bool whole = geo.vec_bits == geo.count_bits;
   m.always_ff(
       {nb(s1_zero_q, zero), nb(s1_commit_q, ternary(v.vector_mode.q, v.vg_chunk_last, chunk_last)), nb(s1_row_q, row),
