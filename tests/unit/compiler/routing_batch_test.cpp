@@ -112,13 +112,6 @@ INSTANTIATE_TEST_SUITE_P(Presets, RoutingBatchTest,
                            return n;
                          });
 
-// A batch of one is the per-input program, descriptor for descriptor.
-TEST(RoutingBatch, BatchOfOneIsThePerInputProgram) {
-  const Batch b = make_batch({"small-4x4", "capsnet-tiny", 1}, 33);
-  EXPECT_EQ(program_json(compile_program(b.w.cfg, b.w.net, b.w.qm, {1})),
-            program_json(compile_program(b.w.cfg, b.w.net, b.w.qm)));
-}
-
 // The batch shares one softmax per routing iteration: fewer cycles than K programs of one input.
 TEST(RoutingBatch, SharedRoutingSavesTheBatchsSoftmaxPasses) {
   const Batch b = make_batch({"small-4x4", "capsnet-tiny", 4}, 34);
